@@ -1,0 +1,39 @@
+"""clusterplan engine: will a training run fit, how fast, how often it fails, how to checkpoint,
+and what goodput each dollar buys.
+
+Headless (never imports streamlit)::
+
+    import planner
+    s = planner.load_preset("default")
+    r = planner.evaluate(s)             # -> planner.Report
+    t = planner.evaluate_many([s, ...]) # -> pandas.DataFrame
+    df = planner.sweep(s)               # every valid split
+    mc = planner.simulate(s, n_trials=10_000, seed=0)
+"""
+
+from __future__ import annotations
+
+from .catalog import CatalogError
+from .engine import Report, evaluate, evaluate_many
+from .presets import list_presets, load_preset
+from .schema import ModelSpec, Scenario, format_errors
+
+__all__ = [
+    "CatalogError", "ModelSpec", "Report", "Scenario", "evaluate", "evaluate_many", "format_errors",
+    "list_presets", "load_preset", "simulate", "sweep",
+]
+__version__ = "0.1.0"
+
+
+def sweep(*args, **kwargs):
+    """Every valid split of a scenario's model and cluster; see :func:`planner.sweep.sweep`."""
+    from .sweep import sweep as _sweep
+
+    return _sweep(*args, **kwargs)
+
+
+def simulate(*args, **kwargs):
+    """Monte Carlo of the whole run with failures; see :func:`planner.simulate.simulate`."""
+    from .simulate import simulate as _simulate
+
+    return _simulate(*args, **kwargs)

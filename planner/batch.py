@@ -1,0 +1,250 @@
+"""Columnar batch: validated Scenarios -> one numpy array per field, one element per configuration.
+
+This is the contract between the inputs and the engine stages. Every stage function reads
+columns from a ``Batch`` (a ``dict[str, np.ndarray]``) and returns new columns; the pipeline
+(:mod:`planner.engine`) merges them. A single scenario is a batch of one; a sweep builds the
+same columns directly (:mod:`planner.sweep`) without going through pydantic per row.
+
+Column reference (all arrays of shape (N,); SI units; codes are small ints):
+
+Model
+    n_layers, hidden_size, n_heads, n_kv_heads, head_dim, ffn_hidden_size, vocab_size
+    gated_mlp, tied_embeddings, linear_bias, layernorm (bool; False = RMSNorm)
+    learned_pos_embeddings (rows of the learned position table, 0 = none)
+    n_experts (0 = dense), moe_top_k, expert_ffn_hidden_size, n_shared_experts,
+    shared_expert_ffn_hidden_size, first_dense_layers, moe_capacity_factor
+    mla (bool), q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+Training
+    seq_len, global_batch_size, micro_batch_size, precision (code, PRECISIONS),
+    grad_bytes (4 = fp32 accumulation, 2 = bf16), tokens_total
+Parallelism
+    tp, pp, dp, cp, ep, vpp, sequence_parallel, zero_stage, recompute (code, RECOMPUTE),
+    schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
+    offload_grads, offload_activations, flash_attention, tp_comm_overlap, uneven_layers
+Hardware (system + accelerator, overrides applied)
+    n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
+    peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
+    dense peak: the MFU denominator), hbm_bytes, hbm_usable_bytes, hbm_bw_bytes_per_s,
+    scaleup_bw_bytes_per_s, nic_bw_per_gpu_bytes_per_s, host_link_bw_bytes_per_s,
+    host_link_c2c (bool), host_memory_bytes (per node), host_memory_bw_bytes_per_s (per node),
+    local_nvme_bytes, local_nvme_write_bw_bytes_per_s, local_nvme_read_bw_bytes_per_s (per node),
+    node_power_w, tdp_w, in_network_reduction, price_per_gpu_hour_usd, pue, utilisation_power_frac
+Checkpoint (for each tier kind k in TIER_KINDS)
+    ckpt_{k}_enabled, ckpt_{k}_interval_s (NaN = choose the optimum), ckpt_{k}_replicas,
+    ckpt_{k}_write_bw_per_node_bytes_per_s, ckpt_{k}_read_bw_per_node_bytes_per_s,
+    ckpt_{k}_agg_write_bw_bytes_per_s, ckpt_{k}_agg_read_bw_bytes_per_s (inf = no shared limit),
+    ckpt_{k}_survives_{c} for each failure class c (bool)
+    ckpt_async, ckpt_async_interference_frac
+Reliability (for each failure class c in FAILURE_CLASSES; rates already times rate_scale)
+    fail_{c}_per_gpu_h, fail_{c}_per_node_h, fail_{c}_per_job_h, fail_{c}_restart_s,
+    fail_{c}_repair_s; hot_spare_nodes
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import catalog
+from .schema import FAILURE_CLASSES, TIER_KINDS, Scenario
+
+Batch = dict[str, np.ndarray]
+
+PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
+RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
+SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved", "gpipe", "zero_bubble")
+OFFLOAD: tuple[str, ...] = ("none", "cpu", "nvme")
+FAMILIES: tuple[str, ...] = (
+    "volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3", "cdna4", "gaudi2", "gaudi3", "other",
+)
+
+INT_COLUMNS = {
+    "n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_hidden_size", "vocab_size",
+    "learned_pos_embeddings", "n_experts", "moe_top_k", "expert_ffn_hidden_size", "n_shared_experts",
+    "shared_expert_ffn_hidden_size", "first_dense_layers", "q_lora_rank", "kv_lora_rank",
+    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "seq_len", "global_batch_size",
+    "micro_batch_size", "precision", "tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage", "recompute",
+    "schedule", "offload_optimizer", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
+    "accel_family", "hot_spare_nodes",
+}
+BOOL_PREFIXES = ("ckpt_async",)
+BOOL_COLUMNS = {
+    "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "mla", "sequence_parallel",
+    "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
+    "tp_comm_overlap", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
+} | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
+    f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
+}
+
+
+def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
+    """Flatten one validated scenario into the batch's scalar columns (catalogue resolved)."""
+    m = s.resolved_model()
+    t, p, c = s.training, s.parallelism, s.cluster
+    system = catalog.resolve_system(c.system)
+    acc = catalog.resolve_accelerator(c.accelerator if c.accelerator is not None else system.accelerator)
+    ov = c.overrides
+    moe = m.moe
+    mla = m.mla
+    peaks = acc.peak_flop_per_s
+    peak16 = peaks.get("bf16", peaks.get("fp16"))
+    # GEMM precision peak: fall back to the 16-bit peak when the part has no such unit
+    # (e.g. fp8 asked of an A100 runs as bf16: stated in the UI via `precision_fallback`).
+    peak = peaks.get(t.precision, peak16)
+    row: dict[str, float | int | bool] = {
+        "n_layers": m.n_layers,
+        "hidden_size": m.hidden_size,
+        "n_heads": m.n_heads,
+        "n_kv_heads": m.kv_heads,
+        "head_dim": m.d_head if mla is None else mla.qk_nope_head_dim + mla.qk_rope_head_dim,
+        "ffn_hidden_size": m.ffn_hidden_size,
+        "vocab_size": m.vocab_size,
+        "gated_mlp": m.gated_mlp,
+        "tied_embeddings": m.tied_embeddings,
+        "linear_bias": m.linear_bias,
+        "layernorm": m.norm == "layernorm",
+        "learned_pos_embeddings": m.learned_pos_embeddings,
+        "n_experts": moe.n_experts if moe else 0,
+        "moe_top_k": moe.top_k if moe else 0,
+        "expert_ffn_hidden_size": moe.expert_ffn_hidden_size if moe else 0,
+        "n_shared_experts": moe.n_shared_experts if moe else 0,
+        "shared_expert_ffn_hidden_size": (
+            (moe.shared_expert_ffn_hidden_size or moe.expert_ffn_hidden_size) if moe else 0
+        ),
+        "first_dense_layers": moe.first_dense_layers if moe else 0,
+        "moe_capacity_factor": moe.capacity_factor if moe else 1.0,
+        "mla": mla is not None,
+        "q_lora_rank": mla.q_lora_rank if mla else 0,
+        "kv_lora_rank": mla.kv_lora_rank if mla else 0,
+        "qk_nope_head_dim": mla.qk_nope_head_dim if mla else 0,
+        "qk_rope_head_dim": mla.qk_rope_head_dim if mla else 0,
+        "v_head_dim": mla.v_head_dim if mla else m.d_head,
+        "seq_len": t.seq_len,
+        "global_batch_size": t.global_batch_size,
+        "micro_batch_size": t.micro_batch_size,
+        "precision": PRECISIONS.index(t.precision),
+        "grad_bytes": 4.0 if t.grad_dtype == "fp32" else 2.0,
+        "tokens_total": t.tokens_total,
+        "tp": p.tp,
+        "pp": p.pp,
+        "dp": p.dp,
+        "cp": p.cp,
+        "ep": p.ep,
+        "vpp": p.vpp,
+        "sequence_parallel": p.sequence_parallel,
+        "zero_stage": p.zero_stage,
+        "recompute": RECOMPUTE.index(p.recompute),
+        "schedule": SCHEDULES.index(p.schedule),
+        "offload_optimizer": OFFLOAD.index(p.offload_optimizer),
+        "offload_master_weights": p.offload_master_weights,
+        "offload_grads": p.offload_grads,
+        "offload_activations": p.offload_activations,
+        "flash_attention": p.flash_attention,
+        "tp_comm_overlap": p.tp_comm_overlap,
+        "uneven_layers": p.layer_split == "uneven",
+        "n_gpus": c.n_gpus,
+        "gpus_per_node": system.gpus_per_node,
+        "n_nodes": -(-c.n_gpus // system.gpus_per_node),
+        "nvlink_domain_size": system.nvlink_domain_size,
+        "accel_family": FAMILIES.index(acc.family) if acc.family in FAMILIES else FAMILIES.index("other"),
+        "peak_flop_per_s": peak,
+        "peak_16bit_flop_per_s": peak16,
+        "hbm_bytes": acc.hbm_bytes,
+        "hbm_usable_bytes": ov.hbm_usable_bytes or acc.hbm_usable_bytes,
+        "hbm_bw_bytes_per_s": acc.hbm_bw_bytes_per_s,
+        "scaleup_bw_bytes_per_s": acc.scaleup_bw_bytes_per_s,
+        "nic_bw_per_gpu_bytes_per_s": ov.nic_bw_per_gpu_bytes_per_s or system.nic_bw_per_gpu_bytes_per_s,
+        "host_link_bw_bytes_per_s": acc.host_link_bw_bytes_per_s,
+        "host_link_c2c": acc.host_link == "nvlink-c2c",
+        "host_memory_bytes": ov.host_memory_bytes or system.host_memory_bytes,
+        "host_memory_bw_bytes_per_s": system.host_memory_bw_bytes_per_s,
+        "local_nvme_bytes": system.local_nvme_bytes,
+        "local_nvme_write_bw_bytes_per_s": system.local_nvme_write_bw_bytes_per_s,
+        "local_nvme_read_bw_bytes_per_s": system.local_nvme_read_bw_bytes_per_s,
+        "node_power_w": system.node_power_w,
+        "tdp_w": acc.tdp_w,
+        "in_network_reduction": system.in_network_reduction,
+        "price_per_gpu_hour_usd": ov.price_per_gpu_hour_usd or acc.price_per_gpu_hour_usd,
+        "pue": c.pue,
+        "utilisation_power_frac": c.utilisation_power_frac,
+        "ckpt_async": s.checkpoint.async_,
+        "ckpt_async_interference_frac": s.checkpoint.async_interference_frac,
+        "hot_spare_nodes": s.reliability.hot_spare_nodes,
+    }
+    # Checkpoint tiers: one slot per tier kind.
+    used = {}
+    for use in s.checkpoint.tiers:
+        tier = catalog.resolve_storage(use.tier)
+        used[tier.kind] = (use, tier)
+    node_bw = {
+        "host_memory": (system.host_memory_bw_bytes_per_s, system.host_memory_bw_bytes_per_s),
+        "local_nvme": (system.local_nvme_write_bw_bytes_per_s, system.local_nvme_read_bw_bytes_per_s),
+    }
+    for k in TIER_KINDS:
+        use_tier = used.get(k)
+        row[f"ckpt_{k}_enabled"] = use_tier is not None
+        if use_tier is None:
+            tier = catalog.storage_tiers().get(k)
+            use = None
+        else:
+            use, tier = use_tier
+        w_default, r_default = node_bw.get(k, (np.inf, np.inf))
+        row[f"ckpt_{k}_interval_s"] = (
+            np.nan if use is None or use.interval_s is None else float(use.interval_s)
+        )
+        row[f"ckpt_{k}_replicas"] = use.replicas if use is not None else 0
+        wbw = tier.write_bw_per_node_bytes_per_s if tier is not None else None
+        rbw = tier.read_bw_per_node_bytes_per_s if tier is not None else None
+        row[f"ckpt_{k}_write_bw_per_node_bytes_per_s"] = wbw or w_default
+        row[f"ckpt_{k}_read_bw_per_node_bytes_per_s"] = rbw or r_default
+        agw = tier.aggregate_write_bw_bytes_per_s if tier is not None else None
+        agr = tier.aggregate_read_bw_bytes_per_s if tier is not None else None
+        row[f"ckpt_{k}_agg_write_bw_bytes_per_s"] = agw or np.inf
+        row[f"ckpt_{k}_agg_read_bw_bytes_per_s"] = agr or np.inf
+        survives = set(tier.survives) if tier is not None else set()
+        for fc in FAILURE_CLASSES:
+            row[f"ckpt_{k}_survives_{fc}"] = fc in survives
+    # Failure profile: rates per unit, scaled.
+    prof = catalog.resolve_failure_profile(s.reliability.profile)
+    scale = s.reliability.rate_scale
+    by_class = {fc.failure_class: fc for fc in prof.classes}
+    for fc in FAILURE_CLASSES:
+        e = by_class.get(fc)
+        for unit in ("gpu", "node", "job"):
+            row[f"fail_{fc}_per_{unit}_h"] = (
+                e.rate * scale if e is not None and e.per == f"{unit}_hour" else 0.0
+            )
+        row[f"fail_{fc}_restart_s"] = e.restart_s if e is not None else 0.0
+        row[f"fail_{fc}_repair_s"] = e.repair_s if e is not None else 0.0
+    return row
+
+
+def _dtype_for(name: str):
+    if name in BOOL_COLUMNS:
+        return bool
+    if name in INT_COLUMNS:
+        return np.int64
+    return np.float64
+
+
+def from_rows(rows: Sequence[dict]) -> Batch:
+    """Stack flattened rows (see :func:`scenario_row`) into typed columns."""
+    if not rows:
+        raise ValueError("an empty batch: give at least one scenario")
+    keys = rows[0].keys()
+    return {k: np.asarray([r[k] for r in rows], dtype=_dtype_for(k)) for k in keys}
+
+
+def from_scenarios(scenarios: Iterable[Scenario]) -> Batch:
+    """Columns for a list of validated scenarios (a single scenario is a batch of one)."""
+    return from_rows([scenario_row(s) for s in scenarios])
+
+
+def size(b: Batch) -> int:
+    return int(len(next(iter(b.values()))))
+
+
+def take(b: Batch, idx) -> Batch:
+    """Rows ``idx`` of every column (for chunking and for picking one row of a sweep)."""
+    return {k: v[idx] for k, v in b.items()}

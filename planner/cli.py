@@ -1,0 +1,340 @@
+"""Command line: ``planner evaluate | sweep | simulate | presets | validate``.
+
+Bad input exits with status 2 and one line per problem naming the field, the value and what
+is allowed; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from . import catalog
+from .presets import list_presets, preset_json
+from .schema import Scenario, format_errors
+
+
+class UsageError(Exception):
+    """Bad input: reported on one line each, exit status 2."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+# ----------------------------------------------------------------------------------- input
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def apply_sets(data: dict, sets: Sequence[str]) -> dict:
+    """Apply ``path=value`` overrides (``parallelism.tp=4``; value parsed as JSON when it can be)."""
+    for item in sets or ():
+        if "=" not in item:
+            raise UsageError([f"--set {item!r}: expected path=value, e.g. parallelism.tp=4"])
+        path, value = item.split("=", 1)
+        parts = path.strip().split(".")
+        cur = data
+        for p in parts[:-1]:
+            nxt = cur.get(p)
+            if nxt is None:
+                nxt = {}
+                cur[p] = nxt
+            if not isinstance(nxt, dict):
+                raise UsageError([f"--set {path}: '{p}' is not an object (it is {nxt!r})"])
+            cur = nxt
+        cur[parts[-1]] = _parse_value(value)
+        # Changing the split or the cluster size re-derives dp unless the user set it.
+        if parts[0] == "parallelism" and parts[-1] in ("tp", "pp", "cp") or path.strip() == "cluster.n_gpus":
+            if not any(s.split("=", 1)[0].strip() == "parallelism.dp" for s in sets):
+                data.get("parallelism", {}).pop("dp", None)
+    return data
+
+
+def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str] = ()) -> Scenario:
+    """A validated scenario from a preset id or a JSON file, with ``--set`` overrides."""
+    if (preset is None) == (file is None):
+        raise UsageError(["give exactly one of --preset NAME or FILE.json"])
+    if preset is not None:
+        try:
+            data = preset_json(preset)
+        except ValueError as e:
+            raise UsageError([str(e)]) from None
+    else:
+        path = Path(file)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise UsageError([f"{file}: no such file"]) from None
+        except json.JSONDecodeError as e:
+            raise UsageError([f"{file}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
+        if not isinstance(data, dict):
+            raise UsageError([f"{file}: expected a JSON object (a scenario)"])
+    data = apply_sets(data, sets)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        raise UsageError(format_errors(e)) from None
+    except ValueError as e:
+        raise UsageError([str(e)]) from None
+
+
+# ---------------------------------------------------------------------------------- output
+
+UNITS = {
+    "_bytes": ("GiB", 2.0**30),
+    "_s": ("s", 1.0),
+    "_h": ("h", 1.0),
+    "_days": ("days", 1.0),
+    "_usd": ("USD", 1.0),
+    "_mwh": ("MWh", 1.0),
+    "_frac": ("", 1.0),
+}
+
+
+def _fmt_value(name: str, value: Any) -> tuple[str, str]:
+    if isinstance(value, (bool, np.bool_)):
+        return ("yes" if value else "no"), ""
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value), ""
+    v = float(value)
+    for suffix, (unit, div) in UNITS.items():
+        if name.endswith(suffix):
+            return f"{v / div:,.4g}", unit
+    if name in ("mfu", "hfu", "goodput"):
+        return f"{100 * v:.1f}", "%"
+    if name.startswith("params"):
+        return f"{v / 1e9:,.3f}", "B"
+    if name.endswith("_flop_per_step"):
+        return f"{v:.4g}", "FLOP"
+    return f"{v:,.4g}", ""
+
+
+def print_report(report, fmt: str, out=None) -> None:
+    from .engine import RESULT_COLUMNS
+
+    out = out or sys.stdout
+
+    if fmt == "json":
+        json.dump(
+            {"scenario": report.scenario, "results": report.results, "stages": report.stages,
+             "explain": report.explain, "notes": report.notes},
+            out, indent=2, default=float,
+        )
+        out.write("\n")
+        return
+    if fmt == "csv":
+        pd.DataFrame([report.results]).to_csv(out, index=False)
+        return
+    width = max(len(c) for c in RESULT_COLUMNS)
+    for col in RESULT_COLUMNS:
+        if col not in report.results:
+            continue
+        val, unit = _fmt_value(col, report.results[col])
+        line = f"{col:<{width}}  {val:>12} {unit:<5}"
+        if col in report.explain:
+            line += f"  {report.explain[col]}"
+        out.write(line.rstrip() + "\n")
+    if report.stages:
+        out.write("\nmemory per pipeline stage (GiB):\n")
+        df = pd.DataFrame(report.stages)
+        num = df.select_dtypes("number").columns
+        df[[c for c in num if c.endswith("_bytes")]] = df[[c for c in num if c.endswith("_bytes")]] / 2**30
+        out.write(df.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n")
+    for n in report.notes:
+        out.write(f"note: {n}\n")
+
+
+def print_frame(df: pd.DataFrame, fmt: str, out=None) -> None:
+    out = out or sys.stdout
+    if fmt == "json":
+        out.write(df.to_json(orient="records", indent=2) + "\n")
+    elif fmt == "csv":
+        df.to_csv(out, index=False)
+    else:
+        out.write(df.to_string(index=False, float_format=lambda x: f"{x:.4g}") + "\n")
+
+
+# -------------------------------------------------------------------------------- commands
+
+def cmd_presets(args) -> int:
+    what = args.what or "scenarios"
+    if what == "scenarios":
+        rows = [{"id": k, "description": v} for k, v in list_presets().items()]
+    elif what == "models":
+        from .engine import evaluate_many  # noqa: F401  (keeps import cost in one place)
+        from . import batch as B, model_stats
+
+        ms = catalog.models()
+        rows = []
+        for k, m in ms.items():
+            rows.append({"id": k, "name": m.name, "layers": m.n_layers, "hidden": m.hidden_size,
+                         "heads": m.n_heads, "kv_heads": m.kv_heads,
+                         "experts": m.moe.n_experts if m.moe else 0})
+        # parameter totals from the model math
+        from .schema import Scenario as _S
+        scen = [_S.model_validate({"model": k, "cluster": {"system": "dgx-h100", "n_gpus": 8},
+                                   "parallelism": {"tp": 1, "pp": 1, "ep": 1},
+                                   "training": {"global_batch_size": 8}}) for k in ms]
+        st = model_stats.stats(B.from_scenarios(scen))
+        for r, tot, act in zip(rows, st["params_total"], st["params_active"]):
+            r["params_total_B"] = round(tot / 1e9, 3)
+            r["params_active_B"] = round(act / 1e9, 3)
+    elif what == "hardware":
+        rows = []
+        for k, s in catalog.systems().items():
+            a = catalog.accelerators()[s.accelerator]
+            rows.append({"system": k, "accelerator": s.accelerator, "gpus_per_node": s.gpus_per_node,
+                         "nvlink_domain": s.nvlink_domain_size,
+                         "bf16_TFLOPs": a.peak_flop_per_s.get("bf16", a.peak_flop_per_s.get("fp16", 0)) / 1e12,
+                         "hbm_usable_GiB": round(a.hbm_usable_bytes / 2**30, 1),
+                         "nic_GBps_per_gpu": s.nic_bw_per_gpu_bytes_per_s / 1e9,
+                         "usd_per_gpu_h": a.price_per_gpu_hour_usd})
+        tiers = [{"storage_tier": k, "scope": t.scope,
+                  "agg_write_GBps": (t.aggregate_write_bw_bytes_per_s or float("nan")) / 1e9,
+                  "survives": ",".join(t.survives)} for k, t in catalog.storage_tiers().items()]
+        profiles = [{"failure_profile": k, "name": p.name, "classes": ",".join(c.failure_class for c in p.classes)}
+                    for k, p in catalog.failure_profiles().items()]
+        if args.format == "table":
+            for frame in (rows, tiers, profiles):
+                print_frame(pd.DataFrame(frame), "table")
+                sys.stdout.write("\n")
+            return 0
+        rows = rows + tiers + profiles
+    else:
+        raise UsageError([f"presets: unknown kind '{what}'; allowed: models, scenarios, hardware"])
+    print_frame(pd.DataFrame(rows).astype(object).fillna(""), args.format)
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from .engine import evaluate
+
+    s = load_scenario_input(args.preset, args.file, args.set)
+    print_report(evaluate(s), args.format)
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from .sweep import OBJECTIVES, sweep
+
+    s = load_scenario_input(args.preset, args.file, args.set)
+    if args.objective not in OBJECTIVES:
+        raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
+    df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top)
+    print_frame(df, args.format)
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from .simulate import simulate, summarize
+
+    s = load_scenario_input(args.preset, args.file, args.set)
+    if args.trials < 1 or args.trials > 10_000_000:
+        raise UsageError([f"--trials {args.trials}: allowed 1 to 10,000,000"])
+    df = simulate(s, n_trials=args.trials, seed=args.seed)
+    summary = summarize(df)
+    if args.format == "table":
+        print_frame(summary, "table")
+    else:
+        print_frame(df if args.format == "csv" else summary, args.format)
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .validation import validate
+
+    path = args.csv
+    if path is not None and not Path(path).exists():
+        raise UsageError([f"--csv {path}: no such file"])
+    try:
+        rows, summary = validate(path)
+    except ValueError as e:
+        raise UsageError([str(e)]) from None
+    if args.format == "table":
+        print_frame(rows, "table")
+        sys.stdout.write("\n")
+        print_frame(summary, "table")
+    elif args.format == "json":
+        sys.stdout.write(json.dumps({"rows": json.loads(rows.to_json(orient="records")),
+                                     "summary": json.loads(summary.to_json(orient="records"))}, indent=2) + "\n")
+    else:
+        rows.to_csv(sys.stdout, index=False)
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: one line, status 2
+        sys.stderr.write(f"planner: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="planner", description="Plan a large-model training run.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def scenario_args(sp):
+        sp.add_argument("file", nargs="?", help="scenario JSON file")
+        sp.add_argument("--preset", help="scenario preset id (planner presets scenarios)")
+        sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="override a field, e.g. --set parallelism.tp=4 (repeatable)")
+        sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+
+    sp = sub.add_parser("evaluate", help="evaluate one scenario")
+    scenario_args(sp)
+    sp.set_defaults(func=cmd_evaluate)
+
+    sp = sub.add_parser("sweep", help="evaluate every valid split")
+    scenario_args(sp)
+    sp.add_argument("--gpus", type=int, default=None, help="cluster size (default: the scenario's)")
+    sp.add_argument("--objective", default="time_to_train")
+    sp.add_argument("--top", type=int, default=20)
+    sp.set_defaults(func=cmd_sweep)
+
+    sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")
+    scenario_args(sp)
+    sp.add_argument("--trials", type=int, default=10_000)
+    sp.add_argument("--seed", type=int, default=0)
+    sp.set_defaults(func=cmd_simulate)
+
+    sp = sub.add_parser("presets", help="list presets")
+    sp.add_argument("what", nargs="?", choices=["models", "scenarios", "hardware"])
+    sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    sp.set_defaults(func=cmd_presets)
+
+    sp = sub.add_parser("validate", help="predicted vs published throughput")
+    sp.add_argument("--csv", default=None, help="CSV with the calibration file's columns")
+    sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    sp.set_defaults(func=cmd_validate)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as e:
+        for line in e.lines:
+            sys.stderr.write(f"planner: {line}\n")
+        return 2
+    except catalog.CatalogError as e:
+        sys.stderr.write(f"planner: data file error: {e}\n")
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

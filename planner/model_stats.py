@@ -1,0 +1,187 @@
+"""Parameter counts and model FLOPs per optimizer step, vectorised.
+
+Every function takes broadcasting array-likes (one element per configuration) and returns
+arrays; there is no loop over configurations.
+
+Counting conventions (DESIGN §4.1)
+----------------------------------
+* Parameters: embedding ``V·h``; output head ``V·h`` unless tied; learned position table;
+  per layer attention Q ``h·a·d_qk``, K and V ``2·h·k·d_h`` (GQA), O ``a·d_v·h``; MLP ``3·h·f``
+  gated (SwiGLU) or ``2·h·f`` plain; norms ``h`` (RMSNorm) or ``2h`` (LayerNorm with bias), two
+  per layer plus a final one; linear biases where the model has them. An MoE layer has ``E``
+  routed experts, shared experts and a router ``h·E``; active parameters count ``top_k``
+  routed experts. MLA (DeepSeek-V2/V3) is counted exactly from its low-rank projections.
+* Model FLOPs per step (the MFU numerator): ``6 · N_matmul_active · tokens`` (forward 2,
+  backward 4, Kaplan et al. 2020; Narayanan et al. 2021 eq. 3) plus the attention core
+  (QKᵀ and AV). ``model_flop_per_step`` counts the attention core in full,
+  ``12·B·s²·a·d_h·L`` (as Narayanan et al. 2021, Korthikanti et al. 2022, MosaicML and PaLM
+  do); ``model_flop_per_step_causal`` counts only the causal half, ``6·B·s²·a·d_h·L`` (as
+  Megatron-LM ``num_floating_point_operations`` does since 2026). ``N_matmul_active`` is the
+  matmul parameters that touch each token: layers plus the output head (an input embedding
+  lookup is no matmul); norms and biases are not counted.
+* Hardware FLOPs (the HFU numerator) add the recomputed forward: full recompute one forward
+  of the transformer layers (``2·N_layers·tokens`` + attention forward; the output head is not
+  recomputed), selective recompute the attention core forward only (Korthikanti et al. 2022 §5).
+
+References
+----------
+Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+Megatron-LM", SC'21, arXiv:2104.04473, eq. (3).
+Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
+MLSys'23, arXiv:2205.05198, §6 (MFU/HFU formulas).
+DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437 (MLA dimensions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .batch import Batch
+
+#: Forward + backward FLOPs per matmul parameter per token (2 forward, 4 backward).
+FLOP_PER_PARAM_PER_TOKEN_TRAIN = 6.0
+#: Forward FLOPs per matmul parameter per token.
+FLOP_PER_PARAM_PER_TOKEN_FWD = 2.0
+
+
+def attention_params(h, a, k, d_h, *, d_v=None, linear_bias=False, mla=False, q_lora_rank=0,
+                     kv_lora_rank=0, qk_nope_head_dim=0, qk_rope_head_dim=0):
+    """Attention parameters per layer (matmul weights, plus biases where present).
+
+    Standard (MHA/GQA): ``h·a·d_h + 2·h·k·d_h + a·d_h·h`` (DESIGN §4.1). MLA (DeepSeek-V3
+    §2.1.1): ``q``: ``h·r_q + r_q·a·(d_nope+d_rope)`` (or ``h·a·(d_nope+d_rope)`` when
+    ``r_q = 0``), ``kv``: ``h·(r_kv + d_rope) + r_kv·a·(d_nope + d_v)``, ``o``: ``a·d_v·h``,
+    plus RMSNorms of size ``r_q`` and ``r_kv``. Returns parameters (count), shape of the
+    broadcast inputs.
+    """
+    h, a, k, d_h = (np.asarray(x, dtype=np.float64) for x in (h, a, k, d_h))
+    d_v = d_h if d_v is None else np.asarray(d_v, dtype=np.float64)
+    std = h * a * d_h + 2.0 * h * k * d_h + a * d_h * h
+    std = std + np.where(linear_bias, (a + 2.0 * k) * d_h + h, 0.0)
+    rq = np.asarray(q_lora_rank, dtype=np.float64)
+    rkv = np.asarray(kv_lora_rank, dtype=np.float64)
+    dqk = np.asarray(qk_nope_head_dim, dtype=np.float64) + np.asarray(qk_rope_head_dim, dtype=np.float64)
+    q = np.where(rq > 0, h * rq + rq * a * dqk + rq, h * a * dqk)
+    kv = h * (rkv + np.asarray(qk_rope_head_dim, dtype=np.float64)) + rkv * a * (
+        np.asarray(qk_nope_head_dim, dtype=np.float64) + d_v
+    ) + rkv
+    o = a * d_v * h
+    return np.where(mla, q + kv + o, std)
+
+
+def mlp_params(h, f, *, gated=True, linear_bias=False):
+    """MLP parameters: ``3·h·f`` gated (SwiGLU) or ``2·h·f`` plain, plus biases."""
+    h = np.asarray(h, dtype=np.float64)
+    f = np.asarray(f, dtype=np.float64)
+    w = np.where(gated, 3.0, 2.0) * h * f
+    b = np.where(linear_bias, np.where(gated, 2.0, 1.0) * f + h, 0.0)
+    return w + b
+
+
+def stats(b: Batch) -> Batch:
+    """Parameter counts and FLOPs for every row of a batch.
+
+    Returns
+    -------
+    dict of arrays, shape (N,):
+        params_total, params_active [count]; params_embedding (input + output + position
+        tables); params_layer_dense, params_layer_moe_total, params_layer_moe_active,
+        params_attention (per layer); params_expert (one routed expert);
+        n_moe_layers, n_dense_layers; matmul_params_active (per token); tokens_per_step;
+        attn_fwd_flop_per_step (attention core forward, full counting);
+        model_flop_per_step, model_flop_per_step_causal, hardware_flop_per_step [FLOP].
+    """
+    h = b["hidden_size"].astype(np.float64)
+    L = b["n_layers"].astype(np.float64)
+    a = b["n_heads"].astype(np.float64)
+    k = b["n_kv_heads"].astype(np.float64)
+    d_h = b["head_dim"].astype(np.float64)
+    d_v = b["v_head_dim"].astype(np.float64)
+    V = b["vocab_size"].astype(np.float64)
+    f = b["ffn_hidden_size"].astype(np.float64)
+    bias = b["linear_bias"]
+    norm = np.where(b["layernorm"], 2.0 * h, h)
+
+    attn = attention_params(
+        h, a, k, np.where(b["mla"], d_v, d_h), d_v=d_v, linear_bias=bias, mla=b["mla"],
+        q_lora_rank=b["q_lora_rank"], kv_lora_rank=b["kv_lora_rank"],
+        qk_nope_head_dim=b["qk_nope_head_dim"], qk_rope_head_dim=b["qk_rope_head_dim"],
+    )
+    attn_matmul = attn - np.where(bias & ~b["mla"], (a + 2.0 * k) * d_h + h, 0.0)
+    dense_mlp = mlp_params(h, f, gated=b["gated_mlp"], linear_bias=bias)
+    dense_mlp_matmul = mlp_params(h, f, gated=b["gated_mlp"], linear_bias=False)
+
+    E = b["n_experts"].astype(np.float64)
+    is_moe = E > 0
+    topk = b["moe_top_k"].astype(np.float64)
+    expert = mlp_params(h, b["expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=bias)
+    expert_mm = mlp_params(h, b["expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=False)
+    shared = b["n_shared_experts"] * mlp_params(
+        h, b["shared_expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=bias
+    )
+    shared_mm = b["n_shared_experts"] * mlp_params(
+        h, b["shared_expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=False
+    )
+    router = h * E
+    n_moe = np.where(is_moe, L - b["first_dense_layers"], 0.0)
+    n_dense = L - n_moe
+
+    layer_norms = 2.0 * norm
+    layer_dense = attn + dense_mlp + layer_norms
+    moe_total = attn + E * expert + shared + router + layer_norms
+    moe_active = attn + topk * expert + shared + router + layer_norms
+
+    emb = V * h + np.where(b["tied_embeddings"], 0.0, V * h) + b["learned_pos_embeddings"] * h
+    total = n_dense * layer_dense + n_moe * moe_total + emb + norm
+    active = n_dense * layer_dense + n_moe * moe_active + emb + norm
+
+    matmul_active = (
+        n_dense * (attn_matmul + dense_mlp_matmul)
+        + n_moe * (attn_matmul + topk * expert_mm + shared_mm + router)
+        + V * h  # output head (computed even when tied)
+    )
+    B = b["global_batch_size"].astype(np.float64)
+    s = b["seq_len"].astype(np.float64)
+    tokens = B * s
+    d_qk = d_h
+    # Attention core forward, full counting: QK^T 2·s²·a·d_qk and AV 2·s²·a·d_v per sequence-layer.
+    attn_fwd = 2.0 * B * s * s * a * (d_qk + d_v) * L
+    model_flop = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 3.0 * attn_fwd
+    model_flop_causal = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 1.5 * attn_fwd
+    rc = b["recompute"]
+    # Full recompute re-runs the transformer layers' forward, not the output head (Megatron
+    # checkpoints layer inputs only; Narayanan et al. 2021 eq. 3 counts it this way: 96 vs 72
+    # on the layer terms, 6·B·s·h·V unchanged for the logits).
+    recompute_flop = np.where(
+        rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
+        np.where(rc == 1, attn_fwd, 0.0),
+    )
+    return {
+        "params_total": total,
+        "params_active": active,
+        "params_embedding": emb,
+        "params_attention": attn,
+        "params_layer_dense": layer_dense,
+        "params_layer_moe_total": np.where(is_moe, moe_total, 0.0),
+        "params_layer_moe_active": np.where(is_moe, moe_active, 0.0),
+        "params_expert": np.where(is_moe, expert, 0.0),
+        "n_moe_layers": n_moe,
+        "n_dense_layers": n_dense,
+        "matmul_params_active": matmul_active,
+        "tokens_per_step": tokens,
+        "attn_fwd_flop_per_step": attn_fwd,
+        "model_flop_per_step": model_flop,
+        "model_flop_per_step_causal": model_flop_causal,
+        "recompute_flop_per_step": recompute_flop,
+        "hardware_flop_per_step": model_flop + recompute_flop,
+    }
+
+
+def narayanan_flop_per_step(B, s, L, h, V):
+    """Narayanan et al. 2021 eq. (3): ``96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))`` FLOPs per step,
+    which includes the full-recompute forward (an HFU count for a 4h-MLP MHA model)."""
+    B, s, L, h, V = (np.asarray(x, dtype=np.float64) for x in (B, s, L, h, V))
+    return 96.0 * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h))
+
+
+stage = stats

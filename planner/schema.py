@@ -1,0 +1,513 @@
+"""Validated inputs: the scenario (model + training + parallelism + cluster + checkpoint +
+reliability) and the catalogue entries it refers to.
+
+Every input to the engine passes through these pydantic models. The JSON layout and field
+names follow DESIGN.md §3. Units are SI and carried in the field names (`_bytes`, `_s`,
+`_flop_per_s`, `_bytes_per_s`, `_w`, `_usd`, `_per_h`).
+
+Cross-field rules live in one after-validator per model; each message names the field path,
+the value and what is allowed. :func:`format_errors` turns a ``ValidationError`` into the one
+line per problem that the CLI and the UI show.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+PosInt = Annotated[int, Field(ge=1, le=10_000_000)]
+NonNegInt = Annotated[int, Field(ge=0, le=10_000_000)]
+PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
+Recompute = Literal["none", "selective", "full"]
+Schedule = Literal["1f1b", "interleaved", "gpipe", "zero_bubble"]
+OffloadTarget = Literal["none", "cpu", "nvme"]
+FailureClass = Literal["software", "gpu", "node", "network", "cluster"]
+TierKind = Literal["host_memory", "local_nvme", "pfs", "object_store"]
+HostLinkKind = Literal["pcie3", "pcie4", "pcie5", "pcie6", "nvlink-c2c"]
+
+FAILURE_CLASSES: tuple[str, ...] = ("software", "gpu", "node", "network", "cluster")
+TIER_KINDS: tuple[str, ...] = ("host_memory", "local_nvme", "pfs", "object_store")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, populate_by_name=True)
+
+
+class _Sourced(_Strict):
+    """A catalogue entry: every number it sets must name a source key in ``sources``."""
+
+    sources: dict[str, str] = Field(
+        description="Source key for each numeric field (keys of ../shared/reference/hardware.md §8, "
+        "validation/reliability_facts.csv fact_id, or a paper)."
+    )
+    uncertain: list[str] = Field(default_factory=list, description="Fields marked (U) in the source.")
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _every_number_has_a_source(self):
+        missing = []
+        for name in type(self).model_fields:
+            if name in ("sources", "uncertain", "notes"):
+                continue
+            value = getattr(self, name)
+            if isinstance(value, bool) or value is None:
+                continue
+            if isinstance(value, (int, float)) or (
+                isinstance(value, dict) and value and all(isinstance(v, (int, float)) for v in value.values())
+            ):
+                if name not in self.sources and "*" not in self.sources:
+                    missing.append(name)
+        if missing:
+            raise ValueError(f"numbers without a source: {', '.join(missing)} (add them to 'sources')")
+        return self
+
+
+# --------------------------------------------------------------------------------------
+# Catalogue entries
+# --------------------------------------------------------------------------------------
+
+
+class Accelerator(_Sourced):
+    """One accelerator (per GPU; GB200/GB300 per GPU of the NVL72 rack)."""
+
+    name: str
+    vendor: str
+    family: str = Field(description="Architecture family, keys the GEMM-efficiency curve (e.g. 'hopper').")
+    peak_flop_per_s: dict[Precision, PosFloat] = Field(
+        description="Dense (no sparsity) peak FLOP/s by precision."
+    )
+    hbm_bytes: PosFloat = Field(description="Physical HBM capacity [bytes].")
+    hbm_usable_bytes: PosFloat = Field(description="HBM visible to the framework [bytes].")
+    hbm_bw_bytes_per_s: PosFloat
+    scaleup_bw_bytes_per_s: PosFloat = Field(description="Scale-up (NVLink / IF) bandwidth per GPU, one direction.")
+    scaleup_domain_size: PosInt = Field(description="GPUs in one scale-up domain on the reference system.")
+    host_link: HostLinkKind
+    host_link_bw_bytes_per_s: PosFloat = Field(description="Host link bandwidth per GPU, one direction.")
+    tdp_w: PosFloat
+    price_per_gpu_hour_usd: PosFloat
+    price_date: str
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.hbm_usable_bytes > self.hbm_bytes:
+            raise ValueError(
+                f"hbm_usable_bytes = {self.hbm_usable_bytes:g} exceeds hbm_bytes = {self.hbm_bytes:g}"
+            )
+        if "bf16" not in self.peak_flop_per_s and "fp16" not in self.peak_flop_per_s:
+            raise ValueError("peak_flop_per_s needs a 'bf16' or 'fp16' entry")
+        return self
+
+
+class System(_Sourced):
+    """A node type and its network: the unit a cluster is built from."""
+
+    name: str
+    accelerator: str = Field(description="Accelerator id in hardware/accelerators.json.")
+    gpus_per_node: PosInt
+    nvlink_domain_size: PosInt = Field(description="GPUs in one scale-up (NVLink) domain: 8 on DGX, 72 on NVL72.")
+    nic_bw_per_gpu_bytes_per_s: PosFloat = Field(description="Scale-out network bandwidth per GPU, one direction.")
+    host_memory_bytes: PosFloat = Field(description="Host (CPU) memory per node [bytes].")
+    host_memory_bw_bytes_per_s: PosFloat = Field(description="Host memory bandwidth per node.")
+    local_nvme_bytes: NonNegFloat = Field(description="Local NVMe capacity per node; 0 = none.")
+    local_nvme_write_bw_bytes_per_s: NonNegFloat
+    local_nvme_read_bw_bytes_per_s: NonNegFloat
+    node_power_w: PosFloat = Field(description="Whole-node power at full load [W].")
+    in_network_reduction: bool = Field(False, description="NVLS / SHARP in-network reduction available.")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.nvlink_domain_size % self.gpus_per_node and self.gpus_per_node % self.nvlink_domain_size:
+            raise ValueError(
+                f"nvlink_domain_size = {self.nvlink_domain_size} and gpus_per_node = {self.gpus_per_node}: "
+                "one must divide the other"
+            )
+        return self
+
+
+class StorageTier(_Sourced):
+    """A checkpoint tier. Per-node bandwidths left null are taken from the system
+    (host memory bandwidth, local NVMe bandwidth)."""
+
+    name: str
+    kind: TierKind
+    scope: Literal["node", "shared"] = Field(description="'node': each node has its own; 'shared': one for the job.")
+    write_bw_per_node_bytes_per_s: PosFloat | None = None
+    read_bw_per_node_bytes_per_s: PosFloat | None = None
+    aggregate_write_bw_bytes_per_s: PosFloat | None = Field(None, description="Shared by all writers; null = no limit.")
+    aggregate_read_bw_bytes_per_s: PosFloat | None = None
+    survives: list[FailureClass] = Field(description="Failure classes after which a checkpoint here can be reloaded.")
+
+
+class FailureClassRate(_Strict):
+    failure_class: FailureClass = Field(alias="class")
+    rate: NonNegFloat = Field(description="Failures per unit-hour (unit given by `per`).")
+    per: Literal["gpu_hour", "node_hour", "job_hour"]
+    restart_s: NonNegFloat = Field(description="Detection + restart time for this class [s].")
+    repair_s: NonNegFloat = Field(0.0, description="Extra wait for a replacement node when no hot spare exists [s].")
+    source: str
+    uncertain: bool = False
+
+
+class FailureProfile(_Strict):
+    """Field failure rates by class, from a published fleet."""
+
+    name: str
+    classes: list[FailureClassRate]
+    reference: str = Field(description="The fleet and period the rates come from.")
+    source: str
+    notes: str = ""
+
+    @field_validator("classes")
+    @classmethod
+    def _unique(cls, v):
+        seen = [c.failure_class for c in v]
+        dup = {c for c in seen if seen.count(c) > 1}
+        if dup:
+            raise ValueError(f"failure class listed twice: {sorted(dup)}")
+        return v
+
+
+class MoESpec(_Strict):
+    n_experts: PosInt
+    top_k: PosInt
+    expert_ffn_hidden_size: PosInt
+    n_shared_experts: NonNegInt = 0
+    shared_expert_ffn_hidden_size: PosInt | None = Field(
+        None, description="Defaults to expert_ffn_hidden_size."
+    )
+    first_dense_layers: NonNegInt = Field(0, description="Leading layers that use a dense MLP instead of MoE.")
+    capacity_factor: Annotated[float, Field(ge=1, le=16)] = Field(
+        1.0, description="Load-imbalance factor applied to expert compute and all-to-all (>= 1)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.top_k > self.n_experts:
+            raise ValueError(f"top_k = {self.top_k} exceeds n_experts = {self.n_experts}")
+        return self
+
+
+class MLASpec(_Strict):
+    """Multi-head latent attention (DeepSeek-V2/V3), counted exactly for parameters.
+
+    FLOPs and activation memory treat the decompressed heads like ordinary MHA with
+    ``qk_nope_head_dim + qk_rope_head_dim`` for Q/K and ``v_head_dim`` for V (an approximation)."""
+
+    q_lora_rank: NonNegInt = Field(description="0 = no Q compression.")
+    kv_lora_rank: PosInt
+    qk_nope_head_dim: PosInt
+    qk_rope_head_dim: PosInt
+    v_head_dim: PosInt
+
+
+class ModelSpec(_Strict):
+    """A decoder-only transformer. Parameter counting: DESIGN §4.1."""
+
+    name: str
+    n_layers: PosInt
+    hidden_size: PosInt
+    n_heads: PosInt
+    n_kv_heads: PosInt | None = Field(None, description="Defaults to n_heads (MHA).")
+    head_dim: PosInt | None = Field(None, description="Defaults to hidden_size / n_heads.")
+    ffn_hidden_size: PosInt
+    vocab_size: PosInt
+    gated_mlp: bool = True
+    tied_embeddings: bool = False
+    norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
+    linear_bias: bool = False
+    learned_pos_embeddings: NonNegInt = Field(0, description="Rows of a learned position table (GPT-2/3); 0 = RoPE/ALiBi.")
+    moe: MoESpec | None = None
+    mla: MLASpec | None = None
+    source: str = ""
+    published_params_total: PosFloat | None = None
+    published_params_active: PosFloat | None = None
+
+    @model_validator(mode="after")
+    def _check(self):
+        kv = self.n_kv_heads or self.n_heads
+        if kv > self.n_heads or self.n_heads % kv:
+            raise ValueError(f"n_kv_heads = {kv} must divide n_heads = {self.n_heads}")
+        if self.head_dim is None and self.hidden_size % self.n_heads and self.mla is None:
+            raise ValueError(
+                f"hidden_size = {self.hidden_size} is not divisible by n_heads = {self.n_heads}; set head_dim"
+            )
+        if self.moe is not None and self.moe.first_dense_layers > self.n_layers:
+            raise ValueError(
+                f"moe.first_dense_layers = {self.moe.first_dense_layers} exceeds n_layers = {self.n_layers}"
+            )
+        return self
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_kv_heads or self.n_heads
+
+    @property
+    def d_head(self) -> int:
+        return self.head_dim or self.hidden_size // self.n_heads
+
+
+# --------------------------------------------------------------------------------------
+# Scenario
+# --------------------------------------------------------------------------------------
+
+
+class Training(_Strict):
+    seq_len: Annotated[int, Field(ge=1, le=4_194_304)] = 4096
+    global_batch_size: PosInt = Field(1024, description="Sequences per optimizer step.")
+    micro_batch_size: PosInt = Field(1, description="Sequences per micro-batch per DP rank.")
+    precision: Precision = Field("bf16", description="GEMM precision; fp8 keeps bf16 weights + fp32 master/optimizer.")
+    grad_dtype: Literal["fp32", "bf16"] = Field("fp32", description="Gradient accumulation buffer (Megatron: fp32).")
+    tokens_total: PosFloat = Field(1.0e12, description="Tokens to train.")
+
+
+class Parallelism(_Strict):
+    tp: PosInt = 1
+    pp: PosInt = 1
+    dp: PosInt | None = Field(None, description="Derived from n_gpus / (tp·pp·cp) when omitted.")
+    cp: PosInt = 1
+    ep: PosInt = 1
+    vpp: PosInt = Field(1, description="Virtual pipeline stages per GPU (interleaved 1F1B).")
+    sequence_parallel: bool = True
+    zero_stage: Literal[0, 1, 2, 3] = Field(1, description="1 = Megatron distributed optimizer; 3 = FSDP.")
+    recompute: Recompute = "selective"
+    schedule: Schedule = "1f1b"
+    offload_optimizer: OffloadTarget = "none"
+    offload_master_weights: bool = False
+    offload_grads: bool = False
+    offload_activations: bool = Field(False, description="Swap stashed activations to host memory (KARMA).")
+    flash_attention: bool = True
+    tp_comm_overlap: bool = False
+    layer_split: Literal["even", "uneven"] = Field(
+        "even",
+        description="'even': layers must divide by pp·vpp; 'uneven': the first L mod (pp·vpp) "
+        "virtual stages take one extra layer.",
+    )
+
+
+class ClusterOverrides(_Strict):
+    price_per_gpu_hour_usd: PosFloat | None = None
+    nic_bw_per_gpu_bytes_per_s: PosFloat | None = None
+    host_memory_bytes: PosFloat | None = None
+    hbm_usable_bytes: PosFloat | None = None
+
+
+class Cluster(_Strict):
+    system: Union[str, System]
+    n_gpus: PosInt
+    accelerator: Union[str, Accelerator, None] = Field(None, description="Overrides the system's accelerator.")
+    overrides: ClusterOverrides = Field(default_factory=ClusterOverrides)
+    pue: Annotated[float, Field(ge=1, le=3)] = 1.2
+    utilisation_power_frac: Fraction = Field(0.8, description="Average power draw as a fraction of node power.")
+
+
+class CheckpointTierUse(_Strict):
+    tier: Union[str, StorageTier]
+    interval_s: PosFloat | None = Field(None, description="null = choose the optimum.")
+    replicas: NonNegInt = Field(0, description="Peer-node copies (host memory; Gemini / REFT).")
+
+
+class Checkpoint(_Strict):
+    tiers: list[CheckpointTierUse] = Field(
+        default_factory=lambda: [
+            CheckpointTierUse(tier="host_memory", interval_s=None),
+            CheckpointTierUse(tier="pfs", interval_s=None),
+        ]
+    )
+    async_: bool = Field(True, alias="async")
+    async_interference_frac: Fraction = Field(
+        0.02, description="Slow-down of steps while an async save drains (stated assumption)."
+    )
+
+
+class Reliability(_Strict):
+    profile: Union[str, FailureProfile] = "llama3-h100"
+    hot_spare_nodes: NonNegInt = 0
+    rate_scale: Annotated[float, Field(ge=0, le=100)] = Field(1.0, description="Multiplies every failure rate.")
+
+
+class Scenario(_Strict):
+    """One training run to evaluate. Every field has a default except the model and the system."""
+
+    name: str = ""
+    model: Union[str, ModelSpec]
+    training: Training = Field(default_factory=Training)
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    cluster: Cluster
+    checkpoint: Checkpoint = Field(default_factory=Checkpoint)
+    reliability: Reliability = Field(default_factory=Reliability)
+
+    @model_validator(mode="after")
+    def _cross_checks(self):
+        from . import catalog  # local import: catalog imports this module
+
+        p, t, c = self.parallelism, self.training, self.cluster
+        model = catalog.resolve_model(self.model, loc=("model",))
+        system = catalog.resolve_system(c.system, loc=("cluster", "system"))
+        if c.accelerator is not None:
+            catalog.resolve_accelerator(c.accelerator, loc=("cluster", "accelerator"))
+        for i, use in enumerate(self.checkpoint.tiers):
+            catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
+        catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
+        kinds = [catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]
+        dup = {k for k in kinds if kinds.count(k) > 1}
+        if dup:
+            raise ValueError(f"checkpoint.tiers: tier kind {sorted(dup)} listed twice; use each kind at most once")
+
+        n = c.n_gpus
+        mp = p.tp * p.pp * p.cp
+        if p.dp is None:
+            if n % mp:
+                raise ValueError(
+                    f"parallelism: tp·pp·cp = {p.tp}·{p.pp}·{p.cp} = {mp} does not divide "
+                    f"cluster.n_gpus = {n}; choose n_gpus as a multiple of {mp}"
+                )
+            object.__setattr__(p, "dp", n // mp)
+        elif mp * p.dp != n:
+            raise ValueError(
+                f"parallelism: tp·pp·cp·dp = {p.tp}·{p.pp}·{p.cp}·{p.dp} = {mp * p.dp} ≠ cluster.n_gpus = {n}"
+            )
+        dp = p.dp
+        if model.n_heads % p.tp:
+            raise ValueError(f"parallelism.tp = {p.tp} must divide model.n_heads = {model.n_heads}")
+        # KV heads: sharded when tp divides them, else replicated (each TP rank keeps a copy).
+        if model.kv_heads % p.tp and p.tp % model.kv_heads:
+            raise ValueError(
+                f"parallelism.tp = {p.tp}: model.n_kv_heads = {model.kv_heads} must be divisible by tp "
+                f"(sharded) or divide tp (replicated)"
+            )
+        if model.moe is None:
+            if p.ep != 1:
+                raise ValueError(f"parallelism.ep = {p.ep} needs an MoE model; allowed: 1")
+        else:
+            if model.moe.n_experts % p.ep:
+                raise ValueError(
+                    f"parallelism.ep = {p.ep} must divide model.moe.n_experts = {model.moe.n_experts}"
+                )
+            if (dp * p.cp) % p.ep:
+                raise ValueError(
+                    f"parallelism.ep = {p.ep} must divide dp·cp = {dp * p.cp} (experts are laid out "
+                    "over the data-parallel ranks)"
+                )
+        if t.global_batch_size % (t.micro_batch_size * dp):
+            raise ValueError(
+                f"training.global_batch_size = {t.global_batch_size} is not divisible by "
+                f"micro_batch_size·dp = {t.micro_batch_size}·{dp} = {t.micro_batch_size * dp}"
+            )
+        if t.seq_len % p.cp:
+            raise ValueError(f"parallelism.cp = {p.cp} must divide training.seq_len = {t.seq_len}")
+        if p.vpp > 1 and p.schedule != "interleaved":
+            raise ValueError(f"parallelism.vpp = {p.vpp} needs schedule = 'interleaved' (got '{p.schedule}')")
+        if p.schedule == "interleaved" and p.pp == 1:
+            raise ValueError("parallelism.schedule = 'interleaved' needs pp > 1")
+        stages = p.pp * p.vpp
+        if stages > model.n_layers:
+            raise ValueError(
+                f"parallelism: pp·vpp = {stages} exceeds model.n_layers = {model.n_layers}"
+            )
+        if model.n_layers % stages and p.layer_split == "even":
+            raise ValueError(
+                f"parallelism: model.n_layers = {model.n_layers} is not divisible by pp·vpp = {stages}; "
+                "set parallelism.layer_split = 'uneven' to give the first stages one extra layer"
+            )
+        if p.schedule == "interleaved" and (t.global_batch_size // (t.micro_batch_size * dp)) % p.pp:
+            raise ValueError(
+                f"parallelism.schedule = 'interleaved' needs the number of micro-batches "
+                f"({t.global_batch_size // (t.micro_batch_size * dp)}) to be a multiple of pp = {p.pp}"
+            )
+        if p.offload_optimizer == "nvme" and system.local_nvme_bytes <= 0:
+            raise ValueError(
+                f"parallelism.offload_optimizer = 'nvme' but system '{system.name}' has no local NVMe"
+            )
+        if (p.offload_master_weights or p.offload_grads) and p.offload_optimizer == "none":
+            raise ValueError(
+                "parallelism.offload_master_weights / offload_grads need offload_optimizer = 'cpu' or 'nvme'"
+            )
+        return self
+
+    # Convenience -------------------------------------------------------------------------
+    def resolved_model(self) -> ModelSpec:
+        from . import catalog
+
+        return catalog.resolve_model(self.model)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The scenario as JSON-ready data (aliases such as ``async`` restored)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=False)
+
+
+# --------------------------------------------------------------------------------------
+# Error formatting
+# --------------------------------------------------------------------------------------
+
+
+def _loc_str(loc: tuple) -> str:
+    parts = []
+    for x in loc:
+        if isinstance(x, int):
+            parts.append(f"[{x}]")
+        elif x in ("str", "function-after[_check(), System]") or str(x).startswith(("function-", "union[")):
+            continue
+        elif x in ("System", "Accelerator", "ModelSpec", "StorageTier", "FailureProfile"):
+            continue
+        else:
+            parts.append(("." if parts else "") + str(x))
+    return "".join(parts) or "(scenario)"
+
+
+def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[str]:
+    """One human line per problem: ``field.path: message (got value)``.
+
+    Used by the CLI (exit status 2), the UI (``st.error`` / ``st.warning``) and share links.
+    For union fields (id or inline object) only the most specific branch is reported.
+    """
+    if not isinstance(err, ValidationError):
+        return [f"{prefix}{err}"]
+    lines: list[str] = []
+    seen: set[str] = set()
+    errors = err.errors(include_url=False)
+    # For "id or inline object" unions pydantic reports every branch; keep the string branch
+    # when the input was a string, the object branch otherwise.
+    for e in errors:
+        loc = tuple(e.get("loc", ()))
+        inp = e.get("input")
+        if "str" in loc and not isinstance(inp, str):
+            continue
+        if any(str(x)[:1].isupper() for x in loc if isinstance(x, str)) and isinstance(inp, str) and len(loc) > 1:
+            # object branch of a union that got a string
+            if loc[-1] not in ("str",):
+                pass
+        msg = e.get("msg", "invalid")
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        where = _loc_str(loc)
+        shown = ""
+        if e.get("type") not in ("value_error", "assertion_error", "missing") and not isinstance(inp, (dict, list)):
+            r = repr(inp)
+            shown = f" (got {r[:60]})"
+        line = f"{prefix}{where}: {msg}{shown}" if where != "(scenario)" else f"{prefix}{msg}{shown}"
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    return lines
+
+
+def scenario_from_json(data: Any) -> Scenario:
+    """Validate JSON-like data into a :class:`Scenario` (raises ``ValidationError``)."""
+    return Scenario.model_validate(data)
+
+
+def _finite(x: float) -> bool:
+    return math.isfinite(x)

@@ -1,0 +1,99 @@
+"""Command line: output formats, overrides, and bad input -> exit 2 with one line, no traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from planner.cli import main
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as e:  # argparse
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_evaluate_json_has_result_columns():
+    rc, out, err = run("evaluate", "--preset", "default", "--format", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    for col in ("params_total", "params_active", "model_flop_per_step"):
+        assert col in data["results"]
+    assert data["scenario"]["parallelism"]["tp"] == 8
+
+
+def test_set_override_changes_the_split_and_rederives_dp():
+    rc, out, err = run("evaluate", "--preset", "default", "--set", "parallelism.tp=4", "--format", "json")
+    assert rc == 0, err
+    p = json.loads(out)["scenario"]["parallelism"]
+    assert (p["tp"], p["dp"]) == (4, 1024 // (4 * 4))
+
+
+def test_csv_format_is_one_row():
+    rc, out, _ = run("evaluate", "--preset", "default", "--format", "csv")
+    assert rc == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == 2 and "params_total" in lines[0]
+
+
+def test_evaluate_from_file(tmp_path):
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 8},
+                             "parallelism": {"tp": 8}, "training": {"global_batch_size": 8}}))
+    rc, out, err = run("evaluate", str(f), "--format", "json")
+    assert rc == 0, err
+    assert json.loads(out)["scenario"]["parallelism"]["dp"] == 1
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["evaluate", "--preset", "default", "--set", "parallelism.tp=3"], "does not divide cluster.n_gpus = 1024"),
+        (["evaluate", "--preset", "default", "--set", "parallelism.recompute=maybe"], "parallelism.recompute"),
+        (["evaluate", "--preset", "default", "--set", "training.seq_len=-5"], "training.seq_len"),
+        (["evaluate", "--preset", "no-such"], "unknown scenario id 'no-such'"),
+        (["evaluate", "--preset", "default", "--set", "model=gpt9"], "unknown model id 'gpt9'"),
+        (["evaluate", "--preset", "default", "--set", "tp"], "expected path=value"),
+        (["evaluate", "/no/such/file.json"], "no such file"),
+        (["evaluate"], "give exactly one of --preset NAME or FILE.json"),
+        (["presets", "gpus"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_2_with_a_named_field(argv, expected):
+    rc, out, err = run(*argv)
+    assert rc == 2
+    assert expected in err
+    assert "Traceback" not in err
+
+
+def test_bad_json_file(tmp_path):
+    f = tmp_path / "bad.json"
+    f.write_text("{not json")
+    rc, _, err = run("evaluate", str(f))
+    assert rc == 2 and "not valid JSON" in err
+
+
+@pytest.mark.parametrize("what", ["models", "scenarios", "hardware"])
+def test_presets_lists(what):
+    rc, out, err = run("presets", what)
+    assert rc == 0, err
+    key = {"models": "llama3-405b", "scenarios": "llama3-405b-h100-16k", "hardware": "gb200-nvl72"}[what]
+    assert key in out
+
+
+def test_module_entry_point_and_console_script():
+    r = subprocess.run([sys.executable, "-m", "planner", "evaluate", "--preset", "default",
+                        "--set", "parallelism.pp=7"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and "parallelism" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

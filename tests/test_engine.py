@@ -1,0 +1,96 @@
+"""The pipeline: a batch of N equals N single evaluations; every stage is wired in."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import planner
+from planner import engine
+from planner.schema import Scenario
+
+
+def test_every_stage_module_exists():
+    for name in engine.STAGE_MODULES:
+        mod = importlib.import_module(f"planner.{name}")
+        assert callable(mod.stage), name
+
+
+def test_report_has_design_result_columns():
+    r = planner.evaluate(planner.load_preset("default"))
+    missing = [c for c in engine.RESULT_COLUMNS if c not in r.results]
+    assert not missing, missing
+    assert r.params_total == r.results["params_total"]
+    assert len(r.stages) == 4  # pp = 4: every pipeline stage reported
+
+
+# A strategy of valid scenarios: presets with random splits that satisfy the schema's rules.
+@st.composite
+def scenarios(draw):
+    model = draw(st.sampled_from(["llama3-8b", "llama2-13b", "mixtral-8x7b", "gpt3-175b"]))
+    tp = draw(st.sampled_from([1, 2, 4, 8]))
+    pp = draw(st.sampled_from([1, 2, 4]))
+    cp = draw(st.sampled_from([1, 2]))
+    dp = draw(st.sampled_from([1, 2, 4, 8]))
+    mbs = draw(st.sampled_from([1, 2]))
+    n_mb = draw(st.sampled_from([4, 8]))
+    ep = draw(st.sampled_from([1, 2, 4, 8])) if model == "mixtral-8x7b" else 1
+    if (dp * cp) % ep:
+        ep = 1
+    d = {
+        "model": model,
+        "cluster": {"system": draw(st.sampled_from(["dgx-h100", "dgx-a100-80gb", "gb200-nvl72"])),
+                    "n_gpus": tp * pp * cp * dp},
+        "training": {"seq_len": draw(st.sampled_from([2048, 4096])), "global_batch_size": mbs * dp * n_mb,
+                     "micro_batch_size": mbs, "precision": draw(st.sampled_from(["bf16", "fp8"]))},
+        "parallelism": {"tp": tp, "pp": pp, "cp": cp, "ep": ep,
+                        "zero_stage": draw(st.sampled_from([0, 1, 2, 3])),
+                        "recompute": draw(st.sampled_from(["none", "selective", "full"])),
+                        "sequence_parallel": draw(st.booleans()),
+                        "offload_optimizer": draw(st.sampled_from(["none", "cpu"])),
+                        "layer_split": "uneven"},
+        "checkpoint": {"tiers": draw(st.sampled_from([
+            [{"tier": "pfs"}], [{"tier": "host_memory"}, {"tier": "pfs", "interval_s": 3600}],
+            [{"tier": "local_nvme"}, {"tier": "object_store"}]]))},
+    }
+    return Scenario.model_validate(d)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(scenarios(), min_size=1, max_size=5))
+def test_batch_of_n_equals_n_single_evaluations(batch):
+    table = planner.evaluate_many(batch)
+    assert len(table) == len(batch)
+    for i, s in enumerate(batch):
+        single = planner.evaluate(s).results
+        for col in engine.RESULT_COLUMNS:
+            a, b = table[col].iloc[i], single[col]
+            if isinstance(b, bool):
+                assert bool(a) == b, col
+            else:
+                assert np.isclose(a, b, rtol=1e-12, equal_nan=True), (col, a, b)
+
+
+def test_evaluate_many_from_dotted_dataframe():
+    df = pd.DataFrame({
+        "model": ["llama3-8b", "llama3-8b"],
+        "cluster.system": ["dgx-h100", "dgx-h100"],
+        "cluster.n_gpus": [8, 16],
+        "parallelism.tp": [8, 8],
+        "training.global_batch_size": [64, 64],
+    })
+    t = planner.evaluate_many(df)
+    assert list(t["dp"]) == [1, 2]
+    assert t["params_total"].iloc[0] == t["params_total"].iloc[1]
+
+
+def test_evaluate_many_rejects_bad_rows_with_the_field():
+    with pytest.raises(Exception) as ei:
+        planner.evaluate_many([{"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 7},
+                                "parallelism": {"tp": 8}}])
+    assert "n_gpus" in str(ei.value)

@@ -25,15 +25,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def sweep(*args, **kwargs):
-    """Every valid split of a scenario's model and cluster; see :func:`planner.sweep.sweep`."""
-    from .sweep import sweep as _sweep
-
-    return _sweep(*args, **kwargs)
-
-
-def simulate(*args, **kwargs):
-    """Monte Carlo of the whole run with failures; see :func:`planner.simulate.simulate`."""
-    from .simulate import simulate as _simulate
-
-    return _simulate(*args, **kwargs)
+# The public functions share their names with their modules (planner.sweep.sweep,
+# planner.simulate.simulate): import them last so the names bind to the functions.
+from .simulate import simulate  # noqa: E402
+from .sweep import sweep  # noqa: E402

@@ -56,6 +56,8 @@ def _load_file(path: Path, cls: type[T]) -> dict[str, T]:
     for key, entry in raw.items():
         if key.startswith("_"):
             continue
+        if "sources" in cls.model_fields and isinstance(entry, dict) and "sources" not in entry:
+            raise CatalogError(f"{path.name}: entry '{key}': sources: every catalogue number needs a source")
         try:
             out[key] = cls.model_validate(entry)
         except ValidationError as e:

@@ -56,17 +56,42 @@ def _stage_modules():
     return mods
 
 
-def run_batch(b: Batch) -> Batch:
-    """Run every stage over a batch; returns inputs and outputs as one dict of columns.
+#: Rows per chunk in :func:`run_batch`: small enough that a stage's temporaries stay in the
+#: CPU caches (measured ~2x faster than one pass over 10^6 rows; benchmarks/bench_memory.py).
+DEFAULT_CHUNK_ROWS = 16_384
 
-    Shapes: every column (N,). No loop over rows. Raises ``ValueError`` for an empty batch.
-    """
-    if _batch.size(b) == 0:
-        raise ValueError("an empty batch: give at least one configuration")
+
+def _run_stages(b: Batch) -> Batch:
     out = dict(b)
     for mod in _stage_modules():
         out.update(mod.stage(out))
     return out
+
+
+def run_batch(b: Batch, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None) -> Batch:
+    """Run every stage over a batch; returns inputs and outputs as one dict of columns.
+
+    Rows are independent (DESIGN §2), so a large batch is cut into chunks of ``chunk_rows``
+    rows, each run through the same vectorised stages, and the columns are concatenated: the
+    result is the same as one pass. ``progress(done_rows, total_rows)`` is called after each
+    chunk.
+
+    Shapes: every column (N,). No loop over rows. Raises ``ValueError`` for an empty batch.
+    """
+    n = _batch.size(b)
+    if n == 0:
+        raise ValueError("an empty batch: give at least one configuration")
+    if n <= chunk_rows:
+        out = _run_stages(b)
+        if progress is not None:
+            progress(n, n)
+        return out
+    parts = []
+    for start in range(0, n, chunk_rows):
+        parts.append(_run_stages(_batch.take(b, slice(start, start + chunk_rows))))
+        if progress is not None:
+            progress(min(start + chunk_rows, n), n)
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
 class Report(BaseModel):

@@ -184,4 +184,27 @@ def narayanan_flop_per_step(B, s, L, h, V):
     return 96.0 * B * s * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h))
 
 
+def layers_on_rank(n_layers, pp, vpp, rank):
+    """Transformer layers held by pipeline rank ``rank`` (0-based), vectorised.
+
+    The ``pp·vpp`` virtual stages are numbered in schedule order; rank j owns virtual stages
+    ``j, j+pp, j+2·pp, …`` (Megatron's interleaved layout, Narayanan et al. 2021 §2.2). Each
+    virtual stage gets ``floor(L/(pp·vpp))`` layers and the first ``L mod (pp·vpp)`` get one
+    more (the schema's 'uneven' rule; with an even split the remainder is 0), so rank j holds
+    ``vpp·floor(L/(pp·vpp)) + #{k < vpp : j + k·pp < L mod (pp·vpp)}`` layers.
+
+    Example: Llama 3 405B, L = 126, pp = 16, vpp = 7: 112 virtual stages of 1 layer, the first
+    14 with 2, so ranks 0–13 hold 8 layers and ranks 14–15 hold 7.
+    """
+    L = np.asarray(n_layers, dtype=np.int64)
+    p = np.asarray(pp, dtype=np.int64)
+    v = np.asarray(vpp, dtype=np.int64)
+    j = np.asarray(rank, dtype=np.int64)
+    stages = p * v
+    base = L // stages
+    rem = L - base * stages
+    extra = np.clip(-((j - rem) // p), 0, v)  # ceil((rem - j)/p), clipped to [0, v]
+    return v * base + extra
+
+
 stage = stats

@@ -50,8 +50,10 @@ class _Sourced(_Strict):
     """A catalogue entry: every number it sets must name a source key in ``sources``."""
 
     sources: dict[str, str] = Field(
+        default_factory=lambda: {"*": "user input"},
         description="Source key for each numeric field (keys of ../shared/reference/hardware.md §8, "
-        "validation/reliability_facts.csv fact_id, or a paper)."
+        "validation/reliability_facts.csv fact_id, or a paper). Catalogue files must give it; an "
+        "inline object typed by a user defaults to {'*': 'user input'}."
     )
     uncertain: list[str] = Field(default_factory=list, description="Fields marked (U) in the source.")
     notes: str = ""

@@ -94,3 +94,28 @@ def test_evaluate_many_rejects_bad_rows_with_the_field():
         planner.evaluate_many([{"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 7},
                                 "parallelism": {"tp": 8}}])
     assert "n_gpus" in str(ei.value)
+
+
+def test_chunked_run_equals_one_pass():
+    """Rows are independent: cutting a mixed batch into chunks gives the same columns."""
+    from planner import batch as B
+
+    names = list(planner.list_presets())
+    b = B.from_scenarios([planner.load_preset(n) for n in names] * 2)
+    one = engine.run_batch(b, chunk_rows=10_000)
+    seen = []
+    chunked = engine.run_batch(b, chunk_rows=3, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (len(names) * 2, len(names) * 2)
+    assert set(one) == set(chunked)
+    for k in one:
+        if one[k].dtype.kind in "fc":
+            np.testing.assert_allclose(chunked[k], one[k], rtol=1e-12, equal_nan=True, err_msg=k)
+        else:
+            np.testing.assert_array_equal(chunked[k], one[k], err_msg=k)
+
+
+def test_every_preset_fits():
+    """The presets reproduce runs that trained on real hardware (or are sensible plans)."""
+    for name in planner.list_presets():
+        r = planner.evaluate(planner.load_preset(name)).results
+        assert r["fits"], (name, r["mem_total_bytes"] / 2**30)

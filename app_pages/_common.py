@@ -1,0 +1,602 @@
+"""Shared UI plumbing for the pages: session state <-> URL, the scenario sidebar, cached
+engine calls and number formatting. No formula lives here: every number shown comes from
+the engine (``planner.evaluate`` / ``evaluate_many`` / ``sweep`` / ``simulate``) or the
+catalogue; this module only converts units for display (bytes -> GiB, s -> h).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+from pydantic import ValidationError
+
+import planner
+from planner import catalog, share
+from planner.schema import Scenario, format_errors
+
+GIB = 2**30
+GB = 1e9
+DASH = "—"
+
+SCENARIO_KEY = "scenario"  # canonical scenario JSON (may be invalid while the user edits)
+PRESET_KEY = "w_preset"
+WARN_KEY = "link_warnings"
+LOADED_KEY = "_url_loaded"
+
+CUSTOM = "custom"
+#: URL keys that belong to one page, not to the scenario.
+PAGE_PREFIXES = ("pl_", "ex_", "c_", "v_")
+
+
+# --------------------------------------------------------------------------------------
+# Catalogue lists (cached; the catalogue itself is lru-cached in planner.catalog)
+# --------------------------------------------------------------------------------------
+
+
+def _ids(fn: Callable[[], dict]) -> list[str]:
+    try:
+        return list(fn())
+    except Exception:  # a broken data file shows up as an error elsewhere
+        return []
+
+
+def preset_ids() -> list[str]:
+    try:
+        return list(planner.list_presets())
+    except Exception:
+        return []
+
+
+# --------------------------------------------------------------------------------------
+# Formatting (display only)
+# --------------------------------------------------------------------------------------
+
+
+def num(results: dict, key: str) -> float | None:
+    """A result as a float, or None when the column does not exist (yet) or is not finite."""
+    v = results.get(key) if results else None
+    if v is None or isinstance(v, str):
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def fmt(results: dict, key: str, kind: str = "g") -> str:
+    """Format one result column for display; "—" when it is missing."""
+    x = num(results, key)
+    if x is None:
+        if kind == "bool" and results and isinstance(results.get(key), bool):
+            return "yes" if results[key] else "no"
+        return DASH
+    if kind == "bool":
+        return "yes" if x else "no"
+    if kind == "gib":
+        return f"{x / GIB:,.1f} GiB"
+    if kind == "s":
+        return f"{x:,.2f} s" if x < 100 else f"{x:,.0f} s"
+    if kind == "pct":
+        return f"{100 * x:.1f} %"
+    if kind == "tok":
+        return f"{x / 1e6:,.2f} M tok/s" if x >= 1e5 else f"{x:,.0f} tok/s"
+    if kind == "h":
+        return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
+    if kind == "days":
+        return f"{x:,.1f} days"
+    if kind == "usd":
+        if x >= 1e6:
+            return f"${x / 1e6:,.2f} M"
+        return f"${x:,.0f}"
+    if kind == "tflops":
+        return f"{x / 1e12:,.0f} TFLOP/s" if x > 1e6 else f"{x:,.0f} TFLOP/s"
+    if kind == "mwh":
+        return f"{x:,.0f} MWh"
+    return f"{x:,.4g}"
+
+
+# --------------------------------------------------------------------------------------
+# Engine calls (cached, bounded)
+# --------------------------------------------------------------------------------------
+
+
+def sj_key(sj: dict) -> str:
+    return json.dumps(sj, sort_keys=True, default=str)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def evaluate_cached(sj_json: str) -> dict:
+    """``planner.evaluate`` as a plain dict (results, stages, explain, notes, scenario)."""
+    return planner.evaluate(json.loads(sj_json)).model_dump()
+
+
+def validate(sj: dict) -> tuple[Scenario | None, list[str]]:
+    try:
+        return Scenario.model_validate(copy.deepcopy(sj)), []
+    except ValidationError as e:
+        return None, format_errors(e)
+    except Exception as e:  # noqa: BLE001 - show, never crash
+        return None, [str(e)]
+
+
+# --------------------------------------------------------------------------------------
+# State: URL -> session (once per session) and session -> URL (every run)
+# --------------------------------------------------------------------------------------
+
+
+def _preset_default() -> str:
+    ids = preset_ids()
+    return share.DEFAULT_PRESET if share.DEFAULT_PRESET in ids or not ids else ids[0]
+
+
+def init_state() -> None:
+    """Read the link once per session into the canonical scenario (before any widget)."""
+    ss = st.session_state
+    if ss.get(LOADED_KEY):
+        return
+    params = st.query_params.to_dict()
+    scen_params = {k: v for k, v in params.items() if not k.startswith(PAGE_PREFIXES) and "." not in k}
+    sj, warnings = share.params_to_scenario(scen_params)
+    pid = scen_params.get("p") if scen_params.get("p") in preset_ids() else _preset_default()
+    ss[SCENARIO_KEY] = sj
+    ss["preset_id"] = pid
+    ss[WARN_KEY] = warnings
+    ss[LOADED_KEY] = True
+    load_into_widgets(sj, pid)
+
+
+def show_link_warnings() -> None:
+    for w in st.session_state.get(WARN_KEY, []):
+        st.warning(f"Link: {w}", icon=":material/link_off:")
+
+
+def write_url(sj: dict, extra: dict[str, str] | None = None) -> None:
+    """The page's whole state into the URL (canonical, compact keys)."""
+    params = share.scenario_to_params(_defaults_full(sj), preset=st.session_state.get("preset_id"))
+    if extra:
+        params.update({k: str(v) for k, v in extra.items() if v is not None})
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+
+
+# --------------------------------------------------------------------------------------
+# Scenario <-> sidebar widgets
+# --------------------------------------------------------------------------------------
+
+#: (widget key, scenario path, to-widget converter, from-widget converter)
+_SIMPLE: list[tuple[str, tuple[str, ...], Callable, Callable]] = []
+
+
+def _reg(key, path, to_w=lambda v: v, from_w=lambda v: v):
+    _SIMPLE.append((key, path, to_w, from_w))
+
+
+def _opt_scale(scale):
+    return (lambda v: None if v is None else float(v) / scale), (lambda v: None if v is None else float(v) * scale)
+
+
+_reg("w_n", ("cluster", "n_gpus"), int, int)
+_to, _from = _opt_scale(1.0)
+_reg("w_price", ("cluster", "overrides", "price_per_gpu_hour_usd"), _to, _from)
+_to, _from = _opt_scale(GB)
+_reg("w_nic", ("cluster", "overrides", "nic_bw_per_gpu_bytes_per_s"), _to, _from)
+_to, _from = _opt_scale(GIB)
+_reg("w_hbmu", ("cluster", "overrides", "hbm_usable_bytes"), _to, _from)
+_reg("w_pue", ("cluster", "pue"), float, float)
+_reg("w_tp", ("parallelism", "tp"), int, int)
+_reg("w_pp", ("parallelism", "pp"), int, int)
+_reg("w_cp", ("parallelism", "cp"), int, int)
+_reg("w_ep", ("parallelism", "ep"), int, int)
+_reg("w_vpp", ("parallelism", "vpp"), int, int)
+_reg("w_z", ("parallelism", "zero_stage"), int, int)
+_reg("w_rc", ("parallelism", "recompute"))
+_reg("w_sch", ("parallelism", "schedule"))
+_reg("w_sp", ("parallelism", "sequence_parallel"), bool, bool)
+_reg("w_fa", ("parallelism", "flash_attention"), bool, bool)
+_reg("w_tpo", ("parallelism", "tp_comm_overlap"), bool, bool)
+_reg("w_off", ("parallelism", "offload_optimizer"))
+_reg("w_ls", ("parallelism", "layer_split"))
+_reg("w_seq", ("training", "seq_len"), int, int)
+_reg("w_gbs", ("training", "global_batch_size"), int, int)
+_reg("w_mbs", ("training", "micro_batch_size"), int, int)
+_reg("w_prec", ("training", "precision"))
+_reg("w_gd", ("training", "grad_dtype"))
+_reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: float(v) * 1e12)
+_reg("w_async", ("checkpoint", "async"), bool, bool)
+_reg("w_rs", ("reliability", "rate_scale"), float, float)
+_reg("w_hs", ("reliability", "hot_spare_nodes"), int, int)
+
+_MODEL_FIELDS = [  # custom model widgets: (key, field, label)
+    ("w_m_layers", "n_layers", "Layers"),
+    ("w_m_hidden", "hidden_size", "Hidden size"),
+    ("w_m_heads", "n_heads", "Attention heads"),
+    ("w_m_kv", "n_kv_heads", "KV heads (GQA)"),
+    ("w_m_ffn", "ffn_hidden_size", "FFN hidden size"),
+    ("w_m_vocab", "vocab_size", "Vocabulary"),
+]
+_MOE_FIELDS = [
+    ("w_m_experts", "n_experts", "Experts (0 = dense)"),
+    ("w_m_topk", "top_k", "Experts per token (top-k)"),
+    ("w_m_eff", "expert_ffn_hidden_size", "Expert FFN hidden size"),
+    ("w_m_shared", "n_shared_experts", "Shared experts"),
+]
+
+
+def _defaults_full(sj: dict) -> dict:
+    """The scenario with schema defaults filled in (for seeding widgets), best effort."""
+    try:
+        return Scenario.model_validate(copy.deepcopy(sj)).to_json_dict()
+    except Exception:
+        pass
+    # Invalid: fill defaults section by section from a default-valued scenario.
+    from planner.schema import Checkpoint, Parallelism, Reliability, Training
+
+    out = copy.deepcopy(sj)
+    for name, cls in (("training", Training), ("parallelism", Parallelism), ("checkpoint", Checkpoint), ("reliability", Reliability)):
+        base = cls().model_dump(mode="json", by_alias=True)
+        base.update({k: v for k, v in (sj.get(name) or {}).items()})
+        out[name] = base
+    cl = out.setdefault("cluster", {})
+    cl.setdefault("overrides", {})
+    cl.setdefault("pue", 1.2)
+    return out
+
+
+def _get(d, path):
+    cur = d
+    for p in path:
+        if not isinstance(cur, dict) or p not in cur:
+            return None
+        cur = cur[p]
+    return cur
+
+
+def _set(d, path, v):
+    cur = d
+    for p in path[:-1]:
+        if not isinstance(cur.get(p), dict):
+            cur[p] = {}
+        cur = cur[p]
+    cur[path[-1]] = v
+
+
+def _model_dict(model: Any) -> dict:
+    if isinstance(model, dict):
+        return copy.deepcopy(model)
+    try:
+        m = catalog.models()[model]
+    except Exception:
+        return {}
+    d = m.model_dump(mode="json", exclude_none=True)
+    for k in ("source", "published_params_total", "published_params_active"):
+        d.pop(k, None)
+    d["name"] = f"custom ({model})"
+    return d
+
+
+def widget_values(sj: dict, pid: str | None = None) -> dict[str, Any]:
+    """Every sidebar widget's value for a scenario."""
+    full = _defaults_full(sj)
+    vals: dict[str, Any] = {}
+    for key, path, to_w, _ in _SIMPLE:
+        v = _get(full, path)
+        try:
+            vals[key] = to_w(v) if v is not None or key in ("w_price", "w_nic", "w_hbmu") else None
+        except (TypeError, ValueError):
+            vals[key] = None
+    model = full.get("model")
+    vals["w_model"] = model if isinstance(model, str) else CUSTOM
+    md = _model_dict(model)
+    vals.update(_model_widget_values(md))
+    cl = full.get("cluster") or {}
+    vals["w_sys"] = cl.get("system") if isinstance(cl.get("system"), str) else None
+    vals["w_acc"] = cl.get("accelerator") if isinstance(cl.get("accelerator"), str) else "(system's)"
+    tiers = _get(full, ("checkpoint", "tiers")) or []
+    tier_ids = [u.get("tier") for u in tiers if isinstance(u, dict) and isinstance(u.get("tier"), str)]
+    vals["w_tiers"] = tier_ids
+    for tid in _ids(catalog.storage_tiers):
+        use = next((u for u in tiers if isinstance(u, dict) and u.get("tier") == tid), None)
+        iv = use.get("interval_s") if use else None
+        vals[f"w_ck_{tid}"] = None if iv is None else float(iv) / 60.0
+    prof = _get(full, ("reliability", "profile"))
+    vals["w_fp"] = prof if isinstance(prof, str) else None
+    if pid is not None:
+        vals[PRESET_KEY] = pid
+    return vals
+
+
+def _model_widget_values(md: dict) -> dict[str, Any]:
+    vals: dict[str, Any] = {"w_m_name": str(md.get("name", "custom"))}
+    for key, field, _ in _MODEL_FIELDS:
+        v = md.get(field)
+        if field == "n_kv_heads" and v is None:
+            v = md.get("n_heads")
+        vals[key] = int(v) if v is not None else 1
+    vals["w_m_gated"] = bool(md.get("gated_mlp", True))
+    vals["w_m_tied"] = bool(md.get("tied_embeddings", False))
+    moe = md.get("moe") or {}
+    for key, field, _ in _MOE_FIELDS:
+        v = moe.get(field)
+        vals[key] = int(v) if v is not None else (0 if field in ("n_experts", "n_shared_experts") else 1)
+    if not moe:
+        vals["w_m_topk"] = 2
+        vals["w_m_eff"] = int(md.get("ffn_hidden_size", 1) or 1)
+    return vals
+
+
+def load_into_widgets(sj: dict, pid: str | None = None) -> None:
+    """Set every sidebar widget from a scenario (only from a callback or before the widgets)."""
+    ss = st.session_state
+    ss[SCENARIO_KEY] = sj
+    if pid is not None:
+        ss["preset_id"] = pid
+    for k, v in widget_values(sj, pid).items():
+        ss[k] = v
+
+
+def _seed_missing() -> None:
+    """Widgets not rendered on the previous page lost their state: refill from the canonical."""
+    ss = st.session_state
+    vals = widget_values(ss[SCENARIO_KEY], ss.get("preset_id"))
+    for k, v in vals.items():
+        if k not in ss:
+            ss[k] = v
+
+
+def _on_preset() -> None:
+    pid = st.session_state[PRESET_KEY]
+    try:
+        from planner.presets import preset_json
+
+        sj = preset_json(pid)
+    except Exception as e:  # noqa: BLE001
+        st.session_state["_preset_error"] = str(e)
+        return
+    st.session_state[WARN_KEY] = []
+    load_into_widgets(sj, pid)
+
+
+def _on_model() -> None:
+    ss = st.session_state
+    mid = ss["w_model"]
+    if mid == CUSTOM:
+        prev = ss.get(SCENARIO_KEY, {}).get("model")
+        ss.update(_model_widget_values(_model_dict(prev)))
+
+
+def scenario_from_widgets() -> dict:
+    """Scenario JSON from the sidebar widgets, keeping fields the widgets do not show."""
+    ss = st.session_state
+    sj = copy.deepcopy(ss[SCENARIO_KEY])
+    for key, path, _, from_w in _SIMPLE:
+        if key not in ss:
+            continue
+        v = ss[key]
+        try:
+            _set(sj, path, from_w(v) if v is not None else None)
+        except (TypeError, ValueError):
+            pass
+    ov = _get(sj, ("cluster", "overrides")) or {}
+    _set(sj, ("cluster", "overrides"), {k: v for k, v in ov.items() if v is not None})
+    par = sj.setdefault("parallelism", {})
+    par.pop("dp", None)  # derived from n_gpus / (tp·pp·cp)
+    if par.get("vpp", 1) and par.get("vpp", 1) > 1 and par.get("schedule") != "interleaved":
+        pass  # left to validation, which names the field
+    # Model
+    if ss.get("w_model") == CUSTOM:
+        md = _model_dict(sj.get("model"))
+        md["name"] = ss.get("w_m_name") or "custom"
+        for key, field, _ in _MODEL_FIELDS:
+            if key in ss and ss[key] is not None:
+                md[field] = int(ss[key])
+        md["gated_mlp"] = bool(ss.get("w_m_gated", True))
+        md["tied_embeddings"] = bool(ss.get("w_m_tied", False))
+        ne = int(ss.get("w_m_experts") or 0)
+        if ne > 0:
+            moe = dict(md.get("moe") or {})
+            for key, field, _ in _MOE_FIELDS:
+                if key in ss and ss[key] is not None:
+                    moe[field] = int(ss[key])
+            md["moe"] = moe
+        else:
+            md.pop("moe", None)
+        sj["model"] = md
+    elif ss.get("w_model"):
+        sj["model"] = ss["w_model"]
+    # Hardware ids
+    if ss.get("w_sys"):
+        _set(sj, ("cluster", "system"), ss["w_sys"])
+    acc = ss.get("w_acc")
+    if acc and acc != "(system's)":
+        _set(sj, ("cluster", "accelerator"), acc)
+    else:
+        sj.get("cluster", {}).pop("accelerator", None)
+    if ss.get("w_fp"):
+        _set(sj, ("reliability", "profile"), ss["w_fp"])
+    # Checkpoint tiers
+    if "w_tiers" in ss:
+        old = {u.get("tier"): u for u in (_get(sj, ("checkpoint", "tiers")) or []) if isinstance(u, dict)}
+        tiers = []
+        for tid in ss["w_tiers"]:
+            u = dict(old.get(tid) or {"tier": tid, "replicas": 0})
+            iv = ss.get(f"w_ck_{tid}")
+            u["interval_s"] = None if iv is None else float(iv) * 60.0
+            tiers.append(u)
+        _set(sj, ("checkpoint", "tiers"), tiers)
+    return sj
+
+
+def _label(table: Callable[[], dict], i: str) -> str:
+    try:
+        return f"{i} · {table()[i].name}"
+    except Exception:
+        return str(i)
+
+
+def render_sidebar(page: str) -> dict:
+    """The scenario inputs, grouped Model · Hardware · Parallelism · Training · Checkpoints ·
+    Reliability. Returns the scenario JSON they describe (not yet validated).
+
+    ``page`` names the calling page: widget identity is per page, so after a page switch every
+    widget is refilled from the canonical scenario."""
+    init_state()
+    if st.session_state.get("_sidebar_page") != page:
+        load_into_widgets(st.session_state[SCENARIO_KEY], st.session_state.get("preset_id"))
+        st.session_state["_sidebar_page"] = page
+    _seed_missing()
+    ss = st.session_state
+    sb = st.sidebar
+    presets = preset_ids()
+    if ss.get(PRESET_KEY) not in presets and presets:
+        ss[PRESET_KEY] = presets[0]
+    sb.selectbox("Start from a scenario preset", presets, key=PRESET_KEY, on_change=_on_preset,
+                 help="Loads every input below from presets/scenarios.json.")
+    if "_preset_error" in ss:
+        sb.error(ss.pop("_preset_error"))
+
+    models = _ids(catalog.models)
+    with sb.expander("Model", expanded=True):
+        opts = models + [CUSTOM]
+        if ss.get("w_model") not in opts:
+            ss["w_model"] = CUSTOM
+        st.selectbox("Model", opts, key="w_model", on_change=_on_model,
+                     format_func=lambda i: "custom (architecture fields)" if i == CUSTOM else _label(catalog.models, i))
+        if ss.get("w_model") == CUSTOM:
+            st.text_input("Name", key="w_m_name")
+            c1, c2 = st.columns(2)
+            for j, (key, _, label) in enumerate(_MODEL_FIELDS):
+                (c1 if j % 2 == 0 else c2).number_input(label, min_value=1, max_value=10_000_000, step=1, key=key)
+            st.checkbox("Gated MLP (SwiGLU)", key="w_m_gated")
+            st.checkbox("Tied embeddings", key="w_m_tied")
+            c1, c2 = st.columns(2)
+            for j, (key, field, label) in enumerate(_MOE_FIELDS):
+                lo = 0 if field in ("n_experts", "n_shared_experts") else 1
+                (c1 if j % 2 == 0 else c2).number_input(label, min_value=lo, max_value=100_000, step=1, key=key)
+
+    with sb.expander("Hardware", expanded=True):
+        systems = _ids(catalog.systems)
+        if ss.get("w_sys") not in systems and systems:
+            ss["w_sys"] = systems[0]
+        st.selectbox("System (node type)", systems, key="w_sys", format_func=lambda i: _label(catalog.systems, i))
+        st.number_input("GPUs", min_value=1, max_value=10_000_000, step=8, key="w_n")
+        accs = ["(system's)"] + _ids(catalog.accelerators)
+        if ss.get("w_acc") not in accs:
+            ss["w_acc"] = "(system's)"
+        st.selectbox("Accelerator override", accs, key="w_acc")
+        st.number_input("Price override, USD per GPU-hour", min_value=0.01, max_value=1e6, value=None,
+                        key="w_price", placeholder="catalogue price", format="%.2f")
+        st.number_input("NIC bandwidth override, GB/s per GPU (1 GB = 10⁹ B)", min_value=0.1, max_value=1e6,
+                        value=None, key="w_nic", placeholder="catalogue value", format="%.1f")
+        st.number_input("Usable HBM override, GiB (1 GiB = 2³⁰ B)", min_value=0.1, max_value=1e5, value=None,
+                        key="w_hbmu", placeholder="catalogue value", format="%.1f")
+        st.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue")
+
+    with sb.expander("Parallelism", expanded=True):
+        c1, c2, c3 = st.columns(3)
+        c1.number_input("TP", min_value=1, max_value=100_000, step=1, key="w_tp")
+        c2.number_input("PP", min_value=1, max_value=100_000, step=1, key="w_pp")
+        c3.number_input("CP", min_value=1, max_value=100_000, step=1, key="w_cp")
+        c1.number_input("EP", min_value=1, max_value=100_000, step=1, key="w_ep")
+        c2.number_input("VPP", min_value=1, max_value=1_000, step=1, key="w_vpp",
+                        help="Virtual stages per GPU (needs the interleaved schedule).")
+        c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
+        st.selectbox("Activation recompute", ["none", "selective", "full"], key="w_rc")
+        st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble"], key="w_sch")
+        st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")
+        st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls")
+        st.checkbox("Sequence parallel", key="w_sp")
+        st.checkbox("Flash attention", key="w_fa")
+        st.checkbox("Overlap TP communication", key="w_tpo")
+        st.caption("DP is derived: GPUs / (TP·PP·CP).")
+
+    with sb.expander("Training", expanded=False):
+        st.number_input("Sequence length (tokens)", min_value=1, max_value=4_194_304, step=1024, key="w_seq")
+        st.number_input("Global batch (sequences)", min_value=1, max_value=10_000_000, step=1, key="w_gbs")
+        st.number_input("Micro-batch (sequences)", min_value=1, max_value=100_000, step=1, key="w_mbs")
+        st.selectbox("GEMM precision", ["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"], key="w_prec")
+        st.selectbox("Gradient accumulation dtype", ["fp32", "bf16"], key="w_gd")
+        st.number_input("Tokens to train (trillions, 10¹²)", min_value=1e-6, max_value=1e6, step=0.5,
+                        format="%.3f", key="w_tok")
+
+    with sb.expander("Checkpoints", expanded=False):
+        tiers = _ids(catalog.storage_tiers)
+        ss["w_tiers"] = [t for t in ss.get("w_tiers", []) if t in tiers]
+        st.multiselect("Tiers", tiers, key="w_tiers", format_func=lambda i: _label(catalog.storage_tiers, i))
+        for tid in ss.get("w_tiers", []):
+            st.number_input(f"{tid}: interval (minutes; empty = optimum)", min_value=0.01, max_value=1e7,
+                            value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.1f")
+        st.checkbox("Asynchronous save", key="w_async")
+
+    with sb.expander("Reliability", expanded=False):
+        profs = _ids(catalog.failure_profiles)
+        if ss.get("w_fp") not in profs and profs:
+            ss["w_fp"] = profs[0]
+        st.selectbox("Failure profile", profs, key="w_fp", format_func=lambda i: _label(catalog.failure_profiles, i))
+        st.number_input("Failure-rate scale (× profile)", min_value=0.0, max_value=100.0, step=0.25, key="w_rs")
+        st.number_input("Hot-spare nodes", min_value=0, max_value=100_000, step=1, key="w_hs")
+
+    sj = scenario_from_widgets()
+    ss[SCENARIO_KEY] = sj
+    return sj
+
+
+def render_io(sj: dict, results: dict | None) -> None:
+    """Scenario export / import (JSON) and results export (CSV), in the sidebar."""
+    sb = st.sidebar
+    with sb.expander("Export / import", expanded=False):
+        st.download_button("Scenario as JSON", json.dumps(sj, indent=2), file_name="scenario.json",
+                           mime="application/json", key="dl_json")
+        if results:
+            df = pd.DataFrame([{k: v for k, v in results.items()}])
+            st.download_button("Results as CSV", df.to_csv(index=False), file_name="results.csv",
+                               mime="text/csv", key="dl_csv")
+        st.file_uploader("Import scenario JSON", type=["json"], key="w_upload", on_change=_on_upload)
+        if "_upload_error" in st.session_state:
+            st.error(st.session_state["_upload_error"])
+
+
+def _on_upload() -> None:
+    f = st.session_state.get("w_upload")
+    st.session_state.pop("_upload_error", None)
+    if f is None:
+        return
+    try:
+        data = json.loads(f.getvalue().decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("expected a JSON object")
+    except Exception as e:  # noqa: BLE001
+        st.session_state["_upload_error"] = f"Import: not a scenario JSON ({e})"
+        return
+    _, errs = validate(data)
+    if errs:
+        st.session_state["_upload_error"] = "Import: " + "; ".join(errs)
+    load_into_widgets(data)
+
+
+def open_in_plan(sj: dict) -> None:
+    """Make ``sj`` the current scenario (widgets included); the caller switches page."""
+    load_into_widgets(sj)
+    st.session_state[WARN_KEY] = []
+
+
+def keep_page_widgets(page: str, keys: tuple[str, ...]) -> None:
+    """Widget identity is per page: after a page switch, put this page's widget values back
+    from the copy saved on its last run. Call at the top of the page, before its widgets."""
+    ss = st.session_state
+    saved = ss.get(f"_saved_{page}")
+    if ss.get("_current_page") != page and saved:
+        for k, v in saved.items():
+            ss[k] = v
+    ss["_current_page"] = page
+
+
+def save_page_widgets(page: str, keys: tuple[str, ...]) -> None:
+    ss = st.session_state
+    ss[f"_saved_{page}"] = {k: ss[k] for k in keys if k in ss}

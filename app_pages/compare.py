@@ -1,0 +1,151 @@
+"""Compare page: two to four scenarios side by side, each from a preset or a share link."""
+
+import sys
+from pathlib import Path
+
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:  # AppTest.from_file on this page alone
+    sys.path.insert(0, _ROOT)
+
+from urllib.parse import urlencode  # noqa: E402
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from app_pages import _common as C  # noqa: E402
+from planner import charts, share  # noqa: E402
+
+ss = st.session_state
+LINK = "link"
+MAX_SLOTS = 4
+#: Presets offered in the slots when the link names none (those that exist are used, in order).
+DEFAULT_SLOTS = ("default", "llama3-405b-h100-16k", "gpt3-175b-a100-1024", "mixtral-8x7b-h100-64")
+
+#: Rows of the metrics table: (result column, label, display kind for C.fmt).
+TABLE_ROWS = (
+    ("fits", "fits in HBM", "bool"),
+    ("mem_total_bytes", "peak memory per GPU", "gib"),
+    ("step_time_s", "step time", "s"),
+    ("mfu", "MFU", "pct"),
+    ("tokens_per_s", "throughput", "tok"),
+    ("mtbf_h", "MTBF (job)", "h"),
+    ("goodput", "goodput", "pct"),
+    ("time_to_train_days", "time to train", "days"),
+    ("cost_usd", "cost to train", "usd"),
+    ("energy_mwh", "energy", "mwh"),
+)
+
+
+def _slot_prefix(i: int) -> str:
+    return f"{i + 1}."
+
+
+def _init_from_url() -> None:
+    if ss.get("_c_loaded"):
+        return
+    qp = st.query_params.to_dict()
+    presets = C.preset_ids()
+    warnings = []
+    try:
+        n = int(qp.get("c_n", 2))
+        if not 2 <= n <= MAX_SLOTS:
+            raise ValueError
+    except ValueError:
+        warnings.append(f"c_n={qp.get('c_n')!r}: refused; allowed 2 to {MAX_SLOTS}; using 2")
+        n = 2
+    ss["c_n"] = n
+    defaults = [p for p in DEFAULT_SLOTS if p in presets] + [p for p in presets if p not in DEFAULT_SLOTS]
+    for i in range(MAX_SLOTS):
+        src = qp.get(f"c_src{i + 1}")
+        params = share.unprefix_params(qp, _slot_prefix(i))
+        if src is None:
+            src = LINK if params else (defaults[i % len(defaults)] if defaults else LINK)
+        if src != LINK and src not in presets:
+            warnings.append(f"c_src{i + 1}={src!r}: unknown preset; reading the slot's link instead")
+            src = LINK
+        ss[f"c_src{i}"] = src
+        ss[f"c_link{i}"] = "?" + urlencode(params) if params else ""
+    ss["_c_warnings"] = warnings
+    ss["_c_loaded"] = True
+
+
+def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
+    src = ss.get(f"c_src{i}")
+    if src == LINK:
+        params = share.parse_link(ss.get(f"c_link{i}", ""))
+        sj, warns = share.params_to_scenario(params)
+        return sj, warns, params.get("p")
+    sj, warns = share.params_to_scenario({"p": src})
+    return sj, warns, src
+
+
+def _open(i: int) -> None:
+    sj, _, pid = _slot_scenario(i)
+    C.init_state()
+    C.open_in_plan(sj)
+    if pid:
+        ss["preset_id"] = pid
+        ss[C.PRESET_KEY] = pid
+    ss["_c_goto_plan"] = True
+
+
+# ---------------------------------------------------------------------------------------
+if ss.pop("_c_goto_plan", False):
+    st.switch_page("app_pages/plan.py")
+
+_KEYS = ("c_n",) + tuple(f"c_src{i}" for i in range(MAX_SLOTS)) + tuple(f"c_link{i}" for i in range(MAX_SLOTS))
+C.keep_page_widgets("compare", _KEYS)
+_init_from_url()
+st.title("Compare scenarios")
+for w in ss.get("_c_warnings", []):
+    st.warning(f"Link: {w}", icon=":material/link_off:")
+
+presets = C.preset_ids()
+st.number_input("Scenarios", min_value=2, max_value=MAX_SLOTS, step=1, key="c_n")
+n = int(ss["c_n"])
+cols = st.columns(n)
+slots = []
+url: dict[str, str] = {"c_n": str(n)}
+for i in range(n):
+    with cols[i]:
+        st.selectbox(f"Scenario {i + 1}", [LINK] + presets, key=f"c_src{i}",
+                     format_func=lambda v: "from a share link" if v == LINK else f"preset: {v}")
+        if ss[f"c_src{i}"] == LINK:
+            st.text_input("Share link (or its ?query)", key=f"c_link{i}",
+                          placeholder="http://localhost:8501/?m=llama3-70b&n=1024&tp=8 ...")
+        sj, warns, pid = _slot_scenario(i)
+        for w in warns:
+            st.warning(f"Scenario {i + 1}: {w}")
+        st.button("Open in Plan", key=f"c_open{i}", on_click=_open, args=(i,))
+    slots.append((sj, pid))
+    url[f"c_src{i + 1}"] = ss[f"c_src{i}"]
+    url.update(share.prefix_params(share.scenario_to_params(C._defaults_full(sj), preset=pid), _slot_prefix(i)))
+C.save_page_widgets("compare", _KEYS)
+if st.query_params.to_dict() != url:
+    st.query_params.from_dict(url)
+
+labels, results = [], {}
+for i, (sj, _) in enumerate(slots):
+    scen, errs = C.validate(sj)
+    model = sj.get("model") if isinstance(sj.get("model"), str) else (sj.get("model") or {}).get("name", "custom")
+    cl = sj.get("cluster") or {}
+    label = f"{i + 1}: {model} · {cl.get('n_gpus')} × {cl.get('system')}"
+    labels.append(label)
+    if errs:
+        st.error(f"Scenario {i + 1} is not valid: " + "; ".join(errs))
+        continue
+    try:
+        results[label] = C.evaluate_cached(C.sj_key(sj))["results"]
+    except Exception as e:  # noqa: BLE001
+        st.error(f"Scenario {i + 1}: the engine failed: {e}")
+
+if results:
+    table = pd.DataFrame(
+        {lab: [C.fmt(res, col, kind) for col, _, kind in TABLE_ROWS] for lab, res in results.items()},
+        index=[name for _, name, _ in TABLE_ROWS])
+    st.subheader("Side by side")
+    st.dataframe(table, key="c_table")
+    st.caption("Memory in GiB (2³⁰ B). Every number is the engine's result for that scenario.")
+    st.altair_chart(charts.compare_chart(results), key="c_chart")
+    csv = pd.DataFrame([{"scenario": lab, **res} for lab, res in results.items()]).to_csv(index=False)
+    st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv")

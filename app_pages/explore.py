@@ -1,0 +1,188 @@
+"""Explore page: every valid split of the sidebar's model and cluster."""
+
+import sys
+from pathlib import Path
+
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:  # AppTest.from_file on this page alone
+    sys.path.insert(0, _ROOT)
+
+import copy  # noqa: E402
+import json  # noqa: E402
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+import planner  # noqa: E402
+from app_pages import _common as C  # noqa: E402
+from planner import charts  # noqa: E402
+
+ss = st.session_state
+
+OBJECTIVES = {
+    "time_to_train": "fewest days to train",
+    "cost": "lowest cost",
+    "goodput_tokens_per_s": "most useful tokens/s (goodput × throughput)",
+    "mfu": "highest MFU",
+}
+#: Search spaces offered (options of planner.sweep.build_space).
+SPACES = {
+    "focused": dict(zero_stages=(1,), recompute=("selective", "full"), offload=("none",),
+                    schedules=("1f1b", "interleaved"), cp_max=4, vpp_max=4, micro_batch_max=4),
+    "full": {},
+}
+SPACE_HELP = ("focused: ZeRO-1, selective or full recompute, no offload, 1F1B or interleaved (VPP ≤ 4), "
+              "CP ≤ 4, micro-batch ≤ 4. full: the engine's whole default space (slower).")
+#: Points sent to the scatter charts (best first; every Pareto point is added).
+MAX_POINTS = 3000
+SPLIT_FIELDS = ("tp", "pp", "cp", "ep", "vpp", "zero_stage", "recompute", "schedule",
+                "sequence_parallel", "offload_optimizer")
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def run_sweep(sj_json: str, objective: str, space: str) -> pd.DataFrame:
+    """Every feasible split, best first (planner.sweep)."""
+    sj = json.loads(sj_json)
+    return planner.sweep(sj, objective=objective, feasible_only=True, **SPACES[space])
+
+
+def _sweep_base(sj: dict) -> dict:
+    """The scenario with the split reset (the sweep overwrites it), so the cache key does not
+    change when only the split in the sidebar changes."""
+    out = copy.deepcopy(sj)
+    return out
+
+
+def row_scenario(sj: dict, row: dict) -> dict:
+    """The sidebar scenario with one sweep row's split (and system / GPUs)."""
+    out = copy.deepcopy(sj)
+    par = out.setdefault("parallelism", {})
+    for f in SPLIT_FIELDS:
+        if f in row and row[f] is not None:
+            v = row[f]
+            par[f] = v.item() if hasattr(v, "item") else v
+    par.pop("dp", None)
+    if "micro_batch_size" in row:
+        out.setdefault("training", {})["micro_batch_size"] = int(row["micro_batch_size"])
+    cl = out.setdefault("cluster", {})
+    if "system" in row and isinstance(row["system"], str):
+        cl["system"] = row["system"]
+    if "n_gpus" in row:
+        cl["n_gpus"] = int(row["n_gpus"])
+    if par.get("schedule") != "interleaved":
+        par["vpp"] = 1
+    return out
+
+
+def _open_row(i: int) -> None:
+    top = ss.get("_ex_top_rows") or []
+    if 0 <= i < len(top):
+        C.open_in_plan(row_scenario(ss[C.SCENARIO_KEY], top[i]))
+        ss["_ex_goto_plan"] = True
+
+
+def _on_table_select() -> None:
+    sel = ss.get("ex_table")
+    rows = []
+    try:
+        rows = list(sel.selection.rows) if sel is not None else []
+    except AttributeError:
+        rows = list((sel or {}).get("selection", {}).get("rows", []))
+    if rows:
+        _open_row(int(rows[0]))
+
+
+def _on_open_button() -> None:
+    _open_row(int(ss.get("ex_pick", 0)))
+
+
+# ---------------------------------------------------------------------------------------
+if ss.pop("_ex_goto_plan", False):
+    st.switch_page("app_pages/plan.py")
+
+_PAGE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_color")
+C.keep_page_widgets("explore", _PAGE_KEYS)
+sj = C.render_sidebar("explore")
+qp = st.query_params
+if "ex_obj" not in ss:
+    ss["ex_obj"] = qp.get("ex_obj") if qp.get("ex_obj") in OBJECTIVES else "time_to_train"
+    ss["ex_space"] = qp.get("ex_space") if qp.get("ex_space") in SPACES else "focused"
+    ss["ex_color"] = qp.get("ex_color") if qp.get("ex_color") in ("tp", "pp") else "tp"
+    try:
+        ss["ex_top"] = int(min(max(int(qp.get("ex_top", 20)), 1), 500))
+    except ValueError:
+        ss["ex_top"] = 20
+        st.warning(f"Link: ex_top={qp.get('ex_top')!r} must be a whole number 1 to 500; using 20")
+C.write_url(sj, {"ex_obj": ss["ex_obj"], "ex_space": ss["ex_space"], "ex_color": ss["ex_color"],
+                 "ex_top": ss["ex_top"]})
+
+st.title("Explore every split")
+C.show_link_warnings()
+scen, errs = C.validate(sj)
+if errs:
+    st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
+             + "\n".join(f"- `{e}`" for e in errs), icon=":material/error:")
+    st.stop()
+
+c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+c1.selectbox("Rank by", list(OBJECTIVES), key="ex_obj", format_func=OBJECTIVES.get)
+c2.selectbox("Search space", list(SPACES), key="ex_space", help=SPACE_HELP)
+c3.number_input("Top K", min_value=1, max_value=500, step=5, key="ex_top")
+c4.segmented_control("Colour by", ["tp", "pp"], key="ex_color", format_func=str.upper)
+C.save_page_widgets("explore", _PAGE_KEYS)
+
+st.caption(f"{scen.resolved_model().name} on {scen.cluster.n_gpus:,} GPUs of "
+           f"{scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name}: "
+           "every TP · PP · CP · EP · micro-batch · ZeRO · recompute · schedule the engine accepts.")
+with st.spinner("Sweeping every split ..."):
+    try:
+        df = run_sweep(C.sj_key(_sweep_base(sj)), ss["ex_obj"], ss["ex_space"])
+    except Exception as e:  # noqa: BLE001
+        st.error(f"The sweep failed: {e}")
+        st.stop()
+
+if df is None or not len(df):
+    st.warning("No split of this model fits this cluster. Try more GPUs, a larger-memory system, "
+               "full recompute or the full search space.")
+    st.stop()
+
+st.metric("Feasible splits", f"{len(df):,}")
+pts = df.head(MAX_POINTS)
+extra = [c for c in ("pareto_time_cost", "pareto_throughput_memory") if c in df.columns]
+if extra:
+    pts = pd.concat([pts, df[df[extra].any(axis=1)]]).drop_duplicates(subset=None)
+left, right = st.columns(2)
+with left:
+    st.altair_chart(charts.throughput_memory_scatter(pts, ss.get("ex_color") or "tp"), key="ex_scatter")
+with right:
+    st.altair_chart(charts.pareto_cost_days_chart(pts), key="ex_pareto")
+if len(df) > MAX_POINTS:
+    st.caption(f"Charts show the best {MAX_POINTS:,} splits plus every Pareto point; the table ranks all {len(df):,}.")
+
+top = df.head(int(ss["ex_top"])).reset_index(drop=True)
+ss["_ex_top_rows"] = top.to_dict("records")
+show = pd.DataFrame({
+    "TP": top["tp"], "PP": top["pp"], "DP": top["dp"], "CP": top["cp"], "EP": top["ep"], "VPP": top["vpp"],
+    "micro-batch": top["micro_batch_size"], "ZeRO": top["zero_stage"], "recompute": top["recompute"],
+    "schedule": top["schedule"],
+    "memory (GiB)": top["mem_total_bytes"] / C.GIB,
+    "step (s)": top["step_time_s"],
+    "MFU (%)": 100 * top["mfu"],
+    "tokens/s (M)": top["tokens_per_s"] / 1e6,
+    "goodput (%)": 100 * top["goodput"],
+    "days": top["time_to_train_days"],
+    "cost (M USD)": top["cost_usd"] / 1e6,
+})
+st.subheader(f"Top {len(top)} by {OBJECTIVES[ss['ex_obj']]}")
+st.caption("Select a row to open it on the Plan page.")
+st.dataframe(show, hide_index=False, key="ex_table", on_select=_on_table_select, selection_mode="single-row",
+             column_config={c: st.column_config.NumberColumn(format="%.2f") for c in
+                            ("memory (GiB)", "step (s)", "MFU (%)", "tokens/s (M)", "goodput (%)", "days",
+                             "cost (M USD)")})
+c1, c2 = st.columns([3, 1])
+c1.selectbox("Or pick a row", list(range(len(top))), key="ex_pick",
+             format_func=lambda i: f"#{i}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "
+                                   f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
+                                   f"{top['time_to_train_days'][i]:.1f} days")
+c2.button("Open in Plan", key="ex_open", on_click=_on_open_button, type="primary")
+st.download_button("Sweep as CSV", df.to_csv(index=False), file_name="sweep.csv", mime="text/csv", key="ex_csv")

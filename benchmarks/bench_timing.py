@@ -1,0 +1,117 @@
+"""Throughput of stages 1-3 (model_stats + memory + timing) and the latency of one evaluate.
+
+Targets (issue): >= 1 million configurations per second for model stats + memory (when
+planner/memory.py exists) + step time; one scenario through ``planner.evaluate`` in <= 5 ms.
+
+    .venv/bin/python benchmarks/bench_timing.py [--rows 1000000] [--repeat 3]
+
+The batch is ``np.repeat`` of the scenario presets with tp, pp, dp, cp, micro-batch,
+recompute, schedule, ZeRO stage and offload perturbed at random (values need not be valid
+splits: the engine is pure arithmetic); the n_gpus column is made consistent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+
+import numpy as np
+
+import planner
+from planner import batch, list_presets, load_preset, model_stats, timing
+
+HAS_MEMORY = importlib.util.find_spec("planner.memory") is not None
+if HAS_MEMORY:
+    from planner import memory
+
+
+def build(n_rows: int, seed: int = 0) -> batch.Batch:
+    small = batch.from_scenarios([load_preset(k) for k in list_presets()])
+    reps = -(-n_rows // batch.size(small))
+    b = {k: np.repeat(v, reps)[:n_rows] for k, v in small.items()}
+    rng = np.random.default_rng(seed)
+    b["tp"] = rng.choice([1, 2, 4, 8], n_rows)
+    b["pp"] = rng.choice([1, 2, 4, 8, 16], n_rows)
+    b["dp"] = rng.choice([1, 8, 32, 128], n_rows)
+    b["cp"] = rng.choice([1, 1, 2], n_rows)
+    b["micro_batch_size"] = rng.choice([1, 2, 4], n_rows)
+    b["recompute"] = rng.integers(0, 3, n_rows)
+    b["zero_stage"] = rng.integers(0, 4, n_rows)
+    b["schedule"] = rng.integers(0, 4, n_rows)
+    b["vpp"] = np.where(b["schedule"] == 1, rng.choice([1, 2, 4], n_rows), 1)
+    b["offload_optimizer"] = rng.choice([0, 0, 0, 1, 2], n_rows)
+    b["tp_comm_overlap"] = rng.random(n_rows) < 0.5
+    b["n_gpus"] = b["tp"] * b["pp"] * b["dp"] * b["cp"]
+    return b
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    b = build(args.rows)
+    best = {"model_stats": np.inf, "memory": np.inf, "timing": np.inf, "total": np.inf}
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        out = dict(b)
+        out.update(model_stats.stats(out))
+        t1 = time.perf_counter()
+        if HAS_MEMORY:
+            out.update(memory.stage(out))
+        t2 = time.perf_counter()
+        res = timing.stage(out)
+        t3 = time.perf_counter()
+        best["model_stats"] = min(best["model_stats"], t1 - t0)
+        best["memory"] = min(best["memory"], t2 - t1)
+        best["timing"] = min(best["timing"], t3 - t2)
+        best["total"] = min(best["total"], t3 - t0)
+    assert np.isfinite(res["step_time_s"]).mean() > 0.99
+    n = args.rows
+    print(f"rows {n:,}  (memory stage {'included' if HAS_MEMORY else 'absent'})")
+    for k, v in best.items():
+        print(f"  {k:12s} {v * 1e3:8.1f} ms  -> {n / v / 1e6:6.2f} M configurations/s")
+    # The same three stages over 64k-row chunks (rows are independent, DESIGN §2): how a
+    # sweep runs them; arrays stay in cache.
+    chunk = 65536
+    best_chunked = np.inf
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        for i in range(0, n, chunk):
+            out = {k: v[i:i + chunk] for k, v in b.items()}
+            out.update(model_stats.stats(out))
+            if HAS_MEMORY:
+                out.update(memory.stage(out))
+            timing.stage(out)
+        best_chunked = min(best_chunked, time.perf_counter() - t0)
+    print(f"  {'chunked':12s} {best_chunked * 1e3:8.1f} ms  -> {n / best_chunked / 1e6:6.2f} M configurations/s "
+          f"(all three stages, {chunk:,}-row chunks)")
+    rate = n / min(best["total"], best_chunked)
+    target = "OK" if rate >= 1e6 else "BELOW TARGET"
+    print(f"model stats + memory + timing: {rate / 1e6:.2f} M configurations/s (target >= 1.0): {target}")
+
+    s = load_preset("default")
+    planner.evaluate(s)  # warm caches
+    lat = []
+    for _ in range(50):
+        t0 = time.perf_counter()
+        planner.evaluate(s)
+        lat.append(time.perf_counter() - t0)
+    med = float(np.median(lat))
+    from planner import batch as _b, engine
+    out1 = engine.run_batch(_b.from_scenarios([s]))
+    row = {k: engine._py(v[0]) for k, v in out1.items()}
+    for name, fn in (("timing.stage (1 row)", lambda: timing.stage(out1)), ("timing.explain", lambda: timing.explain(row))):
+        ts = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        print(f"  {name}: median {np.median(ts) * 1e3:.2f} ms")
+    print(f"planner.evaluate(default): median {med * 1e3:.2f} ms, min {min(lat) * 1e3:.2f} ms over 50 "
+          f"(target <= 5 ms): {'OK' if med <= 5e-3 else 'ABOVE TARGET'}")
+
+
+if __name__ == "__main__":
+    main()

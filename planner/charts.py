@@ -1,0 +1,270 @@
+"""Altair chart builders for the dashboard (no streamlit import).
+
+Each builder takes engine outputs (a :class:`planner.Report`'s fields, an ``evaluate_many``,
+``sweep``, ``simulate`` or ``validation`` table) and returns an ``alt.Chart``. They only
+reshape and convert units for display (bytes -> GiB = 2**30 B, seconds, days, USD); every
+number plotted is an engine output. Axis titles carry the unit.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+GIB = 2**30
+
+#: Memory components stacked in the per-stage chart, bottom to top: (result column, label).
+#: ``mem_buffers_bytes`` is the safety margin (communication buffers, ZeRO-3 prefetch,
+#: allocator fragmentation), shown as its own component, never folded into another.
+MEMORY_COMPONENTS: tuple[tuple[str, str], ...] = (
+    ("mem_weights_bytes", "weights"),
+    ("mem_grads_bytes", "gradients"),
+    ("mem_optimizer_bytes", "optimizer states"),
+    ("mem_activations_bytes", "activations"),
+    ("mem_logits_bytes", "logits + loss"),
+    ("mem_buffers_bytes", "margin (buffers, fragmentation)"),
+)
+
+#: Step-time parts, in pipeline order: (result column, label).
+STEP_PARTS: tuple[tuple[str, str], ...] = (
+    ("t_compute_s", "compute"),
+    ("t_tp_comm_s", "TP comm"),
+    ("t_cp_comm_s", "CP comm"),
+    ("t_ep_comm_s", "EP all-to-all"),
+    ("t_pp_bubble_s", "PP bubble"),
+    ("t_pp_p2p_s", "PP p2p"),
+    ("t_dp_comm_exposed_s", "DP comm (exposed)"),
+    ("t_offload_s", "offload"),
+    ("t_optimizer_s", "optimizer step"),
+)
+
+
+def _finite(x) -> bool:
+    try:
+        return bool(np.isfinite(float(x)))
+    except (TypeError, ValueError):
+        return False
+
+
+def memory_stages_frame(stages: Sequence[dict]) -> pd.DataFrame:
+    """Long table (stage, component, gib, order) from ``Report.stages`` (bytes per GPU)."""
+    rows = []
+    for st in stages:
+        j = int(st.get("stage", len(rows)))
+        for order, (col, label) in enumerate(MEMORY_COMPONENTS):
+            v = st.get(col)
+            if v is None or not _finite(v):
+                continue
+            rows.append({"stage": f"stage {j}", "stage_index": j, "component": label,
+                         "gib": float(v) / GIB, "order": order})
+    return pd.DataFrame(rows, columns=["stage", "stage_index", "component", "gib", "order"])
+
+
+def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
+                        hbm_bytes: float | None = None) -> alt.Chart:
+    """Memory per GPU stacked by component, one bar per pipeline stage, with the usable
+    HBM line (red, dashed) and the physical HBM line (grey).
+
+    Units: GiB (2**30 bytes) per GPU.
+    """
+    df = memory_stages_frame(stages)
+    labels = [lab for _, lab in MEMORY_COMPONENTS]
+    n = max(1, df["stage"].nunique())
+    bars = alt.Chart(df).mark_bar().encode(
+        x=alt.X("stage:N", title="pipeline stage", sort=alt.SortField("stage_index")),
+        y=alt.Y("sum(gib):Q", stack="zero", title="memory per GPU (GiB, 2³⁰ B)"),
+        color=alt.Color("component:N", sort=labels, title="component",
+                        scale=alt.Scale(domain=labels)),
+        order=alt.Order("order:Q"),
+        tooltip=["stage:N", "component:N", alt.Tooltip("gib:Q", title="GiB", format=".2f")],
+    )
+    layers = [bars]
+    lines = []
+    if hbm_usable_bytes is not None and _finite(hbm_usable_bytes):
+        lines.append({"line": "usable HBM", "gib": float(hbm_usable_bytes) / GIB})
+    if hbm_bytes is not None and _finite(hbm_bytes) and (
+        hbm_usable_bytes is None or abs(float(hbm_bytes) - float(hbm_usable_bytes)) > 1
+    ):
+        lines.append({"line": "physical HBM", "gib": float(hbm_bytes) / GIB})
+    if lines:
+        ldf = pd.DataFrame(lines)
+        rule = alt.Chart(ldf).mark_rule(strokeDash=[6, 4], size=2).encode(
+            y=alt.Y("gib:Q"),
+            stroke=alt.Stroke("line:N", title="capacity",
+                              scale=alt.Scale(domain=[d["line"] for d in lines],
+                                              range=["#d62728", "#7f7f7f"][: len(lines)])),
+            tooltip=["line:N", alt.Tooltip("gib:Q", title="GiB", format=".1f")],
+        )
+        layers.append(rule)
+    return alt.layer(*layers).resolve_scale(color="independent").properties(
+        height=320, width=max(160, 70 * n), title="Memory per GPU by pipeline stage (GiB)")
+
+
+def step_time_frame(results: dict) -> pd.DataFrame:
+    rows = []
+    for order, (col, label) in enumerate(STEP_PARTS):
+        v = results.get(col)
+        if v is None or not _finite(v):
+            continue
+        rows.append({"part": label, "seconds": float(v), "order": order})
+    return pd.DataFrame(rows, columns=["part", "seconds", "order"])
+
+
+def step_time_chart(results: dict) -> alt.Chart:
+    """One optimizer step split into its parts (seconds). Parts missing from the results are
+    left out; the total is the engine's ``step_time_s``."""
+    df = step_time_frame(results)
+    labels = [lab for _, lab in STEP_PARTS]
+    return alt.Chart(df).mark_bar().encode(
+        y=alt.Y("part:N", sort=labels, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=200)),
+        x=alt.X("seconds:Q", title="time per optimizer step (s)"),
+        color=alt.Color("part:N", sort=labels, legend=None),
+        tooltip=["part:N", alt.Tooltip("seconds:Q", title="s", format=".3f")],
+    ).properties(height=max(120, 30 * len(df)), title="Step-time breakdown (s)")
+
+
+def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = None) -> alt.Chart:
+    """Goodput against checkpoint interval, one line per tier, best point of each marked.
+
+    ``curve`` columns: tier, interval_s, goodput (an ``evaluate_many`` run over scenarios that
+    differ only in that tier's interval). ``current``: tier, interval_s, goodput of the
+    scenario as set (optional).
+    """
+    df = curve.copy()
+    df["interval_min"] = df["interval_s"] / 60.0
+    df["goodput_pct"] = 100.0 * df["goodput"]
+    x = alt.X("interval_min:Q", scale=alt.Scale(type="log"), title="checkpoint interval (minutes, log scale)")
+    y = alt.Y("goodput_pct:Q", title="goodput (% of wall time)", scale=alt.Scale(zero=False))
+    line = alt.Chart(df).mark_line().encode(
+        x=x, y=y, color=alt.Color("tier:N", title="tier"),
+        tooltip=["tier:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".1f"),
+                 alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")])
+    best = df.loc[df.groupby("tier")["goodput"].idxmax()] if len(df) else df
+    opt = alt.Chart(best.assign(mark="optimum")).mark_point(shape="diamond", size=140, filled=True).encode(
+        x=x, y=y, color=alt.Color("tier:N"),
+        tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".1f"),
+                 alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")])
+    layers = [line, opt]
+    if current is not None and len(current):
+        cur = current.copy()
+        cur["interval_min"] = cur["interval_s"] / 60.0
+        cur["goodput_pct"] = 100.0 * cur["goodput"]
+        layers.append(alt.Chart(cur.assign(mark="current setting")).mark_point(
+            shape="circle", size=90, filled=False, strokeWidth=2, color="black").encode(
+            x=x, y=y, tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".1f"),
+                               alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")]))
+    return alt.layer(*layers).properties(
+        height=300, title="Goodput vs checkpoint interval (◆ optimum, ○ current)")
+
+
+def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bins: int = 40) -> alt.Chart:
+    """Monte Carlo distribution of the time to train (days), with the analytic expectation
+    as a rule when given."""
+    df = pd.DataFrame({"days": pd.to_numeric(sim["time_to_train_days"], errors="coerce")}).dropna()
+    hist = alt.Chart(df).mark_bar(opacity=0.8).encode(
+        x=alt.X("days:Q", bin=alt.Bin(maxbins=bins), title="time to train (days)"),
+        y=alt.Y("count():Q", title="trials"),
+        tooltip=[alt.Tooltip("count():Q", title="trials")],
+    )
+    layers = [hist]
+    if analytic_days is not None and _finite(analytic_days):
+        layers.append(alt.Chart(pd.DataFrame({"days": [float(analytic_days)], "what": ["analytic expectation"]}))
+                      .mark_rule(color="#d62728", strokeDash=[6, 4], size=2)
+                      .encode(x="days:Q", tooltip=["what:N", alt.Tooltip("days:Q", format=".2f")]))
+    return alt.layer(*layers).properties(height=260, title="Monte Carlo: time to train (days)")
+
+
+def throughput_memory_scatter(df: pd.DataFrame, color_by: str = "tp") -> alt.Chart:
+    """Sweep: tokens/s against peak memory per GPU, coloured by TP or PP."""
+    d = df.copy()
+    d["mem_gib"] = d["mem_total_bytes"] / GIB
+    d["tokens_per_s_m"] = d["tokens_per_s"] / 1e6
+    tips = [c for c in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage", "recompute")
+            if c in d.columns]
+    return alt.Chart(d).mark_circle(size=40, opacity=0.7).encode(
+        x=alt.X("mem_gib:Q", title="peak memory per GPU (GiB)"),
+        y=alt.Y("tokens_per_s_m:Q", title="throughput (million tokens/s)"),
+        color=alt.Color(f"{color_by}:O", title=color_by.upper(), scale=alt.Scale(scheme="viridis")),
+        tooltip=tips + [alt.Tooltip("mem_gib:Q", title="GiB", format=".1f"),
+                        alt.Tooltip("tokens_per_s_m:Q", title="M tok/s", format=".3f")],
+    ).properties(height=320, title="Throughput vs memory per GPU")
+
+
+def pareto_cost_days_chart(df: pd.DataFrame, front_col: str = "pareto_time_cost") -> alt.Chart:
+    """Sweep: cost (USD) against days to train, every feasible split grey, Pareto front
+    (engine's ``pareto_time_cost`` flag) as a line."""
+    d = df.copy()
+    d["cost_musd"] = d["cost_usd"] / 1e6
+    tips = [c for c in ("tp", "pp", "dp", "cp", "micro_batch_size") if c in d.columns]
+    base = alt.Chart(d).mark_circle(size=30, color="#9e9e9e", opacity=0.5).encode(
+        x=alt.X("time_to_train_days:Q", title="time to train (days)", scale=alt.Scale(zero=False)),
+        y=alt.Y("cost_musd:Q", title="cost (million USD)", scale=alt.Scale(zero=False)),
+        tooltip=tips + [alt.Tooltip("time_to_train_days:Q", title="days", format=".1f"),
+                        alt.Tooltip("cost_musd:Q", title="M USD", format=".2f")])
+    layers = [base]
+    if front_col in d.columns:
+        f = d[d[front_col].astype(bool)].sort_values("time_to_train_days")
+        layers.append(alt.Chart(f).mark_line(point=True, color="#d62728").encode(
+            x="time_to_train_days:Q", y="cost_musd:Q",
+            tooltip=tips + [alt.Tooltip("time_to_train_days:Q", title="days", format=".1f"),
+                            alt.Tooltip("cost_musd:Q", title="M USD", format=".2f")]))
+    return alt.layer(*layers).properties(height=320, title="Cost vs days to train (red: Pareto front)")
+
+
+#: Metrics of the Compare page: (column, label with unit, scale for display).
+COMPARE_METRICS: tuple[tuple[str, str, float], ...] = (
+    ("mem_total_bytes", "peak memory per GPU (GiB)", 1 / GIB),
+    ("step_time_s", "step time (s)", 1.0),
+    ("mfu", "MFU (%)", 100.0),
+    ("tokens_per_s", "throughput (M tokens/s)", 1e-6),
+    ("goodput", "goodput (%)", 100.0),
+    ("time_to_train_days", "time to train (days)", 1.0),
+    ("cost_usd", "cost (M USD)", 1e-6),
+)
+
+
+def compare_frame(results: dict[str, dict]) -> pd.DataFrame:
+    """Long table (scenario, metric, value) over ``COMPARE_METRICS`` for ``{label: results}``."""
+    rows = []
+    for name, res in results.items():
+        for col, label, scale in COMPARE_METRICS:
+            v = res.get(col)
+            if v is None or not _finite(v):
+                continue
+            rows.append({"scenario": name, "metric": label, "value": float(v) * scale})
+    return pd.DataFrame(rows, columns=["scenario", "metric", "value"])
+
+
+def compare_chart(results: dict[str, dict]) -> alt.Chart:
+    """Grouped bars: one small panel per metric (own y scale, unit in the panel title)."""
+    df = compare_frame(results)
+    return alt.Chart(df).mark_bar().encode(
+        x=alt.X("scenario:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
+        y=alt.Y("value:Q", title=None),
+        color=alt.Color("scenario:N", title="scenario"),
+        tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=".3g")],
+    ).properties(width=130, height=160).facet(
+        facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in COMPARE_METRICS]), columns=4,
+    ).resolve_scale(y="independent")
+
+
+def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = None,
+                       unit: str = "", tooltip: Iterable[str] = ()) -> alt.Chart:
+    """Predicted (y) against published (x) with the y = x line; log axes."""
+    d = rows[[c for c in {x, y, color, *tooltip} if c and c in rows.columns]].copy()
+    d = d[pd.to_numeric(d[x], errors="coerce").gt(0) & pd.to_numeric(d[y], errors="coerce").gt(0)]
+    lo = float(min(d[x].min(), d[y].min())) if len(d) else 1.0
+    hi = float(max(d[x].max(), d[y].max())) if len(d) else 10.0
+    u = f" ({unit})" if unit else ""
+    pts = alt.Chart(d).mark_circle(size=70, opacity=0.8).encode(
+        x=alt.X(f"{x}:Q", title=f"published{u}", scale=alt.Scale(type="log")),
+        y=alt.Y(f"{y}:Q", title=f"predicted{u}", scale=alt.Scale(type="log")),
+        color=alt.Color(f"{color}:N", title=color) if color else alt.value("#1f77b4"),
+        tooltip=[c for c in d.columns],
+    )
+    diag = alt.Chart(pd.DataFrame({"v": [lo / 1.2, hi * 1.2]})).mark_line(
+        color="#7f7f7f", strokeDash=[4, 4]).encode(x="v:Q", y="v:Q")
+    return alt.layer(diag, pts).properties(height=380, title=f"Predicted vs published{u}; dashed: y = x")

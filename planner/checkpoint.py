@@ -1,0 +1,290 @@
+"""Checkpoint size, save and reload time per tier, and the classic optimum intervals.
+
+Functions over broadcasting numpy arrays (one element per configuration); no loop over rows.
+:mod:`planner.reliability` (pipeline stage 4) calls them and adds failures, intervals and
+goodput.
+
+Model (DESIGN §4.4, stated simplifications):
+
+* **Size.** A checkpoint holds the weights and the optimizer states of the whole job, not the
+  gradients: mixed-precision Adam keeps 2 B of bf16 weights plus 12 B of fp32 master weights,
+  first and second moments per parameter (ZeRO [1] §3.1, K = 12), so about 14 B/param
+  (BLOOM-176B's 2.3 TB full checkpoint [4] agrees: 176e9 x 14 B = 2.46e12 B = 2.24 TiB).
+* **Shards.** With ZeRO >= 1 (distributed optimizer) the layout under TP/PP/EP/ZeRO is taken
+  to split the total evenly across all GPUs: every GPU writes ``ckpt_bytes / n_gpus``.
+  With ZeRO-0 the DP replicas hold duplicate copies and only one replica writes: ``n_gpus / dp``
+  writers, each ``ckpt_bytes · dp / n_gpus``; the writers are taken to be packed on as few nodes
+  as possible (``min(gpus_per_node, n_writers)`` writers on the busiest node: the worst case).
+* **Save time** per tier = the slowest of (a) the shard over the GPU's host link (device to
+  host copy), (b) the node's share over the tier's per-node write bandwidth, (c) for
+  replicated node-local tiers (Gemini [2], REFT [3]) ``replicas`` copies of the node's share over
+  the node's network bandwidth, (d) the job total over the tier's aggregate bandwidth, shared by
+  all writers. Every stage is taken to pipeline with the others (max, not sum).
+* **Stall.** A synchronous save stalls training for the whole save; an asynchronous one only
+  for the device-to-host copy, plus ``async_interference_frac`` of the time the rest of the save
+  drains in the background (steps run that much slower meanwhile). Each tier's save is taken
+  to make its own device-to-host copy (conservative when a slow tier drains from the host copy).
+* **Reload** after a failure = the slowest of the shard over the host link (host to device),
+  the node's share over the tier's per-node read bandwidth, the job's total over the aggregate
+  read bandwidth, and, when a lost node's copy is fetched from a peer replica, the node's share
+  over the network.
+
+References
+----------
+[1] S. Rajbhandari, J. Rasley, O. Ruwase, Y. He, "ZeRO: Memory Optimizations Toward Training
+    Trillion Parameter Models", SC'20, arXiv:1910.02054, §3.1.
+[2] Z. Wang et al., "GEMINI: Fast Failure Recovery in Distributed Training with In-Memory
+    Checkpoints", SOSP'23.
+[3] Z. Wang et al., "Fault-Tolerant Hybrid-Parallel Training at Scale with Reliable and
+    Efficient In-memory Checkpointing" (REFT), arXiv:2310.12670.
+[4] BigScience, BLOOM-176B training notes (2.3 TB checkpoint with optimizer states);
+    validation/reliability_facts.csv ``bloom_ckpt_full``.
+[5] J. W. Young, "A first order approximation to the optimum checkpoint interval",
+    Commun. ACM 17(9), 1974. doi:10.1145/361147.361115
+[6] J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart
+    dumps", Future Generation Computer Systems 22(3), 2006. doi:10.1016/j.future.2004.11.016
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .schema import FAILURE_CLASSES, TIER_KINDS
+
+#: bf16 weights saved in a checkpoint [B/param] (ZeRO [1] §3.1: 2Ψ for fp16/bf16 parameters).
+CKPT_WEIGHT_BYTES_PER_PARAM = 2.0
+#: fp32 master weights + Adam m + v [B/param] (ZeRO [1] §3.1: K = 12).
+CKPT_OPTIMIZER_BYTES_PER_PARAM = 12.0
+#: Weights + optimizer states, no gradients [B/param] (≈ BLOOM-176B's 2.3 TB / 176e9 [4]).
+CKPT_BYTES_PER_PARAM = CKPT_WEIGHT_BYTES_PER_PARAM + CKPT_OPTIMIZER_BYTES_PER_PARAM
+
+#: Tier kinds that live on each node (lost with the node unless replicated to peers).
+NODE_LOCAL_TIERS: tuple[str, ...] = ("host_memory", "local_nvme")
+#: Failure classes that take a node out of the job (its node-local copies are lost).
+NODE_LOSS_CLASSES: tuple[str, ...] = ("gpu", "node")
+
+
+def ckpt_bytes_mixed_adam(params_total):
+    """Checkpoint size of the whole job: weights + optimizer states (no gradients).
+
+    Parameters
+    ----------
+    params_total : array_like, shape (N,)
+        Parameters of the model [count].
+
+    Returns
+    -------
+    ndarray, shape (N,)
+        ``CKPT_BYTES_PER_PARAM · params_total`` [B] (2 B bf16 weights + 12 B fp32 master, m, v;
+        ZeRO [1] §3.1).
+
+    Examples
+    --------
+    >>> float(ckpt_bytes_mixed_adam(176e9))  # BLOOM-176B: 2.3 TB published
+    2464000000000.0
+    """
+    return np.asarray(params_total, dtype=float) * CKPT_BYTES_PER_PARAM
+
+
+def ckpt_layout(ckpt_bytes, n_gpus, gpus_per_node, dp, zero_stage):
+    """How the checkpoint is split over writers.
+
+    Parameters
+    ----------
+    ckpt_bytes : array_like, shape (N,)  — whole-job checkpoint [B].
+    n_gpus, gpus_per_node, dp, zero_stage : array_like, shape (N,)
+
+    Returns
+    -------
+    dict of ndarray, shape (N,)
+        ``n_writers`` (GPUs that write: all with ZeRO >= 1, one DP replica with ZeRO-0),
+        ``shard_bytes`` (bytes per writing GPU [B]), ``node_bytes`` (bytes on the busiest node [B]).
+
+    Notes
+    -----
+    Even split over all GPUs when ZeRO >= 1 (a simplification: the real layout under TP/PP/EP
+    differs by the embedding and the uneven layers); ZeRO-0 packs the writers on nodes.
+    """
+    ckpt_bytes = np.asarray(ckpt_bytes, dtype=float)
+    n_gpus = np.asarray(n_gpus, dtype=float)
+    dp = np.maximum(np.asarray(dp, dtype=float), 1.0)
+    n_writers = np.where(np.asarray(zero_stage) >= 1, n_gpus, np.maximum(n_gpus / dp, 1.0))
+    shard = ckpt_bytes / n_writers
+    node_bytes = np.minimum(np.asarray(gpus_per_node, dtype=float), n_writers) * shard
+    return {"n_writers": n_writers, "shard_bytes": shard, "node_bytes": node_bytes}
+
+
+def _over(nbytes, bw):
+    """Seconds to move ``nbytes`` at ``bw`` (inf bandwidth = no limit = 0 s)."""
+    bw = np.asarray(bw, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.asarray(nbytes, dtype=float) / bw
+    return np.where(np.isinf(bw), 0.0, t)
+
+
+def ckpt_save_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s,
+                   write_bw_per_node_bytes_per_s, agg_write_bw_bytes_per_s, *,
+                   replicas=0, nic_bw_per_gpu_bytes_per_s=np.inf, gpus_per_node=1,
+                   ckpt_async=False, async_interference_frac=0.0):
+    """Save time of one tier and the training stall it causes.
+
+    Parameters
+    ----------
+    shard_bytes : array_like, shape (N,) — per writing GPU [B].
+    node_bytes : array_like, shape (N,) — on the busiest node [B].
+    ckpt_bytes : array_like, shape (N,) — whole job [B].
+    host_link_bw_bytes_per_s : array_like — per-GPU device-host link [B/s].
+    write_bw_per_node_bytes_per_s : array_like — tier's write bandwidth per node [B/s].
+    agg_write_bw_bytes_per_s : array_like — tier's job-wide write bandwidth [B/s] (inf = none).
+    replicas : array_like, optional — peer-node copies (node-local tiers; Gemini [2], REFT [3]).
+    nic_bw_per_gpu_bytes_per_s : array_like, optional — network bandwidth per GPU [B/s].
+    gpus_per_node : array_like, optional
+    ckpt_async : array_like of bool, optional
+    async_interference_frac : array_like, optional — step slow-down while a save drains [1].
+
+    Returns
+    -------
+    dict of ndarray, shape (N,)
+        ``d2h_s`` device-to-host copy, ``save_s`` whole save (slowest stage) and ``stall_s``
+        the equivalent training stall per save [s]:
+        ``save_s`` (sync) or ``d2h_s + async_interference_frac · (save_s − d2h_s)`` (async).
+    """
+    d2h = _over(shard_bytes, host_link_bw_bytes_per_s)
+    node = _over(node_bytes, write_bw_per_node_bytes_per_s)
+    net_bw_node = np.asarray(nic_bw_per_gpu_bytes_per_s, dtype=float) * np.asarray(gpus_per_node, dtype=float)
+    repl = _over(np.asarray(node_bytes, dtype=float) * np.asarray(replicas, dtype=float), net_bw_node)
+    agg = _over(ckpt_bytes, agg_write_bw_bytes_per_s)
+    save = np.maximum.reduce([d2h, node, repl, agg])
+    stall = np.where(np.asarray(ckpt_async, dtype=bool),
+                     d2h + np.asarray(async_interference_frac, dtype=float) * (save - d2h), save)
+    return {"d2h_s": d2h, "save_s": save, "stall_s": stall}
+
+
+def ckpt_reload_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s,
+                     read_bw_per_node_bytes_per_s, agg_read_bw_bytes_per_s, *,
+                     from_peer=False, nic_bw_per_gpu_bytes_per_s=np.inf, gpus_per_node=1,
+                     n_gpus=None):
+    """Reload time of one tier after a failure [s], shape (N,).
+
+    Every GPU reads its shard back (with ZeRO-0 every DP replica reads the writers' shard): the
+    slowest of host-to-device over the host link, the node's share over the tier's per-node read
+    bandwidth, the job total ``n_gpus · shard_bytes`` over the aggregate read bandwidth, and,
+    when ``from_peer`` (a lost node's copy held by a peer replica), the node's share over the
+    network. Same pipelining simplification as :func:`ckpt_save_time`.
+    """
+    shard = np.asarray(shard_bytes, dtype=float)
+    gpn = np.asarray(gpus_per_node, dtype=float)
+    h2d = _over(shard, host_link_bw_bytes_per_s)
+    node_read = gpn * shard
+    node = _over(node_read, read_bw_per_node_bytes_per_s)
+    total = ckpt_bytes if n_gpus is None else np.asarray(n_gpus, dtype=float) * shard
+    agg = _over(total, agg_read_bw_bytes_per_s)
+    net = _over(node_read, np.asarray(nic_bw_per_gpu_bytes_per_s, dtype=float) * gpn)
+    net = np.where(np.asarray(from_peer, dtype=bool), net, 0.0)
+    return np.maximum.reduce([h2d, node, agg, net])
+
+
+def ckpt_interval_young(delta_s, mtbf_s):
+    """Young's first-order optimum checkpoint interval.
+
+    Parameters
+    ----------
+    delta_s : array_like — time to write one checkpoint δ [s].
+    mtbf_s : array_like — mean time between failures M [s].
+
+    Returns
+    -------
+    ndarray — ``τ = sqrt(2·δ·M)`` [s] (Young 1974 [5], eq. for T_opt).
+
+    Examples
+    --------
+    >>> float(ckpt_interval_young(50.0, 10_000.0))
+    1000.0
+    """
+    return np.sqrt(2.0 * np.asarray(delta_s, dtype=float) * np.asarray(mtbf_s, dtype=float))
+
+
+def ckpt_interval_daly(delta_s, mtbf_s):
+    """Daly's higher-order optimum checkpoint interval.
+
+    Parameters
+    ----------
+    delta_s : array_like — checkpoint time δ [s].
+    mtbf_s : array_like — mean time between failures M [s].
+
+    Returns
+    -------
+    ndarray — compute time between checkpoints [s]:
+    ``τ = sqrt(2δM)·[1 + (1/3)·sqrt(δ/(2M)) + δ/(18M)] − δ`` for δ < 2M, else ``τ = M``
+    (Daly 2006 [6], eq. 37).
+
+    Notes
+    -----
+    An expansion of the optimum of the exponential-failure renewal model
+    ``T_wall ∝ M·e^{R/M}·(e^{(τ+δ)/M} − 1)/τ`` (Daly [6] eq. 20); within 1% of that optimum
+    for δ/M <= 0.5. Reduces to Young's ``sqrt(2δM)`` when δ ≪ M.
+
+    Examples
+    --------
+    >>> round(float(ckpt_interval_daly(50.0, 10_000.0)), 1)
+    966.9
+    """
+    d = np.asarray(delta_s, dtype=float)
+    m = np.asarray(mtbf_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = d / (2.0 * m)
+        t = np.sqrt(2.0 * d * m) * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
+    return np.where(d < 2.0 * m, t, m)
+
+
+def tier_times(b) -> dict[str, np.ndarray]:
+    """Checkpoint size, layout and per-tier save / stall / reload times for a batch.
+
+    Parameters
+    ----------
+    b : Batch — needs ``params_total`` (stage 1), the hardware, checkpoint and parallelism
+        columns of :mod:`planner.batch`.
+
+    Returns
+    -------
+    dict
+        ``ckpt_bytes``, ``ckpt_shard_bytes``, ``ckpt_node_bytes`` (N,); ``d2h_s``, ``save_s``,
+        ``stall_s`` (N, K) for the K = len(TIER_KINDS) tiers; ``reload_s`` (N, K, C) for the
+        C = len(FAILURE_CLASSES) failure classes; ``enabled`` (N, K) bool; ``survives``
+        (N, K, C) bool (a replicated node-local tier survives the node-loss classes).
+    """
+    ckpt = ckpt_bytes_mixed_adam(b["params_total"])
+    lay = ckpt_layout(ckpt, b["n_gpus"], b["gpus_per_node"], b["dp"], b["zero_stage"])
+    n = ckpt.shape[0]
+    K, C = len(TIER_KINDS), len(FAILURE_CLASSES)
+    d2h = np.zeros((n, K)); save = np.zeros((n, K)); stall = np.zeros((n, K))
+    reload = np.zeros((n, K, C))
+    enabled = np.zeros((n, K), dtype=bool)
+    survives = np.zeros((n, K, C), dtype=bool)
+    for k, kind in enumerate(TIER_KINDS):
+        node_local = kind in NODE_LOCAL_TIERS
+        replicas = np.asarray(b[f"ckpt_{kind}_replicas"], dtype=float) if node_local else np.zeros(n)
+        t = ckpt_save_time(
+            lay["shard_bytes"], lay["node_bytes"], ckpt, b["host_link_bw_bytes_per_s"],
+            b[f"ckpt_{kind}_write_bw_per_node_bytes_per_s"], b[f"ckpt_{kind}_agg_write_bw_bytes_per_s"],
+            replicas=replicas, nic_bw_per_gpu_bytes_per_s=b["nic_bw_per_gpu_bytes_per_s"],
+            gpus_per_node=b["gpus_per_node"], ckpt_async=b["ckpt_async"],
+            async_interference_frac=b["ckpt_async_interference_frac"],
+        )
+        d2h[:, k], save[:, k], stall[:, k] = t["d2h_s"], t["save_s"], t["stall_s"]
+        enabled[:, k] = np.asarray(b[f"ckpt_{kind}_enabled"], dtype=bool)
+        for c, fc in enumerate(FAILURE_CLASSES):
+            native = np.asarray(b[f"ckpt_{kind}_survives_{fc}"], dtype=bool)
+            from_peer = (~native) & (replicas > 0) & (fc in NODE_LOSS_CLASSES)
+            survives[:, k, c] = native | from_peer
+            reload[:, k, c] = ckpt_reload_time(
+                lay["shard_bytes"], lay["node_bytes"], ckpt, b["host_link_bw_bytes_per_s"],
+                b[f"ckpt_{kind}_read_bw_per_node_bytes_per_s"], b[f"ckpt_{kind}_agg_read_bw_bytes_per_s"],
+                from_peer=from_peer, nic_bw_per_gpu_bytes_per_s=b["nic_bw_per_gpu_bytes_per_s"],
+                gpus_per_node=b["gpus_per_node"], n_gpus=b["n_gpus"],
+            )
+    return {
+        "ckpt_bytes": ckpt, "ckpt_shard_bytes": lay["shard_bytes"], "ckpt_node_bytes": lay["node_bytes"],
+        "d2h_s": d2h, "save_s": save, "stall_s": stall, "reload_s": reload,
+        "enabled": enabled, "survives": survives,
+    }

@@ -1,0 +1,191 @@
+"""Collective-communication times, α-β model, vectorised.
+
+Every function takes broadcasting array-likes (one element per configuration) and returns
+float64 arrays of seconds (or bytes/s for bandwidths). There is no loop over configurations.
+
+Model (DESIGN §4.3; Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication
+Operations in MPICH", IJHPCA 2005, ring algorithms; NCCL's ``busBW`` convention,
+nccl-tests ``doc/PERFORMANCE.md``):
+
+* ring all-reduce of ``S`` bytes over ``n`` ranks: ``2·(n−1)/n · S / BW + 2·(n−1)·α``
+* ring reduce-scatter / all-gather (``S`` = the full, unsharded buffer):
+  ``(n−1)/n · S / BW + (n−1)·α``
+* all-to-all (``S`` = bytes each rank holds before the exchange): ``(n−1)/n · S / BW + (n−1)·α``
+* point-to-point: ``S / BW + α``
+
+``BW`` is the *achieved* bandwidth of the link the group spans: the nominal one-direction
+bandwidth times a link efficiency (NVLink ≈ 0.8, InfiniBand ≈ 0.9; hardware.md §6b,
+constants in ``hardware/calibration.json``).
+
+Placement (Megatron-LM ``parallel_state``: TP innermost, then CP, EP, DP, PP outermost): a
+group of ``n`` ranks spaced ``stride`` apart in the global rank order has
+``g = clip(domain // stride, 1, n)`` members inside one NVLink domain and spans
+``N = ceil(n/g)`` domains.
+
+* ``N = 1``: the whole ring runs over NVLink (``scaleup_bw_bytes_per_s``).
+* ``N > 1``: the ring crosses domains. NCCL runs one ring per NIC, so each of the ``g``
+  members of a domain drives its own NIC share and the ring's bottleneck bandwidth is
+  ``min(NVLink, g · nic_bw_per_gpu)`` (this reproduces the measured 2-node DGX A100 all-reduce
+  busBW of 192 GB/s = 8 × 24 GB/s, hardware.md §6b, nccl-1576). For ``g = 1`` (e.g. DP with
+  TP = 8 on an 8-GPU node) it is the per-GPU network share, as the planning rule in DESIGN
+  §4.3 states. This is a simplification: it ignores the rail topology, tree algorithms and
+  congestion at scale.
+
+In-network reduction (NVLink SHARP within a node, IB SHARP across nodes) raises the achieved
+all-reduce bandwidth by ``IN_NETWORK_ALLREDUCE_SPEEDUP`` (H100: 480 GB/s NVLS busBW vs
+370 GB/s ring, hardware.md §6b, sources nccl-tests-212 and stas-net).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Achieved all-reduce bandwidth with NVLS / SHARP over the ring value: 480/370 (H100 8-GPU
+#: busBW with NVLS, nccl-tests issue #212, vs ring, stas00 ml-engineering; hardware.md §6b).
+IN_NETWORK_ALLREDUCE_SPEEDUP = 480.0 / 370.0
+
+
+def _f(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def group_layout(n, stride, domain_size):
+    """Members of a group per NVLink domain and the number of domains it spans.
+
+    Parameters
+    ----------
+    n : array (N,) — group size (ranks).
+    stride : array (N,) — distance between consecutive group members in the global rank
+        order (TP: 1; CP: tp; DP: tp·cp; PP: tp·cp·dp).
+    domain_size : array (N,) — GPUs per NVLink domain (8 on DGX, 72 on NVL72).
+
+    Returns
+    -------
+    g : array (N,) — members inside one domain, ``clip(domain // stride, 1, n)``.
+    n_domains : array (N,) — ``ceil(n / g)``.
+    """
+    n, stride, dom = _f(n), _f(stride), _f(domain_size)
+    g = np.clip(np.floor(dom / np.maximum(stride, 1.0)), 1.0, np.maximum(n, 1.0))
+    return g, np.ceil(n / g)
+
+
+def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network):
+    """Achieved ring bandwidth [bytes/s] of a group and whether it stays in one domain.
+
+    ``intra``: ``scaleup_bw · eff_scaleup``; else ``min(scaleup_bw · eff_scaleup,
+    g · nic_bw · eff_network)`` (see the module docstring). Returns ``(bw, intra, g, n_domains)``.
+    """
+    g, nd = group_layout(n, stride, domain_size)
+    nvl = _f(scaleup_bw) * _f(eff_scaleup)
+    net = g * _f(nic_bw) * _f(eff_network)
+    intra = nd <= 1.0
+    bw = np.where(intra, nvl, np.minimum(nvl, net))
+    return bw, intra, g, nd
+
+
+def ring_allreduce_s(size_bytes, n, bw_bytes_per_s, alpha_s=0.0):
+    """Ring all-reduce: ``2·(n−1)/n · S / BW + 2·(n−1)·α`` [s]; 0 when ``n = 1``.
+
+    Thakur et al. 2005 (ring / Rabenseifner); NCCL busBW = algBW · 2(n−1)/n.
+    """
+    n = _f(n)
+    k = np.maximum(n - 1.0, 0.0)
+    return 2.0 * k / np.maximum(n, 1.0) * _f(size_bytes) / _f(bw_bytes_per_s) + 2.0 * k * _f(alpha_s)
+
+
+def reduce_scatter_s(size_bytes, n, bw_bytes_per_s, alpha_s=0.0):
+    """Ring reduce-scatter of a full buffer of ``S`` bytes: ``(n−1)/n · S / BW + (n−1)·α`` [s]."""
+    n = _f(n)
+    k = np.maximum(n - 1.0, 0.0)
+    return k / np.maximum(n, 1.0) * _f(size_bytes) / _f(bw_bytes_per_s) + k * _f(alpha_s)
+
+
+def all_gather_s(size_bytes, n, bw_bytes_per_s, alpha_s=0.0):
+    """Ring all-gather producing ``S`` bytes per rank: ``(n−1)/n · S / BW + (n−1)·α`` [s]."""
+    return reduce_scatter_s(size_bytes, n, bw_bytes_per_s, alpha_s)
+
+
+def all_to_all_s(size_bytes, n, bw_bytes_per_s, alpha_s=0.0):
+    """All-to-all, ``S`` bytes held per rank: ``(n−1)/n · S / BW + (n−1)·α`` [s]."""
+    return reduce_scatter_s(size_bytes, n, bw_bytes_per_s, alpha_s)
+
+
+def p2p_s(size_bytes, bw_bytes_per_s, alpha_s=0.0):
+    """Point-to-point send of ``S`` bytes: ``S / BW + α`` [s]."""
+    return _f(size_bytes) / _f(bw_bytes_per_s) + _f(alpha_s)
+
+
+def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic_bw, *,
+                       eff_scaleup, eff_network, alpha_scaleup_s, alpha_network_s,
+                       in_network_reduction=False):
+    """Time [s] of one collective of a placed group.
+
+    Parameters
+    ----------
+    kind : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"} (one kind per call).
+    size_bytes : array (N,) — the full buffer (all-reduce, reduce-scatter input, all-gather
+        output) or the bytes held per rank (all-to-all).
+    n, stride, domain_size : arrays (N,) — the group (see :func:`group_layout`).
+    scaleup_bw, nic_bw : arrays (N,) — nominal one-direction bandwidths per GPU [bytes/s].
+    eff_scaleup, eff_network : achieved / nominal bandwidth per link kind.
+    alpha_scaleup_s, alpha_network_s : latency per ring step [s].
+    in_network_reduction : array (N,) bool — NVLS / SHARP: all-reduce bandwidth ×
+        ``IN_NETWORK_ALLREDUCE_SPEEDUP``.
+
+    Notes
+    -----
+    All-to-all across domains: the ``(n−g)/n`` share of the buffer that leaves the domain goes
+    through the rank's own NIC share, the ``(g−1)/n`` share over NVLink, concurrently:
+    ``max((g−1)/n·S/NVL, (n−g)/n·S/NIC)``. Latency: ``(g−1)`` NVLink steps plus ``(N−1)``
+    network steps per ring pass (one α per collective, not per bucket).
+    """
+    size = _f(size_bytes)
+    n = _f(n)
+    bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network)
+    steps_nvl = np.where(intra, n - 1.0, g - 1.0)
+    steps_net = np.where(intra, 0.0, nd - 1.0)
+    alpha_pass = steps_nvl * _f(alpha_scaleup_s) + steps_net * _f(alpha_network_s)
+    nm1 = np.maximum(n - 1.0, 0.0)
+    frac = nm1 / np.maximum(n, 1.0)
+    if kind == "all_reduce":
+        bw_ar = bw * np.where(in_network_reduction, IN_NETWORK_ALLREDUCE_SPEEDUP, 1.0)
+        return 2.0 * frac * size / bw_ar + 2.0 * alpha_pass
+    if kind in ("reduce_scatter", "all_gather"):
+        return frac * size / bw + alpha_pass
+    if kind == "all_to_all":
+        nvl = _f(scaleup_bw) * _f(eff_scaleup)
+        nic = _f(nic_bw) * _f(eff_network)
+        t_intra = frac * size / nvl
+        t_inter = np.maximum((g - 1.0) / n * size / nvl, (n - g) / n * size / nic)
+        return np.where(intra, t_intra, t_inter) + alpha_pass
+    raise ValueError(f"kind = {kind!r}; allowed: all_reduce, reduce_scatter, all_gather, all_to_all")
+
+
+def group_p2p_s(size_bytes, n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_network,
+                alpha_scaleup_s, alpha_network_s):
+    """Point-to-point transfer between neighbours of a placed group (pipeline stages) [s].
+
+    The slowest boundary sets the pace: NVLink when the whole group fits in one domain
+    (``stride·n ≤ domain``), else the per-GPU network share.
+    """
+    _, nd = group_layout(n, stride, domain_size)
+    intra = nd <= 1.0
+    bw = np.where(intra, _f(scaleup_bw) * _f(eff_scaleup), _f(nic_bw) * _f(eff_network))
+    alpha = np.where(intra, _f(alpha_scaleup_s), _f(alpha_network_s))
+    return np.where(_f(n) > 1.0, p2p_s(size_bytes, bw, alpha), 0.0)
+
+
+def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_network,
+               alpha_scaleup_s, alpha_network_s):
+    """Achieved ring bandwidth [bytes/s] and latency of one ring pass [s] of a placed group.
+
+    The pieces of :func:`group_collective_s`, computed once per group so that several
+    collectives of the same group reuse them: a ring all-reduce of ``S`` bytes then costs
+    ``2·(n−1)/n·S/bw + 2·alpha``, a reduce-scatter or all-gather ``(n−1)/n·S/bw + alpha``.
+    Returns ``(bw, alpha_pass, intra, g)`` (arrays (N,)).
+    """
+    bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network)
+    n = _f(n)
+    alpha = np.where(intra, (n - 1.0) * _f(alpha_scaleup_s),
+                     (g - 1.0) * _f(alpha_scaleup_s) + (nd - 1.0) * _f(alpha_network_s))
+    return bw, alpha, intra, g

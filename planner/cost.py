@@ -1,0 +1,102 @@
+"""Pipeline stage 5: wall time to train, GPU-hours, dollars and energy (DESIGN §4.5).
+
+Formulas (per configuration, arrays of shape (N,))::
+
+    wall_s             = tokens_total / tokens_per_s / goodput
+    time_to_train_days = wall_s / 86400
+    gpu_hours          = n_gpus · wall_s / 3600
+    cost_usd           = gpu_hours · price_per_gpu_hour_usd
+    energy_mwh         = n_nodes · node_power_w · utilisation_power_frac · pue · wall_s/3600 / 1e6
+
+``node_power_w`` is the whole node's power (GPUs, CPUs, NICs, fans) as published by the
+vendor; where it is missing (0 or NaN) ``gpus_per_node · tdp_w`` is used instead (GPU power
+only: an underestimate). Power draw is taken as the constant ``utilisation_power_frac`` of it
+for the whole wall time, failures and restarts included (a simplification: idle nodes draw
+less). Hot spare nodes are not charged. ``goodput = 0`` gives infinite time and cost.
+
+Reads ``tokens_per_s`` (stage 3, timing) and ``goodput`` (stage 4). While the timing stage is
+missing, the columns are NaN and :func:`notes` says why.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SECONDS_PER_DAY = 86_400.0
+SECONDS_PER_HOUR = 3_600.0
+W_H_PER_MWH = 1e6
+
+
+def wall_time_s(tokens_total, tokens_per_s, goodput):
+    """Wall time to train [s]: ``tokens_total / tokens_per_s / goodput``; inf where goodput = 0."""
+    t = np.asarray(tokens_total, dtype=float)
+    r = np.asarray(tokens_per_s, dtype=float)
+    g = np.asarray(goodput, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = t / r / g
+    return np.where((g <= 0) & (t > 0), np.inf, w)
+
+
+def energy_mwh(n_nodes, node_power_w, utilisation_power_frac, pue, wall_s, *, gpus_per_node=None, tdp_w=None):
+    """Facility energy [MWh] = n_nodes · node_power_w · utilisation_power_frac · pue · wall_h / 1e6.
+
+    Falls back to ``gpus_per_node · tdp_w`` where ``node_power_w`` is 0 or NaN (if given).
+    """
+    p = np.asarray(node_power_w, dtype=float)
+    if gpus_per_node is not None and tdp_w is not None:
+        fallback = np.asarray(gpus_per_node, dtype=float) * np.asarray(tdp_w, dtype=float)
+        p = np.where(np.isfinite(p) & (p > 0), p, fallback)
+    wall_h = np.asarray(wall_s, dtype=float) / SECONDS_PER_HOUR
+    return (np.asarray(n_nodes, dtype=float) * p * np.asarray(utilisation_power_frac, dtype=float)
+            * np.asarray(pue, dtype=float) * wall_h / W_H_PER_MWH)
+
+
+def stage(b) -> dict[str, np.ndarray]:
+    """Stage 5: ``time_to_train_days``, ``gpu_hours``, ``cost_usd``, ``energy_mwh``, shape (N,).
+
+    NaN columns where ``tokens_per_s`` (timing stage) or ``goodput`` is not available yet.
+    """
+    n = len(b["n_gpus"])
+    nan = np.full(n, np.nan)
+    rate = np.asarray(b["tokens_per_s"], dtype=float) if "tokens_per_s" in b else nan
+    goodput = np.asarray(b["goodput"], dtype=float) if "goodput" in b else nan
+    wall = wall_time_s(b["tokens_total"], rate, goodput)
+    gpu_hours = np.asarray(b["n_gpus"], dtype=float) * wall / SECONDS_PER_HOUR
+    return {
+        "time_to_train_days": wall / SECONDS_PER_DAY,
+        "gpu_hours": gpu_hours,
+        "cost_usd": gpu_hours * np.asarray(b["price_per_gpu_hour_usd"], dtype=float),
+        "energy_mwh": energy_mwh(b["n_nodes"], b["node_power_w"], b["utilisation_power_frac"], b["pue"],
+                                 wall, gpus_per_node=b["gpus_per_node"], tdp_w=b["tdp_w"]),
+    }
+
+
+def _g(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def explain(row: dict) -> dict[str, str]:
+    """Formula strings with one scenario's numbers plugged in."""
+    if not np.isfinite(row.get("time_to_train_days", np.nan)):
+        return {}
+    wall_h = row["time_to_train_days"] * 24.0
+    return {
+        "time_to_train_days": (
+            f"tokens {_g(row['tokens_total'])} / {_g(row['tokens_per_s'])} tok/s / goodput "
+            f"{_g(row['goodput'])} / 86400 = {_g(row['time_to_train_days'])} d"
+        ),
+        "gpu_hours": f"{row['n_gpus']} GPUs × {_g(wall_h)} h = {_g(row['gpu_hours'])}",
+        "cost_usd": f"{_g(row['gpu_hours'])} GPU-h × ${_g(row['price_per_gpu_hour_usd'])} = ${_g(row['cost_usd'])}",
+        "energy_mwh": (
+            f"{row['n_nodes']} nodes × {_g(row['node_power_w'])} W × {_g(row['utilisation_power_frac'])}"
+            f" × PUE {_g(row['pue'])} × {_g(wall_h)} h / 1e6 = {_g(row['energy_mwh'])} MWh"
+        ),
+    }
+
+
+def notes(row: dict) -> list[str]:
+    """Stated simplifications and missing inputs."""
+    out = ["Energy: whole-node power × utilisation × PUE for the whole wall time (idle time included)."]
+    if "tokens_per_s" not in row:
+        out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
+    return out

@@ -1,0 +1,629 @@
+"""Share links: a scenario <-> flat URL query parameters with compact keys.
+
+Pure functions, no streamlit import. The dashboard writes :func:`scenario_to_params` into
+``st.query_params`` on every run and reads a link back with :func:`params_to_scenario`, so a
+link opened in a fresh session reproduces the same scenario and hence the same numbers.
+
+Format (every value a string; numbers in SI units exactly as in the scenario JSON, written
+in the shortest form that round-trips, e.g. ``tok=1.5e13``, ``nic=5e10``):
+
+=========  ==============================================  ==========================
+key        scenario field                                  values
+=========  ==============================================  ==========================
+p          base scenario preset the rest is applied to      preset id (default ``default``)
+m          model                                           model id, or ``custom``
+ml mh ...  custom model architecture (see ``MODEL_KEYS``)  used only with ``m=custom``
+sys n acc  cluster.system, n_gpus, accelerator override    ids / int
+price ...  cluster.overrides (``CLUSTER_KEYS``)            SI floats; absent = catalogue
+s gbs ...  training (``TRAINING_KEYS``)
+tp pp ...  parallelism (``PARALLEL_KEYS``)
+ck         checkpoint.tiers: ``tier:interval_s:replicas``  ``host_memory:auto:0,pfs:3600:0``
+ca cif     checkpoint async, interference fraction
+fp rs hs   reliability profile, rate scale, hot spares
+=========  ==============================================  ==========================
+
+Reading never raises: an unknown key, an unparsable value or a value outside its range is
+dropped with a warning naming the key, the value and the allowed values or range, and the
+base value is kept. After the per-key checks the assembled scenario is validated
+(:class:`planner.schema.Scenario`); when a cross-field rule fails (e.g. ``tp`` does not divide
+the model's heads) the link keys named in the message are reverted one at a time, each with a
+warning, until the scenario validates or no named key is left.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+from urllib.parse import parse_qsl, urlsplit
+
+from pydantic import ValidationError
+
+from . import catalog
+from .schema import Scenario, format_errors
+
+__all__ = [
+    "scenario_to_params", "params_to_scenario", "parse_link", "prefix_params", "unprefix_params",
+    "ALL_KEYS", "DEFAULT_PRESET",
+]
+
+DEFAULT_PRESET = "default"
+_INT_MAX = 10_000_000
+_FLOAT_MAX = 1e30
+
+
+@dataclass(frozen=True)
+class Field:
+    """One link key: where it goes in the scenario JSON and what it may hold."""
+
+    key: str
+    path: tuple[str, ...]
+    kind: str  # "int" | "float" | "bool" | "choice" | "str" | "optfloat"
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[Any, ...] = ()
+    lo_open: bool = False  # lo excluded (x > lo)
+
+
+def _i(key, path, lo=1, hi=_INT_MAX):
+    return Field(key, path, "int", lo, hi)
+
+
+def _f(key, path, lo=0.0, hi=_FLOAT_MAX, lo_open=True):
+    return Field(key, path, "float", lo, hi, lo_open=lo_open)
+
+
+def _b(key, path):
+    return Field(key, path, "bool")
+
+
+def _c(key, path, choices):
+    return Field(key, path, "choice", choices=tuple(choices))
+
+
+#: Custom-model architecture keys (path relative to the model object).
+MODEL_KEYS: tuple[Field, ...] = (
+    Field("mn", ("name",), "str"),
+    _i("ml", ("n_layers",)),
+    _i("mh", ("hidden_size",)),
+    _i("ma", ("n_heads",)),
+    _i("mk", ("n_kv_heads",)),
+    _i("md", ("head_dim",)),
+    _i("mf", ("ffn_hidden_size",)),
+    _i("mv", ("vocab_size",)),
+    _b("mg", ("gated_mlp",)),
+    _b("mt", ("tied_embeddings",)),
+    _c("mnorm", ("norm",), ("rmsnorm", "layernorm")),
+    _b("mb", ("linear_bias",)),
+    _i("mpos", ("learned_pos_embeddings",), lo=0),
+    # MoE (me = 0 means dense: the moe object is removed)
+    _i("me", ("moe", "n_experts"), lo=0),
+    _i("mtk", ("moe", "top_k")),
+    _i("mef", ("moe", "expert_ffn_hidden_size")),
+    _i("mse", ("moe", "n_shared_experts"), lo=0),
+    _i("msf", ("moe", "shared_expert_ffn_hidden_size")),
+    _i("mfd", ("moe", "first_dense_layers"), lo=0),
+    Field("mcf", ("moe", "capacity_factor"), "float", 1.0, 16.0),
+    # MLA (mlkv = 0 means no MLA: the mla object is removed)
+    _i("mlq", ("mla", "q_lora_rank"), lo=0),
+    _i("mlkv", ("mla", "kv_lora_rank"), lo=0),
+    _i("mlqn", ("mla", "qk_nope_head_dim")),
+    _i("mlqr", ("mla", "qk_rope_head_dim")),
+    _i("mlv", ("mla", "v_head_dim")),
+)
+
+CLUSTER_KEYS: tuple[Field, ...] = (
+    _i("n", ("cluster", "n_gpus")),
+    Field("price", ("cluster", "overrides", "price_per_gpu_hour_usd"), "optfloat", 0.0, 1e6, lo_open=True),
+    Field("nic", ("cluster", "overrides", "nic_bw_per_gpu_bytes_per_s"), "optfloat", 0.0, 1e15, lo_open=True),
+    Field("hostmem", ("cluster", "overrides", "host_memory_bytes"), "optfloat", 0.0, 1e16, lo_open=True),
+    Field("hbmu", ("cluster", "overrides", "hbm_usable_bytes"), "optfloat", 0.0, 1e14, lo_open=True),
+    Field("pue", ("cluster", "pue"), "float", 1.0, 3.0),
+    Field("util", ("cluster", "utilisation_power_frac"), "float", 0.0, 1.0),
+)
+
+TRAINING_KEYS: tuple[Field, ...] = (
+    _i("s", ("training", "seq_len"), hi=4_194_304),
+    _i("gbs", ("training", "global_batch_size")),
+    _i("mbs", ("training", "micro_batch_size")),
+    _c("prec", ("training", "precision"), ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")),
+    _c("gd", ("training", "grad_dtype"), ("fp32", "bf16")),
+    _f("tok", ("training", "tokens_total")),
+)
+
+PARALLEL_KEYS: tuple[Field, ...] = (
+    _i("tp", ("parallelism", "tp")),
+    _i("pp", ("parallelism", "pp")),
+    _i("dp", ("parallelism", "dp")),
+    _i("cp", ("parallelism", "cp")),
+    _i("ep", ("parallelism", "ep")),
+    _i("vpp", ("parallelism", "vpp")),
+    _b("sp", ("parallelism", "sequence_parallel")),
+    _c("z", ("parallelism", "zero_stage"), (0, 1, 2, 3)),
+    _c("rc", ("parallelism", "recompute"), ("none", "selective", "full")),
+    _c("sch", ("parallelism", "schedule"), ("1f1b", "interleaved", "gpipe", "zero_bubble")),
+    _c("off", ("parallelism", "offload_optimizer"), ("none", "cpu", "nvme")),
+    _b("offw", ("parallelism", "offload_master_weights")),
+    _b("offg", ("parallelism", "offload_grads")),
+    _b("offa", ("parallelism", "offload_activations")),
+    _b("fa", ("parallelism", "flash_attention")),
+    _b("tpo", ("parallelism", "tp_comm_overlap")),
+    _c("ls", ("parallelism", "layer_split"), ("even", "uneven")),
+)
+
+CKPT_KEYS: tuple[Field, ...] = (
+    _b("ca", ("checkpoint", "async")),
+    Field("cif", ("checkpoint", "async_interference_frac"), "float", 0.0, 1.0),
+)
+
+REL_KEYS: tuple[Field, ...] = (
+    Field("rs", ("reliability", "rate_scale"), "float", 0.0, 100.0),
+    _i("hs", ("reliability", "hot_spare_nodes"), lo=0),
+)
+
+SCALAR_FIELDS: tuple[Field, ...] = CLUSTER_KEYS + TRAINING_KEYS + PARALLEL_KEYS + CKPT_KEYS + REL_KEYS
+#: Keys holding catalogue ids (validated against the catalogue).
+ID_KEYS: tuple[str, ...] = ("p", "m", "sys", "acc", "fp", "ck")
+ALL_KEYS: tuple[str, ...] = ID_KEYS + tuple(f.key for f in MODEL_KEYS) + tuple(f.key for f in SCALAR_FIELDS)
+_MODEL_KEY_SET = {f.key for f in MODEL_KEYS}
+
+# --------------------------------------------------------------------------------------
+# Formatting
+# --------------------------------------------------------------------------------------
+
+
+def fmt_number(x: float | int) -> str:
+    """Shortest decimal string that parses back to exactly ``x`` (``1.5e13``, ``3600``, ``0.02``)."""
+    if isinstance(x, bool):
+        return "1" if x else "0"
+    if isinstance(x, int):
+        return str(x)
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        cand = [str(int(x))]
+    else:
+        cand = [repr(x)]
+    for prec in range(1, 18):
+        s = f"{x:.{prec}g}"
+        if float(s) == x:
+            cand.append(s)
+            break
+    best = min(cand, key=len)
+    if "e" in best:
+        mant, exp = best.split("e")
+        best = f"{mant}e{int(exp)}"
+    return best
+
+
+def _fmt_value(f: Field, v: Any) -> str | None:
+    if v is None:
+        return None
+    if f.kind == "bool":
+        return "1" if v else "0"
+    if f.kind == "choice":
+        return str(v)
+    if f.kind == "str":
+        return str(v)
+    if f.kind == "int":
+        return str(int(v))
+    return fmt_number(v)
+
+
+def _get(d: Mapping, path: tuple[str, ...]) -> Any:
+    cur: Any = d
+    for p in path:
+        if not isinstance(cur, Mapping) or p not in cur:
+            return None
+        cur = cur[p]
+    return cur
+
+
+def _set(d: dict, path: tuple[str, ...], value: Any) -> None:
+    cur = d
+    for p in path[:-1]:
+        nxt = cur.get(p)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            cur[p] = nxt
+        cur = nxt
+    cur[path[-1]] = value
+
+
+def _tier_id(t: Any) -> str | None:
+    if isinstance(t, str):
+        return t
+    return None
+
+
+def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = None) -> dict[str, str]:
+    """The whole scenario as compact query parameters.
+
+    Parameters
+    ----------
+    scenario_json : the scenario as JSON-like data (``Scenario.to_json_dict()`` or the raw
+        dict the UI builds; need not be valid).
+    preset : the preset the user started from, written as ``p`` (the base that keys not in
+        the link are taken from, e.g. inline hardware objects).
+
+    Returns
+    -------
+    dict of key -> string value; ``None`` fields (catalogue defaults, derived ``dp``) are left out.
+    """
+    sj = scenario_json
+    out: dict[str, str] = {}
+    if preset:
+        out["p"] = str(preset)
+    model = sj.get("model")
+    if isinstance(model, str):
+        out["m"] = model
+    elif isinstance(model, Mapping):
+        out["m"] = "custom"
+        for f in MODEL_KEYS:
+            v = _get(model, f.path)
+            s = _fmt_value(f, v)
+            if s is not None:
+                out[f.key] = s
+        if not isinstance(model.get("moe"), Mapping):
+            out["me"] = "0"
+    cluster = sj.get("cluster") or {}
+    if isinstance(cluster.get("system"), str):
+        out["sys"] = cluster["system"]
+    if isinstance(cluster.get("accelerator"), str):
+        out["acc"] = cluster["accelerator"]
+    for f in SCALAR_FIELDS:
+        if f.key == "dp":
+            continue  # derived from n_gpus / (tp·pp·cp); writing it would pin it
+        s = _fmt_value(f, _get(sj, f.path))
+        if s is not None:
+            out[f.key] = s
+    tiers = _get(sj, ("checkpoint", "tiers"))
+    if isinstance(tiers, list) and all(isinstance(u, Mapping) and _tier_id(u.get("tier")) for u in tiers):
+        parts = []
+        for u in tiers:
+            iv = u.get("interval_s")
+            parts.append(f"{u['tier']}:{'auto' if iv is None else fmt_number(iv)}:{int(u.get('replicas') or 0)}")
+        out["ck"] = ",".join(parts) if parts else "none"
+    prof = _get(sj, ("reliability", "profile"))
+    if isinstance(prof, str):
+        out["fp"] = prof
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------------------
+
+
+def _range_text(f: Field) -> str:
+    lo = "" if f.lo is None else fmt_number(f.lo)
+    hi = "" if f.hi is None else fmt_number(f.hi)
+    if f.lo_open:
+        return f"{lo} < value ≤ {hi}"
+    return f"{lo} to {hi}"
+
+
+def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
+    """(value, error text). Never raises."""
+    r = raw.strip()
+    if f.kind == "str":
+        return r[:200], None
+    if f.kind == "bool":
+        low = r.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True, None
+        if low in ("0", "false", "no", "off"):
+            return False, None
+        return None, "must be 1 or 0"
+    if f.kind == "choice":
+        for c in f.choices:
+            if r == str(c):
+                return c, None
+        return None, "allowed: " + ", ".join(str(c) for c in f.choices)
+    if f.kind == "optfloat" and r.lower() in ("", "none", "default"):
+        return None, None
+    try:
+        x = float(r) if f.kind != "int" else None
+        if f.kind == "int":
+            xf = float(r)
+            if not math.isfinite(xf) or not xf.is_integer():
+                return None, "must be a whole number"
+            x = int(xf)
+    except (ValueError, OverflowError):
+        return None, "must be a number" if f.kind != "int" else "must be a whole number"
+    if not math.isfinite(x):
+        return None, "must be finite"
+    if f.lo is not None and (x < f.lo or (f.lo_open and x == f.lo)):
+        return None, f"out of range; allowed {_range_text(f)}"
+    if f.hi is not None and x > f.hi:
+        return None, f"out of range; allowed {_range_text(f)}"
+    return x, None
+
+
+def _show(raw: str) -> str:
+    r = repr(raw)
+    return r if len(r) <= 40 else r[:37] + "...'"
+
+
+def _last(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        v = v[-1] if v else ""
+    return v if isinstance(v, str) else str(v)
+
+
+def _safe_catalog(fn) -> dict:
+    try:
+        return fn()
+    except Exception:  # a broken data file must not break a link
+        return {}
+
+
+def _base_scenario(pid: str | None, warnings: list[str]) -> tuple[dict, str]:
+    from .presets import preset_json
+
+    presets = _safe_catalog(catalog.scenario_presets_raw)
+    if pid is not None and pid not in presets:
+        warnings.append(
+            f"p={_show(pid)}: unknown scenario preset; using '{DEFAULT_PRESET}' "
+            f"(allowed: {', '.join(sorted(presets)) or 'none loaded'})"
+        )
+        pid = None
+    pid = pid or DEFAULT_PRESET
+    try:
+        return preset_json(pid), pid
+    except Exception:
+        return {"model": "llama3-70b", "cluster": {"system": "dgx-h100", "n_gpus": 1024}}, pid
+
+
+def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
+    errs: list[str] = []
+    r = raw.strip()
+    if r.lower() in ("none", ""):
+        return [], errs
+    out = []
+    seen = set()
+    for part in r.split(","):
+        bits = part.split(":")
+        tid = bits[0].strip()
+        if tid not in tiers_cat:
+            errs.append(f"ck: unknown storage tier {_show(tid)} (allowed: {', '.join(sorted(tiers_cat))})")
+            continue
+        if tid in seen:
+            errs.append(f"ck: tier '{tid}' listed twice; kept the first")
+            continue
+        iv: float | None = None
+        if len(bits) > 1 and bits[1].strip().lower() not in ("", "auto", "opt"):
+            try:
+                iv = float(bits[1])
+                if not math.isfinite(iv) or iv <= 0 or iv > 1e9:
+                    raise ValueError
+            except (ValueError, OverflowError):
+                errs.append(f"ck: interval {_show(bits[1])} for tier '{tid}' refused; allowed 0 < seconds ≤ 1e9 or 'auto'")
+                iv = None
+        rep = 0
+        if len(bits) > 2 and bits[2].strip():
+            try:
+                rep = int(bits[2])
+                if rep < 0 or rep > 1000:
+                    raise ValueError
+            except ValueError:
+                errs.append(f"ck: replicas {_show(bits[2])} for tier '{tid}' refused; allowed 0 to 1000")
+                rep = 0
+        seen.add(tid)
+        out.append({"tier": tid, "interval_s": iv, "replicas": rep})
+    if not out and r:
+        return None, errs
+    return out, errs
+
+
+def _model_base(model: Any) -> dict | None:
+    if isinstance(model, Mapping):
+        return copy.deepcopy(dict(model))
+    if isinstance(model, str):
+        m = _safe_catalog(catalog.models).get(model)
+        if m is not None:
+            d = m.model_dump(mode="json", exclude_none=True)
+            for k in ("source", "published_params_total", "published_params_active"):
+                d.pop(k, None)
+            d["name"] = f"custom ({model})"
+            return d
+    return None
+
+
+def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
+    """Scenario JSON from link parameters, plus one warning per ignored or refused value.
+
+    Never raises (tested with random strings). See the module docstring for the format.
+
+    Returns
+    -------
+    (scenario_json, warnings). ``scenario_json`` validates as a :class:`Scenario` unless a
+    cross-field rule fails that no link key explains; that error is then among ``warnings``.
+    """
+    warnings: list[str] = []
+    try:
+        flat = {str(k): _last(v) for k, v in dict(params).items()}
+    except Exception:
+        return _base_scenario(None, warnings)[0], ["link: unreadable query parameters ignored"]
+    sj, pid = _base_scenario(flat.get("p"), warnings)
+    applied: dict[str, tuple[tuple[str, ...], Any]] = {}  # key -> (path, base value) for repair
+
+    for k in flat:
+        if k not in ALL_KEYS:
+            warnings.append(f"{_show(k)}: unknown link parameter ignored")
+
+    # Model
+    mval = flat.get("m")
+    models = _safe_catalog(catalog.models)
+    custom_keys = [k for k in flat if k in _MODEL_KEY_SET]
+    if mval is not None:
+        mval = mval.strip()
+        if mval == "custom":
+            base = _model_base(sj.get("model"))
+            if base is None:
+                warnings.append("m=custom: no base model to start from; kept the preset's model")
+            else:
+                applied["m"] = (("model",), copy.deepcopy(sj.get("model")))
+                sj["model"] = base
+        elif mval in models:
+            applied["m"] = (("model",), copy.deepcopy(sj.get("model")))
+            sj["model"] = mval
+        else:
+            warnings.append(
+                f"m={_show(mval)}: unknown model; kept '{sj.get('model') if isinstance(sj.get('model'), str) else 'preset model'}' "
+                f"(allowed: {', '.join(sorted(models))}, custom)"
+            )
+    if custom_keys:
+        model = sj.get("model")
+        if not isinstance(model, dict):
+            warnings.append(
+                f"{', '.join(custom_keys)}: architecture fields are used only with m=custom; ignored"
+            )
+        else:
+            for f in MODEL_KEYS:
+                if f.key not in flat:
+                    continue
+                val, err = _parse_value(f, flat[f.key])
+                if err:
+                    warnings.append(f"{f.key}={_show(flat[f.key])}: {err}; kept the base value")
+                    continue
+                if f.key == "me" and val == 0:
+                    model.pop("moe", None)
+                    continue
+                if f.key == "mlkv" and val == 0:
+                    model.pop("mla", None)
+                    continue
+                if f.path[0] in ("moe", "mla") and not isinstance(model.get(f.path[0]), dict):
+                    model[f.path[0]] = {}
+                _set(model, f.path, val)
+            moe = model.get("moe")
+            if isinstance(moe, dict) and not {"n_experts", "top_k", "expert_ffn_hidden_size"} <= set(moe):
+                warnings.append("me/mtk/mef: an MoE model needs n_experts, top_k and expert FFN size; kept dense")
+                model.pop("moe", None)
+            mla = model.get("mla")
+            if isinstance(mla, dict) and not {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"} <= set(mla):
+                warnings.append("mlq/mlkv/...: MLA needs all five fields; kept standard attention")
+                model.pop("mla", None)
+
+    # Catalogue ids
+    def _id(key: str, path: tuple[str, ...], table: Mapping, what: str, allow_none: bool = False):
+        if key not in flat:
+            return
+        v = flat[key].strip()
+        if allow_none and v in ("", "none", "default"):
+            applied[key] = (path, copy.deepcopy(_get(sj, path)))
+            _set(sj, path, None)
+            return
+        if v in table:
+            applied[key] = (path, copy.deepcopy(_get(sj, path)))
+            _set(sj, path, v)
+        else:
+            warnings.append(f"{key}={_show(v)}: unknown {what}; kept the base value (allowed: {', '.join(sorted(table))})")
+
+    _id("sys", ("cluster", "system"), _safe_catalog(catalog.systems), "system")
+    _id("acc", ("cluster", "accelerator"), _safe_catalog(catalog.accelerators), "accelerator", allow_none=True)
+    _id("fp", ("reliability", "profile"), _safe_catalog(catalog.failure_profiles), "failure profile")
+
+    for f in SCALAR_FIELDS:
+        if f.key not in flat:
+            continue
+        val, err = _parse_value(f, flat[f.key])
+        if err:
+            warnings.append(f"{f.key}={_show(flat[f.key])}: {err}; kept the base value")
+            continue
+        applied[f.key] = (f.path, copy.deepcopy(_get(sj, f.path)))
+        _set(sj, f.path, val)
+
+    if "ck" in flat:
+        tiers, errs = _parse_tiers(flat["ck"], _safe_catalog(catalog.storage_tiers))
+        warnings.extend(errs)
+        if tiers is not None:
+            applied["ck"] = (("checkpoint", "tiers"), copy.deepcopy(_get(sj, ("checkpoint", "tiers"))))
+            _set(sj, ("checkpoint", "tiers"), tiers)
+
+    # Derived dp: the preset may pin dp; drop it when the link changes the cluster or split
+    # but does not give dp itself.
+    if "dp" not in flat and any(k in applied for k in ("n", "tp", "pp", "cp")):
+        par = sj.get("parallelism")
+        if isinstance(par, dict):
+            par.pop("dp", None)
+
+    return _repair(sj, applied, warnings), warnings
+
+
+def _path_text(path: tuple[str, ...]) -> str:
+    return ".".join(path)
+
+
+def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
+    """Revert link keys named in cross-field validation errors, one at a time."""
+    # Only keys that changed the base can be to blame.
+    applied = {k: v for k, v in applied.items() if _get(sj, v[0]) != v[1]}
+    for _ in range(len(applied) + 1):
+        try:
+            Scenario.model_validate(copy.deepcopy(sj))
+            return sj
+        except ValidationError as e:
+            lines = format_errors(e)
+        except Exception as e:  # noqa: BLE001 - a link must never raise
+            lines = [str(e)]
+        text = " ".join(lines)
+        # The key whose field path appears first in the message.
+        best = None
+        for key, (path, _base) in applied.items():
+            names = [_path_text(path)]
+            if key == "m":
+                names.append("model.")
+            if key == "ck":
+                names.append("checkpoint.")
+            # Messages such as "parallelism: tp·pp·cp = 8·4·1" name the field by its last part.
+            if path[0] == "parallelism":
+                names.append(f" {path[-1]}·")
+                names.append(f"·{path[-1]} ")
+            pos = min((text.find(n) for n in names if text.find(n) >= 0), default=-1)
+            if pos >= 0 and (best is None or pos < best[0]):
+                best = (pos, key)
+        if best is None:
+            warnings.extend(f"link: {ln}" for ln in lines)
+            return sj
+        key = best[1]
+        path, base = applied.pop(key)
+        warnings.append(f"{key}: refused, {lines[0]}; kept the base value")
+        if base is None and path[-1] in ("dp",):
+            par = sj.get("parallelism", {})
+            par.pop("dp", None)
+        else:
+            _set(sj, path, copy.deepcopy(base))
+        if key in ("n", "tp", "pp", "cp") and "dp" not in applied:
+            par = sj.get("parallelism")
+            if isinstance(par, dict):
+                par.pop("dp", None)
+    return sj
+
+
+# --------------------------------------------------------------------------------------
+# Helpers for links pasted as text and for several scenarios in one URL (Compare page)
+# --------------------------------------------------------------------------------------
+
+
+def parse_link(text: str) -> dict[str, str]:
+    """Query parameters of a pasted link or bare query string (``?m=...&n=...``). Never raises."""
+    t = (text or "").strip()
+    if not t:
+        return {}
+    try:
+        if "?" in t:
+            t = urlsplit(t).query if "://" in t else t.split("?", 1)[1]
+        return {k: v for k, v in parse_qsl(t, keep_blank_values=True)}
+    except Exception:
+        return {}
+
+
+def prefix_params(params: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """``{"tp": "8"}`` -> ``{"a.tp": "8"}`` for prefix ``"a."`` (several scenarios in one URL)."""
+    return {f"{prefix}{k}": v for k, v in params.items()}
+
+
+def unprefix_params(params: Mapping[str, Any], prefix: str) -> dict[str, str]:
+    """Inverse of :func:`prefix_params`: the keys that start with ``prefix``, prefix removed."""
+    return {k[len(prefix):]: _last(v) for k, v in params.items() if isinstance(k, str) and k.startswith(prefix)}

@@ -1,0 +1,232 @@
+"""Monte Carlo of a whole training run with failures, checkpoints and recoveries.
+
+The reference for the analytic goodput of :mod:`planner.reliability` (DESIGN §4.4). Vectorised
+over trials: one loop over failure *rounds*, each round advancing every unfinished trial to its
+next failure (or to the end of training) at once.
+
+Model of one trial (stated simplifications in brackets):
+
+* Training needs ``work_s = tokens_total / tokens_per_s`` seconds of compute. Saves of tier k
+  happen each time progress crosses a multiple of ``τ_k`` and stall training by ``stall_k``;
+  [the stalls are spread evenly: progress advances at ``1 / (1 + Σ_k stall_k/τ_k)`` per wall
+  second]. A save becomes durable ``save_k`` wall seconds after its start (sync or async).
+* Failures arrive as a Poisson process of rate λ = Σ_c λ_c in wall time (also during a
+  restart, which then starts over); the class is drawn with probability λ_c/λ.
+* On a failure of class c the job rolls back to the most recent durable save of any enabled
+  tier that survives c (tiers lost by an earlier failure hold only saves taken since), waits
+  ``R_c`` (restart + repair) and reloads from that tier. With no such save it restarts
+  from the beginning.
+
+Returns one row per trial.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from . import batch as _batch
+from . import checkpoint as ck
+from . import reliability as rel
+from .schema import FAILURE_CLASSES, TIER_KINDS, Scenario
+
+#: Safety cap on failure rounds, as a multiple of the expected number of failures (+ a floor).
+MAX_ROUNDS_FACTOR = 10.0
+MAX_ROUNDS_FLOOR = 10_000
+
+
+def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery_s, reload_s,
+                    survives, *, n_trials=10_000, seed=0,
+                    progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+    """Monte Carlo of one configuration from its model parameters.
+
+    Parameters
+    ----------
+    work_s : float — compute time to train, failure free and without saves [s].
+    tau_s : array (K,) — compute time between saves per tier [s] (ignored where disabled).
+    enabled : array (K,) bool
+    stall_s : array (K,) — training stall per save [s].
+    save_s : array (K,) — wall time until a save is durable [s].
+    lam_per_s : array (C,) — failure rate per class [1/s].
+    recovery_s : array (C,) — restart (+ repair) per class [s].
+    reload_s : array (K, C) — reload time of tier k after class c [s].
+    survives : array (K, C) bool
+    n_trials : int
+    seed : int — for ``np.random.default_rng``; same seed, same result.
+    progress : callable(fraction) or None — called after each round with the finished fraction.
+
+    Returns
+    -------
+    pandas.DataFrame, one row per trial: ``time_to_train_days``, ``goodput`` (work / wall),
+    ``n_failures``, ``n_failures_{class}``, ``lost_work_h`` (compute redone), ``recovery_h``
+    (restart, repair and reload), ``finished`` (False if the round cap was hit: time inf).
+    """
+    rng = np.random.default_rng(seed)
+    tau = np.asarray(tau_s, dtype=float)
+    en = np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0)
+    tau = np.where(en, tau, np.inf)
+    stall = np.asarray(stall_s, dtype=float)
+    lam_c = np.asarray(lam_per_s, dtype=float)
+    rec_c = np.asarray(recovery_s, dtype=float)
+    reload = np.asarray(reload_s, dtype=float)
+    surv = np.asarray(survives, dtype=bool) & en[:, None]
+    K, C = reload.shape
+    lam = float(lam_c.sum())
+    rate = 1.0 / (1.0 + float(np.sum(np.where(en, stall / tau, 0.0))))
+    lag = np.where(en, np.asarray(save_s, dtype=float) * rate, 0.0)  # progress until durable
+    cum_p = np.cumsum(lam_c / lam) if lam > 0 else np.ones(C)
+    cum_p[-1] = 1.0
+    n = int(n_trials)
+    P = np.zeros(n)            # progress (compute seconds done and kept)
+    t = np.zeros(n)            # wall time
+    pend = np.zeros(n)         # recovery time still to wait before progress resumes
+    valid_from = np.zeros((n, K))  # tier k holds valid saves only at positions >= this
+    lost = np.zeros(n)
+    recov = np.zeros(n)
+    nfail = np.zeros((n, C), dtype=np.int64)
+    finished = np.zeros(n, dtype=bool)
+    active = np.arange(n)
+    expected = lam * work_s / rate
+    max_rounds = int(MAX_ROUNDS_FACTOR * expected + MAX_ROUNDS_FLOOR)
+    rounds = 0
+    while active.size and rounds < max_rounds:
+        rounds += 1
+        a = active
+        x = rng.exponential(1.0 / lam, size=a.size) if lam > 0 else np.full(a.size, np.inf)
+        r = pend[a]
+        during = x < r
+        p0 = P[a]
+        q = np.where(during, p0, p0 + (x - r) * rate)
+        fin = (~during) & (q >= work_s)
+        # Trials that finish before their next failure.
+        af = a[fin]
+        t[af] += r[fin] + (work_s - p0[fin]) / rate
+        recov[af] += r[fin]
+        P[af] = work_s
+        finished[af] = True
+        # Failures (during a recovery or while training).
+        fl = ~fin
+        af = a[fl]
+        if af.size:
+            qf = q[fl]
+            t[af] += x[fl]
+            recov[af] += np.minimum(x[fl], r[fl])
+            c = np.searchsorted(cum_p, rng.random(af.size), side="right")
+            c = np.minimum(c, C - 1)
+            np.add.at(nfail, (af, c), 1)
+            target = np.zeros(af.size)
+            tier = np.full(af.size, -1)
+            for k in range(K):
+                if not en[k]:
+                    continue
+                cand = np.floor((qf - lag[k]) / tau[k]) * tau[k]
+                ok = surv[k, c] & (cand >= valid_from[af, k]) & (cand > 0)
+                better = ok & (cand > target)
+                target = np.where(better, cand, target)
+                tier = np.where(better, k, tier)
+            # Tiers that do not survive class c lose their saves.
+            for k in range(K):
+                lose = ~surv[k, c]
+                valid_from[af[lose], k] = np.maximum(qf[lose], valid_from[af[lose], k]) + 1e-9
+            lost[af] += qf - target
+            P[af] = target
+            reload_t = np.where(tier >= 0, reload[np.maximum(tier, 0), c], 0.0)
+            pend[af] = rec_c[c] + reload_t
+        active = a[fl]
+        if progress is not None:
+            progress(1.0 - active.size / n)
+    t[active] = np.inf
+    if progress is not None and active.size:
+        progress(1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        goodput = np.where(np.isfinite(t) & (t > 0), work_s / t, np.where(np.isfinite(t), 1.0, 0.0))
+    df = pd.DataFrame({
+        "time_to_train_days": t / 86_400.0,
+        "goodput": goodput,
+        "n_failures": nfail.sum(axis=1),
+    })
+    for j, fc in enumerate(FAILURE_CLASSES[:C]):
+        df[f"n_failures_{fc}"] = nfail[:, j]
+    df["lost_work_h"] = lost / 3600.0
+    df["recovery_h"] = recov / 3600.0
+    df["finished"] = finished
+    return df
+
+
+def params_from_batch(out: _batch.Batch, i: int = 0) -> dict:
+    """Model parameters of row ``i`` of an evaluated batch, for :func:`simulate_params`.
+
+    Needs the columns of stages 1 to 4 and ``tokens_per_s`` (stage 3, timing).
+    """
+    missing = [c for c in ("step_time_s", "tokens_per_s") if c not in out]
+    if missing:
+        raise RuntimeError(
+            "simulate needs the step time: columns " + ", ".join(missing)
+            + " are missing (the timing stage, planner/timing.py, is not available)"
+        )
+    if "goodput" not in out:
+        raise RuntimeError("simulate needs the reliability stage (planner/reliability.py) columns")
+    row = _batch.take(out, [i])
+    tt = ck.tier_times(row)
+    tau = np.array([float(out[f"ckpt_{k}_interval_opt_s"][i]) for k in TIER_KINDS])
+    return {
+        "work_s": float(out["tokens_total"][i]) / float(out["tokens_per_s"][i]),
+        "tau_s": tau,
+        "enabled": tt["enabled"][0],
+        "stall_s": tt["stall_s"][0],
+        "save_s": tt["save_s"][0],
+        "lam_per_s": rel.failure_rates_per_h(row)[0] / 3600.0,
+        "recovery_s": rel.recovery_s(row)[0],
+        "reload_s": tt["reload_s"][0],
+        "survives": tt["survives"][0],
+    }
+
+
+def simulate_batch_row(out: _batch.Batch, i: int = 0, n_trials: int = 10_000, seed: int = 0,
+                       progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+    """Monte Carlo of row ``i`` of an evaluated batch (see :func:`simulate_params`)."""
+    return simulate_params(**params_from_batch(out, i), n_trials=n_trials, seed=seed, progress=progress)
+
+
+def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
+             progress: Callable[[float], None] | None = None) -> pd.DataFrame:
+    """Monte Carlo of the whole run of one scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario or JSON-like dict
+    n_trials : int — number of simulated runs.
+    seed : int — ``np.random.default_rng(seed)``; reproducible.
+    progress : callable(fraction) or None — progress callback for long runs.
+
+    Returns
+    -------
+    pandas.DataFrame, one row per trial (see :func:`simulate_params`).
+
+    Raises
+    ------
+    RuntimeError if the step time is not available (timing stage missing).
+    """
+    from .engine import run_batch
+
+    s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+    out = run_batch(_batch.from_scenarios([s]))
+    return simulate_batch_row(out, 0, n_trials=n_trials, seed=seed, progress=progress)
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """P10 / P50 / P90 and mean of the main per-trial columns, one row per metric.
+
+    Columns: ``metric``, ``mean``, ``p10``, ``p50``, ``p90``. The rows are
+    ``time_to_train_days``, ``goodput``, ``n_failures``, ``lost_work_h``, ``recovery_h``.
+    """
+    rows = []
+    for m in ("time_to_train_days", "goodput", "n_failures", "lost_work_h", "recovery_h"):
+        if m not in df:
+            continue
+        v = df[m].to_numpy(dtype=float)
+        p10, p50, p90 = np.percentile(v, [10, 50, 90])
+        rows.append({"metric": m, "mean": float(np.mean(v)), "p10": p10, "p50": p50, "p90": p90})
+    return pd.DataFrame(rows, columns=["metric", "mean", "p10", "p50", "p90"])

@@ -1,0 +1,856 @@
+"""Explore every split: enumerate the valid parallel layouts of a scenario and evaluate them
+all in one vectorised pass through the engine (:func:`planner.engine.run_batch`).
+
+Enumeration
+-----------
+A split is (TP, PP, CP, EP, DP, VPP, micro-batch size, schedule, ZeRO stage, recompute mode,
+offload target), with sequence parallelism on whenever TP > 1 and DP derived as
+``n_gpus / (tp·pp·cp)``. Small candidate lists are built per dimension (divisors, powers of
+two); their product is formed with ``np.meshgrid`` / ``np.repeat`` and filtered with boolean
+masks. There is no Python loop over configurations.
+
+The validity rules are those of :meth:`planner.schema.Scenario._cross_checks`:
+
+* ``tp·pp·cp`` divides ``n_gpus`` (DP derived; never rounded);
+* ``tp`` divides ``n_heads``; ``n_kv_heads`` divisible by ``tp`` (sharded) or ``tp``
+  divisible by ``n_kv_heads`` (replicated);
+* ``tp <= nvlink_domain_size`` unless ``allow_tp_beyond_nvlink=True`` (a sweep rule, not a
+  schema rule: Megatron-style TP across the scale-out network is almost never worth it);
+* ``cp`` divides ``seq_len`` (``cp`` a power of two up to ``cp_max``);
+* MoE: ``ep`` divides ``n_experts`` and ``dp·cp``; dense: ``ep = 1``;
+* ``micro_batch_size·dp`` divides ``global_batch_size``;
+* ``vpp > 1`` only with the interleaved schedule, which needs ``pp > 1`` and a number of
+  micro-batches ``m = B/(b·dp)`` that is a multiple of ``pp``;
+* ``pp·vpp <= n_layers``; layers must divide ``pp·vpp`` unless an uneven split is allowed
+  (then ``uneven_layers`` is set, as ``layer_split = "uneven"`` does in the schema);
+* NVMe offload needs local NVMe on the system.
+
+Redundant rows are never generated: with ``pp = 1`` only the ``1f1b`` schedule is kept (the
+pipeline schedule has no effect without a pipeline), and interleaving is enumerated with
+``vpp >= 2`` only (``interleaved`` with ``vpp = 1`` is 1F1B).
+
+Layout of the row space
+-----------------------
+The product is built in two levels so that sweeps larger than memory stream in chunks with
+the same result:
+
+* the *structural* level (system × cluster size × TP × PP × CP × EP × micro-batch size ×
+  schedule/VPP), materialised and masked (small: 10^3–10^5 rows);
+* the *inner* level (ZeRO stage × recompute × offload), identical for every structural row.
+
+Row ``r`` of the sweep is structural row ``r // n_inner`` with inner combination
+``r % n_inner``; a chunk of rows is decoded with integer arithmetic, its batch columns are
+the base scenario's scalars broadcast (``np.broadcast_to``, no copy) plus the split columns,
+and it goes through :func:`planner.engine.run_batch` exactly as ``planner.evaluate`` would.
+
+Feasibility and ranking
+-----------------------
+Rows that pass the rules are evaluated; a row is infeasible when its memory does not fit
+(``fits`` False: ``"OOM on stage k"``, k the most loaded pipeline stage, 0-based, from
+``mem_worst_stage`` when the memory stage gives it) or the host memory is exceeded
+(``host_fits`` False). Reasons are small int codes internally (:data:`REASONS`), strings only
+in the returned table. The table is ranked by one of :data:`OBJECTIVES` and carries two Pareto
+flags: (time to train, cost) both minimised, and (tokens/s maximised, HBM headroom =
+``hbm_usable_bytes − mem_total_bytes`` maximised).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import batch as _batch
+from . import catalog
+from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
+from .engine import RESULT_COLUMNS, run_batch
+from .schema import Scenario
+
+#: Ranking objectives, by name: time_to_train (days, minimised), cost (USD, minimised),
+#: goodput_tokens_per_s (tokens_per_s·goodput, maximised), mfu (maximised).
+OBJECTIVES: tuple[str, ...] = ("time_to_train", "cost", "goodput_tokens_per_s", "mfu")
+
+#: Default search space (all may be overridden through ``**space_options`` of :func:`sweep`).
+DEFAULT_ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
+DEFAULT_RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
+DEFAULT_OFFLOAD: tuple[str, ...] = ("none", "cpu")
+DEFAULT_SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved", "zero_bubble")
+#: Largest context-parallel degree tried by default (powers of two 1, 2, 4, ... up to this).
+DEFAULT_CP_MAX = 16
+#: Largest virtual-pipeline degree tried by default (powers of two 2, 4, ... up to this).
+DEFAULT_VPP_MAX = 16
+
+# ---- reason codes -------------------------------------------------------------------------
+R_OK = 0
+R_GPUS = 1
+R_HEADS = 2
+R_KV = 3
+R_NVLINK = 4
+R_CP_SEQ = 5
+R_EP_EXPERTS = 6
+R_EP_DP = 7
+R_BATCH = 8
+R_STAGES = 9
+R_LAYERS = 10
+R_INTERLEAVE = 11
+R_NVME = 12
+R_HOST = 13
+R_NOT_EVALUATED = 14
+#: Codes from R_OOM on mean "OOM on stage (code − R_OOM)".
+R_OOM = 32
+
+#: Reason strings by code (codes >= R_OOM are "OOM on stage k"; see :func:`reason_strings`).
+REASONS: tuple[str, ...] = (
+    "",
+    "tp·pp·cp does not divide n_gpus",
+    "tp does not divide n_heads",
+    "tp incompatible with n_kv_heads (neither divides the other)",
+    "group larger than the NVLink domain (tp > nvlink_domain_size)",
+    "cp does not divide seq_len",
+    "ep does not divide n_experts",
+    "ep does not divide dp·cp",
+    "batch does not divide (global_batch_size % (micro_batch_size·dp))",
+    "pp·vpp exceeds n_layers",
+    "n_layers not divisible by pp·vpp (uneven split not allowed)",
+    "interleaved schedule needs micro-batches to be a multiple of pp",
+    "nvme offload needs local NVMe",
+    "host memory exceeded",
+    "not evaluated (non-finite result)",
+)
+
+#: Columns of the returned table before the result columns.
+SPLIT_COLUMNS: tuple[str, ...] = (
+    "system", "n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage",
+    "recompute", "schedule", "sequence_parallel", "offload_optimizer",
+)
+#: Further result columns kept when a stage provides them.
+EXTRA_RESULT_COLUMNS: tuple[str, ...] = (
+    "hbm_usable_bytes", "mem_headroom_bytes", "mem_worst_stage", "host_fits", "host_fits_ckpt",
+    "goodput_tokens_per_s",
+)
+
+
+def reason_strings(codes: np.ndarray) -> np.ndarray:
+    """Reason strings for an int array of reason codes (one string per element)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    n_oom = int(max(codes.max(initial=R_OOM) - R_OOM + 1, 1))
+    table = np.array(
+        list(REASONS) + [""] * (R_OOM - len(REASONS)) + [f"OOM on stage {k}" for k in range(n_oom)],
+        dtype=object,
+    )
+    table[R_OOM - 1] = "OOM"  # unused slot kept distinct
+    return table[codes]
+
+
+# ---- small helpers ------------------------------------------------------------------------
+
+
+def _divisors(n: int) -> np.ndarray:
+    """All positive divisors of ``n`` (ascending), shape (d,)."""
+    n = int(n)
+    small = np.arange(1, math.isqrt(n) + 1)
+    small = small[n % small == 0]
+    return np.unique(np.concatenate([small, n // small]))
+
+
+def _pow2_upto(limit: int, start: int = 1) -> np.ndarray:
+    limit = max(int(limit), 0)
+    out = []
+    v = start
+    while v <= limit:
+        out.append(v)
+        v *= 2
+    return np.asarray(out, dtype=np.int64)
+
+
+def _system_id(value) -> str:
+    return value if isinstance(value, str) else getattr(value, "name", "inline")
+
+
+# ---- Pareto front ---------------------------------------------------------------------------
+
+
+def pareto_front(x, y, minimize=(True, True)) -> np.ndarray:
+    """Non-dominated points of a 2-D set, sort-based, O(n log n).
+
+    Parameters
+    ----------
+    x, y : array_like, shape (n,)
+        The two objectives. Non-finite values are never on the front and dominate nothing.
+    minimize : (bool, bool)
+        Per objective, True to minimise, False to maximise.
+
+    Returns
+    -------
+    mask : np.ndarray of bool, shape (n,)
+        True where no other point is at least as good in both objectives and strictly better
+        in one. Identical points do not dominate each other (all copies are on the front).
+
+    Notes
+    -----
+    Sort by (x, y) ascending (after negating maximised objectives). Within a group of equal x
+    only the points with the group's smallest y can be non-dominated; such a point is
+    dominated by an earlier group (strictly smaller x) iff that group's smallest y is <= its
+    y. So a group is on the front iff its smallest y is strictly below the running minimum
+    of all earlier groups (Kung, Luccio & Preparata 1975, the 2-D case).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"pareto_front: x and y must be 1-D of one shape (got {x.shape}, {y.shape})")
+    xs = x if minimize[0] else -x
+    ys = y if minimize[1] else -y
+    mask = np.zeros(x.shape, dtype=bool)
+    ok = np.flatnonzero(np.isfinite(xs) & np.isfinite(ys))
+    if ok.size == 0:
+        return mask
+    xo, yo = xs[ok], ys[ok]
+    order = np.lexsort((yo, xo))
+    xs_s, ys_s = xo[order], yo[order]
+    new_group = np.empty(xs_s.size, dtype=bool)
+    new_group[0] = True
+    new_group[1:] = xs_s[1:] != xs_s[:-1]
+    starts = np.flatnonzero(new_group)
+    gmin = ys_s[starts]  # sorted by y within a group: the first is the smallest
+    prev_min = np.empty_like(gmin)
+    prev_min[0] = np.inf
+    prev_min[1:] = np.minimum.accumulate(gmin)[:-1]
+    group_front = gmin < prev_min
+    gid = np.cumsum(new_group) - 1
+    on = group_front[gid] & (ys_s == gmin[gid])
+    mask[ok[order[on]]] = True
+    return mask
+
+
+# ---- the row space ------------------------------------------------------------------------
+
+
+@dataclass
+class SplitSpace:
+    """The enumerated row space: structural rows (materialised) × inner combinations (lazy).
+
+    Attributes
+    ----------
+    groups : list of (system id, n_gpus, base row dict)
+    base : dict of column -> np.ndarray shape (n_groups,), the base row of each group
+    varying : set of base columns that differ between groups
+    struct : dict of split column -> np.ndarray shape (n_struct,), plus ``group`` and ``reason``
+    inner : dict of column -> np.ndarray shape (n_inner,): zero_stage, recompute, offload_optimizer
+    """
+
+    groups: list
+    base: dict
+    varying: set
+    struct: dict
+    inner: dict
+    base_offload_master: bool = False
+    base_offload_grads: bool = False
+    group_has_nvme: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    @property
+    def n_struct(self) -> int:
+        return int(self.struct["tp"].size)
+
+    @property
+    def n_inner(self) -> int:
+        return int(self.inner["zero_stage"].size)
+
+    @property
+    def n_rows(self) -> int:
+        return self.n_struct * self.n_inner
+
+    def count_valid(self) -> int:
+        """Rows passing every rule (NVMe-offload rows on systems without NVMe excluded)."""
+        ok = self.struct["reason"] == R_OK
+        n_nvme = int(np.count_nonzero(self.inner["offload_optimizer"] == OFFLOAD.index("nvme")))
+        per_group_inner = self.n_inner - np.where(self.group_has_nvme, 0, n_nvme)
+        return int(np.sum(per_group_inner[self.struct["group"][ok]]))
+
+    def rows(self, start: int, stop: int) -> tuple[Batch, np.ndarray, np.ndarray]:
+        """Batch columns of rows ``start:stop`` (global row numbers).
+
+        Returns
+        -------
+        (batch, reason, group): the batch (every input column, shape (k,)), the rule reason
+        code of each row (0 = valid) and its group index.
+        """
+        r = np.arange(start, stop, dtype=np.int64)
+        s = r // self.n_inner
+        i = r - s * self.n_inner
+        k = r.size
+        g = self.struct["group"][s]
+        b: Batch = {}
+        for name, vals in self.base.items():
+            if name in self.varying:
+                b[name] = vals[g]
+            else:
+                b[name] = np.broadcast_to(vals[0], (k,))
+        for name in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "schedule",
+                     "sequence_parallel", "uneven_layers"):
+            b[name] = self.struct[name][s]
+        zero = self.inner["zero_stage"][i]
+        off = self.inner["offload_optimizer"][i]
+        b["zero_stage"] = zero
+        b["recompute"] = self.inner["recompute"][i]
+        b["offload_optimizer"] = off
+        b["offload_master_weights"] = (off != 0) & self.base_offload_master
+        b["offload_grads"] = (off != 0) & self.base_offload_grads
+        reason = self.struct["reason"][s].copy()
+        nvme_bad = (off == OFFLOAD.index("nvme")) & ~self.group_has_nvme[g]
+        reason[(reason == R_OK) & nvme_bad] = R_NVME
+        return b, reason, g
+
+
+def _base_scenario_for(s: Scenario, system_id, n_gpus: int) -> Scenario:
+    """A copy of ``s`` on another system / cluster size (not re-validated: the split is
+    overwritten row by row). A different system drops the accelerator override and the
+    cluster overrides, which belong to the original hardware."""
+    c = s.cluster
+    upd = {"n_gpus": int(n_gpus)}
+    if system_id is not None and _system_id(c.system) != _system_id(system_id):
+        upd.update(system=system_id, accelerator=None, overrides=type(c.overrides)())
+    return s.model_copy(update={"cluster": c.model_copy(update=upd)})
+
+
+def build_space(
+    scenario: Scenario,
+    *,
+    gpus: int | Sequence[int] | None = None,
+    systems: Sequence[str] | None = None,
+    tp: Sequence[int] | None = None,
+    pp: Sequence[int] | None = None,
+    cp: Sequence[int] | None = None,
+    ep: Sequence[int] | None = None,
+    micro_batch_size: Sequence[int] | None = None,
+    vpp: Sequence[int] | None = None,
+    zero_stages: Sequence[int] = DEFAULT_ZERO_STAGES,
+    recompute: Sequence[str] = DEFAULT_RECOMPUTE,
+    offload: Sequence[str] = DEFAULT_OFFLOAD,
+    schedules: Sequence[str] = DEFAULT_SCHEDULES,
+    cp_max: int = DEFAULT_CP_MAX,
+    vpp_max: int = DEFAULT_VPP_MAX,
+    micro_batch_max: int | None = None,
+    allow_tp_beyond_nvlink: bool = False,
+    allow_uneven: bool | None = None,
+    include_invalid: bool = False,
+) -> SplitSpace:
+    """Enumerate the split space of a scenario (see the module docstring for the rules).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The base: model, training, cluster, checkpoint and reliability settings are kept; the
+        split fields are overwritten per row.
+    gpus : int or list of int, optional
+        Cluster sizes (default: the scenario's ``cluster.n_gpus``).
+    systems : list of system ids, optional
+        Systems to compare (default: the scenario's system).
+    tp, pp, cp, ep, micro_batch_size, vpp : lists of int, optional
+        Candidate values; default: TP divisors of n_gpus up to n_heads, PP divisors of n_gpus
+        up to n_layers, CP powers of two up to ``cp_max``, EP divisors of n_experts (1 for a
+        dense model), micro-batch sizes the divisors of global_batch_size (up to
+        ``micro_batch_max``), VPP (interleaved only) powers of two 2 ... ``vpp_max``. Every candidate is then checked against the rules.
+    zero_stages, recompute, offload, schedules : candidates of the inner options.
+    allow_tp_beyond_nvlink : allow TP groups larger than the NVLink domain.
+    allow_uneven : allow pp·vpp not dividing n_layers (default: the scenario's
+        ``parallelism.layer_split == "uneven"``).
+    include_invalid : keep rows that break a rule (with their reason code) instead of
+        dropping them.
+    """
+    for name, vals, allowed in (
+        ("recompute", recompute, RECOMPUTE), ("offload", offload, OFFLOAD), ("schedules", schedules, SCHEDULES),
+    ):
+        bad = [v for v in vals if v not in allowed]
+        if bad:
+            raise ValueError(f"sweep: {name} {bad}: allowed: {', '.join(allowed)}")
+    bad = [z for z in zero_stages if z not in (0, 1, 2, 3)]
+    if bad:
+        raise ValueError(f"sweep: zero_stages {bad}: allowed: 0, 1, 2, 3")
+    if not (zero_stages and recompute and offload and schedules):
+        raise ValueError("sweep: zero_stages, recompute, offload and schedules need at least one value each")
+
+    p = scenario.parallelism
+    model = scenario.resolved_model()
+    if allow_uneven is None:
+        allow_uneven = p.layer_split == "uneven"
+    gpu_list = [scenario.cluster.n_gpus] if gpus is None else ([gpus] if np.isscalar(gpus) else list(gpus))
+    if not gpu_list or any(int(n) < 1 for n in gpu_list):
+        raise ValueError(f"sweep: gpus = {gpus!r}: give positive GPU counts")
+    sys_list = [scenario.cluster.system] if systems is None else list(systems)
+    if not sys_list:
+        raise ValueError("sweep: systems is empty")
+    for sid in sys_list:
+        catalog.resolve_system(sid, loc=("systems",))
+
+    # --- base rows, one per (system, n_gpus) group ------------------------------------------
+    groups = []
+    rows = []
+    for sid in sys_list:
+        for n in gpu_list:
+            base_s = _base_scenario_for(scenario, sid if systems is not None else None, int(n))
+            row = _batch.scenario_row(base_s)
+            groups.append((_system_id(base_s.cluster.system), int(n), row))
+            rows.append(row)
+    base = {k: np.asarray([r[k] for r in rows], dtype=_batch._dtype_for(k)) for k in rows[0]}
+    varying = {k for k, v in base.items() if v.size > 1 and not np.all((v == v[0]) | ((v != v) & (v[0] != v[0])))}
+    group_has_nvme = base["local_nvme_bytes"] > 0
+
+    L = model.n_layers
+    heads = model.n_heads
+    kv = model.kv_heads
+    E = model.moe.n_experts if model.moe is not None else 0
+    seq = scenario.training.seq_len
+    B = scenario.training.global_batch_size
+
+    # --- structural level 1: layouts (group × tp × pp × cp × ep) ---------------------------
+    n_g = len(groups)
+    g_n = np.asarray([n for _, n, _ in groups], dtype=np.int64)
+    g_nvl = base["nvlink_domain_size"].astype(np.int64)
+    all_n_div = np.unique(np.concatenate([_divisors(n) for n in g_n]))
+    tp_c = np.asarray(tp, dtype=np.int64) if tp is not None else all_n_div[all_n_div <= heads]
+    pp_c = np.asarray(pp, dtype=np.int64) if pp is not None else all_n_div[all_n_div <= L]
+    cp_c = np.asarray(cp, dtype=np.int64) if cp is not None else _pow2_upto(cp_max)
+    if ep is not None:
+        ep_c = np.asarray(ep, dtype=np.int64)
+    else:
+        ep_c = _divisors(E) if E > 0 else np.asarray([1], dtype=np.int64)
+    if E == 0:
+        ep_c = ep_c[ep_c == 1] if np.any(ep_c == 1) else np.asarray([1], dtype=np.int64)
+    for name, arr in (("tp", tp_c), ("pp", pp_c), ("cp", cp_c), ("ep", ep_c)):
+        if arr.size == 0 or np.any(arr < 1):
+            raise ValueError(f"sweep: {name} candidates {arr.tolist()}: give positive integers")
+
+    G, TP, PP, CP, EP = (a.ravel() for a in np.meshgrid(
+        np.arange(n_g), tp_c, pp_c, cp_c, ep_c, indexing="ij"))
+    n_of = g_n[G]
+    mp = TP * PP * CP
+    DP = np.where(n_of % mp == 0, n_of // np.maximum(mp, 1), 0)
+    dpsafe = np.maximum(DP, 1)
+    r1 = np.full(G.size, R_OK, dtype=np.int16)
+
+    def _set(mask, code):
+        r1[(r1 == R_OK) & mask] = code
+
+    _set(n_of % mp != 0, R_GPUS)
+    _set(heads % TP != 0, R_HEADS)
+    _set((kv % TP != 0) & (TP % kv != 0), R_KV)
+    if not allow_tp_beyond_nvlink:
+        _set(TP > g_nvl[G], R_NVLINK)
+    _set(seq % CP != 0, R_CP_SEQ)
+    if E > 0:
+        _set(E % EP != 0, R_EP_EXPERTS)
+        _set((dpsafe * CP) % EP != 0, R_EP_DP)
+    if not include_invalid:
+        keep = r1 == R_OK
+        G, TP, PP, CP, EP, DP, r1 = G[keep], TP[keep], PP[keep], CP[keep], EP[keep], DP[keep], r1[keep]
+        dpsafe = np.maximum(DP, 1)
+
+    # --- structural level 2: × micro-batch size × (schedule, vpp) --------------------------
+    mbs_c = np.asarray(micro_batch_size, dtype=np.int64) if micro_batch_size is not None else _divisors(B)
+    if micro_batch_max is not None:
+        mbs_c = mbs_c[mbs_c <= micro_batch_max]
+    if mbs_c.size == 0 or np.any(mbs_c < 1):
+        raise ValueError(f"sweep: micro_batch_size candidates {mbs_c.tolist()}: give positive integers")
+    sv_sched, sv_vpp = [], []
+    for name in schedules:
+        code = SCHEDULES.index(name)
+        if name == "interleaved":
+            vpp_c = _pow2_upto(min(vpp_max, L), start=2) if vpp is None else [v for v in vpp if v >= 2]
+            for v in vpp_c:
+                sv_sched.append(code)
+                sv_vpp.append(int(v))
+        else:
+            sv_sched.append(code)
+            sv_vpp.append(1)
+    sv_sched = np.asarray(sv_sched, dtype=np.int64)
+    sv_vpp = np.asarray(sv_vpp, dtype=np.int64)
+    n1, nm, ns = G.size, mbs_c.size, sv_sched.size
+    i1, im, isv = (a.ravel() for a in np.meshgrid(np.arange(n1), np.arange(nm), np.arange(ns), indexing="ij"))
+    MB = mbs_c[im]
+    SCH = sv_sched[isv]
+    VPP = sv_vpp[isv]
+    pp2 = PP[i1]
+    dp2 = dpsafe[i1]
+    # Redundant rows, never generated: a schedule other than 1F1B without a pipeline.
+    keep = (pp2 > 1) | (SCH == SCHEDULES.index("1f1b"))
+    i1, MB, SCH, VPP, pp2, dp2 = i1[keep], MB[keep], SCH[keep], VPP[keep], pp2[keep], dp2[keep]
+    r2 = r1[i1].copy()
+
+    def _set2(mask, code):
+        r2[(r2 == R_OK) & mask] = code
+
+    _set2(B % (MB * dp2) != 0, R_BATCH)
+    stages = pp2 * VPP
+    _set2(stages > L, R_STAGES)
+    if not allow_uneven:
+        _set2(L % stages != 0, R_LAYERS)
+    m = B // (MB * dp2)
+    _set2((SCH == SCHEDULES.index("interleaved")) & (m % pp2 != 0), R_INTERLEAVE)
+    if not include_invalid:
+        keep = r2 == R_OK
+        i1, MB, SCH, VPP, stages, r2 = i1[keep], MB[keep], SCH[keep], VPP[keep], stages[keep], r2[keep]
+
+    tp2 = TP[i1]
+    struct = {
+        "group": G[i1],
+        "tp": tp2,
+        "pp": PP[i1],
+        "dp": DP[i1],
+        "cp": CP[i1],
+        "ep": EP[i1],
+        "vpp": VPP,
+        "micro_batch_size": MB,
+        "schedule": SCH,
+        "sequence_parallel": tp2 > 1,
+        "uneven_layers": np.asarray(p.layer_split == "uneven") | (L % stages != 0),
+        "reason": r2,
+    }
+    struct["uneven_layers"] = np.broadcast_to(struct["uneven_layers"], tp2.shape).copy()
+
+    # --- inner level: zero × recompute × offload ------------------------------------------
+    z, rc, off = (a.ravel() for a in np.meshgrid(
+        np.asarray(list(zero_stages), dtype=np.int64),
+        np.asarray([RECOMPUTE.index(x) for x in recompute], dtype=np.int64),
+        np.asarray([OFFLOAD.index(x) for x in offload], dtype=np.int64),
+        indexing="ij"))
+    inner = {"zero_stage": z, "recompute": rc, "offload_optimizer": off}
+    return SplitSpace(
+        groups=groups, base=base, varying=varying, struct=struct, inner=inner,
+        base_offload_master=bool(p.offload_master_weights), base_offload_grads=bool(p.offload_grads),
+        group_has_nvme=group_has_nvme,
+    )
+
+
+_SPACE_KEYS = (
+    "tp", "pp", "cp", "ep", "micro_batch_size", "vpp", "zero_stages", "recompute", "offload", "schedules",
+    "cp_max", "vpp_max", "micro_batch_max", "allow_tp_beyond_nvlink", "allow_uneven", "include_invalid",
+)
+
+
+def _check_space_options(opts: dict) -> None:
+    bad = sorted(set(opts) - set(_SPACE_KEYS))
+    if bad:
+        raise TypeError(f"sweep: unknown option(s) {bad}; allowed: {', '.join(_SPACE_KEYS)}")
+
+
+def count_splits(scenario: Scenario, *, gpus=None, systems=None, **space_options) -> int:
+    """Number of valid splits (rows passing every rule) without evaluating them."""
+    _check_space_options(space_options)
+    space_options.pop("include_invalid", None)
+    return build_space(scenario, gpus=gpus, systems=systems, **space_options).count_valid()
+
+
+def enumerate_splits(scenario: Scenario, *, gpus=None, systems=None, **space_options) -> Batch:
+    """Every valid split as a :data:`planner.batch.Batch` (materialised; for large spaces use
+    :func:`sweep`, which streams chunks). With ``include_invalid=True`` every generated row is
+    returned and the column ``sweep_reason`` (int code, see :data:`REASONS`) says which rule it
+    breaks; ``sweep_group`` is the index into the (system, n_gpus) groups in both cases."""
+    _check_space_options(space_options)
+    space = build_space(scenario, gpus=gpus, systems=systems, **space_options)
+    b, reason, g = space.rows(0, space.n_rows)
+    if not space_options.get("include_invalid", False):
+        keep = reason == R_OK
+        b = {k: np.asarray(v)[keep] for k, v in b.items()}
+        reason, g = reason[keep], g[keep]
+    else:
+        b = {k: np.asarray(v).copy() if not v.flags.writeable else v for k, v in b.items()}
+        b["sweep_reason"] = reason
+    b["sweep_group"] = g
+    return b
+
+
+# ---- evaluation ----------------------------------------------------------------------------
+
+
+def _objective_key(out: Batch, objective: str, n: int) -> np.ndarray:
+    """Sort key (smaller is better) for an objective; NaN where the inputs are missing."""
+    nan = np.full(n, np.nan)
+
+    def col(name):
+        return np.asarray(out[name], dtype=np.float64) if name in out else None
+
+    if objective == "time_to_train":
+        v = col("time_to_train_days")
+        if v is None:
+            st = col("step_time_s")
+            v = nan if st is None else st
+        return v
+    if objective == "cost":
+        v = col("cost_usd")
+        return nan if v is None else v
+    if objective == "goodput_tokens_per_s":
+        tps = col("tokens_per_s")
+        gp = col("goodput")
+        if tps is None:
+            return nan
+        return -(tps * (gp if gp is not None else 1.0))
+    if objective == "mfu":
+        v = col("mfu")
+        return nan if v is None else -v
+    raise ValueError(f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}")
+
+
+def _reasons_after_eval(out: Batch, rule_reason: np.ndarray) -> np.ndarray:
+    """Combine rule reasons with memory / host-memory feasibility of the evaluated rows."""
+    reason = rule_reason.astype(np.int16, copy=True)
+    ok = reason == R_OK
+    if "fits" in out:
+        oom = ok & ~np.asarray(out["fits"], dtype=bool)
+        if "mem_worst_stage" in out:
+            stage = np.nan_to_num(np.asarray(out["mem_worst_stage"], dtype=np.float64), nan=0.0)
+            code = R_OOM + np.clip(stage, 0, 30000).astype(np.int16)
+        else:
+            code = np.full(reason.shape, R_OOM - 1, dtype=np.int16)  # "OOM"
+        reason[oom] = code[oom]
+        ok = reason == R_OK
+    for name in ("host_fits", "host_fits_ckpt"):  # offloaded states; in-memory checkpoints
+        if name in out:
+            reason[ok & ~np.asarray(out[name], dtype=bool)] = R_HOST
+            ok = reason == R_OK
+    for name in ("step_time_s", "time_to_train_days"):
+        if name in out:
+            bad = ok & ~np.isfinite(np.asarray(out[name], dtype=np.float64))
+            reason[bad] = R_NOT_EVALUATED
+            ok = reason == R_OK
+    return reason
+
+
+def _evaluate_chunk(b: Batch, rule_reason: np.ndarray) -> Batch:
+    """Run the engine on the rule-valid rows of a chunk; invalid rows get NaN results."""
+    valid = rule_reason == R_OK
+    if np.all(valid):
+        return run_batch(b)
+    k = valid.size
+    if not np.any(valid):
+        return dict(b)
+    sub = {name: np.asarray(v)[valid] for name, v in b.items()}
+    res = run_batch(sub)
+    out = dict(b)
+    for name, v in res.items():
+        if name in b:
+            continue
+        v = np.asarray(v)
+        if v.dtype == bool:
+            full = np.zeros(k, dtype=bool)
+        elif np.issubdtype(v.dtype, np.integer):
+            full = np.full(k, -1, dtype=v.dtype)
+        else:
+            full = np.full(k, np.nan, dtype=np.float64)
+        full[valid] = v
+        out[name] = full
+    return out
+
+
+def _result_names(out: Batch) -> list[str]:
+    names = [c for c in RESULT_COLUMNS if c in out]
+    names += [c for c in EXTRA_RESULT_COLUMNS if c in out and c not in names]
+    return names
+
+
+def _add_derived(out: Batch) -> None:
+    if "hbm_usable_bytes" in out and "mem_total_bytes" in out:
+        out["mem_headroom_bytes"] = np.asarray(out["hbm_usable_bytes"], dtype=np.float64) - np.asarray(
+            out["mem_total_bytes"], dtype=np.float64)
+    if "tokens_per_s" in out:
+        gp = np.asarray(out["goodput"], dtype=np.float64) if "goodput" in out else 1.0
+        out["goodput_tokens_per_s"] = np.asarray(out["tokens_per_s"], dtype=np.float64) * gp
+
+
+def _col_or_nan(out: Batch, name: str, n: int) -> np.ndarray:
+    return np.asarray(out[name], dtype=np.float64) if name in out else np.full(n, np.nan)
+
+
+def sweep(
+    scenario: Scenario,
+    *,
+    gpus: int | Sequence[int] | None = None,
+    systems: Sequence[str] | None = None,
+    objective: str = "time_to_train",
+    top: int | None = None,
+    feasible_only: bool = True,
+    chunk_size: int = 250_000,
+    progress: Callable[[int, int], None] | None = None,
+    **space_options,
+) -> pd.DataFrame:
+    """Evaluate every valid split of a scenario and rank them.
+
+    Parameters
+    ----------
+    scenario : Scenario (or JSON-like dict)
+    gpus : int or list of int, optional — cluster sizes to try (default the scenario's).
+    systems : list of system ids, optional — systems to compare (default the scenario's).
+    objective : one of :data:`OBJECTIVES`.
+    top : int, optional — keep only the best ``top`` rows.
+    feasible_only : drop rows that do not fit (memory, host memory); when False they are kept,
+        ranked after every feasible row, with ``infeasible_reason`` set.
+    chunk_size : rows per engine pass; a sweep of any size streams through in chunks of this
+        many rows with the same result.
+    progress : callable ``progress(done_rows, total_rows)`` called after each chunk.
+    **space_options : passed to :func:`build_space` (candidate lists, ``allow_uneven``,
+        ``allow_tp_beyond_nvlink``, ``include_invalid`` ...).
+
+    Returns
+    -------
+    pandas.DataFrame, one row per split, sorted by the objective (best first), columns:
+    :data:`SPLIT_COLUMNS`, the result columns present (DESIGN §3 order, plus
+    ``hbm_usable_bytes``, ``mem_headroom_bytes``, ``mem_worst_stage``, ``host_fits``,
+    ``goodput_tokens_per_s`` when available), ``infeasible_reason`` ('' when feasible),
+    ``pareto_time_cost`` and ``pareto_throughput_memory`` (bool; computed over all feasible
+    rows of the sweep, not only the rows shown).
+    """
+    if not isinstance(scenario, Scenario):
+        scenario = Scenario.model_validate(scenario)
+    if objective not in OBJECTIVES:
+        raise ValueError(f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}")
+    if top is not None and int(top) < 1:
+        raise ValueError(f"sweep: top = {top}: give a positive number of rows")
+    if int(chunk_size) < 1:
+        raise ValueError(f"sweep: chunk_size = {chunk_size}: give a positive number of rows")
+    _check_space_options(space_options)
+    if feasible_only:
+        space_options["include_invalid"] = False
+    space = build_space(scenario, gpus=gpus, systems=systems, **space_options)
+    total = space.n_rows
+    chunk_size = int(chunk_size)
+
+    kept_parts: list[dict] = []  # per chunk: columns of rows that may reach the output
+    par_idx, par_t, par_c, par_tps, par_hr = [], [], [], [], []
+    names: list[str] | None = None
+    done = 0
+    for start in range(0, total, chunk_size):  # loop over chunks, not rows
+        stop = min(start + chunk_size, total)
+        b, rule_reason, g = space.rows(start, stop)
+        if feasible_only or not space_options.get("include_invalid", False):
+            # NVMe rows on systems without NVMe are not generated.
+            sel = rule_reason == R_OK
+            if not np.all(sel):
+                b = {k: np.asarray(v)[sel] for k, v in b.items()}
+                g, rule_reason = g[sel], rule_reason[sel]
+            gidx = np.arange(start, stop, dtype=np.int64)[sel]
+        else:
+            gidx = np.arange(start, stop, dtype=np.int64)
+        done = stop
+        if gidx.size == 0:
+            if progress is not None:
+                progress(done, total)
+            continue
+        out = _evaluate_chunk(b, rule_reason)
+        _add_derived(out)
+        if names is None:
+            names = _result_names(out)
+        n = gidx.size
+        reason = _reasons_after_eval(out, rule_reason)
+        feas = reason == R_OK
+        key = _objective_key(out, objective, n)
+        key = np.where(feas & np.isfinite(key), key, np.inf)
+        # Pareto inputs of the feasible rows (compact: five numbers per row).
+        par_idx.append(gidx[feas])
+        par_t.append(_col_or_nan(out, "time_to_train_days", n)[feas])
+        par_c.append(_col_or_nan(out, "cost_usd", n)[feas])
+        par_tps.append(_col_or_nan(out, "tokens_per_s", n)[feas])
+        par_hr.append(_col_or_nan(out, "mem_headroom_bytes", n)[feas])
+        # Rows that may be shown.
+        cand = feas if feasible_only else np.ones(n, dtype=bool)
+        cidx = np.flatnonzero(cand)
+        if top is not None and cidx.size > top:
+            # The chunk's best ``top`` by (key, row number): ties kept in enumeration order.
+            kc = key[cidx]
+            kth = np.partition(kc, top - 1)[top - 1]
+            better = kc < kth
+            ties = np.flatnonzero(kc == kth)[: top - int(np.count_nonzero(better))]
+            better[ties] = True
+            cidx = cidx[better]
+        part_cols = {
+            "_gidx": gidx[cidx], "_key": key[cidx], "_group": g[cidx], "_reason": reason[cidx],
+        }
+        for c in ("n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage",
+                  "recompute", "schedule", "sequence_parallel", "offload_optimizer"):
+            part_cols[c] = np.asarray(out[c])[cidx]
+        for c in names:
+            part_cols[c] = np.asarray(out[c])[cidx] if c in out else np.full(cidx.size, np.nan)
+        kept_parts.append(part_cols)
+        if progress is not None:
+            progress(done, total)
+
+    if names is None:
+        names = []
+    cols = ["_gidx", "_key", "_group", "_reason", "n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
+            "micro_batch_size", "zero_stage", "recompute", "schedule", "sequence_parallel",
+            "offload_optimizer"] + names
+    if kept_parts:
+        allc = {c: np.concatenate([p[c] for p in kept_parts]) for c in cols}
+    else:
+        allc = {c: np.zeros(0) for c in cols}
+    order = np.lexsort((allc["_gidx"], allc["_key"]))
+    if top is not None:
+        order = order[:top]
+    allc = {c: v[order] for c, v in allc.items()}
+
+    # Pareto flags over every feasible row of the sweep.
+    pidx = np.concatenate(par_idx) if par_idx else np.zeros(0, dtype=np.int64)
+    front_tc = pareto_front(np.concatenate(par_t) if par_t else np.zeros(0),
+                            np.concatenate(par_c) if par_c else np.zeros(0), (True, True))
+    front_tm = pareto_front(np.concatenate(par_tps) if par_tps else np.zeros(0),
+                            np.concatenate(par_hr) if par_hr else np.zeros(0), (False, False))
+    on_tc = np.isin(allc["_gidx"], pidx[front_tc])
+    on_tm = np.isin(allc["_gidx"], pidx[front_tm])
+    on_tc &= allc["_reason"] == R_OK
+    on_tm &= allc["_reason"] == R_OK
+
+    sys_ids = np.asarray([gr[0] for gr in space.groups], dtype=object)
+    df = pd.DataFrame({
+        "system": sys_ids[allc["_group"].astype(np.int64)] if allc["_group"].size else np.zeros(0, dtype=object),
+        "n_gpus": allc["n_gpus"].astype(np.int64),
+        "tp": allc["tp"].astype(np.int64),
+        "pp": allc["pp"].astype(np.int64),
+        "dp": allc["dp"].astype(np.int64),
+        "cp": allc["cp"].astype(np.int64),
+        "ep": allc["ep"].astype(np.int64),
+        "vpp": allc["vpp"].astype(np.int64),
+        "micro_batch_size": allc["micro_batch_size"].astype(np.int64),
+        "zero_stage": allc["zero_stage"].astype(np.int64),
+        "recompute": np.asarray(RECOMPUTE, dtype=object)[allc["recompute"].astype(np.int64)],
+        "schedule": np.asarray(SCHEDULES, dtype=object)[allc["schedule"].astype(np.int64)],
+        "sequence_parallel": allc["sequence_parallel"].astype(bool),
+        "offload_optimizer": np.asarray(OFFLOAD, dtype=object)[allc["offload_optimizer"].astype(np.int64)],
+    })
+    for c in names:
+        df[c] = allc[c]
+    df["infeasible_reason"] = reason_strings(allc["_reason"]) if allc["_reason"].size else np.zeros(0, dtype=object)
+    df["pareto_time_cost"] = on_tc
+    df["pareto_throughput_memory"] = on_tm
+    df.attrs["n_configurations"] = total
+    df.attrs["n_feasible"] = int(pidx.size)
+    df.attrs["objective"] = objective
+    return df.reset_index(drop=True)
+
+
+def scenario_for_row(scenario: Scenario, row) -> Scenario:
+    """The single validated :class:`Scenario` of one sweep row (a row of the table returned by
+    :func:`sweep`, or a dict with the same split keys): for "open in Plan" and for checks."""
+    data = scenario.to_json_dict()
+    if "system" in row and row["system"] is not None and isinstance(data["cluster"]["system"], str):
+        if row["system"] != data["cluster"]["system"]:
+            data["cluster"]["system"] = row["system"]
+            data["cluster"]["accelerator"] = None
+            data["cluster"]["overrides"] = {}
+    data["cluster"]["n_gpus"] = int(row["n_gpus"])
+    par = data["parallelism"]
+    for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage"):
+        par[k] = int(row[k])
+    par["sequence_parallel"] = bool(row["sequence_parallel"])
+    par["recompute"] = str(row["recompute"])
+    par["schedule"] = str(row["schedule"])
+    par["offload_optimizer"] = str(row["offload_optimizer"])
+    if par["offload_optimizer"] == "none":
+        par["offload_master_weights"] = False
+        par["offload_grads"] = False
+    model = scenario.resolved_model()
+    stages = int(row["pp"]) * int(row["vpp"])
+    if model.n_layers % stages:
+        par["layer_split"] = "uneven"
+    data["training"]["micro_batch_size"] = int(row["micro_batch_size"])
+    return Scenario.model_validate(data)

@@ -1,0 +1,568 @@
+"""Step time of one optimizer step, its parts, throughput, MFU and HFU (stage 3), vectorised.
+
+Every function takes a :data:`planner.batch.Batch` (arrays of shape (N,)) and returns arrays
+of shape (N,); there is no loop over configurations. Columns read: the model, training,
+parallelism and hardware columns of ``planner.batch`` and the ``model_stats`` outputs
+(``params_total``, ``params_attention``, ``params_expert``, ``n_moe_layers``,
+``n_dense_layers``, ``model_flop_per_step``, ``hardware_flop_per_step``). The optional
+``mem_activations_bytes`` of the memory stage is used for activation offload only.
+
+The model (DESIGN §4.3; docs/timing.md has the derivations) — the slowest pipeline stage sets
+the pace; everything is per GPU of that stage:
+
+``step_time_s = t_compute + t_tp_comm + t_cp_comm + t_ep_comm + t_pp_bubble + t_pp_p2p
++ t_dp_comm_exposed + t_offload + t_optimizer``
+
+* compute: every GEMM ``M×K×N`` of a layer (QKV, attention output, MLP up/down, experts,
+  output head) at ``eff = eff_max · I / (I + k·R)``, ``I`` = arithmetic intensity
+  ``2MKN / (bytes·(MK+KN+MN))`` [FLOP/byte], ``R`` = peak / HBM bandwidth (the roofline ridge):
+  a Calculon-style size-dependent efficiency (Isaev et al. SC'23) whose knee sits at the
+  roofline; ``eff_max`` = MAMF fraction of the family (hardware.md §6a) × a fitted scale.
+  Attention core with flash attention: causal half of the full-count FLOPs at
+  ``attn_eff_rel · eff_max``; without flash: the full ``s²`` batched GEMMs plus the
+  materialised score matrix through HBM (softmax, dropout). Norms, residual adds, activation
+  functions and the cross-entropy are HBM-bandwidth bound (bytes counted per token).
+  Recompute adds one forward of everything (full) or of the attention core (selective).
+* TP: per layer and micro-batch 4 all-reduces of ``b·s·h`` 16-bit values (+2 with full
+  recompute), ring over the TP group (Megatron-LM, Shoeybi et al. 2019 §3; Korthikanti et al.
+  2022 §4.2.2: SP = reduce-scatter + all-gather of the same volume); ``tp_overlap_frac``
+  hidden when ``tp_comm_overlap``.
+* CP (ring attention, Liu et al. 2023; Megatron-Core context parallel): ``c−1`` KV block
+  transfers per layer forward, ``2(c−1)`` backward (KV and dKV), hidden behind the attention
+  compute: exposed = ``max(0, comm − attention)``.
+* EP: dispatch + combine all-to-all, forward and backward, of ``b·s·h·top_k`` 16-bit values
+  per MoE layer, times ``moe_capacity_factor`` (load imbalance); not overlapped.
+* PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
+  ``(p−1)/(v·m)``, zero-bubble ``ZERO_BUBBLE_RESIDUAL · (p−1)/m``, of the per-stage time;
+  p2p sends of ``b·s·h/t`` 16-bit values (Narayanan §4.1 scatter/gather) per micro-batch,
+  forward and backward, ``v`` times with interleaving; counted exposed.
+* DP: gradient reduce (all-reduce for ZeRO-0, reduce-scatter for ZeRO ≥ 1) hidden behind
+  the backward of the last micro-batch except the last bucket; ZeRO ≥ 1 parameter all-gather
+  behind the next forward except the first bucket; ZeRO-3 gathers parameters forward and
+  backward and reduce-scatters every micro-batch, hidden behind that micro-batch except the
+  first layer's gather and the last layer's reduce. Dense parameters over ``dp·cp``, expert
+  parameters over ``dp·cp/ep``.
+* offload (ZeRO-Offload, Ren et al. 2021; Maurya et al. 2024): gradients down and weights
+  up over the host link, CPU Adam bound by host DRAM bandwidth shared by the node's GPUs;
+  the gradient download overlaps the last backward, the CPU step and upload are exposed.
+* optimizer (on GPU): memory bound, ``OPT_BYTES_PER_PARAM`` per parameter of the local shard.
+
+Outputs: ``tokens_per_s`` (whole job), ``tflops_per_gpu`` (model FLOP/s per GPU in
+TFLOP/s, i.e. 1e12 FLOP/s), ``mfu = model_flop_per_step / (step · n_gpus ·
+peak_16bit_flop_per_s)`` — for FP8 rows the denominator is still the **16-bit** peak (the
+convention of MosaicML and of MFU comparisons across precisions); ``mfu_precision_peak``
+divides by the GEMM precision's peak (``peak_flop_per_s``, the FP8 peak for FP8 rows).
+``hfu`` uses ``hardware_flop_per_step`` (recompute included) over the 16-bit peak. Model
+FLOPs count the attention core in full (``model_stats.model_flop_per_step``). All fractions
+clipped to [0, 1].
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import numpy as np
+
+from . import catalog, comm
+from .batch import FAMILIES, PRECISIONS, SCHEDULES, Batch
+from .model_stats import layers_on_rank
+
+# ----------------------------------------------------------------------------- constants
+#: Causal attention with flash attention computes only the blocks under the diagonal: half
+#: of the full-count FLOPs (Dao 2023, FlashAttention-2 §3.1.1 "causal masking ... skip").
+CAUSAL_WORK_FRAC = 0.5
+#: Flash-attention head-dimension knee: per score element the forward does 4·d_h matmul FLOPs
+#: and one exp; H100 has 989 TFLOP/s of matmul but 3.9 TFLOP/s of exp (Shah et al. 2024,
+#: FlashAttention-3 §3.1), ratio 256, so exp time equals matmul time at d_h = 256/4 = 64:
+#: attention efficiency ∝ d_h / (d_h + 64). A100's ratio is similar (312 vs ~1.2 TFLOP/s MUFU).
+ATTN_DHEAD_HALF = 64.0
+#: Backward / forward work ratio of a GEMM or attention pass (Kaplan et al. 2020: 2 + 4).
+BWD_OVER_FWD = 2.0
+#: HBM bytes per hidden element per token per layer, forward, 16-bit: two norms (read h,
+#: write h: 4 B each) and two residual / bias-dropout-add (read 2h, write h: 6 B each) = 20.
+ELEMWISE_H_BYTES_FWD = 20.0
+#: HBM bytes per FFN element per token, forward: GeLU reads f and writes f (4 B); SwiGLU
+#: reads 2f and writes f (6 B, per element of f).
+ACT_BYTES_PLAIN_FWD = 4.0
+ACT_BYTES_GATED_FWD = 6.0
+#: Backward elementwise traffic over forward (read saved input + upstream grad, write grad).
+ELEMWISE_BWD_OVER_FWD = 2.0
+#: Cross-entropy bytes per logit, forward + backward (Megatron-Core loss path, unfused, per
+#: op read + write): forward transpose (2+2), fp32 cast (2+4), max (4), subtract (4+4), exp
+#: (4+4), sum (4), divide (4+4) = 42 B; backward softmax − one-hot (4+4), × grad (4+4), cast
+#: to 16-bit (4+2), transpose (2+2) = 26 B; total 68 B.
+LOGIT_BYTES = 68.0
+#: Materialised attention (no flash): bytes per score element, forward: fused scale-mask-
+#: softmax read 2 + write 2, dropout read 2 + write 2 + mask 1 (Korthikanti et al. 2022 §4.1,
+#: the 5·a·s²·b activation bytes) = 9 B; backward twice that.
+SCORE_BYTES_FWD = 9.0
+#: Optimizer step bytes per parameter of the local shard: read grad (grad_bytes) + fp32
+#: master, m, v (12) and write master, m, v (12) + 16-bit weights (2) -> grad_bytes + 26.
+OPT_BYTES_BASE = 26.0
+#: CPU Adam host-DRAM traffic per parameter (fp32 grad, master, m, v read; master, m, v write).
+CPU_OPT_BYTES_PER_PARAM = 28.0
+#: Megatron-Core DDP bucket: max(40M, 1M · dp) parameters (distributed_data_parallel_config).
+DP_BUCKET_PARAMS = 40.0e6
+DP_BUCKET_PARAMS_PER_RANK = 1.0e6
+#: Zero-bubble residual: ZB-H1 reaches about 1/3 of the 1F1B bubble and ZB-2p "near zero"
+#: (Qi et al. ICLR'24, Table 4); we keep 10% of the 1F1B bubble as the stated residual.
+ZERO_BUBBLE_RESIDUAL = 0.1
+#: Rows per chunk in :func:`stage` (arrays of 64k float64 = 512 KiB stay in cache).
+CHUNK_ROWS = 65536
+#: Bytes of a 16-bit activation / weight element.
+BYTES_16 = 2.0
+
+_FP8 = PRECISIONS.index("fp8")
+_FP4 = PRECISIONS.index("fp4")
+_FP32 = PRECISIONS.index("fp32")
+_SCHED = {name: i for i, name in enumerate(SCHEDULES)}
+
+
+@lru_cache(maxsize=1)
+def _calibration_file() -> dict:
+    return json.loads(catalog.data_path("hardware", "calibration.json").read_text())
+
+
+def load_calibration() -> dict:
+    """Constants of ``hardware/calibration.json`` as ``{name: value}`` (a fresh copy)."""
+    raw = _calibration_file()
+    return {k: json.loads(json.dumps(v["value"])) for k, v in raw.items() if not k.startswith("_")}
+
+
+def _family_tables(C: dict):
+    """Per-family arrays (index = FAMILIES code) of eff_max for 16-bit and FP8 GEMMs."""
+    mamf = C["mamf_frac"]
+    sc = C["gemm_eff_scale"]
+    e16 = np.empty(len(FAMILIES))
+    e8 = np.empty(len(FAMILIES))
+    for i, fam in enumerate(FAMILIES):
+        m = mamf.get(fam, mamf["other"])
+        e16[i] = m["16bit"] * sc.get(f"{fam}_16bit", sc["default"])
+        e8[i] = m["fp8"] * sc.get(f"{fam}_fp8", sc.get(f"{fam}_16bit", sc["default"]))
+    return np.minimum(e16, 1.0), np.minimum(e8, 1.0)
+
+
+def gemm_efficiency(M, K, N, eff_max, peak_flop_per_s, hbm_bw_bytes_per_s, bytes_per_elem, ridge_mult):
+    """Achieved fraction of peak of one ``M×K×N`` GEMM.
+
+    ``eff = eff_max · I / (I + k·R)`` with arithmetic intensity
+    ``I = 2·M·K·N / (bytes · (M·K + K·N + M·N))`` [FLOP/byte] and roofline ridge
+    ``R = peak / hbm_bw`` (Williams et al. 2009); ``k`` = ``ridge_mult`` (fitted). A
+    Calculon-style efficiency by op size; a simplification (no tile quantisation, no wave
+    effects). Shapes broadcast; returns a fraction in (0, eff_max).
+    """
+    M, K, N = (np.maximum(np.asarray(x, dtype=np.float64), 1.0) for x in (M, K, N))
+    intensity = 2.0 * M * K * N / (bytes_per_elem * (M * K + K * N + M * N))
+    ridge = peak_flop_per_s / hbm_bw_bytes_per_s
+    return eff_max * intensity / (intensity + ridge_mult * ridge)
+
+
+def bubble_fraction(pp, m, vpp, schedule):
+    """Pipeline bubble as a fraction of the ideal per-stage time (Narayanan et al. 2021 §2.2).
+
+    1F1B and GPipe ``(p−1)/m``; interleaved 1F1B ``(p−1)/(v·m)``; zero-bubble
+    ``ZERO_BUBBLE_RESIDUAL·(p−1)/m`` (stated residual). Shapes broadcast.
+    """
+    p = np.asarray(pp, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    v = np.asarray(vpp, dtype=np.float64)
+    sched = np.asarray(schedule)
+    base = (p - 1.0) / m
+    return np.where(sched == _SCHED["interleaved"], base / np.maximum(v, 1.0),
+                    np.where(sched == _SCHED["zero_bubble"], ZERO_BUBBLE_RESIDUAL * base, base))
+
+
+def tp_bytes_per_layer(mb, seq_len, hidden, cp=1):
+    """Bytes of one TP all-reduce (or RS + AG pair) per layer per micro-batch:
+    ``b·(s/c)·h`` 16-bit values (Shoeybi et al. 2019 §3)."""
+    return BYTES_16 * np.asarray(mb, dtype=np.float64) * np.asarray(seq_len, dtype=np.float64) / np.asarray(cp, dtype=np.float64) * np.asarray(hidden, dtype=np.float64)
+
+
+def _terms(b: Batch, C: dict) -> dict[str, np.ndarray]:
+    """Every intermediate term (per GPU of the slowest pipeline stage); see module docstring."""
+    f = lambda k: np.asarray(b[k], dtype=np.float64)  # noqa: E731
+    t, p, d, c, e, v = f("tp"), f("pp"), f("dp"), f("cp"), f("ep"), f("vpp")
+    mb, B, s = f("micro_batch_size"), f("global_batch_size"), f("seq_len")
+    h, L, a, kv = f("hidden_size"), f("n_layers"), f("n_heads"), f("n_kv_heads")
+    dqk, dv, ffn, V = f("head_dim"), f("v_head_dim"), f("ffn_hidden_size"), f("vocab_size")
+    gated = np.asarray(b["gated_mlp"], dtype=bool)
+    E, topk, fe = f("n_experts"), f("moe_top_k"), f("expert_ffn_hidden_size")
+    n_sh, f_sh = f("n_shared_experts"), f("shared_expert_ffn_hidden_size")
+    cf = np.maximum(f("moe_capacity_factor"), 1.0)
+    prec = np.asarray(b["precision"])
+    fam = np.asarray(b["accel_family"])
+    rc = np.asarray(b["recompute"])
+    full = rc == 2
+    sel = rc == 1
+    flash = np.asarray(b["flash_attention"], dtype=bool)
+    sp = np.asarray(b["sequence_parallel"], dtype=bool) & (t > 1)
+    zero = np.asarray(b["zero_stage"])
+    sched = np.asarray(b["schedule"])
+    v = np.where(sched == _SCHED["interleaved"], v, 1.0)
+    peak = f("peak_flop_per_s")
+    peak16 = f("peak_16bit_flop_per_s")
+    hbm_bw = f("hbm_bw_bytes_per_s") * C["hbm_eff"]
+    hbm_raw = f("hbm_bw_bytes_per_s")
+    dom = f("nvlink_domain_size")
+    nvl, nic = f("scaleup_bw_bytes_per_s"), f("nic_bw_per_gpu_bytes_per_s")
+    inr = np.asarray(b["in_network_reduction"], dtype=bool)
+    link = dict(eff_scaleup=C["link_eff"]["scaleup"], eff_network=C["link_eff"]["network"],
+                alpha_scaleup_s=C["alpha_s"]["scaleup"], alpha_network_s=C["alpha_s"]["network"])
+
+    e16_tab, e8_tab = _family_tables(C)
+    eff16 = e16_tab[fam]
+    low = (prec == _FP8) | (prec == _FP4)
+    has_low_peak = peak > peak16 * 1.01
+    eff_gemm_max = np.where(low & has_low_peak, e8_tab[fam], eff16)
+    bpe = np.where(low & has_low_peak, np.where(prec == _FP4, 0.5, 1.0), np.where(prec == _FP32, 4.0, 2.0))
+    kk = C["gemm_ridge_mult"]
+
+    m = B / (mb * d)  # micro-batches per step per pipeline
+    s_c = s / c
+    tok = mb * s_c  # tokens of one micro-batch on one CP rank (GEMM M dimension)
+
+    # GEMM time = flop / (peak · eff), eff = eff_max · I/(I + k·R) with I = 2/(bytes·(1/M+1/K+1/N)):
+    # flop · (1 + q·(1/M + 1/K + 1/N)) / (peak · eff_max), q = k·R·bytes/2 (same as gemm_efficiency).
+    inv_pe = 1.0 / (peak * eff_gemm_max)
+    q = kk * (peak / hbm_raw) * bpe * 0.5
+
+    def gemm_t(flop, M, K, N):
+        return flop * (1.0 + q * (1.0 / M + 1.0 / K + 1.0 / N)) * inv_pe
+
+    # --- one forward pass of one layer, one micro-batch, per GPU ------------------------
+    o_params = a * dv * h
+    attn_params = f("params_attention")
+    qkv_params = np.maximum(attn_params - o_params, 0.0)
+    t_qkv = gemm_t(2.0 * tok * qkv_params / t, tok, h, qkv_params / (h * t))
+    t_o = gemm_t(2.0 * tok * o_params / t, tok, a * dv / t, h)
+    t_attn_proj = t_qkv + t_o
+    up = np.where(gated, 2.0, 1.0)
+
+    def mlp_t(tokens, fh):
+        t_up = gemm_t(2.0 * tokens * h * up * fh / t, tokens, h, up * fh / t)
+        t_dn = gemm_t(2.0 * tokens * fh * h / t, tokens, fh / t, h)
+        return t_up + t_dn
+
+    t_mlp_dense = mlp_t(tok, ffn)
+    is_moe = E > 0
+    any_moe = bool(np.any(is_moe))  # batch-level shortcut: identical results, skips dead work
+    if any_moe:
+        # Tokens reaching one local expert: tok·top_k·ep/E (balanced) times the imbalance factor.
+        tok_expert = np.where(is_moe, tok * topk * e / np.maximum(E, 1.0), 1.0)
+        n_local_experts = np.where(is_moe, E / e, 0.0)
+        t_experts = np.where(is_moe, n_local_experts * mlp_t(tok_expert, np.maximum(fe, 1.0)) * cf, 0.0)
+        t_shared = np.where(is_moe & (n_sh > 0), n_sh * mlp_t(tok, np.maximum(f_sh, 1.0)), 0.0)
+        t_router = np.where(is_moe, 2.0 * tok * h * E / (peak16 * eff16), 0.0)
+        t_mlp_moe = t_experts + t_shared + t_router
+    else:
+        t_mlp_moe = np.zeros_like(tok)
+
+    # Attention core, one forward (full-count FLOPs 2·tok·s·a·(dqk+dv)/t per CP rank).
+    attn_full_flop = 2.0 * tok * s * a * (dqk + dv) / t
+    eff_attn = np.minimum(C["attn_eff_rel"] * eff16, 1.0) * dqk / (dqk + ATTN_DHEAD_HALF)
+    t_core_flash = CAUSAL_WORK_FRAC * attn_full_flop / (peak16 * eff_attn)
+    x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16, hbm_raw, 2.0, kk)
+    score_elems = mb * (a / t) * s_c * s
+    t_core_mat = attn_full_flop / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems / hbm_bw
+    t_core = np.where(flash, t_core_flash, t_core_mat)
+
+    # Elementwise, one forward: h-sized ops sharded by TP only with SP.
+    h_tokens = np.where(sp, tok / t, tok)
+    act_b = np.where(gated, ACT_BYTES_GATED_FWD, ACT_BYTES_PLAIN_FWD)
+    t_elem_h = ELEMWISE_H_BYTES_FWD * h * h_tokens / hbm_bw
+    t_elem_dense = t_elem_h + act_b * tok * ffn / t / hbm_bw
+    t_elem_moe = (t_elem_h + act_b * (tok * topk * cf * fe + n_sh * tok * f_sh) / t / hbm_bw) if any_moe else t_elem_dense
+
+    # Passes: GEMMs and elementwise fwd + bwd (+1 fwd with full recompute); attention core
+    # fwd + bwd (+1 fwd with full or selective recompute).
+    gp = 1.0 + BWD_OVER_FWD + full
+    ap = 1.0 + BWD_OVER_FWD + (full | sel)
+    ep_ = 1.0 + ELEMWISE_BWD_OVER_FWD + full
+    layer_dense_fwd = t_attn_proj + t_mlp_dense + t_core + t_elem_dense
+    layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
+    layer_dense_mb = gp * (t_attn_proj + t_mlp_dense) + ap * t_core + ep_ * t_elem_dense
+    layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe
+
+    uneven = np.asarray(b["uneven_layers"], dtype=bool)
+    n_moe_l = f("n_moe_layers")
+    n_dense_l = f("n_dense_layers")
+    # Most loaded first rank and the last rank (which also carries the head): the shared
+    # layout rule of model_stats.layers_on_rank (first L mod (p·v) virtual stages take +1).
+    per_stage_hi = layers_on_rank(L, p, v, 0).astype(np.float64)
+    per_stage_lo = layers_on_rank(L, p, v, p - 1).astype(np.float64)
+    moe_share = np.where(L > 0, n_moe_l / L, 0.0)
+    if any_moe:
+        layer_mb = (1.0 - moe_share) * layer_dense_mb + moe_share * layer_moe_mb
+        layer_fwd = (1.0 - moe_share) * layer_dense_fwd + moe_share * layer_moe_fwd
+    else:
+        layer_mb, layer_fwd = layer_dense_mb, layer_dense_fwd
+    # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
+    t_head_fwd = gemm_t(2.0 * tok * h * V / t, tok, h, V / t)
+    t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * tok * V / t / hbm_bw
+    first_mb = per_stage_hi * layer_mb
+    last_mb = per_stage_lo * layer_mb + t_head_mb
+    last_is_slowest = last_mb >= first_mb
+    stage_mb = np.maximum(first_mb, last_mb)
+    layers_stage = np.where(last_is_slowest, per_stage_lo, per_stage_hi)
+    moe_layers_stage = layers_stage * moe_share
+    t_compute = m * stage_mb
+    t_fwd_mb = layers_stage * layer_fwd + np.where(last_is_slowest, t_head_fwd, 0.0)
+    t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
+
+    # --- TP ------------------------------------------------------------------------------
+    tp_msg = tp_bytes_per_layer(mb, s, h, c)
+    tp_bw, tp_alpha, _, _ = comm.group_link(t, 1.0, dom, nvl, nic, **link)
+    tp_bw = tp_bw * np.where(inr & ~sp, comm.IN_NETWORK_ALLREDUCE_SPEEDUP, 1.0)
+    tp_ar = 2.0 * (t - 1.0) / t * tp_msg / tp_bw + 2.0 * tp_alpha
+    n_tp_coll = 4.0 + 2.0 * full
+    tp_exposed_frac = 1.0 - C["tp_overlap_frac"] * np.asarray(b["tp_comm_overlap"], dtype=bool)
+    t_tp = np.where(t > 1, m * layers_stage * n_tp_coll * tp_ar * tp_exposed_frac, 0.0)
+
+    # --- CP ring attention -------------------------------------------------------------------
+    if bool(np.any(c > 1)):
+        kv_local = np.maximum(kv / t, 1.0)
+        kv_block = BYTES_16 * tok * 2.0 * kv_local * 0.5 * (dqk + dv)
+        cp_hop = comm.group_p2p_s(kv_block, c, t, dom, nvl, nic, **link)
+        cp_fwd = (c - 1.0) * cp_hop
+        cp_bwd = 2.0 * (c - 1.0) * cp_hop
+        exp_fwd = np.maximum(cp_fwd - t_core, 0.0)
+        exp_bwd = np.maximum(cp_bwd - BWD_OVER_FWD * t_core, 0.0)
+        t_cp = np.where(c > 1, m * layers_stage * (exp_fwd * (1.0 + (full | sel)) + exp_bwd), 0.0)
+    else:
+        cp_fwd = cp_bwd = t_cp = np.zeros_like(tok)
+
+    # --- EP all-to-all ---------------------------------------------------------------------
+    n_a2a = 4.0 + 2.0 * full
+    if any_moe:
+        ep_bytes = BYTES_16 * tok * h * topk * cf / np.where(sp, t, 1.0)
+        a2a = comm.group_collective_s("all_to_all", ep_bytes, e, t, dom, nvl, nic, **link)
+        t_ep = np.where((e > 1) & is_moe, m * moe_layers_stage * n_a2a * a2a, 0.0)
+    else:
+        ep_bytes = a2a = t_ep = np.zeros_like(tok)
+
+    # --- PP ----------------------------------------------------------------------------------
+    frac = np.where(p > 1, bubble_fraction(p, m, v, sched), 0.0)
+    t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
+    p2p_msg = BYTES_16 * tok * h / t
+    p2p = comm.group_p2p_s(p2p_msg, p, t * c * d, dom, nvl, nic, **link)
+    t_p2p = np.where(p > 1, 2.0 * v * m * p2p, 0.0)
+
+    # --- DP ----------------------------------------------------------------------------------
+    P_total = f("params_total")
+    P_expert = np.where(is_moe, n_moe_l * E * f("params_expert"), 0.0)
+    P_dense = P_total - P_expert
+    P_dense_local = P_dense / (t * p)
+    P_exp_local = P_expert / (t * p * e)
+    gb = f("grad_bytes")
+    dp_dense_n = d * c
+    dp_exp_n = d * c / e
+    ovl = C["dp_overlap_frac"]
+
+    bw_d, al_d, _, _ = comm.group_link(dp_dense_n, t, dom, nvl, nic, **link)
+    fr_d = (dp_dense_n - 1.0) / dp_dense_n
+    inr_f = np.where(inr, comm.IN_NETWORK_ALLREDUCE_SPEEDUP, 1.0)
+    t_grad_ar = 2.0 * fr_d * gb * P_dense_local / (bw_d * inr_f) + 2.0 * al_d
+    t_grad_rs = fr_d * gb * P_dense_local / bw_d + al_d
+    t_param_ag = fr_d * BYTES_16 * P_dense_local / bw_d + al_d
+    if any_moe:
+        bw_e, al_e, _, _ = comm.group_link(dp_exp_n, t * e, dom, nvl, nic, **link)
+        fr_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0)
+        has_e = P_exp_local > 0
+        t_grad_ar = t_grad_ar + np.where(has_e, 2.0 * fr_e * gb * P_exp_local / (bw_e * inr_f) + 2.0 * al_e, 0.0)
+        t_grad_rs = t_grad_rs + np.where(has_e, fr_e * gb * P_exp_local / bw_e + al_e, 0.0)
+        t_param_ag = t_param_ag + np.where(has_e, fr_e * BYTES_16 * P_exp_local / bw_e + al_e, 0.0)
+    P_local = P_dense_local + P_exp_local
+    bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
+    last_bucket = np.minimum(1.0, bucket / np.maximum(P_local, 1.0))
+    t_grad = np.where(zero == 0, t_grad_ar, t_grad_rs)
+    exp_grad = np.maximum(t_grad - ovl * t_bwd_mb, last_bucket * t_grad)
+    exp_ag = np.where(zero >= 1, np.maximum(t_param_ag - ovl * t_fwd_mb, last_bucket * t_param_ag), 0.0)
+    z3_mb = 2.0 * t_param_ag + t_grad_rs
+    z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
+    z3_exposed = m * (np.maximum(z3_mb - ovl * stage_mb, 0.0) + z3_first_last)
+    t_dp_total = np.where(zero == 3, m * z3_mb, np.where(zero == 0, t_grad_ar, t_grad_rs + t_param_ag))
+    t_dp = np.where(dp_dense_n > 1, np.where(zero == 3, z3_exposed, exp_grad + exp_ag), 0.0)
+
+    # --- optimizer and offload ---------------------------------------------------------------
+    P_shard = np.where(zero >= 1, P_dense_local / dp_dense_n + P_exp_local / dp_exp_n, P_local)
+    t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) / hbm_bw
+    off = np.asarray(b["offload_optimizer"]) > 0
+    host_bw = f("host_link_bw_bytes_per_s") * C["link_eff"]["scaleup"]
+    if bool(np.any(off)):
+        host_mem_share = f("host_memory_bw_bytes_per_s") / f("gpus_per_node")
+        t_down = P_shard * 4.0 / host_bw
+        t_up = P_shard * BYTES_16 / host_bw
+        t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
+        nvme = np.asarray(b["offload_optimizer"]) == 2
+        nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / f("gpus_per_node")
+        t_nvme = np.where(nvme, P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0), 0.0)
+        t_off_opt = np.where(off, np.maximum(t_down - t_bwd_mb, 0.0) + t_cpu_step + t_up + t_nvme, 0.0)
+    else:
+        t_down = t_up = t_cpu_step = t_off_opt = np.zeros_like(tok)
+    if "mem_activations_bytes" in b and bool(np.any(b["offload_activations"])):
+        act = f("mem_activations_bytes")
+        t_act = 2.0 * act / host_bw
+        t_off_act = np.where(np.asarray(b["offload_activations"], dtype=bool),
+                             np.maximum(t_act - t_compute, 0.0), 0.0)
+    else:
+        t_off_act = np.zeros_like(t)
+    t_offload = t_off_opt + t_off_act
+    t_optimizer = np.where(off, 0.0, t_opt_gpu)
+
+    step = t_compute + t_tp + t_cp + t_ep + t_bubble + t_p2p + t_dp + t_offload + t_optimizer
+    return {
+        "step_time_s": step, "t_compute_s": t_compute, "t_tp_comm_s": t_tp, "t_cp_comm_s": t_cp,
+        "t_ep_comm_s": t_ep, "t_pp_bubble_s": t_bubble, "t_pp_p2p_s": t_p2p,
+        "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
+        # detail
+        "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
+        "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
+        "_t_mlp_moe": t_mlp_moe, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
+        "_eff_gemm_max": eff_gemm_max, "_q": q,
+        "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
+        "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_n_a2a": n_a2a,
+        "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
+        "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
+        "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
+        "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up,
+    }
+
+
+def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
+    """Step-time columns for every row of a batch.
+
+    Parameters
+    ----------
+    b : Batch — input columns plus the ``model_stats`` outputs, shape (N,) each.
+    consts : dict, optional — calibration constants (``load_calibration()`` when omitted;
+        ``tools/calibrate.py`` passes trial values).
+
+    Returns
+    -------
+    dict of arrays (N,): ``step_time_s`` and its parts ``t_compute_s``, ``t_tp_comm_s``,
+    ``t_cp_comm_s``, ``t_ep_comm_s``, ``t_pp_bubble_s``, ``t_pp_p2p_s``,
+    ``t_dp_comm_exposed_s``, ``t_offload_s``, ``t_optimizer_s`` [s]; ``tokens_per_s``
+    [tokens/s, whole job]; ``tflops_per_gpu`` [TFLOP/s = 1e12 FLOP/s, model FLOPs];
+    ``mfu``, ``hfu`` (16-bit peak), ``mfu_precision_peak`` (GEMM precision's peak),
+    fractions in [0, 1].
+    """
+    C = load_calibration() if consts is None else consts
+    n_rows = len(b["tp"])
+    if n_rows > CHUNK_ROWS:  # rows are independent: cut into cache-sized chunks (same result)
+        parts = [stage({k: v[i:i + CHUNK_ROWS] for k, v in b.items()}, C) for i in range(0, n_rows, CHUNK_ROWS)]
+        return {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
+    T = _terms(b, C)
+    out = {k: v for k, v in T.items() if not k.startswith("_")}
+    step = out["step_time_s"]
+    n = np.asarray(b["n_gpus"], dtype=np.float64)
+    tokens = np.asarray(b["global_batch_size"], dtype=np.float64) * np.asarray(b["seq_len"], dtype=np.float64)
+    mflop = np.asarray(b["model_flop_per_step"], dtype=np.float64)
+    hflop = np.asarray(b["hardware_flop_per_step"], dtype=np.float64)
+    peak16 = np.asarray(b["peak_16bit_flop_per_s"], dtype=np.float64)
+    peak = np.asarray(b["peak_flop_per_s"], dtype=np.float64)
+    out["tokens_per_s"] = tokens / step
+    out["tflops_per_gpu"] = mflop / (step * n) / 1e12
+    out["mfu"] = np.clip(mflop / (step * n * peak16), 0.0, 1.0)
+    out["hfu"] = np.clip(hflop / (step * n * peak16), 0.0, 1.0)
+    out["mfu_precision_peak"] = np.clip(mflop / (step * n * peak), 0.0, 1.0)
+    return out
+
+
+# ----------------------------------------------------------------------------- explain
+def _row_batch(row: dict) -> Batch:
+    return {k: np.asarray([v]) for k, v in row.items() if isinstance(v, (int, float, bool, np.number, np.bool_))}
+
+
+def _ms(x: float) -> str:
+    return f"{1e3 * x:,.3g} ms"
+
+
+def explain(row: dict) -> dict[str, str]:
+    """Formula strings with the numbers plugged in, one per result column, for one scenario.
+
+    ``row``: dict of python scalars of every column (inputs and earlier stages)."""
+    C = load_calibration()
+    T = {k: float(v[0]) for k, v in _terms(_row_batch(row), C).items()}
+    r = row
+    n = r["n_gpus"]
+    step = T["step_time_s"]
+    ex: dict[str, str] = {}
+    tok = r["micro_batch_size"] * r["seq_len"] / r["cp"]
+    up = 2.0 if r["gated_mlp"] else 1.0
+    eff_mlp = T["_eff_gemm_max"] / (1.0 + T["_q"] * (1.0 / tok + 1.0 / r["hidden_size"]
+                                                   + r["tp"] / (up * r["ffn_hidden_size"])))
+    ex["t_compute_s"] = (
+        f"m·t_mb = {T['_m']:.4g} micro-batches × {_ms(T['_stage_mb'])} "
+        f"(= {T['_layers_stage']:.4g} layers × {_ms(T['_layer_mb'])} + head+loss {_ms(T['_t_head_mb'])}); "
+        f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
+        f"attn core {_ms(T['_t_core'])}, elementwise {_ms(T['_t_elem_dense'])}; "
+        f"GEMM eff_max {T['_eff_gemm_max']:.3f}, MLP GEMM eff {eff_mlp:.3f}"
+    )
+    ex["t_tp_comm_s"] = (
+        f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.0f} × "
+        f"{_ms(T['_tp_ar'])} (ring all-reduce of b·s·h·2 B = {T['_tp_msg'] / 1e6:.4g} MB over tp = {r['tp']}) × "
+        f"{T['_tp_exposed_frac']:.2f} = {T['t_tp_comm_s']:.4g} s"
+    )
+    ex["t_cp_comm_s"] = (
+        f"ring attention: fwd (c−1) hops {_ms(T['_cp_fwd'])}, bwd {_ms(T['_cp_bwd'])} per layer, exposed beyond "
+        f"the attention compute, × m·layers = {T['t_cp_comm_s']:.4g} s (cp = {r['cp']})"
+    )
+    ex["t_ep_comm_s"] = (
+        f"m·moe_layers·{T['_n_a2a']:.0f} all-to-all × {_ms(T['_a2a'])} (b·s·h·top_k·cf·2 B = "
+        f"{T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}) = {T['t_ep_comm_s']:.4g} s"
+    )
+    ex["t_pp_bubble_s"] = (
+        f"bubble fraction {T['_bubble_frac']:.4g} (p−1)/(v·m) with p = {r['pp']}, v = {T['_v']:.0f}, "
+        f"m = {T['_m']:.4g} × (compute + TP + CP + EP) = {T['t_pp_bubble_s']:.4g} s"
+    )
+    ex["t_pp_p2p_s"] = (
+        f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} (b·s·h/t·2 B = "
+        f"{T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
+    )
+    ex["t_dp_comm_exposed_s"] = (
+        f"ZeRO-{r['zero_stage']}: DP collectives {T['_t_dp_total']:.4g} s in total (grad {T['_t_grad']:.4g} s, "
+        f"param gather {T['_t_param_ag']:.4g} s over dp·cp = {r['dp'] * r['cp']}); hidden behind "
+        f"backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])} × {C['dp_overlap_frac']:.2f} except the "
+        f"last bucket → exposed {T['t_dp_comm_exposed_s']:.4g} s"
+    )
+    ex["t_offload_s"] = (
+        f"grads down {T['_t_down']:.4g} s (beyond the last backward) + CPU Adam {T['_t_cpu_step']:.4g} s + "
+        f"weights up {T['_t_up']:.4g} s → {T['t_offload_s']:.4g} s" if r.get("offload_optimizer", 0) else
+        "no offload: 0 s"
+    )
+    ex["t_optimizer_s"] = (
+        f"{T['_P_shard'] / 1e6:.4g} M params of the local shard × {r['grad_bytes'] + OPT_BYTES_BASE:.0f} B / "
+        f"(HBM {r['hbm_bw_bytes_per_s'] / 1e12:.3g} TB/s × {C['hbm_eff']}) = {T['t_optimizer_s']:.4g} s"
+    )
+    ex["step_time_s"] = " + ".join(
+        f"{k[2:-2] if k.startswith('t_') else k} {T[k]:.4g}" for k in (
+            "t_compute_s", "t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_bubble_s", "t_pp_p2p_s",
+            "t_dp_comm_exposed_s", "t_offload_s", "t_optimizer_s")
+    ) + f" = {step:.4g} s"
+    tokens = r["global_batch_size"] * r["seq_len"]
+    ex["tokens_per_s"] = f"B·s / step = {tokens:,} / {step:.4g} s = {tokens / step:,.4g} tokens/s"
+    mf = r["model_flop_per_step"]
+    ex["tflops_per_gpu"] = f"model FLOP / (step · N) = {mf:.4g} / ({step:.4g} × {n}) = {mf / step / n / 1e12:.4g} TFLOP/s"
+    ex["mfu"] = (f"model FLOP / (step · N · peak16) = {mf:.4g} / ({step:.4g} × {n} × "
+                 f"{r['peak_16bit_flop_per_s'] / 1e12:.4g}e12) = {mf / (step * n * r['peak_16bit_flop_per_s']):.4f}")
+    hf = r["hardware_flop_per_step"]
+    ex["hfu"] = (f"hardware FLOP / (step · N · peak16) = {hf:.4g} / ({step:.4g} × {n} × "
+                 f"{r['peak_16bit_flop_per_s'] / 1e12:.4g}e12) = {hf / (step * n * r['peak_16bit_flop_per_s']):.4f}")
+    return ex
+
+
+def notes(row: dict) -> list[str]:
+    """Stated simplifications of the step-time model for this scenario."""
+    out = [
+        "Step time: the slowest pipeline stage (layers split evenly; the last stage carries the output "
+        "head and loss); GEMM efficiency by arithmetic intensity (roofline knee), constants fitted on "
+        "validation/calibration.csv (hardware/calibration.json).",
+        "Collectives: α-β ring model with achieved link bandwidths; groups placed TP innermost, then CP, "
+        "EP, DP, PP outermost; network bandwidth shared per GPU (no congestion or rail topology).",
+    ]
+    if row.get("precision") in (_FP8, _FP4):
+        out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
+    if row.get("schedule") == _SCHED["zero_bubble"]:
+        out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
+    return out

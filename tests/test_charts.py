@@ -1,0 +1,88 @@
+"""Chart builders: the Vega-Lite specs carry the expected fields and units (no browser)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+import planner
+from planner import charts
+
+GIB = 2**30
+
+
+def _layers(spec: dict) -> list[dict]:
+    return spec.get("layer", [spec])
+
+
+def test_memory_chart_stacks_components_per_stage_with_hbm_line():
+    stages = [{"stage": 0, "mem_weights_bytes": 2 * GIB, "mem_grads_bytes": GIB, "mem_optimizer_bytes": GIB,
+               "mem_activations_bytes": 10 * GIB, "mem_logits_bytes": 0.0, "mem_buffers_bytes": 3 * GIB},
+              {"stage": 1, "mem_weights_bytes": 2 * GIB, "mem_grads_bytes": GIB, "mem_optimizer_bytes": GIB,
+               "mem_activations_bytes": 8 * GIB, "mem_logits_bytes": 4 * GIB, "mem_buffers_bytes": 3 * GIB}]
+    df = charts.memory_stages_frame(stages)
+    assert set(df["stage"]) == {"stage 0", "stage 1"}
+    # the margin is its own component, in GiB
+    m = df[(df["stage"] == "stage 0") & df["component"].str.startswith("margin")]
+    assert m["gib"].iloc[0] == 3.0
+    spec = charts.memory_stages_chart(stages, 80 * GIB, 80 * GIB + 2 * GIB).to_dict()
+    bars, rule = _layers(spec)
+    assert bars["encoding"]["y"]["aggregate"] == "sum" and "GiB" in bars["encoding"]["y"]["title"]
+    assert bars["encoding"]["x"]["field"] == "stage"
+    assert rule["mark"]["type"] == "rule"
+    rule_data = spec["datasets"][rule["data"]["name"]]
+    assert {"line": "usable HBM", "gib": 80.0} in rule_data
+
+
+def test_step_time_chart_uses_engine_parts_in_seconds():
+    res = {"t_compute_s": 3.0, "t_tp_comm_s": 0.5, "t_pp_bubble_s": 0.2, "step_time_s": 3.7}
+    spec = charts.step_time_chart(res).to_dict()
+    assert spec["encoding"]["x"]["field"] == "seconds" and "(s)" in spec["encoding"]["x"]["title"]
+    data = spec["datasets"][spec["data"]["name"]]
+    assert {d["part"]: d["seconds"] for d in data} == {"compute": 3.0, "TP comm": 0.5, "PP bubble": 0.2}
+
+
+def test_goodput_curve_marks_the_best_point_per_tier():
+    curve = pd.DataFrame({"tier": ["a"] * 3 + ["b"] * 3, "interval_s": [60, 600, 6000] * 2,
+                          "goodput": [0.90, 0.95, 0.93, 0.80, 0.85, 0.88]})
+    spec = charts.goodput_interval_chart(curve).to_dict()
+    line, opt = _layers(spec)
+    assert line["encoding"]["x"]["scale"]["type"] == "log" and "minutes" in line["encoding"]["x"]["title"]
+    assert "%" in line["encoding"]["y"]["title"]
+    best = spec["datasets"][opt["data"]["name"]]
+    assert sorted((d["tier"], d["interval_s"]) for d in best) == [("a", 600), ("b", 6000)]
+
+
+def test_mc_histogram_in_days():
+    sim = pd.DataFrame({"time_to_train_days": [10.0, 11.0, 12.5, 11.2]})
+    spec = charts.time_to_train_hist(sim, 11.0).to_dict()
+    hist = _layers(spec)[0]
+    assert hist["encoding"]["x"]["bin"] and "days" in hist["encoding"]["x"]["title"]
+
+
+def test_sweep_charts_on_engine_output():
+    s = planner.load_preset("llama3-8b-h100-64")
+    df = planner.sweep(s, top=30, zero_stages=(1,), recompute=("selective",), offload=("none",),
+                       schedules=("1f1b",), cp_max=1)
+    sc = charts.throughput_memory_scatter(df, "pp").to_dict()
+    assert sc["encoding"]["color"]["field"] == "pp"
+    assert "GiB" in sc["encoding"]["x"]["title"] and "tokens/s" in sc["encoding"]["y"]["title"]
+    pa = charts.pareto_cost_days_chart(df).to_dict()
+    assert "days" in pa["layer"][0]["encoding"]["x"]["title"] and "USD" in pa["layer"][0]["encoding"]["y"]["title"]
+
+
+def test_compare_chart_one_panel_per_metric_with_units():
+    res = {"A": {"mfu": 0.4, "step_time_s": 4.0}, "B": {"mfu": 0.5, "step_time_s": 3.0, "goodput": 0.9}}
+    df = charts.compare_frame(res)
+    assert set(df["metric"]) == {"MFU (%)", "step time (s)", "goodput (%)"}
+    assert df[(df["scenario"] == "A") & (df["metric"] == "MFU (%)")]["value"].iloc[0] == 40.0
+    spec = charts.compare_chart(res).to_dict()
+    assert spec["facet"]["field"] == "metric" and spec["resolve"]["scale"]["y"] == "independent"
+
+
+def test_validation_scatter_has_identity_line():
+    rows = pd.DataFrame({"published": [100.0, 200.0], "predicted": [110.0, 190.0], "group": ["x", "y"],
+                         "run_id": ["r1", "r2"]})
+    spec = charts.validation_scatter(rows, "published", "predicted", color="group", unit="TFLOP/s per GPU").to_dict()
+    diag, pts = spec["layer"]
+    assert diag["mark"]["type"] == "line" and diag["encoding"]["x"]["field"] == diag["encoding"]["y"]["field"]
+    assert "TFLOP/s" in pts["encoding"]["x"]["title"] and pts["encoding"]["x"]["scale"]["type"] == "log"

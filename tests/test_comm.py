@@ -1,0 +1,64 @@
+"""Collective times against hand calculations of the α-β ring formulas (Thakur et al. 2005)."""
+
+import numpy as np
+import pytest
+
+from planner import comm
+
+
+def test_ring_allreduce_hand():
+    # 1 GB over 8 ranks at 100 GB/s: 2·7/8·1e9/1e11 = 0.0175 s; plus 2·7 steps × 1 µs.
+    t = comm.ring_allreduce_s(1e9, 8, 100e9, alpha_s=1e-6)
+    assert t == pytest.approx(0.0175 + 14e-6, rel=1e-12)
+
+
+def test_all_gather_and_reduce_scatter_hand():
+    # (n−1)/n · S / BW: 4 ranks, 400 MB, 50 GB/s -> 3/4 · 0.008 = 0.006 s
+    assert comm.all_gather_s(400e6, 4, 50e9) == pytest.approx(0.006)
+    assert comm.reduce_scatter_s(400e6, 4, 50e9) == pytest.approx(0.006)
+    assert comm.all_to_all_s(400e6, 4, 50e9) == pytest.approx(0.006)
+
+
+def test_single_rank_is_free():
+    assert comm.ring_allreduce_s(1e9, 1, 1e9, alpha_s=1e-3) == 0.0
+    assert comm.all_gather_s(1e9, 1, 1e9) == 0.0
+
+
+def test_vectorised_shapes():
+    t = comm.ring_allreduce_s(np.array([1e9, 2e9]), np.array([2, 4]), np.array([1e10, 1e10]))
+    assert t.shape == (2,)
+    assert t == pytest.approx([0.1, 0.3])  # 2·1/2·0.1 ; 2·3/4·0.2
+
+
+KW = dict(eff_scaleup=1.0, eff_network=1.0, alpha_scaleup_s=0.0, alpha_network_s=0.0)
+
+
+def test_dp_allreduce_inside_node_uses_nvlink():
+    # TP2 · DP4 on one 8-GPU node: DP stride 2, span 8 -> NVLink 450 GB/s.
+    t = comm.group_collective_s("all_reduce", 1e9, 4, 2, 8, 450e9, 50e9, **KW)
+    assert float(t) == pytest.approx(2 * 3 / 4 * 1e9 / 450e9)
+
+
+def test_dp_allreduce_across_nodes_uses_network():
+    # TP8 on DGX: the DP group (stride 8) has one member per node -> per-GPU NIC 50 GB/s.
+    t = comm.group_collective_s("all_reduce", 1e9, 4, 8, 8, 450e9, 50e9, **KW)
+    assert float(t) == pytest.approx(2 * 3 / 4 * 1e9 / 50e9)
+
+
+def test_tp8_on_dgx_is_nvlink_and_nvl72_domain():
+    bw, intra, g, nd = comm.group_bandwidth(8, 1, 8, 450e9, 50e9, 0.8, 0.9)
+    assert bool(intra) and float(bw) == pytest.approx(360e9)
+    # DP 16 with stride 4 fits in a 72-GPU NVL72 domain (span 64) -> NVLink.
+    bw, intra, g, nd = comm.group_bandwidth(16, 4, 72, 900e9, 50e9, 1.0, 1.0)
+    assert bool(intra) and float(bw) == pytest.approx(900e9)
+
+
+def test_in_network_reduction_raises_allreduce_bandwidth():
+    base = comm.group_collective_s("all_reduce", 1e9, 8, 1, 8, 450e9, 50e9, **KW)
+    inr = comm.group_collective_s("all_reduce", 1e9, 8, 1, 8, 450e9, 50e9, in_network_reduction=True, **KW)
+    assert float(base / inr) == pytest.approx(comm.IN_NETWORK_ALLREDUCE_SPEEDUP)
+
+
+def test_bad_kind():
+    with pytest.raises(ValueError):
+        comm.group_collective_s("broadcast", 1.0, 2, 1, 8, 1.0, 1.0, **KW)

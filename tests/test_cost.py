@@ -1,0 +1,62 @@
+"""Cost stage (DESIGN §4.5): hand calculations from the stated formulas.
+
+wall = tokens_total / tokens_per_s / goodput; GPU-hours = n_gpus × wall_h; dollars = GPU-hours ×
+price; energy = n_nodes × node_power_w × utilisation_power_frac × pue × wall_h / 1e6 [MWh].
+Throughput of Llama 3 405B from its Table 4 (400 TFLOP/s/GPU on 16,384 H100, 6N FLOPs/token).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import planner
+from planner import batch as B
+from planner import cost
+
+
+def _b():
+    b = B.from_scenarios([planner.load_preset("llama3-405b-h100-16k")])
+    b["tokens_per_s"] = np.array([16_384 * 400e12 / (6 * 405e9)])  # 2.697e6 tok/s
+    b["goodput"] = np.array([0.9])
+    return b
+
+
+def test_hand_computed_405b():
+    b = _b()
+    out = cost.stage(b)
+    wall_s = 15.6e12 / 2.6972e6 / 0.9  # 6.4265e6 s
+    assert out["time_to_train_days"][0] == pytest.approx(wall_s / 86400, rel=1e-4)  # 74.4 d
+    gpu_h = 16_384 * wall_s / 3600
+    assert out["gpu_hours"][0] == pytest.approx(gpu_h, rel=1e-4)
+    assert out["cost_usd"][0] == pytest.approx(gpu_h * b["price_per_gpu_hour_usd"][0], rel=1e-4)
+    # 2,048 nodes × 10,200 W (DGX H100) × utilisation × PUE × wall_h / 1e6
+    e = 2048 * 10_200 * b["utilisation_power_frac"][0] * b["pue"][0] * wall_s / 3600 / 1e6
+    assert out["energy_mwh"][0] == pytest.approx(e, rel=1e-4)
+
+
+def test_zero_goodput_is_infinite_time():
+    b = _b()
+    b["goodput"] = np.array([0.0])
+    out = cost.stage(b)
+    assert np.isinf(out["time_to_train_days"][0]) and np.isinf(out["cost_usd"][0])
+
+
+def test_missing_timing_gives_nan():
+    b = _b()
+    del b["tokens_per_s"]
+    out = cost.stage(b)
+    assert np.isnan(out["cost_usd"][0])
+
+
+def test_energy_fallback_to_tdp():
+    # 1 node, 8 × 700 W, util 1, PUE 1, 1000 h -> 5.6 MWh
+    assert float(cost.energy_mwh(1, 0.0, 1.0, 1.0, 3.6e6, gpus_per_node=8, tdp_w=700)) == pytest.approx(5.6)
+
+
+def test_pipeline_end_to_end():
+    from planner.engine import run_batch
+
+    r = {k: v[0] for k, v in run_batch(B.from_scenarios([planner.load_preset("default")])).items()}
+    assert r["time_to_train_days"] > 0 and np.isfinite(r["cost_usd"])
+    assert r["gpu_hours"] == pytest.approx(1024 * r["time_to_train_days"] * 24)  # default: 1,024 GPUs

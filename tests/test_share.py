@@ -1,0 +1,146 @@
+"""Share links: planner.share round trips, tampered links, range refusals (no streamlit)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
+
+import planner
+from planner import share
+from planner.presets import preset_json
+
+
+def _norm(sj: dict) -> dict:
+    return planner.Scenario.model_validate(sj).to_json_dict()
+
+
+@pytest.mark.parametrize("pid", list(planner.list_presets()))
+def test_preset_round_trip(pid):
+    """A link written for a preset reads back to the same validated scenario."""
+    sj = preset_json(pid)
+    params = share.scenario_to_params(_norm(sj), preset=pid)
+    assert all(isinstance(v, str) for v in params.values())
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == []
+    assert _norm(back) == _norm(sj)
+
+
+def test_compact_keys_for_default():
+    params = share.scenario_to_params(_norm(preset_json("default")), preset="default")
+    # The spec's examples: compact keys, values as strings.
+    assert params["m"] == "llama3-70b" and params["sys"] == "dgx-h100"
+    assert params["n"] == "1024" and params["tp"] == "8" and params["pp"] == "4"
+    assert "dp" not in params  # derived, not pinned
+    assert params["tok"] == "1.5e13"
+
+
+def test_custom_model_round_trip():
+    sj = preset_json("default")
+    model = {"name": "my-30b", "n_layers": 40, "hidden_size": 7168, "n_heads": 56, "n_kv_heads": 8,
+             "ffn_hidden_size": 20480, "vocab_size": 128256, "gated_mlp": True, "tied_embeddings": False}
+    sj["model"] = model
+    params = share.scenario_to_params(_norm(sj), preset="default")
+    assert params["m"] == "custom" and params["ml"] == "40" and params["mh"] == "7168" and params["ma"] == "56"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == []
+    assert _norm(back)["model"] == _norm(sj)["model"]
+
+
+def test_moe_custom_model_round_trip():
+    sj = preset_json("default")
+    sj["model"] = {"name": "moe", "n_layers": 32, "hidden_size": 4096, "n_heads": 32, "n_kv_heads": 8,
+                   "ffn_hidden_size": 14336, "vocab_size": 32000,
+                   "moe": {"n_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 14336}}
+    sj["parallelism"] = {"tp": 8, "pp": 4, "schedule": "1f1b"}
+    params = share.scenario_to_params(_norm(sj))
+    assert params["me"] == "8" and params["mtk"] == "2"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == [] and _norm(back)["model"]["moe"]["n_experts"] == 8
+
+
+def test_hardware_overrides_round_trip():
+    sj = preset_json("default")
+    sj["cluster"]["overrides"] = {"price_per_gpu_hour_usd": 1.85, "nic_bw_per_gpu_bytes_per_s": 25e9}
+    params = share.scenario_to_params(_norm(sj), preset="default")
+    assert params["price"] == "1.85" and params["nic"] == "2.5e10"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == [] and _norm(back)["cluster"]["overrides"] == _norm(sj)["cluster"]["overrides"]
+
+
+def test_checkpoint_tiers_round_trip():
+    sj = preset_json("default")
+    sj["checkpoint"] = {"tiers": [{"tier": "host_memory", "interval_s": 600, "replicas": 1},
+                                  {"tier": "pfs", "interval_s": None}]}
+    params = share.scenario_to_params(_norm(sj), preset="default")
+    assert params["ck"] == "host_memory:600:1,pfs:auto:0"
+    back, _ = share.params_to_scenario(params)
+    assert _norm(back)["checkpoint"]["tiers"] == _norm(sj)["checkpoint"]["tiers"]
+
+
+def test_unknown_value_warns_and_keeps_the_rest():
+    back, warnings = share.params_to_scenario({"m": "gpt-9", "tp": "4", "n": "512"})
+    assert any(w.startswith("m=") and "gpt-9" in w and "allowed" in w for w in warnings)
+    assert back["model"] == preset_json("default")["model"]  # kept the base
+    assert back["parallelism"]["tp"] == 4 and back["cluster"]["n_gpus"] == 512
+
+
+def test_out_of_range_is_refused_with_the_range():
+    back, warnings = share.params_to_scenario({"tp": "0", "s": "99999999", "pue": "7"})
+    text = " ".join(warnings)
+    assert "tp='0'" in text and "allowed 1 to 10000000" in text
+    assert "s='99999999'" in text and "4194304" in text
+    assert "pue='7'" in text and "1 to 3" in text
+    assert _norm(back) == _norm(preset_json("default"))
+
+
+def test_unknown_key_and_garbage_values_warn():
+    back, warnings = share.params_to_scenario({"zzz": "1", "n": "lots", "sp": "maybe", "sch": "fast"})
+    text = " ".join(warnings)
+    assert "'zzz'" in text and "n='lots'" in text and "sp='maybe'" in text and "sch='fast'" in text
+    assert _norm(back) == _norm(preset_json("default"))
+
+
+def test_cross_field_error_reverts_only_the_named_key():
+    """tp = 7 does not divide Llama 3 70B's 64 heads: tp is refused, n is kept."""
+    back, warnings = share.params_to_scenario({"tp": "7", "n": "2048"})
+    assert any(w.startswith("tp:") and "kept the base value" in w for w in warnings)
+    assert not any(w.startswith("n:") for w in warnings)
+    s = planner.Scenario.model_validate(back)
+    assert s.parallelism.tp == preset_json("default")["parallelism"]["tp"] and s.cluster.n_gpus == 2048
+
+
+def test_unknown_preset_falls_back_to_default():
+    back, warnings = share.params_to_scenario({"p": "nope"})
+    assert warnings and "p='nope'" in warnings[0]
+    assert _norm(back) == _norm(preset_json("default"))
+
+
+def test_parse_link_and_prefix():
+    assert share.parse_link("http://x:8501/compare?m=llama3-8b&n=64") == {"m": "llama3-8b", "n": "64"}
+    assert share.parse_link("?tp=2") == {"tp": "2"} and share.parse_link("") == {}
+    p = share.prefix_params({"tp": "2"}, "1.")
+    assert p == {"1.tp": "2"} and share.unprefix_params({**p, "2.tp": "4"}, "1.") == {"tp": "2"}
+
+
+def test_fmt_number_round_trips():
+    for x in (1.5e13, 3600.0, 0.02, 1.0 / 3.0, 25e9, 7, 1e-7):
+        assert float(share.fmt_number(x)) == x
+
+
+_text = hst.text(max_size=30)
+_keys = hst.one_of(hst.sampled_from(share.ALL_KEYS), _text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hst.dictionaries(_keys, hst.one_of(_text, hst.lists(_text, max_size=3)), max_size=8))
+def test_tampered_links_never_raise(params):
+    sj, warnings = share.params_to_scenario(params)
+    assert isinstance(sj, dict) and isinstance(warnings, list)
+    assert all(isinstance(w, str) for w in warnings)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hst.text(max_size=80))
+def test_random_pasted_links_never_raise(text):
+    assert isinstance(share.parse_link(text), dict)

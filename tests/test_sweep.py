@@ -1,0 +1,346 @@
+"""Tests of planner.sweep: enumeration (hand count, schema as oracle), row = single evaluate,
+infeasibility reasons, Pareto fronts, chunking, multi-system sweeps, the Llama 3 405B split."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+import importlib
+
+import planner
+from planner import catalog
+from planner.schema import Scenario
+
+# ``planner.sweep`` is the function (planner/__init__.py binds it); the module by name:
+sw = importlib.import_module("planner.sweep")
+
+TINY_MODEL = {
+    "name": "tiny", "n_layers": 4, "hidden_size": 256, "n_heads": 8, "n_kv_heads": 2,
+    "ffn_hidden_size": 1024, "vocab_size": 1000,
+}
+TINY_MOE = {
+    "name": "tiny-moe", "n_layers": 4, "hidden_size": 256, "n_heads": 8, "n_kv_heads": 8,
+    "ffn_hidden_size": 1024, "vocab_size": 1000,
+    "moe": {"n_experts": 4, "top_k": 2, "expert_ffn_hidden_size": 512},
+}
+
+
+def tiny(model=TINY_MODEL, n_gpus=8, B=8, seq=1024, **par):
+    return Scenario.model_validate({
+        "model": model,
+        "training": {"seq_len": seq, "global_batch_size": B, "micro_batch_size": 1, "tokens_total": 1e9},
+        "parallelism": par,
+        "cluster": {"system": "dgx-h100", "n_gpus": n_gpus},
+    })
+
+
+FIXED = dict(zero_stages=(1,), recompute=("selective",), offload=("none",), cp_max=1)
+#: A reduced space for the engine-backed tests (the whole default space is ~34k rows).
+SMALL = dict(cp_max=2, zero_stages=(0, 1, 3), recompute=("selective", "full"), micro_batch_max=2)
+
+
+@pytest.fixture(scope="module")
+def default_scenario():
+    return planner.load_preset("default")
+
+
+@pytest.fixture(scope="module")
+def default_all(default_scenario):
+    """Every row of the reduced default space, feasible or not."""
+    return sw.sweep(default_scenario, feasible_only=False, **SMALL)
+
+
+# ---- enumeration ----------------------------------------------------------------------------
+
+
+def test_hand_count_tiny_8_gpus():
+    # Hand count. Model: 4 layers, 8 heads, 2 KV heads; 8 GPUs (one DGX H100, NVLink domain 8);
+    # B = 8 sequences; CP = 1, ZeRO-1, selective recompute, no offload, schedule 1F1B only.
+    # TP | 8 and TP | 8 heads, KV 2 % TP == 0 or TP % 2 == 0: TP in {1, 2, 4, 8}.
+    # PP | 4 layers and PP | 8 GPUs: PP in {1, 2, 4}; TP·PP must divide 8:
+    #   (TP, PP, DP) = (1,1,8) (1,2,4) (1,4,2) (2,1,4) (2,2,2) (2,4,1) (4,1,2) (4,2,1) (8,1,1)
+    # micro-batch b divides B/DP = 8/DP: DP 8 -> {1}; DP 4 -> {1,2}; DP 2 -> {1,2,4};
+    #   DP 1 -> {1,2,4,8}:  1 + 2 + 3 + 2 + 3 + 4 + 3 + 4 + 4 = 26.
+    s = tiny()
+    assert sw.count_splits(s, schedules=("1f1b",), **FIXED) == 26
+    # Interleaved adds VPP >= 2 with PP·VPP dividing 4 layers (only PP 2, VPP 2) and
+    # m = B/(b·DP) a multiple of PP = 2: (1,2,4): b=1 (m 2) -> 1; (2,2,2): b 1,2 (m 4, 2)
+    # -> 2; (4,2,1): b 1,2,4 (m 8,4,2) -> 3.  26 + 6 = 32.
+    assert sw.count_splits(s, schedules=("1f1b", "interleaved"), **FIXED) == 32
+    # Zero bubble adds one row per 1F1B row with PP > 1: 2 + 3 + 3 + 4 + 4 = 16 -> 48; the inner
+    # options multiply: 4 ZeRO stages × 3 recompute modes × 2 offload targets = 24.
+    full = sw.count_splits(s, cp_max=1)
+    assert full == 48 * 24
+    b = sw.enumerate_splits(s, schedules=("1f1b",), **FIXED)
+    assert len(b["tp"]) == 26
+    assert np.all(b["tp"] * b["pp"] * b["cp"] * b["dp"] == 8)
+    assert np.array_equal(b["sequence_parallel"], b["tp"] > 1)
+
+
+def _oracle_valid(s: Scenario, n_gpus, tps, pps, cps, eps, mbss, sched_vpp, nvlink=8, uneven=False):
+    """Brute force: every combination validated by the schema itself (pydantic), TP within
+    the NVLink domain, pp = 1 only with 1F1B (the sweep's redundancy rule)."""
+    base = s.to_json_dict()
+    found = set()
+    for tp, pp, cp, ep, mbs, (sched, vpp) in itertools.product(tps, pps, cps, eps, mbss, sched_vpp):
+        if tp > nvlink or (pp == 1 and sched != "1f1b"):
+            continue
+        d = {**base, "parallelism": {**base["parallelism"], "tp": tp, "pp": pp, "cp": cp, "ep": ep,
+                                      "dp": None, "vpp": vpp, "schedule": sched,
+                                      "layer_split": "uneven" if uneven else "even"},
+             "training": {**base["training"], "micro_batch_size": mbs},
+             "cluster": {**base["cluster"], "n_gpus": n_gpus}}
+        try:
+            Scenario.model_validate(d)
+        except ValidationError:
+            continue
+        found.add((tp, pp, cp, ep, mbs, sched, vpp))
+    return found
+
+
+@pytest.mark.parametrize("model,n_gpus,B,seq,uneven", [
+    (TINY_MODEL, 16, 32, 1024, False),
+    (TINY_MODEL, 24, 48, 96, True),
+    (TINY_MOE, 16, 32, 512, False),
+])
+def test_enumeration_matches_schema(model, n_gpus, B, seq, uneven):
+    s = tiny(model=model, n_gpus=n_gpus, B=B, seq=seq, tp=1, pp=1, cp=1)
+    opts = dict(zero_stages=(1,), recompute=("selective",), offload=("none",), cp_max=8,
+                schedules=("1f1b", "interleaved", "zero_bubble"), vpp_max=4, allow_uneven=uneven)
+    b = sw.enumerate_splits(s, **opts)
+    got = {(int(b["tp"][i]), int(b["pp"][i]), int(b["cp"][i]), int(b["ep"][i]),
+            int(b["micro_batch_size"][i]), planner.batch.SCHEDULES[b["schedule"][i]], int(b["vpp"][i]))
+           for i in range(len(b["tp"]))}
+    assert len(got) == len(b["tp"])  # no duplicates
+    divs = [d for d in range(1, n_gpus + 1) if n_gpus % d == 0]
+    E = model.get("moe", {}).get("n_experts", 0)
+    want = _oracle_valid(
+        s, n_gpus, tps=divs, pps=[d for d in divs if d <= model["n_layers"]], cps=[1, 2, 4, 8],
+        eps=[e for e in range(1, E + 1) if E % e == 0] if E else [1],
+        mbss=[d for d in range(1, B + 1) if B % d == 0],
+        sched_vpp=[("1f1b", 1), ("zero_bubble", 1), ("interleaved", 2), ("interleaved", 4)],
+        uneven=uneven,
+    )
+    assert got == want
+    assert sw.count_splits(s, **opts) == len(want)
+
+
+def test_tp_beyond_nvlink_option_and_invalid_rows_kept():
+    s = tiny(model={**TINY_MODEL, "n_heads": 16, "n_kv_heads": 16}, n_gpus=16, B=16)
+    opts = dict(FIXED, schedules=("1f1b",))
+    b = sw.enumerate_splits(s, **opts)
+    assert b["tp"].max() == 8
+    b2 = sw.enumerate_splits(s, allow_tp_beyond_nvlink=True, **opts)
+    assert b2["tp"].max() == 16
+    b3 = sw.enumerate_splits(s, include_invalid=True, **opts)
+    reasons = sw.reason_strings(b3["sweep_reason"])
+    assert "group larger than the NVLink domain (tp > nvlink_domain_size)" in set(reasons)
+    assert any(r.startswith("batch does not divide") for r in reasons)
+    assert np.count_nonzero(b3["sweep_reason"] == 0) == len(b["tp"])
+
+
+# ---- evaluation ---------------------------------------------------------------------------
+
+MAIN_COLUMNS = ("params_total", "model_flop_per_step", "mem_total_bytes", "fits", "step_time_s",
+                "tokens_per_s", "mfu", "goodput", "time_to_train_days", "cost_usd", "energy_mwh")
+
+
+def _check_rows_equal_evaluate(s, df, rows):
+    checked = 0
+    for i in rows:
+        row = df.iloc[int(i)]
+        single = sw.scenario_for_row(s, row)
+        rep = planner.evaluate(single).results
+        for c in MAIN_COLUMNS:
+            if c not in df.columns:
+                continue
+            if isinstance(rep[c], bool):
+                assert bool(row[c]) == rep[c], (c, i)
+            else:
+                np.testing.assert_allclose(row[c], rep[c], rtol=1e-9, err_msg=f"{c} row {i}")
+            checked += 1
+    return checked
+
+
+def test_rows_equal_single_evaluate(default_scenario, default_all):
+    s, df = default_scenario, default_all
+    rng = np.random.default_rng(0)
+    rows = rng.choice(len(df), size=6, replace=False)
+    assert _check_rows_equal_evaluate(s, df, rows) >= 6 * 3
+
+
+def test_rows_equal_single_evaluate_multi_system_and_sizes(default_scenario):
+    s = default_scenario
+    opts = dict(SMALL, cp_max=1, zero_stages=(1,), recompute=("selective",))
+    df = sw.sweep(s, gpus=[512, 1024], systems=["dgx-h100", "dgx-h200"], top=None, **opts)
+    assert set(df["system"]) <= {"dgx-h100", "dgx-h200"}
+    assert set(df["n_gpus"]) <= {512, 1024}
+    for sid in ("dgx-h100", "dgx-h200"):
+        for n in (512, 1024):
+            one = sw.sweep(s, gpus=n, systems=[sid], feasible_only=False, **opts)
+            assert len(one) == sw.count_splits(s, gpus=n, systems=[sid], **opts)
+            assert np.count_nonzero((df["system"] == sid) & (df["n_gpus"] == n)) == int(
+                (one["infeasible_reason"] == "").sum())
+    rng = np.random.default_rng(1)
+    h200 = np.flatnonzero(df["system"].to_numpy() == "dgx-h200")
+    _check_rows_equal_evaluate(s, df, rng.choice(h200, size=3, replace=False))
+
+
+def test_chunking_and_progress_give_the_same_result(default_scenario, default_all):
+    s = default_scenario
+    calls = []
+    a = sw.sweep(s, top=50, objective="mfu", **SMALL)
+    b = sw.sweep(s, top=50, objective="mfu", chunk_size=97, progress=lambda d, t: calls.append((d, t)), **SMALL)
+    assert a.equals(b)
+    total = sw.build_space(s, **SMALL).n_rows
+    assert calls[-1] == (total, total)
+    assert all(x[0] < y[0] for x, y in zip(calls, calls[1:]))
+    full = sw.sweep(s, chunk_size=123, feasible_only=False, **SMALL)
+    assert full.equals(default_all)
+
+
+def test_oom_reason_hand_case(default_all):
+    # Llama 3 70B, TP 8, PP 1, ZeRO-0, no offload: weights + fp32 grads + Adam states are
+    # 70.6e9 / 8 × (2 + 4 + 12) B = 158.8 GB per GPU > 80 GB of H100 HBM: OOM on stage 0.
+    s = planner.load_preset("default")
+    df = sw.sweep(s, feasible_only=False, tp=[8], pp=[1], cp=[1], zero_stages=(0,), offload=("none",))
+    assert len(df) > 0
+    assert set(df["infeasible_reason"]) == {"OOM on stage 0"}
+    assert not df["fits"].any()
+    # Every OOM row names the most loaded stage given by the memory stage.
+    all_rows = default_all
+    oom = all_rows[all_rows["infeasible_reason"].str.startswith("OOM")]
+    assert len(oom) > 0
+    if "mem_worst_stage" in oom.columns:
+        assert (oom["infeasible_reason"] == "OOM on stage " + oom["mem_worst_stage"].astype(int).astype(str)).all()
+    ok = all_rows["fits"] & all_rows.get("host_fits", True) & all_rows.get("host_fits_ckpt", True)
+    assert (all_rows["infeasible_reason"] == "").sum() == ok.sum()
+    # Feasible rows come first; feasible_only drops the rest.
+    n_feas = int(ok.sum())
+    assert (all_rows["infeasible_reason"].iloc[:n_feas] == "").all()
+    feas = sw.sweep(s, **SMALL)
+    assert (feas["infeasible_reason"] == "").all()
+    assert len(feas) == (all_rows["infeasible_reason"] == "").sum()
+
+
+def test_host_memory_reason_hand_case():
+    # 70B, TP 8 × PP 4 × DP 32, ZeRO-1, optimizer offloaded to the CPU: each GPU's optimizer
+    # shard is 12 B × 70.6e9 / (8·4·32) = 0.83 GB of fp32 master + Adam states; 8 GPUs per
+    # node put 6.6 GB in host memory. Host memory overridden to 1 GB: exceeded. Without
+    # offload the same split fits (checkpoints go to the PFS only, so they use no host memory).
+    data = planner.presets.preset_json("default")
+    data["cluster"]["overrides"] = {"host_memory_bytes": 1e9}
+    data["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": None}]
+    s = Scenario.model_validate(data)
+    df = sw.sweep(s, feasible_only=False, tp=[8], pp=[4], cp=[1], zero_stages=(1,),
+                  recompute=("selective",), micro_batch_size=[1], schedules=("1f1b",))
+    assert len(df) == 2
+    by_off = dict(zip(df["offload_optimizer"], df["infeasible_reason"]))
+    assert by_off == {"cpu": "host memory exceeded", "none": ""}
+
+
+def test_objectives_sort_and_top(default_scenario):
+    s = default_scenario
+    small = dict(SMALL, cp_max=1, zero_stages=(1,))
+    for obj, col, asc in (("time_to_train", "time_to_train_days", True), ("cost", "cost_usd", True),
+                          ("mfu", "mfu", False), ("goodput_tokens_per_s", "goodput_tokens_per_s", False)):
+        df = sw.sweep(s, objective=obj, top=25, **small)
+        if col not in df.columns:
+            pytest.skip(f"{col} not produced yet")
+        v = df[col].to_numpy()
+        assert len(df) == 25
+        assert np.all(np.diff(v) >= 0) if asc else np.all(np.diff(v) <= 0)
+        full = sw.sweep(s, objective=obj, **small)
+        assert np.isclose(full[col].iloc[0], v[0], rtol=0)
+    with pytest.raises(ValueError, match="allowed"):
+        sw.sweep(s, objective="speed")
+    with pytest.raises(TypeError, match="unknown option"):
+        sw.sweep(s, tensor_parallel=[2])
+
+
+def test_columns_and_package_entry_point(default_scenario):
+    s = default_scenario
+    df = planner.sweep(s, top=3, **dict(SMALL, cp_max=1, zero_stages=(1,)))
+    assert list(df.columns[: len(sw.SPLIT_COLUMNS)]) == list(sw.SPLIT_COLUMNS)
+    assert list(df.columns[-3:]) == ["infeasible_reason", "pareto_time_cost", "pareto_throughput_memory"]
+    assert df["recompute"].isin(["none", "selective", "full"]).all()
+    assert len(df) == 3
+
+
+def test_pareto_flags_of_sweep(default_scenario):
+    df = sw.sweep(default_scenario, **SMALL)
+    if "time_to_train_days" not in df.columns or "cost_usd" not in df.columns:
+        pytest.skip("cost stage not present yet")
+    m = sw.pareto_front(df["time_to_train_days"], df["cost_usd"])
+    assert np.array_equal(m, df["pareto_time_cost"].to_numpy())
+    assert df["pareto_time_cost"].any()
+    # The fastest feasible split is on the time-cost front.
+    assert df["pareto_time_cost"].iloc[0] or df["time_to_train_days"].iloc[0] == df["time_to_train_days"].iloc[1]
+
+
+# ---- Pareto front ---------------------------------------------------------------------------
+
+
+def _brute_front(x, y, minimize):
+    xs = np.where(minimize[0], x, -x)
+    ys = np.where(minimize[1], y, -y)
+    n = len(x)
+    out = np.zeros(n, dtype=bool)
+    for i in range(n):
+        if not (np.isfinite(xs[i]) and np.isfinite(ys[i])):
+            continue
+        dominated = False
+        for j in range(n):
+            if j == i or not (np.isfinite(xs[j]) and np.isfinite(ys[j])):
+                continue
+            if xs[j] <= xs[i] and ys[j] <= ys[i] and (xs[j] < xs[i] or ys[j] < ys[i]):
+                dominated = True
+                break
+        out[i] = not dominated
+    return out
+
+
+vals = st.one_of(st.integers(-5, 5).map(float), st.floats(-1e3, 1e3, allow_nan=False),
+                 st.just(float("nan")), st.just(float("inf")))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(vals, vals), min_size=0, max_size=40),
+       st.tuples(st.booleans(), st.booleans()))
+def test_pareto_front_matches_brute_force(points, minimize):
+    x = np.asarray([p[0] for p in points], dtype=float)
+    y = np.asarray([p[1] for p in points], dtype=float)
+    got = sw.pareto_front(x, y, minimize)
+    assert np.array_equal(got, _brute_front(x, y, minimize))
+
+
+def test_pareto_front_simple():
+    x = np.array([1.0, 2.0, 3.0, 2.0, 1.0])
+    y = np.array([3.0, 2.0, 1.0, 3.0, 3.0])
+    assert sw.pareto_front(x, y).tolist() == [True, True, True, False, True]
+    assert sw.pareto_front(x, y, minimize=(False, False)).tolist() == [False, False, True, True, False]
+
+
+# ---- the published Llama 3 405B split ------------------------------------------------------
+
+
+def test_llama3_405b_best_splits_match_published_choice():
+    # Llama 3 405B on 16,384 H100, 16M tokens per step (arXiv:2407.21783, Table 4: TP 8,
+    # CP 1, PP 16, DP 128). The best splits keep TP inside the 8-GPU NVLink node and pipeline
+    # over at least 8 stages.
+    s = planner.load_preset("llama3-405b-h100-16k")
+    df = sw.sweep(s, top=20)
+    if "time_to_train_days" not in df.columns:
+        pytest.skip("timing / cost stages not present yet")
+    assert len(df) == 20
+    assert (df["tp"] <= 8).all()  # TP inside one DGX node (NVLink domain of 8)
+    assert (df["pp"] >= 8).all()
+    # The same holds within the schedule family Meta used (1F1B / interleaved).
+    df2 = sw.sweep(s, top=10, schedules=("1f1b", "interleaved"), zero_stages=(1,))
+    assert (df2["tp"] <= 8).all() and (df2["pp"] >= 8).all()

@@ -1,0 +1,88 @@
+"""Step-time model: hand-computed pieces and structural properties."""
+
+import numpy as np
+import pytest
+
+import planner
+from planner import timing
+from planner.batch import SCHEDULES
+
+
+def test_bubble_1f1b_and_interleaved():
+    # Narayanan et al. 2021 §2.2: (p−1)/m and (p−1)/(v·m).
+    one = SCHEDULES.index("1f1b")
+    inter = SCHEDULES.index("interleaved")
+    assert timing.bubble_fraction(8, 64, 1, one) == pytest.approx(7 / 64)
+    assert timing.bubble_fraction(8, 64, 3, inter) == pytest.approx(7 / (3 * 64))
+    assert timing.bubble_fraction(4, 16, 1, SCHEDULES.index("gpipe")) == pytest.approx(3 / 16)
+    zb = timing.bubble_fraction(4, 16, 1, SCHEDULES.index("zero_bubble"))
+    assert zb == pytest.approx(timing.ZERO_BUBBLE_RESIDUAL * 3 / 16)
+
+
+def test_tp_bytes_per_layer():
+    # b·s·h 16-bit values: 1 · 2048 · 12288 · 2 B = 50,331,648 B (GPT-3 175B, Shoeybi 2019 §3).
+    assert timing.tp_bytes_per_layer(1, 2048, 12288) == pytest.approx(50_331_648)
+    # CP halves the sequence each rank holds.
+    assert timing.tp_bytes_per_layer(1, 8192, 8192, cp=2) == pytest.approx(4096 * 8192 * 2)
+
+
+def test_gemm_efficiency_limits():
+    big = timing.gemm_efficiency(1e6, 1e6, 1e6, 0.8, 989e12, 3.35e12, 2.0, 1.0)
+    assert big == pytest.approx(0.8, rel=1e-3)
+    # At the ridge point (I = R) with k = 1 the efficiency is half of eff_max.
+    R = 989e12 / 3.35e12
+    x = 3 * R  # M = K = N = 3R gives I = x/3·... : I = 2MKN/(2·3M²) = M/3 = R
+    assert timing.gemm_efficiency(x, x, x, 0.8, 989e12, 3.35e12, 2.0, 1.0) == pytest.approx(0.4)
+
+
+def _eval(**par):
+    base = planner.load_preset("default").to_json_dict()
+    base["parallelism"].update(par)
+    return planner.evaluate(base).results
+
+
+def test_default_preset_outputs():
+    r = _eval()
+    parts = sum(r[k] for k in ("t_compute_s", "t_tp_comm_s", "t_cp_comm_s", "t_ep_comm_s", "t_pp_bubble_s",
+                                "t_pp_p2p_s", "t_dp_comm_exposed_s", "t_offload_s", "t_optimizer_s"))
+    assert r["step_time_s"] == pytest.approx(parts)
+    assert 0 < r["mfu"] <= r["hfu"] <= 1
+    assert 0.2 < r["mfu"] < 0.7  # published Llama-3-class H100 runs: 38-43% (hardware.md §6a)
+    s = planner.load_preset("default")
+    assert r["tokens_per_s"] == pytest.approx(s.training.global_batch_size * s.training.seq_len / r["step_time_s"])
+
+
+def test_tp_overlap_hides_tp_comm():
+    a = _eval(tp_comm_overlap=False)["t_tp_comm_s"]
+    b = _eval(tp_comm_overlap=True)["t_tp_comm_s"]
+    assert b < a
+
+
+def test_full_recompute_is_slower_than_selective():
+    assert _eval(recompute="full")["step_time_s"] > _eval(recompute="selective")["step_time_s"]
+
+
+def test_explain_has_every_time_column():
+    r = planner.evaluate(planner.load_preset("default"))
+    for k in ("step_time_s", "t_compute_s", "t_tp_comm_s", "t_pp_bubble_s", "t_dp_comm_exposed_s", "mfu", "hfu"):
+        assert k in r.explain and any(ch.isdigit() for ch in r.explain[k])
+
+
+def test_batch_equals_single_rows():
+    from planner import batch, engine
+    base = planner.load_preset("default")
+    d = base.to_json_dict()
+    d2 = base.to_json_dict()
+    d2["parallelism"]["tp_comm_overlap"] = True
+    scen = [planner.Scenario.model_validate(x) for x in (d, d2)]
+    both = engine.run_batch(batch.from_scenarios(scen))
+    for i, s in enumerate(scen):
+        one = engine.run_batch(batch.from_scenarios([s]))
+        assert both["step_time_s"][i] == pytest.approx(one["step_time_s"][0])
+
+
+def test_fp8_mfu_uses_16bit_peak():
+    d = planner.load_preset("default").to_json_dict()
+    d["training"]["precision"] = "fp8"
+    r = planner.evaluate(d).results
+    assert r["mfu_precision_peak"] == pytest.approx(r["mfu"] / 2, rel=0.01)  # H100 fp8 peak = 2 × bf16

@@ -11,6 +11,7 @@ Model
     n_layers, hidden_size, n_heads, n_kv_heads, head_dim, ffn_hidden_size, vocab_size
     gated_mlp, tied_embeddings, linear_bias, layernorm (bool; False = RMSNorm)
     learned_pos_embeddings (rows of the learned position table, 0 = none)
+    dropout (probability; 0 = no dropout masks kept)
     n_experts (0 = dense), moe_top_k, expert_ffn_hidden_size, n_shared_experts,
     shared_expert_ffn_hidden_size, first_dense_layers, moe_capacity_factor
     mla (bool), q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
@@ -105,6 +106,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "linear_bias": m.linear_bias,
         "layernorm": m.norm == "layernorm",
         "learned_pos_embeddings": m.learned_pos_embeddings,
+        "dropout": m.dropout,
         "n_experts": moe.n_experts if moe else 0,
         "moe_top_k": moe.top_k if moe else 0,
         "expert_ffn_hidden_size": moe.expert_ffn_hidden_size if moe else 0,

@@ -55,9 +55,10 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     ``10h`` (norm inputs, QKV and MLP inputs, two dropout masks) are replicated over TP
     without sequence parallelism and split with it; the rest is split by TP:
     ``sb·(10h + S/t + 5·a·s/t)`` without SP, ``sb·(10h + S + 5·a·s)/t`` with SP
-    (``S`` = 4q + 4kv + MLP intermediate; equals 24h for MHA and f = 4h). Dropout masks are
-    kept even though modern LLMs train without dropout (a 2/34 over-estimate, on the safe
-    side). A flash-attention logsumexp (4·a·s bytes per sequence) is not counted.
+    (``S`` = 4q + 4kv + MLP intermediate; equals 24h for MHA and f = 4h). Dropout masks (2h) and the
+    softmax dropout mask and output (3·a·s) are kept only when the model trains with dropout
+    (``ModelSpec.dropout > 0``; GPT-3 and Megatron 2021-22 use 0.1, Llama, MPT, Mistral,
+    DeepSeek and Nemotron-4 use 0), so the no-dropout sum is 32h, not 34h. A flash-attention logsumexp (4·a·s bytes per sequence) is not counted.
     MoE layer: the MLP intermediate becomes ``r·cf·(2h + I_e + 2h) + n_shared·I_s + 8E``
     (each of the r routed copies keeps its dispatched input, the expert intermediate ``I_e``
     and its output for the gate-weighted combine; fp32 router logits and probabilities).
@@ -156,6 +157,10 @@ LOWP_WEIGHT_COPY_BYTES = {"fp8": 0.0, "fp4": 0.0}
 #: Korthikanti 2022 Table 2 coefficients, bytes per token per hidden unit.
 ACT_REPLICATED_PER_H = 10.0   # norm inputs 4, QKV input 2, MLP input 2, two dropout masks 2
 ACT_ATTN_CORE_PER_AS = 5.0    # softmax output 2, its dropout mask 1, dropout output 2 (× a·s)
+#: Bytes of the above that exist only with dropout > 0 (Korthikanti 2022 §4.1): the two 1-byte
+#: masks of the attention and MLP outputs (× h), and the softmax dropout mask + output (× a·s).
+ACT_DROPOUT_MASKS_PER_H = 2.0
+ACT_ATTN_CORE_DROPOUT_PER_AS = 3.0
 ACT_FULL_RECOMPUTE_PER_H = 2.0  # layer input kept under full recompute
 ACT_MLP_PLAIN_PER_F = 4.0     # GeLU input + output, 16-bit
 ACT_MLP_GATED_PER_F = 6.0     # fc1 output (2f wide) + fc2 input, 16-bit
@@ -237,7 +242,7 @@ def model_state_bytes(params, dp_shard, zero_stage, *, grad_bytes=4.0, weight_by
 
 def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, recompute="none",
                                flash_attention=False, n_kv_heads=None, head_dim=None, ffn=None,
-                               gated_mlp=False, cp=1, lowp=False):
+                               gated_mlp=False, cp=1, lowp=False, dropout=True):
     """Activation bytes per GPU of one dense transformer layer and one micro-batch.
 
     Korthikanti et al. 2022 [2] Table 2, generalised to GQA and gated MLPs (derivation in the
@@ -260,6 +265,9 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
         Context-parallel size (s -> s/c).
     lowp : bool array-like
         fp8/fp4 GEMMs: their inputs are saved in 1 byte (module docstring).
+    dropout : bool array-like
+        The model trains with dropout (Table 2 assumes it). Without dropout the two 1-byte
+        masks (2h) and the softmax dropout mask and output (3·a·s) are not kept.
 
     Returns
     -------
@@ -271,7 +279,7 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     d = h / a if head_dim is None else np.asarray(head_dim, dtype=np.float64)
     f = 4.0 * h if ffn is None else np.asarray(ffn, dtype=np.float64)
     sl = s / cp
-    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, sl)
+    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, sl, dropout)
     R = R - np.where(lowp, 2.0 * h, 0.0)
     S = S - np.where(lowp, a * d + f, 0.0)
     core = np.where((rc == _RC_NONE) & ~np.asarray(flash_attention), core, 0.0)
@@ -280,12 +288,12 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     return sl * b * np.where(rc == _RC_FULL, full, kept)
 
 
-def _layer_terms(h, a, d, kv_heads_eff, f, gated, sl):
+def _layer_terms(h, a, d, kv_heads_eff, f, gated, sl, dropout=True):
     """Per-token bytes of a dense layer: replicated part R, TP-split part S, attention core."""
     q = a * d
-    R = ACT_REPLICATED_PER_H * h
+    R = (ACT_REPLICATED_PER_H - np.where(dropout, 0.0, ACT_DROPOUT_MASKS_PER_H)) * h
     S = 4.0 * q + 4.0 * kv_heads_eff * d + np.where(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F) * f
-    core = ACT_ATTN_CORE_PER_AS * a * sl
+    core = (ACT_ATTN_CORE_PER_AS - np.where(dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS)) * a * sl
     return R, S, core
 
 
@@ -381,12 +389,14 @@ def _common(b: Batch) -> dict:
     i_gate = np.where(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F)
     S_attn = 4.0 * q + 4.0 * kv_eff * dh
     S = S_attn + i_gate * f
-    R = ACT_REPLICATED_PER_H * h
+    has_dropout = b["dropout"] > 0
+    R = (ACT_REPLICATED_PER_H - np.where(has_dropout, 0.0, ACT_DROPOUT_MASKS_PER_H)) * h
     if any_lowp:  # inputs of fp8 GEMMs saved in 1 byte
         R = R - np.where(lowp, 2.0 * h, 0.0)
         S = S - np.where(lowp, q + f, 0.0)
     no_core = (rc != _RC_NONE) | b["flash_attention"]
-    core_t = np.where(no_core, 0.0, ACT_ATTN_CORE_PER_AS * a * b["seq_len"] / c)
+    core_per_as = ACT_ATTN_CORE_PER_AS - np.where(has_dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS)
+    core_t = np.where(no_core, 0.0, core_per_as * a * b["seq_len"] / c)
     R_t = R / np.where(sp, t, 1)
     work_dense = sb * (R_t + (S + core_t) / t)
     is_full = rc == _RC_FULL

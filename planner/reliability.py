@@ -46,6 +46,8 @@ References
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import checkpoint as ck
@@ -195,7 +197,7 @@ def _objective(p: dict, taus):
                             p["reload_s"], p["survives"])["log_wall_per_work"]
 
 
-def optimise_intervals(tau_given, free, lo, hi, p: dict) -> np.ndarray:
+def optimize_intervals_grid(tau_given, free, lo, hi, p: dict) -> np.ndarray:
     """Choose the free intervals that maximise the renewal goodput.
 
     Parameters
@@ -267,8 +269,639 @@ def optimise_intervals(tau_given, free, lo, hi, p: dict) -> np.ndarray:
     return tau
 
 
+#: Old name of :func:`optimize_intervals_grid`.
+optimise_intervals = optimize_intervals_grid
+
+
+# ---------------------------------------------------------------- fast stage (analytic solver)
+
+#: Rows per block of :func:`stage`: one block's working arrays stay in the CPU caches.
+BLOCK_ROWS = 32_768
+#: Fixed-point iterations of the interval solver: at most this many per candidate ...
+SOLVER_MAX_ITER = 12
+#: ... stopping when no interval moved by more than this relative amount (the remaining error
+#: is then below ~0.15x this: the iteration contracts by <= 0.11 per step, see _solve).
+SOLVER_RTOL = 1e-6
+#: ψ(x) is evaluated at max(x, _PSI_X_MIN) (ψ(x) = 1/2 + x/12 + O(x³): relative error <= 2e-7).
+_PSI_X_MIN = 1e-6
+#: Floor of Σ Λψ in the interval update (a tier that recovers nothing goes to the maximum).
+_LP_MIN = 1e-200
+#: Relative offset that puts a higher-index tier just before a lower-index one (ties go to the
+#: lower index).
+_TIE_EPS = 1e-9
+#: Longest sequence of free tiers tried in the last places (orders of the solver's starts).
+_MAX_LAST = 3
+
+
+def _tri(m):
+    """A bool array as True / False when it is uniform, else the array (block shortcuts)."""
+    if m.all():
+        return True
+    if not m.any():
+        return False
+    return m
+
+
+def _and(a, b):
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b
+    if b is True:
+        return a
+    return a & b
+
+
+def _or(a, b):
+    if a is True or b is True:
+        return True
+    if a is False:
+        return b
+    if b is False:
+        return a
+    return a | b
+
+
+def _not(a):
+    return (not a) if isinstance(a, bool) else ~a
+
+
+def _pick(m, x, y):
+    """``np.where(m, x, y)`` for a tri-state mask ``m``."""
+    if m is True:
+        return x
+    if m is False:
+        return y
+    return np.where(m, x, y)
+
+
+def _acc(acc, x):
+    return x if acc is None else acc + x
+
+
+def _psi(x):
+    """ψ(x) = d/dx log φ(x) = e^x/(e^x − 1) − 1/x = 1 + 1/expm1(x) − 1/x, at max(x, 1e-6).
+
+    ψ rises from 1/2 (x -> 0, series 1/2 + x/12 − x³/720) to 1 (x -> ∞).
+    """
+    xm = np.maximum(x, _PSI_X_MIN)
+    return 1.0 + 1.0 / np.expm1(xm) - 1.0 / xm
+
+
+def _log_phi_fast(x):
+    """log φ(x) = log((e^x − 1)/x) = x + log((1 − e^{−x})/x), stable for all x >= 0."""
+    t = -np.maximum(x, 1e-300)
+    return x + np.log(np.expm1(t) / t)
+
+
+class _Group:
+    """Failure classes of a block that recover the same way: summed rate and per-tier terms."""
+
+    __slots__ = ("lam", "ok", "reload", "lr")
+
+    def __init__(self, lam, ok, reload):
+        self.lam, self.ok, self.reload, self.lr = lam, ok, reload, {}
+
+
+class _Block:
+    """The renewal model of one block of rows and its interval solver.
+
+    Per-tier quantities are dicts over the tiers ``U`` enabled in at least one row of the block;
+    masks that are uniform over the block are Python bools (``_tri``), so a block of like rows
+    pays only for the terms it has. No loop over rows.
+    """
+
+    def __init__(self, U, s, lo, hi, free, tau_base, groups, unsurv):
+        self.U, self.s, self.lo, self.hi, self.free = U, s, lo, hi, free
+        self.tau_base, self.groups, self.unsurv = tau_base, groups, unsurv
+        for g in groups:
+            g.lr = {k: g.lam * g.reload[k] for k in U if g.ok[k] is not False}
+
+    # -- assignment of failure classes to recovery tiers ------------------------------------
+    def assign(self, tau, want_reload=False):
+        """Rate recovering from each tier, Λ_k [1/s] (None = 0), and Σ_c λ_c·reload_c.
+
+        Class group g recovers from the most frequent (smallest τ) enabled tier that survives
+        it; equal intervals go to the lower tier index (as in :func:`expected_goodput`).
+        """
+        cache: dict = {}
+
+        def before(j, k):  # tier j saves more often than tier k (ties: lower index)
+            key = (j, k)
+            if key not in cache:
+                cache[key] = tau[j] <= tau[k] if j < k else ~before(k, j)
+            return cache[key]
+
+        lam: dict = {k: None for k in self.U}
+        rterm = None
+        for g in self.groups:
+            for k in self.U:
+                a = g.ok[k]
+                if a is False:
+                    continue
+                for j in self.U:
+                    if j == k or g.ok[j] is False:
+                        continue
+                    a = _and(a, _not(_and(g.ok[j], before(j, k))))
+                    if a is False:
+                        break
+                if a is False:
+                    continue
+                lam[k] = _acc(lam[k], _pick(a, g.lam, 0.0))
+                if want_reload:
+                    rterm = _acc(rterm, _pick(a, g.lr[k], 0.0))
+        return lam, rterm
+
+    def objective(self, tau):
+        """log(1/goodput_renewal) less the interval-independent Σ_c λ_c·R_c, shape (n,)."""
+        lam, rterm = self.assign(tau, want_reload=True)
+        ov = None
+        for k in self.U:
+            ov = _acc(ov, self.s[k] / tau[k])
+        f = np.log1p(ov)
+        if rterm is not None:
+            f += rterm
+        for k in self.U:
+            if lam[k] is not None:
+                f += _log_phi_fast(lam[k] * (tau[k] + self.s[k]))
+        return f
+
+    # -- solver -------------------------------------------------------------------------------
+    def _set(self, tau, k, t):
+        tau[k] = _pick(self.free[k], t, self.tau_base[k])
+
+    def _unit(self, u):
+        """Stall S_u [s] (floored at 1e-300), bounds and the rate the unit's tiers survive
+        (cached: the same for every candidate)."""
+        cache = self.__dict__.setdefault("_units", {})
+        if u in cache:
+            return cache[u]
+        S = self.s[u[0]]
+        lo, hi = self.lo[u[0]], self.hi[u[0]]
+        for k in u[1:]:
+            S = S + self.s[k]
+            lo, hi = np.maximum(lo, self.lo[k]), np.maximum(hi, self.hi[k])
+        S = S + 1e-300
+        ls = None
+        for g in self.groups:
+            a = False
+            for k in u:
+                a = _or(a, g.ok[k])
+            if a is not False:
+                ls = _acc(ls, _pick(a, g.lam, 0.0))
+        young = None if ls is None else np.minimum(np.maximum(np.sqrt(2.0 * S / np.maximum(ls, _LP_MIN)), lo), hi)
+        cache[u] = (S, lo, hi, young, (4.0 * S, S * S, 2.0 * S))
+        return cache[u]
+
+    def start(self, units, last=(), pin=None, init=None):
+        """Start point of the solver.
+
+        Young's τ = sqrt(2 S_u/Λ_u) for each unit (Λ_u: the rate the unit's tiers survive),
+        or ``init[k]`` where given, except that the free tiers in the sequence ``last`` start at
+        the maximum, in that order (the last one least frequent: they recover only what the
+        others do not survive). ``pin`` maps a free tier to a fixed interval for this
+        candidate. A unit ``(a, b)`` shares one interval with ``a`` just before ``b``.
+        Returns (tau, info).
+        """
+        tau = dict(self.tau_base)
+        for k, v in (pin or {}).items():
+            tau[k] = _pick(self.free[k], v, self.tau_base[k])
+        info = []
+        for u in units:
+            S, lo, hi, young, consts = self._unit(u)
+            mult = {k: 1.0 for k in u}
+            if len(u) == 2 and u[0] > u[1]:
+                mult[u[0]] = 1.0 - _TIE_EPS
+            if young is None:
+                t0 = hi
+            elif all(k in last for k in u):
+                t0 = hi * (1.0 - _TIE_EPS * (len(last) - max(last.index(k) for k in u)))
+            elif init is not None and u[0] in init:
+                t0 = init[u[0]]
+            else:
+                t0 = young
+            for k in u:
+                self._set(tau, k, t0 * mult[k])
+            info.append([u, S, *consts, lo, hi, t0, mult])
+        return tau, info
+
+    def order(self, tau):
+        """The tiers of U from most to least frequent as a tuple when that order is the same in
+        every row of the block, else None."""
+        U = self.U
+        wins = {k: 0 for k in U}
+        for ia, a in enumerate(U):
+            for b in U[ia + 1:]:
+                m = _tri(self._before(tau, a, b))
+                if not isinstance(m, bool):
+                    return None
+                wins[a if m else b] += 1
+        return tuple(sorted(U, key=lambda k: -wins[k]))
+
+    def signature(self, order):
+        """Class-group -> recovery tier for a uniform order (None if masks are not uniform)."""
+        sig = []
+        for g in self.groups:
+            if not all(isinstance(g.ok[k], bool) for k in self.U):
+                return None
+            sig.append(next((k for k in order if g.ok[k]), -1))
+        return tuple(sig)
+
+    def solve(self, tau, info):
+        """Stationary intervals from a start point (:meth:`start`); ``info`` lists the units
+        (tuples of free tiers sharing one interval). Returns dict k -> τ_k.
+
+        Fixed-point iteration on the stationarity condition of log(1/G) in τ_u (C held at
+        the previous iterate; Jacobi over the units)::
+
+            S_u/(τ(Dτ + S_u)) = Σ_{k∈u} Λ_k·ψ(Λ_k(τ + s_k)) =: P,   D = C − Σ_{k∈u} s_k/τ_k
+            =>  τ = 2 S_u / (P·(S_u + sqrt(S_u² + 4 D S_u/P)))    (root of Dτ² + S_uτ − S_u/P)
+
+        then clipped to [lo, hi]; the classes are re-assigned to tiers at every step. The
+        first step takes ψ = 1/2 (Young's τ ≈ sqrt(2 S_u/(D·Λ_u)), with the rates Λ_u the unit
+        recovers at the start point). ψ ∈ [1/2, 1) varies slowly: d ln τ_new / d ln τ = −(1/2)·xψ'(x)/ψ(x),
+        at most 0.11 in size (x/12 for small x), plus (1/2)·Σ s/τ through C. The iteration
+        stops when that rate times the last step is below ``SOLVER_RTOL`` (the remaining
+        relative error of τ).
+        """
+        tau = dict(tau)
+        if not info:
+            return tau
+        for n_it in range(SOLVER_MAX_ITER + 1):
+            lam, _r = self.assign(tau)
+            ov = {k: self.s[k] / tau[k] for k in self.U}
+            C = 1.0
+            for k in self.U:
+                C = C + ov[k]
+            change = 0.0
+            xmax = 0.0
+            new = []
+            for u, S, S4, S2, S_2, lo, hi, t, mult in info:
+                D = C - ov[u[0]]
+                for k in u[1:]:
+                    D = D - ov[k]
+                P = None
+                for k in u:
+                    if lam[k] is None:
+                        continue
+                    if n_it == 0:  # Young (ψ = 1/2), with the coupling D
+                        P = _acc(P, 0.5 * lam[k])
+                    else:
+                        x = lam[k] * (t + self.s[k])
+                        xmax = max(xmax, float(x.max()))
+                        P = _acc(P, lam[k] * _psi(x))
+                if P is None:
+                    tn = hi
+                else:
+                    P = np.maximum(P, _LP_MIN)
+                    tn = S_2 / (P * (S + np.sqrt(S2 + S4 * D / P)))
+                    tn = np.minimum(np.maximum(tn, lo), hi)
+                if n_it > 0:
+                    change = max(change, float(np.max(np.abs(tn - t) / t)))
+                new.append(tn)
+            for it, tn in zip(info, new):
+                it[7] = tn
+                for k in it[0]:
+                    self._set(tau, k, tn * it[8][k])
+            if n_it == 0:
+                continue
+            rate = min(0.11, xmax / 12.0) + 0.5 * float(np.max(C)) - 0.5
+            if not change * rate > SOLVER_RTOL:  # also stops on NaN
+                break
+        return tau
+
+    def _before(self, tau, a, b):
+        """True where tier a saves more often than tier b (ties: lower index), as assign."""
+        return tau[a] <= tau[b] if a < b else tau[a] < tau[b]
+
+    def optimum(self):
+        """Intervals maximising the renewal goodput: dict k -> τ_k, shape (n,) each.
+
+        Candidate structures (Python level, per block), each solved by :meth:`solve`; the best
+        by the renewal objective is kept, row by row:
+
+        1. every free tier on its own interval, from Young's start;
+        2. orders: for each sequence Q of up to ``_MAX_LAST`` free tiers, the same but Q start
+           at the maximum, in that order (the least frequent last). Q's tiers that then
+           recover nothing stay at the maximum (the objective's optimum for a useless tier:
+           "never" — it is not saved); the others settle in the last places. Starts whose
+           class-to-tier assignment equals an earlier start's are skipped (with host memory +
+           PFS, only "host memory last" remains);
+        3. boundaries, where no candidate so far ended with free tier a before (after) tier b:
+           a started just before (after) b, and a held at b's interval, just before (after)
+           it (a shared interval when b is free): the optimum on the edge of the region where
+           a recovers the classes both survive (where b does).
+        """
+        Fr = [k for k in self.U if self.free[k] is not False]
+        if not Fr:
+            return dict(self.tau_base)
+        units = [(k,) for k in Fr]
+        tau0, info = self.start(units)
+        order0 = self.order(tau0)
+        seen_sig = set()
+        seen_lam = []
+        if order0 is not None and self.signature(order0) is not None:
+            seen_sig.add(self.signature(order0))
+        else:
+            seen_lam.append(self.assign(tau0)[0])
+        best = self.solve(tau0, info)
+        solved = [best]
+        best = dict(best)
+        fbest = self.objective(best)
+
+        def consider(tau):
+            nonlocal fbest
+            f = self.objective(tau)
+            better = _tri(f < fbest)
+            if better is False:
+                return
+            fbest = _pick(better, f, fbest)
+            for k in self.U:
+                if tau[k] is not best[k]:
+                    best[k] = _pick(better, tau[k], best[k])
+
+        for size in range(1, min(len(Fr), _MAX_LAST) + 1):
+            for Q in itertools.permutations(Fr, size):
+                if order0 is not None and seen_sig:
+                    o = tuple(k for k in order0 if k not in Q) + Q
+                    sig = self.signature(o)
+                    if sig in seen_sig:
+                        continue
+                    seen_sig.add(sig)
+                    tau0, info = self.start(units, last=Q)
+                else:
+                    tau0, info = self.start(units, last=Q)
+                    lam0 = self.assign(tau0)[0]
+                    if any(all(_same(lam0[k], l[k]) for k in self.U) for l in seen_lam):
+                        continue
+                    seen_lam.append(lam0)
+                tau = self.solve(tau0, info)
+                solved.append(tau)
+                consider(tau)
+        sep = solved[0]
+        for a in Fr:
+            for b in self.U:
+                if b == a:
+                    continue
+                for side in ("before", "after"):
+                    if side == "after" and self.free[b] is True:
+                        continue  # = b just before a, tried when b is the free one
+                    covered = None
+                    for t in solved:
+                        c = self._before(t, a, b) if side == "before" else self._before(t, b, a)
+                        covered = c if covered is None else covered | c
+                    if bool(np.all(covered)):
+                        continue
+                    eps = (-1.0 if side == "before" else 1.0) * _TIE_EPS
+                    near = np.minimum(np.maximum(sep[b] * (1.0 + eps), self.lo[a]), self.hi[a])
+                    for init in ({a: near}, {**best, a: near}):  # others from Young / best
+                        tau0, info = self.start(units, init=init)
+                        consider(self.solve(tau0, info))
+                    if self.free[b] is not True:  # b fixed (in some rows): a held next to b
+                        tie = (a < b) == (side == "before")
+                        pin = np.minimum(np.maximum(self.tau_base[b] * (1.0 if tie else 1.0 + eps),
+                                                    self.lo[a]), self.hi[a])
+                        tau0, info = self.start([u for u in units if u[0] != a], pin={a: pin})
+                        consider(self.solve(tau0, info))
+                    if self.free[b] is not False and side == "before":  # b free: one interval
+                        tau0, info = self.start([(a, b)] + [u for u in units if u[0] not in (a, b)])
+                        consider(self.solve(tau0, info))
+        return best
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a is b or bool(np.array_equal(a, b))
+
+
+_STAGE_COLUMNS = (
+    ["failure_rate_per_h", "mtbf_h"] + [f"failure_rate_{c}_per_h" for c in FAILURE_CLASSES]
+    + ["ckpt_bytes", "ckpt_shard_bytes"]
+    + [f"ckpt_{k}_{q}" for k in TIER_KINDS for q in ("save_s", "stall_s", "interval_opt_s")]
+    + ["ckpt_interval_s", "ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput",
+       "goodput_renewal", "ckpt_host_mem_per_node_bytes"]
+)
+
+
+def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
+    """Stage 4 on one block of rows: writes ``out[col][sl]`` for every output column.
+
+    ``get(name)`` returns the block's slice of an input column; ``has(name)`` tells whether the
+    batch has it; ``zero_cols`` names failure-rate columns that are 0 in every row (skipped). Same model as :func:`stage_grid` (checkpoint formulas of
+    :mod:`planner.checkpoint`, written out here on the block to share the common terms).
+    """
+    def F(name):
+        return np.asarray(get(name), dtype=float)
+
+    def Bm(name):
+        return np.asarray(get(name), dtype=bool)
+
+    ngpu, gpn = F("n_gpus"), F("gpus_per_node")
+    ckpt = F("params_total") * ck.CKPT_BYTES_PER_PARAM
+    zero1 = _tri(np.asarray(get("zero_stage")) >= 1)
+    if zero1 is True:
+        nw = ngpu
+    else:  # ZeRO-0: one DP replica writes (checkpoint.ckpt_layout)
+        nw = np.maximum(ngpu / np.maximum(F("dp"), 1.0), 1.0)
+        if zero1 is not False:
+            nw = np.where(zero1, ngpu, nw)
+    shard = ckpt / nw
+    node_bytes = np.minimum(gpn, nw) * shard
+    d2h = shard / F("host_link_bw_bytes_per_s")  # x/inf = 0: an unlimited link takes no time
+    asyn = _tri(Bm("ckpt_async"))
+    frac = F("ckpt_async_interference_frac") if asyn is not False else None
+    step = np.fmax(F("step_time_s"), INTERVAL_MIN_S) if has("step_time_s") else np.full(n, INTERVAL_MIN_S)
+    spare = _tri(np.asarray(get("hot_spare_nodes")) > 0)
+    out["ckpt_bytes"][sl] = ckpt
+    out["ckpt_shard_bytes"][sl] = shard
+
+    # Per tier: save / stall (every tier, as stage_grid), reload and bounds (enabled tiers).
+    netbw = None
+    gs = tot = None
+    U, en, s, lo, hi, free, base, rel, relp, repm = [], {}, {}, {}, {}, {}, {}, {}, {}, {}
+    for k, kind in enumerate(TIER_KINDS):
+        save = np.maximum(np.maximum(d2h, node_bytes / F(f"ckpt_{kind}_write_bw_per_node_bytes_per_s")),
+                          ckpt / F(f"ckpt_{kind}_agg_write_bw_bytes_per_s"))
+        rep = F(f"ckpt_{kind}_replicas") if kind in ck.NODE_LOCAL_TIERS else None
+        repm[k] = _tri(rep > 0) if rep is not None else False
+        if repm[k] is not False:
+            if netbw is None:
+                netbw = F("nic_bw_per_gpu_bytes_per_s") * gpn
+            save = np.maximum(save, node_bytes * rep / netbw)
+        stall = save
+        if asyn is not False:
+            stall = _pick(asyn, d2h + frac * (save - d2h), save)
+        out[f"ckpt_{kind}_save_s"][sl] = save
+        out[f"ckpt_{kind}_stall_s"][sl] = stall
+        if kind == "host_memory":
+            hm_bytes = node_bytes * (1.0 + (rep if rep is not None else 0.0))
+        e = _tri(Bm(f"ckpt_{kind}_enabled"))
+        en[k] = e
+        if kind == "host_memory":
+            out["ckpt_host_mem_per_node_bytes"][sl] = _pick(e, hm_bytes, 0.0)
+        if e is False:
+            out[f"ckpt_{kind}_interval_opt_s"][sl] = np.nan
+            continue
+        U.append(k)
+        s[k] = _pick(e, stall, 0.0)
+        lo_k = step if asyn is False else _pick(asyn, np.maximum(step, save), step)
+        lo[k] = lo_k
+        hi[k] = np.maximum(lo_k, INTERVAL_MAX_S)
+        tin = F(f"ckpt_{kind}_interval_s")
+        isn = _tri(np.isnan(tin))
+        free[k] = _and(e, isn)
+        b0 = _pick(isn, hi[k], tin)
+        base[k] = b0 if e is True else np.where(e, b0, hi[k])
+        if gs is None:
+            gs, tot = gpn * shard, ngpu * shard
+        r = np.maximum(np.maximum(d2h, gs / F(f"ckpt_{kind}_read_bw_per_node_bytes_per_s")),
+                       tot / F(f"ckpt_{kind}_agg_read_bw_bytes_per_s"))
+        rel[k] = r
+        if repm[k] is not False:
+            relp[k] = np.maximum(r, gs / netbw)
+
+    # Failure classes: rates, recovery, and groups of classes that recover alike.
+    nnode = F("n_nodes")
+    lam_tot = None
+    rest = None
+    groups: dict = {}
+    unsurv = None
+    for c, fc in enumerate(FAILURE_CLASSES):
+        lam_h = None
+        for unit, mult in (("gpu", ngpu), ("node", nnode), ("job", None)):
+            col = f"fail_{fc}_per_{unit}_h"
+            if col in zero_cols:
+                continue
+            term = F(col) if mult is None else F(col) * mult
+            lam_h = term if lam_h is None else lam_h + term
+        if lam_h is None:
+            lam_h = np.zeros(n)
+        out[f"failure_rate_{fc}_per_h"][sl] = lam_h
+        lam_tot = _acc(lam_tot, lam_h)
+        lam = lam_h / 3600.0
+        R = F(f"fail_{fc}_restart_s")
+        if fc in REPAIR_CLASSES and spare is not True:
+            R = R + _pick(spare, 0.0, F(f"fail_{fc}_repair_s"))
+        rest = _acc(rest, lam * R)
+        ok, peer = {}, {}
+        for k in U:
+            kind = TIER_KINDS[k]
+            native = _tri(Bm(f"ckpt_{kind}_survives_{fc}"))
+            fp = False
+            if fc in ck.NODE_LOSS_CLASSES and repm[k] is not False:
+                fp = _and(_not(native), repm[k])
+            ok[k] = _and(en[k], _or(native, fp))
+            peer[k] = fp
+        if all(ok[k] is False for k in U):
+            unsurv = _acc(unsurv, lam)
+            continue
+        uniform = all(isinstance(ok[k], bool) and isinstance(peer[k], bool) for k in U)
+        key = tuple((ok[k], peer[k]) for k in U) if uniform else ("class", c)
+        if key in groups:
+            groups[key].lam = groups[key].lam + lam
+        else:
+            reload = {k: _pick(peer[k], relp.get(k), rel[k]) for k in U if ok[k] is not False}
+            groups[key] = _Group(lam, ok, reload)
+        if not uniform:
+            none_ok = True
+            for k in U:
+                none_ok = _and(none_ok, _not(ok[k]))
+            if none_ok is not False:
+                unsurv = _acc(unsurv, _pick(none_ok, lam, 0.0))
+
+    out["failure_rate_per_h"][sl] = lam_tot
+    with np.errstate(divide="ignore"):
+        out["mtbf_h"][sl] = np.where(lam_tot > 0, 1.0 / lam_tot, np.inf)
+
+    blk = _Block(U, s, lo, hi, free, base, list(groups.values()), unsurv)
+    tau = blk.optimum()
+
+    # Outputs at the chosen intervals (expected_goodput's formulas).
+    lam, rterm = blk.assign(tau, want_reload=True)
+    ov = lost = lphi = tmin = None
+    for k in U:
+        t = tau[k]
+        out[f"ckpt_{TIER_KINDS[k]}_interval_opt_s"][sl] = _pick(en[k], t, np.nan)
+        ov = _acc(ov, s[k] / t)
+        tm = _pick(en[k], t, np.inf)
+        tmin = tm if tmin is None else np.minimum(tmin, tm)
+        if lam[k] is not None:
+            lost = _acc(lost, lam[k] * t)
+            lphi = _acc(lphi, _log_phi_fast(lam[k] * (t + s[k])))
+    zero = np.zeros(n)
+    ov = zero if ov is None else ov
+    lost = zero if lost is None else 0.5 * lost
+    restart = rest if rterm is None else rest + rterm
+    logw = np.log1p(ov) + restart
+    if lphi is not None:
+        logw += lphi
+    if unsurv is not None:
+        bad = unsurv > 0
+        lost = np.where(bad, np.inf, lost)
+        restart = np.where(bad, np.inf, restart)
+        logw = np.where(bad, np.inf, logw)
+    out["ckpt_overhead_frac"][sl] = ov
+    out["lost_work_frac"][sl] = lost
+    out["restart_frac"][sl] = restart
+    out["goodput"][sl] = np.minimum(np.maximum(1.0 - ov - lost - restart, 0.0), 1.0)
+    out["goodput_renewal"][sl] = np.exp(-logw)
+    if tmin is None:
+        out["ckpt_interval_s"][sl] = np.nan
+    elif any(en[k] is True for k in U):
+        out["ckpt_interval_s"][sl] = tmin
+    else:  # rows with no enabled tier: NaN
+        out["ckpt_interval_s"][sl] = np.where(np.isinf(tmin), np.nan, tmin)
+
+
 def stage(b) -> dict[str, np.ndarray]:
     """Pipeline stage 4: failures, checkpoint tiers, intervals and goodput.
+
+    Parameters
+    ----------
+    b : Batch — inputs of :mod:`planner.batch`, ``params_total``; ``step_time_s`` if present.
+
+    Returns
+    -------
+    dict of ndarray (N,)
+        ``failure_rate_per_h``, ``mtbf_h``, ``failure_rate_{class}_per_h``, ``ckpt_bytes``,
+        ``ckpt_shard_bytes``, ``ckpt_{kind}_save_s``, ``ckpt_{kind}_stall_s``,
+        ``ckpt_{kind}_interval_opt_s`` (the interval in use: the optimum where the input is NaN,
+        the given one otherwise; NaN for a disabled tier), ``ckpt_interval_s`` (most frequent
+        enabled tier), ``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``, ``goodput``
+        (first order), ``goodput_renewal`` (higher order), ``ckpt_host_mem_per_node_bytes``,
+        ``host_fits_ckpt``.
+
+    Notes
+    -----
+    Rows are processed in blocks of ``BLOCK_ROWS`` (a loop over blocks, not rows) so that the
+    working arrays stay in cache; within a block every step is a whole-array operation. The
+    free intervals solve the stationarity conditions of the renewal objective (see
+    :meth:`_Block.solve`) for a few candidate structures (:meth:`_Block.candidates`), keeping
+    the best per row: the same optimum as :func:`optimize_intervals_grid` (the reference,
+    :func:`stage_grid`) to solver tolerance, about 1000x faster.
+    """
+    n = len(b["n_gpus"])
+    out = {c: np.empty(n) for c in _STAGE_COLUMNS}
+    zero_cols = frozenset(
+        col for col in (f"fail_{c}_per_{u}_h" for c in FAILURE_CLASSES for u in ("gpu", "node", "job"))
+        if not np.any(b[col]))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for s0 in range(0, n, BLOCK_ROWS):
+            sl = slice(s0, min(n, s0 + BLOCK_ROWS))
+            _stage_block(lambda name: b[name][sl], lambda name: name in b, sl.stop - sl.start, out, sl,
+                         zero_cols)
+    used = out["ckpt_host_mem_per_node_bytes"]
+    if "host_mem_per_node_bytes" in b:
+        used = used + np.asarray(b["host_mem_per_node_bytes"], dtype=float)
+    out["host_fits_ckpt"] = used <= np.asarray(b["host_memory_bytes"], dtype=float)
+    return out
+
+
+def stage_grid(b) -> dict[str, np.ndarray]:
+    """Reference stage 4: same columns as :func:`stage`, intervals from the grid search.
+
+    Slow (about 1,400 rows/s); the reference for the tests of the fast solver of :func:`stage`.
 
     Parameters
     ----------
@@ -303,7 +936,7 @@ def stage(b) -> dict[str, np.ndarray]:
         np.where(async_[:, None], tt["save_s"], 0.0),
     ])
     hi = np.maximum(np.full((n, K), INTERVAL_MAX_S), lo)
-    tau = optimise_intervals(tau_in, free, lo, hi, p)
+    tau = optimize_intervals_grid(tau_in, free, lo, hi, p)
     tau = np.where(tt["enabled"], tau, np.nan)
     res = expected_goodput([tau[:, k] for k in range(K)], **{
         "stall_s": p["stall_s"], "enabled": p["enabled"], "lam_per_s": p["lam_per_s"],

@@ -231,6 +231,12 @@ class ModelSpec(_Strict):
     norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
     linear_bias: bool = False
     learned_pos_embeddings: NonNegInt = Field(0, description="Rows of a learned position table (GPT-2/3); 0 = RoPE/ALiBi.")
+    dropout: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = Field(
+        0.0,
+        description="Dropout probability (hidden and attention). 0 (Llama, Mistral, MPT, DeepSeek, "
+        "Nemotron-4) keeps no dropout masks; GPT-3 / Megatron 2021-22 used 0.1, whose masks "
+        "Korthikanti et al. 2022 Table 2 counts.",
+    )
     moe: MoESpec | None = None
     mla: MLASpec | None = None
     source: str = ""

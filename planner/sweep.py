@@ -58,13 +58,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import batch as _batch
 from . import catalog
+from . import engine as _engine
 from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
 from .engine import RESULT_COLUMNS, run_batch
 from .schema import Scenario
@@ -686,9 +687,12 @@ def sweep(
     top : int, optional — keep only the best ``top`` rows.
     feasible_only : drop rows that do not fit (memory, host memory); when False they are kept,
         ranked after every feasible row, with ``infeasible_reason`` set.
-    chunk_size : rows per engine pass; a sweep of any size streams through in chunks of this
-        many rows with the same result.
-    progress : callable ``progress(done_rows, total_rows)`` called after each chunk.
+    chunk_size : most rows per engine pass (the pass is also capped at
+        ``engine.DEFAULT_CHUNK_ROWS``, the cache-friendly size); a sweep of any size streams
+        through in chunks with the same result, memory bounded by the chunk, the shown rows
+        and five numbers per feasible row (for the Pareto fronts).
+    progress : callable ``progress(done_rows, total_rows)`` called after each chunk (rows
+        counted in the whole enumerated space).
     **space_options : passed to :func:`build_space` (candidate lists, ``allow_uneven``,
         ``allow_tp_beyond_nvlink``, ``include_invalid`` ...).
 
@@ -714,14 +718,16 @@ def sweep(
         space_options["include_invalid"] = False
     space = build_space(scenario, gpus=gpus, systems=systems, **space_options)
     total = space.n_rows
-    chunk_size = int(chunk_size)
+    # The engine runs fastest on cache-sized pieces (engine.DEFAULT_CHUNK_ROWS); cutting the
+    # sweep at that size here also keeps the engine from concatenating the input columns.
+    step = min(int(chunk_size), int(getattr(_engine, "DEFAULT_CHUNK_ROWS", chunk_size)))
 
     kept_parts: list[dict] = []  # per chunk: columns of rows that may reach the output
     par_idx, par_t, par_c, par_tps, par_hr = [], [], [], [], []
     names: list[str] | None = None
     done = 0
-    for start in range(0, total, chunk_size):  # loop over chunks, not rows
-        stop = min(start + chunk_size, total)
+    for start in range(0, total, step):  # loop over chunks, not rows
+        stop = min(start + step, total)
         b, rule_reason, g = space.rows(start, stop)
         if feasible_only or not space_options.get("include_invalid", False):
             # NVMe rows on systems without NVMe are not generated.

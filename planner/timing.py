@@ -19,10 +19,13 @@ the pace; everything is per GPU of that stage:
   a Calculon-style size-dependent efficiency (Isaev et al. SC'23) whose knee sits at the
   roofline; ``eff_max`` = MAMF fraction of the family (hardware.md §6a) × a fitted scale.
   Attention core with flash attention: causal half of the full-count FLOPs at
-  ``attn_eff_rel · eff_max``; without flash: the full ``s²`` batched GEMMs plus the
-  materialised score matrix through HBM (softmax, dropout). Norms, residual adds, activation
-  functions and the cross-entropy are HBM-bandwidth bound (bytes counted per token).
-  Recompute adds one forward of everything (full) or of the attention core (selective).
+  ``attn_eff_rel · eff_max · d_h/(d_h + knee)`` (knee = exp vs matmul throughput of the
+  family: 32 on A100, 64 on H100, :data:`ATTN_DHEAD_KNEE`), backward 2.5× the forward (5
+  matmuls vs 2, :data:`FLASH_BWD_OVER_FWD`); without flash: the full ``s²`` batched GEMMs
+  (backward 2×) plus the materialised score matrix through HBM (softmax, dropout). Norms,
+  residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
+  counted per token). Recompute adds one forward of everything (full) or of the attention
+  core (selective).
 * TP: per layer and micro-batch 4 all-reduces of ``b·s·h`` 16-bit values (+2 with full
   recompute), ring over the TP group (Megatron-LM, Shoeybi et al. 2019 §3; Korthikanti et al.
   2022 §4.2.2: SP = reduce-scatter + all-gather of the same volume); ``tp_overlap_frac``
@@ -73,10 +76,19 @@ from .model_stats import layers_on_rank
 #: of the full-count FLOPs (Dao 2023, FlashAttention-2 §3.1.1 "causal masking ... skip").
 CAUSAL_WORK_FRAC = 0.5
 #: Flash-attention head-dimension knee: per score element the forward does 4·d_h matmul FLOPs
-#: and one exp; H100 has 989 TFLOP/s of matmul but 3.9 TFLOP/s of exp (Shah et al. 2024,
-#: FlashAttention-3 §3.1), ratio 256, so exp time equals matmul time at d_h = 256/4 = 64:
-#: attention efficiency ∝ d_h / (d_h + 64). A100's ratio is similar (312 vs ~1.2 TFLOP/s MUFU).
-ATTN_DHEAD_HALF = 64.0
+#: and one exp on the special-function units (MUFU, 16 per SM per clock). H100 SXM: 989
+#: TFLOP/s of matmul but 3.9 TFLOP/s of exp (Shah et al. 2024, FlashAttention-3 §3.1; = 132
+#: SMs × 16 × 1.83 GHz), ratio 256, so exp time equals matmul time at d_h = 256/4 = 64;
+#: attention efficiency ∝ d_h / (d_h + knee). A100: 108 SMs × 16 × 1.41 GHz = 2.44 TFLOP/s of
+#: exp against 312 TFLOP/s of matmul, ratio 128, knee 128/4 = 32 (NVIDIA A100 whitepaper SM
+#: counts and boost clock). Families without a derivation use the Hopper value (U).
+ATTN_DHEAD_KNEE = {"ampere": 32.0, "hopper": 64.0}
+ATTN_DHEAD_KNEE_DEFAULT = 64.0
+#: Flash attention backward / forward work: the forward runs 2 matmuls per block (QKᵀ, PV),
+#: the backward 5 (QKᵀ recomputed, dV = PᵀdO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q): 2.5×
+#: (Dao 2023, FlashAttention-2 §3.1.2 / Alg. 2; the flash-attn benchmark counts bwd FLOPs as
+#: 2.5 × fwd). The materialised (no-flash) path keeps BWD_OVER_FWD = 2 (4 matmuls vs 2).
+FLASH_BWD_OVER_FWD = 2.5
 #: Backward / forward work ratio of a GEMM or attention pass (Kaplan et al. 2020: 2 + 4).
 BWD_OVER_FWD = 2.0
 #: HBM bytes per hidden element per token per layer, forward, 16-bit: two norms (read h,
@@ -260,7 +272,8 @@ def _terms(b: Batch, C: dict) -> dict[str, np.ndarray]:
 
     # Attention core, one forward (full-count FLOPs 2·tok·s·a·(dqk+dv)/t per CP rank).
     attn_full_flop = 2.0 * tok * s * a * (dqk + dv) / t
-    eff_attn = np.minimum(C["attn_eff_rel"] * eff16, 1.0) * dqk / (dqk + ATTN_DHEAD_HALF)
+    knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam_name, ATTN_DHEAD_KNEE_DEFAULT) for fam_name in FAMILIES])
+    eff_attn = np.minimum(C["attn_eff_rel"] * eff16, 1.0) * dqk / (dqk + knee_tab[fam])
     t_core_flash = CAUSAL_WORK_FRAC * attn_full_flop / (peak16 * eff_attn)
     x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16, hbm_raw, 2.0, kk)
     score_elems = mb * (a / t) * s_c * s
@@ -277,7 +290,8 @@ def _terms(b: Batch, C: dict) -> dict[str, np.ndarray]:
     # Passes: GEMMs and elementwise fwd + bwd (+1 fwd with full recompute); attention core
     # fwd + bwd (+1 fwd with full or selective recompute).
     gp = 1.0 + BWD_OVER_FWD + full
-    ap = 1.0 + BWD_OVER_FWD + (full | sel)
+    attn_bwd = np.where(flash, FLASH_BWD_OVER_FWD, BWD_OVER_FWD)
+    ap = 1.0 + attn_bwd + (full | sel)
     ep_ = 1.0 + ELEMWISE_BWD_OVER_FWD + full
     layer_dense_fwd = t_attn_proj + t_mlp_dense + t_core + t_elem_dense
     layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
@@ -327,7 +341,7 @@ def _terms(b: Batch, C: dict) -> dict[str, np.ndarray]:
         cp_fwd = (c - 1.0) * cp_hop
         cp_bwd = 2.0 * (c - 1.0) * cp_hop
         exp_fwd = np.maximum(cp_fwd - t_core, 0.0)
-        exp_bwd = np.maximum(cp_bwd - BWD_OVER_FWD * t_core, 0.0)
+        exp_bwd = np.maximum(cp_bwd - attn_bwd * t_core, 0.0)
         t_cp = np.where(c > 1, m * layers_stage * (exp_fwd * (1.0 + (full | sel)) + exp_bwd), 0.0)
     else:
         cp_fwd = cp_bwd = t_cp = np.zeros_like(tok)

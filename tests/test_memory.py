@@ -6,16 +6,15 @@ Figure 1; the runs in ../shared/validation/calibration.csv (all ran, so all must
 
 from __future__ import annotations
 
-import csv
-import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planner import batch, memory, model_stats
+from planner import batch, memory, model_stats, validation
 from planner.schema import ModelSpec, Scenario
 
 GiB = 2.0**30
@@ -123,109 +122,49 @@ def test_gqa_gated_generalisation():
 # ---------------------------------------------------------------------------------------
 # Calibration rows -> scenarios (one documented default rule for silent fields)
 # ---------------------------------------------------------------------------------------
-def _lead_int(x):
-    m = re.match(r"\s*(\d+)", x or "")
-    return int(m.group(1)) if m else None
-
-
-def calibration_rows():
-    with open(CAL, newline="") as fh:
-        return list(csv.DictReader(fh))
-
-
-def scenario_from_row(r) -> Scenario | None:
-    """Default rule for fields a row leaves silent (stated in docs/memory.md):
-
-    * micro-batch 1; vpp 1 (schedule interleaved when vpp > 1); layers split unevenly if
-      pp·vpp does not divide L; global batch = pp·mbs·dp (m = p, the 1F1B worst case) if silent.
-    * recompute: 'none' with flash attention for H100 / MosaicML rows (TE / flash kernels:
-      the same memory as selective); the stated value otherwise. Narayanan and Korthikanti
-      rows (2021–22): no flash attention.
-    * sequence parallel: the sp column; silent -> on when tp > 1.
-    * zero stage: the column; silent -> 0 for Narayanan / Korthikanti (no distributed
-      optimizer in 2021–22), 1 for Megatron-Core (distributed optimizer, implied by
-      --overlap-param-gather), 2 for NeMo 24.07 (its ``distributed_fused_adam`` is Apex's
-      DistributedFusedAdam, a ZeRO-2 optimizer: states and gradients sharded).
-    * gradients fp32 (Megatron-LM forces fp32 accumulation for bf16) except: FSDP (MosaicML,
-      ZeRO-3): 16 B/param in total (fp32 sharded params + fp32 grads + Adam m, v = 2 + 2 + 12
-      in our split); NeMo 24.07 (distributed Adam under megatron_amp_O2 reduces and keeps
-      gradients in bf16; assumption, not stated by the row).
-    * vocabulary 51200 when silent (GPT); GPT models tied, with biases and LayerNorm; Llama
-      gated and untied; MPT ALiBi, no biases, tied.
-    Rows without an architecture or a parallel layout return None.
-    """
-    L, h, a = _lead_int(r["layers"]), _lead_int(r["hidden"]), _lead_int(r["heads"])
-    tp, pp, dp = _lead_int(r["tp"]), _lead_int(r["pp"]), _lead_int(r["dp"])
-    if None in (L, h, a, tp, pp, dp):
-        return None
-    src = r["source_key"]
-    name = r["model"].lower()
-    llama = "llama" in name
-    mpt = src == "MOSAIC_MPT"
-    old = src in ("NARAYANAN21_T1", "KORTHIKANTI22")
-    k = _lead_int(r["kv_heads"]) or a
-    f = _lead_int(r["ffn"]) or 4 * h
-    V = _lead_int(r["vocab"]) or 51200
-    cp = _lead_int(r["cp"]) or 1
-    vpp = _lead_int(r["vpp"]) or 1
-    mbs = _lead_int(r["micro_batch"]) or 1
-    gbs = _lead_int(r["global_batch_seqs"]) or pp * mbs * dp
-    rc_txt = (r["recompute"] or "").lower()
-    rc = "full" if rc_txt.startswith("full") else "selective" if rc_txt.startswith("selective") else "none"
-    sp_col = _lead_int(r["sp"])
-    sp = bool(sp_col) if sp_col is not None else tp > 1
-    if "selective" in rc_txt and "sequence parallel" in rc_txt:
-        sp = True
-    zero = _lead_int(r["zero_stage"])
-    if zero is None:
-        zero = 0 if old else 2 if src == "NEMO_24.07" else 1
-    prec_txt = r["precision"].lower()
-    prec = "fp8" if "fp8" in prec_txt else "fp16" if prec_txt.startswith("fp16") else "bf16"
-    system = "dgx-h100" if "h100" in (r["gpu"] or "").lower() else "dgx-a100-80gb"
-    model = ModelSpec(
-        name=r["model"], n_layers=L, hidden_size=h, n_heads=a, n_kv_heads=k, ffn_hidden_size=f,
-        vocab_size=V, gated_mlp=llama, tied_embeddings=not llama and "nemotron" not in name,
-        norm="rmsnorm" if llama else "layernorm", linear_bias=not (llama or mpt),
-        learned_pos_embeddings=_lead_int(r["seq_len"]) if old else 0,
-    )
-    return Scenario.model_validate({
-        "name": r["run_id"], "model": model.model_dump(),
-        "training": {"seq_len": _lead_int(r["seq_len"]), "global_batch_size": gbs, "micro_batch_size": mbs,
-                     "precision": prec, "grad_dtype": "bf16" if zero == 3 or src == "NEMO_24.07" else "fp32"},
-        "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "vpp": vpp, "sequence_parallel": sp,
-                        "zero_stage": zero, "recompute": rc,
-                        "schedule": "interleaved" if vpp > 1 else "1f1b", "flash_attention": not old,
-                        "layer_split": "uneven" if L % (pp * vpp) else "even"},
-        "cluster": {"system": system, "n_gpus": tp * pp * dp * cp},
-    })
+def calibration_scenarios():
+    """The calibration runs as scenarios, built ONLY by the project's single default rule for
+    unpublished settings (``planner.validation.row_to_scenario``; the rule and its sources are
+    in the ``planner.validation`` docstring and docs/timing.md). Returns (scenarios, skipped)."""
+    df = pd.read_csv(CAL)
+    scen, _idx, skipped = validation.rows_to_scenarios(df)
+    return scen, [df["run_id"].iloc[i] for i in skipped]
 
 
 @pytest.fixture(scope="module")
 def calibration():
-    rows = calibration_rows()
-    scen, skipped = [], []
-    for r in rows:
-        s = scenario_from_row(r)
-        (scen if s is not None else skipped).append(s if s is not None else r["run_id"])
-    out = run(batch.from_scenarios(scen))
-    return scen, skipped, out
+    b, meta, skipped = validation.calibration_batch(CAL)
+    out = run({k: v for k, v in b.items()})
+    return list(meta["run_id"]), list(skipped["run_id"]), out
 
 
 def test_every_calibration_run_fits(calibration, capsys):
-    scen, skipped, out = calibration
-    assert len(scen) >= 95, skipped
+    names, skipped, out = calibration
+    assert len(names) >= 100, skipped
     frac = out["mem_total_bytes"] / out["hbm_usable_bytes"]
     order = np.argsort(-frac)
     with capsys.disabled():
-        print(f"\ncalibration: {len(scen)} runs built, skipped (no architecture / layout): {skipped}")
+        print(f"\ncalibration: {len(names)} runs built, skipped (no architecture / layout): {skipped}")
         print(f"{'run_id':52s} {'total GiB':>9s} {'usable':>7s} {'frac':>6s} {'states':>7s} {'act':>6s} {'buf':>6s}")
         for i in order[:12]:
             st = (out["mem_weights_bytes"][i] + out["mem_grads_bytes"][i] + out["mem_optimizer_bytes"][i]) / GiB
-            print(f"{scen[i].name[:52]:52s} {out['mem_total_bytes'][i] / GiB:9.2f} "
+            print(f"{names[i][:52]:52s} {out['mem_total_bytes'][i] / GiB:9.2f} "
                   f"{out['hbm_usable_bytes'][i] / GiB:7.2f} {frac[i]:6.3f} {st:7.2f} "
                   f"{out['mem_activations_bytes'][i] / GiB:6.2f} {out['mem_buffers_bytes'][i] / GiB:6.2f}")
-    bad = [scen[i].name for i in np.flatnonzero(~out["fits"])]
+    bad = [names[i] for i in np.flatnonzero(~out["fits"])]
     assert not bad, f"predicted not to fit, but ran: {bad}"
+
+
+def test_no_dropout_drops_the_masks():
+    """Korthikanti 2022 §4.1 by hand, 22B layer (s=2048, b=4, h=6144, a=64, t=8, TP+SP, no
+    recompute): with dropout, s·b·h·(34 + 5·a·s/h)/t; without, the two 1-byte masks (2h) and
+    the softmax dropout mask + output (3·a·s) go: s·b·h·(32 + 2·a·s/h)/t.
+    = 2048·4·6144·(32 + 2·64·2048/6144)/8 = 6,291,456·(32 + 42.667) = 469,762,048 B."""
+    kw = dict(sequence_parallel=True, recompute="none", flash_attention=False)
+    with_do = memory.activation_bytes_per_layer(2048, 4, 6144, 64, 8, **kw)
+    without = memory.activation_bytes_per_layer(2048, 4, 6144, 64, 8, dropout=False, **kw)
+    assert float(with_do) == pytest.approx(2048 * 4 * 6144 * (34 + 5 * 64 * 2048 / 6144) / 8)
+    assert float(without) == pytest.approx(469_762_048)
 
 
 # ---------------------------------------------------------------------------------------
@@ -242,8 +181,7 @@ FIG1 = {  # model: (params+optimizer, activations without recompute, SP + select
 
 
 def _fig1_batch(tag, *, sp, rc):
-    r = next(x for x in calibration_rows() if x["run_id"] == f"korthikanti22_{tag}_fullrecompute")
-    s = scenario_from_row(r)
+    s = next(x for x in calibration_scenarios()[0] if x.name == f"korthikanti22_{tag}_fullrecompute")
     par = s.parallelism.model_copy(update={"sequence_parallel": sp, "recompute": rc, "zero_stage": 0,
                                            "flash_attention": False})
     return batch.from_scenarios([s.model_copy(update={"parallelism": par})])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,6 @@ from pydantic import ValidationError
 import importlib
 
 import planner
-from planner import catalog
 from planner.schema import Scenario
 
 # ``planner.sweep`` is the function (planner/__init__.py binds it); the module by name:
@@ -197,12 +197,14 @@ def test_chunking_and_progress_give_the_same_result(default_scenario, default_al
     calls = []
     a = sw.sweep(s, top=50, objective="mfu", **SMALL)
     b = sw.sweep(s, top=50, objective="mfu", chunk_size=97, progress=lambda d, t: calls.append((d, t)), **SMALL)
-    assert a.equals(b)
+    # Same rows, same order; values equal to rounding (a stage may vectorise over the rows of
+    # a pass, e.g. the checkpoint-interval search, which moves results by ~1e-13).
+    pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-9)
     total = sw.build_space(s, **SMALL).n_rows
     assert calls[-1] == (total, total)
     assert all(x[0] < y[0] for x, y in zip(calls, calls[1:]))
     full = sw.sweep(s, chunk_size=123, feasible_only=False, **SMALL)
-    assert full.equals(default_all)
+    pd.testing.assert_frame_equal(full, default_all, check_exact=False, rtol=1e-9)
 
 
 def test_oom_reason_hand_case(default_all):

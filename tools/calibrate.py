@@ -11,7 +11,8 @@ a grid inside its physical bounds, holding the others; rounds repeat until no co
 ``median |e| + 0.5 · p90 |e|`` where ``e = predicted / published − 1`` of throughput, so that
 every group counts the same however many rows it has (MosaicML has 61 of 98) and outliers
 count as well as the middle. Sourced constants (MAMF fractions, link efficiencies, latencies,
-HBM efficiency) are never fitted.
+HBM efficiency) are never fitted. Scenarios come from the project's single default rule for
+unpublished settings, ``planner.validation.row_to_scenario``.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def loss(meta, err):
 
 
 def fit(csv=None, rounds=6, verbose=True):
-    b, meta, _ = validation.calibration_batch(csv)
+    b, meta, skipped = validation.calibration_batch(csv)
     C = timing.load_calibration()
 
     def evaluate(C):
@@ -96,6 +97,7 @@ def fit(csv=None, rounds=6, verbose=True):
     sc = C["gemm_eff_scale"]
     sc["default"] = float(np.mean([sc["ampere_16bit"], sc["hopper_16bit"]]))
     err = evaluate(C)
+    meta = meta.assign(n_skipped=len(skipped))
     return C, meta, err, best
 
 
@@ -121,7 +123,9 @@ def main(argv=None):
             raw[name]["value"] = {k: round(x, 4) for k, x in v.items()} if isinstance(v, dict) else round(v, 4)
         raw["_fit"] = {
             "how": "tools/calibrate.py coordinate search, loss = mean over source groups of median|e| + 0.5*p90|e|",
-            "data": "../shared/validation/calibration.csv (98 usable rows, 6 skipped)",
+            "data": (f"../shared/validation/calibration.csv: {int(np.isfinite(err).sum())} rows compared, "
+                     f"{int((~np.isfinite(err)).sum())} built but not compared (no published batch), "
+                     f"{int(meta['n_skipped'].iloc[0])} skipped; scenarios from planner.validation.row_to_scenario"),
             "loss": round(best, 4),
         }
         path.write_text(json.dumps(raw, indent=2) + "\n")

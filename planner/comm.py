@@ -189,3 +189,44 @@ def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_n
     alpha = np.where(intra, (n - 1.0) * _f(alpha_scaleup_s),
                      (g - 1.0) * _f(alpha_scaleup_s) + (nd - 1.0) * _f(alpha_network_s))
     return bw, alpha, intra, g
+
+
+# ----------------------------------------------------------------------------- fast paths
+# The same model as the functions above, written with fewer array passes for the engine's
+# hot loop (planner.timing): achieved bandwidths and latencies taken pre-multiplied, no
+# ``np.where`` on row values (a data-dependent select costs ~10 array operations when the
+# rows vary at random). Results equal the general functions' to floating-point rounding.
+
+def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s):
+    """Achieved ring bandwidth [bytes/s], one ring pass' latency [s] and ``intra`` of a group.
+
+    As :func:`group_link`, with ``nvl_eff_bw = scaleup_bw · eff_scaleup`` and ``nic_eff_bw =
+    nic_bw · eff_network`` given (arrays (N,)); ``stride=None`` means 1 (the TP group).
+
+    ``intra`` (one domain) holds exactly when ``g = n``, so ``bw = min(NVL, max(g·NIC,
+    intra·NVL))`` and ``alpha = (min(n, g) − 1)·α_nvl + (N − 1)·α_net`` equal the
+    ``np.where`` forms of :func:`group_link` (``N = 1`` inside one domain).
+    """
+    n = _f(n)
+    dom = _f(domain_size)
+    per_dom = dom if stride is None else np.floor(dom / np.maximum(_f(stride), 1.0))
+    g = np.minimum(np.maximum(per_dom, 1.0), np.maximum(n, 1.0))
+    nd = np.ceil(n / g)
+    intra = nd <= 1.0
+    bw = np.minimum(nvl_eff_bw, np.maximum(g * nic_eff_bw, nvl_eff_bw * intra))
+    alpha = (np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s
+    return bw, alpha, intra
+
+
+def p2p_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s):
+    """:func:`group_p2p_s` with pre-multiplied achieved bandwidths (see :func:`ring_link`).
+
+    The group stays in one domain exactly when ``n ≤ max(floor(domain/stride), 1)``;
+    returns ``(n > 1) · (S / BW + α)`` [s] (arrays (N,)).
+    """
+    n = _f(n)
+    per_dom = np.maximum(np.floor(_f(domain_size) / np.maximum(_f(stride), 1.0)), 1.0)
+    intra = n <= per_dom
+    bw = nic_eff_bw + (nvl_eff_bw - nic_eff_bw) * intra
+    alpha = alpha_network_s + (alpha_scaleup_s - alpha_network_s) * intra
+    return (_f(size_bytes) / bw + alpha) * (n > 1.0)

@@ -29,9 +29,20 @@ Model (DESIGN §4.4):
   with ``φ(x) = (e^x − 1)/x`` and Λ_k the rate of the classes that recover from tier k. With one
   tier this is Daly's model exactly, so the optimum interval is Daly's optimum (and Young's
   when δ ≪ M). With several tiers the grouping is a stated simplification.
-* **Intervals.** A NaN ``ckpt_{k}_interval_s`` is chosen by maximising the renewal goodput over
-  a log-spaced grid, jointly over all free tiers of a row ((N, G), (N, G, G) ... arrays, rows
-  chunked to bound memory), then refined by a coordinate search on narrowing grids.
+* **Intervals.** A NaN ``ckpt_{k}_interval_s`` is chosen by maximising the renewal goodput.
+  :func:`stage` solves the stationarity conditions of log(1/goodput) in closed form per step
+  (fixed point, :meth:`_Block.solve`; ``ψ = d log φ/dx``)::
+
+      s_u/(τ(Dτ + s_u)) = Σ_{k∈u} Λ_k·ψ(Λ_k(τ + s_k)),   D = 1 + Σ_{j∉u} s_j/τ_j
+
+  from Young's start, re-assigning classes to tiers at each step, for a few candidate
+  structures (orders of the tiers, a tier left unsaved, two tiers at one interval), keeping
+  the best per row; rows are processed in cache-sized blocks, whole-array operations only.
+  A free tier that recovers no class at the optimum (another tier saved more often survives
+  everything it does) gets ``INTERVAL_MAX_S`` (1e8 s, "never"): that is the objective's own
+  optimum (its saves would only cost stall time), so it is not saved in practice.
+  :func:`stage_grid` / :func:`optimize_intervals_grid` keep the earlier search (joint
+  log-spaced grid + coordinate refinement, ~1,000x slower) as the reference of the tests.
 
 References
 ----------
@@ -276,14 +287,23 @@ optimise_intervals = optimize_intervals_grid
 # ---------------------------------------------------------------- fast stage (analytic solver)
 
 #: Rows per block of :func:`stage`: one block's working arrays stay in the CPU caches.
-BLOCK_ROWS = 32_768
-#: Fixed-point iterations of the interval solver: at most this many per candidate ...
+BLOCK_ROWS = 24_576
+#: Fixed-point iterations of the interval solver: at most this many per candidate (after the
+#: Young step) ...
 SOLVER_MAX_ITER = 12
-#: ... stopping when no interval moved by more than this relative amount (the remaining error
-#: is then below ~0.15x this: the iteration contracts by <= 0.11 per step, see _solve).
-SOLVER_RTOL = 1e-6
+#: ... stopping when (contraction rate) x (last relative step), an estimate of the remaining
+#: relative error of τ, is below this (see _Block.solve). A relative error ε of τ costs about
+#: ε² x (overhead + lost work) of goodput: far below 1e-9 here.
+SOLVER_RTOL = 1e-5
 #: ψ(x) is evaluated at max(x, _PSI_X_MIN) (ψ(x) = 1/2 + x/12 + O(x³): relative error <= 2e-7).
 _PSI_X_MIN = 1e-6
+#: Where every x of a block is below this, the series log φ = x/2 + x²/24 (next term
+#: −x⁴/2880: < 2.2e-13 absolute in log(1/goodput)) replaces the closed form.
+_LOG_PHI_SERIES_X_MAX = 5e-3
+#: A candidate replaces the best so far only if its log(1/goodput) is lower by this much: two
+#: candidates that reach the same optimum by different paths keep the first, so a row's result
+#: does not depend on the other rows of its block.
+_F_MARGIN = 1e-12
 #: Floor of Σ Λψ in the interval update (a tier that recovers nothing goes to the maximum).
 _LP_MIN = 1e-200
 #: Relative offset that puts a higher-index tier just before a lower-index one (ties go to the
@@ -349,7 +369,10 @@ def _psi(x):
 
 
 def _log_phi_fast(x):
-    """log φ(x) = log((e^x − 1)/x) = x + log((1 − e^{−x})/x), stable for all x >= 0."""
+    """log φ(x) = log((e^x − 1)/x) = x + log((1 − e^{−x})/x), stable for all x >= 0;
+    the series x/2 + x²/24 where every x <= ``_LOG_PHI_SERIES_X_MAX``."""
+    if float(x.max()) <= _LOG_PHI_SERIES_X_MAX:
+        return x * (0.5 + x * (1.0 / 24.0))
     t = -np.maximum(x, 1e-300)
     return x + np.log(np.expm1(t) / t)
 
@@ -371,7 +394,8 @@ class _Block:
     pays only for the terms it has. No loop over rows.
     """
 
-    def __init__(self, U, s, lo, hi, free, tau_base, groups, unsurv):
+    def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv):
+        self.n = n
         self.U, self.s, self.lo, self.hi, self.free = U, s, lo, hi, free
         self.tau_base, self.groups, self.unsurv = tau_base, groups, unsurv
         for g in groups:
@@ -413,18 +437,20 @@ class _Block:
         return lam, rterm
 
     def objective(self, tau):
-        """log(1/goodput_renewal) less the interval-independent Σ_c λ_c·R_c, shape (n,)."""
+        """log(1/goodput_renewal) less the interval-independent Σ_c λ_c·R_c, shape (n,), and its
+        parts: ``lam`` (Λ_k per tier, None = 0), ``rterm`` (Σ_c λ_c·reload_c or None), ``ov``
+        (Σ_k s_k/τ_k)."""
         lam, rterm = self.assign(tau, want_reload=True)
         ov = None
         for k in self.U:
             ov = _acc(ov, self.s[k] / tau[k])
-        f = np.log1p(ov)
+        f = np.log1p(ov) if ov is not None else np.zeros(self.n)
         if rterm is not None:
             f += rterm
         for k in self.U:
             if lam[k] is not None:
                 f += _log_phi_fast(lam[k] * (tau[k] + self.s[k]))
-        return f
+        return f, {"lam": lam, "rterm": rterm, "ov": ov}
 
     # -- solver -------------------------------------------------------------------------------
     def _set(self, tau, k, t):
@@ -521,20 +547,21 @@ class _Block:
         first step takes ψ = 1/2 (Young's τ ≈ sqrt(2 S_u/(D·Λ_u)), with the rates Λ_u the unit
         recovers at the start point). ψ ∈ [1/2, 1) varies slowly: d ln τ_new / d ln τ = −(1/2)·xψ'(x)/ψ(x),
         at most 0.11 in size (x/12 for small x), plus (1/2)·Σ s/τ through C. The iteration
-        stops when that rate times the last step is below ``SOLVER_RTOL`` (the remaining
-        relative error of τ).
+        stops, row by row (a row's result does not depend on the other rows), when that rate
+        times the row's last step is below ``SOLVER_RTOL`` (its remaining relative error of τ).
         """
         tau = dict(tau)
         if not info:
             return tau
+        done = False  # rows whose iteration has stopped (a row's stop depends on it alone)
         for n_it in range(SOLVER_MAX_ITER + 1):
             lam, _r = self.assign(tau)
             ov = {k: self.s[k] / tau[k] for k in self.U}
-            C = 1.0
+            sov = None
             for k in self.U:
-                C = C + ov[k]
-            change = 0.0
-            xmax = 0.0
+                sov = _acc(sov, ov[k])
+            C = 1.0 + sov
+            err = xr = None
             new = []
             for u, S, S4, S2, S_2, lo, hi, t, mult in info:
                 D = C - ov[u[0]]
@@ -548,7 +575,7 @@ class _Block:
                         P = _acc(P, 0.5 * lam[k])
                     else:
                         x = lam[k] * (t + self.s[k])
-                        xmax = max(xmax, float(x.max()))
+                        xr = x if xr is None else np.maximum(xr, x)
                         P = _acc(P, lam[k] * _psi(x))
                 if P is None:
                     tn = hi
@@ -557,16 +584,20 @@ class _Block:
                     tn = S_2 / (P * (S + np.sqrt(S2 + S4 * D / P)))
                     tn = np.minimum(np.maximum(tn, lo), hi)
                 if n_it > 0:
-                    change = max(change, float(np.max(np.abs(tn - t) / t)))
-                new.append(tn)
+                    e = np.abs(tn / t - 1.0)
+                    err = e if err is None else np.maximum(err, e)
+                new.append(tn if done is False else np.where(done, t, tn))
             for it, tn in zip(info, new):
                 it[7] = tn
                 for k in it[0]:
                     self._set(tau, k, tn * it[8][k])
             if n_it == 0:
                 continue
-            rate = min(0.11, xmax / 12.0) + 0.5 * float(np.max(C)) - 0.5
-            if not change * rate > SOLVER_RTOL:  # also stops on NaN
+            # contraction rate: (1/2)·xψ'/ψ <= min(x/12, 0.11) per step, (1/2)·Σ s/τ through C
+            # 12·rate = x + 6·Σ s/τ (x/12 over-estimates the rate for x > 1.3: safe)
+            rate12 = 6.0 * sov if xr is None else xr + 6.0 * sov
+            done = _or(done, _tri(err * rate12 <= 12.0 * SOLVER_RTOL))  # NaN rows never stop early
+            if done is True:
                 break
         return tau
 
@@ -575,7 +606,8 @@ class _Block:
         return tau[a] <= tau[b] if a < b else tau[a] < tau[b]
 
     def optimum(self):
-        """Intervals maximising the renewal goodput: dict k -> τ_k, shape (n,) each.
+        """Intervals maximising the renewal goodput: (dict k -> τ_k, shape (n,) each, and the
+        objective's parts there, see :meth:`objective`, with ``f`` the objective).
 
         Candidate structures (Python level, per block), each solved by :meth:`solve`; the best
         by the renewal objective is kept, row by row:
@@ -594,7 +626,10 @@ class _Block:
         """
         Fr = [k for k in self.U if self.free[k] is not False]
         if not Fr:
-            return dict(self.tau_base)
+            tau = dict(self.tau_base)
+            f, parts = self.objective(tau)
+            parts["f"] = f
+            return tau, parts
         units = [(k,) for k in Fr]
         tau0, info = self.start(units)
         order0 = self.order(tau0)
@@ -607,18 +642,26 @@ class _Block:
         best = self.solve(tau0, info)
         solved = [best]
         best = dict(best)
-        fbest = self.objective(best)
+        fbest, parts = self.objective(best)
+
+        def merge(m, x, y):
+            if x is None and y is None:
+                return None
+            return _pick(m, 0.0 if x is None else x, 0.0 if y is None else y)
 
         def consider(tau):
             nonlocal fbest
-            f = self.objective(tau)
-            better = _tri(f < fbest)
+            f, p = self.objective(tau)
+            better = _tri(f < fbest - _F_MARGIN)  # same optimum by another path: keep the first
             if better is False:
                 return
             fbest = _pick(better, f, fbest)
             for k in self.U:
                 if tau[k] is not best[k]:
                     best[k] = _pick(better, tau[k], best[k])
+                parts["lam"][k] = merge(better, p["lam"][k], parts["lam"][k])
+            parts["rterm"] = merge(better, p["rterm"], parts["rterm"])
+            parts["ov"] = merge(better, p["ov"], parts["ov"])
 
         for size in range(1, min(len(Fr), _MAX_LAST) + 1):
             for Q in itertools.permutations(Fr, size):
@@ -666,7 +709,8 @@ class _Block:
                     if self.free[b] is not False and side == "before":  # b free: one interval
                         tau0, info = self.start([(a, b)] + [u for u in units if u[0] not in (a, b)])
                         consider(self.solve(tau0, info))
-        return best
+        parts["f"] = fbest
+        return best, parts
 
 
 def _same(a, b) -> bool:
@@ -722,17 +766,16 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
     U, en, s, lo, hi, free, base, rel, relp, repm = [], {}, {}, {}, {}, {}, {}, {}, {}, {}
     for k, kind in enumerate(TIER_KINDS):
         save = np.maximum(np.maximum(d2h, node_bytes / F(f"ckpt_{kind}_write_bw_per_node_bytes_per_s")),
-                          ckpt / F(f"ckpt_{kind}_agg_write_bw_bytes_per_s"))
+                          ckpt / F(f"ckpt_{kind}_agg_write_bw_bytes_per_s"), out=out[f"ckpt_{kind}_save_s"][sl])
         rep = F(f"ckpt_{kind}_replicas") if kind in ck.NODE_LOCAL_TIERS else None
         repm[k] = _tri(rep > 0) if rep is not None else False
         if repm[k] is not False:
             if netbw is None:
                 netbw = F("nic_bw_per_gpu_bytes_per_s") * gpn
-            save = np.maximum(save, node_bytes * rep / netbw)
+            save = np.maximum(save, node_bytes * rep / netbw, out=save)
         stall = save
         if asyn is not False:
             stall = _pick(asyn, d2h + frac * (save - d2h), save)
-        out[f"ckpt_{kind}_save_s"][sl] = save
         out[f"ckpt_{kind}_stall_s"][sl] = stall
         if kind == "host_memory":
             hm_bytes = node_bytes * (1.0 + (rep if rep is not None else 0.0))
@@ -747,7 +790,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
         s[k] = _pick(e, stall, 0.0)
         lo_k = step if asyn is False else _pick(asyn, np.maximum(step, save), step)
         lo[k] = lo_k
-        hi[k] = np.maximum(lo_k, INTERVAL_MAX_S)
+        hi[k] = INTERVAL_MAX_S if float(lo_k.max()) <= INTERVAL_MAX_S else np.maximum(lo_k, INTERVAL_MAX_S)
         tin = F(f"ckpt_{kind}_interval_s")
         isn = _tri(np.isnan(tin))
         free[k] = _and(e, isn)
@@ -811,31 +854,25 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
                 unsurv = _acc(unsurv, _pick(none_ok, lam, 0.0))
 
     out["failure_rate_per_h"][sl] = lam_tot
-    with np.errstate(divide="ignore"):
-        out["mtbf_h"][sl] = np.where(lam_tot > 0, 1.0 / lam_tot, np.inf)
+    np.divide(1.0, lam_tot, out=out["mtbf_h"][sl])  # 1/0 = inf: no failures
 
-    blk = _Block(U, s, lo, hi, free, base, list(groups.values()), unsurv)
-    tau = blk.optimum()
+    blk = _Block(n, U, s, lo, hi, free, base, list(groups.values()), unsurv)
+    tau, parts = blk.optimum()
 
     # Outputs at the chosen intervals (expected_goodput's formulas).
-    lam, rterm = blk.assign(tau, want_reload=True)
-    ov = lost = lphi = tmin = None
+    lam = parts["lam"]
+    lost = tmin = None
     for k in U:
         t = tau[k]
         out[f"ckpt_{TIER_KINDS[k]}_interval_opt_s"][sl] = _pick(en[k], t, np.nan)
-        ov = _acc(ov, s[k] / t)
         tm = _pick(en[k], t, np.inf)
         tmin = tm if tmin is None else np.minimum(tmin, tm)
         if lam[k] is not None:
             lost = _acc(lost, lam[k] * t)
-            lphi = _acc(lphi, _log_phi_fast(lam[k] * (t + s[k])))
-    zero = np.zeros(n)
-    ov = zero if ov is None else ov
-    lost = zero if lost is None else 0.5 * lost
-    restart = rest if rterm is None else rest + rterm
-    logw = np.log1p(ov) + restart
-    if lphi is not None:
-        logw += lphi
+    ov = np.zeros(n) if parts["ov"] is None else parts["ov"]
+    lost = np.zeros(n) if lost is None else 0.5 * lost
+    restart = rest if parts["rterm"] is None else rest + parts["rterm"]
+    logw = parts["f"] + rest
     if unsurv is not None:
         bad = unsurv > 0
         lost = np.where(bad, np.inf, lost)
@@ -844,8 +881,8 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
     out["ckpt_overhead_frac"][sl] = ov
     out["lost_work_frac"][sl] = lost
     out["restart_frac"][sl] = restart
-    out["goodput"][sl] = np.minimum(np.maximum(1.0 - ov - lost - restart, 0.0), 1.0)
-    out["goodput_renewal"][sl] = np.exp(-logw)
+    np.minimum(np.maximum(1.0 - ov - lost - restart, 0.0), 1.0, out=out["goodput"][sl])
+    np.exp(-logw, out=out["goodput_renewal"][sl])
     if tmin is None:
         out["ckpt_interval_s"][sl] = np.nan
     elif any(en[k] is True for k in U):
@@ -968,6 +1005,44 @@ def stage_grid(b) -> dict[str, np.ndarray]:
     return out
 
 
+#: Columns of :func:`goodput_vs_interval`'s result.
+CURVE_COLUMNS: tuple[str, ...] = ("goodput_renewal", "goodput")
+
+
+def goodput_vs_interval(b_row_batch, tier_kind: str, intervals_s) -> np.ndarray:
+    """Goodput of one scenario against one tier's checkpoint interval (for the UI chart).
+
+    Parameters
+    ----------
+    b_row_batch : Batch of one row — the inputs of stage 4 (``params_total`` from stage 1,
+        ``step_time_s`` if present); stage outputs in it are ignored.
+    tier_kind : str — one of ``TIER_KINDS``.
+    intervals_s : array_like, shape (G,) — compute time between saves of that tier [s].
+
+    Returns
+    -------
+    ndarray, shape (G, 2)
+        Column 0 ``goodput_renewal`` (Daly's renewal model generalised to tiers), column 1
+        ``goodput`` (first order), see ``CURVE_COLUMNS``, when the tier's interval is
+        ``intervals_s[g]`` and every other tier's interval is the one :func:`stage` uses (the
+        optimum where the scenario leaves it free, else the given one). The other tiers are not
+        re-optimised per point, so the curve's maximum is the stage's optimum for this tier.
+        A disabled tier gives a flat curve.
+    """
+    if len(b_row_batch["n_gpus"]) != 1:
+        raise ValueError("goodput_vs_interval takes a batch of one row")
+    k = TIER_KINDS.index(tier_kind)
+    res = stage(b_row_batch)
+    grid = np.asarray(intervals_s, dtype=float).reshape(1, -1)
+    taus = [grid if j == k else np.nan_to_num(res[f"ckpt_{kind}_interval_opt_s"], nan=1.0)[:, None]
+            for j, kind in enumerate(TIER_KINDS)]
+    tt = ck.tier_times(b_row_batch)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        r = expected_goodput(taus, tt["stall_s"], tt["enabled"], failure_rates_per_h(b_row_batch) / 3600.0,
+                             recovery_s(b_row_batch), tt["reload_s"], tt["survives"])
+    return np.stack([r["goodput_renewal"][0], r["goodput"][0]], axis=1)
+
+
 def _g(x: float) -> str:
     return f"{x:.4g}"
 
@@ -1002,7 +1077,8 @@ def notes(row: dict) -> list[str]:
         "Checkpoint = 14 B/param (bf16 weights + fp32 master, m, v; no gradients), split evenly "
         "over all GPUs with ZeRO >= 1; with ZeRO-0 one DP replica writes.",
         "Goodput is first order (DESIGN §4.4); intervals maximise Daly's renewal model, "
-        "generalised to several tiers (column goodput_renewal).",
+        "generalised to several tiers (column goodput_renewal). A tier that would recover no "
+        "failure class at the optimum is not saved (interval 1e8 s).",
         "Repair waits count for gpu/node failures only, and not with hot spares.",
     ]
     if not row.get("host_fits_ckpt", True):

@@ -142,6 +142,12 @@ def load_calibration() -> dict:
     return {k: json.loads(json.dumps(v["value"])) for k, v in raw.items() if not k.startswith("_")}
 
 
+@lru_cache(maxsize=1)
+def _calibration() -> dict:
+    """The default constants, loaded once (read-only: callers must not modify it)."""
+    return load_calibration()
+
+
 def _family_tables(C: dict):
     """Per-family arrays (index = FAMILIES code) of eff_max for 16-bit and FP8 GEMMs."""
     mamf = C["mamf_frac"]
@@ -191,75 +197,180 @@ def tp_bytes_per_layer(mb, seq_len, hidden, cp=1):
     return BYTES_16 * np.asarray(mb, dtype=np.float64) * np.asarray(seq_len, dtype=np.float64) / np.asarray(cp, dtype=np.float64) * np.asarray(hidden, dtype=np.float64)
 
 
-def _terms(b: Batch, C: dict) -> dict[str, np.ndarray]:
-    """Every intermediate term (per GPU of the slowest pipeline stage); see module docstring."""
-    f = lambda k: np.asarray(b[k], dtype=np.float64)  # noqa: E731
-    t, p, d, c, e, v = f("tp"), f("pp"), f("dp"), f("cp"), f("ep"), f("vpp")
+#: Columns :func:`_terms` reads (explain builds a one-row batch of these only).
+_TERM_INPUTS: tuple[str, ...] = (
+    "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "global_batch_size", "seq_len",
+    "hidden_size", "n_layers", "n_heads", "n_kv_heads", "head_dim", "v_head_dim", "ffn_hidden_size",
+    "vocab_size", "gated_mlp", "n_experts", "moe_top_k", "expert_ffn_hidden_size", "n_shared_experts",
+    "shared_expert_ffn_hidden_size", "moe_capacity_factor", "precision", "accel_family", "recompute",
+    "flash_attention", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
+    "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
+    "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
+    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "offload_optimizer",
+    "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
+    "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
+    "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
+)
+
+
+class _Consts:
+    """Scalars and per-code tables derived once from a calibration dict."""
+
+    def __init__(self, C: dict):
+        e16, e8 = _family_tables(C)
+        nf = len(FAMILIES)
+        #: eff_max by ``family + n_families · low_precision_unit`` (16-bit table, then FP8/FP4).
+        self.eff_gemm_tab = np.concatenate([e16, e8])
+        self.eff16_tab = e16
+        self.n_fam = nf
+        self.attn_max_tab = np.minimum(C["attn_eff_rel"] * e16, 1.0)
+        self.knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT) for fam in FAMILIES])
+        # Bytes per GEMM element by ``precision + n_precisions · low_precision_unit``: 16-bit
+        # (4 for FP32) without an FP8/FP4 unit; 1 (FP8) or 0.5 (FP4) with one.
+        npr = len(PRECISIONS)
+        bpe = np.full(2 * npr, 2.0)
+        bpe[_FP32] = 4.0
+        bpe[npr:] = 1.0
+        bpe[npr + _FP4] = 0.5
+        self.bpe_tab = bpe
+        self.n_prec = npr
+        self.hbm_eff = C["hbm_eff"]
+        self.kk = C["gemm_ridge_mult"]
+        self.eff_scaleup = C["link_eff"]["scaleup"]
+        self.eff_network = C["link_eff"]["network"]
+        self.alpha_scaleup_s = C["alpha_s"]["scaleup"]
+        self.alpha_network_s = C["alpha_s"]["network"]
+        self.tp_overlap_frac = C["tp_overlap_frac"]
+        self.dp_overlap_frac = C["dp_overlap_frac"]
+
+
+@lru_cache(maxsize=1)
+def _default_consts() -> _Consts:
+    return _Consts(_calibration())
+
+
+def _consts(C: dict | None) -> _Consts:
+    return _default_consts() if C is None else _Consts(C)
+
+
+def _blend(cond, x, y):
+    """``np.where(cond, x, y)`` for finite arrays ``x``, ``y`` (N,) as ``x·cond + y·(1−cond)``:
+    exact (a product with 1 or 0 and a sum with 0 round nothing), and a select on rows that
+    vary at random costs several times these three passes. Uniform ``cond`` returns x or y."""
+    if cond.all():
+        return x
+    if not cond.any():
+        return y
+    return x * cond + y * ~cond
+
+
+def _col(b: Batch, k: str, dtype=None):
+    """Column ``k`` of a batch; a column with one value in every row comes back as that
+    scalar (numpy scalar of the column's dtype, or of ``dtype``).
+
+    Sweep chunks hold one model and one system, so most inputs are uniform; scalar operands
+    make the arithmetic below cheaper without changing a bit of it (the same IEEE operations
+    on the same values). :func:`_terms` broadcasts its results back to (N,)."""
+    x = b[k]
+    if dtype is not None and x.dtype != dtype:
+        x = x.astype(dtype)
+    if x.shape[0] == 1 or (x[0] == x[-1] and (x == x[0]).all()):
+        return x[0]
+    return x
+
+
+def _full(x, n: int) -> np.ndarray:
+    """``x`` as a float64 array of shape (n,) (a scalar is repeated)."""
+    if np.ndim(x) == 1:
+        return x
+    return np.full(n, x, dtype=np.float64)
+
+
+def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np.ndarray]:
+    """Every intermediate term (per GPU of the slowest pipeline stage); see module docstring.
+
+    ``C`` = calibration constants (None: ``hardware/calibration.json``). ``detail=False``
+    leaves out the terms only :func:`explain` shows. Written to keep the number of array
+    passes low (the engine's throughput target): shared factors are computed once and
+    row-dependent selects are arithmetic (``x·cond``) where both sides are finite; every
+    formula is the one the module docstring states.
+    """
+    K = _consts(C)
+    n_rows = len(b["tp"])
+    f = lambda k: _col(b, k, np.float64)  # noqa: E731
+    g = lambda k: _col(b, k)  # noqa: E731  (integer codes)
+    fl = lambda k: _col(b, k, np.bool_)  # noqa: E731  (flags)
+    t, p, d, c, e = f("tp"), f("pp"), f("dp"), f("cp"), f("ep")
     mb, B, s = f("micro_batch_size"), f("global_batch_size"), f("seq_len")
-    h, L, a, kv = f("hidden_size"), f("n_layers"), f("n_heads"), f("n_kv_heads")
+    h, L, a = f("hidden_size"), f("n_layers"), f("n_heads")
     dqk, dv, ffn, V = f("head_dim"), f("v_head_dim"), f("ffn_hidden_size"), f("vocab_size")
-    gated = np.asarray(b["gated_mlp"], dtype=bool)
-    E, topk, fe = f("n_experts"), f("moe_top_k"), f("expert_ffn_hidden_size")
-    n_sh, f_sh = f("n_shared_experts"), f("shared_expert_ffn_hidden_size")
-    cf = np.maximum(f("moe_capacity_factor"), 1.0)
-    prec = np.asarray(b["precision"])
-    fam = np.asarray(b["accel_family"])
-    rc = np.asarray(b["recompute"])
+    gated = fl("gated_mlp")
+    prec = g("precision")
+    fam = g("accel_family")
+    rc = g("recompute")
     full = rc == 2
-    sel = rc == 1
-    flash = np.asarray(b["flash_attention"], dtype=bool)
-    sp = np.asarray(b["sequence_parallel"], dtype=bool) & (t > 1)
-    zero = np.asarray(b["zero_stage"])
-    sched = np.asarray(b["schedule"])
-    v = np.where(sched == _SCHED["interleaved"], v, 1.0)
+    rec_any = full | (rc == 1)  # full or selective: the attention core runs forward again
+    flash = fl("flash_attention")
+    sp = fl("sequence_parallel") & (t > 1.0)
+    zero = g("zero_stage")
+    sched = g("schedule")
+    inter = sched == _SCHED["interleaved"]
+    # Virtual stages: vpp with the interleaved schedule, else 1 (integers: exact).
+    v = 1.0 + (f("vpp") - 1.0) * inter
     peak = f("peak_flop_per_s")
     peak16 = f("peak_16bit_flop_per_s")
-    hbm_bw = f("hbm_bw_bytes_per_s") * C["hbm_eff"]
     hbm_raw = f("hbm_bw_bytes_per_s")
+    hbm_bw = hbm_raw * K.hbm_eff
+    inv_hbm = 1.0 / hbm_bw
     dom = f("nvlink_domain_size")
-    nvl, nic = f("scaleup_bw_bytes_per_s"), f("nic_bw_per_gpu_bytes_per_s")
-    inr = np.asarray(b["in_network_reduction"], dtype=bool)
-    link = dict(eff_scaleup=C["link_eff"]["scaleup"], eff_network=C["link_eff"]["network"],
-                alpha_scaleup_s=C["alpha_s"]["scaleup"], alpha_network_s=C["alpha_s"]["network"])
+    nvl_e = f("scaleup_bw_bytes_per_s") * K.eff_scaleup
+    nic_e = f("nic_bw_per_gpu_bytes_per_s") * K.eff_network
+    a_s, a_n = K.alpha_scaleup_s, K.alpha_network_s
+    inr = fl("in_network_reduction")
+    any_moe = bool(np.asarray(b["n_experts"]).any())  # batch-level shortcut: skips dead work
 
-    e16_tab, e8_tab = _family_tables(C)
-    eff16 = e16_tab[fam]
+    # GEMM eff_max and bytes per element: the FP8/FP4 unit when the row asks for it and the
+    # part has one (peak above the 16-bit peak), else 16-bit (table lookups by code).
     low = (prec == _FP8) | (prec == _FP4)
-    has_low_peak = peak > peak16 * 1.01
-    eff_gemm_max = np.where(low & has_low_peak, e8_tab[fam], eff16)
-    bpe = np.where(low & has_low_peak, np.where(prec == _FP4, 0.5, 1.0), np.where(prec == _FP32, 4.0, 2.0))
-    kk = C["gemm_ridge_mult"]
+    lowhp = low & (peak > peak16 * 1.01)
+    eff16 = K.eff16_tab[fam]
+    eff_gemm_max = K.eff_gemm_tab[fam + K.n_fam * lowhp]
+    bpe = K.bpe_tab[prec + K.n_prec * lowhp]
 
     m = B / (mb * d)  # micro-batches per step per pipeline
     s_c = s / c
     tok = mb * s_c  # tokens of one micro-batch on one CP rank (GEMM M dimension)
 
-    # GEMM time = flop / (peak · eff), eff = eff_max · I/(I + k·R) with I = 2/(bytes·(1/M+1/K+1/N)):
-    # flop · (1 + q·(1/M + 1/K + 1/N)) / (peak · eff_max), q = k·R·bytes/2 (same as gemm_efficiency).
+    # GEMM time = flop / (peak · eff), eff = eff_max · I/(I + k·R), I = 2/(bytes·(1/M+1/K+1/N)):
+    # flop · (1 + q·(1/M + 1/K + 1/N)) / (peak · eff_max), q = k·R·bytes/2 (gemm_efficiency).
+    # Every layer GEMM has M = tokens and h as K or N, and flop/X = 2·M·h for its third
+    # dimension X, so  t = (flop·(1 + q·(1/M + 1/h)) + q·2·M·h) / (peak · eff_max).
     inv_pe = 1.0 / (peak * eff_gemm_max)
-    q = kk * (peak / hbm_raw) * bpe * 0.5
-
-    def gemm_t(flop, M, K, N):
-        return flop * (1.0 + q * (1.0 / M + 1.0 / K + 1.0 / N)) * inv_pe
+    q = (0.5 * K.kk) * (peak / hbm_raw) * bpe
+    inv_h = 1.0 / h
+    W = 2.0 * tok * h  # 2·M·h; also the bytes of one b·s·h 16-bit activation (BYTES_16 = 2)
+    qW = q * W
+    Wt = 2.0 * tok / t  # flop / (parameters of the layer) on one TP rank
+    qu1 = 1.0 + q * (1.0 / tok + inv_h)
 
     # --- one forward pass of one layer, one micro-batch, per GPU ------------------------
     o_params = a * dv * h
     attn_params = f("params_attention")
-    qkv_params = np.maximum(attn_params - o_params, 0.0)
-    t_qkv = gemm_t(2.0 * tok * qkv_params / t, tok, h, qkv_params / (h * t))
-    t_o = gemm_t(2.0 * tok * o_params / t, tok, a * dv / t, h)
-    t_attn_proj = t_qkv + t_o
-    up = np.where(gated, 2.0, 1.0)
+    proj_params = np.maximum(attn_params - o_params, 0.0) + o_params  # QKV + O
+    t_attn_proj = (Wt * proj_params * qu1 + 2.0 * qW) * inv_pe
+    up1 = 2.0 + gated  # up (1 or 2 matrices) + down
+    t_mlp_dense = (Wt * h * (up1 * ffn) * qu1 + 2.0 * qW) * inv_pe
 
-    def mlp_t(tokens, fh):
-        t_up = gemm_t(2.0 * tokens * h * up * fh / t, tokens, h, up * fh / t)
-        t_dn = gemm_t(2.0 * tokens * fh * h / t, tokens, fh / t, h)
-        return t_up + t_dn
-
-    t_mlp_dense = mlp_t(tok, ffn)
-    is_moe = E > 0
-    any_moe = bool(np.any(is_moe))  # batch-level shortcut: identical results, skips dead work
     if any_moe:
+        E, topk = f("n_experts"), f("moe_top_k")
+        fe, n_sh, f_sh = f("expert_ffn_hidden_size"), f("n_shared_experts"), f("shared_expert_ffn_hidden_size")
+        cf = np.maximum(f("moe_capacity_factor"), 1.0)
+        is_moe = E > 0
+
+        def mlp_t(tokens, fh):  # up + down GEMMs of tokens × h × fh on one TP rank
+            return (2.0 * tokens * h * (up1 * fh) / t * (1.0 + q * (1.0 / tokens + inv_h))
+                    + 4.0 * q * tokens * h) * inv_pe
+
         # Tokens reaching one local expert: tok·top_k·ep/E (balanced) times the imbalance factor.
         tok_expert = np.where(is_moe, tok * topk * e / np.maximum(E, 1.0), 1.0)
         n_local_experts = np.where(is_moe, E / e, 0.0)
@@ -268,179 +379,228 @@ def _terms(b: Batch, C: dict) -> dict[str, np.ndarray]:
         t_router = np.where(is_moe, 2.0 * tok * h * E / (peak16 * eff16), 0.0)
         t_mlp_moe = t_experts + t_shared + t_router
     else:
-        t_mlp_moe = np.zeros_like(tok)
+        t_mlp_moe = 0.0
 
     # Attention core, one forward (full-count FLOPs 2·tok·s·a·(dqk+dv)/t per CP rank).
-    attn_full_flop = 2.0 * tok * s * a * (dqk + dv) / t
-    knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam_name, ATTN_DHEAD_KNEE_DEFAULT) for fam_name in FAMILIES])
-    eff_attn = np.minimum(C["attn_eff_rel"] * eff16, 1.0) * dqk / (dqk + knee_tab[fam])
-    t_core_flash = CAUSAL_WORK_FRAC * attn_full_flop / (peak16 * eff_attn)
-    x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16, hbm_raw, 2.0, kk)
-    score_elems = mb * (a / t) * s_c * s
-    t_core_mat = attn_full_flop / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems / hbm_bw
-    t_core = np.where(flash, t_core_flash, t_core_mat)
+    attn_full_flop = Wt * s * a * (dqk + dv)
 
-    # Elementwise, one forward: h-sized ops sharded by TP only with SP.
-    h_tokens = np.where(sp, tok / t, tok)
-    act_b = np.where(gated, ACT_BYTES_GATED_FWD, ACT_BYTES_PLAIN_FWD)
-    t_elem_h = ELEMWISE_H_BYTES_FWD * h * h_tokens / hbm_bw
-    t_elem_dense = t_elem_h + act_b * tok * ffn / t / hbm_bw
-    t_elem_moe = (t_elem_h + act_b * (tok * topk * cf * fe + n_sh * tok * f_sh) / t / hbm_bw) if any_moe else t_elem_dense
+    def core_flash():
+        eff_attn = K.attn_max_tab[fam] * dqk / (dqk + K.knee_tab[fam])
+        return CAUSAL_WORK_FRAC * attn_full_flop / (peak16 * eff_attn)
+
+    def core_materialised():
+        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16, hbm_raw, 2.0, K.kk)
+        score_elems = mb * (a / t) * s_c * s
+        return attn_full_flop / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems * inv_hbm
+
+    if flash.all():
+        t_core = core_flash()
+    elif not flash.any():
+        t_core = core_materialised()
+    else:
+        t_core = np.where(flash, core_flash(), core_materialised())
+
+    # Elementwise, one forward: h-sized ops sharded by TP only with SP (t is an integer).
+    tok_ihbm = tok * inv_hbm
+    t_elem_h = ELEMWISE_H_BYTES_FWD * h * tok_ihbm / (1.0 + (t - 1.0) * sp)
+    act_b = ACT_BYTES_PLAIN_FWD + (ACT_BYTES_GATED_FWD - ACT_BYTES_PLAIN_FWD) * gated
+    t_elem_dense = t_elem_h + act_b * ffn / t * tok_ihbm
+    if any_moe:
+        t_elem_moe = t_elem_h + act_b * (tok * topk * cf * fe + n_sh * tok * f_sh) / t * inv_hbm
 
     # Passes: GEMMs and elementwise fwd + bwd (+1 fwd with full recompute); attention core
     # fwd + bwd (+1 fwd with full or selective recompute).
-    gp = 1.0 + BWD_OVER_FWD + full
-    attn_bwd = np.where(flash, FLASH_BWD_OVER_FWD, BWD_OVER_FWD)
-    ap = 1.0 + attn_bwd + (full | sel)
-    ep_ = 1.0 + ELEMWISE_BWD_OVER_FWD + full
-    layer_dense_fwd = t_attn_proj + t_mlp_dense + t_core + t_elem_dense
-    layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
-    layer_dense_mb = gp * (t_attn_proj + t_mlp_dense) + ap * t_core + ep_ * t_elem_dense
-    layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe
+    gp = (1.0 + BWD_OVER_FWD) + full
+    attn_bwd = BWD_OVER_FWD + (FLASH_BWD_OVER_FWD - BWD_OVER_FWD) * flash
+    ap = 1.0 + attn_bwd + rec_any
+    ep_ = gp if ELEMWISE_BWD_OVER_FWD == BWD_OVER_FWD else (1.0 + ELEMWISE_BWD_OVER_FWD) + full
+    gemm_dense = t_attn_proj + t_mlp_dense
+    core_elem_fwd = t_core + t_elem_dense
+    layer_fwd = gemm_dense + core_elem_fwd
+    layer_mb = gp * gemm_dense + ap * t_core + ep_ * t_elem_dense
 
-    uneven = np.asarray(b["uneven_layers"], dtype=bool)
-    n_moe_l = f("n_moe_layers")
-    n_dense_l = f("n_dense_layers")
     # Most loaded first rank and the last rank (which also carries the head): the shared
-    # layout rule of model_stats.layers_on_rank (first L mod (p·v) virtual stages take +1).
-    per_stage_hi = layers_on_rank(L, p, v, 0).astype(np.float64)
-    per_stage_lo = layers_on_rank(L, p, v, p - 1).astype(np.float64)
-    moe_share = np.where(L > 0, n_moe_l / L, 0.0)
+    # layout rule of model_stats.layers_on_rank (first L mod (p·v) virtual stages take +1):
+    # rank 0 holds v·⌊L/(p·v)⌋ + ⌈r/p⌉ layers, rank p−1 v·⌊L/(p·v)⌋ + ⌊r/p⌋, r = L mod (p·v)
+    # (integers below 2^53: the float quotients floor and ceil exactly).
+    pv = p * v
+    base = np.floor(L / pv)
+    rem_p = (L - base * pv) / p
+    vb = v * base
+    per_stage_hi = vb + np.ceil(rem_p)
+    per_stage_lo = vb + np.floor(rem_p)
     if any_moe:
-        layer_mb = (1.0 - moe_share) * layer_dense_mb + moe_share * layer_moe_mb
-        layer_fwd = (1.0 - moe_share) * layer_dense_fwd + moe_share * layer_moe_fwd
-    else:
-        layer_mb, layer_fwd = layer_dense_mb, layer_dense_fwd
+        n_moe_l = f("n_moe_layers")
+        moe_share = np.where(L > 0, n_moe_l / L, 0.0)
+        layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
+        layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe
+        layer_mb = (1.0 - moe_share) * layer_mb + moe_share * layer_moe_mb
+        layer_fwd = (1.0 - moe_share) * layer_fwd + moe_share * layer_moe_fwd
     # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
-    t_head_fwd = gemm_t(2.0 * tok * h * V / t, tok, h, V / t)
-    t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * tok * V / t / hbm_bw
+    VWt = V * Wt
+    t_head_fwd = (VWt * h * qu1 + qW) * inv_pe
+    t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * 0.5 * VWt * inv_hbm
     first_mb = per_stage_hi * layer_mb
     last_mb = per_stage_lo * layer_mb + t_head_mb
     last_is_slowest = last_mb >= first_mb
     stage_mb = np.maximum(first_mb, last_mb)
-    layers_stage = np.where(last_is_slowest, per_stage_lo, per_stage_hi)
-    moe_layers_stage = layers_stage * moe_share
+    layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
     t_compute = m * stage_mb
-    t_fwd_mb = layers_stage * layer_fwd + np.where(last_is_slowest, t_head_fwd, 0.0)
+    t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * last_is_slowest
     t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
+    m_layers = m * layers_stage
 
-    # --- TP ------------------------------------------------------------------------------
-    tp_msg = tp_bytes_per_layer(mb, s, h, c)
-    tp_bw, tp_alpha, _, _ = comm.group_link(t, 1.0, dom, nvl, nic, **link)
-    tp_bw = tp_bw * np.where(inr & ~sp, comm.IN_NETWORK_ALLREDUCE_SPEEDUP, 1.0)
+    # --- TP (0 s when t = 1: no volume and no latency) ----------------------------------
+    tp_msg = W  # b·(s/c)·h 16-bit values
+    tp_bw, tp_alpha, _ = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n)
+    tp_inr = inr & ~sp
+    if tp_inr.any():
+        tp_bw = tp_bw * (1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * tp_inr)
     tp_ar = 2.0 * (t - 1.0) / t * tp_msg / tp_bw + 2.0 * tp_alpha
     n_tp_coll = 4.0 + 2.0 * full
-    tp_exposed_frac = 1.0 - C["tp_overlap_frac"] * np.asarray(b["tp_comm_overlap"], dtype=bool)
-    t_tp = np.where(t > 1, m * layers_stage * n_tp_coll * tp_ar * tp_exposed_frac, 0.0)
+    tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
+    t_tp = m_layers * n_tp_coll * tp_ar * tp_exposed_frac
 
-    # --- CP ring attention -------------------------------------------------------------------
-    if bool(np.any(c > 1)):
-        kv_local = np.maximum(kv / t, 1.0)
-        kv_block = BYTES_16 * tok * 2.0 * kv_local * 0.5 * (dqk + dv)
-        cp_hop = comm.group_p2p_s(kv_block, c, t, dom, nvl, nic, **link)
-        cp_fwd = (c - 1.0) * cp_hop
-        cp_bwd = 2.0 * (c - 1.0) * cp_hop
+    # --- CP ring attention (0 s when c = 1) ----------------------------------------------
+    if bool((c > 1.0).any()):
+        kv_local = np.maximum(f("n_kv_heads") / t, 1.0)
+        kv_block = BYTES_16 * tok * kv_local * (dqk + dv)  # K and V of the local heads
+        cp_fwd = (c - 1.0) * comm.p2p_link_s(kv_block, c, t, dom, nvl_e, nic_e, a_s, a_n)
+        cp_bwd = 2.0 * cp_fwd
         exp_fwd = np.maximum(cp_fwd - t_core, 0.0)
         exp_bwd = np.maximum(cp_bwd - attn_bwd * t_core, 0.0)
-        t_cp = np.where(c > 1, m * layers_stage * (exp_fwd * (1.0 + (full | sel)) + exp_bwd), 0.0)
+        t_cp = m_layers * (exp_fwd * (1.0 + rec_any) + exp_bwd)
     else:
-        cp_fwd = cp_bwd = t_cp = np.zeros_like(tok)
+        cp_fwd = cp_bwd = t_cp = 0.0
 
     # --- EP all-to-all ---------------------------------------------------------------------
     n_a2a = 4.0 + 2.0 * full
     if any_moe:
         ep_bytes = BYTES_16 * tok * h * topk * cf / np.where(sp, t, 1.0)
-        a2a = comm.group_collective_s("all_to_all", ep_bytes, e, t, dom, nvl, nic, **link)
-        t_ep = np.where((e > 1) & is_moe, m * moe_layers_stage * n_a2a * a2a, 0.0)
+        link = dict(eff_scaleup=K.eff_scaleup, eff_network=K.eff_network,
+                    alpha_scaleup_s=a_s, alpha_network_s=a_n)
+        a2a = comm.group_collective_s("all_to_all", ep_bytes, e, t, dom, f("scaleup_bw_bytes_per_s"),
+                                      f("nic_bw_per_gpu_bytes_per_s"), **link)
+        t_ep = np.where((e > 1) & is_moe, m_layers * moe_share * n_a2a * a2a, 0.0)
     else:
-        ep_bytes = a2a = t_ep = np.zeros_like(tok)
+        ep_bytes = a2a = t_ep = 0.0
 
-    # --- PP ----------------------------------------------------------------------------------
-    frac = np.where(p > 1, bubble_fraction(p, m, v, sched), 0.0)
+    # --- PP (0 s when p = 1) ------------------------------------------------------------------
+    # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
+    frac = (p - 1.0) / m / np.maximum(v, 1.0)
+    zb = sched == _SCHED["zero_bubble"]
+    if zb.any():
+        frac = frac * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
     t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
-    p2p_msg = BYTES_16 * tok * h / t
-    p2p = comm.group_p2p_s(p2p_msg, p, t * c * d, dom, nvl, nic, **link)
-    t_p2p = np.where(p > 1, 2.0 * v * m * p2p, 0.0)
+    p2p_msg = W / t
+    p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
+    t_p2p = 2.0 * v * m * p2p
 
     # --- DP ----------------------------------------------------------------------------------
-    P_total = f("params_total")
-    P_expert = np.where(is_moe, n_moe_l * E * f("params_expert"), 0.0)
-    P_dense = P_total - P_expert
-    P_dense_local = P_dense / (t * p)
-    P_exp_local = P_expert / (t * p * e)
+    tp_pp = t * p
     gb = f("grad_bytes")
     dp_dense_n = d * c
-    dp_exp_n = d * c / e
-    ovl = C["dp_overlap_frac"]
-
-    bw_d, al_d, _, _ = comm.group_link(dp_dense_n, t, dom, nvl, nic, **link)
-    fr_d = (dp_dense_n - 1.0) / dp_dense_n
-    inr_f = np.where(inr, comm.IN_NETWORK_ALLREDUCE_SPEEDUP, 1.0)
-    t_grad_ar = 2.0 * fr_d * gb * P_dense_local / (bw_d * inr_f) + 2.0 * al_d
-    t_grad_rs = fr_d * gb * P_dense_local / bw_d + al_d
-    t_param_ag = fr_d * BYTES_16 * P_dense_local / bw_d + al_d
+    ovl = K.dp_overlap_frac
     if any_moe:
-        bw_e, al_e, _, _ = comm.group_link(dp_exp_n, t * e, dom, nvl, nic, **link)
-        fr_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0)
+        P_expert = n_moe_l * E * f("params_expert")  # 0 on dense rows (no MoE layers)
+        P_dense_local = (f("params_total") - P_expert) / tp_pp
+        P_exp_local = P_expert / (tp_pp * e)
+    else:
+        P_dense_local = f("params_total") / tp_pp
+
+    bw_d, al_d, _ = comm.ring_link(dp_dense_n, t, dom, nvl_e, nic_e, a_s, a_n)
+    X = (dp_dense_n - 1.0) / dp_dense_n * P_dense_local / bw_d  # (n−1)/n · params / BW
+    inr_any = bool(inr.any())
+    if inr_any:
+        inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
+    t_grad_rs = gb * X + al_d
+    t_param_ag = BYTES_16 * X + al_d
+    t_grad_ar = 2.0 * (gb * X / inr_f + al_d) if inr_any else 2.0 * t_grad_rs
+    if any_moe:
+        dp_exp_n = dp_dense_n / e
+        bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
         has_e = P_exp_local > 0
-        t_grad_ar = t_grad_ar + np.where(has_e, 2.0 * fr_e * gb * P_exp_local / (bw_e * inr_f) + 2.0 * al_e, 0.0)
-        t_grad_rs = t_grad_rs + np.where(has_e, fr_e * gb * P_exp_local / bw_e + al_e, 0.0)
-        t_param_ag = t_param_ag + np.where(has_e, fr_e * BYTES_16 * P_exp_local / bw_e + al_e, 0.0)
-    P_local = P_dense_local + P_exp_local
+        X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
+        t_grad_ar = t_grad_ar + 2.0 * (gb * X_e / (inr_f if inr_any else 1.0) + al_e) * has_e
+        t_grad_rs = t_grad_rs + (gb * X_e + al_e) * has_e
+        t_param_ag = t_param_ag + (BYTES_16 * X_e + al_e) * has_e
+        P_local = P_dense_local + P_exp_local
+    else:
+        P_local = P_dense_local
     bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
     last_bucket = np.minimum(1.0, bucket / np.maximum(P_local, 1.0))
-    t_grad = np.where(zero == 0, t_grad_ar, t_grad_rs)
+    z0 = zero == 0
+    z3 = zero == 3
+    zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
+    t_grad = _blend(z0, t_grad_ar, t_grad_rs)
     exp_grad = np.maximum(t_grad - ovl * t_bwd_mb, last_bucket * t_grad)
-    exp_ag = np.where(zero >= 1, np.maximum(t_param_ag - ovl * t_fwd_mb, last_bucket * t_param_ag), 0.0)
+    exp_ag = np.maximum(t_param_ag - ovl * t_fwd_mb, last_bucket * t_param_ag) * (zero >= 1)
     z3_mb = 2.0 * t_param_ag + t_grad_rs
-    z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
-    z3_exposed = m * (np.maximum(z3_mb - ovl * stage_mb, 0.0) + z3_first_last)
-    t_dp_total = np.where(zero == 3, m * z3_mb, np.where(zero == 0, t_grad_ar, t_grad_rs + t_param_ag))
-    t_dp = np.where(dp_dense_n > 1, np.where(zero == 3, z3_exposed, exp_grad + exp_ag), 0.0)
+    if z3.any():
+        z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
+        z3_exposed = m * (np.maximum(z3_mb - ovl * stage_mb, 0.0) + z3_first_last)
+        t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
+    else:
+        t_dp_zero = exp_grad + exp_ag
+    t_dp = t_dp_zero * (dp_dense_n > 1.0)
 
     # --- optimizer and offload ---------------------------------------------------------------
-    P_shard = np.where(zero >= 1, P_dense_local / dp_dense_n + P_exp_local / dp_exp_n, P_local)
-    t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) / hbm_bw
-    off = np.asarray(b["offload_optimizer"]) > 0
-    host_bw = f("host_link_bw_bytes_per_s") * C["link_eff"]["scaleup"]
-    if bool(np.any(off)):
-        host_mem_share = f("host_memory_bw_bytes_per_s") / f("gpus_per_node")
+    # Local shard: over dp·cp (dense) and dp·cp/ep (experts) with ZeRO >= 1 (dp·cp integer).
+    zge1 = zero >= 1
+    if any_moe:
+        P_shard = _blend(zge1, P_dense_local / dp_dense_n + P_exp_local / dp_exp_n, P_local)
+    else:
+        P_shard = P_dense_local / (1.0 + (dp_dense_n - 1.0) * zge1)
+    t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
+    off_code = g("offload_optimizer")
+    off = off_code > 0
+    host_bw = f("host_link_bw_bytes_per_s") * K.eff_scaleup
+    if bool(off.any()):
+        gpn = f("gpus_per_node")
+        host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
         t_down = P_shard * 4.0 / host_bw
         t_up = P_shard * BYTES_16 / host_bw
         t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
-        nvme = np.asarray(b["offload_optimizer"]) == 2
-        nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / f("gpus_per_node")
-        t_nvme = np.where(nvme, P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0), 0.0)
-        t_off_opt = np.where(off, np.maximum(t_down - t_bwd_mb, 0.0) + t_cpu_step + t_up + t_nvme, 0.0)
+        nvme = off_code == 2
+        if nvme.any():
+            nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / gpn
+            t_nvme = P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0) * nvme
+        else:
+            t_nvme = 0.0
+        t_off_opt = (np.maximum(t_down - t_bwd_mb, 0.0) + t_cpu_step + t_up + t_nvme) * off
     else:
-        t_down = t_up = t_cpu_step = t_off_opt = np.zeros_like(tok)
-    if "mem_activations_bytes" in b and bool(np.any(b["offload_activations"])):
+        t_down = t_up = t_cpu_step = t_off_opt = 0.0
+    if "mem_activations_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
         act = f("mem_activations_bytes")
         t_act = 2.0 * act / host_bw
         t_off_act = np.where(np.asarray(b["offload_activations"], dtype=bool),
                              np.maximum(t_act - t_compute, 0.0), 0.0)
+        t_offload = t_off_opt + t_off_act
     else:
-        t_off_act = np.zeros_like(t)
-    t_offload = t_off_opt + t_off_act
-    t_optimizer = np.where(off, 0.0, t_opt_gpu)
+        t_offload = t_off_opt
+    t_optimizer = t_opt_gpu * ~off
 
     step = t_compute + t_tp + t_cp + t_ep + t_bubble + t_p2p + t_dp + t_offload + t_optimizer
-    return {
+    T = {
         "step_time_s": step, "t_compute_s": t_compute, "t_tp_comm_s": t_tp, "t_cp_comm_s": t_cp,
         "t_ep_comm_s": t_ep, "t_pp_bubble_s": t_bubble, "t_pp_p2p_s": t_p2p,
         "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
-        # detail
-        "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
-        "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-        "_t_mlp_moe": t_mlp_moe, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
-        "_eff_gemm_max": eff_gemm_max, "_q": q,
-        "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
-        "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_n_a2a": n_a2a,
-        "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
-        "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
-        "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
-        "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up,
     }
+    if detail:
+        t_dp_total = np.where(z3, m * z3_mb, np.where(z0, t_grad_ar, t_grad_rs + t_param_ag))
+        T.update({
+            "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
+            "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
+            "_t_mlp_moe": t_mlp_moe, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
+            "_eff_gemm_max": eff_gemm_max, "_q": q,
+            "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
+            "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_n_a2a": n_a2a,
+            "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
+            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
+            "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
+            "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up,
+        })
+    return {k: _full(x, n_rows) for k, x in T.items()}
 
 
 def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
@@ -461,31 +621,27 @@ def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
     ``mfu``, ``hfu`` (16-bit peak), ``mfu_precision_peak`` (GEMM precision's peak),
     fractions in [0, 1].
     """
-    C = load_calibration() if consts is None else consts
     n_rows = len(b["tp"])
     if n_rows > CHUNK_ROWS:  # rows are independent: cut into cache-sized chunks (same result)
-        parts = [stage({k: v[i:i + CHUNK_ROWS] for k, v in b.items()}, C) for i in range(0, n_rows, CHUNK_ROWS)]
+        parts = [stage({k: v[i:i + CHUNK_ROWS] for k, v in b.items()}, consts) for i in range(0, n_rows, CHUNK_ROWS)]
         return {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
-    T = _terms(b, C)
-    out = {k: v for k, v in T.items() if not k.startswith("_")}
+    out = _terms(b, consts, detail=False)
     step = out["step_time_s"]
-    n = np.asarray(b["n_gpus"], dtype=np.float64)
-    tokens = np.asarray(b["global_batch_size"], dtype=np.float64) * np.asarray(b["seq_len"], dtype=np.float64)
-    mflop = np.asarray(b["model_flop_per_step"], dtype=np.float64)
-    hflop = np.asarray(b["hardware_flop_per_step"], dtype=np.float64)
-    peak16 = np.asarray(b["peak_16bit_flop_per_s"], dtype=np.float64)
-    peak = np.asarray(b["peak_flop_per_s"], dtype=np.float64)
-    out["tokens_per_s"] = tokens / step
-    out["tflops_per_gpu"] = mflop / (step * n) / 1e12
-    out["mfu"] = np.clip(mflop / (step * n * peak16), 0.0, 1.0)
-    out["hfu"] = np.clip(hflop / (step * n * peak16), 0.0, 1.0)
-    out["mfu_precision_peak"] = np.clip(mflop / (step * n * peak), 0.0, 1.0)
+    f = lambda k: np.asarray(b[k], dtype=np.float64)  # noqa: E731
+    mflop = f("model_flop_per_step")
+    inv_sn = 1.0 / (step * f("n_gpus"))  # 1 / (step · N)
+    mf = mflop * inv_sn  # model FLOP/s per GPU
+    out["tokens_per_s"] = f("global_batch_size") * f("seq_len") / step
+    out["tflops_per_gpu"] = mf * 1e-12
+    out["mfu"] = np.clip(mf / f("peak_16bit_flop_per_s"), 0.0, 1.0)
+    out["hfu"] = np.clip(f("hardware_flop_per_step") * inv_sn / f("peak_16bit_flop_per_s"), 0.0, 1.0)
+    out["mfu_precision_peak"] = np.clip(mf / f("peak_flop_per_s"), 0.0, 1.0)
     return out
 
 
 # ----------------------------------------------------------------------------- explain
 def _row_batch(row: dict) -> Batch:
-    return {k: np.asarray([v]) for k, v in row.items() if isinstance(v, (int, float, bool, np.number, np.bool_))}
+    return {k: np.asarray([row[k]]) for k in _TERM_INPUTS if k in row}
 
 
 def _ms(x: float) -> str:
@@ -496,8 +652,8 @@ def explain(row: dict) -> dict[str, str]:
     """Formula strings with the numbers plugged in, one per result column, for one scenario.
 
     ``row``: dict of python scalars of every column (inputs and earlier stages)."""
-    C = load_calibration()
-    T = {k: float(v[0]) for k, v in _terms(_row_batch(row), C).items()}
+    C = _calibration()
+    T = {k: float(v[0]) for k, v in _terms(_row_batch(row)).items()}
     r = row
     n = r["n_gpus"]
     step = T["step_time_s"]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import planner
 from planner import batch as B
+from planner import checkpoint as ck
 from planner import model_stats, reliability as rel
 from planner.checkpoint import ckpt_interval_daly, ckpt_interval_young
 from planner.schema import FAILURE_CLASSES, TIER_KINDS
@@ -228,3 +229,139 @@ def test_more_failures_never_raise_goodput(scale, f, spares, fixed, async_):
     for g in ("goodput", "goodput_renewal"):
         assert 0.0 <= out[g].min() and out[g].max() <= 1.0
         assert out[g][1] <= out[g][0] + (0 if fixed else OPT_TOL)
+
+
+# ---------------------------------------------------------------- fast solver vs grid search
+
+def _random_rows(n, seed):
+    """n perturbed copies of the 405B preset: random tier subsets, bandwidths (x0.01..100),
+    failure rates (x0.01..100 overall, x0.1..10 per column), step times, sync/async, hot spares,
+    host-memory replicas and some fixed intervals."""
+    rng = np.random.default_rng(seed)
+    b = B.take(_llama405(), np.zeros(n, dtype=int))
+    b["step_time_s"] = 10 ** rng.uniform(-1, 2, n)
+    b["ckpt_async"] = rng.random(n) < 0.5
+    b["hot_spare_nodes"] = rng.choice([0, 16], n)
+    for k in TIER_KINDS:
+        b[f"ckpt_{k}_enabled"] = rng.random(n) < 0.6
+        f = 10 ** rng.uniform(-2, 2, n)
+        for col in ("write_bw_per_node_bytes_per_s", "read_bw_per_node_bytes_per_s",
+                    "agg_write_bw_bytes_per_s", "agg_read_bw_bytes_per_s"):
+            b[f"ckpt_{k}_{col}"] = b[f"ckpt_{k}_{col}"] * f
+        b[f"ckpt_{k}_interval_s"] = np.where(rng.random(n) < 0.15, 10 ** rng.uniform(1, 4, n), np.nan)
+    b["ckpt_host_memory_replicas"] = rng.choice([0, 0, 1, 2], n)
+    scale = 10 ** rng.uniform(-2, 2, n)
+    for c in FAILURE_CLASSES:
+        for u in ("gpu", "node", "job"):
+            b[f"fail_{c}_per_{u}_h"] = b[f"fail_{c}_per_{u}_h"] * scale * 10 ** rng.uniform(-1, 1, n)
+    return b
+
+
+def _reference_goodput(b, out):
+    """expected_goodput (the model, independent of the solver) at the stage's intervals."""
+    tt = ck.tier_times(b)
+    taus = [np.nan_to_num(out[f"ckpt_{k}_interval_opt_s"], nan=1.0) for k in TIER_KINDS]
+    return rel.expected_goodput(taus, tt["stall_s"], tt["enabled"], rel.failure_rates_per_h(b) / 3600.0,
+                                rel.recovery_s(b), tt["reload_s"], tt["survives"])
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_fast_solver_matches_grid_optimum(seed):
+    b = _random_rows(24, seed)
+    fast = rel.stage(b)
+    grid = rel.stage_grid(b)
+    # never worse than the grid search (it is often better: the grid can miss a basin)
+    assert np.all(fast["goodput_renewal"] >= grid["goodput_renewal"] - OPT_TOL)
+    # the reported values are the model's at the reported intervals
+    ref = _reference_goodput(b, fast)
+    assert np.allclose(fast["goodput_renewal"], ref["goodput_renewal"], rtol=1e-9, atol=1e-12)
+    assert np.allclose(fast["goodput"], ref["goodput"], rtol=1e-9, atol=1e-12)
+    for col in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac"):
+        assert np.allclose(fast[col], ref[col], rtol=1e-9, atol=1e-12, equal_nan=True)
+    # columns that do not depend on the intervals are the same as the reference stage's
+    for col in fast:
+        if not (col.endswith("interval_opt_s") or col in ref or col in (
+                "ckpt_interval_s", "goodput", "goodput_renewal")):
+            assert np.allclose(np.asarray(fast[col], float), np.asarray(grid[col], float),
+                               rtol=1e-12, equal_nan=True), col
+
+
+def test_fast_solver_on_the_405b_preset_matches_grid():
+    b = _llama405(hot_spares=16)
+    b["step_time_s"] = np.array([10.0])
+    fast, grid = rel.stage(b), rel.stage_grid(b)
+    assert fast["goodput_renewal"][0] >= grid["goodput_renewal"][0] - 1e-9
+    assert fast["goodput_renewal"][0] == pytest.approx(grid["goodput_renewal"][0], abs=OPT_TOL)
+
+
+def test_blocks_and_mixed_rows_equal_single_rows():
+    b = _random_rows(40, 7)
+    saved = rel.BLOCK_ROWS
+    try:
+        rel.BLOCK_ROWS = 16  # several blocks of mixed rows
+        many = rel.stage(b)
+    finally:
+        rel.BLOCK_ROWS = saved
+    for i in range(0, 40, 3):
+        one = rel.stage(B.take(b, [i]))
+        assert one["goodput_renewal"][0] == pytest.approx(many["goodput_renewal"][i], abs=1e-9)
+        assert one["goodput"][0] == pytest.approx(many["goodput"][i], abs=1e-6)
+
+
+def test_useless_tier_is_never_saved():
+    # host memory recovers only what PFS also recovers, and PFS saves almost for free:
+    # then host memory saves never (the objective's optimum: the maximum interval).
+    b = _llama405(hot_spares=16)
+    b["ckpt_pfs_agg_write_bw_bytes_per_s"] = np.array([1e18])
+    b["ckpt_pfs_write_bw_per_node_bytes_per_s"] = np.array([1e18])
+    b["ckpt_pfs_agg_read_bw_bytes_per_s"] = np.array([1e18])
+    b["ckpt_pfs_read_bw_per_node_bytes_per_s"] = np.array([1e18])
+    b["host_link_bw_bytes_per_s"] = np.array([np.inf])
+    b["ckpt_async"] = np.array([False])
+    out = rel.stage(b)
+    assert out["ckpt_host_memory_interval_opt_s"][0] == rel.INTERVAL_MAX_S
+
+
+# ---------------------------------------------------------------- goodput vs interval (UI chart)
+
+@pytest.mark.parametrize("kind", ["host_memory", "pfs"])
+def test_goodput_vs_interval_peaks_at_the_chosen_optimum(kind):
+    b = _llama405(hot_spares=16)
+    b["step_time_s"] = np.array([10.0])
+    out = rel.stage(b)
+    grid = np.geomspace(10.0, 1e4, 400)  # ratio 1.0175 between points
+    curve = rel.goodput_vs_interval(b, kind, grid)
+    assert curve.shape == (400, 2)
+    assert rel.CURVE_COLUMNS == ("goodput_renewal", "goodput")
+    best = grid[np.argmax(curve[:, 0])]
+    opt = out[f"ckpt_{kind}_interval_opt_s"][0]
+    assert best == pytest.approx(opt, rel=0.02)
+    # at the optimum the curve equals the stage's goodput
+    at = rel.goodput_vs_interval(b, kind, [opt])
+    assert at[0, 0] == pytest.approx(out["goodput_renewal"][0], rel=1e-12)
+    assert at[0, 1] == pytest.approx(out["goodput"][0], rel=1e-12)
+    assert np.all(curve[:, 0] <= out["goodput_renewal"][0] + 1e-12)
+
+
+def test_goodput_vs_interval_of_disabled_tier_is_flat():
+    b = _llama405(hot_spares=16)
+    curve = rel.goodput_vs_interval(b, "object_store", [60.0, 600.0, 6000.0])
+    assert np.all(curve == curve[0])
+
+
+def test_no_enabled_tier():
+    b = B.take(_llama405(), [0, 0])
+    for k in TIER_KINDS:
+        b[f"ckpt_{k}_enabled"] = np.array([False, False])
+    for c in FAILURE_CLASSES:
+        for u in ("gpu", "node", "job"):
+            b[f"fail_{c}_per_{u}_h"] = b[f"fail_{c}_per_{u}_h"] * np.array([1.0, 0.0])
+    out = rel.stage(b)
+    # failures and nothing to restart from: no progress; no failures: no loss at all
+    assert out["goodput"][0] == 0.0 and out["goodput_renewal"][0] == 0.0
+    assert out["goodput"][1] == 1.0 and out["goodput_renewal"][1] == 1.0
+    assert np.isnan(out["ckpt_interval_s"]).all()
+    ref = rel.stage_grid(b)
+    for col in ("goodput", "goodput_renewal", "lost_work_frac", "restart_frac"):
+        assert np.array_equal(out[col], ref[col], equal_nan=True), col

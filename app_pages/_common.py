@@ -30,6 +30,10 @@ WARN_KEY = "link_warnings"
 LOADED_KEY = "_url_loaded"
 
 CUSTOM = "custom"
+SYSTEMS_ACC = "(system's)"
+#: Selectbox value standing for an inline (not catalogued) object from a link or imported JSON.
+INLINE = "(inline)"
+INLINE_TIER = "inline:"
 #: URL keys that belong to one page, not to the scenario.
 PAGE_PREFIXES = ("pl_", "ex_", "c_", "v_")
 
@@ -100,6 +104,29 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
     if kind == "mwh":
         return f"{x:,.0f} MWh"
     return f"{x:,.4g}"
+
+
+#: Display kind of a result column, from its unit suffix (SI names; see the house rules).
+_SUFFIX_KINDS = (("_bytes", "gib"), ("_days", "days"), ("_usd", "usd"), ("_mwh", "mwh"), ("_per_h", "per_h"),
+                 ("_h", "h"), ("_s", "s"), ("_frac", "pct"))
+_NAME_KINDS = {"mfu": "pct", "hfu": "pct", "goodput": "pct", "goodput_renewal": "pct", "tokens_per_s": "tok",
+               "tflops_per_gpu": "tflops", "fits": "bool"}
+
+
+def fmt_col(results: dict, key: str) -> str:
+    """A result column formatted with the unit its name states (``_bytes`` -> GiB, ``_s`` -> s ...)."""
+    kind = _NAME_KINDS.get(key)
+    if kind is None:
+        kind = next((k for suf, k in _SUFFIX_KINDS if key.endswith(suf)), "g")
+    if kind == "per_h":
+        x = num(results, key)
+        return DASH if x is None else f"{x:.4g} per h"
+    if kind == "s" and (x := num(results, key)) is not None and abs(x) < 0.1:
+        return f"{x * 1e3:.3g} ms"
+    if key.endswith("_flop") or key.endswith("_flop_per_step"):
+        x = num(results, key)
+        return DASH if x is None else f"{x:.4g} FLOP"
+    return fmt(results, key, kind)
 
 
 # --------------------------------------------------------------------------------------
@@ -189,7 +216,9 @@ _to, _from = _opt_scale(GB)
 _reg("w_nic", ("cluster", "overrides", "nic_bw_per_gpu_bytes_per_s"), _to, _from)
 _to, _from = _opt_scale(GIB)
 _reg("w_hbmu", ("cluster", "overrides", "hbm_usable_bytes"), _to, _from)
+_reg("w_hostmem", ("cluster", "overrides", "host_memory_bytes"), _to, _from)
 _reg("w_pue", ("cluster", "pue"), float, float)
+_reg("w_util", ("cluster", "utilisation_power_frac"), float, float)
 _reg("w_tp", ("parallelism", "tp"), int, int)
 _reg("w_pp", ("parallelism", "pp"), int, int)
 _reg("w_cp", ("parallelism", "cp"), int, int)
@@ -202,6 +231,9 @@ _reg("w_sp", ("parallelism", "sequence_parallel"), bool, bool)
 _reg("w_fa", ("parallelism", "flash_attention"), bool, bool)
 _reg("w_tpo", ("parallelism", "tp_comm_overlap"), bool, bool)
 _reg("w_off", ("parallelism", "offload_optimizer"))
+_reg("w_offw", ("parallelism", "offload_master_weights"), bool, bool)
+_reg("w_offg", ("parallelism", "offload_grads"), bool, bool)
+_reg("w_offa", ("parallelism", "offload_activations"), bool, bool)
 _reg("w_ls", ("parallelism", "layer_split"))
 _reg("w_seq", ("training", "seq_len"), int, int)
 _reg("w_gbs", ("training", "global_batch_size"), int, int)
@@ -210,6 +242,7 @@ _reg("w_prec", ("training", "precision"))
 _reg("w_gd", ("training", "grad_dtype"))
 _reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: float(v) * 1e12)
 _reg("w_async", ("checkpoint", "async"), bool, bool)
+_reg("w_cif", ("checkpoint", "async_interference_frac"), float, float)
 _reg("w_rs", ("reliability", "rate_scale"), float, float)
 _reg("w_hs", ("reliability", "hot_spare_nodes"), int, int)
 
@@ -226,7 +259,37 @@ _MOE_FIELDS = [
     ("w_m_topk", "top_k", "Experts per token (top-k)"),
     ("w_m_eff", "expert_ffn_hidden_size", "Expert FFN hidden size"),
     ("w_m_shared", "n_shared_experts", "Shared experts"),
+    ("w_m_fd", "first_dense_layers", "Leading dense layers"),
 ]
+MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks are not sidebar inputs: they are kept "
+            "from the base model and travel in the share link (keys mlq, mlkv, mlqn, mlqr, mlv; mlkv=0 "
+            "removes MLA) and in scenario JSON.")
+
+
+_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem")
+
+
+def _tier_key(use: Any) -> str | None:
+    """Widget id of a checkpoint tier use: the catalogue id, or ``inline:<name>``."""
+    t = use.get("tier") if isinstance(use, dict) else None
+    if isinstance(t, str):
+        return t
+    if isinstance(t, dict):
+        return INLINE_TIER + str(t.get("name", "tier"))
+    return None
+
+
+def _inline_stash(full: dict) -> dict:
+    """Inline (not catalogued) objects of a scenario, kept so the sidebar can offer them."""
+    cl = full.get("cluster") or {}
+    out: dict[str, Any] = {}
+    for name, v in (("sys", cl.get("system")), ("acc", cl.get("accelerator")),
+                    ("fp", _get(full, ("reliability", "profile")))):
+        if isinstance(v, dict):
+            out[name] = copy.deepcopy(v)
+    out["tiers"] = {k: copy.deepcopy(u) for u in (_get(full, ("checkpoint", "tiers")) or [])
+                    if (k := _tier_key(u)) and k.startswith(INLINE_TIER)}
+    return out
 
 
 def _defaults_full(sj: dict) -> dict:
@@ -288,7 +351,7 @@ def widget_values(sj: dict, pid: str | None = None) -> dict[str, Any]:
     for key, path, to_w, _ in _SIMPLE:
         v = _get(full, path)
         try:
-            vals[key] = to_w(v) if v is not None or key in ("w_price", "w_nic", "w_hbmu") else None
+            vals[key] = to_w(v) if v is not None or key in _OPTIONAL else None
         except (TypeError, ValueError):
             vals[key] = None
     model = full.get("model")
@@ -296,17 +359,20 @@ def widget_values(sj: dict, pid: str | None = None) -> dict[str, Any]:
     md = _model_dict(model)
     vals.update(_model_widget_values(md))
     cl = full.get("cluster") or {}
-    vals["w_sys"] = cl.get("system") if isinstance(cl.get("system"), str) else None
-    vals["w_acc"] = cl.get("accelerator") if isinstance(cl.get("accelerator"), str) else "(system's)"
-    tiers = _get(full, ("checkpoint", "tiers")) or []
-    tier_ids = [u.get("tier") for u in tiers if isinstance(u, dict) and isinstance(u.get("tier"), str)]
-    vals["w_tiers"] = tier_ids
+    sys_, acc = cl.get("system"), cl.get("accelerator")
+    vals["w_sys"] = sys_ if isinstance(sys_, str) else (INLINE if isinstance(sys_, dict) else None)
+    vals["w_acc"] = acc if isinstance(acc, str) else (INLINE if isinstance(acc, dict) else SYSTEMS_ACC)
+    tiers = [u for u in (_get(full, ("checkpoint", "tiers")) or []) if _tier_key(u)]
+    vals["w_tiers"] = [_tier_key(u) for u in tiers]
     for tid in _ids(catalog.storage_tiers):
-        use = next((u for u in tiers if isinstance(u, dict) and u.get("tier") == tid), None)
-        iv = use.get("interval_s") if use else None
-        vals[f"w_ck_{tid}"] = None if iv is None else float(iv) / 60.0
+        vals[f"w_ck_{tid}"], vals[f"w_ckr_{tid}"] = None, 0
+    for u in tiers:
+        k, iv = _tier_key(u), u.get("interval_s")
+        vals[f"w_ck_{k}"] = None if iv is None else float(iv) / 60.0
+        vals[f"w_ckr_{k}"] = int(u.get("replicas") or 0)
     prof = _get(full, ("reliability", "profile"))
-    vals["w_fp"] = prof if isinstance(prof, str) else None
+    vals["w_fp"] = prof if isinstance(prof, str) else (INLINE if isinstance(prof, dict) else None)
+    vals["_inline"] = _inline_stash(full)
     if pid is not None:
         vals[PRESET_KEY] = pid
     return vals
@@ -319,12 +385,20 @@ def _model_widget_values(md: dict) -> dict[str, Any]:
         if field == "n_kv_heads" and v is None:
             v = md.get("n_heads")
         vals[key] = int(v) if v is not None else 1
+    hd = md.get("head_dim")
+    vals["w_m_hd"] = int(hd) if hd else None
     vals["w_m_gated"] = bool(md.get("gated_mlp", True))
     vals["w_m_tied"] = bool(md.get("tied_embeddings", False))
+    vals["w_m_norm"] = md.get("norm") if md.get("norm") in ("rmsnorm", "layernorm") else "rmsnorm"
+    vals["w_m_bias"] = bool(md.get("linear_bias", False))
+    vals["w_m_pos"] = int(md.get("learned_pos_embeddings") or 0)
+    vals["w_m_do"] = float(md.get("dropout") or 0.0)
     moe = md.get("moe") or {}
     for key, field, _ in _MOE_FIELDS:
         v = moe.get(field)
-        vals[key] = int(v) if v is not None else (0 if field in ("n_experts", "n_shared_experts") else 1)
+        vals[key] = int(v) if v is not None else (0 if field in ("n_experts", "n_shared_experts",
+                                                                  "first_dense_layers") else 1)
+    vals["w_m_cf"] = float(moe.get("capacity_factor") or 1.0)
     if not moe:
         vals["w_m_topk"] = 2
         vals["w_m_eff"] = int(md.get("ffn_hidden_size", 1) or 1)
@@ -396,38 +470,56 @@ def scenario_from_widgets() -> dict:
         for key, field, _ in _MODEL_FIELDS:
             if key in ss and ss[key] is not None:
                 md[field] = int(ss[key])
+        if ss.get("w_m_hd"):
+            md["head_dim"] = int(ss["w_m_hd"])
+        else:
+            md.pop("head_dim", None)
         md["gated_mlp"] = bool(ss.get("w_m_gated", True))
         md["tied_embeddings"] = bool(ss.get("w_m_tied", False))
+        md["norm"] = ss.get("w_m_norm") or "rmsnorm"
+        md["linear_bias"] = bool(ss.get("w_m_bias", False))
+        md["learned_pos_embeddings"] = int(ss.get("w_m_pos") or 0)
+        md["dropout"] = float(ss.get("w_m_do") or 0.0)
         ne = int(ss.get("w_m_experts") or 0)
         if ne > 0:
             moe = dict(md.get("moe") or {})
             for key, field, _ in _MOE_FIELDS:
                 if key in ss and ss[key] is not None:
                     moe[field] = int(ss[key])
+            moe["capacity_factor"] = float(ss.get("w_m_cf") or 1.0)
             md["moe"] = moe
         else:
             md.pop("moe", None)
         sj["model"] = md
     elif ss.get("w_model"):
         sj["model"] = ss["w_model"]
-    # Hardware ids
-    if ss.get("w_sys"):
-        _set(sj, ("cluster", "system"), ss["w_sys"])
+    # Hardware and profile ids (INLINE keeps the inline object from the link / JSON)
+    inline = ss.get("_inline") or {}
+    for wkey, path, stash in (("w_sys", ("cluster", "system"), "sys"), ("w_fp", ("reliability", "profile"), "fp")):
+        v = ss.get(wkey)
+        if v == INLINE and stash in inline:
+            _set(sj, path, copy.deepcopy(inline[stash]))
+        elif v and v != INLINE:
+            _set(sj, path, v)
     acc = ss.get("w_acc")
-    if acc and acc != "(system's)":
+    if acc == INLINE and "acc" in inline:
+        _set(sj, ("cluster", "accelerator"), copy.deepcopy(inline["acc"]))
+    elif acc and acc not in (SYSTEMS_ACC, INLINE):
         _set(sj, ("cluster", "accelerator"), acc)
     else:
         sj.get("cluster", {}).pop("accelerator", None)
-    if ss.get("w_fp"):
-        _set(sj, ("reliability", "profile"), ss["w_fp"])
     # Checkpoint tiers
     if "w_tiers" in ss:
-        old = {u.get("tier"): u for u in (_get(sj, ("checkpoint", "tiers")) or []) if isinstance(u, dict)}
+        old = {_tier_key(u): u for u in (_get(sj, ("checkpoint", "tiers")) or []) if _tier_key(u)}
+        old.update({k: u for k, u in (inline.get("tiers") or {}).items() if k not in old})
         tiers = []
-        for tid in ss["w_tiers"]:
-            u = dict(old.get(tid) or {"tier": tid, "replicas": 0})
-            iv = ss.get(f"w_ck_{tid}")
+        for k in ss["w_tiers"]:
+            u = copy.deepcopy(old.get(k) or {"tier": k, "replicas": 0})
+            iv = ss.get(f"w_ck_{k}")
             u["interval_s"] = None if iv is None else float(iv) * 60.0
+            r = ss.get(f"w_ckr_{k}")
+            if r is not None:
+                u["replicas"] = int(r)
             tiers.append(u)
         _set(sj, ("checkpoint", "tiers"), tiers)
     return sj
@@ -438,6 +530,11 @@ def _label(table: Callable[[], dict], i: str) -> str:
         return f"{i} · {table()[i].name}"
     except Exception:
         return str(i)
+
+
+def _inline_label(obj: Any) -> str:
+    name = obj.get("name", "unnamed") if isinstance(obj, dict) else "unnamed"
+    return f"inline: {name} (from link / JSON)"
 
 
 def render_sidebar(page: str) -> dict:
@@ -473,30 +570,55 @@ def render_sidebar(page: str) -> dict:
             c1, c2 = st.columns(2)
             for j, (key, _, label) in enumerate(_MODEL_FIELDS):
                 (c1 if j % 2 == 0 else c2).number_input(label, min_value=1, max_value=10_000_000, step=1, key=key)
+            c1.number_input("Head dim", min_value=1, max_value=100_000, step=1, value=None, key="w_m_hd",
+                            placeholder="hidden ÷ heads", help="Empty = hidden size ÷ attention heads.")
+            c2.number_input("Learned position rows", min_value=0, max_value=10_000_000, step=1, key="w_m_pos",
+                            help="Rows of a learned position table (GPT-2/3); 0 = RoPE / ALiBi.")
+            c1, c2 = st.columns(2)
+            c1.selectbox("Norm", ["rmsnorm", "layernorm"], key="w_m_norm",
+                         help="LayerNorm has a bias vector per norm; RMSNorm does not.")
+            c2.number_input("Dropout probability", min_value=0.0, max_value=0.99, step=0.05, format="%.2f",
+                            key="w_m_do", help="0 = no dropout masks (Llama, Mistral, DeepSeek); GPT-3 used 0.1, "
+                            "whose masks add activation memory (Korthikanti et al. 2022, Table 2).")
             st.checkbox("Gated MLP (SwiGLU)", key="w_m_gated")
-            st.checkbox("Tied embeddings", key="w_m_tied")
+            st.checkbox("Tied input / output embeddings", key="w_m_tied")
+            st.checkbox("Biases in linear layers", key="w_m_bias")
             c1, c2 = st.columns(2)
             for j, (key, field, label) in enumerate(_MOE_FIELDS):
-                lo = 0 if field in ("n_experts", "n_shared_experts") else 1
+                lo = 0 if field in ("n_experts", "n_shared_experts", "first_dense_layers") else 1
                 (c1 if j % 2 == 0 else c2).number_input(label, min_value=lo, max_value=100_000, step=1, key=key)
+            c2.number_input("MoE capacity factor", min_value=1.0, max_value=16.0, step=0.25, format="%.2f",
+                            key="w_m_cf", help="Load-imbalance factor on expert compute and all-to-all (≥ 1).")
+            st.caption("MLA: " + ("kept from the base model. " if isinstance(
+                (ss.get(SCENARIO_KEY) or {}).get("model"), dict) and (ss.get(SCENARIO_KEY) or {})["model"].get("mla")
+                else "none. ") + "MLA ranks are link / JSON only.", help=MLA_HELP)
 
     with sb.expander("Hardware", expanded=True):
-        systems = _ids(catalog.systems)
+        inline = ss.get("_inline") or {}
+        systems = _ids(catalog.systems) + ([INLINE] if "sys" in inline else [])
         if ss.get("w_sys") not in systems and systems:
             ss["w_sys"] = systems[0]
-        st.selectbox("System (node type)", systems, key="w_sys", format_func=lambda i: _label(catalog.systems, i))
+        st.selectbox("System (node type)", systems, key="w_sys",
+                     format_func=lambda i: _inline_label(inline.get("sys")) if i == INLINE else _label(catalog.systems, i))
         st.number_input("GPUs", min_value=1, max_value=10_000_000, step=8, key="w_n")
-        accs = ["(system's)"] + _ids(catalog.accelerators)
+        accs = [SYSTEMS_ACC] + _ids(catalog.accelerators) + ([INLINE] if "acc" in inline else [])
         if ss.get("w_acc") not in accs:
-            ss["w_acc"] = "(system's)"
-        st.selectbox("Accelerator override", accs, key="w_acc")
+            ss["w_acc"] = SYSTEMS_ACC
+        st.selectbox("Accelerator override", accs, key="w_acc",
+                     format_func=lambda i: _inline_label(inline.get("acc")) if i == INLINE else
+                     ("the system's own" if i == SYSTEMS_ACC else _label(catalog.accelerators, i)))
         st.number_input("Price override, USD per GPU-hour", min_value=0.01, max_value=1e6, value=None,
                         key="w_price", placeholder="catalogue price", format="%.2f")
         st.number_input("NIC bandwidth override, GB/s per GPU (1 GB = 10⁹ B)", min_value=0.1, max_value=1e6,
                         value=None, key="w_nic", placeholder="catalogue value", format="%.1f")
         st.number_input("Usable HBM override, GiB (1 GiB = 2³⁰ B)", min_value=0.1, max_value=1e5, value=None,
                         key="w_hbmu", placeholder="catalogue value", format="%.1f")
-        st.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue")
+        st.number_input("Host memory override, GiB per node", min_value=0.1, max_value=1e7, value=None,
+                        key="w_hostmem", placeholder="catalogue value", format="%.0f")
+        c1, c2 = st.columns(2)
+        c1.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue")
+        c2.number_input("Power draw (× node power)", min_value=0.0, max_value=1.0, step=0.05, format="%.2f",
+                        key="w_util", help="Average power as a fraction of whole-node power at full load.")
 
     with sb.expander("Parallelism", expanded=True):
         c1, c2, c3 = st.columns(3)
@@ -510,6 +632,10 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Activation recompute", ["none", "selective", "full"], key="w_rc")
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble"], key="w_sch")
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")
+        c1, c2, c3 = st.columns(3)
+        c1.checkbox("master wts", key="w_offw", help="Offload fp32 master weights too (with the optimizer).")
+        c2.checkbox("grads", key="w_offg", help="Offload gradients to host memory.")
+        c3.checkbox("activations", key="w_offa", help="Swap stashed activations to host memory (KARMA).")
         st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls")
         st.checkbox("Sequence parallel", key="w_sp")
         st.checkbox("Flash attention", key="w_fa")
@@ -526,19 +652,34 @@ def render_sidebar(page: str) -> dict:
                         format="%.3f", key="w_tok")
 
     with sb.expander("Checkpoints", expanded=False):
-        tiers = _ids(catalog.storage_tiers)
+        inline_tiers = (ss.get("_inline") or {}).get("tiers") or {}
+        tiers = _ids(catalog.storage_tiers) + list(inline_tiers)
         ss["w_tiers"] = [t for t in ss.get("w_tiers", []) if t in tiers]
-        st.multiselect("Tiers", tiers, key="w_tiers", format_func=lambda i: _label(catalog.storage_tiers, i))
+        st.multiselect("Tiers", tiers, key="w_tiers",
+                       format_func=lambda i: f"{i} (inline)" if i in inline_tiers else _label(catalog.storage_tiers, i))
         for tid in ss.get("w_tiers", []):
-            st.number_input(f"{tid}: interval (minutes; empty = optimum)", min_value=0.01, max_value=1e7,
-                            value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.1f")
+            for k, v in ((f"w_ck_{tid}", None), (f"w_ckr_{tid}", 0)):
+                if k not in ss:
+                    ss[k] = v
+            c1, c2 = st.columns([3, 2])
+            c1.number_input(f"{tid}: interval, minutes", min_value=0.01, max_value=1e7,
+                            value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.1f",
+                            help="Empty = the engine chooses the interval that maximises goodput.")
+            c2.number_input("peer copies", min_value=0, max_value=1000, step=1, key=f"w_ckr_{tid}",
+                            help="Replicas on peer nodes (host memory; Gemini / REFT).")
         st.checkbox("Asynchronous save", key="w_async")
+        st.number_input("Async-save slow-down (fraction of step time)", min_value=0.0, max_value=1.0,
+                        step=0.01, format="%.3f", key="w_cif",
+                        help="Steps run this much slower while an asynchronous save drains.")
 
     with sb.expander("Reliability", expanded=False):
-        profs = _ids(catalog.failure_profiles)
+        inline = ss.get("_inline") or {}
+        profs = _ids(catalog.failure_profiles) + ([INLINE] if "fp" in inline else [])
         if ss.get("w_fp") not in profs and profs:
             ss["w_fp"] = profs[0]
-        st.selectbox("Failure profile", profs, key="w_fp", format_func=lambda i: _label(catalog.failure_profiles, i))
+        st.selectbox("Failure profile", profs, key="w_fp",
+                     format_func=lambda i: _inline_label(inline.get("fp")) if i == INLINE else
+                     _label(catalog.failure_profiles, i))
         st.number_input("Failure-rate scale (× profile)", min_value=0.0, max_value=100.0, step=0.25, key="w_rs")
         st.number_input("Hot-spare nodes", min_value=0, max_value=100_000, step=1, key="w_hs")
 

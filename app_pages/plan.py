@@ -198,16 +198,51 @@ with right:
         st.caption("Press **Run simulation** to draw failure times and replay checkpoints and restarts.")
 
 # Formulas and notes ----------------------------------------------------------------------
+#: Headline numbers (label, result column, display kind) in the order of the metrics above.
+HEADLINES = (
+    ("Fits in HBM", "fits", "bool"),
+    ("Peak memory per GPU", "mem_total_bytes", "gib"),
+    ("Step time", "step_time_s", "s"),
+    ("MFU", "mfu", "pct"),
+    ("Throughput", "tokens_per_s", "tok"),
+    ("MTBF (job)", "mtbf_h", "h"),
+    ("Goodput", "goodput", "pct"),
+    ("Days to train", "time_to_train_days", "days"),
+    ("Cost to train", "cost_usd", "usd"),
+    ("Energy", "energy_mwh", "mwh"),
+)
+UNITS_TEXT = ("Units: memory in **GiB = 2³⁰ B** (MiB = 2²⁰ B); bandwidths, message and checkpoint "
+              "sizes in **GB = 10⁹ B** (MB = 10⁶ B, TB/s = 10¹² B/s); FLOP/s peaks and TFLOP/s in 10¹²; "
+              "times in s (h = 3,600 s, d = 86,400 s); energy in MWh (= 3.6 × 10⁹ J); money in USD. "
+              "Result columns are SI: `_bytes` in B, `_s` in s, `_h` in h, `_frac`/MFU/goodput as fractions.")
+
+
+def _formula(explain: dict, key: str) -> str | None:
+    if key in explain:
+        return explain[key]
+    if key == "fits" and "mem_total_bytes" in explain:
+        return "fits = peak memory per GPU ≤ usable HBM, with " + explain["mem_total_bytes"]
+    return None
+
+
 with st.expander("Formulas: every number with its inputs plugged in", expanded=False):
-    if rep["explain"]:
-        for k, v in rep["explain"].items():
-            st.markdown(f"**`{k}`** = {C.fmt(res, k)}  \n`{v}`")
-    else:
-        st.write("No formula strings from the engine yet.")
+    explain = rep["explain"] or {}
+    st.markdown(UNITS_TEXT)
+    st.markdown("**Headline numbers**")
+    for label, key, kind in HEADLINES:
+        f = _formula(explain, key)
+        st.markdown(f"**{label}** = {C.fmt(res, key, kind)} &nbsp;(`{key}`)  \n"
+                    + (f"`{f}`" if f else "_no formula string from the engine yet_"))
+    others = [k for k in explain if k not in {h[1] for h in HEADLINES}]
+    if others:
+        st.markdown("**Intermediate results**")
+        for k in others:
+            st.markdown(f"`{k}` = {C.fmt_col(res, k)}  \n`{explain[k]}`")
+    st.markdown("**Stated simplifications**")
     if rep["notes"]:
-        st.markdown("**Stated simplifications**")
-        for n in rep["notes"]:
-            st.markdown(f"- {n}")
+        st.markdown("\n".join(f"- {n}" for n in rep["notes"]))
+    else:
+        st.markdown("_The engine states none for this scenario._")
 
 with st.expander("All result columns (SI units)", expanded=False):
     st.dataframe(pd.DataFrame({"column": list(res), "value": [str(v) for v in res.values()]}),

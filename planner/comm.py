@@ -209,10 +209,12 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
     """
     n = _f(n)
     dom = _f(domain_size)
-    per_dom = dom if stride is None else np.floor(dom / np.maximum(_f(stride), 1.0))
-    g = np.minimum(np.maximum(per_dom, 1.0), np.maximum(n, 1.0))
+    per_dom = np.maximum(dom if stride is None else np.floor(dom / np.maximum(_f(stride), 1.0)), 1.0)
+    intra = n <= per_dom  # the same as ceil(n / g) <= 1
+    if intra.all():  # every group inside one domain: g = n (or 1 for n < 1), N = 1
+        return nvl_eff_bw, (n - 1.0) * alpha_scaleup_s, intra
+    g = np.minimum(per_dom, np.maximum(n, 1.0))
     nd = np.ceil(n / g)
-    intra = nd <= 1.0
     bw = np.minimum(nvl_eff_bw, np.maximum(g * nic_eff_bw, nvl_eff_bw * intra))
     alpha = (np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s
     return bw, alpha, intra
@@ -227,6 +229,11 @@ def p2p_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha
     n = _f(n)
     per_dom = np.maximum(np.floor(_f(domain_size) / np.maximum(_f(stride), 1.0)), 1.0)
     intra = n <= per_dom
-    bw = nic_eff_bw + (nvl_eff_bw - nic_eff_bw) * intra
-    alpha = alpha_network_s + (alpha_scaleup_s - alpha_network_s) * intra
+    if intra.all():
+        bw, alpha = nvl_eff_bw, alpha_scaleup_s
+    elif not intra.any():
+        bw, alpha = nic_eff_bw, alpha_network_s
+    else:
+        bw = nic_eff_bw + (nvl_eff_bw - nic_eff_bw) * intra
+        alpha = alpha_network_s + (alpha_scaleup_s - alpha_network_s) * intra
     return (_f(size_bytes) / bw + alpha) * (n > 1.0)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import Batch
+from .batch import Batch, col, expand, size, where
 
 #: Forward + backward FLOPs per matmul parameter per token (2 forward, 4 backward).
 FLOP_PER_PARAM_PER_TOKEN_TRAIN = 6.0
@@ -57,24 +57,24 @@ def attention_params(h, a, k, d_h, *, d_v=None, linear_bias=False, mla=False, q_
     h, a, k, d_h = (np.asarray(x, dtype=np.float64) for x in (h, a, k, d_h))
     d_v = d_h if d_v is None else np.asarray(d_v, dtype=np.float64)
     std = h * a * d_h + 2.0 * h * k * d_h + a * d_h * h
-    std = std + np.where(linear_bias, (a + 2.0 * k) * d_h + h, 0.0)
+    std = std + where(linear_bias, (a + 2.0 * k) * d_h + h, 0.0)
     rq = np.asarray(q_lora_rank, dtype=np.float64)
     rkv = np.asarray(kv_lora_rank, dtype=np.float64)
     dqk = np.asarray(qk_nope_head_dim, dtype=np.float64) + np.asarray(qk_rope_head_dim, dtype=np.float64)
-    q = np.where(rq > 0, h * rq + rq * a * dqk + rq, h * a * dqk)
+    q = where(rq > 0, h * rq + rq * a * dqk + rq, h * a * dqk)
     kv = h * (rkv + np.asarray(qk_rope_head_dim, dtype=np.float64)) + rkv * a * (
         np.asarray(qk_nope_head_dim, dtype=np.float64) + d_v
     ) + rkv
     o = a * d_v * h
-    return np.where(mla, q + kv + o, std)
+    return where(mla, q + kv + o, std)
 
 
 def mlp_params(h, f, *, gated=True, linear_bias=False):
     """MLP parameters: ``3·h·f`` gated (SwiGLU) or ``2·h·f`` plain, plus biases."""
     h = np.asarray(h, dtype=np.float64)
     f = np.asarray(f, dtype=np.float64)
-    w = np.where(gated, 3.0, 2.0) * h * f
-    b = np.where(linear_bias, np.where(gated, 2.0, 1.0) * f + h, 0.0)
+    w = where(gated, 3.0, 2.0) * h * f
+    b = where(linear_bias, where(gated, 2.0, 1.0) * f + h, 0.0)
     return w + b
 
 
@@ -91,39 +91,51 @@ def stats(b: Batch) -> Batch:
         attn_fwd_flop_per_step (attention core forward, full counting);
         model_flop_per_step, model_flop_per_step_causal, hardware_flop_per_step [FLOP].
     """
-    h = b["hidden_size"].astype(np.float64)
-    L = b["n_layers"].astype(np.float64)
-    a = b["n_heads"].astype(np.float64)
-    k = b["n_kv_heads"].astype(np.float64)
-    d_h = b["head_dim"].astype(np.float64)
-    d_v = b["v_head_dim"].astype(np.float64)
-    V = b["vocab_size"].astype(np.float64)
-    f = b["ffn_hidden_size"].astype(np.float64)
-    bias = b["linear_bias"]
-    norm = np.where(b["layernorm"], 2.0 * h, h)
+    n = size(b)
+    cache: dict = {}
+
+    def F(k, dtype=np.float64):  # a column (uniform columns come back as scalars), read once
+        key = (k, dtype)
+        if key not in cache:
+            cache[key] = col(b, k, dtype)
+        return cache[key]
+
+    def G(k):
+        return F(k, None)
+
+    h = F("hidden_size")
+    L = F("n_layers")
+    a = F("n_heads")
+    k = F("n_kv_heads")
+    d_h = F("head_dim")
+    d_v = F("v_head_dim")
+    V = F("vocab_size")
+    f = F("ffn_hidden_size")
+    bias = G("linear_bias")
+    norm = where(G("layernorm"), 2.0 * h, h)
 
     attn = attention_params(
-        h, a, k, np.where(b["mla"], d_v, d_h), d_v=d_v, linear_bias=bias, mla=b["mla"],
-        q_lora_rank=b["q_lora_rank"], kv_lora_rank=b["kv_lora_rank"],
-        qk_nope_head_dim=b["qk_nope_head_dim"], qk_rope_head_dim=b["qk_rope_head_dim"],
+        h, a, k, where(G("mla"), d_v, d_h), d_v=d_v, linear_bias=bias, mla=G("mla"),
+        q_lora_rank=G("q_lora_rank"), kv_lora_rank=G("kv_lora_rank"),
+        qk_nope_head_dim=G("qk_nope_head_dim"), qk_rope_head_dim=G("qk_rope_head_dim"),
     )
-    attn_matmul = attn - np.where(bias & ~b["mla"], (a + 2.0 * k) * d_h + h, 0.0)
-    dense_mlp = mlp_params(h, f, gated=b["gated_mlp"], linear_bias=bias)
-    dense_mlp_matmul = mlp_params(h, f, gated=b["gated_mlp"], linear_bias=False)
+    attn_matmul = attn - where(bias & ~G("mla"), (a + 2.0 * k) * d_h + h, 0.0)
+    dense_mlp = mlp_params(h, f, gated=G("gated_mlp"), linear_bias=bias)
+    dense_mlp_matmul = mlp_params(h, f, gated=G("gated_mlp"), linear_bias=False)
 
-    E = b["n_experts"].astype(np.float64)
+    E = F("n_experts")
     is_moe = E > 0
-    topk = b["moe_top_k"].astype(np.float64)
-    expert = mlp_params(h, b["expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=bias)
-    expert_mm = mlp_params(h, b["expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=False)
-    shared = b["n_shared_experts"] * mlp_params(
-        h, b["shared_expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=bias
+    topk = F("moe_top_k")
+    expert = mlp_params(h, G("expert_ffn_hidden_size"), gated=G("gated_mlp"), linear_bias=bias)
+    expert_mm = mlp_params(h, G("expert_ffn_hidden_size"), gated=G("gated_mlp"), linear_bias=False)
+    shared = G("n_shared_experts") * mlp_params(
+        h, G("shared_expert_ffn_hidden_size"), gated=G("gated_mlp"), linear_bias=bias
     )
-    shared_mm = b["n_shared_experts"] * mlp_params(
-        h, b["shared_expert_ffn_hidden_size"], gated=b["gated_mlp"], linear_bias=False
+    shared_mm = G("n_shared_experts") * mlp_params(
+        h, G("shared_expert_ffn_hidden_size"), gated=G("gated_mlp"), linear_bias=False
     )
     router = h * E
-    n_moe = np.where(is_moe, L - b["first_dense_layers"], 0.0)
+    n_moe = where(is_moe, L - G("first_dense_layers"), 0.0)
     n_dense = L - n_moe
 
     layer_norms = 2.0 * norm
@@ -131,7 +143,7 @@ def stats(b: Batch) -> Batch:
     moe_total = attn + E * expert + shared + router + layer_norms
     moe_active = attn + topk * expert + shared + router + layer_norms
 
-    emb = V * h + np.where(b["tied_embeddings"], 0.0, V * h) + b["learned_pos_embeddings"] * h
+    emb = V * h + where(G("tied_embeddings"), 0.0, V * h) + G("learned_pos_embeddings") * h
     total = n_dense * layer_dense + n_moe * moe_total + emb + norm
     active = n_dense * layer_dense + n_moe * moe_active + emb + norm
 
@@ -140,31 +152,31 @@ def stats(b: Batch) -> Batch:
         + n_moe * (attn_matmul + topk * expert_mm + shared_mm + router)
         + V * h  # output head (computed even when tied)
     )
-    B = b["global_batch_size"].astype(np.float64)
-    s = b["seq_len"].astype(np.float64)
+    B = F("global_batch_size")
+    s = F("seq_len")
     tokens = B * s
     d_qk = d_h
     # Attention core forward, full counting: QK^T 2·s²·a·d_qk and AV 2·s²·a·d_v per sequence-layer.
     attn_fwd = 2.0 * B * s * s * a * (d_qk + d_v) * L
     model_flop = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 3.0 * attn_fwd
     model_flop_causal = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 1.5 * attn_fwd
-    rc = b["recompute"]
+    rc = G("recompute")
     # Full recompute re-runs the transformer layers' forward, not the output head (Megatron
     # checkpoints layer inputs only; Narayanan et al. 2021 eq. 3 counts it this way: 96 vs 72
     # on the layer terms, 6·B·s·h·V unchanged for the logits).
-    recompute_flop = np.where(
+    recompute_flop = where(
         rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
-        np.where(rc == 1, attn_fwd, 0.0),
+        where(rc == 1, attn_fwd, 0.0),
     )
-    return {
+    out = {
         "params_total": total,
         "params_active": active,
         "params_embedding": emb,
         "params_attention": attn,
         "params_layer_dense": layer_dense,
-        "params_layer_moe_total": np.where(is_moe, moe_total, 0.0),
-        "params_layer_moe_active": np.where(is_moe, moe_active, 0.0),
-        "params_expert": np.where(is_moe, expert, 0.0),
+        "params_layer_moe_total": where(is_moe, moe_total, 0.0),
+        "params_layer_moe_active": where(is_moe, moe_active, 0.0),
+        "params_expert": where(is_moe, expert, 0.0),
         "n_moe_layers": n_moe,
         "n_dense_layers": n_dense,
         "matmul_params_active": matmul_active,
@@ -175,6 +187,7 @@ def stats(b: Batch) -> Batch:
         "recompute_flop_per_step": recompute_flop,
         "hardware_flop_per_step": model_flop + recompute_flop,
     }
+    return {k: expand(v, n) for k, v in out.items()}
 
 
 def narayanan_flop_per_step(B, s, L, h, V):
@@ -196,15 +209,15 @@ def layers_on_rank(n_layers, pp, vpp, rank):
     Example: Llama 3 405B, L = 126, pp = 16, vpp = 7: 112 virtual stages of 1 layer, the first
     14 with 2, so ranks 0–13 hold 8 layers and ranks 14–15 hold 7.
     """
-    L = np.asarray(n_layers, dtype=np.int64)
-    p = np.asarray(pp, dtype=np.int64)
-    v = np.asarray(vpp, dtype=np.int64)
-    j = np.asarray(rank, dtype=np.int64)
+    # Computed in float64 (integer floor division costs ~10 float operations per element):
+    # quotients of integers below 2^52 floor and ceil exactly, so the result is the integer one.
+    f = lambda x: np.asarray(x, dtype=np.int64).astype(np.float64)  # noqa: E731  (int64 truncation first)
+    L, p, v, j = f(n_layers), f(pp), f(vpp), f(rank)
     stages = p * v
-    base = L // stages
+    base = np.floor(L / stages)
     rem = L - base * stages
-    extra = np.clip(-((j - rem) // p), 0, v)  # ceil((rem - j)/p), clipped to [0, v]
-    return v * base + extra
+    extra = np.minimum(np.maximum(np.ceil((rem - j) / p), 0.0), v)  # ceil((rem - j)/p) in [0, v]
+    return (v * base + extra).astype(np.int64)
 
 
 stage = stats

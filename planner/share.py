@@ -20,7 +20,13 @@ tp pp ...  parallelism (``PARALLEL_KEYS``)
 ck         checkpoint.tiers: ``tier:interval_s:replicas``  ``host_memory:auto:0,pfs:3600:0``
 ca cif     checkpoint async, interference fraction
 fp rs hs   reliability profile, rate scale, hot spares
+sysj accj  inline (not catalogued) system / accelerator    compact JSON of the object
+fpj ckj    inline failure profile / tier list              compact JSON (``ckj`` replaces ``ck``)
 =========  ==============================================  ==========================
+
+Inline objects (a scenario imported from JSON with its own hardware, failure profile or
+storage tier) have no compact keys field by field; they travel as compact JSON in one key
+and are validated with the schema's class when read.
 
 Reading never raises: an unknown key, an unparsable value or a value outside its range is
 dropped with a warning naming the key, the value and the allowed values or range, and the
@@ -33,6 +39,7 @@ warning, until the scenario validates or no named key is left.
 from __future__ import annotations
 
 import copy
+import json
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -59,7 +66,7 @@ class Field:
 
     key: str
     path: tuple[str, ...]
-    kind: str  # "int" | "float" | "bool" | "choice" | "str" | "optfloat"
+    kind: str  # "int" | "optint" | "float" | "bool" | "choice" | "str" | "optfloat" (opt*: "none" = null)
     lo: float | None = None
     hi: float | None = None
     choices: tuple[Any, ...] = ()
@@ -88,8 +95,8 @@ MODEL_KEYS: tuple[Field, ...] = (
     _i("ml", ("n_layers",)),
     _i("mh", ("hidden_size",)),
     _i("ma", ("n_heads",)),
-    _i("mk", ("n_kv_heads",)),
-    _i("md", ("head_dim",)),
+    Field("mk", ("n_kv_heads",), "optint", 1, _INT_MAX),
+    Field("md", ("head_dim",), "optint", 1, _INT_MAX),
     _i("mf", ("ffn_hidden_size",)),
     _i("mv", ("vocab_size",)),
     _b("mg", ("gated_mlp",)),
@@ -97,12 +104,13 @@ MODEL_KEYS: tuple[Field, ...] = (
     _c("mnorm", ("norm",), ("rmsnorm", "layernorm")),
     _b("mb", ("linear_bias",)),
     _i("mpos", ("learned_pos_embeddings",), lo=0),
+    Field("mdo", ("dropout",), "float", 0.0, 0.999),
     # MoE (me = 0 means dense: the moe object is removed)
     _i("me", ("moe", "n_experts"), lo=0),
     _i("mtk", ("moe", "top_k")),
     _i("mef", ("moe", "expert_ffn_hidden_size")),
     _i("mse", ("moe", "n_shared_experts"), lo=0),
-    _i("msf", ("moe", "shared_expert_ffn_hidden_size")),
+    Field("msf", ("moe", "shared_expert_ffn_hidden_size"), "optint", 1, _INT_MAX),
     _i("mfd", ("moe", "first_dense_layers"), lo=0),
     Field("mcf", ("moe", "capacity_factor"), "float", 1.0, 16.0),
     # MLA (mlkv = 0 means no MLA: the mla object is removed)
@@ -165,7 +173,16 @@ REL_KEYS: tuple[Field, ...] = (
 SCALAR_FIELDS: tuple[Field, ...] = CLUSTER_KEYS + TRAINING_KEYS + PARALLEL_KEYS + CKPT_KEYS + REL_KEYS
 #: Keys holding catalogue ids (validated against the catalogue).
 ID_KEYS: tuple[str, ...] = ("p", "m", "sys", "acc", "fp", "ck")
-ALL_KEYS: tuple[str, ...] = ID_KEYS + tuple(f.key for f in MODEL_KEYS) + tuple(f.key for f in SCALAR_FIELDS)
+#: Keys holding an inline object as compact JSON: key -> (scenario path, schema class name).
+JSON_KEYS: dict[str, tuple[tuple[str, ...], str]] = {
+    "sysj": (("cluster", "system"), "System"),
+    "accj": (("cluster", "accelerator"), "Accelerator"),
+    "fpj": (("reliability", "profile"), "FailureProfile"),
+    "ckj": (("checkpoint", "tiers"), "CheckpointTierUse"),
+}
+#: Longest inline JSON value read from a link (characters).
+JSON_MAX_CHARS = 20_000
+ALL_KEYS: tuple[str, ...] = ID_KEYS + tuple(JSON_KEYS) + tuple(f.key for f in MODEL_KEYS) + tuple(f.key for f in SCALAR_FIELDS)
 _MODEL_KEY_SET = {f.key for f in MODEL_KEYS}
 
 # --------------------------------------------------------------------------------------
@@ -205,7 +222,7 @@ def _fmt_value(f: Field, v: Any) -> str | None:
         return str(v)
     if f.kind == "str":
         return str(v)
-    if f.kind == "int":
+    if f.kind in ("int", "optint"):
         return str(int(v))
     return fmt_number(v)
 
@@ -262,6 +279,8 @@ def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = No
         for f in MODEL_KEYS:
             v = _get(model, f.path)
             s = _fmt_value(f, v)
+            if s is None and f.kind == "optint" and isinstance(_get(model, f.path[:-1]) if f.path[:-1] else model, Mapping):
+                s = "none"  # explicit null: the base model may set it
             if s is not None:
                 out[f.key] = s
         if not isinstance(model.get("moe"), Mapping):
@@ -269,8 +288,12 @@ def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = No
     cluster = sj.get("cluster") or {}
     if isinstance(cluster.get("system"), str):
         out["sys"] = cluster["system"]
+    elif isinstance(cluster.get("system"), Mapping):
+        out["sysj"] = _json(cluster["system"])
     if isinstance(cluster.get("accelerator"), str):
         out["acc"] = cluster["accelerator"]
+    elif isinstance(cluster.get("accelerator"), Mapping):
+        out["accj"] = _json(cluster["accelerator"])
     for f in SCALAR_FIELDS:
         if f.key == "dp":
             continue  # derived from n_gpus / (tp·pp·cp); writing it would pin it
@@ -284,10 +307,19 @@ def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = No
             iv = u.get("interval_s")
             parts.append(f"{u['tier']}:{'auto' if iv is None else fmt_number(iv)}:{int(u.get('replicas') or 0)}")
         out["ck"] = ",".join(parts) if parts else "none"
+    elif isinstance(tiers, list):
+        out["ckj"] = _json(tiers)
     prof = _get(sj, ("reliability", "profile"))
     if isinstance(prof, str):
         out["fp"] = prof
+    elif isinstance(prof, Mapping):
+        out["fpj"] = _json(prof)
     return out
+
+
+def _json(obj: Any) -> str:
+    """Compact, key-sorted JSON of an inline object (no spaces)."""
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True, default=str, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -320,17 +352,18 @@ def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
             if r == str(c):
                 return c, None
         return None, "allowed: " + ", ".join(str(c) for c in f.choices)
-    if f.kind == "optfloat" and r.lower() in ("", "none", "default"):
+    if f.kind in ("optfloat", "optint") and r.lower() in ("", "none", "default"):
         return None, None
+    whole = f.kind in ("int", "optint")
     try:
-        x = float(r) if f.kind != "int" else None
-        if f.kind == "int":
+        x = float(r) if not whole else None
+        if whole:
             xf = float(r)
             if not math.isfinite(xf) or not xf.is_integer():
                 return None, "must be a whole number"
             x = int(xf)
     except (ValueError, OverflowError):
-        return None, "must be a number" if f.kind != "int" else "must be a whole number"
+        return None, "must be a number" if not whole else "must be a whole number"
     if not math.isfinite(x):
         return None, "must be finite"
     if f.lo is not None and (x < f.lo or (f.lo_open and x == f.lo)):
@@ -414,6 +447,54 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
     if not out and r:
         return None, errs
     return out, errs
+
+
+def _load_json(raw: str) -> tuple[Any, str | None]:
+    if len(raw) > JSON_MAX_CHARS:
+        return None, f"longer than {JSON_MAX_CHARS} characters"
+    try:
+        return json.loads(raw), None
+    except (ValueError, RecursionError) as e:
+        return None, f"not JSON ({type(e).__name__})"
+
+
+def _schema_error(cls_name: str, obj: Any) -> str | None:
+    from . import schema
+
+    try:
+        getattr(schema, cls_name).model_validate(copy.deepcopy(obj))
+        return None
+    except ValidationError as e:
+        return "not a valid " + cls_name + ": " + "; ".join(format_errors(e))[:300]
+    except Exception as e:  # noqa: BLE001 - a link must never raise
+        return f"not a valid {cls_name}: {type(e).__name__}"
+
+
+def _parse_json_object(raw: str, cls_name: str) -> tuple[dict | None, str | None]:
+    """An inline object from compact JSON, validated with ``planner.schema.<cls_name>``."""
+    obj, err = _load_json(raw)
+    if err:
+        return None, err
+    if not isinstance(obj, dict):
+        return None, f"must be a JSON object ({cls_name})"
+    err = _schema_error(cls_name, obj)
+    return (None, err) if err else (obj, None)
+
+
+def _parse_json_tiers(raw: str) -> tuple[list | None, str | None]:
+    """``ckj``: the whole checkpoint tier list as JSON (for inline storage tiers)."""
+    obj, err = _load_json(raw)
+    if err:
+        return None, err
+    if not isinstance(obj, list) or len(obj) > 16:
+        return None, "must be a JSON list of at most 16 tier uses"
+    for u in obj:
+        if not isinstance(u, dict):
+            return None, "each tier use must be a JSON object"
+        err = _schema_error("CheckpointTierUse", u)
+        if err:
+            return None, err
+    return obj, None
 
 
 def _model_base(model: Any) -> dict | None:
@@ -524,6 +605,16 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
     _id("acc", ("cluster", "accelerator"), _safe_catalog(catalog.accelerators), "accelerator", allow_none=True)
     _id("fp", ("reliability", "profile"), _safe_catalog(catalog.failure_profiles), "failure profile")
 
+    for key, (path, cls_name) in JSON_KEYS.items():
+        if key not in flat or key == "ckj":
+            continue
+        obj, err = _parse_json_object(flat[key], cls_name)
+        if err:
+            warnings.append(f"{key}={_show(flat[key])}: {err}; kept the base value")
+            continue
+        applied[key] = (path, copy.deepcopy(_get(sj, path)))
+        _set(sj, path, obj)
+
     for f in SCALAR_FIELDS:
         if f.key not in flat:
             continue
@@ -540,6 +631,13 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
         if tiers is not None:
             applied["ck"] = (("checkpoint", "tiers"), copy.deepcopy(_get(sj, ("checkpoint", "tiers"))))
             _set(sj, ("checkpoint", "tiers"), tiers)
+    if "ckj" in flat:
+        tiers_j, err = _parse_json_tiers(flat["ckj"])
+        if err:
+            warnings.append(f"ckj={_show(flat['ckj'])}: {err}; kept the base value")
+        else:
+            applied["ckj"] = (("checkpoint", "tiers"), copy.deepcopy(_get(sj, ("checkpoint", "tiers"))))
+            _set(sj, ("checkpoint", "tiers"), tiers_j)
 
     # Derived dp: the preset may pin dp; drop it when the link changes the cluster or split
     # but does not give dp itself.
@@ -574,7 +672,7 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
             names = [_path_text(path)]
             if key == "m":
                 names.append("model.")
-            if key == "ck":
+            if key in ("ck", "ckj"):
                 names.append("checkpoint.")
             # Messages such as "parallelism: tp·pp·cp = 8·4·1" name the field by its last part.
             if path[0] == "parallelism":

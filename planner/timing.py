@@ -69,6 +69,8 @@ import numpy as np
 
 from . import catalog, comm
 from .batch import FAMILIES, PRECISIONS, SCHEDULES, Batch
+from .batch import col as _col
+from .batch import expand as _expand
 from .model_stats import layers_on_rank
 
 # ----------------------------------------------------------------------------- constants
@@ -120,8 +122,9 @@ DP_BUCKET_PARAMS_PER_RANK = 1.0e6
 #: Zero-bubble residual: ZB-H1 reaches about 1/3 of the 1F1B bubble and ZB-2p "near zero"
 #: (Qi et al. ICLR'24, Table 4); we keep 10% of the 1F1B bubble as the stated residual.
 ZERO_BUBBLE_RESIDUAL = 0.1
-#: Rows per chunk in :func:`stage` (arrays of 64k float64 = 512 KiB stay in cache).
-CHUNK_ROWS = 65536
+#: Rows per chunk in :func:`stage` (arrays of 16k float64 = 128 KiB stay in cache; the same
+#: as engine.DEFAULT_CHUNK_ROWS: measured fastest of 4k-64k on a 41k-row sweep batch).
+CHUNK_ROWS = 16384
 #: Bytes of a 16-bit activation / weight element.
 BYTES_16 = 2.0
 
@@ -213,6 +216,10 @@ _TERM_INPUTS: tuple[str, ...] = (
 )
 
 
+#: (inputs of the last one-row stage() call, its terms): explain() of that row reuses them.
+_LAST_ONE_ROW: tuple | None = None
+
+
 class _Consts:
     """Scalars and per-code tables derived once from a calibration dict."""
 
@@ -262,28 +269,6 @@ def _blend(cond, x, y):
     if not cond.any():
         return y
     return x * cond + y * ~cond
-
-
-def _col(b: Batch, k: str, dtype=None):
-    """Column ``k`` of a batch; a column with one value in every row comes back as that
-    scalar (numpy scalar of the column's dtype, or of ``dtype``).
-
-    Sweep chunks hold one model and one system, so most inputs are uniform; scalar operands
-    make the arithmetic below cheaper without changing a bit of it (the same IEEE operations
-    on the same values). :func:`_terms` broadcasts its results back to (N,)."""
-    x = b[k]
-    if dtype is not None and x.dtype != dtype:
-        x = x.astype(dtype)
-    if x.shape[0] == 1 or (x[0] == x[-1] and (x == x[0]).all()):
-        return x[0]
-    return x
-
-
-def _full(x, n: int) -> np.ndarray:
-    """``x`` as a float64 array of shape (n,) (a scalar is repeated)."""
-    if np.ndim(x) == 1:
-        return x
-    return np.full(n, x, dtype=np.float64)
 
 
 def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np.ndarray]:
@@ -600,7 +585,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
             "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up,
         })
-    return {k: _full(x, n_rows) for k, x in T.items()}
+    # Results as (N,) arrays; the detail terms (explain only) may stay scalars.
+    return {k: _expand(x, n_rows) if k[0] != "_" else x for k, x in T.items()}
 
 
 def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
@@ -625,7 +611,14 @@ def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
     if n_rows > CHUNK_ROWS:  # rows are independent: cut into cache-sized chunks (same result)
         parts = [stage({k: v[i:i + CHUNK_ROWS] for k, v in b.items()}, consts) for i in range(0, n_rows, CHUNK_ROWS)]
         return {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
-    out = _terms(b, consts, detail=False)
+    if n_rows == 1 and consts is None:
+        # One scenario (planner.evaluate): keep every term for explain() of the same row.
+        global _LAST_ONE_ROW
+        T = _terms(b, None, detail=True)
+        _LAST_ONE_ROW = (tuple(np.asarray(b[k]).item(0) if k in b else None for k in _TERM_INPUTS), T)
+        out = {k: v for k, v in T.items() if not k.startswith("_")}
+    else:
+        out = _terms(b, consts, detail=False)
     step = out["step_time_s"]
     f = lambda k: np.asarray(b[k], dtype=np.float64)  # noqa: E731
     mflop = f("model_flop_per_step")
@@ -653,7 +646,12 @@ def explain(row: dict) -> dict[str, str]:
 
     ``row``: dict of python scalars of every column (inputs and earlier stages)."""
     C = _calibration()
-    T = {k: float(v[0]) for k, v in _terms(_row_batch(row)).items()}
+    last = _LAST_ONE_ROW
+    if last is not None and last[0] == tuple(row.get(k) for k in _TERM_INPUTS):
+        terms = last[1]  # stage() just computed this row (planner.evaluate)
+    else:
+        terms = _terms(_row_batch(row))
+    T = {k: float(v[0]) if np.ndim(v) else float(v) for k, v in terms.items()}
     r = row
     n = r["n_gpus"]
     step = T["step_time_s"]

@@ -144,3 +144,82 @@ def test_tampered_links_never_raise(params):
 @given(hst.text(max_size=80))
 def test_random_pasted_links_never_raise(text):
     assert isinstance(share.parse_link(text), dict)
+
+
+def test_dropout_and_architecture_fields_round_trip():
+    sj = preset_json("default")
+    sj["model"] = {"name": "gpt-ish", "n_layers": 40, "hidden_size": 2048, "n_heads": 16, "head_dim": 160,
+                   "ffn_hidden_size": 8192, "vocab_size": 50257, "gated_mlp": False, "tied_embeddings": True,
+                   "norm": "layernorm", "linear_bias": True, "learned_pos_embeddings": 2048, "dropout": 0.1}
+    params = share.scenario_to_params(_norm(sj), preset="default")
+    assert params["mdo"] == "0.1" and params["md"] == "160" and params["mnorm"] == "layernorm"
+    assert params["mt"] == "1" and params["mb"] == "1" and params["mpos"] == "2048"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == [] and _norm(back)["model"] == _norm(sj)["model"]
+    _, warnings = share.params_to_scenario({**params, "mdo": "1"})
+    assert any(w.startswith("mdo='1'") and "0.999" in w for w in warnings)
+
+
+def _inline_objects():
+    from planner import catalog
+
+    system = catalog.systems()["dgx-h100"].model_dump(mode="json", by_alias=True, exclude_none=True)
+    system["name"] = "my-h100-cluster"
+    system["nic_bw_per_gpu_bytes_per_s"] = 25e9
+    acc = catalog.accelerators()["h100-sxm-80gb"].model_dump(mode="json", by_alias=True, exclude_none=True)
+    acc["name"] = "h100-derated"
+    acc["hbm_usable_bytes"] = 70 * 2**30
+    prof = catalog.failure_profiles()["llama3-h100"].model_dump(mode="json", by_alias=True, exclude_none=True)
+    prof["name"] = "my-fleet"
+    tier = catalog.storage_tiers()["pfs"].model_dump(mode="json", by_alias=True, exclude_none=True)
+    tier["name"] = "slow-pfs"
+    tier["aggregate_write_bw_bytes_per_s"] = 1e11
+    return system, acc, prof, tier
+
+
+def test_inline_system_accelerator_profile_and_tier_round_trip():
+    """Objects that are not in the catalogue travel as compact JSON (sysj, accj, fpj, ckj)."""
+    system, acc, prof, tier = _inline_objects()
+    sj = preset_json("default")
+    sj["cluster"]["system"] = system
+    sj["cluster"]["accelerator"] = acc
+    sj["reliability"] = {"profile": prof, "hot_spare_nodes": 2, "rate_scale": 1.5}
+    sj["checkpoint"] = {"tiers": [{"tier": "host_memory", "interval_s": 300, "replicas": 1},
+                                  {"tier": tier, "interval_s": 7200}]}
+    params = share.scenario_to_params(_norm(sj), preset="default")
+    assert {"sysj", "accj", "fpj", "ckj"} <= set(params) and not {"sys", "acc", "fp", "ck"} & set(params)
+    import json as _json
+
+    assert len(params["sysj"]) < len(_json.dumps(_norm(sj)["cluster"]["system"]))  # compact separators
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == []
+    assert _norm(back) == _norm(sj)
+
+
+def test_tampered_inline_json_is_refused_with_a_warning():
+    system, *_ = _inline_objects()
+    import json as _json
+
+    bad = dict(system)
+    bad["nic_bw_per_gpu_bytes_per_s"] = -1
+    cases = {"sysj": "{not json", "accj": "[1, 2]", "fpj": _json.dumps({"name": "x"}),
+             "ckj": _json.dumps([{"tier": {"name": "t"}}])}
+    back, warnings = share.params_to_scenario(cases)
+    for k in cases:
+        assert any(w.startswith(f"{k}=") and "kept the base value" in w for w in warnings), k
+    assert _norm(back) == _norm(preset_json("default"))
+    back, warnings = share.params_to_scenario({"sysj": _json.dumps(bad)})
+    assert any("nic_bw_per_gpu_bytes_per_s" in w for w in warnings)
+    assert share.params_to_scenario({"sysj": "[" * 100_000})[1]  # too long / too deep: a warning, no raise
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hst.sampled_from(["sysj", "accj", "fpj", "ckj"]),
+       hst.recursive(hst.none() | hst.booleans() | hst.floats() | hst.text(max_size=8),
+                     lambda c: hst.lists(c, max_size=3) | hst.dictionaries(hst.text(max_size=8), c, max_size=3),
+                     max_leaves=10))
+def test_tampered_inline_json_never_raises(key, obj):
+    import json as _json
+
+    sj, warnings = share.params_to_scenario({key: _json.dumps(obj)})
+    assert isinstance(sj, dict) and all(isinstance(w, str) for w in warnings)

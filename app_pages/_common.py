@@ -255,11 +255,11 @@ _MODEL_FIELDS = [  # custom model widgets: (key, field, label)
     ("w_m_vocab", "vocab_size", "Vocabulary"),
 ]
 _MOE_FIELDS = [
-    ("w_m_experts", "n_experts", "Experts (0 = dense)"),
-    ("w_m_topk", "top_k", "Experts per token (top-k)"),
-    ("w_m_eff", "expert_ffn_hidden_size", "Expert FFN hidden size"),
+    ("w_m_experts", "n_experts", "Experts"),
+    ("w_m_topk", "top_k", "Top-k"),
+    ("w_m_eff", "expert_ffn_hidden_size", "Expert FFN"),
     ("w_m_shared", "n_shared_experts", "Shared experts"),
-    ("w_m_fd", "first_dense_layers", "Leading dense layers"),
+    ("w_m_fd", "first_dense_layers", "Dense first"),
 ]
 MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks are not sidebar inputs: they are kept "
             "from the base model and travel in the share link (keys mlq, mlkv, mlqn, mlqr, mlv; mlkv=0 "
@@ -571,23 +571,23 @@ def render_sidebar(page: str) -> dict:
             for j, (key, _, label) in enumerate(_MODEL_FIELDS):
                 (c1 if j % 2 == 0 else c2).number_input(label, min_value=1, max_value=10_000_000, step=1, key=key)
             c1.number_input("Head dim", min_value=1, max_value=100_000, step=1, value=None, key="w_m_hd",
-                            placeholder="hidden ÷ heads", help="Empty = hidden size ÷ attention heads.")
-            c2.number_input("Learned position rows", min_value=0, max_value=10_000_000, step=1, key="w_m_pos",
+                            placeholder="auto", help="Empty = hidden size ÷ attention heads.")
+            c2.number_input("Position rows", min_value=0, max_value=10_000_000, step=1, key="w_m_pos",
                             help="Rows of a learned position table (GPT-2/3); 0 = RoPE / ALiBi.")
-            c1, c2 = st.columns(2)
-            c1.selectbox("Norm", ["rmsnorm", "layernorm"], key="w_m_norm",
-                         help="LayerNorm has a bias vector per norm; RMSNorm does not.")
-            c2.number_input("Dropout probability", min_value=0.0, max_value=0.99, step=0.05, format="%.2f",
+            st.segmented_control("Norm", ["rmsnorm", "layernorm"], key="w_m_norm", width="stretch",
+                                 help="LayerNorm has a bias vector per norm; RMSNorm does not.")
+            st.number_input("Dropout probability", min_value=0.0, max_value=0.99, step=0.05, format="%.2f",
                             key="w_m_do", help="0 = no dropout masks (Llama, Mistral, DeepSeek); GPT-3 used 0.1, "
                             "whose masks add activation memory (Korthikanti et al. 2022, Table 2).")
             st.checkbox("Gated MLP (SwiGLU)", key="w_m_gated")
             st.checkbox("Tied input / output embeddings", key="w_m_tied")
             st.checkbox("Biases in linear layers", key="w_m_bias")
+            st.caption("Mixture of experts (Experts = 0: dense model)")
             c1, c2 = st.columns(2)
             for j, (key, field, label) in enumerate(_MOE_FIELDS):
                 lo = 0 if field in ("n_experts", "n_shared_experts", "first_dense_layers") else 1
                 (c1 if j % 2 == 0 else c2).number_input(label, min_value=lo, max_value=100_000, step=1, key=key)
-            c2.number_input("MoE capacity factor", min_value=1.0, max_value=16.0, step=0.25, format="%.2f",
+            c2.number_input("Capacity factor", min_value=1.0, max_value=16.0, step=0.25, format="%.2f",
                             key="w_m_cf", help="Load-imbalance factor on expert compute and all-to-all (≥ 1).")
             st.caption("MLA: " + ("kept from the base model. " if isinstance(
                 (ss.get(SCENARIO_KEY) or {}).get("model"), dict) and (ss.get(SCENARIO_KEY) or {})["model"].get("mla")
@@ -615,10 +615,10 @@ def render_sidebar(page: str) -> dict:
                         key="w_hbmu", placeholder="catalogue value", format="%.1f")
         st.number_input("Host memory override, GiB per node", min_value=0.1, max_value=1e7, value=None,
                         key="w_hostmem", placeholder="catalogue value", format="%.0f")
-        c1, c2 = st.columns(2)
-        c1.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue")
-        c2.number_input("Power draw (× node power)", min_value=0.0, max_value=1.0, step=0.05, format="%.2f",
-                        key="w_util", help="Average power as a fraction of whole-node power at full load.")
+        st.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue",
+                        help="Facility power ÷ IT power.")
+        st.number_input("Average power draw, fraction of node power", min_value=0.0, max_value=1.0, step=0.05,
+                        format="%.2f", key="w_util", help="Average power as a fraction of whole-node power at full load.")
 
     with sb.expander("Parallelism", expanded=True):
         c1, c2, c3 = st.columns(3)
@@ -632,10 +632,9 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Activation recompute", ["none", "selective", "full"], key="w_rc")
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble"], key="w_sch")
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")
-        c1, c2, c3 = st.columns(3)
-        c1.checkbox("master wts", key="w_offw", help="Offload fp32 master weights too (with the optimizer).")
-        c2.checkbox("grads", key="w_offg", help="Offload gradients to host memory.")
-        c3.checkbox("activations", key="w_offa", help="Swap stashed activations to host memory (KARMA).")
+        st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")
+        st.checkbox("Offload gradients", key="w_offg", help="Gradients to host memory.")
+        st.checkbox("Offload activations", key="w_offa", help="Swap stashed activations to host memory (KARMA).")
         st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls")
         st.checkbox("Sequence parallel", key="w_sp")
         st.checkbox("Flash attention", key="w_fa")

@@ -101,7 +101,7 @@ for w in ss.get("_c_warnings", []):
     st.warning(f"Link: {w}", icon=":material/link_off:")
 
 presets = C.preset_ids()
-st.number_input("Scenarios", min_value=2, max_value=MAX_SLOTS, step=1, key="c_n")
+st.columns([1, 3])[0].number_input("Scenarios (2 to 4)", min_value=2, max_value=MAX_SLOTS, step=1, key="c_n")
 n = int(ss["c_n"])
 cols = st.columns(n)
 slots = []

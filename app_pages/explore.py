@@ -156,6 +156,9 @@ with left:
     st.altair_chart(charts.throughput_memory_scatter(pts, ss.get("ex_color") or "tp"), key="ex_scatter")
 with right:
     st.altair_chart(charts.pareto_cost_days_chart(pts), key="ex_pareto")
+    if "pareto_time_cost" in df.columns and int(df["pareto_time_cost"].astype(bool).sum()) == 1:
+        st.caption("Every split here runs on the same GPUs at the same price, so cost grows in proportion "
+                   "to days and the Pareto front is a single point: the fastest split.")
 if len(df) > MAX_POINTS:
     st.caption(f"Charts show the best {MAX_POINTS:,} splits plus every Pareto point; the table ranks all {len(df):,}.")
 

@@ -151,8 +151,10 @@ with left:
                 kind = catalog.resolve_storage(use.tier).kind
                 iv = C.num(res, f"ckpt_{kind}_interval_opt_s")
                 if iv is not None and not CURVE_GRID_S[0] <= iv <= CURVE_GRID_S[-1]:
-                    st.caption(f"{use.tier if isinstance(use.tier, str) else use.tier.name}: interval in use "
-                               f"{iv / 3600:,.1f} h lies outside the plotted range (10 s to 7 days); it is never saved when the engine's optimum is to rely on another tier.")
+                    st.caption(f"{use.tier if isinstance(use.tier, str) else use.tier.name}: the engine's interval "
+                               f"({iv / 3600:,.0f} h) lies outside the plotted range (10 s to 7 days), so no ○ "
+                               "is drawn: in effect this tier is not saved to and the other tiers carry the "
+                               "checkpoints.")
                 elif iv is not None:
                     cur_rows.append({"tier": use.tier if isinstance(use.tier, str) else use.tier.name,
                                      "interval_s": iv, "goodput": res["goodput"]})

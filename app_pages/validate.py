@@ -22,6 +22,9 @@ UNITS = {
     "mfu": "MFU, fraction",
     "step_time_s": "s",
 }
+#: Button labels of the metric choice (the axis titles use UNITS).
+LABELS = {"tflops_per_gpu": "TFLOP/s per GPU", "tokens_per_s_per_gpu": "tokens/s per GPU",
+          "tokens_per_s": "tokens/s", "mfu": "MFU", "step_time_s": "step time (s)"}
 
 
 @st.cache_data(max_entries=2, show_spinner="Evaluating the published runs ...")
@@ -63,7 +66,7 @@ st.dataframe(summary, hide_index=True, key="v_summary",
                             if c.endswith("err")})
 
 c1, c2 = st.columns([2, 3])
-c1.segmented_control("Published metric", metrics, key="v_metric", format_func=lambda m: UNITS.get(m, m))
+c1.segmented_control("Published metric", metrics, key="v_metric", format_func=lambda m: LABELS.get(m, m))
 c2.multiselect("Source groups", groups, key="v_groups")
 C.save_page_widgets("validate", _KEYS)
 metric = ss.get("v_metric") or (metrics[0] if metrics else None)

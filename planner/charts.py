@@ -77,7 +77,7 @@ def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
         x=alt.X("stage:N", title="pipeline stage", sort=alt.SortField("stage_index")),
         y=alt.Y("sum(gib):Q", stack="zero", title="memory per GPU (GiB, 2³⁰ B)"),
         color=alt.Color("component:N", sort=labels, title="component",
-                        scale=alt.Scale(domain=labels)),
+                        scale=alt.Scale(domain=labels), legend=alt.Legend(labelLimit=280)),
         order=alt.Order("order:Q"),
         tooltip=["stage:N", "component:N", alt.Tooltip("gib:Q", title="GiB", format=".2f")],
     )
@@ -207,7 +207,9 @@ def pareto_cost_days_chart(df: pd.DataFrame, front_col: str = "pareto_time_cost"
     layers = [base]
     if front_col in d.columns:
         f = d[d[front_col].astype(bool)].sort_values("time_to_train_days")
-        layers.append(alt.Chart(f).mark_line(point=True, color="#d62728").encode(
+        # Explicit point colour: Streamlit's chart theme would otherwise draw the points blue.
+        layers.append(alt.Chart(f).mark_line(
+            color="#d62728", point=alt.OverlayMarkDef(color="#d62728", size=70, filled=True)).encode(
             x="time_to_train_days:Q", y="cost_musd:Q",
             tooltip=tips + [alt.Tooltip("time_to_train_days:Q", title="days", format=".1f"),
                             alt.Tooltip("cost_musd:Q", title="M USD", format=".2f")]))
@@ -244,7 +246,8 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
     return alt.Chart(df).mark_bar().encode(
         x=alt.X("scenario:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("value:Q", title=None),
-        color=alt.Color("scenario:N", title="scenario"),
+        color=alt.Color("scenario:N", title="scenario", legend=alt.Legend(orient="bottom", direction="vertical",
+                                                                          labelLimit=480)),
         tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=".3g")],
     ).properties(width=130, height=160).facet(
         facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in COMPARE_METRICS]), columns=4,

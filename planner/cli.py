@@ -233,8 +233,35 @@ def cmd_sweep(args) -> int:
     if args.objective not in OBJECTIVES:
         raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
     df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top)
+    if args.format == "table":
+        df = sweep_table(df)
+        if df.attrs:
+            sys.stdout.write(", ".join(f"{k} = {v}" for k, v in df.attrs.items()) + "\n")
     print_frame(df, args.format)
     return 0
+
+
+#: Columns of the sweep's terminal table: the split, then the results in display units.
+SWEEP_TABLE = (
+    ("system", "system", 1.0), ("n_gpus", "gpus", 1.0), ("tp", "tp", 1.0), ("pp", "pp", 1.0),
+    ("dp", "dp", 1.0), ("cp", "cp", 1.0), ("ep", "ep", 1.0), ("vpp", "vpp", 1.0),
+    ("micro_batch_size", "mbs", 1.0), ("zero_stage", "zero", 1.0), ("recompute", "recompute", 1.0),
+    ("schedule", "schedule", 1.0), ("offload_optimizer", "offload", 1.0),
+    ("mem_total_bytes", "mem_GiB", 2.0**30), ("step_time_s", "step_s", 1.0), ("mfu", "mfu", 1.0),
+    ("tokens_per_s", "Mtok_per_s", 1e6), ("goodput", "goodput", 1.0),
+    ("time_to_train_days", "days", 1.0), ("cost_usd", "cost_MUSD", 1e6),
+    ("pareto_time_cost", "pareto", 1.0), ("infeasible_reason", "reason", 1.0),
+)
+
+
+def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The sweep's top rows with the columns a person reads first, in display units."""
+    out = pd.DataFrame(index=df.index)
+    for col, label, div in SWEEP_TABLE:
+        if col in df:
+            out[label] = df[col] / div if div != 1.0 else df[col]
+    out.attrs.update(df.attrs)
+    return out
 
 
 def cmd_simulate(args) -> int:

@@ -394,12 +394,25 @@ class _Block:
     pays only for the terms it has. No loop over rows.
     """
 
-    def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv):
+    def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv, track_lo=False):
         self.n = n
+        #: With ``track_lo``: ``lo_reach`` (n,), the smallest value any lower bound was applied
+        #: to, ``max(x, lo)``, over the whole solve (inf if none). Every lower bound here is
+        #: ``max(step, c)`` for a c that does not depend on the step time, so the same rows with
+        #: any step time <= lo_reach (and >= this one) give the same result, operation for
+        #: operation (see :func:`stage`).
+        self.track_lo, self.lo_reach = track_lo, (np.full(n, np.inf) if track_lo else None)
         self.U, self.s, self.lo, self.hi, self.free = U, s, lo, hi, free
         self.tau_base, self.groups, self.unsurv = tau_base, groups, unsurv
         for g in groups:
             g.lr = {k: g.lam * g.reload[k] for k in U if g.ok[k] is not False}
+
+    def _max_lo(self, x, lo):
+        """``np.maximum(x, lo)`` (x clipped at a lower bound), tracked in ``lo_reach``."""
+        y = np.maximum(x, lo)
+        if self.track_lo:
+            np.minimum(self.lo_reach, y, out=self.lo_reach)
+        return y
 
     # -- assignment of failure classes to recovery tiers ------------------------------------
     def assign(self, tau, want_reload=False):
@@ -475,7 +488,8 @@ class _Block:
                 a = _or(a, g.ok[k])
             if a is not False:
                 ls = _acc(ls, _pick(a, g.lam, 0.0))
-        young = None if ls is None else np.minimum(np.maximum(np.sqrt(2.0 * S / np.maximum(ls, _LP_MIN)), lo), hi)
+        young = None if ls is None else np.minimum(
+            self._max_lo(np.sqrt(2.0 * S / np.maximum(ls, _LP_MIN)), lo), hi)
         cache[u] = (S, lo, hi, young, (4.0 * S, S * S, 2.0 * S))
         return cache[u]
 
@@ -582,7 +596,7 @@ class _Block:
                 else:
                     P = np.maximum(P, _LP_MIN)
                     tn = S_2 / (P * (S + np.sqrt(S2 + S4 * D / P)))
-                    tn = np.minimum(np.maximum(tn, lo), hi)
+                    tn = np.minimum(self._max_lo(tn, lo), hi)
                 if n_it > 0:
                     e = np.abs(tn / t - 1.0)
                     err = e if err is None else np.maximum(err, e)
@@ -696,14 +710,14 @@ class _Block:
                     if bool(np.all(covered)):
                         continue
                     eps = (-1.0 if side == "before" else 1.0) * _TIE_EPS
-                    near = np.minimum(np.maximum(sep[b] * (1.0 + eps), self.lo[a]), self.hi[a])
+                    near = np.minimum(self._max_lo(sep[b] * (1.0 + eps), self.lo[a]), self.hi[a])
                     for init in ({a: near}, {**best, a: near}):  # others from Young / best
                         tau0, info = self.start(units, init=init)
                         consider(self.solve(tau0, info))
                     if self.free[b] is not True:  # b fixed (in some rows): a held next to b
                         tie = (a < b) == (side == "before")
-                        pin = np.minimum(np.maximum(self.tau_base[b] * (1.0 if tie else 1.0 + eps),
-                                                    self.lo[a]), self.hi[a])
+                        pin = np.minimum(self._max_lo(self.tau_base[b] * (1.0 if tie else 1.0 + eps),
+                                                      self.lo[a]), self.hi[a])
                         tau0, info = self.start([u for u in units if u[0] != a], pin={a: pin})
                         consider(self.solve(tau0, info))
                     if self.free[b] is not False and side == "before":  # b free: one interval
@@ -728,12 +742,16 @@ _STAGE_COLUMNS = (
 )
 
 
-def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
+def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     """Stage 4 on one block of rows: writes ``out[col][sl]`` for every output column.
 
     ``get(name)`` returns the block's slice of an input column; ``has(name)`` tells whether the
-    batch has it; ``zero_cols`` names failure-rate columns that are 0 in every row (skipped). Same model as :func:`stage_grid` (checkpoint formulas of
-    :mod:`planner.checkpoint`, written out here on the block to share the common terms).
+    batch has it; ``zero_cols`` names failure-rate columns that are 0 in every row (skipped). Same
+    model as :func:`stage_grid` (checkpoint formulas of :mod:`planner.checkpoint`, written out
+    here on the block to share the common terms).
+
+    Returns, with ``track_lo``, the largest step time [s] (after the 1 s floor) for which each
+    row's result would be the same, operation for operation (:attr:`_Block.lo_reach`); else None.
     """
     def F(name):
         return np.asarray(get(name), dtype=float)
@@ -856,7 +874,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
     out["failure_rate_per_h"][sl] = lam_tot
     np.divide(1.0, lam_tot, out=out["mtbf_h"][sl])  # 1/0 = inf: no failures
 
-    blk = _Block(n, U, s, lo, hi, free, base, list(groups.values()), unsurv)
+    blk = _Block(n, U, s, lo, hi, free, base, list(groups.values()), unsurv, track_lo)
     tau, parts = blk.optimum()
 
     # Outputs at the chosen intervals (expected_goodput's formulas).
@@ -889,6 +907,148 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset()):
         out["ckpt_interval_s"][sl] = tmin
     else:  # rows with no enabled tier: NaN
         out["ckpt_interval_s"][sl] = np.where(np.isinf(tmin), np.nan, tmin)
+    return blk.lo_reach
+
+
+#: The input columns :func:`_stage_block` reads, besides ``step_time_s`` (which only sets the
+#: intervals' lower bound). Rows equal in all of them are one problem (see :func:`stage`).
+_INPUT_COLUMNS: tuple[str, ...] = (
+    ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "zero_stage", "dp",
+     "host_link_bw_bytes_per_s", "nic_bw_per_gpu_bytes_per_s", "ckpt_async",
+     "ckpt_async_interference_frac", "hot_spare_nodes")
+    + tuple(f"ckpt_{k}_{q}" for k in TIER_KINDS for q in (
+        "enabled", "interval_s", "write_bw_per_node_bytes_per_s", "agg_write_bw_bytes_per_s",
+        "read_bw_per_node_bytes_per_s", "agg_read_bw_bytes_per_s"))
+    + tuple(f"ckpt_{k}_replicas" for k in ck.NODE_LOCAL_TIERS)
+    + tuple(f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES)
+    + tuple(f"fail_{c}_{q}" for c in FAILURE_CLASSES
+            for q in ("per_gpu_h", "per_node_h", "per_job_h", "restart_s", "repair_s"))
+)
+#: Batches of at least this many rows are grouped into distinct problems first (:func:`stage`).
+DEDUP_MIN_ROWS = 64
+
+
+def _codes(x: np.ndarray):
+    """Dense codes 0..k−1 of the distinct values of column ``x`` (NaNs equal), and k; None when
+    every row holds the same value."""
+    n = x.shape[0]
+    if x.strides == (0,) or (x[0] == x[-1] and (x == x[0]).all()):  # a broadcast scalar, or uniform
+        return None
+    if x.dtype == bool:
+        return x.astype(np.int64), 2
+    if x.dtype.kind in "iu":
+        lo_v, hi_v = int(x.min()), int(x.max())
+        if hi_v - lo_v <= 4 * n:  # small range: a table instead of a sort
+            c = x - lo_v
+            present = np.zeros(hi_v - lo_v + 1, dtype=bool)
+            present[c] = True
+            table = np.cumsum(present) - 1
+            return table[c], int(table[-1]) + 1
+    elif np.isnan(x[0]) and np.isnan(x).all():
+        return None
+    u, inv = np.unique(x, return_inverse=True)
+    return inv.reshape(-1), int(u.size)
+
+
+def _problems(b, n):
+    """Group the rows into distinct stage-4 problems: rows equal in every ``_INPUT_COLUMNS``
+    column (``step_time_s`` aside). Returns (key (n,) int codes 0..K−1, K, the names of the
+    columns that vary) or None when nearly every row is distinct."""
+    key, k_tot = None, 1
+    varying = []
+    for name in _INPUT_COLUMNS:
+        if name not in b:
+            continue
+        c = _codes(np.asarray(b[name]))
+        if c is None:
+            continue
+        varying.append(name)
+        codes, k = c
+        if key is None:
+            key, k_tot = codes, k
+            continue
+        if k_tot * k >= 2**62:  # re-number before the mixed-radix key overflows
+            u, key = np.unique(key, return_inverse=True)
+            key, k_tot = key.reshape(-1), int(u.size)
+        key = key * k + codes
+        k_tot *= k
+        if k_tot > n:
+            u, key = np.unique(key, return_inverse=True)
+            key, k_tot = key.reshape(-1), int(u.size)
+            if k_tot > n // 2:
+                return None
+    if key is None:
+        return np.zeros(n, dtype=np.int64), 1, varying
+    if k_tot > 4 * n:
+        u, key = np.unique(key, return_inverse=True)
+        return key.reshape(-1), int(u.size), varying
+    present = np.zeros(k_tot, dtype=bool)
+    present[key] = True
+    table = np.cumsum(present) - 1
+    return table[key], int(table[-1]) + 1, varying
+
+
+def _rows_of(b, names, varying, idx):
+    """Columns ``names`` of ``b`` at rows ``idx``: gathered where they vary, else the one value
+    as a read-only broadcast view (no copy)."""
+    m = idx.size
+    return {name: (np.asarray(b[name])[idx] if name in varying
+                   else np.broadcast_to(np.asarray(b[name])[:1], (m,))) for name in names}
+
+
+def _stage_blocks(b, n, out, zero_cols, track_lo=False):
+    """:func:`_stage_block` over the rows of ``b`` in blocks of ``BLOCK_ROWS``; with ``track_lo``
+    the step time up to which each row's result holds (see :func:`_stage_block`), else None."""
+    reach = np.empty(n) if track_lo else None
+    for s0 in range(0, n, BLOCK_ROWS):
+        sl = slice(s0, min(n, s0 + BLOCK_ROWS))
+        r = _stage_block(lambda name: b[name][sl], lambda name: name in b, sl.stop - sl.start, out, sl,
+                         zero_cols, track_lo)
+        if track_lo:
+            reach[sl] = r
+    return reach
+
+
+def _stage_dedup(b, n, out, zero_cols) -> bool:
+    """Stage 4 once per distinct problem of the batch, results gathered back to the rows (see
+    :func:`stage`); False (nothing written) when nearly every row is a problem of its own."""
+    has_step = "step_time_s" in b
+    step = np.fmax(np.asarray(b["step_time_s"], dtype=float), INTERVAL_MIN_S) if has_step else None
+    if step is not None and not float(step.max()) <= INTERVAL_MAX_S:
+        return False
+    grp = _problems(b, n)
+    if grp is None:
+        return False
+    key, K, varying = grp
+    varying = set(varying) | {"params_total"}
+    cols = [name for name in _INPUT_COLUMNS if name in b] + ["params_total"]
+    if has_step:  # each problem at the smallest step time of its rows
+        smin = np.full(K, np.inf)
+        np.minimum.at(smin, key, step)
+        hit = np.flatnonzero(step == smin[key])
+        rep_row = np.empty(K, dtype=np.int64)
+        rep_row[key[hit]] = hit  # a row of each problem that has that step time
+    else:
+        rep_row = np.empty(K, dtype=np.int64)
+        rep_row[key] = np.arange(n)  # any row of each problem
+    ub = _rows_of(b, cols, varying, rep_row)
+    if has_step:
+        ub["step_time_s"] = step[rep_row]
+    uout = {c: np.empty(K) for c in _STAGE_COLUMNS}
+    reach = _stage_blocks(ub, K, uout, zero_cols, track_lo=has_step)
+    for c in _STAGE_COLUMNS:
+        np.take(uout[c], key, out=out[c])
+    if has_step:
+        # rows whose step time is above what their problem's result holds for: on their own
+        rows = np.flatnonzero(step > reach[key])
+        if rows.size:
+            sub = _rows_of(b, cols, varying, rows)
+            sub["step_time_s"] = step[rows]
+            sout = {c: np.empty(rows.size) for c in _STAGE_COLUMNS}
+            _stage_blocks(sub, rows.size, sout, zero_cols)
+            for c in _STAGE_COLUMNS:
+                out[c][rows] = sout[c]
+    return True
 
 
 def stage(b) -> dict[str, np.ndarray]:
@@ -924,10 +1084,8 @@ def stage(b) -> dict[str, np.ndarray]:
         col for col in (f"fail_{c}_per_{u}_h" for c in FAILURE_CLASSES for u in ("gpu", "node", "job"))
         if not np.any(b[col]))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for s0 in range(0, n, BLOCK_ROWS):
-            sl = slice(s0, min(n, s0 + BLOCK_ROWS))
-            _stage_block(lambda name: b[name][sl], lambda name: name in b, sl.stop - sl.start, out, sl,
-                         zero_cols)
+        if n < DEDUP_MIN_ROWS or not _stage_dedup(b, n, out, zero_cols):
+            _stage_blocks(b, n, out, zero_cols)
     used = out["ckpt_host_mem_per_node_bytes"]
     if "host_mem_per_node_bytes" in b:
         used = used + np.asarray(b["host_mem_per_node_bytes"], dtype=float)

@@ -97,3 +97,26 @@ def test_module_entry_point_and_console_script():
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and "parallelism" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_sweep_table_and_json():
+    rc, out, err = run("sweep", "--preset", "llama3-8b-h100-64", "--top", "3", "--format", "json")
+    assert rc == 0, err
+    rows = json.loads(out)
+    assert len(rows) == 3 and {"tp", "pp", "dp", "step_time_s", "infeasible_reason"} <= set(rows[0])
+    rc, out, err = run("sweep", "--preset", "llama3-8b-h100-64", "--top", "3")
+    assert rc == 0, err
+    assert "n_configurations" in out and "mem_GiB" in out and "days" in out
+
+
+def test_sweep_bad_objective():
+    rc, _, err = run("sweep", "--preset", "default", "--objective", "speed")
+    assert rc == 2 and "allowed: time_to_train" in err
+
+
+def test_simulate_summary():
+    rc, out, err = run("simulate", "--preset", "llama3-8b-h100-64", "--trials", "200", "--seed", "1")
+    assert rc == 0, err
+    assert "time_to_train_days" in out and "p90" in out
+    rc, _, err = run("simulate", "--preset", "default", "--trials", "0")
+    assert rc == 2 and "--trials 0" in err

@@ -71,3 +71,95 @@ def test_bad_link_warns_in_the_browser(app_url, browser):
     assert "gpt-9" in alerts and "tp='0'" in alerts
     assert any(m.startswith("Step time=") for m in _metrics(page))
     ctx.close()
+
+
+def _wait_page(page, testid: str, count: int = 1):
+    from playwright.sync_api import expect
+
+    page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id(testid)).to_have_count(count, timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+def _grid_cell(page, col: int, row: int, markers: bool = False) -> str:
+    """Text of one st.dataframe cell, ``col`` as in :func:`_grid_headers` (0 = the index).
+    The grid draws on a canvas; its accessible fallback table carries each cell as
+    ``data-testid=glide-cell-<col>-<row>``, shifted by one when the table has a
+    row-selection marker column (``on_select``)."""
+    return (page.get_by_test_id(f"glide-cell-{col + markers}-{row}").first.text_content(timeout=TIMEOUT_MS) or "").strip()
+
+
+def _grid_headers(page) -> list[str]:
+    page.get_by_test_id("glide-cell-1-1").first.wait_for(state="attached", timeout=TIMEOUT_MS)
+    return [t.strip() for t in page.get_by_test_id("stDataFrame").first.locator("th[role=columnheader]").all_text_contents()]
+
+
+def test_explore_renders_and_a_clicked_row_opens_in_plan(app_url, browser):
+    """Explore: both scatter charts and the top-K table render; clicking a row's selection
+    marker switches to Plan with that split's TP / PP / CP in the sidebar and the URL."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1700})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/explore?p=llama3-8b-h100-64", wait_until="domcontentloaded")
+    _wait_page(page, "stDataFrame")
+    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(2, timeout=TIMEOUT_MS)
+    page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
+                           timeout=TIMEOUT_MS)
+    heads = _grid_headers(page)
+    assert heads[1:4] == ["TP", "PP", "DP"] and "memory (GiB)" in heads
+    row = 2
+    tp, pp, cp = (_grid_cell(page, heads.index(h), row, markers=True) for h in ("TP", "PP", "CP"))
+    page.screenshot(path=str(ARTIFACTS / "e2e-explore.png"), full_page=True)
+    # Row markers sit in the first 30 px of the grid; header and rows are 35 px high.
+    box = page.get_by_test_id("stDataFrame").first.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 35 + 35 * row + 17)
+    expect(page.get_by_role("heading", name="Plan a training run")).to_be_visible(timeout=TIMEOUT_MS)
+    _settle(page)
+    q = parse_qs(urlparse(page.url).query)
+    assert (q["tp"], q["pp"], q["cp"]) == ([tp], [pp], [cp])
+    sb = page.get_by_test_id("stSidebar")
+    assert sb.get_by_label("TP", exact=True).input_value() == tp
+    assert sb.get_by_label("PP", exact=True).input_value() == pp
+    assert any(m.startswith("Step time=") for m in _metrics(page))
+    ctx.close()
+
+
+def test_compare_two_presets_side_by_side(app_url, browser):
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1600})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/compare?c_n=2&c_src1=default&c_src2=llama3-8b-h100-64", wait_until="domcontentloaded")
+    _wait_page(page, "stDataFrame")
+    expect(page.get_by_test_id("stVegaLiteChart")).to_have_count(1, timeout=TIMEOUT_MS)
+    page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
+                           timeout=TIMEOUT_MS)
+    heads = _grid_headers(page)
+    assert any(h.startswith("1: llama3-70b · 1024") for h in heads), heads
+    assert any(h.startswith("2: llama3-8b · 64") for h in heads), heads
+    rows = [_grid_cell(page, 0, r) for r in range(10)]
+    assert "step time" in rows and "cost to train" in rows
+    r = rows.index("step time")
+    for col in (heads.index(next(h for h in heads if h.startswith("1:"))),
+                heads.index(next(h for h in heads if h.startswith("2:")))):
+        assert _grid_cell(page, col, r).endswith(" s")
+    assert _grid_cell(page, 1, r) != _grid_cell(page, 2, r)  # columns 1 and 2: the two scenarios
+    q = parse_qs(urlparse(page.url).query)
+    assert q["c_src2"] == ["llama3-8b-h100-64"] and q["2.m"] == ["llama3-8b"]
+    page.screenshot(path=str(ARTIFACTS / "e2e-compare.png"), full_page=True)
+    ctx.close()
+
+
+def test_validate_page_renders(app_url, browser):
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1400})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/validate", wait_until="domcontentloaded")
+    _wait_page(page, "stDataFrame", count=2)  # the calibration table and the error per group
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=TIMEOUT_MS)
+    page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
+                           timeout=TIMEOUT_MS)
+    page.screenshot(path=str(ARTIFACTS / "e2e-validate.png"), full_page=True)
+    ctx.close()

@@ -10,12 +10,15 @@ The batch: the ``llama3-405b-h100-16k`` preset through stages 1-3 (``planner.eng
 with small perturbations: ``n_gpus`` (and ``n_nodes``) by a random multiple of 8 GPUs within
 ±10%, ``step_time_s`` (and ``tokens_per_s``) by ±10%. Prints the best of ``--repeat`` runs, and
 the speed of the grid-search reference (:func:`planner.reliability.stage_grid`) on ``--grid``
-rows with the largest goodput difference between the two.
+rows with the largest goodput difference between the two. Then stage 4 on the rows of the
+same preset's sweep (:func:`planner.sweep.build_space`, stages 1-3 run first), in the sweep's
+chunks of ``engine.DEFAULT_CHUNK_ROWS``: the batches the sweep target is about.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import time
 
 import numpy as np
@@ -64,6 +67,28 @@ def main() -> None:
     print(f"reliability.stage: {best['reliability']:.3f} s  {n / best['reliability'] / 1e6:.2f} M rows/s")
     print(f"cost.stage:        {best['cost']:.3f} s  {n / best['cost'] / 1e6:.2f} M rows/s")
     print(f"stage 4 + 5:       {tot:.3f} s  {n / tot / 1e6:.2f} M rows/s")
+    # The sweep's rows, in the sweep's chunks.
+    sw = importlib.import_module("planner.sweep")
+    space = sw.build_space(planner.load_preset("llama3-405b-h100-16k"))
+    chunks = []
+    for a in range(0, space.n_rows, engine.DEFAULT_CHUNK_ROWS):
+        c, reason, _ = space.rows(a, min(a + engine.DEFAULT_CHUNK_ROWS, space.n_rows))
+        if not (reason == 0).all():
+            c = {k: np.asarray(v)[reason == 0] for k, v in c.items()}
+        for mod in engine._stage_modules():
+            if mod.__name__ in ("planner.reliability", "planner.cost"):
+                continue
+            c.update(mod.stage(c))
+        chunks.append(c)
+    n_sw = sum(len(c["tp"]) for c in chunks)
+    t_sw = np.inf
+    for _ in range(max(args.repeat, 5)):
+        t0 = time.perf_counter()
+        for c in chunks:
+            reliability.stage(c)
+        t_sw = min(t_sw, time.perf_counter() - t0)
+    print(f"reliability.stage on the 405B sweep rows ({n_sw:,} in chunks of {engine.DEFAULT_CHUNK_ROWS:,}): "
+          f"{t_sw * 1e3:.1f} ms  {n_sw / t_sw / 1e6:.2f} M rows/s")
     if args.grid:
         sub = {k: v[: args.grid] for k, v in b.items()}
         t0 = time.perf_counter()

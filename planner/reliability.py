@@ -989,11 +989,11 @@ def _problems(b, n):
 
 
 def _rows_of(b, names, varying, idx):
-    """Columns ``names`` of ``b`` at rows ``idx``: gathered where they vary, else the one value
-    as a read-only broadcast view (no copy)."""
+    """Columns ``names`` of ``b`` at rows ``idx``: gathered where they vary, else (every row the
+    same) the first ``idx.size`` rows, a view."""
     m = idx.size
-    return {name: (np.asarray(b[name])[idx] if name in varying
-                   else np.broadcast_to(np.asarray(b[name])[:1], (m,))) for name in names}
+    return {name: (np.asarray(b[name])[idx] if name in varying else np.asarray(b[name])[:m])
+            for name in names}
 
 
 def _stage_blocks(b, n, out, zero_cols, track_lo=False):
@@ -1071,6 +1071,15 @@ def stage(b) -> dict[str, np.ndarray]:
 
     Notes
     -----
+    Distinct problems first (batches of ``DEDUP_MIN_ROWS`` rows or more): rows equal in every
+    input column of the stage (``_INPUT_COLUMNS``) but ``step_time_s`` are one problem (a sweep
+    chunk of one model and one system holds a few dozen: the split changes only ZeRO's writer
+    count, and the step time). Each problem is solved once, at the smallest step time of its
+    rows, and its result copied to its rows (a gather, no loop over rows). The step time enters
+    only as the lower bound ``max(step, c)`` of an interval; the solver records the smallest
+    value it clipped at a lower bound (:attr:`_Block.lo_reach`), and a row whose step time is
+    above that is solved again on its own (the same operations would not give the same values
+    there): so every row's result is the one the solver gives that row, not an approximation.
     Rows are processed in blocks of ``BLOCK_ROWS`` (a loop over blocks, not rows) so that the
     working arrays stay in cache; within a block every step is a whole-array operation. The
     free intervals solve the stationarity conditions of the renewal objective (see

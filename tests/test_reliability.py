@@ -365,3 +365,38 @@ def test_no_enabled_tier():
     ref = rel.stage_grid(b)
     for col in ("goodput", "goodput_renewal", "lost_work_frac", "restart_frac"):
         assert np.array_equal(out[col], ref[col], equal_nan=True), col
+
+
+# ---------------------------------------------------------------- distinct problems (speed path)
+
+def test_input_columns_cover_what_the_stage_reads():
+    # rows are grouped by rel._INPUT_COLUMNS: the stage must read nothing else (but the step
+    # time and params_total, handled apart)
+    b = _random_rows(8, 3)
+    read = set()
+
+    def get(name):
+        read.add(name)
+        return b[name]
+    out = {c: np.empty(8) for c in rel._STAGE_COLUMNS}
+    zero = frozenset()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        rel._stage_block(get, lambda name: name in b, 8, out, slice(0, 8), zero)
+    assert read - set(rel._INPUT_COLUMNS) <= {"step_time_s", "params_total"}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_distinct_problems_give_each_row_its_own_result(seed, monkeypatch):
+    # a sweep-like batch: few distinct problems, step times spread over 0.5 s .. 2000 s (long
+    # steps push the optimum onto the lower bound, where a row must be solved on its own)
+    rng = np.random.default_rng(seed)
+    probs = _random_rows(6, seed)
+    n = 600
+    b = B.take(probs, rng.integers(0, 6, n))
+    b["step_time_s"] = 10 ** rng.uniform(-0.3, 3.3, n)
+    fast = rel.stage(b)
+    monkeypatch.setattr(rel, "DEDUP_MIN_ROWS", 10**9)  # the row-block path, no grouping
+    ref = rel.stage(b)
+    for col in fast:
+        assert np.allclose(np.asarray(fast[col], float), np.asarray(ref[col], float), rtol=1e-12,
+                           atol=0.0, equal_nan=True), col

@@ -86,13 +86,13 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
     if kind == "gib":
         return f"{x / GIB:,.1f} GiB"
     if kind == "s":
-        return f"{x:,.2f} s" if x < 100 else f"{x:,.0f} s"
+        return fmt_duration(x)
     if kind == "pct":
         return f"{100 * x:.1f} %"
     if kind == "tok":
         return f"{x / 1e6:,.2f} M tok/s" if x >= 1e5 else f"{x:,.0f} tok/s"
     if kind == "h":
-        return f"{x:,.1f} h" if x < 1000 else f"{x:,.0f} h"
+        return fmt_duration(x * 3600.0)
     if kind == "days":
         return f"{x:,.1f} days"
     if kind == "usd":
@@ -106,10 +106,104 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
     return f"{x:,.4g}"
 
 
+def fmt_duration(x_s: float | None) -> str:
+    """A duration in seconds with the unit chosen by magnitude: ms below 0.1 s, s below 2 min,
+    min below 2 h, h above (never rounded to "0 h"). "—" when missing or not finite."""
+    if x_s is None:
+        return DASH
+    try:
+        x = float(x_s)
+    except (TypeError, ValueError):
+        return DASH
+    if not math.isfinite(x):
+        return DASH
+    a = abs(x)
+    if a == 0:
+        return "0 s"
+    if a < 0.1:
+        return f"{x * 1e3:.3g} ms"
+    if a < 120:
+        return f"{x:,.2f} s" if a < 10 else f"{x:,.1f} s"
+    if a < 7200:
+        return f"{x / 60:,.1f} min"
+    h = x / 3600
+    return f"{h:,.1f} h" if abs(h) < 1000 else f"{h:,.0f} h"
+
+
+#: The engine's "never saved" interval (a tier that recovers no failure class at the optimum).
+try:
+    from planner.reliability import INTERVAL_MAX_S as NEVER_SAVED_S
+except Exception:  # noqa: BLE001 - the display falls back to the documented value
+    NEVER_SAVED_S = 1e8
+NOT_SAVED_TEXT = "not saved (another tier covers every failure class)"
+
+
+def fmt_interval(x_s: float | None) -> str:
+    """A checkpoint interval: the engine's never-saved value as words, else :func:`fmt_duration`."""
+    try:
+        if x_s is not None and float(x_s) >= 0.999 * NEVER_SAVED_S:
+            return NOT_SAVED_TEXT
+    except (TypeError, ValueError):
+        pass
+    d = fmt_duration(x_s)
+    return d if d == DASH else f"every {d}"
+
+
+def nonfinite(results: dict, key: str) -> str | None:
+    """``"inf"`` / ``"nan"`` when the engine reported a non-finite number for ``key``, else None."""
+    v = results.get(key) if results else None
+    if v is None or isinstance(v, (str, bool)):
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isfinite(x) else ("nan" if x != x else ("inf" if x > 0 else "-inf"))
+
+
+def never_finishes(results: dict) -> bool:
+    """The engine says the run makes no progress: goodput 0, or days to train infinite."""
+    g = num(results, "goodput")
+    return (g is not None and g <= 0.0) or nonfinite(results, "time_to_train_days") in ("inf", "nan")
+
+
+def never_finishes_text(results: dict, explain: dict | None = None, notes: list | None = None) -> str:
+    """Why the run never finishes, from the engine's own columns, ``explain`` and ``notes``."""
+    explain = explain or {}
+    parts = ["**The run never finishes: failures arrive faster than training progresses.**"]
+    g = num(results, "goodput")
+    if g is not None and g <= 0:
+        parts.append("Goodput is 0: the expected time lost to checkpoints, re-doing lost work and "
+                     "restarts is at least the whole wall time")
+    else:
+        parts.append("The expected wall time per unit of work is unbounded")
+    bits = []
+    if (m := num(results, "mtbf_h")) is not None:
+        bits.append(f"one failure every {fmt_duration(m * 3600.0)} for the whole job")
+    for key, what in (("restart_frac", "restarts"), ("lost_work_frac", "lost work"),
+                      ("ckpt_overhead_frac", "checkpoint stalls")):
+        if (x := num(results, key)) is not None:
+            bits.append(f"{what} {100 * x:,.1f} % of wall time")
+    if bits:
+        parts[-1] += " (" + "; ".join(bits) + ")."
+    else:
+        parts[-1] += "."
+    parts.append("So days, cost and energy to train are infinite and shown as —. More hot spares, a faster "
+                 "checkpoint tier, fewer GPUs or a lower failure-rate scale help.")
+    for key in ("goodput", "time_to_train_days"):
+        if key in explain:
+            parts.append(f"\n\nEngine (`{key}`): `{explain[key]}`")
+    for n in notes or []:
+        if "oodput" in str(n):
+            parts.append(f"\n\nEngine note: {n}")
+    return " ".join(parts)
+
+
 #: Display kind of a result column, from its unit suffix (SI names; see the house rules).
 _SUFFIX_KINDS = (("_bytes", "gib"), ("_days", "days"), ("_usd", "usd"), ("_mwh", "mwh"), ("_per_h", "per_h"),
                  ("_h", "h"), ("_s", "s"), ("_frac", "pct"))
-_NAME_KINDS = {"mfu": "pct", "hfu": "pct", "goodput": "pct", "goodput_renewal": "pct", "tokens_per_s": "tok",
+_NAME_KINDS = {"mfu": "pct", "hfu": "pct", "goodput": "pct", "goodput_renewal": "pct",
+               "goodput_first_order": "pct", "tokens_per_s": "tok",
                "tflops_per_gpu": "tflops", "fits": "bool"}
 
 
@@ -121,8 +215,8 @@ def fmt_col(results: dict, key: str) -> str:
     if kind == "per_h":
         x = num(results, key)
         return DASH if x is None else f"{x:.4g} per h"
-    if kind == "s" and (x := num(results, key)) is not None and abs(x) < 0.1:
-        return f"{x * 1e3:.3g} ms"
+    if kind == "s" and "interval" in key:
+        return fmt_interval(num(results, key))
     if key.endswith("_flop") or key.endswith("_flop_per_step"):
         x = num(results, key)
         return DASH if x is None else f"{x:.4g} FLOP"

@@ -90,9 +90,8 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
     mla = m.mla
     peaks = acc.peak_flop_per_s
     peak16 = peaks.get("bf16", peaks.get("fp16"))
-    # GEMM precision peak: fall back to the 16-bit peak when the part has no such unit
-    # (e.g. fp8 asked of an A100 runs as bf16: stated in the UI via `precision_fallback`).
-    peak = peaks.get(t.precision, peak16)
+    # GEMM precision peak (the schema refuses a precision the accelerator has no units for).
+    peak = peaks[t.precision]
     row: dict[str, float | int | bool] = {
         "n_layers": m.n_layers,
         "hidden_size": m.hidden_size,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,27 +39,63 @@ def _parse_value(text: str) -> Any:
         return text
 
 
+def _expand_id(where: str, value: str, path: str) -> dict:
+    """The catalogue object behind an id at ``where`` (model, cluster.system, ...), as JSON."""
+    generic = where.split(".")
+    key = ".".join("N" if x.isdigit() else x for x in generic)
+    tables = {"model": catalog.models, "cluster.system": catalog.systems,
+              "cluster.accelerator": catalog.accelerators, "reliability.profile": catalog.failure_profiles,
+              "checkpoint.tiers.N.tier": catalog.storage_tiers}
+    if key not in tables:
+        raise UsageError([f"--set {path}: '{where}' is {value!r}, not an object"])
+    table = tables[key]()
+    if value not in table:
+        raise UsageError([f"--set {path}: '{where}' = {value!r} is not a catalogue id; "
+                          f"allowed: {', '.join(sorted(table))}"])
+    return table[value].model_dump(mode="json", by_alias=True)
+
+
 def apply_sets(data: dict, sets: Sequence[str]) -> dict:
-    """Apply ``path=value`` overrides (``parallelism.tp=4``; value parsed as JSON when it can be)."""
+    """Apply ``path=value`` overrides (``parallelism.tp=4``, ``checkpoint.tiers.0.interval_s=60``;
+    the value is parsed as JSON when it can be, else taken as a string)."""
     for item in sets or ():
         if "=" not in item:
             raise UsageError([f"--set {item!r}: expected path=value, e.g. parallelism.tp=4"])
         path, value = item.split("=", 1)
-        parts = path.strip().split(".")
+        parts = [p for p in path.strip().split(".")]
+        if not path.strip() or any(not p for p in parts):
+            raise UsageError([f"--set {item!r}: the path before '=' names no field, e.g. parallelism.tp=4"])
         cur = data
-        for p in parts[:-1]:
-            nxt = cur.get(p)
-            if nxt is None:
-                nxt = {}
+        for depth, p in enumerate(parts[:-1]):
+            where = ".".join(parts[: depth + 1])
+            if isinstance(cur, list):
+                if not p.isdigit() or int(p) >= len(cur):
+                    raise UsageError([f"--set {path}: '{where}' needs an index from 0 to {len(cur) - 1}"])
+                nxt = cur[int(p)]
+            else:
+                nxt = cur.get(p)
+                if nxt is None:
+                    nxt = {}
+                    cur[p] = nxt
+            if isinstance(nxt, str) and not isinstance(cur, list):
+                # a catalogue id such as model="llama3-8b": expand it to its object to edit a field
+                nxt = _expand_id(where, nxt, path)
                 cur[p] = nxt
-            if not isinstance(nxt, dict):
-                raise UsageError([f"--set {path}: '{p}' is not an object (it is {nxt!r})"])
+            if not isinstance(nxt, (dict, list)):
+                raise UsageError([f"--set {path}: '{where}' is not an object (it is {nxt!r})"])
             cur = nxt
-        cur[parts[-1]] = _parse_value(value)
+        last = parts[-1]
+        if isinstance(cur, list):
+            if not last.isdigit() or int(last) >= len(cur):
+                raise UsageError([f"--set {path}: needs an index from 0 to {len(cur) - 1}"])
+            cur[int(last)] = _parse_value(value)
+        else:
+            cur[last] = _parse_value(value)
         # Changing the split or the cluster size re-derives dp unless the user set it.
         if parts[0] == "parallelism" and parts[-1] in ("tp", "pp", "cp") or path.strip() == "cluster.n_gpus":
             if not any(s.split("=", 1)[0].strip() == "parallelism.dp" for s in sets):
-                data.get("parallelism", {}).pop("dp", None)
+                if isinstance(data.get("parallelism"), dict):
+                    data["parallelism"].pop("dp", None)
     return data
 
 
@@ -74,9 +111,15 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
     else:
         path = Path(file)
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise UsageError([f"{file}: no such file"]) from None
+        except IsADirectoryError:
+            raise UsageError([f"{file}: is a folder; give a scenario JSON file"]) from None
+        except UnicodeDecodeError:
+            raise UsageError([f"{file}: not UTF-8 text; give a scenario JSON file"]) from None
+        except OSError as e:
+            raise UsageError([f"{file}: cannot be read ({e.strerror})"]) from None
         except json.JSONDecodeError as e:
             raise UsageError([f"{file}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
         if not isinstance(data, dict):
@@ -92,7 +135,10 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
 
 # ---------------------------------------------------------------------------------- output
 
+#: Display units by column suffix (checked in order; the engine itself works in SI).
 UNITS = {
+    "_per_s": ("/s", 1.0),
+    "_per_h": ("/h", 1.0),
     "_bytes": ("GiB", 2.0**30),
     "_s": ("s", 1.0),
     "_h": ("h", 1.0),
@@ -101,6 +147,19 @@ UNITS = {
     "_mwh": ("MWh", 1.0),
     "_frac": ("", 1.0),
 }
+#: Display units of columns whose name carries no suffix.
+NAMED_UNITS = {"tflops_per_gpu": ("TFLOP/s", 1.0), "gpu_hours": ("GPU-h", 1.0)}
+
+
+def _json_safe(x):
+    """NaN and ±inf are not JSON: write them as null (the table shows them as '—')."""
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
 
 
 def _fmt_value(name: str, value: Any) -> tuple[str, str]:
@@ -109,6 +168,11 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
     if not isinstance(value, (int, float, np.integer, np.floating)):
         return str(value), ""
     v = float(value)
+    if not math.isfinite(v):
+        return "—", ""
+    if name in NAMED_UNITS:
+        unit, div = NAMED_UNITS[name]
+        return f"{v / div:,.4g}", unit
     for suffix, (unit, div) in UNITS.items():
         if name.endswith(suffix):
             return f"{v / div:,.4g}", unit
@@ -128,9 +192,9 @@ def print_report(report, fmt: str, out=None) -> None:
 
     if fmt == "json":
         json.dump(
-            {"scenario": report.scenario, "results": report.results, "stages": report.stages,
-             "explain": report.explain, "notes": report.notes},
-            out, indent=2, default=float,
+            _json_safe({"scenario": report.scenario, "results": report.results, "stages": report.stages,
+                        "explain": report.explain, "notes": report.notes}),
+            out, indent=2, default=float, allow_nan=False,
         )
         out.write("\n")
         return
@@ -149,6 +213,8 @@ def print_report(report, fmt: str, out=None) -> None:
     if report.stages:
         out.write("\nmemory per pipeline stage (GiB):\n")
         df = pd.DataFrame(report.stages)
+        if "stage" in df:
+            df["stage"] = df["stage"].astype(int)
         num = df.select_dtypes("number").columns
         df[[c for c in num if c.endswith("_bytes")]] = df[[c for c in num if c.endswith("_bytes")]] / 2**30
         out.write(df.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n")
@@ -172,6 +238,12 @@ def cmd_presets(args) -> int:
     what = args.what or "scenarios"
     if what == "scenarios":
         rows = [{"id": k, "description": v} for k, v in list_presets().items()]
+        if args.format == "table":  # the full text is in json/csv and presets/scenarios.json
+            rows = [{"id": r["id"], "description": (r["description"][:100] + " …")
+                     if len(r["description"]) > 100 else r["description"]} for r in rows]
+            sys.stdout.write(pd.DataFrame(rows).to_string(index=False, justify="left",
+                                                          formatters={"description": "{:<}".format}) + "\n")
+            return 0
     elif what == "models":
         from .engine import evaluate_many  # noqa: F401  (keeps import cost in one place)
         from . import batch as B, model_stats
@@ -202,7 +274,8 @@ def cmd_presets(args) -> int:
                          "nic_GBps_per_gpu": s.nic_bw_per_gpu_bytes_per_s / 1e9,
                          "usd_per_gpu_h": a.price_per_gpu_hour_usd})
         tiers = [{"storage_tier": k, "scope": t.scope,
-                  "agg_write_GBps": (t.aggregate_write_bw_bytes_per_s or float("nan")) / 1e9,
+                  "agg_write_GBps": ("no shared limit" if t.aggregate_write_bw_bytes_per_s is None
+                                     else t.aggregate_write_bw_bytes_per_s / 1e9),
                   "survives": ",".join(t.survives)} for k, t in catalog.storage_tiers().items()]
         profiles = [{"failure_profile": k, "name": p.name, "classes": ",".join(c.failure_class for c in p.classes)}
                     for k, p in catalog.failure_profiles().items()]
@@ -232,7 +305,20 @@ def cmd_sweep(args) -> int:
     s = load_scenario_input(args.preset, args.file, args.set)
     if args.objective not in OBJECTIVES:
         raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
-    df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top)
+    if args.gpus is not None and not 1 <= args.gpus <= 10_000_000:
+        raise UsageError([f"--gpus {args.gpus}: allowed 1 to 10,000,000"])
+    if not 1 <= args.top <= 1_000_000:
+        raise UsageError([f"--top {args.top}: allowed 1 to 1,000,000"])
+    try:
+        df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top)
+    except ValueError as e:
+        raise UsageError([str(e)]) from None
+    if len(df) == 0:
+        n = args.gpus or s.cluster.n_gpus
+        sys.stdout.write(
+            f"no feasible split of {n} GPUs ({df.attrs.get('n_configurations', 0)} valid splits evaluated, "
+            f"{df.attrs.get('n_feasible', 0)} fit): try more GPUs, another system, or recompute/offload\n")
+        return 0
     if args.format == "table":
         df = sweep_table(df)
         if df.attrs:
@@ -270,6 +356,8 @@ def cmd_simulate(args) -> int:
     s = load_scenario_input(args.preset, args.file, args.set)
     if args.trials < 1 or args.trials > 10_000_000:
         raise UsageError([f"--trials {args.trials}: allowed 1 to 10,000,000"])
+    if not 0 <= args.seed < 2**63:
+        raise UsageError([f"--seed {args.seed}: allowed 0 to 2^63 − 1"])
     df = simulate(s, n_trials=args.trials, seed=args.seed)
     summary = summarize(df)
     if args.format == "table":
@@ -283,12 +371,12 @@ def cmd_validate(args) -> int:
     from .validation import validate
 
     path = args.csv
-    if path is not None and not Path(path).exists():
-        raise UsageError([f"--csv {path}: no such file"])
+    if path is not None and not Path(path).is_file():
+        raise UsageError([f"--csv {path}: no such file" if not Path(path).exists() else f"--csv {path}: not a file"])
     try:
         rows, summary = validate(path)
-    except ValueError as e:
-        raise UsageError([str(e)]) from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError([f"--csv {path}: {e}" if path else str(e)]) from None
     if args.format == "table":
         print_frame(rows, "table")
         sys.stdout.write("\n")

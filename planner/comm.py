@@ -61,12 +61,29 @@ def group_layout(n, stride, domain_size):
 
     Returns
     -------
-    g : array (N,) — members inside one domain, ``clip(domain // stride, 1, n)``.
-    n_domains : array (N,) — ``ceil(n / g)``.
+    g : array (N,) — members inside one domain (of the worst-placed group).
+    n_domains : array (N,) — domains the worst-placed group spans.
+
+    Notes
+    -----
+    Groups are aligned blocks of ``span = n·stride`` consecutive ranks (Megatron's order). A
+    block lies inside one domain exactly when ``domain mod span == 0``; then ``g = n`` and one
+    domain. A block smaller than the domain that does not divide it (TP 16 on a 72-GPU NVL72
+    domain: ranks 64–79 straddle two domains) has groups that cross a domain boundary; the
+    slowest group sets the pace, so such groups count as spanning 2 domains, with
+    ``gcd(span, domain)/stride`` members on the smaller side of the worst cut. A block larger
+    than the domain holds ``clip(domain // stride, 1, n)`` members per domain and spans
+    ``ceil(n / g)`` domains.
     """
     n, stride, dom = _f(n), _f(stride), _f(domain_size)
-    g = np.clip(np.floor(dom / np.maximum(stride, 1.0)), 1.0, np.maximum(n, 1.0))
-    return g, np.ceil(n / g)
+    stride = np.maximum(stride, 1.0)
+    span = n * stride
+    g_big = np.clip(np.floor(dom / stride), 1.0, np.maximum(n, 1.0))
+    aligned = np.fmod(dom, span) == 0.0
+    cut = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
+    g = np.where(span > dom, g_big, np.where(aligned, np.maximum(n, 1.0), np.maximum(cut, 1.0)))
+    nd = np.where(span > dom, np.ceil(n / g_big), np.where(aligned, 1.0, 2.0))
+    return g, nd
 
 
 def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network):
@@ -209,12 +226,11 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
     """
     n = _f(n)
     dom = _f(domain_size)
-    per_dom = np.maximum(dom if stride is None else np.floor(dom / np.maximum(_f(stride), 1.0)), 1.0)
-    intra = n <= per_dom  # the same as ceil(n / g) <= 1
+    span = n if stride is None else n * np.maximum(_f(stride), 1.0)
+    intra = (np.fmod(dom, span) == 0.0) | (n <= 1.0)  # aligned blocks inside one domain (group_layout)
     if intra.all():  # every group inside one domain: g = n (or 1 for n < 1), N = 1
         return nvl_eff_bw, (n - 1.0) * alpha_scaleup_s, intra
-    g = np.minimum(per_dom, np.maximum(n, 1.0))
-    nd = np.ceil(n / g)
+    g, nd = group_layout(n, 1.0 if stride is None else stride, dom)
     bw = np.minimum(nvl_eff_bw, np.maximum(g * nic_eff_bw, nvl_eff_bw * intra))
     alpha = (np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s
     return bw, alpha, intra
@@ -223,12 +239,11 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
 def p2p_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s):
     """:func:`group_p2p_s` with pre-multiplied achieved bandwidths (see :func:`ring_link`).
 
-    The group stays in one domain exactly when ``n ≤ max(floor(domain/stride), 1)``;
+    The group stays in one domain exactly when ``domain mod (n·stride) == 0`` (group_layout);
     returns ``(n > 1) · (S / BW + α)`` [s] (arrays (N,)).
     """
     n = _f(n)
-    per_dom = np.maximum(np.floor(_f(domain_size) / np.maximum(_f(stride), 1.0)), 1.0)
-    intra = n <= per_dom
+    intra = (np.fmod(_f(domain_size), n * np.maximum(_f(stride), 1.0)) == 0.0) | (n <= 1.0)  # group_layout
     if intra.all():
         bw, alpha = nvl_eff_bw, alpha_scaleup_s
     elif not intra.any():

@@ -122,8 +122,51 @@ def _log_phi(x):
         return np.where(small, x / 2.0, np.where(big, x - np.log(np.where(big, x, 1.0)), mid))
 
 
+def _recovery_log_factor(y):
+    """log of the recovery factor, ``−log(1 − y)`` (inf where y >= 1: recoveries never end)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(y >= 1.0, np.inf, -np.log1p(-np.minimum(y, 1.0)))
+
+
+def decompose_loss(log_overhead, log_restart, log_lost, log_w):
+    """Split the lost fraction ``1 − G`` of the renewal goodput ``G = exp(−log_w)`` into
+    checkpoint overhead, lost work and restart, in proportion to the renewal model's own
+    factors (``log_w = log_overhead + log_restart + log_lost``).
+
+    Parameters
+    ----------
+    log_overhead, log_restart, log_lost, log_w : ndarray, same shape
+        ``log(1 + Σ_k s_k/τ_k)``, ``−log Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}`` and
+        ``Σ_k log φ(Λ_k(τ_k + s_k))`` (see :func:`expected_goodput`), and their sum.
+
+    Returns
+    -------
+    (overhead, lost, restart) : three ndarray in [0, 1] with ``1 − Σ = G`` (to rounding).
+
+    Notes
+    -----
+    Each share is ``(1 − G)·a_i/Σa``: the renewal model's decomposition of log(1/G) (a product
+    of three factors), scaled to the lost fraction. It stays meaningful at any λτ (the first-order
+    terms can add up to more than 1) and tends to the first-order terms when λτ, λR -> 0
+    (log(1 + x) ≈ x, log φ(x) ≈ x/2). Where a factor is infinite (a failure class no enabled tier
+    survives: lost work; recoveries that never end: restart) the whole loss, 1, is given to it
+    (split evenly when both are).
+    """
+    a = [np.asarray(x, dtype=float) for x in (log_overhead, log_lost, log_restart)]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        loss = -np.expm1(-np.asarray(log_w, dtype=float))  # 1 − G, exact for small log_w
+        tot = a[0] + a[1] + a[2]
+        inf = [np.isinf(x) for x in a]
+        n_inf = inf[0].astype(float) + inf[1] + inf[2]
+        scale = np.where(tot > 0, loss / np.where(tot > 0, tot, 1.0), 0.0)
+        out = []
+        for x, xi in zip(a, inf):
+            out.append(np.where(n_inf > 0, np.where(xi, 1.0 / np.maximum(n_inf, 1.0), 0.0), x * scale))
+    return out[0], out[1], out[2]
+
+
 def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, survives):
-    """Expected goodput of checkpoint intervals ``taus`` (first order and renewal).
+    """Expected goodput of checkpoint intervals ``taus``: renewal model and first order.
 
     Parameters
     ----------
@@ -139,9 +182,12 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
     Returns
     -------
     dict of ndarray (n, *g)
-        ``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``, ``goodput`` (first order,
-        clipped to [0, 1]), ``log_wall_per_work`` (renewal model, log of 1/goodput),
-        ``goodput_renewal``, ``tau_recovery_min_s`` (interval of the most frequent tier, any class).
+        ``goodput`` (renewal model, see the module docstring), ``log_wall_per_work`` (its
+        log(1/goodput)), ``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac`` (its loss
+        1 − goodput split by :func:`decompose_loss`), ``goodput_first_order`` (clipped to [0, 1])
+        and its unclipped terms ``ckpt_overhead_frac_first_order``,
+        ``lost_work_frac_first_order``, ``restart_frac_first_order``; ``tau_recovery_min_s``
+        (interval of the most frequent enabled tier).
     """
     taus = [np.asarray(t, dtype=float) for t in taus]
     shape = np.broadcast_shapes(*[t.shape for t in taus])
@@ -151,13 +197,15 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         return a.reshape(a.shape + (1,) * nd)
 
     K, C = len(taus), lam_per_s.shape[1]
+    lam_tot = ex(lam_per_s.sum(axis=1))
+    inv_lam = np.where(lam_tot > 0, 1.0 / np.where(lam_tot > 0, lam_tot, 1.0), 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         overhead = np.zeros(shape)
         for k in range(K):
             overhead = overhead + np.where(ex(enabled[:, k]), ex(stall_s[:, k]) / taus[k], 0.0)
         lost = np.zeros(shape)
         restart = np.zeros(shape)
-        log_w = np.log1p(overhead)
+        y = np.zeros(shape)  # 1 − Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
         lam_by_tier = [np.zeros(shape) for _ in range(K)]
         unsurvived = np.zeros(shape)
         for c in range(C):
@@ -174,27 +222,34 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
             lam = ex(lam_per_s[:, c])
             has = lam > 0
             lost = lost + np.where(has, lam * best_tau / 2.0, 0.0)
-            rec = np.where(has, lam * (ex(recovery_s_[:, c]) + best_reload), 0.0)
-            restart = restart + rec
-            log_w = log_w + rec
+            x = ex(recovery_s_[:, c]) + best_reload
+            restart = restart + np.where(has, lam * x, 0.0)
+            y = y + np.where(has & (best_k >= 0), lam * -np.expm1(-lam_tot * x) * inv_lam, 0.0)
             for k in range(K):
                 lam_by_tier[k] = lam_by_tier[k] + np.where(best_k == k, lam, 0.0)
             unsurvived = unsurvived + np.where(best_k < 0, lam, 0.0)
+        log_lost = np.zeros(shape)
         for k in range(K):
             seg = taus[k] + ex(stall_s[:, k])
-            x = np.where(lam_by_tier[k] > 0, lam_by_tier[k] * seg, 0.0)
-            log_w = log_w + _log_phi(x)
-        log_w = np.where(unsurvived > 0, np.inf, log_w)
+            xk = np.where(lam_by_tier[k] > 0, lam_by_tier[k] * seg, 0.0)
+            log_lost = log_lost + _log_phi(xk)
+        log_ov = np.log1p(overhead)
+        log_rs = _recovery_log_factor(y)
+        log_lost = np.where(unsurvived > 0, np.inf, log_lost)
+        log_w = log_ov + log_rs + log_lost
         log_w = np.where(np.isnan(log_w), np.inf, log_w)
         g1 = np.clip(1.0 - overhead - lost - restart, 0.0, 1.0)
         g1 = np.where(np.isnan(g1), 0.0, g1)
         g_ren = np.exp(-log_w)
+        f_ov, f_lw, f_rs = decompose_loss(log_ov, log_rs, log_lost, log_w)
         tmin = np.full(shape, np.inf)
         for k in range(K):
             tmin = np.minimum(tmin, np.where(ex(enabled[:, k]), taus[k], np.inf))
     return {
-        "ckpt_overhead_frac": overhead, "lost_work_frac": lost, "restart_frac": restart,
-        "goodput": g1, "log_wall_per_work": log_w, "goodput_renewal": g_ren,
+        "goodput": g_ren, "log_wall_per_work": log_w,
+        "ckpt_overhead_frac": f_ov, "lost_work_frac": f_lw, "restart_frac": f_rs,
+        "goodput_first_order": g1, "ckpt_overhead_frac_first_order": overhead,
+        "lost_work_frac_first_order": lost, "restart_frac_first_order": restart,
         "tau_recovery_min_s": tmin,
     }
 

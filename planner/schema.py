@@ -366,8 +366,20 @@ class Scenario(_Strict):
         system = catalog.resolve_system(c.system, loc=("cluster", "system"))
         if c.accelerator is not None:
             catalog.resolve_accelerator(c.accelerator, loc=("cluster", "accelerator"))
+        acc = catalog.resolve_accelerator(
+            c.accelerator if c.accelerator is not None else system.accelerator, loc=("cluster", "accelerator"))
+        if self.training.precision not in acc.peak_flop_per_s:
+            raise ValueError(
+                f"training.precision = '{self.training.precision}' is not supported by {acc.name} "
+                f"(it has dense {', '.join(acc.peak_flop_per_s)} units); choose one of those"
+            )
         for i, use in enumerate(self.checkpoint.tiers):
-            catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
+            tier = catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
+            if tier.kind == "local_nvme" and system.local_nvme_bytes <= 0:
+                raise ValueError(
+                    f"checkpoint.tiers[{i}].tier = local_nvme but system '{system.name}' has no local NVMe; "
+                    "use host_memory, pfs or object_store"
+                )
         catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
         kinds = [catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]
         dup = {k for k in kinds if kinds.count(k) > 1}

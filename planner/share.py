@@ -411,7 +411,12 @@ def _base_scenario(pid: str | None, warnings: list[str]) -> tuple[dict, str]:
 def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
     errs: list[str] = []
     r = raw.strip()
-    if r.lower() in ("none", ""):
+    if r == "":
+        # An empty value is not "no checkpointing" (that is ``ck=none``): refuse it, keep the base.
+        return None, [f"ck={_show(raw)}: empty; refused (allowed: 'none' for no checkpointing, or "
+                      f"tier:interval_s|auto:replicas,... with tiers {', '.join(sorted(tiers_cat))}); "
+                      "kept the base value"]
+    if r.lower() == "none":
         return [], errs
     out = []
     seen = set()

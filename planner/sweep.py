@@ -134,8 +134,8 @@ EXTRA_RESULT_COLUMNS: tuple[str, ...] = (
 )
 
 
-def reason_strings(codes: np.ndarray) -> np.ndarray:
-    """Reason strings for an int array of reason codes (one string per element)."""
+def _reason_table(codes: np.ndarray) -> np.ndarray:
+    """The reason strings indexed by code, long enough for every code in ``codes``."""
     codes = np.asarray(codes, dtype=np.int64)
     n_oom = int(max(codes.max(initial=R_OOM) - R_OOM + 1, 1))
     table = np.array(
@@ -143,7 +143,13 @@ def reason_strings(codes: np.ndarray) -> np.ndarray:
         dtype=object,
     )
     table[R_OOM - 1] = "OOM"  # unused slot kept distinct
-    return table[codes]
+    return table
+
+
+def reason_strings(codes: np.ndarray) -> np.ndarray:
+    """Reason strings for an int array of reason codes (one string per element)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    return _reason_table(codes)[codes]
 
 
 # ---- small helpers ------------------------------------------------------------------------
@@ -172,6 +178,24 @@ def _system_id(value) -> str:
 
 
 # ---- Pareto front ---------------------------------------------------------------------------
+
+
+#: pareto_front: above this many points, first drop those dominated by a subsample's front
+#: (one point in _PARETO_PREFILTER_STEP).
+_PARETO_PREFILTER_MIN = 2048
+_PARETO_PREFILTER_STEP = 16
+
+
+def _dense_rank(v: np.ndarray) -> np.ndarray:
+    """0-based rank of each value among the distinct values of ``v`` (finite), shape (n,)."""
+    o = np.argsort(v)
+    vs = v[o]
+    new = np.empty(v.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(vs[1:], vs[:-1], out=new[1:])
+    r = np.empty(v.size, dtype=np.int64)
+    r[o] = np.cumsum(new) - 1
+    return r
 
 
 def pareto_front(x, y, minimize=(True, True)) -> np.ndarray:
@@ -209,7 +233,27 @@ def pareto_front(x, y, minimize=(True, True)) -> np.ndarray:
     if ok.size == 0:
         return mask
     xo, yo = xs[ok], ys[ok]
-    order = np.lexsort((yo, xo))
+    if xo.size > _PARETO_PREFILTER_MIN:
+        # Drop points dominated by a point of the front of a subsample (exact: a point
+        # dominated by a dropped point is also dominated by the point that dropped it).
+        # The subsample's front is a staircase (x rising, y falling); the point of it with the
+        # largest x <= a point's x has the smallest y of those, so it decides.
+        sub = np.arange(0, xo.size, _PARETO_PREFILTER_STEP)
+        fs = sub[pareto_front(xo[sub], yo[sub])]
+        fo = fs[np.argsort(xo[fs])]
+        fx, fy = xo[fo], yo[fo]
+        i = np.searchsorted(fx, xo, side="right") - 1
+        has = i >= 0
+        i = np.maximum(i, 0)
+        qx, qy = fx[i], fy[i]
+        dom = has & (qy <= yo) & ((qx < xo) | (qy < yo))
+        if dom.any():
+            keep = np.flatnonzero(~dom)
+            ok, xo, yo = ok[keep], xo[keep], yo[keep]
+    # order by (x, y): lexsort((yo, xo)), computed as one int64 argsort of dense ranks (faster;
+    # points equal in both are interchangeable, so their relative order does not matter)
+    ry = _dense_rank(yo)
+    order = np.argsort(_dense_rank(xo) * (int(ry.max()) + 1) + ry)
     xs_s, ys_s = xo[order], yo[order]
     new_group = np.empty(xs_s.size, dtype=bool)
     new_group[0] = True
@@ -250,6 +294,18 @@ class SplitSpace:
     base_offload_master: bool = False
     base_offload_grads: bool = False
     group_has_nvme: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    #: Broadcast views (stride 0) of the base columns that do not vary, of length
+    #: ``_bcast_len``; a chunk's column is a slice of one (no copy, no per-call broadcast).
+    _bcast: dict = field(default_factory=dict, repr=False)
+    _bcast_len: int = field(default=0, repr=False)
+
+    def broadcast_columns(self, n: int) -> dict:
+        """Read-only broadcast views (stride 0) of the non-varying base columns, length >= n."""
+        if n > self._bcast_len:
+            self._bcast = {name: np.broadcast_to(vals[0], (n,)) for name, vals in self.base.items()
+                           if name not in self.varying}
+            self._bcast_len = n
+        return self._bcast
 
     @property
     def n_struct(self) -> int:
@@ -283,12 +339,9 @@ class SplitSpace:
         i = r - s * self.n_inner
         k = r.size
         g = self.struct["group"][s]
-        b: Batch = {}
-        for name, vals in self.base.items():
-            if name in self.varying:
-                b[name] = vals[g]
-            else:
-                b[name] = np.broadcast_to(vals[0], (k,))
+        bc = self.broadcast_columns(k)
+        varying = self.varying
+        b: Batch = {name: (vals[g] if name in varying else bc[name][:k]) for name, vals in self.base.items()}
         for name in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "schedule",
                      "sequence_parallel", "uneven_layers"):
             b[name] = self.struct[name][s]
@@ -619,6 +672,46 @@ def _reasons_after_eval(out: Batch, rule_reason: np.ndarray) -> np.ndarray:
     return reason
 
 
+def _take_rows(b: Batch, idx: np.ndarray) -> Batch:
+    """Rows ``idx`` of every column. A broadcast column (stride 0: one value for every row, as
+    :meth:`SplitSpace.rows` makes the base scenario's columns) stays a broadcast view of the
+    new length instead of being gathered (the same values, no copy)."""
+    n = int(idx.size)
+    out: Batch = {}
+    for name, v in b.items():
+        v = np.asarray(v)
+        if v.strides == (0,) and v.ndim == 1 and v.shape[0] >= n:
+            out[name] = v[:n]
+        else:
+            out[name] = v.take(idx)
+    return out
+
+
+def _concat_rows(parts: list[Batch], bcast: dict) -> Batch:
+    """Row-wise concatenation of batches with the same columns. A column that is one broadcast
+    value in every part stays a broadcast view (a slice of ``bcast[name]`` when that is long
+    enough and holds the same value)."""
+    if len(parts) == 1:
+        return parts[0]
+    n = sum(_batch.size(p) for p in parts)
+    out: Batch = {}
+    for name, v0 in parts[0].items():
+        vs = [np.asarray(p[name]) for p in parts]
+        v0 = vs[0]
+        x0 = v0[0]
+        if all(v.strides == (0,) and v.dtype == v0.dtype and (v[0] == x0 or (v[0] != v[0] and x0 != x0))
+               for v in vs):
+            big = bcast.get(name)
+            if big is not None and big.shape[0] >= n and big.dtype == v0.dtype and (
+                    big[0] == x0 or (big[0] != big[0] and x0 != x0)):
+                out[name] = big[:n]
+            else:
+                out[name] = np.broadcast_to(v0[:1], (n,))
+        else:
+            out[name] = np.concatenate(vs)
+    return out
+
+
 def _evaluate_chunk(b: Batch, rule_reason: np.ndarray) -> Batch:
     """Run the engine on the rule-valid rows of a chunk; invalid rows get NaN results."""
     valid = rule_reason == R_OK
@@ -627,8 +720,8 @@ def _evaluate_chunk(b: Batch, rule_reason: np.ndarray) -> Batch:
     k = valid.size
     if not np.any(valid):
         return dict(b)
-    sub = {name: np.asarray(v)[valid] for name, v in b.items()}
-    res = run_batch(sub)
+    vidx = np.flatnonzero(valid)
+    res = run_batch(_take_rows(b, vidx))
     out = dict(b)
     for name, v in res.items():
         if name in b:
@@ -640,7 +733,7 @@ def _evaluate_chunk(b: Batch, rule_reason: np.ndarray) -> Batch:
             full = np.full(k, -1, dtype=v.dtype)
         else:
             full = np.full(k, np.nan, dtype=np.float64)
-        full[valid] = v
+        full[vidx] = v
         out[name] = full
     return out
 
@@ -662,6 +755,53 @@ def _add_derived(out: Batch) -> None:
 
 def _col_or_nan(out: Batch, name: str, n: int) -> np.ndarray:
     return np.asarray(out[name], dtype=np.float64) if name in out else np.full(n, np.nan)
+
+
+def _stable_argsort(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` for a float key without NaN, faster: an unstable
+    argsort, then the runs of equal keys put back in index order by one int64 sort of
+    ``run·n + index`` (unique values, so any sort order of them is the stable one)."""
+    n = key.size
+    o = np.argsort(key)
+    if n < 2:
+        return o
+    ks = key[o]
+    tie = ks[1:] == ks[:-1]
+    if not tie.any():
+        return o
+    run = np.empty(n, dtype=np.int64)
+    run[0] = 0
+    np.cumsum(~tie, out=run[1:])
+    comp = run * n + o
+    comp.sort()
+    return comp % n
+
+
+_STR_DTYPE = None
+
+
+def _str_column(table: Sequence[str], codes: np.ndarray):
+    """``table[codes]`` as a column of strings for the DataFrame, shape (n,).
+
+    pandas (>= 3) stores strings in Arrow arrays; building one from a Python object array
+    costs ~60 ns per row, so when pandas' default string dtype is Arrow-backed the column is
+    made with an Arrow ``take`` from the small table instead (same values, same dtype).
+    Otherwise (or for an empty column) the object array, as pandas would get it anyway."""
+    global _STR_DTYPE
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.size:
+        if _STR_DTYPE is None:
+            _STR_DTYPE = pd.Series(["x"]).dtype
+        dt = _STR_DTYPE
+        if isinstance(dt, pd.StringDtype) and dt.storage == "pyarrow":
+            import pyarrow as pa
+
+            arr = pa.array(list(table), type=pa.large_string()).take(pa.array(codes))
+            try:
+                return pd.arrays.ArrowStringArray(arr, dtype=dt)
+            except TypeError:  # an older pandas without the dtype argument
+                pass
+    return np.asarray(list(table), dtype=object)[codes]
 
 
 def sweep(
@@ -704,6 +844,16 @@ def sweep(
     ``goodput_tokens_per_s`` when available), ``infeasible_reason`` ('' when feasible),
     ``pareto_time_cost`` and ``pareto_throughput_memory`` (bool; computed over all feasible
     rows of the sweep, not only the rows shown).
+
+    Notes
+    -----
+    Speed (``benchmarks/bench_sweep.py``). Rows are independent (DESIGN §2), so the engine's
+    stages may see any subset of rows in any grouping with the same per-row results. With
+    ``feasible_only`` the rows that the memory stage finds not to fit (``fits`` or
+    ``host_fits`` False: they can never be shown nor enter a Pareto front) are dropped before
+    the later stages (timing, reliability, cost), and the surviving rows of several chunks are
+    gathered into one batch of about a chunk for those stages. Ranking, top-K and Pareto flags
+    work on numpy arrays; the DataFrame is built once, for the returned rows only.
     """
     if not isinstance(scenario, Scenario):
         scenario = Scenario.model_validate(scenario)
@@ -721,29 +871,31 @@ def sweep(
     # The engine runs fastest on cache-sized pieces (engine.DEFAULT_CHUNK_ROWS); cutting the
     # sweep at that size here also keeps the engine from concatenating the input columns.
     step = min(int(chunk_size), int(getattr(_engine, "DEFAULT_CHUNK_ROWS", chunk_size)))
+    mods = _engine._stage_modules()
+    mod_names = [m.__name__ for m in mods]
+    # Stages run per enumerated chunk (``pre``) and, with ``feasible_only``, on the rows that
+    # fit in memory only (``post``, gathered over chunks).
+    if feasible_only and "planner.memory" in mod_names:
+        cut = mod_names.index("planner.memory") + 1
+    else:
+        cut = len(mods)
+    pre, post = mods[:cut], mods[cut:]
+    drop_invalid = feasible_only or not space_options.get("include_invalid", False)
+    space.broadcast_columns(2 * step if post else step)
 
-    kept_parts: list[dict] = []  # per chunk: columns of rows that may reach the output
-    par_idx, par_t, par_c, par_tps, par_hr = [], [], [], [], []
+    # Per flushed batch: where the shown candidates' columns come from.
+    src_parts: list[dict] = []   # column dicts (full batch, or the gathered candidates with top)
+    pos_parts: list[np.ndarray] = []  # candidate positions in the concatenation of src_parts
+    key_parts, reason_parts, group_parts, fpos_parts = [], [], [], []
+    src_rows = 0
+    par_t, par_c, par_tps, par_hr = [], [], [], []
+    n_feas = 0
     names: list[str] | None = None
-    done = 0
-    for start in range(0, total, step):  # loop over chunks, not rows
-        stop = min(start + step, total)
-        b, rule_reason, g = space.rows(start, stop)
-        if feasible_only or not space_options.get("include_invalid", False):
-            # NVMe rows on systems without NVMe are not generated.
-            sel = rule_reason == R_OK
-            if not np.all(sel):
-                b = {k: np.asarray(v)[sel] for k, v in b.items()}
-                g, rule_reason = g[sel], rule_reason[sel]
-            gidx = np.arange(start, stop, dtype=np.int64)[sel]
-        else:
-            gidx = np.arange(start, stop, dtype=np.int64)
-        done = stop
-        if gidx.size == 0:
-            if progress is not None:
-                progress(done, total)
-            continue
-        out = _evaluate_chunk(b, rule_reason)
+    probe: Batch | None = None   # one pruned row: learns the result columns when none survive
+
+    def finish(out: Batch, gidx: np.ndarray, g: np.ndarray, rule_reason: np.ndarray) -> None:
+        """Reasons, ranking key, Pareto inputs and the candidate rows of an evaluated batch."""
+        nonlocal names, n_feas, src_rows
         _add_derived(out)
         if names is None:
             names = _result_names(out)
@@ -752,86 +904,167 @@ def sweep(
         feas = reason == R_OK
         key = _objective_key(out, objective, n)
         key = np.where(feas & np.isfinite(key), key, np.inf)
-        # Pareto inputs of the feasible rows (compact: five numbers per row).
-        par_idx.append(gidx[feas])
+        # Pareto inputs of the feasible rows (compact: four numbers per row) and each row's
+        # position among them.
+        fpos = n_feas + np.cumsum(feas) - 1
+        n_feas += int(np.count_nonzero(feas))
         par_t.append(_col_or_nan(out, "time_to_train_days", n)[feas])
         par_c.append(_col_or_nan(out, "cost_usd", n)[feas])
         par_tps.append(_col_or_nan(out, "tokens_per_s", n)[feas])
         par_hr.append(_col_or_nan(out, "mem_headroom_bytes", n)[feas])
         # Rows that may be shown.
-        cand = feas if feasible_only else np.ones(n, dtype=bool)
-        cidx = np.flatnonzero(cand)
+        cidx = np.flatnonzero(feas) if feasible_only else np.arange(n)
         if top is not None and cidx.size > top:
-            # The chunk's best ``top`` by (key, row number): ties kept in enumeration order.
+            # The batch's best ``top`` by (key, row number): ties kept in enumeration order.
             kc = key[cidx]
             kth = np.partition(kc, top - 1)[top - 1]
             better = kc < kth
             ties = np.flatnonzero(kc == kth)[: top - int(np.count_nonzero(better))]
             better[ties] = True
             cidx = cidx[better]
-        part_cols = {
-            "_gidx": gidx[cidx], "_key": key[cidx], "_group": g[cidx], "_reason": reason[cidx],
-        }
-        for c in ("n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage",
-                  "recompute", "schedule", "sequence_parallel", "offload_optimizer"):
-            part_cols[c] = np.asarray(out[c])[cidx]
-        for c in names:
-            part_cols[c] = np.asarray(out[c])[cidx] if c in out else np.full(cidx.size, np.nan)
-        kept_parts.append(part_cols)
-        if progress is not None:
-            progress(done, total)
+        if top is None:  # every candidate is shown: keep the batch, gather once at the end
+            src_parts.append(out)
+            pos_parts.append(src_rows + cidx)
+            src_rows += n
+        else:
+            src_parts.append({c: np.asarray(out[c]).take(cidx) for c in _SHOWN_SPLIT if c in out}
+                             | {c: np.asarray(out[c]).take(cidx) for c in names if c in out})
+            pos_parts.append(src_rows + np.arange(cidx.size))
+            src_rows += cidx.size
+        key_parts.append(key[cidx])
+        reason_parts.append(reason[cidx])
+        group_parts.append(g[cidx])
+        fpos_parts.append(fpos[cidx])
 
+    pending: list[tuple[Batch, np.ndarray, np.ndarray, np.ndarray]] = []
+    n_pending = 0
+
+    def flush() -> None:
+        nonlocal n_pending
+        if not pending:
+            return
+        out = _concat_rows([p[0] for p in pending], space.broadcast_columns(2 * step))
+        gidx, g, rr = (np.concatenate([p[i] for p in pending]) for i in (1, 2, 3))
+        pending.clear()
+        n_pending = 0
+        for mod in post:
+            out.update(mod.stage(out))
+        finish(out, gidx, g, rr)
+
+    for start in range(0, total, step):  # loop over chunks, not rows
+        stop = min(start + step, total)
+        b, rule_reason, g = space.rows(start, stop)
+        gidx = np.arange(start, stop, dtype=np.int64)
+        if drop_invalid:
+            # NVMe rows on systems without NVMe are not generated.
+            sel = rule_reason == R_OK
+            if not np.all(sel):
+                idx = np.flatnonzero(sel)
+                b = _take_rows(b, idx)
+                g, rule_reason, gidx = g[idx], rule_reason[idx], gidx[idx]
+        if gidx.size:
+            if not post:
+                finish(_evaluate_chunk(b, rule_reason), gidx, g, rule_reason)
+            else:
+                out = dict(b)
+                for mod in pre:
+                    out.update(mod.stage(out))
+                ok = np.asarray(out["fits"], dtype=bool) if "fits" in out else np.ones(gidx.size, bool)
+                if "host_fits" in out:
+                    ok = ok & np.asarray(out["host_fits"], dtype=bool)
+                if not np.all(ok):
+                    idx = np.flatnonzero(ok)
+                    if probe is None and names is None:
+                        probe = _take_rows(out, np.arange(1))
+                    out = _take_rows(out, idx)
+                    g, rule_reason, gidx = g[idx], rule_reason[idx], gidx[idx]
+                if gidx.size:
+                    pending.append((out, gidx, g, rule_reason))
+                    n_pending += gidx.size
+                    if n_pending >= step:
+                        flush()
+        if progress is not None:
+            progress(stop, total)
+    flush()
+    if names is None and probe is not None:  # no row fits: the columns the stages would give
+        for mod in post:
+            probe.update(mod.stage(probe))
+        _add_derived(probe)
+        names = _result_names(probe)
     if names is None:
         names = []
-    cols = ["_gidx", "_key", "_group", "_reason", "n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
-            "micro_batch_size", "zero_stage", "recompute", "schedule", "sequence_parallel",
-            "offload_optimizer"] + names
-    if kept_parts:
-        allc = {c: np.concatenate([p[c] for p in kept_parts]) for c in cols}
+
+    # Rank every candidate: by key, ties in enumeration order (candidates are in row order).
+    if key_parts:
+        order = _stable_argsort(np.concatenate(key_parts))
+        if top is not None:
+            order = order[:top]
+        reason_s = np.concatenate(reason_parts)[order]
+        group_s = np.concatenate(group_parts)[order]
+        fpos_s = np.concatenate(fpos_parts)[order]
+        take = np.concatenate(pos_parts)[order]
+
+        def column(c, dtype=None):
+            if all(c in p for p in src_parts):
+                v = src_parts[0][c] if len(src_parts) == 1 else np.concatenate([p[c] for p in src_parts])
+                v = np.asarray(v).take(take)
+            else:  # a column some batch lacks: NaN there (as a float column)
+                v = np.concatenate([np.asarray(p[c], dtype=np.float64) if c in p
+                                    else np.full(_batch.size(p), np.nan) for p in src_parts]).take(take)
+            return v if dtype is None else v.astype(dtype, copy=False)
+        n_out = order.size
     else:
-        allc = {c: np.zeros(0) for c in cols}
-    order = np.lexsort((allc["_gidx"], allc["_key"]))
-    if top is not None:
-        order = order[:top]
-    allc = {c: v[order] for c, v in allc.items()}
+        reason_s = group_s = fpos_s = np.zeros(0, dtype=np.int64)
+        n_out = 0
+
+        def column(c, dtype=None):
+            v = np.zeros(0)
+            return v if dtype is None else v.astype(dtype)
 
     # Pareto flags over every feasible row of the sweep.
-    pidx = np.concatenate(par_idx) if par_idx else np.zeros(0, dtype=np.int64)
-    front_tc = pareto_front(np.concatenate(par_t) if par_t else np.zeros(0),
-                            np.concatenate(par_c) if par_c else np.zeros(0), (True, True))
-    front_tm = pareto_front(np.concatenate(par_tps) if par_tps else np.zeros(0),
-                            np.concatenate(par_hr) if par_hr else np.zeros(0), (False, False))
-    on_tc = np.isin(allc["_gidx"], pidx[front_tc])
-    on_tm = np.isin(allc["_gidx"], pidx[front_tm])
-    on_tc &= allc["_reason"] == R_OK
-    on_tm &= allc["_reason"] == R_OK
+    cat = (lambda xs: np.concatenate(xs) if xs else np.zeros(0))
+    front_tc = pareto_front(cat(par_t), cat(par_c), (True, True))
+    front_tm = pareto_front(cat(par_tps), cat(par_hr), (False, False))
+    shown_ok = reason_s == R_OK
+    fp = np.where(shown_ok, fpos_s, 0).astype(np.int64)
+    on_tc = shown_ok & front_tc[fp] if n_feas else np.zeros(n_out, dtype=bool)
+    on_tm = shown_ok & front_tm[fp] if n_feas else np.zeros(n_out, dtype=bool)
 
-    sys_ids = np.asarray([gr[0] for gr in space.groups], dtype=object)
-    df = pd.DataFrame({
-        "system": sys_ids[allc["_group"].astype(np.int64)] if allc["_group"].size else np.zeros(0, dtype=object),
-        "n_gpus": allc["n_gpus"].astype(np.int64),
-        "tp": allc["tp"].astype(np.int64),
-        "pp": allc["pp"].astype(np.int64),
-        "dp": allc["dp"].astype(np.int64),
-        "cp": allc["cp"].astype(np.int64),
-        "ep": allc["ep"].astype(np.int64),
-        "vpp": allc["vpp"].astype(np.int64),
-        "micro_batch_size": allc["micro_batch_size"].astype(np.int64),
-        "zero_stage": allc["zero_stage"].astype(np.int64),
-        "recompute": np.asarray(RECOMPUTE, dtype=object)[allc["recompute"].astype(np.int64)],
-        "schedule": np.asarray(SCHEDULES, dtype=object)[allc["schedule"].astype(np.int64)],
-        "sequence_parallel": allc["sequence_parallel"].astype(bool),
-        "offload_optimizer": np.asarray(OFFLOAD, dtype=object)[allc["offload_optimizer"].astype(np.int64)],
-    })
+    sys_ids = [gr[0] for gr in space.groups]
+    data = {
+        "system": _str_column(sys_ids, group_s) if n_out else np.zeros(0, dtype=object),
+        "n_gpus": column("n_gpus", np.int64),
+        "tp": column("tp", np.int64),
+        "pp": column("pp", np.int64),
+        "dp": column("dp", np.int64),
+        "cp": column("cp", np.int64),
+        "ep": column("ep", np.int64),
+        "vpp": column("vpp", np.int64),
+        "micro_batch_size": column("micro_batch_size", np.int64),
+        "zero_stage": column("zero_stage", np.int64),
+        "recompute": _str_column(RECOMPUTE, column("recompute", np.int64)),
+        "schedule": _str_column(SCHEDULES, column("schedule", np.int64)),
+        "sequence_parallel": column("sequence_parallel", bool),
+        "offload_optimizer": _str_column(OFFLOAD, column("offload_optimizer", np.int64)),
+    }
     for c in names:
-        df[c] = allc[c]
-    df["infeasible_reason"] = reason_strings(allc["_reason"]) if allc["_reason"].size else np.zeros(0, dtype=object)
-    df["pareto_time_cost"] = on_tc
-    df["pareto_throughput_memory"] = on_tm
+        data[c] = column(c)
+    data["infeasible_reason"] = (_str_column(_reason_table(reason_s), reason_s) if n_out
+                                 else np.zeros(0, dtype=object))
+    data["pareto_time_cost"] = on_tc
+    data["pareto_throughput_memory"] = on_tm
+    df = pd.DataFrame(data, copy=False)
     df.attrs["n_configurations"] = total
-    df.attrs["n_feasible"] = int(pidx.size)
+    df.attrs["n_feasible"] = int(n_feas)
     df.attrs["objective"] = objective
-    return df.reset_index(drop=True)
+    return df
+
+
+#: Split columns of the table, as batch columns (gathered for the candidates with ``top``).
+_SHOWN_SPLIT: tuple[str, ...] = (
+    "n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage", "recompute",
+    "schedule", "sequence_parallel", "offload_optimizer",
+)
 
 
 def scenario_for_row(scenario: Scenario, row) -> Scenario:

@@ -307,7 +307,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     hbm_raw = f("hbm_bw_bytes_per_s")
     hbm_bw = hbm_raw * K.hbm_eff
     inv_hbm = 1.0 / hbm_bw
-    dom = f("nvlink_domain_size")
+    # A job smaller than one NVLink domain sits inside it: the effective domain is
+    # min(domain, n_gpus) (comm.group_layout's alignment rule then holds for any group).
+    dom = np.minimum(f("nvlink_domain_size"), f("n_gpus"))
     nvl_e = f("scaleup_bw_bytes_per_s") * K.eff_scaleup
     nic_e = f("nic_bw_per_gpu_bytes_per_s") * K.eff_network
     a_s, a_n = K.alpha_scaleup_s, K.alpha_network_s

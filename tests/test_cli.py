@@ -120,3 +120,57 @@ def test_simulate_summary():
     assert "time_to_train_days" in out and "p90" in out
     rc, _, err = run("simulate", "--preset", "default", "--trials", "0")
     assert rc == 2 and "--trials 0" in err
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["sweep", "--preset", "default", "--gpus", "0"], "--gpus 0: allowed 1 to"),
+        (["sweep", "--preset", "default", "--top", "-1"], "--top -1: allowed 1 to"),
+        (["simulate", "--preset", "default", "--seed", "-1"], "--seed -1: allowed 0 to"),
+        (["evaluate", "/"], "is a folder"),
+        (["validate", "--csv", "/"], "not a file"),
+        (["evaluate", "--preset", "default", "--set", "=4"], "names no field"),
+        (["evaluate", "--preset", "default", "--set", "checkpoint.tiers.7.interval_s=1"], "index from 0 to 1"),
+        (["evaluate", "--preset", "default", "--set", "cluster.system.x=1"], "Extra inputs are not permitted"),
+    ],
+)
+def test_more_bad_input_exits_2(argv, expected):
+    rc, _, err = run(*argv)
+    assert rc == 2 and expected in err and "Traceback" not in err
+
+
+def test_non_utf8_file(tmp_path):
+    f = tmp_path / "bin.json"
+    f.write_bytes(b"\xff\xfe{")
+    rc, _, err = run("evaluate", str(f))
+    assert rc == 2 and "not UTF-8" in err
+
+
+def test_set_inside_a_list_and_inside_a_catalogue_id():
+    rc, out, err = run("evaluate", "--preset", "default", "--set", "checkpoint.tiers.1.interval_s=60",
+                       "--set", "model.n_layers=40", "--format", "json")
+    assert rc == 0, err
+    d = json.loads(out)
+    assert d["scenario"]["checkpoint"]["tiers"][1]["interval_s"] == 60
+    assert d["scenario"]["model"]["n_layers"] == 40 and d["scenario"]["model"]["hidden_size"] == 8192
+
+
+def test_json_output_is_strict_json():
+    """NaN / inf are not JSON: written as null (e.g. intervals of tiers the scenario does not use)."""
+    rc, out, _ = run("evaluate", "--preset", "default", "--format", "json")
+    assert rc == 0
+    json.loads(out, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+
+def test_table_units():
+    rc, out, _ = run("evaluate", "--preset", "default")
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}
+    assert "/s" in lines["tokens_per_s"] and "/h" in lines["failure_rate_per_h"]
+    assert "TFLOP/s" in lines["tflops_per_gpu"] and "GPU-h" in lines["gpu_hours"]
+
+
+def test_sweep_with_nothing_feasible_says_so():
+    rc, out, err = run("sweep", "--preset", "llama3-405b-h100-16k", "--gpus", "8", "--top", "5")
+    assert rc == 0, err
+    assert "no feasible split of 8 GPUs" in out

@@ -48,9 +48,21 @@ def test_dp_allreduce_across_nodes_uses_network():
 def test_tp8_on_dgx_is_nvlink_and_nvl72_domain():
     bw, intra, g, nd = comm.group_bandwidth(8, 1, 8, 450e9, 50e9, 0.8, 0.9)
     assert bool(intra) and float(bw) == pytest.approx(360e9)
-    # DP 16 with stride 4 fits in a 72-GPU NVL72 domain (span 64) -> NVLink.
-    bw, intra, g, nd = comm.group_bandwidth(16, 4, 72, 900e9, 50e9, 1.0, 1.0)
+    # DP 16 with stride 4 (span 64) of a 64-GPU job on one NVL72 rack: the effective domain
+    # is min(72, 64) = 64 (timing passes min(domain, n_gpus)) -> NVLink.
+    bw, intra, g, nd = comm.group_bandwidth(16, 4, 64, 900e9, 50e9, 1.0, 1.0)
     assert bool(intra) and float(bw) == pytest.approx(900e9)
+
+
+def test_groups_straddling_an_nvl72_domain_use_the_network():
+    """TP 16 on 72-GPU domains: ranks 64-79 straddle racks 0 and 1, so the slowest TP group
+    crosses the network: 2 domains, gcd(16, 72) = 8 members on each side of the cut, ring
+    bandwidth min(NVLink, 8 NICs) = min(900e9, 8·50e9) = 400e9 (efficiencies 1)."""
+    bw, intra, g, nd = comm.group_bandwidth(16, 1, 72, 900e9, 50e9, 1.0, 1.0)
+    assert not bool(intra) and float(g) == 8 and float(nd) == 2 and float(bw) == pytest.approx(400e9)
+    # TP 8 divides 72: every group inside a rack.
+    bw, intra, g, nd = comm.group_bandwidth(8, 1, 72, 900e9, 50e9, 1.0, 1.0)
+    assert bool(intra) and float(nd) == 1
 
 
 def test_in_network_reduction_raises_allreduce_bandwidth():

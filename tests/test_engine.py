@@ -42,12 +42,13 @@ def scenarios(draw):
     ep = draw(st.sampled_from([1, 2, 4, 8])) if model == "mixtral-8x7b" else 1
     if (dp * cp) % ep:
         ep = 1
+    system = draw(st.sampled_from(["dgx-h100", "dgx-a100-80gb", "gb200-nvl72"]))
+    precisions = ["bf16"] if system == "dgx-a100-80gb" else ["bf16", "fp8"]  # A100: no fp8 units
     d = {
         "model": model,
-        "cluster": {"system": draw(st.sampled_from(["dgx-h100", "dgx-a100-80gb", "gb200-nvl72"])),
-                    "n_gpus": tp * pp * cp * dp},
+        "cluster": {"system": system, "n_gpus": tp * pp * cp * dp},
         "training": {"seq_len": draw(st.sampled_from([2048, 4096])), "global_batch_size": mbs * dp * n_mb,
-                     "micro_batch_size": mbs, "precision": draw(st.sampled_from(["bf16", "fp8"]))},
+                     "micro_batch_size": mbs, "precision": draw(st.sampled_from(precisions))},
         "parallelism": {"tp": tp, "pp": pp, "cp": cp, "ep": ep,
                         "zero_stage": draw(st.sampled_from([0, 1, 2, 3])),
                         "recompute": draw(st.sampled_from(["none", "selective", "full"])),

@@ -225,3 +225,22 @@ def test_malformed_scenarios_never_crash(changes):
     except ValidationError as e:
         lines = format_errors(e)
         assert lines and all(isinstance(x, str) and x for x in lines)
+
+
+def test_precision_must_exist_on_the_accelerator():
+    """A100 has no FP8 tensor cores (hardware.md §1): fp8 there is refused, not run as bf16."""
+    d = {"model": "llama3-8b", "cluster": {"system": "dgx-a100-80gb", "n_gpus": 8},
+         "training": {"precision": "fp8", "global_batch_size": 8}}
+    m = _msg(d)
+    assert "training.precision = 'fp8' is not supported by" in m and "bf16" in m
+    d["cluster"] = {"system": "dgx-h100", "n_gpus": 8}
+    d["training"]["precision"] = "fp4"
+    assert "'fp4' is not supported" in _msg(d)
+    d["training"]["precision"] = "fp8"
+    Scenario.model_validate(d)
+
+
+def test_nvme_tier_needs_nvme():
+    d = {"model": "llama3-8b", "cluster": {"system": "gh200-quad", "n_gpus": 8},
+         "training": {"global_batch_size": 8}, "checkpoint": {"tiers": [{"tier": "local_nvme"}]}}
+    assert "checkpoint.tiers[0].tier = local_nvme but system" in _msg(d)

@@ -190,12 +190,17 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
         parts[-1] += "."
     parts.append("So days, cost and energy to train are infinite and shown as —. More hot spares, a faster "
                  "checkpoint tier, fewer GPUs or a lower failure-rate scale help.")
-    for key in ("goodput", "time_to_train_days"):
-        if key in explain:
-            parts.append(f"\n\nEngine (`{key}`): `{explain[key]}`")
-    for n in notes or []:
-        if "oodput" in str(n):
-            parts.append(f"\n\nEngine note: {n}")
+    # The engine's own reasons: notes about this case (not the general model notes), else the
+    # days formula; then the goodput formula with the numbers plugged in.
+    specific = [str(n) for n in notes or [] if any(w in str(n) for w in ("oodput is 0", "infinite", "does not finish"))]
+    specific = specific[:1] + [n for n in specific[1:]
+                               if n.split(":", 1)[-1].strip().lower() not in specific[0].lower()]
+    for n in specific[:2]:
+        parts.append(f"\n\nEngine: {n}")
+    if not specific and "time_to_train_days" in explain:
+        parts.append(f"\n\nEngine (`time_to_train_days`): `{explain['time_to_train_days']}`")
+    if "goodput" in explain:
+        parts.append(f"\n\nEngine (`goodput`): `{explain['goodput']}`")
     return " ".join(parts)
 
 
@@ -271,6 +276,33 @@ def init_state() -> None:
     ss[WARN_KEY] = warnings
     ss[LOADED_KEY] = True
     load_into_widgets(sj, pid)
+
+
+def link_choice(key: str, allowed: list | tuple, default: Any, warnings: list[str]) -> Any:
+    """A page's own link value ``key`` if it is one of ``allowed``; else ``default``, with a
+    warning naming the key, the value and the allowed values."""
+    v = st.query_params.get(key)
+    if v is None:
+        return default
+    if v in allowed:
+        return v
+    warnings.append(f"{key}={share._show(v)}: refused; allowed {', '.join(map(str, allowed))}; using {default}")
+    return default
+
+
+def link_int(key: str, lo: int, hi: int, default: int, warnings: list[str]) -> int:
+    """A page's own whole-number link value in [lo, hi]; else ``default``, with a warning."""
+    v = st.query_params.get(key)
+    if v is None:
+        return default
+    try:
+        x = int(v.strip())
+        if lo <= x <= hi:
+            return x
+    except (ValueError, AttributeError):
+        pass
+    warnings.append(f"{key}={share._show(v)}: refused; allowed a whole number {lo:,} to {hi:,}; using {default}")
+    return default
 
 
 def show_link_warnings() -> None:

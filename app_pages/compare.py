@@ -124,28 +124,66 @@ C.save_page_widgets("compare", _KEYS)
 if st.query_params.to_dict() != url:
     st.query_params.from_dict(url)
 
-labels, results = [], {}
+def _split_text(par: dict, training: dict) -> str:
+    """The split of a (validated, defaults filled) scenario: TP·PP·CP·DP, micro-batch, recompute."""
+    dp = par.get("dp")
+    return (f"TP{par.get('tp', 1)}·PP{par.get('pp', 1)}·CP{par.get('cp', 1)}·DP{dp if dp is not None else '?'}"
+            f" · mbs {training.get('micro_batch_size', '?')} · {par.get('recompute', '?')}")
+
+
+#: Link keys already in the header (model, GPUs, system, split, micro-batch, recompute) or not
+#: describing the scenario (the base preset).
+_HEADER_KEYS = {"p", "m", "n", "sys", "tp", "pp", "cp", "dp", "mbs", "rc"}
+
+labels, results, reports, slot_params = [], {}, {}, []
+for i, (sj, pid) in enumerate(slots):
+    slot_params.append(share.scenario_to_params(C._defaults_full(sj), preset=None))
+differing = sorted({k for k in set().union(*slot_params) if k not in _HEADER_KEYS
+                    and len({sp.get(k) for sp in slot_params}) > 1})
 for i, (sj, _) in enumerate(slots):
     scen, errs = C.validate(sj)
     model = sj.get("model") if isinstance(sj.get("model"), str) else (sj.get("model") or {}).get("name", "custom")
     cl = sj.get("cluster") or {}
-    label = f"{i + 1}: {model} · {cl.get('n_gpus')} × {cl.get('system')}"
-    labels.append(label)
+    system = cl.get("system") if isinstance(cl.get("system"), str) else (cl.get("system") or {}).get("name")
+    label = f"{i + 1}: {model} · {cl.get('n_gpus')} × {system}"
     if errs:
+        labels.append(label)
         st.error(f"Scenario {i + 1} is not valid: " + "; ".join(errs))
         continue
     try:
-        results[label] = C.evaluate_cached(C.sj_key(sj))["results"]
+        rep = C.evaluate_cached(C.sj_key(sj))
     except Exception as e:  # noqa: BLE001
+        labels.append(label)
         st.error(f"Scenario {i + 1}: the engine failed: {e}")
+        continue
+    label += " · " + _split_text(rep["scenario"].get("parallelism") or {}, rep["scenario"].get("training") or {})
+    extra = [f"{k}={slot_params[i].get(k, '(base)')}" for k in differing]
+    if extra:  # other fields that differ between the scenarios, as link keys (docs/ui.md)
+        label += " · " + " ".join(extra[:6]) + (" …" if len(extra) > 6 else "")
+    labels.append(label)
+    results[label] = rep["results"]
+    reports[label] = rep
+    if C.never_finishes(rep["results"]):
+        st.warning(f"Scenario {i + 1}: " + C.never_finishes_text(rep["results"], rep.get("explain"),
+                                                                    rep.get("notes")), icon=":material/warning:")
 
 if results:
+    def _split_rows(rep: dict) -> list[str]:
+        par, tr = rep["scenario"].get("parallelism") or {}, rep["scenario"].get("training") or {}
+        return [f"{par.get('tp')}·{par.get('pp')}·{par.get('cp')}·{par.get('dp')}",
+                str(tr.get("micro_batch_size")), str(par.get("recompute"))]
+
     table = pd.DataFrame(
-        {lab: [C.fmt(res, col, kind) for col, _, kind in TABLE_ROWS] for lab, res in results.items()},
-        index=[name for _, name, _ in TABLE_ROWS])
+        {lab: _split_rows(reports[lab]) + [C.fmt(res, col, kind) for col, _, kind in TABLE_ROWS]
+         for lab, res in results.items()},
+        index=["split TP·PP·CP·DP", "micro-batch", "recompute"] + [name for _, name, _ in TABLE_ROWS])
     st.subheader("Side by side")
-    st.dataframe(table, key="c_table")
-    st.caption("Memory in GiB (2³⁰ B). Every number is the engine's result for that scenario.")
+    st.dataframe(table, key="c_table", width="stretch", height=35 * (len(table) + 1) + 3,  # every row, no scroll
+                 column_config={lab: st.column_config.TextColumn(lab, help=lab) for lab in results})
+    st.caption("Column = scenario: model · GPUs × system · TP·PP·CP·DP · micro-batch · recompute, then any "
+               "other field that differs, as its link key (docs/ui.md). Memory in GiB (2³⁰ B); durations in "
+               "s, min or h by size. Every number is the engine's result for that scenario; — marks a number "
+               "the engine reports as infinite or not a number (see the warning above).")
     st.altair_chart(charts.compare_chart(results), key="c_chart")
     csv = pd.DataFrame([{"scenario": lab, **res} for lab, res in results.items()]).to_csv(index=False)
     st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv")

@@ -105,19 +105,19 @@ C.keep_page_widgets("explore", _PAGE_KEYS)
 sj = C.render_sidebar("explore")
 qp = st.query_params
 if "ex_obj" not in ss:
-    ss["ex_obj"] = qp.get("ex_obj") if qp.get("ex_obj") in OBJECTIVES else "time_to_train"
-    ss["ex_space"] = qp.get("ex_space") if qp.get("ex_space") in SPACES else "focused"
-    ss["ex_color"] = qp.get("ex_color") if qp.get("ex_color") in ("tp", "pp") else "tp"
-    try:
-        ss["ex_top"] = int(min(max(int(qp.get("ex_top", 20)), 1), 500))
-    except ValueError:
-        ss["ex_top"] = 20
-        st.warning(f"Link: ex_top={qp.get('ex_top')!r} must be a whole number 1 to 500; using 20")
+    _w: list[str] = []
+    ss["ex_obj"] = C.link_choice("ex_obj", list(OBJECTIVES), "time_to_train", _w)
+    ss["ex_space"] = C.link_choice("ex_space", list(SPACES), "focused", _w)
+    ss["ex_color"] = C.link_choice("ex_color", ["tp", "pp"], "tp", _w)
+    ss["ex_top"] = C.link_int("ex_top", 1, 500, 20, _w)
+    ss["_ex_warnings"] = _w
 C.write_url(sj, {"ex_obj": ss["ex_obj"], "ex_space": ss["ex_space"], "ex_color": ss["ex_color"],
                  "ex_top": ss["ex_top"]})
 
 st.title("Explore every split")
 C.show_link_warnings()
+for _msg in ss.get("_ex_warnings", []):
+    st.warning(f"Link: {_msg}", icon=":material/link_off:")
 scen, errs = C.validate(sj)
 if errs:
     st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
@@ -166,22 +166,41 @@ top = df.head(int(ss["ex_top"])).reset_index(drop=True)
 ss["_ex_top_rows"] = top.to_dict("records")
 show = pd.DataFrame({
     "TP": top["tp"], "PP": top["pp"], "DP": top["dp"], "CP": top["cp"], "EP": top["ep"], "VPP": top["vpp"],
-    "micro-batch": top["micro_batch_size"], "ZeRO": top["zero_stage"], "recompute": top["recompute"],
-    "schedule": top["schedule"],
-    "memory (GiB)": top["mem_total_bytes"] / C.GIB,
-    "step (s)": top["step_time_s"],
-    "MFU (%)": 100 * top["mfu"],
-    "tokens/s (M)": top["tokens_per_s"] / 1e6,
-    "goodput (%)": 100 * top["goodput"],
+    "mb": top["micro_batch_size"], "ZeRO": top["zero_stage"], "recomp.": top["recompute"],
+    "sched.": top["schedule"],
+    "GiB": top["mem_total_bytes"] / C.GIB,
+    "step s": top["step_time_s"],
+    "MFU %": 100 * top["mfu"],
+    "Mtok/s": top["tokens_per_s"] / 1e6,
+    "goodput %": 100 * top["goodput"],
     "days": top["time_to_train_days"],
-    "cost (M USD)": top["cost_usd"] / 1e6,
+    "M USD": top["cost_usd"] / 1e6,
 })
+#: Column help (units live here, so the headers stay short and the table fits the page).
+TABLE_HELP = {
+    "TP": "tensor parallel", "PP": "pipeline stages", "DP": "data parallel (derived)", "CP": "context parallel",
+    "EP": "expert parallel", "VPP": "virtual stages per GPU", "mb": "micro-batch, sequences",
+    "ZeRO": "ZeRO stage", "recomp.": "activation recompute", "sched.": "pipeline schedule",
+    "GiB": "peak memory per GPU, GiB (2³⁰ B)", "step s": "step time, seconds",
+    "MFU %": "model FLOP utilisation, %", "Mtok/s": "throughput, millions of tokens per second",
+    "goodput %": "expected fraction of wall time that advances training, %",
+    "days": "wall-clock days to train (failures included)", "M USD": "cost to train, millions of USD",
+}
+#: Column widths in px: small enough that all 17 columns fit a 1,500 px window with the sidebar open.
+_WIDTH = {"TP": 38, "PP": 38, "DP": 40, "CP": 38, "EP": 38, "VPP": 42, "mb": 36, "ZeRO": 46, "recomp.": 74,
+          "sched.": 80, "GiB": 50, "step s": 56, "MFU %": 58, "Mtok/s": 60, "goodput %": 76, "days": 62,
+          "M USD": 60}
+_cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format="%.1f" if c == "GiB" else "%.2f",
+                                         width=_WIDTH[c])
+        for c in ("GiB", "step s", "MFU %", "Mtok/s", "goodput %", "days", "M USD")}
+_cfg.update({c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], width=_WIDTH[c])
+             for c in ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO")})
+_cfg.update({c: st.column_config.TextColumn(c, help=TABLE_HELP[c], width=_WIDTH[c]) for c in ("recomp.", "sched.")})
 st.subheader(f"Top {len(top)} by {OBJECTIVES[ss['ex_obj']]}")
-st.caption("Select a row to open it on the Plan page.")
+st.caption("Select a row to open it on the Plan page. Hover a column header for its meaning and unit "
+           "(GiB = 2³⁰ B).")
 st.dataframe(show, hide_index=False, key="ex_table", on_select=_on_table_select, selection_mode="single-row",
-             column_config={c: st.column_config.NumberColumn(format="%.2f") for c in
-                            ("memory (GiB)", "step (s)", "MFU (%)", "tokens/s (M)", "goodput (%)", "days",
-                             "cost (M USD)")})
+             width="stretch", column_config=_cfg)
 c1, c2 = st.columns([3, 1])
 c1.selectbox("Or pick a row", list(range(len(top))), key="ex_pick",
              format_func=lambda i: f"#{i}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "

@@ -27,7 +27,7 @@ CURVE_GRID_S = np.geomspace(10.0, 7 * 86400.0, 64)
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def interval_curve(sj_json: str) -> pd.DataFrame:
-    """Goodput (first order, the headline column) against each enabled tier's interval, from
+    """Goodput (the headline ``goodput`` column) against each enabled tier's interval, from
     the engine's ``reliability.goodput_vs_interval``: the other tiers stay at the intervals the
     engine chose (or the user set)."""
     s = Scenario.model_validate(json.loads(sj_json))
@@ -53,27 +53,64 @@ def _hbm(s: Scenario) -> tuple[float | None, float | None]:
         return None, None
 
 
-def _metric(col, label, results, key, kind, help_=None, delta=None, delta_color="normal"):
-    col.metric(label, C.fmt(results, key, kind), help=help_, delta=delta, delta_color=delta_color)
+def _why_missing(results: dict, key: str) -> str | None:
+    """Why a headline shows "—": absent column, or the engine's inf / NaN, with the reason."""
+    if key not in results:
+        return "Not produced by the engine (yet)."
+    bad = C.nonfinite(results, key)
+    if bad is None:
+        return None
+    if C.never_finishes(results) and key in ("time_to_train_days", "cost_usd", "energy_mwh", "goodput"):
+        return (f"The engine reports {bad}: failures arrive faster than training progresses, so the run "
+                "never finishes (see the warning above).")
+    return (f"The engine reports {bad} (not a number it can state) for this scenario; see the Formulas "
+            "expander for the inputs.")
+
+
+def _metric(col, label, results, key, kind, help_, delta=None, delta_color="normal", delta_arrow="auto"):
+    """One headline number; a missing or non-finite engine value shows "—" and says why."""
+    why = _why_missing(results, key)
+    help_full = help_ if why is None else f"{help_}\n\n**Shown as —:** {why}"
+    col.metric(label, C.fmt(results, key, kind), help=help_full, delta=delta, delta_color=delta_color,
+               delta_arrow=delta_arrow)
+    return why
+
+
+def _clamp_widget(key: str, lo: int, hi: int, default: int) -> None:
+    """on_change of a Monte Carlo number box: an emptied box gets its last value back, a value out
+    of range the nearest bound, so the box, the session and the URL always agree."""
+    v = ss.get(key)
+    last = ss.get(f"_last_{key}", default)
+    if v is None:
+        ss[key] = last
+        ss["_pl_mc_note"] = f"{'Trials' if key == 'pl_mct' else 'Seed'}: empty; kept {last:,}"
+        return
+    c = int(min(max(int(v), lo), hi))
+    if c != v:
+        ss["_pl_mc_note"] = f"{'Trials' if key == 'pl_mct' else 'Seed'} {int(v):,} is outside {lo:,} to {hi:,}; set to {c:,}"
+    ss[key] = c
 
 
 # ---------------------------------------------------------------------------------------
 _PAGE_KEYS = ("pl_mct", "pl_mcs")
 C.keep_page_widgets("plan", _PAGE_KEYS)
 sj = C.render_sidebar("plan")
+MCT_RANGE, MCS_RANGE = (100, 100_000), (0, 2**31 - 1)
 if "pl_mct" not in ss:
-    try:
-        ss["pl_mct"] = int(st.query_params.get("pl_mct", 2000))
-        ss["pl_mcs"] = int(st.query_params.get("pl_mcs", 0))
-    except ValueError:
-        st.warning("Link: pl_mct / pl_mcs must be whole numbers; using 2000 trials, seed 0")
-        ss["pl_mct"], ss["pl_mcs"] = 2000, 0
-    ss["pl_mct"] = int(min(max(ss["pl_mct"], 100), 100_000))
-    ss["pl_mcs"] = int(min(max(ss["pl_mcs"], 0), 2**31 - 1))
+    _w: list[str] = []
+    ss["pl_mct"] = C.link_int("pl_mct", *MCT_RANGE, 2000, _w)
+    ss["pl_mcs"] = C.link_int("pl_mcs", *MCS_RANGE, 0, _w)
+    ss["_pl_warnings"] = _w
+for _k, _rng, _d in (("pl_mct", MCT_RANGE, 2000), ("pl_mcs", MCS_RANGE, 0)):
+    if ss.get(_k) is None:  # never let an emptied box reach the URL or the simulation
+        ss[_k] = ss.get(f"_last_{_k}", _d)
+    ss[f"_last_{_k}"] = int(ss[_k])
 C.write_url(sj, {"pl_mct": ss["pl_mct"], "pl_mcs": ss["pl_mcs"]})
 
 st.title("Plan a training run")
 C.show_link_warnings()
+for _msg in ss.get("_pl_warnings", []):
+    st.warning(f"Link: {_msg}", icon=":material/link_off:")
 scen, errs = C.validate(sj)
 if errs:
     st.error("This scenario is not valid; the other inputs are kept:\n\n" + "\n".join(f"- `{e}`" for e in errs),
@@ -99,23 +136,43 @@ st.caption(
 )
 
 # Headline numbers ------------------------------------------------------------------------
-c = st.columns(5)
-fits = res.get("fits")
-c[0].metric("Fits in HBM", C.DASH if fits is None else ("yes" if fits else "no"),
-            help="Peak memory of the most loaded pipeline stage, margin included, ≤ usable HBM.")
-peak = C.num(res, "mem_total_bytes")
-c[1].metric("Peak memory per GPU", C.fmt(res, "mem_total_bytes", "gib"),
-            delta=None if usable is None else f"of {usable / C.GIB:,.1f} GiB usable",
-            delta_color="off", delta_arrow="off", help="Most loaded pipeline stage; GiB = 2³⁰ bytes.")
-_metric(c[2], "Step time", res, "step_time_s", "s", "One optimizer step.")
-_metric(c[3], "MFU", res, "mfu", "pct", "Model FLOP/s ÷ (GPUs × dense 16-bit peak).")
-_metric(c[4], "Throughput", res, "tokens_per_s", "tok", "Tokens per second, whole job.")
-c = st.columns(5)
-_metric(c[0], "MTBF (job)", res, "mtbf_h", "h", "Mean time between failures of the whole job.")
-_metric(c[1], "Goodput", res, "goodput", "pct", "Expected fraction of wall time that advances training.")
-_metric(c[2], "Days to train", res, "time_to_train_days", "days", "Wall time including failures and checkpoints.")
-_metric(c[3], "Cost to train", res, "cost_usd", "usd", "GPU-hours × price per GPU-hour.")
-_metric(c[4], "Energy", res, "energy_mwh", "mwh")
+#: (label, result column, display kind, help: what it is and its unit), in page order.
+HEADLINES = (
+    ("Fits in HBM", "fits", "bool", "Peak memory of the most loaded pipeline stage, margin included, ≤ usable "
+     "HBM (yes / no)."),
+    ("Peak memory per GPU", "mem_total_bytes", "gib", "Most loaded pipeline stage, margin included; "
+     "GiB = 2³⁰ bytes."),
+    ("Step time", "step_time_s", "s", "Wall time of one optimizer step (s, min or h by size)."),
+    ("MFU", "mfu", "pct", "Model FLOP/s ÷ (GPUs × dense 16-bit peak FLOP/s), in %."),
+    ("Throughput", "tokens_per_s", "tok", "Tokens per second, whole job (M = 10⁶)."),
+    ("MTBF (job)", "mtbf_h", "h", "Mean time between failures of the whole job (s, min or h by size)."),
+    ("Goodput", "goodput", "pct", "Expected fraction of wall time that advances training, in %: "
+     "checkpoint stalls, lost work and restarts removed."),
+    ("Days to train", "time_to_train_days", "days", "Wall-clock days (86,400 s) to train the tokens, failures "
+     "and checkpoints included."),
+    ("Cost to train", "cost_usd", "usd", "GPU-hours × price per GPU-hour, in USD (M = 10⁶)."),
+    ("Energy", "energy_mwh", "mwh", "Facility energy to train: node power × average draw × PUE × wall time, "
+     "in MWh (1 MWh = 3.6 × 10⁹ J)."),
+)
+if C.never_finishes(res):
+    st.warning(C.never_finishes_text(res, rep.get("explain"), rep.get("notes")), icon=":material/warning:")
+missing = []
+for row in (HEADLINES[:5], HEADLINES[5:]):
+    c = st.columns(5)
+    for col, (label, key, kind, help_) in zip(c, row):
+        if key == "fits":
+            fits = res.get("fits")
+            col.metric(label, C.DASH if fits is None else ("yes" if fits else "no"), help=help_)
+        elif key == "mem_total_bytes":
+            why = _metric(col, label, res, key, kind, help_,
+                          delta=None if usable is None else f"of {usable / C.GIB:,.1f} GiB usable",
+                          delta_color="off", delta_arrow="off")
+        else:
+            why = _metric(col, label, res, key, kind, help_)
+        if key != "fits" and why:
+            missing.append(f"{label}: {why}")
+if missing and not C.never_finishes(res):
+    st.caption("— : " + " · ".join(missing))
 
 # Charts ----------------------------------------------------------------------------------
 left, right = st.columns(2)
@@ -139,38 +196,53 @@ with right:
 left, right = st.columns(2)
 with left:
     st.subheader("Checkpoint interval")
-    if C.num(res, "goodput") is not None:
+    if "goodput" not in res:
+        st.info("Goodput is not available from the engine yet.")
+    elif C.num(res, "goodput") is None:
+        st.warning(f"Goodput is shown as —: {_why_missing(res, 'goodput')}", icon=":material/warning:")
+    else:
         try:
             curve = interval_curve(C.sj_key(sj))
         except Exception as e:  # noqa: BLE001
             curve = None
             st.info(f"The goodput curve is not available: {e}")
+        cur_rows, in_use = [], []
+        for use in scen.checkpoint.tiers:
+            kind = catalog.resolve_storage(use.tier).kind
+            name = use.tier if isinstance(use.tier, str) else use.tier.name
+            iv = C.num(res, f"ckpt_{kind}_interval_opt_s")
+            in_use.append(f"**{name}**: {C.fmt_interval(iv)}")
+            if iv is not None and iv >= 0.999 * C.NEVER_SAVED_S:
+                pass  # in effect not saved to: no ○
+            elif iv is not None and not CURVE_GRID_S[0] <= iv <= CURVE_GRID_S[-1]:
+                in_use[-1] += " (outside the plotted 10 s to 7 days: no ○)"
+            elif iv is not None:
+                cur_rows.append({"tier": name, "interval_s": iv, "goodput": res["goodput"]})
         if curve is not None and len(curve):
-            cur_rows = []
-            for use in scen.checkpoint.tiers:
-                kind = catalog.resolve_storage(use.tier).kind
-                iv = C.num(res, f"ckpt_{kind}_interval_opt_s")
-                if iv is not None and not CURVE_GRID_S[0] <= iv <= CURVE_GRID_S[-1]:
-                    st.caption(f"{use.tier if isinstance(use.tier, str) else use.tier.name}: the engine's interval "
-                               f"({iv / 3600:,.0f} h) lies outside the plotted range (10 s to 7 days), so no ○ "
-                               "is drawn: in effect this tier is not saved to and the other tiers carry the "
-                               "checkpoints.")
-                elif iv is not None:
-                    cur_rows.append({"tier": use.tier if isinstance(use.tier, str) else use.tier.name,
-                                     "interval_s": iv, "goodput": res["goodput"]})
             st.altair_chart(charts.goodput_interval_chart(curve, pd.DataFrame(cur_rows)), key="pl_gp")
-            st.caption("Each line: the engine's goodput (first order) with that tier's interval varied and "
-                       "the other tiers at their chosen intervals. ◆ best interval on the line, ○ the interval "
-                       "in use (the engine maximises the higher-order renewal goodput, so ◆ and ○ can differ "
-                       "slightly).")
-    else:
-        st.info("Goodput is not available from the engine yet.")
+            ren = "goodput_renewal" in res  # the headline is first order; the optimiser maximises renewal
+            st.caption("Each line: the engine's goodput (the headline number) with that tier's interval varied "
+                       "and the other tiers at their chosen intervals. ◆ best interval on the line, ○ the "
+                       "interval in use" + (" (the engine maximises the higher-order renewal goodput, so ◆ and ○ "
+                                            "can differ slightly)." if ren else "."))
+        if in_use:
+            st.markdown("Intervals in use: " + " · ".join(in_use))
+        elif not scen.checkpoint.tiers:
+            st.caption("No checkpoint tier: every failure restarts training from the beginning.")
 with right:
     st.subheader("Monte Carlo: time to train")
     m1, m2, m3 = st.columns([1, 1, 1])
-    m1.number_input("Trials", min_value=100, max_value=100_000, step=500, key="pl_mct")
-    m2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="pl_mcs")
+    # No min / max in the box itself: the browser would keep an out-of-range entry on screen without
+    # sending it (box and URL disagree) and reset an emptied box to the minimum. The callback clamps.
+    m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder="2000",
+                    on_change=_clamp_widget, args=("pl_mct", *MCT_RANGE, 2000),
+                    help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,}.")
+    m2.number_input("Seed", value=None, step=1, key="pl_mcs", placeholder="0",
+                    on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, 0),
+                    help="Random seed: the same seed gives the same draws.")
     run_mc = m3.button("Run simulation", key="pl_mc_run", type="primary")
+    if "_pl_mc_note" in ss:
+        st.caption(ss.pop("_pl_mc_note"))
     C.save_page_widgets("plan", _PAGE_KEYS)
     mc_key = (C.sj_key(sj), int(ss["pl_mct"]), int(ss["pl_mcs"]))
     if run_mc:
@@ -200,19 +272,6 @@ with right:
         st.caption("Press **Run simulation** to draw failure times and replay checkpoints and restarts.")
 
 # Formulas and notes ----------------------------------------------------------------------
-#: Headline numbers (label, result column, display kind) in the order of the metrics above.
-HEADLINES = (
-    ("Fits in HBM", "fits", "bool"),
-    ("Peak memory per GPU", "mem_total_bytes", "gib"),
-    ("Step time", "step_time_s", "s"),
-    ("MFU", "mfu", "pct"),
-    ("Throughput", "tokens_per_s", "tok"),
-    ("MTBF (job)", "mtbf_h", "h"),
-    ("Goodput", "goodput", "pct"),
-    ("Days to train", "time_to_train_days", "days"),
-    ("Cost to train", "cost_usd", "usd"),
-    ("Energy", "energy_mwh", "mwh"),
-)
 UNITS_TEXT = ("Units: memory in **GiB = 2³⁰ B** (MiB = 2²⁰ B); bandwidths, message and checkpoint "
               "sizes in **GB = 10⁹ B** (MB = 10⁶ B, TB/s = 10¹² B/s); FLOP/s peaks and TFLOP/s in 10¹²; "
               "times in s (h = 3,600 s, d = 86,400 s); energy in MWh (= 3.6 × 10⁹ J); money in USD. "
@@ -231,7 +290,7 @@ with st.expander("Formulas: every number with its inputs plugged in", expanded=F
     explain = rep["explain"] or {}
     st.markdown(UNITS_TEXT)
     st.markdown("**Headline numbers**")
-    for label, key, kind in HEADLINES:
+    for label, key, kind, _ in HEADLINES:
         f = _formula(explain, key)
         st.markdown(f"**{label}** = {C.fmt(res, key, kind)} &nbsp;(`{key}`)  \n"
                     + (f"`{f}`" if f else "_no formula string from the engine yet_"))

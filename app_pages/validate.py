@@ -51,23 +51,28 @@ metrics = [m for m in ok["metric"].dropna().unique()] if "metric" in ok.columns 
 groups = sorted(ok["group"].dropna().unique()) if "group" in ok.columns else []
 qp = st.query_params
 if "v_metric" not in ss:
+    _w = []
     ss["v_metric"] = qp.get("v_metric") if qp.get("v_metric") in metrics else (metrics[0] if metrics else None)
     if qp.get("v_metric") not in (None, *metrics):
-        st.warning(f"Link: v_metric={qp.get('v_metric')!r} unknown; allowed {', '.join(metrics)}")
+        _w.append(f"v_metric={qp.get('v_metric')!r} unknown; allowed {', '.join(metrics)}")
     wanted = [g for g in qp.get_all("v_group") if g in groups]
     bad = [g for g in qp.get_all("v_group") if g not in groups]
     if bad:
-        st.warning(f"Link: v_group {', '.join(map(repr, bad))} unknown; allowed {', '.join(groups)}")
+        _w.append(f"v_group {', '.join(map(repr, bad))} unknown; allowed {', '.join(groups)}")
     ss["v_groups"] = wanted or list(groups)
+    ss["_v_warnings"] = _w
+for _msg in ss.get("_v_warnings", []):
+    st.warning(f"Link: {_msg}", icon=":material/link_off:")
 
 st.subheader("Error per source group")
 st.dataframe(summary, hide_index=True, key="v_summary",
              column_config={c: st.column_config.NumberColumn(format="percent") for c in summary.columns
                             if c.endswith("err")})
 
-c1, c2 = st.columns([2, 3])
-c1.segmented_control("Published metric", metrics, key="v_metric", format_func=lambda m: LABELS.get(m, m))
-c2.multiselect("Source groups", groups, key="v_groups")
+st.segmented_control("Published metric", metrics, key="v_metric", format_func=lambda m: LABELS.get(m, m))
+# Pills, full width: every group stays visible (a multiselect hid chips behind "+1").
+st.pills("Source groups", groups, selection_mode="multi", key="v_groups",
+         help="Click a group to show or hide its runs.")
 C.save_page_widgets("validate", _KEYS)
 metric = ss.get("v_metric") or (metrics[0] if metrics else None)
 st.query_params.from_dict({"v_metric": metric or "", "v_group": list(ss.get("v_groups") or [])})

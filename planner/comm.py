@@ -79,7 +79,7 @@ def group_layout(n, stride, domain_size):
     stride = np.maximum(stride, 1.0)
     span = n * stride
     g_big = np.clip(np.floor(dom / stride), 1.0, np.maximum(n, 1.0))
-    aligned = np.fmod(dom, span) == 0.0
+    aligned = (np.fmod(dom, span) == 0.0) | (n <= 1.0)  # a group of one is in one domain
     cut = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
     g = np.where(span > dom, g_big, np.where(aligned, np.maximum(n, 1.0), np.maximum(cut, 1.0)))
     nd = np.where(span > dom, np.ceil(n / g_big), np.where(aligned, 1.0, 2.0))

@@ -12,15 +12,21 @@ Formulas (per configuration, arrays of shape (N,))::
 vendor; where it is missing (0 or NaN) ``gpus_per_node · tdp_w`` is used instead (GPU power
 only: an underestimate). Power draw is taken as the constant ``utilisation_power_frac`` of it
 for the whole wall time, failures and restarts included (a simplification: idle nodes draw
-less). Hot spare nodes are not charged. ``goodput = 0`` gives infinite time and cost.
+less). Hot spare nodes are not charged. ``goodput = 0`` (no progress in expectation, e.g. a
+frequent failure class that no enabled checkpoint tier survives) gives infinite time and cost;
+:func:`notes` and :func:`explain` then say why (:func:`planner.reliability.zero_goodput_reason`).
 
-Reads ``tokens_per_s`` (stage 3, timing) and ``goodput`` (stage 4). While the timing stage is
-missing, the columns are NaN and :func:`notes` says why.
+Reads ``tokens_per_s`` (stage 3, timing) and ``goodput`` (stage 4: the renewal model's expected
+goodput, the headline; not the first-order ``goodput_first_order``, which collapses to 0 when
+failures are frequent). While the timing stage is missing, the columns are NaN and
+:func:`notes` says why.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .reliability import zero_goodput_reason
 
 SECONDS_PER_DAY = 86_400.0
 SECONDS_PER_HOUR = 3_600.0
@@ -77,7 +83,12 @@ def _g(x: float) -> str:
 
 def explain(row: dict) -> dict[str, str]:
     """Formula strings with one scenario's numbers plugged in."""
-    if not np.isfinite(row.get("time_to_train_days", np.nan)):
+    days = row.get("time_to_train_days", np.nan)
+    if days is not None and np.isinf(days):
+        why = zero_goodput_reason(row) or "goodput is 0"
+        s = f"tokens / tokens_per_s / goodput {_g(row.get('goodput', 0.0))} = inf: {why}"
+        return {k: s for k in ("time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh")}
+    if not np.isfinite(days if days is not None else np.nan):
         return {}
     wall_h = row["time_to_train_days"] * 24.0
     return {
@@ -99,4 +110,8 @@ def notes(row: dict) -> list[str]:
     out = ["Energy: whole-node power × utilisation × PUE for the whole wall time (idle time included)."]
     if "tokens_per_s" not in row:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
+    days = row.get("time_to_train_days", np.nan)
+    if days is not None and np.isinf(days):
+        why = zero_goodput_reason(row) or "goodput is 0"
+        out.append(f"Time, GPU-hours, cost and energy are infinite: {why}")
     return out

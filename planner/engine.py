@@ -16,11 +16,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import batch as _batch
 from .batch import Batch
-from .schema import Scenario
+from .schema import Scenario, format_errors
 
 #: Stage modules in pipeline order; each exposes ``stage(b) -> dict of new columns``.
 STAGE_MODULES: tuple[str, ...] = ("model_stats", "memory", "timing", "reliability", "cost")
@@ -177,16 +177,28 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
 
 def to_batch(items: Sequence[Scenario | dict] | pd.DataFrame) -> tuple[Batch, list[str]]:
     """Scenarios, JSON dicts, a DataFrame of dotted scenario fields (``parallelism.tp``) or a
-    DataFrame of batch columns -> (batch, names)."""
+    DataFrame of batch columns -> (batch, names).
+
+    In a DataFrame of dotted fields an empty (NaN / None) cell means "not given": the
+    schema's default applies (e.g. ``parallelism.dp`` derived). Raises ``ValueError`` naming
+    the row and the fields of the first invalid row."""
     if isinstance(items, pd.DataFrame):
         if {"n_layers", "tp", "n_gpus"} <= set(items.columns):
             b = {c: items[c].to_numpy() for c in items.columns if c != "name"}
             names = list(items["name"]) if "name" in items.columns else [""] * len(items)
             return b, names
-        scenarios = [Scenario.model_validate(_unflatten(r)) for r in items.to_dict("records")]
+        scenarios = [_validate_row(i, _unflatten(r)) for i, r in enumerate(items.to_dict("records"))]
     else:
-        scenarios = [s if isinstance(s, Scenario) else Scenario.model_validate(s) for s in items]
+        scenarios = [s if isinstance(s, Scenario) else _validate_row(i, s) for i, s in enumerate(items)]
     return _batch.from_scenarios(scenarios), [s.name for s in scenarios]
+
+
+def _validate_row(i: int, data) -> Scenario:
+    """Validate row ``i``; a bad row raises ``ValueError`` naming the row and the fields."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ValueError(f"row {i}: " + "; ".join(format_errors(e))) from e
 
 
 def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:

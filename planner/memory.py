@@ -827,6 +827,7 @@ def notes(row: dict) -> list[str]:
     if int(row.get("schedule", 0)) == _S_ZB:
         out.append("Zero-bubble schedule taken as ZB-H1: activation memory as 1F1B.")
     if int(row.get("precision", 0)) in (_FP8, _FP4):
-        out.append("fp8/fp4: bf16 weights + fp32 master kept, plus a cached low-precision weight copy; "
-                   "activations counted in 16 bits.")
+        out.append("fp8/fp4: bf16 weights + fp32 master and Adam states kept (as Transformer Engine does); "
+                   "no persistent low-precision weight copy is counted; the inputs of fp8 GEMMs are saved "
+                   "in 1 byte, other activations in 16 bits.")
     return out

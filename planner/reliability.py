@@ -14,21 +14,37 @@ Model (DESIGN §4.4):
 * **Recovery tier.** A failure of class c reloads from the most frequent enabled tier that
   survives c (a replicated node-local tier survives gpu/node loss). Its interval sets the lost
   work (half an interval on average) and its read time the reload.
-* **Goodput, first order** (the ``goodput`` column; renewal argument, DESIGN §4.4)::
+* **Goodput** (the ``goodput`` column, the headline; also the objective of the interval
+  search): the renewal (higher-order) model. Daly's exponential-failure model [2] (eq. 20),
+  generalised to several tiers by grouping the classes by recovery tier, and to several failure
+  classes with different recovery times::
 
-      goodput = 1 − Σ_k stall_k/τ_k − Σ_c λ_c·(R_c + τ_k(c)/2 + reload_k(c),c)
+      1/goodput = (1 + Σ_k stall_k/τ_k) · 1/E · Π_k φ(Λ_k·(τ_k + stall_k)),
+      E = Σ_c (λ_c/λ)·exp(−λ·(R_c + reload_c))
 
-  clipped to [0, 1]; its three terms are ``ckpt_overhead_frac``, ``lost_work_frac`` and
-  ``restart_frac`` (restart + repair + reload). τ_k is compute time between two saves of tier k.
-* **Goodput, renewal (higher order)** (the ``goodput_renewal`` column, also the objective of
-  the interval search): Daly's exponential-failure model [2] (eq. 20), generalised to several
-  tiers by grouping the classes by recovery tier::
+  with ``φ(x) = (e^x − 1)/x``, Λ_k the rate of the classes that recover from tier k and λ the
+  total rate. 1/E is the exact expected recovery factor when any failure also interrupts a
+  recovery in progress, which then starts over with the new class's R (renewal argument: the
+  expected recovery time is (1/λ)(1/E − 1)); with one class it is Daly's ``e^{λR}``. (Using
+  ``exp(Σ_c λ_c R_c)`` instead overstates the loss when the R_c differ: by Jensen 1/E <=
+  e^{λ·E[R]}; 0.34 against a Monte Carlo 0.41 on the default preset at 30x the failure rate.)
+  With one tier and one class this is Daly's model exactly, so the optimum interval is Daly's
+  optimum (and Young's when δ ≪ M). With several tiers the grouping is a stated simplification.
+  It tracks the Monte Carlo of :mod:`planner.simulate` (docs/reliability.md: within 0.5 pp on
+  the default preset up to 100x its failure rate; within 4 pp up to λτ = 2 on one tier).
+* **Loss breakdown** (``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``): the loss
+  ``1 − goodput`` split in proportion to the renewal model's three factors, ``log(1 + Σ s/τ)``,
+  ``Σ_k log φ(Λ_k(τ_k + s_k))`` and ``log(1/E)`` (restart + repair + reload)
+  (:func:`decompose_loss`). The three are in [0, 1] and ``1 − Σ = goodput`` at any failure
+  rate (the first-order terms can add up to more than 1); they tend to the first-order terms
+  when λτ, λR -> 0. A class no enabled tier survives gives goodput 0 and lost_work_frac 1.
+* **Goodput, first order** (the ``goodput_first_order`` column; DESIGN §4.4)::
 
-      1/goodput = (1 + Σ_k stall_k/τ_k) · exp(Σ_c λ_c·(R_c + reload_c)) · Π_k φ(Λ_k·(τ_k + stall_k))
+      goodput_first_order = 1 − Σ_k stall_k/τ_k − Σ_c λ_c·(R_c + τ_k(c)/2 + reload_k(c),c)
 
-  with ``φ(x) = (e^x − 1)/x`` and Λ_k the rate of the classes that recover from tier k. With one
-  tier this is Daly's model exactly, so the optimum interval is Daly's optimum (and Young's
-  when δ ≪ M). With several tiers the grouping is a stated simplification.
+  clipped to [0, 1]. Valid only where λ·τ and λ·R are small: it drifts by −7 pp at λτ = 1 and
+  collapses to 0 when the sum exceeds 1 (e.g. MTBF 1.6 h with 2.2 h repairs) while the job
+  still progresses.
 * **Intervals.** A NaN ``ckpt_{k}_interval_s`` is chosen by maximising the renewal goodput.
   :func:`stage` solves the stationarity conditions of log(1/goodput) in closed form per step
   (fixed point, :meth:`_Block.solve`; ``ψ = d log φ/dx``)::
@@ -112,20 +128,24 @@ def recovery_s(b) -> np.ndarray:
 
 
 def _log_phi(x):
-    """log((e^x − 1)/x), stable for x -> 0 and large x."""
+    """log((e^x − 1)/x), stable for x -> 0 and large x (see :func:`_log_phi_fast`)."""
     x = np.asarray(x, dtype=float)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        small = x < 1e-8
-        big = x > 50.0
-        xs = np.where(small | big, 1.0, x)
-        mid = np.log(np.expm1(xs) / xs)
-        return np.where(small, x / 2.0, np.where(big, x - np.log(np.where(big, x, 1.0)), mid))
+    if x.size == 0:
+        return x.copy()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _log_phi_fast(x)
 
 
-def _recovery_log_factor(y):
-    """log of the recovery factor, ``−log(1 − y)`` (inf where y >= 1: recoveries never end)."""
+def _recovery_log_factor(y, e):
+    """log of the recovery factor 1/E, E = 1 − y = Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}: from
+    ``−log1p(−y)`` where y < 1/2 (no cancellation for small λR), else from ``−log(e)`` (``e``
+    computed directly: no cancellation when E is tiny); inf where E = 0 (recoveries never end).
+    The choice is row by row; ``e`` is only read when some y >= 1/2."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(y >= 1.0, np.inf, -np.log1p(-np.minimum(y, 1.0)))
+        small = -np.log1p(-np.minimum(y, 0.5))
+        if e is None or not np.any(y >= 0.5):
+            return small
+        return np.where(y < 0.5, small, np.where(e > 0, -np.log(np.maximum(e, 1e-300)), np.inf))
 
 
 def decompose_loss(log_overhead, log_restart, log_lost, log_w):
@@ -206,6 +226,7 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         lost = np.zeros(shape)
         restart = np.zeros(shape)
         y = np.zeros(shape)  # 1 − Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
+        e = np.zeros(shape)  # Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
         lam_by_tier = [np.zeros(shape) for _ in range(K)]
         unsurvived = np.zeros(shape)
         for c in range(C):
@@ -225,6 +246,7 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
             x = ex(recovery_s_[:, c]) + best_reload
             restart = restart + np.where(has, lam * x, 0.0)
             y = y + np.where(has & (best_k >= 0), lam * -np.expm1(-lam_tot * x) * inv_lam, 0.0)
+            e = e + np.where(has & (best_k >= 0), lam * np.exp(-lam_tot * x) * inv_lam, 0.0)
             for k in range(K):
                 lam_by_tier[k] = lam_by_tier[k] + np.where(best_k == k, lam, 0.0)
             unsurvived = unsurvived + np.where(best_k < 0, lam, 0.0)
@@ -234,7 +256,7 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
             xk = np.where(lam_by_tier[k] > 0, lam_by_tier[k] * seg, 0.0)
             log_lost = log_lost + _log_phi(xk)
         log_ov = np.log1p(overhead)
-        log_rs = _recovery_log_factor(y)
+        log_rs = _recovery_log_factor(y, e)
         log_lost = np.where(unsurvived > 0, np.inf, log_lost)
         log_w = log_ov + log_rs + log_lost
         log_w = np.where(np.isnan(log_w), np.inf, log_w)
@@ -352,9 +374,11 @@ SOLVER_MAX_ITER = 12
 SOLVER_RTOL = 1e-5
 #: ψ(x) is evaluated at max(x, _PSI_X_MIN) (ψ(x) = 1/2 + x/12 + O(x³): relative error <= 2e-7).
 _PSI_X_MIN = 1e-6
-#: Where every x of a block is below this, the series log φ = x/2 + x²/24 (next term
-#: −x⁴/2880: < 2.2e-13 absolute in log(1/goodput)) replaces the closed form.
-_LOG_PHI_SERIES_X_MAX = 5e-3
+#: Below this x (element by element) the series log φ = x/2 + x²/24 − x⁴/2880 + x⁶/181440
+#: (next term −x⁸/9676800: relative error < 2e-15 of log φ) replaces the closed form (relative
+#: error ~1e-16/x there): every row's log φ is accurate to ~1e-14 relative whatever the other
+#: rows of its block, so the loss shares (relative to log φ) do not depend on the block.
+_LOG_PHI_SERIES_X_MAX = 0.05
 #: A candidate replaces the best so far only if its log(1/goodput) is lower by this much: two
 #: candidates that reach the same optimum by different paths keep the first, so a row's result
 #: does not depend on the other rows of its block.
@@ -424,21 +448,36 @@ def _psi(x):
 
 
 def _log_phi_fast(x):
-    """log φ(x) = log((e^x − 1)/x) = x + log((1 − e^{−x})/x), stable for all x >= 0;
-    the series x/2 + x²/24 where every x <= ``_LOG_PHI_SERIES_X_MAX``."""
-    if float(x.max()) <= _LOG_PHI_SERIES_X_MAX:
-        return x * (0.5 + x * (1.0 / 24.0))
+    """log φ(x) = log((e^x − 1)/x) = x + log((1 − e^{−x})/x), stable for all x >= 0; the series
+    x/2 + x²/24 − x⁴/2880 + x⁶/181440 where x <= ``_LOG_PHI_SERIES_X_MAX`` (element by element;
+    a block all on one side computes only that side)."""
+    x2 = None
+    ser = None
+    xmax = float(x.max())
+    if float(x.min()) <= _LOG_PHI_SERIES_X_MAX:
+        x2 = x * x
+        ser = x * 0.5 + x2 * ((1.0 / 24.0) + x2 * ((-1.0 / 2880.0) + x2 * (1.0 / 181440.0)))
+        if xmax <= _LOG_PHI_SERIES_X_MAX:
+            return ser
     t = -np.maximum(x, 1e-300)
-    return x + np.log(np.expm1(t) / t)
+    closed = x + np.log(np.expm1(t) / t)
+    return closed if ser is None else np.where(x <= _LOG_PHI_SERIES_X_MAX, ser, closed)
 
 
 class _Group:
-    """Failure classes of a block that recover the same way: summed rate and per-tier terms."""
+    """Failure classes of a block that recover the same way: summed rate and per-tier terms.
 
-    __slots__ = ("lam", "ok", "reload", "lr")
+    ``members`` lists (λ_c [1/s], R_c [s]) of its classes; ``lr[k]`` = Σ_c λ_c·reload_k (first
+    order), ``ey[k]`` = Σ_c (λ_c/λ)·(1 − e^{−λ(R_c + reload_k)}) and ``ee[k]`` =
+    Σ_c (λ_c/λ)·e^{−λ(R_c + reload_k)} (renewal recovery factor, λ the total rate), set by
+    :meth:`_Block.__init__`.
+    """
 
-    def __init__(self, lam, ok, reload):
-        self.lam, self.ok, self.reload, self.lr = lam, ok, reload, {}
+    __slots__ = ("lam", "ok", "reload", "lr", "ey", "ee", "members")
+
+    def __init__(self, lam, ok, reload, members=None):
+        self.lam, self.ok, self.reload, self.lr, self.ey, self.ee = lam, ok, reload, {}, {}, {}
+        self.members = members if members is not None else []
 
 
 class _Block:
@@ -449,7 +488,7 @@ class _Block:
     pays only for the terms it has. No loop over rows.
     """
 
-    def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv, track_lo=False):
+    def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv, track_lo=False, lam_tot=None):
         self.n = n
         #: With ``track_lo``: ``lo_reach`` (n,), the smallest value any lower bound was applied
         #: to, ``max(x, lo)``, over the whole solve (inf if none). Every lower bound here is
@@ -459,8 +498,24 @@ class _Block:
         self.track_lo, self.lo_reach = track_lo, (np.full(n, np.inf) if track_lo else None)
         self.U, self.s, self.lo, self.hi, self.free = U, s, lo, hi, free
         self.tau_base, self.groups, self.unsurv = tau_base, groups, unsurv
+        # Recovery factor terms: with a = −λR_c, b = −λ·reload_k,
+        # 1 − e^{a+b} = −(expm1(a) + expm1(b) + expm1(a)·expm1(b)) (no cancellation for small λR)
+        inv_lam = None
+        if lam_tot is not None:
+            inv_lam = np.where(lam_tot > 0, 1.0 / np.where(lam_tot > 0, lam_tot, 1.0), 0.0)
         for g in groups:
             g.lr = {k: g.lam * g.reload[k] for k in U if g.ok[k] is not False}
+            if inv_lam is None:
+                continue
+            A = Ae = None  # Σ_c λ_c·expm1(−λR_c), Σ_c λ_c·exp(−λR_c)
+            for lam_c, R_c in g.members:
+                A = _acc(A, lam_c * np.expm1(-lam_tot * R_c))
+                Ae = _acc(Ae, lam_c * np.exp(-lam_tot * R_c))
+            lpa = g.lam + A
+            g.ey = {k: -(A + np.expm1(-lam_tot * g.reload[k]) * lpa) * inv_lam
+                    for k in U if g.ok[k] is not False}
+            g.ee = {k: Ae * np.exp(-lam_tot * g.reload[k]) * inv_lam
+                    for k in U if g.ok[k] is not False}
 
     def _max_lo(self, x, lo):
         """``np.maximum(x, lo)`` (x clipped at a lower bound), tracked in ``lo_reach``."""
@@ -471,7 +526,9 @@ class _Block:
 
     # -- assignment of failure classes to recovery tiers ------------------------------------
     def assign(self, tau, want_reload=False):
-        """Rate recovering from each tier, Λ_k [1/s] (None = 0), and Σ_c λ_c·reload_c.
+        """Rate recovering from each tier, Λ_k [1/s] (None = 0), Σ_c λ_c·reload_c and
+        y = Σ_c (λ_c/λ)·(1 − e^{−λ(R_c + reload_c)}) and 1 − y (None = 0; these three with
+        ``want_reload``).
 
         Class group g recovers from the most frequent (smallest τ) enabled tier that survives
         it; equal intervals go to the lower tier index (as in :func:`expected_goodput`).
@@ -485,7 +542,7 @@ class _Block:
             return cache[key]
 
         lam: dict = {k: None for k in self.U}
-        rterm = None
+        rterm = yterm = eterm = None
         for g in self.groups:
             for k in self.U:
                 a = g.ok[k]
@@ -502,23 +559,29 @@ class _Block:
                 lam[k] = _acc(lam[k], _pick(a, g.lam, 0.0))
                 if want_reload:
                     rterm = _acc(rterm, _pick(a, g.lr[k], 0.0))
+                    yterm = _acc(yterm, _pick(a, g.ey[k], 0.0))
+                    eterm = _acc(eterm, _pick(a, g.ee[k], 0.0))
+        if want_reload:
+            return lam, rterm, yterm, eterm
         return lam, rterm
 
     def objective(self, tau):
-        """log(1/goodput_renewal) less the interval-independent Σ_c λ_c·R_c, shape (n,), and its
-        parts: ``lam`` (Λ_k per tier, None = 0), ``rterm`` (Σ_c λ_c·reload_c or None), ``ov``
-        (Σ_k s_k/τ_k)."""
-        lam, rterm = self.assign(tau, want_reload=True)
+        """log(1/goodput) of the renewal model, shape (n,) (classes no tier survives aside), and
+        its parts: ``lam`` (Λ_k per tier, None = 0), ``rterm`` (Σ_c λ_c·reload_c or None, first
+        order), ``ov`` (Σ_k s_k/τ_k), ``lrs`` (recovery factor −log(1 − y)), ``llw`` (lost work
+        Σ_k log φ(Λ_k(τ_k + s_k)))."""
+        lam, rterm, yterm, eterm = self.assign(tau, want_reload=True)
         ov = None
         for k in self.U:
             ov = _acc(ov, self.s[k] / tau[k])
-        f = np.log1p(ov) if ov is not None else np.zeros(self.n)
-        if rterm is not None:
-            f += rterm
+        lov = np.log1p(ov) if ov is not None else np.zeros(self.n)
+        lrs = np.zeros(self.n) if yterm is None else _recovery_log_factor(yterm, eterm)
+        llw = np.zeros(self.n)
         for k in self.U:
             if lam[k] is not None:
-                f += _log_phi_fast(lam[k] * (tau[k] + self.s[k]))
-        return f, {"lam": lam, "rterm": rterm, "ov": ov}
+                llw = llw + _log_phi_fast(lam[k] * (tau[k] + self.s[k]))
+        f = lov + lrs + llw
+        return f, {"lam": lam, "rterm": rterm, "ov": ov, "lrs": lrs, "llw": llw}
 
     # -- solver -------------------------------------------------------------------------------
     def _set(self, tau, k, t):
@@ -731,6 +794,8 @@ class _Block:
                 parts["lam"][k] = merge(better, p["lam"][k], parts["lam"][k])
             parts["rterm"] = merge(better, p["rterm"], parts["rterm"])
             parts["ov"] = merge(better, p["ov"], parts["ov"])
+            parts["lrs"] = _pick(better, p["lrs"], parts["lrs"])
+            parts["llw"] = _pick(better, p["llw"], parts["llw"])
 
         for size in range(1, min(len(Fr), _MAX_LAST) + 1):
             for Q in itertools.permutations(Fr, size):
@@ -793,7 +858,7 @@ _STAGE_COLUMNS = (
     + ["ckpt_bytes", "ckpt_shard_bytes"]
     + [f"ckpt_{k}_{q}" for k in TIER_KINDS for q in ("save_s", "stall_s", "interval_opt_s")]
     + ["ckpt_interval_s", "ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput",
-       "goodput_renewal", "ckpt_host_mem_per_node_bytes"]
+       "goodput_first_order", "ckpt_host_mem_per_node_bytes"]
 )
 
 
@@ -916,9 +981,10 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
         key = tuple((ok[k], peer[k]) for k in U) if uniform else ("class", c)
         if key in groups:
             groups[key].lam = groups[key].lam + lam
+            groups[key].members.append((lam, R))
         else:
             reload = {k: _pick(peer[k], relp.get(k), rel[k]) for k in U if ok[k] is not False}
-            groups[key] = _Group(lam, ok, reload)
+            groups[key] = _Group(lam, ok, reload, [(lam, R)])
         if not uniform:
             none_ok = True
             for k in U:
@@ -929,7 +995,8 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     out["failure_rate_per_h"][sl] = lam_tot
     np.divide(1.0, lam_tot, out=out["mtbf_h"][sl])  # 1/0 = inf: no failures
 
-    blk = _Block(n, U, s, lo, hi, free, base, list(groups.values()), unsurv, track_lo)
+    blk = _Block(n, U, s, lo, hi, free, base, list(groups.values()), unsurv, track_lo,
+                 lam_tot=lam_tot / 3600.0)
     tau, parts = blk.optimum()
 
     # Outputs at the chosen intervals (expected_goodput's formulas).
@@ -945,17 +1012,21 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     ov = np.zeros(n) if parts["ov"] is None else parts["ov"]
     lost = np.zeros(n) if lost is None else 0.5 * lost
     restart = rest if parts["rterm"] is None else rest + parts["rterm"]
-    logw = parts["f"] + rest
+    logw, lov, lrs, llw = parts["f"], np.log1p(ov), parts["lrs"], parts["llw"]
     if unsurv is not None:
         bad = unsurv > 0
         lost = np.where(bad, np.inf, lost)
         restart = np.where(bad, np.inf, restart)
         logw = np.where(bad, np.inf, logw)
-    out["ckpt_overhead_frac"][sl] = ov
-    out["lost_work_frac"][sl] = lost
-    out["restart_frac"][sl] = restart
-    np.minimum(np.maximum(1.0 - ov - lost - restart, 0.0), 1.0, out=out["goodput"][sl])
-    np.exp(-logw, out=out["goodput_renewal"][sl])
+        llw = np.where(bad, np.inf, llw)
+    logw = np.where(np.isnan(logw), np.inf, logw)
+    f_ov, f_lw, f_rs = decompose_loss(lov, lrs, llw, logw)
+    out["ckpt_overhead_frac"][sl] = f_ov
+    out["lost_work_frac"][sl] = f_lw
+    out["restart_frac"][sl] = f_rs
+    g1 = np.minimum(np.maximum(1.0 - ov - lost - restart, 0.0), 1.0)
+    out["goodput_first_order"][sl] = np.where(np.isnan(g1), 0.0, g1)
+    np.exp(-logw, out=out["goodput"][sl])
     if tmin is None:
         out["ckpt_interval_s"][sl] = np.nan
     elif any(en[k] is True for k in U):
@@ -1120,9 +1191,10 @@ def stage(b) -> dict[str, np.ndarray]:
         ``ckpt_shard_bytes``, ``ckpt_{kind}_save_s``, ``ckpt_{kind}_stall_s``,
         ``ckpt_{kind}_interval_opt_s`` (the interval in use: the optimum where the input is NaN,
         the given one otherwise; NaN for a disabled tier), ``ckpt_interval_s`` (most frequent
-        enabled tier), ``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``, ``goodput``
-        (first order), ``goodput_renewal`` (higher order), ``ckpt_host_mem_per_node_bytes``,
-        ``host_fits_ckpt``.
+        enabled tier), ``goodput`` (renewal model, higher order), ``ckpt_overhead_frac``,
+        ``lost_work_frac``, ``restart_frac`` (its loss 1 − goodput split by
+        :func:`decompose_loss`), ``goodput_first_order`` (DESIGN §4.4's first-order formula,
+        clipped to [0, 1]), ``ckpt_host_mem_per_node_bytes``, ``host_fits_ckpt``.
 
     Notes
     -----
@@ -1173,9 +1245,10 @@ def stage_grid(b) -> dict[str, np.ndarray]:
         ``ckpt_shard_bytes``, ``ckpt_{kind}_save_s``, ``ckpt_{kind}_stall_s``,
         ``ckpt_{kind}_interval_opt_s`` (the interval in use: the optimum where the input is NaN,
         the given one otherwise; NaN for a disabled tier), ``ckpt_interval_s`` (most frequent
-        enabled tier), ``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``, ``goodput``
-        (first order), ``goodput_renewal`` (higher order), ``ckpt_host_mem_per_node_bytes``,
-        ``host_fits_ckpt``.
+        enabled tier), ``goodput`` (renewal model, higher order), ``ckpt_overhead_frac``,
+        ``lost_work_frac``, ``restart_frac`` (its loss 1 − goodput split by
+        :func:`decompose_loss`), ``goodput_first_order`` (DESIGN §4.4's first-order formula,
+        clipped to [0, 1]), ``ckpt_host_mem_per_node_bytes``, ``host_fits_ckpt``.
     """
     tt = ck.tier_times(b)
     n = tt["ckpt_bytes"].shape[0]
@@ -1215,7 +1288,7 @@ def stage_grid(b) -> dict[str, np.ndarray]:
         out[f"ckpt_{kind}_interval_opt_s"] = tau[:, k]
     tmin = res["tau_recovery_min_s"]
     out["ckpt_interval_s"] = np.where(np.isinf(tmin), np.nan, tmin)
-    for key in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput", "goodput_renewal"):
+    for key in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput", "goodput_first_order"):
         out[key] = res[key]
     hm = TIER_KINDS.index("host_memory")
     replicas = np.asarray(b["ckpt_host_memory_replicas"], dtype=float)
@@ -1228,7 +1301,7 @@ def stage_grid(b) -> dict[str, np.ndarray]:
 
 
 #: Columns of :func:`goodput_vs_interval`'s result.
-CURVE_COLUMNS: tuple[str, ...] = ("goodput_renewal", "goodput")
+CURVE_COLUMNS: tuple[str, ...] = ("goodput", "goodput_first_order")
 
 
 def goodput_vs_interval(b_row_batch, tier_kind: str, intervals_s) -> np.ndarray:
@@ -1244,8 +1317,8 @@ def goodput_vs_interval(b_row_batch, tier_kind: str, intervals_s) -> np.ndarray:
     Returns
     -------
     ndarray, shape (G, 2)
-        Column 0 ``goodput_renewal`` (Daly's renewal model generalised to tiers), column 1
-        ``goodput`` (first order), see ``CURVE_COLUMNS``, when the tier's interval is
+        Column 0 ``goodput`` (the renewal model, Daly's generalised to tiers: the stage's
+        headline), column 1 ``goodput_first_order``, see ``CURVE_COLUMNS``, when the tier's interval is
         ``intervals_s[g]`` and every other tier's interval is the one :func:`stage` uses (the
         optimum where the scenario leaves it free, else the given one). The other tiers are not
         re-optimised per point, so the curve's maximum is the stage's optimum for this tier.
@@ -1262,11 +1335,79 @@ def goodput_vs_interval(b_row_batch, tier_kind: str, intervals_s) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         r = expected_goodput(taus, tt["stall_s"], tt["enabled"], failure_rates_per_h(b_row_batch) / 3600.0,
                              recovery_s(b_row_batch), tt["reload_s"], tt["survives"])
-    return np.stack([r["goodput_renewal"][0], r["goodput"][0]], axis=1)
+    return np.stack([r["goodput"][0], r["goodput_first_order"][0]], axis=1)
 
 
 def _g(x: float) -> str:
     return f"{x:.4g}"
+
+
+def is_never_saved(interval_s) -> np.ndarray:
+    """True where an interval is the solver's "never" (``INTERVAL_MAX_S`` or more): the tier is
+    not saved to. A short interval (seconds) is a saved tier, however small."""
+    x = np.asarray(interval_s, dtype=float)
+    return x >= INTERVAL_MAX_S * (1.0 - 1e-9)
+
+
+def format_interval_s(interval_s: float) -> str:
+    """A checkpoint interval [s] in words for display: "9.29 s", "15.5 min (930 s)", "2.5 h",
+    "3.1 d", "not saved" (``INTERVAL_MAX_S``), "disabled" (NaN). Three significant digits in the
+    unit chosen, so a short interval is never rounded to "0 h"."""
+    x = float(interval_s)
+    if np.isnan(x):
+        return "disabled"
+    if is_never_saved(x):
+        return f"not saved (interval {INTERVAL_MAX_S:.0e} s = never)"
+    if x < 60.0:
+        return f"{x:.3g} s"
+    if x < 3600.0:
+        return f"{x / 60.0:.3g} min ({x:.4g} s)"
+    if x < 2 * 86400.0:
+        return f"{x / 3600.0:.3g} h ({x:.4g} s)"
+    return f"{x / 86400.0:.3g} d ({x:.4g} s)"
+
+
+def _row_model(row: dict):
+    """The model of one scenario's row at its intervals: (expected_goodput's dict at (1,),
+    recovery tier per class (C,) int (−1: none survives), λ_c [1/h] (C,), R_c [s] (C,))."""
+    b = {k: np.array([v]) for k, v in row.items()}
+    tt = ck.tier_times(b)
+    lam_h = failure_rates_per_h(b)
+    R = recovery_s(b)
+    taus = [np.array([float(row.get(f"ckpt_{k}_interval_opt_s", np.nan))]) for k in TIER_KINDS]
+    taus = [np.nan_to_num(t, nan=1.0) for t in taus]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        res = expected_goodput(taus, tt["stall_s"], tt["enabled"], lam_h / 3600.0, R, tt["reload_s"],
+                               tt["survives"])
+    tier = np.full(len(FAILURE_CLASSES), -1)
+    for c in range(len(FAILURE_CLASSES)):
+        best = np.inf
+        for k in range(len(TIER_KINDS)):
+            if tt["enabled"][0, k] and tt["survives"][0, k, c] and taus[k][0] < best:
+                best, tier[c] = taus[k][0], k
+    return {k: float(v[0]) for k, v in res.items()}, tier, lam_h[0], R[0]
+
+
+def zero_goodput_reason(row: dict) -> str | None:
+    """Why a scenario's goodput is 0 (no progress in expectation), in words; None if it is not."""
+    if not row.get("goodput", 1.0) <= 0.0:
+        return None
+    try:
+        _res, tier, lam_h, R = _row_model(row)
+    except (KeyError, ValueError, TypeError):
+        return "goodput is 0: failures come faster than the job can save and recover."
+    lost = [fc for c, fc in enumerate(FAILURE_CLASSES) if lam_h[c] > 0 and tier[c] < 0]
+    if lost:
+        return ("goodput is 0: no enabled checkpoint tier survives a failure of class "
+                + ", ".join(lost) + " (" + ", ".join(f"{_g(lam_h[FAILURE_CLASSES.index(c)])}/h" for c in lost)
+                + "), so each such failure restarts training from the beginning and a run of "
+                "this length does not finish in expectation. Enable a tier that survives it "
+                "(e.g. the parallel file system, or node-local copies with replicas).")
+    lam = float(lam_h.sum())
+    return (f"goodput is 0: with failures every {_g(60.0 / lam) if lam > 0 else 'inf'} min (λ = {_g(lam)}/h) "
+            f"and recoveries of up to {_g(float(R.max()) / 60.0)} min (restart + repair + reload), "
+            "recoveries are interrupted by the next failure before they complete; no progress is "
+            "made. Shorten the restart / repair (hot spares) or lower the failure rate.")
 
 
 def explain(row: dict) -> dict[str, str]:
@@ -1285,24 +1426,82 @@ def explain(row: dict) -> dict[str, str]:
     e["ckpt_bytes"] = (
         f"{ck.CKPT_BYTES_PER_PARAM:g} B/param × {_g(row['params_total'])} params = {_g(row['ckpt_bytes'])} B"
     )
-    e["goodput"] = (
-        f"1 − overhead {_g(row['ckpt_overhead_frac'])} − lost work {_g(row['lost_work_frac'])}"
-        f" − restart {_g(row['restart_frac'])} = {_g(row['goodput'])}"
-    )
-    e["ckpt_interval_s"] = f"most frequent enabled tier: {_g(row['ckpt_interval_s'])} s"
+    G = row["goodput"]
+    fo, fl, fr = row["ckpt_overhead_frac"], row["lost_work_frac"], row["restart_frac"]
+    e["goodput"] = (f"renewal model: 1 − overhead {_g(fo)} − lost work {_g(fl)} − restart {_g(fr)} "
+                    f"= {_g(G)}")
+    try:
+        res, tier, lam_h, _R = _row_model(row)
+    except (KeyError, ValueError, TypeError):
+        res = None
+    if res is not None:
+        ov1, lw1, rs1 = (res["ckpt_overhead_frac_first_order"], res["lost_work_frac_first_order"],
+                         res["restart_frac_first_order"])
+        a_ov = float(np.log1p(ov1))
+        lw_f = np.exp(res["log_wall_per_work"] - a_ov)  # recovery × lost-work factors
+        e["goodput"] = (
+            "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · 1/Σ_c(λ_c/λ)e^(−λ(R_c+reload_c))"
+            f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {_g(lw_f)} = {_g(1.0 / G) if G > 0 else 'inf'}"
+            f" → goodput {_g(G)}"
+        )
+        share = ("share of the loss 1 − G = {:.4g} in proportion to the renewal factors "
+                 "log(1 + Σ stall/τ) : Σ log φ : log recovery").format(1.0 - G)
+        e["ckpt_overhead_frac"] = f"{share} → overhead {_g(fo)} (first order Σ stall/τ = {_g(ov1)})"
+        e["lost_work_frac"] = f"{share} → lost work {_g(fl)} (first order Σ_c λ_c·τ_c/2 = {_g(lw1)})"
+        e["restart_frac"] = (f"{share} → restart + repair + reload {_g(fr)} "
+                             f"(first order Σ_c λ_c(R_c + reload_c) = {_g(rs1)})")
+        raw = 1.0 - ov1 - lw1 - rs1
+        e["goodput_first_order"] = (
+            f"1 − Σ stall/τ {_g(ov1)} − Σ_c λ_c·τ_c/2 {_g(lw1)} − Σ_c λ_c(R_c + reload_c) {_g(rs1)}"
+            f" = {_g(raw)}" + ("" if 0.0 <= raw <= 1.0 else " → clipped to [0, 1]")
+            + f" = {_g(row['goodput_first_order'])} (DESIGN §4.4; valid only where λ·τ and λ·R ≪ 1)"
+        )
+        for k, kind in enumerate(TIER_KINDS):
+            iv = row.get(f"ckpt_{kind}_interval_opt_s", np.nan)
+            if iv is None or np.isnan(iv):
+                continue
+            rec = [fc for c, fc in enumerate(FAILURE_CLASSES) if tier[c] == k and lam_h[c] > 0]
+            given = not np.isnan(row.get(f"ckpt_{kind}_interval_s", np.nan))
+            how = "given" if given else "chosen to maximise the renewal goodput"
+            if is_never_saved(iv):
+                e[f"ckpt_{kind}_interval_opt_s"] = (
+                    f"{format_interval_s(iv)}: at the optimum this tier would recover no failure class "
+                    "(a tier saved more often survives all it does), so its saves would only stall")
+            else:
+                e[f"ckpt_{kind}_interval_opt_s"] = (
+                    f"{format_interval_s(iv)} ({how}); recovers "
+                    + (", ".join(rec) if rec else "no failure class")
+                )
+        tm = row.get("ckpt_interval_s", np.nan)
+        kinds = [kind for kind in TIER_KINDS if row.get(f"ckpt_{kind}_interval_opt_s", np.nan) == tm]
+        e["ckpt_interval_s"] = (f"most frequent enabled tier ({', '.join(kinds) or 'none'}): "
+                                f"{format_interval_s(tm)}")
+    else:
+        e["ckpt_interval_s"] = f"most frequent enabled tier: {format_interval_s(row['ckpt_interval_s'])}"
     return e
 
 
 def notes(row: dict) -> list[str]:
-    """Stated simplifications of this stage."""
+    """Stated simplifications of this stage (and why goodput is 0, when it is)."""
     out = [
         "Checkpoint = 14 B/param (bf16 weights + fp32 master, m, v; no gradients), split evenly "
         "over all GPUs with ZeRO >= 1; with ZeRO-0 one DP replica writes.",
-        "Goodput is first order (DESIGN §4.4); intervals maximise Daly's renewal model, "
-        "generalised to several tiers (column goodput_renewal). A tier that would recover no "
-        "failure class at the optimum is not saved (interval 1e8 s).",
+        "Goodput is the renewal (higher-order) model: Daly 2006 generalised to several tiers by "
+        "grouping failure classes by recovery tier (a simplification), with failures also "
+        "interrupting recoveries; the intervals maximise it. Its loss 1 − goodput is split into "
+        "overhead / lost work / restart in proportion to the model's three factors. "
+        "goodput_first_order is DESIGN §4.4's first-order formula (valid only where λ·τ, λ·R ≪ 1). "
+        "A tier that would recover no failure class at the optimum is not saved (interval 1e8 s).",
         "Repair waits count for gpu/node failures only, and not with hot spares.",
     ]
+    why = zero_goodput_reason(row)
+    if why:
+        out.append(why[0].upper() + why[1:])
+    g1 = row.get("goodput_first_order")
+    if g1 is not None and abs(row.get("goodput", g1) - g1) > 0.01:
+        out.append(f"Failures are frequent (MTBF {_g(row.get('mtbf_h', np.nan))} h): the first-order "
+                   f"goodput ({_g(g1)}) is off; the headline uses the renewal model ({_g(row['goodput'])}), "
+                   "which tracks the Monte Carlo.")
     if not row.get("host_fits_ckpt", True):
         out.append("In-memory checkpoints do not fit in the node's host memory.")
     return out

@@ -1,6 +1,7 @@
 """Monte Carlo of a whole training run with failures, checkpoints and recoveries.
 
-The reference for the analytic goodput of :mod:`planner.reliability` (DESIGN §4.4). Vectorised
+The reference for the analytic goodput of :mod:`planner.reliability` (DESIGN §4.4): its headline
+``goodput`` (renewal model) and ``goodput_first_order``. Vectorised
 over trials: one loop over failure *rounds*, each round advancing every unfinished trial to its
 next failure (or to the end of training) at once.
 

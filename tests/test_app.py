@@ -205,7 +205,189 @@ def test_explore_bad_link_value_warns():
     assert any("ex_top" in w.value for w in at.warning)
 
 
+def test_explore_every_bad_page_key_warns_naming_key_value_and_allowed():
+    at = _run(EXPLORE, {"p": "llama3-8b-h100-64", "ex_top": "-3", "ex_obj": "zzz", "ex_space": "huge",
+                        "ex_color": "red", "tp": "abc"})
+    text = [w.value for w in at.warning]
+    want = {"ex_top='-3'": "1 to 500", "ex_obj='zzz'": "time_to_train, cost", "ex_space='huge'": "focused, full",
+            "ex_color='red'": "tp, pp", "tp='abc'": "whole number"}
+    for key, allowed in want.items():
+        assert any(key in w and allowed in w for w in text), (key, text)
+    # the defaults are used, and the URL says so
+    assert at.query_params["ex_top"] == "20" and at.query_params["ex_obj"] == "time_to_train"
+    assert at.query_params["ex_space"] == "focused"
+    # the warnings stay on later runs of the same session
+    at.run()
+    assert len([w for w in at.warning if "ex_" in w.value]) == 4
+
+
+def test_explore_table_headers_are_short_with_units_in_the_help():
+    at = _run(EXPLORE, {"p": "llama3-8b-h100-64"})
+    df = at.dataframe[0]
+    cols = list(df.value.columns)
+    assert cols[:3] == ["TP", "PP", "DP"] and max(len(c) for c in cols) <= 10, cols
+    cfg = json.loads(df.proto.columns)
+    helps = {c: cfg.get(c, {}).get("help", "") for c in cols}
+    assert "GiB (2³⁰ B)" in helps["GiB"] and "seconds" in helps["step s"] and "USD" in helps["M USD"]
+    assert all(helps[c] for c in cols), helps
+
+
+def test_plan_empty_ck_link_warns_and_keeps_the_base_tiers():
+    at = _run(PLAN, {"p": "default", "ck": ""})
+    text = " ".join(w.value for w in at.warning)
+    assert "ck=''" in text and "'none'" in text
+    assert at.multiselect(key="w_tiers").value  # the preset's tiers, not "no checkpointing"
+    assert at.query_params["ck"] != "none"
+
+
+def test_plan_bad_monte_carlo_link_values_warn():
+    at = _run(PLAN, {"pl_mct": "5", "pl_mcs": "x"})
+    text = " ".join(w.value for w in at.warning)
+    assert "pl_mct='5'" in text and "100 to 100,000" in text and "pl_mcs='x'" in text
+    assert at.query_params["pl_mct"] == "2000" and at.number_input(key="pl_mct").value == 2000
+
+
+def test_monte_carlo_trials_box_and_url_stay_consistent():
+    """An emptied box gets its last value back; an out-of-range one the nearest bound; the URL
+    follows the box every time (the browser no longer holds an unsent value, see plan.py)."""
+    at = _run(PLAN, {"pl_mct": "2000"})
+    box = at.number_input(key="pl_mct")
+    box.set_value(None).run()
+    assert at.number_input(key="pl_mct").value == 2000 and at.query_params["pl_mct"] == "2000"
+    at.number_input(key="pl_mct").set_value(50).run()
+    assert at.number_input(key="pl_mct").value == 100 and at.query_params["pl_mct"] == "100"
+    assert any("outside 100 to 100,000" in c.value for c in at.caption)
+    at.number_input(key="pl_mct").set_value(3000).run()
+    assert at.number_input(key="pl_mct").value == 3000 and at.query_params["pl_mct"] == "3000"
+    at.number_input(key="pl_mct").set_value(None).run()
+    assert at.number_input(key="pl_mct").value == 3000 and at.query_params["pl_mct"] == "3000"
+    at.number_input(key="pl_mcs").set_value(-4).run()
+    assert at.number_input(key="pl_mcs").value == 0 and at.query_params["pl_mcs"] == "0"
+
+
+def test_every_headline_metric_has_help_with_its_unit():
+    at = _run(PLAN)
+    units = {"Peak memory per GPU": "GiB", "Step time": " s", "MFU": "%", "Throughput": "Tokens per second",
+             "MTBF (job)": "h by size", "Goodput": "%", "Days to train": "86,400 s", "Cost to train": "USD",
+             "Energy": "MWh"}
+    helps = {m.label: m.proto.help for m in at.metric}
+    for label, unit in units.items():
+        assert helps.get(label) and unit in helps[label], (label, helps.get(label))
+
+
+def test_checkpoint_intervals_are_shown_in_words_and_by_magnitude():
+    # The default scenario: the engine leaves host memory unsaved (its 1e8 s "never" interval) and
+    # saves to the PFS every minute or two (both come from the engine; only the display is checked).
+    import planner
+    from planner.presets import preset_json
+
+    res = planner.evaluate(preset_json("default")).results
+    at = _run(PLAN)
+    text = " ".join(m.value for m in at.markdown if m.value.startswith("Intervals in use"))
+    assert "Intervals in use" in text and "27,778 h" not in text
+    for kind in ("host_memory", "pfs"):
+        iv = res[f"ckpt_{kind}_interval_opt_s"]
+        if iv >= 1e8 * 0.999:
+            assert f"**{kind}**: not saved (another tier covers every failure class)" in text
+        else:
+            assert f"**{kind}**: every " in text and " 0 h" not in text
+
+
+def test_duration_formatting_picks_the_unit_by_magnitude():
+    from app_pages import _common as C
+
+    assert C.fmt_duration(0.004) == "4 ms"
+    assert C.fmt_duration(7.89) == "7.89 s"
+    assert C.fmt_duration(93.1) == "93.1 s"
+    assert C.fmt_duration(600) == "10.0 min"
+    assert C.fmt_duration(5 * 3600) == "5.0 h"
+    assert C.fmt_duration(float("inf")) == "—" and C.fmt_duration(float("nan")) == "—"
+    assert C.fmt_interval(1e8) == "not saved (another tier covers every failure class)"
+    assert C.fmt_interval(30.0) == "every 30.0 s"
+    assert C.fmt({"mtbf_h": 0.1}, "mtbf_h", "h") == "6.0 min"  # not "0.1 h"
+    assert C.fmt({"mtbf_h": 0.0309}, "mtbf_h", "h") == "111.2 s"  # 0.0309 h = 111.2 s
+    assert C.fmt_col({"ckpt_pfs_interval_opt_s": 1e8}, "ckpt_pfs_interval_opt_s").startswith("not saved")
+
+
+#: A run that never finishes: 16k GPUs, 100 × the failure rate, no checkpoints (the engine gives
+#: goodput 0 and infinite days).
+NEVER = {"p": "llama3-405b-h100-16k", "rs": "100", "ck": "none"}
+
+
+def test_run_that_never_finishes_warns_and_shows_dashes_with_reasons():
+    import math
+
+    import planner
+
+    at = _run(PLAN, NEVER)
+    sj = at.session_state["scenario"]
+    res = planner.evaluate(sj).results
+    assert res["goodput"] == 0 or not math.isfinite(res["time_to_train_days"])  # the premise
+    warn = " ".join(w.value for w in at.warning)
+    assert "never finishes" in warn and "failures arrive faster" in warn
+    assert "not available from the engine yet" not in " ".join(i.value for i in at.info)
+    m = {x.label: x for x in at.metric}
+    for label in ("Days to train", "Cost to train", "Energy"):
+        assert m[label].value == "—"
+        assert "Shown as —" in m[label].proto.help and "inf" in m[label].proto.help
+    for v in (x.value for x in at.metric):
+        assert "inf" not in v.lower() and "nan" not in v.lower()
+
+
+def test_non_finite_headline_is_a_dash_with_an_explanation(monkeypatch):
+    """A headline the engine reports as NaN is never shown raw."""
+    import planner
+
+    real = planner.evaluate
+
+    def fake(sj):
+        rep = real(sj)
+        rep.results["mfu"] = float("nan")
+        return rep
+
+    monkeypatch.setattr(planner, "evaluate", fake)
+    at = _run(PLAN)
+    m = {x.label: x for x in at.metric}
+    assert m["MFU"].value == "—" and "reports nan" in m["MFU"].proto.help
+    assert any(c.value.startswith("— : MFU") for c in at.caption)
+
+
+def test_goodput_missing_column_says_not_available(monkeypatch):
+    import planner
+
+    real = planner.evaluate
+
+    def fake(sj):
+        rep = real(sj)
+        rep.results.pop("goodput", None)
+        return rep
+
+    monkeypatch.setattr(planner, "evaluate", fake)
+    at = _run(PLAN)
+    assert any("Goodput is not available from the engine yet" in i.value for i in at.info)
+    assert {x.label: x.value for x in at.metric}["Goodput"] == "—"
+
+
 # Compare -------------------------------------------------------------------------------------
+
+
+def test_compare_headers_differ_when_only_the_split_differs():
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link", "2.p": "default", "2.tp": "4",
+                        "2.pp": "8", "2.rc": "full", "2.price": "1"})
+    cols = list(at.dataframe[0].value.columns)
+    assert len(set(cols)) == 2
+    assert "TP8·PP4·CP1·DP32" in cols[0] and "selective" in cols[0]
+    assert "TP4·PP8·CP1·DP32" in cols[1] and "full" in cols[1]
+    assert "price=1" in cols[1] and "price=(base)" in cols[0]  # another differing field, by its link key
+
+
+def test_compare_never_finishing_slot_warns():
+    params = {"c_n": "2", "c_src1": "default", "c_src2": "link"}
+    params.update({f"2.{k}": v for k, v in NEVER.items()})
+    at = _run(COMPARE, params)
+    assert any("Scenario 2" in w.value and "never finishes" in w.value for w in at.warning)
+    assert "—" in list(at.dataframe[0].value.iloc[:, 1])
+
 
 def test_compare_two_presets_side_by_side_and_round_trip():
     at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "llama3-8b-h100-64"})
@@ -237,6 +419,17 @@ def test_validate_page_scatter_and_error_table():
     assert diag["encoding"]["x"]["field"] == diag["encoding"]["y"]["field"]  # y = x
     assert "published" in spec["layer"][1]["encoding"]["x"]["title"]
     assert at.query_params["v_metric"]
+
+
+def test_validate_every_group_is_a_visible_pill_and_links_round_trip():
+    at = _run(VALIDATE)
+    pills = at.pills(key="v_groups")
+    assert "NeMo FP8" in pills.options and set(pills.value) == set(pills.options)
+    pills.set_value(["NeMo FP8"]).run()
+    assert at.query_params["v_group"] in ("NeMo FP8", ["NeMo FP8"])
+    at2 = _run(VALIDATE, {"v_group": ["NeMo FP8", "zzz"]})
+    assert at2.pills(key="v_groups").value == ["NeMo FP8"]
+    assert any("'zzz'" in w.value and "NeMo FP8" in w.value for w in at2.warning)
 
 
 # Every sidebar input round-trips through the link --------------------------------------------
@@ -397,7 +590,7 @@ def test_explore_selecting_a_table_row_opens_it_on_plan():
     assert at.number_input(key="w_tp").value == int(table["TP"][row])
     assert at.number_input(key="w_pp").value == int(table["PP"][row])
     assert at.number_input(key="w_cp").value == int(table["CP"][row])
-    assert at.number_input(key="w_mbs").value == int(table["micro-batch"][row])
+    assert at.number_input(key="w_mbs").value == int(table["mb"][row])
     assert at.query_params["tp"] == str(int(table["TP"][row]))
 
 

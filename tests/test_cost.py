@@ -42,6 +42,20 @@ def test_zero_goodput_is_infinite_time():
     assert np.isinf(out["time_to_train_days"][0]) and np.isinf(out["cost_usd"][0])
 
 
+def test_zero_goodput_says_why():
+    from planner.engine import run_batch
+
+    b = B.from_scenarios([planner.load_preset("default")])
+    for k in ("pfs", "object_store", "local_nvme"):
+        b[f"ckpt_{k}_enabled"] = np.array([False])  # host memory alone: lost with a gpu/node
+    out = run_batch(b)
+    row = {k: (v[0].item() if hasattr(v[0], "item") else v[0]) for k, v in out.items()}
+    assert row["goodput"] == 0.0 and np.isinf(row["time_to_train_days"]) and np.isinf(row["cost_usd"])
+    why = " ".join(cost.notes(row))
+    assert "infinite" in why and "survives" in why and "gpu" in why
+    assert "survives" in cost.explain(row)["cost_usd"]
+
+
 def test_missing_timing_gives_nan():
     b = _b()
     del b["tokens_per_s"]

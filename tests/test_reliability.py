@@ -84,7 +84,7 @@ def test_llama3_405b_effective_training_time_above_90pct():
     assert _fact("llama3_ettr") == ">90"
     out = rel.stage(_llama405(hot_spares=16))
     assert float(out["goodput"][0]) > 0.90
-    assert float(out["goodput_renewal"][0]) > 0.90
+    assert float(out["goodput_first_order"][0]) > 0.90
 
 
 def test_llama3_gpu_share_of_failures():
@@ -117,12 +117,49 @@ def test_host_memory_columns():
     assert not bool(out["host_fits_ckpt"][0])
 
 
+def _check_terms(out, tol=1e-12):
+    terms = [out[c] for c in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac")]
+    for t in terms:
+        assert np.all((t >= 0) & (t <= 1))
+    assert np.allclose(1 - terms[0] - terms[1] - terms[2], out["goodput"], rtol=0, atol=tol)
+
+
 def test_goodput_terms_add_up():
-    out = rel.stage(_llama405(hot_spares=1))
-    g = 1 - out["ckpt_overhead_frac"] - out["lost_work_frac"] - out["restart_frac"]
-    assert np.allclose(out["goodput"], np.clip(g, 0, 1))
+    b = _llama405(hot_spares=1)
+    out = rel.stage(b)
+    _check_terms(out)
     assert out["ckpt_interval_s"][0] == pytest.approx(
         np.nanmin([out[f"ckpt_{k}_interval_opt_s"][0] for k in TIER_KINDS]))
+    # first order (DESIGN §4.4): 1 − its three terms, clipped
+    ref = _reference_goodput(b, out)
+    g1 = 1 - ref["ckpt_overhead_frac_first_order"] - ref["lost_work_frac_first_order"] \
+        - ref["restart_frac_first_order"]
+    assert out["goodput_first_order"][0] == pytest.approx(np.clip(g1[0], 0, 1), abs=1e-12)
+
+
+def test_loss_shares_follow_the_renewal_factors():
+    # shares of 1 − G in proportion to log(1 + Σ s/τ) : Σ log φ : log recovery (hand numbers)
+    a_ov, a_rs, a_lw = np.log1p(0.01), 0.3, 0.05
+    logw = a_ov + a_rs + a_lw
+    ov, lw, rs = rel.decompose_loss(np.array([a_ov]), np.array([a_rs]), np.array([a_lw]), np.array([logw]))
+    loss = 1 - np.exp(-logw)
+    assert ov[0] == pytest.approx(loss * a_ov / logw, rel=1e-12)
+    assert rs[0] == pytest.approx(loss * a_rs / logw, rel=1e-12)
+    assert lw[0] == pytest.approx(loss * a_lw / logw, rel=1e-12)
+    # an infinite factor takes the whole loss; no loss at all: zeros
+    ov, lw, rs = rel.decompose_loss(np.array([0.1, 0.0]), np.array([0.2, 0.0]), np.array([np.inf, 0.0]),
+                                    np.array([np.inf, 0.0]))
+    assert list(lw) == [1.0, 0.0] and list(ov) == [0.0, 0.0] and list(rs) == [0.0, 0.0]
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_goodput_terms_add_up_on_random_rows(seed):
+    # includes rows with failure rates x100 (first-order sum > 1) and rows no tier survives
+    b = _random_rows(32, seed)
+    out = rel.stage(b)
+    _check_terms(out)
+    assert np.all((out["goodput_first_order"] >= 0) & (out["goodput_first_order"] <= 1))
 
 
 # ---------------------------------------------------------------- single tier: Young / Daly
@@ -157,14 +194,42 @@ def test_fixed_interval_is_kept():
     out = rel.stage(b)
     assert out["ckpt_pfs_interval_opt_s"][0] == 1234.0
     # first order, by hand: 1 - 10/1234 - (1/36000) x 1234/2
-    assert out["goodput"][0] == pytest.approx(1 - 10 / 1234 - 1234 / 2 / 36_000)
+    assert out["goodput_first_order"][0] == pytest.approx(1 - 10 / 1234 - 1234 / 2 / 36_000)
+    # renewal (Daly 2006, no restart or reload): 1/G = (1 + δ/τ)·(e^{λ(τ+δ)} − 1)/(λ(τ+δ))
+    x = (1234 + 10) / 36_000
+    assert out["goodput"][0] == pytest.approx(1 / ((1 + 10 / 1234) * np.expm1(x) / x), rel=1e-12)
+
+
+def test_recovery_factor_of_classes_with_different_restart_times():
+    # Two classes, rates λ1 = λ2 = 1/7200 s, restart R1 = 600 s, R2 = 7200 s; a failure also
+    # interrupts a recovery. Exact expected recovery factor (renewal argument):
+    # 1/Σ_c (λ_c/λ)·e^{−λR_c}, not e^{Σ λ_c R_c}. One fixed pfs tier, δ = 10 s, τ = 1234 s.
+    b = _single_tier_batch(np.array([10.0]), np.array([7200.0]))
+    b["fail_gpu_per_job_h"] = np.array([0.5])
+    b["fail_software_restart_s"] = np.array([600.0])
+    b["fail_gpu_restart_s"] = np.array([7200.0])
+    b["hot_spare_nodes"] = np.array([16])  # no repair wait
+    b["ckpt_pfs_interval_s"] = np.array([1234.0])
+    out = rel.stage(b)
+    lam = 2 / 7200
+    rec = 1 / (0.5 * np.exp(-lam * 600) + 0.5 * np.exp(-lam * 7200))
+    x = lam * (1234 + 10)
+    assert out["goodput"][0] == pytest.approx(1 / ((1 + 10 / 1234) * rec * np.expm1(x) / x), rel=1e-9)
+    _check_terms(out)
 
 
 def test_no_surviving_tier_gives_zero_goodput():
     b = _llama405()
     b["ckpt_pfs_enabled"] = np.array([False])  # host memory alone does not survive gpu/node loss
     out = rel.stage(b)
-    assert out["goodput"][0] == 0.0 and out["goodput_renewal"][0] == 0.0
+    assert out["goodput"][0] == 0.0 and out["goodput_first_order"][0] == 0.0
+    # the whole loss is lost work (every gpu/node failure restarts from the beginning)
+    assert out["lost_work_frac"][0] == 1.0
+    assert out["ckpt_overhead_frac"][0] == 0.0 and out["restart_frac"][0] == 0.0
+    row = {k: v[0] for k, v in {**b, **out}.items()}
+    why = rel.zero_goodput_reason(row)
+    assert "gpu" in why and "node" in why and "survives" in why
+    assert any("survives" in n for n in rel.notes(row))
 
 
 def test_batch_equals_singles():
@@ -208,7 +273,7 @@ def test_faster_tier_never_lowers_goodput(bw, f, scale, spares, fixed):
         b["ckpt_pfs_interval_s"] = np.array([3600.0, 3600.0])
         b["ckpt_host_memory_interval_s"] = np.array([600.0, 600.0])
     out = rel.stage(b)
-    for g in ("goodput", "goodput_renewal"):
+    for g in ("goodput", "goodput_first_order"):
         assert 0.0 <= out[g].min() and out[g].max() <= 1.0
         assert out[g][1] >= out[g][0] - (0 if fixed else OPT_TOL)
 
@@ -226,7 +291,7 @@ def test_more_failures_never_raise_goodput(scale, f, spares, fixed, async_):
     if fixed:
         b["ckpt_pfs_interval_s"] = np.array([3600.0, 3600.0])
     out = rel.stage(b)
-    for g in ("goodput", "goodput_renewal"):
+    for g in ("goodput", "goodput_first_order"):
         assert 0.0 <= out[g].min() and out[g].max() <= 1.0
         assert out[g][1] <= out[g][0] + (0 if fixed else OPT_TOL)
 
@@ -272,17 +337,17 @@ def test_fast_solver_matches_grid_optimum(seed):
     fast = rel.stage(b)
     grid = rel.stage_grid(b)
     # never worse than the grid search (it is often better: the grid can miss a basin)
-    assert np.all(fast["goodput_renewal"] >= grid["goodput_renewal"] - OPT_TOL)
+    assert np.all(fast["goodput"] >= grid["goodput"] - OPT_TOL)
     # the reported values are the model's at the reported intervals
     ref = _reference_goodput(b, fast)
-    assert np.allclose(fast["goodput_renewal"], ref["goodput_renewal"], rtol=1e-9, atol=1e-12)
+    assert np.allclose(fast["goodput_first_order"], ref["goodput_first_order"], rtol=1e-9, atol=1e-12)
     assert np.allclose(fast["goodput"], ref["goodput"], rtol=1e-9, atol=1e-12)
     for col in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac"):
         assert np.allclose(fast[col], ref[col], rtol=1e-9, atol=1e-12, equal_nan=True)
     # columns that do not depend on the intervals are the same as the reference stage's
     for col in fast:
         if not (col.endswith("interval_opt_s") or col in ref or col in (
-                "ckpt_interval_s", "goodput", "goodput_renewal")):
+                "ckpt_interval_s", "goodput", "goodput_first_order")):
             assert np.allclose(np.asarray(fast[col], float), np.asarray(grid[col], float),
                                rtol=1e-12, equal_nan=True), col
 
@@ -291,8 +356,8 @@ def test_fast_solver_on_the_405b_preset_matches_grid():
     b = _llama405(hot_spares=16)
     b["step_time_s"] = np.array([10.0])
     fast, grid = rel.stage(b), rel.stage_grid(b)
-    assert fast["goodput_renewal"][0] >= grid["goodput_renewal"][0] - 1e-9
-    assert fast["goodput_renewal"][0] == pytest.approx(grid["goodput_renewal"][0], abs=OPT_TOL)
+    assert fast["goodput"][0] >= grid["goodput"][0] - 1e-9
+    assert fast["goodput"][0] == pytest.approx(grid["goodput"][0], abs=OPT_TOL)
 
 
 def test_blocks_and_mixed_rows_equal_single_rows():
@@ -305,8 +370,8 @@ def test_blocks_and_mixed_rows_equal_single_rows():
         rel.BLOCK_ROWS = saved
     for i in range(0, 40, 3):
         one = rel.stage(B.take(b, [i]))
-        assert one["goodput_renewal"][0] == pytest.approx(many["goodput_renewal"][i], abs=1e-9)
-        assert one["goodput"][0] == pytest.approx(many["goodput"][i], abs=1e-6)
+        assert one["goodput"][0] == pytest.approx(many["goodput"][i], abs=1e-9)
+        assert one["goodput_first_order"][0] == pytest.approx(many["goodput_first_order"][i], abs=1e-6)
 
 
 def test_useless_tier_is_never_saved():
@@ -333,15 +398,15 @@ def test_goodput_vs_interval_peaks_at_the_chosen_optimum(kind):
     grid = np.geomspace(10.0, 1e4, 400)  # ratio 1.0175 between points
     curve = rel.goodput_vs_interval(b, kind, grid)
     assert curve.shape == (400, 2)
-    assert rel.CURVE_COLUMNS == ("goodput_renewal", "goodput")
+    assert rel.CURVE_COLUMNS == ("goodput", "goodput_first_order")
     best = grid[np.argmax(curve[:, 0])]
     opt = out[f"ckpt_{kind}_interval_opt_s"][0]
     assert best == pytest.approx(opt, rel=0.02)
     # at the optimum the curve equals the stage's goodput
     at = rel.goodput_vs_interval(b, kind, [opt])
-    assert at[0, 0] == pytest.approx(out["goodput_renewal"][0], rel=1e-12)
-    assert at[0, 1] == pytest.approx(out["goodput"][0], rel=1e-12)
-    assert np.all(curve[:, 0] <= out["goodput_renewal"][0] + 1e-12)
+    assert at[0, 0] == pytest.approx(out["goodput"][0], rel=1e-12)
+    assert at[0, 1] == pytest.approx(out["goodput_first_order"][0], rel=1e-12)
+    assert np.all(curve[:, 0] <= out["goodput"][0] + 1e-12)
 
 
 def test_goodput_vs_interval_of_disabled_tier_is_flat():
@@ -359,11 +424,11 @@ def test_no_enabled_tier():
             b[f"fail_{c}_per_{u}_h"] = b[f"fail_{c}_per_{u}_h"] * np.array([1.0, 0.0])
     out = rel.stage(b)
     # failures and nothing to restart from: no progress; no failures: no loss at all
-    assert out["goodput"][0] == 0.0 and out["goodput_renewal"][0] == 0.0
-    assert out["goodput"][1] == 1.0 and out["goodput_renewal"][1] == 1.0
+    assert out["goodput"][0] == 0.0 and out["goodput_first_order"][0] == 0.0
+    assert out["goodput"][1] == 1.0 and out["goodput_first_order"][1] == 1.0
     assert np.isnan(out["ckpt_interval_s"]).all()
     ref = rel.stage_grid(b)
-    for col in ("goodput", "goodput_renewal", "lost_work_frac", "restart_frac"):
+    for col in ("goodput", "goodput_first_order", "lost_work_frac", "restart_frac"):
         assert np.array_equal(out[col], ref[col], equal_nan=True), col
 
 
@@ -400,3 +465,37 @@ def test_distinct_problems_give_each_row_its_own_result(seed, monkeypatch):
     for col in fast:
         assert np.allclose(np.asarray(fast[col], float), np.asarray(ref[col], float), rtol=1e-12,
                            atol=0.0, equal_nan=True), col
+
+
+# ---------------------------------------------------------------- display of intervals
+
+def test_format_interval_never_rounds_a_short_interval_away():
+    assert rel.format_interval_s(9.293) == "9.29 s"
+    assert rel.format_interval_s(93.08) == "1.55 min (93.08 s)"
+    assert rel.format_interval_s(9000.0) == "2.5 h (9000 s)"
+    assert "not saved" in rel.format_interval_s(rel.INTERVAL_MAX_S)
+    assert rel.format_interval_s(float("nan")) == "disabled"
+    assert not rel.is_never_saved(9.293) and rel.is_never_saved(rel.INTERVAL_MAX_S)
+
+
+def test_explain_of_a_frequently_saved_recovery_tier():
+    # default preset at 100x its failure rates: PFS is the recovery tier, saved every few
+    # seconds; host memory recovers nothing (never saved). Explain must say so.
+    s = planner.load_preset("default")
+    s = s.model_copy(update={"reliability": s.reliability.model_copy(update={"rate_scale": 100})})
+    rep = planner.evaluate(s)
+    iv = rep.results["ckpt_pfs_interval_opt_s"]
+    assert iv < 60  # seconds, far from "never"
+    e = rep.explain
+    for key in ("ckpt_pfs_interval_opt_s", "ckpt_interval_s"):
+        assert rel.format_interval_s(iv) in e[key]
+        assert "not saved" not in e[key] and " 0 h" not in e[key]
+    assert "recovers software, gpu, node" in e["ckpt_pfs_interval_opt_s"]
+    assert "not saved" in e["ckpt_host_memory_interval_opt_s"]
+    # the headline is finite and its breakdown adds up; the first order collapsed
+    r = rep.results
+    assert 0 < r["goodput"] < 1 and r["goodput_first_order"] == 0.0
+    assert 1 - r["ckpt_overhead_frac"] - r["lost_work_frac"] - r["restart_frac"] == pytest.approx(
+        r["goodput"], abs=1e-12)
+    assert np.isfinite(r["time_to_train_days"])
+    assert any("first-order" in n for n in rep.notes)

@@ -223,3 +223,14 @@ def test_tampered_inline_json_never_raises(key, obj):
 
     sj, warnings = share.params_to_scenario({key: _json.dumps(obj)})
     assert isinstance(sj, dict) and all(isinstance(w, str) for w in warnings)
+
+
+def test_empty_ck_is_refused_not_read_as_no_checkpointing():
+    """``ck=`` (empty) is a broken link, not ``ck=none``: warn naming the key and what is allowed,
+    keep the base preset's tiers (docs/ui.md: an unparsable value keeps the base value)."""
+    base, _ = share.params_to_scenario({"p": "default"})
+    sj, warnings = share.params_to_scenario({"p": "default", "ck": ""})
+    assert len(warnings) == 1 and "ck=''" in warnings[0] and "'none'" in warnings[0]
+    assert sj["checkpoint"]["tiers"] == base["checkpoint"]["tiers"] != []
+    sj_none, w_none = share.params_to_scenario({"p": "default", "ck": "none"})
+    assert w_none == [] and sj_none["checkpoint"]["tiers"] == []

@@ -346,3 +346,25 @@ def test_llama3_405b_best_splits_match_published_choice():
     # The same holds within the schedule family Meta used (1F1B / interleaved).
     df2 = sw.sweep(s, top=10, schedules=("1f1b", "interleaved"), zero_stages=(1,))
     assert (df2["tp"] <= 8).all() and (df2["pp"] >= 8).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_pareto_front_large_set_matches_definition(seed):
+    # Above _PARETO_PREFILTER_MIN points the front is computed after dropping points dominated
+    # by a subsample's front. Oracle: the definition (no other point at least as good in both
+    # and strictly better in one), checked pairwise; ties and non-finite values included.
+    rng = np.random.default_rng(seed)
+    n = 3000
+    x = rng.integers(0, 60, n).astype(float)
+    y = np.where(rng.random(n) < 0.5, 60.0 - x + rng.integers(0, 5, n), rng.integers(0, 60, n)).astype(float)
+    x[rng.integers(0, n, 30)] = np.nan
+    y[rng.integers(0, n, 30)] = np.inf
+    for mn in ((True, True), (False, False), (True, False)):
+        xs, ys = (x if mn[0] else -x), (y if mn[1] else -y)
+        fin = np.isfinite(xs) & np.isfinite(ys)
+        X, Y = xs[fin], ys[fin]
+        dominated = ((X[None, :] <= X[:, None]) & (Y[None, :] <= Y[:, None])
+                     & ((X[None, :] < X[:, None]) | (Y[None, :] < Y[:, None]))).any(axis=1)
+        expect = np.zeros(n, dtype=bool)
+        expect[np.flatnonzero(fin)[~dominated]] = True
+        assert np.array_equal(sw.pareto_front(x, y, mn), expect)

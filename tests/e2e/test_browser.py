@@ -107,7 +107,11 @@ def test_explore_renders_and_a_clicked_row_opens_in_plan(app_url, browser):
     page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
                            timeout=TIMEOUT_MS)
     heads = _grid_headers(page)
-    assert heads[1:4] == ["TP", "PP", "DP"] and "memory (GiB)" in heads
+    assert heads[1:4] == ["TP", "PP", "DP"] and "GiB" in heads and heads[-1] == "M USD"
+    # Every column fits: the grid does not scroll sideways (the last header was cut off before).
+    over = page.get_by_test_id("stDataFrame").first.evaluate(
+        "el => { const s = el.querySelector('.dvn-scroller'); return s ? s.scrollWidth - s.clientWidth : 0; }")
+    assert over <= 1, f"top-K table is {over} px wider than its box"
     row = 2
     tp, pp, cp = (_grid_cell(page, heads.index(h), row, markers=True) for h in ("TP", "PP", "CP"))
     page.screenshot(path=str(ARTIFACTS / "e2e-explore.png"), full_page=True)
@@ -136,9 +140,9 @@ def test_compare_two_presets_side_by_side(app_url, browser):
     page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
                            timeout=TIMEOUT_MS)
     heads = _grid_headers(page)
-    assert any(h.startswith("1: llama3-70b · 1024") for h in heads), heads
+    assert any(h.startswith("1: llama3-70b · 1024") and "TP8·PP4" in h for h in heads), heads
     assert any(h.startswith("2: llama3-8b · 64") for h in heads), heads
-    rows = [_grid_cell(page, 0, r) for r in range(10)]
+    rows = [_grid_cell(page, 0, r) for r in range(13)]
     assert "step time" in rows and "cost to train" in rows
     r = rows.index("step time")
     for col in (heads.index(next(h for h in heads if h.startswith("1:"))),
@@ -161,5 +165,39 @@ def test_validate_page_renders(app_url, browser):
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=TIMEOUT_MS)
     page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
                            timeout=TIMEOUT_MS)
+    # Every source group is a visible pill (a multiselect hid "NeMo FP8" behind "+1").
+    pills = page.get_by_test_id("stButtonGroup").last
+    for g in ("Korthikanti", "Megatron-Core H100", "MosaicML FSDP", "Narayanan", "NeMo FP8"):
+        expect(pills.get_by_role("button", name=g, exact=True)).to_be_visible(timeout=TIMEOUT_MS)
     page.screenshot(path=str(ARTIFACTS / "e2e-validate.png"), full_page=True)
+    ctx.close()
+
+
+def test_monte_carlo_trials_box_and_url_agree_after_bad_input(app_url, browser):
+    """Emptying the Trials box, or typing a value out of range, leaves box and URL equal."""
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1800})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/?p=default&pl_mct=2000", wait_until="domcontentloaded")
+    _settle(page)
+    box = page.get_by_label("Trials", exact=True)
+    for typed, want in (("", "2000"), ("50", "100"), ("2000", "2000"), ("", "2000")):
+        box.fill(typed)
+        box.press("Tab")
+        page.wait_for_url(f"**pl_mct={want}**", timeout=TIMEOUT_MS)
+        _settle(page)
+        assert box.input_value() == want, (typed, box.input_value())
+        assert parse_qs(urlparse(page.url).query)["pl_mct"] == [want]
+    ctx.close()
+
+
+def test_plan_run_that_never_finishes_explains_why(app_url, browser):
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1800})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/?p=llama3-405b-h100-16k&rs=100&ck=none", wait_until="domcontentloaded")
+    _settle(page)
+    alerts = " ".join(page.get_by_test_id("stAlertContentWarning").all_inner_texts())
+    assert "never finishes" in alerts
+    m = _metrics(page)
+    assert "Days to train=—" in m and not any("inf" in x.lower() or "nan" in x.lower() for x in m)
+    page.screenshot(path=str(ARTIFACTS / "e2e-plan-never.png"), full_page=True)
     ctx.close()

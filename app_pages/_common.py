@@ -207,8 +207,8 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
 #: Display kind of a result column, from its unit suffix (SI names; see the house rules).
 _SUFFIX_KINDS = (("_bytes", "gib"), ("_days", "days"), ("_usd", "usd"), ("_mwh", "mwh"), ("_per_h", "per_h"),
                  ("_h", "h"), ("_s", "s"), ("_frac", "pct"))
-_NAME_KINDS = {"mfu": "pct", "hfu": "pct", "goodput": "pct", "goodput_renewal": "pct",
-               "goodput_first_order": "pct", "tokens_per_s": "tok",
+_NAME_KINDS = {"mfu": "pct", "hfu": "pct", "goodput": "pct", "goodput_first_order": "pct",
+               "tokens_per_s": "tok",
                "tflops_per_gpu": "tflops", "fits": "bool"}
 
 

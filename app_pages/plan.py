@@ -220,11 +220,10 @@ with left:
                 cur_rows.append({"tier": name, "interval_s": iv, "goodput": res["goodput"]})
         if curve is not None and len(curve):
             st.altair_chart(charts.goodput_interval_chart(curve, pd.DataFrame(cur_rows)), key="pl_gp")
-            ren = "goodput_renewal" in res  # the headline is first order; the optimiser maximises renewal
-            st.caption("Each line: the engine's goodput (the headline number) with that tier's interval varied "
-                       "and the other tiers at their chosen intervals. ◆ best interval on the line, ○ the "
-                       "interval in use" + (" (the engine maximises the higher-order renewal goodput, so ◆ and ○ "
-                                            "can differ slightly)." if ren else "."))
+            st.caption("Each line: the engine's expected goodput (the headline number: Daly's renewal model "
+                       "over the tiers) with that tier's interval varied and the other tiers at their chosen "
+                       "intervals. ◆ best interval on the line, ○ the interval in use (the engine's optimum "
+                       "unless you set one).")
         if in_use:
             st.markdown("Intervals in use: " + " · ".join(in_use))
         elif not scen.checkpoint.tiers:

@@ -12,29 +12,20 @@ splits: the engine is pure arithmetic), then times the two stages together and a
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _batches import random_split_batch  # noqa: E402
 
 from planner import batch, load_preset, list_presets, memory, model_stats
 
 
 def build(n_rows: int, seed: int = 0) -> batch.Batch:
-    scen = [load_preset(k) for k in list_presets()]
-    small = batch.from_scenarios(scen)
-    reps = -(-n_rows // batch.size(small))
-    b = {k: np.repeat(v, reps)[:n_rows] for k, v in small.items()}
-    rng = np.random.default_rng(seed)
-    b["tp"] = rng.choice([1, 2, 4, 8], n_rows)
-    b["pp"] = rng.choice([1, 2, 4, 8, 16], n_rows)
-    b["dp"] = rng.choice([1, 8, 32, 128], n_rows)
-    b["micro_batch_size"] = rng.choice([1, 2, 4], n_rows)
-    b["recompute"] = rng.integers(0, 3, n_rows)
-    b["zero_stage"] = rng.integers(0, 4, n_rows)
-    b["schedule"] = rng.integers(0, 4, n_rows)
-    b["vpp"] = np.where(b["schedule"] == 1, rng.choice([1, 2, 4], n_rows), 1)
-    b["offload_optimizer"] = rng.choice([0, 0, 0, 1, 2], n_rows)
-    return b
+    return random_split_batch(n_rows, seed)
 
 
 def main() -> None:

@@ -712,6 +712,45 @@ def _concat_rows(parts: list[Batch], bcast: dict) -> Batch:
     return out
 
 
+def _gather_rows(parts: list, bcast: dict) -> Batch:
+    """Rows ``idx`` of each batch of ``parts`` (a list of ``(batch, idx)``, ``idx`` None for
+    every row), concatenated row-wise: :func:`_take_rows` then :func:`_concat_rows` in one
+    pass (each column gathered straight into its place in the result, no intermediate copy).
+    Broadcast columns stay broadcast views as in :func:`_concat_rows`."""
+    if len(parts) == 1:
+        b, idx = parts[0]
+        return b if idx is None else _take_rows(b, idx)
+    sizes = [(_batch.size(b) if idx is None else int(idx.size)) for b, idx in parts]
+    n = sum(sizes)
+    out: Batch = {}
+    for name in parts[0][0]:
+        vs = [np.asarray(b[name]) for b, _ in parts]
+        v0 = vs[0]
+        x0 = v0[0]
+        if all(v.strides == (0,) and v.dtype == v0.dtype and (v[0] == x0 or (v[0] != v[0] and x0 != x0))
+               for v in vs):
+            big = bcast.get(name)
+            if big is not None and big.shape[0] >= n and big.dtype == v0.dtype and (
+                    big[0] == x0 or (big[0] != big[0] and x0 != x0)):
+                out[name] = big[:n]
+            else:
+                out[name] = np.broadcast_to(v0[:1], (n,))
+            continue
+        dt = np.result_type(*vs)
+        dst = np.empty(n, dtype=dt)
+        a = 0
+        for v, (_, idx), k in zip(vs, parts, sizes):
+            if v.dtype != dt:
+                v = v.astype(dt)
+            if idx is None:
+                dst[a:a + k] = v[:k]
+            else:
+                np.take(v, idx, out=dst[a:a + k])
+            a += k
+        out[name] = dst
+    return out
+
+
 def _evaluate_chunk(b: Batch, rule_reason: np.ndarray) -> Batch:
     """Run the engine on the rule-valid rows of a chunk; invalid rows get NaN results."""
     valid = rule_reason == R_OK
@@ -943,7 +982,7 @@ def sweep(
         nonlocal n_pending
         if not pending:
             return
-        out = _concat_rows([p[0] for p in pending], space.broadcast_columns(2 * step))
+        out = _gather_rows([(p[0], p[4]) for p in pending], space.broadcast_columns(2 * step))
         gidx, g, rr = (np.concatenate([p[i] for p in pending]) for i in (1, 2, 3))
         pending.clear()
         n_pending = 0
@@ -972,14 +1011,19 @@ def sweep(
                 ok = np.asarray(out["fits"], dtype=bool) if "fits" in out else np.ones(gidx.size, bool)
                 if "host_fits" in out:
                     ok = ok & np.asarray(out["host_fits"], dtype=bool)
+                idx = None  # rows of ``out`` that go on (None: every row)
                 if not np.all(ok):
-                    idx = np.flatnonzero(ok)
+                    sel = np.flatnonzero(ok)
                     if probe is None and names is None:
                         probe = _take_rows(out, np.arange(1))
-                    out = _take_rows(out, idx)
-                    g, rule_reason, gidx = g[idx], rule_reason[idx], gidx[idx]
+                    g, rule_reason, gidx = g[sel], rule_reason[sel], gidx[sel]
+                    if 4 * sel.size < ok.size:
+                        # few survivors: gather now (the memory held while pending stays bounded)
+                        out = _take_rows(out, sel)
+                    else:  # gathered at the flush, straight into the flushed batch
+                        idx = sel
                 if gidx.size:
-                    pending.append((out, gidx, g, rule_reason))
+                    pending.append((out, gidx, g, rule_reason, idx))
                     n_pending += gidx.size
                     if n_pending >= step:
                         flush()

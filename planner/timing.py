@@ -610,8 +610,12 @@ def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
     fractions in [0, 1].
     """
     n_rows = len(b["tp"])
-    if n_rows > CHUNK_ROWS:  # rows are independent: cut into cache-sized chunks (same result)
-        parts = [stage({k: v[i:i + CHUNK_ROWS] for k, v in b.items()}, consts) for i in range(0, n_rows, CHUNK_ROWS)]
+    if n_rows > CHUNK_ROWS + CHUNK_ROWS // 2:
+        # rows are independent: cut into about cache-sized chunks of equal size (same result;
+        # a batch up to 1.5 chunks goes in one pass: a small tail pass costs more than it saves)
+        n_parts = -(-n_rows // CHUNK_ROWS)
+        size = -(-n_rows // n_parts)
+        parts = [stage({k: v[i:i + size] for k, v in b.items()}, consts) for i in range(0, n_rows, size)]
         return {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
     if n_rows == 1 and consts is None:
         # One scenario (planner.evaluate): keep every term for explain() of the same row.

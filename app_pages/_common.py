@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 import planner
 from planner import catalog, share
-from planner.schema import Scenario, format_errors
+from planner.schema import Parallelism, Scenario, format_errors
 
 GIB = 2**30
 GB = 1e9
@@ -356,6 +356,7 @@ _reg("w_sch", ("parallelism", "schedule"))
 _reg("w_sp", ("parallelism", "sequence_parallel"), bool, bool)
 _reg("w_fa", ("parallelism", "flash_attention"), bool, bool)
 _reg("w_tpo", ("parallelism", "tp_comm_overlap"), bool, bool)
+_reg("w_epo", ("parallelism", "ep_comm_overlap"), bool, bool)
 _reg("w_off", ("parallelism", "offload_optimizer"))
 _reg("w_offw", ("parallelism", "offload_master_weights"), bool, bool)
 _reg("w_offg", ("parallelism", "offload_grads"), bool, bool)
@@ -765,6 +766,8 @@ def render_sidebar(page: str) -> dict:
         st.checkbox("Sequence parallel", key="w_sp")
         st.checkbox("Flash attention", key="w_fa")
         st.checkbox("Overlap TP communication", key="w_tpo")
+        st.checkbox("Overlap EP all-to-all", key="w_epo",
+                    help=Parallelism.model_fields["ep_comm_overlap"].description)
         st.caption("DP is derived: GPUs / (TP·PP·CP).")
 
     with sb.expander("Training", expanded=False):

@@ -21,7 +21,8 @@ Training
 Parallelism
     tp, pp, dp, cp, ep, vpp, sequence_parallel, zero_stage, recompute (code, RECOMPUTE),
     schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
-    offload_grads, offload_activations, flash_attention, tp_comm_overlap, uneven_layers
+    offload_grads, offload_activations, flash_attention, tp_comm_overlap, ep_comm_overlap,
+    uneven_layers
 Hardware (system + accelerator, overrides applied)
     n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
     peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
@@ -73,7 +74,7 @@ BOOL_PREFIXES = ("ckpt_async",)
 BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
-    "tp_comm_overlap", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
+    "tp_comm_overlap", "ep_comm_overlap", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
@@ -143,6 +144,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "offload_activations": p.offload_activations,
         "flash_attention": p.flash_attention,
         "tp_comm_overlap": p.tp_comm_overlap,
+        "ep_comm_overlap": p.ep_comm_overlap,
         "uneven_layers": p.layer_split == "uneven",
         "n_gpus": c.n_gpus,
         "gpus_per_node": system.gpus_per_node,

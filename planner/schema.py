@@ -298,6 +298,11 @@ class Parallelism(_Strict):
     offload_activations: bool = Field(False, description="Swap stashed activations to host memory (KARMA).")
     flash_attention: bool = True
     tp_comm_overlap: bool = False
+    ep_comm_overlap: bool = Field(
+        False,
+        description="Hide the expert all-to-all behind the computation of another micro-batch "
+        "(DeepSeek-V3 DualPipe; Megatron-Core MoE a2a overlap). Only for MoE with ep > 1.",
+    )
     layer_split: Literal["even", "uneven"] = Field(
         "even",
         description="'even': layers must divide by pp·vpp; 'uneven': the first L mod (pp·vpp) "

@@ -157,6 +157,7 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     _b("offa", ("parallelism", "offload_activations")),
     _b("fa", ("parallelism", "flash_attention")),
     _b("tpo", ("parallelism", "tp_comm_overlap")),
+    _b("epo", ("parallelism", "ep_comm_overlap")),
     _c("ls", ("parallelism", "layer_split"), ("even", "uneven")),
 )
 

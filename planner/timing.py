@@ -34,7 +34,11 @@ the pace; everything is per GPU of that stage:
   transfers per layer forward, ``2(c−1)`` backward (KV and dKV), hidden behind the attention
   compute: exposed = ``max(0, comm − attention)``.
 * EP: dispatch + combine all-to-all, forward and backward, of ``b·s·h·top_k`` 16-bit values
-  per MoE layer, times ``moe_capacity_factor`` (load imbalance); not overlapped.
+  per MoE layer, times ``moe_capacity_factor`` (load imbalance); exposed unless
+  ``ep_comm_overlap``, which hides up to ``tp_overlap_frac`` × the MoE layer's compute of
+  another micro-batch (DualPipe, DeepSeek-V3 §3.2.1). Node-limited routing (DeepSeek's at
+  most 4 nodes per token) is not modelled: every routed copy is counted on the link the EP
+  group spans.
 * PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
   ``(p−1)/(v·m)``, zero-bubble ``ZERO_BUBBLE_RESIDUAL · (p−1)/m``, of the per-stage time;
   p2p sends of ``b·s·h/t`` 16-bit values (Narayanan §4.1 scatter/gather) per micro-batch,
@@ -209,7 +213,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "flash_attention", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
     "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
-    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "offload_optimizer",
+    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "ep_comm_overlap", "offload_optimizer",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
@@ -468,9 +472,15 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                     alpha_scaleup_s=a_s, alpha_network_s=a_n)
         a2a = comm.group_collective_s("all_to_all", ep_bytes, e, t, dom, f("scaleup_bw_bytes_per_s"),
                                       f("nic_bw_per_gpu_bytes_per_s"), **link)
-        t_ep = np.where((e > 1) & is_moe, m_layers * moe_share * n_a2a * a2a, 0.0)
+        # With ep_comm_overlap the all-to-all of one micro-batch runs while another computes
+        # (DualPipe, DeepSeek-V3 §3.2.1): per MoE layer and micro-batch only what exceeds
+        # tp_overlap_frac × that layer's compute stays exposed (the comm-overlap efficiency
+        # fitted for TP, reused: the calibration file holds no MoE run to fit it).
+        ep_hide = K.tp_overlap_frac * layer_moe_mb * fl("ep_comm_overlap")
+        ep_layer = np.maximum(n_a2a * a2a - ep_hide, 0.0)
+        t_ep = np.where((e > 1) & is_moe, m_layers * moe_share * ep_layer, 0.0)
     else:
-        ep_bytes = a2a = t_ep = 0.0
+        ep_bytes = a2a = t_ep = ep_hide = 0.0
 
     # --- PP (0 s when p = 1) ------------------------------------------------------------------
     # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
@@ -581,7 +591,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_t_mlp_moe": t_mlp_moe, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
             "_eff_gemm_max": eff_gemm_max, "_q": q,
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
-            "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_n_a2a": n_a2a,
+            "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
             "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
@@ -683,8 +693,10 @@ def explain(row: dict) -> dict[str, str]:
         f"the attention compute, × m·layers = {T['t_cp_comm_s']:.4g} s (cp = {r['cp']})"
     )
     ex["t_ep_comm_s"] = (
-        f"m·moe_layers·{T['_n_a2a']:.0f} all-to-all × {_ms(T['_a2a'])} (b·s·h·top_k·cf·2 B = "
-        f"{T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}) = {T['t_ep_comm_s']:.4g} s"
+        f"m·moe_layers·max(0, {T['_n_a2a']:.0f} all-to-all × {_ms(T['_a2a'])} − hidden {_ms(T['_ep_hide'])}) "
+        f"(b·s·h·top_k·cf·2 B = {T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}; hidden = overlap "
+        f"fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap) = "
+        f"{T['t_ep_comm_s']:.4g} s"
     )
     ex["t_pp_bubble_s"] = (
         f"bubble fraction {T['_bubble_frac']:.4g} (p−1)/(v·m) with p = {r['pp']}, v = {T['_v']:.0f}, "

@@ -52,11 +52,15 @@ def test_moe_custom_model_round_trip():
     sj["model"] = {"name": "moe", "n_layers": 32, "hidden_size": 4096, "n_heads": 32, "n_kv_heads": 8,
                    "ffn_hidden_size": 14336, "vocab_size": 32000,
                    "moe": {"n_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 14336}}
-    sj["parallelism"] = {"tp": 8, "pp": 4, "schedule": "1f1b"}
+    sj["parallelism"] = {"tp": 8, "pp": 4, "ep": 8, "schedule": "1f1b", "ep_comm_overlap": True}
     params = share.scenario_to_params(_norm(sj))
-    assert params["me"] == "8" and params["mtk"] == "2"
+    assert params["me"] == "8" and params["mtk"] == "2" and params["epo"] == "1"
     back, warnings = share.params_to_scenario(params)
     assert warnings == [] and _norm(back)["model"]["moe"]["n_experts"] == 8
+    assert _norm(back)["parallelism"] == _norm(sj)["parallelism"]
+    # Off (the default) is also carried, so a preset with the overlap on can be switched off.
+    back, warnings = share.params_to_scenario({**params, "epo": "0"})
+    assert warnings == [] and _norm(back)["parallelism"]["ep_comm_overlap"] is False
 
 
 def test_hardware_overrides_round_trip():

@@ -86,3 +86,33 @@ def test_fp8_mfu_uses_16bit_peak():
     d["training"]["precision"] = "fp8"
     r = planner.evaluate(d).results
     assert r["mfu_precision_peak"] == pytest.approx(r["mfu"] / 2, rel=0.01)  # H100 fp8 peak = 2 × bf16
+
+
+def _moe(**par):
+    base = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    base["parallelism"].update(par)
+    return planner.evaluate(base).results
+
+
+def test_ep_overlap_hides_expert_all_to_all_by_its_formula():
+    """With ep_comm_overlap the exposed EP time per MoE layer and micro-batch is
+    max(0, n_a2a·t_a2a − f·t_layer) (DualPipe, DeepSeek-V3 §3.2.1), f = the fitted TP overlap
+    fraction: it never exceeds the un-overlapped time, never goes below zero, and is
+    reduced by at most f × the step's compute (the compute the all-to-all can hide behind)."""
+    from planner import timing
+
+    off, on = _moe(ep_comm_overlap=False), _moe(ep_comm_overlap=True)
+    assert off["t_ep_comm_s"] > 0
+    assert 0 <= on["t_ep_comm_s"] < off["t_ep_comm_s"]
+    f = timing._default_consts().tp_overlap_frac
+    assert off["t_ep_comm_s"] - on["t_ep_comm_s"] <= f * on["t_compute_s"] + 1e-12
+    # Nothing else in the step changes except the bubble, which scales the exposed comm.
+    assert on["t_compute_s"] == off["t_compute_s"] and on["t_dp_comm_exposed_s"] == off["t_dp_comm_exposed_s"]
+
+
+def test_ep_overlap_does_nothing_for_dense_models():
+    a = planner.load_preset("default").to_json_dict()
+    b = planner.load_preset("default").to_json_dict()
+    b["parallelism"]["ep_comm_overlap"] = True
+    ra, rb = planner.evaluate(a).results, planner.evaluate(b).results
+    assert ra["step_time_s"] == rb["step_time_s"]

@@ -1240,15 +1240,7 @@ def stage_grid(b) -> dict[str, np.ndarray]:
 
     Returns
     -------
-    dict of ndarray (N,)
-        ``failure_rate_per_h``, ``mtbf_h``, ``failure_rate_{class}_per_h``, ``ckpt_bytes``,
-        ``ckpt_shard_bytes``, ``ckpt_{kind}_save_s``, ``ckpt_{kind}_stall_s``,
-        ``ckpt_{kind}_interval_opt_s`` (the interval in use: the optimum where the input is NaN,
-        the given one otherwise; NaN for a disabled tier), ``ckpt_interval_s`` (most frequent
-        enabled tier), ``goodput`` (renewal model, higher order), ``ckpt_overhead_frac``,
-        ``lost_work_frac``, ``restart_frac`` (its loss 1 − goodput split by
-        :func:`decompose_loss`), ``goodput_first_order`` (DESIGN §4.4's first-order formula,
-        clipped to [0, 1]), ``ckpt_host_mem_per_node_bytes``, ``host_fits_ckpt``.
+    dict of ndarray (N,) — the same columns as :func:`stage`.
     """
     tt = ck.tier_times(b)
     n = tt["ckpt_bytes"].shape[0]

@@ -695,21 +695,28 @@ def _concat_rows(parts: list[Batch], bcast: dict) -> Batch:
         return parts[0]
     n = sum(_batch.size(p) for p in parts)
     out: Batch = {}
-    for name, v0 in parts[0].items():
+    for name in parts[0]:
         vs = [np.asarray(p[name]) for p in parts]
-        v0 = vs[0]
-        x0 = v0[0]
-        if all(v.strides == (0,) and v.dtype == v0.dtype and (v[0] == x0 or (v[0] != v[0] and x0 != x0))
-               for v in vs):
-            big = bcast.get(name)
-            if big is not None and big.shape[0] >= n and big.dtype == v0.dtype and (
-                    big[0] == x0 or (big[0] != big[0] and x0 != x0)):
-                out[name] = big[:n]
-            else:
-                out[name] = np.broadcast_to(v0[:1], (n,))
-        else:
-            out[name] = np.concatenate(vs)
+        view = _uniform_view(vs, bcast.get(name), n)
+        out[name] = view if view is not None else np.concatenate(vs)
     return out
+
+
+def _uniform_view(vs: list, big, n: int):
+    """When every part of a column is a broadcast view (stride 0) of one value (NaN counts as
+    equal to NaN), an (n,) view of that value — a slice of the preallocated broadcast column
+    ``big`` when it holds the same value — else None (the column must be copied)."""
+    v0 = vs[0]
+    x0 = v0[0]
+
+    def same(x):
+        return x == x0 or (x != x and x0 != x0)
+
+    if not all(v.strides == (0,) and v.dtype == v0.dtype and same(v[0]) for v in vs):
+        return None
+    if big is not None and big.shape[0] >= n and big.dtype == v0.dtype and same(big[0]):
+        return big[:n]
+    return np.broadcast_to(v0[:1], (n,))
 
 
 def _gather_rows(parts: list, bcast: dict) -> Batch:
@@ -725,16 +732,9 @@ def _gather_rows(parts: list, bcast: dict) -> Batch:
     out: Batch = {}
     for name in parts[0][0]:
         vs = [np.asarray(b[name]) for b, _ in parts]
-        v0 = vs[0]
-        x0 = v0[0]
-        if all(v.strides == (0,) and v.dtype == v0.dtype and (v[0] == x0 or (v[0] != v[0] and x0 != x0))
-               for v in vs):
-            big = bcast.get(name)
-            if big is not None and big.shape[0] >= n and big.dtype == v0.dtype and (
-                    big[0] == x0 or (big[0] != big[0] and x0 != x0)):
-                out[name] = big[:n]
-            else:
-                out[name] = np.broadcast_to(v0[:1], (n,))
+        view = _uniform_view(vs, bcast.get(name), n)
+        if view is not None:
+            out[name] = view
             continue
         dt = np.result_type(*vs)
         dst = np.empty(n, dtype=dt)

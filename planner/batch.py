@@ -274,18 +274,20 @@ def col(b: Batch, name: str, dtype=None):
     x = np.asarray(b[name], dtype=dtype)
     if x.ndim != 1 or x.shape[0] == 0:
         return x
-    if x.shape[0] == 1 or (x[0] == x[-1] and (x == x[0]).all()):
+    if x.strides == (0,) or x.shape[0] == 1 or (x[0] == x[-1] and (x == x[0]).all()):
         return x[0]
     return x
 
 
 def expand(x, n: int, dtype=np.float64) -> np.ndarray:
-    """``x`` (array (n,) or scalar) as an array of shape (n,) and ``dtype`` (a scalar repeated)."""
+    """``x`` (array (n,) or scalar) as an array of shape (n,) and ``dtype`` (a scalar repeated,
+    as a read-only broadcast view: stages return new columns and never write into one)."""
     if np.ndim(x) == 1:
         return x if x.dtype == dtype else x.astype(dtype)
     if n == 1:
         return np.array((x,), dtype=dtype)
-    return np.full(n, x, dtype=dtype)
+    # a read-only broadcast view (stride 0): the same values as np.full, no n-element write
+    return np.broadcast_to(np.asarray(x, dtype=dtype), (n,))
 
 
 def where(cond, x, y):

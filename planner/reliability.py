@@ -862,6 +862,21 @@ _STAGE_COLUMNS = (
 )
 
 
+#: Input columns that :func:`_stage_block` reads only through :func:`_writers`.
+_WRITER_COLUMNS = ("zero_stage", "dp")
+
+
+def _writers(ngpu, zero_stage, dp):
+    """Checkpoint writers (ranks that each write a shard), shape (n,) or scalar: every GPU
+    with ZeRO >= 1 (the optimizer is sharded over DP), one DP replica with ZeRO-0
+    (:func:`planner.checkpoint.ckpt_layout`). ``ngpu`` float array."""
+    zero1 = _tri(np.asarray(zero_stage) >= 1)
+    if zero1 is True:
+        return ngpu
+    nw = np.maximum(ngpu / np.maximum(np.asarray(dp, dtype=float), 1.0), 1.0)
+    return nw if zero1 is False else np.where(zero1, ngpu, nw)
+
+
 def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     """Stage 4 on one block of rows: writes ``out[col][sl]`` for every output column.
 
@@ -881,13 +896,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
 
     ngpu, gpn = F("n_gpus"), F("gpus_per_node")
     ckpt = F("params_total") * ck.CKPT_BYTES_PER_PARAM
-    zero1 = _tri(np.asarray(get("zero_stage")) >= 1)
-    if zero1 is True:
-        nw = ngpu
-    else:  # ZeRO-0: one DP replica writes (checkpoint.ckpt_layout)
-        nw = np.maximum(ngpu / np.maximum(F("dp"), 1.0), 1.0)
-        if zero1 is not False:
-            nw = np.where(zero1, ngpu, nw)
+    nw = _writers(ngpu, get("zero_stage"), get("dp"))
     shard = ckpt / nw
     node_bytes = np.minimum(gpn, nw) * shard
     d2h = shard / F("host_link_bw_bytes_per_s")  # x/inf = 0: an unlimited link takes no time
@@ -1078,17 +1087,32 @@ def _codes(x: np.ndarray):
 
 def _problems(b, n):
     """Group the rows into distinct stage-4 problems: rows equal in every ``_INPUT_COLUMNS``
-    column (``step_time_s`` aside). Returns (key (n,) int codes 0..K−1, K, the names of the
-    columns that vary) or None when nearly every row is distinct."""
+    column (``step_time_s`` aside), with ZeRO stage and DP size compared through the writer
+    count they give (:func:`_writers`, the only way the stage reads them). Returns (key (n,)
+    int codes 0..K−1, K, the names of the columns that vary) or None when nearly every row is
+    distinct."""
     key, k_tot = None, 1
     varying = []
+    cols = []
     for name in _INPUT_COLUMNS:
         if name not in b:
             continue
-        c = _codes(np.asarray(b[name]))
+        x = np.asarray(b[name])
+        if name in _WRITER_COLUMNS:
+            # ZeRO stage and DP size enter only through the writer count (below): gathered
+            # for the problem's rows, not part of the key
+            if not (x.strides == (0,) or (x[0] == x[-1] and (x == x[0]).all())):
+                varying.append(name)
+            continue
+        cols.append((name, x))
+    if any(name in varying for name in _WRITER_COLUMNS):
+        cols.append(("", _writers(np.asarray(b["n_gpus"], dtype=float), b["zero_stage"], b["dp"])))
+    for name, x in cols:
+        c = _codes(x)
         if c is None:
             continue
-        varying.append(name)
+        if name:
+            varying.append(name)
         codes, k = c
         if key is None:
             key, k_tot = codes, k
@@ -1168,12 +1192,21 @@ def _stage_dedup(b, n, out, zero_cols) -> bool:
         # rows whose step time is above what their problem's result holds for: on their own
         rows = np.flatnonzero(step > reach[key])
         if rows.size:
-            sub = _rows_of(b, cols, varying, rows)
-            sub["step_time_s"] = step[rows]
-            sout = {c: np.empty(rows.size) for c in _STAGE_COLUMNS}
-            _stage_blocks(sub, rows.size, sout, zero_cols)
+            # ... once per distinct (problem, step time): splits that differ only in what the
+            # timing does not see and the problem key does not hold (ZeRO 1 vs 2) tie
+            k2, s2 = key[rows], step[rows]
+            o = np.lexsort((s2, k2))
+            new = np.ones(o.size, dtype=bool)
+            new[1:] = (k2[o[1:]] != k2[o[:-1]]) | (s2[o[1:]] != s2[o[:-1]])
+            inv = np.empty(o.size, dtype=np.int64)
+            inv[o] = np.cumsum(new) - 1
+            reps = rows[o[new]]
+            sub = _rows_of(b, cols, varying, reps)
+            sub["step_time_s"] = step[reps]
+            sout = {c: np.empty(reps.size) for c in _STAGE_COLUMNS}
+            _stage_blocks(sub, reps.size, sout, zero_cols)
             for c in _STAGE_COLUMNS:
-                out[c][rows] = sout[c]
+                out[c][rows] = sout[c].take(inv)
     return True
 
 
@@ -1199,14 +1232,16 @@ def stage(b) -> dict[str, np.ndarray]:
     Notes
     -----
     Distinct problems first (batches of ``DEDUP_MIN_ROWS`` rows or more): rows equal in every
-    input column of the stage (``_INPUT_COLUMNS``) but ``step_time_s`` are one problem (a sweep
-    chunk of one model and one system holds a few dozen: the split changes only ZeRO's writer
-    count, and the step time). Each problem is solved once, at the smallest step time of its
-    rows, and its result copied to its rows (a gather, no loop over rows). The step time enters
-    only as the lower bound ``max(step, c)`` of an interval; the solver records the smallest
-    value it clipped at a lower bound (:attr:`_Block.lo_reach`), and a row whose step time is
-    above that is solved again on its own (the same operations would not give the same values
-    there): so every row's result is the one the solver gives that row, not an approximation.
+    input column of the stage (``_INPUT_COLUMNS``; ZeRO stage and DP through the writer count
+    they give) but ``step_time_s`` are one problem (a sweep chunk of one model and one system
+    holds a handful: the split changes only the writer count, and the step time). Each problem
+    is solved once, at the smallest step time of its rows, and its result copied to its rows (a
+    gather, no loop over rows). The step time enters only as the lower bound ``max(step, c)``
+    of an interval; the solver records the smallest value it clipped at a lower bound
+    (:attr:`_Block.lo_reach`), and a row whose step time is above that is solved again on its
+    own, once per distinct (problem, step time) (the same operations would not give the same
+    values there): so every row's result is the one the solver gives that row, not an
+    approximation.
     Rows are processed in blocks of ``BLOCK_ROWS`` (a loop over blocks, not rows) so that the
     working arrays stay in cache; within a block every step is a whole-array operation. The
     free intervals solve the stationarity conditions of the renewal objective (see

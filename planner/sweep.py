@@ -816,31 +816,18 @@ def _stable_argsort(key: np.ndarray) -> np.ndarray:
     return comp % n
 
 
-_STR_DTYPE = None
-
-
 def _str_column(table: Sequence[str], codes: np.ndarray):
-    """``table[codes]`` as a column of strings for the DataFrame, shape (n,).
+    """``table[codes]`` as a categorical column of strings for the DataFrame, shape (n,).
 
-    pandas (>= 3) stores strings in Arrow arrays; building one from a Python object array
-    costs ~60 ns per row, so when pandas' default string dtype is Arrow-backed the column is
-    made with an Arrow ``take`` from the small table instead (same values, same dtype).
-    Otherwise (or for an empty column) the object array, as pandas would get it anyway."""
-    global _STR_DTYPE
+    The values are the strings of ``table`` (a row reads back as ``str``; ``==``, ``.str``,
+    CSV and JSON output see plain strings); stored as codes into the small table, so building
+    the column costs no per-row string object (pandas ``Categorical.from_codes``)."""
     codes = np.asarray(codes, dtype=np.int64)
-    if codes.size:
-        if _STR_DTYPE is None:
-            _STR_DTYPE = pd.Series(["x"]).dtype
-        dt = _STR_DTYPE
-        if isinstance(dt, pd.StringDtype) and dt.storage == "pyarrow":
-            import pyarrow as pa
-
-            arr = pa.array(list(table), type=pa.large_string()).take(pa.array(codes))
-            try:
-                return pd.arrays.ArrowStringArray(arr, dtype=dt)
-            except TypeError:  # an older pandas without the dtype argument
-                pass
-    return np.asarray(list(table), dtype=object)[codes]
+    cats = list(dict.fromkeys(table))  # categories must be unique
+    if len(cats) != len(table):  # repeated entries: map codes onto the unique categories
+        where_ = {v: i for i, v in enumerate(cats)}
+        codes = np.asarray([where_[v] for v in table], dtype=np.int64)[codes]
+    return pd.Categorical.from_codes(codes, categories=cats)
 
 
 def sweep(
@@ -1050,8 +1037,13 @@ def sweep(
 
         def column(c, dtype=None):
             if all(c in p for p in src_parts):
-                v = src_parts[0][c] if len(src_parts) == 1 else np.concatenate([p[c] for p in src_parts])
-                v = np.asarray(v).take(take)
+                vs = [np.asarray(p[c]) for p in src_parts]
+                if vs[0].size and _uniform_view(vs, None, 1) is not None:
+                    # one broadcast value everywhere (stride 0): a new filled column, no gather
+                    v = np.full(take.size, vs[0][0], dtype=np.result_type(*vs))
+                else:
+                    v = vs[0] if len(vs) == 1 else np.concatenate(vs)
+                    v = v.take(take)
             else:  # a column some batch lacks: NaN there (as a float column)
                 v = np.concatenate([np.asarray(p[c], dtype=np.float64) if c in p
                                     else np.full(_batch.size(p), np.nan) for p in src_parts]).take(take)

@@ -76,8 +76,13 @@ def main() -> None:
     print(f"sweep end to end: {n:,} configurations in {t_sweep:.3f} s = "
           f"{n / t_sweep / 1e6:.3f} M configurations/s; {df.attrs['n_feasible']:,} feasible "
           f"(target >= 1 M/s; 405B full sweep < 1 s)")
-    t_top, _ = _best(lambda: sw.sweep(s, top=20, chunk_size=args.chunk_size), 1)
-    print(f"sweep top=20: {t_top:.3f} s")
+    t_top, _ = _best(lambda: sw.sweep(s, top=20, chunk_size=args.chunk_size), args.repeat)
+    print(f"sweep top=20: {t_top:.3f} s = {n / t_top / 1e6:.3f} M configurations/s")
+    multi = dict(gpus=[8192, 16384, 24576, 32768], systems=["dgx-h100", "dgx-h200"])
+    n_multi = sw.count_splits(s, **multi)
+    t_multi, dfm = _best(lambda: sw.sweep(s, chunk_size=args.chunk_size, **multi), args.repeat)
+    print(f"sweep end to end, 4 sizes x 2 systems: {n_multi:,} configurations in {t_multi:.3f} s = "
+          f"{n_multi / t_multi / 1e6:.3f} M configurations/s; {dfm.attrs['n_feasible']:,} feasible")
     best = df.iloc[0]
     print("best split (time_to_train):", {k: best[k] for k in (
         "tp", "pp", "dp", "cp", "vpp", "micro_batch_size", "zero_stage", "recompute", "schedule",

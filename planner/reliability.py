@@ -1187,7 +1187,11 @@ def _stage_dedup(b, n, out, zero_cols) -> bool:
     uout = {c: np.empty(K) for c in _STAGE_COLUMNS}
     reach = _stage_blocks(ub, K, uout, zero_cols, track_lo=has_step)
     for c in _STAGE_COLUMNS:
-        np.take(uout[c], key, out=out[c])
+        u = uout[c]
+        if K == 1 or (u == u[0]).all():  # the same value for every problem: a fill, no gather
+            out[c].fill(u[0])
+        else:
+            np.take(u, key, out=out[c])
     if has_step:
         # rows whose step time is above what their problem's result holds for: on their own
         rows = np.flatnonzero(step > reach[key])
@@ -1195,7 +1199,8 @@ def _stage_dedup(b, n, out, zero_cols) -> bool:
             # ... once per distinct (problem, step time): splits that differ only in what the
             # timing does not see and the problem key does not hold (ZeRO 1 vs 2) tie
             k2, s2 = key[rows], step[rows]
-            o = np.lexsort((s2, k2))
+            o = np.argsort(s2)
+            o = o[np.argsort(k2[o], kind="stable")]  # by (problem, step): np.lexsort, faster
             new = np.ones(o.size, dtype=bool)
             new[1:] = (k2[o[1:]] != k2[o[:-1]]) | (s2[o[1:]] != s2[o[:-1]])
             inv = np.empty(o.size, dtype=np.int64)

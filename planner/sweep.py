@@ -878,7 +878,8 @@ def sweep(
     ``feasible_only`` the rows that the memory stage finds not to fit (``fits`` or
     ``host_fits`` False: they can never be shown nor enter a Pareto front) are dropped before
     the later stages (timing, reliability, cost), and the surviving rows of several chunks are
-    gathered into one batch of about a chunk for those stages. Ranking, top-K and Pareto flags
+    gathered into one batch of two to three chunks for those stages (their per-call costs
+    amortised over more rows; memory bounded by those chunks). Ranking, top-K and Pareto flags
     work on numpy arrays; the DataFrame is built once, for the returned rows only.
     """
     if not isinstance(scenario, Scenario):
@@ -907,7 +908,7 @@ def sweep(
         cut = len(mods)
     pre, post = mods[:cut], mods[cut:]
     drop_invalid = feasible_only or not space_options.get("include_invalid", False)
-    space.broadcast_columns(2 * step if post else step)
+    space.broadcast_columns(3 * step if post else step)
 
     # Per flushed batch: where the shown candidates' columns come from.
     src_parts: list[dict] = []   # column dicts (full batch, or the gathered candidates with top)
@@ -969,7 +970,7 @@ def sweep(
         nonlocal n_pending
         if not pending:
             return
-        out = _gather_rows([(p[0], p[4]) for p in pending], space.broadcast_columns(2 * step))
+        out = _gather_rows([(p[0], p[4]) for p in pending], space.broadcast_columns(3 * step))
         gidx, g, rr = (np.concatenate([p[i] for p in pending]) for i in (1, 2, 3))
         pending.clear()
         n_pending = 0
@@ -1012,7 +1013,7 @@ def sweep(
                 if gidx.size:
                     pending.append((out, gidx, g, rule_reason, idx))
                     n_pending += gidx.size
-                    if n_pending >= step:
+                    if n_pending >= 2 * step:
                         flush()
         if progress is not None:
             progress(stop, total)

@@ -54,6 +54,16 @@ by the framework of its source group (what that framework did by default), never
   in Megatron-Core / NeMo; llm-foundry ``attn_impl: triton`` / ``flash``).
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
+* **Other sources** (a CSV with rows from sources the calibration file does not hold): the
+  same four settings from the row's own ``source`` / ``notes`` text (:func:`row_settings`):
+  a source year (first arXiv id, else the earliest year named) before
+  :data:`FLASH_FIRST_YEAR` = 2023 means no flash attention and ZeRO 0 for an empty cell (as
+  NARAYANAN21 / KORTHIKANTI22), a later or unknown year flash attention and ZeRO 1; an NVIDIA
+  recipe (NeMo, Megatron-Bridge) means TP overlap on and bf16 gradient reduction (as
+  NEMO_24.07); a published ``tp-comm-overlap`` flag means TP overlap on (as MCORE_R080_H100);
+  MosaicML llm-foundry / Composer means bf16 gradients (as MOSAIC_MPT). On the calibration
+  file this text rule gives the keyed settings for every row with a published metric
+  (tested), so it is the same rule, not a new one.
 * **vocabulary**: empty = 51,200 (padded GPT-2 BPE, the value the file itself assumes for GPT
   rows); **KV heads**: empty = heads (MHA); **dp**: empty = gpu_count / (tp·pp·cp).
 * **architecture** from the model name: ``llama`` → SwiGLU (gated MLP), RMSNorm, untied, no
@@ -62,7 +72,10 @@ by the framework of its source group (what that framework did by default), never
   "no bias terms", untied embeddings, RoPE); otherwise GPT (GeLU, LayerNorm, biases, tied,
   learned absolute positions: Megatron-LM ``--position-embedding-type`` and NeMo
   ``position_embedding_type`` both default to ``learned_absolute``).
-* **GPU**: a name with ``A100`` → system ``dgx-a100-80gb``; ``H100`` → ``dgx-h100``.
+* **GPU**: the system of the accelerator the name contains (``A100`` → ``dgx-a100-80gb``, or
+  ``dgx-a100-40gb`` when the name says 40 GB; ``H100`` → ``dgx-h100``; ``H200``, ``H800``,
+  ``B200``, ``B300``, ``GB200``/``GB300`` (NVL72), ``GH200``, ``MI300X``, ``MI355X``, Gaudi 3:
+  see ``_GPU_SYSTEMS``).
 
 Rows missing layers, hidden, heads, ffn, seq_len, the parallel split (tp, pp) or the GPU count are
 skipped with the reason.
@@ -102,6 +115,9 @@ GROUPS: dict[str, str] = {
     "MOSAIC_MPT": "MosaicML FSDP",
     "NEMO_24.07": "NeMo FP8",
 }
+#: Sources whose framework is known by key (the calibration file's five). A row of any other
+#: source gets the same settings from its own text (:func:`row_settings`), so the rule extends
+#: to files with other sources.
 _NO_FLASH = {"NARAYANAN21_T1", "KORTHIKANTI22"}
 _NO_DISTOPT = {"NARAYANAN21_T1", "KORTHIKANTI22"}
 _TP_OVERLAP = {"MCORE_R080_H100", "NEMO_24.07"}
@@ -109,6 +125,50 @@ _TP_OVERLAP = {"MCORE_R080_H100", "NEMO_24.07"}
 #: MosaicML llm-foundry / Composer FSDP ``PURE`` mixed precision; NeMo 24.07
 #: ``optim.grad_sync_dtype: bf16``. Everything else: fp32 (Megatron-LM).
 _BF16_GRADS = {"MOSAIC_MPT", "NEMO_24.07"}
+#: First year whose runs are taken to use FlashAttention-style fused attention and Megatron's
+#: distributed optimizer by default (FlashAttention: Dao et al., arXiv:2205.14135, May 2022;
+#: Megatron-LM ``--use-flash-attn`` and ``--use-distributed-optimizer`` in its 2023 releases;
+#: MT-NLG, BLOOM, OPT and the 2021-22 Megatron papers predate both).
+FLASH_FIRST_YEAR = 2023
+_ARXIV = re.compile(r"arxiv[:\s/]*(\d{2})(\d{2})\.\d{4,5}", re.I)
+_YEAR = re.compile(r"(?<!\d)(20[12]\d)(?!\d)")
+_NVIDIA_RECIPES = re.compile(r"\bnemo\b|megatron[- ]bridge", re.I)
+_TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
+_BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
+
+
+def source_year(text) -> int | None:
+    """Year of a row's source: the year of its first arXiv identifier (``arXiv:2104.04473`` →
+    2021), else the earliest four-digit year 2010–2029 in the text, else None."""
+    t = "" if text is None else str(text)
+    m = _ARXIV.search(t)
+    if m:
+        return 2000 + int(m.group(1))
+    years = [int(y) for y in _YEAR.findall(t)]
+    return min(years) if years else None
+
+
+def row_settings(r: dict) -> dict:
+    """Framework settings a row leaves unpublished, by the default rule (module docstring):
+    ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``.
+
+    The calibration file's sources by key; any other source from its ``source`` and ``notes``
+    text: its year (:func:`source_year`; unknown = recent), an NVIDIA recipe (NeMo,
+    Megatron-Bridge: TP overlap on, bf16 gradient reduction), a published TP-overlap flag, or
+    MosaicML llm-foundry / Composer (bf16 gradients)."""
+    src = str(r.get("source_key", ""))
+    if src in GROUPS:
+        return {"flash_attention": src not in _NO_FLASH, "zero_stage": 0 if src in _NO_DISTOPT else 1,
+                "tp_comm_overlap": src in _TP_OVERLAP, "grad_dtype": "bf16" if src in _BF16_GRADS else "fp32"}
+    text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
+    year = source_year(r.get("source"))
+    modern = year is None or year >= FLASH_FIRST_YEAR
+    nvidia = bool(_NVIDIA_RECIPES.search(text))
+    return {"flash_attention": modern, "zero_stage": 1 if modern else 0,
+            "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
+            "grad_dtype": "bf16" if nvidia or _BF16_GRAD_FRAMEWORKS.search(text) else "fp32"}
+
+
 DEFAULT_VOCAB = 51200
 REQUIRED_COLUMNS = (
     "run_id", "source_key", "model", "layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len",
@@ -142,13 +202,26 @@ def parse_recompute(cell) -> str:
     return "none"
 
 
+#: GPU name token -> system id, most specific first (``GB200`` before ``B200``, ``H200``
+#: before ``H100`` ...): the first token found in the upper-cased name decides.
+_GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
+    ("GB300", "gb300-nvl72"), ("GB200", "gb200-nvl72"), ("GH200", "gh200-quad"),
+    ("B300", "dgx-b300"), ("B200", "dgx-b200"), ("H200", "dgx-h200"), ("H800", "hgx-h800"),
+    ("H100", "dgx-h100"), ("MI355", "mi355x-8"), ("MI300X", "mi300x-8"), ("GAUDI3", "gaudi3-8"),
+    ("GAUDI 3", "gaudi3-8"), ("A100", "dgx-a100-80gb"),
+)
+_A100_40GB = re.compile(r"40\s*G")
+
+
 def system_for_gpu(name) -> str | None:
-    """GPU name → system id (A100 → dgx-a100-80gb, H100 → dgx-h100); None if unknown."""
+    """GPU name → system id (the 8-GPU baseboard system of that accelerator; GB200/GB300 → the
+    NVL72 rack); None if unknown. A100 is the 80 GB part unless the name says 40 GB."""
     text = str(name).upper()
-    if "A100" in text:
-        return "dgx-a100-80gb"
-    if "H100" in text:
-        return "dgx-h100"
+    for token, system in _GPU_SYSTEMS:
+        if token in text:
+            if system == "dgx-a100-80gb" and _A100_40GB.search(text):
+                return "dgx-a100-40gb"
+            return system
     return None
 
 
@@ -176,7 +249,6 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     Applies the default rule of the module docstring to every cell the row leaves empty; this
     is the only place that rule lives (validation, calibration and the memory test use it).
     """
-    src = str(r.get("source_key", ""))
     need = {"layers": r.get("layers"), "hidden": r.get("hidden"), "heads": r.get("heads"),
             "ffn": r.get("ffn"), "seq_len": r.get("seq_len")}
     missing = [k for k, v in need.items() if _int(v) is None]
@@ -213,20 +285,21 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     sp_cell = parse_number(r.get("sp"))
     sp = bool(sp_cell) if not math.isnan(sp_cell) else ("sequence parallel" in rc_text or tp > 1)
     vpp = _int(r.get("vpp")) or 1
+    fw = row_settings(r)
     zero = _int(r.get("zero_stage"))
     if zero is None:
-        zero = 0 if src in _NO_DISTOPT else 1
+        zero = fw["zero_stage"]
     prec_text = str(r.get("precision") or "").lower()
     prec = "fp8" if "fp8" in prec_text else "fp16" if prec_text.startswith("fp16") else "bf16"
     scen = {
         "name": str(r.get("run_id", "")),
         "model": model,
         "training": {"seq_len": s, "global_batch_size": B, "micro_batch_size": mbs, "precision": prec,
-                     "grad_dtype": "bf16" if src in _BF16_GRADS else "fp32"},
+                     "grad_dtype": fw["grad_dtype"]},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": parse_recompute(r.get("recompute")),
-                        "flash_attention": src not in _NO_FLASH, "tp_comm_overlap": src in _TP_OVERLAP,
+                        "flash_attention": fw["flash_attention"], "tp_comm_overlap": fw["tp_comm_overlap"],
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }

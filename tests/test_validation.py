@@ -28,6 +28,14 @@ def test_parsers():
     assert validation.parse_recompute(None) == "none"
     assert validation.system_for_gpu("A100-SXM4-80GB") == "dgx-a100-80gb"
     assert validation.system_for_gpu("DGX-H100") == "dgx-h100"
+    # the more specific name wins: GB200 is not a B200 node, H200 not an H100
+    assert validation.system_for_gpu("GB200 NVL72") == "gb200-nvl72"
+    assert validation.system_for_gpu("B200-SXM-180GB") == "dgx-b200"
+    assert validation.system_for_gpu("H200 SXM 141GB") == "dgx-h200"
+    assert validation.system_for_gpu("H800") == "hgx-h800"
+    assert validation.system_for_gpu("A100-SXM4-40GB") == "dgx-a100-40gb"
+    assert validation.system_for_gpu("AMD Instinct MI300X") == "mi300x-8"
+    assert validation.system_for_gpu("TPU v4") is None
 
 
 def test_skipped_rows_have_reasons(result):
@@ -112,3 +120,42 @@ def test_missing_columns_is_an_error(tmp_path):
     pd.DataFrame({"run_id": ["x"]}).to_csv(p, index=False)
     with pytest.raises(ValueError, match="missing columns"):
         validation.validate(p)
+
+
+def test_source_year():
+    # arXiv ids give the submission year (Narayanan et al. 2021: arXiv:2104.04473)
+    assert validation.source_year("SC'21 / arXiv:2104.04473, Table 1 (commit x, 2021-04-08)") == 2021
+    assert validation.source_year("MLSys'23 / arXiv:2205.05198, Table 5") == 2022
+    assert validation.source_year("README (last change 495218376, 2024-04-22)") == 2024
+    assert validation.source_year("docs/performance_summary.md, commit 070a0bb168") is None
+
+
+def test_text_rule_reproduces_the_keyed_framework_settings():
+    """The framework rule for unknown sources (source / notes text) gives, on every calibration
+    row that is built and has a published metric, the settings its source key gives: one
+    rule, not a new fit."""
+    df = pd.read_csv(validation.DEFAULT_CSV)
+    checked = 0
+    for r in df.to_dict("records"):
+        r = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        if validation.row_to_scenario(r)[0] is None or all(
+                math.isnan(validation.parse_number(r.get(c)))
+                for c in ("tflops_per_gpu", "mfu_pct", "step_time_s", "tokens_per_s_per_gpu")):
+            continue  # skipped, or nothing published to compare: not used by the fit
+        keyed = validation.row_settings(r)
+        by_text = validation.row_settings({**r, "source_key": "SOME_OTHER_SOURCE"})
+        assert by_text == keyed, r["run_id"]
+        checked += 1
+    assert checked >= 90
+
+
+def test_text_rule_on_other_sources():
+    old = {"source_key": "X", "source": "Smith et al., arXiv:2201.11990, Table 2", "notes": ""}
+    assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
+                                            "tp_comm_overlap": False, "grad_dtype": "fp32"}
+    nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
+    assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
+                                             "tp_comm_overlap": True, "grad_dtype": "bf16"}
+    # "Nemotron" alone is a model name, not the NeMo framework
+    assert validation.row_settings({"source_key": "Z", "source": "Nemotron-4 340B report, 2024",
+                                    "notes": ""})["tp_comm_overlap"] is False

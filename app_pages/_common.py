@@ -355,6 +355,7 @@ _reg("w_rc", ("parallelism", "recompute"))
 _reg("w_sch", ("parallelism", "schedule"))
 _reg("w_sp", ("parallelism", "sequence_parallel"), bool, bool)
 _reg("w_fa", ("parallelism", "flash_attention"), bool, bool)
+_reg("w_ak", ("parallelism", "attention_kernel"))
 _reg("w_tpo", ("parallelism", "tp_comm_overlap"), bool, bool)
 _reg("w_epo", ("parallelism", "ep_comm_overlap"), bool, bool)
 _reg("w_off", ("parallelism", "offload_optimizer"))
@@ -765,6 +766,8 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls")
         st.checkbox("Sequence parallel", key="w_sp")
         st.checkbox("Flash attention", key="w_fa")
+        st.selectbox("Attention kernel", ["native", "flash2"], key="w_ak",
+                     help=Parallelism.model_fields["attention_kernel"].description)
         st.checkbox("Overlap TP communication", key="w_tpo")
         st.checkbox("Overlap EP all-to-all", key="w_epo",
                     help=Parallelism.model_fields["ep_comm_overlap"].description)

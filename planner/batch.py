@@ -21,8 +21,8 @@ Training
 Parallelism
     tp, pp, dp, cp, ep, vpp, sequence_parallel, zero_stage, recompute (code, RECOMPUTE),
     schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
-    offload_grads, offload_activations, flash_attention, tp_comm_overlap, ep_comm_overlap,
-    uneven_layers
+    offload_grads, offload_activations, flash_attention, attention_kernel (code,
+    ATTENTION_KERNELS), tp_comm_overlap, ep_comm_overlap, uneven_layers
 Hardware (system + accelerator, overrides applied)
     n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
     peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
@@ -57,6 +57,7 @@ PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
 RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")
 SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved", "gpipe", "zero_bubble")
 OFFLOAD: tuple[str, ...] = ("none", "cpu", "nvme")
+ATTENTION_KERNELS: tuple[str, ...] = ("native", "flash2")
 FAMILIES: tuple[str, ...] = (
     "volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3", "cdna4", "gaudi2", "gaudi3", "other",
 )
@@ -67,7 +68,7 @@ INT_COLUMNS = {
     "shared_expert_ffn_hidden_size", "first_dense_layers", "q_lora_rank", "kv_lora_rank",
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "seq_len", "global_batch_size",
     "micro_batch_size", "precision", "tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage", "recompute",
-    "schedule", "offload_optimizer", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
+    "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
     "accel_family", "hot_spare_nodes",
 }
 BOOL_PREFIXES = ("ckpt_async",)
@@ -143,6 +144,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "offload_grads": p.offload_grads,
         "offload_activations": p.offload_activations,
         "flash_attention": p.flash_attention,
+        "attention_kernel": ATTENTION_KERNELS.index(p.attention_kernel),
         "tp_comm_overlap": p.tp_comm_overlap,
         "ep_comm_overlap": p.ep_comm_overlap,
         "uneven_layers": p.layer_split == "uneven",

@@ -34,6 +34,7 @@ Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "interleaved", "gpipe", "zero_bubble"]
 OffloadTarget = Literal["none", "cpu", "nvme"]
+AttentionKernel = Literal["native", "flash2"]
 FailureClass = Literal["software", "gpu", "node", "network", "cluster"]
 TierKind = Literal["host_memory", "local_nvme", "pfs", "object_store"]
 HostLinkKind = Literal["pcie3", "pcie4", "pcie5", "pcie6", "nvlink-c2c"]
@@ -297,6 +298,13 @@ class Parallelism(_Strict):
     offload_grads: bool = False
     offload_activations: bool = Field(False, description="Swap stashed activations to host memory (KARMA).")
     flash_attention: bool = True
+    attention_kernel: AttentionKernel = Field(
+        "native",
+        description="Fused-attention kernel generation (with flash_attention): 'native' = written "
+        "for the GPU (FlashAttention-2 on Ampere; FlashAttention-3 / cuDNN on Hopper); 'flash2' = "
+        "FlashAttention-2-class kernels everywhere, ~1/1.75 of native speed on Hopper (FA3 paper, "
+        "arXiv:2407.08608: 1.5-2.0x over FA2 on H100).",
+    )
     tp_comm_overlap: bool = False
     ep_comm_overlap: bool = Field(
         False,

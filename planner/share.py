@@ -156,6 +156,7 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     _b("offg", ("parallelism", "offload_grads")),
     _b("offa", ("parallelism", "offload_activations")),
     _b("fa", ("parallelism", "flash_attention")),
+    _c("ak", ("parallelism", "attention_kernel"), ("native", "flash2")),
     _b("tpo", ("parallelism", "tp_comm_overlap")),
     _b("epo", ("parallelism", "ep_comm_overlap")),
     _c("ls", ("parallelism", "layer_split"), ("even", "uneven")),

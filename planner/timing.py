@@ -131,6 +131,14 @@ ZERO_BUBBLE_RESIDUAL = 0.1
 CHUNK_ROWS = 16384
 #: Bytes of a 16-bit activation / weight element.
 BYTES_16 = 2.0
+#: Flash-attention throughput of FlashAttention-2-class kernels (``attention_kernel =
+#: "flash2"``) relative to the generation's native kernels, by accelerator family. Hopper:
+#: 1/1.75, the middle of "1.5-2.0x faster than FlashAttention-2" for FlashAttention-3 on H100
+#: (Shah et al. 2024, arXiv:2407.08608, abstract; FA2 reaches 35 % of H100 peak there, FA3
+#: up to 75 %). Blackwell: the Hopper value, assumed (no published FA2-vs-native figure; FA2
+#: uses neither Hopper's nor Blackwell's asynchronous tensor-core instructions). Ampere and
+#: the others: 1 (FlashAttention-2 is the native kernel of Ampere; no separate figure).
+FLASH2_REL_SPEED: dict[str, float] = {"hopper": 1.0 / 1.75, "blackwell": 1.0 / 1.75}
 
 _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
@@ -210,7 +218,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "hidden_size", "n_layers", "n_heads", "n_kv_heads", "head_dim", "v_head_dim", "ffn_hidden_size",
     "vocab_size", "gated_mlp", "n_experts", "moe_top_k", "expert_ffn_hidden_size", "n_shared_experts",
     "shared_expert_ffn_hidden_size", "moe_capacity_factor", "precision", "accel_family", "recompute",
-    "flash_attention", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
+    "flash_attention", "attention_kernel", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
     "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
     "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "ep_comm_overlap", "offload_optimizer",
@@ -236,6 +244,9 @@ class _Consts:
         self.n_fam = nf
         self.attn_max_tab = np.minimum(C["attn_eff_rel"] * e16, 1.0)
         self.knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT) for fam in FAMILIES])
+        #: attention efficiency factor by ``family + n_families · attention_kernel`` (native: 1)
+        self.attn_kernel_tab = np.concatenate([np.ones(len(FAMILIES)), np.array(
+            [FLASH2_REL_SPEED.get(fam, 1.0) for fam in FAMILIES])])
         # Bytes per GEMM element by ``precision + n_precisions · low_precision_unit``: 16-bit
         # (4 for FP32) without an FP8/FP4 unit; 1 (FP8) or 0.5 (FP4) with one.
         npr = len(PRECISIONS)
@@ -377,6 +388,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     def core_flash():
         eff_attn = K.attn_max_tab[fam] * dqk / (dqk + K.knee_tab[fam])
+        ak = g("attention_kernel")
+        if np.any(ak):  # FlashAttention-2-class kernels on a newer generation
+            eff_attn = eff_attn * K.attn_kernel_tab[fam + K.n_fam * ak]
         return CAUSAL_WORK_FRAC * attn_full_flop / (peak16 * eff_attn)
 
     def core_materialised():

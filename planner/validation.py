@@ -54,6 +54,10 @@ by the framework of its source group (what that framework did by default), never
 * **flash attention**: off for NARAYANAN21 / KORTHIKANTI22 (2021–22 Megatron-LM: fused
   softmax on the materialised scores), on for the others (Transformer Engine fused attention
   in Megatron-Core / NeMo; llm-foundry ``attn_impl: triton`` / ``flash``).
+* **attention kernel**: ``flash2`` (FlashAttention-2 class) for MOSAIC_MPT (llm-foundry
+  ``attn_impl: flash`` / ``triton``), ``native`` (FlashAttention-3 / cuDNN on Hopper) for the
+  NVIDIA recipes; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
+  calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
 * **Other sources** (a CSV with rows from sources the calibration file does not hold): the
@@ -63,7 +67,9 @@ by the framework of its source group (what that framework did by default), never
   NARAYANAN21 / KORTHIKANTI22), a later or unknown year flash attention and ZeRO 1; an NVIDIA
   recipe (NeMo, Megatron-Bridge) means TP overlap on and bf16 gradient reduction (as
   NEMO_24.07); a published ``tp-comm-overlap`` flag means TP overlap on (as MCORE_R080_H100);
-  MosaicML llm-foundry / Composer means bf16 gradients (as MOSAIC_MPT). On the calibration
+  MosaicML llm-foundry / Composer means bf16 gradients and FlashAttention-2 (as MOSAIC_MPT);
+  outside the NVIDIA recipes a source year before 2024 also means FlashAttention-2-class
+  attention (FlashAttention-3 and PyTorch's cuDNN attention arrived in 2024). On the calibration
   file this text rule gives the keyed settings for every row with a published metric
   (tested), so it is the same rule, not a new one.
 * **vocabulary**: empty = 51,200 (padded GPT-2 BPE, the value the file itself assumes for GPT
@@ -127,6 +133,13 @@ _TP_OVERLAP = {"MCORE_R080_H100", "NEMO_24.07"}
 #: MosaicML llm-foundry / Composer FSDP ``PURE`` mixed precision; NeMo 24.07
 #: ``optim.grad_sync_dtype: bf16``. Everything else: fp32 (Megatron-LM).
 _BF16_GRADS = {"MOSAIC_MPT", "NEMO_24.07"}
+#: Sources whose fused attention is FlashAttention-2-class (``attention_kernel = "flash2"``):
+#: llm-foundry's ``attn_impl: flash`` (flash-attn 2) / ``triton``; the 2021-22 Megatron rows
+#: run no flash attention at all (the setting does not act there).
+_FLASH2 = {"MOSAIC_MPT", "NARAYANAN21_T1", "KORTHIKANTI22"}
+#: First year whose runs outside the NVIDIA recipes are taken to use attention kernels native
+#: to Hopper (FlashAttention-3, arXiv:2407.08608, July 2024; PyTorch's cuDNN SDPA backend).
+NATIVE_ATTENTION_FIRST_YEAR = 2024
 #: First year whose runs are taken to use FlashAttention-style fused attention and Megatron's
 #: distributed optimizer by default (FlashAttention: Dao et al., arXiv:2205.14135, May 2022;
 #: Megatron-LM ``--use-flash-attn`` and ``--use-distributed-optimizer`` in its 2023 releases;
@@ -158,23 +171,29 @@ def source_year(text) -> int | None:
 
 def row_settings(r: dict) -> dict:
     """Framework settings a row leaves unpublished, by the default rule (module docstring):
-    ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``.
+    ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``,
+    ``attention_kernel``.
 
     The calibration file's sources by key; any other source from its ``source`` and ``notes``
     text: its year (:func:`source_year`; unknown = recent), an NVIDIA recipe (NeMo,
-    Megatron-Bridge: TP overlap on, bf16 gradient reduction), a published TP-overlap flag, or
-    MosaicML llm-foundry / Composer (bf16 gradients)."""
+    Megatron-Bridge: TP overlap on, bf16 gradient reduction, native attention kernels), a
+    published TP-overlap flag, MosaicML llm-foundry / Composer (bf16 gradients,
+    FlashAttention-2), or a year before 2024 (FlashAttention-2-class attention)."""
     src = str(r.get("source_key", ""))
     if src in GROUPS:
         return {"flash_attention": src not in _NO_FLASH, "zero_stage": 0 if src in _NO_DISTOPT else 1,
-                "tp_comm_overlap": src in _TP_OVERLAP, "grad_dtype": "bf16" if src in _BF16_GRADS else "fp32"}
+                "tp_comm_overlap": src in _TP_OVERLAP, "grad_dtype": "bf16" if src in _BF16_GRADS else "fp32",
+                "attention_kernel": "flash2" if src in _FLASH2 else "native"}
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
     year = source_year(r.get("source"))
     modern = year is None or year >= FLASH_FIRST_YEAR
     nvidia = bool(_NVIDIA_RECIPES.search(text))
+    mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(text))
+    native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     return {"flash_attention": modern, "zero_stage": 1 if modern else 0,
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
-            "grad_dtype": "bf16" if nvidia or _BF16_GRAD_FRAMEWORKS.search(text) else "fp32"}
+            "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
+            "attention_kernel": "native" if native else "flash2"}
 
 
 DEFAULT_VOCAB = 51200
@@ -311,7 +330,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": parse_recompute(r.get("recompute")),
-                        "flash_attention": fw["flash_attention"], "tp_comm_overlap": fw["tp_comm_overlap"],
+                        "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],
+                        "tp_comm_overlap": fw["tp_comm_overlap"],
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }

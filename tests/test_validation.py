@@ -152,10 +152,17 @@ def test_text_rule_reproduces_the_keyed_framework_settings():
 def test_text_rule_on_other_sources():
     old = {"source_key": "X", "source": "Smith et al., arXiv:2201.11990, Table 2", "notes": ""}
     assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
-                                            "tp_comm_overlap": False, "grad_dtype": "fp32"}
+                                            "tp_comm_overlap": False, "grad_dtype": "fp32",
+                                            "attention_kernel": "flash2"}
     nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
     assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
-                                             "tp_comm_overlap": True, "grad_dtype": "bf16"}
+                                             "tp_comm_overlap": True, "grad_dtype": "bf16",
+                                             "attention_kernel": "native"}
+    # llm-foundry on H100 (2024): FlashAttention-2 kernels, whatever the year
+    foundry = {"source_key": "W", "source": "mosaicml/llm-foundry benchmarking README (2024)", "notes": ""}
+    assert validation.row_settings(foundry)["attention_kernel"] == "flash2"
+    assert validation.row_settings({"source_key": "V", "source": "arXiv:2407.21783", "notes": ""}
+                                   )["attention_kernel"] == "native"
     # "Nemotron" alone is a model name, not the NeMo framework
     assert validation.row_settings({"source_key": "Z", "source": "Nemotron-4 340B report, 2024",
                                     "notes": ""})["tp_comm_overlap"] is False

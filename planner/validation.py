@@ -11,10 +11,12 @@ validate``, ``tools/calibrate.py`` and the memory test (every run fits) all buil
 scenarios through :func:`row_to_scenario`. Each field is decided by the row's own cells, then
 by the framework of its source group (what that framework did by default), never per row:
 
-* **micro-batch**: the cell, else 1. **vpp**: the cell's leading integer; else 2
-  (:data:`DEFAULT_INTERLEAVED_VPP`, the smallest interleaving) when pp > 1 and the row's
-  source or notes name an interleaved schedule without its depth (Llama 3, Sec. 3.3.2); else
-  1. Schedule ``interleaved`` when vpp > 1, else ``1f1b``. **layer split**: ``uneven`` (first stages
+* **micro-batch**: the cell, else 1. **vpp**: the cell's leading integer; else, when pp > 1
+  and the row's source or notes name an interleaved schedule without its depth (Llama 3,
+  Sec. 3.3.2), ``max(2, floor(L/pp))``: one layer per virtual stage, the median depth of the
+  calibration file's published interleaved configurations
+  (:data:`DEFAULT_LAYERS_PER_VIRTUAL_STAGE`); else 1. Schedule ``interleaved`` when vpp > 1,
+  else ``1f1b``. **layer split**: ``uneven`` (first stages
   take one extra layer, Megatron-Core ``--decoder-first-pipeline-num-layers``) when pp·vpp
   does not divide L, else ``even``.
 * **global batch**: ``global_batch_seqs``, else ``global_batch_tokens / seq_len``; when
@@ -153,9 +155,11 @@ _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
 _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without an )(?<!without the )"
                           r"interleaved (?:1f1b |pipeline |pp )?schedul", re.I)
-#: Virtual stages per rank taken when a row names an interleaved schedule but not its depth:
-#: the smallest interleaving (the most conservative bubble of the interleaved family).
-DEFAULT_INTERLEAVED_VPP = 2
+#: Layers per virtual stage taken when a row names an interleaved schedule but not its depth
+#: (vpp = max(2, floor(L / (pp · this)))): the median over the calibration file's distinct
+#: published interleaved configurations (Korthikanti 175B / 530B, NeMo GPT-3 175B, Llama 2
+#: 13B / 70B, Nemotron-340B, Llama 3 70B: 4, 1, 2, 1, 1, 1, 4 layers).
+DEFAULT_LAYERS_PER_VIRTUAL_STAGE = 1
 
 
 def source_year(text) -> int | None:
@@ -314,8 +318,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     vpp = _int(r.get("vpp"))
     if vpp is None:
         text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
-        named = pp > 1 and pp * DEFAULT_INTERLEAVED_VPP <= L and bool(_INTERLEAVED.search(text))
-        vpp = DEFAULT_INTERLEAVED_VPP if named else 1
+        deep = max(2, L // (pp * DEFAULT_LAYERS_PER_VIRTUAL_STAGE))
+        named = pp > 1 and pp * deep <= L and bool(_INTERLEAVED.search(text))
+        vpp = deep if named else 1
     fw = row_settings(r)
     zero = _int(r.get("zero_stage"))
     if zero is None:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 import planner
 from planner import catalog, share
-from planner.schema import Parallelism, Scenario, format_errors
+from planner.schema import MoESpec, Parallelism, Scenario, format_errors
 
 GIB = 2**30
 GB = 1e9
@@ -358,6 +358,7 @@ _reg("w_fa", ("parallelism", "flash_attention"), bool, bool)
 _reg("w_ak", ("parallelism", "attention_kernel"))
 _reg("w_tpo", ("parallelism", "tp_comm_overlap"), bool, bool)
 _reg("w_epo", ("parallelism", "ep_comm_overlap"), bool, bool)
+_reg("w_ep8", ("parallelism", "ep_dispatch_fp8"), bool, bool)
 _reg("w_off", ("parallelism", "offload_optimizer"))
 _reg("w_offw", ("parallelism", "offload_master_weights"), bool, bool)
 _reg("w_offg", ("parallelism", "offload_grads"), bool, bool)
@@ -527,6 +528,7 @@ def _model_widget_values(md: dict) -> dict[str, Any]:
         vals[key] = int(v) if v is not None else (0 if field in ("n_experts", "n_shared_experts",
                                                                   "first_dense_layers") else 1)
     vals["w_m_cf"] = float(moe.get("capacity_factor") or 1.0)
+    vals["w_m_nodes"] = int(moe.get("max_nodes_per_token") or 0)
     if not moe:
         vals["w_m_topk"] = 2
         vals["w_m_eff"] = int(md.get("ffn_hidden_size", 1) or 1)
@@ -615,6 +617,11 @@ def scenario_from_widgets() -> dict:
                 if key in ss and ss[key] is not None:
                     moe[field] = int(ss[key])
             moe["capacity_factor"] = float(ss.get("w_m_cf") or 1.0)
+            nodes = int(ss.get("w_m_nodes") or 0)
+            if nodes > 0:
+                moe["max_nodes_per_token"] = nodes
+            else:
+                moe.pop("max_nodes_per_token", None)
             md["moe"] = moe
         else:
             md.pop("moe", None)
@@ -717,6 +724,8 @@ def render_sidebar(page: str) -> dict:
                 (c1 if j % 2 == 0 else c2).number_input(label, min_value=lo, max_value=100_000, step=1, key=key)
             c2.number_input("Capacity factor", min_value=1.0, max_value=16.0, step=0.25, format="%.2f",
                             key="w_m_cf", help="Load-imbalance factor on expert compute and all-to-all (≥ 1).")
+            c1.number_input("Max nodes per token (0 = no limit)", min_value=0, max_value=100_000, step=1,
+                            key="w_m_nodes", help=MoESpec.model_fields["max_nodes_per_token"].description)
             st.caption("MLA: " + ("kept from the base model. " if isinstance(
                 (ss.get(SCENARIO_KEY) or {}).get("model"), dict) and (ss.get(SCENARIO_KEY) or {})["model"].get("mla")
                 else "none. ") + "MLA ranks are link / JSON only.", help=MLA_HELP)
@@ -771,6 +780,8 @@ def render_sidebar(page: str) -> dict:
         st.checkbox("Overlap TP communication", key="w_tpo")
         st.checkbox("Overlap EP all-to-all", key="w_epo",
                     help=Parallelism.model_fields["ep_comm_overlap"].description)
+        st.checkbox("FP8 expert dispatch", key="w_ep8",
+                    help=Parallelism.model_fields["ep_dispatch_fp8"].description)
         st.caption("DP is derived: GPUs / (TP·PP·CP).")
 
     with sb.expander("Training", expanded=False):

@@ -13,7 +13,8 @@ Model
     learned_pos_embeddings (rows of the learned position table, 0 = none)
     dropout (probability; 0 = no dropout masks kept)
     n_experts (0 = dense), moe_top_k, expert_ffn_hidden_size, n_shared_experts,
-    shared_expert_ffn_hidden_size, first_dense_layers, moe_capacity_factor
+    shared_expert_ffn_hidden_size, first_dense_layers, moe_capacity_factor,
+    moe_max_nodes_per_token (0 = no node limit)
     mla (bool), q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
 Training
     seq_len, global_batch_size, micro_batch_size, precision (code, PRECISIONS),
@@ -22,7 +23,7 @@ Parallelism
     tp, pp, dp, cp, ep, vpp, sequence_parallel, zero_stage, recompute (code, RECOMPUTE),
     schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
     offload_grads, offload_activations, flash_attention, attention_kernel (code,
-    ATTENTION_KERNELS), tp_comm_overlap, ep_comm_overlap, uneven_layers
+    ATTENTION_KERNELS), tp_comm_overlap, ep_comm_overlap, ep_dispatch_fp8, uneven_layers
 Hardware (system + accelerator, overrides applied)
     n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
     peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
@@ -69,13 +70,13 @@ INT_COLUMNS = {
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "seq_len", "global_batch_size",
     "micro_batch_size", "precision", "tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage", "recompute",
     "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
-    "accel_family", "hot_spare_nodes",
+    "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token",
 }
 BOOL_PREFIXES = ("ckpt_async",)
 BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
-    "tp_comm_overlap", "ep_comm_overlap", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
+    "tp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
@@ -117,6 +118,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         ),
         "first_dense_layers": moe.first_dense_layers if moe else 0,
         "moe_capacity_factor": moe.capacity_factor if moe else 1.0,
+        "moe_max_nodes_per_token": (moe.max_nodes_per_token or 0) if moe else 0,
         "mla": mla is not None,
         "q_lora_rank": mla.q_lora_rank if mla else 0,
         "kv_lora_rank": mla.kv_lora_rank if mla else 0,
@@ -147,6 +149,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "attention_kernel": ATTENTION_KERNELS.index(p.attention_kernel),
         "tp_comm_overlap": p.tp_comm_overlap,
         "ep_comm_overlap": p.ep_comm_overlap,
+        "ep_dispatch_fp8": p.ep_dispatch_fp8,
         "uneven_layers": p.layer_split == "uneven",
         "n_gpus": c.n_gpus,
         "gpus_per_node": system.gpus_per_node,

@@ -134,7 +134,7 @@ def p2p_s(size_bytes, bw_bytes_per_s, alpha_s=0.0):
 
 def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic_bw, *,
                        eff_scaleup, eff_network, alpha_scaleup_s, alpha_network_s,
-                       in_network_reduction=False):
+                       in_network_reduction=False, network_frac=1.0):
     """Time [s] of one collective of a placed group.
 
     Parameters
@@ -148,6 +148,9 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     alpha_scaleup_s, alpha_network_s : latency per ring step [s].
     in_network_reduction : array (N,) bool — NVLS / SHARP: all-reduce bandwidth ×
         ``IN_NETWORK_ALLREDUCE_SPEEDUP``.
+    network_frac : array (N,) — all-to-all only: the share of the bytes bound for other
+        domains that actually crosses the network (node-limited MoE routing sends a token once
+        per destination node, not once per expert: ``min(top_k, M)/top_k``); 1 by default.
 
     Notes
     -----
@@ -173,7 +176,7 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
         nvl = _f(scaleup_bw) * _f(eff_scaleup)
         nic = _f(nic_bw) * _f(eff_network)
         t_intra = frac * size / nvl
-        t_inter = np.maximum((g - 1.0) / n * size / nvl, (n - g) / n * size / nic)
+        t_inter = np.maximum((g - 1.0) / n * size / nvl, (n - g) / n * size * _f(network_frac) / nic)
         return np.where(intra, t_intra, t_inter) + alpha_pass
     raise ValueError(f"kind = {kind!r}; allowed: all_reduce, reduce_scatter, all_gather, all_to_all")
 

@@ -195,6 +195,11 @@ class MoESpec(_Strict):
     capacity_factor: Annotated[float, Field(ge=1, le=16)] = Field(
         1.0, description="Load-imbalance factor applied to expert compute and all-to-all (>= 1)."
     )
+    max_nodes_per_token: PosInt | None = Field(
+        None,
+        description="Node-limited routing: each token goes to experts on at most this many nodes "
+        "and crosses the network once per node (DeepSeek-V3 §2.1.2: 4). None = no limit.",
+    )
 
     @model_validator(mode="after")
     def _check(self):
@@ -310,6 +315,11 @@ class Parallelism(_Strict):
         False,
         description="Hide the expert all-to-all behind the computation of another micro-batch "
         "(DeepSeek-V3 DualPipe; Megatron-Core MoE a2a overlap). Only for MoE with ep > 1.",
+    )
+    ep_dispatch_fp8: bool = Field(
+        False,
+        description="Expert dispatch (and its backward counterpart) sent in FP8, 1 byte per "
+        "element; the combine stays BF16 (DeepSeek-V3 §3.3.2). Only for MoE with ep > 1.",
     )
     layer_split: Literal["even", "uneven"] = Field(
         "even",

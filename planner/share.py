@@ -113,6 +113,7 @@ MODEL_KEYS: tuple[Field, ...] = (
     Field("msf", ("moe", "shared_expert_ffn_hidden_size"), "optint", 1, _INT_MAX),
     _i("mfd", ("moe", "first_dense_layers"), lo=0),
     Field("mcf", ("moe", "capacity_factor"), "float", 1.0, 16.0),
+    Field("mnl", ("moe", "max_nodes_per_token"), "optint", 1, _INT_MAX),
     # MLA (mlkv = 0 means no MLA: the mla object is removed)
     _i("mlq", ("mla", "q_lora_rank"), lo=0),
     _i("mlkv", ("mla", "kv_lora_rank"), lo=0),
@@ -159,6 +160,7 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     _c("ak", ("parallelism", "attention_kernel"), ("native", "flash2")),
     _b("tpo", ("parallelism", "tp_comm_overlap")),
     _b("epo", ("parallelism", "ep_comm_overlap")),
+    _b("ep8", ("parallelism", "ep_dispatch_fp8")),
     _c("ls", ("parallelism", "layer_split"), ("even", "uneven")),
 )
 

@@ -139,6 +139,12 @@ BYTES_16 = 2.0
 #: uses neither Hopper's nor Blackwell's asynchronous tensor-core instructions). Ampere and
 #: the others: 1 (FlashAttention-2 is the native kernel of Ampere; no separate figure).
 FLASH2_REL_SPEED: dict[str, float] = {"hopper": 1.0 / 1.75, "blackwell": 1.0 / 1.75}
+#: FP8 expert dispatch (DeepSeek-V3 §3.3.2): bytes per element of a dispatch all-to-all (the
+#: fp32 scale of each 1×128 tile adds 4/128 = 0.03 B per element, neglected).
+FP8_DISPATCH_BYTES = 1.0
+#: Share of the expert all-to-alls that are dispatches (forward dispatch and the backward
+#: all-to-all that sends gradients to the experts; the two combines stay BF16): 1/2.
+EP_DISPATCH_SHARE = 0.5
 
 _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
@@ -221,7 +227,8 @@ _TERM_INPUTS: tuple[str, ...] = (
     "flash_attention", "attention_kernel", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
     "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
-    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "ep_comm_overlap", "offload_optimizer",
+    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "ep_comm_overlap",
+    "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
@@ -481,11 +488,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # --- EP all-to-all ---------------------------------------------------------------------
     n_a2a = 4.0 + 2.0 * full
     if any_moe:
-        ep_bytes = BYTES_16 * tok * h * topk * cf / np.where(sp, t, 1.0)
+        # bytes per element, averaged over the all-to-alls: with FP8 dispatch half of them
+        # (forward dispatch, and the gradient sent to the experts) carry 1 B, the combines 2 B
+        a2a_elem_bytes = BYTES_16 - (BYTES_16 - FP8_DISPATCH_BYTES) * EP_DISPATCH_SHARE * fl("ep_dispatch_fp8")
+        ep_bytes = a2a_elem_bytes * tok * h * topk * cf / np.where(sp, t, 1.0)
+        # node-limited routing: a token crosses the network once per destination node
+        nodes = f("moe_max_nodes_per_token")
+        net_frac = np.where(nodes > 0, np.minimum(topk, nodes) / np.maximum(topk, 1.0), 1.0)
         link = dict(eff_scaleup=K.eff_scaleup, eff_network=K.eff_network,
                     alpha_scaleup_s=a_s, alpha_network_s=a_n)
         a2a = comm.group_collective_s("all_to_all", ep_bytes, e, t, dom, f("scaleup_bw_bytes_per_s"),
-                                      f("nic_bw_per_gpu_bytes_per_s"), **link)
+                                      f("nic_bw_per_gpu_bytes_per_s"), network_frac=net_frac, **link)
         # With ep_comm_overlap the all-to-all of one micro-batch runs while another computes
         # (DualPipe, DeepSeek-V3 §3.2.1): per MoE layer and micro-batch only what exceeds
         # tp_overlap_frac × that layer's compute stays exposed (the comm-overlap efficiency
@@ -495,6 +508,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_ep = np.where((e > 1) & is_moe, m_layers * moe_share * ep_layer, 0.0)
     else:
         ep_bytes = a2a = t_ep = ep_hide = 0.0
+        net_frac = a2a_elem_bytes = 1.0
 
     # --- PP (0 s when p = 1) ------------------------------------------------------------------
     # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
@@ -605,7 +619,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_t_mlp_moe": t_mlp_moe, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
             "_eff_gemm_max": eff_gemm_max, "_q": q,
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
-            "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
+            "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
             "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
@@ -708,8 +722,11 @@ def explain(row: dict) -> dict[str, str]:
     )
     ex["t_ep_comm_s"] = (
         f"m·moe_layers·max(0, {T['_n_a2a']:.0f} all-to-all × {_ms(T['_a2a'])} − hidden {_ms(T['_ep_hide'])}) "
-        f"(b·s·h·top_k·cf·2 B = {T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}; hidden = overlap "
-        f"fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap) = "
+        f"(b·s·h·top_k·cf·{float(T['_a2a_elem_bytes']):.3g} B = {T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}"
+        f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
+        f"network share × {float(T['_ep_net_frac']):.3g}"
+        f"{' (node-limited routing: min(top_k, M)/top_k)' if r.get('moe_max_nodes_per_token') else ''}; "
+        f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap) = "
         f"{T['t_ep_comm_s']:.4g} s"
     )
     ex["t_pp_bubble_s"] = (

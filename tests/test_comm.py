@@ -74,3 +74,18 @@ def test_in_network_reduction_raises_allreduce_bandwidth():
 def test_bad_kind():
     with pytest.raises(ValueError):
         comm.group_collective_s("broadcast", 1.0, 2, 1, 8, 1.0, 1.0, **KW)
+
+
+def test_all_to_all_network_frac_scales_only_the_network_share():
+    """Node-limited routing (DeepSeek-V3 §2.1.2) sends a token across the network once per node:
+    the (n−g)/n share of an all-to-all that leaves the node scales by min(top_k, M)/top_k.
+    EP 64 over 8-GPU nodes, S = 1 GB per rank, NVLink 450 GB/s × 0.8, NIC 50 GB/s × 0.92, α = 0:
+    network part 56/64 · 1e9 · r / 46e9, NVLink part 7/64 · 1e9 / 360e9 (0.30 ms), in parallel."""
+    kw = dict(eff_scaleup=0.8, eff_network=0.92, alpha_scaleup_s=0.0, alpha_network_s=0.0)
+    full = comm.group_collective_s("all_to_all", 1e9, 64, 1, 8, 450e9, 50e9, **kw)
+    half = comm.group_collective_s("all_to_all", 1e9, 64, 1, 8, 450e9, 50e9, network_frac=0.5, **kw)
+    assert float(full) == pytest.approx(56 / 64 * 1e9 / 46e9, rel=1e-12)  # 19.02 ms
+    assert float(half) == pytest.approx(56 / 64 * 1e9 * 0.5 / 46e9, rel=1e-12)  # 9.51 ms
+    # a group inside one node never touches the network: the fraction does not act
+    intra = comm.group_collective_s("all_to_all", 1e9, 8, 1, 8, 450e9, 50e9, network_frac=0.5, **kw)
+    assert float(intra) == pytest.approx(7 / 8 * 1e9 / 360e9, rel=1e-12)

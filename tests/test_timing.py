@@ -139,3 +139,25 @@ def test_flash2_kernels_on_hopper_run_at_the_fa3_papers_ratio():
     assert _core_s("dgx-a100-80gb", "flash2") == pytest.approx(_core_s("dgx-a100-80gb", "native"), rel=1e-15)
     # Without flash attention the kernel setting does not act.
     assert _core_s("dgx-h100", "flash2", flash=False) == pytest.approx(_core_s("dgx-h100", "native", flash=False))
+
+
+def _ep_terms(**par):
+    from planner import batch, model_stats
+    d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    d["parallelism"].update(par)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    T = timing._terms(b)
+    return {k: float(np.asarray(T[k]).reshape(-1)[0]) for k in ("_ep_bytes", "_ep_net_frac")}
+
+
+def test_fp8_dispatch_and_node_limited_routing_terms():
+    # DeepSeek-V3 (arXiv:2412.19437): top-8 routing limited to 4 nodes (§2.1.2) -> a token
+    # crosses the network 4 times, not 8: network share x 4/8; FP8 dispatch (§3.3.2): the two
+    # dispatch all-to-alls carry 1 B per element, the two combines 2 B -> 1.5 B on average.
+    bf16 = _ep_terms(ep_dispatch_fp8=False)
+    fp8 = _ep_terms(ep_dispatch_fp8=True)
+    assert fp8["_ep_bytes"] == pytest.approx(0.75 * bf16["_ep_bytes"], rel=1e-12)
+    assert fp8["_ep_net_frac"] == bf16["_ep_net_frac"] == pytest.approx(4 / 8)
+    # b·s·h·top_k·cf·2 B for one micro-batch of 4,096 tokens, h = 7,168, top-8, cf 1: 469.8 MB
+    assert bf16["_ep_bytes"] == pytest.approx(4096 * 7168 * 8 * 1.0 * 2, rel=1e-12)

@@ -225,7 +225,8 @@ def print_report(report, fmt: str, out=None) -> None:
 def print_frame(df: pd.DataFrame, fmt: str, out=None) -> None:
     out = out or sys.stdout
     if fmt == "json":
-        out.write(df.to_json(orient="records", indent=2) + "\n")
+        # Python's shortest round-trip floats (pandas' own JSON writer prints 15+ digits)
+        out.write(json.dumps(json.loads(df.to_json(orient="records", double_precision=15)), indent=2) + "\n")
     elif fmt == "csv":
         df.to_csv(out, index=False)
     else:
@@ -315,9 +316,15 @@ def cmd_sweep(args) -> int:
         raise UsageError([str(e)]) from None
     if len(df) == 0:
         n = args.gpus or s.cluster.n_gpus
-        sys.stdout.write(
-            f"no feasible split of {n} GPUs ({df.attrs.get('n_configurations', 0)} valid splits evaluated, "
-            f"{df.attrs.get('n_feasible', 0)} fit): try more GPUs, another system, or recompute/offload\n")
+        n_valid = df.attrs.get("n_configurations", 0)
+        hint = ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
+                "try a count with more small factors" if n_valid == 0
+                else "every valid split runs out of memory: try more GPUs, another system, or recompute/offload")
+        # the message on stderr; stdout stays parseable in the format asked for
+        sys.stderr.write(f"planner: no feasible split of {n} GPUs ({n_valid} valid splits evaluated, "
+                         f"{df.attrs.get('n_feasible', 0)} fit): {hint}\n")
+        if args.format != "table":
+            print_frame(df, args.format)
         return 0
     if args.format == "table":
         df = sweep_table(df)
@@ -376,7 +383,7 @@ def cmd_validate(args) -> int:
     try:
         rows, summary = validate(path)
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError([f"--csv {path}: {e}" if path else str(e)]) from None
+        raise UsageError([f"--csv {path}: {e}" if path else f"planner validate: {e}"]) from None
     if args.format == "table":
         print_frame(rows, "table")
         sys.stdout.write("\n")

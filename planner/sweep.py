@@ -816,18 +816,31 @@ def _stable_argsort(key: np.ndarray) -> np.ndarray:
     return comp % n
 
 
-def _str_column(table: Sequence[str], codes: np.ndarray):
-    """``table[codes]`` as a categorical column of strings for the DataFrame, shape (n,).
+_STR_DTYPE = None
 
-    The values are the strings of ``table`` (a row reads back as ``str``; ``==``, ``.str``,
-    CSV and JSON output see plain strings); stored as codes into the small table, so building
-    the column costs no per-row string object (pandas ``Categorical.from_codes``)."""
+
+def _str_column(table: Sequence[str], codes: np.ndarray):
+    """``table[codes]`` as a column of strings for the DataFrame, shape (n,).
+
+    pandas (>= 3) stores strings in Arrow arrays; building one from a Python object array
+    costs ~60 ns per row, so when pandas' default string dtype is Arrow-backed the column is
+    made with an Arrow ``take`` from the small table instead (same values, same dtype).
+    Otherwise (or for an empty column) the object array, as pandas would get it anyway."""
+    global _STR_DTYPE
     codes = np.asarray(codes, dtype=np.int64)
-    cats = list(dict.fromkeys(table))  # categories must be unique
-    if len(cats) != len(table):  # repeated entries: map codes onto the unique categories
-        where_ = {v: i for i, v in enumerate(cats)}
-        codes = np.asarray([where_[v] for v in table], dtype=np.int64)[codes]
-    return pd.Categorical.from_codes(codes, categories=cats)
+    if codes.size:
+        if _STR_DTYPE is None:
+            _STR_DTYPE = pd.Series(["x"]).dtype
+        dt = _STR_DTYPE
+        if isinstance(dt, pd.StringDtype) and dt.storage == "pyarrow":
+            import pyarrow as pa
+
+            arr = pa.array(list(table), type=pa.large_string()).take(pa.array(codes))
+            try:
+                return pd.arrays.ArrowStringArray(arr, dtype=dt)
+            except TypeError:  # an older pandas without the dtype argument
+                pass
+    return np.asarray(list(table), dtype=object)[codes]
 
 
 def sweep(

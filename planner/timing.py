@@ -708,7 +708,7 @@ def explain(row: dict) -> dict[str, str]:
         f"m·t_mb = {T['_m']:.4g} micro-batches × {_ms(T['_stage_mb'])} "
         f"(= {T['_layers_stage']:.4g} layers × {_ms(T['_layer_mb'])} + head+loss {_ms(T['_t_head_mb'])}); "
         f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
-        f"attn core {_ms(T['_t_core'])}, elementwise {_ms(T['_t_elem_dense'])}; "
+        f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}), elementwise {_ms(T['_t_elem_dense'])}; "
         f"GEMM eff_max {T['_eff_gemm_max']:.3f}, MLP GEMM eff {eff_mlp:.3f}"
     )
     ex["t_tp_comm_s"] = (
@@ -769,17 +769,31 @@ def explain(row: dict) -> dict[str, str]:
     return ex
 
 
+def _attn_label(r: dict) -> str:
+    if not r.get("flash_attention"):
+        return "materialised scores"
+    return "flash, FlashAttention-2-class kernels" if r.get("attention_kernel") else "flash, native kernels"
+
+
 def notes(row: dict) -> list[str]:
     """Stated simplifications of the step-time model for this scenario."""
     out = [
-        "Step time: the slowest pipeline stage (layers split evenly; the last stage carries the output "
-        "head and loss); GEMM efficiency by arithmetic intensity (roofline knee), constants fitted on "
-        "validation/calibration.csv (hardware/calibration.json).",
+        "Step time: the slowest pipeline stage (layers split as parallelism.layer_split says; the last "
+        "stage carries the output head and loss); GEMM efficiency by arithmetic intensity (roofline knee), "
+        "constants fitted on ../shared/validation/calibration.csv (hardware/calibration.json).",
         "Collectives: α-β ring model with achieved link bandwidths; groups placed TP innermost, then CP, "
         "EP, DP, PP outermost; network bandwidth shared per GPU (no congestion or rail topology).",
     ]
     if row.get("precision") in (_FP8, _FP4):
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
+    if row.get("flash_attention") and row.get("attention_kernel"):
+        fam = FAMILIES[int(row.get("accel_family", FAMILIES.index("other")))]
+        rel = FLASH2_REL_SPEED.get(fam, 1.0)
+        out.append(f"Attention kernel 'flash2' (FlashAttention-2 class): × {rel:.3g} of the native kernels' "
+                   f"speed on {fam}" + (" (no change: FlashAttention-2 is this generation's native kernel)"
+                                        if rel == 1.0 else " (FlashAttention-3 paper, arXiv:2407.08608)") + ".")
+    elif row.get("attention_kernel") and not row.get("flash_attention"):
+        out.append("attention_kernel 'flash2' has no effect: flash attention is off.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
         out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
     return out

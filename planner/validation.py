@@ -113,7 +113,7 @@ import pandas as pd
 
 from . import batch as _batch
 from . import model_stats
-from .schema import Scenario
+from .schema import Scenario, format_errors
 
 #: Default calibration file, relative to the repository root (../shared/validation/).
 DEFAULT_CSV = Path(__file__).resolve().parent.parent.parent / "shared" / "validation" / "calibration.csv"
@@ -222,15 +222,35 @@ def parse_number(cell) -> float:
 
 
 def parse_recompute(cell) -> str:
-    """``"full (activation c..."`` → ``"full"``; ``"selective ..."`` → ``"selective"``; else ``"none"``."""
+    """``"full (activation c..."`` → ``"full"``; ``"selective ..."`` → ``"selective"``; empty or
+    ``"none ..."`` / ``"no ..."`` → ``"none"``. Raises ``ValueError`` for any other text."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "none"
-    text = str(cell).lower()
+    text = str(cell).strip().lower()
     if text.startswith("full") or " full" in text[:12]:
         return "full"
     if "selective" in text:
         return "selective"
-    return "none"
+    if text == "" or text.startswith(("none", "no ", "no(", "off", "false", "0")):
+        return "none"
+    raise ValueError(f"recompute '{cell}': expected text starting with full, selective or none")
+
+
+def parse_precision(cell) -> str:
+    """``fp8`` when the text names FP8; ``fp16`` when it starts with fp16; ``bf16`` for bf16 /
+    amp_bf16 / an empty cell; ``fp32`` for fp32 / tf32 alone. Raises ``ValueError`` otherwise."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return "bf16"
+    text = str(cell).strip().lower()
+    if "fp8" in text:
+        return "fp8"
+    if text.startswith("fp16"):
+        return "fp16"
+    if text == "" or "bf16" in text or "16" in text:
+        return "bf16"
+    if text.startswith(("fp32", "tf32")):
+        return "fp32"
+    raise ValueError(f"precision '{cell}': expected bf16, fp16, fp8 or fp32 in the text")
 
 
 #: GPU name token -> system id, most specific first (``GB200`` before ``B200``, ``H200``
@@ -325,8 +345,11 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     zero = _int(r.get("zero_stage"))
     if zero is None:
         zero = fw["zero_stage"]
-    prec_text = str(r.get("precision") or "").lower()
-    prec = "fp8" if "fp8" in prec_text else "fp16" if prec_text.startswith("fp16") else "bf16"
+    try:
+        prec = parse_precision(r.get("precision"))
+        recompute = parse_recompute(r.get("recompute"))
+    except ValueError as e:
+        return None, str(e)
     scen = {
         "name": str(r.get("run_id", "")),
         "model": model,
@@ -334,7 +357,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                      "grad_dtype": fw["grad_dtype"]},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
-                        "zero_stage": zero, "recompute": parse_recompute(r.get("recompute")),
+                        "zero_stage": zero, "recompute": recompute,
                         "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],
                         "tp_comm_overlap": fw["tp_comm_overlap"],
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
@@ -343,16 +366,20 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     try:
         return Scenario.model_validate(scen), ""
     except ValueError as e:  # pydantic.ValidationError is a ValueError
-        msg = str(e).splitlines()
-        return None, "invalid scenario: " + (msg[1].strip() if len(msg) > 1 else msg[0])
+        return None, "invalid scenario: " + "; ".join(format_errors(e))
 
 
 def _read(csv_path) -> pd.DataFrame:
     path = Path(csv_path) if csv_path is not None else DEFAULT_CSV
+    if csv_path is None and not path.is_file():
+        raise ValueError(f"the calibration file {path} is not there (it lives in ../shared/validation/ "
+                         "beside the repository); give a file of the same columns with --csv")
     df = pd.read_csv(path)
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"{path}: missing columns {', '.join(missing)} (expected the columns of calibration.csv)")
+        raise ValueError(f"missing columns {', '.join(missing)} (expected the columns of calibration.csv)")
+    if len(df) == 0:
+        raise ValueError("the file has a header but no rows")
     return df
 
 

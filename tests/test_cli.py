@@ -171,6 +171,13 @@ def test_table_units():
 
 
 def test_sweep_with_nothing_feasible_says_so():
+    # 405B on 8 GPUs: valid splits exist, none fits in memory
     rc, out, err = run("sweep", "--preset", "llama3-405b-h100-16k", "--gpus", "8", "--top", "5")
     assert rc == 0, err
-    assert "no feasible split of 8 GPUs" in out
+    assert "no feasible split of 8 GPUs" in err and "runs out of memory" in err
+    # the message goes to stderr so that json / csv output stays parseable
+    rc, out, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "json")
+    assert rc == 0 and json.loads(out) == []
+    assert "divisibility" in err  # 7 GPUs: no valid split at all (not "try more GPUs")
+    rc, out, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "csv")
+    assert rc == 0 and out.startswith("system,n_gpus,tp,pp")

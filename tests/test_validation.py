@@ -207,3 +207,26 @@ def test_out_of_sample_file_is_fully_evaluated():
     assert not rows["status"].str.startswith("skipped").any(), rows.loc[rows["status"] != "ok", "status"]
     assert np.isfinite(rows["rel_err"]).all()
     assert summary.iloc[-1]["group"] == "overall"
+
+
+def test_unreadable_cells_skip_the_row_with_a_reason():
+    """A cell the default rule cannot read is a skipped row with the cell named, never a
+    silent default (review finding: precision 'int3' and recompute 'weird' were read as bf16 / none)."""
+    s, why = validation.row_to_scenario(_row(precision="int3"))
+    assert s is None and "precision 'int3'" in why
+    s, why = validation.row_to_scenario(_row(recompute="weird"))
+    assert s is None and "recompute 'weird'" in why
+    s, why = validation.row_to_scenario(_row(layers=-5))
+    assert s is None and why.startswith("invalid scenario: ") and "n_layers" in why and "[type=" not in why
+    s, why = validation.row_to_scenario(_row(tp=3))  # 96 heads / 3 fine, but 1024 GPUs / (3·8) is not whole
+    assert s is None and "[type=" not in why and "input_value" not in why
+    assert validation.parse_recompute("none (no activation checkpointing)") == "none"
+    assert validation.parse_precision("amp_bf16") == "bf16"
+    assert validation.parse_precision("FP8-CS") == "fp8"
+
+
+def test_a_header_only_csv_is_a_clear_error(tmp_path):
+    p = tmp_path / "empty.csv"
+    p.write_text(",".join(validation.REQUIRED_COLUMNS) + "\n")
+    with pytest.raises(ValueError, match="no rows"):
+        validation.validate(p)

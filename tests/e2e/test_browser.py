@@ -179,10 +179,15 @@ def test_monte_carlo_trials_box_and_url_agree_after_bad_input(app_url, browser):
     page = ctx.new_page()
     page.goto(f"{app_url}/?p=default&pl_mct=2000", wait_until="domcontentloaded")
     _settle(page)
+    from playwright.sync_api import expect
+
     box = page.get_by_label("Trials", exact=True)
     for typed, want in (("", "2000"), ("50", "100"), ("2000", "2000"), ("", "2000")):
         box.fill(typed)
         box.press("Tab")
+        # the URL may already hold `want` (an emptied box restores the value it had): wait for
+        # the box itself, then for the URL, then for the run to finish
+        expect(box).to_have_value(want, timeout=TIMEOUT_MS)
         page.wait_for_url(f"**pl_mct={want}**", timeout=TIMEOUT_MS)
         _settle(page)
         assert box.input_value() == want, (typed, box.input_value())

@@ -383,7 +383,7 @@ def cmd_validate(args) -> int:
     try:
         rows, summary = validate(path)
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError([f"--csv {path}: {e}" if path else f"planner validate: {e}"]) from None
+        raise UsageError([f"--csv {path}: {e}" if path else f"validate: {e}"]) from None
     if args.format == "table":
         print_frame(rows, "table")
         sys.stdout.write("\n")

@@ -239,6 +239,27 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
     return bw, alpha, intra
 
 
+def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s,
+               network_frac=1.0):
+    """:func:`group_collective_s` ``("all_to_all", ...)`` with pre-multiplied achieved
+    bandwidths (see :func:`ring_link`) [s], arrays (N,).
+
+    ``max((g−1)/n · S/NVL, (n−g)/n · S · network_frac/NIC) + (min(n, g) − 1)·α_nvl + (N − 1)·α_net``:
+    inside one domain ``g = n`` and ``N = 1``, so this is the reference's intra-domain form
+    ``(n−1)/n · S/NVL + (n−1)·α_nvl`` without a select.
+    """
+    n = _f(n)
+    size = _f(size_bytes)
+    dom = _f(domain_size)
+    intra = (np.fmod(dom, n * np.maximum(_f(stride), 1.0)) == 0.0) | (n <= 1.0)  # group_layout
+    nn = np.maximum(n, 1.0)
+    if intra.all():
+        return np.maximum(n - 1.0, 0.0) / nn * size / nvl_eff_bw + np.maximum(n - 1.0, 0.0) * alpha_scaleup_s
+    g, nd = group_layout(n, stride, dom)
+    t = np.maximum((g - 1.0) / nn * size / nvl_eff_bw, (n - g) / nn * size * _f(network_frac) / nic_eff_bw)
+    return t + (np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s
+
+
 def p2p_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s):
     """:func:`group_p2p_s` with pre-multiplied achieved bandwidths (see :func:`ring_link`).
 

@@ -495,10 +495,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # node-limited routing: a token crosses the network once per destination node
         nodes = f("moe_max_nodes_per_token")
         net_frac = np.where(nodes > 0, np.minimum(topk, nodes) / np.maximum(topk, 1.0), 1.0)
-        link = dict(eff_scaleup=K.eff_scaleup, eff_network=K.eff_network,
-                    alpha_scaleup_s=a_s, alpha_network_s=a_n)
-        a2a = comm.group_collective_s("all_to_all", ep_bytes, e, t, dom, f("scaleup_bw_bytes_per_s"),
-                                      f("nic_bw_per_gpu_bytes_per_s"), network_frac=net_frac, **link)
+        a2a = comm.a2a_link_s(ep_bytes, e, t, dom, nvl_e, nic_e, a_s, a_n, network_frac=net_frac)
         # With ep_comm_overlap the all-to-all of one micro-batch runs while another computes
         # (DualPipe, DeepSeek-V3 §3.2.1): per MoE layer and micro-batch only what exceeds
         # tp_overlap_frac × that layer's compute stays exposed (the comm-overlap efficiency

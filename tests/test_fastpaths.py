@@ -1,6 +1,7 @@
 """The engine's fast paths equal the readable reference functions they replace.
 
-planner.comm.ring_link / p2p_link_s are the hot-loop forms of group_link / group_p2p_s
+planner.comm.ring_link / p2p_link_s / a2a_link_s are the hot-loop forms of group_link /
+group_p2p_s / group_collective_s("all_to_all")
 (same α-β model, fewer array passes); planner.batch.col / expand / where collapse uniform
 columns to scalars without changing a value.
 """
@@ -34,6 +35,10 @@ def test_ring_link_and_p2p_equal_the_reference(n, stride, dom, uniform):
     np.testing.assert_allclose(np.broadcast_to(bw, n.shape), bw_ref, rtol=1e-12)
     np.testing.assert_allclose(np.broadcast_to(alpha, n.shape), alpha_ref, rtol=1e-12, atol=1e-18)
     np.testing.assert_array_equal(intra, intra_ref)
+    for frac in (1.0, 0.5):
+        a_ref = comm.group_collective_s("all_to_all", 4.7e8, n, stride, dom, 450e9, 50e9, network_frac=frac, **kw)
+        a = comm.a2a_link_s(4.7e8, n, stride, dom, 450e9 * 0.8, 50e9 * 0.9, 5e-6, 2e-5, network_frac=frac)
+        np.testing.assert_allclose(np.broadcast_to(a, n.shape), a_ref, rtol=1e-12, atol=1e-18)
     p_ref = comm.group_p2p_s(3.3e7, n, stride, dom, 450e9, 50e9, **kw)
     p = comm.p2p_link_s(3.3e7, n, stride, dom, 450e9 * 0.8, 50e9 * 0.9, 5e-6, 2e-5)
     np.testing.assert_allclose(np.broadcast_to(p, n.shape), p_ref, rtol=1e-12)

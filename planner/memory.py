@@ -657,7 +657,10 @@ def _candidates(b: Batch) -> list:
     single = p == 1
     out = [(0.0, _stage_parts(cm, 0, first=True, last=single if np.ndim(single) else bool(single))),
            (p - 1.0, _stage_parts(cm, p - 1.0, first=single if np.ndim(single) else bool(single), last=True))]
-    if cm["any_moe"] and bool(np.any(p > 2)):
+    # The middle candidate exists only where leading dense layers push the first MoE-only rank
+    # past rank 0; with none (Mixtral), every rank j >= 1 holds at most rank 0's layers and
+    # parameters and fewer micro-batches in flight, so rank 0 already bounds it.
+    if cm["any_moe"] and bool(np.any(p > 2)) and bool(np.any(cm["n_dense_tot"] > 0)):
         jm = -(-(cm["n_dense_tot"] * p) // cm["L"])  # ceil(n_dense / (L/p))
         jm = np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0))
         out.append((jm, _stage_parts(cm, jm)))

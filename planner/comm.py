@@ -78,12 +78,20 @@ def group_layout(n, stride, domain_size):
     n, stride, dom = _f(n), _f(stride), _f(domain_size)
     stride = np.maximum(stride, 1.0)
     span = n * stride
-    g_big = np.clip(np.floor(dom / stride), 1.0, np.maximum(n, 1.0))
+    big = span > dom
+    n1 = np.maximum(n, 1.0)
+    g_big = np.minimum(np.maximum(np.floor(dom / stride), 1.0), n1)  # clip(·, 1, n1), cheaper
     aligned = (np.fmod(dom, span) == 0.0) | (n <= 1.0)  # a group of one is in one domain
-    cut = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
-    g = np.where(span > dom, g_big, np.where(aligned, np.maximum(n, 1.0), np.maximum(cut, 1.0)))
-    nd = np.where(span > dom, np.ceil(n / g_big), np.where(aligned, 1.0, 2.0))
-    return g, nd
+    straddle = ~big & ~aligned
+    if straddle.any():
+        cut = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
+        g = np.where(big, g_big, np.where(aligned, n1, np.maximum(cut, 1.0)))
+        nd = np.where(big, np.ceil(n / g_big), np.where(aligned, 1.0, 2.0))
+        return g, nd
+    # no group straddles a domain boundary (the usual case): the same values, without the
+    # integer gcd; x·cond sums of finite values (exact) instead of selects
+    nb = ~big
+    return g_big * big + n1 * nb, np.ceil(n / g_big) * big + nb
 
 
 def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network):

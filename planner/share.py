@@ -339,6 +339,19 @@ def _range_text(f: Field) -> str:
     return f"{lo} to {hi}"
 
 
+def _parsed(fields, flat: Mapping[str, str], warnings: list[str]):
+    """(field, value) for each of ``fields`` present in the link whose value parses; a value
+    that does not is a warning naming the key (the base value is kept) and is skipped."""
+    for f in fields:
+        if f.key not in flat:
+            continue
+        val, err = _parse_value(f, flat[f.key])
+        if err:
+            warnings.append(f"{f.key}={_show(flat[f.key])}: {err}; kept the base value")
+            continue
+        yield f, val
+
+
 def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
     """(value, error text). Never raises."""
     r = raw.strip()
@@ -570,13 +583,7 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
                 f"{', '.join(custom_keys)}: architecture fields are used only with m=custom; ignored"
             )
         else:
-            for f in MODEL_KEYS:
-                if f.key not in flat:
-                    continue
-                val, err = _parse_value(f, flat[f.key])
-                if err:
-                    warnings.append(f"{f.key}={_show(flat[f.key])}: {err}; kept the base value")
-                    continue
+            for f, val in _parsed(MODEL_KEYS, flat, warnings):
                 if f.key == "me" and val == 0:
                     model.pop("moe", None)
                     continue
@@ -624,13 +631,7 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
         applied[key] = (path, copy.deepcopy(_get(sj, path)))
         _set(sj, path, obj)
 
-    for f in SCALAR_FIELDS:
-        if f.key not in flat:
-            continue
-        val, err = _parse_value(f, flat[f.key])
-        if err:
-            warnings.append(f"{f.key}={_show(flat[f.key])}: {err}; kept the base value")
-            continue
+    for f, val in _parsed(SCALAR_FIELDS, flat, warnings):
         applied[f.key] = (f.path, copy.deepcopy(_get(sj, f.path)))
         _set(sj, f.path, val)
 

@@ -62,18 +62,18 @@ by the framework of its source group (what that framework did by default), never
   calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
-* **Other sources** (a CSV with rows from sources the calibration file does not hold): the
-  same four settings from the row's own ``source`` / ``notes`` text (:func:`row_settings`):
-  a source year (first arXiv id, else the earliest year named) before
-  :data:`FLASH_FIRST_YEAR` = 2023 means no flash attention and ZeRO 0 for an empty cell (as
-  NARAYANAN21 / KORTHIKANTI22), a later or unknown year flash attention and ZeRO 1; an NVIDIA
-  recipe (NeMo, Megatron-Bridge) means TP overlap on and bf16 gradient reduction (as
-  NEMO_24.07); a published ``tp-comm-overlap`` flag means TP overlap on (as MCORE_R080_H100);
-  MosaicML llm-foundry / Composer means bf16 gradients and FlashAttention-2 (as MOSAIC_MPT);
-  outside the NVIDIA recipes a source year before 2024 also means FlashAttention-2-class
-  attention (FlashAttention-3 and PyTorch's cuDNN attention arrived in 2024). On the calibration
-  file this text rule gives the keyed settings for every row with a published metric
-  (tested), so it is the same rule, not a new one.
+* **How a source is recognised** (the five calibration sources and any other alike): the
+  settings above come from the row's own ``source`` / ``notes`` text (:func:`row_settings`),
+  never from a table keyed by source: a source year (first arXiv id, else the earliest year
+  named) before :data:`FLASH_FIRST_YEAR` = 2023 means no flash attention and ZeRO 0 for an
+  empty cell (NARAYANAN21 / KORTHIKANTI22), a later or unknown year flash attention and ZeRO
+  1; an NVIDIA recipe (NeMo, Megatron-Bridge) means TP overlap on and bf16 gradient
+  reduction (NEMO_24.07); a published ``tp-comm-overlap`` flag means TP overlap on
+  (MCORE_R080_H100); MosaicML llm-foundry / Composer means bf16 gradients and
+  FlashAttention-2 (MOSAIC_MPT); outside the NVIDIA recipes a source year before 2024 also
+  means FlashAttention-2-class attention (FlashAttention-3 and PyTorch's cuDNN attention
+  arrived in 2024). The test checks that every compared calibration row gets the settings
+  listed above for its source.
 * **vocabulary**: empty = 51,200 (padded GPT-2 BPE, the value the file itself assumes for GPT
   rows); **KV heads**: empty = heads (MHA); **dp**: empty = gpu_count / (tp·pp·cp).
 * **architecture** from the model name: ``llama`` → SwiGLU (gated MLP), RMSNorm, untied, no
@@ -125,20 +125,8 @@ GROUPS: dict[str, str] = {
     "MOSAIC_MPT": "MosaicML FSDP",
     "NEMO_24.07": "NeMo FP8",
 }
-#: Sources whose framework is known by key (the calibration file's five). A row of any other
-#: source gets the same settings from its own text (:func:`row_settings`), so the rule extends
-#: to files with other sources.
-_NO_FLASH = {"NARAYANAN21_T1", "KORTHIKANTI22"}
-_NO_DISTOPT = {"NARAYANAN21_T1", "KORTHIKANTI22"}
-_TP_OVERLAP = {"MCORE_R080_H100", "NEMO_24.07"}
-#: Frameworks whose gradients are reduced and kept in bf16 (see the module docstring):
-#: MosaicML llm-foundry / Composer FSDP ``PURE`` mixed precision; NeMo 24.07
-#: ``optim.grad_sync_dtype: bf16``. Everything else: fp32 (Megatron-LM).
-_BF16_GRADS = {"MOSAIC_MPT", "NEMO_24.07"}
-#: Sources whose fused attention is FlashAttention-2-class (``attention_kernel = "flash2"``):
-#: llm-foundry's ``attn_impl: flash`` (flash-attn 2) / ``triton``; the 2021-22 Megatron rows
-#: run no flash attention at all (the setting does not act there).
-_FLASH2 = {"MOSAIC_MPT", "NARAYANAN21_T1", "KORTHIKANTI22"}
+#: The framework settings of every row come from its own ``source`` / ``notes`` text
+#: (:func:`row_settings`): one rule for the calibration file and for any other file.
 #: First year whose runs outside the NVIDIA recipes are taken to use attention kernels native
 #: to Hopper (FlashAttention-3, arXiv:2407.08608, July 2024; PyTorch's cuDNN SDPA backend).
 NATIVE_ATTENTION_FIRST_YEAR = 2024
@@ -178,16 +166,12 @@ def row_settings(r: dict) -> dict:
     ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``,
     ``attention_kernel``.
 
-    The calibration file's sources by key; any other source from its ``source`` and ``notes``
-    text: its year (:func:`source_year`; unknown = recent), an NVIDIA recipe (NeMo,
+    From the row's ``source`` and ``notes`` text: its year (:func:`source_year`; unknown =
+    recent: before 2023 no flash attention and ZeRO-0), an NVIDIA recipe (NeMo,
     Megatron-Bridge: TP overlap on, bf16 gradient reduction, native attention kernels), a
     published TP-overlap flag, MosaicML llm-foundry / Composer (bf16 gradients,
-    FlashAttention-2), or a year before 2024 (FlashAttention-2-class attention)."""
-    src = str(r.get("source_key", ""))
-    if src in GROUPS:
-        return {"flash_attention": src not in _NO_FLASH, "zero_stage": 0 if src in _NO_DISTOPT else 1,
-                "tp_comm_overlap": src in _TP_OVERLAP, "grad_dtype": "bf16" if src in _BF16_GRADS else "fp32",
-                "attention_kernel": "flash2" if src in _FLASH2 else "native"}
+    FlashAttention-2), or a year before 2024 (FlashAttention-2-class attention). On the
+    calibration file this gives each source the settings of the module docstring (tested)."""
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
     year = source_year(r.get("source"))
     modern = year is None or year >= FLASH_FIRST_YEAR

@@ -20,7 +20,8 @@ constants in ``hardware/calibration.json``).
 Placement (Megatron-LM ``parallel_state``: TP innermost, then CP, EP, DP, PP outermost): a
 group of ``n`` ranks spaced ``stride`` apart in the global rank order has
 ``g = clip(domain // stride, 1, n)`` members inside one NVLink domain and spans
-``N = ceil(n/g)`` domains.
+``N = ceil(n/g)`` domains. ``domain`` is the part of an NVLink domain a job fills before the
+next (:func:`placement_domain`: 64 of an NVL72 rack's 72 GPUs for a job larger than a rack).
 
 * ``N = 1``: the whole ring runs over NVLink (``scaleup_bw_bytes_per_s``).
 * ``N > 1``: the ring crosses domains. NCCL runs one ring per NIC, so each of the ``g``
@@ -47,6 +48,26 @@ IN_NETWORK_ALLREDUCE_SPEEDUP = 480.0 / 370.0
 
 def _f(x):
     return np.asarray(x, dtype=np.float64)
+
+
+def placement_domain(domain_size, gpus_per_node, n_gpus):
+    """GPUs of one NVLink domain that a job's rank order fills before moving to the next.
+
+    A job no larger than one domain sits inside it (``n_gpus``). A larger job is placed in
+    blocks of ``gpus_per_node · 2^⌊log2(domain / gpus_per_node)⌋`` GPUs per domain: the
+    largest power-of-two number of nodes that fits, so power-of-two TP / CP / EP groups never
+    straddle two domains. On GB200 / GB300 NVL72 (4-GPU trays, 72-GPU racks) that is 16 trays =
+    64 GPUs per rack, the Slurm ``--segment 16`` NVIDIA recommends for large jobs such as MoE
+    training (NVIDIA Technical Blog, "Unlock Exascale Performance on NVIDIA GB200 NVL72 with
+    Slurm Topology-Aware Job Scheduling", 2025); NVIDIA's own GB200 / GB300 benchmark tables
+    use 64, 256 ... GPUs (Megatron-Bridge ``docs/performance-summary.md``). On 8-GPU
+    baseboards the block is the domain itself.
+
+    Parameters: arrays (N,) — domain size, GPUs per node, GPUs of the job. Returns (N,) GPUs.
+    """
+    dom, gpn, n = _f(domain_size), np.maximum(_f(gpus_per_node), 1.0), _f(n_gpus)
+    block = gpn * np.exp2(np.floor(np.log2(np.maximum(dom / gpn, 1.0))))
+    return np.where(n <= dom, n, np.minimum(block, dom))
 
 
 def group_layout(n, stride, domain_size):

@@ -329,9 +329,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     hbm_raw = f("hbm_bw_bytes_per_s")
     hbm_bw = hbm_raw * K.hbm_eff
     inv_hbm = 1.0 / hbm_bw
-    # A job smaller than one NVLink domain sits inside it: the effective domain is
-    # min(domain, n_gpus) (comm.group_layout's alignment rule then holds for any group).
-    dom = np.minimum(f("nvlink_domain_size"), f("n_gpus"))
+    # A job no larger than one NVLink domain sits inside it; a larger one fills each domain
+    # in power-of-two blocks of nodes (64 of an NVL72 rack's 72 GPUs): comm.placement_domain.
+    dom = comm.placement_domain(f("nvlink_domain_size"), f("gpus_per_node"), f("n_gpus"))
     nvl_e = f("scaleup_bw_bytes_per_s") * K.eff_scaleup
     nic_e = f("nic_bw_per_gpu_bytes_per_s") * K.eff_network
     a_s, a_n = K.alpha_scaleup_s, K.alpha_network_s
@@ -779,8 +779,16 @@ def notes(row: dict) -> list[str]:
         "stage carries the output head and loss); GEMM efficiency by arithmetic intensity (roofline knee), "
         "constants fitted on ../shared/validation/calibration.csv (hardware/calibration.json).",
         "Collectives: α-β ring model with achieved link bandwidths; groups placed TP innermost, then CP, "
-        "EP, DP, PP outermost; network bandwidth shared per GPU (no congestion or rail topology).",
+        "EP, DP, PP outermost; a job larger than one NVLink domain fills each domain in power-of-two "
+        "blocks of nodes (64 of an NVL72 rack's 72 GPUs); network bandwidth shared per GPU (no congestion "
+        "or rail topology).",
     ]
+    if row.get("n_experts"):
+        out.append("MoE: expert GEMMs, all-to-all and load imbalance are modelled; host / kernel-launch overhead "
+                   "and the dropless dispatcher's device-host sync are not. NVIDIA's published MoE runs "
+                   "(Megatron-Bridge 25.11 / 26.02, validation/out_of_sample.csv): this model predicts 0.9–1.6× their "
+                   "throughput on GB200 / GB300 NVL72 and 1.2–5× on 8-GPU B200 / B300 / H100 nodes. Read MoE step "
+                   "times as what a well-tuned stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches.")
     if row.get("precision") in (_FP8, _FP4):
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
     if row.get("flash_attention") and row.get("attention_kernel"):

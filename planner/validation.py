@@ -82,6 +82,15 @@ by the framework of its source group (what that framework did by default), never
   "no bias terms", untied embeddings, RoPE); otherwise GPT (GeLU, LayerNorm, biases, tied,
   learned absolute positions: Megatron-LM ``--position-embedding-type`` and NeMo
   ``position_embedding_type`` both default to ``learned_absolute``).
+* **catalogue models**: a MoE row (or a row without layers / hidden) whose model name is a
+  model preset's id or name, ignoring case and punctuation (``DeepSeekV3``, ``Qwen3_30B_a3B``),
+  takes that preset's whole architecture (:func:`catalogue_model`): the CSV columns cannot
+  state shared experts, leading dense layers, the expert width or MLA. Not when a published
+  layers / hidden cell disagrees with the preset.
+* **network**: the inter-node bandwidth the ``interconnect`` text states (``400 Gb/s per GPU``,
+  ``4 x 100 Gb/s per node``, ``8x NDR 400 Gb/s``, ``1600 Gbps node-node``:
+  :func:`network_bw_per_gpu`) overrides the system's NIC bandwidth per GPU; text that states
+  none keeps the catalogue value.
 * **GPU**: the system of the accelerator the name contains (``A100`` → ``dgx-a100-80gb``, or
   ``dgx-a100-40gb`` when the name says 40 GB; ``H100`` → ``dgx-h100``; ``H200``, ``H800``,
   ``B200``, ``B300``, ``GB200``/``GB300`` (NVL72), ``GH200``, ``MI300X``, ``MI355X``, Gaudi 3:
@@ -260,6 +269,34 @@ def system_for_gpu(name) -> str | None:
     return None
 
 
+_GBPS = r"(\d+(?:\.\d+)?)\s*(?:Gb/s|Gbps|Gbit/s)"
+#: "<bw> Gb/s per GPU"
+_NET_PER_GPU = re.compile(_GBPS + r"\s+per\s+GPU", re.I)
+#: "<k> x [words] <bw> Gb/s [per node]" (k NICs of a node)
+_NET_K_NICS = re.compile(r"(\d+)\s*[x×]\s*(?:[A-Za-z][\w-]*\s+){0,3}" + _GBPS, re.I)
+#: "<bw> Gb/s [per] node[-to-]node" / "<bw> Gb/s per node"
+_NET_PER_NODE = re.compile(_GBPS + r"\s+(?:per\s+node|node[- ](?:to[- ])?node)", re.I)
+
+
+def network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
+    """Inter-node bandwidth per GPU [bytes/s] a row's ``interconnect`` text states, else None.
+
+    Recognises ``"400 Gb/s per GPU"``; ``"4 x 100 Gb/s per node"`` / ``"8x NDR 400 Gb/s"``
+    (k NICs of a node: k·bw / gpus_per_node); ``"1600 Gbps node-node"`` / ``"... per node"``
+    (bw / gpus_per_node). Gb/s are 1e9 bit/s (÷ 8 for bytes)."""
+    t = "" if text is None else str(text)
+    m = _NET_PER_GPU.search(t)
+    if m:
+        return float(m.group(1)) * 1e9 / 8.0
+    m = _NET_K_NICS.search(t)
+    if m:
+        return int(m.group(1)) * float(m.group(2)) * 1e9 / 8.0 / gpus_per_node
+    m = _NET_PER_NODE.search(t)
+    if m:
+        return float(m.group(1)) * 1e9 / 8.0 / gpus_per_node
+    return None
+
+
 def _arch(model_name: str) -> dict:
     n = str(model_name).lower()
     if "llama" in n or "mistral" in n or "mixtral" in n:
@@ -278,14 +315,57 @@ def _int(x) -> int | None:
     return None if math.isnan(v) else int(round(v))
 
 
+_KEY = re.compile(r"[^a-z0-9]")
+
+
+def catalogue_model(name) -> str | None:
+    """Model preset id (``presets/models.json``) whose id or name equals the row's model name
+    once lower-cased with everything but letters and digits removed (``DeepSeekV3`` →
+    ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``); None when none does."""
+    from . import catalog
+
+    key = _KEY.sub("", str(name).lower())
+    if not key:
+        return None
+    for mid, spec in catalog.models().items():
+        if key in (_KEY.sub("", mid.lower()), _KEY.sub("", spec.name.lower())):
+            return mid
+    return None
+
+
+def _catalogue_architecture(r: dict) -> dict | None:
+    """The catalogue architecture of a MoE row (or of a row without architecture columns)
+    whose model name is a catalogue model (:func:`catalogue_model`), as a ModelSpec dict; None
+    otherwise, or when a published layers / hidden cell disagrees with the catalogue's.
+    A CSV row cannot state shared experts, leading dense layers, expert width or MLA."""
+    mid = catalogue_model(r.get("model"))
+    if mid is None:
+        return None
+    from . import catalog
+
+    spec = catalog.models()[mid]
+    moe_row = _int(r.get("moe_experts")) is not None
+    bare = _int(r.get("layers")) is None or _int(r.get("hidden")) is None
+    if not (moe_row or bare) or (moe_row and spec.moe is None):
+        return None
+    for col, val in (("layers", spec.n_layers), ("hidden", spec.hidden_size)):
+        if _int(r.get(col)) not in (None, val):
+            return None
+    return spec.model_dump(exclude_none=True)
+
+
 def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     """One CSV row (dict) → (Scenario, "") or (None, reason it is skipped).
 
     Applies the default rule of the module docstring to every cell the row leaves empty; this
     is the only place that rule lives (validation, calibration and the memory test use it).
     """
+    cat = _catalogue_architecture(r)
     need = {"layers": r.get("layers"), "hidden": r.get("hidden"), "heads": r.get("heads"),
             "ffn": r.get("ffn"), "seq_len": r.get("seq_len")}
+    if cat is not None:
+        need.update(layers=cat["n_layers"], hidden=cat["hidden_size"], heads=cat["n_heads"],
+                    ffn=cat["ffn_hidden_size"])
     missing = [k for k, v in need.items() if _int(v) is None]
     if missing:
         return None, f"architecture not published: {', '.join(missing)}"
@@ -316,6 +396,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     E = _int(r.get("moe_experts"))
     if E:
         model["moe"] = {"n_experts": E, "top_k": _int(r.get("moe_topk")) or 1, "expert_ffn_hidden_size": f}
+    if cat is not None:
+        model = cat
     rc_text = "" if r.get("recompute") is None else str(r.get("recompute")).lower()
     sp_cell = parse_number(r.get("sp"))
     sp = bool(sp_cell) if not math.isnan(sp_cell) else ("sequence parallel" in rc_text or tp > 1)
@@ -347,6 +429,11 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }
+    from . import catalog
+
+    nic = network_bw_per_gpu(r.get("interconnect"), catalog.systems()[system].gpus_per_node)
+    if nic is not None:
+        scen["cluster"]["overrides"] = {"nic_bw_per_gpu_bytes_per_s": nic}
     try:
         return Scenario.model_validate(scen), ""
     except ValueError as e:  # pydantic.ValidationError is a ValueError

@@ -65,6 +65,25 @@ def test_groups_straddling_an_nvl72_domain_use_the_network():
     assert bool(intra) and float(nd) == 1
 
 
+def test_placement_domain_blocks_of_nodes():
+    """comm.placement_domain by hand: a job inside one domain keeps its own size; a larger job
+    fills each NVL72 rack with 4 · 2^floor(log2(72/4)) = 4 · 16 = 64 GPUs (Slurm --segment 16);
+    8-GPU baseboards keep 8; an NVL36 rack (9 trays of 4) gives 4 · 8 = 32."""
+    got = comm.placement_domain([72, 72, 72, 8, 8, 36], [4, 4, 4, 8, 8, 4], [64, 72, 256, 8, 1024, 512])
+    assert got.tolist() == [64.0, 72.0, 64.0, 8.0, 8.0, 32.0]
+
+
+def test_ep64_on_256_gb200_gpus_stays_on_nvlink():
+    """EP 64 over 256 GB200 GPUs: with 64-GPU blocks per rack every EP group lies in one rack
+    (span 64 divides the 64-GPU block), so the all-to-all is NVLink-only. Filling racks with all
+    72 GPUs would make ranks 64-127 straddle racks 0 and 1 (the network would carry it)."""
+    dom = comm.placement_domain(72, 4, 256)
+    _, intra, _, nd = comm.group_bandwidth(64, 1, dom, 900e9, 50e9, 1.0, 1.0)
+    assert bool(intra) and float(nd) == 1
+    _, intra72, _, _ = comm.group_bandwidth(64, 1, 72, 900e9, 50e9, 1.0, 1.0)
+    assert not bool(intra72)
+
+
 def test_in_network_reduction_raises_allreduce_bandwidth():
     base = comm.group_collective_s("all_reduce", 1e9, 8, 1, 8, 450e9, 50e9, **KW)
     inr = comm.group_collective_s("all_reduce", 1e9, 8, 1, 8, 450e9, 50e9, in_network_reduction=True, **KW)

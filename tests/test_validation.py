@@ -245,3 +245,41 @@ def test_a_header_only_csv_is_a_clear_error(tmp_path):
     p.write_text(",".join(validation.REQUIRED_COLUMNS) + "\n")
     with pytest.raises(ValueError, match="no rows"):
         validation.validate(p)
+
+
+def test_moe_row_naming_a_catalogue_model_takes_its_architecture():
+    """A CSV row cannot state shared experts, leading dense layers or MLA: a MoE row whose
+    model name is a preset's (ignoring case and punctuation) takes the preset's architecture
+    (DeepSeek-V3: 1 shared expert, 3 dense layers, MLA, experts of width 2048 — arXiv:2412.19437
+    §4.2); a dense row with its own columns keeps them; a row whose layers disagree does not."""
+    assert validation.catalogue_model("DeepSeekV3") == "deepseek-v3"
+    assert validation.catalogue_model("Qwen3_30B_a3B") == "qwen3-30b-a3b"
+    assert validation.catalogue_model("GPT 175B") is None
+    moe = dict(model="DeepSeekV3", layers=61, hidden=7168, heads=128, ffn=2048, vocab=129280, moe_experts=256,
+               moe_topk=8, seq_len=4096, global_batch_seqs=2048, gpu="DGX-B200", gpu_count=256, tp=1, pp=16,
+               ep=8, source="Megatron-Bridge performance-summary.md")
+    s, why = validation.row_to_scenario(_row(**moe))
+    assert s is not None, why
+    m = s.model
+    assert (m.moe.n_shared_experts, m.moe.first_dense_layers, m.moe.expert_ffn_hidden_size) == (1, 3, 2048)
+    assert m.mla is not None and m.ffn_hidden_size == 18432  # the dense layers' width, not the CSV's expert width
+    s, why = validation.row_to_scenario(_row(**{**moe, "layers": 60}))
+    assert s is not None and s.model.mla is None  # disagreeing layer count: the CSV columns
+    s, why = validation.row_to_scenario(_row(model="Llama 3 70B", layers=80, hidden=8192, heads=64, ffn=28672, tp=8, pp=4))
+    assert s is not None and s.model.name == "Llama 3 70B" and s.model.vocab_size == validation.DEFAULT_VOCAB
+
+
+def test_stated_network_bandwidth_overrides_the_system():
+    """Inter-node bandwidth per GPU from the interconnect text, by hand (Gb/s / 8 = GB/s):
+    BLOOM's Jean Zay 4 x 100 Gb/s per 8-GPU node = 50 Gb/s = 6.25e9 B/s per GPU; '400 Gb/s per
+    GPU' = 50e9; MosaicML's '1600 Gbps node-node' over 8 GPUs = 25e9; '8x NDR 400 Gb/s' = 50e9."""
+    bw = validation.network_bw_per_gpu
+    assert bw("inter-node Omni-Path, 4 x 100 Gb/s per node", 8) == 6.25e9
+    assert bw("RoCE 400 Gb/s per GPU, 3-layer Clos", 8) == 50e9
+    assert bw("1600 Gbps node-node RoCE", 8) == 25e9
+    assert bw("DGX H100 (NVLink4/NVSwitch; 8x NDR 400 Gb/s)", 8) == 50e9
+    assert bw("not stated", 8) is None and bw(None, 8) is None
+    s, _ = validation.row_to_scenario(_row(interconnect="Omni-Path, 4 x 100 Gb/s per node"))
+    assert s.cluster.overrides.nic_bw_per_gpu_bytes_per_s == 6.25e9
+    s, _ = validation.row_to_scenario(_row(interconnect="Selene (NVLink/NVSwitch + HDR IB)"))
+    assert s.cluster.overrides.nic_bw_per_gpu_bytes_per_s is None

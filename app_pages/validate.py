@@ -26,30 +26,70 @@ UNITS = {
 LABELS = {"tflops_per_gpu": "TFLOP/s per GPU", "tokens_per_s_per_gpu": "tokens/s per GPU",
           "tokens_per_s": "tokens/s", "mfu": "MFU", "step_time_s": "step time (s)"}
 
+#: Run sets: link value -> (button label, CSV path for validate() — None = its default file,
+#: file name shown in the caption). The first is the default.
+SETS = {
+    "calibration": ("calibration runs", None, "../shared/validation/calibration.csv"),
+    "out_of_sample": ("out-of-sample runs", Path(_ROOT) / "validation" / "out_of_sample.csv",
+                      "validation/out_of_sample.csv"),
+}
+DEFAULT_SET = next(iter(SETS))
 
-@st.cache_data(max_entries=2, show_spinner="Evaluating the published runs ...")
-def run_validation() -> tuple[pd.DataFrame, pd.DataFrame]:
+
+@st.cache_data(max_entries=len(SETS), show_spinner="Evaluating the published runs ...")
+def run_validation(run_set: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     from planner.validation import validate
 
-    return validate()
+    return validate(SETS[run_set][1])
 
 
-_KEYS = ("v_metric", "v_groups")
+def _choices(rows: pd.DataFrame) -> tuple[pd.DataFrame, list, list]:
+    """Compared rows, their metrics (in order of appearance) and their groups (sorted)."""
+    ok = rows[rows["status"].eq("ok")] if "status" in rows.columns else rows
+    metrics = [m for m in ok["metric"].dropna().unique()] if "metric" in ok.columns else []
+    groups = sorted(ok["group"].dropna().unique()) if "group" in ok.columns else []
+    return ok, metrics, groups
+
+
+def _on_set_change() -> None:
+    """Show the new set's most published metric (the one most of its runs can be compared on)
+    and all of its groups."""
+    if ss.get("v_set") not in SETS:
+        ss["v_set"] = DEFAULT_SET
+    try:
+        new_ok, new_metrics, new_groups = _choices(run_validation(ss["v_set"])[0])
+    except Exception:  # noqa: BLE001 - the page body reports the failure
+        return
+    counts = new_ok["metric"].value_counts() if "metric" in new_ok.columns else pd.Series(dtype=int)
+    ss["v_metric"] = str(counts.idxmax()) if len(counts) else None
+    ss["v_groups"] = list(new_groups)
+
+
+_KEYS = ("v_set", "v_metric", "v_groups")
 C.keep_page_widgets("validate", _KEYS)
+qp = st.query_params
+if "v_set" not in ss:  # once per session, from the link
+    ss["v_set"] = qp.get("v_set") if qp.get("v_set") in SETS else DEFAULT_SET
+    ss["_v_set_warnings"] = ([f"v_set={qp.get('v_set')!r} unknown; allowed {', '.join(SETS)}"]
+                             if qp.get("v_set") not in (None, *SETS) else [])
 st.title("How far to trust it")
-st.caption("Published training runs (../shared/validation/calibration.csv) against the engine's "
-           "predictions for the same model, batch, hardware and split. Relative error = predicted / published − 1.")
+st.segmented_control("Runs", list(SETS), key="v_set", required=True, on_change=_on_set_change,
+                     format_func=lambda s: SETS[s][0])
+run_set = ss.get("v_set") if ss.get("v_set") in SETS else DEFAULT_SET
+_caption = (f"Published training runs ({SETS[run_set][2]}) against the engine's predictions for the same "
+            "model, batch, hardware and split. Relative error = predicted / published − 1.")
+if run_set == "out_of_sample":
+    _caption += (" These runs were never used to fit the model's constants: they were collected after "
+                 "tools/calibrate.py fitted them (docs/timing.md, “Out of sample”).")
+st.caption(_caption)
 try:
-    rows, summary = run_validation()
+    rows, summary = run_validation(run_set)
 except Exception as e:  # noqa: BLE001
     st.error(f"The validation could not run: {e}")
     st.query_params.from_dict({})
     st.stop()
 
-ok = rows[rows["status"].eq("ok")] if "status" in rows.columns else rows
-metrics = [m for m in ok["metric"].dropna().unique()] if "metric" in ok.columns else []
-groups = sorted(ok["group"].dropna().unique()) if "group" in ok.columns else []
-qp = st.query_params
+ok, metrics, groups = _choices(rows)
 if "v_metric" not in ss:
     _w = []
     ss["v_metric"] = qp.get("v_metric") if qp.get("v_metric") in metrics else (metrics[0] if metrics else None)
@@ -61,7 +101,7 @@ if "v_metric" not in ss:
         _w.append(f"v_group {', '.join(map(repr, bad))} unknown; allowed {', '.join(groups)}")
     ss["v_groups"] = wanted or list(groups)
     ss["_v_warnings"] = _w
-for _msg in ss.get("_v_warnings", []):
+for _msg in ss.get("_v_set_warnings", []) + ss.get("_v_warnings", []):
     st.warning(f"Link: {_msg}", icon=":material/link_off:")
 
 st.subheader("Error per source group")
@@ -75,7 +115,8 @@ st.pills("Source groups", groups, selection_mode="multi", key="v_groups",
          help="Click a group to show or hide its runs.")
 C.save_page_widgets("validate", _KEYS)
 metric = ss.get("v_metric") or (metrics[0] if metrics else None)
-st.query_params.from_dict({"v_metric": metric or "", "v_group": list(ss.get("v_groups") or [])})
+st.query_params.from_dict({"v_set": run_set, "v_metric": metric or "",
+                           "v_group": list(ss.get("v_groups") or [])})
 
 sel = ok[ok["metric"].eq(metric) & ok["group"].isin(ss.get("v_groups") or groups)] if metric else ok.iloc[:0]
 if len(sel):

@@ -791,6 +791,11 @@ def notes(row: dict) -> list[str]:
                    "times as what a well-tuned stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches.")
     if row.get("precision") in (_FP8, _FP4):
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
+    if row.get("precision") == _FP4:
+        out.append("FP4: every GEMM at the FP4 peak with the FP8 efficiency; NVFP4 recipes keep some layers in "
+                   "BF16 and add quantisation work (scaling, Hadamard transforms) not counted here. NVIDIA's NVFP4 "
+                   "runs (Megatron-Bridge 26.02, Llama 3 70B / 405B on GB200 / GB300) are 16–40 % slower than "
+                   "predicted.")
     if row.get("flash_attention") and row.get("attention_kernel"):
         fam = FAMILIES[int(row.get("accel_family", FAMILIES.index("other")))]
         rel = FLASH2_REL_SPEED.get(fam, 1.0)

@@ -50,7 +50,8 @@ by the framework of its source group (what that framework did by default), never
   it to Megatron-Core ``grad_reduce_in_fp32 = False`` (``setup_mcore_distributed_parallel``).
   Older GPT-3 recipes (Apex optimizer, default ``grad_sync_dtype`` = fp32) would keep fp32
   grads; one rule per framework is kept and this is stated.
-* **precision**: ``fp8`` when the cell names FP8; ``fp16`` when it starts with fp16 (Narayanan
+* **precision**: ``fp8`` when the cell names FP8; ``fp4`` when it names FP4 (NVFP4);
+  ``fp16`` when it starts with fp16 (Narayanan
   2021 and Korthikanti 2022 trained GPT in fp16 mixed precision; same A100 peak and the same
   bytes as bf16 here); else ``bf16`` (``amp_bf16``, ``BF16 (inferred)``, empty).
 * **flash attention**: off for NARAYANAN21 / KORTHIKANTI22 (2021–22 Megatron-LM: fused
@@ -230,13 +231,15 @@ def parse_recompute(cell) -> str:
 
 
 def parse_precision(cell) -> str:
-    """``fp8`` when the text names FP8; ``fp16`` when it starts with fp16; ``bf16`` for bf16 /
-    amp_bf16 / an empty cell; ``fp32`` for fp32 / tf32 alone. Raises ``ValueError`` otherwise."""
+    """``fp8`` when the text names FP8; ``fp4`` when it names FP4 (NVFP4, MXFP4); ``fp16`` when it
+    starts with fp16; ``bf16`` for bf16 / amp_bf16 / an empty cell; ``fp32`` for fp32 / tf32 alone. Raises ``ValueError`` otherwise."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "bf16"
     text = str(cell).strip().lower()
     if "fp8" in text:
         return "fp8"
+    if "fp4" in text:  # NVFP4 / MXFP4
+        return "fp4"
     if text.startswith("fp16"):
         return "fp16"
     if text == "" or "bf16" in text or "16" in text:

@@ -432,6 +432,80 @@ def test_validate_every_group_is_a_visible_pill_and_links_round_trip():
     assert any("'zzz'" in w.value and "NeMo FP8" in w.value for w in at2.warning)
 
 
+OUT_OF_SAMPLE = ROOT / "validation" / "out_of_sample.csv"
+
+
+def _csv_groups(path) -> set[str]:
+    """Source groups of a run file, read from the CSV itself (labels as planner.validation.GROUPS)."""
+    import csv
+
+    from planner.validation import GROUPS
+
+    with open(path, newline="") as f:
+        return {GROUPS.get(r["source_key"], r["source_key"]) for r in csv.DictReader(f)}
+
+
+def test_validate_switch_to_out_of_sample_shows_its_groups_and_summary():
+    oos = _csv_groups(OUT_OF_SAMPLE)
+    assert {"MBRIDGE_GB200", "MOSAIC_MPT_H100"} <= oos
+    cal = _csv_groups(ROOT.parent / "shared" / "validation" / "calibration.csv")
+    at = _run(VALIDATE)
+    assert at.segmented_control(key="v_set").value == "calibration"
+    before = at.segmented_control(key="v_metric").value
+    at.segmented_control(key="v_set").set_value("out_of_sample").run()
+    assert not at.exception, [e.message for e in at.exception]
+    pills = at.pills(key="v_groups")
+    assert {"MBRIDGE_GB200", "MOSAIC_MPT_H100"} <= set(pills.options) <= oos
+    assert set(pills.value) == set(pills.options)  # all groups of the new set
+    assert not set(pills.options) & (cal - oos)
+    # the new set's most published metric: tokens/s per GPU, filled in most rows of the CSV
+    import csv
+
+    with open(OUT_OF_SAMPLE, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sum(bool(r["tokens_per_s_per_gpu"].strip()) for r in rows) > len(rows) / 2
+    assert before == "tflops_per_gpu"  # the calibration page opens on its first metric (Narayanan's)
+    assert at.segmented_control(key="v_metric").value == "tokens_per_s_per_gpu"
+    summary = at.dataframe[0].value
+    assert "overall" in set(summary["group"]) and set(summary["group"]) - {"overall"} <= oos
+    assert charts_by_key(at)  # the scatter of the new set
+    assert at.query_params["v_set"] == "out_of_sample"
+    assert any("out_of_sample.csv" in c.value and "never" in c.value for c in at.caption)
+    # A metric only the out-of-sample runs publish (MFU) falls back to a calibration metric.
+    at.segmented_control(key="v_metric").set_value("mfu").run()
+    assert at.query_params["v_metric"] == "mfu"
+    at.segmented_control(key="v_set").set_value("calibration").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.segmented_control(key="v_metric").value not in (None, "mfu")
+    assert set(at.pills(key="v_groups").value) == set(at.pills(key="v_groups").options) <= cal
+    assert at.query_params["v_set"] == "calibration" and at.query_params["v_metric"] != "mfu"
+
+
+def test_validate_out_of_sample_link_restores_set_and_group():
+    assert "MBRIDGE_GB200" in _csv_groups(OUT_OF_SAMPLE)
+    at = _run(VALIDATE, {"v_set": "out_of_sample", "v_group": "MBRIDGE_GB200"})
+    assert not at.warning
+    assert at.segmented_control(key="v_set").value == "out_of_sample"
+    assert at.pills(key="v_groups").value == ["MBRIDGE_GB200"]
+    qp = at.query_params
+    assert qp["v_set"] == "out_of_sample" and qp["v_group"] in ("MBRIDGE_GB200", ["MBRIDGE_GB200"])
+    at2 = _run(VALIDATE, dict(qp))  # the link written back opens the same state
+    assert at2.segmented_control(key="v_set").value == "out_of_sample"
+    assert at2.segmented_control(key="v_metric").value == at.segmented_control(key="v_metric").value
+    assert at2.pills(key="v_groups").value == ["MBRIDGE_GB200"]
+
+
+def test_validate_bad_set_in_link_warns_and_shows_calibration():
+    at = _run(VALIDATE, {"v_set": "bogus"})
+    assert any("v_set" in w.value and "'bogus'" in w.value and "calibration" in w.value
+               and "out_of_sample" in w.value for w in at.warning)
+    assert at.segmented_control(key="v_set").value == "calibration"
+    assert at.query_params["v_set"] == "calibration"
+    cal = _csv_groups(ROOT.parent / "shared" / "validation" / "calibration.csv")
+    assert set(at.pills(key="v_groups").options) <= cal
+    assert "MBRIDGE_GB200" not in at.pills(key="v_groups").options
+
+
 # Every sidebar input round-trips through the link --------------------------------------------
 
 #: A non-default value for every scenario input of the Plan sidebar (a small custom MoE model

@@ -238,6 +238,7 @@ def test_unreadable_cells_skip_the_row_with_a_reason():
     assert validation.parse_recompute("none (no activation checkpointing)") == "none"
     assert validation.parse_precision("amp_bf16") == "bf16"
     assert validation.parse_precision("FP8-CS") == "fp8"
+    assert validation.parse_precision("NVFP4") == "fp4"
 
 
 def test_a_header_only_csv_is_a_clear_error(tmp_path):

@@ -51,6 +51,15 @@ def _choices(rows: pd.DataFrame) -> tuple[pd.DataFrame, list, list]:
     return ok, metrics, groups
 
 
+def _most_published(ok: pd.DataFrame, groups) -> str | None:
+    """The metric most of the chosen groups' runs publish (so the first view is never empty)."""
+    if "metric" not in ok.columns or not len(ok):
+        return None
+    sub = ok[ok["group"].isin(list(groups))] if "group" in ok.columns else ok
+    counts = (sub if len(sub) else ok)["metric"].value_counts()
+    return str(counts.idxmax()) if len(counts) else None
+
+
 def _on_set_change() -> None:
     """Show the new set's most published metric (the one most of its runs can be compared on)
     and all of its groups."""
@@ -60,9 +69,9 @@ def _on_set_change() -> None:
         new_ok, new_metrics, new_groups = _choices(run_validation(ss["v_set"])[0])
     except Exception:  # noqa: BLE001 - the page body reports the failure
         return
-    counts = new_ok["metric"].value_counts() if "metric" in new_ok.columns else pd.Series(dtype=int)
-    ss["v_metric"] = str(counts.idxmax()) if len(counts) else None
+    ss["v_metric"] = _most_published(new_ok, new_groups)
     ss["v_groups"] = list(new_groups)
+    ss["_v_warnings"], ss["_v_set_warnings"] = [], []  # the link's warnings were about the old view
 
 
 _KEYS = ("v_set", "v_metric", "v_groups")
@@ -92,14 +101,15 @@ except Exception as e:  # noqa: BLE001
 ok, metrics, groups = _choices(rows)
 if "v_metric" not in ss:
     _w = []
-    ss["v_metric"] = qp.get("v_metric") if qp.get("v_metric") in metrics else (metrics[0] if metrics else None)
-    if qp.get("v_metric") not in (None, *metrics):
-        _w.append(f"v_metric={qp.get('v_metric')!r} unknown; allowed {', '.join(metrics)}")
     wanted = [g for g in qp.get_all("v_group") if g in groups]
     bad = [g for g in qp.get_all("v_group") if g not in groups]
     if bad:
         _w.append(f"v_group {', '.join(map(repr, bad))} unknown; allowed {', '.join(groups)}")
     ss["v_groups"] = wanted or list(groups)
+    ss["v_metric"] = (qp.get("v_metric") if qp.get("v_metric") in metrics
+                      else _most_published(ok, ss["v_groups"]))
+    if qp.get("v_metric") not in (None, *metrics):
+        _w.append(f"v_metric={qp.get('v_metric')!r} unknown; allowed {', '.join(metrics)}")
     ss["_v_warnings"] = _w
 for _msg in ss.get("_v_set_warnings", []) + ss.get("_v_warnings", []):
     st.warning(f"Link: {_msg}", icon=":material/link_off:")

@@ -55,13 +55,14 @@ def placement_domain(domain_size, gpus_per_node, n_gpus):
 
     A job no larger than one domain sits inside it (``n_gpus``). A larger job is placed in
     blocks of ``gpus_per_node · 2^⌊log2(domain / gpus_per_node)⌋`` GPUs per domain: the
-    largest power-of-two number of nodes that fits, so power-of-two TP / CP / EP groups never
-    straddle two domains. On GB200 / GB300 NVL72 (4-GPU trays, 72-GPU racks) that is 16 trays =
-    64 GPUs per rack, the Slurm ``--segment 16`` NVIDIA recommends for large jobs such as MoE
-    training (NVIDIA Technical Blog, "Unlock Exascale Performance on NVIDIA GB200 NVL72 with
-    Slurm Topology-Aware Job Scheduling", 2025); NVIDIA's own GB200 / GB300 benchmark tables
-    use 64, 256 ... GPUs (Megatron-Bridge ``docs/performance-summary.md``). On 8-GPU
-    baseboards the block is the domain itself.
+    largest power-of-two number of nodes that fits, so (with a power-of-two node size)
+    power-of-two TP / CP / EP groups never straddle two domains. On GB200 / GB300 NVL72 (4-GPU
+    trays, 72-GPU racks) that is 16 trays = 64 GPUs per rack, the Slurm ``--segment 16`` NVIDIA
+    recommends for jobs of 128+ GPUs such as MoE training (NVIDIA Technical Blog, "Unlock
+    Exascale Performance on NVIDIA GB200 NVL72 with Slurm Topology-Aware Job Scheduling",
+    2025; taken here for every job larger than a rack); NVIDIA's own GB200 / GB300 benchmark
+    tables use 8, 64 and 256 GPUs (Megatron-Bridge ``docs/performance-summary.md``). On
+    8-GPU baseboards the block is the domain itself.
 
     Parameters: arrays (N,) — domain size, GPUs per node, GPUs of the job. Returns (N,) GPUs.
     """

@@ -60,8 +60,9 @@ peak_16bit_flop_per_s)`` — for FP8 rows the denominator is still the **16-bit*
 convention of MosaicML and of MFU comparisons across precisions); ``mfu_precision_peak``
 divides by the GEMM precision's peak (``peak_flop_per_s``, the FP8 peak for FP8 rows).
 ``hfu`` uses ``hardware_flop_per_step`` (recompute included) over the 16-bit peak. Model
-FLOPs count the attention core in full (``model_stats.model_flop_per_step``). All fractions
-clipped to [0, 1].
+FLOPs count the attention core in full (``model_stats.model_flop_per_step``). None of them is
+clipped: over the 16-bit peak, an FP8 or FP4 run's ``mfu`` / ``hfu`` can exceed 1 (the formula
+view and the headline show the same number).
 """
 
 from __future__ import annotations
@@ -667,9 +668,10 @@ def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
     mf = mflop * inv_sn  # model FLOP/s per GPU
     out["tokens_per_s"] = f("global_batch_size") * f("seq_len") / step
     out["tflops_per_gpu"] = mf * 1e-12
-    out["mfu"] = np.clip(mf / f("peak_16bit_flop_per_s"), 0.0, 1.0)
-    out["hfu"] = np.clip(f("hardware_flop_per_step") * inv_sn / f("peak_16bit_flop_per_s"), 0.0, 1.0)
-    out["mfu_precision_peak"] = np.clip(mf / f("peak_flop_per_s"), 0.0, 1.0)
+    # Not clipped above: with FP8 / FP4 GEMMs the 16-bit-peak MFU / HFU can exceed 1.
+    out["mfu"] = np.maximum(mf / f("peak_16bit_flop_per_s"), 0.0)
+    out["hfu"] = np.maximum(f("hardware_flop_per_step") * inv_sn / f("peak_16bit_flop_per_s"), 0.0)
+    out["mfu_precision_peak"] = np.maximum(mf / f("peak_flop_per_s"), 0.0)
     return out
 
 

@@ -86,8 +86,8 @@ by the framework of its source group (what that framework did by default), never
 * **catalogue models**: a MoE row (or a row without layers / hidden) whose model name is a
   model preset's id or name, ignoring case and punctuation (``DeepSeekV3``, ``Qwen3_30B_a3B``),
   takes that preset's whole architecture (:func:`catalogue_model`): the CSV columns cannot
-  state shared experts, leading dense layers, the expert width or MLA. Not when a published
-  layers / hidden cell disagrees with the preset.
+  state shared experts, leading dense layers, the expert width or MLA. Not when any published
+  architecture cell (layers, hidden, heads, KV heads, vocab, ffn, experts, top-k) disagrees.
 * **network**: the inter-node bandwidth the ``interconnect`` text states (``400 Gb/s per GPU``,
   ``4 x 100 Gb/s per node``, ``8x NDR 400 Gb/s``, ``1600 Gbps node-node``:
   :func:`network_bw_per_gpu`) overrides the system's NIC bandwidth per GPU; text that states
@@ -272,31 +272,48 @@ def system_for_gpu(name) -> str | None:
     return None
 
 
-_GBPS = r"(\d+(?:\.\d+)?)\s*(?:Gb/s|Gbps|Gbit/s)"
-#: "<bw> Gb/s per GPU"
-_NET_PER_GPU = re.compile(_GBPS + r"\s+per\s+GPU", re.I)
-#: "<k> x [words] <bw> Gb/s [per node]" (k NICs of a node)
-_NET_K_NICS = re.compile(r"(\d+)\s*[x×]\s*(?:[A-Za-z][\w-]*\s+){0,3}" + _GBPS, re.I)
-#: "<bw> Gb/s [per] node[-to-]node" / "<bw> Gb/s per node"
-_NET_PER_NODE = re.compile(_GBPS + r"\s+(?:per\s+node|node[- ](?:to[- ])?node)", re.I)
+#: A line rate in bits per second: ``400 Gb/s``, ``1,600 Gbps``, ``3.2 Tb/s``. Case-sensitive on
+#: purpose: ``GB/s`` (bytes, as NVLink is usually quoted) is not a line rate.
+_RATE = r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?:b/s|bps|bit/s)\b"
+_PER_GPU = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-]GPU\b"
+_PER_NODE = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+(?:per[\s-]node|node[\s-](?:to[\s-])?node)\b"
+#: "<bw> [≤ 2 words] per GPU"
+_NET_PER_GPU = re.compile(_RATE + _PER_GPU)
+#: "<k> x [≤ 3 words, none naming GPUs] <bw>" (k NICs of a node) and "<bw> x <k> [per node]"
+_NET_K_NICS = re.compile(r"\b(\d+)\s*[x×]\s*(?:(?![A-Za-z]*GPU)[A-Za-z][\w-]*\s+){0,3}" + _RATE)
+_NET_BW_X_K = re.compile(_RATE + r"\s*[x×]\s*(\d+)\b")
+#: "<bw> [≤ 2 words] per node" / "<bw> node-node"
+_NET_PER_NODE = re.compile(_RATE + _PER_NODE)
+
+
+def _bits_per_s(number: str, prefix: str) -> float:
+    return float(number.replace(",", "")) * (1e12 if prefix == "T" else 1e9)
 
 
 def network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
     """Inter-node bandwidth per GPU [bytes/s] a row's ``interconnect`` text states, else None.
 
-    Recognises ``"400 Gb/s per GPU"``; ``"4 x 100 Gb/s per node"`` / ``"8x NDR 400 Gb/s"``
-    (k NICs of a node: k·bw / gpus_per_node); ``"1600 Gbps node-node"`` / ``"... per node"``
-    (bw / gpus_per_node). Gb/s are 1e9 bit/s (÷ 8 for bytes)."""
+    Recognises, first match wins: ``"400 Gb/s per GPU"`` (also ``per-GPU``, ``400 Gb/s
+    InfiniBand per GPU``); ``"4 x 100 Gb/s per node"`` / ``"8x NDR 400 Gb/s"`` /
+    ``"100 Gb/s x 4"`` (k NICs of a node: k·bw / gpus_per_node); ``"1600 Gbps node-node"`` /
+    ``"3.2 Tb/s per node"`` (bw / gpus_per_node). Rates are bits per second with the
+    prefix G or T (÷ 8 for bytes); ``GB/s`` (bytes: how NVLink is quoted) is never read as a
+    network rate, nor is a count of GPUs (``72 x B200 GPUs``) as a count of NICs. Text that
+    states no rate this way (``"200Gbps"`` alone, ``"HDR IB"``) gives None: the catalogue's
+    value stays."""
     t = "" if text is None else str(text)
     m = _NET_PER_GPU.search(t)
     if m:
-        return float(m.group(1)) * 1e9 / 8.0
+        return _bits_per_s(m.group(1), m.group(2)) / 8.0
     m = _NET_K_NICS.search(t)
     if m:
-        return int(m.group(1)) * float(m.group(2)) * 1e9 / 8.0 / gpus_per_node
+        return int(m.group(1)) * _bits_per_s(m.group(2), m.group(3)) / 8.0 / gpus_per_node
+    m = _NET_BW_X_K.search(t)
+    if m:
+        return int(m.group(3)) * _bits_per_s(m.group(1), m.group(2)) / 8.0 / gpus_per_node
     m = _NET_PER_NODE.search(t)
     if m:
-        return float(m.group(1)) * 1e9 / 8.0 / gpus_per_node
+        return _bits_per_s(m.group(1), m.group(2)) / 8.0 / gpus_per_node
     return None
 
 
@@ -339,7 +356,8 @@ def catalogue_model(name) -> str | None:
 def _catalogue_architecture(r: dict) -> dict | None:
     """The catalogue architecture of a MoE row (or of a row without architecture columns)
     whose model name is a catalogue model (:func:`catalogue_model`), as a ModelSpec dict; None
-    otherwise, or when a published layers / hidden cell disagrees with the catalogue's.
+    otherwise, or when any published architecture cell (layers, hidden, heads, kv_heads, vocab,
+    ffn — the dense or the expert width —, moe_experts, moe_topk) disagrees with the catalogue's.
     A CSV row cannot state shared experts, leading dense layers, expert width or MLA."""
     mid = catalogue_model(r.get("model"))
     if mid is None:
@@ -351,8 +369,14 @@ def _catalogue_architecture(r: dict) -> dict | None:
     bare = _int(r.get("layers")) is None or _int(r.get("hidden")) is None
     if not (moe_row or bare) or (moe_row and spec.moe is None):
         return None
-    for col, val in (("layers", spec.n_layers), ("hidden", spec.hidden_size)):
-        if _int(r.get(col)) not in (None, val):
+    moe = spec.moe
+    published = (("layers", spec.n_layers), ("hidden", spec.hidden_size), ("heads", spec.n_heads),
+                 ("kv_heads", spec.n_kv_heads or spec.n_heads), ("vocab", spec.vocab_size),
+                 ("ffn", (spec.ffn_hidden_size, moe.expert_ffn_hidden_size) if moe else spec.ffn_hidden_size),
+                 ("moe_experts", moe.n_experts if moe else None), ("moe_topk", moe.top_k if moe else None))
+    for col, val in published:
+        cell = _int(r.get(col))
+        if cell is not None and cell not in (val if isinstance(val, tuple) else (val,)):
             return None
     return spec.model_dump(exclude_none=True)
 
@@ -363,6 +387,10 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     Applies the default rule of the module docstring to every cell the row leaves empty; this
     is the only place that rule lives (validation, calibration and the memory test use it).
     """
+    for col in ("tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu_pct", "hfu_pct"):
+        v = parse_number(r.get(col))
+        if not math.isnan(v) and not (math.isfinite(v) and v > 0):
+            return None, f"published {col} = {r.get(col)!r} is not a positive finite number"
     cat = _catalogue_architecture(r)
     need = {"layers": r.get("layers"), "hidden": r.get("hidden"), "heads": r.get("heads"),
             "ffn": r.get("ffn"), "seq_len": r.get("seq_len")}

@@ -464,7 +464,7 @@ def test_validate_switch_to_out_of_sample_shows_its_groups_and_summary():
     with open(OUT_OF_SAMPLE, newline="") as f:
         rows = list(csv.DictReader(f))
     assert sum(bool(r["tokens_per_s_per_gpu"].strip()) for r in rows) > len(rows) / 2
-    assert before == "tflops_per_gpu"  # the calibration page opens on its first metric (Narayanan's)
+    assert before == "tokens_per_s_per_gpu"  # the calibration page opens on its most published metric (MosaicML's 61 rows)
     assert at.segmented_control(key="v_metric").value == "tokens_per_s_per_gpu"
     summary = at.dataframe[0].value
     assert "overall" in set(summary["group"]) and set(summary["group"]) - {"overall"} <= oos
@@ -487,12 +487,25 @@ def test_validate_out_of_sample_link_restores_set_and_group():
     assert not at.warning
     assert at.segmented_control(key="v_set").value == "out_of_sample"
     assert at.pills(key="v_groups").value == ["MBRIDGE_GB200"]
+    # the group's runs all publish tokens/s per GPU (the CSV): the link opens on it, chart drawn
+    assert at.segmented_control(key="v_metric").value == "tokens_per_s_per_gpu"
+    assert charts_by_key(at) and not any("No run" in i.value for i in at.info)
     qp = at.query_params
     assert qp["v_set"] == "out_of_sample" and qp["v_group"] in ("MBRIDGE_GB200", ["MBRIDGE_GB200"])
     at2 = _run(VALIDATE, dict(qp))  # the link written back opens the same state
     assert at2.segmented_control(key="v_set").value == "out_of_sample"
     assert at2.segmented_control(key="v_metric").value == at.segmented_control(key="v_metric").value
     assert at2.pills(key="v_groups").value == ["MBRIDGE_GB200"]
+
+
+def test_validate_link_warnings_go_when_the_set_changes():
+    """Review finding: a bad link's warnings stayed after switching sets, naming a group the new
+    set has as unknown."""
+    at = _run(VALIDATE, {"v_set": "bogus", "v_group": "MBRIDGE_GB200"})
+    assert any("v_set" in w.value for w in at.warning) and any("MBRIDGE_GB200" in w.value for w in at.warning)
+    at.segmented_control(key="v_set").set_value("out_of_sample").run()
+    assert not at.exception and not at.warning
+    assert "MBRIDGE_GB200" in at.pills(key="v_groups").value
 
 
 def test_validate_bad_set_in_link_warns_and_shows_calibration():

@@ -266,6 +266,9 @@ def test_moe_row_naming_a_catalogue_model_takes_its_architecture():
     assert m.mla is not None and m.ffn_hidden_size == 18432  # the dense layers' width, not the CSV's expert width
     s, why = validation.row_to_scenario(_row(**{**moe, "layers": 60}))
     assert s is not None and s.model.mla is None  # disagreeing layer count: the CSV columns
+    for bad in ({"moe_experts": 64}, {"moe_topk": 6}, {"heads": 64}, {"ffn": 9999}):
+        s, why = validation.row_to_scenario(_row(**{**moe, **bad}))
+        assert s is not None and s.model.mla is None, bad  # any disagreeing cell: the CSV columns
     s, why = validation.row_to_scenario(_row(model="Llama 3 70B", layers=80, hidden=8192, heads=64, ffn=28672, tp=8, pp=4))
     assert s is not None and s.model.name == "Llama 3 70B" and s.model.vocab_size == validation.DEFAULT_VOCAB
 
@@ -280,7 +283,23 @@ def test_stated_network_bandwidth_overrides_the_system():
     assert bw("1600 Gbps node-node RoCE", 8) == 25e9
     assert bw("DGX H100 (NVLink4/NVSwitch; 8x NDR 400 Gb/s)", 8) == 50e9
     assert bw("not stated", 8) is None and bw(None, 8) is None
+    # bytes (GB/s, how NVLink is quoted) are not a line rate; a GPU count is not a NIC count
+    assert bw("DGX H100: NVLink4 900 GB/s per GPU; 8x NDR 400 Gb/s", 8) == 50e9
+    assert bw("72 x B200 GPUs 1800 Gb/s", 8) is None
+    assert bw("1,600 Gbps node-node", 8) == 25e9 and bw("3.2 Tb/s per node", 8) == 50e9
+    assert bw("100 Gb/s x 4 per node", 8) == 6.25e9 and bw("400 Gb/s InfiniBand per GPU", 8) == 50e9
+    assert bw("1e3 Gb/s per GPU", 8) is None
     s, _ = validation.row_to_scenario(_row(interconnect="Omni-Path, 4 x 100 Gb/s per node"))
     assert s.cluster.overrides.nic_bw_per_gpu_bytes_per_s == 6.25e9
     s, _ = validation.row_to_scenario(_row(interconnect="Selene (NVLink/NVSwitch + HDR IB)"))
     assert s.cluster.overrides.nic_bw_per_gpu_bytes_per_s is None
+
+
+def test_published_value_must_be_a_positive_number():
+    """A published metric of inf, 0 or a negative number is not comparable: the row is skipped
+    with the cell named (review finding: inf and -5 were reported as 'ok')."""
+    for val in (float("inf"), "-5", 0.0):  # pandas reads a CSV "inf" as float inf
+        s, why = validation.row_to_scenario(_row(tflops_per_gpu=val))
+        assert s is None and "tflops_per_gpu" in why and repr(val) in why
+    s, why = validation.row_to_scenario(_row(tflops_per_gpu="138 (Table 1)"))
+    assert s is not None, why

@@ -122,7 +122,7 @@ import numpy as np
 import pandas as pd
 
 from . import batch as _batch
-from . import model_stats
+from . import catalog, model_stats
 from .schema import Scenario, format_errors
 
 #: Default calibration file, relative to the repository root (../shared/validation/).
@@ -342,8 +342,6 @@ def catalogue_model(name) -> str | None:
     """Model preset id (``presets/models.json``) whose id or name equals the row's model name
     once lower-cased with everything but letters and digits removed (``DeepSeekV3`` →
     ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``); None when none does."""
-    from . import catalog
-
     key = _KEY.sub("", str(name).lower())
     if not key:
         return None
@@ -362,8 +360,6 @@ def _catalogue_architecture(r: dict) -> dict | None:
     mid = catalogue_model(r.get("model"))
     if mid is None:
         return None
-    from . import catalog
-
     spec = catalog.models()[mid]
     moe_row = _int(r.get("moe_experts")) is not None
     bare = _int(r.get("layers")) is None or _int(r.get("hidden")) is None
@@ -460,8 +456,6 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }
-    from . import catalog
-
     nic = network_bw_per_gpu(r.get("interconnect"), catalog.systems()[system].gpus_per_node)
     if nic is not None:
         scen["cluster"]["overrides"] = {"nic_bw_per_gpu_bytes_per_s": nic}

@@ -20,11 +20,12 @@ UNITS = {
     "tokens_per_s_per_gpu": "tokens/s per GPU",
     "tokens_per_s": "tokens/s",
     "mfu": "MFU, fraction",
+    "hfu": "HFU, fraction",
     "step_time_s": "s",
 }
 #: Button labels of the metric choice (the axis titles use UNITS).
 LABELS = {"tflops_per_gpu": "TFLOP/s per GPU", "tokens_per_s_per_gpu": "tokens/s per GPU",
-          "tokens_per_s": "tokens/s", "mfu": "MFU", "step_time_s": "step time (s)"}
+          "tokens_per_s": "tokens/s", "mfu": "MFU", "hfu": "HFU", "step_time_s": "step time (s)"}
 
 #: Run sets: link value -> (button label, CSV path for validate() — None = its default file,
 #: file name shown in the caption). The first is the default.

@@ -28,7 +28,8 @@ by the framework of its source group (what that framework did by default), never
 * **sequence parallel**: the ``sp`` cell; else on when the recompute cell names sequence
   parallelism (Korthikanti et al. 2022 pair selective recompute with SP); else on when
   tp > 1 (Megatron-Core / NeMo recipes always pair TP with SP).
-* **ZeRO stage**: the cell's leading integer; empty = 0 for NARAYANAN21 / KORTHIKANTI22
+* **ZeRO stage** (:func:`parse_zero_stage`): the cell's leading integer, ``ZeRO-n``, or by name
+  (FSDP ``FULL_SHARD`` 3, ``SHARD_GRAD_OP`` 2, distributed optimizer 1, DDP 0); empty = 0 for NARAYANAN21 / KORTHIKANTI22
   (Megatron-LM 2021–22 had no distributed optimizer: ``theoretical_memory_usage`` 18 B/param,
   Korthikanti Fig. 1), else 1: Megatron-Core ``--use-distributed-optimizer`` shards only the
   optimizer states; NeMo 24.07 recipes use either ``mcore_distributed_optim`` (the same
@@ -53,7 +54,8 @@ by the framework of its source group (what that framework did by default), never
 * **precision**: ``fp8`` when the cell names FP8; ``fp4`` when it names FP4 (NVFP4);
   ``fp16`` when it starts with fp16 (Narayanan
   2021 and Korthikanti 2022 trained GPT in fp16 mixed precision; same A100 peak and the same
-  bytes as bf16 here); else ``bf16`` (``amp_bf16``, ``BF16 (inferred)``, empty).
+  bytes as bf16 here); else ``bf16`` (``amp_bf16``, ``BF16 (inferred)``, empty) — or ``fp16``
+  where the accelerator has no BF16 units (V100: 16-bit mixed precision there is fp16).
 * **flash attention**: off for NARAYANAN21 / KORTHIKANTI22 (2021–22 Megatron-LM: fused
   softmax on the materialised scores), on for the others (Transformer Engine fused attention
   in Megatron-Core / NeMo; llm-foundry ``attn_impl: triton`` / ``flash``).
@@ -77,8 +79,10 @@ by the framework of its source group (what that framework did by default), never
   listed above for its source.
 * **vocabulary**: empty = 51,200 (padded GPT-2 BPE, the value the file itself assumes for GPT
   rows); **KV heads**: empty = heads (MHA); **dp**: empty = gpu_count / (tp·pp·cp).
-* **architecture** from the model name: ``llama`` → SwiGLU (gated MLP), RMSNorm, untied, no
-  biases; ``mpt`` → GeLU, LayerNorm, tied, no biases (ALiBi, no position table);
+* **architecture** from the model name: ``llama`` and the other SwiGLU / GeGLU families
+  (``mistral``, ``mixtral``, ``qwen``, ``deepseek``, ``gemma``, ``baichuan``, ``internlm``,
+  ``olmo``, ``yi``, ``phi-3``, ``granite``: :data:`_GATED_FAMILIES`) → gated MLP, RMSNorm,
+  untied, no biases, rotary positions; ``mpt`` → GeLU, LayerNorm, tied, no biases (ALiBi, no position table);
   ``nemotron`` → squared-ReLU (plain MLP), LayerNorm, untied, no biases (Nemotron-4 report:
   "no bias terms", untied embeddings, RoPE); otherwise GPT (GeLU, LayerNorm, biases, tied,
   learned absolute positions: Megatron-LM ``--position-embedding-type`` and NeMo
@@ -94,11 +98,16 @@ by the framework of its source group (what that framework did by default), never
   none keeps the catalogue value.
 * **GPU**: the system of the accelerator the name contains (``A100`` → ``dgx-a100-80gb``, or
   ``dgx-a100-40gb`` when the name says 40 GB; ``H100`` → ``dgx-h100``; ``H200``, ``H800``,
-  ``B200``, ``B300``, ``GB200``/``GB300`` (NVL72), ``GH200``, ``MI300X``, ``MI355X``, Gaudi 3:
-  see ``_GPU_SYSTEMS``).
+  ``B200``, ``B300``, ``GB200``/``GB300`` (NVL72), ``GH200``, ``MI300X``, ``MI325X``, ``MI355X``,
+  Gaudi 2 / 3, ``A800`` (an A100 with 400 GB/s NVLink): see ``_GPU_SYSTEMS``; ``V100`` →
+  ``dgx1-v100``, or ``dgx2-v100`` when the name or interconnect names a DGX-2 / HGX-2 or
+  NVSwitch; ``MI250X`` → ``frontier-mi250x``, one GPU per GCD, as the Frontier papers count).
 
-Rows missing layers, hidden, heads, ffn, seq_len, the parallel split (tp, pp) or the GPU count are
-skipped with the reason.
+An empty ``ffn`` of a GPT-style row (not Llama / Mistral / Mixtral / MPT / Nemotron by name, no
+catalogue model) is 4·hidden, the GPT-2 / GPT-3 / Megatron-LM GPT definition (Radford et al.
+2019; Brown et al. 2020 Sec. 2.1: d_ff = 4·d_model); a gated (SwiGLU) model's width has no
+such rule. Rows missing layers, hidden, heads, ffn, seq_len, the parallel split (tp, pp) or the
+GPU count are skipped with the reason.
 
 Published metric, counted as the source counts (validation/README.md):
 
@@ -107,7 +116,9 @@ Published metric, counted as the source counts (validation/README.md):
 * else TFLOP/s per GPU: Narayanan 2021 with ``model_stats.narayanan_flop_per_step`` (an HFU
   count, recompute included); Megatron-Core with ``model_flop_per_step`` (model FLOPs,
   attention in full);
-* else MFU (``mfu_pct``) with ``model_flop_per_step`` over the 16-bit peak.
+* else MFU (``mfu_pct``) with ``model_flop_per_step`` over the 16-bit peak;
+* else HFU (``hfu_pct``) with ``hardware_flop_per_step`` (recomputed FLOPs included) over the
+  16-bit peak.
 
 The relative error is ``predicted / published − 1`` of the throughput metric.
 """
@@ -149,6 +160,13 @@ _ARXIV = re.compile(r"arxiv[:\s/]*(\d{2})(\d{2})\.\d{4,5}", re.I)
 _YEAR = re.compile(r"(?<!\d)(20[12]\d)(?!\d)")
 _NVIDIA_RECIPES = re.compile(r"\bnemo\b|megatron[- ]bridge", re.I)
 _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
+#: A row's text that states flash attention off (``no flash attention``, ``without
+#: FlashAttention``, ``--no-flash-attn``, ``flash_attention: false``) or on (``FlashAttention``,
+#: ``--use-flash-attn``, ``flash-attn``): a statement beats the year rule, a negation beats both.
+_FLASH_NAME = r"flash[-_ ]?attn|flash[-_ ]?attention"
+_FLASH_OFF = re.compile(r"(?:\bno|\bwithout|\bnot(?: using| use)?|\bw/o|--no)[-_ ]+(?:the[-_ ]+)?(?:" + _FLASH_NAME
+                        + r")|(?:" + _FLASH_NAME + r")\s*(?:[:=]\s*|\s)(?:off|false|disabled|not used)\b", re.I)
+_FLASH_ON = re.compile(_FLASH_NAME, re.I)
 _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
 _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without an )(?<!without the )"
@@ -188,7 +206,12 @@ def row_settings(r: dict) -> dict:
     nvidia = bool(_NVIDIA_RECIPES.search(text))
     mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(text))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
-    return {"flash_attention": modern, "zero_stage": 1 if modern else 0,
+    flash = modern
+    if _FLASH_OFF.search(text):
+        flash = False
+    elif _FLASH_ON.search(text):
+        flash = True
+    return {"flash_attention": flash, "zero_stage": 1 if modern else 0,
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}
@@ -202,22 +225,34 @@ REQUIRED_COLUMNS = (
     "hfu_pct", "step_time_s", "tokens_per_s_per_gpu",
 )
 
-_NUM = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+_NUM = re.compile(r"^\s*[~≈]?\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 
 
 def parse_number(cell) -> float:
-    """Leading number of a cell (``"51200 (assumed)"`` → 51200.0); NaN when there is none."""
+    """Leading number of a cell (``"51200 (assumed)"`` → 51200.0, ``"16,384"`` → 16384.0,
+    ``"~400"`` → 400.0); NaN when there is none."""
     if cell is None:
         return math.nan
     if isinstance(cell, (int, float, np.integer, np.floating)):
         return float(cell)
     m = _NUM.match(str(cell))
-    return float(m.group(1)) if m else math.nan
+    return float(m.group(1).replace(",", "")) if m else math.nan
+
+
+_RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b)")
+_RC_FULL = re.compile(r"checkpoint|recomput|remat|^(?:yes|true|on|enabled|1)\b")
+_UNSTATED = re.compile(r"^(?:n/?a|unknown|not (?:stated|published|given)|unpublished|\?|-+)$")
 
 
 def parse_recompute(cell) -> str:
-    """``"full (activation c..."`` → ``"full"``; ``"selective ..."`` → ``"selective"``; empty or
-    ``"none ..."`` / ``"no ..."`` → ``"none"``. Raises ``ValueError`` for any other text."""
+    """Recompute cell → ``"full"``, ``"selective"`` or ``"none"``.
+
+    ``"full ..."`` (or ``full`` among the first words) → full; ``"selective ..."`` → selective;
+    ``"none ..."``, ``"no ..."``, ``off``, ``false``, ``0``, ``without ...`` → none; any other text
+    naming activation checkpointing / recomputation / rematerialisation, or ``yes`` / ``true`` /
+    ``on`` / ``1`` → full (Megatron's ``--checkpoint-activations`` and PyTorch activation
+    checkpointing recompute whole layers). Empty, ``n/a``, ``unknown``, ``not stated`` → none
+    (the default rule for an empty cell). Raises ``ValueError`` for any other text."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "none"
     text = str(cell).strip().lower()
@@ -225,28 +260,74 @@ def parse_recompute(cell) -> str:
         return "full"
     if "selective" in text:
         return "selective"
-    if text == "" or text.startswith(("none", "no ", "no(", "off", "false", "0")):
+    if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text):
         return "none"
+    if _RC_FULL.search(text):
+        return "full"
     raise ValueError(f"recompute '{cell}': expected text starting with full, selective or none")
 
 
+_ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])\b|\bstage[-_ ]?([0-3])\b", re.I)
+
+
+def parse_zero_stage(cell) -> int | None:
+    """ZeRO stage of a ``zero_stage`` cell; None when it states none (empty, ``n/a``).
+
+    The cell's leading integer (``"3 (FSDP FULL_SHARD)"``); else ``ZeRO-2`` / ``ZeRO stage 1`` /
+    ``stage 3``; else by name: FSDP ``FULL_SHARD`` / ``HYBRID_SHARD`` / plain ``FSDP`` → 3
+    (parameters sharded), ``SHARD_GRAD_OP`` → 2, ``distributed optimizer`` → 1, ``DDP`` /
+    ``none`` / ``no`` / ``off`` → 0. Raises ``ValueError`` for any other text."""
+    v = _int(cell)
+    if v is not None:
+        if not 0 <= v <= 3:
+            raise ValueError(f"zero_stage '{cell}': expected 0, 1, 2 or 3")
+        return v
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return None
+    text = str(cell).strip().lower()
+    if text == "" or _UNSTATED.match(text):
+        return None
+    m = _ZERO_N.search(text)
+    if m:
+        return int(m.group(1) or m.group(2))
+    if "shard_grad_op" in text or "grad_op" in text:
+        return 2
+    if "fsdp" in text or "full_shard" in text or "hybrid_shard" in text or "full shard" in text:
+        return 3
+    if "distributed optimizer" in text or "distributed-optimizer" in text:
+        return 1
+    if re.match(r"(?:ddp|none|no|off|false)\b", text):
+        return 0
+    raise ValueError(f"zero_stage '{cell}': expected 0-3, ZeRO-n, FSDP (FULL_SHARD / SHARD_GRAD_OP), "
+                     "distributed optimizer or none")
+
+
 def parse_precision(cell) -> str:
-    """``fp8`` when the text names FP8; ``fp4`` when it names FP4 (NVFP4, MXFP4); ``fp16`` when it
-    starts with fp16; ``bf16`` for bf16 / amp_bf16 / an empty cell; ``fp32`` for fp32 / tf32 alone. Raises ``ValueError`` otherwise."""
+    """GEMM precision of a row's precision cell, first match wins: ``fp8`` when the text names FP8
+    (``fp8``, ``E4M3``, ``E5M2``); ``fp4`` when it names FP4 (NVFP4, MXFP4); ``fp16`` when it
+    starts with fp16; ``bf16`` when it names bf16 / bfloat16; ``fp16`` when it names fp16 /
+    float16 / half; ``fp32`` for fp32 / tf32 / float32; ``bf16`` for a cell that states 16-bit
+    mixed precision without its format (``mixed precision``, ``AMP``) or nothing (empty,
+    ``n/a``, ``unknown``, ``not stated``: the default rule). Raises ``ValueError`` for any other
+    text (``int3``): an unreadable cell is never silently read as bf16."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "bf16"
     text = str(cell).strip().lower()
-    if "fp8" in text:
+    if "fp8" in text or "e4m3" in text or "e5m2" in text:
         return "fp8"
     if "fp4" in text:  # NVFP4 / MXFP4
         return "fp4"
     if text.startswith("fp16"):
         return "fp16"
-    if text == "" or "bf16" in text or "16" in text:
+    if "bf16" in text or "bfloat16" in text:
         return "bf16"
-    if text.startswith(("fp32", "tf32")):
+    if "fp16" in text or "float16" in text or "half" in text:
+        return "fp16"
+    if text.startswith(("fp32", "tf32", "float32")):
         return "fp32"
-    raise ValueError(f"precision '{cell}': expected bf16, fp16, fp8 or fp32 in the text")
+    if text == "" or "16" in text or _UNSTATED.match(text) or re.search(r"\bmixed\b|\bamp\b", text):
+        return "bf16"
+    raise ValueError(f"precision '{cell}': expected bf16, fp16, fp8, fp4 or fp32 in the text")
 
 
 #: GPU name token -> system id, most specific first (``GB200`` before ``B200``, ``H200``
@@ -255,19 +336,28 @@ _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
     ("GB300", "gb300-nvl72"), ("GB200", "gb200-nvl72"), ("GH200", "gh200-quad"),
     ("B300", "dgx-b300"), ("B200", "dgx-b200"), ("H200", "dgx-h200"), ("H800", "hgx-h800"),
     ("H100", "dgx-h100"), ("MI355", "mi355x-8"), ("MI300X", "mi300x-8"), ("GAUDI3", "gaudi3-8"),
-    ("GAUDI 3", "gaudi3-8"), ("A100", "dgx-a100-80gb"),
+    ("GAUDI 3", "gaudi3-8"), ("GAUDI2", "gaudi2-8"), ("GAUDI 2", "gaudi2-8"), ("MI325", "mi325x-8"),
+    ("MI250", "frontier-mi250x"), ("A100", "dgx-a100-80gb"), ("A800", "hgx-a800"), ("V100", "dgx1-v100"),
 )
 _A100_40GB = re.compile(r"40\s*G")
+#: V100 in a DGX-2 / HGX-2 (16 GPUs over NVSwitch): the only V100 systems with an NVSwitch.
+_V100_NVSWITCH = re.compile(r"DGX-?2|HGX-?2|NVSWITCH")
 
 
-def system_for_gpu(name) -> str | None:
+def system_for_gpu(name, context: str = "") -> str | None:
     """GPU name → system id (the 8-GPU baseboard system of that accelerator; GB200/GB300 → the
-    NVL72 rack); None if unknown. A100 is the 80 GB part unless the name says 40 GB."""
+    NVL72 rack); None if unknown. A100 is the 80 GB part unless the name says 40 GB. V100 is
+    a DGX-1 (8 GPUs, hybrid cube-mesh) unless the name or ``context`` (the row's interconnect
+    text) names a DGX-2 / HGX-2 or NVSwitch: then a DGX-2 (16 GPUs, NVSwitch). MI250X is a
+    Frontier node of 8 GCDs: every published MI250X run counts GCDs as GPUs (PyTorch sees
+    each GCD as one device)."""
     text = str(name).upper()
     for token, system in _GPU_SYSTEMS:
         if token in text:
             if system == "dgx-a100-80gb" and _A100_40GB.search(text):
                 return "dgx-a100-40gb"
+            if system == "dgx1-v100" and _V100_NVSWITCH.search(text + " " + str(context or "").upper()):
+                return "dgx2-v100"
             return system
     return None
 
@@ -317,9 +407,16 @@ def network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
     return None
 
 
+#: Model families with a gated (SwiGLU / GeGLU) MLP, RMSNorm and rotary positions, by name: each
+#: family's own report or config (Llama, Mistral / Mixtral, Qwen 1-3, DeepSeek LLM / V2 / V3,
+#: Gemma, Baichuan 2, InternLM 2, OLMo, Yi, Phi-3, Granite).
+_GATED_FAMILIES = re.compile(
+    r"llama|mistral|mixtral|qwen|deepseek|gemma|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|phi-?3|granite")
+
+
 def _arch(model_name: str) -> dict:
     n = str(model_name).lower()
-    if "llama" in n or "mistral" in n or "mixtral" in n:
+    if _GATED_FAMILIES.search(n):
         return dict(gated_mlp=True, norm="rmsnorm", tied_embeddings=False, linear_bias=False)
     if "mpt" in n:
         return dict(gated_mlp=False, norm="layernorm", tied_embeddings=True, linear_bias=False)
@@ -393,6 +490,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     if cat is not None:
         need.update(layers=cat["n_layers"], hidden=cat["hidden_size"], heads=cat["n_heads"],
                     ffn=cat["ffn_hidden_size"])
+    elif _int(need["ffn"]) is None and _int(need["hidden"]) is not None and _arch(r.get("model", "")).get("gpt"):
+        need["ffn"] = 4 * _int(need["hidden"])  # GPT-2 / GPT-3 / Megatron GPT: ffn = 4h by construction
     missing = [k for k, v in need.items() if _int(v) is None]
     if missing:
         return None, f"architecture not published: {', '.join(missing)}"
@@ -410,7 +509,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     mbs = _int(r.get("micro_batch")) or 1
     if B is None:  # memory worst case: m = p micro-batches in flight (not timed, see batch_published)
         B = pp * mbs * dp
-    system = system_for_gpu(r.get("gpu"))
+    system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
     if system is None:
         return None, f"no system for GPU '{r.get('gpu')}'"
     kv = _int(r.get("kv_heads")) or a
@@ -435,14 +534,17 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         named = pp > 1 and pp * deep <= L and bool(_INTERLEAVED.search(text))
         vpp = deep if named else 1
     fw = row_settings(r)
-    zero = _int(r.get("zero_stage"))
-    if zero is None:
-        zero = fw["zero_stage"]
     try:
+        zero = parse_zero_stage(r.get("zero_stage"))
+        if zero is None:
+            zero = fw["zero_stage"]
         prec = parse_precision(r.get("precision"))
         recompute = parse_recompute(r.get("recompute"))
     except ValueError as e:
         return None, str(e)
+    sys_ = catalog.systems()[system]
+    if prec == "bf16" and "bf16" not in catalog.accelerators()[sys_.accelerator].peak_flop_per_s:
+        prec = "fp16"  # V100: no BF16 units; 16-bit mixed precision there is fp16 (same bytes)
     scen = {
         "name": str(r.get("run_id", "")),
         "model": model,
@@ -456,7 +558,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }
-    nic = network_bw_per_gpu(r.get("interconnect"), catalog.systems()[system].gpus_per_node)
+    nic = network_bw_per_gpu(r.get("interconnect"), sys_.gpus_per_node)
     if nic is not None:
         scen["cluster"]["overrides"] = {"nic_bw_per_gpu_bytes_per_s": nic}
     try:
@@ -524,6 +626,7 @@ def calibration_batch(csv_path=None):
         st = parse_number(r.get("step_time_s"))
         tf = parse_number(r.get("tflops_per_gpu"))
         mfu = parse_number(r.get("mfu_pct"))
+        hfu = parse_number(r.get("hfu_pct"))
         if not batch_published(r):
             metric.append(""); pub.append(math.nan); count.append(math.nan)
         elif not math.isnan(tok):
@@ -540,6 +643,8 @@ def calibration_batch(csv_path=None):
                 count.append(float(b["model_flop_per_step"][j]))
         elif not math.isnan(mfu):
             metric.append("mfu"); pub.append(mfu / 100.0); count.append(float(b["model_flop_per_step"][j]))
+        elif not math.isnan(hfu):
+            metric.append("hfu"); pub.append(hfu / 100.0); count.append(float(b["hardware_flop_per_step"][j]))
         else:
             metric.append(""); pub.append(math.nan); count.append(math.nan)
     meta = pd.DataFrame({
@@ -565,7 +670,7 @@ def predicted_metric(meta: pd.DataFrame, b, step_time_s) -> np.ndarray:
     count = meta["flop_count"].to_numpy(dtype=np.float64)
     mt = meta["metric"].to_numpy()
     return np.select(
-        [mt == "tokens_per_s_per_gpu", mt == "step_time_s", mt == "tflops_per_gpu", mt == "mfu"],
+        [mt == "tokens_per_s_per_gpu", mt == "step_time_s", mt == "tflops_per_gpu", (mt == "mfu") | (mt == "hfu")],
         [tokens / step / n, step, count / step / n / 1e12, count / (step * n * b["peak_16bit_flop_per_s"])],
         default=np.nan,
     )

@@ -23,6 +23,9 @@ def test_parsers():
     assert validation.parse_number("51200 (assumed)") == 51200
     assert validation.parse_number("3 (FSDP FULL_SHARD)") == 3
     assert math.isnan(validation.parse_number("n/a"))
+    # thousands separators are one number, not the first group (16,384 GPUs is not 16)
+    assert validation.parse_number("16,384") == 16384 and validation.parse_number("1,024 (128 nodes)") == 1024
+    assert validation.parse_number("~400") == 400 and validation.parse_number("8,5") == 8
     assert validation.parse_recompute("full (activation checkpointing)") == "full"
     assert validation.parse_recompute("selective (attention core only) + sequence parallelism") == "selective"
     assert validation.parse_recompute(None) == "none"
@@ -36,6 +39,43 @@ def test_parsers():
     assert validation.system_for_gpu("A100-SXM4-40GB") == "dgx-a100-40gb"
     assert validation.system_for_gpu("AMD Instinct MI300X") == "mi300x-8"
     assert validation.system_for_gpu("TPU v4") is None
+
+
+def test_older_and_other_vendor_gpus_have_a_system():
+    """V100 (DGX-1; DGX-2 when the row names it or NVSwitch), MI250X (a Frontier node counted
+    in GCDs), MI325X and Gaudi 2 rows are evaluable (hardware.md §3 reference nodes)."""
+    assert validation.system_for_gpu("Tesla V100-SXM2-32GB", "4x IB EDR") == "dgx1-v100"
+    assert validation.system_for_gpu("V100-SXM3-32GB (DGX-2H)") == "dgx2-v100"
+    assert validation.system_for_gpu("V100 32GB", "NVSwitch, 8x 100 Gb/s per node") == "dgx2-v100"
+    assert validation.system_for_gpu("AMD MI250X (GCD)") == "frontier-mi250x"
+    assert validation.system_for_gpu("AMD Instinct MI325X") == "mi325x-8"
+    assert validation.system_for_gpu("Intel Gaudi 2") == "gaudi2-8"
+    assert validation.system_for_gpu("Gaudi2 HL-225H") == "gaudi2-8"
+    assert validation.system_for_gpu("Gaudi 3") == "gaudi3-8"
+    assert validation.system_for_gpu("A800-SXM4-80GB") == "hgx-a800"
+
+
+def test_v100_rows_run_in_fp16():
+    """V100 has no BF16 units (hardware.md §1): an empty or 16-bit precision cell is fp16 there,
+    and the DGX-2's 16 GPUs share one NVSwitch domain; a Frontier node has 8 GCDs of 191.5
+    TFLOP/s (half the 383 of an MI250X package) and 64 GiB each."""
+    from planner import batch as _batch, catalog
+    s, why = validation.row_to_scenario(_row(gpu="V100-SXM3-32GB (DGX-2H)", precision="", gpu_count=512,
+                                             tp=8, pp=1, layers=72, hidden=3072, heads=32, ffn=12288,
+                                             seq_len=1024, global_batch_seqs=512))
+    assert s is not None, why
+    assert s.training.precision == "fp16" and s.cluster.system == "dgx2-v100"
+    b = _batch.from_scenarios([s])
+    assert b["gpus_per_node"][0] == 16 and b["peak_flop_per_s"][0] == 125e12
+    s, why = validation.row_to_scenario(_row(gpu="V100", precision="fp16 mixed", tp=8, pp=1, gpu_count=64))
+    assert s is not None and s.training.precision == "fp16" and s.cluster.system == "dgx1-v100", why
+    s, why = validation.row_to_scenario(_row(gpu="MI250X GCD", precision="bf16", gpu_count=1024))
+    assert s is not None and s.training.precision == "bf16", why
+    b = _batch.from_scenarios([s])
+    assert b["peak_flop_per_s"][0] == 191.5e12 and b["hbm_bytes"][0] == 64 * 2**30
+    gcd, oam = catalog.accelerators()["mi250x-gcd"], catalog.accelerators()["mi250x"]
+    assert 2 * gcd.peak_flop_per_s["bf16"] == oam.peak_flop_per_s["bf16"]
+    assert 2 * gcd.hbm_bw_bytes_per_s == oam.hbm_bw_bytes_per_s
 
 
 def test_skipped_rows_have_reasons(result):
@@ -239,6 +279,53 @@ def test_unreadable_cells_skip_the_row_with_a_reason():
     assert validation.parse_precision("amp_bf16") == "bf16"
     assert validation.parse_precision("FP8-CS") == "fp8"
     assert validation.parse_precision("NVFP4") == "fp4"
+
+
+def test_hfu_only_row_is_compared_as_hfu(tmp_path):
+    """A row that publishes only an HFU (% of peak with recomputed FLOPs, e.g. Frontier's "GPU
+    throughput") is compared on HFU: hardware FLOP per step (model + recompute) over the 16-bit
+    peak. With full recompute the hardware count is the model count plus one more forward
+    (x 4/3 of 6N-style training FLOPs, Korthikanti et al. 2022 Sec. 5), so the predicted HFU
+    is 4/3 of the predicted MFU on the same row."""
+    row = _row(recompute="full", hfu_pct="40")
+    df = pd.DataFrame([{c: row.get(c, "") for c in validation.REQUIRED_COLUMNS}])
+    p = tmp_path / "hfu.csv"
+    df.to_csv(p, index=False)
+    rows, _ = validation.validate(p)
+    r = rows.iloc[0]
+    assert r["metric"] == "hfu" and r["published"] == pytest.approx(0.40)
+    assert r["predicted"] == pytest.approx(r["hfu"])
+    assert 1.30 < r["hfu"] / r["mfu"] < 1.34  # 4/3 of the matmul FLOPs; embedding / logits FLOPs are not recomputed
+
+
+def test_cell_wording_of_other_sources():
+    """Other papers word the same settings differently; each reads as what it says, and a cell
+    that states nothing takes the empty-cell default."""
+    rc, pr = validation.parse_recompute, validation.parse_precision
+    assert rc("activation checkpointing") == rc("Activation recomputation") == rc("yes") == "full"
+    assert rc("--checkpoint-activations") == rc("gradient checkpointing on every layer") == "full"
+    assert rc("no") == rc("without recomputation") == rc("off") == rc("false") == "none"
+    assert rc("n/a") == rc("unknown") == rc("not stated") == "none"
+    assert rc("selective activation recomputation") == "selective"
+    assert pr("mixed fp16") == pr("float16") == pr("FP16 mixed") == pr("half") == "fp16"
+    assert pr("bfloat16") == pr("bf16/fp16 mixed") == pr("mixed precision") == pr("AMP") == pr("n/a") == "bf16"
+    assert pr("fp16/bf16 mixed (unsure)") == "fp16"  # the calibration file's Narayanan rows
+    assert pr("FP8 (E4M3 forward, E5M2 backward)") == pr("e4m3") == "fp8"
+    assert pr("TF32") == "fp32"
+    zs = validation.parse_zero_stage
+    assert zs("3 (FSDP FULL_SHARD)") == zs("ZeRO-3") == zs("FSDP") == zs("PyTorch FSDP HYBRID_SHARD") == 3
+    assert zs("ZeRO stage 2") == zs("FSDP SHARD_GRAD_OP") == 2
+    assert zs("1 (ZeRO-1)") == zs("Megatron distributed optimizer") == zs("zero1") == 1
+    assert zs("DDP") == zs("none") == zs("0 (DeepSpeed ZeRO disabled)") == 0
+    assert zs(None) is None and zs("") is None and zs("n/a") is None
+    with pytest.raises(ValueError, match="zero_stage 'sharded-ish'"):
+        zs("sharded-ish")
+    with pytest.raises(ValueError, match="zero_stage '5'"):
+        zs("5")
+    s, why = validation.row_to_scenario(_row(zero_stage="ZeRO-3"))
+    assert s is not None and s.parallelism.zero_stage == 3, why
+    with pytest.raises(ValueError, match="precision 'int3'"):
+        pr("int3")
 
 
 def test_a_header_only_csv_is_a_clear_error(tmp_path):

@@ -435,9 +435,13 @@ def _defaults_full(sj: dict) -> dict:
         base = cls().model_dump(mode="json", by_alias=True)
         base.update({k: v for k, v in (sj.get(name) or {}).items()})
         out[name] = base
+    from planner.schema import Cluster
+
     cl = out.setdefault("cluster", {})
-    cl.setdefault("overrides", {})
-    cl.setdefault("pue", 1.2)
+    for fname, field in Cluster.model_fields.items():  # every optional cluster field's default
+        if not field.is_required() and fname not in cl:
+            default = field.get_default(call_default_factory=True)
+            cl[fname] = default.model_dump(mode="json") if hasattr(default, "model_dump") else default
     return out
 
 

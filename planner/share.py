@@ -684,6 +684,10 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
                 names.append("model.")
             if key in ("ck", "ckj"):
                 names.append("checkpoint.")
+            # "training.precision = 'bf16' is not supported by <accelerator>": a new system or
+            # accelerator without that precision's units is to blame unless the link set it.
+            if key in ("sys", "acc") and "prec" not in applied:
+                names.append("is not supported by")
             # Messages such as "parallelism: tp·pp·cp = 8·4·1" name the field by its last part.
             if path[0] == "parallelism":
                 names.append(f" {path[-1]}·")

@@ -132,6 +132,28 @@ def test_bad_link_warns_naming_the_value_and_keeps_the_rest():
     assert at.query_params["n"] == "2048" and "Step time" in metrics(at)
 
 
+def test_link_to_a_system_without_the_precision_warns_and_still_plans():
+    """sys=dgx1-v100 on the default bf16: the warning names the precision and the V100, the
+    base system is kept, and the page still plans (review finding: the refused link left a
+    widget empty and the page showed 'utilisation_power_frac ... got None')."""
+    at = _run(PLAN, {"sys": "dgx1-v100"})
+    text = " ".join(w.value for w in at.warning)
+    assert "sys: refused" in text and "'bf16' is not supported by NVIDIA Tesla V100" in text
+    assert not at.error and "Step time" in metrics(at)
+    at = _run(PLAN, {"sys": "dgx1-v100", "prec": "fp16", "n": "512"})
+    assert not at.warning and not at.error and at.selectbox(key="w_sys").value == "dgx1-v100"
+
+
+def test_invalid_scenario_still_seeds_every_widget():
+    """A scenario that fails validation still fills every sidebar widget with a value (the
+    schema defaults for fields it leaves out), so the only error shown is the real one."""
+    from app_pages import _common
+
+    sj = {"model": "llama3-8b", "training": {"precision": "bf16"}, "cluster": {"system": "dgx1-v100", "n_gpus": 8}}
+    vals = _common.widget_values(sj)
+    assert vals["w_util"] == 0.8 and vals["w_pue"] == 1.2 and vals["w_sys"] == "dgx1-v100"
+
+
 def test_bad_widget_input_shows_error_naming_the_field_and_keeps_inputs():
     at = _run(PLAN)
     at.number_input(key="w_tp").set_value(3).run()

@@ -114,6 +114,19 @@ def test_cross_field_error_reverts_only_the_named_key():
     assert s.parallelism.tp == preset_json("default")["parallelism"]["tp"] and s.cluster.n_gpus == 2048
 
 
+def test_system_without_the_precision_is_refused_naming_the_precision():
+    """A V100 has no BF16 units (hardware.md §1): a link to a DGX-1 on the default bf16 is
+    refused with the reason, and the same link with prec=fp16 is taken whole."""
+    back, warnings = share.params_to_scenario({"sys": "dgx1-v100"})
+    assert len(warnings) == 1 and warnings[0].startswith("sys: refused")
+    assert "training.precision = 'bf16' is not supported" in warnings[0] and "fp16" in warnings[0]
+    assert planner.Scenario.model_validate(back).cluster.system == preset_json("default")["cluster"]["system"]
+    back, warnings = share.params_to_scenario({"sys": "dgx1-v100", "prec": "fp16", "tp": "8", "n": "512"})
+    assert warnings == []
+    s = planner.Scenario.model_validate(back)
+    assert (s.cluster.system, s.training.precision) == ("dgx1-v100", "fp16")
+
+
 def test_unknown_preset_falls_back_to_default():
     back, warnings = share.params_to_scenario({"p": "nope"})
     assert warnings and "p='nope'" in warnings[0]

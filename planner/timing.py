@@ -25,7 +25,10 @@ the pace; everything is per GPU of that stage:
   (backward 2×) plus the materialised score matrix through HBM (softmax, dropout). Norms,
   residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
   counted per token). Recompute adds one forward of everything (full) or of the attention
-  core (selective).
+  core (selective). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
+  :data:`MOE_HOST_S_PER_LOCAL_EXPERT` per layer and micro-batch (the dropless dispatcher's
+  device-host sync leaves the expert kernels' launch cost exposed; a lower bound from NVIDIA's
+  DeepSeek-V3 GB200 guide).
 * TP: per layer and micro-batch 4 all-reduces of ``b·s·h`` 16-bit values (+2 with full
   recompute), ring over the TP group (Megatron-LM, Shoeybi et al. 2019 §3; Korthikanti et al.
   2022 §4.2.2: SP = reduce-scatter + all-gather of the same volume); ``tp_overlap_frac``
@@ -146,6 +149,21 @@ FP8_DISPATCH_BYTES = 1.0
 #: Share of the expert all-to-alls that are dispatches (forward dispatch and the backward
 #: all-to-all that sends gradients to the experts; the two combines stay BF16): 1/2.
 EP_DISPATCH_SHARE = 0.5
+
+#: Host (CPU) time of the routed experts per local expert, per MoE layer and micro-batch
+#: (forward + backward) [s]: work the GPU waits for, not overlapped. Dropless MoE needs a
+#: device-to-host sync per MoE layer (tokens per expert), after which the expert kernels
+#: (quantisation, grouped GEMMs, permutes) are launched from Python. Anchor: NVIDIA's
+#: DeepSeek-V3 GB200 guide (Megatron-LM docs/discussions/deepseek-v3-gb200-optimization):
+#: after every optimisation (970 TFLOP/s/GPU; 256 GB200, TP1 PP8 VPP4 EP32, micro-batch 1,
+#: global batch 2048, seq 4096, MXFP8) "only the routed experts part still has some CPU
+#: overhead", and removing the sync is estimated at "at least a 10% additional performance
+#: gain": the step at 970 TFLOP/s is 2048·4096 tokens × 249.8 GFLOP/token (Megatron's count,
+#: no MTP) / (256 × 970e12) = 8.44 s, a 10 % throughput gain saves 8.44 × (1 − 1/1.1) =
+#: 0.77 s, over (64 + 7/4) micro-batch slots × 8 layers on the busiest GPU × 8 local experts
+#: = 0.18 ms per local expert per layer and micro-batch. A lower bound (the guide's "at
+#: least"); not fitted (calibration.csv holds no MoE run).
+MOE_HOST_S_PER_LOCAL_EXPERT = 0.18e-3
 
 _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
@@ -388,8 +406,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_shared = np.where(is_moe & (n_sh > 0), n_sh * mlp_t(tok, np.maximum(f_sh, 1.0)), 0.0)
         t_router = np.where(is_moe, 2.0 * tok * h * E / (peak16 * eff16), 0.0)
         t_mlp_moe = t_experts + t_shared + t_router
+        # Routed experts' host time per layer and micro-batch, fwd + bwd (not a GEMM pass).
+        t_moe_host = n_local_experts * MOE_HOST_S_PER_LOCAL_EXPERT
     else:
-        t_mlp_moe = 0.0
+        t_mlp_moe = t_moe_host = 0.0
 
     # Attention core, one forward (full-count FLOPs 2·tok·s·a·(dqk+dv)/t per CP rank).
     attn_full_flop = Wt * s * a * (dqk + dv)
@@ -446,7 +466,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         n_moe_l = f("n_moe_layers")
         moe_share = np.where(L > 0, n_moe_l / L, 0.0)
         layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
-        layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe
+        layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe + t_moe_host
         layer_mb = (1.0 - moe_share) * layer_mb + moe_share * layer_moe_mb
         layer_fwd = (1.0 - moe_share) * layer_fwd + moe_share * layer_moe_fwd
     # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
@@ -614,7 +634,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         T.update({
             "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-            "_t_mlp_moe": t_mlp_moe, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
+            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
             "_eff_gemm_max": eff_gemm_max, "_q": q,
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
@@ -709,6 +729,9 @@ def explain(row: dict) -> dict[str, str]:
         f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}), elementwise {_ms(T['_t_elem_dense'])}; "
         f"GEMM eff_max {T['_eff_gemm_max']:.3f}, MLP GEMM eff {eff_mlp:.3f}"
+        + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local experts × "
+           f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
+           if r.get("n_experts") else "")
     )
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.0f} × "
@@ -786,11 +809,14 @@ def notes(row: dict) -> list[str]:
         "or rail topology).",
     ]
     if row.get("n_experts"):
-        out.append("MoE: expert GEMMs, all-to-all and load imbalance are modelled; host / kernel-launch overhead "
-                   "and the dropless dispatcher's device-host sync are not. NVIDIA's published MoE runs "
-                   "(Megatron-Bridge 25.11 / 26.02, validation/out_of_sample.csv): this model predicts 0.9–1.6× their "
-                   "throughput on GB200 / GB300 NVL72 and 1.2–5× on 8-GPU B200 / B300 / H100 nodes. Read MoE step "
-                   "times as what a well-tuned stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches.")
+        out.append("MoE: expert GEMMs, all-to-all, load imbalance and the routed experts' host time (0.18 ms per "
+                   "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "
+                   "a fully tuned stack) are modelled; other host / kernel-launch overhead is not. NVIDIA's published "
+                   "MoE runs (Megatron-Bridge 25.11 / 26.02, validation/out_of_sample.csv): this model predicts "
+                   "0.83–1.25× their throughput on GB200 / GB300 NVL72 and 1.05–3.5× on 8-GPU B200 / B300 / H100 "
+                   "nodes (worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
+                   "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
+                   "expert several thousand tokens per micro-batch.")
     if row.get("precision") in (_FP8, _FP4):
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
     if row.get("precision") == _FP4:

@@ -110,6 +110,31 @@ def test_ep_overlap_hides_expert_all_to_all_by_its_formula():
     assert on["t_compute_s"] == off["t_compute_s"] and on["t_dp_comm_exposed_s"] == off["t_dp_comm_exposed_s"]
 
 
+def test_moe_host_time_per_local_expert_by_hand(monkeypatch):
+    """The routed experts' host time adds E/ep × 0.18 ms per MoE layer and micro-batch to the
+    stage time (the GB200 guide's lower bound: a 10 % throughput gain saves 8.44 s × (1 − 1/1.1)
+    = 0.77 s per step, over 65.75 micro-batch slots × 8 layers × 8 local experts). Mixtral 8x7B (every layer MoE, 8 experts) on the preset's split:
+    t_compute grows by m · layers_per_stage · (8 / ep) · 0.18 ms exactly; a dense model is
+    unchanged."""
+    # the anchor: 8.44 s × (1 − 1/1.1) / ((2048 / 32 + 7 / 4) × 8 × 8) = 0.182 ms
+    assert timing.MOE_HOST_S_PER_LOCAL_EXPERT == pytest.approx(8.44 * (1 - 1 / 1.1) / ((64 + 7 / 4) * 8 * 8), rel=0.02)
+    with_host = _moe()
+    monkeypatch.setattr(timing, "MOE_HOST_S_PER_LOCAL_EXPERT", 0.0)
+    without = _moe()
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    par, tr = d["parallelism"], d["training"]
+    dp = d["cluster"]["n_gpus"] // (par.get("tp", 1) * par.get("pp", 1) * par.get("cp", 1))
+    m = tr["global_batch_size"] / (tr.get("micro_batch_size", 1) * dp)
+    layers_stage = 32 / par.get("pp", 1)
+    assert 32 % (par.get("pp", 1) * par.get("vpp", 1)) == 0  # even split: L/pp layers on every rank
+    expected = m * layers_stage * (8 / par["ep"]) * 0.18e-3
+    assert with_host["t_compute_s"] - without["t_compute_s"] == pytest.approx(expected, rel=1e-9)
+    dense = planner.load_preset("default").to_json_dict()
+    monkeypatch.setattr(timing, "MOE_HOST_S_PER_LOCAL_EXPERT", 1.0)
+    assert planner.evaluate(dense).results["step_time_s"] == pytest.approx(
+        planner.evaluate(planner.load_preset("default").to_json_dict()).results["step_time_s"])
+
+
 def test_ep_overlap_does_nothing_for_dense_models():
     a = planner.load_preset("default").to_json_dict()
     b = planner.load_preset("default").to_json_dict()

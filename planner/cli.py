@@ -270,7 +270,8 @@ def cmd_presets(args) -> int:
             a = catalog.accelerators()[s.accelerator]
             rows.append({"system": k, "accelerator": s.accelerator, "gpus_per_node": s.gpus_per_node,
                          "nvlink_domain": s.nvlink_domain_size,
-                         "bf16_TFLOPs": a.peak_flop_per_s.get("bf16", a.peak_flop_per_s.get("fp16", 0)) / 1e12,
+                         "dense_16bit_TFLOPs": a.peak_flop_per_s.get("bf16", a.peak_flop_per_s.get("fp16", 0)) / 1e12,
+                         "16bit": "bf16" if "bf16" in a.peak_flop_per_s else "fp16 (no bf16)",
                          "hbm_usable_GiB": round(a.hbm_usable_bytes / 2**30, 1),
                          "nic_GBps_per_gpu": s.nic_bw_per_gpu_bytes_per_s / 1e9,
                          "usd_per_gpu_h": a.price_per_gpu_hour_usd})

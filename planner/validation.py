@@ -27,7 +27,9 @@ by the framework of its source group (what that framework did by default), never
   (the FLOP counts of the empty-cell sources name no recompute).
 * **sequence parallel**: the ``sp`` cell; else on when the recompute cell names sequence
   parallelism (Korthikanti et al. 2022 pair selective recompute with SP); else on when
-  tp > 1 (Megatron-Core / NeMo recipes always pair TP with SP).
+  tp > 1 and the source is from 2023 on or of unknown year (Megatron-Core / NeMo recipes
+  always pair TP with SP; SP was published in May 2022, arXiv:2205.05198, so earlier runs
+  did not use it by default).
 * **ZeRO stage** (:func:`parse_zero_stage`): the cell's leading integer, ``ZeRO-n``, or by name
   (FSDP ``FULL_SHARD`` 3, ``SHARD_GRAD_OP`` 2, distributed optimizer 1, DDP 0); empty = 0 for NARAYANAN21 / KORTHIKANTI22
   (Megatron-LM 2021–22 had no distributed optimizer: ``theoretical_memory_usage`` 18 B/param,
@@ -56,7 +58,10 @@ by the framework of its source group (what that framework did by default), never
   2021 and Korthikanti 2022 trained GPT in fp16 mixed precision; same A100 peak and the same
   bytes as bf16 here); else ``bf16`` (``amp_bf16``, ``BF16 (inferred)``, empty) — or ``fp16``
   where the accelerator has no BF16 units (V100: 16-bit mixed precision there is fp16).
-* **flash attention**: off for NARAYANAN21 / KORTHIKANTI22 (2021–22 Megatron-LM: fused
+* **flash attention**: what the row's source / notes text states (:func:`_mentions`: ``no
+  flash attention``, ``pre-FlashAttention``, ``FlashAttention was not used``, ``flash_attn=0``
+  → off; ``FlashAttention``, ``--use-flash-attn`` → on; a citation says nothing); else off
+  for NARAYANAN21 / KORTHIKANTI22 and other sources before 2023 (2021–22 Megatron-LM: fused
   softmax on the materialised scores), on for the others (Transformer Engine fused attention
   in Megatron-Core / NeMo; llm-foundry ``attn_impl: triton`` / ``flash``).
 * **attention kernel**: ``flash2`` (FlashAttention-2 class) for MOSAIC_MPT (llm-foundry
@@ -80,9 +85,10 @@ by the framework of its source group (what that framework did by default), never
 * **vocabulary**: empty = 51,200 (padded GPT-2 BPE, the value the file itself assumes for GPT
   rows); **KV heads**: empty = heads (MHA); **dp**: empty = gpu_count / (tp·pp·cp).
 * **architecture** from the model name: ``llama`` and the other SwiGLU / GeGLU families
-  (``mistral``, ``mixtral``, ``qwen``, ``deepseek``, ``gemma``, ``baichuan``, ``internlm``,
-  ``olmo``, ``yi``, ``phi-3``, ``granite``: :data:`_GATED_FAMILIES`) → gated MLP, RMSNorm,
-  untied, no biases, rotary positions; ``mpt`` → GeLU, LayerNorm, tied, no biases (ALiBi, no position table);
+  (``mistral``, ``mixtral``, ``qwen``, ``deepseek``, ``baichuan``, ``internlm``, ``olmo``,
+  ``yi``, ``phi-3``, ``stablelm``, ``glm``, ``dbrx``, ``aquila``, ``skywork``, ``command r``:
+  :data:`_GATED_FAMILIES`) → gated MLP, RMSNorm, untied, no biases, rotary positions;
+  ``palm``, ``gemma``, ``minicpm``, ``granite 3.x`` the same with tied embeddings; ``mpt`` → GeLU, LayerNorm, tied, no biases (ALiBi, no position table);
   ``nemotron`` → squared-ReLU (plain MLP), LayerNorm, untied, no biases (Nemotron-4 report:
   "no bias terms", untied embeddings, RoPE); otherwise GPT (GeLU, LayerNorm, biases, tied,
   learned absolute positions: Megatron-LM ``--position-embedding-type`` and NeMo
@@ -103,10 +109,10 @@ by the framework of its source group (what that framework did by default), never
   ``dgx1-v100``, or ``dgx2-v100`` when the name or interconnect names a DGX-2 / HGX-2 or
   NVSwitch; ``MI250X`` → ``frontier-mi250x``, one GPU per GCD, as the Frontier papers count).
 
-An empty ``ffn`` of a GPT-style row (not Llama / Mistral / Mixtral / MPT / Nemotron by name, no
+An empty ``ffn`` of a row read as GPT (a name in none of the families of ``_arch``, no
 catalogue model) is 4·hidden, the GPT-2 / GPT-3 / Megatron-LM GPT definition (Radford et al.
-2019; Brown et al. 2020 Sec. 2.1: d_ff = 4·d_model); a gated (SwiGLU) model's width has no
-such rule. Rows missing layers, hidden, heads, ffn, seq_len, the parallel split (tp, pp) or the
+2019; Brown et al. 2020 Sec. 2.1: d_ff = 4·d_model); a listed gated family's width has no such
+rule (the row is skipped), and a gated model whose name is in no list is read as GPT. Rows missing layers, hidden, heads, ffn, seq_len, the parallel split (tp, pp) or the
 GPU count are skipped with the reason.
 
 Published metric, counted as the source counts (validation/README.md):
@@ -161,12 +167,12 @@ _YEAR = re.compile(r"(?<!\d)(20[12]\d)(?!\d)")
 _NVIDIA_RECIPES = re.compile(r"\bnemo\b|megatron[- ]bridge", re.I)
 _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 #: A row's text that states flash attention off (``no flash attention``, ``without
-#: FlashAttention``, ``--no-flash-attn``, ``flash_attention: false``) or on (``FlashAttention``,
-#: ``--use-flash-attn``, ``flash-attn``): a statement beats the year rule, a negation beats both.
+#: FlashAttention``, ``pre-FlashAttention``, ``--no-flash-attn``, ``flash_attention: false``,
+#: ``FlashAttention was not used``) or on (``FlashAttention``, ``--use-flash-attn``,
+#: ``flash-attn``), by :func:`_mentions`: a statement beats the year rule, a negation beats
+#: both; a citation (``FlashAttention paper``, ``FlashAttention (Dao et al.)``) states nothing.
 _FLASH_NAME = r"flash[-_ ]?attn|flash[-_ ]?attention"
-_FLASH_OFF = re.compile(r"(?:\bno|\bwithout|\bnot(?: using| use)?|\bw/o|--no)[-_ ]+(?:the[-_ ]+)?(?:" + _FLASH_NAME
-                        + r")|(?:" + _FLASH_NAME + r")\s*(?:[:=]\s*|\s)(?:off|false|disabled|not used)\b", re.I)
-_FLASH_ON = re.compile(_FLASH_NAME, re.I)
+_FLASH_CITED = re.compile(r"(?:" + _FLASH_NAME + r")(?:[-\s]?\d)?(?:'s)?\s+(?:paper|authors|\(?dao\b|et al)", re.I)
 _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
 _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without an )(?<!without the )"
@@ -206,12 +212,9 @@ def row_settings(r: dict) -> dict:
     nvidia = bool(_NVIDIA_RECIPES.search(text))
     mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(text))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
-    flash = modern
-    if _FLASH_OFF.search(text):
-        flash = False
-    elif _FLASH_ON.search(text):
-        flash = True
-    return {"flash_attention": flash, "zero_stage": 1 if modern else 0,
+    flash_on, flash_off = _mentions(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
+    flash = False if flash_off else (True if flash_on else modern)
+    return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}
@@ -225,22 +228,57 @@ REQUIRED_COLUMNS = (
     "hfu_pct", "step_time_s", "tokens_per_s_per_gpu",
 )
 
-_NUM = re.compile(r"^\s*[~≈]?\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+_NUM = re.compile(r"^\s*[~≈]?\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)|\d+)"
+                  r"(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+#: What may not follow a leading number without making it ambiguous: a unit multiplier (``8K``,
+#: ``4M``, ``175B``), a decimal comma or an odd digit grouping (``1,5``, ``30,00,000``), a power.
+_NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:[kKmMgGtTbB](?![a-zA-Z])|[,.]\d|\^|[ \u00a0\u202f]\d)")
 
 
 def parse_number(cell) -> float:
-    """Leading number of a cell (``"51200 (assumed)"`` → 51200.0, ``"16,384"`` → 16384.0,
-    ``"~400"`` → 400.0); NaN when there is none."""
+    """Leading number of a cell (``"51200 (assumed)"`` → 51200.0, ``"16,384"`` and ``"16 384"``
+    → 16384.0, ``"~400"`` → 400.0); NaN when there is none, or when what follows makes it
+    ambiguous (``"8K"``, ``"4M"``, ``"1,5"``, ``"30,00,000"``, ``"2^11"``: a multiplier, a
+    decimal comma or another grouping the column cannot be read by)."""
     if cell is None:
         return math.nan
     if isinstance(cell, (int, float, np.integer, np.floating)):
         return float(cell)
-    m = _NUM.match(str(cell))
-    return float(m.group(1).replace(",", "")) if m else math.nan
+    text = str(cell)
+    m = _NUM.match(text)
+    if not m or _NUM_AMBIGUOUS_TAIL.match(text[m.end():]):
+        return math.nan
+    return float(re.sub(r"[,\s\u00a0\u202f]", "", m.group(1)))
+
+
+#: Words that negate a setting named next to them, before (``no``, ``without``, ``non-``,
+#: ``pre-``, ``before``, ``disabled``) or after (``off``, ``disabled``, ``not used``,
+#: ``unavailable``, ``= 0``, ``: no``), within the same clause.
+_NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disabled?|disabling)|--no)"
+                         r"[-_\s]*(?:[\w/]+[-_\s]+){0,2}$", re.I)
+_NEG_AFTER = re.compile(r"^[\w-]{0,4}(?:\s+(?:was|were|is|are|has|have|been|being|kernels?|v?\d))*\s*(?:[:=]\s*)?"
+                        r"\(?\s*(?:off|false|0|no|none|disabled|unavailable|not (?:used|available|enabled|supported)"
+                        r"|unused|not|n't)\b", re.I)
+
+
+def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
+    """(named plainly, named negated) over every match of ``pattern`` in ``text``: a match is
+    negated by :data:`_NEG_BEFORE` just before it or :data:`_NEG_AFTER` just after it, within
+    its clause (``,;.()`` end a clause before it, ``,;.`` after it)."""
+    plain = negated = False
+    for m in re.finditer(pattern, text, re.I):
+        before = re.split(r"[,;.()]", text[max(0, m.start() - 40):m.start()])[-1]
+        after = re.split(r"[,;.]", text[m.end():m.end() + 40])[0]
+        if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after):
+            negated = True
+        else:
+            plain = True
+    return plain, negated
 
 
 _RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b)")
-_RC_FULL = re.compile(r"checkpoint|recomput|remat|^(?:yes|true|on|enabled|1)\b")
+_RC_WORDS = r"checkpoint\w*|recomput\w*|remat\w*"
+_RC_FULL = re.compile(r"^(?:yes|true|on|enabled|1)\b")
 _UNSTATED = re.compile(r"^(?:n/?a|unknown|not (?:stated|published|given)|unpublished|\?|-+)$")
 
 
@@ -248,11 +286,13 @@ def parse_recompute(cell) -> str:
     """Recompute cell → ``"full"``, ``"selective"`` or ``"none"``.
 
     ``"full ..."`` (or ``full`` among the first words) → full; ``"selective ..."`` → selective;
-    ``"none ..."``, ``"no ..."``, ``off``, ``false``, ``0``, ``without ...`` → none; any other text
-    naming activation checkpointing / recomputation / rematerialisation, or ``yes`` / ``true`` /
-    ``on`` / ``1`` → full (Megatron's ``--checkpoint-activations`` and PyTorch activation
-    checkpointing recompute whole layers). Empty, ``n/a``, ``unknown``, ``not stated`` → none
-    (the default rule for an empty cell). Raises ``ValueError`` for any other text."""
+    ``"none ..."``, ``"no ..."``, ``off``, ``false``, ``0``, ``without ...``, or checkpointing /
+    recomputation named and negated (``activation checkpointing: off``, ``recompute: none``,
+    ``recomputation not used``) → none; checkpointing / recomputation / rematerialisation
+    named plainly, or ``yes`` / ``true`` / ``on`` / ``1`` → full (Megatron's
+    ``--checkpoint-activations`` and PyTorch activation checkpointing recompute whole layers).
+    Empty, ``n/a``, ``unknown``, ``not stated`` → none (the default rule for an empty cell).
+    Raises ``ValueError`` for any other text."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "none"
     text = str(cell).strip().lower()
@@ -262,21 +302,26 @@ def parse_recompute(cell) -> str:
         return "selective"
     if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text):
         return "none"
-    if _RC_FULL.search(text):
+    plain, negated = _mentions(text, _RC_WORDS)
+    if negated:
+        return "none"
+    if plain or _RC_FULL.search(text):
         return "full"
     raise ValueError(f"recompute '{cell}': expected text starting with full, selective or none")
 
 
-_ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])\b|\bstage[-_ ]?([0-3])\b", re.I)
+_ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|^stage[-_ ]?([0-3])\b", re.I)
 
 
 def parse_zero_stage(cell) -> int | None:
     """ZeRO stage of a ``zero_stage`` cell; None when it states none (empty, ``n/a``).
 
-    The cell's leading integer (``"3 (FSDP FULL_SHARD)"``); else ``ZeRO-2`` / ``ZeRO stage 1`` /
-    ``stage 3``; else by name: FSDP ``FULL_SHARD`` / ``HYBRID_SHARD`` / plain ``FSDP`` → 3
-    (parameters sharded), ``SHARD_GRAD_OP`` → 2, ``distributed optimizer`` → 1, ``DDP`` /
-    ``none`` / ``no`` / ``off`` → 0. Raises ``ValueError`` for any other text."""
+    The cell's leading integer (``"3 (FSDP FULL_SHARD)"``); else ``ZeRO-2`` / ``ZeRO stage 1``
+    / a cell starting ``stage 3``; else by name: FSDP ``NO_SHARD`` → 0, ``SHARD_GRAD_OP`` → 2,
+    ``FULL_SHARD`` / ``HYBRID_SHARD`` / plain ``FSDP`` → 3 (parameters sharded), the
+    distributed optimizer → 1 (negated, ``no distributed optimizer`` → 0), ``DDP`` / ``none``
+    / ``no`` / ``off`` → 0. Raises ``ValueError`` for any other text (``ZeRO-Offload``: the
+    stage is not said)."""
     v = _int(cell)
     if v is not None:
         if not 0 <= v <= 3:
@@ -290,38 +335,42 @@ def parse_zero_stage(cell) -> int | None:
     m = _ZERO_N.search(text)
     if m:
         return int(m.group(1) or m.group(2))
+    if "no_shard" in text:
+        return 0
     if "shard_grad_op" in text or "grad_op" in text:
         return 2
     if "fsdp" in text or "full_shard" in text or "hybrid_shard" in text or "full shard" in text:
         return 3
-    if "distributed optimizer" in text or "distributed-optimizer" in text:
+    plain, negated = _mentions(text, r"distributed[-_ ]optimi[sz]er")
+    if plain:
         return 1
-    if re.match(r"(?:ddp|none|no|off|false)\b", text):
+    if negated or re.match(r"(?:ddp|none|no|off|false)\b", text):
         return 0
-    raise ValueError(f"zero_stage '{cell}': expected 0-3, ZeRO-n, FSDP (FULL_SHARD / SHARD_GRAD_OP), "
-                     "distributed optimizer or none")
+    raise ValueError(f"zero_stage '{cell}': expected 0-3, ZeRO-n, FSDP (FULL_SHARD / SHARD_GRAD_OP / "
+                     "NO_SHARD), distributed optimizer or none")
 
 
 def parse_precision(cell) -> str:
-    """GEMM precision of a row's precision cell, first match wins: ``fp8`` when the text names FP8
-    (``fp8``, ``E4M3``, ``E5M2``); ``fp4`` when it names FP4 (NVFP4, MXFP4); ``fp16`` when it
+    """GEMM precision of a row's precision cell, first match wins, a negated name skipped
+    (``BF16 (FP8 disabled)``, ``bf16, no fp8`` are bf16): ``fp4`` when the text names FP4
+    (NVFP4, MXFP4); ``fp8`` when it names FP8 (``fp8``, ``E4M3``, ``E5M2``); ``fp16`` when it
     starts with fp16; ``bf16`` when it names bf16 / bfloat16; ``fp16`` when it names fp16 /
     float16 / half; ``fp32`` for fp32 / tf32 / float32; ``bf16`` for a cell that states 16-bit
     mixed precision without its format (``mixed precision``, ``AMP``) or nothing (empty,
-    ``n/a``, ``unknown``, ``not stated``: the default rule). Raises ``ValueError`` for any other
-    text (``int3``): an unreadable cell is never silently read as bf16."""
+    ``n/a``, ``unknown``, ``not stated``: the default rule). Raises ``ValueError`` for any
+    other text (``int3``): an unreadable cell is never silently read as bf16."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "bf16"
     text = str(cell).strip().lower()
-    if "fp8" in text or "e4m3" in text or "e5m2" in text:
-        return "fp8"
-    if "fp4" in text:  # NVFP4 / MXFP4
+    if _mentions(text, r"fp4")[0]:  # NVFP4 / MXFP4
         return "fp4"
+    if _mentions(text, r"fp8|e4m3|e5m2")[0]:
+        return "fp8"
     if text.startswith("fp16"):
         return "fp16"
-    if "bf16" in text or "bfloat16" in text:
+    if _mentions(text, r"bf16|bfloat16")[0]:
         return "bf16"
-    if "fp16" in text or "float16" in text or "half" in text:
+    if _mentions(text, r"fp16|(?<!b)float16|\bhalf\b")[0]:
         return "fp16"
     if text.startswith(("fp32", "tf32", "float32")):
         return "fp32"
@@ -346,19 +395,34 @@ _V100_NVSWITCH = re.compile(r"DGX-?2|HGX-?2|NVSWITCH")
 
 def system_for_gpu(name, context: str = "") -> str | None:
     """GPU name → system id (the 8-GPU baseboard system of that accelerator; GB200/GB300 → the
-    NVL72 rack); None if unknown. A100 is the 80 GB part unless the name says 40 GB. V100 is
-    a DGX-1 (8 GPUs, hybrid cube-mesh) unless the name or ``context`` (the row's interconnect
-    text) names a DGX-2 / HGX-2 or NVSwitch: then a DGX-2 (16 GPUs, NVSwitch). MI250X is a
-    Frontier node of 8 GCDs: every published MI250X run counts GCDs as GPUs (PyTorch sees
-    each GCD as one device)."""
+    NVL72 rack); None if unknown. A token matches when no digit follows it (``RTX A1000`` is
+    not an A100). A100 is the 80 GB part unless the name says 40 GB; an A800 40 GB (no
+    catalogue part: A100 40 GB memory with the A800's NVLink) gives None. V100 is a DGX-1 (8
+    GPUs, hybrid cube-mesh) unless the name or ``context`` (the row's interconnect text) names
+    a DGX-2 / HGX-2 or NVSwitch, not negated (``no NVSwitch`` stays a DGX-1): then a DGX-2 (16
+    GPUs, NVSwitch). MI250X is a Frontier node of 8 GCDs: every published MI250X run counts
+    GCDs as GPUs (PyTorch sees each GCD as one device); a plain ``MI250`` (362 vs 383 TFLOP/s
+    per package, same memory) is read as the MI250X — 5 % of peak, not modelled. A 16 GB V100
+    gets its memory from :func:`hbm_override_for_gpu`."""
     text = str(name).upper()
     for token, system in _GPU_SYSTEMS:
-        if token in text:
+        if re.search(re.escape(token) + r"(?!\d)", text):
             if system == "dgx-a100-80gb" and _A100_40GB.search(text):
                 return "dgx-a100-40gb"
-            if system == "dgx1-v100" and _V100_NVSWITCH.search(text + " " + str(context or "").upper()):
+            if system == "hgx-a800" and _A100_40GB.search(text):
+                return None
+            if system == "dgx1-v100" and _mentions(text + " " + str(context or "").upper(), _V100_NVSWITCH.pattern)[0]:
                 return "dgx2-v100"
             return system
+    return None
+
+
+def hbm_override_for_gpu(name) -> float | None:
+    """HBM bytes a GPU name states where it differs from its catalogue part: a 16 GB V100
+    (the catalogue's is the 32 GB SXM2) → 16 GiB; else None."""
+    text = str(name).upper()
+    if "V100" in text and re.search(r"(?<!\d)16\s*G", text):
+        return 16.0 * 2**30
     return None
 
 
@@ -409,13 +473,21 @@ def network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
 
 #: Model families with a gated (SwiGLU / GeGLU) MLP, RMSNorm and rotary positions, by name: each
 #: family's own report or config (Llama, Mistral / Mixtral, Qwen 1-3, DeepSeek LLM / V2 / V3,
-#: Gemma, Baichuan 2, InternLM 2, OLMo, Yi, Phi-3, Granite).
+#: Baichuan 2, InternLM 2, OLMo, Yi, Phi-3, StableLM, GLM-130B, DBRX, Aquila, Skywork, Command R;
+#: untied embeddings). Any other name is read as GPT (``_arch``).
 _GATED_FAMILIES = re.compile(
-    r"llama|mistral|mixtral|qwen|deepseek|gemma|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|phi-?3|granite")
+    r"llama|mistral|mixtral|qwen|deepseek|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|(?<![a-z])phi-?3|stablelm"
+    r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork|command[- ]?r")
+#: Gated families that tie the input and output embeddings: PaLM (Chowdhery et al. 2022 §2:
+#: "shared input-output embeddings"), Gemma (Gemma report §2: tied), MiniCPM, Granite 3.x
+#: (the Granite code models are GPT-BigCode: not matched, read as GPT).
+_GATED_TIED_FAMILIES = re.compile(r"(?<![a-z])palm|gemma|minicpm|granite[- ]?3\.\d")
 
 
 def _arch(model_name: str) -> dict:
     n = str(model_name).lower()
+    if _GATED_TIED_FAMILIES.search(n):
+        return dict(gated_mlp=True, norm="rmsnorm", tied_embeddings=True, linear_bias=False)
     if _GATED_FAMILIES.search(n):
         return dict(gated_mlp=True, norm="rmsnorm", tied_embeddings=False, linear_bias=False)
     if "mpt" in n:
@@ -427,9 +499,15 @@ def _arch(model_name: str) -> dict:
     return dict(gated_mlp=False, norm="layernorm", tied_embeddings=True, linear_bias=True, dropout=0.1, gpt=True)
 
 
+#: Integer columns of a row; a cell there must be a finite number below 2^53.
+_INT_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len", "moe_experts", "moe_topk",
+                "global_batch_seqs", "global_batch_tokens", "gpu_count", "tp", "pp", "dp", "cp", "ep", "vpp",
+                "micro_batch")
+
+
 def _int(x) -> int | None:
     v = parse_number(x)
-    return None if math.isnan(v) else int(round(v))
+    return None if not math.isfinite(v) or abs(v) >= 2.0**53 else int(round(v))
 
 
 _KEY = re.compile(r"[^a-z0-9]")
@@ -484,6 +562,17 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         v = parse_number(r.get(col))
         if not math.isnan(v) and not (math.isfinite(v) and v > 0):
             return None, f"published {col} = {r.get(col)!r} is not a positive finite number"
+        if col in ("mfu_pct", "hfu_pct") and v <= 1.0:
+            return None, (f"published {col} = {r.get(col)!r} looks like a fraction; the column is in percent "
+                           f"(write {v * 100:g})")
+    for col in _INT_COLUMNS:
+        cell = r.get(col)
+        v = parse_number(cell)
+        if not math.isnan(v) and (not math.isfinite(v) or abs(v) >= 2.0**53):
+            return None, f"{col} = {cell!r} is not a finite whole number"
+        text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
+        if math.isnan(v) and text and not _UNSTATED.match(text.lower()):
+            return None, f"{col} = {cell!r} is not a number this column can read (write it in full, e.g. 8192)"
     cat = _catalogue_architecture(r)
     need = {"layers": r.get("layers"), "hidden": r.get("hidden"), "heads": r.get("heads"),
             "ffn": r.get("ffn"), "seq_len": r.get("seq_len")}
@@ -525,15 +614,15 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     if cat is not None:
         model = cat
     rc_text = "" if r.get("recompute") is None else str(r.get("recompute")).lower()
+    fw = row_settings(r)
     sp_cell = parse_number(r.get("sp"))
-    sp = bool(sp_cell) if not math.isnan(sp_cell) else ("sequence parallel" in rc_text or tp > 1)
+    sp = bool(sp_cell) if not math.isnan(sp_cell) else ("sequence parallel" in rc_text or (tp > 1 and fw["sp_default"]))
     vpp = _int(r.get("vpp"))
     if vpp is None:
         text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
         deep = max(2, L // (pp * DEFAULT_LAYERS_PER_VIRTUAL_STAGE))
         named = pp > 1 and pp * deep <= L and bool(_INTERLEAVED.search(text))
         vpp = deep if named else 1
-    fw = row_settings(r)
     try:
         zero = parse_zero_stage(r.get("zero_stage"))
         if zero is None:
@@ -544,7 +633,10 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         return None, str(e)
     sys_ = catalog.systems()[system]
     if prec == "bf16" and "bf16" not in catalog.accelerators()[sys_.accelerator].peak_flop_per_s:
-        prec = "fp16"  # V100: no BF16 units; 16-bit mixed precision there is fp16 (same bytes)
+        if _mentions(str(r.get("precision") or "").lower(), r"bf16|bfloat16")[0]:
+            return None, (f"precision '{r.get('precision')}' on {r.get('gpu')}: the accelerator has no BF16 units "
+                          "(fp16 is what ran; correct the row)")
+        prec = "fp16"  # V100: no BF16 units; unstated 16-bit mixed precision there is fp16 (same bytes)
     scen = {
         "name": str(r.get("run_id", "")),
         "model": model,
@@ -558,9 +650,15 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }
+    overrides = {}
     nic = network_bw_per_gpu(r.get("interconnect"), sys_.gpus_per_node)
     if nic is not None:
-        scen["cluster"]["overrides"] = {"nic_bw_per_gpu_bytes_per_s": nic}
+        overrides["nic_bw_per_gpu_bytes_per_s"] = nic
+    hbm = hbm_override_for_gpu(r.get("gpu"))
+    if hbm is not None:
+        overrides["hbm_usable_bytes"] = hbm
+    if overrides:
+        scen["cluster"]["overrides"] = overrides
     try:
         return Scenario.model_validate(scen), ""
     except ValueError as e:  # pydantic.ValidationError is a ValueError

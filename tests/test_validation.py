@@ -25,7 +25,11 @@ def test_parsers():
     assert math.isnan(validation.parse_number("n/a"))
     # thousands separators are one number, not the first group (16,384 GPUs is not 16)
     assert validation.parse_number("16,384") == 16384 and validation.parse_number("1,024 (128 nodes)") == 1024
-    assert validation.parse_number("~400") == 400 and validation.parse_number("8,5") == 8
+    assert validation.parse_number("~400") == 400 and validation.parse_number("16 384") == 16384
+    # a multiplier, a decimal comma or another grouping is ambiguous: not a number (review finding:
+    # '8K' was read as 8 and compared, -99 %)
+    for cell in ("8K", "16K", "4M", "175B", "1,5", "0,5", "8,5", "30,00,000", "1,234,56", "2^11"):
+        assert math.isnan(validation.parse_number(cell)), cell
     assert validation.parse_recompute("full (activation checkpointing)") == "full"
     assert validation.parse_recompute("selective (attention core only) + sequence parallelism") == "selective"
     assert validation.parse_recompute(None) == "none"
@@ -173,18 +177,19 @@ def test_source_year():
 #: Framework settings of each calibration source, as documented (planner/validation.py module
 #: docstring, with its sources: Megatron-LM 2021-22 had no flash attention nor distributed
 #: optimizer; Megatron-Core r0.8.0 publishes --tp-comm-overlap; NeMo 24.07 recipes set
-#: ub_tp_comm_overlap and grad_sync_dtype bf16; llm-foundry runs flash-attn 2 with bf16 reduce).
+#: ub_tp_comm_overlap and grad_sync_dtype bf16; llm-foundry runs flash-attn 2 with bf16 reduce;
+#: sequence parallelism, Korthikanti et al. May 2022, is not the default of the 2021-22 runs).
 DOCUMENTED = {
     "NARAYANAN21_T1": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                       "grad_dtype": "fp32", "attention_kernel": "flash2"},
+                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False},
     "KORTHIKANTI22": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                      "grad_dtype": "fp32", "attention_kernel": "flash2"},
+                      "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False},
     "MCORE_R080_H100": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                        "grad_dtype": "fp32", "attention_kernel": "native"},
+                        "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True},
     "NEMO_24.07": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                   "grad_dtype": "bf16", "attention_kernel": "native"},
+                   "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True},
     "MOSAIC_MPT": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": False,
-                   "grad_dtype": "bf16", "attention_kernel": "flash2"},
+                   "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True},
 }
 
 
@@ -208,11 +213,17 @@ def test_text_rule_on_other_sources():
     old = {"source_key": "X", "source": "Smith et al., arXiv:2201.11990, Table 2", "notes": ""}
     assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
                                             "tp_comm_overlap": False, "grad_dtype": "fp32",
-                                            "attention_kernel": "flash2"}
+                                            "attention_kernel": "flash2", "sp_default": False}
     nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
     assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
                                              "tp_comm_overlap": True, "grad_dtype": "bf16",
-                                             "attention_kernel": "native"}
+                                             "attention_kernel": "native", "sp_default": True}
+    # sequence parallelism (Korthikanti et al., May 2022) is no default before 2023: a 2022 row
+    # with tp > 1 and no sp cell runs without it
+    s, why = validation.row_to_scenario(_row(source="Smith et al., arXiv:2201.11990", tp=8))
+    assert s is not None and s.parallelism.sequence_parallel is False, why
+    s, why = validation.row_to_scenario(_row(source="NVIDIA NeMo 25.09 performance summary", tp=8))
+    assert s is not None and s.parallelism.sequence_parallel is True, why
     # llm-foundry on H100 (2024): FlashAttention-2 kernels, whatever the year
     foundry = {"source_key": "W", "source": "mosaicml/llm-foundry benchmarking README (2024)", "notes": ""}
     assert validation.row_settings(foundry)["attention_kernel"] == "flash2"
@@ -296,6 +307,62 @@ def test_hfu_only_row_is_compared_as_hfu(tmp_path):
     assert r["metric"] == "hfu" and r["published"] == pytest.approx(0.40)
     assert r["predicted"] == pytest.approx(r["hfu"])
     assert 1.30 < r["hfu"] / r["mfu"] < 1.34  # 4/3 of the matmul FLOPs; embedding / logits FLOPs are not recomputed
+
+
+def test_negated_settings_read_as_off():
+    """A setting named and negated is off (review findings: 'BF16 (FP8 disabled)' read as fp8,
+    'activation checkpointing: off' as full recompute, 'pre-FlashAttention baseline' as flash
+    on, 'no NVSwitch' as a DGX-2, 'FSDP (NO_SHARD)' as ZeRO-3)."""
+    pr, rc, zs = validation.parse_precision, validation.parse_recompute, validation.parse_zero_stage
+    assert pr("BF16 (FP8 disabled)") == pr("bf16, no fp8") == pr("fp8 not used; bf16") == "bf16"
+    assert pr("NVFP4 (with FP8 fallback layers)") == "fp4"
+    for cell in ("activation checkpointing: off", "activation checkpointing disabled", "gradient checkpointing off",
+                 "recompute: none", "activation recomputation not used"):
+        assert rc(cell) == "none", cell
+    assert zs("FSDP (NO_SHARD)") == zs("no distributed optimizer") == zs("without distributed optimizer") == 0
+    flash = lambda notes, src="Megatron-LM (2024)": validation.row_settings({"source": src, "notes": notes})["flash_attention"]  # noqa: E731
+    for notes in ("pre-FlashAttention baseline", "before FlashAttention was released", "FlashAttention was not used",
+                  "without using FlashAttention", "non-flash attention", "flash attention: no",
+                  "FlashAttention unavailable", "FlashAttention was disabled", "flash_attn=0", "no --use-flash-attn"):
+        assert flash(notes) is False, notes
+    for notes in ("FlashAttention, ALiBi", "Megatron-LM --use-flash-attn", "FlashAttention and no recompute"):
+        assert flash(notes, "arXiv:2104.04473") is True, notes
+    # a citation states nothing: the year rule decides
+    assert flash("baseline from the FlashAttention paper (Dao et al. 2022)", "arXiv:2104.04473") is False
+    assert flash("baseline from the FlashAttention paper (Dao et al. 2022)") is True
+    sg = validation.system_for_gpu
+    assert sg("V100", "DGX-1, no NVSwitch (hybrid cube-mesh)") == sg("V100", "Summit (no NVSwitch)") == "dgx1-v100"
+    assert sg("RTX A1000") is None and sg("A800 40GB") is None and sg("8xA100") == "dgx-a100-80gb"
+    assert validation.hbm_override_for_gpu("V100-SXM2-16GB") == 16 * 2**30
+    assert validation.hbm_override_for_gpu("V100-SXM2-32GB") is None
+    s, why = validation.row_to_scenario(_row(gpu="V100-SXM2-16GB", precision="fp16", tp=8, pp=1, gpu_count=64))
+    assert s is not None and s.cluster.overrides.hbm_usable_bytes == 16 * 2**30, why
+
+
+def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
+    """inf / 1e400 in an integer column, '8K' for a sequence length, an MFU written as a fraction
+    and a stated bf16 on a V100 are skipped with the cell named (review: 1e400 crashed the run,
+    '8K' was compared as 8 tokens, 0.517 % MFU as +10,200 %, bf16 on V100 ran silently as fp16)."""
+    for kw, text in ((dict(layers="1e400"), "layers = '1e400' is not a finite whole number"),
+                     (dict(tp=float("inf")), "tp = inf is not a finite whole number"),
+                     (dict(tp="inf"), "tp = 'inf' is not a number this column can read"),
+                     (dict(seq_len="8K"), "seq_len = '8K' is not a number this column can read"),
+                     (dict(mfu_pct="0.517"), "mfu_pct = '0.517' looks like a fraction"),
+                     (dict(gpu="V100", precision="bf16", tp=8, pp=1, gpu_count=64),
+                      "the accelerator has no BF16 units")):
+        s, why = validation.row_to_scenario(_row(**kw))
+        assert s is None and text in why, (kw, why)
+
+
+def test_architecture_families_by_name():
+    """Gated families by name (their reports / configs); tied embeddings for PaLM and Gemma;
+    a name matching no family is GPT; 'Delphi-3B' is not Phi-3, 'Kuaiyi' not Yi."""
+    a = validation._arch
+    assert a("StableLM-3B")["gated_mlp"] and a("GLM-130B")["gated_mlp"] and a("DBRX")["gated_mlp"]
+    assert a("PaLM 540B")["tied_embeddings"] and a("Gemma 7B")["tied_embeddings"] and a("Gemma 7B")["gated_mlp"]
+    assert not a("Llama 3 8B")["tied_embeddings"]
+    for name in ("Delphi-3B", "Kuaiyi", "Granite-3B-Code", "OPT-175B", "BLOOM 176B"):
+        assert a(name).get("gpt") and not a(name)["gated_mlp"], name
 
 
 def test_cell_wording_of_other_sources():

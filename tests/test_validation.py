@@ -33,30 +33,25 @@ def test_parsers():
     assert validation.parse_recompute("full (activation checkpointing)") == "full"
     assert validation.parse_recompute("selective (attention core only) + sequence parallelism") == "selective"
     assert validation.parse_recompute(None) == "none"
-    assert validation.system_for_gpu("A100-SXM4-80GB") == "dgx-a100-80gb"
-    assert validation.system_for_gpu("DGX-H100") == "dgx-h100"
-    # the more specific name wins: GB200 is not a B200 node, H200 not an H100
-    assert validation.system_for_gpu("GB200 NVL72") == "gb200-nvl72"
-    assert validation.system_for_gpu("B200-SXM-180GB") == "dgx-b200"
-    assert validation.system_for_gpu("H200 SXM 141GB") == "dgx-h200"
-    assert validation.system_for_gpu("H800") == "hgx-h800"
-    assert validation.system_for_gpu("A100-SXM4-40GB") == "dgx-a100-40gb"
-    assert validation.system_for_gpu("AMD Instinct MI300X") == "mi300x-8"
-    assert validation.system_for_gpu("TPU v4") is None
 
 
-def test_older_and_other_vendor_gpus_have_a_system():
-    """V100 (DGX-1; DGX-2 when the row names it or NVSwitch), MI250X (a Frontier node counted
-    in GCDs), MI325X and Gaudi 2 rows are evaluable (hardware.md §3 reference nodes)."""
-    assert validation.system_for_gpu("Tesla V100-SXM2-32GB", "4x IB EDR") == "dgx1-v100"
-    assert validation.system_for_gpu("V100-SXM3-32GB (DGX-2H)") == "dgx2-v100"
-    assert validation.system_for_gpu("V100 32GB", "NVSwitch, 8x 100 Gb/s per node") == "dgx2-v100"
-    assert validation.system_for_gpu("AMD MI250X (GCD)") == "frontier-mi250x"
-    assert validation.system_for_gpu("AMD Instinct MI325X") == "mi325x-8"
-    assert validation.system_for_gpu("Intel Gaudi 2") == "gaudi2-8"
-    assert validation.system_for_gpu("Gaudi2 HL-225H") == "gaudi2-8"
-    assert validation.system_for_gpu("Gaudi 3") == "gaudi3-8"
-    assert validation.system_for_gpu("A800-SXM4-80GB") == "hgx-a800"
+#: GPU name (and interconnect text) -> system: the more specific name wins (GB200 is not a B200
+#: node, H200 not an H100); V100 is a DGX-1 unless a DGX-2 or NVSwitch is named; MI250X is a
+#: Frontier node counted in GCDs (hardware.md §3 reference nodes).
+GPU_SYSTEMS = [
+    ("A100-SXM4-80GB", "", "dgx-a100-80gb"), ("DGX-H100", "", "dgx-h100"), ("GB200 NVL72", "", "gb200-nvl72"),
+    ("B200-SXM-180GB", "", "dgx-b200"), ("H200 SXM 141GB", "", "dgx-h200"), ("H800", "", "hgx-h800"),
+    ("A100-SXM4-40GB", "", "dgx-a100-40gb"), ("AMD Instinct MI300X", "", "mi300x-8"), ("TPU v4", "", None),
+    ("Tesla V100-SXM2-32GB", "4x IB EDR", "dgx1-v100"), ("V100-SXM3-32GB (DGX-2H)", "", "dgx2-v100"),
+    ("V100 32GB", "NVSwitch, 8x 100 Gb/s per node", "dgx2-v100"), ("AMD MI250X (GCD)", "", "frontier-mi250x"),
+    ("AMD Instinct MI325X", "", "mi325x-8"), ("Intel Gaudi 2", "", "gaudi2-8"), ("Gaudi2 HL-225H", "", "gaudi2-8"),
+    ("Gaudi 3", "", "gaudi3-8"), ("A800-SXM4-80GB", "", "hgx-a800"),
+]
+
+
+@pytest.mark.parametrize("name,context,system", GPU_SYSTEMS)
+def test_gpu_name_to_system(name, context, system):
+    assert validation.system_for_gpu(name, context) == system
 
 
 def test_v100_rows_run_in_fp16():

@@ -86,9 +86,10 @@ by the framework of its source group (what that framework did by default), never
   rows); **KV heads**: empty = heads (MHA); **dp**: empty = gpu_count / (tp·pp·cp).
 * **architecture** from the model name: ``llama`` and the other SwiGLU / GeGLU families
   (``mistral``, ``mixtral``, ``qwen``, ``deepseek``, ``baichuan``, ``internlm``, ``olmo``,
-  ``yi``, ``phi-3``, ``stablelm``, ``glm``, ``dbrx``, ``aquila``, ``skywork``, ``command r``:
+  ``yi``, ``phi-3``, ``stablelm``, ``glm``, ``dbrx``, ``aquila``, ``skywork``:
   :data:`_GATED_FAMILIES`) → gated MLP, RMSNorm, untied, no biases, rotary positions;
-  ``palm``, ``gemma``, ``minicpm``, ``granite 3.x`` the same with tied embeddings; ``mpt`` → GeLU, LayerNorm, tied, no biases (ALiBi, no position table);
+  ``palm``, ``gemma``, ``minicpm``, ``granite 3.x``, ``command r`` the same with tied
+  embeddings; ``mpt`` → GeLU, LayerNorm, tied, no biases (ALiBi, no position table);
   ``nemotron`` → squared-ReLU (plain MLP), LayerNorm, untied, no biases (Nemotron-4 report:
   "no bias terms", untied embeddings, RoPE); otherwise GPT (GeLU, LayerNorm, biases, tied,
   learned absolute positions: Megatron-LM ``--position-embedding-type`` and NeMo
@@ -107,7 +108,8 @@ by the framework of its source group (what that framework did by default), never
   ``B200``, ``B300``, ``GB200``/``GB300`` (NVL72), ``GH200``, ``MI300X``, ``MI325X``, ``MI355X``,
   Gaudi 2 / 3, ``A800`` (an A100 with 400 GB/s NVLink): see ``_GPU_SYSTEMS``; ``V100`` →
   ``dgx1-v100``, or ``dgx2-v100`` when the name or interconnect names a DGX-2 / HGX-2 or
-  NVSwitch; ``MI250X`` → ``frontier-mi250x``, one GPU per GCD, as the Frontier papers count).
+  NVSwitch; ``MI250X`` → ``frontier-mi250x``, one GPU per GCD, as the Frontier papers count;
+  an H100 named HBM2e / lower-TDP / 500 W → ``hgx-h100-96gb-hbm2e``).
 
 An empty ``ffn`` of a row read as GPT (a name in none of the families of ``_arch``, no
 catalogue model) is 4·hidden, the GPT-2 / GPT-3 / Megatron-LM GPT definition (Radford et al.
@@ -170,9 +172,12 @@ _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 #: FlashAttention``, ``pre-FlashAttention``, ``--no-flash-attn``, ``flash_attention: false``,
 #: ``FlashAttention was not used``) or on (``FlashAttention``, ``--use-flash-attn``,
 #: ``flash-attn``), by :func:`_mentions`: a statement beats the year rule, a negation beats
-#: both; a citation (``FlashAttention paper``, ``FlashAttention (Dao et al.)``) states nothing.
+#: both; a citation (``FlashAttention paper``, ``FlashAttention (Dao et al.)``,
+#: ``FlashAttention [12]``) states nothing, and so does text that names it both ways
+#: (``without FlashAttention ... we use FlashAttention-2``: the year rule decides).
 _FLASH_NAME = r"flash[-_ ]?attn|flash[-_ ]?attention"
-_FLASH_CITED = re.compile(r"(?:" + _FLASH_NAME + r")(?:[-\s]?\d)?(?:'s)?\s+(?:paper|authors|\(?dao\b|et al)", re.I)
+_FLASH_CITED = re.compile(r"(?:" + _FLASH_NAME + r")(?:[-\s]?\d)?(?:'s)?\s*(?:paper|authors|\(?dao\b|et al|\[[^\]]*\]"
+                          r"|\(\d)", re.I)
 _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
 _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without an )(?<!without the )"
@@ -212,8 +217,8 @@ def row_settings(r: dict) -> dict:
     nvidia = bool(_NVIDIA_RECIPES.search(text))
     mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(text))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
-    flash_on, flash_off = _mentions(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
-    flash = False if flash_off else (True if flash_on else modern)
+    flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
+    flash = modern if flash is None else flash
     return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
@@ -230,16 +235,17 @@ REQUIRED_COLUMNS = (
 
 _NUM = re.compile(r"^\s*[~≈]?\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)|\d+)"
                   r"(?:\.\d+)?(?:[eE][-+]?\d+)?)")
-#: What may not follow a leading number without making it ambiguous: a unit multiplier (``8K``,
-#: ``4M``, ``175B``), a decimal comma or an odd digit grouping (``1,5``, ``30,00,000``), a power.
-_NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:[kKmMgGtTbB](?![a-zA-Z])|[,.]\d|\^|[ \u00a0\u202f]\d)")
+#: What may not follow a leading number without making it ambiguous: a unit multiplier, also
+#: after a space (``8K``, ``4 M``, ``175B``), a decimal comma or an odd digit grouping (``1,5``,
+#: ``30,00,000``, ``1_024``), a power (``2^11``).
+_NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:\s*[kKmMgGtTbB](?![a-zA-Z])|[,._]\d|\^|[ \u00a0\u202f]\d)")
 
 
 def parse_number(cell) -> float:
     """Leading number of a cell (``"51200 (assumed)"`` → 51200.0, ``"16,384"`` and ``"16 384"``
     → 16384.0, ``"~400"`` → 400.0); NaN when there is none, or when what follows makes it
-    ambiguous (``"8K"``, ``"4M"``, ``"1,5"``, ``"30,00,000"``, ``"2^11"``: a multiplier, a
-    decimal comma or another grouping the column cannot be read by)."""
+    ambiguous (``"8K"``, ``"4 M"``, ``"1,5"``, ``"30,00,000"``, ``"1_024"``, ``"2^11"``: a
+    multiplier, a decimal comma or another grouping the column cannot be read by)."""
     if cell is None:
         return math.nan
     if isinstance(cell, (int, float, np.integer, np.floating)):
@@ -251,24 +257,34 @@ def parse_number(cell) -> float:
     return float(re.sub(r"[,\s\u00a0\u202f]", "", m.group(1)))
 
 
-#: Words that negate a setting named next to them, before (``no``, ``without``, ``non-``,
-#: ``pre-``, ``before``, ``disabled``) or after (``off``, ``disabled``, ``not used``,
-#: ``unavailable``, ``= 0``, ``: no``), within the same clause.
-_NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disabled?|disabling)|--no)"
+#: Words that negate a setting named just before them, within its clause: ``no``, ``not``,
+#: ``non-``, ``pre-``, ``without``, ``before``, ``disabled`` (whole words: ``precision``,
+#: ``nodes`` and ``note`` negate nothing), up to two words apart (``without using X``).
+_NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disabled?|disabling)\b|--no)"
                          r"[-_\s]*(?:[\w/]+[-_\s]+){0,2}$", re.I)
-_NEG_AFTER = re.compile(r"^[\w-]{0,4}(?:\s+(?:was|were|is|are|has|have|been|being|kernels?|v?\d))*\s*(?:[:=]\s*)?"
-                        r"\(?\s*(?:off|false|0|no|none|disabled|unavailable|not (?:used|available|enabled|supported)"
-                        r"|unused|not|n't)\b", re.I)
+#: Words that negate a setting named just after them, within its clause and not inside a
+#: parenthesis about something else (``flash attention (no dropout)`` keeps flash attention):
+#: ``off``, ``false``, ``0``, ``none``, ``disabled``, ``unavailable``, ``unsupported``,
+#: ``unused``, ``n/a``, ``no`` and ``not used / enabled / available / supported``, after
+#: ``:`` / ``=`` / ``was`` / ``is``; never followed by a hyphen (``off-the-shelf``) nor by a
+#: scope (``off for attention``: partial, not off).
+_NEG_AFTER = re.compile(
+    r"^[\w-]{0,4}(?:\s+(?:was|were|is|are|has|have|been|being|kernels?|v?\d[\d.]*))*\s*(?:[:=]\s*)?"
+    r"(?:(?:off|false|0|none|disabled|unavailable|unsupported|unused|n/a|no)(?![-\w/])"
+    r"|not\s+(?:used|enabled|available|supported|applied)\b|n't\s+used\b)"
+    r"(?!\s+(?:for|on|in|at|except|inside|within)\b)", re.I)
+#: Clause boundaries: ``,``, ``;``, a full stop that is not a decimal point, parentheses.
+_CLAUSE = re.compile(r"[,;()]|\.(?!\d)")
 
 
 def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
     """(named plainly, named negated) over every match of ``pattern`` in ``text``: a match is
     negated by :data:`_NEG_BEFORE` just before it or :data:`_NEG_AFTER` just after it, within
-    its clause (``,;.()`` end a clause before it, ``,;.`` after it)."""
+    its clause (:data:`_CLAUSE`)."""
     plain = negated = False
     for m in re.finditer(pattern, text, re.I):
-        before = re.split(r"[,;.()]", text[max(0, m.start() - 40):m.start()])[-1]
-        after = re.split(r"[,;.]", text[m.end():m.end() + 40])[0]
+        before = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
+        after = _CLAUSE.split(text[m.end():m.end() + 40])[0]
         if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after):
             negated = True
         else:
@@ -276,95 +292,139 @@ def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
     return plain, negated
 
 
+def _stated(text: str, pattern: str) -> bool | None:
+    """True / False when ``text`` names ``pattern`` only plainly / only negated; None when it
+    does not name it, or names it both ways (``without X ... we use X``: ambiguous)."""
+    plain, negated = _mentions(text, pattern)
+    return None if plain == negated else plain
+
+
 _RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b)")
-_RC_WORDS = r"checkpoint\w*|recomput\w*|remat\w*"
+#: Activation recomputation by name (``checkpointing``, ``--checkpoint-activations``,
+#: ``recompute``, ``rematerialisation``), not a model checkpoint (``checkpoints``).
+_RC_WORDS = r"checkpointing|checkpoint[-_ ]activations?|activation[-_ ]checkpoint\w*|recomput\w*|remat\w*"
 _RC_FULL = re.compile(r"^(?:yes|true|on|enabled|1)\b")
-_UNSTATED = re.compile(r"^(?:n/?a|unknown|not (?:stated|published|given)|unpublished|\?|-+)$")
+_UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unpublished|none|\?|[-–—]+)$")
+
+
+def parse_bool_cell(cell) -> bool | None:
+    """A yes/no cell (``sp``): a leading number (0 → False), else ``yes`` / ``on`` / ``true`` /
+    ``enabled`` → True, ``no`` / ``off`` / ``false`` / ``disabled`` / ``none`` → False; None
+    when empty or unstated. Raises ``ValueError`` for other text."""
+    v = parse_number(cell)
+    if not math.isnan(v):
+        return bool(v)
+    text = "" if cell is None else str(cell).strip().lower()
+    if text == "" or text == "nan" or _UNSTATED.match(text) and text != "none":
+        return None
+    if re.match(r"(?:yes|on|true|enabled?)\b", text):
+        return True
+    if re.match(r"(?:no|off|false|disabled?|none)\b", text):
+        return False
+    raise ValueError(f"'{cell}': expected yes / no, on / off, true / false or 1 / 0")
 
 
 def parse_recompute(cell) -> str:
     """Recompute cell → ``"full"``, ``"selective"`` or ``"none"``.
 
-    ``"full ..."`` (or ``full`` among the first words) → full; ``"selective ..."`` → selective;
-    ``"none ..."``, ``"no ..."``, ``off``, ``false``, ``0``, ``without ...``, or checkpointing /
-    recomputation named and negated (``activation checkpointing: off``, ``recompute: none``,
-    ``recomputation not used``) → none; checkpointing / recomputation / rematerialisation
-    named plainly, or ``yes`` / ``true`` / ``on`` / ``1`` → full (Megatron's
+    ``full`` or ``selective`` named plainly (not negated: ``not selective``, ``no full
+    recompute``) decides, ``full`` when both are; else ``"none ..."``, ``"no ..."``, ``off``,
+    ``false``, ``0``, ``without ...``, or recomputation named only negated (``activation
+    checkpointing: off``, ``recompute: none``, ``recomputation not used``) → none;
+    checkpointing / recomputation / rematerialisation named plainly (not a model
+    ``checkpoints``), or ``yes`` / ``true`` / ``on`` / ``1`` → full (Megatron's
     ``--checkpoint-activations`` and PyTorch activation checkpointing recompute whole layers).
     Empty, ``n/a``, ``unknown``, ``not stated`` → none (the default rule for an empty cell).
     Raises ``ValueError`` for any other text."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "none"
     text = str(cell).strip().lower()
-    if text.startswith("full") or " full" in text[:12]:
+    full, _ = _mentions(text, r"\bfull\b")
+    selective, _ = _mentions(text, r"\bselective\b")
+    if full:
         return "full"
-    if "selective" in text:
+    if selective:
         return "selective"
     if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text):
         return "none"
     plain, negated = _mentions(text, _RC_WORDS)
-    if negated:
-        return "none"
     if plain or _RC_FULL.search(text):
         return "full"
+    if negated:
+        return "none"
     raise ValueError(f"recompute '{cell}': expected text starting with full, selective or none")
 
 
-_ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|^stage[-_ ]?([0-3])\b", re.I)
+_ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|\bstage[-_ ]?([0-3])\b(?!\s+of\b)", re.I)
 
 
 def parse_zero_stage(cell) -> int | None:
     """ZeRO stage of a ``zero_stage`` cell; None when it states none (empty, ``n/a``).
 
-    The cell's leading integer (``"3 (FSDP FULL_SHARD)"``); else ``ZeRO-2`` / ``ZeRO stage 1``
-    / a cell starting ``stage 3``; else by name: FSDP ``NO_SHARD`` → 0, ``SHARD_GRAD_OP`` → 2,
-    ``FULL_SHARD`` / ``HYBRID_SHARD`` / plain ``FSDP`` → 3 (parameters sharded), the
-    distributed optimizer → 1 (negated, ``no distributed optimizer`` → 0), ``DDP`` / ``none``
-    / ``no`` / ``off`` → 0. Raises ``ValueError`` for any other text (``ZeRO-Offload``: the
-    stage is not said)."""
-    v = _int(cell)
-    if v is not None:
-        if not 0 <= v <= 3:
+    The cell's leading whole number (``"3 (FSDP FULL_SHARD)"``, whatever the words after it
+    say); else ``ZeRO-2`` / ``ZeRO stage
+    1`` / ``(stage 3)`` (``stage 2 of training`` is not a stage); else by name: FSDP
+    ``NO_SHARD`` or sharding negated (``FSDP without sharding``) → 0, ``SHARD_GRAD_OP`` → 2,
+    ``FULL_SHARD`` / ``HYBRID_SHARD`` / ``HSDP`` / plain ``FSDP`` / ``fully sharded`` → 3, the
+    distributed optimizer → 1 (negated → 0), ``DDP`` / ``none`` / ``no`` / ``off`` → 0. Raises
+    ``ValueError`` for two different stages (``ZeRO-2/3``), a fraction (``1.5``) or any other
+    text (``ZeRO-Offload``: the stage is not said)."""
+    v = parse_number(cell)
+    if not math.isnan(v):
+        if v != int(v) or not 0 <= v <= 3:
             raise ValueError(f"zero_stage '{cell}': expected 0, 1, 2 or 3")
-        return v
+        if re.match(r"^\s*\d\s*/\s*\d", str(cell)):
+            raise ValueError(f"zero_stage '{cell}': names more than one stage")
+        return int(v)  # a leading whole number is the stage; the rest of the cell explains it
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     text = str(cell).strip().lower()
+    if re.match(r"(?:ddp|none|no|off|false)\b", text):
+        return 0
     if text == "" or _UNSTATED.match(text):
         return None
-    m = _ZERO_N.search(text)
-    if m:
-        return int(m.group(1) or m.group(2))
-    if "no_shard" in text:
+    stages = {int(a or b) for a, b in _ZERO_N.findall(text)}
+    if len(stages) > 1 or re.search(r"zero[-_ ]?\d\s*/\s*\d", text):
+        raise ValueError(f"zero_stage '{cell}': names more than one stage")
+    if stages:
+        return stages.pop()
+    if "no_shard" in text or _stated(text, r"shard\w*") is False:
         return 0
     if "shard_grad_op" in text or "grad_op" in text:
         return 2
-    if "fsdp" in text or "full_shard" in text or "hybrid_shard" in text or "full shard" in text:
+    if re.search(r"fsdp|full_shard|hybrid_shard|hsdp|full(?:y)?[-_ ]shard", text):
         return 3
-    plain, negated = _mentions(text, r"distributed[-_ ]optimi[sz]er")
-    if plain:
-        return 1
-    if negated or re.match(r"(?:ddp|none|no|off|false)\b", text):
+    dist_opt = _stated(text, r"distributed[-_ ]optimi[sz]er")
+    if dist_opt is not None:
+        return 1 if dist_opt else 0
+    if re.match(r"(?:ddp|none|no|off|false)\b", text):
         return 0
     raise ValueError(f"zero_stage '{cell}': expected 0-3, ZeRO-n, FSDP (FULL_SHARD / SHARD_GRAD_OP / "
                      "NO_SHARD), distributed optimizer or none")
 
 
+#: FP8 named as the GEMM precision, not as the format of a collective or of stored state
+#: (``bf16 with fp8 all-gather``, ``FP8 dispatch``, ``fp8 optimizer states``).
+_FP8_GEMM = r"fp8(?![-_\s]*(?:all[-_ ]?gather|allgather|comm\w*|dispatch|optimi[sz]er|states?|kv\b|params?\b))|e4m3|e5m2"
+
+
 def parse_precision(cell) -> str:
     """GEMM precision of a row's precision cell, first match wins, a negated name skipped
     (``BF16 (FP8 disabled)``, ``bf16, no fp8`` are bf16): ``fp4`` when the text names FP4
-    (NVFP4, MXFP4); ``fp8`` when it names FP8 (``fp8``, ``E4M3``, ``E5M2``); ``fp16`` when it
-    starts with fp16; ``bf16`` when it names bf16 / bfloat16; ``fp16`` when it names fp16 /
-    float16 / half; ``fp32`` for fp32 / tf32 / float32; ``bf16`` for a cell that states 16-bit
-    mixed precision without its format (``mixed precision``, ``AMP``) or nothing (empty,
-    ``n/a``, ``unknown``, ``not stated``: the default rule). Raises ``ValueError`` for any
-    other text (``int3``): an unreadable cell is never silently read as bf16."""
+    (NVFP4, MXFP4); ``fp8`` when it names FP8 for the GEMMs (``fp8``, ``E4M3``, ``E5M2``; not
+    ``fp8 all-gather`` / ``dispatch`` / ``optimizer states``); ``fp16`` when it starts with
+    fp16; ``bf16`` when it names bf16 / bfloat16; ``fp16`` when it names fp16 / float16 /
+    half; ``fp32`` for fp32 / tf32 / float32; ``bf16`` for a cell that states 16-bit mixed
+    precision without its format (``mixed precision``, ``AMP``) or nothing (empty, ``n/a``,
+    ``unknown``, ``not stated``: the default rule). Raises ``ValueError`` for any other text,
+    and for a cell whose only precisions are negated (``fp8 (not fp16)`` names fp8 plainly; a
+    cell like ``not fp16`` alone says nothing): an unreadable cell is never silently bf16."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "bf16"
     text = str(cell).strip().lower()
     if _mentions(text, r"fp4")[0]:  # NVFP4 / MXFP4
         return "fp4"
-    if _mentions(text, r"fp8|e4m3|e5m2")[0]:
+    if _mentions(text, _FP8_GEMM)[0]:
         return "fp8"
     if text.startswith("fp16"):
         return "fp16"
@@ -374,6 +434,8 @@ def parse_precision(cell) -> str:
         return "fp16"
     if text.startswith(("fp32", "tf32", "float32")):
         return "fp32"
+    if any(_mentions(text, p)[1] for p in (r"fp4", _FP8_GEMM, r"bf16|bfloat16", r"fp16|(?<!b)float16")):
+        raise ValueError(f"precision '{cell}': names no precision plainly, only negated ones")
     if text == "" or "16" in text or _UNSTATED.match(text) or re.search(r"\bmixed\b|\bamp\b", text):
         return "bf16"
     raise ValueError(f"precision '{cell}': expected bf16, fp16, fp8, fp4 or fp32 in the text")
@@ -389,6 +451,10 @@ _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
     ("MI250", "frontier-mi250x"), ("A100", "dgx-a100-80gb"), ("A800", "hgx-a800"), ("V100", "dgx1-v100"),
 )
 _A100_40GB = re.compile(r"40\s*G")
+#: The HBM2e H100 at 500 W of Meta's TorchTitan hosts, named by its memory type or its power
+#: limit (not by the Grand Teton platform name: Llama 3's Grand Teton H100s are 80 GB HBM3 at
+#: 700 W, arXiv:2407.21783 Sec. 3.3.1).
+_H100_GRAND_TETON = re.compile(r"HBM2E|LOWER[- ]TDP|500\s*W\b")
 #: V100 in a DGX-2 / HGX-2 (16 GPUs over NVSwitch): the only V100 systems with an NVSwitch.
 _V100_NVSWITCH = re.compile(r"DGX-?2|HGX-?2|NVSWITCH")
 
@@ -403,7 +469,10 @@ def system_for_gpu(name, context: str = "") -> str | None:
     GPUs, NVSwitch). MI250X is a Frontier node of 8 GCDs: every published MI250X run counts
     GCDs as GPUs (PyTorch sees each GCD as one device); a plain ``MI250`` (362 vs 383 TFLOP/s
     per package, same memory) is read as the MI250X — 5 % of peak, not modelled. A 16 GB V100
-    gets its memory from :func:`hbm_override_for_gpu`."""
+    gets its memory from :func:`hbm_override_for_gpu`. An H100 named HBM2e, lower-TDP or 500 W
+    (in the name or the interconnect text) is the HBM2e H100 of TorchTitan's hosts (96 GB at
+    2.4 TB/s, 500 W: ``hgx-h100-96gb-hbm2e``); the platform name alone is not enough (Llama 3's
+    Grand Teton H100s are the 80 GB HBM3, 700 W part)."""
     text = str(name).upper()
     for token, system in _GPU_SYSTEMS:
         if re.search(re.escape(token) + r"(?!\d)", text):
@@ -411,6 +480,8 @@ def system_for_gpu(name, context: str = "") -> str | None:
                 return "dgx-a100-40gb"
             if system == "hgx-a800" and _A100_40GB.search(text):
                 return None
+            if system == "dgx-h100" and _H100_GRAND_TETON.search(text + " " + str(context or "").upper()):
+                return "hgx-h100-96gb-hbm2e"
             if system == "dgx1-v100" and _mentions(text + " " + str(context or "").upper(), _V100_NVSWITCH.pattern)[0]:
                 return "dgx2-v100"
             return system
@@ -421,7 +492,7 @@ def hbm_override_for_gpu(name) -> float | None:
     """HBM bytes a GPU name states where it differs from its catalogue part: a 16 GB V100
     (the catalogue's is the 32 GB SXM2) → 16 GiB; else None."""
     text = str(name).upper()
-    if "V100" in text and re.search(r"(?<!\d)16\s*G", text):
+    if "V100" in text and re.search(r"(?<!\d)16\s*G(?:B|IB)\b", text):
         return 16.0 * 2**30
     return None
 
@@ -473,15 +544,18 @@ def network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
 
 #: Model families with a gated (SwiGLU / GeGLU) MLP, RMSNorm and rotary positions, by name: each
 #: family's own report or config (Llama, Mistral / Mixtral, Qwen 1-3, DeepSeek LLM / V2 / V3,
-#: Baichuan 2, InternLM 2, OLMo, Yi, Phi-3, StableLM, GLM-130B, DBRX, Aquila, Skywork, Command R;
-#: untied embeddings). Any other name is read as GPT (``_arch``).
+#: Baichuan 2, InternLM 2, OLMo, Yi, Phi-3, StableLM, GLM, DBRX, Aquila, Skywork; untied
+#: embeddings). A family's norm and bias details are approximated (GLM-130B has LayerNorm and
+#: biases, read as RMSNorm without). Any other name is read as GPT (``_arch``).
 _GATED_FAMILIES = re.compile(
-    r"llama|mistral|mixtral|qwen|deepseek|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|(?<![a-z])phi-?3|stablelm"
-    r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork|command[- ]?r")
+    r"llama|mistral|mixtral|qwen|deepseek|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|(?<![a-z])phi-?3"
+    r"|stablelm(?![- ](?:base[- ])?alpha)"
+    r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork")
 #: Gated families that tie the input and output embeddings: PaLM (Chowdhery et al. 2022 §2:
 #: "shared input-output embeddings"), Gemma (Gemma report §2: tied), MiniCPM, Granite 3.x
-#: (the Granite code models are GPT-BigCode: not matched, read as GPT).
-_GATED_TIED_FAMILIES = re.compile(r"(?<![a-z])palm|gemma|minicpm|granite[- ]?3\.\d")
+#: (the Granite code models are GPT-BigCode: not matched, read as GPT), Command R (Cohere's
+#: configs tie the embeddings; from memory, U). StableLM-Alpha (GPT-NeoX) is not matched.
+_GATED_TIED_FAMILIES = re.compile(r"(?<![a-z])palm|gemma|minicpm|granite[- ]?3(?:\.\d+)?(?=[\s-]|$)|command[- ]?r")
 
 
 def _arch(model_name: str) -> dict:
@@ -559,16 +633,22 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     is the only place that rule lives (validation, calibration and the memory test use it).
     """
     for col in ("tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu_pct", "hfu_pct"):
-        v = parse_number(r.get(col))
+        cell = r.get(col)
+        v = parse_number(cell)
+        text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
+        if math.isnan(v) and text and not _UNSTATED.match(text.lower()):
+            return None, f"published {col} = {cell!r} is not a number this column can read"
         if not math.isnan(v) and not (math.isfinite(v) and v > 0):
-            return None, f"published {col} = {r.get(col)!r} is not a positive finite number"
-        if col in ("mfu_pct", "hfu_pct") and v <= 1.0:
-            return None, (f"published {col} = {r.get(col)!r} looks like a fraction; the column is in percent "
-                           f"(write {v * 100:g})")
+            return None, f"published {col} = {cell!r} is not a positive finite number"
+        if col == "tflops_per_gpu" and re.search(r"[pg]flop|[pg]f/s", text, re.I):
+            return None, f"published {col} = {cell!r} is in another unit than TFLOP/s"
+        if col in ("mfu_pct", "hfu_pct") and v <= 1.0 and "%" not in text:
+            return None, (f"published {col} = {cell!r} looks like a fraction; the column is in percent "
+                          f"(write {v * 100:g})")
     for col in _INT_COLUMNS:
         cell = r.get(col)
         v = parse_number(cell)
-        if not math.isnan(v) and (not math.isfinite(v) or abs(v) >= 2.0**53):
+        if not math.isnan(v) and (not math.isfinite(v) or abs(v) >= 2.0**53 or v != round(v)):
             return None, f"{col} = {cell!r} is not a finite whole number"
         text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
         if math.isnan(v) and text and not _UNSTATED.match(text.lower()):
@@ -615,8 +695,11 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         model = cat
     rc_text = "" if r.get("recompute") is None else str(r.get("recompute")).lower()
     fw = row_settings(r)
-    sp_cell = parse_number(r.get("sp"))
-    sp = bool(sp_cell) if not math.isnan(sp_cell) else ("sequence parallel" in rc_text or (tp > 1 and fw["sp_default"]))
+    try:
+        sp_cell = parse_bool_cell(r.get("sp"))
+    except ValueError as e:
+        return None, f"sp {e}"
+    sp = sp_cell if sp_cell is not None else ("sequence parallel" in rc_text or (tp > 1 and fw["sp_default"]))
     vpp = _int(r.get("vpp"))
     if vpp is None:
         text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
@@ -633,7 +716,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         return None, str(e)
     sys_ = catalog.systems()[system]
     if prec == "bf16" and "bf16" not in catalog.accelerators()[sys_.accelerator].peak_flop_per_s:
-        if _mentions(str(r.get("precision") or "").lower(), r"bf16|bfloat16")[0]:
+        ptext = str(r.get("precision") or "").lower()
+        if (_mentions(ptext, r"bf16|bfloat16")[0] and not _mentions(ptext, r"fp16|(?<!b)float16")[0]
+                and not re.search(r"inferred|assumed|not stated|unsure|guess", ptext)):
             return None, (f"precision '{r.get('precision')}' on {r.get('gpu')}: the accelerator has no BF16 units "
                           "(fp16 is what ran; correct the row)")
         prec = "fp16"  # V100: no BF16 units; unstated 16-bit mixed precision there is fp16 (same bytes)

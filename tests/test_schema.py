@@ -151,10 +151,10 @@ def test_every_catalogue_entry_and_preset_validates():
 REQUIRED_IDS = {
     "accelerators": ["v100-sxm-32gb", "a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm-80gb", "h100-pcie-80gb",
                      "h800-sxm-80gb", "h200-sxm-141gb", "b200", "b300", "gh200-96gb", "gh200-144gb", "gb200",
-                     "gb300", "mi250x", "mi300x", "mi325x", "mi355x", "gaudi2", "gaudi3", "mi250x-gcd", "a800-sxm-80gb"],
+                     "gb300", "mi250x", "mi300x", "mi325x", "mi355x", "gaudi2", "gaudi3", "mi250x-gcd", "a800-sxm-80gb", "h100-sxm-96gb-hbm2e"],
     "systems": ["dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100", "dgx-h200", "hgx-h800", "dgx-b200", "dgx-b300",
                 "gb200-nvl72", "gb300-nvl72", "gh200-quad", "mi300x-8", "mi355x-8", "gaudi3-8", "dgx1-v100",
-                "dgx2-v100", "hgx-a800", "frontier-mi250x", "mi325x-8", "gaudi2-8"],
+                "dgx2-v100", "hgx-a800", "frontier-mi250x", "mi325x-8", "gaudi2-8", "hgx-h100-96gb-hbm2e"],
     "storage_tiers": ["host_memory", "local_nvme", "pfs", "object_store"],
     "failure_profiles": ["llama3-h100", "opt175b-a100", "rsc-a100"],
     "models": ["llama3-8b", "llama3-70b", "llama3-405b", "llama2-7b", "llama2-13b", "llama2-70b", "gpt3-175b",

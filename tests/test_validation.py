@@ -46,6 +46,9 @@ GPU_SYSTEMS = [
     ("V100 32GB", "NVSwitch, 8x 100 Gb/s per node", "dgx2-v100"), ("AMD MI250X (GCD)", "", "frontier-mi250x"),
     ("AMD Instinct MI325X", "", "mi325x-8"), ("Intel Gaudi 2", "", "gaudi2-8"), ("Gaudi2 HL-225H", "", "gaudi2-8"),
     ("Gaudi 3", "", "gaudi3-8"), ("A800-SXM4-80GB", "", "hgx-a800"),
+    # TorchTitan's HBM2e H100 at 500 W; Llama 3's Grand Teton H100 is the standard 80 GB part
+    ("H100 SXM, 95 GiB HBM2e (lower-TDP variant)", "", "hgx-h100-96gb-hbm2e"),
+    ("H100", "Meta Grand Teton: 8 H100 (700 W, 80 GB HBM3)", "dgx-h100"),
 ]
 
 
@@ -334,6 +337,61 @@ def test_negated_settings_read_as_off():
     assert s is not None and s.cluster.overrides.hbm_usable_bytes == 16 * 2**30, why
 
 
+#: (parser, cell, reading) as other papers word them; review findings of a second pass:
+#: negation words must be whole words ('precision', 'nodes', 'note' negate nothing), a
+#: parenthesis about something else negates nothing, a scope ('off for attention') is not off,
+#: and fp8 named for a collective is not the GEMM precision.
+WORDINGS = [
+    ("precision", "mixed precision fp8", "fp8"), ("precision", "pretraining in FP8", "fp8"),
+    ("precision", "note that fp8 is used", "fp8"), ("precision", "fp8 (not fp16)", "fp8"),
+    ("precision", "FP8 (no delayed scaling)", "fp8"), ("precision", "FP8 off-the-shelf", "fp8"),
+    ("precision", "fp8 not for attention", "fp8"), ("precision", "bf16 with fp8 all-gather", "bf16"),
+    ("recompute", "activation checkpointing (no offload)", "full"),
+    ("recompute", "activation checkpointing off for attention", "full"),
+    ("recompute", "gradient checkpointing (not selective)", "full"),
+    ("recompute", "no full recompute; selective", "selective"),
+    ("recompute", "no recompute on the last stage, full elsewhere", "full"),
+    ("zero_stage", "FSDP, no sharding", 0), ("zero_stage", "ZeRO (stage 1)", 1),
+    ("zero_stage", "ZeRO-Offload (stage 2)", 2), ("zero_stage", "HSDP", 3),
+    ("zero_stage", "now with distributed optimizer", 1), ("zero_stage", "distributed optimizer (no overlap)", 1),
+    ("number", "4 K", None), ("number", "8 k tokens", None), ("number", "1_024", None),
+    ("sp", "no", False), ("sp", "off", False), ("sp", "yes", True),
+]
+_PARSERS = {"precision": validation.parse_precision, "recompute": validation.parse_recompute,
+            "zero_stage": validation.parse_zero_stage, "sp": validation.parse_bool_cell,
+            "number": lambda c: None if math.isnan(validation.parse_number(c)) else validation.parse_number(c)}
+
+
+@pytest.mark.parametrize("parser,cell,reading", WORDINGS)
+def test_wordings_read_as_they_say(parser, cell, reading):
+    assert _PARSERS[parser](cell) == reading
+
+
+@pytest.mark.parametrize("parser,cell", [("precision", "not fp16"), ("recompute", "CPU offload of checkpoints"),
+                                         ("zero_stage", "ZeRO-2/3"), ("zero_stage", "2 / 3"),
+                                         ("zero_stage", "1.5"), ("sp", "maybe")])
+def test_ambiguous_cells_are_refused(parser, cell):
+    with pytest.raises(ValueError):
+        _PARSERS[parser](cell)
+
+
+def test_flash_words_in_context():
+    """'pretraining with FlashAttention-2' and 'flash attention (no dropout)' keep it on; a
+    version number is not a clause end ('flash-attn 2.3.3 disabled' is off); a citation
+    ('FlashAttention [12]') and text naming it both ways leave the year rule."""
+    flash = lambda notes, src="Megatron-LM (2024)": validation.row_settings({"source": src, "notes": notes})["flash_attention"]  # noqa: E731
+    for notes in ("pretraining with FlashAttention-2", "64 nodes with FlashAttention", "flash attention (no dropout)",
+                  "FlashAttention-2 off-the-shelf", "Note that FlashAttention-2 is used throughout"):
+        assert flash(notes, "arXiv:2104.04473") is True, notes
+    for notes in ("flash-attn 2.3.3 disabled", "FlashAttention v2.0 was not used", "FlashAttention unsupported"):
+        assert flash(notes) is False, notes
+    both = "prior work without FlashAttention reported 40% MFU; we use FlashAttention-2"
+    assert flash(both) is True and flash(both, "arXiv:2104.04473") is False
+    assert flash("unlike FlashAttention [12], scores are materialised", "arXiv:2201.11990") is False
+    assert validation.system_for_gpu("V100", "8 nodes of DGX-2") == "dgx2-v100"
+    assert validation.hbm_override_for_gpu("V100 (DGX-2, 16 GPUs)") is None
+
+
 def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
     """inf / 1e400 in an integer column, '8K' for a sequence length, an MFU written as a fraction
     and a stated bf16 on a V100 are skipped with the cell named (review: 1e400 crashed the run,
@@ -344,7 +402,11 @@ def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
                      (dict(seq_len="8K"), "seq_len = '8K' is not a number this column can read"),
                      (dict(mfu_pct="0.517"), "mfu_pct = '0.517' looks like a fraction"),
                      (dict(gpu="V100", precision="bf16", tp=8, pp=1, gpu_count=64),
-                      "the accelerator has no BF16 units")):
+                      "the accelerator has no BF16 units"),
+                     (dict(tp="1.5"), "tp = '1.5' is not a finite whole number"),
+                     (dict(tokens_per_s_per_gpu="3.2K"), "tokens_per_s_per_gpu = '3.2K' is not a number"),
+                     (dict(tflops_per_gpu="0.47 PFLOP/s"), "in another unit than TFLOP/s"),
+                     (dict(sp="maybe"), "sp 'maybe'")):
         s, why = validation.row_to_scenario(_row(**kw))
         assert s is None and text in why, (kw, why)
 

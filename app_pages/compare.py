@@ -63,10 +63,23 @@ def _init_from_url() -> None:
         if src != LINK and src not in presets:
             warnings.append(f"c_src{i + 1}={src!r}: unknown preset; reading the slot's link instead")
             src = LINK
+        elif src != LINK and params and _changes_preset(src, params):
+            # a preset slot with keys of its own (2.sys=...): the preset is the base they change
+            params = {"p": src, **params}
+            src = LINK
         ss[f"c_src{i}"] = src
         ss[f"c_link{i}"] = "?" + urlencode(params) if params else ""
     ss["_c_warnings"] = warnings
     ss["_c_loaded"] = True
+
+
+def _changes_preset(pid: str, params: dict) -> bool:
+    """Whether a slot's link keys change preset ``pid`` (the page writes a preset slot's own
+    keys into the URL too; only keys that differ make it a link slot)."""
+    from planner.presets import preset_json
+
+    own = share.scenario_to_params(preset_json(pid), preset=pid)
+    return any(own.get(k) != v for k, v in params.items() if k != "p")
 
 
 def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:

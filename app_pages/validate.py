@@ -87,7 +87,7 @@ st.segmented_control("Runs", list(SETS), key="v_set", required=True, on_change=_
                      format_func=lambda s: SETS[s][0])
 run_set = ss.get("v_set") if ss.get("v_set") in SETS else DEFAULT_SET
 _caption = (f"Published training runs ({SETS[run_set][2]}) against the engine's predictions for the same "
-            "model, batch, hardware and split. Relative error = predicted / published − 1.")
+            "model, batch, hardware and split. Relative error = predicted / published − 1 for throughput, TFLOP/s, MFU and HFU; published / predicted − 1 for step time (so + is always too fast).")
 if run_set == "out_of_sample":
     _caption += (" These runs were never used to fit the model's constants: they were collected after "
                  "tools/calibrate.py fitted them (docs/timing.md, “Out of sample”).")

@@ -16,10 +16,10 @@ from __future__ import annotations
 from .catalog import CatalogError
 from .engine import Report, evaluate, evaluate_many
 from .presets import list_presets, load_preset
-from .schema import ModelSpec, Scenario, format_errors
+from .schema import InputError, ModelSpec, Scenario, format_errors
 
 __all__ = [
-    "CatalogError", "ModelSpec", "Report", "Scenario", "evaluate", "evaluate_many", "format_errors",
+    "CatalogError", "InputError", "ModelSpec", "Report", "Scenario", "evaluate", "evaluate_many", "format_errors",
     "list_presets", "load_preset", "simulate", "sweep",
 ]
 __version__ = "0.1.0"

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import batch as _batch
 from .batch import Batch
-from .schema import Scenario, format_errors
+from .schema import Scenario, format_errors, validate_scenario
 
 #: Stage modules in pipeline order; each exposes ``stage(b) -> dict of new columns``.
 STAGE_MODULES: tuple[str, ...] = ("model_stats", "memory", "timing", "reliability", "cost")
@@ -132,14 +132,15 @@ def evaluate(scenario: Scenario | dict) -> Report:
 
     Parameters
     ----------
-    scenario : Scenario or JSON-like dict (validated here; raises ``pydantic.ValidationError``).
+    scenario : Scenario or JSON-like dict (validated here; bad input raises
+        :class:`planner.InputError`, a ``ValueError`` whose one-line message names each field).
 
     Returns
     -------
     Report with every result column, the memory of every pipeline stage and the formula
     strings.
     """
-    s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+    s = validate_scenario(scenario)
     b = _batch.from_scenarios([s])
     out = run_batch(b)
     row = {k: v.item(0) if isinstance(v, np.ndarray) else _py(v[0]) for k, v in out.items()}  # python scalars

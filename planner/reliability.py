@@ -1516,7 +1516,7 @@ def explain(row: dict) -> dict[str, str]:
 def notes(row: dict) -> list[str]:
     """Stated simplifications of this stage (and why goodput is 0, when it is)."""
     out = [
-        "Checkpoint = 14 B/param (bf16 weights + fp32 master, m, v; no gradients), split evenly "
+        "Checkpoint = 14 B/param (16-bit weights + fp32 master, m, v; no gradients), split evenly "
         "over all GPUs with ZeRO >= 1; with ZeRO-0 one DP replica writes.",
         "Goodput is the renewal (higher-order) model: Daly 2006 generalised to several tiers by "
         "grouping failure classes by recovery tier (a simplification), with failures also "

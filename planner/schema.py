@@ -396,6 +396,10 @@ class Scenario(_Strict):
                 f"training.precision = '{self.training.precision}' is not supported by {acc.name} "
                 f"(it has dense {', '.join(acc.peak_flop_per_s)} units); choose one of those"
             )
+        if self.training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
+            raise ValueError(
+                f"training.grad_dtype = 'bf16' is not supported by {acc.name} (no BF16 units); use fp32"
+            )
         for i, use in enumerate(self.checkpoint.tiers):
             tier = catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
             if tier.kind == "local_nvme" and system.local_nvme_bytes <= 0:
@@ -496,6 +500,30 @@ class Scenario(_Strict):
 # --------------------------------------------------------------------------------------
 
 
+def _allowed_fields(loc: tuple) -> list[str]:
+    """Field names of the model at ``loc`` inside a :class:`Scenario` (``()`` → the sections);
+    [] where the location is not a model (a dict, a list element of unknown type)."""
+    import typing
+
+    cls: Any = Scenario
+    for part in loc:
+        if isinstance(part, int) or str(part)[:1].isupper() or str(part).startswith(("function-", "union[")):
+            continue  # a list element (same model as the list's) or a union branch's tag
+        field = cls.model_fields.get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        models = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        for a in typing.get_args(ann):  # list[Model]
+            models += [x for x in typing.get_args(a) if isinstance(x, type) and issubclass(x, BaseModel)]
+        if not models:
+            return []
+        cls = models[0]
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+        return []
+    return sorted(n if f.alias is None else f.alias for n, f in cls.model_fields.items())
+
+
 def _loc_str(loc: tuple) -> str:
     parts = []
     for x in loc:
@@ -508,6 +536,27 @@ def _loc_str(loc: tuple) -> str:
         else:
             parts.append(("." if parts else "") + str(x))
     return "".join(parts) or "(scenario)"
+
+
+class InputError(ValueError):
+    """Bad input to the public API (``planner.evaluate``, ``sweep``, ``simulate``): the message is
+    one line, every problem as ``field.path: message (got value)`` joined by ``; `` (the lines
+    of :func:`format_errors`, also in ``.lines``), without pydantic's internals."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = list(lines)
+        super().__init__("; ".join(self.lines))
+
+
+def validate_scenario(data: "Scenario | dict") -> "Scenario":
+    """A :class:`Scenario` from a Scenario or a JSON-like dict; raises :class:`InputError`
+    (a ``ValueError``) naming each bad field."""
+    if isinstance(data, Scenario):
+        return data
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        raise InputError(format_errors(e)) from None
 
 
 def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[str]:
@@ -540,6 +589,13 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
         if e.get("type") not in ("value_error", "assertion_error", "missing") and not isinstance(inp, (dict, list)):
             r = repr(inp)
             shown = f" (got {r[:60]})"
+        if e.get("type") == "extra_forbidden":
+            allowed = _allowed_fields(loc[:-1])
+            if allowed:
+                msg = f"unknown field; allowed: {', '.join(allowed)}"
+        elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and isinstance(
+                inp, (str, float)) and str(inp).strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity"):
+            msg = f"must be a finite number; {msg[0].lower()}{msg[1:]}"
         line = f"{prefix}{where}: {msg}{shown}" if where != "(scenario)" else f"{prefix}{msg}{shown}"
         if line not in seen:
             seen.add(line)

@@ -31,7 +31,7 @@ import pandas as pd
 from . import batch as _batch
 from . import checkpoint as ck
 from . import reliability as rel
-from .schema import FAILURE_CLASSES, TIER_KINDS, Scenario
+from .schema import FAILURE_CLASSES, TIER_KINDS, Scenario, validate_scenario
 
 #: Safety cap on failure rounds, as a multiple of the expected number of failures (+ a floor).
 MAX_ROUNDS_FACTOR = 10.0
@@ -208,11 +208,12 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
 
     Raises
     ------
+    planner.InputError (a ValueError) for a bad scenario, one line per field.
     RuntimeError if the step time is not available (timing stage missing).
     """
     from .engine import run_batch
 
-    s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+    s = validate_scenario(scenario)
     out = run_batch(_batch.from_scenarios([s]))
     return simulate_batch_row(out, 0, n_trials=n_trials, seed=seed, progress=progress)
 

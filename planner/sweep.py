@@ -68,7 +68,7 @@ from . import catalog
 from . import engine as _engine
 from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
 from .engine import RESULT_COLUMNS, run_batch
-from .schema import Scenario
+from .schema import Scenario, validate_scenario
 
 #: Ranking objectives, by name: time_to_train (days, minimised), cost (USD, minimised),
 #: goodput_tokens_per_s (tokens_per_s·goodput, maximised), mfu (maximised).
@@ -895,8 +895,7 @@ def sweep(
     amortised over more rows; memory bounded by those chunks). Ranking, top-K and Pareto flags
     work on numpy arrays; the DataFrame is built once, for the returned rows only.
     """
-    if not isinstance(scenario, Scenario):
-        scenario = Scenario.model_validate(scenario)
+    scenario = validate_scenario(scenario)
     if objective not in OBJECTIVES:
         raise ValueError(f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}")
     if top is not None and int(top) < 1:

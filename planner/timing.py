@@ -729,7 +729,8 @@ def explain(row: dict) -> dict[str, str]:
         f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}), elementwise {_ms(T['_t_elem_dense'])}; "
         f"GEMM eff_max {T['_eff_gemm_max']:.3f}, MLP GEMM eff {eff_mlp:.3f}"
-        + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local experts × "
+        + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
+           f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
            if r.get("n_experts") else "")
     )
@@ -832,6 +833,10 @@ def notes(row: dict) -> list[str]:
                                         if rel == 1.0 else " (FlashAttention-3 paper, arXiv:2407.08608)") + ".")
     elif row.get("attention_kernel") and not row.get("flash_attention"):
         out.append("attention_kernel 'flash2' has no effect: flash attention is off.")
+    if row.get("flash_attention") and FAMILIES[int(row.get("accel_family", FAMILIES.index("other")))] == "volta":
+        out.append("V100: FlashAttention kernels need Ampere or newer; flash_attention here stands for a "
+                   "memory-efficient fused attention (xformers, PyTorch SDPA), whose speed on Volta is taken from "
+                   "the Ampere-fitted attention efficiency, not measured (no V100 run in the calibration file).")
     if row.get("schedule") == _SCHED["zero_bubble"]:
         out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
     return out

@@ -267,7 +267,7 @@ _NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disab
 #: ``off``, ``false``, ``0``, ``none``, ``disabled``, ``unavailable``, ``unsupported``,
 #: ``unused``, ``n/a``, ``no`` and ``not used / enabled / available / supported``, after
 #: ``:`` / ``=`` / ``was`` / ``is``; never followed by a hyphen (``off-the-shelf``) nor by a
-#: scope (``off for attention``: partial, not off).
+#: scope (``off for attention``: partial, not off); ``-free`` / ``-less`` (``NVSwitch-free``).
 _NEG_AFTER = re.compile(
     r"^[\w-]{0,4}(?:\s+(?:was|were|is|are|has|have|been|being|kernels?|v?\d[\d.]*))*\s*(?:[:=]\s*)?"
     r"(?:(?:off|false|0|none|disabled|unavailable|unsupported|unused|n/a|no)(?![-\w/])"
@@ -285,7 +285,7 @@ def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
     for m in re.finditer(pattern, text, re.I):
         before = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
         after = _CLAUSE.split(text[m.end():m.end() + 40])[0]
-        if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after):
+        if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after) or re.match(r"[-\s]?(?:free|less)\b", after, re.I):
             negated = True
         else:
             plain = True
@@ -461,8 +461,9 @@ _V100_NVSWITCH = re.compile(r"DGX-?2|HGX-?2|NVSWITCH")
 
 def system_for_gpu(name, context: str = "") -> str | None:
     """GPU name → system id (the 8-GPU baseboard system of that accelerator; GB200/GB300 → the
-    NVL72 rack); None if unknown. A token matches when no digit follows it (``RTX A1000`` is
-    not an A100). A100 is the 80 GB part unless the name says 40 GB; an A800 40 GB (no
+    NVL72 rack); None if unknown, and for a PCIe card (no PCIe system in the catalogue). A
+    token matches when no digit follows it (``RTX A1000`` is not an A100); ``Gaudi-2`` and
+    ``Gaudi®2`` are Gaudi 2. A100 is the 80 GB part unless the name says 40 GB; an A800 40 GB (no
     catalogue part: A100 40 GB memory with the A800's NVLink) gives None. V100 is a DGX-1 (8
     GPUs, hybrid cube-mesh) unless the name or ``context`` (the row's interconnect text) names
     a DGX-2 / HGX-2 or NVSwitch, not negated (``no NVSwitch`` stays a DGX-1): then a DGX-2 (16
@@ -470,17 +471,21 @@ def system_for_gpu(name, context: str = "") -> str | None:
     GCDs as GPUs (PyTorch sees each GCD as one device); a plain ``MI250`` (362 vs 383 TFLOP/s
     per package, same memory) is read as the MI250X — 5 % of peak, not modelled. A 16 GB V100
     gets its memory from :func:`hbm_override_for_gpu`. An H100 named HBM2e, lower-TDP or 500 W
-    (in the name or the interconnect text) is the HBM2e H100 of TorchTitan's hosts (96 GB at
+    (in the name or the interconnect text), unless the name says HBM3 or 80 GB, is the HBM2e
+    H100 of TorchTitan's hosts (96 GB at
     2.4 TB/s, 500 W: ``hgx-h100-96gb-hbm2e``); the platform name alone is not enough (Llama 3's
     Grand Teton H100s are the 80 GB HBM3, 700 W part)."""
-    text = str(name).upper()
+    text = re.sub(r"GAUDI[-\s]?(\d)", r"GAUDI\1", re.sub(r"[®™]", "", str(name).upper()))
+    if "PCIE" in text:
+        return None  # no PCIe-card system in the catalogue (no NVLink domain of 8)
     for token, system in _GPU_SYSTEMS:
         if re.search(re.escape(token) + r"(?!\d)", text):
             if system == "dgx-a100-80gb" and _A100_40GB.search(text):
                 return "dgx-a100-40gb"
             if system == "hgx-a800" and _A100_40GB.search(text):
                 return None
-            if system == "dgx-h100" and _H100_GRAND_TETON.search(text + " " + str(context or "").upper()):
+            if (system == "dgx-h100" and _H100_GRAND_TETON.search(text + " " + str(context or "").upper())
+                    and not re.search(r"HBM3|80\s*G", text)):
                 return "hgx-h100-96gb-hbm2e"
             if system == "dgx1-v100" and _mentions(text + " " + str(context or "").upper(), _V100_NVSWITCH.pattern)[0]:
                 return "dgx2-v100"
@@ -525,7 +530,18 @@ def network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
     prefix G or T (÷ 8 for bytes); ``GB/s`` (bytes: how NVLink is quoted) is never read as a
     network rate, nor is a count of GPUs (``72 x B200 GPUs``) as a count of NICs. Text that
     states no rate this way (``"200Gbps"`` alone, ``"HDR IB"``) gives None: the catalogue's
-    value stays."""
+    value stays; so does a rate above :data:`MAX_NIC_BITS_PER_GPU` per GPU (a typo, not a
+    network)."""
+    bw = _network_bw_per_gpu(text, gpus_per_node)
+    return bw if bw is None or bw * 8.0 <= MAX_NIC_BITS_PER_GPU else None
+
+
+#: The largest per-GPU scale-out rate read from a row's text: 3.2 Tb/s, four times the 800 Gb/s
+#: ConnectX-8 of a GB300 / B300 GPU (hardware.md §3).
+MAX_NIC_BITS_PER_GPU = 3.2e12
+
+
+def _network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
     t = "" if text is None else str(text)
     m = _NET_PER_GPU.search(t)
     if m:
@@ -722,11 +738,14 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             return None, (f"precision '{r.get('precision')}' on {r.get('gpu')}: the accelerator has no BF16 units "
                           "(fp16 is what ran; correct the row)")
         prec = "fp16"  # V100: no BF16 units; unstated 16-bit mixed precision there is fp16 (same bytes)
+    grad_dtype = fw["grad_dtype"]
+    if grad_dtype == "bf16" and "bf16" not in catalog.accelerators()[sys_.accelerator].peak_flop_per_s:
+        grad_dtype = "fp32"
     scen = {
         "name": str(r.get("run_id", "")),
         "model": model,
         "training": {"seq_len": s, "global_batch_size": B, "micro_batch_size": mbs, "precision": prec,
-                     "grad_dtype": fw["grad_dtype"]},
+                     "grad_dtype": grad_dtype},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": recompute,
@@ -761,6 +780,13 @@ def _read(csv_path) -> pd.DataFrame:
         raise ValueError(f"missing columns {', '.join(missing)} (expected the columns of calibration.csv)")
     if len(df) == 0:
         raise ValueError("the file has a header but no rows")
+    # A row without a run id or source key is still a row: name it by its line, group it apart.
+    for col, fill in (("run_id", lambda i: f"line {i + 2}"), ("source_key", lambda i: "(no source_key)")):
+        empty = df[col].isna() | (df[col].astype(str).str.strip() == "")
+        if empty.any():
+            df[col] = df[col].astype(object)
+            for i in df.index[empty]:
+                df.at[i, col] = fill(i)
     return df
 
 

@@ -423,6 +423,15 @@ def test_compare_two_presets_side_by_side_and_round_trip():
     assert spec["facet"]["field"] == "metric"
 
 
+def test_compare_preset_slot_with_its_own_keys_applies_them():
+    """c_src2=default with 2.sys=... compares the preset changed by the key (review finding: the
+    slot's keys were ignored without a word); a preset slot's own keys keep it a preset."""
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "default", "2.sys": "dgx-h200"})
+    cols = list(at.dataframe[0].value.columns)
+    assert "dgx-h100" in cols[0] and "dgx-h200" in cols[1]
+    assert at.query_params["c_src2"] == "link" and at.query_params["2.p"] == "default"
+
+
 def test_compare_slot_from_a_share_link_with_a_bad_value():
     at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link", "2.m": "llama3-8b", "2.n": "64",
                         "2.tp": "abc", "2.p": "llama3-8b-h100-64"})

@@ -132,7 +132,9 @@ def test_simulate_summary():
         (["validate", "--csv", "/"], "not a file"),
         (["evaluate", "--preset", "default", "--set", "=4"], "names no field"),
         (["evaluate", "--preset", "default", "--set", "checkpoint.tiers.7.interval_s=1"], "index from 0 to 1"),
-        (["evaluate", "--preset", "default", "--set", "cluster.system.x=1"], "Extra inputs are not permitted"),
+        (["evaluate", "--preset", "default", "--set", "cluster.system.x=1"], "cluster.system.x: unknown field; allowed: accelerator,"),
+        (["evaluate", "--preset", "default", "--set", "hardware.system=x"], "hardware: unknown field; allowed: checkpoint, cluster,"),
+        (["evaluate", "--preset", "default", "--set", "cluster.pue=nan"], "cluster.pue: must be a finite number"),
     ],
 )
 def test_more_bad_input_exits_2(argv, expected):

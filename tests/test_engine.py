@@ -97,6 +97,28 @@ def test_evaluate_many_rejects_bad_rows_with_the_field():
     assert "n_gpus" in str(ei.value)
 
 
+@pytest.mark.parametrize("fn", ["evaluate", "sweep", "simulate"])
+def test_public_api_errors_are_one_line_naming_the_field(fn):
+    """Bad input to the Python API raises planner.InputError (a ValueError): one line naming
+    the field, the value and what is allowed, none of pydantic's internals (review finding:
+    the raw ValidationError ran to 7 lines with input_value dumps and a URL)."""
+    d = planner.load_preset("default").to_json_dict()
+    d["cluster"]["system"] = "dgx1-v100"  # no BF16 units; the default precision is bf16
+    with pytest.raises(planner.InputError) as ei:
+        getattr(planner, fn)(d)
+    msg = str(ei.value)
+    assert "\n" not in msg and "pydantic" not in msg and "input_value" not in msg
+    assert msg.startswith("training.precision = 'bf16' is not supported by NVIDIA Tesla V100") and "fp16" in msg
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(tp=8, pp=4, cp=1, dp=32)
+    d["cluster"]["n_gpus"] = 512
+    with pytest.raises(ValueError, match=r"tp·pp·cp·dp = 8·4·1·32 = 1024 ≠ cluster.n_gpus = 512"):
+        getattr(planner, fn)(d)
+    with pytest.raises(planner.InputError) as ei:
+        getattr(planner, fn)({})
+    assert ei.value.lines == ["model: Field required", "cluster: Field required"]
+
+
 def test_chunked_run_equals_one_pass():
     """Rows are independent: cutting a mixed batch into chunks gives the same columns."""
     from planner import batch as B

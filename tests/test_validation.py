@@ -49,6 +49,10 @@ GPU_SYSTEMS = [
     # TorchTitan's HBM2e H100 at 500 W; Llama 3's Grand Teton H100 is the standard 80 GB part
     ("H100 SXM, 95 GiB HBM2e (lower-TDP variant)", "", "hgx-h100-96gb-hbm2e"),
     ("H100", "Meta Grand Teton: 8 H100 (700 W, 80 GB HBM3)", "dgx-h100"),
+    ("H100 80GB HBM3", "Grand Teton, 500 W", "dgx-h100"), ("V100", "NVSwitch-free", "dgx1-v100"),
+    ("Gaudi-2", "", "gaudi2-8"), ("Intel Gaudi®2", "", "gaudi2-8"),
+    # no PCIe-card system in the catalogue: skipped, not read as the SXM board
+    ("Tesla V100 PCIe 16GB", "", None), ("A100 PCIe 40GB", "", None),
 ]
 
 
@@ -500,6 +504,7 @@ def test_stated_network_bandwidth_overrides_the_system():
     assert bw("1,600 Gbps node-node", 8) == 25e9 and bw("3.2 Tb/s per node", 8) == 50e9
     assert bw("100 Gb/s x 4 per node", 8) == 6.25e9 and bw("400 Gb/s InfiniBand per GPU", 8) == 50e9
     assert bw("1e3 Gb/s per GPU", 8) is None
+    assert bw("9999999 Tb/s per GPU", 8) is None and bw("800 Gb/s per GPU", 8) == 100e9  # a typo is no network
     s, _ = validation.row_to_scenario(_row(interconnect="Omni-Path, 4 x 100 Gb/s per node"))
     assert s.cluster.overrides.nic_bw_per_gpu_bytes_per_s == 6.25e9
     s, _ = validation.row_to_scenario(_row(interconnect="Selene (NVLink/NVSwitch + HDR IB)"))

@@ -273,16 +273,18 @@ def tier_times(b) -> dict[str, np.ndarray]:
         )
         d2h[:, k], save[:, k], stall[:, k] = t["d2h_s"], t["save_s"], t["stall_s"]
         enabled[:, k] = np.asarray(b[f"ckpt_{kind}_enabled"], dtype=bool)
+        # The reload time depends on the class only through from_peer: two evaluations per tier.
+        reload_args = (lay["shard_bytes"], lay["node_bytes"], ckpt, b["host_link_bw_bytes_per_s"],
+                       b[f"ckpt_{kind}_read_bw_per_node_bytes_per_s"], b[f"ckpt_{kind}_agg_read_bw_bytes_per_s"])
+        reload_kw = dict(nic_bw_per_gpu_bytes_per_s=b["nic_bw_per_gpu_bytes_per_s"],
+                         gpus_per_node=b["gpus_per_node"], n_gpus=b["n_gpus"])
+        own = ckpt_reload_time(*reload_args, from_peer=False, **reload_kw)
+        peer = ckpt_reload_time(*reload_args, from_peer=True, **reload_kw) if (replicas > 0).any() else own
         for c, fc in enumerate(FAILURE_CLASSES):
             native = np.asarray(b[f"ckpt_{kind}_survives_{fc}"], dtype=bool)
             from_peer = (~native) & (replicas > 0) & (fc in NODE_LOSS_CLASSES)
             survives[:, k, c] = native | from_peer
-            reload[:, k, c] = ckpt_reload_time(
-                lay["shard_bytes"], lay["node_bytes"], ckpt, b["host_link_bw_bytes_per_s"],
-                b[f"ckpt_{kind}_read_bw_per_node_bytes_per_s"], b[f"ckpt_{kind}_agg_read_bw_bytes_per_s"],
-                from_peer=from_peer, nic_bw_per_gpu_bytes_per_s=b["nic_bw_per_gpu_bytes_per_s"],
-                gpus_per_node=b["gpus_per_node"], n_gpus=b["n_gpus"],
-            )
+            reload[:, k, c] = np.where(from_peer, peer, own)
     return {
         "ckpt_bytes": ckpt, "ckpt_shard_bytes": lay["shard_bytes"], "ckpt_node_bytes": lay["node_bytes"],
         "d2h_s": d2h, "save_s": save, "stall_s": stall, "reload_s": reload,

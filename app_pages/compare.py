@@ -78,7 +78,7 @@ def _changes_preset(pid: str, params: dict) -> bool:
     keys into the URL too; only keys that differ make it a link slot)."""
     from planner.presets import preset_json
 
-    own = share.scenario_to_params(preset_json(pid), preset=pid)
+    own = share.scenario_to_params(C._defaults_full(preset_json(pid)), preset=pid)  # as the page writes it
     return any(own.get(k) != v for k, v in params.items() if k != "p")
 
 

@@ -575,8 +575,8 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
     for e in errors:
         loc = tuple(e.get("loc", ()))
         inp = e.get("input")
-        if "str" in loc and not isinstance(inp, str):
-            continue
+        if "str" in loc and not isinstance(inp, str) and e.get("type") != "extra_forbidden":
+            continue  # the string branch of an "id or inline object" union, given an object
         if any(str(x)[:1].isupper() for x in loc if isinstance(x, str)) and isinstance(inp, str) and len(loc) > 1:
             # object branch of a union that got a string
             if loc[-1] not in ("str",):
@@ -590,6 +590,8 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
             r = repr(inp)
             shown = f" (got {r[:60]})"
         if e.get("type") == "extra_forbidden":
+            head = _loc_str(loc[:-1])  # the unknown key itself is always named (even 'str')
+            where = f"{head}.{loc[-1]}" if head != "(scenario)" else str(loc[-1])
             allowed = _allowed_fields(loc[:-1])
             if allowed:
                 msg = f"unknown field; allowed: {', '.join(allowed)}"

@@ -475,8 +475,8 @@ def system_for_gpu(name, context: str = "") -> str | None:
     H100 of TorchTitan's hosts (96 GB at
     2.4 TB/s, 500 W: ``hgx-h100-96gb-hbm2e``); the platform name alone is not enough (Llama 3's
     Grand Teton H100s are the 80 GB HBM3, 700 W part)."""
-    text = re.sub(r"GAUDI[-\s]?(\d)", r"GAUDI\1", re.sub(r"[®™]", "", str(name).upper()))
-    if "PCIE" in text:
+    text = re.sub(r"GAUDI[-\s]?(\d)", r"GAUDI\1", re.sub(r"[®™]|\((?:R|TM)\)", "", str(name).upper()))
+    if re.search(r"PCI[-\s]?E|PCI EXPRESS|H100 NVL\b", text):
         return None  # no PCIe-card system in the catalogue (no NVLink domain of 8)
     for token, system in _GPU_SYSTEMS:
         if re.search(re.escape(token) + r"(?!\d)", text):

@@ -419,6 +419,8 @@ def test_compare_two_presets_side_by_side_and_round_trip():
     assert link["c_src2"] == "llama3-8b-h100-64" and link["2.m"] == "llama3-8b"
     at2 = _run(COMPARE, link)
     assert at2.dataframe[0].value.equals(table)
+    # the reloaded link keeps both slots as presets (review: they turned into link slots)
+    assert at2.query_params["c_src1"] == "default" and at2.query_params["c_src2"] == "llama3-8b-h100-64"
     spec = charts_by_key(at)[0]
     assert spec["facet"]["field"] == "metric"
 

@@ -117,6 +117,11 @@ def test_public_api_errors_are_one_line_naming_the_field(fn):
     with pytest.raises(planner.InputError) as ei:
         getattr(planner, fn)({})
     assert ei.value.lines == ["model: Field required", "cluster: Field required"]
+    # an unknown key is named even when it is 'str' (a union tag inside pydantic's locations)
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["str"] = 1
+    with pytest.raises(planner.InputError, match=r"^parallelism\.str: unknown field; allowed: attention_kernel"):
+        getattr(planner, fn)(d)
 
 
 def test_chunked_run_equals_one_pass():

@@ -52,7 +52,8 @@ GPU_SYSTEMS = [
     ("H100 80GB HBM3", "Grand Teton, 500 W", "dgx-h100"), ("V100", "NVSwitch-free", "dgx1-v100"),
     ("Gaudi-2", "", "gaudi2-8"), ("Intel Gaudi®2", "", "gaudi2-8"),
     # no PCIe-card system in the catalogue: skipped, not read as the SXM board
-    ("Tesla V100 PCIe 16GB", "", None), ("A100 PCIe 40GB", "", None),
+    ("Tesla V100 PCIe 16GB", "", None), ("A100 PCIe 40GB", "", None), ("H100 PCI-e", "", None),
+    ("H100 PCI Express", "", None), ("H100 NVL", "", None), ("Intel(R) Gaudi(R) 2", "", "gaudi2-8"),
 ]
 
 

@@ -390,9 +390,10 @@ _MOE_FIELDS = [
     ("w_m_shared", "n_shared_experts", "Shared experts"),
     ("w_m_fd", "first_dense_layers", "Dense first"),
 ]
-MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks are not sidebar inputs: they are kept "
-            "from the base model and travel in the share link (keys mlq, mlkv, mlqn, mlqr, mlv; mlkv=0 "
-            "removes MLA) and in scenario JSON.")
+MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks and the sliding attention window "
+            "(Mistral, Gemma 2, GPT-OSS) are not sidebar inputs: they are kept from the base model and "
+            "travel in the share link (keys mlq, mlkv, mlqn, mlqr, mlv — mlkv=0 removes MLA; msw, mswf: "
+            "window in tokens and share of windowed layers) and in scenario JSON.")
 
 
 _OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem")

@@ -70,7 +70,7 @@ INT_COLUMNS = {
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "seq_len", "global_batch_size",
     "micro_batch_size", "precision", "tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage", "recompute",
     "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
-    "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token",
+    "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window",
 }
 BOOL_PREFIXES = ("ckpt_async",)
 BOOL_COLUMNS = {
@@ -109,6 +109,8 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "layernorm": m.norm == "layernorm",
         "learned_pos_embeddings": m.learned_pos_embeddings,
         "dropout": m.dropout,
+        "sliding_window": m.sliding_window or 0,
+        "swa_layer_frac": m.sliding_window_layer_frac if m.sliding_window else 0.0,
         "n_experts": moe.n_experts if moe else 0,
         "moe_top_k": moe.top_k if moe else 0,
         "expert_ffn_hidden_size": moe.expert_ffn_hidden_size if moe else 0,

@@ -19,6 +19,10 @@ Counting conventions (DESIGN §4.1)
   Megatron-LM ``num_floating_point_operations`` does since 2026). ``N_matmul_active`` is the
   matmul parameters that touch each token: layers plus the output head (an input embedding
   lookup is no matmul); norms and biases are not counted.
+* Sliding-window attention (Mistral 7B, Gemma 2, GPT-OSS; Beltagy et al. 2020): a layer with
+  window ``w < s`` lets each query see ``w`` keys, so the full count is ``s·w`` per
+  sequence-layer and the causal work ``s·w − w²/2``; with a share ``f`` of such layers the
+  averages are :func:`attention_keys` (``s`` and ``s/2`` without a window).
 * Hardware FLOPs (the HFU numerator) add the recomputed forward: full recompute one forward
   of the transformer layers (``2·N_layers·tokens`` + attention forward; the output head is not
   recomputed), selective recompute the attention core forward only (Korthikanti et al. 2022 §5).
@@ -76,6 +80,29 @@ def mlp_params(h, f, *, gated=True, linear_bias=False):
     w = where(gated, 3.0, 2.0) * h * f
     b = where(linear_bias, where(gated, 2.0, 1.0) * f + h, 0.0)
     return w + b
+
+
+def attention_keys(s, window, frac):
+    """Keys per query of the attention core, averaged over the layers, shape of the inputs.
+
+    Parameters
+    ----------
+    s : array-like — sequence length [tokens].
+    window : array-like — sliding window [tokens] (0 = none).
+    frac : array-like — share of the layers with the window (0 … 1).
+
+    Returns
+    -------
+    (keys_full, keys_causal): full counting ``(1−f)·s + f·w'`` and the causal work
+    ``(1−f)·s/2 + f·(w' − w'²/(2s))``, ``w' = min(w, s)`` (``s`` and ``s/2`` without a
+    window: the non-causal count and the causal half, exactly).
+    """
+    s = np.asarray(s, dtype=np.float64)
+    frac = np.where(np.asarray(window) > 0, np.asarray(frac, dtype=np.float64), 0.0)
+    w = np.minimum(np.where(np.asarray(window) > 0, np.asarray(window, dtype=np.float64), s), s)
+    keys_full = (1.0 - frac) * s + frac * w
+    keys_causal = (1.0 - frac) * (0.5 * s) + frac * (w - w * w / (2.0 * s))
+    return keys_full, keys_causal
 
 
 def stats(b: Batch) -> Batch:
@@ -156,10 +183,17 @@ def stats(b: Batch) -> Batch:
     s = F("seq_len")
     tokens = B * s
     d_qk = d_h
-    # Attention core forward, full counting: QK^T 2·s²·a·d_qk and AV 2·s²·a·d_v per sequence-layer.
-    attn_fwd = 2.0 * B * s * s * a * (d_qk + d_v) * L
+    # Attention core forward, full counting: QK^T 2·s²·a·d_qk and AV 2·s²·a·d_v per sequence-layer
+    # (s·keys with sliding-window layers: attention_keys).
+    if "sliding_window" in b and bool(np.any(np.asarray(b["sliding_window"]) > 0)):
+        keys_full, keys_causal = attention_keys(s, F("sliding_window"), F("swa_layer_frac"))
+        attn_fwd = 2.0 * B * s * keys_full * a * (d_qk + d_v) * L
+        attn_causal = 2.0 * B * s * keys_causal * a * (d_qk + d_v) * L
+        model_flop_causal = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 3.0 * attn_causal
+    else:
+        attn_fwd = 2.0 * B * s * s * a * (d_qk + d_v) * L
+        model_flop_causal = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 1.5 * attn_fwd
     model_flop = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 3.0 * attn_fwd
-    model_flop_causal = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 1.5 * attn_fwd
     rc = G("recompute")
     # Full recompute re-runs the transformer layers' forward, not the output head (Megatron
     # checkpoints layer inputs only; Narayanan et al. 2021 eq. 3 counts it this way: 96 vs 72

@@ -243,6 +243,12 @@ class ModelSpec(_Strict):
         "Nemotron-4) keeps no dropout masks; GPT-3 / Megatron 2021-22 used 0.1, whose masks "
         "Korthikanti et al. 2022 Table 2 counts.",
     )
+    sliding_window: PosInt | None = Field(
+        None, description="Attention window [tokens] of the sliding-window layers (Mistral 7B: 4096, "
+        "Gemma 2: 4096, GPT-OSS: 128); None = full attention in every layer.")
+    sliding_window_layer_frac: Fraction = Field(
+        1.0, description="Share of the layers that use the sliding window: 1 = all (Mistral 7B), "
+        "0.5 = alternating (Gemma 2, GPT-OSS); the rest attend to the whole sequence.")
     moe: MoESpec | None = None
     mla: MLASpec | None = None
     source: str = ""

@@ -105,6 +105,8 @@ MODEL_KEYS: tuple[Field, ...] = (
     _b("mb", ("linear_bias",)),
     _i("mpos", ("learned_pos_embeddings",), lo=0),
     Field("mdo", ("dropout",), "float", 0.0, 0.999),
+    Field("msw", ("sliding_window",), "optint", 1, _INT_MAX),
+    Field("mswf", ("sliding_window_layer_frac",), "float", 0.0, 1.0),
     # MoE (me = 0 means dense: the moe object is removed)
     _i("me", ("moe", "n_experts"), lo=0),
     _i("mtk", ("moe", "top_k")),

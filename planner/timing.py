@@ -75,7 +75,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import catalog, comm
+from . import catalog, comm, model_stats
 from .batch import FAMILIES, PRECISIONS, SCHEDULES, Batch
 from .batch import col as _col
 from .batch import expand as _expand
@@ -247,7 +247,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
     "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
     "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "ep_comm_overlap",
-    "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer",
+    "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
@@ -411,19 +411,25 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         t_mlp_moe = t_moe_host = 0.0
 
-    # Attention core, one forward (full-count FLOPs 2·tok·s·a·(dqk+dv)/t per CP rank).
-    attn_full_flop = Wt * s * a * (dqk + dv)
+    # Attention core, one forward (full-count FLOPs 2·tok·keys·a·(dqk+dv)/t per CP rank; keys =
+    # s, or fewer with sliding-window layers: model_stats.attention_keys).
+    if "sliding_window" in b and bool(np.any(np.asarray(b["sliding_window"]) > 0)):
+        keys, keys_causal = model_stats.attention_keys(s, f("sliding_window"), f("swa_layer_frac"))
+        causal_frac = keys_causal / keys
+    else:
+        keys, causal_frac = s, CAUSAL_WORK_FRAC
+    attn_full_flop = Wt * keys * a * (dqk + dv)
 
     def core_flash():
         eff_attn = K.attn_max_tab[fam] * dqk / (dqk + K.knee_tab[fam])
         ak = g("attention_kernel")
         if np.any(ak):  # FlashAttention-2-class kernels on a newer generation
             eff_attn = eff_attn * K.attn_kernel_tab[fam + K.n_fam * ak]
-        return CAUSAL_WORK_FRAC * attn_full_flop / (peak16 * eff_attn)
+        return causal_frac * attn_full_flop / (peak16 * eff_attn)
 
     def core_materialised():
-        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16, hbm_raw, 2.0, K.kk)
-        score_elems = mb * (a / t) * s_c * s
+        x_core = gemm_efficiency(s_c, dqk, keys, eff16, peak16, hbm_raw, 2.0, K.kk)
+        score_elems = mb * (a / t) * s_c * keys
         return attn_full_flop / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems * inv_hbm
 
     if flash.all():

@@ -147,3 +147,36 @@ def test_vectorised_over_a_million_rows():
     assert st["params_total"].shape == (1_000_000,)
     assert st["params_total"][0] == st["params_total"][499_999]
     assert st["params_total"][500_000] != st["params_total"][0]
+
+
+def test_sliding_window_attention_by_hand():
+    """Sliding-window layers (Beltagy et al. 2020; Mistral 7B, Gemma 2, GPT-OSS): a query sees
+    min(w, s) keys. s = 4096, w = 128, half the layers windowed (GPT-OSS): full count
+    0.5·4096 + 0.5·128 = 2112 keys, causal work 0.5·2048 + 0.5·(128 − 128²/8192) = 1087."""
+    full, causal = model_stats.attention_keys(4096, 128, 0.5)
+    assert float(full) == 2112.0 and float(causal) == 1087.0
+    # no window, or a window no shorter than the sequence: s and s/2 exactly
+    for w, frac in ((0, 0.7), (4096, 1.0), (10_000, 0.5)):
+        full, causal = model_stats.attention_keys(4096, w, frac)
+        assert float(full) == 4096.0 and float(causal) == 2048.0
+
+
+def test_sliding_window_model_flops():
+    """model_flop_per_step: the attention term scales with the keys per query (3 passes of
+    2·B·s·keys·a·(d_qk + d_v)·L), the rest is unchanged; the causal count uses the causal keys."""
+    import planner
+    from planner import batch as B
+
+    base = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    base["model"] = planner.catalog.models()["llama3-8b"].model_dump(mode="json")
+    swa = {**base, "model": {**base["model"], "sliding_window": 1024, "sliding_window_layer_frac": 0.5}}
+    st = [model_stats.stats(B.from_scenarios([planner.Scenario.model_validate(x)])) for x in (base, swa)]
+    s, Bz = base["training"]["seq_len"], base["training"]["global_batch_size"]
+    m = base["model"]
+    a, d, L = m["n_heads"], m["hidden_size"] // m["n_heads"], m["n_layers"]
+    full, causal = model_stats.attention_keys(s, 1024, 0.5)
+    per_key = 2.0 * Bz * s * a * 2 * d * L
+    assert float(st[0]["model_flop_per_step"][0] - st[1]["model_flop_per_step"][0]) == pytest.approx(
+        3.0 * per_key * (s - float(full)), rel=1e-9)
+    assert float(st[0]["model_flop_per_step_causal"][0] - st[1]["model_flop_per_step_causal"][0]) == pytest.approx(
+        3.0 * per_key * (s / 2 - float(causal)), rel=1e-9)

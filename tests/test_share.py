@@ -63,6 +63,21 @@ def test_moe_custom_model_round_trip():
     assert warnings == [] and _norm(back)["parallelism"]["ep_comm_overlap"] is False
 
 
+def test_sliding_window_custom_model_round_trip():
+    """A custom model's sliding window (GPT-OSS: 128 tokens in alternate layers) travels in the
+    link (msw, mswf) and comes back unchanged."""
+    sj = preset_json("default")
+    sj["model"] = {"name": "swa", "n_layers": 36, "hidden_size": 2880, "n_heads": 64, "n_kv_heads": 8,
+                   "head_dim": 64, "ffn_hidden_size": 2880, "vocab_size": 201088,
+                   "sliding_window": 128, "sliding_window_layer_frac": 0.5}
+    sj["parallelism"] = {"tp": 8, "pp": 4, "schedule": "1f1b"}
+    params = share.scenario_to_params(_norm(sj))
+    assert params["msw"] == "128" and params["mswf"] == "0.5"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == []
+    assert _norm(back)["model"]["sliding_window"] == 128 and _norm(back)["model"]["sliding_window_layer_frac"] == 0.5
+
+
 def test_hardware_overrides_round_trip():
     sj = preset_json("default")
     sj["cluster"]["overrides"] = {"price_per_gpu_hour_usd": 1.85, "nic_bw_per_gpu_bytes_per_s": 25e9}

@@ -186,3 +186,24 @@ def test_fp8_dispatch_and_node_limited_routing_terms():
     assert fp8["_ep_net_frac"] == bf16["_ep_net_frac"] == pytest.approx(4 / 8)
     # b·s·h·top_k·cf·2 B for one micro-batch of 4,096 tokens, h = 7,168, top-8, cf 1: 469.8 MB
     assert bf16["_ep_bytes"] == pytest.approx(4096 * 7168 * 8 * 1.0 * 2, rel=1e-12)
+
+
+def test_sliding_window_attention_core_time():
+    """Flash attention core time is proportional to the causal keys per query: a window of s/4
+    in every layer leaves (s·w − w²/2)/(s²/2) = 7/16 of the full-attention core time, and a
+    window as long as the sequence changes nothing."""
+    from planner import batch, model_stats
+
+    def core(window, frac):
+        d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+        d["model"] = planner.catalog.models()["llama3-8b"].model_dump(mode="json")
+        if window:
+            d["model"].update(sliding_window=window, sliding_window_layer_frac=frac)
+        b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+        b.update(model_stats.stats(b))
+        return float(np.asarray(timing._terms(b)["_t_core"]).reshape(-1)[0]), d["training"]["seq_len"]
+
+    full, s = core(None, 0.0)
+    quarter, _ = core(s // 4, 1.0)
+    assert quarter / full == pytest.approx(7.0 / 16.0, rel=1e-12)
+    assert core(s, 1.0)[0] == pytest.approx(full, rel=1e-15)

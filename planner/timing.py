@@ -820,8 +820,8 @@ def notes(row: dict) -> list[str]:
                    "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "
                    "a fully tuned stack) are modelled; other host / kernel-launch overhead is not. NVIDIA's published "
                    "MoE runs (Megatron-Bridge 25.11 / 26.02, validation/out_of_sample.csv): this model predicts "
-                   "0.83–1.25× their throughput on GB200 / GB300 NVL72 and 1.05–3.5× on 8-GPU B200 / B300 / H100 "
-                   "nodes (worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
+                   "0.83–1.25× their throughput on GB200 / GB300 NVL72 (GPT-OSS up to 1.8×) and 0.9–3.5× on 8-GPU "
+                   "B200 / B300 / H100 nodes (worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
                    "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
                    "expert several thousand tokens per micro-batch.")
     if row.get("precision") in (_FP8, _FP4):

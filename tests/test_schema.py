@@ -158,7 +158,7 @@ REQUIRED_IDS = {
     "storage_tiers": ["host_memory", "local_nvme", "pfs", "object_store"],
     "failure_profiles": ["llama3-h100", "opt175b-a100", "rsc-a100"],
     "models": ["llama3-8b", "llama3-70b", "llama3-405b", "llama2-7b", "llama2-13b", "llama2-70b", "gpt3-175b",
-               "mpt-7b", "mpt-30b", "mpt-70b", "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3"],
+               "mpt-7b", "mpt-30b", "mpt-70b", "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "gpt-oss-120b"],
 }
 
 

@@ -470,12 +470,9 @@ def _common(b: Batch) -> dict:
         core_t = 0.0
     else:
         core_per_as = ACT_ATTN_CORE_PER_AS - _sel(has_dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS)
-        keys = F("seq_len")
-        if "sliding_window" in b and _any(F("sliding_window") > 0):  # scores over the window's keys only
-            from .model_stats import attention_keys
-
-            keys = attention_keys(keys, F("sliding_window"), F("swa_layer_frac"))[0]
-        core_val = core_per_as * a * keys / c
+        # Without flash attention the whole s × s score matrix is stored, a sliding window only
+        # masks it (so no window term here).
+        core_val = core_per_as * a * F("seq_len") / c
         core_t = core_val * ~no_core if np.ndim(no_core) else (0.0 if no_core else core_val)
     sp_t = _sel(sp, t, 1.0)
     R_t = R / sp_t

@@ -22,7 +22,10 @@ the pace; everything is per GPU of that stage:
   ``attn_eff_rel · eff_max · d_h/(d_h + knee)`` (knee = exp vs matmul throughput of the
   family: 32 on A100, 64 on H100, :data:`ATTN_DHEAD_KNEE`), backward 2.5× the forward (5
   matmuls vs 2, :data:`FLASH_BWD_OVER_FWD`); without flash: the full ``s²`` batched GEMMs
-  (backward 2×) plus the materialised score matrix through HBM (softmax, dropout). Norms,
+  (backward 2×) plus the materialised score matrix through HBM (softmax, dropout); with flash
+  attention, sliding-window layers count ``min(w, s)`` keys per query instead of ``s``
+  (``model_stats.attention_keys``; without flash the scores are computed in full and masked).
+  Norms,
   residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
   counted per token). Recompute adds one forward of everything (full) or of the attention
   core (selective). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
@@ -427,10 +430,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             eff_attn = eff_attn * K.attn_kernel_tab[fam + K.n_fam * ak]
         return causal_frac * attn_full_flop / (peak16 * eff_attn)
 
-    def core_materialised():
-        x_core = gemm_efficiency(s_c, dqk, keys, eff16, peak16, hbm_raw, 2.0, K.kk)
-        score_elems = mb * (a / t) * s_c * keys
-        return attn_full_flop / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems * inv_hbm
+    def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
+        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16, hbm_raw, 2.0, K.kk)
+        score_elems = mb * (a / t) * s_c * s
+        return Wt * s * a * (dqk + dv) / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems * inv_hbm
 
     if flash.all():
         t_core = core_flash()
@@ -733,7 +736,10 @@ def explain(row: dict) -> dict[str, str]:
         f"m·t_mb = {T['_m']:.4g} micro-batches × {_ms(T['_stage_mb'])} "
         f"(= {T['_layers_stage']:.4g} layers × {_ms(T['_layer_mb'])} + head+loss {_ms(T['_t_head_mb'])}); "
         f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
-        f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}), elementwise {_ms(T['_t_elem_dense'])}; "
+        f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
+        + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
+           if r.get("sliding_window") and r.get("flash_attention") else "")
+        + f"), elementwise {_ms(T['_t_elem_dense'])}; "
         f"GEMM eff_max {T['_eff_gemm_max']:.3f}, MLP GEMM eff {eff_mlp:.3f}"
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
@@ -820,7 +826,7 @@ def notes(row: dict) -> list[str]:
                    "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "
                    "a fully tuned stack) are modelled; other host / kernel-launch overhead is not. NVIDIA's published "
                    "MoE runs (Megatron-Bridge 25.11 / 26.02, validation/out_of_sample.csv): this model predicts "
-                   "0.83–1.25× their throughput on GB200 / GB300 NVL72 (GPT-OSS up to 1.8×) and 0.9–3.5× on 8-GPU "
+                   "0.83–1.25× their throughput on GB200 / GB300 NVL72 (GPT-OSS up to 1.8×) and 1.05–3.5× on 8-GPU "
                    "B200 / B300 / H100 nodes (worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
                    "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
                    "expert several thousand tokens per micro-batch.")
@@ -843,6 +849,12 @@ def notes(row: dict) -> list[str]:
         out.append("V100: FlashAttention kernels need Ampere or newer; flash_attention here stands for a "
                    "memory-efficient fused attention (xformers, PyTorch SDPA), whose speed on Volta is taken from "
                    "the Ampere-fitted attention efficiency, not measured (no V100 run in the calibration file).")
+    if row.get("sliding_window"):
+        out.append(f"Sliding window: {row['sliding_window']} tokens in {row.get('swa_layer_frac', 1.0):.0%} of the layers. "
+                   "With flash attention those layers count min(window, s) keys per query (FlashAttention's windowed "
+                   "kernels skip the tiles outside the window; partial tiles are not counted); without it the full "
+                   "scores are computed and masked (no saving). Context-parallel ring attention still sends every "
+                   "KV block.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
         out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
     return out

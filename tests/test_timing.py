@@ -207,3 +207,33 @@ def test_sliding_window_attention_core_time():
     quarter, _ = core(s // 4, 1.0)
     assert quarter / full == pytest.approx(7.0 / 16.0, rel=1e-12)
     assert core(s, 1.0)[0] == pytest.approx(full, rel=1e-15)
+
+
+def test_sliding_window_without_flash_saves_nothing_and_batches_match():
+    """Without flash attention the s × s scores are computed and masked: a window changes
+    neither the attention core time nor the stored scores. A batch mixing windowed and full
+    rows gives each row what it gets alone."""
+    from planner import batch, model_stats
+
+    def scen(window, flash):
+        d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+        d["model"] = planner.catalog.models()["llama3-8b"].model_dump(mode="json")
+        d["parallelism"]["flash_attention"] = flash
+        if window:
+            d["model"].update(sliding_window=window, sliding_window_layer_frac=0.5)
+        return d
+
+    def core(d):
+        b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+        b.update(model_stats.stats(b))
+        return float(np.asarray(timing._terms(b)["_t_core"]).reshape(-1)[0])
+
+    assert core(scen(512, False)) == core(scen(None, False))
+    r_full, r_win = planner.evaluate(scen(None, False)).results, planner.evaluate(scen(512, False)).results
+    assert r_win["mem_total_bytes"] == r_full["mem_total_bytes"]
+    rows = [scen(None, True), scen(512, True), scen(None, False), scen(512, False)]
+    many = planner.evaluate_many(rows)
+    for i, d in enumerate(rows):
+        alone = planner.evaluate(d).results
+        assert many["step_time_s"].iloc[i] == pytest.approx(alone["step_time_s"], rel=1e-12)
+        assert many["mem_total_bytes"].iloc[i] == pytest.approx(alone["mem_total_bytes"], rel=1e-12)

@@ -136,6 +136,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -447,8 +448,8 @@ _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
     ("GB300", "gb300-nvl72"), ("GB200", "gb200-nvl72"), ("GH200", "gh200-quad"),
     ("B300", "dgx-b300"), ("B200", "dgx-b200"), ("H200", "dgx-h200"), ("H800", "hgx-h800"),
     ("H100", "dgx-h100"), ("MI355", "mi355x-8"), ("MI300X", "mi300x-8"), ("GAUDI3", "gaudi3-8"),
-    ("GAUDI 3", "gaudi3-8"), ("GAUDI2", "gaudi2-8"), ("GAUDI 2", "gaudi2-8"), ("MI325", "mi325x-8"),
-    ("MI250", "frontier-mi250x"), ("A100", "dgx-a100-80gb"), ("A800", "hgx-a800"), ("V100", "dgx1-v100"),
+    ("GAUDI2", "gaudi2-8"), ("MI325", "mi325x-8"), ("MI250", "frontier-mi250x"), ("A100", "dgx-a100-80gb"),
+    ("A800", "hgx-a800"), ("V100", "dgx1-v100"),
 )
 _A100_40GB = re.compile(r"40\s*G")
 #: The HBM2e H100 at 500 W of Meta's TorchTitan hosts, named by its memory type or its power
@@ -457,6 +458,15 @@ _A100_40GB = re.compile(r"40\s*G")
 _H100_GRAND_TETON = re.compile(r"HBM2E|LOWER[- ]TDP|500\s*W\b")
 #: V100 in a DGX-2 / HGX-2 (16 GPUs over NVSwitch): the only V100 systems with an NVSwitch.
 _V100_NVSWITCH = re.compile(r"DGX-?2|HGX-?2|NVSWITCH")
+#: Variants of a token's system, tried in order: (test on the upper-cased name and the name +
+#: interconnect text, the system it gives; None = no catalogue system).
+_GPU_VARIANTS: dict[str, tuple[tuple[Callable[[str, str], bool], str | None], ...]] = {
+    "dgx-a100-80gb": ((lambda name, both: bool(_A100_40GB.search(name)), "dgx-a100-40gb"),),
+    "hgx-a800": ((lambda name, both: bool(_A100_40GB.search(name)), None),),
+    "dgx-h100": ((lambda name, both: bool(_H100_GRAND_TETON.search(both))
+                  and not re.search(r"HBM3|80\s*G", name), "hgx-h100-96gb-hbm2e"),),
+    "dgx1-v100": ((lambda name, both: _mentions(both, _V100_NVSWITCH.pattern)[0], "dgx2-v100"),),
+}
 
 
 def system_for_gpu(name, context: str = "") -> str | None:
@@ -472,23 +482,18 @@ def system_for_gpu(name, context: str = "") -> str | None:
     per package, same memory) is read as the MI250X — 5 % of peak, not modelled. A 16 GB V100
     gets its memory from :func:`hbm_override_for_gpu`. An H100 named HBM2e, lower-TDP or 500 W
     (in the name or the interconnect text), unless the name says HBM3 or 80 GB, is the HBM2e
-    H100 of TorchTitan's hosts (96 GB at
-    2.4 TB/s, 500 W: ``hgx-h100-96gb-hbm2e``); the platform name alone is not enough (Llama 3's
-    Grand Teton H100s are the 80 GB HBM3, 700 W part)."""
+    H100 of TorchTitan's hosts (96 GB at 2.4 TB/s, 500 W: ``hgx-h100-96gb-hbm2e``); the platform
+    name alone is not enough (Llama 3's Grand Teton H100s are the 80 GB HBM3, 700 W part). These
+    refinements of a token's system are the rows of ``_GPU_VARIANTS``."""
     text = re.sub(r"GAUDI[-\s]?(\d)", r"GAUDI\1", re.sub(r"[®™]|\((?:R|TM)\)", "", str(name).upper()))
     if re.search(r"PCI[-\s]?E|PCI EXPRESS|H100 NVL\b", text):
         return None  # no PCIe-card system in the catalogue (no NVLink domain of 8)
+    both = text + " " + str(context or "").upper()
     for token, system in _GPU_SYSTEMS:
         if re.search(re.escape(token) + r"(?!\d)", text):
-            if system == "dgx-a100-80gb" and _A100_40GB.search(text):
-                return "dgx-a100-40gb"
-            if system == "hgx-a800" and _A100_40GB.search(text):
-                return None
-            if (system == "dgx-h100" and _H100_GRAND_TETON.search(text + " " + str(context or "").upper())
-                    and not re.search(r"HBM3|80\s*G", text)):
-                return "hgx-h100-96gb-hbm2e"
-            if system == "dgx1-v100" and _mentions(text + " " + str(context or "").upper(), _V100_NVSWITCH.pattern)[0]:
-                return "dgx2-v100"
+            for test, variant in _GPU_VARIANTS.get(system, ()):
+                if test(text, both):
+                    return variant
             return system
     return None
 

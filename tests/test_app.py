@@ -201,12 +201,18 @@ def test_preset_selectbox_loads_the_preset():
 
 # Explore -------------------------------------------------------------------------------------
 
-def test_explore_loads_table_and_opens_a_row_in_plan():
+def _explore_from_8b_preset():
+    """The Explore page opened after a Plan run on the Llama 3 8B preset."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"p": "llama3-8b-h100-64"})
     at.run()
     at.switch_page("app_pages/explore.py").run()
     assert not at.exception
+    return at
+
+
+def test_explore_loads_table_and_opens_a_row_in_plan():
+    at = _explore_from_8b_preset()
     assert at.dataframe and len(at.dataframe[0].value) > 0
     assert at.query_params["ex_obj"] == "time_to_train" and at.query_params["n"] == "64"
     table = at.dataframe[0].value
@@ -697,11 +703,7 @@ def _select_table_row(at, key: str, row: int):
 
 
 def test_explore_selecting_a_table_row_opens_it_on_plan():
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({"p": "llama3-8b-h100-64"})
-    at.run()
-    at.switch_page("app_pages/explore.py").run()
-    assert not at.exception
+    at = _explore_from_8b_preset()
     table = at.dataframe[0].value
     assert at.dataframe[0].key == "ex_table" and len(table) > 3
     row = 2

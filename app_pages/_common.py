@@ -771,7 +771,11 @@ def render_sidebar(page: str) -> dict:
         c2.number_input("VPP", min_value=1, max_value=1_000, step=1, key="w_vpp",
                         help="Virtual stages per GPU (needs the interleaved schedule).")
         c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
-        st.selectbox("Activation recompute", ["none", "selective", "full"], key="w_rc")
+        st.selectbox("Activation recompute", ["none", "selective", "full", "op_sac"], key="w_rc",
+                     help="selective: the attention core is recomputed (Megatron, Korthikanti et al. 2022); "
+                          "full: whole layers from their inputs; op_sac: TorchTitan's per-op selective "
+                          "checkpointing (every second matmul of a block recomputed: K and W3 for Llama; "
+                          "attention output saved; norms and activations recomputed).")
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble"], key="w_sch")
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")
         st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")

@@ -162,6 +162,12 @@ ACT_ATTN_CORE_PER_AS = 5.0    # softmax output 2, its dropout mask 1, dropout ou
 ACT_DROPOUT_MASKS_PER_H = 2.0
 ACT_ATTN_CORE_DROPOUT_PER_AS = 3.0
 ACT_FULL_RECOMPUTE_PER_H = 2.0  # layer input kept under full recompute
+#: TorchTitan per-op SAC (``op_sac``, model_stats.op_sac_recompute_params): what a layer keeps,
+#: 16-bit outputs of the saved ops: the layer input (2 per h), Q and V (2 per output element),
+#: the attention output (2 per a·d_h) and its fp32 log-sum-exp (4 per head), W1 (2 per f).
+ACT_OPSAC_INPUT_PER_H = 2.0
+ACT_OPSAC_PER_OUT = 2.0
+ACT_OPSAC_LSE_PER_HEAD = 4.0
 ACT_MLP_PLAIN_PER_F = 4.0     # GeLU input + output, 16-bit
 ACT_MLP_GATED_PER_F = 6.0     # fc1 output (2f wide) + fc2 input, 16-bit
 ACT_MOE_ROUTED_IO_PER_H = 4.0  # dispatched input 2h + expert output 2h, per routed copy
@@ -194,7 +200,7 @@ NVME_STAGING_BYTES_PER_GPU = 4 * 1.0e8 * 4.0
 _FP32_CODES = (PRECISIONS.index("fp32"), PRECISIONS.index("tf32"))
 _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
-_RC_NONE, _RC_SEL, _RC_FULL = (RECOMPUTE.index(x) for x in ("none", "selective", "full"))
+_RC_NONE, _RC_SEL, _RC_FULL, _RC_OP = (RECOMPUTE.index(x) for x in ("none", "selective", "full", "op_sac"))
 _S_1F1B, _S_INTER, _S_GPIPE, _S_ZB = (SCHEDULES.index(x) for x in ("1f1b", "interleaved", "gpipe", "zero_bubble"))
 _OFF_NONE, _OFF_CPU, _OFF_NVME = (OFFLOAD.index(x) for x in ("none", "cpu", "nvme"))
 
@@ -253,6 +259,8 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     * TP + SP: ``s·b·h·(34 + 5·a·s/h)/t``
     * TP + SP + selective recompute (or flash attention): ``34·s·b·h/t``
     * full recompute: ``2·s·b·h`` (``/t`` with SP)
+    * ``op_sac`` (TorchTitan per-op SAC): ``s·b·(2h/t_sp + (4·a·d_h + 2·k·d_h + 4·a + 2f)/t)``:
+      the layer input, Q, V, the attention output and its log-sum-exp, and W1's output
 
     Parameters
     ----------
@@ -260,7 +268,7 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
         Sequence length [tokens], micro-batch [sequences], hidden size, attention heads.
     t : array-like
         Tensor-parallel size.
-    recompute : "none" | "selective" | "full"
+    recompute : "none" | "selective" | "full" | "op_sac"
     cp : array-like
         Context-parallel size (s -> s/c).
     lowp : bool array-like
@@ -285,7 +293,15 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     core = np.where((rc == _RC_NONE) & ~np.asarray(flash_attention), core, 0.0)
     kept = np.where(sequence_parallel, (R + S + core) / t, R + (S + core) / t)
     full = ACT_FULL_RECOMPUTE_PER_H * h / np.where(sequence_parallel, t, 1.0)
-    return sl * b * np.where(rc == _RC_FULL, full, kept)
+    op = ACT_OPSAC_INPUT_PER_H * h / np.where(sequence_parallel, t, 1.0) + _opsac_split(
+        a * d, np.maximum(k, t) * d, a, f) / t
+    return sl * b * np.where(rc == _RC_FULL, full, np.where(rc == _RC_OP, op, kept))
+
+
+def _opsac_split(q, kv, a, f):
+    """Per-token bytes ``op_sac`` keeps of a layer's TP-split tensors: Q (``q = a·d_h``) and V
+    (``kv = k·d_h``) projections, attention output and log-sum-exp, W1's output."""
+    return ACT_OPSAC_PER_OUT * (2.0 * q + kv + f) + ACT_OPSAC_LSE_PER_HEAD * a
 
 
 def _layer_terms(h, a, d, kv_heads_eff, f, gated, sl, dropout=True):
@@ -479,12 +495,22 @@ def _common(b: Batch) -> dict:
     work_dense = sb * (R_t + (S + core_t) / t)
     is_full = rc == _RC_FULL
     full_keep = sb * (ACT_FULL_RECOMPUTE_PER_H * h) / sp_t
-    if np.ndim(is_full):  # x·cond (both finite): the same values as np.where
-        full_f = is_full.astype(np.float64)
-        part_f = 1.0 - full_f
+    is_op = rc == _RC_OP
+    any_op = _any(is_op)
+    if any_op:  # op_sac keeps the saved ops' outputs (ACT_OPSAC_*)
+        op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) / sp_t
+        op_attn = ACT_OPSAC_PER_OUT * (2.0 * q + kv_eff * dh) + ACT_OPSAC_LSE_PER_HEAD * a
+        op_keep_dense = op_in + sb * (op_attn + ACT_OPSAC_PER_OUT * f) / t
+    if np.ndim(is_full) or np.ndim(is_op):  # x·cond (both finite): the same values as np.where
+        full_f = np.asarray(is_full, dtype=np.float64)
+        op_f = np.asarray(is_op, dtype=np.float64)
+        part_f = 1.0 - full_f - op_f
         keep_dense = full_keep * full_f + work_dense * part_f
+        if any_op:
+            keep_dense = keep_dense + op_keep_dense * op_f
     else:
-        keep_dense = full_keep if is_full else work_dense
+        full_f, op_f = float(is_full), float(is_op)
+        keep_dense = full_keep if is_full else (op_keep_dense if is_op else work_dense)
     if any_moe:
         rcf = F("moe_top_k") * F("moe_capacity_factor")
         fe, fs, nsh = F("expert_ffn_hidden_size"), F("shared_expert_ffn_hidden_size"), F("n_shared_experts")
@@ -493,12 +519,27 @@ def _common(b: Batch) -> dict:
         if any_lowp:
             S_moe = S_moe - _sel(lowp, q + rcf * (h + fe) + nsh * fs, 0.0)
         work_moe = sb * (R_t + (S_moe + core_t) / t)
-        keep_moe = full_keep * full_f + work_moe * part_f if np.ndim(is_full) else (
-            full_keep if is_full else work_moe)
+        if any_op:  # + the dispatched and combined tokens (saved all-to-all outputs), shared W1
+            op_keep_moe = op_in + sb * (op_attn + rcf * ACT_MOE_ROUTED_IO_PER_H * h
+                                        + nsh * ACT_OPSAC_PER_OUT * fs) / t
+        else:
+            op_keep_moe = 0.0
+        if np.ndim(is_full) or np.ndim(is_op):
+            keep_moe = full_keep * full_f + work_moe * part_f + op_keep_moe * op_f
+        else:
+            keep_moe = full_keep if is_full else (op_keep_moe if is_op else work_moe)
         work_layer = _sel(n_moe > 0, np.maximum(work_dense, work_moe), work_dense)
     else:
         keep_moe = None
         work_layer = work_dense
+    # Full recompute and op_sac: the layer being recomputed holds its working set on top of
+    # what the other layers keep (its own kept part is already in the stash).
+    rec_extra = (work_layer - full_keep) * full_f
+    if any_op:  # op_sac: the larger extra of the model's layer kinds (dense, MoE)
+        op_extra = work_dense - op_keep_dense
+        if keep_moe is not None:
+            op_extra = _sel(n_moe > 0, np.maximum(op_extra, work_moe - op_keep_moe), op_extra)
+        rec_extra = rec_extra + np.maximum(op_extra, 0.0) * op_f
 
     # ---- layers per rank ----------------------------------------------------------
     # The shared layout rule (model_stats.layers_on_rank, inlined for ranks 0 and p−1 with the
@@ -544,7 +585,7 @@ def _common(b: Batch) -> dict:
         shard_w=shard_w, shard_g=shard_g, shard_o=shard_o,
         eshard_w=eshard[0], eshard_g=eshard[1], eshard_o=eshard[2],
         keep_dense=keep_dense, keep_moe=keep_moe, work_layer=work_layer, is_full=is_full,
-        full_keep=full_keep,
+        full_keep=full_keep, rec_extra=rec_extra,
         logits=LOGITS_BYTES * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
         inter=inter, any_inter=any_inter, v_i=v_i, c1=c1, c0=c0, m_v=m_v,
@@ -615,13 +656,9 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     else:
         stash = (inflight * layers) * cm["keep_dense"]
     work = cm["work_layer"]
-    # full recompute: the layer being recomputed holds its working set instead of its input
-    # (x·cond: both finite, so the same values as np.where)
-    is_full = cm["is_full"]
-    if np.ndim(is_full):
-        acts = stash + (work - cm["full_keep"]) * is_full
-    else:
-        acts = stash + (work - cm["full_keep"]) if is_full else stash + 0.0
+    # full recompute / op_sac: the layer being recomputed holds its working set on top of the
+    # stash (rec_extra = 0 on other rows; x·cond, both finite: the same values as np.where)
+    acts = stash + cm["rec_extra"]
     if cm["any_host"]:
         any_off_act = cm.get("any_off_act", True)
         if any_off_act:
@@ -810,8 +847,9 @@ def explain(row: dict) -> dict[str, str]:
             f"{g['shard_o']:g} = {_gib(o)}"),
         "mem_activations_bytes": (
             f"{layers:g} layers × {per_layer / 2**20:.1f} MiB per layer and micro-batch ({rc} recompute; "
-            f"Korthikanti 2022 Table 2, generalised) × micro-batches in flight ({sched}, p = {p}, "
-            f"m = {g['m']:g}){' + one working layer' if rc == 'full' else ''} = {_gib(a)}"),
+            + ("outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "Korthikanti 2022 Table 2, generalised")
+            + f") × micro-batches in flight ({sched}, p = {p}, "
+            f"m = {g['m']:g}){' + one working layer' if rc in ('full', 'op_sac') else ''} = {_gib(a)}"),
         "mem_buffers_bytes": (
             f"comm {_gib(parts['mem_comm_buffers_bytes'])} (1 GiB CUDA/NCCL + 2 buckets of "
             f"max(40e6, 1e6·dp·cp) params × {g['gb']:g} B) + ZeRO-3 prefetch "

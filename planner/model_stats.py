@@ -25,7 +25,9 @@ Counting conventions (DESIGN §4.1)
   averages are :func:`attention_keys` (``s`` and ``s/2`` without a window).
 * Hardware FLOPs (the HFU numerator) add the recomputed forward: full recompute one forward
   of the transformer layers (``2·N_layers·tokens`` + attention forward; the output head is not
-  recomputed), selective recompute the attention core forward only (Korthikanti et al. 2022 §5).
+  recomputed), selective recompute the attention core forward only (Korthikanti et al. 2022 §5),
+  ``op_sac`` (TorchTitan's per-op selective checkpointing) the matmuls of
+  :func:`op_sac_recompute_params` (and the attention core without flash attention).
 
 References
 ----------
@@ -80,6 +82,45 @@ def mlp_params(h, f, *, gated=True, linear_bias=False):
     w = where(gated, 3.0, 2.0) * h * f
     b = where(linear_bias, where(gated, 2.0, 1.0) * f + h, 0.0)
     return w + b
+
+
+def op_sac_recompute_params(h, k, d_h, f, *, gated=True, mla=False, a=0.0, kv_lora_rank=0.0,
+                            qk_nope_head_dim=0.0, d_v=0.0):
+    """Matmul parameters of one dense layer whose forward runs again under ``op_sac`` [count].
+
+    TorchTitan's per-op selective activation checkpointing (``activation_checkpoint.mode =
+    "selective"``, ``selective_ac_option = "op"``; ``torchtitan/distributed/
+    activation_checkpoint.py``, ``_apply_op_sac``) saves the outputs of the ops in its save
+    list (``aten.mm``, the SDPA kernels, reduce-scatter, ``max``) "except every second mm" of a
+    block, and recomputes everything else. A Llama block issues its matmuls as Q, K, V, O, W1,
+    W3, W2, so K, O and W3 are marked for recompute; of these the backward needs K (for the
+    attention gradient) and W3 (for the gate's gradient), O's output only feeds the residual
+    add. Counted here: the K projection ``h·k·d_h`` (MLA: the KV up-projection
+    ``r_kv·a·(d_nope + d_v)``) plus, for a gated MLP, the second up-projection ``h·f``. The
+    attention core is saved (flash); norms, RoPE and activations run again (bandwidth-bound, in
+    the timing stage). Eager PyTorch replays O too (+``a·d_v·h``): not counted (stated).
+    """
+    h, k, d_h, f = (np.asarray(x, dtype=np.float64) for x in (h, k, d_h, f))
+    std_k = h * k * d_h
+    mla_k = np.asarray(kv_lora_rank, dtype=np.float64) * np.asarray(a, dtype=np.float64) * (
+        np.asarray(qk_nope_head_dim, dtype=np.float64) + np.asarray(d_v, dtype=np.float64))
+    return where(mla, mla_k, std_k) + where(gated, h * f, 0.0)
+
+
+def op_sac_moe_recompute_params(h, fe, top_k, n_shared, f_shared, n_experts, *, gated=True):
+    """Matmul parameters per token of an MoE layer's MLP that run again under ``op_sac`` [count].
+
+    TorchTitan's routed experts use grouped GEMMs (``torch._grouped_mm``), which are not in the
+    op-SAC save list, so their up-projections run again (the backward needs their outputs): ``2·h·f_e``
+    gated (``h·f_e`` plain) per routed copy, ``top_k`` of them; shared experts are plain matmuls
+    (W3 again, as :func:`op_sac_recompute_params`); the router gate is force-recomputed
+    (``per_op_sac_force_recompute_mm_shapes_by_fqns = ["moe.router.gate"]``): ``h·E``.
+    """
+    h, fe, top_k, n_shared, f_shared, n_experts = (
+        np.asarray(x, dtype=np.float64) for x in (h, fe, top_k, n_shared, f_shared, n_experts))
+    routed = top_k * where(gated, 2.0, 1.0) * h * fe
+    shared = n_shared * where(gated, h * f_shared, 0.0)
+    return routed + shared + h * n_experts
 
 
 def attention_keys(s, window, frac):
@@ -202,6 +243,18 @@ def stats(b: Batch) -> Batch:
         rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
         where(rc == 1, attn_fwd, 0.0),
     )
+    if np.any(rc == 3):  # op_sac: the recomputed matmuls; the attention core only without flash
+        mla = G("mla")
+        dense_rc = op_sac_recompute_params(
+            h, k, d_h, f, gated=G("gated_mlp"), mla=mla, a=a, kv_lora_rank=G("kv_lora_rank"),
+            qk_nope_head_dim=G("qk_nope_head_dim"), d_v=d_v)
+        attn_rc = dense_rc - where(G("gated_mlp"), h * f, 0.0)
+        moe_rc = attn_rc + op_sac_moe_recompute_params(
+            h, G("expert_ffn_hidden_size"), topk, G("n_shared_experts"),
+            G("shared_expert_ffn_hidden_size"), E, gated=G("gated_mlp"))
+        op_flop = FLOP_PER_PARAM_PER_TOKEN_FWD * (n_dense * dense_rc + n_moe * moe_rc) * tokens + where(
+            G("flash_attention"), 0.0, attn_fwd)
+        recompute_flop = where(rc == 3, op_flop, recompute_flop)
     out = {
         "params_total": total,
         "params_active": active,

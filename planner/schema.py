@@ -31,7 +31,7 @@ NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
-Recompute = Literal["none", "selective", "full"]
+Recompute = Literal["none", "selective", "full", "op_sac"]
 Schedule = Literal["1f1b", "interleaved", "gpipe", "zero_bubble"]
 OffloadTarget = Literal["none", "cpu", "nvme"]
 AttentionKernel = Literal["native", "flash2"]
@@ -302,7 +302,13 @@ class Parallelism(_Strict):
     vpp: PosInt = Field(1, description="Virtual pipeline stages per GPU (interleaved 1F1B).")
     sequence_parallel: bool = True
     zero_stage: Literal[0, 1, 2, 3] = Field(1, description="1 = Megatron distributed optimizer; 3 = FSDP.")
-    recompute: Recompute = "selective"
+    recompute: Recompute = Field(
+        "selective",
+        description="Activation recompute: 'selective' = the attention core (Korthikanti et al. 2022); "
+        "'full' = whole layers from their inputs; 'op_sac' = TorchTitan's per-op selective "
+        "checkpointing (every second matmul of a block recomputed, attention and the rest of the "
+        "matmuls saved, norms and activations recomputed).",
+    )
     schedule: Schedule = "1f1b"
     offload_optimizer: OffloadTarget = "none"
     offload_master_weights: bool = False

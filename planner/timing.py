@@ -27,13 +27,15 @@ the pace; everything is per GPU of that stage:
   (``model_stats.attention_keys``; without flash the scores are computed in full and masked).
   Norms,
   residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
-  counted per token). Recompute adds one forward of everything (full) or of the attention
-  core (selective). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
+  counted per token). Recompute adds one forward of everything (full), of the attention
+  core (selective), or (``op_sac``, TorchTitan's per-op selective checkpointing) of the K
+  projection, the gated MLP's second up-projection (W3), the routed experts' up-projections
+  and every elementwise op (``model_stats.op_sac_recompute_params``). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
   :data:`MOE_HOST_S_PER_LOCAL_EXPERT` per layer and micro-batch (the dropless dispatcher's
   device-host sync leaves the expert kernels' launch cost exposed; a lower bound from NVIDIA's
   DeepSeek-V3 GB200 guide).
 * TP: per layer and micro-batch 4 all-reduces of ``b·s·h`` 16-bit values (+2 with full
-  recompute), ring over the TP group (Megatron-LM, Shoeybi et al. 2019 §3; Korthikanti et al.
+  recompute or ``op_sac``), ring over the TP group (Megatron-LM, Shoeybi et al. 2019 §3; Korthikanti et al.
   2022 §4.2.2: SP = reduce-scatter + all-gather of the same volume); ``tp_overlap_frac``
   hidden when ``tp_comm_overlap``.
 * CP (ring attention, Liu et al. 2023; Megatron-Core context parallel): ``c−1`` KV block
@@ -79,7 +81,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import catalog, comm, model_stats
-from .batch import FAMILIES, PRECISIONS, SCHEDULES, Batch
+from .batch import FAMILIES, PRECISIONS, RECOMPUTE, SCHEDULES, Batch
 from .batch import col as _col
 from .batch import expand as _expand
 from .model_stats import layers_on_rank
@@ -172,6 +174,7 @@ _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
 _FP32 = PRECISIONS.index("fp32")
 _SCHED = {name: i for i, name in enumerate(SCHEDULES)}
+_RC_OPSAC = RECOMPUTE.index("op_sac")
 
 
 @lru_cache(maxsize=1)
@@ -254,6 +257,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
+    "mla", "kv_lora_rank", "qk_nope_head_dim",
 )
 
 
@@ -339,6 +343,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     rc = g("recompute")
     full = rc == 2
     rec_any = full | (rc == 1)  # full or selective: the attention core runs forward again
+    opsac = rc == 3  # TorchTitan per-op SAC: some matmuls + all elementwise run forward again
+    any_opsac = bool(np.any(opsac))
     flash = fl("flash_attention")
     sp = fl("sequence_parallel") & (t > 1.0)
     zero = g("zero_stage")
@@ -451,7 +457,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_elem_moe = t_elem_h + act_b * (tok * topk * cf * fe + n_sh * tok * f_sh) / t * inv_hbm
 
     # Passes: GEMMs and elementwise fwd + bwd (+1 fwd with full recompute); attention core
-    # fwd + bwd (+1 fwd with full or selective recompute).
+    # fwd + bwd (+1 fwd with full or selective recompute). op_sac (TorchTitan per-op SAC,
+    # model_stats.op_sac_recompute_params): the K projection (share r_attn of the attention
+    # projections' time) and W3 (1/3 of a gated MLP's) run forward again, and so does every
+    # elementwise op; the attention core is saved (with flash attention).
     gp = (1.0 + BWD_OVER_FWD) + full
     attn_bwd = BWD_OVER_FWD + (FLASH_BWD_OVER_FWD - BWD_OVER_FWD) * flash
     ap = 1.0 + attn_bwd + rec_any
@@ -460,6 +469,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     core_elem_fwd = t_core + t_elem_dense
     layer_fwd = gemm_dense + core_elem_fwd
     layer_mb = gp * gemm_dense + ap * t_core + ep_ * t_elem_dense
+    if any_opsac:
+        k_params = model_stats.op_sac_recompute_params(
+            h, f("n_kv_heads"), dqk, 0.0, gated=False, mla=fl("mla"), a=a,
+            kv_lora_rank=f("kv_lora_rank"), qk_nope_head_dim=f("qk_nope_head_dim"), d_v=dv)
+        r_attn = opsac * np.minimum(k_params / np.maximum(proj_params, 1.0), 1.0)
+        r_mlp = opsac * gated / (2.0 + gated)  # W3: one of a gated MLP's three equal matrices
+        op_core = opsac * ~flash  # without flash attention the scores are not saved
+        t_opsac_dense = (r_attn * t_attn_proj + r_mlp * t_mlp_dense + op_core * t_core
+                         + opsac * t_elem_dense)
+        layer_mb = layer_mb + t_opsac_dense
 
     # Most loaded first rank and the last rank (which also carries the head): the shared
     # layout rule of model_stats.layers_on_rank (first L mod (p·v) virtual stages take +1):
@@ -476,6 +495,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         moe_share = np.where(L > 0, n_moe_l / L, 0.0)
         layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
         layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe + t_moe_host
+        if any_opsac:  # routed up-projections (grouped GEMMs, not saved), shared W3, router
+            r_exp = opsac * (up1 - 1.0) / up1  # up-projections of (up1 - 1) of up1 matrices
+            layer_moe_mb = layer_moe_mb + (r_attn * t_attn_proj + r_exp * t_experts + r_mlp * t_shared
+                                           + opsac * t_router + op_core * t_core + opsac * t_elem_moe)
         layer_mb = (1.0 - moe_share) * layer_mb + moe_share * layer_moe_mb
         layer_fwd = (1.0 - moe_share) * layer_fwd + moe_share * layer_moe_fwd
     # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
@@ -499,7 +522,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if tp_inr.any():
         tp_bw = tp_bw * (1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * tp_inr)
     tp_ar = 2.0 * (t - 1.0) / t * tp_msg / tp_bw + 2.0 * tp_alpha
-    n_tp_coll = 4.0 + 2.0 * full
+    # +2 with full recompute, and with op_sac (the all-gathers feeding K and W3 are not saved)
+    n_tp_coll = 4.0 + 2.0 * (full | opsac)
     tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
     t_tp = m_layers * n_tp_coll * tp_ar * tp_exposed_frac
 
@@ -855,6 +879,12 @@ def notes(row: dict) -> list[str]:
                    "kernels skip the tiles outside the window; partial tiles are not counted); without it the full "
                    "scores are computed and masked (no saving). Context-parallel ring attention still sends every "
                    "KV block.")
+    if row.get("recompute") == _RC_OPSAC:
+        out.append("op_sac (TorchTitan per-op selective checkpointing): the matmuls whose outputs the backward needs "
+                   "among those the policy marks for recompute (K and W3 of a Llama block; routed experts' "
+                   "up-projections and the router in MoE layers) run forward again, as do norms, RoPE and activations; "
+                   "the flash-attention output is saved. As compiled (torch.compile): eager PyTorch also replays the "
+                   "attention output projection (not counted). With TP the two all-gathers feeding K and W3 run again.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
         out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
     return out

@@ -23,8 +23,10 @@ by the framework of its source group (what that framework did by default), never
   neither is published, ``pp · micro-batch · dp`` (m = p micro-batches: the 1F1B worst case
   for activation memory) and the row is built for the memory check only — its throughput is
   not compared (status ``not compared: ...``), since step time depends on the batch.
-* **recompute**: the cell's text (``full ...``, ``selective ...``, ``none``); empty = ``none``
-  (the FLOP counts of the empty-cell sources name no recompute).
+* **recompute**: the cell's text (``full ...``, ``selective ...``, ``none``); a selective cell
+  naming TorchTitan's per-op variant (``op-level SAC``, ``per op SAC``,
+  ``selective_ac_option=op``) is ``op_sac``; empty = ``none`` (the FLOP counts of the
+  empty-cell sources name no recompute).
 * **sequence parallel**: the ``sp`` cell; else on when the recompute cell names sequence
   parallelism (Korthikanti et al. 2022 pair selective recompute with SP); else on when
   tp > 1 and the source is from 2023 on or of unknown year (Megatron-Core / NeMo recipes
@@ -305,6 +307,9 @@ _RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\
 #: ``recompute``, ``rematerialisation``), not a model checkpoint (``checkpoints``).
 _RC_WORDS = r"checkpointing|checkpoint[-_ ]activations?|activation[-_ ]checkpoint\w*|recomput\w*|remat\w*"
 _RC_FULL = re.compile(r"^(?:yes|true|on|enabled|1)\b")
+#: TorchTitan's per-op selective activation checkpointing by name (``op-level SAC``, ``per op
+#: SAC``, ``op_sac``, ``selective_ac_option=op``).
+_RC_OPSAC = r"\bop[-_ ]level\b|\bper[-_ ]op\b|\bop[-_ ]sac\b|selective_ac_option\s*=\s*['\"]?op\b"
 _UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unpublished|none|\?|[-–—]+)$")
 
 
@@ -326,10 +331,12 @@ def parse_bool_cell(cell) -> bool | None:
 
 
 def parse_recompute(cell) -> str:
-    """Recompute cell → ``"full"``, ``"selective"`` or ``"none"``.
+    """Recompute cell → ``"full"``, ``"selective"``, ``"op_sac"`` or ``"none"``.
 
     ``full`` or ``selective`` named plainly (not negated: ``not selective``, ``no full
-    recompute``) decides, ``full`` when both are; else ``"none ..."``, ``"no ..."``, ``off``,
+    recompute``) decides, ``full`` when both are; ``selective`` that names TorchTitan's
+    per-op variant (``op-level SAC``, ``per op SAC``, ``selective_ac_option=op``, ``op_sac``)
+    is ``"op_sac"``; else ``"none ..."``, ``"no ..."``, ``off``,
     ``false``, ``0``, ``without ...``, or recomputation named only negated (``activation
     checkpointing: off``, ``recompute: none``, ``recomputation not used``) → none;
     checkpointing / recomputation / rematerialisation named plainly (not a model
@@ -344,6 +351,9 @@ def parse_recompute(cell) -> str:
     selective, _ = _mentions(text, r"\bselective\b")
     if full:
         return "full"
+    op, _ = _mentions(text, _RC_OPSAC)
+    if op:
+        return "op_sac"
     if selective:
         return "selective"
     if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text):

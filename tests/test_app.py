@@ -74,6 +74,10 @@ def test_changing_recompute_changes_memory_and_time_not_mtbf():
     assert after["Step time"] != before["Step time"]
     assert after["MTBF (job)"] == before["MTBF (job)"]
     assert at.query_params["rc"] == "full"
+    at.selectbox(key="w_rc").set_value("op_sac").run()  # TorchTitan per-op SAC: between the two
+    op = metrics(at)
+    assert not at.error and at.query_params["rc"] == "op_sac"
+    assert op["Peak memory per GPU"] not in (before["Peak memory per GPU"], after["Peak memory per GPU"])
 
 
 def test_changing_gpus_changes_mtbf_and_days():

@@ -51,7 +51,7 @@ def scenarios(draw):
                      "micro_batch_size": mbs, "precision": draw(st.sampled_from(precisions))},
         "parallelism": {"tp": tp, "pp": pp, "cp": cp, "ep": ep,
                         "zero_stage": draw(st.sampled_from([0, 1, 2, 3])),
-                        "recompute": draw(st.sampled_from(["none", "selective", "full"])),
+                        "recompute": draw(st.sampled_from(["none", "selective", "full", "op_sac"])),
                         "sequence_parallel": draw(st.booleans()),
                         "offload_optimizer": draw(st.sampled_from(["none", "cpu"])),
                         "layer_split": "uneven"},

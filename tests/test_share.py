@@ -266,3 +266,17 @@ def test_empty_ck_is_refused_not_read_as_no_checkpointing():
     assert sj["checkpoint"]["tiers"] == base["checkpoint"]["tiers"] != []
     sj_none, w_none = share.params_to_scenario({"p": "default", "ck": "none"})
     assert w_none == [] and sj_none["checkpoint"]["tiers"] == []
+
+
+def test_op_sac_recompute_round_trips_and_bad_value_is_named():
+    """TorchTitan's per-op SAC is a link value like the other recompute modes; an unknown one
+    is refused naming the key and the allowed values, the rest of the link kept."""
+    sj = preset_json("default")
+    sj["parallelism"]["recompute"] = "op_sac"
+    params = share.scenario_to_params(_norm(sj), preset="default")
+    assert params["rc"] == "op_sac"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == [] and back["parallelism"]["recompute"] == "op_sac"
+    back, warnings = share.params_to_scenario({**params, "rc": "op"})
+    assert len(warnings) == 1 and "rc" in warnings[0] and "op_sac" in warnings[0]
+    assert back["cluster"]["n_gpus"] == 1024

@@ -237,3 +237,31 @@ def test_sliding_window_without_flash_saves_nothing_and_batches_match():
         alone = planner.evaluate(d).results
         assert many["step_time_s"].iloc[i] == pytest.approx(alone["step_time_s"], rel=1e-12)
         assert many["mem_total_bytes"].iloc[i] == pytest.approx(alone["mem_total_bytes"], rel=1e-12)
+
+
+def _terms_for(**par):
+    from planner import batch, model_stats
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(par)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    return {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()}
+
+
+def test_op_sac_recomputes_k_w3_and_elementwise_by_its_formula():
+    """op_sac (TorchTitan per-op SAC: every second matmul of a block recomputed, of which the
+    backward needs K and W3; norms and activations recomputed; the flash-attention output saved)
+    adds per layer and micro-batch one forward of K, W3 and the elementwise ops. Llama 3 70B
+    (default preset: h 8192, 64 heads, 8 KV heads, d 128): K is 8192·1024 of the attention
+    projections' 2·8192·8192 + 2·8192·1024 parameters = 1/18 of their time; W3 is 1/3 of the
+    gated MLP's. m = 512 / 32 = 16 micro-batches × 80/4 = 20 layers on a stage. TP: the two
+    all-gathers feeding K and W3 run again (SP), 6 collectives per layer as with full recompute."""
+    none, op = _terms_for(recompute="none"), _terms_for(recompute="op_sac")
+    assert none["_m"] == 16 and none["_layers_stage"] == 20
+    per_layer = none["_t_attn_proj"] / 18 + none["_t_mlp_dense"] / 3 + none["_t_elem_dense"]
+    assert op["t_compute_s"] - none["t_compute_s"] == pytest.approx(16 * 20 * per_layer, rel=1e-9)
+    assert none["_n_tp_coll"] == 4 and op["_n_tp_coll"] == 6
+    assert op["t_tp_comm_s"] == pytest.approx(1.5 * none["t_tp_comm_s"], rel=1e-12)
+    # between no recompute and full recompute
+    full = _terms_for(recompute="full")
+    assert none["step_time_s"] < op["step_time_s"] < full["step_time_s"]

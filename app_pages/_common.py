@@ -774,7 +774,7 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Activation recompute", ["none", "selective", "full", "op_sac"], key="w_rc",
                      help="selective: the attention core is recomputed (Megatron, Korthikanti et al. 2022); "
                           "full: whole layers from their inputs; op_sac: TorchTitan's per-op selective "
-                          "checkpointing (every second matmul of a block recomputed: K and W3 for Llama; "
+                          "checkpointing (every second matmul of a block recomputed: K, O and W3 for Llama; "
                           "attention output saved; norms and activations recomputed).")
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble"], key="w_sch")
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")

@@ -84,8 +84,8 @@ def mlp_params(h, f, *, gated=True, linear_bias=False):
     return w + b
 
 
-def op_sac_recompute_params(h, k, d_h, f, *, gated=True, mla=False, a=0.0, kv_lora_rank=0.0,
-                            qk_nope_head_dim=0.0, d_v=0.0):
+def op_sac_recompute_params(h, k, d_h, f, *, a, d_v, tp=1, gated=True, mla=False, kv_lora_rank=0.0,
+                            qk_nope_head_dim=0.0):
     """Matmul parameters of one dense layer whose forward runs again under ``op_sac`` [count].
 
     TorchTitan's per-op selective activation checkpointing (``activation_checkpoint.mode =
@@ -93,18 +93,25 @@ def op_sac_recompute_params(h, k, d_h, f, *, gated=True, mla=False, a=0.0, kv_lo
     activation_checkpoint.py``, ``_apply_op_sac``) saves the outputs of the ops in its save
     list (``aten.mm``, the SDPA kernels, reduce-scatter, ``max``) "except every second mm" of a
     block, and recomputes everything else. A Llama block issues its matmuls as Q, K, V, O, W1,
-    W3, W2, so K, O and W3 are marked for recompute; of these the backward needs K (for the
-    attention gradient) and W3 (for the gate's gradient), O's output only feeds the residual
-    add. Counted here: the K projection ``h·k·d_h`` (MLA: the KV up-projection
-    ``r_kv·a·(d_nope + d_v)``) plus, for a gated MLP, the second up-projection ``h·f``. The
-    attention core is saved (flash); norms, RoPE and activations run again (bandwidth-bound, in
-    the timing stage). Eager PyTorch replays O too (+``a·d_v·h``): not counted (stated).
+    W3, W2, so K, O and W3 are marked for recompute. torch.compile's partitioner treats
+    ``PREFER_RECOMPUTE`` as must-recompute (``torch._functorch.partitioners.must_recompute``)
+    and re-runs what the backward needs: K (attention gradient), W3 (the gate's gradient) and,
+    without TP, O (it rebuilds the residual stream whose norm feeds the MLP, and the norm's
+    backward needs its input); with TP the reduce-scatter after O is saved and rebuilds it.
+    W2's output is the block's output, kept by the next block as its checkpoint input.
+    Counted here: the K projection ``h·k·d_h`` (MLA: the KV up-projection
+    ``r_kv·a·(d_nope + d_v)``), O ``a·d_v·h`` when ``tp = 1`` and, for a gated MLP, the second
+    up-projection ``h·f`` (a plain MLP's even matmul is its last, not needed). The attention
+    core is saved (flash); norms, RoPE and activations run again (bandwidth-bound, in the
+    timing stage). Eager PyTorch replays every marked op up to the last one needed, so with
+    TP it also runs O again (not counted: the model follows compiled runs).
     """
     h, k, d_h, f = (np.asarray(x, dtype=np.float64) for x in (h, k, d_h, f))
     std_k = h * k * d_h
     mla_k = np.asarray(kv_lora_rank, dtype=np.float64) * np.asarray(a, dtype=np.float64) * (
         np.asarray(qk_nope_head_dim, dtype=np.float64) + np.asarray(d_v, dtype=np.float64))
-    return where(mla, mla_k, std_k) + where(gated, h * f, 0.0)
+    o = np.asarray(a, dtype=np.float64) * np.asarray(d_v, dtype=np.float64) * h * (np.asarray(tp) == 1)
+    return where(mla, mla_k, std_k) + o + where(gated, h * f, 0.0)
 
 
 def op_sac_moe_recompute_params(h, fe, top_k, n_shared, f_shared, n_experts, *, gated=True):
@@ -246,7 +253,7 @@ def stats(b: Batch) -> Batch:
     if np.any(rc == 3):  # op_sac: the recomputed matmuls; the attention core only without flash
         mla = G("mla")
         dense_rc = op_sac_recompute_params(
-            h, k, d_h, f, gated=G("gated_mlp"), mla=mla, a=a, kv_lora_rank=G("kv_lora_rank"),
+            h, k, d_h, f, gated=G("gated_mlp"), mla=mla, a=a, tp=G("tp"), kv_lora_rank=G("kv_lora_rank"),
             qk_nope_head_dim=G("qk_nope_head_dim"), d_v=d_v)
         attn_rc = dense_rc - where(G("gated_mlp"), h * f, 0.0)
         moe_rc = attn_rc + op_sac_moe_recompute_params(

@@ -29,8 +29,8 @@ the pace; everything is per GPU of that stage:
   residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
   counted per token). Recompute adds one forward of everything (full), of the attention
   core (selective), or (``op_sac``, TorchTitan's per-op selective checkpointing) of the K
-  projection, the gated MLP's second up-projection (W3), the routed experts' up-projections
-  and every elementwise op (``model_stats.op_sac_recompute_params``). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
+  projection, O (without TP), the gated MLP's second up-projection (W3), the routed experts'
+  up-projections and every elementwise op (``model_stats.op_sac_recompute_params``). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
   :data:`MOE_HOST_S_PER_LOCAL_EXPERT` per layer and micro-batch (the dropless dispatcher's
   device-host sync leaves the expert kernels' launch cost exposed; a lower bound from NVIDIA's
   DeepSeek-V3 GB200 guide).
@@ -458,7 +458,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     # Passes: GEMMs and elementwise fwd + bwd (+1 fwd with full recompute); attention core
     # fwd + bwd (+1 fwd with full or selective recompute). op_sac (TorchTitan per-op SAC,
-    # model_stats.op_sac_recompute_params): the K projection (share r_attn of the attention
+    # model_stats.op_sac_recompute_params): K and, without TP, O (share r_attn of the attention
     # projections' time) and W3 (1/3 of a gated MLP's) run forward again, and so does every
     # elementwise op; the attention core is saved (with flash attention).
     gp = (1.0 + BWD_OVER_FWD) + full
@@ -470,10 +470,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     layer_fwd = gemm_dense + core_elem_fwd
     layer_mb = gp * gemm_dense + ap * t_core + ep_ * t_elem_dense
     if any_opsac:
-        k_params = model_stats.op_sac_recompute_params(
-            h, f("n_kv_heads"), dqk, 0.0, gated=False, mla=fl("mla"), a=a,
+        ko_params = model_stats.op_sac_recompute_params(  # K and O
+            h, f("n_kv_heads"), dqk, 0.0, gated=False, mla=fl("mla"), a=a, tp=t,
             kv_lora_rank=f("kv_lora_rank"), qk_nope_head_dim=f("qk_nope_head_dim"), d_v=dv)
-        r_attn = opsac * np.minimum(k_params / np.maximum(proj_params, 1.0), 1.0)
+        r_attn = opsac * np.minimum(ko_params / np.maximum(proj_params, 1.0), 1.0)
         r_mlp = opsac * gated / (2.0 + gated)  # W3: one of a gated MLP's three equal matrices
         op_core = opsac * ~flash  # without flash attention the scores are not saved
         t_opsac_dense = (r_attn * t_attn_proj + r_mlp * t_mlp_dense + op_core * t_core
@@ -522,7 +522,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if tp_inr.any():
         tp_bw = tp_bw * (1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * tp_inr)
     tp_ar = 2.0 * (t - 1.0) / t * tp_msg / tp_bw + 2.0 * tp_alpha
-    # +2 with full recompute, and with op_sac (the all-gathers feeding K and W3 are not saved)
+    # +2 with full recompute, and with op_sac (the all-gathers feeding K and W3 are not in
+    # TorchTitan's save list and run again; the reduce-scatters are saved)
     n_tp_coll = 4.0 + 2.0 * (full | opsac)
     tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
     t_tp = m_layers * n_tp_coll * tp_ar * tp_exposed_frac
@@ -881,10 +882,11 @@ def notes(row: dict) -> list[str]:
                    "KV block.")
     if row.get("recompute") == _RC_OPSAC:
         out.append("op_sac (TorchTitan per-op selective checkpointing): the matmuls whose outputs the backward needs "
-                   "among those the policy marks for recompute (K and W3 of a Llama block; routed experts' "
+                   "among those the policy marks for recompute (every second matmul of a block: K, O and W3 of a Llama "
+                   "block, O only without TP, where no saved reduce-scatter rebuilds the residual; routed experts' "
                    "up-projections and the router in MoE layers) run forward again, as do norms, RoPE and activations; "
-                   "the flash-attention output is saved. As compiled (torch.compile): eager PyTorch also replays the "
-                   "attention output projection (not counted). With TP the two all-gathers feeding K and W3 run again.")
+                   "the flash-attention output is saved. As compiled (torch.compile); eager PyTorch with TP also "
+                   "replays O (not counted). With TP the two all-gathers feeding K and W3 run again.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
         out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
     return out

@@ -182,15 +182,22 @@ def test_sliding_window_model_flops():
         3.0 * per_key * (s / 2 - float(causal)), rel=1e-9)
 
 
-def test_op_sac_recomputes_k_and_w3_by_hand():
+def test_op_sac_recomputes_k_o_and_w3_by_hand():
     """TorchTitan per-op SAC (``selective_ac_option = "op"``) saves every odd matmul of a block
     and recomputes the even ones; in a Llama block (Q, K, V, O, W1, W3, W2) the backward needs
-    K's and W3's outputs (O's only feeds the residual). Llama 3 8B, B = 8, s = 2048:
-    2 · B·s · L · (h·k·d_h + h·f) = 2 × 16,384 × 32 × (4096·1024 + 4096·14,336)
-    = 2 × 16,384 × 32 × 62,914,560 = 6.5970e13 FLOP; the attention core is saved (flash)."""
+    K (attention gradient), O (the residual stream feeding the MLP norm, without TP) and W3
+    (gate gradient). Llama 3 8B, tp = 1, B = 8, s = 2048: 2 · B·s · L · (h·k·d_h + a·d_h·h + h·f)
+    = 2 × 16,384 × 32 × (4096·1024 + 4096·4096 + 4096·14,336) = 2 × 16,384 × 32 × 79,691,776
+    = 8.3562e13 FLOP; the attention core is saved (flash). With TP the saved reduce-scatter
+    after O rebuilds the residual: O drops out."""
     st = _stats(_scenario("llama3-8b", recompute="none"), _scenario("llama3-8b", recompute="op_sac"))
     hw = st["hardware_flop_per_step"]
-    assert hw[1] - hw[0] == pytest.approx(2 * 8 * 2048 * 32 * (4096 * 1024 + 4096 * 14336), rel=1e-12)
+    assert hw[1] - hw[0] == pytest.approx(2 * 8 * 2048 * 32 * 79_691_776, rel=1e-12)
+    assert 4096 * 1024 + 4096 * 4096 + 4096 * 14336 == 79_691_776
+    tp2 = _scenario("llama3-8b", recompute="op_sac")
+    tp2.parallelism.tp = 2
+    assert _stats(tp2)["hardware_flop_per_step"][0] - hw[0] == pytest.approx(
+        2 * 8 * 2048 * 32 * (4096 * 1024 + 4096 * 14336), rel=1e-12)
     assert st["model_flop_per_step"][1] == st["model_flop_per_step"][0]  # MFU is unchanged by recompute
     # without flash attention the math attention's matmuls are not in the save list: + the core forward
     s = _scenario("llama3-8b", recompute="op_sac")
@@ -202,10 +209,10 @@ def test_op_sac_recomputes_k_and_w3_by_hand():
 def test_op_sac_moe_recomputes_routed_up_projections_by_hand():
     """MoE layers under op_sac: TorchTitan's grouped expert GEMMs are not in the save list, so
     each routed copy's two up-projections (gated) run again, 2·h·f_e, plus the router gate
-    (force-recomputed) h·E and the attention's K. Mixtral 8x7B (h 4096, k 8, d_h 128, f_e
-    14,336, top-2 of 8, 32 MoE layers), B = 8, s = 2048: 2 · B·s · 32 · (4096·1024
-    + 2 × 2 × 4096·14,336 + 4096·8)."""
+    (force-recomputed) h·E and the attention's K and O (tp = 1). Mixtral 8x7B (h 4096, 32
+    heads, k 8, d_h 128, f_e 14,336, top-2 of 8, 32 MoE layers), B = 8, s = 2048:
+    2 · B·s · 32 · (4096·1024 + 4096·4096 + 2 × 2 × 4096·14,336 + 4096·8)."""
     st = _stats(_scenario("mixtral-8x7b", recompute="none"), _scenario("mixtral-8x7b", recompute="op_sac"))
-    per_token_layer = 4096 * 1024 + 2 * 2 * 4096 * 14336 + 4096 * 8
+    per_token_layer = 4096 * 1024 + 4096 * 4096 + 2 * 2 * 4096 * 14336 + 4096 * 8
     hw = st["hardware_flop_per_step"]
     assert hw[1] - hw[0] == pytest.approx(2 * 8 * 2048 * 32 * per_token_layer, rel=1e-12)

@@ -250,8 +250,9 @@ def _terms_for(**par):
 
 def test_op_sac_recomputes_k_w3_and_elementwise_by_its_formula():
     """op_sac (TorchTitan per-op SAC: every second matmul of a block recomputed, of which the
-    backward needs K and W3; norms and activations recomputed; the flash-attention output saved)
-    adds per layer and micro-batch one forward of K, W3 and the elementwise ops. Llama 3 70B
+    backward needs K, W3 and, without TP, O; norms and activations recomputed; the
+    flash-attention output saved) adds per layer and micro-batch one forward of those and of the
+    elementwise ops. Llama 3 70B
     (default preset: h 8192, 64 heads, 8 KV heads, d 128): K is 8192·1024 of the attention
     projections' 2·8192·8192 + 2·8192·1024 parameters = 1/18 of their time; W3 is 1/3 of the
     gated MLP's. m = 512 / 32 = 16 micro-batches × 80/4 = 20 layers on a stage. TP: the two
@@ -260,6 +261,12 @@ def test_op_sac_recomputes_k_w3_and_elementwise_by_its_formula():
     assert none["_m"] == 16 and none["_layers_stage"] == 20
     per_layer = none["_t_attn_proj"] / 18 + none["_t_mlp_dense"] / 3 + none["_t_elem_dense"]
     assert op["t_compute_s"] - none["t_compute_s"] == pytest.approx(16 * 20 * per_layer, rel=1e-9)
+    # without TP, O (8192·8192: 8/18 of the projections) runs again too: 9/18 = 1/2 (m = 512/256 = 2)
+    one = dict(tp=1, dp=256, schedule="1f1b", vpp=1)
+    none1, op1 = _terms_for(recompute="none", **one), _terms_for(recompute="op_sac", **one)
+    assert none1["_m"] == 2
+    per_layer1 = none1["_t_attn_proj"] / 2 + none1["_t_mlp_dense"] / 3 + none1["_t_elem_dense"]
+    assert op1["t_compute_s"] - none1["t_compute_s"] == pytest.approx(2 * 20 * per_layer1, rel=1e-9)
     assert none["_n_tp_coll"] == 4 and op["_n_tp_coll"] == 6
     assert op["t_tp_comm_s"] == pytest.approx(1.5 * none["t_tp_comm_s"], rel=1e-12)
     # between no recompute and full recompute

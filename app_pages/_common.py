@@ -369,6 +369,7 @@ _reg("w_gbs", ("training", "global_batch_size"), int, int)
 _reg("w_mbs", ("training", "micro_batch_size"), int, int)
 _reg("w_prec", ("training", "precision"))
 _reg("w_gd", ("training", "grad_dtype"))
+_reg("w_ce", ("training", "cross_entropy"))
 _reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: float(v) * 1e12)
 _reg("w_async", ("checkpoint", "async"), bool, bool)
 _reg("w_cif", ("checkpoint", "async_interference_frac"), float, float)
@@ -799,6 +800,11 @@ def render_sidebar(page: str) -> dict:
         st.number_input("Micro-batch (sequences)", min_value=1, max_value=100_000, step=1, key="w_mbs")
         st.selectbox("GEMM precision", ["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"], key="w_prec")
         st.selectbox("Gradient accumulation dtype", ["fp32", "bf16"], key="w_gd")
+        st.selectbox("Cross-entropy kernel", ["fused", "eager"], key="w_ce",
+                     help="Memory of the logits on the last stage: fused / vocab-parallel / compiled loss "
+                          "keeps fp32 logits, 4 B per logit; PyTorch eager F.cross_entropy on fp32 logits "
+                          "peaks at 12 B per logit (log-softmax output + two gradients) at the start of the "
+                          "backward.")
         st.number_input("Tokens to train (trillions, 10¹²)", min_value=1e-6, max_value=1e6, step=0.5,
                         format="%.3f", key="w_tok")
 

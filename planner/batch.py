@@ -18,7 +18,7 @@ Model
     mla (bool), q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
 Training
     seq_len, global_batch_size, micro_batch_size, precision (code, PRECISIONS),
-    grad_bytes (4 = fp32 accumulation, 2 = bf16), tokens_total
+    grad_bytes (4 = fp32 accumulation, 2 = bf16), ce_eager (eager cross-entropy), tokens_total
 Parallelism
     tp, pp, dp, cp, ep, vpp, sequence_parallel, zero_stage, recompute (code, RECOMPUTE),
     schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
@@ -77,6 +77,7 @@ BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
     "tp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
+    "ce_eager",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
@@ -132,6 +133,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "micro_batch_size": t.micro_batch_size,
         "precision": PRECISIONS.index(t.precision),
         "grad_bytes": 4.0 if t.grad_dtype == "fp32" else 2.0,
+        "ce_eager": t.cross_entropy == "eager",
         "tokens_total": t.tokens_total,
         "tp": p.tp,
         "pp": p.pp,

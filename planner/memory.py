@@ -80,7 +80,7 @@ Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 
     as ZB-H1, whose peak activation memory equals 1F1B's (Qi et al. 2023 §3; ZB-H2 would need
     about twice). The first stage holds the input embedding and the most micro-batches; the
     last holds the output head, final norm, logits and loss (fp32 ``s·b·V/t``, one
-    micro-batch). A middle stage never exceeds the first in any component (no more layers, no
+    micro-batch; 12 B per logit with an eager PyTorch cross-entropy, ``training.cross_entropy``). A middle stage never exceeds the first in any component (no more layers, no
     more micro-batches, no embedding), so the most loaded stage is the max of first and last;
     with MoE leading dense layers (placed from rank 0 on; approximate when v > 1) the first
     rank holding only MoE layers is evaluated too (:func:`candidate_stages`).
@@ -172,8 +172,16 @@ ACT_MLP_PLAIN_PER_F = 4.0     # GeLU input + output, 16-bit
 ACT_MLP_GATED_PER_F = 6.0     # fc1 output (2f wide) + fc2 input, 16-bit
 ACT_MOE_ROUTED_IO_PER_H = 4.0  # dispatched input 2h + expert output 2h, per routed copy
 ACT_MOE_ROUTER_PER_E = 8.0    # fp32 router logits + probabilities
-#: Logits and loss on the last stage, bytes per (token × vocabulary) element (fp32).
+#: Logits and loss on the last stage, bytes per (token × vocabulary) element: fp32 logits
+#: kept for the loss (Korthikanti et al. 2022 §4: 4·s·b·v/t; a fused, vocab-parallel or
+#: compiled cross-entropy).
 LOGITS_BYTES = 4.0
+#: The same with PyTorch's eager ``F.cross_entropy`` on fp32 logits (TorchTitan's 2024 loss,
+#: ``torchtitan/train.py``: ``F.cross_entropy(pred.flatten(0, 1), ...)`` on the model's
+#: ``self.output(h).float()``): at the start of the backward the saved fp32 log-softmax output
+#: (4 B), the gradient reaching it from the NLL loss (4 B, dense) and the gradient it returns
+#: for the logits (4 B) are alive together, while every layer's activations are still stashed.
+LOGITS_BYTES_EAGER = 12.0
 
 #: CUDA context + NCCL communicator buffers, fixed per GPU (1 GiB). The CUDA context of a
 #: PyTorch process takes about 0.3–0.6 GiB (PyTorch "CUDA semantics" notes on memory
@@ -586,7 +594,7 @@ def _common(b: Batch) -> dict:
         eshard_w=eshard[0], eshard_g=eshard[1], eshard_o=eshard[2],
         keep_dense=keep_dense, keep_moe=keep_moe, work_layer=work_layer, is_full=is_full,
         full_keep=full_keep, rec_extra=rec_extra,
-        logits=LOGITS_BYTES * sb * V / t,
+        logits=_sel(G("ce_eager"), LOGITS_BYTES_EAGER, LOGITS_BYTES) * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
         inter=inter, any_inter=any_inter, v_i=v_i, c1=c1, c0=c0, m_v=m_v,
         gpipe=sched == _S_GPIPE, any_gpipe=_any(sched == _S_GPIPE),
@@ -850,6 +858,11 @@ def explain(row: dict) -> dict[str, str]:
             + ("outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "Korthikanti 2022 Table 2, generalised")
             + f") × micro-batches in flight ({sched}, p = {p}, "
             f"m = {g['m']:g}){' + one working layer' if rc in ('full', 'op_sac') else ''} = {_gib(a)}"),
+        "mem_logits_bytes": (
+            f"{_logit_bytes(row):g} B per logit ({'eager PyTorch' if row.get('ce_eager') else 'fused / vocab-parallel'} "
+            f"cross-entropy) × s·b/c·V/t = {row['seq_len']:g}·{row['micro_batch_size']:g}/{row['cp']:g}·"
+            f"{row['vocab_size']:g}/{row['tp']:g} on the last stage = {_gib(lg)}"
+            if j == p - 1 else f"the logits live on the last stage, not on {st}: 0 GiB"),
         "mem_buffers_bytes": (
             f"comm {_gib(parts['mem_comm_buffers_bytes'])} (1 GiB CUDA/NCCL + 2 buckets of "
             f"max(40e6, 1e6·dp·cp) params × {g['gb']:g} B) + ZeRO-3 prefetch "
@@ -860,6 +873,10 @@ def explain(row: dict) -> dict[str, str]:
             f"{_gib(parts['mem_total_bytes'])} ({st}, the most loaded) vs usable HBM "
             f"{_gib(row['hbm_usable_bytes'])}"),
     }
+
+
+def _logit_bytes(row: dict) -> float:
+    return LOGITS_BYTES_EAGER if row.get("ce_eager") else LOGITS_BYTES
 
 
 def notes(row: dict) -> list[str]:

@@ -290,6 +290,13 @@ class Training(_Strict):
     micro_batch_size: PosInt = Field(1, description="Sequences per micro-batch per DP rank.")
     precision: Precision = Field("bf16", description="GEMM precision; fp8 keeps bf16 weights + fp32 master/optimizer.")
     grad_dtype: Literal["fp32", "bf16"] = Field("fp32", description="Gradient accumulation buffer (Megatron: fp32).")
+    cross_entropy: Literal["fused", "eager"] = Field(
+        "fused",
+        description="Loss kernel, for the logits' memory on the last stage: 'fused' = vocab-parallel / "
+        "fused / compiled cross-entropy keeping fp32 logits, 4 B per logit (Korthikanti et al. 2022 "
+        "§4); 'eager' = PyTorch eager F.cross_entropy on fp32 logits, 12 B per logit at the start "
+        "of the backward (the saved log-softmax, its incoming gradient and the logits' gradient).",
+    )
     tokens_total: PosFloat = Field(1.0e12, description="Tokens to train.")
 
 

@@ -311,8 +311,16 @@ def cmd_sweep(args) -> int:
         raise UsageError([f"--gpus {args.gpus}: allowed 1 to 10,000,000"])
     if not 1 <= args.top <= 1_000_000:
         raise UsageError([f"--top {args.top}: allowed 1 to 1,000,000"])
+    space = {}
+    if args.recompute is not None:
+        from .batch import RECOMPUTE
+        modes = tuple(x.strip() for x in args.recompute.split(",") if x.strip())
+        bad = [x for x in modes if x not in RECOMPUTE]
+        if bad or not modes:
+            raise UsageError([f"--recompute {args.recompute!r}: a comma-separated list of {', '.join(RECOMPUTE)}"])
+        space["recompute"] = modes
     try:
-        df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top)
+        df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top, **space)
     except ValueError as e:
         raise UsageError([str(e)]) from None
     if len(df) == 0:
@@ -423,6 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--gpus", type=int, default=None, help="cluster size (default: the scenario's)")
     sp.add_argument("--objective", default="time_to_train")
     sp.add_argument("--top", type=int, default=20)
+    sp.add_argument("--recompute", default=None,
+                    help="recompute modes to try, comma-separated (default: none,selective,full; "
+                         "op_sac = TorchTitan's per-op selective checkpointing)")
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")

@@ -268,7 +268,8 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     * TP + SP + selective recompute (or flash attention): ``34·s·b·h/t``
     * full recompute: ``2·s·b·h`` (``/t`` with SP)
     * ``op_sac`` (TorchTitan per-op SAC): ``s·b·(2h/t_sp + (4·a·d_h + 2·k·d_h + 4·a + 2f)/t)``:
-      the layer input, Q, V, the attention output and its log-sum-exp, and W1's output
+      the layer input, Q, V, the attention output and its log-sum-exp, and W1's output; with
+      TP + SP also the reduce-scatter output after O (``2h/t``); never above no recompute
 
     Parameters
     ----------
@@ -301,9 +302,10 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     core = np.where((rc == _RC_NONE) & ~np.asarray(flash_attention), core, 0.0)
     kept = np.where(sequence_parallel, (R + S + core) / t, R + (S + core) / t)
     full = ACT_FULL_RECOMPUTE_PER_H * h / np.where(sequence_parallel, t, 1.0)
-    op = ACT_OPSAC_INPUT_PER_H * h / np.where(sequence_parallel, t, 1.0) + _opsac_split(
+    rs_saved = np.asarray(sequence_parallel, dtype=bool) & (t > 1)
+    op = ACT_OPSAC_INPUT_PER_H * h * (1.0 + rs_saved) / np.where(sequence_parallel, t, 1.0) + _opsac_split(
         a * d, np.maximum(k, t) * d, a, f) / t
-    return sl * b * np.where(rc == _RC_FULL, full, np.where(rc == _RC_OP, op, kept))
+    return sl * b * np.where(rc == _RC_FULL, full, np.where(rc == _RC_OP, np.minimum(op, kept), kept))
 
 
 def _opsac_split(q, kv, a, f):
@@ -505,10 +507,12 @@ def _common(b: Batch) -> dict:
     full_keep = sb * (ACT_FULL_RECOMPUTE_PER_H * h) / sp_t
     is_op = rc == _RC_OP
     any_op = _any(is_op)
-    if any_op:  # op_sac keeps the saved ops' outputs (ACT_OPSAC_*)
-        op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) / sp_t
+    if any_op:  # op_sac keeps the saved ops' outputs (ACT_OPSAC_*), never more than no recompute
+        # layer input; with TP + SP also the reduce-scatter output after O (2h/t, in the save list)
+        rs_saved = np.asarray(sp, dtype=bool) & (np.asarray(t) > 1)
+        op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) * (1.0 + rs_saved) / sp_t
         op_attn = ACT_OPSAC_PER_OUT * (2.0 * q + kv_eff * dh) + ACT_OPSAC_LSE_PER_HEAD * a
-        op_keep_dense = op_in + sb * (op_attn + ACT_OPSAC_PER_OUT * f) / t
+        op_keep_dense = np.minimum(op_in + sb * (op_attn + ACT_OPSAC_PER_OUT * f) / t, work_dense)
     if np.ndim(is_full) or np.ndim(is_op):  # x·cond (both finite): the same values as np.where
         full_f = np.asarray(is_full, dtype=np.float64)
         op_f = np.asarray(is_op, dtype=np.float64)
@@ -527,9 +531,10 @@ def _common(b: Batch) -> dict:
         if any_lowp:
             S_moe = S_moe - _sel(lowp, q + rcf * (h + fe) + nsh * fs, 0.0)
         work_moe = sb * (R_t + (S_moe + core_t) / t)
-        if any_op:  # + the dispatched and combined tokens (saved all-to-all outputs), shared W1
-            op_keep_moe = op_in + sb * (op_attn + rcf * ACT_MOE_ROUTED_IO_PER_H * h
-                                        + nsh * ACT_OPSAC_PER_OUT * fs) / t
+        if any_op:  # + the dispatched and combined tokens (saved all-to-all outputs; ep > 1), shared W1
+            a2a = (F("ep") > 1) * 1.0
+            op_keep_moe = np.minimum(op_in + sb * (op_attn + a2a * rcf * ACT_MOE_ROUTED_IO_PER_H * h
+                                                   + nsh * ACT_OPSAC_PER_OUT * fs) / t, work_moe)
         else:
             op_keep_moe = 0.0
         if np.ndim(is_full) or np.ndim(is_op):
@@ -543,10 +548,11 @@ def _common(b: Batch) -> dict:
     # Full recompute and op_sac: the layer being recomputed holds its working set on top of
     # what the other layers keep (its own kept part is already in the stash).
     rec_extra = (work_layer - full_keep) * full_f
-    if any_op:  # op_sac: the larger extra of the model's layer kinds (dense, MoE)
+    if any_op:  # op_sac: the larger extra of the layer kinds the model has (dense, MoE)
         op_extra = work_dense - op_keep_dense
         if keep_moe is not None:
-            op_extra = _sel(n_moe > 0, np.maximum(op_extra, work_moe - op_keep_moe), op_extra)
+            has_dense = (L - n_moe) > 0
+            op_extra = _sel(n_moe > 0, np.maximum(op_extra * has_dense, work_moe - op_keep_moe), op_extra)
         rec_extra = rec_extra + np.maximum(op_extra, 0.0) * op_f
 
     # ---- layers per rank ----------------------------------------------------------

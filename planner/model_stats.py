@@ -84,34 +84,53 @@ def mlp_params(h, f, *, gated=True, linear_bias=False):
     return w + b
 
 
-def op_sac_recompute_params(h, k, d_h, f, *, a, d_v, tp=1, gated=True, mla=False, kv_lora_rank=0.0,
-                            qk_nope_head_dim=0.0):
+def op_sac_o_recomputed(tp, sequence_parallel):
+    """Whether ``op_sac`` runs the attention output projection O again (bool array).
+
+    Without TP, or with TP but no sequence parallelism (O's output is all-reduced), nothing
+    saved rebuilds the residual stream ``x + O(·)`` that the MLP norm's backward needs, so O
+    (and its all-reduce) runs again; with TP + SP the reduce-scatter after O is in TorchTitan's
+    save list and rebuilds it (TorchTitan always pairs TP with SP)."""
+    return (np.asarray(tp) == 1) | ~np.asarray(sequence_parallel, dtype=bool)
+
+
+def op_sac_recompute_params(h, k, d_h, f, *, a, d_v, tp=1, sequence_parallel=True, gated=True,
+                            mla=False, q_lora_rank=0.0, kv_lora_rank=0.0, qk_nope_head_dim=0.0,
+                            qk_rope_head_dim=0.0):
     """Matmul parameters of one dense layer whose forward runs again under ``op_sac`` [count].
 
     TorchTitan's per-op selective activation checkpointing (``activation_checkpoint.mode =
     "selective"``, ``selective_ac_option = "op"``; ``torchtitan/distributed/
     activation_checkpoint.py``, ``_apply_op_sac``) saves the outputs of the ops in its save
     list (``aten.mm``, the SDPA kernels, reduce-scatter, ``max``) "except every second mm" of a
-    block, and recomputes everything else. A Llama block issues its matmuls as Q, K, V, O, W1,
-    W3, W2, so K, O and W3 are marked for recompute. torch.compile's partitioner treats
+    block, and recomputes everything else. torch.compile's partitioner treats
     ``PREFER_RECOMPUTE`` as must-recompute (``torch._functorch.partitioners.must_recompute``)
-    and re-runs what the backward needs: K (attention gradient), W3 (the gate's gradient) and,
-    without TP, O (it rebuilds the residual stream whose norm feeds the MLP, and the norm's
-    backward needs its input); with TP the reduce-scatter after O is saved and rebuilds it.
-    W2's output is the block's output, kept by the next block as its checkpoint input.
-    Counted here: the K projection ``h·k·d_h`` (MLA: the KV up-projection
-    ``r_kv·a·(d_nope + d_v)``), O ``a·d_v·h`` when ``tp = 1`` and, for a gated MLP, the second
-    up-projection ``h·f`` (a plain MLP's even matmul is its last, not needed). The attention
-    core is saved (flash); norms, RoPE and activations run again (bandwidth-bound, in the
-    timing stage). Eager PyTorch replays every marked op up to the last one needed, so with
-    TP it also runs O again (not counted: the model follows compiled runs).
+    and re-runs what the backward needs. The model applies TorchTitan's block structure
+    (separate Q, K, V projections) to every model:
+
+    * Llama block, matmuls Q, K, V, O, W1, W3, W2 → K (attention gradient), W3 (the gate's
+      gradient) and O when :func:`op_sac_o_recomputed` (it rebuilds the residual stream whose
+      norm feeds the MLP; the norm's backward needs its input). W2's output is the block's
+      output, kept by the next block as its checkpoint input; a plain MLP's even matmul is
+      its last (fc2), not needed.
+    * MLA with a query low-rank (``q_lora_rank > 0``; matmuls wq_a, wq_b, wkv_a, wkv_b, wo):
+      the up-projections wq_b ``r_q·a·(d_nope + d_rope)`` and wkv_b ``r_kv·a·(d_nope + d_v)``;
+      the MLP's even matmul is then W1 (the same size as W3). Without it (wq, wkv_a, wkv_b,
+      wo): wkv_a ``h·(r_kv + d_rope)`` and O as above.
+
+    The attention core is saved (flash); norms, RoPE and activations run again (bandwidth-bound,
+    in the timing stage). Eager PyTorch replays every marked op up to the last one needed, so
+    with TP + SP it also runs O again (not counted: the model follows compiled runs).
     """
-    h, k, d_h, f = (np.asarray(x, dtype=np.float64) for x in (h, k, d_h, f))
-    std_k = h * k * d_h
-    mla_k = np.asarray(kv_lora_rank, dtype=np.float64) * np.asarray(a, dtype=np.float64) * (
-        np.asarray(qk_nope_head_dim, dtype=np.float64) + np.asarray(d_v, dtype=np.float64))
-    o = np.asarray(a, dtype=np.float64) * np.asarray(d_v, dtype=np.float64) * h * (np.asarray(tp) == 1)
-    return where(mla, mla_k, std_k) + o + where(gated, h * f, 0.0)
+    h, k, d_h, f, a, d_v = (np.asarray(x, dtype=np.float64) for x in (h, k, d_h, f, a, d_v))
+    rq, rkv = (np.asarray(x, dtype=np.float64) for x in (q_lora_rank, kv_lora_rank))
+    nope, rope = (np.asarray(x, dtype=np.float64) for x in (qk_nope_head_dim, qk_rope_head_dim))
+    o = a * d_v * h * op_sac_o_recomputed(tp, sequence_parallel)
+    std = h * k * d_h + o
+    mla_q = rq * a * (nope + rope) + rkv * a * (nope + d_v)
+    mla_noq = h * (rkv + rope) + o
+    attn = where(mla, where(rq > 0, mla_q, mla_noq), std)
+    return attn + where(gated, h * f, 0.0)
 
 
 def op_sac_moe_recompute_params(h, fe, top_k, n_shared, f_shared, n_experts, *, gated=True):
@@ -253,8 +272,10 @@ def stats(b: Batch) -> Batch:
     if np.any(rc == 3):  # op_sac: the recomputed matmuls; the attention core only without flash
         mla = G("mla")
         dense_rc = op_sac_recompute_params(
-            h, k, d_h, f, gated=G("gated_mlp"), mla=mla, a=a, tp=G("tp"), kv_lora_rank=G("kv_lora_rank"),
-            qk_nope_head_dim=G("qk_nope_head_dim"), d_v=d_v)
+            h, k, d_h, f, gated=G("gated_mlp"), mla=mla, a=a, tp=G("tp"),
+            sequence_parallel=G("sequence_parallel"), q_lora_rank=G("q_lora_rank"),
+            kv_lora_rank=G("kv_lora_rank"), qk_nope_head_dim=G("qk_nope_head_dim"),
+            qk_rope_head_dim=G("qk_rope_head_dim"), d_v=d_v)
         attn_rc = dense_rc - where(G("gated_mlp"), h * f, 0.0)
         moe_rc = attn_rc + op_sac_moe_recompute_params(
             h, G("expert_ffn_hidden_size"), topk, G("n_shared_experts"),

@@ -257,7 +257,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
-    "mla", "kv_lora_rank", "qk_nope_head_dim",
+    "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
 )
 
 
@@ -470,9 +470,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     layer_fwd = gemm_dense + core_elem_fwd
     layer_mb = gp * gemm_dense + ap * t_core + ep_ * t_elem_dense
     if any_opsac:
-        ko_params = model_stats.op_sac_recompute_params(  # K and O
-            h, f("n_kv_heads"), dqk, 0.0, gated=False, mla=fl("mla"), a=a, tp=t,
-            kv_lora_rank=f("kv_lora_rank"), qk_nope_head_dim=f("qk_nope_head_dim"), d_v=dv)
+        ko_params = model_stats.op_sac_recompute_params(  # the attention part: K (and O)
+            h, f("n_kv_heads"), dqk, 0.0, gated=False, mla=fl("mla"), a=a, tp=t, sequence_parallel=sp,
+            q_lora_rank=f("q_lora_rank"), kv_lora_rank=f("kv_lora_rank"),
+            qk_nope_head_dim=f("qk_nope_head_dim"), qk_rope_head_dim=f("qk_rope_head_dim"), d_v=dv)
         r_attn = opsac * np.minimum(ko_params / np.maximum(proj_params, 1.0), 1.0)
         r_mlp = opsac * gated / (2.0 + gated)  # W3: one of a gated MLP's three equal matrices
         op_core = opsac * ~flash  # without flash attention the scores are not saved
@@ -522,9 +523,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if tp_inr.any():
         tp_bw = tp_bw * (1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * tp_inr)
     tp_ar = 2.0 * (t - 1.0) / t * tp_msg / tp_bw + 2.0 * tp_alpha
-    # +2 with full recompute, and with op_sac (the all-gathers feeding K and W3 are not in
-    # TorchTitan's save list and run again; the reduce-scatters are saved)
-    n_tp_coll = 4.0 + 2.0 * (full | opsac)
+    # +2 with full recompute; op_sac: with SP the two all-gathers feeding K and W3 run again
+    # (not in TorchTitan's save list; the reduce-scatters are saved), without SP O's all-reduce
+    n_tp_coll = 4.0 + 2.0 * full + opsac * (1.0 + sp)
     tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
     t_tp = m_layers * n_tp_coll * tp_ar * tp_exposed_frac
 

@@ -66,6 +66,11 @@ by the framework of its source group (what that framework did by default), never
   for NARAYANAN21 / KORTHIKANTI22 and other sources before 2023 (2021–22 Megatron-LM: fused
   softmax on the materialised scores), on for the others (Transformer Engine fused attention
   in Megatron-Core / NeMo; llm-foundry ``attn_impl: triton`` / ``flash``).
+* **cross-entropy** (``training.cross_entropy``, memory only): ``eager`` for TorchTitan runs
+  whose software predates 2025 (:func:`version_year`) or that do not state torch.compile on
+  (its 2024 ``train.py`` ran ``F.cross_entropy`` eagerly on fp32 logits; since 2025
+  ``torchtitan/components/loss.py`` compiles the loss with ``training.compile``); else
+  ``fused``.
 * **attention kernel**: ``flash2`` (FlashAttention-2 class) for MOSAIC_MPT (llm-foundry
   ``attn_impl: flash`` / ``triton``), ``native`` (FlashAttention-3 / cuDNN on Hopper) for the
   NVIDIA recipes; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
@@ -203,17 +208,40 @@ def source_year(text) -> int | None:
     return min(years) if years else None
 
 
+def version_year(text) -> int | None:
+    """Year of the software a row ran: its first arXiv identifier's year (experiments predate
+    the paper), else the latest four-digit year 2010–2029 in the source (the newest version
+    it names), else None."""
+    t = "" if text is None else str(text)
+    m = _ARXIV.search(t)
+    if m:
+        return 2000 + int(m.group(1))
+    years = [int(y) for y in _YEAR.findall(t)]
+    return max(years) if years else None
+
+
+#: TorchTitan by name; its loss became a torch.compile region with ``training.compile`` in
+#: 2025 (``torchtitan/components/loss.py``, ``build_cross_entropy_loss``); before, train.py's
+#: ``loss_fn`` ran PyTorch's eager ``F.cross_entropy`` on the model's fp32 logits.
+_TORCHTITAN = re.compile(r"torch\s?titan", re.I)
+TORCHTITAN_COMPILED_LOSS_YEAR = 2025
+_COMPILE = r"torch\.compile|--training\.compile"
+
+
 def row_settings(r: dict) -> dict:
     """Framework settings a row leaves unpublished, by the default rule (module docstring):
     ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``,
-    ``attention_kernel``.
+    ``attention_kernel``, ``cross_entropy``.
 
     From the row's ``source`` and ``notes`` text: its year (:func:`source_year`; unknown =
     recent: before 2023 no flash attention and ZeRO-0), an NVIDIA recipe (NeMo,
     Megatron-Bridge: TP overlap on, bf16 gradient reduction, native attention kernels), a
     published TP-overlap flag, MosaicML llm-foundry / Composer (bf16 gradients,
     FlashAttention-2), or a year before 2024 (FlashAttention-2-class attention). On the
-    calibration file this gives each source the settings of the module docstring (tested)."""
+    calibration file this gives each source the settings of the module docstring (tested).
+    TorchTitan runs whose software predates 2025 (:func:`version_year`), or that do not state
+    torch.compile on, ran the eager cross-entropy (``cross_entropy = "eager"``); every other
+    row the fused one."""
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
     year = source_year(r.get("source"))
     modern = year is None or year >= FLASH_FIRST_YEAR
@@ -222,7 +250,11 @@ def row_settings(r: dict) -> dict:
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
     flash = modern if flash is None else flash
+    titan_eager = bool(_TORCHTITAN.search(text)) and (
+        (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
+        or not _stated(text, _COMPILE))
     return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
+            "cross_entropy": "eager" if titan_eager else "fused",
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}
@@ -308,8 +340,10 @@ _RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\
 _RC_WORDS = r"checkpointing|checkpoint[-_ ]activations?|activation[-_ ]checkpoint\w*|recomput\w*|remat\w*"
 _RC_FULL = re.compile(r"^(?:yes|true|on|enabled|1)\b")
 #: TorchTitan's per-op selective activation checkpointing by name (``op-level SAC``, ``per op
-#: SAC``, ``op_sac``, ``selective_ac_option=op``).
-_RC_OPSAC = r"\bop[-_ ]level\b|\bper[-_ ]op\b|\bop[-_ ]sac\b|selective_ac_option\s*=\s*['\"]?op\b"
+#: SAC``, ``per-op selective``, ``op_sac``, ``selective_ac_option=op`` / ``: op`` / `` op``,
+#: ``selective (op)``); ``op-level`` alone (``op-level kernels``) says nothing.
+_RC_OPSAC = (r"\b(?:op[-_ ]level|per[-_ ]op)[-_ ](?:sac|ac|selective|activation|checkpoint\w*|recomput\w*)\b"
+             r"|\bop[-_ ]sac\b|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?op\b|\bselective\s*\(\s*op\s*\)")
 _UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unpublished|none|\?|[-–—]+)$")
 
 
@@ -351,8 +385,9 @@ def parse_recompute(cell) -> str:
     selective, _ = _mentions(text, r"\bselective\b")
     if full:
         return "full"
+    none_first = text == "" or _RC_NONE.search(text) or _UNSTATED.match(text)
     op, _ = _mentions(text, _RC_OPSAC)
-    if op:
+    if op and not none_first:
         return "op_sac"
     if selective:
         return "selective"
@@ -760,7 +795,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         "name": str(r.get("run_id", "")),
         "model": model,
         "training": {"seq_len": s, "global_batch_size": B, "micro_batch_size": mbs, "precision": prec,
-                     "grad_dtype": grad_dtype},
+                     "grad_dtype": grad_dtype, "cross_entropy": fw["cross_entropy"]},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": recompute,

@@ -183,3 +183,15 @@ def test_sweep_with_nothing_feasible_says_so():
     assert "divisibility" in err  # 7 GPUs: no valid split at all (not "try more GPUs")
     rc, out, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "csv")
     assert rc == 0 and out.startswith("system,n_gpus,tp,pp")
+
+
+def test_sweep_recompute_modes_including_op_sac():
+    """--recompute narrows the swept modes (op_sac, TorchTitan's per-op SAC, is not in the
+    default space); an unknown mode is one line naming the allowed ones, exit 2."""
+    rc, out, err = run("sweep", "--preset", "llama3-8b-h100-64", "--recompute", "op_sac", "--top", "5",
+                       "--format", "json")
+    assert rc == 0, err
+    rows = json.loads(out)
+    assert rows and {r["recompute"] for r in rows} == {"op_sac"}
+    rc, out, err = run("sweep", "--preset", "llama3-8b-h100-64", "--recompute", "op")
+    assert rc == 2 and "op_sac" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -216,3 +216,20 @@ def test_op_sac_moe_recomputes_routed_up_projections_by_hand():
     per_token_layer = 4096 * 1024 + 4096 * 4096 + 2 * 2 * 4096 * 14336 + 4096 * 8
     hw = st["hardware_flop_per_step"]
     assert hw[1] - hw[0] == pytest.approx(2 * 8 * 2048 * 32 * per_token_layer, rel=1e-12)
+
+
+def test_op_sac_mla_and_no_sp_cases_by_hand():
+    """MLA with a query low-rank (DeepSeek-V3: r_q 1536, r_kv 512, 128 heads, d_nope 128,
+    d_rope 64, d_v 128; TorchTitan's matmuls wq_a, wq_b, wkv_a, wkv_b, wo): the even ones, wq_b
+    and wkv_b, are recomputed: 1536·128·192 + 512·128·256 = 37,748,736 + 16,777,216 =
+    54,525,952 (wo is odd: saved). Llama with TP but no SP: O's output is all-reduced, nothing
+    saved rebuilds the residual, so O runs again (K + O + W3)."""
+    got = model_stats.op_sac_recompute_params(
+        7168, 128, 192, 0, a=128, d_v=128, tp=1, gated=False, mla=True, q_lora_rank=1536,
+        kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64)
+    assert float(got) == 54_525_952
+    k, o, w3 = 4096 * 1024, 4096 * 4096, 4096 * 14336
+    kw = dict(a=32, d_v=128, gated=True)
+    assert float(model_stats.op_sac_recompute_params(4096, 8, 128, 14336, tp=8, sequence_parallel=True, **kw)) == k + w3
+    assert float(model_stats.op_sac_recompute_params(4096, 8, 128, 14336, tp=8, sequence_parallel=False, **kw)) == k + o + w3
+    assert float(model_stats.op_sac_recompute_params(4096, 8, 128, 14336, tp=1, **kw)) == k + o + w3

@@ -272,3 +272,13 @@ def test_op_sac_recomputes_k_w3_and_elementwise_by_its_formula():
     # between no recompute and full recompute
     full = _terms_for(recompute="full")
     assert none["step_time_s"] < op["step_time_s"] < full["step_time_s"]
+
+
+def test_op_sac_tp_without_sp_reruns_o_and_its_all_reduce():
+    """TP without SP: op_sac runs O again with its all-reduce (+1 collective, not the two
+    all-gathers of the SP case), and O's share of the projections (8/18) joins K's (1/18)."""
+    none = _terms_for(recompute="none", sequence_parallel=False)
+    op = _terms_for(recompute="op_sac", sequence_parallel=False)
+    assert op["_n_tp_coll"] == 5
+    per_layer = none["_t_attn_proj"] / 2 + none["_t_mlp_dense"] / 3 + none["_t_elem_dense"]
+    assert op["t_compute_s"] - none["t_compute_s"] == pytest.approx(16 * 20 * per_layer, rel=1e-9)

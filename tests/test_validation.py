@@ -184,15 +184,15 @@ def test_source_year():
 #: sequence parallelism, Korthikanti et al. May 2022, is not the default of the 2021-22 runs).
 DOCUMENTED = {
     "NARAYANAN21_T1": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False},
+                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused"},
     "KORTHIKANTI22": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                      "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False},
+                      "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused"},
     "MCORE_R080_H100": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                        "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True},
+                        "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused"},
     "NEMO_24.07": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                   "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True},
+                   "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused"},
     "MOSAIC_MPT": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": False,
-                   "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True},
+                   "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True, "cross_entropy": "fused"},
 }
 
 
@@ -216,11 +216,19 @@ def test_text_rule_on_other_sources():
     old = {"source_key": "X", "source": "Smith et al., arXiv:2201.11990, Table 2", "notes": ""}
     assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
                                             "tp_comm_overlap": False, "grad_dtype": "fp32",
-                                            "attention_kernel": "flash2", "sp_default": False}
+                                            "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused"}
     nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
     assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
                                              "tp_comm_overlap": True, "grad_dtype": "bf16",
-                                             "attention_kernel": "native", "sp_default": True}
+                                             "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused"}
+    # TorchTitan: its 2024 versions ran the loss eagerly; from 2025 torch.compile compiles it too
+    titan = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["cross_entropy"]  # noqa: E731
+    assert titan("Liang et al., TorchTitan, arXiv:2410.06511 (ICLR 2025 version)", "torch.compile ON") == "eager"
+    assert titan("pytorch/torchtitan docs/performance.md; torchtitan 9dec370 (2024/12/26)", "torch.compile ON") == "eager"
+    assert titan("pytorch/torchtitan benchmarks (2025/06/13)", "--training.compile") == "fused"
+    assert titan("pytorch/torchtitan benchmarks (2025/06/13)", "torch.compile OFF") == "eager"
+    assert titan("pytorch/torchtitan benchmarks (2025/06/13)") == "eager"
+    assert titan("Megatron-LM (2025)", "torch.compile OFF") == "fused"
     # sequence parallelism (Korthikanti et al., May 2022) is no default before 2023: a 2022 row
     # with tp > 1 and no sp cell runs without it
     s, why = validation.row_to_scenario(_row(source="Smith et al., arXiv:2201.11990", tp=8))
@@ -360,6 +368,14 @@ WORDINGS = [
     ("recompute", "selective (per op SAC, --activation_checkpoint.selective_ac_option=op)", "op_sac"),
     ("recompute", "selective_ac_option = 'op'", "op_sac"), ("recompute", "op_sac", "op_sac"),
     ("recompute", "selective, not op-level", "selective"), ("recompute", "full (per-op policy unused)", "full"),
+    ("recompute", "--activation_checkpoint.selective_ac_option op", "op_sac"),
+    ("recompute", "selective-ac-option=op", "op_sac"), ("recompute", "selective (op)", "op_sac"),
+    ("recompute", "selective_ac_option: op", "op_sac"), ("recompute", "per-op selective activation checkpointing", "op_sac"),
+    # review findings: a none cell, a negated op-level SAC and 'op-level' without SAC are not op_sac
+    ("recompute", "none (op-level SAC disabled)", "none"), ("recompute", "off (op-level SAC)", "none"),
+    ("recompute", "0 (op-level)", "none"), ("recompute", "n/a (op-level)", "none"),
+    ("recompute", "none (per-op profiling only)", "none"), ("recompute", "recompute: none (op-level kernels)", "none"),
+    ("recompute", "selective; op-level SAC not used", "selective"), ("recompute", "selective (op-level kernels)", "selective"),
     ("zero_stage", "FSDP, no sharding", 0), ("zero_stage", "ZeRO (stage 1)", 1),
     ("zero_stage", "ZeRO-Offload (stage 2)", 2), ("zero_stage", "HSDP", 3),
     ("zero_stage", "now with distributed optimizer", 1), ("zero_stage", "distributed optimizer (no overlap)", 1),

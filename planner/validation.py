@@ -268,7 +268,11 @@ REQUIRED_COLUMNS = (
     "hfu_pct", "step_time_s", "tokens_per_s_per_gpu",
 )
 
-_NUM = re.compile(r"^\s*[~≈]?\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)|\d+)"
+#: A qualifier before a number that leaves the number as the value (``~400``, ``about 380``,
+#: ``up to 147`` — OPT's "up to 147 TFLOP/s" —, ``>180``, ``at least 180``).
+_NUM_QUALIFIER = (r"(?:[~≈>≥]|(?i:about|around|approx(?:\.|imately)?|roughly|nearly|almost|up\s+to|over"
+                  r"|at\s+least|ca\.))?")
+_NUM = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?!\d)|\d+)"
                   r"(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 #: What may not follow a leading number without making it ambiguous: a unit multiplier, also
 #: after a space (``8K``, ``4 M``, ``175B``), a decimal comma or an odd digit grouping (``1,5``,
@@ -339,6 +343,10 @@ _RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\
 #: ``recompute``, ``rematerialisation``), not a model checkpoint (``checkpoints``).
 _RC_WORDS = r"checkpointing|checkpoint[-_ ]activations?|activation[-_ ]checkpoint\w*|recomput\w*|remat\w*"
 _RC_FULL = re.compile(r"^(?:yes|true|on|enabled|1)\b")
+#: Short names: selective / partial / SAC / "(core) attention only" → selective; AC, ckpt,
+#: "every layer", "y", "✓" → full (whole-layer checkpointing).
+_RC_SELECTIVE_WORDS = re.compile(r"^(?:partial|sac|(?:core[-_ ])?attention(?:[-_ ]only)?|core[-_ ]attention)\b")
+_RC_FULL_WORDS = re.compile(r"^(?:ac|ckpt|act[-_ ]?ckpt|every[-_ ]layer|per[-_ ]layer|all[-_ ]layers|y|✓)(?:\b|$)")
 #: TorchTitan's per-op selective activation checkpointing by name (``op-level SAC``, ``per op
 #: SAC``, ``per-op selective``, ``op_sac``, ``selective_ac_option=op`` / ``: op`` / `` op``,
 #: ``selective (op)``); ``op-level`` alone (``op-level kernels``) says nothing.
@@ -357,9 +365,9 @@ def parse_bool_cell(cell) -> bool | None:
     text = "" if cell is None else str(cell).strip().lower()
     if text == "" or text == "nan" or _UNSTATED.match(text) and text != "none":
         return None
-    if re.match(r"(?:yes|on|true|enabled?)\b", text):
+    if re.match(r"(?:yes|on|true|enabled?|y\b|✓|✔|sp\b|seq(?:uence)?[-_ ]parallel\w*)", text):
         return True
-    if re.match(r"(?:no|off|false|disabled?|none)\b", text):
+    if re.match(r"(?:no|off|false|disabled?|none|n\b|✗|✘|x\b)", text):
         return False
     raise ValueError(f"'{cell}': expected yes / no, on / off, true / false or 1 / 0")
 
@@ -391,8 +399,12 @@ def parse_recompute(cell) -> str:
         return "op_sac"
     if selective:
         return "selective"
-    if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text):
+    if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text) or re.match(r"^(?:n|not used)\b", text):
         return "none"
+    if _RC_SELECTIVE_WORDS.match(text):
+        return "selective"
+    if _RC_FULL_WORDS.match(text):
+        return "full"
     plain, negated = _mentions(text, _RC_WORDS)
     if plain or _RC_FULL.search(text):
         return "full"
@@ -434,16 +446,24 @@ def parse_zero_stage(cell) -> int | None:
         raise ValueError(f"zero_stage '{cell}': names more than one stage")
     if stages:
         return stages.pop()
+    if re.search(r"reshard_after_forward\s*[=:]\s*false", text):
+        return 2  # FSDP2 keeping the gathered weights between forward and backward: ZeRO-2 memory
     if "no_shard" in text or _stated(text, r"shard\w*") is False:
         return 0
     if "shard_grad_op" in text or "grad_op" in text:
         return 2
-    if re.search(r"fsdp|full_shard|hybrid_shard|hsdp|full(?:y)?[-_ ]shard", text):
+    if re.search(r"fsdp|full_shard|hybrid[-_ ]shard\w*|hsdp|full(?:y)?[-_ ]shard|zero[-_ ]?infinity|zero\+\+"
+                 r"|\bmics\b", text):
         return 3
+    if re.search(r"zero[-_ ]?offload", text):
+        return 2  # ZeRO-Offload is built on ZeRO-2 (Ren et al. 2021 §4)
+    if re.search(r"(?:shard\w*[-_ ]optimi[sz]er|optimi[sz]er[-_ ](?:state[-_ ])?shard\w*|dist\.?[-_ ]?opt\w*"
+                 r"|distributed[-_ ]adam)", text):
+        return 1
     dist_opt = _stated(text, r"distributed[-_ ]optimi[sz]er")
     if dist_opt is not None:
         return 1 if dist_opt else 0
-    if re.match(r"(?:ddp|none|no|off|false)\b", text):
+    if re.match(r"(?:ddp|none|no|off|false|(?:pure|plain|vanilla)[-_ ]dp|data[-_ ]parallel(?:ism)?)\b", text):
         return 0
     raise ValueError(f"zero_stage '{cell}': expected 0-3, ZeRO-n, FSDP (FULL_SHARD / SHARD_GRAD_OP / "
                      "NO_SHARD), distributed optimizer or none")
@@ -494,9 +514,15 @@ _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
     ("B300", "dgx-b300"), ("B200", "dgx-b200"), ("H200", "dgx-h200"), ("H800", "hgx-h800"),
     ("H100", "dgx-h100"), ("MI355", "mi355x-8"), ("MI300X", "mi300x-8"), ("GAUDI3", "gaudi3-8"),
     ("GAUDI2", "gaudi2-8"), ("MI325", "mi325x-8"), ("MI250", "frontier-mi250x"), ("A100", "dgx-a100-80gb"),
-    ("A800", "hgx-a800"), ("V100", "dgx1-v100"),
+    ("A800", "hgx-a800"), ("V100", "dgx1-v100"), ("GRACE HOPPER", "gh200-quad"),
+    # cloud instances by name (AWS p4d / p4de / p5 / p5e / p5en, GCP a2 / a3, Azure ND v4 / v5):
+    # the 8-GPU baseboard of their GPU
+    ("P5EN", "dgx-h200"), ("P5E", "dgx-h200"), ("P5", "dgx-h100"), ("P4DE", "dgx-a100-80gb"),
+    ("P4D", "dgx-a100-40gb"), ("A3-", "dgx-h100"), ("A2-ULTRAGPU", "dgx-a100-80gb"),
+    ("A2-HIGHGPU", "dgx-a100-40gb"), ("ND96AMSR", "dgx-a100-80gb"), ("ND96ASR", "dgx-a100-40gb"),
+    ("ND96ISR_H100", "dgx-h100"), ("ND96ISR_H200", "dgx-h200"),
 )
-_A100_40GB = re.compile(r"40\s*G")
+_A100_40GB = re.compile(r"(?<![\d.])40\s*G")
 #: The HBM2e H100 at 500 W of Meta's TorchTitan hosts, named by its memory type or its power
 #: limit (not by the Grand Teton platform name: Llama 3's Grand Teton H100s are 80 GB HBM3 at
 #: 700 W, arXiv:2407.21783 Sec. 3.3.1).
@@ -535,7 +561,10 @@ def system_for_gpu(name, context: str = "") -> str | None:
         return None  # no PCIe-card system in the catalogue (no NVLink domain of 8)
     both = text + " " + str(context or "").upper()
     for token, system in _GPU_SYSTEMS:
-        if re.search(re.escape(token) + r"(?!\d)", text):
+        # instance names (p5.48xlarge, a3-highgpu-8g, ND96asr_v4) must start a word; GPU
+        # tokens may follow a count (8xA100)
+        lead = r"(?<![A-Z0-9])" if token[:2] in ("P4", "P5", "A2", "A3", "ND") else ""
+        if re.search(lead + re.escape(token) + r"(?!\d)", text):
             for test, variant in _GPU_VARIANTS.get(system, ()):
                 if test(text, both):
                     return variant
@@ -557,10 +586,12 @@ def hbm_override_for_gpu(name) -> float | None:
 _RATE = r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?:b/s|bps|bit/s)\b"
 _PER_GPU = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-]GPU\b"
 _PER_NODE = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+(?:per[\s-]node|node[\s-](?:to[\s-])?node)\b"
-#: "<bw> [≤ 2 words] per GPU"
-_NET_PER_GPU = re.compile(_RATE + _PER_GPU)
-#: "<k> x [≤ 3 words, none naming GPUs] <bw>" (k NICs of a node) and "<bw> x <k> [per node]"
-_NET_K_NICS = re.compile(r"\b(\d+)\s*[x×]\s*(?:(?![A-Za-z]*GPU)[A-Za-z][\w-]*\s+){0,3}" + _RATE)
+#: "[<k> x] <bw> [≤ 2 words] per GPU" (``dual-rail 2x200Gb/s per GPU``: k links per GPU)
+_NET_PER_GPU = re.compile(r"(?:\b(\d+)\s*[x×]\s*)?" + _RATE + _PER_GPU)
+#: "<k> [NICs | HCAs | ports | links | rails | adapters] x [≤ 3 words, none naming GPUs] <bw>"
+#: (k NICs of a node) and "<bw> x <k> [per node]"
+_NET_K_NICS = re.compile(r"\b(\d+)\s*(?:(?:NIC|HCA|port|link|rail|adapter|card)s?\s*)?[x×]\s*"
+                         r"(?:(?![A-Za-z]*GPU)[A-Za-z][\w-]*\s+){0,3}" + _RATE, re.I)
 _NET_BW_X_K = re.compile(_RATE + r"\s*[x×]\s*(\d+)\b")
 #: "<bw> [≤ 2 words] per node" / "<bw> node-node"
 _NET_PER_NODE = re.compile(_RATE + _PER_NODE)
@@ -595,7 +626,7 @@ def _network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
     t = "" if text is None else str(text)
     m = _NET_PER_GPU.search(t)
     if m:
-        return _bits_per_s(m.group(1), m.group(2)) / 8.0
+        return int(m.group(1) or 1) * _bits_per_s(m.group(2), m.group(3)) / 8.0
     m = _NET_K_NICS.search(t)
     if m:
         return int(m.group(1)) * _bits_per_s(m.group(2), m.group(3)) / 8.0 / gpus_per_node
@@ -610,13 +641,15 @@ def _network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
 
 #: Model families with a gated (SwiGLU / GeGLU) MLP, RMSNorm and rotary positions, by name: each
 #: family's own report or config (Llama, Mistral / Mixtral, Qwen 1-3, DeepSeek LLM / V2 / V3,
-#: Baichuan 2, InternLM 2, OLMo, Yi, Phi-3, StableLM, GLM, DBRX, Aquila, Skywork; untied
-#: embeddings). A family's norm and bias details are approximated (GLM-130B has LayerNorm and
+#: Baichuan 2, InternLM 2, OLMo, Yi, Phi-3, StableLM, GLM, DBRX, Aquila, Skywork, and the
+#: Llama-architecture or SwiGLU / GeGLU families Grok, XVERSE, Hunyuan, Kimi, Jais, BTLM,
+#: Solar, EXAONE, Orion, Arctic, Vicuna; untied embeddings). A family's norm and bias details are approximated (GLM-130B has LayerNorm and
 #: biases, read as RMSNorm without). Any other name is read as GPT (``_arch``).
 _GATED_FAMILIES = re.compile(
     r"llama|mistral|mixtral|qwen|deepseek|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|(?<![a-z])phi-?3"
     r"|stablelm(?![- ](?:base[- ])?alpha)"
-    r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork")
+    r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork|grok|xverse|hunyuan|kimi|(?<![a-z])jais|btlm"
+    r"|stable[- ]?lm[- ]?2|(?<![a-z])solar(?![a-z])|exaone|(?<![a-z])orion(?![a-z])|arctic|vicuna")
 #: Gated families that tie the input and output embeddings: PaLM (Chowdhery et al. 2022 §2:
 #: "shared input-output embeddings"), Gemma (Gemma report §2: tied), MiniCPM, Granite 3.x
 #: (the Granite code models are GPT-BigCode: not matched, read as GPT), Command R (Cohere's
@@ -639,6 +672,68 @@ def _arch(model_name: str) -> dict:
     return dict(gated_mlp=False, norm="layernorm", tied_embeddings=True, linear_bias=True, dropout=0.1, gpt=True)
 
 
+#: Published-throughput columns, in the order the first readable one is compared.
+METRIC_COLUMNS = ("tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu_pct", "hfu_pct")
+#: Integer columns that must be at least 1 when given (dp ≤ 0 and vpp / ep 0 are read by
+#: :func:`_clean_int_cells`).
+_POSITIVE_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len", "moe_topk",
+                     "global_batch_seqs", "global_batch_tokens", "gpu_count", "tp", "pp", "cp", "micro_batch")
+#: A GPU count written in nodes (``64 nodes``, ``8 x 64 nodes``, ``64 nodes x 8``).
+_NODES = re.compile(r"\bnodes?\b", re.I)
+
+
+def _gpu_count(cell, gpus_per_node: int) -> int | None:
+    """GPUs of a ``gpu_count`` cell: a plain number; ``a x b`` (``8 × 64 nodes``, ``64 nodes x
+    8``) the product; ``k nodes`` alone k · the system's GPUs per node; a count of GPUs named in
+    the text (``64 nodes (512 GPUs)``) wins."""
+    text = "" if cell is None or isinstance(cell, (int, float)) else str(cell)
+    if not (_NODES.search(text) or re.search(r"\d\s*[x×*]\s*\d", text)):
+        return _int(cell)
+    m = re.search(r"(\d[\d,]*)\s*GPUs?\b", text, re.I)
+    if m:
+        return int(m.group(1).replace(",", ""))
+    nums = [int(x.replace(",", "")) for x in re.findall(r"\d[\d,]*", text)]
+    if len(nums) == 2 and re.search(r"[x×*]", text):
+        return nums[0] * nums[1]
+    if len(nums) == 1 and _NODES.search(text):
+        return nums[0] * gpus_per_node
+    return None
+
+
+def _tokens(cell, seq_len: int | None) -> float:
+    """Tokens per global batch: a plain number; ``4M`` / ``4 million`` tokens as 4·2^20 when
+    that is a whole number of sequences (Llama 2's "4M tokens" = 1,024 × 4,096), else 4·10^6
+    (then rounded to whole sequences); NaN otherwise."""
+    v = parse_number(cell)
+    if not math.isnan(v):
+        return v
+    text = "" if cell is None else str(cell)
+    m = re.match(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*(m|million|k|thousand)\b", text, re.I)
+    if not m:
+        return math.nan
+    x = float(m.group(1))
+    binary, decimal = (2.0**20, 1e6) if m.group(2).lower() in ("m", "million") else (1024.0, 1e3)
+    if seq_len and (x * binary) % seq_len == 0:
+        return x * binary
+    return x * decimal
+
+
+def parse_metric(col: str, cell) -> float:
+    """A published-throughput cell: :func:`parse_number`, and for ``step_time_s`` a unit after
+    the number (``10300 ms`` = 10.3 s, ``2.1 min``; ``s`` / ``sec`` as written)."""
+    v = parse_number(cell)
+    if col != "step_time_s" or cell is None or isinstance(cell, (int, float)):
+        return v
+    text = str(cell)
+    m = re.match(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*(ms|msec|millisec\w*|min\w*|s|sec\w*)\b",
+                 text, re.I)
+    if not m:
+        return v
+    x = float(m.group(1))
+    unit = m.group(2).lower()
+    return x / 1e3 if unit.startswith("m") and not unit.startswith("min") else x * 60.0 if unit.startswith("min") else x
+
+
 #: Integer columns of a row; a cell there must be a finite number below 2^53.
 _INT_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len", "moe_experts", "moe_topk",
                 "global_batch_seqs", "global_batch_tokens", "gpu_count", "tp", "pp", "dp", "cp", "ep", "vpp",
@@ -648,6 +743,54 @@ _INT_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_le
 def _int(x) -> int | None:
     v = parse_number(x)
     return None if not math.isfinite(v) or abs(v) >= 2.0**53 else int(round(v))
+
+
+#: A label before an integer (``TP=8``, ``GQA (8)``, ``interleaved (5)``, ``top-2``, ``EP: 8``).
+_LABELLED_INT = re.compile(r"^\s*[A-Za-z][A-Za-z_ .]*?\s*(?:[=:(]|(?<=top)[-_ ]?)\s*(\d[\d,]*)\s*\)?\s*$", re.I)
+#: A sequence length or vocabulary in thousands (``4k``, ``32K``): 1,024 tokens per k for a
+#: sequence (4k = 4,096), 1,000 for a vocabulary (32k = 32,000).
+_K_SUFFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[kK]\s*(?:tokens?)?\s*$")
+#: "none" spellings for a degree: no interleaving / no context parallelism → 1.
+_NO_DEGREE = re.compile(r"^\s*(?:no\b.*|none|off|false|disabled|-|—|n/?a)\s*$", re.I)
+#: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``).
+_SHARED_EXPERTS = re.compile(r"\+\s*(\d+)\s*shared", re.I)
+
+
+def _clean_int_cells(r: dict) -> dict:
+    """The row with its integer cells made readable where the wording is unambiguous: a labelled
+    number (``TP=8``, ``GQA (8)``, ``interleaved (5)``, ``top-2``), a sequence length or vocabulary
+    in thousands (``4k`` = 4,096 tokens, ``32k`` = 32,000 words), ``MHA`` / ``MQA`` for the KV
+    heads, ``no`` / ``none`` for a vpp or cp degree (1), ``auto`` / ``-1`` / text for dp (derived),
+    0 for vpp (1), shared experts counted apart (``n_shared_experts``). Anything else is left as
+    written for the strict reading of :func:`parse_number`."""
+    out = dict(r)
+    for col in _INT_COLUMNS:
+        cell = out.get(col)
+        if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+            continue
+        text = str(cell).strip()
+        if not math.isnan(parse_number(text)):
+            if col in ("vpp", "ep") and parse_number(text) == 0:
+                out[col] = "1"
+            elif col == "dp" and parse_number(text) <= 0:
+                out[col] = None  # TorchTitan's -1: all the remaining GPUs
+            elif col == "moe_experts" and _SHARED_EXPERTS.search(text):
+                out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
+            continue
+        m = _LABELLED_INT.match(text)
+        if m:
+            out[col] = m.group(1)
+        elif col in ("seq_len", "vocab") and _K_SUFFIX.match(text):
+            out[col] = str(round(float(_K_SUFFIX.match(text).group(1)) * (1024 if col == "seq_len" else 1000)))
+        elif col == "kv_heads" and re.match(r"^\s*mha\b", text, re.I):
+            out[col] = out.get("heads")
+        elif col == "kv_heads" and re.match(r"^\s*mqa\b", text, re.I):
+            out[col] = "1"
+        elif col in ("vpp", "cp", "ep") and _NO_DEGREE.match(text):
+            out[col] = "1"
+        elif col == "dp" and re.match(r"^\s*(?:auto|derived|rest|fsdp|ddp|-)", text, re.I):
+            out[col] = None
+    return out
 
 
 _KEY = re.compile(r"[^a-z0-9]")
@@ -698,12 +841,15 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     Applies the default rule of the module docstring to every cell the row leaves empty; this
     is the only place that rule lives (validation, calibration and the memory test use it).
     """
-    for col in ("tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu_pct", "hfu_pct"):
+    r = _clean_int_cells(r)
+    unreadable = []  # metric cells that are text: skipped only when no metric can be read
+    for col in METRIC_COLUMNS:
         cell = r.get(col)
-        v = parse_number(cell)
+        v = parse_metric(col, cell)
         text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
         if math.isnan(v) and text and not _UNSTATED.match(text.lower()):
-            return None, f"published {col} = {cell!r} is not a number this column can read"
+            unreadable.append(f"published {col} = {cell!r} is not a number this column can read")
+            continue
         if not math.isnan(v) and not (math.isfinite(v) and v > 0):
             return None, f"published {col} = {cell!r} is not a positive finite number"
         if col == "tflops_per_gpu" and re.search(r"[pg]flop|[pg]f/s", text, re.I):
@@ -711,14 +857,22 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         if col in ("mfu_pct", "hfu_pct") and v <= 1.0 and "%" not in text:
             return None, (f"published {col} = {cell!r} looks like a fraction; the column is in percent "
                           f"(write {v * 100:g})")
+    if unreadable and all(math.isnan(parse_metric(c, r.get(c))) for c in METRIC_COLUMNS):
+        return None, unreadable[0]
+    seqs_given = not math.isnan(parse_number(r.get("global_batch_seqs")))
     for col in _INT_COLUMNS:
+        if col == "global_batch_tokens" and seqs_given:
+            continue  # the sequences decide; the tokens cell is not read
         cell = r.get(col)
-        v = parse_number(cell)
+        v = parse_number(cell) if col != "global_batch_tokens" else _tokens(cell, _int(r.get("seq_len")))
         if not math.isnan(v) and (not math.isfinite(v) or abs(v) >= 2.0**53 or v != round(v)):
             return None, f"{col} = {cell!r} is not a finite whole number"
         text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
-        if math.isnan(v) and text and not _UNSTATED.match(text.lower()):
+        if math.isnan(v) and text and not _UNSTATED.match(text.lower()) and not (
+                col == "gpu_count" and _NODES.search(text)):
             return None, f"{col} = {cell!r} is not a number this column can read (write it in full, e.g. 8192)"
+        if not math.isnan(v) and v < 1 and col in _POSITIVE_COLUMNS:
+            return None, f"{col} = {cell!r} must be at least 1"
     cat = _catalogue_architecture(r)
     need = {"layers": r.get("layers"), "hidden": r.get("hidden"), "heads": r.get("heads"),
             "ffn": r.get("ffn"), "seq_len": r.get("seq_len")}
@@ -733,20 +887,22 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     L, h, a, f, s = (_int(need[k]) for k in ("layers", "hidden", "heads", "ffn", "seq_len"))
     B = _int(r.get("global_batch_seqs"))
     if B is None:
-        tok = _int(r.get("global_batch_tokens"))
-        B = tok // s if tok else None
-    n = _int(r.get("gpu_count"))
+        tok = _tokens(r.get("global_batch_tokens"), s)
+        B = int(round(tok / s)) if math.isfinite(tok) and tok >= s else None
+    system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
+    if system is None:
+        return None, f"no system for GPU '{r.get('gpu')}'"
+    n = _gpu_count(r.get("gpu_count"), catalog.systems()[system].gpus_per_node)
     tp, pp = _int(r.get("tp")), _int(r.get("pp"))
     if n is None or tp is None or pp is None:
         return None, "parallel split (tp, pp) or GPU count not published"
     cp = _int(r.get("cp")) or 1
     dp = _int(r.get("dp")) or (n // (tp * pp * cp))
+    if dp < 1:
+        return None, f"tp·pp·cp = {tp * pp * cp} exceeds the {n} GPUs"
     mbs = _int(r.get("micro_batch")) or 1
     if B is None:  # memory worst case: m = p micro-batches in flight (not timed, see batch_published)
         B = pp * mbs * dp
-    system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
-    if system is None:
-        return None, f"no system for GPU '{r.get('gpu')}'"
     kv = _int(r.get("kv_heads")) or a
     V = _int(r.get("vocab")) or DEFAULT_VOCAB
     arch = _arch(r.get("model", ""))
@@ -757,6 +913,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     E = _int(r.get("moe_experts"))
     if E:
         model["moe"] = {"n_experts": E, "top_k": _int(r.get("moe_topk")) or 1, "expert_ffn_hidden_size": f}
+        if r.get("_shared_experts"):
+            model["moe"].update(n_shared_experts=int(r["_shared_experts"]), shared_expert_ffn_hidden_size=f)
     if cat is not None:
         model = cat
     rc_text = "" if r.get("recompute") is None else str(r.get("recompute")).lower()
@@ -772,6 +930,11 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         deep = max(2, L // (pp * DEFAULT_LAYERS_PER_VIRTUAL_STAGE))
         named = pp > 1 and pp * deep <= L and bool(_INTERLEAVED.search(text))
         vpp = deep if named else 1
+    # A published batch that dp · micro-batch (· pp when interleaved) does not divide — papers
+    # round it or ramp it — is taken as the nearest multiple (at least one).
+    unit = dp * mbs * (pp if vpp > 1 else 1)
+    if B % unit:
+        B = max(1, round(B / unit)) * unit
     try:
         zero = parse_zero_stage(r.get("zero_stage"))
         if zero is None:
@@ -824,7 +987,17 @@ def _read(csv_path) -> pd.DataFrame:
     if csv_path is None and not path.is_file():
         raise ValueError(f"the calibration file {path} is not there (it lives in ../shared/validation/ "
                          "beside the repository); give a file of the same columns with --csv")
-    df = pd.read_csv(path)
+    def read(**kw):
+        try:
+            return pd.read_csv(path, **kw)
+        except UnicodeDecodeError:  # a file saved by a spreadsheet in Windows-1252 / Latin-1
+            return pd.read_csv(path, encoding="cp1252", encoding_errors="replace", **kw)
+
+    df = read()
+    if len(df.columns) == 1 and re.search(r"[;\t]", str(df.columns[0])):  # ; or tab separated
+        df = read(sep=";" if ";" in str(df.columns[0]) else "\t")
+    # header cells as the calibration file writes them: trimmed, lower case ("GPU", "tp ")
+    df.columns = [str(c).strip().lower() for c in df.columns]
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"missing columns {', '.join(missing)} (expected the columns of calibration.csv)")
@@ -843,7 +1016,7 @@ def _read(csv_path) -> pd.DataFrame:
 def batch_published(r: dict) -> bool:
     """Whether a row publishes its global batch (in sequences or tokens)."""
     return not (math.isnan(parse_number(r.get("global_batch_seqs")))
-                and math.isnan(parse_number(r.get("global_batch_tokens"))))
+                and math.isnan(_tokens(r.get("global_batch_tokens"), _int(r.get("seq_len")))))
 
 
 def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict[int, str]]:
@@ -881,11 +1054,7 @@ def calibration_batch(csv_path=None):
     metric, pub, count = [], [], []
     for j, r in enumerate(sub.to_dict("records")):
         src = str(r["source_key"])
-        tok = parse_number(r.get("tokens_per_s_per_gpu"))
-        st = parse_number(r.get("step_time_s"))
-        tf = parse_number(r.get("tflops_per_gpu"))
-        mfu = parse_number(r.get("mfu_pct"))
-        hfu = parse_number(r.get("hfu_pct"))
+        tok, st, tf, mfu, hfu = (parse_metric(c, r.get(c)) for c in METRIC_COLUMNS)
         if not batch_published(r):
             metric.append(""); pub.append(math.nan); count.append(math.nan)
         elif not math.isnan(tok):

@@ -294,7 +294,9 @@ def test_unreadable_cells_skip_the_row_with_a_reason():
     s, why = validation.row_to_scenario(_row(recompute="weird"))
     assert s is None and "recompute 'weird'" in why
     s, why = validation.row_to_scenario(_row(layers=-5))
-    assert s is None and why.startswith("invalid scenario: ") and "n_layers" in why and "[type=" not in why
+    assert s is None and why == "layers = -5 must be at least 1"
+    s, why = validation.row_to_scenario(_row(heads=100))  # 100 heads: tp = 8 does not divide them
+    assert s is None and why.startswith("invalid scenario: ") and "n_heads" in why and "[type=" not in why
     s, why = validation.row_to_scenario(_row(tp=3))  # 96 heads / 3 fine, but 1024 GPUs / (3·8) is not whole
     assert s is None and "[type=" not in why and "input_value" not in why
     assert validation.parse_recompute("none (no activation checkpointing)") == "none"
@@ -418,13 +420,13 @@ def test_flash_words_in_context():
 
 
 def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
-    """inf / 1e400 in an integer column, '8K' for a sequence length, an MFU written as a fraction
+    """inf / 1e400 in an integer column, a range for a sequence length, an MFU written as a fraction
     and a stated bf16 on a V100 are skipped with the cell named (review: 1e400 crashed the run,
     '8K' was compared as 8 tokens, 0.517 % MFU as +10,200 %, bf16 on V100 ran silently as fp16)."""
     for kw, text in ((dict(layers="1e400"), "layers = '1e400' is not a finite whole number"),
                      (dict(tp=float("inf")), "tp = inf is not a finite whole number"),
                      (dict(tp="inf"), "tp = 'inf' is not a number this column can read"),
-                     (dict(seq_len="8K"), "seq_len = '8K' is not a number this column can read"),
+                     (dict(seq_len="8K-32K"), "seq_len = '8K-32K' is not a number this column can read"),
                      (dict(mfu_pct="0.517"), "mfu_pct = '0.517' looks like a fraction"),
                      (dict(gpu="V100", precision="bf16", tp=8, pp=1, gpu_count=64),
                       "the accelerator has no BF16 units"),
@@ -540,3 +542,132 @@ def test_published_value_must_be_a_positive_number():
         assert s is None and "tflops_per_gpu" in why and repr(val) in why
     s, why = validation.row_to_scenario(_row(tflops_per_gpu="138 (Table 1)"))
     assert s is not None, why
+
+
+# ---------------------------------------------------------------------------------------
+# Other authors' wording (review: a stress test of 44 hand-written rows of published runs)
+# ---------------------------------------------------------------------------------------
+def _scen(**kw):
+    s, why = validation.row_to_scenario(_row(**kw))
+    assert s is not None, why
+    return s
+
+
+def test_zero_or_negative_degrees_are_refused_not_crashes():
+    """tp, pp = 0 and seq_len = 0 (with a token batch) crashed with ZeroDivisionError; they are
+    refused naming the cell. vpp 0 and ep 0 mean 1; dp -1 (TorchTitan's 'the rest') is derived."""
+    for col in ("tp", "pp", "cp", "gpu_count", "micro_batch", "layers"):
+        s, why = validation.row_to_scenario(_row(**{col: "0"}))
+        assert s is None and col in why and "at least 1" in why, (col, why)
+    s, why = validation.row_to_scenario(_row(seq_len="0", global_batch_seqs=None, global_batch_tokens="3145728"))
+    assert s is None and "seq_len" in why
+    assert _scen(vpp="0").parallelism.vpp == 1
+    assert _scen(dp="-1").parallelism.dp == 1024 // 64
+    assert _scen(dp="auto").parallelism.dp == 1024 // 64
+
+
+def test_labelled_and_abbreviated_integers():
+    assert _scen(tp="TP=8").parallelism.tp == 8
+    assert _scen(vpp="interleaved (3)", layers=96).parallelism.vpp == 3
+    assert _scen(vpp="no interleaving").parallelism.vpp == 1
+    assert _scen(cp="no").parallelism.cp == 1
+    assert _scen(kv_heads="MHA").model.n_kv_heads == 96
+    assert _scen(kv_heads="GQA (8)").model.n_kv_heads == 8
+    assert _scen(seq_len="2k").training.seq_len == 2048
+    s = _scen(model="Mixtral 8x7B style", moe_experts="8 (+1 shared)", moe_topk="top-2")
+    assert s.model.moe.n_experts == 8 and s.model.moe.top_k == 2 and s.model.moe.n_shared_experts == 1
+
+
+def test_token_batches_gpu_counts_and_batches_that_do_not_divide():
+    """'4M tokens' is 4·2^20 when that is whole sequences (Llama 2: 1,024 × 4,096); the
+    sequence count wins over an unreadable tokens cell; a GPU count in nodes uses the system's
+    8 GPUs per node; a published batch dp·micro-batch does not divide is taken to the nearest
+    multiple (GPT-NeoX-20B: 1,538 on dp 12 → 1,536)."""
+    s = _scen(seq_len=4096, global_batch_seqs=None, global_batch_tokens="4M tokens")
+    assert s.training.global_batch_size == 1024
+    assert _scen(global_batch_tokens="about 3M").training.global_batch_size == 1536
+    assert _scen(gpu_count="8 × 128 nodes").cluster.n_gpus == 1024
+    assert _scen(gpu_count="128 nodes").cluster.n_gpus == 1024
+    assert _scen(gpu_count="128 nodes (1,024 GPUs)").cluster.n_gpus == 1024
+    s = _scen(gpu_count=96, tp=2, pp=4, global_batch_seqs=1538)
+    assert s.parallelism.dp == 12 and s.training.global_batch_size == 1536
+
+
+def test_metric_cells_with_qualifiers_units_and_unreadable_neighbours(tmp_path):
+    """'up to 147' (OPT) and 'about 380' read as the number; a step time in ms is converted;
+    an unreadable MFU cell beside a readable throughput does not skip the row."""
+    assert validation.parse_number("up to 147") == 147 and validation.parse_number("about 380") == 380
+    assert validation.parse_number(">180") == 180 and validation.parse_number("≈ 41.0") == 41.0
+    assert validation.parse_metric("step_time_s", "10300 ms") == pytest.approx(10.3)
+    assert validation.parse_metric("step_time_s", "1.5 min") == 90.0
+    assert validation.parse_metric("tflops_per_gpu", "10300 ms") == 10300
+    rows = [_row(run_id="a", tflops_per_gpu="up to 140", mfu_pct="not reported"),
+            _row(run_id="b", step_time_s="40100 ms"),
+            _row(run_id="c", mfu_pct="TBD")]
+    df = pd.DataFrame([{c: r.get(c, "") for c in validation.REQUIRED_COLUMNS} for r in rows])
+    p = tmp_path / "w.csv"
+    df.to_csv(p, index=False)
+    out, _ = validation.validate(p)
+    got = out.set_index("run_id")
+    assert got.loc["a", "metric"] == "tflops_per_gpu" and got.loc["a", "published"] == 140
+    assert got.loc["b", "metric"] == "step_time_s" and got.loc["b", "published"] == pytest.approx(40.1)
+    assert got.loc["c", "status"].startswith("skipped") and "mfu_pct" in got.loc["c", "status"]
+
+
+def test_files_from_other_tools(tmp_path):
+    """Header cells in other case or with spaces, a semicolon separator and a Windows-1252
+    file are read (the stress test's files were refused whole)."""
+    row = {c: _row().get(c, "") for c in validation.REQUIRED_COLUMNS}
+    row["tflops_per_gpu"] = 140
+    df = pd.DataFrame([row])
+    df.columns = [c.upper() + " " if c in ("gpu", "tp") else c for c in df.columns]
+    p1, p2, p3 = tmp_path / "a.csv", tmp_path / "b.csv", tmp_path / "c.csv"
+    df.to_csv(p1, index=False)
+    df.to_csv(p2, index=False, sep=";")
+    df.assign(notes="8 × A100 – café").to_csv(p3, index=False, encoding="cp1252")
+    for p in (p1, p2, p3):
+        out, _ = validation.validate(p)
+        assert out.iloc[0]["status"] == "ok", (p, out.iloc[0]["status"])
+
+
+GPU_NAMES_MORE = [("A100 80GB (2240 GPUs)", "dgx-a100-80gb"), ("p4d.24xlarge", "dgx-a100-40gb"),
+                  ("p4de.24xlarge", "dgx-a100-80gb"), ("p5.48xlarge", "dgx-h100"), ("p5en.48xlarge", "dgx-h200"),
+                  ("a2-ultragpu-8g", "dgx-a100-80gb"), ("a3-highgpu-8g", "dgx-h100"),
+                  ("Grace Hopper", "gh200-quad"), ("ND96asr_v4", "dgx-a100-40gb"), ("8xA100 40GB", "dgx-a100-40gb")]
+
+
+@pytest.mark.parametrize("name,system", GPU_NAMES_MORE)
+def test_more_gpu_and_instance_names(name, system):
+    assert validation.system_for_gpu(name) == system
+
+
+@pytest.mark.parametrize("text,gbps", [("4 NICs × 200Gb/s per node", 100), ("dual-rail 2x200Gb/s per GPU", 400),
+                                       ("2 × 200 Gbps per GPU", 400), ("8 HCAs x 400Gb/s", 400),
+                                       ("4 x 100 Gb/s per node", 50), ("400 Gb/s per GPU", 400)])
+def test_more_network_wordings(text, gbps):
+    assert validation.network_bw_per_gpu(text, 8) * 8 / 1e9 == pytest.approx(gbps)
+
+
+MORE_WORDINGS = [
+    ("recompute", "partial", "selective"), ("recompute", "SAC", "selective"), ("recompute", "core attention", "selective"),
+    ("recompute", "attention only", "selective"), ("recompute", "AC", "full"), ("recompute", "ckpt", "full"),
+    ("recompute", "every layer", "full"), ("recompute", "Y", "full"), ("recompute", "N", "none"),
+    ("recompute", "not used", "none"),
+    ("zero_stage", "sharded optimizer", 1), ("zero_stage", "optimizer sharding", 1), ("zero_stage", "dist. optimizer", 1),
+    ("zero_stage", "DistOpt", 1), ("zero_stage", "ZeRO-Offload", 2), ("zero_stage", "ZeRO-Infinity", 3),
+    ("zero_stage", "ZeRO++", 3), ("zero_stage", "MiCS", 3), ("zero_stage", "hybrid sharding", 3),
+    ("zero_stage", "data parallel", 0), ("zero_stage", "pure DP", 0),
+    ("zero_stage", "FSDP (reshard_after_forward=False)", 2), ("zero_stage", "FSDP2 (reshard_after_forward=True)", 3),
+    ("sp", "Y", True), ("sp", "N", False), ("sp", "✓", True), ("sp", "SP", True), ("sp", "sequence parallel", True),
+]
+
+
+@pytest.mark.parametrize("parser,cell,reading", MORE_WORDINGS)
+def test_more_wordings_read_as_they_say(parser, cell, reading):
+    assert _PARSERS[parser](cell) == reading
+
+
+@pytest.mark.parametrize("name", ["Grok-1", "XVERSE-65B", "Hunyuan-Large", "Kimi K2", "Jais-30B", "BTLM-3B",
+                                  "Stable LM 2 1.6B", "SOLAR-10.7B", "EXAONE 3.0", "Orion-14B", "Arctic", "Vicuna-13B"])
+def test_more_gated_families(name):
+    assert validation._arch(name)["gated_mlp"] is True

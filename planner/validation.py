@@ -810,8 +810,8 @@ def catalogue_model(name) -> str | None:
 
 
 def _catalogue_architecture(r: dict) -> dict | None:
-    """The catalogue architecture of a MoE row (or of a row without architecture columns)
-    whose model name is a catalogue model (:func:`catalogue_model`), as a ModelSpec dict; None
+    """The catalogue architecture of a MoE row (or of a row missing layers, hidden or heads, or
+    the ffn of a gated family, e.g. "Llama 2 7B" without its 11,008) whose model name is a catalogue model (:func:`catalogue_model`), as a ModelSpec dict; None
     otherwise, or when any published architecture cell (layers, hidden, heads, kv_heads, vocab,
     ffn — the dense or the expert width —, moe_experts, moe_topk) disagrees with the catalogue's.
     A CSV row cannot state shared experts, leading dense layers, expert width or MLA."""
@@ -820,7 +820,10 @@ def _catalogue_architecture(r: dict) -> dict | None:
         return None
     spec = catalog.models()[mid]
     moe_row = _int(r.get("moe_experts")) is not None
-    bare = _int(r.get("layers")) is None or _int(r.get("hidden")) is None
+    # a row missing part of its shape (layers, hidden, heads; ffn unless the GPT rule ffn = 4h
+    # gives it; KV heads and vocabulary have default rules: MHA, Megatron's padded 51,200)
+    bare = any(_int(r.get(c)) is None for c in ("layers", "hidden", "heads")) or (
+        _int(r.get("ffn")) is None and not _arch(r.get("model", "")).get("gpt"))
     if not (moe_row or bare) or (moe_row and spec.moe is None):
         return None
     moe = spec.moe

@@ -671,3 +671,15 @@ def test_more_wordings_read_as_they_say(parser, cell, reading):
                                   "Stable LM 2 1.6B", "SOLAR-10.7B", "EXAONE 3.0", "Orion-14B", "Arctic", "Vicuna-13B"])
 def test_more_gated_families(name):
     assert validation._arch(name)["gated_mlp"] is True
+
+
+def test_gated_row_without_ffn_takes_the_catalogue_model():
+    """A Llama 2 7B row without its ffn (the gated width has no rule) takes the catalogue
+    model's (11,008, vocabulary 32,000) when its name matches; a GPT row keeps ffn = 4h."""
+    s = _scen(model="Llama 2 7B", layers=32, hidden=4096, heads=32, ffn=None, tp=1, pp=1, gpu_count=64,
+              global_batch_seqs=1024)
+    assert s.model.ffn_hidden_size == 11008 and s.model.vocab_size == 32000
+    s = _scen(ffn=None)
+    assert s.model.ffn_hidden_size == 4 * 12288 and s.model.vocab_size == 51200
+    s, why = validation.row_to_scenario(_row(model="Llama 2 9B", layers=32, hidden=4096, heads=32, ffn=None))
+    assert s is None and "ffn" in why

@@ -49,7 +49,12 @@ by the framework of its source group (what that framework did by default), never
   ``DEFAULT`` would reduce in fp32). The reduce-scatter therefore moves 2 B per parameter;
   in memory FSDP keeps fp32 sharded params + fp32 sharded grads + Adam m, v = 16 B/param
   over dp, which our split 2 (16-bit weights) + 2 (grads) + 12 (master, m, v) reproduces
-  exactly (with fp32 grads it would count the master copy twice, 18 B);
+  exactly (with fp32 grads it would count the master copy twice, 18 B). The README's own
+  tables pair precision ``amp_bf16`` with MP Mode ``DEFAULT`` (fp32 reduce) and ``bf16`` with
+  ``PURE``: for the ``amp_bf16`` rows the reduce-scatter moves 4 B, which one ``grad_dtype``
+  field cannot state beside the 16 B/param memory; measured, reading them with fp32 reduce
+  bytes moves the MosaicML group by < 0.1 point (median 5.69 %, max 34.5 %) and breaks the
+  memory count, so bf16 stays (a stated simplification);
   *NEMO_24.07*: bf16. ``optim.grad_sync_dtype: bf16`` in the NeMo-Framework-Launcher
   Nemotron-4 340B recipe and in the NeMo 24.07 Llama 3.1 70B FP8 benchmark recipe; NeMo maps
   it to Megatron-Core ``grad_reduce_in_fp32 = False`` (``setup_mcore_distributed_parallel``).

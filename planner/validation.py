@@ -356,7 +356,7 @@ _RC_FULL_WORDS = re.compile(r"^(?:ac|ckpt|act[-_ ]?ckpt|every[-_ ]layer|per[-_ ]
 #: SAC``, ``per-op selective``, ``op_sac``, ``selective_ac_option=op`` / ``: op`` / `` op``,
 #: ``selective (op)``); ``op-level`` alone (``op-level kernels``) says nothing.
 _RC_OPSAC = (r"\b(?:op[-_ ]level|per[-_ ]op)[-_ ](?:sac|ac|selective|activation|checkpoint\w*|recomput\w*)\b"
-             r"|\bop[-_ ]sac\b|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?op\b|\bselective\s*\(\s*op\s*\)")
+             r"|\bop[-_ ]sac\b|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?op\b|\b(?:selective|sac)\s*\(\s*op\s*\)")
 _UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unpublished|none|\?|[-–—]+)$")
 
 
@@ -370,6 +370,9 @@ def parse_bool_cell(cell) -> bool | None:
     text = "" if cell is None else str(cell).strip().lower()
     if text == "" or text == "nan" or _UNSTATED.match(text) and text != "none":
         return None
+    if re.match(r"(?:sp\b|seq(?:uence)?[-_ ]parallel\w*)", text) and re.search(
+            r"\b(?:no|not|off|false|disabled?|none|0)\b", text):
+        return False  # "SP off", "sequence parallel: off", "sp=False"
     if re.match(r"(?:yes|on|true|enabled?|y\b|✓|✔|sp\b|seq(?:uence)?[-_ ]parallel\w*)", text):
         return True
     if re.match(r"(?:no|off|false|disabled?|none|n\b|✗|✘|x\b)", text):
@@ -406,10 +409,11 @@ def parse_recompute(cell) -> str:
         return "selective"
     if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text) or re.match(r"^(?:n|not used)\b", text):
         return "none"
-    if _RC_SELECTIVE_WORDS.match(text):
-        return "selective"
-    if _RC_FULL_WORDS.match(text):
-        return "full"
+    negated_anywhere = re.search(r"\b(?:none|no|not|off|false|disabled?|without)\b", text)
+    if _RC_SELECTIVE_WORDS.match(text) or _RC_FULL_WORDS.match(text):
+        if negated_anywhere:  # "ac: none", "SAC off", "attention recompute: none"
+            return "none"
+        return "selective" if _RC_SELECTIVE_WORDS.match(text) else "full"
     plain, negated = _mentions(text, _RC_WORDS)
     if plain or _RC_FULL.search(text):
         return "full"
@@ -462,9 +466,10 @@ def parse_zero_stage(cell) -> int | None:
         return 3
     if re.search(r"zero[-_ ]?offload", text):
         return 2  # ZeRO-Offload is built on ZeRO-2 (Ren et al. 2021 §4)
-    if re.search(r"(?:shard\w*[-_ ]optimi[sz]er|optimi[sz]er[-_ ](?:state[-_ ])?shard\w*|dist\.?[-_ ]?opt\w*"
-                 r"|distributed[-_ ]adam)", text):
-        return 1
+    sharded_opt = _stated(text, r"shard\w*[-_ ]optimi[sz]er|optimi[sz]er[-_ ](?:state[-_ ])?shard\w*"
+                                r"|dist\.?[-_ ]?opt\w*|distributed[-_ ]adam")
+    if sharded_opt is not None:
+        return 1 if sharded_opt else 0
     dist_opt = _stated(text, r"distributed[-_ ]optimi[sz]er")
     if dist_opt is not None:
         return 1 if dist_opt else 0
@@ -537,7 +542,8 @@ _V100_NVSWITCH = re.compile(r"DGX-?2|HGX-?2|NVSWITCH")
 #: Variants of a token's system, tried in order: (test on the upper-cased name and the name +
 #: interconnect text, the system it gives; None = no catalogue system).
 _GPU_VARIANTS: dict[str, tuple[tuple[Callable[[str, str], bool], str | None], ...]] = {
-    "dgx-a100-80gb": ((lambda name, both: bool(_A100_40GB.search(name)), "dgx-a100-40gb"),),
+    "dgx-a100-80gb": ((lambda name, both: bool(_A100_40GB.search(name) or re.search(
+        r"(?<![A-Z0-9])(?:P4D(?!E)|A2-HIGHGPU|ND96ASR)", name)), "dgx-a100-40gb"),),
     "hgx-a800": ((lambda name, both: bool(_A100_40GB.search(name)), None),),
     "dgx-h100": ((lambda name, both: bool(_H100_GRAND_TETON.search(both))
                   and not re.search(r"HBM3|80\s*G", name), "hgx-h100-96gb-hbm2e"),),
@@ -677,6 +683,9 @@ def _arch(model_name: str) -> dict:
     return dict(gated_mlp=False, norm="layernorm", tied_embeddings=True, linear_bias=True, dropout=0.1, gpt=True)
 
 
+#: Largest relative change of a published global batch rounded to a multiple of dp ·
+#: micro-batch (GPT-NeoX-20B: 1,538 on dp 12 → 1,536, 0.13 %); beyond it the row is refused.
+BATCH_ROUNDING_MAX = 0.05
 #: Published-throughput columns, in the order the first readable one is compared.
 METRIC_COLUMNS = ("tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu_pct", "hfu_pct")
 #: Integer columns that must be at least 1 when given (dp ≤ 0 and vpp / ep 0 are read by
@@ -688,44 +697,56 @@ _NODES = re.compile(r"\bnodes?\b", re.I)
 
 
 def _gpu_count(cell, gpus_per_node: int) -> int | None:
-    """GPUs of a ``gpu_count`` cell: a plain number; ``a x b`` (``8 × 64 nodes``, ``64 nodes x
-    8``) the product; ``k nodes`` alone k · the system's GPUs per node; a count of GPUs named in
-    the text (``64 nodes (512 GPUs)``) wins."""
-    text = "" if cell is None or isinstance(cell, (int, float)) else str(cell)
-    if not (_NODES.search(text) or re.search(r"\d\s*[x×*]\s*\d", text)):
+    """GPUs of a ``gpu_count`` cell, first rule that applies: a leading number not followed by
+    ``x`` or ``nodes`` (``64``, ``64 (8 x 8)``, ``1,024 GPUs (128 nodes)``, ``64 H100s``); a
+    total in parentheses (``16 x 8 GPUs (128)``); the product of two stand-alone numbers around
+    ``x`` / ``×`` (``8 × 64 nodes``, ``2 nodes x 8 GPUs``, ``4 x 8 GPUs``); one stand-alone
+    number of nodes times the system's GPUs per node (``128 nodes``, ``8 x DGX A100 nodes``).
+    Digits inside a name (``A100``, ``80GB``) are not numbers here."""
+    if cell is None or isinstance(cell, (int, float)):
         return _int(cell)
-    m = re.search(r"(\d[\d,]*)\s*GPUs?\b", text, re.I)
+    text = str(cell).strip()
+    lead = re.match(r"(\d[\d,]*)(?![\d.])\s*(.?)", text)
+    rest = text[lead.end(1):].lstrip().lower() if lead else ""
+    if lead and not re.match(r"[x×*]|nodes?\b", rest):
+        return _int(lead.group(1))
+    m = re.search(r"\(\s*(\d[\d,]*)\s*(?:GPUs?)?\s*\)", text, re.I)
     if m:
         return int(m.group(1).replace(",", ""))
-    nums = [int(x.replace(",", "")) for x in re.findall(r"\d[\d,]*", text)]
+    nums = [int(x.replace(",", "")) for x in re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", text)]
     if len(nums) == 2 and re.search(r"[x×*]", text):
         return nums[0] * nums[1]
     if len(nums) == 1 and _NODES.search(text):
         return nums[0] * gpus_per_node
-    return None
+    return _int(cell)
 
 
 def _tokens(cell, seq_len: int | None) -> float:
     """Tokens per global batch: a plain number; ``4M`` / ``4 million`` tokens as 4·2^20 when
     that is a whole number of sequences (Llama 2's "4M tokens" = 1,024 × 4,096), else 4·10^6
     (then rounded to whole sequences); NaN otherwise."""
-    v = parse_number(cell)
-    if not math.isnan(v):
-        return v
-    text = "" if cell is None else str(cell)
-    m = re.match(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*(m|million|k|thousand)\b", text, re.I)
+    text = "" if cell is None or isinstance(cell, (int, float)) else str(cell)
+    m = re.match(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*(m|million|k|thousand)\b(?!\s*b)",
+                 text, re.I)
     if not m:
-        return math.nan
+        return parse_number(cell)
     x = float(m.group(1))
     binary, decimal = (2.0**20, 1e6) if m.group(2).lower() in ("m", "million") else (1024.0, 1e3)
     if seq_len and (x * binary) % seq_len == 0:
         return x * binary
-    return x * decimal
+    return float(round(x * decimal))
+
+
+#: Words that make a metric cell a comparison rather than a value.
+_RELATIVE = re.compile(r"faster|slower|speed-?up|improve\w*|better|worse|higher|lower|gain|\d\s*[x×]\b"
+                       r"|\bvs\.?\b|relative", re.I)
 
 
 def parse_metric(col: str, cell) -> float:
     """A published-throughput cell: :func:`parse_number`, and for ``step_time_s`` a unit after
     the number (``10300 ms`` = 10.3 s, ``2.1 min``; ``s`` / ``sec`` as written)."""
+    if isinstance(cell, str) and _RELATIVE.search(cell):
+        return math.nan  # "up to 50% faster", "3x": a comparison, not the run's value
     v = parse_number(cell)
     if col != "step_time_s" or cell is None or isinstance(cell, (int, float)):
         return v
@@ -751,7 +772,20 @@ def _int(x) -> int | None:
 
 
 #: A label before an integer (``TP=8``, ``GQA (8)``, ``interleaved (5)``, ``top-2``, ``EP: 8``).
-_LABELLED_INT = re.compile(r"^\s*[A-Za-z][A-Za-z_ .]*?\s*(?:[=:(]|(?<=top)[-_ ]?)\s*(\d[\d,]*)\s*\)?\s*$", re.I)
+_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)\s*(?:[=:(]|(?<=top)[-_ ]?)\s*(\d[\d,]*)\s*\)?\s*$", re.I)
+#: The labels a column's integer may carry (lower case, spaces and underscores as one):
+#: ``TP=8`` in tp, ``GQA (8)`` in kv_heads, ``top-2`` in moe_topk; ``PP=4`` in tp or ``tokens:
+#: 2097152`` in global_batch_seqs is refused.
+_COLUMN_LABELS = {
+    "tp": r"tp|tensor(?: model)? parallel\w*|mp", "pp": r"pp|pipeline(?: model)?(?: parallel\w*)?",
+    "cp": r"cp|context(?: parallel\w*)?", "ep": r"ep|expert(?: parallel\w*)?",
+    "dp": r"dp|data(?: parallel\w*)?|fsdp|ddp", "vpp": r"vpp|v|virtual(?: pipeline)?(?: stages?)?|interleaved|chunks?",
+    "micro_batch": r"mbs|micro(?: |-)?batch(?: size)?|micro", "kv_heads": r"kv|kv heads|gqa|mqa|query groups|n kv heads",
+    "moe_topk": r"top|topk|top k|k", "moe_experts": r"experts?|e|moe", "gpu_count": r"gpus?|n|count",
+    "global_batch_seqs": r"gbs|batch|global batch(?: size)?|seqs|sequences", "seq_len": r"seq|seq len|sequence(?: length)?|ctx|context",
+    "layers": r"layers?|l|n layers", "hidden": r"hidden(?: size)?|h|d model|dim", "heads": r"heads|a|n heads",
+    "ffn": r"ffn(?: hidden size)?|d ff|intermediate(?: size)?", "vocab": r"vocab(?: size)?|v",
+}
 #: A sequence length or vocabulary in thousands (``4k``, ``32K``): 1,024 tokens per k for a
 #: sequence (4k = 4,096), 1,000 for a vocabulary (32k = 32,000).
 _K_SUFFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[kK]\s*(?:tokens?)?\s*$")
@@ -783,8 +817,9 @@ def _clean_int_cells(r: dict) -> dict:
                 out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
             continue
         m = _LABELLED_INT.match(text)
-        if m:
-            out[col] = m.group(1)
+        label = re.sub(r"[\s_]+", " ", m.group(1).strip().lower()) if m else ""
+        if m and col in _COLUMN_LABELS and re.fullmatch(_COLUMN_LABELS[col], label):
+            out[col] = m.group(2)
         elif col in ("seq_len", "vocab") and _K_SUFFIX.match(text):
             out[col] = str(round(float(_K_SUFFIX.match(text).group(1)) * (1024 if col == "seq_len" else 1000)))
         elif col == "kv_heads" and re.match(r"^\s*mha\b", text, re.I):
@@ -896,7 +931,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     B = _int(r.get("global_batch_seqs"))
     if B is None:
         tok = _tokens(r.get("global_batch_tokens"), s)
-        B = int(round(tok / s)) if math.isfinite(tok) and tok >= s else None
+        if math.isfinite(tok) and tok < s:
+            return None, f"global_batch_tokens = {r.get('global_batch_tokens')!r} is less than one sequence of {s}"
+        B = int(round(tok / s)) if math.isfinite(tok) else None
     system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
     if system is None:
         return None, f"no system for GPU '{r.get('gpu')}'"
@@ -941,7 +978,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     # A published batch that dp · micro-batch (· pp when interleaved) does not divide — papers
     # round it or ramp it — is taken as the nearest multiple (at least one).
     unit = dp * mbs * (pp if vpp > 1 else 1)
-    if B % unit:
+    if B % unit and abs(max(1, round(B / unit)) * unit - B) <= BATCH_ROUNDING_MAX * B:
         B = max(1, round(B / unit)) * unit
     try:
         zero = parse_zero_stage(r.get("zero_stage"))
@@ -1003,9 +1040,20 @@ def _read(csv_path) -> pd.DataFrame:
 
     df = read()
     if len(df.columns) == 1 and re.search(r"[;\t]", str(df.columns[0])):  # ; or tab separated
-        df = read(sep=";" if ";" in str(df.columns[0]) else "\t")
-    # header cells as the calibration file writes them: trimmed, lower case ("GPU", "tp ")
-    df.columns = [str(c).strip().lower() for c in df.columns]
+        semi = ";" in str(df.columns[0])
+        # a ;-separated file is written where the decimal mark is a comma ("137,0")
+        df = read(sep=";", decimal=",") if semi else read(sep="\t")
+        if semi:
+            df = df.apply(lambda col: col.map(lambda v: re.sub(r"^(\s*\d+),(\d+)(?!\d)", r"\1.\2", v)
+                                               if isinstance(v, str) else v))
+    # header cells as the calibration file writes them: trimmed, lower case ("GPU", "tp "); a
+    # column whose name only differs in case from one already there is dropped (the exact name wins)
+    names = [str(c).strip().lower() for c in df.columns]
+    exact = {str(c) for c in df.columns}
+    keep = [i for i, (c, n) in enumerate(zip(df.columns, names))
+            if str(c) == n or n not in exact and names.index(n) == i]
+    df = df.iloc[:, keep]
+    df.columns = [names[i] for i in keep]
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"missing columns {', '.join(missing)} (expected the columns of calibration.csv)")

@@ -683,3 +683,50 @@ def test_gated_row_without_ffn_takes_the_catalogue_model():
     assert s.model.ffn_hidden_size == 4 * 12288 and s.model.vocab_size == 51200
     s, why = validation.row_to_scenario(_row(model="Llama 2 9B", layers=32, hidden=4096, heads=32, ffn=None))
     assert s is None and "ffn" in why
+
+
+def test_lenient_readings_do_not_misread(tmp_path):
+    """Review of the lenient readings: a label must be the column's own (``PP=4`` in tp,
+    ``GA=8`` in micro_batch, ``tokens: …`` in global_batch_seqs, ``group size: 4`` in kv_heads
+    are refused), digits inside names are no GPU counts, a token batch under one sequence is
+    refused, a batch is moved to a dp·mbs multiple only by ≤ 5 %, negated short names read
+    as off, and comparisons ('up to 50 % faster') are no values."""
+    for kw, col in ((dict(tp="PP=4"), "tp"), (dict(pp="TP (8)"), "pp"), (dict(micro_batch="GA=8"), "micro_batch"),
+                    (dict(global_batch_seqs="tokens: 2097152"), "global_batch_seqs"),
+                    (dict(kv_heads="group size: 4"), "kv_heads"), (dict(vpp="layers per virtual stage: 2"), "vpp")):
+        s, why = validation.row_to_scenario(_row(**kw))
+        assert s is None and col in why, (kw, why)
+    g = lambda c: validation._gpu_count(c, 8)  # noqa: E731
+    assert [g(c) for c in ("8 x DGX A100 nodes", "2 nodes x 8 GPUs", "4 x 8 GPUs", "16 x 8 GPUs (128)", "64 (8 x 8)",
+                           "1024 (128x8)", "64 (8 nodes)", "64 H100s (8 nodes)", "8 x 80GB A100", "8x8")] == \
+        [64, 16, 32, 128, 64, 1024, 64, 64, 8, 64]
+    for tokens in ("1 million", "1 MB", "1000"):
+        s, why = validation.row_to_scenario(_row(global_batch_seqs=None, global_batch_tokens=tokens))
+        if tokens == "1 million":  # 2^20 tokens = 512 sequences of 2,048
+            assert s is not None and s.training.global_batch_size == 512, why
+        else:
+            assert s is None and "global_batch_tokens" in why, (tokens, why)
+    # 3.19M is not whole sequences as 3.19·2^20: 3,190,000 / 2,048 = 1,557.6 → 1,558 → dp 16 multiple 1,552
+    assert _scen(global_batch_seqs=None, global_batch_tokens="3.19M").training.global_batch_size == 1552
+    s, why = validation.row_to_scenario(_row(global_batch_seqs=100))  # dp 16 · mbs 1: 100 → 96 is 4 %
+    assert s is not None and s.training.global_batch_size == 96
+    s, why = validation.row_to_scenario(_row(global_batch_seqs=4, micro_batch=4))  # 4 → 64: refused
+    assert s is None
+    rc, sp, zs = validation.parse_recompute, validation.parse_bool_cell, validation.parse_zero_stage
+    assert rc("attention recompute: none") == rc("ac: none") == rc("AC = none") == rc("SAC off") == "none"
+    assert rc("SAC (op)") == "op_sac"
+    assert sp("SP off") is sp("sequence parallel: off") is sp("sp=False") is False
+    assert zs("dist-opt: no") == zs("DP + sharded optimizer off") == 0
+    for cell in ("up to 50% faster", "up to 3x faster", "up to 2x", "50% faster", "1.3x vs. baseline"):
+        assert math.isnan(validation.parse_metric("tflops_per_gpu", cell)), cell
+    assert validation.system_for_gpu("A100 (p4d)") == "dgx-a100-40gb"
+    # a file with both "TP" and "tp" keeps "tp"; a ;-separated file with decimal commas
+    row = {c: _row().get(c, "") for c in validation.REQUIRED_COLUMNS}
+    row["tflops_per_gpu"] = "137,0"
+    df = pd.DataFrame([row]).assign(TP="99")
+    p1, p2 = tmp_path / "dup.csv", tmp_path / "semi.csv"
+    df.assign(tflops_per_gpu="137.0").to_csv(p1, index=False)
+    df.to_csv(p2, index=False, sep=";")
+    for p in (p1, p2):
+        out, _ = validation.validate(p)
+        assert out.iloc[0]["status"] == "ok" and out.iloc[0]["published"] == pytest.approx(137.0), p

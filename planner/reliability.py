@@ -86,6 +86,9 @@ REPAIR_CLASSES: tuple[str, ...] = ("gpu", "node")
 #: Interval search range [s]: at least one second (and one step), at most ~3 years.
 INTERVAL_MIN_S = 1.0
 INTERVAL_MAX_S = 1e8
+#: Failure rates below this are taken as none [1/h] (10^-12 per hour: one failure in about 10^8
+#: years); a numerical guard, since 1/λ overflows for rates near 1e-305 per hour.
+RATE_FLOOR_PER_H = 1e-12
 #: Joint coarse grid points per free tier, by number of free tiers in a row.
 COARSE_POINTS = {1: 64, 2: 24, 3: 12, 4: 8}
 #: Refinement: points per coordinate grid, rounds (each narrows the span ~10x), sweeps per round.
@@ -967,6 +970,9 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             lam_h = term if lam_h is None else lam_h + term
         if lam_h is None:
             lam_h = np.zeros(n)
+        # Numerical guard: a rate below RATE_FLOOR_PER_H (one failure in 10^8 years) is no
+        # failure; near 1e-305 per hour 1/λ overflows and the interval optimum turns NaN.
+        lam_h = np.where(lam_h < RATE_FLOOR_PER_H, 0.0, lam_h)
         out[f"failure_rate_{fc}_per_h"][sl] = lam_h
         lam_tot = _acc(lam_tot, lam_h)
         lam = lam_h / 3600.0

@@ -499,3 +499,17 @@ def test_explain_of_a_frequently_saved_recovery_tier():
         r["goodput"], abs=1e-12)
     assert np.isfinite(r["time_to_train_days"])
     assert any("first-order" in n for n in rep.notes)
+
+
+def test_vanishing_failure_rates_are_no_failures():
+    """Review finding (hypothesis): failure rates scaled by 7.49e-306 gave goodput 0 (1/λ
+    overflowed and the interval optimum turned NaN) where rates scaled by 9× that gave 1.
+    Rates below rel.RATE_FLOOR_PER_H (1e-12 per hour, one failure in ~10^8 years) count as
+    none: the row matches the failure-free one exactly."""
+    b = B.take(_llama405(0), [0, 0, 0])
+    for c in FAILURE_CLASSES:
+        for u in ("gpu", "node", "job"):
+            b[f"fail_{c}_per_{u}_h"] = b[f"fail_{c}_per_{u}_h"] * np.array([0.0, 7.49e-306, 1e-3])
+    out = rel.stage(b)
+    assert out["goodput"][1] == out["goodput"][0] and out["failure_rate_per_h"][1] == 0.0
+    assert out["goodput"][2] < out["goodput"][0]

@@ -491,8 +491,10 @@ def _common(b: Batch) -> dict:
     if any_lowp:  # inputs of fp8 GEMMs saved in 1 byte
         R = R - _sel(lowp, 2.0 * h, 0.0)
         S = S - _sel(lowp, q + f, 0.0)
-    no_core = (rc != _RC_NONE) | G("flash_attention")
-    if np.ndim(no_core) == 0 and no_core:
+    flash_on = G("flash_attention")
+    no_core = (rc != _RC_NONE) | flash_on
+    core_w = 0.0  # the scores of the layer being recomputed (any recompute, without flash)
+    if np.ndim(no_core) == 0 and no_core and np.ndim(flash_on) == 0 and flash_on:
         core_t = 0.0
     else:
         core_per_as = ACT_ATTN_CORE_PER_AS - _sel(has_dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS)
@@ -500,6 +502,7 @@ def _common(b: Batch) -> dict:
         # masks it (so no window term here).
         core_val = core_per_as * a * F("seq_len") / c
         core_t = core_val * ~no_core if np.ndim(no_core) else (0.0 if no_core else core_val)
+        core_w = core_val * ~flash_on if np.ndim(flash_on) else (0.0 if flash_on else core_val)
     sp_t = _sel(sp, t, 1.0)
     R_t = R / sp_t
     work_dense = sb * (R_t + (S + core_t) / t)
@@ -554,6 +557,9 @@ def _common(b: Batch) -> dict:
             has_dense = (L - n_moe) > 0
             op_extra = _sel(n_moe > 0, np.maximum(op_extra * has_dense, work_moe - op_keep_moe), op_extra)
         rec_extra = rec_extra + np.maximum(op_extra, 0.0) * op_f
+    if np.ndim(core_w) or core_w:  # without flash the recomputed layer materialises its scores
+        sel_f = np.asarray(rc == _RC_SEL, dtype=np.float64)
+        rec_extra = rec_extra + sb * core_w / t * (full_f + op_f + sel_f)
 
     # ---- layers per rank ----------------------------------------------------------
     # The shared layout rule (model_stats.layers_on_rank, inlined for ranks 0 and p−1 with the

@@ -67,6 +67,7 @@ from . import batch as _batch
 from . import catalog
 from . import engine as _engine
 from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
+from .schema import InputError
 from .engine import RESULT_COLUMNS, run_batch
 from .schema import Scenario, validate_scenario
 
@@ -414,17 +415,21 @@ def build_space(
     include_invalid : keep rows that break a rule (with their reason code) instead of
         dropping them.
     """
+    def _opts(v):  # one value or a sequence; repeats dropped (order kept)
+        return tuple(dict.fromkeys((v,) if isinstance(v, (str, int, np.integer)) else tuple(v)))
+
+    zero_stages, recompute, offload, schedules = (_opts(x) for x in (zero_stages, recompute, offload, schedules))
     for name, vals, allowed in (
         ("recompute", recompute, RECOMPUTE), ("offload", offload, OFFLOAD), ("schedules", schedules, SCHEDULES),
     ):
         bad = [v for v in vals if v not in allowed]
         if bad:
-            raise ValueError(f"sweep: {name} {bad}: allowed: {', '.join(allowed)}")
+            raise InputError([f"sweep: {name} {bad}: allowed: {', '.join(allowed)}"])
     bad = [z for z in zero_stages if z not in (0, 1, 2, 3)]
     if bad:
-        raise ValueError(f"sweep: zero_stages {bad}: allowed: 0, 1, 2, 3")
+        raise InputError([f"sweep: zero_stages {bad}: allowed: 0, 1, 2, 3"])
     if not (zero_stages and recompute and offload and schedules):
-        raise ValueError("sweep: zero_stages, recompute, offload and schedules need at least one value each")
+        raise InputError(["sweep: zero_stages, recompute, offload and schedules need at least one value each"])
 
     p = scenario.parallelism
     model = scenario.resolved_model()
@@ -432,10 +437,10 @@ def build_space(
         allow_uneven = p.layer_split == "uneven"
     gpu_list = [scenario.cluster.n_gpus] if gpus is None else ([gpus] if np.isscalar(gpus) else list(gpus))
     if not gpu_list or any(int(n) < 1 for n in gpu_list):
-        raise ValueError(f"sweep: gpus = {gpus!r}: give positive GPU counts")
+        raise InputError([f"sweep: gpus = {gpus!r}: give positive GPU counts"])
     sys_list = [scenario.cluster.system] if systems is None else list(systems)
     if not sys_list:
-        raise ValueError("sweep: systems is empty")
+        raise InputError(["sweep: systems is empty"])
     for sid in sys_list:
         catalog.resolve_system(sid, loc=("systems",))
 
@@ -475,7 +480,7 @@ def build_space(
         ep_c = ep_c[ep_c == 1] if np.any(ep_c == 1) else np.asarray([1], dtype=np.int64)
     for name, arr in (("tp", tp_c), ("pp", pp_c), ("cp", cp_c), ("ep", ep_c)):
         if arr.size == 0 or np.any(arr < 1):
-            raise ValueError(f"sweep: {name} candidates {arr.tolist()}: give positive integers")
+            raise InputError([f"sweep: {name} candidates {arr.tolist()}: give positive integers"])
 
     G, TP, PP, CP, EP = (a.ravel() for a in np.meshgrid(
         np.arange(n_g), tp_c, pp_c, cp_c, ep_c, indexing="ij"))
@@ -507,7 +512,7 @@ def build_space(
     if micro_batch_max is not None:
         mbs_c = mbs_c[mbs_c <= micro_batch_max]
     if mbs_c.size == 0 or np.any(mbs_c < 1):
-        raise ValueError(f"sweep: micro_batch_size candidates {mbs_c.tolist()}: give positive integers")
+        raise InputError([f"sweep: micro_batch_size candidates {mbs_c.tolist()}: give positive integers"])
     sv_sched, sv_vpp = [], []
     for name in schedules:
         code = SCHEDULES.index(name)
@@ -644,7 +649,7 @@ def _objective_key(out: Batch, objective: str, n: int) -> np.ndarray:
     if objective == "mfu":
         v = col("mfu")
         return nan if v is None else -v
-    raise ValueError(f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}")
+    raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
 
 
 def _reasons_after_eval(out: Batch, rule_reason: np.ndarray) -> np.ndarray:
@@ -897,11 +902,11 @@ def sweep(
     """
     scenario = validate_scenario(scenario)
     if objective not in OBJECTIVES:
-        raise ValueError(f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}")
+        raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
     if top is not None and int(top) < 1:
-        raise ValueError(f"sweep: top = {top}: give a positive number of rows")
+        raise InputError([f"sweep: top = {top}: give a positive number of rows"])
     if int(chunk_size) < 1:
-        raise ValueError(f"sweep: chunk_size = {chunk_size}: give a positive number of rows")
+        raise InputError([f"sweep: chunk_size = {chunk_size}: give a positive number of rows"])
     _check_space_options(space_options)
     if feasible_only:
         space_options["include_invalid"] = False

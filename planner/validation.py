@@ -356,7 +356,13 @@ _RC_FULL_WORDS = re.compile(r"^(?:ac|ckpt|act[-_ ]?ckpt|every[-_ ]layer|per[-_ ]
 #: SAC``, ``per-op selective``, ``op_sac``, ``selective_ac_option=op`` / ``: op`` / `` op``,
 #: ``selective (op)``); ``op-level`` alone (``op-level kernels``) says nothing.
 _RC_OPSAC = (r"\b(?:op[-_ ]level|per[-_ ]op)[-_ ](?:sac|ac|selective|activation|checkpoint\w*|recomput\w*)\b"
-             r"|\bop[-_ ]sac\b|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?op\b|\b(?:selective|sac)\s*\(\s*op\s*\)")
+             r"|\bop[-_ ]sac\b|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?op\b"
+             r"|\b(?:selective|sac)\b[\s,:(=]{0,4}(?:ac\b[\s,:(=]{0,4})?\bop(?:[-_ ](?:level|policy))?\b"
+             r"(?![-_ ]?(?:level|policy))(?!\s*[-_]?\s*(?:kernel|fusion|fused|timi[sz]|er))")
+#: TorchTitan's layer-level selective checkpointing (every k-th block checkpointed in full):
+#: no recompute mode here states it.
+_RC_LAYER_SAC = re.compile(r"every\s+(?:\d+(?:st|nd|rd|th)?|other|second|third)\s+(?:layer|block)"
+                           r"|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?\d|layer[-_ ]level\s+(?:sac|ac|selective)")
 _UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unpublished|none|\?|[-–—]+)$")
 
 
@@ -401,6 +407,9 @@ def parse_recompute(cell) -> str:
     selective, _ = _mentions(text, r"\bselective\b")
     if full:
         return "full"
+    if _RC_LAYER_SAC.search(text) and not _RC_NONE.search(text):
+        raise ValueError(f"recompute '{cell}': layer-level selective checkpointing (every k-th layer in full) "
+                         "has no recompute mode here (none, selective, full, op_sac)")
     none_first = text == "" or _RC_NONE.search(text) or _UNSTATED.match(text)
     op, _ = _mentions(text, _RC_OPSAC)
     if op and not none_first:
@@ -481,7 +490,8 @@ def parse_zero_stage(cell) -> int | None:
 
 #: FP8 named as the GEMM precision, not as the format of a collective or of stored state
 #: (``bf16 with fp8 all-gather``, ``FP8 dispatch``, ``fp8 optimizer states``).
-_FP8_GEMM = r"fp8(?![-_\s]*(?:all[-_ ]?gather|allgather|comm\w*|dispatch|optimi[sz]er|states?|kv\b|params?\b))|e4m3|e5m2"
+_FP8_GEMM = (r"(?:fp|float)8(?![-_\s]*(?:all[-_ ]?gather|allgather|comm\w*|dispatch|optimi[sz]er|states?|kv\b"
+             r"|params?\b))|e4m3|e5m2")
 
 
 def parse_precision(cell) -> str:
@@ -696,29 +706,38 @@ _POSITIVE_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "s
 _NODES = re.compile(r"\bnodes?\b", re.I)
 
 
+#: Words that count machines, not GPUs: nodes, hosts, servers, DGX / HGX boxes, cloud instances.
+_MACHINES = re.compile(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|boxes|systems?)\b|dgx|hgx|xlarge"
+                       r"|(?<![a-z0-9])(?:p4de?|p5e?n?)(?![a-z0-9])|(?<![a-z0-9])a[23]-\w|(?<![a-z0-9])nd\d", re.I)
+
+
 def _gpu_count(cell, gpus_per_node: int) -> int | None:
-    """GPUs of a ``gpu_count`` cell, first rule that applies: a leading number not followed by
-    ``x`` or ``nodes`` (``64``, ``64 (8 x 8)``, ``1,024 GPUs (128 nodes)``, ``64 H100s``); a
-    total in parentheses (``16 x 8 GPUs (128)``); the product of two stand-alone numbers around
-    ``x`` / ``×`` (``8 × 64 nodes``, ``2 nodes x 8 GPUs``, ``4 x 8 GPUs``); one stand-alone
-    number of nodes times the system's GPUs per node (``128 nodes``, ``8 x DGX A100 nodes``).
-    Digits inside a name (``A100``, ``80GB``) are not numbers here."""
+    """GPUs of a ``gpu_count`` cell, first rule that applies (parenthesised text aside):
+    a number with no machine word and no ``x`` beside it (``64``, ``64 (8 x 8)``, ``1,024
+    GPUs (128 nodes)``, ``64 H100s (8 nodes)``); a total in parentheses (``16 x 8 GPUs
+    (128)``); the product of two stand-alone numbers around ``x`` / ``×`` (``2 nodes x 8
+    GPUs``, ``8 × 64 nodes``, ``16 hosts x 8 GPUs``); one stand-alone number of machines
+    (nodes, hosts, servers, DGX / HGX boxes, cloud instances) times the system's GPUs per node
+    (``128 nodes``, ``280 DGX A100 nodes``, ``16 x p5.48xlarge``). Digits inside a name
+    (``A100``, ``80GB``, ``p5.48xlarge``) are not numbers here."""
     if cell is None or isinstance(cell, (int, float)):
         return _int(cell)
     text = str(cell).strip()
-    lead = re.match(r"(\d[\d,]*)(?![\d.])\s*(.?)", text)
-    rest = text[lead.end(1):].lstrip().lower() if lead else ""
-    if lead and not re.match(r"[x×*]|nodes?\b", rest):
-        return _int(lead.group(1))
+    outer = re.sub(r"\([^)]*\)", " ", text)
+    nums = [int(x.replace(",", "")) for x in
+            re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", outer)]
+    product = len(nums) == 2 and re.search(r"\d[^x×*]*[x×*][^x×*]*\d", outer) is not None
+    if not _MACHINES.search(outer) and not product:
+        lead = re.match(r"(\d[\d,]*)(?![\d.])", text)
+        return _int(lead.group(1)) if lead else _int(cell)
     m = re.search(r"\(\s*(\d[\d,]*)\s*(?:GPUs?)?\s*\)", text, re.I)
     if m:
         return int(m.group(1).replace(",", ""))
-    nums = [int(x.replace(",", "")) for x in re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", text)]
-    if len(nums) == 2 and re.search(r"[x×*]", text):
+    if product:
         return nums[0] * nums[1]
-    if len(nums) == 1 and _NODES.search(text):
+    if len(nums) == 1:
         return nums[0] * gpus_per_node
-    return _int(cell)
+    return None
 
 
 def _tokens(cell, seq_len: int | None) -> float:
@@ -916,6 +935,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             return None, f"{col} = {cell!r} is not a number this column can read (write it in full, e.g. 8192)"
         if not math.isnan(v) and v < 1 and col in _POSITIVE_COLUMNS:
             return None, f"{col} = {cell!r} must be at least 1"
+    system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
+    if system is None:  # before the architecture: a TPU row is refused for its accelerator
+        return None, f"no system for GPU '{r.get('gpu')}'"
     cat = _catalogue_architecture(r)
     need = {"layers": r.get("layers"), "hidden": r.get("hidden"), "heads": r.get("heads"),
             "ffn": r.get("ffn"), "seq_len": r.get("seq_len")}
@@ -934,9 +956,6 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         if math.isfinite(tok) and tok < s:
             return None, f"global_batch_tokens = {r.get('global_batch_tokens')!r} is less than one sequence of {s}"
         B = int(round(tok / s)) if math.isfinite(tok) else None
-    system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
-    if system is None:
-        return None, f"no system for GPU '{r.get('gpu')}'"
     n = _gpu_count(r.get("gpu_count"), catalog.systems()[system].gpus_per_node)
     tp, pp = _int(r.get("tp")), _int(r.get("pp"))
     if n is None or tp is None or pp is None:
@@ -1027,6 +1046,17 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         return None, "invalid scenario: " + "; ".join(format_errors(e))
 
 
+def _semicolon_cell(v):
+    """A cell of a ;-separated file: decimal commas made points (``137,0`` → ``137.0``); a
+    comma followed by exactly three digits (``5,762``: 5.762 or 5,762?) marked ambiguous so the
+    row is refused naming it; numbers without a comma as written."""
+    if not isinstance(v, str):
+        return v
+    if re.match(r"^\s*[~≈]?\s*-?\d{1,3}(?:,\d{3})+(?![\d,])", v):
+        return f"ambiguous decimal comma: {v.strip()}"
+    return re.sub(r"^(\s*[~≈]?\s*-?\d+),(\d+)(?![\d,])", r"\1.\2", v)
+
+
 def _read(csv_path) -> pd.DataFrame:
     path = Path(csv_path) if csv_path is not None else DEFAULT_CSV
     if csv_path is None and not path.is_file():
@@ -1041,11 +1071,11 @@ def _read(csv_path) -> pd.DataFrame:
     df = read()
     if len(df.columns) == 1 and re.search(r"[;\t]", str(df.columns[0])):  # ; or tab separated
         semi = ";" in str(df.columns[0])
-        # a ;-separated file is written where the decimal mark is a comma ("137,0")
-        df = read(sep=";", decimal=",") if semi else read(sep="\t")
+        # a ;-separated file is written where the decimal mark is a comma: "137,0" is 137.0;
+        # "5,762" (three digits after the comma) could be either and is refused
+        df = read(sep=";", dtype=str) if semi else read(sep="\t")
         if semi:
-            df = df.apply(lambda col: col.map(lambda v: re.sub(r"^(\s*\d+),(\d+)(?!\d)", r"\1.\2", v)
-                                               if isinstance(v, str) else v))
+            df = df.apply(lambda col: col.map(_semicolon_cell))
     # header cells as the calibration file writes them: trimmed, lower case ("GPU", "tp "); a
     # column whose name only differs in case from one already there is dropped (the exact name wins)
     names = [str(c).strip().lower() for c in df.columns]
@@ -1104,7 +1134,9 @@ def calibration_batch(csv_path=None):
     scen, idx, skipped = rows_to_scenarios(df)
     sub = df.iloc[idx].reset_index(drop=True)
     if not scen:
-        raise ValueError("no row of the CSV could be turned into a scenario")
+        reasons = [f"{df['run_id'].iloc[i]}: {why}" for i, why in list(skipped.items())[:5]]
+        more = f" (and {len(skipped) - 5} more)" if len(skipped) > 5 else ""
+        raise ValueError("no row of the CSV could be turned into a scenario: " + "; ".join(reasons) + more)
     b = _batch.from_scenarios(scen)
     b.update(model_stats.stats(b))
     metric, pub, count = [], [], []

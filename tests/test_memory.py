@@ -531,3 +531,21 @@ def test_torchtitan_preset_reproduces_its_published_peak_memory():
     import planner
     got = planner.evaluate(planner.load_preset("llama31-8b-torchtitan-h100-8")).results["mem_total_bytes"] / GiB
     assert 0.95 * 77.0 <= got <= 1.05 * 77.0
+
+
+def test_recomputed_layer_holds_its_scores_without_flash():
+    """Without flash attention the layer being recomputed materialises its s × s scores
+    (5 B per score element per head with dropout, Korthikanti Table 2's 5·a·s per token; here
+    no dropout: 2 B): full, op_sac and selective recompute each hold one layer's scores on top
+    of the stash; with flash attention none. Llama 3 8B (no dropout), s = 4,096, mbs 1, cp 2
+    (a CP rank holds s/c queries against s/c keys of a ring block): 2 B × 32 heads × 2,048 keys
+    × 2,048 local queries = 268,435,456 B more without flash."""
+    import planner
+    for rc in ("full", "op_sac", "selective"):
+        vals = []
+        for fa in (True, False):
+            d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+            d["training"].update(seq_len=4096, micro_batch_size=1)
+            d["parallelism"].update(recompute=rc, flash_attention=fa)
+            vals.append(planner.evaluate(d).results["mem_activations_bytes"])
+        assert vals[1] - vals[0] == pytest.approx(2 * 32 * 2048 * 2048), rc

@@ -368,3 +368,16 @@ def test_pareto_front_large_set_matches_definition(seed):
         expect = np.zeros(n, dtype=bool)
         expect[np.flatnonzero(fin)[~dominated]] = True
         assert np.array_equal(sw.pareto_front(x, y, mn), expect)
+
+
+def test_sweep_option_lists_one_value_repeats_and_errors():
+    """A plain string is one option, repeats count once, a bad option is planner.InputError
+    (review: 'op_sac' was split into letters, 'op_sac,op_sac' doubled the rows)."""
+    s = planner.load_preset("llama3-8b-h100-64")
+    one = planner.sweep(s, recompute="op_sac", top=None)
+    twice = planner.sweep(s, recompute=("op_sac", "op_sac"), top=None)
+    assert set(one["recompute"]) == {"op_sac"} and len(one) == len(twice)
+    with pytest.raises(planner.InputError, match="allowed: none, selective, full, op_sac"):
+        planner.sweep(s, recompute=("bogus",))
+    with pytest.raises(planner.InputError, match="objective"):
+        planner.sweep(s, objective="zzz")

@@ -730,3 +730,37 @@ def test_lenient_readings_do_not_misread(tmp_path):
     for p in (p1, p2):
         out, _ = validation.validate(p)
         assert out.iloc[0]["status"] == "ok" and out.iloc[0]["published"] == pytest.approx(137.0), p
+
+
+def test_new_user_review_findings(tmp_path):
+    """Fresh-clone review: machine counts are not GPU counts ('280 DGX A100 nodes' was read as
+    280 GPUs: MT-NLG ran on 2,240), a ;-file's '5,762' is ambiguous (was read as 5.762), more
+    op-level SAC wordings, layer-level SAC refused (no mode states it), TorchTitan's 'float8',
+    a TPU row refused for its accelerator, an all-skipped file names its reasons."""
+    g = lambda c: validation._gpu_count(c, 8)  # noqa: E731
+    assert [g(c) for c in ("280 DGX A100 nodes", "16 x p5.48xlarge", "16 hosts x 8 GPUs", "16 servers",
+                           "16 p5.48xlarge instances", "16 x DGX H100", "8 x A100", "512 GPUs")] == \
+        [2240, 128, 128, 128, 128, 128, 8, 512]
+    rc = validation.parse_recompute
+    for cell in ("selective AC (op-level)", "selective (op-level)", "SAC: op", "SAC, op policy", "selective, op"):
+        assert rc(cell) == "op_sac", cell
+    assert rc("selective (operator fusion)") == rc("selective (optimizer states offloaded)") == "selective"
+    for cell in ("selective (every 2nd layer)", "selective_ac_option=2"):
+        with pytest.raises(ValueError, match="layer-level"):
+            rc(cell)
+    assert validation.parse_precision("float8 (torchao)") == "fp8"
+    assert validation.parse_precision("bf16 with float8 all-gather") == "bf16"
+    s, why = validation.row_to_scenario(_row(gpu="TPU v4", ffn=None))
+    assert s is None and why == "no system for GPU 'TPU v4'"
+    row = {c: _row().get(c, "") for c in validation.REQUIRED_COLUMNS}
+    df = pd.DataFrame([{**row, "run_id": "a", "tokens_per_s_per_gpu": "5,762"},
+                       {**row, "run_id": "b", "tflops_per_gpu": "137,5"}])
+    p = tmp_path / "semi.csv"
+    df.to_csv(p, index=False, sep=";")
+    out, _ = validation.validate(p)
+    got = out.set_index("run_id")
+    assert got.loc["a", "status"].startswith("skipped") and "ambiguous" in got.loc["a", "status"]
+    assert got.loc["b", "published"] == pytest.approx(137.5)
+    df.assign(gpu="TPU v4").to_csv(p, index=False)
+    with pytest.raises(ValueError, match="TPU v4"):
+        validation.validate(p)

@@ -165,6 +165,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "hbm_bytes": acc.hbm_bytes,
         "hbm_usable_bytes": ov.hbm_usable_bytes or acc.hbm_usable_bytes,
         "hbm_bw_bytes_per_s": acc.hbm_bw_bytes_per_s,
+        "attn_dhead_knee": acc.attention_dhead_knee or 0.0,
         "scaleup_bw_bytes_per_s": acc.scaleup_bw_bytes_per_s,
         "nic_bw_per_gpu_bytes_per_s": ov.nic_bw_per_gpu_bytes_per_s or system.nic_bw_per_gpu_bytes_per_s,
         "host_link_bw_bytes_per_s": acc.host_link_bw_bytes_per_s,

@@ -102,6 +102,13 @@ class Accelerator(_Sourced):
     tdp_w: PosFloat
     price_per_gpu_hour_usd: PosFloat
     price_date: str
+    attention_dhead_knee: PosFloat | None = Field(
+        None,
+        description="Flash-attention head-dimension knee: the head dim at which one score element's "
+        "exp (special-function units) takes as long as its 4·d_h matmul FLOPs, i.e. (matmul FLOP "
+        "per clock per SM / exp per clock per SM) / 4; None = the family's value "
+        "(planner.timing.ATTN_DHEAD_KNEE).",
+    )
 
     @model_validator(mode="after")
     def _check(self):

@@ -96,7 +96,10 @@ CAUSAL_WORK_FRAC = 0.5
 #: SMs × 16 × 1.83 GHz), ratio 256, so exp time equals matmul time at d_h = 256/4 = 64;
 #: attention efficiency ∝ d_h / (d_h + knee). A100: 108 SMs × 16 × 1.41 GHz = 2.44 TFLOP/s of
 #: exp against 312 TFLOP/s of matmul, ratio 128, knee 128/4 = 32 (NVIDIA A100 whitepaper SM
-#: counts and boost clock). Families without a derivation use the Hopper value (U).
+#: counts and boost clock). Families without a derivation use the Hopper value (U); an
+#: accelerator may give its own (``attention_dhead_knee`` in hardware/accelerators.json: B200 /
+#: GB200 128 — twice Hopper's tensor FLOP per clock per SM, the same 16 exp per clock; B300 /
+#: GB300 64 — Blackwell Ultra doubles the exp throughput).
 ATTN_DHEAD_KNEE = {"ampere": 32.0, "hopper": 64.0}
 ATTN_DHEAD_KNEE_DEFAULT = 64.0
 #: Flash attention backward / forward work: the forward runs 2 matmuls per block (QKᵀ, PV),
@@ -257,7 +260,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
-    "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+    "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
 )
 
 
@@ -430,7 +433,12 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     attn_full_flop = Wt * keys * a * (dqk + dv)
 
     def core_flash():
-        eff_attn = K.attn_max_tab[fam] * dqk / (dqk + K.knee_tab[fam])
+        knee = K.knee_tab[fam]
+        if "attn_dhead_knee" in b:  # the accelerator's own knee where the catalogue gives one
+            own = f("attn_dhead_knee")
+            if np.any(own > 0):
+                knee = np.where(own > 0, own, knee)
+        eff_attn = K.attn_max_tab[fam] * dqk / (dqk + knee)
         ak = g("attention_kernel")
         if np.any(ak):  # FlashAttention-2-class kernels on a newer generation
             eff_attn = eff_attn * K.attn_kernel_tab[fam + K.n_fam * ak]
@@ -852,7 +860,7 @@ def notes(row: dict) -> list[str]:
                    "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "
                    "a fully tuned stack) are modelled; other host / kernel-launch overhead is not. NVIDIA's published "
                    "MoE runs (Megatron-Bridge 25.11 / 26.02, validation/out_of_sample.csv): this model predicts "
-                   "0.83–1.25× their throughput on GB200 / GB300 NVL72 (GPT-OSS up to 1.8×) and 1.05–3.5× on 8-GPU "
+                   "0.83–1.18× their throughput on GB200 / GB300 NVL72 (GPT-OSS up to 1.7×) and 1.05–3.5× on 8-GPU "
                    "B200 / B300 / H100 nodes (worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
                    "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
                    "expert several thousand tokens per micro-batch.")

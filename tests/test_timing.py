@@ -282,3 +282,19 @@ def test_op_sac_tp_without_sp_reruns_o_and_its_all_reduce():
     assert op["_n_tp_coll"] == 5
     per_layer = none["_t_attn_proj"] / 2 + none["_t_mlp_dense"] / 3 + none["_t_elem_dense"]
     assert op["t_compute_s"] - none["t_compute_s"] == pytest.approx(16 * 20 * per_layer, rel=1e-9)
+
+
+def test_blackwell_attention_knee_per_accelerator():
+    """Standard Blackwell (B200 / GB200) does twice Hopper's tensor FLOP per clock per SM
+    (2.25 PF / (148 SMs × ~1.86 GHz) ≈ 8,192) with the same 16 exp per clock per SM: knee
+    8,192 / 16 / 4 = 128. Blackwell Ultra (B300 / GB300) doubles the exp throughput (NVIDIA,
+    'Making Softmax More Efficient with NVIDIA Blackwell Ultra'): knee 64. With d_h = 128 and
+    the same BF16 peak (2.25 PF on B200 and B300, 2.5 PF on GB200 and GB300) the flash core
+    takes (128 + 128)/(128 + 64) = 4/3 as long on the standard part."""
+    assert _core_s("dgx-b200", "native") / _core_s("dgx-b300", "native") == pytest.approx(4 / 3, rel=1e-12)
+    assert _core_s("gb200-nvl72", "native") / _core_s("gb300-nvl72", "native") == pytest.approx(4 / 3, rel=1e-12)
+    acc = planner.catalog.accelerators()
+    assert round(2.25e15 / (148 * 1.86e9) / 16 / 4) == 128  # the derivation, to the nearest integer
+    assert acc["b200"].attention_dhead_knee == acc["gb200"].attention_dhead_knee == 128
+    assert acc["b300"].attention_dhead_knee == acc["gb300"].attention_dhead_knee == 64
+    assert acc["h100-sxm-80gb"].attention_dhead_knee is None  # the family value (64) applies

@@ -202,27 +202,26 @@ _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without a
 DEFAULT_LAYERS_PER_VIRTUAL_STAGE = 1
 
 
-def source_year(text) -> int | None:
-    """Year of a row's source: the year of its first arXiv identifier (``arXiv:2104.04473`` →
-    2021), else the earliest four-digit year 2010–2029 in the text, else None."""
+def _year(text, pick) -> int | None:
     t = "" if text is None else str(text)
     m = _ARXIV.search(t)
     if m:
         return 2000 + int(m.group(1))
     years = [int(y) for y in _YEAR.findall(t)]
-    return min(years) if years else None
+    return pick(years) if years else None
+
+
+def source_year(text) -> int | None:
+    """Year of a row's source: the year of its first arXiv identifier (``arXiv:2104.04473`` →
+    2021), else the earliest four-digit year 2010–2029 in the text, else None."""
+    return _year(text, min)
 
 
 def version_year(text) -> int | None:
     """Year of the software a row ran: its first arXiv identifier's year (experiments predate
     the paper), else the latest four-digit year 2010–2029 in the source (the newest version
     it names), else None."""
-    t = "" if text is None else str(text)
-    m = _ARXIV.search(t)
-    if m:
-        return 2000 + int(m.group(1))
-    years = [int(y) for y in _YEAR.findall(t)]
-    return max(years) if years else None
+    return _year(text, max)
 
 
 #: TorchTitan by name; its loss became a torch.compile region with ``training.compile`` in

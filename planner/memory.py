@@ -898,6 +898,10 @@ def notes(row: dict) -> list[str]:
            "fits = total <= usable HBM."]
     if int(row.get("schedule", 0)) == _S_ZB:
         out.append("Zero-bubble schedule taken as ZB-H1: activation memory as 1F1B.")
+    if int(row.get("recompute", 0)) == _RC_SEL and row.get("flash_attention"):
+        out.append("Selective recompute with flash attention saves no activation memory here: flash attention "
+                   "already keeps no score matrix; it still re-runs the attention core (step time). Less "
+                   "activation memory: full recompute, or op_sac (TorchTitan's per-op checkpointing).")
     if int(row.get("precision", 0)) in (_FP8, _FP4):
         out.append("fp8/fp4: bf16 weights + fp32 master and Adam states kept (as Transformer Engine does); "
                    "no persistent low-precision weight copy is counted; the inputs of fp8 GEMMs are saved "

@@ -549,3 +549,17 @@ def test_recomputed_layer_holds_its_scores_without_flash():
             d["parallelism"].update(recompute=rc, flash_attention=fa)
             vals.append(planner.evaluate(d).results["mem_activations_bytes"])
         assert vals[1] - vals[0] == pytest.approx(2 * 32 * 2048 * 2048), rc
+
+
+def test_selective_with_flash_says_it_saves_no_memory():
+    """Review finding: selective recompute with flash attention costs time and saves no memory
+    in this model (flash keeps no score matrix) and the output did not say so: a note does."""
+    import planner
+    d = planner.load_preset("default").to_json_dict()
+    sel = planner.evaluate(d)
+    assert any("saves no activation memory" in n for n in sel.notes)
+    d["parallelism"]["recompute"] = "none"
+    none = planner.evaluate(d)
+    assert none.results["mem_activations_bytes"] == sel.results["mem_activations_bytes"]
+    assert none.results["step_time_s"] < sel.results["step_time_s"]
+    assert not any("saves no activation memory" in n for n in none.notes)

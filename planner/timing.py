@@ -20,7 +20,8 @@ the pace; everything is per GPU of that stage:
   roofline; ``eff_max`` = MAMF fraction of the family (hardware.md §6a) × a fitted scale.
   Attention core with flash attention: causal half of the full-count FLOPs at
   ``attn_eff_rel · eff_max · d_h/(d_h + knee)`` (knee = exp vs matmul throughput of the
-  family: 32 on A100, 64 on H100, :data:`ATTN_DHEAD_KNEE`), backward 2.5× the forward (5
+  family: 32 on A100, 64 on H100, 128 on Blackwell, :data:`ATTN_DHEAD_KNEE`; an accelerator's
+  own ``attention_dhead_knee`` first: 64 on Blackwell Ultra B300 / GB300), backward 2.5× the forward (5
   matmuls vs 2, :data:`FLASH_BWD_OVER_FWD`); without flash: the full ``s²`` batched GEMMs
   (backward 2×) plus the materialised score matrix through HBM (softmax, dropout); with flash
   attention, sliding-window layers count ``min(w, s)`` keys per query instead of ``s``
@@ -100,7 +101,7 @@ CAUSAL_WORK_FRAC = 0.5
 #: accelerator may give its own (``attention_dhead_knee`` in hardware/accelerators.json: B200 /
 #: GB200 128 — twice Hopper's tensor FLOP per clock per SM, the same 16 exp per clock; B300 /
 #: GB300 64 — Blackwell Ultra doubles the exp throughput).
-ATTN_DHEAD_KNEE = {"ampere": 32.0, "hopper": 64.0}
+ATTN_DHEAD_KNEE = {"ampere": 32.0, "hopper": 64.0, "blackwell": 128.0}
 ATTN_DHEAD_KNEE_DEFAULT = 64.0
 #: Flash attention backward / forward work: the forward runs 2 matmuls per block (QKᵀ, PV),
 #: the backward 5 (QKᵀ recomputed, dV = PᵀdO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q): 2.5×
@@ -841,7 +842,10 @@ def explain(row: dict) -> dict[str, str]:
 def _attn_label(r: dict) -> str:
     if not r.get("flash_attention"):
         return "materialised scores"
-    return "flash, FlashAttention-2-class kernels" if r.get("attention_kernel") else "flash, native kernels"
+    fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
+    knee = r.get("attn_dhead_knee") or ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT)
+    kind = "FlashAttention-2-class kernels" if r.get("attention_kernel") else "native kernels"
+    return f"flash, {kind}, head-dim knee {knee:g}"
 
 
 def notes(row: dict) -> list[str]:

@@ -1046,9 +1046,10 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
 
 
 def _semicolon_cell(v):
-    """A cell of a ;-separated file: decimal commas made points (``137,0`` → ``137.0``); a
-    comma followed by exactly three digits (``5,762``: 5.762 or 5,762?) marked ambiguous so the
-    row is refused naming it; numbers without a comma as written."""
+    """A non-integer cell of a ;-separated file: decimal commas made points (``137,0`` →
+    ``137.0``); a comma followed by exactly three digits (``5,762``: 5.762 or 5,762?) marked
+    ambiguous so the row is refused naming it; numbers without a comma as written. Integer
+    columns are read as in any file (``16,384`` = 16,384)."""
     if not isinstance(v, str):
         return v
     if re.match(r"^\s*[~≈]?\s*-?\d{1,3}(?:,\d{3})+(?![\d,])", v):
@@ -1073,8 +1074,9 @@ def _read(csv_path) -> pd.DataFrame:
         # a ;-separated file is written where the decimal mark is a comma: "137,0" is 137.0;
         # "5,762" (three digits after the comma) could be either and is refused
         df = read(sep=";", dtype=str) if semi else read(sep="\t")
-        if semi:
-            df = df.apply(lambda col: col.map(_semicolon_cell))
+        if semi:  # integer columns keep their thousands separators (a width is never 16.384)
+            ints = {str(c) for c in df.columns if str(c).strip().lower() in _INT_COLUMNS}
+            df = df.apply(lambda col: col if str(col.name) in ints else col.map(_semicolon_cell))
     # header cells as the calibration file writes them: trimmed, lower case ("GPU", "tp "); a
     # column whose name only differs in case from one already there is dropped (the exact name wins)
     names = [str(c).strip().lower() for c in df.columns]

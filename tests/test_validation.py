@@ -754,7 +754,7 @@ def test_new_user_review_findings(tmp_path):
     assert s is None and why == "no system for GPU 'TPU v4'"
     row = {c: _row().get(c, "") for c in validation.REQUIRED_COLUMNS}
     df = pd.DataFrame([{**row, "run_id": "a", "tokens_per_s_per_gpu": "5,762"},
-                       {**row, "run_id": "b", "tflops_per_gpu": "137,5"}])
+                       {**row, "run_id": "b", "tflops_per_gpu": "137,5", "hidden": "12,288"}])
     p = tmp_path / "semi.csv"
     df.to_csv(p, index=False, sep=";")
     out, _ = validation.validate(p)

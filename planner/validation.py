@@ -1068,9 +1068,12 @@ def _read(csv_path) -> pd.DataFrame:
         except UnicodeDecodeError:  # a file saved by a spreadsheet in Windows-1252 / Latin-1
             return pd.read_csv(path, encoding="cp1252", encoding_errors="replace", **kw)
 
-    df = read()
-    if len(df.columns) == 1 and re.search(r"[;\t]", str(df.columns[0])):  # ; or tab separated
-        semi = ";" in str(df.columns[0])
+    with open(path, "rb") as fh:  # the header line decides the separator
+        head = fh.readline().decode("utf-8", errors="replace")
+    sep = max((",", ";", "\t"), key=head.count) if head.strip() else ","
+    df = read() if sep == "," else None
+    if sep != ",":  # ; or tab separated
+        semi = sep == ";"
         # a ;-separated file is written where the decimal mark is a comma: "137,0" is 137.0;
         # "5,762" (three digits after the comma) could be either and is refused
         df = read(sep=";", dtype=str) if semi else read(sep="\t")

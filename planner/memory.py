@@ -514,8 +514,8 @@ def _common(b: Batch) -> dict:
         # layer input; with TP + SP also the reduce-scatter output after O (2h/t, in the save list)
         rs_saved = np.asarray(sp, dtype=bool) & (np.asarray(t) > 1)
         op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) * (1.0 + rs_saved) / sp_t
-        op_attn = ACT_OPSAC_PER_OUT * (2.0 * q + kv_eff * dh) + ACT_OPSAC_LSE_PER_HEAD * a
-        op_keep_dense = np.minimum(op_in + sb * (op_attn + ACT_OPSAC_PER_OUT * f) / t, work_dense)
+        op_attn = _opsac_split(q, kv_eff * dh, a, 0.0)  # Q, V, attention output, log-sum-exp
+        op_keep_dense = np.minimum(op_in + sb * _opsac_split(q, kv_eff * dh, a, f) / t, work_dense)
     if np.ndim(is_full) or np.ndim(is_op):  # x·cond (both finite): the same values as np.where
         full_f = np.asarray(is_full, dtype=np.float64)
         op_f = np.asarray(is_op, dtype=np.float64)

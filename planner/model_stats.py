@@ -42,10 +42,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import Batch, col, expand, size, where
+from .batch import RECOMPUTE, Batch, col, expand, size, where
 
 #: Forward + backward FLOPs per matmul parameter per token (2 forward, 4 backward).
 FLOP_PER_PARAM_PER_TOKEN_TRAIN = 6.0
+#: Code of the ``op_sac`` recompute mode in a batch's ``recompute`` column.
+RC_OPSAC = RECOMPUTE.index("op_sac")
 #: Forward FLOPs per matmul parameter per token.
 FLOP_PER_PARAM_PER_TOKEN_FWD = 2.0
 
@@ -269,20 +271,20 @@ def stats(b: Batch) -> Batch:
         rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
         where(rc == 1, attn_fwd, 0.0),
     )
-    if np.any(rc == 3):  # op_sac: the recomputed matmuls; the attention core only without flash
-        mla = G("mla")
-        dense_rc = op_sac_recompute_params(
-            h, k, d_h, f, gated=G("gated_mlp"), mla=mla, a=a, tp=G("tp"),
+    opsac = rc == RC_OPSAC
+    if np.any(opsac):  # op_sac: the recomputed matmuls; the attention core only without flash
+        attn_rc = op_sac_recompute_params(  # the attention part (f = 0: no MLP)
+            h, k, d_h, 0.0, gated=False, mla=G("mla"), a=a, tp=G("tp"),
             sequence_parallel=G("sequence_parallel"), q_lora_rank=G("q_lora_rank"),
             kv_lora_rank=G("kv_lora_rank"), qk_nope_head_dim=G("qk_nope_head_dim"),
             qk_rope_head_dim=G("qk_rope_head_dim"), d_v=d_v)
-        attn_rc = dense_rc - where(G("gated_mlp"), h * f, 0.0)
+        dense_rc = attn_rc + where(G("gated_mlp"), h * f, 0.0)
         moe_rc = attn_rc + op_sac_moe_recompute_params(
             h, G("expert_ffn_hidden_size"), topk, G("n_shared_experts"),
             G("shared_expert_ffn_hidden_size"), E, gated=G("gated_mlp"))
         op_flop = FLOP_PER_PARAM_PER_TOKEN_FWD * (n_dense * dense_rc + n_moe * moe_rc) * tokens + where(
             G("flash_attention"), 0.0, attn_fwd)
-        recompute_flop = where(rc == 3, op_flop, recompute_flop)
+        recompute_flop = where(opsac, op_flop, recompute_flop)
     out = {
         "params_total": total,
         "params_active": active,

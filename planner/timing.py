@@ -347,7 +347,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     rc = g("recompute")
     full = rc == 2
     rec_any = full | (rc == 1)  # full or selective: the attention core runs forward again
-    opsac = rc == 3  # TorchTitan per-op SAC: some matmuls + all elementwise run forward again
+    opsac = rc == _RC_OPSAC  # TorchTitan per-op SAC: some matmuls + all elementwise run forward again
     any_opsac = bool(np.any(opsac))
     flash = fl("flash_attention")
     sp = fl("sequence_parallel") & (t > 1.0)

@@ -367,8 +367,9 @@ _UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unp
 
 def parse_bool_cell(cell) -> bool | None:
     """A yes/no cell (``sp``): a leading number (0 → False), else ``yes`` / ``on`` / ``true`` /
-    ``enabled`` → True, ``no`` / ``off`` / ``false`` / ``disabled`` / ``none`` → False; None
-    when empty or unstated. Raises ``ValueError`` for other text."""
+    ``enabled`` / ``Y`` / ``✓`` / the name itself (``SP``, ``sequence parallel``) → True, ``no``
+    / ``off`` / ``false`` / ``disabled`` / ``none`` / ``N`` / ``✗`` and the name negated (``SP
+    off``) → False; None when empty or unstated. Raises ``ValueError`` for other text."""
     v = parse_number(cell)
     if not math.isnan(v):
         return bool(v)
@@ -398,7 +399,10 @@ def parse_recompute(cell) -> str:
     ``checkpoints``), or ``yes`` / ``true`` / ``on`` / ``1`` → full (Megatron's
     ``--checkpoint-activations`` and PyTorch activation checkpointing recompute whole layers).
     Empty, ``n/a``, ``unknown``, ``not stated`` → none (the default rule for an empty cell).
-    Raises ``ValueError`` for any other text."""
+    Short names: ``partial`` / ``SAC`` / ``attention only`` → selective, ``AC`` / ``ckpt`` /
+    ``every layer`` / ``Y`` → full, ``N`` / ``not used`` and negated short names (``ac: none``)
+    → none. Raises ``ValueError`` for TorchTitan's layer-level SAC (every k-th layer in full:
+    no mode states it) and for any other text."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "none"
     text = str(cell).strip().lower()
@@ -415,7 +419,7 @@ def parse_recompute(cell) -> str:
         return "op_sac"
     if selective:
         return "selective"
-    if text == "" or _RC_NONE.search(text) or _UNSTATED.match(text) or re.match(r"^(?:n|not used)\b", text):
+    if none_first or re.match(r"^(?:n|not used)\b", text):
         return "none"
     negated_anywhere = re.search(r"\b(?:none|no|not|off|false|disabled?|without)\b", text)
     if _RC_SELECTIVE_WORDS.match(text) or _RC_FULL_WORDS.match(text):
@@ -443,7 +447,9 @@ def parse_zero_stage(cell) -> int | None:
     ``FULL_SHARD`` / ``HYBRID_SHARD`` / ``HSDP`` / plain ``FSDP`` / ``fully sharded`` → 3, the
     distributed optimizer → 1 (negated → 0), ``DDP`` / ``none`` / ``no`` / ``off`` → 0. Raises
     ``ValueError`` for two different stages (``ZeRO-2/3``), a fraction (``1.5``) or any other
-    text (``ZeRO-Offload``: the stage is not said)."""
+    text. Also by name: a sharded optimizer / ``DistOpt`` → 1 (negated → 0), ZeRO-Offload → 2
+    (built on ZeRO-2), ZeRO-Infinity / ZeRO++ / MiCS / hybrid sharding → 3, FSDP
+    ``reshard_after_forward=False`` → 2, data parallel → 0."""
     v = parse_number(cell)
     if not math.isnan(v):
         if v != int(v) or not 0 <= v <= 3:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -706,6 +707,14 @@ def render_sidebar(page: str) -> dict:
             ss["w_model"] = CUSTOM
         st.selectbox("Model", opts, key="w_model", on_change=_on_model,
                      format_func=lambda i: "custom (architecture fields)" if i == CUSTOM else _label(catalog.models, i))
+        st.file_uploader("Import a Hugging Face config.json", type=["json"], key="w_hf", on_change=_on_hf_upload,
+                         help="Reads the architecture (layers, widths, heads, GQA, MoE, MLA, sliding window, "
+                         "biases, tied embeddings) from a Transformers config.json into the custom fields; "
+                         "the rest of the scenario is kept. What the planner cannot hold is listed below.")
+        if ss.get("_hf_error"):
+            st.error(ss["_hf_error"])
+        for note in ss.get("_hf_notes") or []:
+            st.caption("config.json: " + note)
         if ss.get("w_model") == CUSTOM:
             st.text_input("Name", key="w_m_name")
             c1, c2 = st.columns(2)
@@ -876,6 +885,35 @@ def _on_upload() -> None:
     if errs:
         st.session_state["_upload_error"] = "Import: " + "; ".join(errs)
     load_into_widgets(data)
+
+
+def _on_hf_upload() -> None:
+    """Load a Hugging Face config.json's architecture into the custom model fields."""
+    from planner.hf_config import import_hf_config
+    from planner.schema import InputError
+
+    ss = st.session_state
+    f = ss.get("w_hf")
+    ss.pop("_hf_error", None)
+    ss.pop("_hf_notes", None)
+    if f is None:
+        return
+    try:
+        data = json.loads(f.getvalue().decode("utf-8"))
+        imp = import_hf_config(data, name=None)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        ss["_hf_error"] = f"{f.name}: not a JSON file ({e})"
+        return
+    except InputError as e:
+        ss["_hf_error"] = f"{f.name}: " + "; ".join(e.lines)
+        return
+    sj = scenario_from_widgets()
+    md = imp.model.model_dump(mode="json", exclude_none=True)
+    if md["name"].endswith("(config.json)"):
+        md["name"] = f"{Path(f.name).stem} ({md['name']})" if Path(f.name).stem != "config" else md["name"]
+    sj["model"] = md
+    ss["_hf_notes"] = list(imp.notes)
+    load_into_widgets(sj, ss.get("preset_id"))
 
 
 def open_in_plan(sj: dict) -> None:

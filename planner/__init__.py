@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from .catalog import CatalogError
 from .engine import Report, evaluate, evaluate_many
+from .hf_config import HFImport, import_hf_config, model_from_hf_config
 from .presets import list_presets, load_preset
 from .schema import InputError, ModelSpec, Scenario, format_errors
 
 __all__ = [
-    "CatalogError", "InputError", "ModelSpec", "Report", "Scenario", "evaluate", "evaluate_many", "format_errors",
-    "list_presets", "load_preset", "simulate", "sweep",
+    "CatalogError", "HFImport", "InputError", "ModelSpec", "Report", "Scenario", "evaluate", "evaluate_many",
+    "format_errors", "import_hf_config", "list_presets", "load_preset", "model_from_hf_config", "simulate", "sweep",
 ]
 __version__ = "0.1.0"
 

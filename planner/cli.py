@@ -99,8 +99,16 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
     return data
 
 
-def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str] = ()) -> Scenario:
-    """A validated scenario from a preset id or a JSON file, with ``--set`` overrides."""
+def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str] = (),
+                        hf_config: str | None = None) -> Scenario:
+    """A validated scenario from a preset id or a JSON file, with ``--set`` overrides.
+
+    ``hf_config``: path of a Hugging Face ``config.json`` whose architecture replaces the
+    scenario's model (before the ``--set`` overrides; without a preset or file, the
+    ``default`` preset supplies the rest). Its notes go to stderr as ``note:`` lines."""
+    bare_hf = hf_config is not None and preset is None and file is None
+    if bare_hf:
+        preset = "default"
     if (preset is None) == (file is None):
         raise UsageError(["give exactly one of --preset NAME or FILE.json"])
     if preset is not None:
@@ -124,6 +132,25 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
             raise UsageError([f"{file}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
         if not isinstance(data, dict):
             raise UsageError([f"{file}: expected a JSON object (a scenario)"])
+    if hf_config is not None:
+        from .hf_config import import_hf_config
+        from .schema import InputError
+
+        try:
+            imp = import_hf_config(hf_config)
+        except InputError as e:
+            raise UsageError([f"--hf-config {line}" if line.startswith("config.json") else f"--hf-config: {line}"
+                              for line in e.lines]) from None
+        for note in imp.notes:
+            sys.stderr.write(f"note: {note}\n")
+        data["model"] = imp.model.model_dump(mode="json", exclude_none=True)
+        if bare_hf:  # a split valid for any model: one 8-GPU node, plain data parallel
+            data["parallelism"] = {"zero_stage": 1, "recompute": "selective"}
+            data["cluster"]["n_gpus"] = 8
+            data["name"] = imp.model.name
+            sys.stderr.write("note: no scenario given: the default preset's hardware and settings on one "
+                             "8-GPU node, plain data parallel (ZeRO-1); choose a split with "
+                             "`planner sweep --hf-config ... --gpus N` or --set parallelism.tp=...\n")
     data = apply_sets(data, sets)
     try:
         return Scenario.model_validate(data)
@@ -296,7 +323,7 @@ def cmd_presets(args) -> int:
 def cmd_evaluate(args) -> int:
     from .engine import evaluate
 
-    s = load_scenario_input(args.preset, args.file, args.set)
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
     print_report(evaluate(s), args.format)
     return 0
 
@@ -304,7 +331,7 @@ def cmd_evaluate(args) -> int:
 def cmd_sweep(args) -> int:
     from .sweep import OBJECTIVES, sweep
 
-    s = load_scenario_input(args.preset, args.file, args.set)
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
     if args.objective not in OBJECTIVES:
         raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
     if args.gpus is not None and not 1 <= args.gpus <= 10_000_000:
@@ -369,7 +396,7 @@ def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
 def cmd_simulate(args) -> int:
     from .simulate import simulate, summarize
 
-    s = load_scenario_input(args.preset, args.file, args.set)
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
     if args.trials < 1 or args.trials > 10_000_000:
         raise UsageError([f"--trials {args.trials}: allowed 1 to 10,000,000"])
     if not 0 <= args.seed < 2**63:
@@ -420,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--preset", help="scenario preset id (planner presets scenarios)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="override a field, e.g. --set parallelism.tp=4 (repeatable)")
+        sp.add_argument("--hf-config", metavar="CONFIG.json", default=None,
+                        help="a Hugging Face config.json whose architecture replaces the scenario's model "
+                             "(without FILE or --preset: the default preset on one 8-GPU node, plain data parallel)")
         sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
 
     sp = sub.add_parser("evaluate", help="evaluate one scenario")

@@ -206,3 +206,41 @@ def test_plan_run_that_never_finishes_explains_why(app_url, browser):
     assert "Days to train=—" in m and not any("inf" in x.lower() or "nan" in x.lower() for x in m)
     page.screenshot(path=str(ARTIFACTS / "e2e-plan-never.png"), full_page=True)
     ctx.close()
+
+
+def test_hugging_face_config_upload_fills_the_custom_model(app_url, browser, tmp_path):
+    """The sidebar's config.json uploader: a Llama-3.1-8B-style file with 80 layers (so the
+    default split, pp·vpp = 20, stays valid) turns the model into 'custom' with the file's
+    numbers, the results change, and the share link carries the architecture."""
+    import json
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    cfg = json.loads((Path(__file__).resolve().parents[1] / "data" / "hf_configs.json").read_text())
+    conf = dict(cfg["llama-3.1-8b"]["config"], num_hidden_layers=80, _name_or_path="e2e/llama-80l")
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(conf))
+    ctx = browser.new_context(viewport={"width": 1500, "height": 2200})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/?p=default", wait_until="domcontentloaded")
+    _settle(page)
+    before = _metrics(page)
+    sb = page.get_by_test_id("stSidebar")
+    up = sb.get_by_test_id("stFileUploader").filter(has_text="Hugging Face")
+    up.locator("input[type=file]").set_input_files(str(f))
+    expect(sb.get_by_label("Layers", exact=True)).to_have_value("80", timeout=TIMEOUT_MS)
+    expect(sb.get_by_label("Hidden size", exact=True)).to_have_value("4096", timeout=TIMEOUT_MS)
+    expect(sb.get_by_label("FFN hidden size", exact=True)).to_have_value("14336", timeout=TIMEOUT_MS)
+    _settle(page)
+    assert _metrics(page) != before
+    q = parse_qs(urlparse(page.url).query)
+    assert "m" not in q or q["m"] != ["llama3-70b"]
+    # a file the planner cannot model: an error naming why; the imported model stays
+    bad = tmp_path / "t5.json"
+    bad.write_text(json.dumps({"model_type": "t5", "d_model": 512}))
+    up.locator("input[type=file]").set_input_files(str(bad))
+    expect(sb.get_by_test_id("stAlertContentError").filter(has_text="encoder-decoder")).to_have_count(
+        1, timeout=TIMEOUT_MS)
+    expect(sb.get_by_label("Layers", exact=True)).to_have_value("80", timeout=TIMEOUT_MS)
+    ctx.close()

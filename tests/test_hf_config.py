@@ -1,0 +1,199 @@
+"""Hugging Face config.json import: published configs → the planner's model.
+
+Expected values come from sources independent of the importer:
+* the catalogue presets (presets/models.json), each written from the model's paper or card;
+* published parameter counts (the presets' ``published_params_*``, each with its source);
+* GPT-2 small by hand: V·h + n_pos·h + L·(12h² + 13h) + 2h = 124,439,808.
+The configs themselves are copies of the published config.json files (tests/data/hf_configs.json,
+each entry naming where it was read); DeepSeek-V3's is written below from the DeepSeek-V3
+technical report (arXiv:2412.19437 §4.2) with DeepseekV3Config's key names.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from planner import batch as B
+from planner import catalog, model_stats
+from planner.cli import main
+from planner.hf_config import import_hf_config, model_from_hf_config
+from planner.schema import InputError, Scenario
+
+DATA = json.loads((Path(__file__).parent / "data" / "hf_configs.json").read_text())
+
+#: DeepSeek-V3 (arXiv:2412.19437 §4.2: 61 layers, hidden 7168, 128 heads, MLA ranks 1536 / 512,
+#: per-head 128 + 64 (rope) and 128 (V), 1 shared + 256 routed experts of width 2048, 8 active,
+#: first 3 layers dense (width 18432), vocabulary 129K (129,280), 1 MTP module, node-limited
+#: routing to 4 of 8 groups), with the key names of Transformers' DeepseekV3Config.
+DEEPSEEK_V3 = {
+    "model_type": "deepseek_v3", "architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168,
+    "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+    "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
+    "n_routed_experts": 256, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1,
+    "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+    "v_head_dim": 128, "vocab_size": 129280, "tie_word_embeddings": False, "n_group": 8, "topk_group": 4,
+    "num_nextn_predict_layers": 1, "hidden_act": "silu", "attention_bias": False,
+}
+
+
+def _params(model) -> tuple[float, float]:
+    s = Scenario.model_validate({"model": model.model_dump(mode="json", exclude_none=True),
+                                 "cluster": {"system": "dgx-h100", "n_gpus": 8},
+                                 "training": {"global_batch_size": 8, "seq_len": 2048},
+                                 "parallelism": {"tp": 1, "pp": 1}})
+    st = model_stats.stats(B.from_scenarios([s]))
+    return float(st["params_total"][0]), float(st["params_active"][0])
+
+
+_ARCH = ("n_layers", "hidden_size", "n_heads", "ffn_hidden_size", "vocab_size", "gated_mlp",
+         "tied_embeddings", "norm", "linear_bias", "learned_pos_embeddings", "sliding_window")
+
+
+@pytest.mark.parametrize("fixture, preset", [
+    ("llama-3.1-8b", "llama3-8b"),      # Llama 3.1 8B has Llama 3 8B's architecture (Llama 3 paper Table 3)
+    ("mixtral-8x7b", "mixtral-8x7b"),
+    ("qwen3-30b-a3b", "qwen3-30b-a3b"),
+    ("gpt-oss-120b", "gpt-oss-120b"),
+])
+def test_published_configs_give_the_catalogue_architecture(fixture, preset):
+    m = model_from_hf_config(DATA[fixture]["config"])
+    ref = catalog.models()[preset]
+    for f in _ARCH:
+        assert getattr(m, f) == getattr(ref, f), f
+    assert m.kv_heads == ref.kv_heads and m.d_head == ref.d_head
+    assert m.sliding_window_layer_frac == ref.sliding_window_layer_frac
+    if ref.moe is None:
+        assert m.moe is None
+    else:
+        for f in ("n_experts", "top_k", "expert_ffn_hidden_size", "n_shared_experts", "first_dense_layers"):
+            assert getattr(m.moe, f) == getattr(ref.moe, f), f
+
+
+@pytest.mark.parametrize("fixture, preset", [
+    ("llama-3.1-8b", "llama3-8b"), ("mixtral-8x7b", "mixtral-8x7b"),
+    ("qwen3-30b-a3b", "qwen3-30b-a3b"), ("gpt-oss-120b", "gpt-oss-120b"),
+])
+def test_imported_parameter_counts_match_the_published_ones(fixture, preset):
+    ref = catalog.models()[preset]
+    total, active = _params(model_from_hf_config(DATA[fixture]["config"]))
+    assert total == pytest.approx(ref.published_params_total, rel=0.005)
+    if preset == "mixtral-8x7b":  # Mixtral paper: 12.9B active (the other cards' "active" counts
+        # leave out the embedding table, a different convention, so only totals are compared)
+        assert active == pytest.approx(ref.published_params_active, rel=0.005)
+
+
+def test_deepseek_v3_mla_moe_and_what_is_left_out():
+    imp = import_hf_config(DEEPSEEK_V3)
+    m = imp.model
+    assert (m.mla.q_lora_rank, m.mla.kv_lora_rank, m.mla.qk_nope_head_dim, m.mla.qk_rope_head_dim,
+            m.mla.v_head_dim) == (1536, 512, 128, 64, 128)
+    assert (m.moe.n_experts, m.moe.top_k, m.moe.expert_ffn_hidden_size, m.moe.n_shared_experts,
+            m.moe.shared_expert_ffn_hidden_size, m.moe.first_dense_layers) == (256, 8, 2048, 1, 2048, 3)
+    total, active = _params(m)
+    assert total == pytest.approx(671e9, rel=0.005)      # report: 671B total (MTP excluded)
+    assert active == pytest.approx(37e9, rel=0.02)       # report: 37B activated (rounded)
+    text = " ".join(imp.notes)
+    assert "multi-token-prediction" in text and "max_nodes_per_token" in text
+
+
+def test_gpt2_by_hand():
+    m = model_from_hf_config(DATA["gpt2"]["config"])
+    assert (m.gated_mlp, m.norm, m.linear_bias, m.tied_embeddings) == (False, "layernorm", True, True)
+    assert m.ffn_hidden_size == 4 * 768 and m.learned_pos_embeddings == 1024
+    assert m.dropout == pytest.approx(0.1)  # resid_pdrop / attn_pdrop 0.1 in the file
+    V, P, L, h = 50257, 1024, 12, 768
+    assert _params(m)[0] == pytest.approx(V * h + P * h + L * (12 * h * h + 13 * h) + 2 * h, abs=1)  # 124,439,808
+
+
+def test_mistral_window_qwen2_tied_and_shared_expert():
+    mis = model_from_hf_config(DATA["mistral-7b-v0.1"]["config"])
+    assert (mis.sliding_window, mis.sliding_window_layer_frac) == (4096, 1.0)  # every layer, window 4096
+    q = import_hf_config(DATA["qwen2.5-0.5b"]["config"])
+    assert q.model.tied_embeddings is True and q.model.sliding_window is None  # use_sliding_window false
+    assert any("Q/K/V" in n for n in q.notes)
+    moe = model_from_hf_config(DATA["qwen2-57b-a14b"]["config"]).moe
+    cfg = DATA["qwen2-57b-a14b"]["config"]
+    assert (moe.n_shared_experts, moe.shared_expert_ffn_hidden_size) == (1, cfg["shared_expert_intermediate_size"])
+    assert moe.expert_ffn_hidden_size == cfg["moe_intermediate_size"]
+
+
+def test_name_and_path_argument(tmp_path):
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps({**DATA["llama-3.1-8b"]["config"], "_name_or_path": "my-org/my-8b"}))
+    m = model_from_hf_config(f)
+    assert m.name == "my-org/my-8b" and "my-org/my-8b" in m.source
+    assert model_from_hf_config(f, name="mine").name == "mine"
+
+
+def test_multimodal_text_config_is_read_with_a_note():
+    cfg = {"model_type": "llava", "text_config": dict(DATA["llama-3.1-8b"]["config"]), "vision_config": {}}
+    imp = import_hf_config(cfg)
+    assert imp.model.n_layers == 32 and any("vision" in n for n in imp.notes)
+
+
+@pytest.mark.parametrize("cfg, expected", [
+    ({"model_type": "llama", "hidden_size": 4096}, "no layer count"),
+    ({**DATA["llama-3.1-8b"]["config"], "num_attention_heads": "32"}, "num_attention_heads: expected a positive integer"),
+    ({**DATA["llama-3.1-8b"]["config"], "num_hidden_layers": 0}, "num_hidden_layers: expected a positive integer"),
+    ({**DATA["llama-3.1-8b"]["config"], "num_key_value_heads": 5}, "model.n_kv_heads"),
+    ({"model_type": "t5", "d_model": 512}, "encoder-decoder"),
+    ({"model_type": "mamba", "hidden_size": 768}, "state-space"),
+    ({**DATA["mixtral-8x7b"]["config"], "num_experts_per_tok": None}, "without num_experts_per_tok"),
+    ([1, 2], "expected a JSON object"),
+])
+def test_bad_configs_name_the_key(cfg, expected):
+    with pytest.raises(InputError) as e:
+        import_hf_config(cfg)
+    assert expected in str(e.value)
+
+
+def test_unknown_model_type_is_read_with_a_note():
+    cfg = {**DATA["llama-3.1-8b"]["config"], "model_type": "brand_new"}
+    imp = import_hf_config(cfg)
+    assert imp.model.gated_mlp and any("brand_new" in n and "Llama-style" in n for n in imp.notes)
+    gelu = {**DATA["gpt2"]["config"], "model_type": "brand_new_gpt", "activation_function": "gelu"}
+    with pytest.raises(InputError, match="no FFN size"):  # no family default for an unknown type
+        import_hf_config(gelu)
+    assert import_hf_config({**gelu, "n_inner": 3072}).model.gated_mlp is False
+
+
+def _run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_cli_hf_config_replaces_the_model(tmp_path):
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(DATA["llama-3.1-8b"]["config"]))
+    rc, out, err = _run("evaluate", "--hf-config", str(f), "--format", "json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["results"]["params_total"] == pytest.approx(8.03e9, rel=0.005)
+    assert data["scenario"]["cluster"]["n_gpus"] == 8 and data["scenario"]["parallelism"]["tp"] == 1
+    assert "no scenario given" in err
+    # with a preset: its split is kept, and --set applies after the import
+    rc, out, err = _run("evaluate", "--preset", "llama3-8b-h100-64", "--hf-config", str(f),
+                        "--set", "model.dropout=0.1", "--format", "json")
+    assert rc == 0, err
+    sc = json.loads(out)["scenario"]
+    assert sc["model"]["dropout"] == 0.1 and sc["cluster"]["n_gpus"] == 64
+
+
+def test_cli_bad_hf_config_is_one_line_per_problem(tmp_path):
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps({"model_type": "llama", "hidden_size": "big"}))
+    rc, out, err = _run("evaluate", "--hf-config", str(f))
+    assert rc == 2 and "Traceback" not in err
+    assert "--hf-config config.json hidden_size: expected a positive integer (got 'big')" in err
+    rc, _, err = _run("sweep", "--hf-config", str(tmp_path / "missing.json"))
+    assert rc == 2 and "no such file" in err

@@ -352,6 +352,8 @@ _reg("w_cp", ("parallelism", "cp"), int, int)
 _reg("w_ep", ("parallelism", "ep"), int, int)
 _reg("w_vpp", ("parallelism", "vpp"), int, int)
 _reg("w_z", ("parallelism", "zero_stage"), int, int)
+_reg("w_dps", ("parallelism", "dp_shard"), lambda v: None if v is None else int(v),
+     lambda v: None if v is None else int(v))
 _reg("w_rc", ("parallelism", "recompute"))
 _reg("w_sch", ("parallelism", "schedule"))
 _reg("w_sp", ("parallelism", "sequence_parallel"), bool, bool)
@@ -398,7 +400,7 @@ MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks and the sliding 
             "window in tokens and share of windowed layers) and in scenario JSON.")
 
 
-_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem")
+_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem", "w_dps")
 
 
 def _tier_key(use: Any) -> str | None:
@@ -781,6 +783,9 @@ def render_sidebar(page: str) -> dict:
         c2.number_input("VPP", min_value=1, max_value=1_000, step=1, key="w_vpp",
                         help="Virtual stages per GPU (needs the interleaved schedule).")
         c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
+        st.number_input("ZeRO shard group (HSDP), DP ranks", min_value=1, max_value=10_000_000, step=1,
+                        value=None, key="w_dps", placeholder="all DP ranks (full sharding)",
+                        help=Parallelism.model_fields["dp_shard"].description)
         st.selectbox("Activation recompute", ["none", "selective", "full", "op_sac"], key="w_rc",
                      help="selective: the attention core is recomputed (Megatron, Korthikanti et al. 2022); "
                           "full: whole layers from their inputs; op_sac: TorchTitan's per-op selective "

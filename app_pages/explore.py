@@ -63,6 +63,7 @@ def row_scenario(sj: dict, row: dict) -> dict:
             v = row[f]
             par[f] = v.item() if hasattr(v, "item") else v
     par.pop("dp", None)
+    par.pop("dp_shard", None)  # sweep rows shard over all DP ranks (HSDP is not swept)
     if "micro_batch_size" in row:
         out.setdefault("training", {})["micro_batch_size"] = int(row["micro_batch_size"])
     cl = out.setdefault("cluster", {})
@@ -134,7 +135,10 @@ C.save_page_widgets("explore", _PAGE_KEYS)
 
 st.caption(f"{scen.resolved_model().name} on {scen.cluster.n_gpus:,} GPUs of "
            f"{scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name}: "
-           "every TP · PP · CP · EP · micro-batch · ZeRO · recompute · schedule the engine accepts.")
+           "every TP · PP · CP · EP · micro-batch · ZeRO · recompute · schedule the engine accepts"
+           + (f" — ZeRO sharded over all DP ranks: the scenario's hybrid sharding (dp_shard = "
+              f"{scen.parallelism.dp_shard}) is not swept." if scen.parallelism.dp_shard not in (None, scen.parallelism.dp)
+              else "."))
 with st.spinner("Sweeping every split ..."):
     try:
         df = run_sweep(C.sj_key(_sweep_base(sj)), ss["ex_obj"], ss["ex_space"])

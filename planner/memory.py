@@ -13,7 +13,8 @@ Model states (Rajbhandari et al. 2020 [1] §3, Fig. 1; Megatron-LM ``theoretical
     ``OPTIMIZER_BYTES`` = 12 B of fp32 master weights + Adam m + v per parameter. fp32/tf32
     training keeps 4 B weights and 8 B (m, v) with no separate master. ZeRO-1 / the Megatron
     distributed optimizer shards the optimizer, ZeRO-2 also the gradients, ZeRO-3 / FSDP also
-    the weights. The sharding group is **dp·cp** (Megatron shards the distributed optimizer
+    the weights. The sharding group is **dp·cp**, or ``dp_shard·cp`` with hybrid sharding (HSDP:
+    the states replicated over dp/dp_shard groups) (Megatron shards the distributed optimizer
     and reduces gradients over the data-parallel group *with* context parallelism,
     ``get_data_parallel_group(with_context_parallel=True)``). TP and PP divide the layer
     parameters; the input embedding sits on the first stage and the output head on the last,
@@ -469,13 +470,15 @@ def _common(b: Batch) -> dict:
     else:
         ob_dev, ob_host, gb_dev, gb_host = ob, 0.0, gb, 0.0
 
-    # ZeRO sharding groups: dpc where the stage shards, else 1 (x + cond·(dpc − 1), exact)
-    dpc1 = dpc - 1.0
+    # ZeRO sharding groups: dp_shard·cp where the stage shards (= dp·cp unless HSDP), else 1
+    # (x + cond·(n − 1), exact)
+    dpc_s = F("dp_shard") * c if "dp_shard" in b else dpc
+    dpc1 = dpc_s - 1.0
     shard_w = 1.0 + (zs >= 3) * dpc1
     shard_g = 1.0 + (zs >= 2) * dpc1
     shard_o = 1.0 + (zs >= 1) * dpc1
     if any_moe:
-        edp = dpc / F("ep")
+        edp = dpc_s / F("ep")  # HSDP with ep > 1 is refused by the schema: dpc_s = dpc there
         eshard = (_sel(zs >= 3, edp, 1.0), _sel(zs >= 2, edp, 1.0), _sel(zs >= 1, edp, 1.0))
     else:
         eshard = (None, None, None)
@@ -854,13 +857,15 @@ def explain(row: dict) -> dict[str, str]:
     n_par = w / g["wb"] * g["shard_w"] if g["wb"] else float("nan")
     st = f"stage {j} of {p}"
     zs = int(row["zero_stage"])
+    hsdp = float(row.get("dp_shard", row["dp"])) < float(row["dp"])
     rc = RECOMPUTE[int(row["recompute"])]
     sched = SCHEDULES[int(row["schedule"])]
     per_layer = g["keep_moe"] if int(row.get("n_experts", 0)) else g["keep_dense"]
     return {
         "mem_weights_bytes": (
             f"{g['wb']:g} B × {n_par / 1e9:.3f}e9 params on {st} (layers / tp; embedding on the first, "
-            f"head on the last stage) / {g['shard_w']:g} (ZeRO-{zs}, dp·cp shard) = {_gib(w)}"),
+            f"head on the last stage) / {g['shard_w']:g} (ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} "
+            f"shard) = {_gib(w)}"),
         "mem_grads_bytes": f"{g['gb_dev']:g} B × {n_par / 1e9:.3f}e9 params / {g['shard_g']:g} = {_gib(gr)}",
         "mem_optimizer_bytes": (
             f"{g['ob_dev']:g} B (fp32 master + Adam m, v kept on GPU) × {n_par / 1e9:.3f}e9 params / "

@@ -316,6 +316,13 @@ class Parallelism(_Strict):
     vpp: PosInt = Field(1, description="Virtual pipeline stages per GPU (interleaved 1F1B).")
     sequence_parallel: bool = True
     zero_stage: Literal[0, 1, 2, 3] = Field(1, description="1 = Megatron distributed optimizer; 3 = FSDP.")
+    dp_shard: PosInt | None = Field(
+        None,
+        description="ZeRO / FSDP sharding group in DP ranks; None = all of dp (full sharding). Smaller = "
+        "hybrid sharding (HSDP): states sharded over dp_shard·cp ranks, replicated dp/dp_shard times, "
+        "gradients all-reduced across the replicas once per step (PyTorch FSDP HYBRID_SHARD, TorchTitan "
+        "data_parallel_shard_degree, DeepSpeed MiCS, Megatron num_distributed_optimizer_instances).",
+    )
     recompute: Recompute = Field(
         "selective",
         description="Activation recompute: 'selective' = the attention core (Korthikanti et al. 2022); "
@@ -453,6 +460,15 @@ class Scenario(_Strict):
                 f"parallelism: tp·pp·cp·dp = {p.tp}·{p.pp}·{p.cp}·{p.dp} = {mp * p.dp} ≠ cluster.n_gpus = {n}"
             )
         dp = p.dp
+        if p.dp_shard is not None:
+            if dp % p.dp_shard:
+                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} must divide dp = {dp}")
+            if p.dp_shard < dp and p.zero_stage == 0:
+                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} needs zero_stage 1, 2 or 3 "
+                                 "(ZeRO-0 shards nothing)")
+            if p.dp_shard < dp and p.ep > 1:
+                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with ep = {p.ep}: hybrid "
+                                 "sharding of expert-parallel models is not modelled; use dp_shard = dp or ep = 1")
         if model.n_heads % p.tp:
             raise ValueError(f"parallelism.tp = {p.tp} must divide model.n_heads = {model.n_heads}")
         # KV heads: sharded when tp divides them, else replicated (each TP rank keeps a copy).

@@ -153,6 +153,7 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     _i("vpp", ("parallelism", "vpp")),
     _b("sp", ("parallelism", "sequence_parallel")),
     _c("z", ("parallelism", "zero_stage"), (0, 1, 2, 3)),
+    Field("dps", ("parallelism", "dp_shard"), "optint", 1, _INT_MAX),
     _c("rc", ("parallelism", "recompute"), ("none", "selective", "full", "op_sac")),
     _c("sch", ("parallelism", "schedule"), ("1f1b", "interleaved", "gpipe", "zero_bubble")),
     _c("off", ("parallelism", "offload_optimizer"), ("none", "cpu", "nvme")),

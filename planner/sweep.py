@@ -346,6 +346,7 @@ class SplitSpace:
         for name in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "schedule",
                      "sequence_parallel", "uneven_layers"):
             b[name] = self.struct[name][s]
+        b.pop("dp_shard", None)  # the sweep shards over all DP ranks (HSDP is not swept): no column = dp
         zero = self.inner["zero_stage"][i]
         off = self.inner["offload_optimizer"][i]
         b["zero_stage"] = zero
@@ -1134,6 +1135,7 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
     par = data["parallelism"]
     for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage"):
         par[k] = int(row[k])
+    par["dp_shard"] = None  # sweep rows shard over all DP ranks
     par["sequence_parallel"] = bool(row["sequence_parallel"])
     par["recompute"] = str(row["recompute"])
     par["schedule"] = str(row["schedule"])

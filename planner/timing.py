@@ -57,7 +57,12 @@ the pace; everything is per GPU of that stage:
   behind the next forward except the first bucket; ZeRO-3 gathers parameters forward and
   backward and reduce-scatters every micro-batch, hidden behind that micro-batch except the
   first layer's gather and the last layer's reduce. Dense parameters over ``dp·cp``, expert
-  parameters over ``dp·cp/ep``.
+  parameters over ``dp·cp/ep``. Hybrid sharding (HSDP, ``dp_shard < dp``): the ZeRO
+  collectives run over the shard group ``dp_shard·cp`` (the inner DP ranks, often one node),
+  and the gradient shard is ring-all-reduced over the ``dp/dp_shard`` replicas once per step
+  (``2·(r−1)/r · g·P/(dp_shard·cp) / BW``), hidden with the gradient reduce (PyTorch FSDP
+  HYBRID_SHARD; Megatron ``num_distributed_optimizer_instances``). A simplification: FSDP2
+  reduces across replicas every micro-batch unless told not to; counted once.
 * offload (ZeRO-Offload, Ren et al. 2021; Maurya et al. 2024): gradients down and weights
   up over the host link, CPU Adam bound by host DRAM bandwidth shared by the node's GPUs;
   the gradient download overlaps the last backward, the CPU step and upload are exposed.
@@ -595,8 +600,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         P_dense_local = f("params_total") / tp_pp
 
-    bw_d, al_d, _ = comm.ring_link(dp_dense_n, t, dom, nvl_e, nic_e, a_s, a_n)
-    X = (dp_dense_n - 1.0) / dp_dense_n * P_dense_local / bw_d  # (n−1)/n · params / BW
+    # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
+    # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
+    any_hsdp = "dp_shard" in b and bool(np.any(f("dp_shard") < d))
+    if any_hsdp:
+        n_shard = f("dp_shard") * c
+        n_rep = d / f("dp_shard")
+        bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n)
+    else:
+        n_shard = dp_dense_n
+    bw_d, al_d, _ = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
+    X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
     inr_any = bool(inr.any())
     if inr_any:
         inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
@@ -619,6 +633,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     z0 = zero == 0
     z3 = zero == 3
     zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
+    if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
+        t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_dense_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
+        t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
     t_grad = _blend(z0, t_grad_ar, t_grad_rs)
     exp_grad = np.maximum(t_grad - ovl * t_bwd_mb, last_bucket * t_grad)
     exp_ag = np.maximum(t_param_ag - ovl * t_fwd_mb, last_bucket * t_param_ag) * (zero >= 1)
@@ -626,6 +643,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if z3.any():
         z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
         z3_exposed = m * (np.maximum(z3_mb - ovl * stage_mb, 0.0) + z3_first_last)
+        if any_hsdp:  # FSDP HSDP: the replica all-reduce behind the last micro-batch's backward
+            z3_exposed = z3_exposed + np.maximum(t_rep - ovl * t_bwd_mb, last_bucket * t_rep)
         t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
     else:
         t_dp_zero = exp_grad + exp_ag
@@ -637,7 +656,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_moe:
         P_shard = _blend(zge1, P_dense_local / dp_dense_n + P_exp_local / dp_exp_n, P_local)
     else:
-        P_shard = P_dense_local / (1.0 + (dp_dense_n - 1.0) * zge1)
+        P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1)
     t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
     off_code = g("offload_optimizer")
     off = off_code > 0
@@ -674,7 +693,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
     }
     if detail:
-        t_dp_total = np.where(z3, m * z3_mb, np.where(z0, t_grad_ar, t_grad_rs + t_param_ag))
+        t_dp_total = np.where(z3, m * z3_mb + (t_rep if any_hsdp else 0.0),
+                              np.where(z0, t_grad_ar, t_grad_rs + t_param_ag))
         T.update({
             "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
@@ -684,6 +704,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
             "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
+            "_t_rep": t_rep if any_hsdp else 0.0,
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
             "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up,
         })
@@ -807,9 +828,14 @@ def explain(row: dict) -> dict[str, str]:
         f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} (b·s·h/t·2 B = "
         f"{T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
     )
+    ds = r.get("dp_shard", r["dp"])
+    hsdp = (f"HSDP: shard over dp_shard·cp = {ds * r['cp']:g}, all-reduce of the gradient shard over "
+            f"{r['dp'] / ds:g} replicas {float(T['_t_rep']):.4g} s once per step (in the grad time); "
+            if ds < r["dp"] else "")
     ex["t_dp_comm_exposed_s"] = (
-        f"ZeRO-{r['zero_stage']}: DP collectives {T['_t_dp_total']:.4g} s in total (grad {T['_t_grad']:.4g} s, "
-        f"param gather {T['_t_param_ag']:.4g} s over dp·cp = {r['dp'] * r['cp']}); hidden behind "
+        f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives {T['_t_dp_total']:.4g} s in total (grad {T['_t_grad']:.4g} s, "
+        f"param gather {T['_t_param_ag']:.4g} s over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
+        f"{(ds if hsdp else r['dp']) * r['cp']:g}); hidden behind "
         f"backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])} × {C['dp_overlap_frac']:.2f} except the "
         f"last bucket → exposed {T['t_dp_comm_exposed_s']:.4g} s"
     )

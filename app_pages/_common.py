@@ -910,7 +910,10 @@ def _on_hf_upload() -> None:
         ss["_hf_error"] = f"{f.name}: not a JSON file ({e})"
         return
     except InputError as e:
-        ss["_hf_error"] = f"{f.name}: " + "; ".join(e.lines)
+        ss["_hf_error"] = "; ".join(e.lines).replace("config.json", f.name, 1)
+        return
+    except Exception as e:  # noqa: BLE001 - never a stack trace in the UI
+        ss["_hf_error"] = f"{f.name}: could not be read as a Hugging Face config.json ({type(e).__name__}: {e})"
         return
     sj = scenario_from_widgets()
     md = imp.model.model_dump(mode="json", exclude_none=True)

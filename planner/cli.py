@@ -139,8 +139,7 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
         try:
             imp = import_hf_config(hf_config)
         except InputError as e:
-            raise UsageError([f"--hf-config {line}" if line.startswith("config.json") else f"--hf-config: {line}"
-                              for line in e.lines]) from None
+            raise UsageError([f"--hf-config {line}" for line in e.lines]) from None
         for note in imp.notes:
             sys.stderr.write(f"note: {note}\n")
         data["model"] = imp.model.model_dump(mode="json", exclude_none=True)
@@ -149,8 +148,8 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
             data["cluster"]["n_gpus"] = 8
             data["name"] = imp.model.name
             sys.stderr.write("note: no scenario given: the default preset's hardware and settings on one "
-                             "8-GPU node, plain data parallel (ZeRO-1); choose a split with "
-                             "`planner sweep --hf-config ... --gpus N` or --set parallelism.tp=...\n")
+                             "8-GPU node, plain data parallel (ZeRO-1); `planner sweep ... --gpus N` chooses the "
+                             "split for N GPUs, --set parallelism.tp=... sets one\n")
     data = apply_sets(data, sets)
     try:
         return Scenario.model_validate(data)

@@ -10,7 +10,7 @@ Transformers configuration classes define them, into the planner's model:
 planner field              config.json keys (first present wins)
 =========================  ==================================================================
 n_layers                   num_hidden_layers, n_layer, num_layers, n_layers
-hidden_size                hidden_size, n_embd, d_model
+hidden_size                hidden_size, n_embd, n_embed (BLOOM, Falcon), d_model
 n_heads                    num_attention_heads, n_head, n_heads
 n_kv_heads                 num_key_value_heads, num_kv_heads, multi_query (→ 1); else = heads
 head_dim                   head_dim (when given)
@@ -35,15 +35,27 @@ mla                        q_lora_rank (null → 0), kv_lora_rank, qk_nope_head_
                            qk_rope_head_dim, v_head_dim (DeepSeek-V2 / V3)
 =========================  ==================================================================
 
+Families that nest or rename keys are read first into these names: DBRX (``attn_config`` /
+``ffn_config``), ChatGLM (``padded_vocab_size``, ``multi_query_group_num``, ``kv_channels``),
+Llama 4 (one shared expert always, MoE every ``interleave_moe_layer_step``-th layer, dense
+layers of ``intermediate_size_mlp``), Gemma 3 (keys its ``text_config`` leaves out take
+``Gemma3TextConfig``'s defaults). MoE in every k-th layer (``decoder_sparse_step``,
+``moe_layer_freq``, Llama 4) or at listed ``mlp_only_layers`` is counted exactly, with the dense
+layers placed first (the planner's dense layers lead), which moves pipeline-stage balance.
+
 What the planner's model cannot hold is listed in the returned notes, never silently dropped:
 Qwen2's Q/K/V-only biases, DeepSeek-V3's multi-token-prediction module, group-limited routing,
-vision towers of multimodal configs. Encoder-decoder and state-space (Mamba / hybrid) models
-are refused, as are configs without the keys above.
+OPT's projected embedding, Llama 4's chunked attention, vision towers of multimodal configs.
+Encoder-decoder, encoder-only, state-space, hybrid (Mamba, linear attention, convolution)
+and recurrent models are refused, as are layer types other than full / sliding attention,
+configs without the keys above, values of the wrong type (named by key) and a planner
+scenario given by mistake.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -71,6 +83,10 @@ _REFUSED = {
     "mamba": "state-space (Mamba)", "mamba2": "state-space (Mamba)", "jamba": "hybrid Mamba / attention",
     "zamba": "hybrid Mamba / attention", "zamba2": "hybrid Mamba / attention", "falcon_h1": "hybrid Mamba / attention",
     "nemotron_h": "hybrid Mamba / attention", "rwkv": "recurrent (RWKV)", "recurrent_gemma": "recurrent",
+    "falcon_mamba": "state-space (Mamba)", "bamba": "hybrid Mamba / attention",
+    "granitemoehybrid": "hybrid Mamba / attention", "plamo2": "hybrid Mamba / attention",
+    "qwen3_next": "hybrid linear / full attention", "minimax": "hybrid linear / full attention",
+    "lfm2": "hybrid convolution / attention", "xlstm": "recurrent (xLSTM)",
     "bert": "encoder-only", "roberta": "encoder-only", "deberta": "encoder-only",
     "deberta-v2": "encoder-only", "electra": "encoder-only",
 }
@@ -83,20 +99,118 @@ class HFImport(NamedTuple):
     notes: list[str]
 
 
-def _first(cfg: dict, keys: tuple[str, ...]) -> tuple[str, Any] | tuple[None, None]:
-    for k in keys:
-        if k in cfg and cfg[k] is not None:
-            return k, cfg[k]
-    return None, None
+#: Transformers' class defaults for keys that published files leave out (Gemma 3's text_config
+#: holds only what differs from ``Gemma3TextConfig``; the 4B file has no head counts).
+_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 262_208,
+                    "intermediate_size": 9216, "num_hidden_layers": 26, "hidden_size": 2304,
+                    "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True},
+}
 
 
-def _pos_int(key: str, value: Any, errors: list[str]) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        if isinstance(value, float) and value.is_integer() and value >= 1:
-            return int(value)
-        errors.append(f"config.json {key}: expected a positive integer (got {value!r})")
-        return None
-    return value
+class _Reader:
+    """Typed reads of config keys; every bad value becomes one error line naming its key."""
+
+    def __init__(self, cfg: dict, label: str):
+        self.cfg, self.label, self.errors = cfg, label, []
+
+    def bad(self, key: str, what: str, value: Any) -> None:
+        self.errors.append(f"{self.label} {key}: expected {what} (got {value!r})")
+
+    def present(self, keys: tuple[str, ...]) -> tuple[str | None, Any]:
+        for k in keys:
+            if k in self.cfg and self.cfg[k] is not None:
+                return k, self.cfg[k]
+        return None, None
+
+    def int_(self, key: str, value: Any, lo: int = 1) -> int | None:
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and math.isfinite(value) and value.is_integer())
+        if not ok or int(value) < lo or int(value) > 10**12:
+            self.bad(key, "a positive integer" if lo == 1 else f"an integer >= {lo}", value)
+            return None
+        return int(value)
+
+    def need(self, label: str, keys: tuple[str, ...]) -> int | None:
+        k, v = self.present(keys)
+        if k is None:
+            self.errors.append(f"{self.label}: no {label} (looked for {', '.join(keys)})")
+            return None
+        return self.int_(k, v)
+
+    def opt_int(self, keys: tuple[str, ...], lo: int = 1) -> int | None:
+        k, v = self.present(keys)
+        return None if k is None else self.int_(k, v, lo)
+
+    def bool_(self, key: str, default: bool | None) -> bool | None:
+        v = self.cfg.get(key)
+        if v is None:
+            return default
+        if not isinstance(v, bool):
+            self.bad(key, "true or false", v)
+            return default
+        return v
+
+    def number(self, key: str, lo: float, hi: float) -> float | None:
+        v = self.cfg.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
+            self.bad(key, f"a number from {lo:g} to {hi:g}", v)
+            return None
+        return float(v)
+
+
+def _read_file(config: dict | str | Path) -> tuple[Any, str]:
+    if not isinstance(config, (str, Path)):
+        return config, "config.json"
+    path = Path(config)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError([f"{path}: no such file"]) from None
+    except IsADirectoryError:
+        raise InputError([f"{path}: is a folder; give a config.json file"]) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError([f"{path}: cannot be read ({e})"]) from None
+    except json.JSONDecodeError as e:
+        raise InputError([f"{path}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
+    except ValueError as e:  # e.g. numbers too large for Python's int conversion
+        raise InputError([f"{path}: not valid JSON ({e})"]) from None
+    return data, path.name
+
+
+def _flatten_family(cfg: dict, mtype: str, notes: list[str]) -> dict:
+    """Model types whose files nest or rename the standard keys, as standard keys."""
+    out = dict(cfg)
+    if mtype == "dbrx":  # DbrxConfig: attn_config / ffn_config blocks
+        attn = cfg.get("attn_config") if isinstance(cfg.get("attn_config"), dict) else {}
+        ffn = cfg.get("ffn_config") if isinstance(cfg.get("ffn_config"), dict) else {}
+        out.update({"hidden_size": cfg.get("d_model"), "num_attention_heads": cfg.get("n_heads"),
+                    "num_hidden_layers": cfg.get("n_layers"), "num_key_value_heads": attn.get("kv_n_heads"),
+                    "intermediate_size": ffn.get("ffn_hidden_size"), "num_local_experts": ffn.get("moe_num_experts"),
+                    "num_experts_per_tok": ffn.get("moe_top_k"), "attention_bias": False})
+        notes.append("DBRX: attn_config / ffn_config read (kv_n_heads, ffn_hidden_size, moe_num_experts, "
+                     "moe_top_k); its LayerNorms have no bias, counted as RMSNorm (a 1-vector difference).")
+    elif mtype == "chatglm":  # ChatGLMConfig (GLM-4 / ChatGLM3)
+        out.update({"vocab_size": cfg.get("padded_vocab_size", cfg.get("vocab_size")),
+                    "head_dim": cfg.get("kv_channels"), "attention_bias": False})
+        if cfg.get("multi_query_attention") is True:
+            out["num_key_value_heads"] = cfg.get("multi_query_group_num")
+        if cfg.get("add_qkv_bias"):
+            notes.append("ChatGLM's Q/K/V-only biases are not counted (under 0.01 % of the parameters).")
+    elif mtype == "llama4_text":  # Llama4TextConfig
+        step = cfg.get("interleave_moe_layer_step", 1)
+        out["moe_layer_freq"] = step
+        out["intermediate_size_dense"] = cfg.get("intermediate_size_mlp")
+        out["n_shared_experts"] = 1  # Llama4TextMoe: one shared expert of intermediate_size, always
+        out["moe_intermediate_size"] = cfg.get("intermediate_size")
+        out["intermediate_size"] = cfg.get("intermediate_size_mlp", cfg.get("intermediate_size"))
+        if cfg.get("attention_chunk_size"):
+            notes.append(f"Llama 4's chunked attention (attention_chunk_size = {cfg['attention_chunk_size']} in "
+                         "3 of 4 layers) is read as full attention: attention FLOPs and memory are over-counted "
+                         "for sequences longer than the chunk.")
+    return out
 
 
 def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFImport:
@@ -115,118 +229,144 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
 
     Raises
     ------
-    InputError : the file is unreadable or not a JSON object; a required key is missing or not
-        a positive integer (the message names the key); the architecture is not a decoder-only
-        transformer (encoder-decoder, encoder-only, state-space, hybrid); or the values
-        contradict each other (e.g. ``num_key_value_heads`` not dividing
-        ``num_attention_heads``), named by the planner's field.
+    InputError : the file is unreadable or not a JSON object; a required key is missing or a
+        value has the wrong type (the message names the key and the value); the architecture
+        is not a decoder-only transformer (encoder-decoder, encoder-only, state-space, hybrid,
+        linear attention); or the values contradict each other (e.g. ``num_key_value_heads``
+        not dividing ``num_attention_heads``), named by the planner's field.
 
     Sources
     -------
     Key names and defaults: the Transformers configuration classes (``LlamaConfig``,
-    ``MixtralConfig``, ``Qwen2MoeConfig``, ``Qwen3MoeConfig``, ``DeepseekV3Config``,
-    ``GptOssConfig``, ``Gemma2Config``, ``GPT2Config``, ...) and ``PretrainedConfig``
+    ``Llama4TextConfig``, ``MixtralConfig``, ``Qwen2MoeConfig``, ``Qwen3MoeConfig``,
+    ``DeepseekV3Config``, ``GptOssConfig``, ``Gemma2Config``, ``Gemma3TextConfig``,
+    ``DbrxConfig``, ``GPT2Config``, ``OPTConfig``, ...) and ``PretrainedConfig``
     (``tie_word_embeddings`` defaults to true).
     """
-    if isinstance(config, (str, Path)):
-        path = Path(config)
-        try:
-            config = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError([f"{path}: no such file"]) from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError([f"{path}: cannot be read ({e})"]) from None
-        except json.JSONDecodeError as e:
-            raise InputError([f"{path}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
+    config, fname = _read_file(config)
     if not isinstance(config, dict):
-        raise InputError([f"config.json: expected a JSON object (got {type(config).__name__})"])
+        raise InputError([f"{fname}: expected a JSON object (got {type(config).__name__})"])
+    if isinstance(config.get("model"), (str, dict)) and isinstance(config.get("cluster"), dict):
+        raise InputError([f"{fname}: this is a planner scenario (it has 'model' and 'cluster'), not a Hugging "
+                          "Face config.json; give it as the scenario FILE instead"])
     notes: list[str] = []
     cfg = config
-    top_type = str(cfg.get("model_type", "") or "")
-    if isinstance(cfg.get("text_config"), dict):  # multimodal wrappers: the language model
-        cfg = {**cfg["text_config"]}
-        cfg.setdefault("tie_word_embeddings", config.get("tie_word_embeddings", True))
-        notes.append(f"'{top_type}' is multimodal: its text_config (the language model) is read; "
+    top_type = config.get("model_type", "")
+    if not isinstance(top_type, str):
+        raise InputError([f"{fname} model_type: expected a string (got {top_type!r})"])
+    if "text_config" in config:  # multimodal wrappers: the language model
+        if not isinstance(config["text_config"], dict):
+            raise InputError([f"{fname} text_config: expected an object (got {config['text_config']!r})"])
+        cfg = {**config["text_config"]}
+        if "tie_word_embeddings" in config and "tie_word_embeddings" not in cfg:
+            cfg["tie_word_embeddings"] = config["tie_word_embeddings"]
+        notes.append(f"'{top_type or '?'}' is multimodal: its text_config (the language model) is read; "
                      "the vision / audio tower is not counted.")
-    mtype = str(cfg.get("model_type", "") or top_type).lower()
+    mtype = cfg.get("model_type", "") or top_type
+    if not isinstance(mtype, str):
+        raise InputError([f"{fname} text_config.model_type: expected a string (got {mtype!r})"])
+    mtype = mtype.lower()
+    if mtype == "gemma3" and "text_config" in config:
+        mtype = "gemma3_text"
     if mtype in _REFUSED:
-        raise InputError([f"config.json model_type '{mtype}': {_REFUSED[mtype]} models are not modelled; "
+        raise InputError([f"{fname} model_type '{mtype}': {_REFUSED[mtype]} models are not modelled; "
                           "the planner models decoder-only transformers"])
     if cfg.get("is_encoder_decoder") is True:
-        raise InputError([f"config.json model_type '{mtype}': encoder-decoder models are not modelled; "
+        raise InputError([f"{fname} model_type '{mtype}': encoder-decoder models are not modelled; "
                           "the planner models decoder-only transformers"])
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or not all(isinstance(x, str) for x in layer_types):
+            raise InputError([f"{fname} layer_types: expected a list of strings (got {layer_types!r})"])
+        other = sorted({x for x in layer_types if x not in ("full_attention", "sliding_attention")})
+        if other:
+            raise InputError([f"{fname} layer_types: {', '.join(repr(x) for x in other)} layers are not "
+                              "modelled (the planner models full and sliding-window attention layers)"])
+    if mtype in _CLASS_DEFAULTS:
+        filled = {k: v for k, v in _CLASS_DEFAULTS[mtype].items() if k not in cfg}
+        if filled:
+            cfg = {**filled, **cfg}
+            notes.append(f"keys absent from the file taken from the {mtype} class defaults (Transformers): "
+                         + ", ".join(f"{k} = {v}" for k, v in filled.items()) + ".")
+    cfg = _flatten_family(cfg, mtype, notes)
+    r = _Reader(cfg, fname)
 
-    errors: list[str] = []
-
-    def need(label: str, keys: tuple[str, ...]) -> int | None:
-        k, v = _first(cfg, keys)
-        if k is None:
-            errors.append(f"config.json: no {label} (looked for {', '.join(keys)})")
-            return None
-        return _pos_int(k, v, errors)
-
-    def opt_int(keys: tuple[str, ...]) -> int | None:
-        k, v = _first(cfg, keys)
-        return None if k is None else _pos_int(k, v, errors)
-
-    n_layers = need("layer count", ("num_hidden_layers", "n_layer", "num_layers", "n_layers"))
-    hidden = need("hidden size", ("hidden_size", "n_embd", "d_model"))
-    heads = need("attention head count", ("num_attention_heads", "n_head", "n_heads"))
-    vocab = need("vocabulary size", ("vocab_size",))
-    kv = opt_int(("num_key_value_heads", "num_kv_heads", "n_head_kv"))
-    if kv is None and cfg.get("multi_query") is True:
+    n_layers = r.need("layer count", ("num_hidden_layers", "n_layer", "num_layers", "n_layers"))
+    hidden = r.need("hidden size", ("hidden_size", "n_embd", "n_embed", "d_model"))
+    heads = r.need("attention head count", ("num_attention_heads", "n_head", "n_heads"))
+    vocab = r.need("vocabulary size", ("vocab_size",))
+    kv = r.opt_int(("num_key_value_heads", "num_kv_heads", "n_head_kv"))
+    if kv is None and r.bool_("multi_query", False):
         kv = 1
-    head_dim = opt_int(("head_dim",))
+    head_dim = r.opt_int(("head_dim",))
 
-    k_ffn, ffn = _first(cfg, ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"))
+    k_ffn, ffn = r.present(("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size"))
     if k_ffn is not None:
-        ffn = _pos_int(k_ffn, ffn, errors)
+        ffn = r.int_(k_ffn, ffn)
     elif mtype in ("gpt2", "gpt_bigcode", "gptj", "codegen", "gpt_neo", "falcon", "bloom") and hidden:
         ffn = 4 * hidden  # GPT2MLP / FalconMLP / BloomMLP: 4 · hidden when the key is null or absent
         notes.append(f"no intermediate size in the file: 4 × hidden = {ffn} ({mtype}'s default).")
     elif mtype == "mpt" and hidden:
-        ratio = (cfg.get("expansion_ratio") or 4)
-        ffn = int(ratio * hidden)
+        ratio = r.number("expansion_ratio", 0.01, 1000.0)
+        ffn = int(round((4.0 if ratio is None and "expansion_ratio" not in cfg else (ratio or 0.0)) * hidden)) or None
+        if ffn is None:
+            r.errors.append(f"{fname}: no FFN size (expansion_ratio)")
     else:
-        errors.append("config.json: no FFN size (looked for intermediate_size, n_inner, ffn_dim, ffn_hidden_size)")
+        r.errors.append(f"{fname}: no FFN size (looked for intermediate_size, n_inner, ffn_dim, ffn_hidden_size)")
 
     # --- MoE -------------------------------------------------------------------------------
-    k_e, n_exp = _first(cfg, ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts"))
+    expert_keys = ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts")
+    given = {k: cfg[k] for k in expert_keys if cfg.get(k) is not None}
+    if len({json.dumps(v) for v in given.values()}) > 1:
+        r.errors.append(f"{fname}: expert counts disagree ({', '.join(f'{k} = {v!r}' for k, v in given.items())})")
+    k_e, n_exp = r.present(expert_keys)
     moe = None
     if k_e is not None:
-        n_exp = _pos_int(k_e, n_exp, errors)
+        n_exp = r.int_(k_e, n_exp)
     if n_exp is not None and n_exp > 1:
-        k_k, topk = _first(cfg, ("num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_k"))
+        k_k, topk = r.present(("num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_k"))
         if k_k is None:
-            errors.append("config.json: an MoE model without num_experts_per_tok")
+            r.errors.append(f"{fname}: an MoE model without num_experts_per_tok")
         else:
-            topk = _pos_int(k_k, topk, errors)
-        k_m, e_ffn = _first(cfg, ("moe_intermediate_size", "expert_intermediate_size"))
-        e_ffn = _pos_int(k_m, e_ffn, errors) if k_m is not None else ffn
+            topk = r.int_(k_k, topk)
+        k_m, e_ffn = r.present(("moe_intermediate_size", "expert_intermediate_size"))
+        e_ffn = r.int_(k_m, e_ffn) if k_m is not None else ffn
         shared, shared_ffn = 0, None
         if cfg.get("n_shared_experts"):
-            shared = _pos_int("n_shared_experts", cfg["n_shared_experts"], errors) or 0
+            shared = r.int_("n_shared_experts", cfg["n_shared_experts"]) or 0
         elif cfg.get("shared_expert_intermediate_size"):  # Qwen2-MoE: one shared expert of this width
             shared = 1
-            shared_ffn = _pos_int("shared_expert_intermediate_size", cfg["shared_expert_intermediate_size"], errors)
+            shared_ffn = r.int_("shared_expert_intermediate_size", cfg["shared_expert_intermediate_size"])
             notes.append("Qwen2-MoE's shared expert is read as one expert of shared_expert_intermediate_size; "
                          "its sigmoid gate (hidden × 1) is not counted.")
         first_dense = 0
-        if cfg.get("first_k_dense_replace"):
-            first_dense = _pos_int("first_k_dense_replace", cfg["first_k_dense_replace"], errors) or 0
-        mlp_only = cfg.get("mlp_only_layers") or []
-        if isinstance(mlp_only, list) and mlp_only:
-            if sorted(mlp_only) == list(range(len(mlp_only))):
+        if cfg.get("first_k_dense_replace") is not None:
+            first_dense = r.int_("first_k_dense_replace", cfg["first_k_dense_replace"], lo=0) or 0
+        mlp_only = cfg.get("mlp_only_layers")
+        if mlp_only is not None:
+            if not isinstance(mlp_only, list) or not all(isinstance(x, int) and not isinstance(x, bool)
+                                                         for x in mlp_only):
+                r.bad("mlp_only_layers", "a list of layer indices", mlp_only)
+            elif mlp_only and sorted(mlp_only) == list(range(len(mlp_only))):
                 first_dense = max(first_dense, len(mlp_only))
-            else:
-                notes.append(f"mlp_only_layers {mlp_only} are not the leading layers: read as MoE layers "
-                             "(the planner's dense layers come first).")
-        step = cfg.get("decoder_sparse_step") or cfg.get("moe_layer_freq") or 1
-        if isinstance(step, int) and step > 1:
-            notes.append(f"MoE in every {step}th layer (decoder_sparse_step / moe_layer_freq = {step}) is "
-                         "read as MoE in every layer: the planner's MoE layers are contiguous.")
-        if cfg.get("topk_group") and cfg.get("n_group"):
-            notes.append(f"group-limited routing (topk_group = {cfg['topk_group']} of n_group = {cfg['n_group']}) "
+            elif mlp_only:
+                first_dense = max(first_dense, len(set(mlp_only)))
+                notes.append(f"mlp_only_layers {mlp_only} are counted as {len(set(mlp_only))} dense layers placed "
+                             "first (the planner's dense layers lead): totals are exact, pipeline stage balance "
+                             "is not.")
+        k_step, step = r.present(("decoder_sparse_step", "moe_layer_freq"))
+        step = r.int_(k_step, step) if k_step is not None else 1
+        if step and step > 1 and n_layers:
+            n_moe = n_layers // step  # MoE in layers step−1, 2·step−1, ... (Qwen2-MoE, Llama 4)
+            first_dense = max(first_dense, n_layers - n_moe)
+            notes.append(f"MoE in 1 of every {step} layers ({k_step} = {step}): {n_moe} MoE and {n_layers - n_moe} "
+                         "dense layers, the dense ones placed first (the planner's dense layers lead): "
+                         "totals are exact, pipeline stage balance is not.")
+        if cfg.get("intermediate_size_dense"):  # Llama 4: the dense layers' own width
+            ffn = r.int_("intermediate_size_mlp", cfg["intermediate_size_dense"])
+        n_group = cfg.get("n_group")
+        if cfg.get("topk_group") and isinstance(n_group, int) and n_group > 1:
+            notes.append(f"group-limited routing (topk_group = {cfg['topk_group']} of n_group = {n_group}) "
                          "is not set as max_nodes_per_token: set it when the groups are nodes (DeepSeek-V3: 4).")
         moe = {"n_experts": n_exp, "top_k": topk, "expert_ffn_hidden_size": e_ffn,
                "n_shared_experts": shared, "first_dense_layers": first_dense}
@@ -237,87 +377,105 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
 
     # --- MLA -------------------------------------------------------------------------------
     mla = None
-    if cfg.get("kv_lora_rank"):
-        mla = {"q_lora_rank": cfg.get("q_lora_rank") or 0}
+    if cfg.get("kv_lora_rank") is not None:
+        q = cfg.get("q_lora_rank")
+        mla = {"q_lora_rank": 0 if q is None else r.int_("q_lora_rank", q, lo=0)}
         for k in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
-            mla[k] = _pos_int(k, cfg.get(k), errors)
-        q = mla["q_lora_rank"]
-        if isinstance(q, bool) or not isinstance(q, int) or q < 0:
-            errors.append(f"config.json q_lora_rank: expected a non-negative integer or null (got {q!r})")
+            if cfg.get(k) is None:
+                r.errors.append(f"{fname}: MLA (kv_lora_rank given) without {k}")
+            else:
+                mla[k] = r.int_(k, cfg[k])
     if cfg.get("num_nextn_predict_layers"):
         notes.append(f"the multi-token-prediction module ({cfg['num_nextn_predict_layers']} layer) is not "
                      "counted: the planner models the main model.")
 
-    if errors:
-        raise InputError(errors)
-
     # --- family rules ----------------------------------------------------------------------
     gpt_like = mtype in GPT_FAMILY
-    if not gpt_like and mtype not in LLAMA_FAMILY:
-        act = str(cfg.get("hidden_act") or cfg.get("hidden_activation") or cfg.get("activation_function") or "")
+    if not gpt_like and mtype not in LLAMA_FAMILY and mtype not in ("dbrx", "chatglm", "llama4_text"):
+        act = cfg.get("hidden_act") or cfg.get("hidden_activation") or cfg.get("activation_function") or ""
+        act = act if isinstance(act, str) else ""
         gpt_like = act.startswith("gelu") and "glu" not in act
         notes.append(f"model_type '{mtype or '?'}' is not in the planner's list: read as a "
                      + ("GPT-style decoder (plain MLP, LayerNorm)" if gpt_like
                         else "Llama-style decoder (gated MLP, RMSNorm)") + f" from hidden_act = '{act or '?'}'.")
-    bias_key, bias = _first(cfg, ("attention_bias", "bias", "use_bias", "add_bias_linear", "enable_bias"))
-    if bias_key is None and isinstance(cfg.get("no_bias"), bool):  # MPT
-        bias_key, bias = "no_bias", not cfg["no_bias"]
-    if bias_key is None:
+    bias = None
+    for k in ("attention_bias", "bias", "use_bias", "add_bias_linear", "enable_bias"):
+        if cfg.get(k) is not None:
+            bias = r.bool_(k, None)
+            break
+    if bias is None and cfg.get("no_bias") is not None:  # MPT
+        nb = r.bool_("no_bias", None)
+        bias = None if nb is None else not nb
+    if bias is None:
         bias = mtype in _GPT_BIAS
         if mtype in ("qwen2", "qwen2_moe"):
             notes.append("Qwen2's Q/K/V projection biases are not counted (the planner's biases are all or "
                          "none; they are under 0.01 % of the parameters).")
+    tied = r.bool_("tie_word_embeddings", True)
+
     pos = 0
-    if mtype == "gpt2" or mtype == "gpt_bigcode":
-        pos = int(cfg.get("n_positions") or cfg.get("max_position_embeddings") or 0)
+    if mtype in ("gpt2", "gpt_bigcode"):
+        pos = r.opt_int(("n_positions", "max_position_embeddings")) or 0
     elif mtype == "opt":
-        pos = int(cfg.get("max_position_embeddings") or 0) + 2  # OPTLearnedPositionalEmbedding offset
+        pos = (r.opt_int(("max_position_embeddings",)) or 0) + 2  # OPTLearnedPositionalEmbedding offset
+        proj = r.opt_int(("word_embed_proj_dim",))
+        if proj and hidden and proj != hidden and vocab:
+            notes.append(f"OPT's word_embed_proj_dim = {proj} (≠ hidden {hidden}) is not modelled: the embedding "
+                         f"is counted at the hidden width, {vocab * (hidden - proj) - 2 * proj * hidden:+,} "
+                         "parameters against the file's projected embedding.")
     elif mtype == "gpt_neo":
-        pos = int(cfg.get("max_position_embeddings") or 0)
+        pos = r.opt_int(("max_position_embeddings",)) or 0
 
     window, frac = None, 1.0
+    use_sw = r.bool_("use_sliding_window", True)
     sw = cfg.get("sliding_window")
-    layer_types = cfg.get("layer_types")
-    if isinstance(sw, int) and not isinstance(sw, bool) and sw > 0 and cfg.get("use_sliding_window", True) is not False:
-        if isinstance(layer_types, list) and layer_types:
-            n_sw = sum(1 for t in layer_types if "sliding" in str(t))
-            frac = n_sw / len(layer_types)
+    if sw is not None:
+        sw = r.int_("sliding_window", sw)
+    if sw and use_sw:
+        if layer_types:
+            if n_layers and len(layer_types) != n_layers:
+                r.bad("layer_types", f"{n_layers} entries (one per layer)", f"{len(layer_types)} entries")
+            frac = sum(1 for x in layer_types if x == "sliding_attention") / len(layer_types)
         elif mtype == "gemma2":
             frac = 0.5  # Gemma2DecoderLayer: every other layer slides
-        elif isinstance(cfg.get("sliding_window_pattern"), int) and cfg["sliding_window_pattern"] > 0:
-            p = cfg["sliding_window_pattern"]  # Gemma 3: (p − 1) sliding layers, then one global
-            frac = (p - 1) / p
+        elif cfg.get("sliding_window_pattern") is not None:
+            pat = r.int_("sliding_window_pattern", cfg["sliding_window_pattern"])
+            frac = (pat - 1) / pat if pat else 1.0  # Gemma 3: (p − 1) sliding layers, then one global
         if frac > 0:
             window = sw
-        if window is not None and n_layers and window >= int(cfg.get("max_position_embeddings") or 0) > 0:
-            notes.append(f"sliding_window = {sw} is not shorter than max_position_embeddings: it only "
+        mpe = cfg.get("max_position_embeddings")
+        if window is not None and isinstance(mpe, int) and not isinstance(mpe, bool) and 0 < mpe <= window:
+            notes.append(f"sliding_window = {sw} is not shorter than max_position_embeddings = {mpe}: it only "
                          "matters for longer sequences.")
 
     dropout = 0.0
     for k in ("hidden_dropout", "resid_pdrop", "hidden_dropout_prob", "attention_dropout", "attn_pdrop", "dropout"):
-        v = cfg.get(k)
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1:
-            dropout = max(dropout, float(v))
+        if cfg.get(k) is not None:
+            v = r.number(k, 0.0, 0.99)
+            dropout = max(dropout, v or 0.0)
     if dropout:
         notes.append(f"dropout {dropout:g} is read from the file: its masks count in activation memory "
                      "(set the model's dropout to 0 if pretraining runs without it).")
 
-    name = name or str(config.get("_name_or_path") or "").strip() or f"{mtype or 'model'} (config.json)"
+    if r.errors:
+        raise InputError(r.errors)
+    nm = config.get("_name_or_path")
+    name = name or (nm.strip() if isinstance(nm, str) and nm.strip() else f"{mtype or 'model'} (config.json)")
     data = {
         "name": name, "n_layers": n_layers, "hidden_size": hidden, "n_heads": heads, "n_kv_heads": kv,
         "head_dim": head_dim, "ffn_hidden_size": ffn, "vocab_size": vocab,
-        "gated_mlp": not gpt_like, "tied_embeddings": bool(cfg.get("tie_word_embeddings", True)),
+        "gated_mlp": not gpt_like, "tied_embeddings": tied,
         "norm": "layernorm" if gpt_like else "rmsnorm", "linear_bias": bool(bias),
         "learned_pos_embeddings": pos, "dropout": dropout, "sliding_window": window,
         "sliding_window_layer_frac": frac if window is not None else 1.0,
         "moe": moe, "mla": mla,
         "source": f"Hugging Face config.json (model_type '{mtype or '?'}')"
-                  + (f", {config['_name_or_path']}" if config.get("_name_or_path") else ""),
+                  + (f", {nm}" if isinstance(nm, str) and nm.strip() else ""),
     }
     try:
         model = ModelSpec.model_validate(data)
     except ValidationError as e:
-        raise InputError(["config.json → model." + line for line in format_errors(e)]) from None
+        raise InputError([f"{fname} → model." + line for line in format_errors(e)]) from None
     return HFImport(model, notes)
 
 

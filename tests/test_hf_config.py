@@ -197,3 +197,70 @@ def test_cli_bad_hf_config_is_one_line_per_problem(tmp_path):
     assert "--hf-config config.json hidden_size: expected a positive integer (got 'big')" in err
     rc, _, err = _run("sweep", "--hf-config", str(tmp_path / "missing.json"))
     assert rc == 2 and "no such file" in err
+
+
+@pytest.mark.parametrize("fixture, rel_total, rel_active", [
+    ("llama-4-maverick", 0.005, 0.02),   # card: 400B total, 17B active (rounded)
+    ("dbrx-instruct", 0.005, 0.02),      # card: 132B total, 36B active (rounded)
+    ("gemma-3-4b-it", 0.005, None),      # report: 675M + 3,209M = 3.884B (text model)
+])
+def test_nested_and_interleaved_families_match_their_published_counts(fixture, rel_total, rel_active):
+    e = DATA[fixture]
+    imp = import_hf_config(e["config"])
+    total, active = _params(imp.model)
+    assert total == pytest.approx(e["published_params_total"], rel=rel_total)
+    if rel_active:
+        assert active == pytest.approx(e["published_params_active"], rel=rel_active)
+
+
+def test_llama4_interleaved_moe_shared_expert_and_chunked_attention_note():
+    imp = import_hf_config(DATA["llama-4-maverick"]["config"])
+    moe = imp.model.moe
+    # 48 layers, MoE every 2nd: 24 MoE + 24 dense (width intermediate_size_mlp = 16384)
+    assert (moe.first_dense_layers, imp.model.ffn_hidden_size) == (24, 16384)
+    assert (moe.n_shared_experts, moe.shared_expert_ffn_hidden_size, moe.expert_ffn_hidden_size) == (1, 8192, 8192)
+    text = " ".join(imp.notes)
+    assert "chunked attention" in text and "1 of every 2 layers" in text and "multimodal" in text
+
+
+def test_gemma3_text_config_takes_the_class_defaults_with_a_note():
+    imp = import_hf_config(DATA["gemma-3-4b-it"]["config"])
+    m = imp.model
+    assert (m.n_heads, m.kv_heads, m.d_head, m.vocab_size) == (8, 4, 256, 262_208)
+    assert m.sliding_window == 1024 and m.sliding_window_layer_frac == pytest.approx(5 / 6)  # 5 local : 1 global
+    assert any("class defaults" in n for n in imp.notes)
+
+
+def test_bloom_n_embed_and_opt_projection_note():
+    # BLOOM paper (arXiv:2211.05100) Table 3: 176B = 70 layers, hidden 14,336, 112 heads,
+    # vocabulary 250,880; 176,247,271,424 parameters.
+    bloom = {"model_type": "bloom", "n_embed": 14336, "n_layer": 70, "num_attention_heads": 112,
+             "vocab_size": 250880}
+    assert _params(model_from_hf_config(bloom))[0] == pytest.approx(176_247_271_424, rel=1e-6)
+    opt = import_hf_config(DATA["opt-350m"]["config"])
+    assert any("word_embed_proj_dim = 512" in n for n in opt.notes)
+
+
+@pytest.mark.parametrize("cfg, expected", [
+    ({"model_type": "granitemoehybrid", "hidden_size": 1536}, "hybrid Mamba"),
+    ({**DATA["llama-3.1-8b"]["config"], "layer_types": ["mamba"] * 32}, "'mamba' layers are not modelled"),
+    ({**DATA["llama-3.1-8b"]["config"], "tie_word_embeddings": "false"}, "tie_word_embeddings: expected true or false"),
+    ({**DATA["gpt2"]["config"], "n_positions": "abc"}, "n_positions: expected a positive integer"),
+    ({**DATA["qwen3-30b-a3b"]["config"], "mlp_only_layers": ["a", 1]}, "mlp_only_layers: expected a list"),
+    ({**DATA["mixtral-8x7b"]["config"], "num_experts": 16}, "expert counts disagree"),
+    ({**DATA["llama-3.1-8b"]["config"], "sliding_window": "4096"}, "sliding_window: expected a positive integer"),
+    ({**DATA["llama-3.1-8b"]["config"], "attention_dropout": 1.5}, "attention_dropout: expected a number"),
+    ({"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 8}}, "planner scenario"),
+    ({"model_type": ["llama"]}, "model_type: expected a string"),
+])
+def test_more_bad_configs_name_the_key(cfg, expected):
+    with pytest.raises(InputError) as e:
+        import_hf_config(cfg)
+    assert expected in str(e.value)
+
+
+def test_error_lines_name_the_file(tmp_path):
+    f = tmp_path / "my-model.json"
+    f.write_text("[1, 2]")
+    with pytest.raises(InputError, match="my-model.json: expected a JSON object"):
+        import_hf_config(f)

@@ -103,7 +103,10 @@ def ckpt_layout(ckpt_bytes, n_gpus, gpus_per_node, dp, zero_stage):
     Notes
     -----
     Even split over all GPUs when ZeRO >= 1 (a simplification: the real layout under TP/PP/EP
-    differs by the embedding and the uneven layers); ZeRO-0 packs the writers on nodes.
+    differs by the embedding and the uneven layers); ZeRO-0 packs the writers on nodes. Hybrid
+    sharding (HSDP) keeps the even split over all GPUs: its replicas hold duplicate shards,
+    which PyTorch Distributed Checkpoint deduplicates and balances over the ranks holding them
+    (``DefaultSavePlanner`` dedup), so no replica writes more than its share.
     """
     ckpt_bytes = np.asarray(ckpt_bytes, dtype=float)
     n_gpus = np.asarray(n_gpus, dtype=float)

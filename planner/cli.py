@@ -1,4 +1,4 @@
-"""Command line: ``planner evaluate | sweep | simulate | presets | validate``.
+"""Command line: ``planner evaluate | sweep | simulate | export | presets | validate``.
 
 Bad input exits with status 2 and one line per problem naming the field, the value and what
 is allowed; never a traceback.
@@ -327,6 +327,15 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    from .export import megatron_args, torchtitan_toml
+
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
+    out = (megatron_args if args.to == "megatron" else torchtitan_toml)(s)
+    sys.stdout.write(out.text)
+    return 0
+
+
 def cmd_sweep(args) -> int:
     from .sweep import OBJECTIVES, sweep
 
@@ -345,6 +354,9 @@ def cmd_sweep(args) -> int:
         if bad or not modes:
             raise UsageError([f"--recompute {args.recompute!r}: a comma-separated list of {', '.join(RECOMPUTE)}"])
         space["recompute"] = modes
+    if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
+        sys.stderr.write(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
+                         "(hybrid sharding) is not swept\n")
     try:
         df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top, **space)
     except ValueError as e:
@@ -470,6 +482,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--trials", type=int, default=10_000)
     sp.add_argument("--seed", type=int, default=0)
     sp.set_defaults(func=cmd_simulate)
+
+    sp = sub.add_parser("export", help="the scenario as Megatron-LM arguments or a TorchTitan TOML")
+    scenario_args(sp)
+    sp.add_argument("--to", choices=["megatron", "torchtitan"], default="megatron",
+                    help="megatron: command-line arguments; torchtitan: a job TOML (notes as # comments)")
+    sp.set_defaults(func=cmd_export)
 
     sp = sub.add_parser("presets", help="list presets")
     sp.add_argument("what", nargs="?", choices=["models", "scenarios", "hardware"])

@@ -40,7 +40,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 
 #: Input columns kept beside the results in ``evaluate_many``'s table.
 KEY_INPUT_COLUMNS: tuple[str, ...] = (
-    "n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "global_batch_size",
+    "n_gpus", "tp", "pp", "dp", "dp_shard", "cp", "ep", "vpp", "micro_batch_size", "global_batch_size",
     "seq_len", "zero_stage", "recompute", "schedule", "sequence_parallel", "offload_optimizer",
 )
 

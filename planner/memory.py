@@ -864,8 +864,9 @@ def explain(row: dict) -> dict[str, str]:
     return {
         "mem_weights_bytes": (
             f"{g['wb']:g} B × {n_par / 1e9:.3f}e9 params on {st} (layers / tp; embedding on the first, "
-            f"head on the last stage) / {g['shard_w']:g} (ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} "
-            f"shard) = {_gib(w)}"),
+            f"head on the last stage) / {g['shard_w']:g} ("
+            + (f"ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} shard" if zs >= 3 else
+               f"ZeRO-{zs}: weights not sharded") + f") = {_gib(w)}"),
         "mem_grads_bytes": f"{g['gb_dev']:g} B × {n_par / 1e9:.3f}e9 params / {g['shard_g']:g} = {_gib(gr)}",
         "mem_optimizer_bytes": (
             f"{g['ob_dev']:g} B (fp32 master + Adam m, v kept on GPU) × {n_par / 1e9:.3f}e9 params / "

@@ -618,7 +618,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     t_param_ag = BYTES_16 * X + al_d
     t_grad_ar = 2.0 * (gb * X / inr_f + al_d) if inr_any else 2.0 * t_grad_rs
     if any_moe:
-        dp_exp_n = dp_dense_n / e
+        dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
         bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
         has_e = P_exp_local > 0
         X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
@@ -634,7 +634,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     z3 = zero == 3
     zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
     if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
-        t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_dense_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
+        t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
         t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
     t_grad = _blend(z0, t_grad_ar, t_grad_rs)
     exp_grad = np.maximum(t_grad - ovl * t_bwd_mb, last_bucket * t_grad)
@@ -643,18 +643,20 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if z3.any():
         z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
         z3_exposed = m * (np.maximum(z3_mb - ovl * stage_mb, 0.0) + z3_first_last)
-        if any_hsdp:  # FSDP HSDP: the replica all-reduce behind the last micro-batch's backward
-            z3_exposed = z3_exposed + np.maximum(t_rep - ovl * t_bwd_mb, last_bucket * t_rep)
+        if any_hsdp:  # FSDP HSDP: the replica all-reduce in what the last micro-batch's window leaves
+            left = np.maximum(ovl * stage_mb - z3_mb, 0.0)
+            z3_exposed = z3_exposed + np.maximum(t_rep - left, last_bucket * t_rep)
         t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
     else:
         t_dp_zero = exp_grad + exp_ag
     t_dp = t_dp_zero * (dp_dense_n > 1.0)
 
     # --- optimizer and offload ---------------------------------------------------------------
-    # Local shard: over dp·cp (dense) and dp·cp/ep (experts) with ZeRO >= 1 (dp·cp integer).
+    # Local shard: over dp·cp (dense) and dp·cp/ep (experts) with ZeRO >= 1 (dp·cp integer);
+    # with HSDP over dp_shard·cp (ep = 1 there).
     zge1 = zero >= 1
     if any_moe:
-        P_shard = _blend(zge1, P_dense_local / dp_dense_n + P_exp_local / dp_exp_n, P_local)
+        P_shard = _blend(zge1, P_dense_local / n_shard + P_exp_local / dp_exp_n, P_local)
     else:
         P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1)
     t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
@@ -829,8 +831,10 @@ def explain(row: dict) -> dict[str, str]:
         f"{T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
     )
     ds = r.get("dp_shard", r["dp"])
+    where = ("in the grad time" if int(r["zero_stage"]) < 3 else
+             "after the ZeRO-3 collectives, in what the last micro-batch's backward leaves")
     hsdp = (f"HSDP: shard over dp_shard·cp = {ds * r['cp']:g}, all-reduce of the gradient shard over "
-            f"{r['dp'] / ds:g} replicas {float(T['_t_rep']):.4g} s once per step (in the grad time); "
+            f"{r['dp'] / ds:g} replicas {float(T['_t_rep']):.4g} s once per step ({where}); "
             if ds < r["dp"] else "")
     ex["t_dp_comm_exposed_s"] = (
         f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives {T['_t_dp_total']:.4g} s in total (grad {T['_t_grad']:.4g} s, "

@@ -134,3 +134,39 @@ def test_sweep_rows_shard_over_all_dp_ranks_and_open_as_such():
         r = planner.evaluate(s).results
         assert r["mem_total_bytes"] == pytest.approx(row["mem_total_bytes"], rel=1e-9)
         assert r["step_time_s"] == pytest.approx(row["step_time_s"], rel=1e-9)
+
+
+def _moe_hsdp(dp_shard):
+    """Mixtral 8x7B on 64 H100, ep = 1, pp = 4 (dp 16), ZeRO-1."""
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["parallelism"].update(ep=1, pp=4, vpp=1, schedule="1f1b", dp=None, zero_stage=1, dp_shard=dp_shard)
+    return d
+
+
+def test_moe_with_ep1_shards_experts_over_the_shard_group_in_time_too():
+    """Memory and optimizer-step time both see the shard over dp_shard·cp = 4 instead of 16:
+    ×4 (the optimizer step is bound by HBM traffic over the local shard)."""
+    full, hs = planner.evaluate(_moe_hsdp(None)).results, planner.evaluate(_moe_hsdp(4)).results
+    assert hs["mem_optimizer_bytes"] == pytest.approx(4 * full["mem_optimizer_bytes"], rel=1e-12)
+    assert hs["t_optimizer_s"] == pytest.approx(4 * full["t_optimizer_s"], rel=1e-12)
+    # The replica all-reduce carries every local parameter, experts included: P_local = P/(tp·pp)
+    # = P/4 (the stage average). 4 replicas at stride tp·dp_shard·cp = 4 sit 2 per 8-GPU node in
+    # 2 nodes: ring bandwidth min(NVLink·eff, 2·NIC·eff), latency α_nvl + α_net (docs/timing.md).
+    b, T = _terms(_moe_hsdp(4))
+    P_local = float(np.asarray(b["params_total"])[0]) / 4
+    eff = CAL["link_eff"]["value"]
+    al = CAL["alpha_s"]["value"]
+    bw = min(float(np.asarray(b["scaleup_bw_bytes_per_s"])[0]) * eff["scaleup"],
+             2 * float(np.asarray(b["nic_bw_per_gpu_bytes_per_s"])[0]) * eff["network"])
+    expected = 2 * (0.75 * 4.0 * P_local / 4 / bw + al["scaleup"] + al["network"])
+    assert T["_t_rep"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_mixed_batches_give_each_row_its_own_numbers():
+    dense = _scenario(zero=1, dp_shard=8)
+    rows = [planner.load_preset("mixtral-8x7b-h100-64").to_json_dict(), dense, _moe_hsdp(4)]
+    both = planner.evaluate_many(rows)
+    for i, d in enumerate(rows):
+        alone = planner.evaluate(d).results
+        for k in ("step_time_s", "t_optimizer_s", "t_dp_comm_exposed_s", "mem_total_bytes"):
+            assert both[k].iloc[i] == pytest.approx(alone[k], rel=1e-12), (i, k)

@@ -1,0 +1,341 @@
+"""A scenario as a launch configuration: Megatron-LM arguments or a TorchTitan TOML.
+
+Users of planners ask for the chosen split as something they can run (the George614 web
+calculator exports DeepSpeed configs; ``../shared/reference/anchors.md`` §8, theme 4). These
+functions write the scenario's model, split, batch, precision and recompute choices in the
+framework's own names, and list in notes every choice the framework cannot take as such —
+never a silent approximation.
+
+Names verified against the frameworks' sources (``tests/data/framework_flags.json`` records
+every flag: existence, type, choices, default):
+
+* Megatron-LM ``megatron/training/arguments.py`` at commit ``000c4ac2`` (2025);
+* TorchTitan ``torchtitan/config/job_config.py`` at commit ``6404b932`` (2025; newer
+  TorchTitan moves ``compile`` and ``float8`` to other sections).
+
+Data, tokenizer, optimizer, learning-rate schedule and checkpoint paths are the user's: the
+Megatron export uses ``NullTokenizer`` with the model's vocabulary (Megatron's synthetic-data
+benchmarking setup), and says so.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from .schema import Scenario, validate_scenario
+
+#: The sources the names were checked against (see the module docstring).
+MEGATRON_COMMIT = "000c4ac24f61159c138b0975def722c65245983c"
+TORCHTITAN_COMMIT = "6404b932421f5ce382e7dac5ad381b2c17b1373c"
+
+
+class Export(NamedTuple):
+    """A launch configuration as text, and what it could not carry."""
+
+    text: str
+    notes: list[str]
+
+
+def _steps(s: Scenario) -> int:
+    t = s.training
+    return max(1, math.ceil(t.tokens_total / (t.global_batch_size * t.seq_len)))
+
+
+def _window_skip(frac: float) -> int | None:
+    """Megatron ``--window-attn-skip-freq N``: one full-attention layer after every N−1 window
+    layers, i.e. a window share of (N−1)/N; None when no N gives ``frac``."""
+    if frac >= 1.0:
+        return None
+    n = round(1.0 / (1.0 - frac))
+    return n if n >= 2 and abs((n - 1) / n - frac) < 1e-9 else -1
+
+
+def megatron_args(scenario: Scenario | dict) -> Export:
+    """Megatron-LM (Megatron-Core) command-line arguments for a scenario.
+
+    Parameters
+    ----------
+    scenario : a :class:`Scenario` or its JSON dict (validated; :class:`InputError` when bad).
+
+    Returns
+    -------
+    Export : ``text`` — the arguments, one per line with shell continuations, after comment
+        lines naming the scenario, the world size and the split; ``notes`` — each choice
+        Megatron-LM cannot take as given (also written as ``# note:`` comments).
+
+    Mapping (flags of ``arguments.py`` at :data:`MEGATRON_COMMIT`): ZeRO-0 = DDP, ZeRO-1 =
+    ``--use-distributed-optimizer`` (HSDP: ``--num-distributed-optimizer-instances``), ZeRO-2 /
+    ZeRO-3 = ``--use-megatron-fsdp`` with ``--data-parallel-sharding-strategy optim_grads`` /
+    ``optim_grads_params``; recompute selective = ``--recompute-granularity selective`` (the
+    attention core), full = ``full`` with ``uniform`` method, 1 layer per checkpoint; the
+    interleaved schedule = ``--num-virtual-stages-per-pipeline-rank``; flash attention =
+    ``--attention-backend flash``; FP8 = ``--fp8-format hybrid`` on ``--bf16``.
+    """
+    s = validate_scenario(scenario)
+    m, p, t = s.resolved_model(), s.parallelism, s.training
+    notes: list[str] = []
+    a: list[str] = []
+
+    def arg(flag: str, value=None) -> None:
+        a.append(flag if value is None else f"{flag} {value}")
+
+    # model
+    arg("--num-layers", m.n_layers)
+    arg("--hidden-size", m.hidden_size)
+    arg("--ffn-hidden-size", m.ffn_hidden_size)
+    arg("--num-attention-heads", m.n_heads)
+    if m.kv_heads < m.n_heads:
+        arg("--group-query-attention")
+        arg("--num-query-groups", m.kv_heads)
+    if m.head_dim is not None and m.head_dim * m.n_heads != m.hidden_size:
+        arg("--kv-channels", m.head_dim)
+    arg("--seq-length", t.seq_len)
+    arg("--max-position-embeddings", max(t.seq_len, m.learned_pos_embeddings))
+    arg("--position-embedding-type", "learned_absolute" if m.learned_pos_embeddings else "rope")
+    if m.gated_mlp:
+        arg("--swiglu")
+        notes.append("gated MLP written as --swiglu (SiLU gate); a GeGLU model needs its activation set too.")
+    arg("--normalization", "RMSNorm" if m.norm == "rmsnorm" else "LayerNorm")
+    if not m.tied_embeddings:
+        arg("--untie-embeddings-and-output-weights")
+    if not m.linear_bias:
+        arg("--disable-bias-linear")
+    arg("--attention-dropout", f"{m.dropout:g}")
+    arg("--hidden-dropout", f"{m.dropout:g}")
+    arg("--tokenizer-type", "NullTokenizer")
+    arg("--vocab-size", m.vocab_size)
+    notes.append("NullTokenizer with the model's vocabulary (synthetic data, as Megatron's benchmarks); "
+                 "set your tokenizer and --data-path for real data.")
+    if m.sliding_window is not None:
+        arg("--window-size", f"{m.sliding_window},0")
+        n = _window_skip(m.sliding_window_layer_frac)
+        if n == -1:
+            notes.append(f"sliding window in {m.sliding_window_layer_frac:.3g} of the layers: no "
+                         "--window-attn-skip-freq N gives that share; set the pattern by hand.")
+        elif n is not None:
+            arg("--window-attn-skip-freq", n)
+    if m.moe is not None:
+        e = m.moe
+        arg("--num-experts", e.n_experts)
+        arg("--moe-router-topk", e.top_k)
+        arg("--moe-ffn-hidden-size", e.expert_ffn_hidden_size)
+        if e.n_shared_experts:
+            arg("--moe-shared-expert-intermediate-size",
+                e.n_shared_experts * (e.shared_expert_ffn_hidden_size or e.expert_ffn_hidden_size))
+        if e.first_dense_layers:
+            arg("--moe-layer-freq", f"'([0]*{e.first_dense_layers}+[1]*{m.n_layers - e.first_dense_layers})'")
+        arg("--moe-token-dispatcher-type", "alltoall")
+        if t.precision in ("bf16", "fp8", "fp4"):  # grouped GEMM needs --bf16
+            arg("--moe-grouped-gemm")
+        if e.capacity_factor > 1.0:
+            notes.append(f"capacity factor {e.capacity_factor:g} is the planner's load-imbalance factor "
+                         "(dropless routing): not written as --moe-expert-capacity-factor, which drops tokens.")
+        if e.max_nodes_per_token:
+            notes.append(f"node-limited routing ({e.max_nodes_per_token} nodes per token) is set with "
+                         "Megatron's group-limited routing options; not written.")
+    if m.mla is not None:
+        arg("--multi-latent-attention")
+        if m.mla.q_lora_rank:
+            arg("--q-lora-rank", m.mla.q_lora_rank)
+        arg("--kv-lora-rank", m.mla.kv_lora_rank)
+        arg("--qk-head-dim", m.mla.qk_nope_head_dim)
+        arg("--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim)
+        arg("--v-head-dim", m.mla.v_head_dim)
+
+    # parallelism
+    arg("--tensor-model-parallel-size", p.tp)
+    arg("--pipeline-model-parallel-size", p.pp)
+    if p.vpp > 1:
+        arg("--num-virtual-stages-per-pipeline-rank", p.vpp)
+    if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
+        notes.append("uneven layer split: the planner gives the first stages one extra layer; Megatron's "
+                     "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers place them.")
+    arg("--context-parallel-size", p.cp)
+    if p.ep > 1:
+        arg("--expert-model-parallel-size", p.ep)
+    if p.sequence_parallel and p.tp > 1:
+        arg("--sequence-parallel")
+    if p.schedule in ("gpipe", "zero_bubble"):
+        notes.append(f"schedule '{p.schedule}': Megatron-LM runs 1F1B (interleaved with virtual stages); "
+                     "not written.")
+    hsdp = p.dp_shard is not None and p.dp_shard < p.dp
+    if p.zero_stage == 1:
+        arg("--use-distributed-optimizer")
+        if hsdp:
+            arg("--num-distributed-optimizer-instances", p.dp // p.dp_shard)
+    elif p.zero_stage in (2, 3):
+        arg("--use-megatron-fsdp")
+        arg("--data-parallel-sharding-strategy", "optim_grads" if p.zero_stage == 2 else "optim_grads_params")
+        arg("--ckpt-format", "fsdp_dtensor")
+        if hsdp:
+            notes.append(f"hybrid sharding (dp_shard = {p.dp_shard}) is not written for Megatron-FSDP: it shards "
+                         "over all DP ranks.")
+    arg("--overlap-grad-reduce")
+    if p.zero_stage >= 1:
+        arg("--overlap-param-gather")
+    if p.recompute == "selective":
+        arg("--recompute-granularity", "selective")
+    elif p.recompute == "full":
+        arg("--recompute-granularity", "full")
+        arg("--recompute-method", "uniform")
+        arg("--recompute-num-layers", 1)
+    elif p.recompute == "op_sac":
+        notes.append("op_sac is TorchTitan's per-op checkpointing: Megatron has no such mode (its nearest is "
+                     "--recompute-granularity selective with --recompute-modules); not written.")
+    arg("--attention-backend", "flash" if p.flash_attention else "unfused")
+    if p.tp_comm_overlap:
+        if p.sequence_parallel and p.tp > 1:
+            arg("--tp-comm-overlap")
+        else:
+            notes.append("TP communication overlap needs sequence parallelism with tp > 1: not written.")
+    if p.ep_comm_overlap or p.ep_dispatch_fp8:
+        notes.append("EP all-to-all overlap / FP8 dispatch are recipe options of the Megatron version at hand: "
+                     "not written.")
+    if p.offload_optimizer == "cpu":
+        arg("--optimizer-cpu-offload")
+        arg("--use-precision-aware-optimizer")
+    elif p.offload_optimizer == "nvme":
+        notes.append("NVMe optimizer offload (DeepSpeed ZeRO-Infinity) has no Megatron-LM flag: not written.")
+    if p.offload_activations:
+        notes.append("activation offload: not written (Megatron's fine-grained activation offloading is "
+                     "version-specific).")
+
+    # training
+    arg("--micro-batch-size", t.micro_batch_size)
+    arg("--global-batch-size", t.global_batch_size)
+    arg("--train-iters", _steps(s))
+    if t.precision in ("bf16", "fp8", "fp4"):
+        arg("--bf16")
+    elif t.precision == "fp16":
+        arg("--fp16")
+    else:
+        notes.append(f"precision '{t.precision}': Megatron trains in fp32 without --bf16 / --fp16 "
+                     "(tf32 is PyTorch's matmul setting).")
+    if t.precision == "fp8":
+        arg("--fp8-format", "hybrid")
+    elif t.precision == "fp4":
+        arg("--fp4-format", "e2m1")
+    if t.grad_dtype == "bf16":
+        arg("--grad-reduce-in-bf16")
+    if t.cross_entropy == "fused":
+        arg("--cross-entropy-loss-fusion")
+
+    head = [f"# Megatron-LM arguments for '{s.name or m.name}', written by clusterplan",
+            f"# (flags of megatron/training/arguments.py at {MEGATRON_COMMIT[:8]}).",
+            f"# World size {s.cluster.n_gpus} = TP {p.tp} x PP {p.pp} x CP {p.cp} x DP {p.dp}"
+            + (f" (EP {p.ep} inside DP x CP)" if p.ep > 1 else "") + "; launch pretrain_gpt.py on that many ranks."]
+    head += [f"# note: {n}" for n in notes]
+    text = "\n".join(head) + "\n" + " \\\n".join(a) + "\n"
+    return Export(text, notes)
+
+
+_TT_SCHEDULE = {"1f1b": "1F1B", "interleaved": "Interleaved1F1B", "gpipe": "GPipe",
+                "zero_bubble": "InterleavedZeroBubble"}
+#: TorchTitan model names / flavors with the planner's catalogue architecture.
+_TT_FLAVOR = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B"), "llama3-405b": ("llama3", "405B"),
+              "deepseek-v3": ("deepseek_v3", "671B")}
+
+
+def _toml_str(x: str) -> str:
+    return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def torchtitan_toml(scenario: Scenario | dict) -> Export:
+    """A TorchTitan job TOML (``[job]``, ``[model]``, ``[training]``, ``[parallelism]``,
+    ``[activation_checkpoint]``) for a scenario.
+
+    Parameters
+    ----------
+    scenario : a :class:`Scenario` or its JSON dict (validated; :class:`InputError` when bad).
+
+    Returns
+    -------
+    Export : ``text`` — the TOML, with ``# note:`` comments; ``notes`` — each choice
+        TorchTitan cannot take as given.
+
+    Mapping (keys of ``job_config.py`` at :data:`TORCHTITAN_COMMIT`): data parallelism is FSDP2
+    — ``data_parallel_shard_degree`` = dp_shard (dp; 1 for ZeRO-0) and
+    ``data_parallel_replicate_degree`` = dp / dp_shard; ZeRO-1/2 are written as FSDP (TorchTitan
+    shards the weights too: ZeRO-3 memory). Recompute ``op_sac`` = ``selective`` with
+    ``selective_ac_option = "op"``; the Megatron-style ``selective`` has no TorchTitan mode (a
+    note). The model must be a TorchTitan model flavor: the catalogue's Llama 3 and DeepSeek-V3
+    are named, any other architecture gets a note.
+    """
+    s = validate_scenario(scenario)
+    m, p, t = s.resolved_model(), s.parallelism, s.training
+    notes: list[str] = []
+    mid = s.model if isinstance(s.model, str) else None
+    if mid in _TT_FLAVOR:
+        name, flavor = _TT_FLAVOR[mid]
+    else:
+        name, flavor = "llama3", "custom"
+        notes.append(f"'{m.name}' is not one of the TorchTitan flavors the planner knows (Llama 3 8B/70B/405B, "
+                     "DeepSeek-V3): register its architecture as a flavor and set [model] name / flavor.")
+    if p.zero_stage == 0:
+        shard, rep = 1, p.dp
+    else:
+        shard = p.dp_shard or p.dp
+        rep = p.dp // shard
+        if p.zero_stage in (1, 2):
+            notes.append(f"ZeRO-{p.zero_stage} is written as FSDP2: TorchTitan also shards the weights "
+                         "(ZeRO-3 memory, ZeRO-3 all-gathers).")
+    if p.recompute == "op_sac":
+        mode, opt = "selective", "op"
+    elif p.recompute == "full":
+        mode, opt = "full", None
+    elif p.recompute == "none":
+        mode, opt = "none", None
+    else:
+        mode, opt = "selective", "op"
+        notes.append("Megatron-style selective recompute (the attention core) has no TorchTitan mode: written "
+                     "as per-op selective checkpointing (the planner's op_sac: other memory and time; evaluate "
+                     "that mode to see them).")
+    if t.precision == "fp8":
+        notes.append("FP8: [model] converters = [\"float8\"] is written; choose [float8] recipe_name "
+                     "(tensorwise / rowwise) yourself.")
+    elif t.precision not in ("bf16", "fp32"):
+        notes.append(f"precision '{t.precision}': not written (TorchTitan trains in bf16 or fp32 parameters, "
+                     "FP8 through float8 converters).")
+    if p.offload_optimizer != "none" or p.offload_activations:
+        notes.append("offload: TorchTitan's training.enable_cpu_offload offloads FSDP parameters, gradients and "
+                     "optimizer states together; set it yourself if that is what you plan.")
+    if p.tp_comm_overlap:
+        notes.append("TP overlap: TorchTitan's parallelism.enable_async_tensor_parallel (needs compile); "
+                     "set it yourself.")
+    if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
+        notes.append("uneven layer split: set pipeline_parallel_first_stage_less_layers / "
+                     "pipeline_parallel_last_stage_less_layers to match.")
+    if p.schedule == "zero_bubble":
+        notes.append("zero-bubble: written as InterleavedZeroBubble (needs 2+ stages per rank); "
+                     "ZBVZeroBubble is the V-shaped variant.")
+
+    if t.cross_entropy == "fused":
+        notes.append("compile = true: the planner's fused cross-entropy is TorchTitan's compiled loss.")
+    # Batch: without PP, local_batch_size is the micro-batch and gradient accumulation makes up
+    # global_batch_size; with PP, local_batch_size is the DP rank's share of the step, cut into
+    # pipeline micro-batches.
+    local = t.micro_batch_size if p.pp == 1 else t.global_batch_size // p.dp
+    L = [f"# TorchTitan job for '{s.name or m.name}', written by clusterplan",
+         f"# (keys of torchtitan/config/job_config.py at {TORCHTITAN_COMMIT[:8]}); "
+         f"{s.cluster.n_gpus} ranks."]
+    L += [f"# note: {n}" for n in notes]
+    L += ["", "[job]", f"description = {_toml_str(s.name or m.name)}",
+          "", "[model]", f"name = {_toml_str(name)}", f"flavor = {_toml_str(flavor)}"]
+    if t.precision == "fp8":
+        L.append('converters = ["float8"]')
+    L += ["", "[training]", f"local_batch_size = {local}",
+          f"global_batch_size = {t.global_batch_size}", f"seq_len = {t.seq_len}", f"steps = {_steps(s)}",
+          f"mixed_precision_param = {_toml_str('float32' if t.precision == 'fp32' else 'bfloat16')}",
+          'mixed_precision_reduce = "float32"',
+          f"compile = {'true' if t.cross_entropy == 'fused' else 'false'}",
+          "", "[parallelism]", f"data_parallel_replicate_degree = {rep}", f"data_parallel_shard_degree = {shard}",
+          f"tensor_parallel_degree = {p.tp}", f"pipeline_parallel_degree = {p.pp}",
+          f"context_parallel_degree = {p.cp}", f"expert_parallel_degree = {p.ep}"]
+    if p.pp > 1:
+        L += [f"pipeline_parallel_schedule = {_toml_str(_TT_SCHEDULE[p.schedule])}",
+              f"pipeline_parallel_microbatch_size = {t.micro_batch_size}"]
+    L += ["", "[activation_checkpoint]", f"mode = {_toml_str(mode)}"]
+    if opt is not None:
+        L.append(f"selective_ac_option = {_toml_str(opt)}")
+    return Export("\n".join(L) + "\n", notes)

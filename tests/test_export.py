@@ -1,0 +1,152 @@
+"""Launch-configuration export: every flag / key exists in the framework's source, values are
+of the right type, and the numbers are the scenario's (by hand).
+
+The framework names come from tests/data/framework_flags.json: each Megatron-LM flag read in
+``megatron/training/arguments.py`` (commit 000c4ac2) with its type / action / choices, and the
+TorchTitan keys of ``torchtitan/config/job_config.py`` (commit 6404b932).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import json
+import math
+import shlex
+import tomllib
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+import planner
+from planner.cli import main
+from planner.export import megatron_args, torchtitan_toml
+from planner.schema import InputError
+
+FLAGS = json.loads((Path(__file__).parent / "data" / "framework_flags.json").read_text())
+MEG = FLAGS["megatron"]["flags"]
+TT = FLAGS["torchtitan"]["keys"]
+PRESETS = [p for p in planner.list_presets()]
+
+
+def _parser() -> argparse.ArgumentParser:
+    """An argparse parser with the verified Megatron flags (type int/float/str, store_true,
+    choices), so an exported line that Megatron would refuse fails here too."""
+    ap = argparse.ArgumentParser(allow_abbrev=False, exit_on_error=False)
+    types = {"int": int, "float": float}
+    for flag, f in MEG.items():
+        if not f.get("exists"):
+            continue
+        if f.get("action") in ("store_true", "store_false"):
+            ap.add_argument(flag, action=f["action"], dest=f.get("dest") or flag.lstrip("-").replace("-", "_"))
+        else:
+            ap.add_argument(flag, type=types.get(f.get("type"), str), choices=f.get("choices"))
+    return ap
+
+
+def _parse(text: str) -> argparse.Namespace:
+    lines = [ln for ln in text.splitlines() if not ln.startswith("#")]
+    return _parser().parse_args(shlex.split(" ".join(ln.rstrip("\\") for ln in lines)))
+
+
+@pytest.mark.parametrize("pid", PRESETS)
+def test_every_preset_exports_flags_megatron_accepts(pid):
+    s = planner.load_preset(pid)
+    ns = _parse(megatron_args(s).text)
+    p, t = s.parallelism, s.training
+    assert (ns.tensor_model_parallel_size, ns.pipeline_model_parallel_size, ns.context_parallel_size) == (p.tp, p.pp, p.cp)
+    assert (ns.micro_batch_size, ns.global_batch_size, ns.seq_length) == (t.micro_batch_size, t.global_batch_size, t.seq_len)
+    assert ns.train_iters == math.ceil(t.tokens_total / (t.global_batch_size * t.seq_len))
+
+
+@pytest.mark.parametrize("pid", PRESETS)
+def test_every_preset_exports_toml_with_verified_keys(pid):
+    s = planner.load_preset(pid)
+    doc = tomllib.loads(torchtitan_toml(s).text)
+    known = {(v["section"].strip("[]"), v["key"]) for v in TT.values() if "section" in v and "key" in v}
+    known |= {("job", "description"), ("model", "name"), ("model", "flavor"), ("model", "converters"),
+              ("parallelism", "pipeline_parallel_schedule"), ("parallelism", "pipeline_parallel_microbatch_size"),
+              ("activation_checkpoint", "selective_ac_option")}
+    for section, body in doc.items():
+        for key in body:
+            assert (section, key) in known, (section, key)
+    par = doc["parallelism"]
+    p = s.parallelism
+    assert par["data_parallel_shard_degree"] * par["data_parallel_replicate_degree"] == p.dp
+    assert (par["tensor_parallel_degree"], par["pipeline_parallel_degree"], par["context_parallel_degree"]) == (p.tp, p.pp, p.cp)
+    assert doc["training"]["global_batch_size"] == s.training.global_batch_size
+
+
+def test_default_preset_by_hand():
+    """Llama 3 70B (80 layers, 64 heads, 8 KV heads) on 1,024 H100: TP 8 × PP 4 × DP 32 with 5
+    virtual stages, 512 × 8,192 tokens per step, 15T tokens → ceil(15e12 / 4,194,304) = 3,576,279."""
+    ns = _parse(megatron_args(planner.load_preset("default")).text)
+    assert (ns.num_layers, ns.hidden_size, ns.ffn_hidden_size, ns.num_attention_heads) == (80, 8192, 28672, 64)
+    assert ns.group_query_attention and ns.num_query_groups == 8
+    assert ns.num_virtual_stages_per_pipeline_rank == 5 and ns.sequence_parallel
+    assert ns.use_distributed_optimizer and ns.recompute_granularity == "selective"
+    assert ns.swiglu and ns.normalization == "RMSNorm" and ns.untie_embeddings_and_output_weights
+    assert ns.add_bias_linear is False and ns.vocab_size == 128256 and ns.bf16 and ns.train_iters == 3_576_279
+
+
+def test_moe_mla_and_fp8_by_hand():
+    """DeepSeek-V3: 256 experts top-8 of width 2048, 1 shared, first 3 layers dense, MLA ranks
+    1536 / 512 with head dims 128 + 64 and 128; EP 64; FP8."""
+    ex = megatron_args(planner.load_preset("deepseek-v3-h800-2048"))
+    ns = _parse(ex.text)
+    assert (ns.num_experts, ns.moe_router_topk, ns.moe_ffn_hidden_size) == (256, 8, 2048)
+    assert ns.moe_shared_expert_intermediate_size == 2048 and ns.moe_layer_freq == "([0]*3+[1]*58)"
+    assert ns.multi_latent_attention and (ns.q_lora_rank, ns.kv_lora_rank) == (1536, 512)
+    assert (ns.qk_head_dim, ns.qk_pos_emb_head_dim, ns.v_head_dim) == (128, 64, 128)
+    assert ns.expert_model_parallel_size == 64 and ns.fp8_format == "hybrid" and ns.bf16
+    text = " ".join(ex.notes)
+    assert "zero_bubble" in text and "uneven" in text  # what Megatron cannot take as given is said
+
+
+def test_hsdp_zero3_op_sac_and_sliding_window():
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(zero_stage=1, dp_shard=8, dp=None)
+    ns = _parse(megatron_args(d).text)
+    assert ns.use_distributed_optimizer and ns.num_distributed_optimizer_instances == 32 // 8
+    doc = tomllib.loads(torchtitan_toml(d).text)
+    assert (doc["parallelism"]["data_parallel_shard_degree"], doc["parallelism"]["data_parallel_replicate_degree"]) == (8, 4)
+    d["parallelism"].update(zero_stage=3, dp_shard=None, recompute="op_sac")
+    ex = megatron_args(d)
+    ns = _parse(ex.text)
+    assert ns.use_megatron_fsdp and ns.data_parallel_sharding_strategy == "optim_grads_params"
+    assert ns.recompute_granularity is None and any("op_sac" in n for n in ex.notes)
+    assert tomllib.loads(torchtitan_toml(d).text)["activation_checkpoint"] == {"mode": "selective",
+                                                                                "selective_ac_option": "op"}
+    # GPT-OSS: window 128 in every second layer -> --window-size 128,0 and one full layer per 2
+    g = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    g["model"] = "gpt-oss-20b"
+    g["parallelism"].update(tp=1, cp=1, dp=None, ep=1)
+    ns = _parse(megatron_args(g).text)
+    assert ns.window_size == "128,0" and ns.window_attn_skip_freq == "2"
+
+
+def test_bad_scenario_raises_input_error():
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["tp"] = 3
+    with pytest.raises(InputError):
+        megatron_args(d)
+
+
+def _run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as e:
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_cli_export():
+    rc, out, err = _run("export", "--preset", "llama3-8b-h100-64", "--to", "torchtitan")
+    assert rc == 0, err
+    assert tomllib.loads(out)["model"] == {"name": "llama3", "flavor": "8B"}
+    rc, out, err = _run("export", "--preset", "default", "--set", "parallelism.tp=3")
+    assert rc == 2 and "parallelism: tp·pp·cp = 3·4·1" in err and "Traceback" not in err

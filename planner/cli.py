@@ -117,19 +117,12 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
         except ValueError as e:
             raise UsageError([str(e)]) from None
     else:
-        path = Path(file)
+        from .schema import InputError, read_json_file
+
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise UsageError([f"{file}: no such file"]) from None
-        except IsADirectoryError:
-            raise UsageError([f"{file}: is a folder; give a scenario JSON file"]) from None
-        except UnicodeDecodeError:
-            raise UsageError([f"{file}: not UTF-8 text; give a scenario JSON file"]) from None
-        except OSError as e:
-            raise UsageError([f"{file}: cannot be read ({e.strerror})"]) from None
-        except json.JSONDecodeError as e:
-            raise UsageError([f"{file}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
+            data = read_json_file(file, "a scenario JSON file")
+        except InputError as e:
+            raise UsageError(e.lines) from None
         if not isinstance(data, dict):
             raise UsageError([f"{file}: expected a JSON object (a scenario)"])
     if hf_config is not None:

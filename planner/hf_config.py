@@ -61,7 +61,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from .schema import InputError, ModelSpec, format_errors
+from .schema import InputError, ModelSpec, format_errors, read_json_file
 
 #: model_type values read as Llama-style decoders: gated MLP (SwiGLU / GeGLU) and RMSNorm.
 LLAMA_FAMILY = frozenset({
@@ -164,20 +164,7 @@ class _Reader:
 def _read_file(config: dict | str | Path) -> tuple[Any, str]:
     if not isinstance(config, (str, Path)):
         return config, "config.json"
-    path = Path(config)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError([f"{path}: no such file"]) from None
-    except IsADirectoryError:
-        raise InputError([f"{path}: is a folder; give a config.json file"]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError([f"{path}: cannot be read ({e})"]) from None
-    except json.JSONDecodeError as e:
-        raise InputError([f"{path}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
-    except ValueError as e:  # e.g. numbers too large for Python's int conversion
-        raise InputError([f"{path}: not valid JSON ({e})"]) from None
-    return data, path.name
+    return read_json_file(config, "a config.json file"), Path(config).name
 
 
 def _flatten_family(cfg: dict, mtype: str, notes: list[str]) -> dict:

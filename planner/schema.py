@@ -590,6 +590,30 @@ class InputError(ValueError):
         super().__init__("; ".join(self.lines))
 
 
+def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
+    """The parsed content of a JSON file; :class:`InputError` naming the file and the problem
+    (missing, a folder, not UTF-8, unreadable, not valid JSON) — never a traceback.
+    ``what`` completes the hints, e.g. ``"a scenario JSON file"``."""
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError([f"{path}: no such file"]) from None
+    except IsADirectoryError:
+        raise InputError([f"{path}: is a folder; give {what}"]) from None
+    except UnicodeDecodeError:
+        raise InputError([f"{path}: not UTF-8 text; give {what}"]) from None
+    except OSError as e:
+        raise InputError([f"{path}: cannot be read ({e.strerror})"]) from None
+    except json.JSONDecodeError as e:
+        raise InputError([f"{path}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
+    except ValueError as e:  # e.g. an integer too long for Python's int conversion
+        raise InputError([f"{path}: not valid JSON ({e})"]) from None
+
+
 def validate_scenario(data: "Scenario | dict") -> "Scenario":
     """A :class:`Scenario` from a Scenario or a JSON-like dict; raises :class:`InputError`
     (a ``ValueError``) naming each bad field."""

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import argparse
 import copy
-import io
 import json
 import math
 import shlex
 import tomllib
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 import planner
-from planner.cli import main
 from planner.export import megatron_args, torchtitan_toml
 from planner.schema import InputError
 
@@ -134,14 +131,7 @@ def test_bad_scenario_raises_input_error():
         megatron_args(d)
 
 
-def _run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+from test_cli import run as _run  # noqa: E402 - the CLI test's runner (tests/ is on sys.path)
 
 
 def test_cli_export():

@@ -11,16 +11,13 @@ technical report (arXiv:2412.19437 §4.2) with DeepseekV3Config's key names.
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from planner import batch as B
 from planner import catalog, model_stats
-from planner.cli import main
 from planner.hf_config import import_hf_config, model_from_hf_config
 from planner.schema import InputError, Scenario
 
@@ -162,14 +159,7 @@ def test_unknown_model_type_is_read_with_a_note():
     assert import_hf_config({**gelu, "n_inner": 3072}).model.gated_mlp is False
 
 
-def _run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+from test_cli import run as _run  # noqa: E402 - the CLI test's runner (tests/ is on sys.path)
 
 
 def test_cli_hf_config_replaces_the_model(tmp_path):

@@ -9,7 +9,6 @@ TorchTitan keys of ``torchtitan/config/job_config.py`` (commit 6404b932).
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 import shlex

@@ -10,7 +10,6 @@ Hand calculations from the model's stated formulas:
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 

@@ -716,7 +716,7 @@ def render_sidebar(page: str) -> dict:
         if ss.get("_hf_error"):
             st.error(ss["_hf_error"])
         for note in ss.get("_hf_notes") or []:
-            st.caption("config.json: " + note)
+            st.caption(note)
         if ss.get("w_model") == CUSTOM:
             st.text_input("Name", key="w_m_name")
             c1, c2 = st.columns(2)
@@ -743,7 +743,7 @@ def render_sidebar(page: str) -> dict:
                             key="w_m_cf", help="Load-imbalance factor on expert compute and all-to-all (≥ 1).")
             c1.number_input("Max nodes per token (0 = no limit)", min_value=0, max_value=100_000, step=1,
                             key="w_m_nodes", help=MoESpec.model_fields["max_nodes_per_token"].description)
-            st.caption("MLA: " + ("kept from the base model. " if isinstance(
+            st.caption("MLA: " + ("on (from the model this one was made from, or the imported file). " if isinstance(
                 (ss.get(SCENARIO_KEY) or {}).get("model"), dict) and (ss.get(SCENARIO_KEY) or {})["model"].get("mla")
                 else "none. ") + "MLA ranks are link / JSON only.", help=MLA_HELP)
 
@@ -783,7 +783,7 @@ def render_sidebar(page: str) -> dict:
         c2.number_input("VPP", min_value=1, max_value=1_000, step=1, key="w_vpp",
                         help="Virtual stages per GPU (needs the interleaved schedule).")
         c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
-        st.number_input("ZeRO shard group (HSDP), DP ranks", min_value=1, max_value=10_000_000, step=1,
+        st.number_input("ZeRO shard group (HSDP), DP ranks", min_value=None, max_value=None, step=1,
                         value=None, key="w_dps", placeholder="all DP ranks (full sharding)",
                         help=Parallelism.model_fields["dp_shard"].description)
         st.selectbox("Activation recompute", ["none", "selective", "full", "op_sac"], key="w_rc",
@@ -876,8 +876,8 @@ def render_io(sj: dict, results: dict | None) -> None:
             except Exception as e:  # noqa: BLE001 - an invalid scenario has its error on the page
                 st.caption(f"Launch configurations need a valid scenario ({e}).")
             else:
-                st.download_button("Megatron-LM arguments", meg.text, file_name="megatron_args.sh",
-                                   mime="text/x-shellscript", key="dl_meg",
+                st.download_button("Megatron-LM arguments", meg.text, file_name="megatron_args.txt",
+                                   mime="text/plain", key="dl_meg",
                                    help="Model, split, batch, precision and recompute as Megatron-LM flags; "
                                    "what Megatron cannot take as given is listed as '# note:' lines.")
                 st.download_button("TorchTitan job TOML", tt.text, file_name="torchtitan.toml",
@@ -900,8 +900,20 @@ def _on_upload() -> None:
     except Exception as e:  # noqa: BLE001
         st.session_state["_upload_error"] = f"Import: not a scenario JSON ({e})"
         return
+    if "model_type" in data or "architectures" in data:
+        st.session_state["_upload_error"] = (f"Import: {f.name} is a Hugging Face config.json, not a scenario: "
+                                             "use Model → Import a Hugging Face config.json. The current "
+                                             "scenario is kept.")
+        return
+    unknown = sorted(set(data) - set(Scenario.model_fields))
+    if "model" not in data or "cluster" not in data or unknown:
+        st.session_state["_upload_error"] = (
+            f"Import: {f.name} is not a scenario JSON (a scenario has 'model' and 'cluster'"
+            + (f"; unknown top-level keys: {', '.join(unknown[:8])}" if unknown else "")
+            + "). The current scenario is kept.")
+        return
     _, errs = validate(data)
-    if errs:
+    if errs:  # a scenario with bad values: loaded so the named fields can be fixed in the sidebar
         st.session_state["_upload_error"] = "Import: " + "; ".join(errs)
     load_into_widgets(data)
 
@@ -924,17 +936,24 @@ def _on_hf_upload() -> None:
         ss["_hf_error"] = f"{f.name}: not a JSON file ({e})"
         return
     except InputError as e:
-        ss["_hf_error"] = "; ".join(e.lines).replace("config.json", f.name, 1)
+        ss["_hf_error"] = f"{f.name}: " + "; ".join(line.removeprefix("config.json").lstrip(": ") for line in e.lines)
         return
     except Exception as e:  # noqa: BLE001 - never a stack trace in the UI
         ss["_hf_error"] = f"{f.name}: could not be read as a Hugging Face config.json ({type(e).__name__}: {e})"
         return
     sj = scenario_from_widgets()
     md = imp.model.model_dump(mode="json", exclude_none=True)
-    if md["name"].endswith("(config.json)"):
-        md["name"] = f"{Path(f.name).stem} ({md['name']})" if Path(f.name).stem != "config" else md["name"]
+    stem = Path(f.name).stem
+    if md["name"].endswith("(config.json)") and stem != "config":
+        md["name"] = stem  # the file's own name beats "<model_type> (config.json)"
     sj["model"] = md
-    ss["_hf_notes"] = list(imp.notes)
+    notes = [f"{f.name}: {n}" for n in imp.notes]
+    _, errs = validate(sj)
+    if errs:
+        notes.append("With this model the current split or batch is not valid (the error is shown above the "
+                     "results): change TP / PP / VPP or the batch, set the layer split to uneven, or let "
+                     "Explore find a split.")
+    ss["_hf_notes"] = notes
     load_into_widgets(sj, ss.get("preset_id"))
 
 

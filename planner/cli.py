@@ -446,7 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="planner", description="Plan a large-model training run.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def scenario_args(sp):
+    def scenario_args(sp, formats=True):
         sp.add_argument("file", nargs="?", help="scenario JSON file")
         sp.add_argument("--preset", help="scenario preset id (planner presets scenarios)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
@@ -454,7 +454,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--hf-config", metavar="CONFIG.json", default=None,
                         help="a Hugging Face config.json whose architecture replaces the scenario's model "
                              "(without FILE or --preset: the default preset on one 8-GPU node, plain data parallel)")
-        sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+        if formats:
+            sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
 
     sp = sub.add_parser("evaluate", help="evaluate one scenario")
     scenario_args(sp)
@@ -477,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_simulate)
 
     sp = sub.add_parser("export", help="the scenario as Megatron-LM arguments or a TorchTitan TOML")
-    scenario_args(sp)
+    scenario_args(sp, formats=False)
     sp.add_argument("--to", choices=["megatron", "torchtitan"], default="megatron",
                     help="megatron: command-line arguments; torchtitan: a job TOML (notes as # comments)")
     sp.set_defaults(func=cmd_export)

@@ -107,6 +107,8 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     arg("--vocab-size", m.vocab_size)
     notes.append("NullTokenizer with the model's vocabulary (synthetic data, as Megatron's benchmarks); "
                  "set your tokenizer and --data-path for real data.")
+    notes.append("details the planner's model does not hold are not written: rotary base and scaling, "
+                 "activation other than SiLU, router scoring / bias / scaling, optimizer and learning rate.")
     if m.sliding_window is not None:
         arg("--window-size", f"{m.sliding_window},0")
         n = _window_skip(m.sliding_window_layer_frac)
@@ -224,7 +226,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     head = [f"# Megatron-LM arguments for '{s.name or m.name}', written by clusterplan",
             f"# (flags of megatron/training/arguments.py at {MEGATRON_COMMIT[:8]}).",
             f"# World size {s.cluster.n_gpus} = TP {p.tp} x PP {p.pp} x CP {p.cp} x DP {p.dp}"
-            + (f" (EP {p.ep} inside DP x CP)" if p.ep > 1 else "") + "; launch pretrain_gpt.py on that many ranks."]
+            + (f" (EP {p.ep} inside DP x CP)" if p.ep > 1 else "") + ".",
+            f"# Paste after the launch command on {s.cluster.n_gpus} ranks, e.g. "
+            "torchrun --nnodes N --nproc-per-node 8 ... pretrain_gpt.py \\"]
     head += [f"# note: {n}" for n in notes]
     text = "\n".join(head) + "\n" + " \\\n".join(a) + "\n"
     return Export(text, notes)
@@ -235,6 +239,28 @@ _TT_SCHEDULE = {"1f1b": "1F1B", "interleaved": "Interleaved1F1B", "gpipe": "GPip
 #: TorchTitan model names / flavors with the planner's catalogue architecture.
 _TT_FLAVOR = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B"), "llama3-405b": ("llama3", "405B"),
               "deepseek-v3": ("deepseek_v3", "671B")}
+
+
+_ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "kv_heads", "d_head", "ffn_hidden_size", "vocab_size",
+                "gated_mlp", "tied_embeddings", "norm", "linear_bias", "learned_pos_embeddings", "sliding_window")
+
+
+def _arch(m) -> tuple:
+    moe = None if m.moe is None else (m.moe.n_experts, m.moe.top_k, m.moe.expert_ffn_hidden_size,
+                                      m.moe.n_shared_experts, m.moe.first_dense_layers)
+    return tuple(getattr(m, f) for f in _ARCH_FIELDS) + (moe, None if m.mla is None else m.mla.model_dump())
+
+
+def _tt_flavor(m) -> tuple[str, str] | None:
+    """The TorchTitan (name, flavor) whose catalogue architecture equals ``m``'s (by
+    architecture, not by id: an imported config.json of Llama 3.1 8B is the llama3 8B flavor)."""
+    from . import catalog
+
+    models = catalog.models()
+    for mid, nf in _TT_FLAVOR.items():
+        if mid in models and _arch(models[mid]) == _arch(m):
+            return nf
+    return None
 
 
 def _toml_str(x: str) -> str:
@@ -265,13 +291,16 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     s = validate_scenario(scenario)
     m, p, t = s.resolved_model(), s.parallelism, s.training
     notes: list[str] = []
-    mid = s.model if isinstance(s.model, str) else None
-    if mid in _TT_FLAVOR:
-        name, flavor = _TT_FLAVOR[mid]
+    match = _tt_flavor(m)
+    if match is not None:
+        name, flavor = match
     else:
-        name, flavor = "llama3", "custom"
-        notes.append(f"'{m.name}' is not one of the TorchTitan flavors the planner knows (Llama 3 8B/70B/405B, "
-                     "DeepSeek-V3): register its architecture as a flavor and set [model] name / flavor.")
+        name = "deepseek_v3" if m.mla is not None else ("llama3" if m.moe is None else "CHOOSE")
+        flavor = "custom"
+        notes.append(f"'{m.name}' has none of the architectures of the TorchTitan flavors the planner knows "
+                     "(Llama 3 8B/70B/405B, DeepSeek-V3): register it as a flavor of "
+                     + ({"llama3": "the llama3 model", "deepseek_v3": "the deepseek_v3 model"}.get(name,
+                        "a TorchTitan MoE model") + " and set [model] name / flavor."))
     if p.zero_stage == 0:
         shard, rep = 1, p.dp
     else:
@@ -306,6 +335,10 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
         notes.append("uneven layer split: set pipeline_parallel_first_stage_less_layers / "
                      "pipeline_parallel_last_stage_less_layers to match.")
+    if p.vpp > 1:
+        notes.append(f"interleaved with {p.vpp} virtual stages per rank: set pipeline_parallel_layers_per_stage "
+                     f"(TorchTitan cuts stages by layer count; {m.n_layers} layers over pp·vpp = {p.pp * p.vpp} "
+                     "stages here) — not written, as its counting of the embedding and output differs by version.")
     if p.schedule == "zero_bubble":
         notes.append("zero-bubble: written as InterleavedZeroBubble (needs 2+ stages per rank); "
                      "ZBVZeroBubble is the V-shaped variant.")

@@ -162,6 +162,11 @@ class _Reader:
 
 
 def _read_file(config: dict | str | Path) -> tuple[Any, str]:
+    if isinstance(config, str) and config.lstrip().startswith("{"):  # the file's text itself
+        try:
+            return json.loads(config), "config.json"
+        except ValueError as e:
+            raise InputError([f"config.json: not valid JSON ({e})"]) from None
     if not isinstance(config, (str, Path)):
         return config, "config.json"
     return read_json_file(config, "a config.json file"), Path(config).name
@@ -205,7 +210,7 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
 
     Parameters
     ----------
-    config : the parsed JSON object, or the path of the file.
+    config : the parsed JSON object, its text, or the path of the file.
     name : the model's display name (default: ``_name_or_path`` in the file, else
         ``"<model_type> (config.json)"``).
 
@@ -235,7 +240,8 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         raise InputError([f"{fname}: expected a JSON object (got {type(config).__name__})"])
     if isinstance(config.get("model"), (str, dict)) and isinstance(config.get("cluster"), dict):
         raise InputError([f"{fname}: this is a planner scenario (it has 'model' and 'cluster'), not a Hugging "
-                          "Face config.json; give it as the scenario FILE instead"])
+                          "Face config.json; load it as a scenario (CLI: the FILE argument; app: Export / import "
+                          "→ Import scenario JSON)"])
     notes: list[str] = []
     cfg = config
     top_type = config.get("model_type", "")
@@ -390,6 +396,12 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         if cfg.get(k) is not None:
             bias = r.bool_(k, None)
             break
+    mlp_bias = r.bool_("mlp_bias", None)
+    if mlp_bias is not None and bias is not None and mlp_bias != bias:
+        notes.append(f"attention_bias = {str(bias).lower()} but mlp_bias = {str(mlp_bias).lower()}: the planner's "
+                     "biases are all or none; counted as " + ("present" if (bias or mlp_bias) else "absent")
+                     + " (a few vectors per layer).")
+        bias = bias or mlp_bias
     if bias is None and cfg.get("no_bias") is not None:  # MPT
         nb = r.bool_("no_bias", None)
         bias = None if nb is None else not nb
@@ -421,10 +433,15 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     if sw and use_sw:
         if layer_types:
             if n_layers and len(layer_types) != n_layers:
-                r.bad("layer_types", f"{n_layers} entries (one per layer)", f"{len(layer_types)} entries")
+                r.errors.append(f"{fname} layer_types: {len(layer_types)} entries for {n_layers} layers "
+                                "(expected one per layer)")
             frac = sum(1 for x in layer_types if x == "sliding_attention") / len(layer_types)
         elif mtype == "gemma2":
             frac = 0.5  # Gemma2DecoderLayer: every other layer slides
+        elif mtype in ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe") and cfg.get("max_window_layers") is not None:
+            mwl = r.int_("max_window_layers", cfg["max_window_layers"], lo=0)  # layers >= it slide
+            if mwl is not None and n_layers:
+                frac = max(n_layers - mwl, 0) / n_layers
         elif cfg.get("sliding_window_pattern") is not None:
             pat = r.int_("sliding_window_pattern", cfg["sliding_window_pattern"])
             frac = (pat - 1) / pat if pat else 1.0  # Gemma 3: (p − 1) sliding layers, then one global

@@ -139,3 +139,19 @@ def test_cli_export():
     assert tomllib.loads(out)["model"] == {"name": "llama3", "flavor": "8B"}
     rc, out, err = _run("export", "--preset", "default", "--set", "parallelism.tp=3")
     assert rc == 2 and "parallelism: tp·pp·cp = 3·4·1" in err and "Traceback" not in err
+
+
+def test_torchtitan_flavor_is_found_by_architecture_and_vpp_is_noted():
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    cfg = json.loads((Path(__file__).parent / "data" / "hf_configs.json").read_text())["llama-3.1-8b"]["config"]
+    d["model"] = planner.model_from_hf_config(cfg).model_dump(mode="json")  # same architecture as llama3-8b
+    assert tomllib.loads(torchtitan_toml(d).text)["model"] == {"name": "llama3", "flavor": "8B"}
+    mix = torchtitan_toml(planner.load_preset("mixtral-8x7b-h100-64"))
+    assert tomllib.loads(mix.text)["model"]["name"] == "CHOOSE"  # never a dense family for an MoE model
+    assert any("MoE model" in n for n in mix.notes)
+    assert any("8 virtual stages per rank" in n for n in mix.notes)
+
+
+def test_export_has_no_format_option():
+    rc, _, err = _run("export", "--preset", "default", "--format", "json")
+    assert rc == 2 and "unrecognized arguments: --format" in err

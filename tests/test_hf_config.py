@@ -254,3 +254,17 @@ def test_error_lines_name_the_file(tmp_path):
     f.write_text("[1, 2]")
     with pytest.raises(InputError, match="my-model.json: expected a JSON object"):
         import_hf_config(f)
+
+
+def test_partial_biases_qwen2_window_layers_and_json_text():
+    cfg = {**DATA["llama-3.1-8b"]["config"], "mlp_bias": True}
+    imp = import_hf_config(cfg)
+    assert imp.model.linear_bias and any("mlp_bias = true" in n for n in imp.notes)
+    # Qwen2: with use_sliding_window the window applies to layers >= max_window_layers
+    # (Qwen2Attention): 28 of 32 full -> 4/32 of the layers slide.
+    q = {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 32,
+         "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
+         "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 28}
+    m = model_from_hf_config(q)
+    assert m.sliding_window == 4096 and m.sliding_window_layer_frac == pytest.approx(4 / 32)
+    assert model_from_hf_config(json.dumps(DATA["gpt2"]["config"])).n_layers == 12  # the file's text

@@ -243,4 +243,12 @@ def test_hugging_face_config_upload_fills_the_custom_model(app_url, browser, tmp
     expect(sb.get_by_test_id("stAlertContentError").filter(has_text="encoder-decoder")).to_have_count(
         1, timeout=TIMEOUT_MS)
     expect(sb.get_by_label("Layers", exact=True)).to_have_value("80", timeout=TIMEOUT_MS)
+    # the same config.json dropped on "Import scenario JSON" is refused; the scenario is kept
+    sb.get_by_text("Export / import", exact=True).click()
+    scen_up = sb.get_by_test_id("stFileUploader").filter(has_text="Import scenario JSON")
+    scen_up.locator("input[type=file]").set_input_files(str(f))
+    expect(sb.get_by_test_id("stAlertContentError").filter(has_text="is a Hugging Face config.json")).to_have_count(
+        1, timeout=TIMEOUT_MS)
+    expect(sb.get_by_label("Layers", exact=True)).to_have_value("80", timeout=TIMEOUT_MS)
+    expect(sb.get_by_label("GPUs", exact=True)).to_have_value("1024", timeout=TIMEOUT_MS)
     ctx.close()

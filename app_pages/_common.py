@@ -354,6 +354,8 @@ _reg("w_vpp", ("parallelism", "vpp"), int, int)
 _reg("w_z", ("parallelism", "zero_stage"), int, int)
 _reg("w_dps", ("parallelism", "dp_shard"), lambda v: None if v is None else int(v),
      lambda v: None if v is None else int(v))
+_reg("w_rcl", ("parallelism", "recompute_layers"), lambda v: None if v is None else int(v),
+     lambda v: None if v is None else int(v))
 _reg("w_rc", ("parallelism", "recompute"))
 _reg("w_sch", ("parallelism", "schedule"))
 _reg("w_sp", ("parallelism", "sequence_parallel"), bool, bool)
@@ -400,7 +402,7 @@ MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks and the sliding 
             "window in tokens and share of windowed layers) and in scenario JSON.")
 
 
-_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem", "w_dps")
+_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem", "w_dps", "w_rcl")
 
 
 def _tier_key(use: Any) -> str | None:
@@ -791,6 +793,9 @@ def render_sidebar(page: str) -> dict:
                           "full: whole layers from their inputs; op_sac: TorchTitan's per-op selective "
                           "checkpointing (every second matmul of a block recomputed: K, O and W3 for Llama; "
                           "attention output saved; norms and activations recomputed).")
+        st.number_input("Full recompute: layers per chunk", min_value=None, max_value=None, step=1, value=None,
+                        key="w_rcl", placeholder="every layer",
+                        help=Parallelism.model_fields["recompute_layers"].description)
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble"], key="w_sch")
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")
         st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")

@@ -64,6 +64,7 @@ def row_scenario(sj: dict, row: dict) -> dict:
             par[f] = v.item() if hasattr(v, "item") else v
     par.pop("dp", None)
     par.pop("dp_shard", None)  # sweep rows shard over all DP ranks (HSDP is not swept)
+    par.pop("recompute_layers", None)  # ... and fully recompute every layer (partial is not swept)
     if "micro_batch_size" in row:
         out.setdefault("training", {})["micro_batch_size"] = int(row["micro_batch_size"])
     cl = out.setdefault("cluster", {})
@@ -137,8 +138,10 @@ st.caption(f"{scen.resolved_model().name} on {scen.cluster.n_gpus:,} GPUs of "
            f"{scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name}: "
            "every TP · PP · CP · EP · micro-batch · ZeRO · recompute · schedule the engine accepts"
            + (f" — ZeRO sharded over all DP ranks: the scenario's hybrid sharding (dp_shard = "
-              f"{scen.parallelism.dp_shard}) is not swept." if scen.parallelism.dp_shard not in (None, scen.parallelism.dp)
-              else "."))
+              f"{scen.parallelism.dp_shard}) is not swept" if scen.parallelism.dp_shard not in (None, scen.parallelism.dp)
+              else "")
+           + (f" — full recompute of every layer: the scenario's {scen.parallelism.recompute_layers} layers per "
+              "chunk is not swept" if scen.parallelism.recompute_layers else "") + ".")
 with st.spinner("Sweeping every split ..."):
     try:
         df = run_sweep(C.sj_key(_sweep_base(sj)), ss["ex_obj"], ss["ex_space"])

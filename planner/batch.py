@@ -21,7 +21,8 @@ Training
     grad_bytes (4 = fp32 accumulation, 2 = bf16), ce_eager (eager cross-entropy), tokens_total
 Parallelism
     tp, pp, dp, dp_shard (ZeRO sharding group in DP ranks; = dp unless HSDP), cp, ep, vpp,
-    sequence_parallel, zero_stage, recompute (code, RECOMPUTE),
+    sequence_parallel, zero_stage, recompute (code, RECOMPUTE), recompute_layers (full recompute
+    of this many layers per pipeline chunk; 0 = all),
     schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
     offload_grads, offload_activations, flash_attention, attention_kernel (code,
     ATTENTION_KERNELS), tp_comm_overlap, ep_comm_overlap, ep_dispatch_fp8, uneven_layers
@@ -69,7 +70,7 @@ INT_COLUMNS = {
     "learned_pos_embeddings", "n_experts", "moe_top_k", "expert_ffn_hidden_size", "n_shared_experts",
     "shared_expert_ffn_hidden_size", "first_dense_layers", "q_lora_rank", "kv_lora_rank",
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "seq_len", "global_batch_size",
-    "micro_batch_size", "precision", "tp", "pp", "dp", "dp_shard", "cp", "ep", "vpp", "zero_stage", "recompute",
+    "micro_batch_size", "precision", "tp", "pp", "dp", "dp_shard", "cp", "ep", "vpp", "zero_stage", "recompute", "recompute_layers",
     "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
     "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window",
 }
@@ -146,6 +147,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "sequence_parallel": p.sequence_parallel,
         "zero_stage": p.zero_stage,
         "recompute": RECOMPUTE.index(p.recompute),
+        "recompute_layers": p.recompute_layers or 0,
         "schedule": SCHEDULES.index(p.schedule),
         "offload_optimizer": OFFLOAD.index(p.offload_optimizer),
         "offload_master_weights": p.offload_master_weights,

@@ -178,6 +178,10 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--overlap-param-gather")
     if p.recompute == "selective":
         arg("--recompute-granularity", "selective")
+    elif p.recompute == "full" and p.recompute_layers:
+        arg("--recompute-granularity", "full")
+        arg("--recompute-method", "block")  # the first N layers of each chunk, the rest not at all
+        arg("--recompute-num-layers", p.recompute_layers)
     elif p.recompute == "full":
         arg("--recompute-granularity", "full")
         arg("--recompute-method", "uniform")
@@ -313,6 +317,9 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         mode, opt = "selective", "op"
     elif p.recompute == "full":
         mode, opt = "full", None
+        if p.recompute_layers:
+            notes.append(f"full recompute of {p.recompute_layers} layers per chunk has no TorchTitan equivalent "
+                         "(its selective_ac_option = N checkpoints every N-th layer): written as full.")
     elif p.recompute == "none":
         mode, opt = "none", None
     else:

@@ -608,6 +608,11 @@ def _common(b: Batch) -> dict:
         shard_w=shard_w, shard_g=shard_g, shard_o=shard_o,
         eshard_w=eshard[0], eshard_g=eshard[1], eshard_o=eshard[2],
         keep_dense=keep_dense, keep_moe=keep_moe, work_layer=work_layer, is_full=is_full,
+        # partial full recompute (N layers per chunk, Megatron "block"): the other layers keep
+        # what no recompute keeps; rc_layers = 0 on every other row
+        rc_layers=(F("recompute_layers") * is_full if "recompute_layers" in b
+                   and _any(np.asarray(b["recompute_layers"]) > 0) else None),
+        work_dense=work_dense, work_moe=work_moe if any_moe else None,
         full_keep=full_keep, rec_extra=rec_extra,
         logits=_sel(G("ce_eager"), LOGITS_BYTES_EAGER, LOGITS_BYTES) * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
@@ -674,10 +679,17 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         inflight = np.minimum(m, p - j)
     if cm.get("any_gpipe", True):
         inflight = _sel(cm["gpipe"], m, inflight)
+    keep_d, keep_m = cm["keep_dense"], cm["keep_moe"]
+    if cm.get("rc_layers") is not None:  # partial full recompute: only n_rc of the rank's layers
+        n_rc = np.minimum(cm["rc_layers"] * v, layers)
+        kept_share = _sel(cm["rc_layers"] > 0, 1.0 - n_rc / np.maximum(layers, 1.0), 0.0)
+        keep_d = keep_d + kept_share * (cm["work_dense"] - cm["full_keep"])
+        if keep_m is not None:
+            keep_m = keep_m + kept_share * (cm["work_moe"] - cm["full_keep"])
     if cm["any_moe"]:
-        stash = inflight * (n_dense * cm["keep_dense"] + n_moe * cm["keep_moe"])
+        stash = inflight * (n_dense * keep_d + n_moe * keep_m)
     else:
-        stash = (inflight * layers) * cm["keep_dense"]
+        stash = (inflight * layers) * keep_d
     work = cm["work_layer"]
     # full recompute / op_sac: the layer being recomputed holds its working set on top of the
     # stash (rec_extra = 0 on other rows; x·cond, both finite: the same values as np.where)
@@ -861,6 +873,11 @@ def explain(row: dict) -> dict[str, str]:
     rc = RECOMPUTE[int(row["recompute"])]
     sched = SCHEDULES[int(row["schedule"])]
     per_layer = g["keep_moe"] if int(row.get("n_experts", 0)) else g["keep_dense"]
+    n_rcl = int(row.get("recompute_layers", 0) or 0) if rc == "full" else 0
+    if n_rcl:  # the average per layer of the rank: n_rc recomputed, the rest kept in full
+        n_rc = min(n_rcl * int(row["vpp"]), layers)
+        work = g["work_moe"] if int(row.get("n_experts", 0)) else g["work_dense"]
+        per_layer = (n_rc * per_layer + (layers - n_rc) * work) / max(layers, 1)
     return {
         "mem_weights_bytes": (
             f"{g['wb']:g} B × {n_par / 1e9:.3f}e9 params on {st} (layers / tp; embedding on the first, "
@@ -872,7 +889,9 @@ def explain(row: dict) -> dict[str, str]:
             f"{g['ob_dev']:g} B (fp32 master + Adam m, v kept on GPU) × {n_par / 1e9:.3f}e9 params / "
             f"{g['shard_o']:g} = {_gib(o)}"),
         "mem_activations_bytes": (
-            f"{layers:g} layers × {per_layer / 2**20:.1f} MiB per layer and micro-batch ({rc} recompute; "
+            f"{layers:g} layers × {per_layer / 2**20:.1f} MiB per layer and micro-batch ("
+            + (f"full recompute of {n_rc:g} of the rank's layers ({n_rcl} per chunk), the other "
+               f"{layers - n_rc:g} kept whole; " if n_rcl else f"{rc} recompute; ")
             + ("outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "Korthikanti 2022 Table 2, generalised")
             + f") × micro-batches in flight ({sched}, p = {p}, "
             f"m = {g['m']:g}){' + one working layer' if rc in ('full', 'op_sac') else ''} = {_gib(a)}"),

@@ -271,6 +271,9 @@ def stats(b: Batch) -> Batch:
         rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
         where(rc == 1, attn_fwd, 0.0),
     )
+    if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
+        recompute_flop = recompute_flop * full_recompute_fraction(
+            F("recompute_layers"), L, F("pp"), F("vpp"), rc == 2)
     opsac = rc == RC_OPSAC
     if np.any(opsac):  # op_sac: the recomputed matmuls; the attention core only without flash
         attn_rc = op_sac_recompute_params(  # the attention part (f = 0: no MLP)
@@ -305,6 +308,19 @@ def stats(b: Batch) -> Batch:
         "hardware_flop_per_step": model_flop + recompute_flop,
     }
     return {k: expand(v, n) for k, v in out.items()}
+
+
+def full_recompute_fraction(recompute_layers, n_layers, pp, vpp, is_full):
+    """Share of the layers that full recompute re-runs: ``min(N·pp·vpp / L, 1)`` with
+    ``N = recompute_layers`` per pipeline chunk (Megatron ``--recompute-method block``), 1 when
+    ``N`` is 0 (every layer) or the row is not a full-recompute row. Arrays (N,) → (N,).
+
+    An average over the stages: with an uneven layer split the stage holding more layers
+    recomputes the same N per chunk (its share is a little lower; memory counts it per stage)."""
+    N = np.asarray(recompute_layers, dtype=np.float64)
+    frac = np.minimum(N * np.asarray(pp, dtype=np.float64) * np.asarray(vpp, dtype=np.float64)
+                      / np.maximum(np.asarray(n_layers, dtype=np.float64), 1.0), 1.0)
+    return np.where(np.asarray(is_full) & (N > 0), frac, 1.0)
 
 
 def narayanan_flop_per_step(B, s, L, h, V):

@@ -330,6 +330,12 @@ class Parallelism(_Strict):
         "checkpointing (every second matmul of a block recomputed, attention and the rest of the "
         "matmuls saved, norms and activations recomputed).",
     )
+    recompute_layers: PosInt | None = Field(
+        None,
+        description="With recompute = 'full': recompute only this many layers of each pipeline chunk "
+        "(the first ones) and keep the others' activations (Megatron --recompute-method block "
+        "--recompute-num-layers); None = every layer.",
+    )
     schedule: Schedule = "1f1b"
     offload_optimizer: OffloadTarget = "none"
     offload_master_weights: bool = False
@@ -469,6 +475,14 @@ class Scenario(_Strict):
             if p.dp_shard < dp and p.ep > 1:
                 raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with ep = {p.ep}: hybrid "
                                  "sharding of expert-parallel models is not modelled; use dp_shard = dp or ep = 1")
+        if p.recompute_layers is not None:
+            if p.recompute != "full":
+                raise ValueError(f"parallelism.recompute_layers = {p.recompute_layers} needs recompute = 'full' "
+                                 f"(got '{p.recompute}')")
+            chunk = -(-model.n_layers // (p.pp * p.vpp))
+            if p.recompute_layers > chunk:
+                raise ValueError(f"parallelism.recompute_layers = {p.recompute_layers} exceeds the layers of a "
+                                 f"pipeline chunk (ceil(n_layers / (pp·vpp)) = {chunk})")
         if model.n_heads % p.tp:
             raise ValueError(f"parallelism.tp = {p.tp} must divide model.n_heads = {model.n_heads}")
         # KV heads: sharded when tp divides them, else replicated (each TP rank keeps a copy).

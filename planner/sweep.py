@@ -347,6 +347,7 @@ class SplitSpace:
                      "sequence_parallel", "uneven_layers"):
             b[name] = self.struct[name][s]
         b.pop("dp_shard", None)  # the sweep shards over all DP ranks (HSDP is not swept): no column = dp
+        b.pop("recompute_layers", None)  # and recomputes every layer with full recompute
         zero = self.inner["zero_stage"][i]
         off = self.inner["offload_optimizer"][i]
         b["zero_stage"] = zero
@@ -1136,6 +1137,7 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
     for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage"):
         par[k] = int(row[k])
     par["dp_shard"] = None  # sweep rows shard over all DP ranks
+    par["recompute_layers"] = None  # ... and recompute every layer with full recompute
     par["sequence_parallel"] = bool(row["sequence_parallel"])
     par["recompute"] = str(row["recompute"])
     par["schedule"] = str(row["schedule"])

@@ -28,7 +28,9 @@ the pace; everything is per GPU of that stage:
   (``model_stats.attention_keys``; without flash the scores are computed in full and masked).
   Norms,
   residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
-  counted per token). Recompute adds one forward of everything (full), of the attention
+  counted per token). Recompute adds one forward of everything (full; with
+  ``recompute_layers = N`` the share ``min(N·pp·vpp/L, 1)`` of the layers,
+  ``model_stats.full_recompute_fraction``), of the attention
   core (selective), or (``op_sac``, TorchTitan's per-op selective checkpointing) of the K
   projection, O (without TP), the gated MLP's second up-projection (W3), the routed experts'
   up-projections and every elementwise op (``model_stats.op_sac_recompute_params``). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
@@ -352,6 +354,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     rc = g("recompute")
     full = rc == 2
     rec_any = full | (rc == 1)  # full or selective: the attention core runs forward again
+    if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
+        # full recompute of N layers per pipeline chunk: that share of the layers runs forward again
+        full = full * model_stats.full_recompute_fraction(f("recompute_layers"), L, f("pp"), f("vpp"), full)
+        rec_any = full + (rc == 1)
     opsac = rc == _RC_OPSAC  # TorchTitan per-op SAC: some matmuls + all elementwise run forward again
     any_opsac = bool(np.any(opsac))
     flash = fl("flash_attention")

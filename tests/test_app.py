@@ -576,7 +576,7 @@ _STAGE_REST = {
     "w_m_experts": 8, "w_m_topk": 4, "w_m_eff": 1408, "w_m_shared": 1, "w_m_fd": 1, "w_m_cf": 1.25, "w_m_nodes": 2,
     "w_sys": "dgx-h200", "w_n": 256, "w_acc": "h100-sxm-80gb", "w_price": 1.5, "w_nic": 40.0,
     "w_hbmu": 120.0, "w_hostmem": 1500.0, "w_pue": 1.3, "w_util": 0.7,
-    "w_tp": 2, "w_pp": 2, "w_cp": 2, "w_ep": 2, "w_vpp": 1, "w_z": 2, "w_dps": 32, "w_rc": "full", "w_sch": "zero_bubble",
+    "w_tp": 2, "w_pp": 2, "w_cp": 2, "w_ep": 2, "w_vpp": 1, "w_z": 2, "w_dps": 32, "w_rcl": 4, "w_rc": "full", "w_sch": "zero_bubble",
     "w_off": "cpu", "w_offw": True, "w_offg": True, "w_offa": True, "w_ls": "uneven",
     "w_sp": False, "w_fa": False, "w_ak": "flash2", "w_tpo": True, "w_epo": True, "w_ep8": True,
     "w_seq": 4096, "w_gbs": 256, "w_mbs": 2, "w_prec": "fp8", "w_gd": "bf16", "w_ce": "eager", "w_tok": 2.5,
@@ -651,7 +651,7 @@ def test_every_sidebar_input_round_trips_through_the_link():
     assert link["hostmem"] == fmt_si(1500.0 * 2**30) and link["nic"] == "4e10"
     assert link["ck"] == "local_nvme:1800:1,object_store:14400:2"
     assert link["fp"] == "rsc-a100" and link["rs"] == "2" and link["hs"] == "4"
-    assert link["tpo"] == "1" and link["epo"] == "1" and link["ce"] == "eager" and link["dps"] == "32"
+    assert link["tpo"] == "1" and link["epo"] == "1" and link["ce"] == "eager" and link["dps"] == "32" and link["rcl"] == "4"
 
 
 def fmt_si(x: float) -> str:

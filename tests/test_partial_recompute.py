@@ -1,0 +1,96 @@
+"""Full recompute of only N layers per pipeline chunk (``parallelism.recompute_layers``;
+Megatron ``--recompute-method block --recompute-num-layers N``).
+
+Hand calculations from the model's per-layer terms (docs/memory.md): a rank with ``n`` layers
+keeps ``n_rc`` layer inputs (2·s·b·h/t bytes each, Korthikanti et al. 2022 §4.3 "full") and the
+no-recompute activations of the other ``n − n_rc`` layers, plus the working set of the layer
+being recomputed; the recomputed forward adds ``n_rc / n`` of a forward pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import planner
+from planner.schema import InputError
+
+
+def _run(rc="full", n=None, **par):
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()   # 32 layers, p = 1
+    d["parallelism"].update(recompute=rc, recompute_layers=n, **par)
+    return planner.evaluate(d).results
+
+
+def test_activation_memory_by_hand():
+    none, full = _run("none")["mem_activations_bytes"], _run("full")["mem_activations_bytes"]
+    # p = 1, one micro-batch in flight: none = 32·W; full = 32·K + (W − K) with K = the layer input
+    W = none / 32
+    K = (full - W) / 31
+    assert K == pytest.approx(2 * 8192 / 2 * 4096, rel=1e-12)  # 2·s/cp·b·h bytes: 32 MiB
+    for n in (8, 16, 24):
+        got = _run("full", n)["mem_activations_bytes"]
+        assert got == pytest.approx(n * K + (32 - n) * W + (W - K), rel=1e-12)
+    assert _run("full", 32)["mem_activations_bytes"] == pytest.approx(full, rel=1e-12)
+
+
+def test_recompute_time_is_linear_in_the_recomputed_share():
+    t0, t1 = _run("none")["t_compute_s"], _run("full")["t_compute_s"]
+    for n in (8, 16, 24):
+        assert _run("full", n)["t_compute_s"] == pytest.approx(t0 + (t1 - t0) * n / 32, rel=1e-9)
+
+
+def test_hardware_flops_count_the_recomputed_share():
+    from planner import batch, model_stats
+
+    def hw(n, rc="full"):
+        d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+        d["parallelism"].update(recompute=rc, recompute_layers=n)
+        st = model_stats.stats(batch.from_scenarios([planner.Scenario.model_validate(d)]))
+        return float(st["model_flop_per_step"][0]), float(st["hardware_flop_per_step"][0])
+
+    m, full = hw(None)
+    _, half = hw(16)
+    assert half - m == pytest.approx(0.5 * (full - m), rel=1e-12)
+
+
+def test_interleaved_chunks_and_pipeline_stages():
+    """PP 4 × VPP 2 on 32 layers: chunks of 4 layers; N = 2 per chunk recomputes 2·2 = 4 of the
+    rank's 8 layers, i.e. half of the layers, on every rank."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"]["n_gpus"] = 64
+    d["parallelism"].update(tp=1, pp=4, cp=1, dp=None, vpp=2, schedule="interleaved", recompute="full",
+                            recompute_layers=2)
+    d["training"]["global_batch_size"] = 512
+    half = planner.evaluate(d).results
+    d["parallelism"]["recompute_layers"] = None
+    full = planner.evaluate(d).results
+    d["parallelism"].update(recompute="none")
+    none = planner.evaluate(d).results
+    assert half["t_compute_s"] == pytest.approx((none["t_compute_s"] + full["t_compute_s"]) / 2, rel=1e-9)
+    assert full["mem_activations_bytes"] < half["mem_activations_bytes"] < none["mem_activations_bytes"]
+
+
+@pytest.mark.parametrize("par, expected", [
+    ({"recompute": "selective", "recompute_layers": 4}, "needs recompute = 'full'"),
+    ({"recompute": "full", "recompute_layers": 33}, "exceeds the layers of a pipeline chunk"),
+    ({"recompute": "full", "recompute_layers": 0}, "parallelism.recompute_layers"),
+])
+def test_bad_recompute_layers_name_the_field(par, expected):
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(par)
+    with pytest.raises(InputError, match=expected):
+        planner.evaluate(d)
+
+
+def test_export_and_link():
+    from planner import share
+    from planner.export import megatron_args, torchtitan_toml
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(recompute="full", recompute_layers=8)
+    text = megatron_args(d).text
+    assert "--recompute-method block" in text and "--recompute-num-layers 8" in text
+    assert any("8 layers per chunk" in n for n in torchtitan_toml(d).notes)
+    params = share.scenario_to_params(d)
+    assert params["rcl"] == "8"
+    back, warnings = share.params_to_scenario(params)
+    assert not warnings and back["parallelism"]["recompute_layers"] == 8

@@ -42,7 +42,7 @@ def _best(fn, repeat):
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--preset", default="llama3-405b-h100-16k")
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--chunk-size", type=int, default=250_000)
     ap.add_argument("--big", action="store_true")
     args = ap.parse_args()

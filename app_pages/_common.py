@@ -796,7 +796,8 @@ def render_sidebar(page: str) -> dict:
         st.number_input("Full recompute: layers per chunk", min_value=None, max_value=None, step=1, value=None,
                         key="w_rcl", placeholder="every layer",
                         help=Parallelism.model_fields["recompute_layers"].description)
-        st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble"], key="w_sch")
+        st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"], key="w_sch",
+                     help=Parallelism.model_fields["schedule"].description)
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")
         st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")
         st.checkbox("Offload gradients", key="w_offg", help="Gradients to host memory.")

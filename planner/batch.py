@@ -58,7 +58,7 @@ Batch = dict[str, np.ndarray]
 
 PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")
 RECOMPUTE: tuple[str, ...] = ("none", "selective", "full", "op_sac")
-SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved", "gpipe", "zero_bubble")
+SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe")
 OFFLOAD: tuple[str, ...] = ("none", "cpu", "nvme")
 ATTENTION_KERNELS: tuple[str, ...] = ("native", "flash2")
 FAMILIES: tuple[str, ...] = (

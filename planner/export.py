@@ -158,7 +158,7 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--expert-model-parallel-size", p.ep)
     if p.sequence_parallel and p.tp > 1:
         arg("--sequence-parallel")
-    if p.schedule in ("gpipe", "zero_bubble"):
+    if p.schedule in ("gpipe", "zero_bubble", "dualpipe"):
         notes.append(f"schedule '{p.schedule}': Megatron-LM runs 1F1B (interleaved with virtual stages); "
                      "not written.")
     hsdp = p.dp_shard is not None and p.dp_shard < p.dp
@@ -239,7 +239,7 @@ def megatron_args(scenario: Scenario | dict) -> Export:
 
 
 _TT_SCHEDULE = {"1f1b": "1F1B", "interleaved": "Interleaved1F1B", "gpipe": "GPipe",
-                "zero_bubble": "InterleavedZeroBubble"}
+                "zero_bubble": "InterleavedZeroBubble", "dualpipe": "DualPipeV"}
 #: TorchTitan model names / flavors with the planner's catalogue architecture.
 _TT_FLAVOR = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B"), "llama3-405b": ("llama3", "405B"),
               "deepseek-v3": ("deepseek_v3", "671B")}
@@ -346,6 +346,9 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         notes.append(f"interleaved with {p.vpp} virtual stages per rank: set pipeline_parallel_layers_per_stage "
                      f"(TorchTitan cuts stages by layer count; {m.n_layers} layers over pp·vpp = {p.pp * p.vpp} "
                      "stages here) — not written, as its counting of the embedding and output differs by version.")
+    if p.schedule == "dualpipe":
+        notes.append("DualPipe: written as DualPipeV (PyTorch's V-shaped DualPipe variant, recent PyTorch only; "
+                     "one copy of the parameters instead of two).")
     if p.schedule == "zero_bubble":
         notes.append("zero-bubble: written as InterleavedZeroBubble (needs 2+ stages per rank); "
                      "ZBVZeroBubble is the V-shaped variant.")

@@ -210,7 +210,8 @@ _FP32_CODES = (PRECISIONS.index("fp32"), PRECISIONS.index("tf32"))
 _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
 _RC_NONE, _RC_SEL, _RC_FULL, _RC_OP = (RECOMPUTE.index(x) for x in ("none", "selective", "full", "op_sac"))
-_S_1F1B, _S_INTER, _S_GPIPE, _S_ZB = (SCHEDULES.index(x) for x in ("1f1b", "interleaved", "gpipe", "zero_bubble"))
+_S_1F1B, _S_INTER, _S_GPIPE, _S_ZB, _S_DUAL = (
+    SCHEDULES.index(x) for x in ("1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"))
 _OFF_NONE, _OFF_CPU, _OFF_NVME = (OFFLOAD.index(x) for x in ("none", "cpu", "nvme"))
 
 COMPONENTS = (
@@ -618,6 +619,7 @@ def _common(b: Batch) -> dict:
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
         inter=inter, any_inter=any_inter, v_i=v_i, c1=c1, c0=c0, m_v=m_v,
         gpipe=sched == _S_GPIPE, any_gpipe=_any(sched == _S_GPIPE),
+        dual=sched == _S_DUAL, any_dual=_any(sched == _S_DUAL),
         bucket=bucket, prefetch=prefetch, any_off=any_off, any_host=any_off or _any(off_act),
         off_act=off_act, nvme=G("offload_optimizer") == _OFF_NVME,
         any_nvme=_any(G("offload_optimizer") == _OFF_NVME), any_off_act=_any(off_act),
@@ -657,8 +659,20 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         n_dense = layers
         P_ne = layers * cm["p_dense"]
         P_ex = None
-    P_ne = P_ne + (cm["p_emb"] if first is True else _sel(is_first, cm["p_emb"], 0.0))
-    P_ne = P_ne + (cm["p_head"] if last is True else _sel(is_last, cm["p_head"], 0.0))
+    emb = cm["p_emb"] if first is True else _sel(is_first, cm["p_emb"], 0.0)
+    head = cm["p_head"] if last is True else _sel(is_last, cm["p_head"], 0.0)
+    if cm.get("any_dual"):  # DualPipe: each rank holds stage j and stage p−1−j (DeepSeek-V3 Table 2:
+        # parameters 2×); both end ranks hold the embedding and the output head
+        dual = cm["dual"]
+        f2 = 1.0 + dual
+        P_ne = P_ne * f2
+        if P_ex is not None:
+            P_ex = P_ex * f2
+        end = np.logical_or(is_first, is_last)
+        emb = _sel(dual, _sel(end, cm["p_emb"], 0.0), emb)
+        head = _sel(dual, _sel(end, cm["p_head"], 0.0), head)
+    P_ne = P_ne + emb
+    P_ne = P_ne + head
     w_sh = P_ne / cm["shard_w"]
     gsh = P_ne / cm["shard_g"]
     osh = P_ne / cm["shard_o"]
@@ -679,6 +693,8 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         inflight = np.minimum(m, p - j)
     if cm.get("any_gpipe", True):
         inflight = _sel(cm["gpipe"], m, inflight)
+    if cm.get("any_dual"):  # DualPipe: pp + 1 micro-batches of one stage's activations (Table 2)
+        inflight = _sel(cm["dual"], np.minimum(m, p + 1.0), inflight)
     keep_d, keep_m = cm["keep_dense"], cm["keep_moe"]
     if cm.get("rc_layers") is not None:  # partial full recompute: only n_rc of the rank's layers
         n_rc = np.minimum(cm["rc_layers"] * v, layers)
@@ -706,6 +722,8 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     else:
         host = 0.0
     logits = cm["logits"] if last is True else _sel(is_last, cm["logits"], 0.0)
+    if cm.get("any_dual"):  # the reverse pipeline's head sits on rank 0
+        logits = _sel(cm["dual"], _sel(np.logical_or(is_first, is_last), cm["logits"], 0.0), logits)
 
     comm = CONTEXT_NCCL_RESERVE_BYTES + DDP_BUCKETS_IN_FLIGHT * cm["gb"] * np.minimum(cm["bucket"], P_all)
     prefetch = cm["prefetch"]

@@ -32,7 +32,7 @@ Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
 Recompute = Literal["none", "selective", "full", "op_sac"]
-Schedule = Literal["1f1b", "interleaved", "gpipe", "zero_bubble"]
+Schedule = Literal["1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"]
 OffloadTarget = Literal["none", "cpu", "nvme"]
 AttentionKernel = Literal["native", "flash2"]
 FailureClass = Literal["software", "gpu", "node", "network", "cluster"]
@@ -336,7 +336,12 @@ class Parallelism(_Strict):
         "(the first ones) and keep the others' activations (Megatron --recompute-method block "
         "--recompute-num-layers); None = every layer.",
     )
-    schedule: Schedule = "1f1b"
+    schedule: Schedule = Field(
+        "1f1b",
+        description="Pipeline schedule: 1f1b; interleaved (with vpp); gpipe; zero_bubble (ZB-H1-class, "
+        "a stated residual of the 1F1B bubble); dualpipe (DeepSeek-V3 §3.2.1: two pipelines in opposite "
+        "directions, bubble (pp/2 − 1)(F&B + B − 3W), two stages' parameters and pp + 1 micro-batches of "
+        "activations per rank; needs an even pp and an even number of micro-batches).")
     offload_optimizer: OffloadTarget = "none"
     offload_master_weights: bool = False
     offload_grads: bool = False
@@ -515,6 +520,14 @@ class Scenario(_Strict):
             raise ValueError(f"parallelism.vpp = {p.vpp} needs schedule = 'interleaved' (got '{p.schedule}')")
         if p.schedule == "interleaved" and p.pp == 1:
             raise ValueError("parallelism.schedule = 'interleaved' needs pp > 1")
+        if p.schedule == "dualpipe":
+            m_dp = t.global_batch_size // (t.micro_batch_size * dp)
+            if p.pp < 2 or p.pp % 2:
+                raise ValueError(f"parallelism.schedule = 'dualpipe' needs an even pp >= 2 (got pp = {p.pp}): "
+                                 "DualPipe runs two pipelines in opposite directions")
+            if m_dp % 2:
+                raise ValueError(f"parallelism.schedule = 'dualpipe' needs an even number of micro-batches "
+                                 f"(global_batch_size / (micro_batch_size·dp) = {m_dp})")
         stages = p.pp * p.vpp
         if stages > model.n_layers:
             raise ValueError(

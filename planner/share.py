@@ -156,7 +156,7 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     Field("dps", ("parallelism", "dp_shard"), "optint", 1, _INT_MAX),
     _c("rc", ("parallelism", "recompute"), ("none", "selective", "full", "op_sac")),
     Field("rcl", ("parallelism", "recompute_layers"), "optint", 1, _INT_MAX),
-    _c("sch", ("parallelism", "schedule"), ("1f1b", "interleaved", "gpipe", "zero_bubble")),
+    _c("sch", ("parallelism", "schedule"), ("1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe")),
     _c("off", ("parallelism", "offload_optimizer"), ("none", "cpu", "nvme")),
     _b("offw", ("parallelism", "offload_master_weights")),
     _b("offg", ("parallelism", "offload_grads")),

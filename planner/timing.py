@@ -52,6 +52,8 @@ the pace; everything is per GPU of that stage:
   group spans.
 * PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
   ``(p−1)/(v·m)``, zero-bubble ``ZERO_BUBBLE_RESIDUAL · (p−1)/m``, of the per-stage time;
+  DualPipe ``(p/2 − 1)(F + B/2)`` per step (:func:`dualpipe_bubble_fraction`; its ranks hold
+  two stages' parameters, so DP collectives and the optimizer step carry twice as many);
   p2p sends of ``b·s·h/t`` 16-bit values (Narayanan §4.1 scatter/gather) per micro-batch,
   forward and backward, ``v`` times with interleaving; counted exposed.
 * DP: gradient reduce (all-reduce for ZeRO-0, reduce-scatter for ZeRO ≥ 1) hidden behind
@@ -237,7 +239,8 @@ def bubble_fraction(pp, m, vpp, schedule):
     """Pipeline bubble as a fraction of the ideal per-stage time (Narayanan et al. 2021 §2.2).
 
     1F1B and GPipe ``(p−1)/m``; interleaved 1F1B ``(p−1)/(v·m)``; zero-bubble
-    ``ZERO_BUBBLE_RESIDUAL·(p−1)/m`` (stated residual). Shapes broadcast.
+    ``ZERO_BUBBLE_RESIDUAL·(p−1)/m`` (stated residual). Shapes broadcast. DualPipe depends on
+    the forward / backward split of a stage: :func:`dualpipe_bubble_fraction`.
     """
     p = np.asarray(pp, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
@@ -246,6 +249,21 @@ def bubble_fraction(pp, m, vpp, schedule):
     base = (p - 1.0) / m
     return np.where(sched == _SCHED["interleaved"], base / np.maximum(v, 1.0),
                     np.where(sched == _SCHED["zero_bubble"], ZERO_BUBBLE_RESIDUAL * base, base))
+
+
+def dualpipe_bubble_fraction(pp, m, t_fwd_s, t_bwd_s):
+    """DualPipe's bubble as a fraction of the step's compute ``m·(F + B)`` (DeepSeek-V3 technical
+    report, arXiv:2412.19437, §3.2.1 and Table 2: ``(PP/2 − 1)(F&B + B − 3W)``).
+
+    ``F`` / ``B``: forward / full backward time of one micro-batch on one stage [s]; the
+    weight-gradient part ``W = B/2`` (backward = input-gradient + weight-gradient GEMMs of equal
+    FLOPs) and ``F&B = F + B`` (two chunks' compute, their communication hidden), so the bubble
+    is ``(PP/2 − 1)(F + B/2)``. A simplification: the attention core's backward has no
+    weight-gradient part, so W is a little smaller in practice. Shapes broadcast."""
+    p = np.asarray(pp, dtype=np.float64)
+    F = np.asarray(t_fwd_s, dtype=np.float64)
+    B = np.asarray(t_bwd_s, dtype=np.float64)
+    return np.maximum(p / 2.0 - 1.0, 0.0) * (F + 0.5 * B) / (np.asarray(m, dtype=np.float64) * np.maximum(F + B, 1e-30))
 
 
 def tp_bytes_per_layer(mb, seq_len, hidden, cp=1):
@@ -589,6 +607,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     zb = sched == _SCHED["zero_bubble"]
     if zb.any():
         frac = frac * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
+    dual = sched == _SCHED["dualpipe"]
+    any_dual = bool(np.any(dual))
+    if any_dual:  # DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) per step, with F&B = F + B
+        # (two chunks' compute, their communication overlapped) and W = B/2 (weight gradients:
+        # half of the backward GEMMs): (p/2 − 1)(F + B/2) over the step's m·(F + B)
+        dual_frac = dualpipe_bubble_fraction(p, m, t_fwd_mb, t_bwd_mb)
+        frac = np.where(dual, dual_frac, frac)
     t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
     p2p_msg = W / t
     p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
@@ -605,6 +630,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         P_exp_local = P_expert / (tp_pp * e)
     else:
         P_dense_local = f("params_total") / tp_pp
+    if any_dual:  # DualPipe: two stages' parameters per rank (gradients reduced, optimizer stepped)
+        P_dense_local = P_dense_local * (1.0 + dual)
+        if any_moe:
+            P_exp_local = P_exp_local * (1.0 + dual)
 
     # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
     # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
@@ -828,10 +857,17 @@ def explain(row: dict) -> dict[str, str]:
         f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap) = "
         f"{T['t_ep_comm_s']:.4g} s"
     )
-    ex["t_pp_bubble_s"] = (
-        f"bubble fraction {T['_bubble_frac']:.4g} (p−1)/(v·m) with p = {r['pp']}, v = {T['_v']:.0f}, "
-        f"m = {T['_m']:.4g} × (compute + TP + CP + EP) = {T['t_pp_bubble_s']:.4g} s"
-    )
+    if int(r.get("schedule", 0)) == _SCHED["dualpipe"]:
+        ex["t_pp_bubble_s"] = (
+            f"DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) with F&B = F + B, W = B/2 → "
+            f"({r['pp']}/2 − 1) × (F {_ms(T['_t_fwd_mb'])} + B {_ms(T['_t_bwd_mb'])}/2) = bubble fraction "
+            f"{T['_bubble_frac']:.4g} of the m = {T['_m']:.4g} micro-batches × (compute + TP + CP + EP) = "
+            f"{T['t_pp_bubble_s']:.4g} s")
+    else:
+        ex["t_pp_bubble_s"] = (
+            f"bubble fraction {T['_bubble_frac']:.4g} (p−1)/(v·m) with p = {r['pp']}, v = {T['_v']:.0f}, "
+            f"m = {T['_m']:.4g} × (compute + TP + CP + EP) = {T['t_pp_bubble_s']:.4g} s"
+        )
     ex["t_pp_p2p_s"] = (
         f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} (b·s·h/t·2 B = "
         f"{T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
@@ -938,4 +974,8 @@ def notes(row: dict) -> list[str]:
                    "replays O (not counted). With TP the two all-gathers feeding K and W3 run again.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
         out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
+    if row.get("schedule") == _SCHED["dualpipe"]:
+        out.append("DualPipe: bubble (p/2 − 1)(F + B/2) per step (weight gradients taken as half the backward); "
+                   "two stages' parameters and p + 1 micro-batches of activations per rank (DeepSeek-V3 Table 2); "
+                   "the second stage's layers counted as the first's.")
     return out

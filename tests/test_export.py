@@ -98,7 +98,7 @@ def test_moe_mla_and_fp8_by_hand():
     assert (ns.qk_head_dim, ns.qk_pos_emb_head_dim, ns.v_head_dim) == (128, 64, 128)
     assert ns.expert_model_parallel_size == 64 and ns.fp8_format == "hybrid" and ns.bf16
     text = " ".join(ex.notes)
-    assert "zero_bubble" in text and "uneven" in text  # what Megatron cannot take as given is said
+    assert "dualpipe" in text and "uneven" in text  # what Megatron cannot take as given is said
 
 
 def test_hsdp_zero3_op_sac_and_sliding_window():

@@ -29,11 +29,12 @@ OBJECTIVES = {
 SPACES = {
     "focused": dict(zero_stages=(1,), recompute=("selective", "full"), offload=("none",),
                     schedules=("1f1b", "interleaved"), cp_max=4, vpp_max=4, micro_batch_max=4),
-    "full": dict(recompute=("none", "selective", "full", "op_sac")),
+    "full": dict(recompute=("none", "selective", "full", "op_sac"),
+                 schedules=("1f1b", "interleaved", "zero_bubble", "dualpipe")),
 }
 SPACE_HELP = ("focused: ZeRO-1, selective or full recompute, no offload, 1F1B or interleaved (VPP ≤ 4), "
               "CP ≤ 4, micro-batch ≤ 4. full: the engine's whole default space plus op_sac recompute "
-              "(TorchTitan's per-op selective checkpointing; slower).")
+              "(TorchTitan's per-op selective checkpointing) and the DualPipe schedule (slower).")
 #: Points sent to the scatter charts (best first; every Pareto point is added).
 MAX_POINTS = 3000
 SPLIT_FIELDS = ("tp", "pp", "cp", "ep", "vpp", "zero_stage", "recompute", "schedule",

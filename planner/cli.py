@@ -347,6 +347,13 @@ def cmd_sweep(args) -> int:
         if bad or not modes:
             raise UsageError([f"--recompute {args.recompute!r}: a comma-separated list of {', '.join(RECOMPUTE)}"])
         space["recompute"] = modes
+    if args.schedules is not None:
+        from .batch import SCHEDULES
+        scheds = tuple(x.strip() for x in args.schedules.split(",") if x.strip())
+        bad = [x for x in scheds if x not in SCHEDULES]
+        if bad or not scheds:
+            raise UsageError([f"--schedules {args.schedules!r}: a comma-separated list of {', '.join(SCHEDULES)}"])
+        space["schedules"] = scheds
     if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
         sys.stderr.write(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept\n")
@@ -469,6 +476,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--recompute", default=None,
                     help="recompute modes to try, comma-separated (default: none,selective,full; "
                          "op_sac = TorchTitan's per-op selective checkpointing)")
+    sp.add_argument("--schedules", default=None,
+                    help="pipeline schedules to try, comma-separated (default: 1f1b,interleaved,zero_bubble; "
+                         "also gpipe, dualpipe)")
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")

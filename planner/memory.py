@@ -626,6 +626,20 @@ def _common(b: Batch) -> dict:
     )
 
 
+def _rank_layer_params(cm: dict, j, layers, is_first, is_last, first_known: bool):
+    """(dense layers, non-expert and expert parameters of the layers) on pipeline rank ``j``
+    holding ``layers`` layers; leading dense layers are placed from rank 0 onwards."""
+    if cm["any_moe"]:
+        if first_known:
+            before = 0.0
+        else:
+            before = _sel(is_first, 0.0, _sel(is_last, cm["L"] - layers, j * (cm["L"] / cm["p"])))
+        n_dense = np.clip(cm["n_dense_tot"] - before, 0.0, layers)
+        n_moe = layers - n_dense
+        return n_dense, n_dense * cm["p_dense"] + n_moe * cm["p_moe_ne"], n_moe * cm["p_moe_ex"]
+    return layers, layers * cm["p_dense"], None
+
+
 def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     """Components of pipeline rank ``j`` (array broadcasting with the batch; scalars where the
     inputs are).
@@ -645,29 +659,24 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         layers = layers_on_rank(cm["L"], p, v, j)
 
     # parameters (before DP sharding), split by sharding group
-    if cm["any_moe"]:
-        # dense (leading) layers on this rank: placed from rank 0 onwards
-        if first is True:
-            before = 0.0
-        else:
-            before = _sel(is_first, 0.0, _sel(is_last, cm["L"] - layers, j * (cm["L"] / p)))
-        n_dense = np.clip(cm["n_dense_tot"] - before, 0.0, layers)
-        n_moe = layers - n_dense
-        P_ne = n_dense * cm["p_dense"] + n_moe * cm["p_moe_ne"]
-        P_ex = n_moe * cm["p_moe_ex"]
-    else:
-        n_dense = layers
-        P_ne = layers * cm["p_dense"]
-        P_ex = None
+    n_dense, P_ne, P_ex = _rank_layer_params(cm, j, layers, is_first, is_last, first is True)
+    n_moe = layers - n_dense
     emb = cm["p_emb"] if first is True else _sel(is_first, cm["p_emb"], 0.0)
     head = cm["p_head"] if last is True else _sel(is_last, cm["p_head"], 0.0)
     if cm.get("any_dual"):  # DualPipe: each rank holds stage j and stage p−1−j (DeepSeek-V3 Table 2:
         # parameters 2×); both end ranks hold the embedding and the output head
         dual = cm["dual"]
-        f2 = 1.0 + dual
-        P_ne = P_ne * f2
+        jm = p - 1.0 - j
+        if first is True:
+            layers_m = cm["layers_last"]
+        elif last is True:
+            layers_m = cm["layers_first"]
+        else:
+            layers_m = layers_on_rank(cm["L"], p, v, jm)
+        _, P_ne_m, P_ex_m = _rank_layer_params(cm, jm, layers_m, is_last, is_first, last is True)
+        P_ne = P_ne + _sel(dual, P_ne_m, 0.0)
         if P_ex is not None:
-            P_ex = P_ex * f2
+            P_ex = P_ex + _sel(dual, P_ex_m, 0.0)
         end = np.logical_or(is_first, is_last)
         emb = _sel(dual, _sel(end, cm["p_emb"], 0.0), emb)
         head = _sel(dual, _sel(end, cm["p_head"], 0.0), head)
@@ -695,17 +704,19 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         inflight = _sel(cm["gpipe"], m, inflight)
     if cm.get("any_dual"):  # DualPipe: pp + 1 micro-batches of one stage's activations (Table 2)
         inflight = _sel(cm["dual"], np.minimum(m, p + 1.0), inflight)
-    keep_d, keep_m = cm["keep_dense"], cm["keep_moe"]
-    if cm.get("rc_layers") is not None:  # partial full recompute: only n_rc of the rank's layers
-        n_rc = np.minimum(cm["rc_layers"] * v, layers)
-        kept_share = _sel(cm["rc_layers"] > 0, 1.0 - n_rc / np.maximum(layers, 1.0), 0.0)
-        keep_d = keep_d + kept_share * (cm["work_dense"] - cm["full_keep"])
-        if keep_m is not None:
-            keep_m = keep_m + kept_share * (cm["work_moe"] - cm["full_keep"])
     if cm["any_moe"]:
-        stash = inflight * (n_dense * keep_d + n_moe * keep_m)
+        per_mb = n_dense * cm["keep_dense"] + n_moe * cm["keep_moe"]
     else:
-        stash = (inflight * layers) * keep_d
+        per_mb = layers * cm["keep_dense"]
+    if cm.get("rc_layers") is not None:  # partial full recompute: only n_rc of the rank's layers,
+        # the first ones (Megatron "block"): leading dense layers before MoE layers; the others
+        # keep what no recompute keeps
+        n_rc = _sel(cm["rc_layers"] > 0, np.minimum(cm["rc_layers"] * v, layers), layers)
+        rc_d = np.minimum(n_rc, n_dense)
+        per_mb = per_mb + (n_dense - rc_d) * (cm["work_dense"] - cm["full_keep"]) * (cm["rc_layers"] > 0)
+        if cm["any_moe"]:
+            per_mb = per_mb + (n_moe - (n_rc - rc_d)) * (cm["work_moe"] - cm["full_keep"]) * (cm["rc_layers"] > 0)
+    stash = inflight * per_mb
     work = cm["work_layer"]
     # full recompute / op_sac: the layer being recomputed holds its working set on top of the
     # stash (rec_extra = 0 on other rows; x·cond, both finite: the same values as np.where)
@@ -882,7 +893,19 @@ def explain(row: dict) -> dict[str, str]:
     parts = {k: float(np.ravel(v)[0]) for k, v in _stage_parts(cm, float(j)).items()}
     w, gr, o = parts["mem_weights_bytes"], parts["mem_grads_bytes"], parts["mem_optimizer_bytes"]
     a, lg, bu = parts["mem_activations_bytes"], parts["mem_logits_bytes"], parts["mem_buffers_bytes"]
-    layers = g["layers_first"] if j == 0 else g["layers_last"]
+    layers = float(layers_on_rank(g["L"], p, g["v"], j))
+    dualpipe = SCHEDULES[int(row["schedule"])] == "dualpipe"
+    end_rank = j in (0, p - 1)
+    # micro-batches in flight on rank j (as _stage_parts)
+    m_ = g["m"]
+    if dualpipe:
+        inflight = min(m_, p + 1.0)
+    elif SCHEDULES[int(row["schedule"])] == "gpipe":
+        inflight = m_
+    elif SCHEDULES[int(row["schedule"])] == "interleaved" and g["v"] > 1:
+        inflight = min(m_ * g["v"], (p - j) * 2.0 + (g["v"] - 1.0) * p - 1.0) / g["v"]
+    else:
+        inflight = min(m_, p - j)
     # parameters on this rank before DP sharding, recovered for display
     n_par = w / g["wb"] * g["shard_w"] if g["wb"] else float("nan")
     st = f"stage {j} of {p}"
@@ -898,8 +921,10 @@ def explain(row: dict) -> dict[str, str]:
         per_layer = (n_rc * per_layer + (layers - n_rc) * work) / max(layers, 1)
     return {
         "mem_weights_bytes": (
-            f"{g['wb']:g} B × {n_par / 1e9:.3f}e9 params on {st} (layers / tp; embedding on the first, "
-            f"head on the last stage) / {g['shard_w']:g} ("
+            f"{g['wb']:g} B × {n_par / 1e9:.3f}e9 params on {st} ("
+            + ("DualPipe: its stages j and p−1−j, embedding and head on both end ranks"
+               if dualpipe else "layers / tp; embedding on the first, head on the last stage")
+            + f") / {g['shard_w']:g} ("
             + (f"ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} shard" if zs >= 3 else
                f"ZeRO-{zs}: weights not sharded") + f") = {_gib(w)}"),
         "mem_grads_bytes": f"{g['gb_dev']:g} B × {n_par / 1e9:.3f}e9 params / {g['shard_g']:g} = {_gib(gr)}",
@@ -911,13 +936,16 @@ def explain(row: dict) -> dict[str, str]:
             + (f"full recompute of {n_rc:g} of the rank's layers ({n_rcl} per chunk), the other "
                f"{layers - n_rc:g} kept whole; " if n_rcl else f"{rc} recompute; ")
             + ("outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "Korthikanti 2022 Table 2, generalised")
-            + f") × micro-batches in flight ({sched}, p = {p}, "
-            f"m = {g['m']:g}){' + one working layer' if rc in ('full', 'op_sac') else ''} = {_gib(a)}"),
+            + f") × {inflight:g} micro-batches in flight ({sched}, p = {p}, m = {g['m']:g}"
+            + (": p + 1, DeepSeek-V3 Table 2" if dualpipe else "") + ")"
+            + f"{' + one working layer' if rc in ('full', 'op_sac') else ''} = {_gib(a)}"),
         "mem_logits_bytes": (
             f"{_logit_bytes(row):g} B per logit ({'eager PyTorch' if row.get('ce_eager') else 'fused / vocab-parallel'} "
             f"cross-entropy) × s·b/c·V/t = {row['seq_len']:g}·{row['micro_batch_size']:g}/{row['cp']:g}·"
-            f"{row['vocab_size']:g}/{row['tp']:g} on the last stage = {_gib(lg)}"
-            if j == p - 1 else f"the logits live on the last stage, not on {st}: 0 GiB"),
+            f"{row['vocab_size']:g}/{row['tp']:g} on the last stage"
+            + (" (DualPipe: and on the first, the reverse pipeline's last)" if dualpipe else "") + f" = {_gib(lg)}"
+            if (j == p - 1 or (dualpipe and end_rank)) else
+            f"the logits live on the {'end ranks' if dualpipe else 'last stage'}, not on {st}: 0 GiB"),
         "mem_buffers_bytes": (
             f"comm {_gib(parts['mem_comm_buffers_bytes'])} (1 GiB CUDA/NCCL + 2 buckets of "
             f"max(40e6, 1e6·dp·cp) params × {g['gb']:g} B) + ZeRO-3 prefetch "

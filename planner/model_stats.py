@@ -315,8 +315,9 @@ def full_recompute_fraction(recompute_layers, n_layers, pp, vpp, is_full):
     ``N = recompute_layers`` per pipeline chunk (Megatron ``--recompute-method block``), 1 when
     ``N`` is 0 (every layer) or the row is not a full-recompute row. Arrays (N,) → (N,).
 
-    An average over the stages: with an uneven layer split the stage holding more layers
-    recomputes the same N per chunk (its share is a little lower; memory counts it per stage)."""
+    An average over the stages, used for the hardware FLOPs (exact when every rank holds at least
+    N·vpp layers); the step time takes each pacing stage's own share ``min(N·vpp, n)/n``
+    (timing) and memory each rank's (memory)."""
     N = np.asarray(recompute_layers, dtype=np.float64)
     frac = np.minimum(N * np.asarray(pp, dtype=np.float64) * np.asarray(vpp, dtype=np.float64)
                       / np.maximum(np.asarray(n_layers, dtype=np.float64), 1.0), 1.0)

@@ -341,7 +341,7 @@ class Parallelism(_Strict):
         description="Pipeline schedule: 1f1b; interleaved (with vpp); gpipe; zero_bubble (ZB-H1-class, "
         "a stated residual of the 1F1B bubble); dualpipe (DeepSeek-V3 §3.2.1: two pipelines in opposite "
         "directions, bubble (pp/2 − 1)(F&B + B − 3W), two stages' parameters and pp + 1 micro-batches of "
-        "activations per rank; needs an even pp and an even number of micro-batches).")
+        "activations per rank; needs an even pp and an even number of micro-batches, at least 2·pp).")
     offload_optimizer: OffloadTarget = "none"
     offload_master_weights: bool = False
     offload_grads: bool = False
@@ -525,9 +525,10 @@ class Scenario(_Strict):
             if p.pp < 2 or p.pp % 2:
                 raise ValueError(f"parallelism.schedule = 'dualpipe' needs an even pp >= 2 (got pp = {p.pp}): "
                                  "DualPipe runs two pipelines in opposite directions")
-            if m_dp % 2:
-                raise ValueError(f"parallelism.schedule = 'dualpipe' needs an even number of micro-batches "
-                                 f"(global_batch_size / (micro_batch_size·dp) = {m_dp})")
+            if m_dp % 2 or m_dp < 2 * p.pp:
+                raise ValueError(f"parallelism.schedule = 'dualpipe' needs an even number of micro-batches, at "
+                                 f"least 2·pp = {2 * p.pp} (DeepSeek's dualpipe.py: num_chunks % 2 == 0 and "
+                                 f"num_chunks >= num_ranks·2); global_batch_size / (micro_batch_size·dp) = {m_dp}")
         stages = p.pp * p.vpp
         if stages > model.n_layers:
             raise ValueError(

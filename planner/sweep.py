@@ -122,7 +122,7 @@ REASONS: tuple[str, ...] = (
     "nvme offload needs local NVMe",
     "host memory exceeded",
     "not evaluated (non-finite result)",
-    "dualpipe needs an even pp and an even number of micro-batches",
+    "dualpipe needs an even pp and an even number of micro-batches, at least 2·pp",
 )
 
 #: Columns of the returned table before the result columns.
@@ -552,7 +552,7 @@ def build_space(
         _set2(L % stages != 0, R_LAYERS)
     m = B // (MB * dp2)
     _set2((SCH == SCHEDULES.index("interleaved")) & (m % pp2 != 0), R_INTERLEAVE)
-    _set2((SCH == SCHEDULES.index("dualpipe")) & ((pp2 % 2 != 0) | (m % 2 != 0)), R_DUALPIPE)
+    _set2((SCH == SCHEDULES.index("dualpipe")) & ((pp2 % 2 != 0) | (m % 2 != 0) | (m < 2 * pp2)), R_DUALPIPE)
     if not include_invalid:
         keep = r2 == R_OK
         i1, MB, SCH, VPP, stages, r2 = i1[keep], MB[keep], SCH[keep], VPP[keep], stages[keep], r2[keep]

@@ -251,19 +251,22 @@ def bubble_fraction(pp, m, vpp, schedule):
                     np.where(sched == _SCHED["zero_bubble"], ZERO_BUBBLE_RESIDUAL * base, base))
 
 
-def dualpipe_bubble_fraction(pp, m, t_fwd_s, t_bwd_s):
+def dualpipe_bubble_fraction(pp, m, t_fwd_s, t_bwd_s, t_recompute_s=0.0):
     """DualPipe's bubble as a fraction of the step's compute ``m·(F + B)`` (DeepSeek-V3 technical
     report, arXiv:2412.19437, §3.2.1 and Table 2: ``(PP/2 − 1)(F&B + B − 3W)``).
 
-    ``F`` / ``B``: forward / full backward time of one micro-batch on one stage [s]; the
-    weight-gradient part ``W = B/2`` (backward = input-gradient + weight-gradient GEMMs of equal
-    FLOPs) and ``F&B = F + B`` (two chunks' compute, their communication hidden), so the bubble
-    is ``(PP/2 − 1)(F + B/2)``. A simplification: the attention core's backward has no
+    ``F`` / ``B``: forward / full backward time of one micro-batch on one stage [s], ``R`` the
+    recomputed forward inside ``B`` (full recompute; 0 otherwise). The weight-gradient part
+    ``W = (B − R)/2`` (backward = input-gradient + weight-gradient GEMMs of equal FLOPs) and
+    ``F&B = F + B`` (two chunks' compute, their communication hidden), so the bubble is
+    ``(PP/2 − 1)(F + B/2 + 3R/2)``. A simplification: the attention core's backward has no
     weight-gradient part, so W is a little smaller in practice. Shapes broadcast."""
     p = np.asarray(pp, dtype=np.float64)
     F = np.asarray(t_fwd_s, dtype=np.float64)
     B = np.asarray(t_bwd_s, dtype=np.float64)
-    return np.maximum(p / 2.0 - 1.0, 0.0) * (F + 0.5 * B) / (np.asarray(m, dtype=np.float64) * np.maximum(F + B, 1e-30))
+    R = np.asarray(t_recompute_s, dtype=np.float64)
+    return (np.maximum(p / 2.0 - 1.0, 0.0) * (F + 0.5 * B + 1.5 * R)
+            / (np.asarray(m, dtype=np.float64) * np.maximum(F + B, 1e-30)))
 
 
 def tp_bytes_per_layer(mb, seq_len, hidden, cp=1):
@@ -372,8 +375,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     rc = g("recompute")
     full = rc == 2
     rec_any = full | (rc == 1)  # full or selective: the attention core runs forward again
+    partial = None
     if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
         # full recompute of N layers per pipeline chunk: that share of the layers runs forward again
+        # (the average over the stages here; the first and last stages' own shares below)
+        partial = full & (f("recompute_layers") > 0)
         full = full * model_stats.full_recompute_fraction(f("recompute_layers"), L, f("pp"), f("vpp"), full)
         rec_any = full + (rc == 1)
     opsac = rc == _RC_OPSAC  # TorchTitan per-op SAC: some matmuls + all elementwise run forward again
@@ -546,8 +552,18 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * 0.5 * VWt * inv_hbm
     first_mb = per_stage_hi * layer_mb
     last_mb = per_stage_lo * layer_mb + t_head_mb
+    if partial is not None:  # each stage recomputes min(N·v, its layers): its own share of one forward
+        nv = f("recompute_layers") * v
+        for_hi = np.where(partial, np.minimum(nv, per_stage_hi) / np.maximum(per_stage_hi, 1.0), full)
+        for_lo = np.where(partial, np.minimum(nv, per_stage_lo) / np.maximum(per_stage_lo, 1.0), full)
+        first_mb = first_mb + per_stage_hi * (for_hi - full) * layer_fwd
+        last_mb = last_mb + per_stage_lo * (for_lo - full) * layer_fwd
     last_is_slowest = last_mb >= first_mb
     stage_mb = np.maximum(first_mb, last_mb)
+    dual = sched == _SCHED["dualpipe"]
+    any_dual = bool(np.any(dual))
+    if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
+        stage_mb = np.where(dual, np.maximum(0.5 * (first_mb + last_mb), per_stage_hi * layer_mb), stage_mb)
     layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
     t_compute = m * stage_mb
     t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * last_is_slowest
@@ -607,12 +623,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     zb = sched == _SCHED["zero_bubble"]
     if zb.any():
         frac = frac * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
-    dual = sched == _SCHED["dualpipe"]
-    any_dual = bool(np.any(dual))
     if any_dual:  # DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) per step, with F&B = F + B
-        # (two chunks' compute, their communication overlapped) and W = B/2 (weight gradients:
-        # half of the backward GEMMs): (p/2 − 1)(F + B/2) over the step's m·(F + B)
-        dual_frac = dualpipe_bubble_fraction(p, m, t_fwd_mb, t_bwd_mb)
+        # (two chunks' compute, their communication overlapped) and W = half of the backward
+        # without its recomputed forward: (p/2 − 1)(F + B/2 + 3R/2) over the step's m·(F + B)
+        t_rec = full * layers_stage * layer_fwd  # the full-recompute forward inside B
+        dual_frac = dualpipe_bubble_fraction(p, m, t_fwd_mb, t_bwd_mb, t_rec)
         frac = np.where(dual, dual_frac, frac)
     t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
     p2p_msg = W / t
@@ -630,10 +645,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         P_exp_local = P_expert / (tp_pp * e)
     else:
         P_dense_local = f("params_total") / tp_pp
-    if any_dual:  # DualPipe: two stages' parameters per rank (gradients reduced, optimizer stepped)
-        P_dense_local = P_dense_local * (1.0 + dual)
-        if any_moe:
-            P_exp_local = P_exp_local * (1.0 + dual)
+    # DualPipe: a rank holds two stages' parameters: the once-per-step collectives and the
+    # optimizer step carry both (× f2); ZeRO-3's per-micro-batch gathers only the stage it runs
+    f2 = (1.0 + dual) if any_dual else 1.0
 
     # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
     # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
@@ -671,16 +685,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
         t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
         t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
-    t_grad = _blend(z0, t_grad_ar, t_grad_rs)
+    t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
+    t_ag_step = t_param_ag * f2
     exp_grad = np.maximum(t_grad - ovl * t_bwd_mb, last_bucket * t_grad)
-    exp_ag = np.maximum(t_param_ag - ovl * t_fwd_mb, last_bucket * t_param_ag) * (zero >= 1)
+    exp_ag = np.maximum(t_ag_step - ovl * t_fwd_mb, last_bucket * t_ag_step) * (zero >= 1)
     z3_mb = 2.0 * t_param_ag + t_grad_rs
     if z3.any():
         z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
         z3_exposed = m * (np.maximum(z3_mb - ovl * stage_mb, 0.0) + z3_first_last)
         if any_hsdp:  # FSDP HSDP: the replica all-reduce in what the last micro-batch's window leaves
             left = np.maximum(ovl * stage_mb - z3_mb, 0.0)
-            z3_exposed = z3_exposed + np.maximum(t_rep - left, last_bucket * t_rep)
+            z3_exposed = z3_exposed + np.maximum(t_rep * f2 - left, last_bucket * t_rep * f2)
         t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
     else:
         t_dp_zero = exp_grad + exp_ag
@@ -691,9 +706,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # with HSDP over dp_shard·cp (ep = 1 there).
     zge1 = zero >= 1
     if any_moe:
-        P_shard = _blend(zge1, P_dense_local / n_shard + P_exp_local / dp_exp_n, P_local)
+        P_shard = _blend(zge1, P_dense_local / n_shard + P_exp_local / dp_exp_n, P_local) * f2
     else:
-        P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1)
+        P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1) * f2
     t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
     off_code = g("offload_optimizer")
     off = off_code > 0
@@ -730,8 +745,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
     }
     if detail:
-        t_dp_total = np.where(z3, m * z3_mb + (t_rep if any_hsdp else 0.0),
-                              np.where(z0, t_grad_ar, t_grad_rs + t_param_ag))
+        t_dp_total = np.where(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
+                              np.where(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2))
         T.update({
             "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
@@ -741,7 +756,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
             "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
-            "_t_rep": t_rep if any_hsdp else 0.0,
+            "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
             "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up,
         })
@@ -859,8 +874,9 @@ def explain(row: dict) -> dict[str, str]:
     )
     if int(r.get("schedule", 0)) == _SCHED["dualpipe"]:
         ex["t_pp_bubble_s"] = (
-            f"DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) with F&B = F + B, W = B/2 → "
-            f"({r['pp']}/2 − 1) × (F {_ms(T['_t_fwd_mb'])} + B {_ms(T['_t_bwd_mb'])}/2) = bubble fraction "
+            f"DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) with F&B = F + B, W = (B − R)/2 → "
+            f"({r['pp']}/2 − 1) × (F {_ms(T['_t_fwd_mb'])} + B {_ms(T['_t_bwd_mb'])}/2 + 3/2 · recomputed "
+            f"forward R {_ms(float(T['_t_rec']))}) = bubble fraction "
             f"{T['_bubble_frac']:.4g} of the m = {T['_m']:.4g} micro-batches × (compute + TP + CP + EP) = "
             f"{T['t_pp_bubble_s']:.4g} s")
     else:

@@ -23,6 +23,8 @@ def _ds(schedule, **par):
 def test_bubble_fraction_by_hand():
     # p = 16, m = 120, F = 1, B = 2: (8 − 1)·(1 + 1) / (120·3) = 14/360
     assert timing.dualpipe_bubble_fraction(16, 120, 1.0, 2.0) == pytest.approx(14 / 360, rel=1e-15)
+    # with a recomputed forward R inside B: W = (B − R)/2 → (p/2 − 1)(F + B/2 + 3R/2)
+    assert timing.dualpipe_bubble_fraction(16, 120, 1.0, 3.0, 1.0) == pytest.approx(7 * 4 / (120 * 4), rel=1e-15)
     # p = 2: no bubble term left (PP/2 − 1 = 0)
     assert timing.dualpipe_bubble_fraction(2, 8, 1.0, 2.0) == 0.0
     # against 1F1B's (p − 1)/m: about a third for B = 2F and large p
@@ -36,21 +38,42 @@ def test_step_bubble_uses_the_stage_forward_and_backward():
     b.update(planner.model_stats.stats(b))
     b.update(planner.memory.stage(b))
     T = timing._terms(b)
-    F, B, m = (float(np.asarray(T[k]).reshape(-1)[0]) for k in ("_t_fwd_mb", "_t_bwd_mb", "_m"))
+    F, B, Rc, m = (float(np.asarray(T[k]).reshape(-1)[0]) for k in ("_t_fwd_mb", "_t_bwd_mb", "_t_rec", "_m"))
+    assert 0 < Rc < B  # the preset recomputes fully: the recomputed forward is inside B
     R = r.results
     work = R["t_compute_s"] + R["t_tp_comm_s"] + R["t_cp_comm_s"] + R["t_ep_comm_s"]
-    assert R["t_pp_bubble_s"] == pytest.approx((16 / 2 - 1) * (F + B / 2) / (m * (F + B)) * work, rel=1e-12)
+    # W = (B − R)/2: (p/2 − 1)(F + B + B − 3(B − R)/2) = (p/2 − 1)(F + B/2 + 3R/2)
+    expected = (16 / 2 - 1) * (F + B / 2 + 1.5 * Rc) / (m * (F + B)) * work
+    assert R["t_pp_bubble_s"] == pytest.approx(expected, rel=1e-12)
+
+
+def _stages(schedule):
+    from planner import batch, memory, model_stats
+    b = batch.from_scenarios([planner.Scenario.model_validate(_ds(schedule))])
+    b.update(model_stats.stats(b))
+    return memory.per_stage(b, 0)
 
 
 def test_memory_two_stages_of_parameters_and_p_plus_1_in_flight():
-    one = planner.evaluate(_ds("1f1b")).results
-    dual = planner.evaluate(_ds("dualpipe")).results
-    # rank 0 (the most loaded): layer parameters ×2, embedding + head on both end ranks
-    assert dual["mem_weights_bytes"] > 1.9 * one["mem_weights_bytes"]
-    assert dual["mem_optimizer_bytes"] > 1.9 * one["mem_optimizer_bytes"]
-    # activations: 1F1B keeps p = 16 micro-batches on rank 0, DualPipe p + 1 = 17
-    full = planner.evaluate(_ds("1f1b")).results["mem_activations_bytes"]
-    assert dual["mem_activations_bytes"] > full
+    """Rank j holds stages j and p−1−j: its weights, gradients and optimizer states are the 1F1B
+    ranks j and p−1−j together (the embedding and head on both end ranks); activations are
+    p + 1 micro-batches of rank j's own layers instead of 1F1B's p − j."""
+    one, dual = _stages("1f1b"), _stages("dualpipe")
+    p = len(one)
+    for j in range(p):
+        for k in ("mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes"):
+            assert dual[j][k] == pytest.approx(one[j][k] + one[p - 1 - j][k], rel=1e-12), (j, k)
+    # In flight: 1F1B min(m, p − j), DualPipe min(m, p + 1) (m = 120 here). Ranks 1..12 hold 4 MoE
+    # layers each (61 layers over 16 stages: 13 of 4, 3 of 3; 3 dense layers on rank 0), so one
+    # micro-batch's activations there are one[1] − one[2], and DualPipe keeps j + 1 more of them.
+    per_mb = one[1]["mem_activations_bytes"] - one[2]["mem_activations_bytes"]
+    assert per_mb > 0
+    for j in range(1, 12):
+        assert dual[j]["mem_activations_bytes"] - one[j]["mem_activations_bytes"] == pytest.approx(
+            (j + 1) * per_mb, rel=1e-9), j
+    # the reverse pipeline's head: logits on both end ranks
+    assert dual[0]["mem_logits_bytes"] == dual[p - 1]["mem_logits_bytes"] == one[p - 1]["mem_logits_bytes"] > 0
+    assert dual[1]["mem_logits_bytes"] == 0.0
 
 
 def test_dualpipe_rules():
@@ -77,3 +100,43 @@ def test_sweep_generates_dualpipe_only_where_valid():
     assert len(dual) and set(dual["pp"]) <= {2, 4}
     m = s.training.global_batch_size // (dual["micro_batch_size"] * dual["dp"])
     assert (m % 2 == 0).all()
+
+
+def test_dualpipe_needs_at_least_two_micro_batches_per_rank_pair():
+    """DeepSeek's reference dualpipe.py asserts num_chunks >= num_ranks * 2."""
+    d = planner.load_preset("llama3-70b-h100-1024").to_json_dict()
+    d["parallelism"].update(schedule="dualpipe", vpp=1, pp=8, dp=None)   # dp = 16
+    d["training"]["global_batch_size"] = 16 * 14                         # m = 14 < 16
+    with pytest.raises(InputError, match="at least 2·pp = 16"):
+        planner.evaluate(d)
+    d["training"]["global_batch_size"] = 16 * 16
+    assert planner.evaluate(d).results["t_pp_bubble_s"] > 0
+
+
+def test_zero3_per_micro_batch_collectives_cover_one_stage():
+    """A DualPipe micro-batch passes through one of the rank's two stages: ZeRO-3 gathers and
+    reduce-scatters per micro-batch carry one stage (as 1F1B); only the optimizer step doubles."""
+    from planner import batch, memory, model_stats
+
+    def terms(schedule):
+        d = planner.load_preset("llama3-70b-h100-1024").to_json_dict()
+        d["parallelism"].update(vpp=1, schedule=schedule, zero_stage=3)
+        b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+        b.update(model_stats.stats(b))
+        b.update(memory.stage(b))
+        T = timing._terms(b)
+        return {k: float(np.asarray(T[k]).reshape(-1)[0]) for k in ("_t_param_ag", "_m", "t_optimizer_s", "_t_dp_total")}
+
+    one, dual = terms("1f1b"), terms("dualpipe")
+    assert dual["_t_param_ag"] == pytest.approx(one["_t_param_ag"], rel=1e-12)
+    assert dual["_t_dp_total"] == pytest.approx(one["_t_dp_total"], rel=1e-12)
+    assert dual["t_optimizer_s"] == pytest.approx(2 * one["t_optimizer_s"], rel=1e-12)
+
+
+def test_cli_sweep_schedules_option():
+    from test_cli import run
+    rc, out, err = run("sweep", "--preset", "llama3-70b-h100-1024", "--schedules", "1f1b,dualpipe", "--top", "5",
+                       "--format", "json")
+    assert rc == 0, err
+    rc, _, err = run("sweep", "--preset", "llama3-70b-h100-1024", "--schedules", "dual")
+    assert rc == 2 and "--schedules 'dual'" in err and "dualpipe" in err

@@ -9,9 +9,11 @@ being recomputed; the recomputed forward adds ``n_rc / n`` of a forward pass.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import planner
+from planner import timing
 from planner.schema import InputError
 
 
@@ -94,3 +96,40 @@ def test_export_and_link():
     assert params["rcl"] == "8"
     back, warnings = share.params_to_scenario(params)
     assert not warnings and back["parallelism"]["recompute_layers"] == 8
+
+
+def test_each_stage_recomputes_its_own_share_on_uneven_splits():
+    """DeepSeek-V3 (61 layers, pp 16, uneven: first 13 stages 4 layers, last 3 stages 3 layers) with
+    N = 3: the first stage recomputes 3 of 4 layers, the last all of its 3; the step is paced by
+    the slower stage, so its compute equals full recompute's when the last stage paces it."""
+    d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    d["parallelism"].update(schedule="1f1b", recompute="full", recompute_layers=3)
+    n3 = planner.evaluate(d).results
+    d["parallelism"]["recompute_layers"] = None
+    full = planner.evaluate(d).results
+    assert n3["t_compute_s"] <= full["t_compute_s"]
+    from planner import batch, memory, model_stats
+    d["parallelism"]["recompute_layers"] = 3
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    b.update(memory.stage(b))
+    T = timing._terms(b)
+    # the last stage (3 layers + the output head) paces this step, and it recomputes all 3
+    assert float(np.asarray(T["_layers_stage"]).reshape(-1)[0]) == 3.0
+    assert n3["t_compute_s"] == pytest.approx(full["t_compute_s"], rel=1e-12)
+
+
+def test_moe_leading_dense_layers_are_the_recomputed_ones():
+    """Megatron's block method recomputes the first N layers of a chunk: on DeepSeek-V3's rank 0
+    (3 dense + 1 MoE layer) N = 1 recomputes a dense layer and keeps 2 dense and the MoE layer
+    whole: 16 micro-batches in flight × (K + 2·W_dense + W_moe) + the working-set extra."""
+    from planner import batch, memory, model_stats
+    d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    d["parallelism"].update(schedule="1f1b", recompute="full", recompute_layers=1)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    cm = memory._common(b)
+    g = {k: float(np.ravel(cm[k])[0]) for k in ("full_keep", "work_dense", "work_moe", "rec_extra")}
+    rank0 = memory.per_stage(b, 0)[0]["mem_activations_bytes"]
+    expected = 16 * (g["full_keep"] + 2 * g["work_dense"] + g["work_moe"]) + g["rec_extra"]
+    assert rank0 == pytest.approx(expected, rel=1e-12)

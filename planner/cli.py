@@ -339,21 +339,17 @@ def cmd_sweep(args) -> int:
         raise UsageError([f"--gpus {args.gpus}: allowed 1 to 10,000,000"])
     if not 1 <= args.top <= 1_000_000:
         raise UsageError([f"--top {args.top}: allowed 1 to 1,000,000"])
+    from .batch import RECOMPUTE, SCHEDULES
+
     space = {}
-    if args.recompute is not None:
-        from .batch import RECOMPUTE
-        modes = tuple(x.strip() for x in args.recompute.split(",") if x.strip())
-        bad = [x for x in modes if x not in RECOMPUTE]
-        if bad or not modes:
-            raise UsageError([f"--recompute {args.recompute!r}: a comma-separated list of {', '.join(RECOMPUTE)}"])
-        space["recompute"] = modes
-    if args.schedules is not None:
-        from .batch import SCHEDULES
-        scheds = tuple(x.strip() for x in args.schedules.split(",") if x.strip())
-        bad = [x for x in scheds if x not in SCHEDULES]
-        if bad or not scheds:
-            raise UsageError([f"--schedules {args.schedules!r}: a comma-separated list of {', '.join(SCHEDULES)}"])
-        space["schedules"] = scheds
+    for opt, allowed in (("recompute", RECOMPUTE), ("schedules", SCHEDULES)):
+        text = getattr(args, opt)
+        if text is None:
+            continue
+        vals = tuple(x.strip() for x in text.split(",") if x.strip())
+        if not vals or any(x not in allowed for x in vals):
+            raise UsageError([f"--{opt} {text!r}: a comma-separated list of {', '.join(allowed)}"])
+        space[opt] = vals
     if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
         sys.stderr.write(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept\n")

@@ -875,10 +875,10 @@ def render_io(sj: dict, results: dict | None) -> None:
             df = pd.DataFrame([{k: v for k, v in results.items()}])
             st.download_button("Results as CSV", df.to_csv(index=False), file_name="results.csv",
                                mime="text/csv", key="dl_csv")
-            from planner.export import megatron_args, torchtitan_toml
+            from planner.export import deepspeed_config, megatron_args, torchtitan_toml
 
             try:
-                meg, tt = megatron_args(sj), torchtitan_toml(sj)
+                meg, tt, ds = megatron_args(sj), torchtitan_toml(sj), deepspeed_config(sj)
             except Exception as e:  # noqa: BLE001 - an invalid scenario has its error on the page
                 st.caption(f"Launch configurations need a valid scenario ({e}).")
             else:
@@ -889,6 +889,10 @@ def render_io(sj: dict, results: dict | None) -> None:
                 st.download_button("TorchTitan job TOML", tt.text, file_name="torchtitan.toml",
                                    mime="application/toml", key="dl_tt",
                                    help="The same for TorchTitan; its notes are '# note:' lines.")
+                st.download_button("DeepSpeed config JSON", ds.text, file_name="ds_config.json",
+                                   mime="application/json", key="dl_ds",
+                                   help="Batch, precision, ZeRO, offload and MiCS for DeepSpeed; the split and "
+                                   "recompute are set in the model code: " + " ".join(ds.notes))
         st.file_uploader("Import scenario JSON", type=["json"], key="w_upload", on_change=_on_upload)
         if "_upload_error" in st.session_state:
             st.error(st.session_state["_upload_error"])

@@ -321,11 +321,14 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import megatron_args, torchtitan_toml
+    from .export import deepspeed_config, megatron_args, torchtitan_toml
 
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
-    out = (megatron_args if args.to == "megatron" else torchtitan_toml)(s)
+    out = {"megatron": megatron_args, "torchtitan": torchtitan_toml, "deepspeed": deepspeed_config}[args.to](s)
     sys.stdout.write(out.text)
+    if args.to == "deepspeed":  # JSON has no comments: the notes go to stderr
+        for n in out.notes:
+            sys.stderr.write(f"note: {n}\n")
     return 0
 
 
@@ -483,10 +486,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=0)
     sp.set_defaults(func=cmd_simulate)
 
-    sp = sub.add_parser("export", help="the scenario as Megatron-LM arguments or a TorchTitan TOML")
+    sp = sub.add_parser("export", help="the scenario as Megatron-LM arguments, a TorchTitan TOML or a DeepSpeed JSON")
     scenario_args(sp, formats=False)
-    sp.add_argument("--to", choices=["megatron", "torchtitan"], default="megatron",
-                    help="megatron: command-line arguments; torchtitan: a job TOML (notes as # comments)")
+    sp.add_argument("--to", choices=["megatron", "torchtitan", "deepspeed"], default="megatron",
+                    help="megatron: command-line arguments; torchtitan: a job TOML (notes as # comments); "
+                         "deepspeed: a config JSON (notes on stderr)")
     sp.set_defaults(func=cmd_export)
 
     sp = sub.add_parser("presets", help="list presets")

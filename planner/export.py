@@ -1,4 +1,5 @@
-"""A scenario as a launch configuration: Megatron-LM arguments or a TorchTitan TOML.
+"""A scenario as a launch configuration: Megatron-LM arguments, a TorchTitan TOML or a
+DeepSpeed config JSON.
 
 Users of planners ask for the chosen split as something they can run (the George614 web
 calculator exports DeepSpeed configs; ``../shared/reference/anchors.md`` §8, theme 4). These
@@ -382,3 +383,75 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if opt is not None:
         L.append(f"selective_ac_option = {_toml_str(opt)}")
     return Export("\n".join(L) + "\n", notes)
+
+
+def deepspeed_config(scenario: Scenario | dict) -> Export:
+    """A DeepSpeed config JSON for a scenario (batch, precision, ZeRO, offload, MiCS).
+
+    Parameters
+    ----------
+    scenario : a :class:`Scenario` or its JSON dict (validated; :class:`InputError` when bad).
+
+    Returns
+    -------
+    Export : ``text`` — the JSON (DeepSpeed's config has no comments); ``notes`` — what the
+        config cannot carry: TP, PP, CP, EP and recompute are set by the model code
+        (Megatron-DeepSpeed flags, ``PipelineModule``, DeepSpeed-Ulysses, ``deepspeed.moe``,
+        ``deepspeed.checkpointing``), not by this file.
+
+    Keys (DeepSpeed ``runtime/config.py`` ``_initialize_params`` and ``runtime/zero/config.py`` /
+    ``offload_config.py``, recorded in ``tests/data/framework_flags.json``):
+    ``train_batch_size`` = global batch, ``train_micro_batch_size_per_gpu`` = micro-batch,
+    ``gradient_accumulation_steps`` = micro-batches per DP rank and step (DeepSpeed checks
+    train_batch_size = micro × accumulation × DP size); ``bf16`` / ``fp16``; ``zero_optimization``
+    with ``stage``, ``overlap_comm``, ``contiguous_gradients``, ``offload_optimizer`` (``cpu`` /
+    ``nvme``), ``mics_shard_size`` for ZeRO-3 hybrid sharding; ``communication_data_type``.
+    """
+    import json
+
+    s = validate_scenario(scenario)
+    p, t = s.parallelism, s.training
+    notes: list[str] = []
+    m = t.global_batch_size // (t.micro_batch_size * p.dp)
+    cfg: dict = {"train_batch_size": t.global_batch_size, "train_micro_batch_size_per_gpu": t.micro_batch_size,
+                 "gradient_accumulation_steps": m}
+    if t.precision in ("bf16", "fp8", "fp4"):
+        cfg["bf16"] = {"enabled": True}
+    elif t.precision == "fp16":
+        cfg["fp16"] = {"enabled": True}
+    if t.precision in ("fp8", "fp4"):
+        notes.append(f"{t.precision} GEMMs come from Transformer Engine in the model code, not from this file "
+                     "(bf16 is enabled here).")
+    zero: dict = {"stage": p.zero_stage, "overlap_comm": True, "contiguous_gradients": True}
+    if p.offload_optimizer != "none":
+        off: dict = {"device": p.offload_optimizer, "pin_memory": True}
+        if p.offload_optimizer == "nvme":
+            off["nvme_path"] = "/local_nvme"
+            notes.append("offload_optimizer.nvme_path is a placeholder: set your local NVMe mount.")
+        zero["offload_optimizer"] = off
+        if not (p.offload_master_weights and p.offload_grads):
+            notes.append("DeepSpeed's optimizer offload moves the fp32 master weights and gradients with the "
+                         "optimizer states; the planner's scenario keeps some of them on the GPU.")
+    if p.dp_shard is not None and p.dp_shard < p.dp:
+        if p.zero_stage == 3:
+            zero["mics_shard_size"] = p.dp_shard * p.cp
+        else:
+            notes.append(f"hybrid sharding (dp_shard = {p.dp_shard}) with ZeRO-{p.zero_stage}: DeepSpeed shards "
+                         "ZeRO-1/2 over all DP ranks; not written.")
+    cfg["zero_optimization"] = zero
+    cfg["communication_data_type"] = "bf16" if t.grad_dtype == "bf16" else "fp32"
+    split = []
+    if p.tp > 1:
+        split.append(f"TP {p.tp} (Megatron-DeepSpeed --tensor-model-parallel-size)")
+    if p.pp > 1:
+        split.append(f"PP {p.pp} (PipelineModule(num_stages={p.pp}); schedule {p.schedule})")
+    if p.cp > 1:
+        split.append(f"CP {p.cp} (DeepSpeed-Ulysses sequence parallelism)")
+    if p.ep > 1:
+        split.append(f"EP {p.ep} (deepspeed.moe ep_size)")
+    if split:
+        notes.append("set in the model code, not in this file: " + "; ".join(split) + ".")
+    if p.recompute != "none":
+        notes.append(f"recompute '{p.recompute}': set in the model code (deepspeed.checkpointing or "
+                     "Megatron-DeepSpeed --checkpoint-activations), not in this file.")
+    return Export(json.dumps(cfg, indent=2) + "\n", notes)

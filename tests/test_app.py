@@ -585,7 +585,7 @@ _STAGE_REST = {
 }
 _STAGE_TIERS = {"w_ck_local_nvme": 30.0, "w_ckr_local_nvme": 1, "w_ck_object_store": 240.0,
                 "w_ckr_object_store": 2}
-_NOT_INPUTS = {"dl_json", "dl_csv", "dl_meg", "dl_tt", "w_upload", "w_hf"}  # file uploaders and downloads: not scenario inputs
+_NOT_INPUTS = {"dl_json", "dl_csv", "dl_meg", "dl_tt", "dl_ds", "w_upload", "w_hf"}  # file uploaders and downloads: not scenario inputs
 
 
 def _sidebar_values(at) -> dict:

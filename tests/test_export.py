@@ -155,3 +155,34 @@ def test_torchtitan_flavor_is_found_by_architecture_and_vpp_is_noted():
 def test_export_has_no_format_option():
     rc, _, err = _run("export", "--preset", "default", "--format", "json")
     assert rc == 2 and "unrecognized arguments: --format" in err
+
+
+def _keys_ok(obj, spec, path=""):
+    for k, v in obj.items():
+        assert k in spec, f"{path}{k} is not a verified DeepSpeed key"
+        if isinstance(v, dict):
+            _keys_ok(v, spec[k], f"{path}{k}.")
+
+
+@pytest.mark.parametrize("pid", PRESETS)
+def test_deepspeed_config_has_verified_keys_and_a_consistent_batch(pid):
+    from planner.export import deepspeed_config
+    s = planner.load_preset(pid)
+    cfg = json.loads(deepspeed_config(s).text)
+    _keys_ok(cfg, FLAGS["deepspeed"]["keys"])
+    # DeepSpeed's own check: train_batch_size = micro-batch × accumulation × DP size
+    assert cfg["train_batch_size"] == cfg["train_micro_batch_size_per_gpu"] * cfg["gradient_accumulation_steps"] * s.parallelism.dp
+    assert cfg["zero_optimization"]["stage"] == s.parallelism.zero_stage
+
+
+def test_deepspeed_offload_mics_and_notes():
+    from planner.export import deepspeed_config
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(zero_stage=3, dp_shard=8, offload_optimizer="nvme", dp=None)
+    ex = deepspeed_config(d)
+    z = json.loads(ex.text)["zero_optimization"]
+    assert z["mics_shard_size"] == 8 * 2  # dp_shard · cp
+    assert z["offload_optimizer"]["device"] == "nvme" and "nvme_path" in z["offload_optimizer"]
+    assert any("CP 2" in n for n in ex.notes) and any("placeholder" in n for n in ex.notes)
+    rc, out, err = _run("export", "--preset", "llama3-8b-h100-64", "--to", "deepspeed")
+    assert rc == 0 and json.loads(out)["gradient_accumulation_steps"] == 16 and "note:" in err

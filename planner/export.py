@@ -152,8 +152,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     if p.vpp > 1:
         arg("--num-virtual-stages-per-pipeline-rank", p.vpp)
     if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
-        notes.append("uneven layer split: the planner gives the first stages one extra layer; Megatron's "
-                     "--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers place them.")
+        notes.append(f"uneven layer split: the planner gives the first {m.n_layers % (p.pp * p.vpp)} of "
+                     f"{p.pp * p.vpp} stages one extra layer; Megatron's first / last-stage layer counts cannot "
+                     "express that: write the layout with --pipeline-model-parallel-layout (not written).")
     arg("--context-parallel-size", p.cp)
     if p.ep > 1:
         arg("--expert-model-parallel-size", p.ep)
@@ -172,8 +173,8 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--data-parallel-sharding-strategy", "optim_grads" if p.zero_stage == 2 else "optim_grads_params")
         arg("--ckpt-format", "fsdp_dtensor")
         if hsdp:
-            notes.append(f"hybrid sharding (dp_shard = {p.dp_shard}) is not written for Megatron-FSDP: it shards "
-                         "over all DP ranks.")
+            notes.append(f"hybrid sharding (dp_shard = {p.dp_shard}) is not written for Megatron-FSDP: set it the "
+                         "way your Megatron version does (not checked here).")
     arg("--overlap-grad-reduce")
     if p.zero_stage >= 1:
         arg("--overlap-param-gather")
@@ -199,7 +200,10 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     if p.ep_comm_overlap or p.ep_dispatch_fp8:
         notes.append("EP all-to-all overlap / FP8 dispatch are recipe options of the Megatron version at hand: "
                      "not written.")
-    if p.offload_optimizer == "cpu":
+    if p.offload_optimizer == "cpu" and p.zero_stage == 0:
+        notes.append("optimizer CPU offload: Megatron's precision-aware optimizer it needs runs only with the "
+                     "distributed optimizer (ZeRO-1); not written for ZeRO-0.")
+    elif p.offload_optimizer == "cpu":
         arg("--optimizer-cpu-offload")
         arg("--use-precision-aware-optimizer")
     elif p.offload_optimizer == "nvme":
@@ -300,14 +304,21 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if match is not None:
         name, flavor = match
     else:
-        name = "deepseek_v3" if m.mla is not None else ("llama3" if m.moe is None else "CHOOSE")
+        llama_like = m.gated_mlp and m.norm == "rmsnorm" and not m.learned_pos_embeddings
+        name = "deepseek_v3" if m.mla is not None else ("llama3" if m.moe is None and llama_like else "CHOOSE")
         flavor = "custom"
         notes.append(f"'{m.name}' has none of the architectures of the TorchTitan flavors the planner knows "
                      "(Llama 3 8B/70B/405B, DeepSeek-V3): register it as a flavor of "
                      + ({"llama3": "the llama3 model", "deepseek_v3": "the deepseek_v3 model"}.get(name,
-                        "a TorchTitan MoE model") + " and set [model] name / flavor."))
+                        "a TorchTitan MoE model" if m.moe is not None else
+                        "a TorchTitan model that has its LayerNorm / plain MLP / positions (llama3 has not)")
+                        + " and set [model] name / flavor."))
     if p.zero_stage == 0:
         shard, rep = 1, p.dp
+        if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
+            notes.append("ZeRO-0 is written as pure data-parallel replication (DDP): TorchTitan combines TP / PP / "
+                         "CP / EP with FSDP (its expert parallelism must fit in data_parallel_shard_degree × cp); "
+                         "use ZeRO ≥ 1 for this split.")
     else:
         shard = p.dp_shard or p.dp
         rep = p.dp // shard
@@ -332,8 +343,11 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         notes.append("FP8: [model] converters = [\"float8\"] is written; choose [float8] recipe_name "
                      "(tensorwise / rowwise) yourself.")
     elif t.precision not in ("bf16", "fp32"):
-        notes.append(f"precision '{t.precision}': not written (TorchTitan trains in bf16 or fp32 parameters, "
-                     "FP8 through float8 converters).")
+        notes.append(f"precision '{t.precision}': TorchTitan's parameters are bfloat16 or float32 "
+                     "(FP8 through float8 converters): bfloat16 written.")
+    if t.grad_dtype == "bf16":
+        notes.append("bf16 gradient reduction: TorchTitan (at this commit) reduces in float32 only "
+                     "(mixed_precision_reduce); float32 written.")
     if p.offload_optimizer != "none" or p.offload_activations:
         notes.append("offload: TorchTitan's training.enable_cpu_offload offloads FSDP parameters, gradients and "
                      "optimizer states together; set it yourself if that is what you plan.")
@@ -341,8 +355,9 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         notes.append("TP overlap: TorchTitan's parallelism.enable_async_tensor_parallel (needs compile); "
                      "set it yourself.")
     if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
-        notes.append("uneven layer split: set pipeline_parallel_first_stage_less_layers / "
-                     "pipeline_parallel_last_stage_less_layers to match.")
+        notes.append(f"uneven layer split (the first {m.n_layers % (p.pp * p.vpp)} stages one layer more): "
+                     "TorchTitan's first / last-stage options cannot express it; set module_fqns_per_model_part "
+                     "(not written).")
     if p.vpp > 1:
         notes.append(f"interleaved with {p.vpp} virtual stages per rank: set pipeline_parallel_layers_per_stage "
                      f"(TorchTitan cuts stages by layer count; {m.n_layers} layers over pp·vpp = {p.pp * p.vpp} "
@@ -423,7 +438,15 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         notes.append(f"{t.precision} GEMMs come from Transformer Engine in the model code, not from this file "
                      "(bf16 is enabled here).")
     zero: dict = {"stage": p.zero_stage, "overlap_comm": True, "contiguous_gradients": True}
-    if p.offload_optimizer != "none":
+    if p.pp > 1 and p.zero_stage >= 2:
+        notes.append(f"ZeRO-{p.zero_stage} with PP {p.pp}: DeepSpeed's pipeline engine refuses ZeRO-2/3 with "
+                     "pipeline parallelism (use ZeRO-1, or Megatron-DeepSpeed's own pipeline).")
+    if p.offload_optimizer != "none" and p.zero_stage == 0:
+        notes.append("optimizer offload needs ZeRO ≥ 1 in DeepSpeed: not written for ZeRO-0.")
+    elif p.offload_optimizer == "nvme" and p.zero_stage < 3:
+        notes.append("NVMe optimizer offload is ZeRO-Infinity in DeepSpeed (stage 3): written, but DeepSpeed "
+                     f"will refuse it with ZeRO-{p.zero_stage}.")
+    if p.offload_optimizer != "none" and p.zero_stage >= 1:
         off: dict = {"device": p.offload_optimizer, "pin_memory": True}
         if p.offload_optimizer == "nvme":
             off["nvme_path"] = "/local_nvme"

@@ -613,7 +613,10 @@ def _common(b: Batch) -> dict:
         # what no recompute keeps; rc_layers = 0 on every other row
         rc_layers=(F("recompute_layers") * is_full if "recompute_layers" in b
                    and _any(np.asarray(b["recompute_layers"]) > 0) else None),
-        work_dense=work_dense, work_moe=work_moe if any_moe else None,
+        # what a layer that is not recomputed keeps: the no-recompute activations, i.e. with the
+        # score matrix when flash attention is off (work_* drop it on recompute rows)
+        work_dense=work_dense + sb * core_w / t,
+        work_moe=(work_moe + sb * core_w / t) if any_moe else None,
         full_keep=full_keep, rec_extra=rec_extra,
         logits=_sel(G("ce_eager"), LOGITS_BYTES_EAGER, LOGITS_BYTES) * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,

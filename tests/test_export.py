@@ -186,3 +186,22 @@ def test_deepspeed_offload_mics_and_notes():
     assert any("CP 2" in n for n in ex.notes) and any("placeholder" in n for n in ex.notes)
     rc, out, err = _run("export", "--preset", "llama3-8b-h100-64", "--to", "deepspeed")
     assert rc == 0 and json.loads(out)["gradient_accumulation_steps"] == 16 and "note:" in err
+
+
+def test_exports_never_write_what_the_framework_refuses_without_saying_so():
+    from planner.export import deepspeed_config
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(zero_stage=0, offload_optimizer="cpu")
+    ex = megatron_args(d)  # Megatron's precision-aware optimizer needs the distributed optimizer
+    assert "--optimizer-cpu-offload" not in ex.text and any("ZeRO-0" in n for n in ex.notes)
+    ds = deepspeed_config(d)
+    assert "offload_optimizer" not in json.loads(ds.text)["zero_optimization"]
+    assert any("needs ZeRO" in n for n in ds.notes)
+    d = planner.load_preset("llama3-70b-h100-1024").to_json_dict()
+    d["parallelism"]["zero_stage"] = 3  # DeepSpeed's PipelineEngine refuses ZeRO-2/3 with PP
+    assert any("refuses ZeRO-2/3" in n for n in deepspeed_config(d).notes)
+    gpt3 = torchtitan_toml(planner.load_preset("gpt3-175b-a100-1024"))
+    assert tomllib.loads(gpt3.text)["model"]["name"] == "CHOOSE"  # LayerNorm / GELU / learned positions
+    assert any("ZeRO-0 is written as pure data-parallel" in n for n in gpt3.notes)
+    qwen = torchtitan_toml(planner.load_preset("qwen3-235b-gb200-256"))
+    assert any("float32 only" in n for n in qwen.notes)

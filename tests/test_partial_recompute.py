@@ -133,3 +133,18 @@ def test_moe_leading_dense_layers_are_the_recomputed_ones():
     rank0 = memory.per_stage(b, 0)[0]["mem_activations_bytes"]
     expected = 16 * (g["full_keep"] + 2 * g["work_dense"] + g["work_moe"]) + g["rec_extra"]
     assert rank0 == pytest.approx(expected, rel=1e-12)
+
+
+def test_without_flash_the_layers_not_recomputed_keep_their_scores():
+    """GPT-3 175B preset (flash attention off, 12 layers per stage): the kept layers store what no
+    recompute stores, score matrix included, so memory is linear in N between none (N = 0) and
+    full (N = 12), and N = 1 keeps more than selective recompute (which drops every layer's scores)."""
+    def act(rc, n=None):
+        d = planner.load_preset("gpt3-175b-a100-1024").to_json_dict()
+        d["parallelism"].update(recompute=rc, recompute_layers=n)
+        return planner.evaluate(d).results["mem_activations_bytes"]
+
+    a1, a6, a12 = act("full", 1), act("full", 6), act("full", 12)
+    assert (a1 - a6) / (a6 - a12) == pytest.approx(5 / 6, rel=1e-12)
+    assert a12 == pytest.approx(act("full"), rel=1e-12)
+    assert a1 > act("selective")

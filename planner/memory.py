@@ -751,7 +751,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         "mem_comm_buffers_bytes": comm, "mem_zero3_prefetch_bytes": prefetch,
         "mem_fragmentation_bytes": frag, "mem_buffers_bytes": buffers,
         "mem_total_bytes": frag_base + frag, "host_bytes_per_gpu": host,
-        "_core_bytes": rest,
+        "_core_bytes": rest, "_inflight": inflight,
     }
 
 
@@ -843,6 +843,7 @@ def stage(b: Batch) -> Batch:
     usable = _u(b, "hbm_usable_bytes")
     total = out["mem_total_bytes"]
     core = out.pop("_core_bytes")
+    out.pop("_inflight")
     out.pop("host_bytes_per_gpu")
     host_node = _u(b, "gpus_per_node") * host_gpu
     fits = total <= usable
@@ -872,6 +873,7 @@ def per_stage(out: Batch, i: int) -> list[dict]:
     p = int(row["pp"][0])
     parts = _stage_parts(cm, np.arange(p, dtype=np.float64))
     parts.pop("_core_bytes")
+    parts.pop("_inflight")
     cols = {k: np.broadcast_to(v, (p,)) for k, v in parts.items()}
     return [{"stage": j, **{k: float(cols[k][j]) for k in cols}} for j in range(p)]
 
@@ -899,16 +901,7 @@ def explain(row: dict) -> dict[str, str]:
     layers = float(layers_on_rank(g["L"], p, g["v"], j))
     dualpipe = SCHEDULES[int(row["schedule"])] == "dualpipe"
     end_rank = j in (0, p - 1)
-    # micro-batches in flight on rank j (as _stage_parts)
-    m_ = g["m"]
-    if dualpipe:
-        inflight = min(m_, p + 1.0)
-    elif SCHEDULES[int(row["schedule"])] == "gpipe":
-        inflight = m_
-    elif SCHEDULES[int(row["schedule"])] == "interleaved" and g["v"] > 1:
-        inflight = min(m_ * g["v"], (p - j) * 2.0 + (g["v"] - 1.0) * p - 1.0) / g["v"]
-    else:
-        inflight = min(m_, p - j)
+    inflight = parts["_inflight"]  # micro-batches in flight on rank j
     # parameters on this rank before DP sharding, recovered for display
     n_par = w / g["wb"] * g["shard_w"] if g["wb"] else float("nan")
     st = f"stage {j} of {p}"

@@ -29,7 +29,9 @@ Parallelism
 Hardware (system + accelerator, overrides applied)
     n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
     peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
-    dense peak: the MFU denominator), hbm_bytes, hbm_usable_bytes, hbm_bw_bytes_per_s,
+    dense peak: the MFU denominator), mamf_frac_16bit / mamf_frac_gemm (the part's own MAMF over
+    its peak, 16-bit and at the GEMM precision; 0 = the family's fraction), hbm_bytes,
+    hbm_usable_bytes, hbm_bw_bytes_per_s,
     scaleup_bw_bytes_per_s, nic_bw_per_gpu_bytes_per_s, host_link_bw_bytes_per_s,
     host_link_c2c (bool), host_memory_bytes (per node), host_memory_bw_bytes_per_s (per node),
     local_nvme_bytes, local_nvme_write_bw_bytes_per_s, local_nvme_read_bw_bytes_per_s (per node),
@@ -83,6 +85,14 @@ BOOL_COLUMNS = {
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
+
+
+def _mamf_frac(acc, precision: str) -> float:
+    """The part's own MAMF over its peak at ``precision``; 0 where the catalogue gives none
+    (the timing stage then uses the family's fraction)."""
+    own = (acc.mamf_flop_per_s or {}).get(precision)
+    peak = acc.peak_flop_per_s.get(precision)
+    return float(own / peak) if own and peak else 0.0
 
 
 def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
@@ -170,6 +180,8 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "hbm_usable_bytes": ov.hbm_usable_bytes or acc.hbm_usable_bytes,
         "hbm_bw_bytes_per_s": acc.hbm_bw_bytes_per_s,
         "attn_dhead_knee": acc.attention_dhead_knee or 0.0,
+        "mamf_frac_16bit": _mamf_frac(acc, "bf16" if "bf16" in peaks else "fp16"),
+        "mamf_frac_gemm": _mamf_frac(acc, t.precision),
         "scaleup_bw_bytes_per_s": acc.scaleup_bw_bytes_per_s,
         "nic_bw_per_gpu_bytes_per_s": ov.nic_bw_per_gpu_bytes_per_s or system.nic_bw_per_gpu_bytes_per_s,
         "host_link_bw_bytes_per_s": acc.host_link_bw_bytes_per_s,

@@ -102,6 +102,13 @@ class Accelerator(_Sourced):
     tdp_w: PosFloat
     price_per_gpu_hour_usd: PosFloat
     price_date: str
+    mamf_flop_per_s: dict[Precision, PosFloat] | None = Field(
+        None,
+        description="Maximum achievable matmul FLOP/s of this part by precision (stas00's MAMF: the best "
+        "large GEMM measured, or derived from a measured part of the same die by the power rule "
+        "planner.timing.MAMF_POWER_EXPONENT); replaces the family's MAMF fraction for this part. None = "
+        "the family's fraction (hardware/calibration.json mamf_frac).",
+    )
     attention_dhead_knee: PosFloat | None = Field(
         None,
         description="Flash-attention head-dimension knee: the head dim at which one score element's "
@@ -118,6 +125,12 @@ class Accelerator(_Sourced):
             )
         if "bf16" not in self.peak_flop_per_s and "fp16" not in self.peak_flop_per_s:
             raise ValueError("peak_flop_per_s needs a 'bf16' or 'fp16' entry")
+        for prec, v in (self.mamf_flop_per_s or {}).items():
+            peak = self.peak_flop_per_s.get(prec)
+            if peak is None:
+                raise ValueError(f"mamf_flop_per_s has '{prec}' but peak_flop_per_s has no '{prec}' entry")
+            if v > peak:
+                raise ValueError(f"mamf_flop_per_s['{prec}'] = {v:g} exceeds the peak {peak:g}")
         return self
 
 

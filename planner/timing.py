@@ -17,7 +17,9 @@ the pace; everything is per GPU of that stage:
   output head) at ``eff = eff_max · I / (I + k·R)``, ``I`` = arithmetic intensity
   ``2MKN / (bytes·(MK+KN+MN))`` [FLOP/byte], ``R`` = peak / HBM bandwidth (the roofline ridge):
   a Calculon-style size-dependent efficiency (Isaev et al. SC'23) whose knee sits at the
-  roofline; ``eff_max`` = MAMF fraction of the family (hardware.md §6a) × a fitted scale.
+  roofline; ``eff_max`` = MAMF fraction × a fitted scale, the fraction being the part's own
+  (``mamf_flop_per_s`` of hardware/accelerators.json: measured, hardware.md §6a, or derived by
+  the power rule :func:`mamf_at_power`) where the catalogue gives one, else its family's.
   Attention core with flash attention: causal half of the full-count FLOPs at
   ``attn_eff_rel · eff_max · d_h/(d_h + knee)`` (knee = exp vs matmul throughput of the
   family: 32 on A100, 64 on H100, 128 on Blackwell, :data:`ATTN_DHEAD_KNEE`; an accelerator's
@@ -183,6 +185,35 @@ EP_DISPATCH_SHARE = 0.5
 #: least"); not fitted (calibration.csv holds no MoE run).
 MOE_HOST_S_PER_LOCAL_EXPERT = 0.18e-3
 
+#: Power rule for a part's maximum achievable matmul FLOP/s (MAMF) at another power limit, the
+#: same die: ``MAMF(P) = MAMF(P_ref) · (P / P_ref)^κ``. κ from the two same-die pairs of the
+#: MAMF table (stas-accel, ../shared/reference/hardware.md §6a): GB200 at 1,200 W 1,822 TF vs
+#: B200 at 1,000 W 1,745 TF → κ = ln(1822/1745) / ln(1.2) = 0.237; A100 PCIe 252.9 TF vs A100
+#: SXM (400 W) 271.2 TF gives 0.243 if that PCIe card is the 300 W one (its power is not
+#: stated). A fitted exponent of two measured pairs, not a clock model (U). Used to derive the
+#: catalogue's ``mamf_flop_per_s`` of a part with no measurement: the 500 W H100 of TorchTitan's
+#: hosts (from H100 SXM at 700 W) and GB300 (from B300 at 1,100 W); tests check the data against
+#: :func:`mamf_at_power`.
+MAMF_POWER_EXPONENT = 0.237
+
+
+def _eff_max_origin(r: dict) -> str:
+    """Where a row's GEMM eff_max comes from, for the explain string."""
+    low = r.get("precision") in (PRECISIONS.index("fp8"), PRECISIONS.index("fp4")) and (
+        r.get("peak_flop_per_s", 0.0) > 1.01 * r.get("peak_16bit_flop_per_s", 0.0))
+    own = r.get("mamf_frac_gemm" if low else "mamf_frac_16bit") or 0.0
+    if own > 0:
+        return f"the part's own MAMF {own:.3f} of peak × the fitted scale"
+    return "the family's MAMF fraction × the fitted scale"
+
+
+def mamf_at_power(mamf_ref_flop_per_s, power_ref_w, power_w):
+    """MAMF of the same die at another power limit [FLOP/s]: ``MAMF_ref · (P / P_ref)^κ``,
+    κ = :data:`MAMF_POWER_EXPONENT` (derivation there). Broadcasts; inputs > 0."""
+    return np.asarray(mamf_ref_flop_per_s, dtype=np.float64) * (
+        np.asarray(power_w, dtype=np.float64) / np.asarray(power_ref_w, dtype=np.float64)) ** MAMF_POWER_EXPONENT
+
+
 _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
 _FP32 = PRECISIONS.index("fp32")
@@ -207,17 +238,21 @@ def _calibration() -> dict:
     return load_calibration()
 
 
+def _family_scales(C: dict):
+    """Per-family arrays (index = FAMILIES code) of the fitted GEMM-efficiency scale, 16-bit and FP8."""
+    sc = C["gemm_eff_scale"]
+    s16 = np.array([sc.get(f"{fam}_16bit", sc["default"]) for fam in FAMILIES])
+    s8 = np.array([sc.get(f"{fam}_fp8", sc.get(f"{fam}_16bit", sc["default"])) for fam in FAMILIES])
+    return s16, s8
+
+
 def _family_tables(C: dict):
     """Per-family arrays (index = FAMILIES code) of eff_max for 16-bit and FP8 GEMMs."""
     mamf = C["mamf_frac"]
-    sc = C["gemm_eff_scale"]
-    e16 = np.empty(len(FAMILIES))
-    e8 = np.empty(len(FAMILIES))
-    for i, fam in enumerate(FAMILIES):
-        m = mamf.get(fam, mamf["other"])
-        e16[i] = m["16bit"] * sc.get(f"{fam}_16bit", sc["default"])
-        e8[i] = m["fp8"] * sc.get(f"{fam}_fp8", sc.get(f"{fam}_16bit", sc["default"]))
-    return np.minimum(e16, 1.0), np.minimum(e8, 1.0)
+    s16, s8 = _family_scales(C)
+    m16 = np.array([mamf.get(fam, mamf["other"])["16bit"] for fam in FAMILIES])
+    m8 = np.array([mamf.get(fam, mamf["other"])["fp8"] for fam in FAMILIES])
+    return np.minimum(m16 * s16, 1.0), np.minimum(m8 * s8, 1.0)
 
 
 def gemm_efficiency(M, K, N, eff_max, peak_flop_per_s, hbm_bw_bytes_per_s, bytes_per_elem, ridge_mult):
@@ -290,6 +325,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
+    "mamf_frac_16bit", "mamf_frac_gemm",
 )
 
 
@@ -306,6 +342,11 @@ class _Consts:
         #: eff_max by ``family + n_families · low_precision_unit`` (16-bit table, then FP8/FP4).
         self.eff_gemm_tab = np.concatenate([e16, e8])
         self.eff16_tab = e16
+        #: fitted scales by ``family`` (16-bit) and ``family + n_families`` (FP8/FP4): a part's own
+        #: MAMF fraction (``mamf_frac_*`` columns) is multiplied by them in place of the family's
+        s16, s8 = _family_scales(C)
+        self.scale_tab = np.concatenate([s16, s8])
+        self.attn_eff_rel = C["attn_eff_rel"]
         self.n_fam = nf
         self.attn_max_tab = np.minimum(C["attn_eff_rel"] * e16, 1.0)
         self.knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT) for fam in FAMILIES])
@@ -411,6 +452,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     lowhp = low & (peak > peak16 * 1.01)
     eff16 = K.eff16_tab[fam]
     eff_gemm_max = K.eff_gemm_tab[fam + K.n_fam * lowhp]
+    attn_max = K.attn_max_tab[fam]
+    # A part with its own MAMF (measured, or derived by the power rule: MAMF_POWER_EXPONENT)
+    # replaces the family's fraction, times the same fitted scale.
+    if "mamf_frac_16bit" in b:
+        own16, own_g = f("mamf_frac_16bit"), f("mamf_frac_gemm")
+        if np.any(own16 > 0) or np.any(own_g > 0):
+            eff16 = np.where(own16 > 0, np.minimum(own16 * K.scale_tab[fam], 1.0), eff16)
+            attn_max = np.where(own16 > 0, np.minimum(K.attn_eff_rel * eff16, 1.0), attn_max)
+            own_hp = np.where(lowhp, own_g, own16)
+            eff_gemm_max = np.where(own_hp > 0, np.minimum(own_hp * K.scale_tab[fam + K.n_fam * lowhp], 1.0),
+                                    eff_gemm_max)
     bpe = K.bpe_tab[prec + K.n_prec * lowhp]
 
     m = B / (mb * d)  # micro-batches per step per pipeline
@@ -474,7 +526,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             own = f("attn_dhead_knee")
             if np.any(own > 0):
                 knee = np.where(own > 0, own, knee)
-        eff_attn = K.attn_max_tab[fam] * dqk / (dqk + knee)
+        eff_attn = attn_max * dqk / (dqk + knee)
         ak = g("attention_kernel")
         if np.any(ak):  # FlashAttention-2-class kernels on a newer generation
             eff_attn = eff_attn * K.attn_kernel_tab[fam + K.n_fam * ak]
@@ -848,7 +900,7 @@ def explain(row: dict) -> dict[str, str]:
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
            if r.get("sliding_window") and r.get("flash_attention") else "")
         + f"), elementwise {_ms(T['_t_elem_dense'])}; "
-        f"GEMM eff_max {T['_eff_gemm_max']:.3f}, MLP GEMM eff {eff_mlp:.3f}"
+        f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r)}), MLP GEMM eff {eff_mlp:.3f}"
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"

@@ -1,0 +1,181 @@
+"""A part's own maximum achievable matmul FLOP/s (MAMF) and the power rule.
+
+Sources: the MAMF table of ../shared/reference/hardware.md §6a (stas-accel: the best large
+GEMM measured per accelerator), read from the file itself; the power rule
+``MAMF(P) = MAMF(P_ref) · (P / P_ref)^κ`` (planner.timing.MAMF_POWER_EXPONENT) with κ from
+that table's same-die pairs; the GEMM efficiency ``eff_max = MAMF / peak × scale`` of
+docs/timing.md, with the fitted scale of hardware/calibration.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import planner
+from planner import batch, catalog, model_stats, timing
+from planner.schema import Accelerator
+
+ROOT = Path(__file__).resolve().parents[1]
+HW_MD = ROOT.parent / "shared" / "reference" / "hardware.md"
+CAL = json.loads((ROOT / "hardware" / "calibration.json").read_text())
+T = 1e12
+
+
+def _mamf_table() -> dict[str, tuple[float | None, float | None]]:
+    """Device → (BF16, FP8) MAMF [TFLOP/s] from the §6a table of hardware.md."""
+    text = HW_MD.read_text()
+    sec = text[text.index("### 6a."):]
+    sec = sec[:sec.index("\n\n", sec.index("|---"))]
+    out = {}
+    for line in sec.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 4 or cells[0] in ("Device", "") or cells[0].startswith("---"):
+            continue
+
+        def num(c):
+            m = re.match(r"([\d,]+(?:\.\d+)?)", c)
+            return float(m.group(1).replace(",", "")) if m else None
+        out[cells[0]] = (num(cells[1]), num(cells[3]))
+    return out
+
+
+MAMF = _mamf_table()
+ACC = catalog.accelerators()
+
+
+def test_the_table_is_read():
+    assert MAMF["H100 SXM"] == (794.5, 1402.6)
+    assert MAMF["B200"] == (1745.0, 3432.5)
+
+
+def test_power_exponent_from_the_same_die_pairs():
+    """κ = ln(GB200 / B200) / ln(1200 W / 1000 W) from the measured table; the A100 PCIe / SXM
+    pair (300 W / 400 W) gives the same exponent within 0.01."""
+    gb200, b200 = MAMF["GB200"][0], MAMF["B200"][0]
+    kappa = math.log(gb200 / b200) / math.log(ACC["gb200"].tdp_w / ACC["b200"].tdp_w)
+    assert timing.MAMF_POWER_EXPONENT == pytest.approx(kappa, abs=5e-4)
+    pcie, sxm = MAMF["A100 PCIe"][0], MAMF["A100 SXM"][0]
+    assert math.log(pcie / sxm) / math.log(300 / 400) == pytest.approx(timing.MAMF_POWER_EXPONENT, abs=0.01)
+    assert float(timing.mamf_at_power(b200 * T, 1000, 1200)) == pytest.approx(gb200 * T, rel=1e-3)
+
+
+@pytest.mark.parametrize("acc, device, precisions", [
+    ("gb200", "GB200", ("bf16", "fp8")),
+    ("b300", "B300", ("bf16", "fp8")),
+    ("h200-sxm-141gb", "H200", ("fp8",)),
+])
+def test_measured_entries_are_the_table(acc, device, precisions):
+    bf16, fp8 = MAMF[device]
+    want = {"bf16": bf16, "fp8": fp8}
+    own = ACC[acc].mamf_flop_per_s
+    assert set(own) == set(precisions)
+    for p in precisions:
+        assert own[p] == pytest.approx(want[p] * T, rel=1e-9)
+
+
+@pytest.mark.parametrize("acc, ref_acc, device", [
+    ("h100-sxm-96gb-hbm2e", "h100-sxm-80gb", "H100 SXM"),  # TorchTitan's 500 W H100
+    ("gb300", "b300", "B300"),                             # Blackwell Ultra at 1,400 W
+])
+def test_derived_entries_follow_the_power_rule(acc, ref_acc, device):
+    bf16, fp8 = MAMF[device]
+    p, p_ref = ACC[acc].tdp_w, ACC[ref_acc].tdp_w
+    own = ACC[acc].mamf_flop_per_s
+    for prec, ref in (("bf16", bf16), ("fp8", fp8)):
+        want = ref * T * (p / p_ref) ** timing.MAMF_POWER_EXPONENT
+        assert own[prec] == pytest.approx(want, rel=2e-4)  # stored to 0.1 TF
+    assert "mamf_flop_per_s" in ACC[acc].uncertain
+
+
+def test_500w_h100_by_hand():
+    """794.5 TF × (500/700)^0.237 = 794.5 × 0.92341 = 733.6 TF (by hand: ln(5/7) = −0.33647,
+    × 0.237 = −0.079744, exp = 0.92335)."""
+    assert ACC["h100-sxm-96gb-hbm2e"].mamf_flop_per_s["bf16"] == pytest.approx(733.6e12, abs=0.06e12)
+
+
+def _accel_dict(key):
+    d = ACC[key].model_dump(mode="json")
+    d["sources"]["mamf_flop_per_s"] = "a test value"
+    return d
+
+
+def test_schema_refuses_mamf_above_peak_or_without_a_peak():
+    d = _accel_dict("b200")
+    d["mamf_flop_per_s"] = {"bf16": 3.0e15}
+    with pytest.raises(ValueError, match=r"mamf_flop_per_s\['bf16'\].*exceeds the peak"):
+        Accelerator.model_validate(d)
+    d = _accel_dict("a100-sxm-80gb")
+    d["mamf_flop_per_s"] = {"fp8": 2.0e14}
+    with pytest.raises(ValueError, match="mamf_flop_per_s has 'fp8' but peak_flop_per_s has no 'fp8'"):
+        Accelerator.model_validate(d)
+
+
+def _terms(system, precision="bf16", n_gpus=8):
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"] = {"system": system, "n_gpus": n_gpus}
+    d["training"]["global_batch_size"] = 64
+    d["training"]["precision"] = precision
+    d["parallelism"].update(tp=1, pp=1, cp=1, dp=None, zero_stage=1)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    return b, timing._terms(b)
+
+
+def _scale(key):
+    sc = CAL["gemm_eff_scale"]["value"]
+    return sc.get(key, sc["default"])
+
+
+@pytest.mark.parametrize("system, acc, precision, scale_key", [
+    ("gb200-nvl72", "gb200", "bf16", "blackwell_16bit"),
+    ("gb200-nvl72", "gb200", "fp8", "blackwell_fp8"),
+    ("hgx-h100-96gb-hbm2e", "h100-sxm-96gb-hbm2e", "bf16", "hopper_16bit"),
+    ("dgx-h200", "h200-sxm-141gb", "fp8", "hopper_fp8"),
+])
+def test_own_mamf_sets_eff_max(system, acc, precision, scale_key):
+    """eff_max = the part's MAMF / its peak × the family's fitted scale (docs/timing.md)."""
+    _, t = _terms(system, precision)
+    a = ACC[acc]
+    want = a.mamf_flop_per_s[precision] / a.peak_flop_per_s[precision] * _scale(scale_key)
+    assert float(np.asarray(t["_eff_gemm_max"]).reshape(-1)[0]) == pytest.approx(want, rel=1e-12)
+
+
+def test_without_own_mamf_the_family_fraction_stays():
+    """H200 BF16 (no BF16 MAMF published) and H100 SXM: Hopper's 0.803 × the fitted scale."""
+    want = CAL["mamf_frac"]["value"]["hopper"]["16bit"] * _scale("hopper_16bit")
+    for system in ("dgx-h200", "dgx-h100"):
+        _, t = _terms(system, "bf16")
+        assert float(np.asarray(t["_eff_gemm_max"]).reshape(-1)[0]) == pytest.approx(want, rel=1e-12)
+
+
+def test_the_500w_limit_slows_a_compute_bound_step():
+    """Same peaks and network; only the MAMF (and HBM) differ: the GEMM-bound compute of a
+    large-batch 8B step on the 500 W part takes at least 1/0.9234 − 3 % longer than on 700 W."""
+    _, t700 = _terms("dgx-h100")
+    _, t500 = _terms("hgx-h100-96gb-hbm2e")
+    ratio = float(np.asarray(t500["t_compute_s"]).reshape(-1)[0] / np.asarray(t700["t_compute_s"]).reshape(-1)[0])
+    assert 1.0 / 0.9234 * 0.97 < ratio < 1.25
+
+
+def test_rows_with_and_without_own_mamf_in_one_batch():
+    """A mixed batch gives each row exactly the number of its own one-row batch."""
+    rows = []
+    for system in ("dgx-h100", "gb200-nvl72", "hgx-h100-96gb-hbm2e"):
+        d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+        d["cluster"] = {"system": system, "n_gpus": 8}
+        d["training"]["global_batch_size"] = 64
+        d["parallelism"].update(tp=1, pp=1, cp=1, dp=None, zero_stage=1)
+        rows.append(planner.Scenario.model_validate(d))
+    b = batch.from_scenarios(rows)
+    b.update(model_stats.stats(b))
+    mixed = timing.stage(b)["step_time_s"]
+    for i, s in enumerate(rows):
+        one = batch.from_scenarios([s])
+        one.update(model_stats.stats(one))
+        assert mixed[i] == pytest.approx(float(timing.stage(one)["step_time_s"][0]), rel=1e-12)

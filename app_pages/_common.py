@@ -344,6 +344,8 @@ _reg("w_nic", ("cluster", "overrides", "nic_bw_per_gpu_bytes_per_s"), _to, _from
 _to, _from = _opt_scale(GIB)
 _reg("w_hbmu", ("cluster", "overrides", "hbm_usable_bytes"), _to, _from)
 _reg("w_hostmem", ("cluster", "overrides", "host_memory_bytes"), _to, _from)
+_to, _from = _opt_scale(1.0)
+_reg("w_pwr", ("cluster", "overrides", "power_limit_w"), _to, _from)
 _reg("w_pue", ("cluster", "pue"), float, float)
 _reg("w_util", ("cluster", "utilisation_power_frac"), float, float)
 _reg("w_tp", ("parallelism", "tp"), int, int)
@@ -402,7 +404,7 @@ MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks and the sliding 
             "window in tokens and share of windowed layers) and in scenario JSON.")
 
 
-_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem", "w_dps", "w_rcl")
+_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem", "w_pwr", "w_dps", "w_rcl")
 
 
 def _tier_key(use: Any) -> str | None:
@@ -771,6 +773,11 @@ def render_sidebar(page: str) -> dict:
                         key="w_hbmu", placeholder="catalogue value", format="%.1f")
         st.number_input("Host memory override, GiB per node", min_value=0.1, max_value=1e7, value=None,
                         key="w_hostmem", placeholder="catalogue value", format="%.0f")
+        st.number_input("Power limit per GPU, W", min_value=1.0, max_value=1e5, value=None, key="w_pwr",
+                        placeholder="the part's TDP", format="%.0f",
+                        help="nvidia-smi -pl. Below the TDP the matmul throughput falls by (limit / TDP)^0.237, "
+                        "a power rule fitted on two measured same-die pairs (docs/timing.md), and node power "
+                        "by the GPUs' saved watts. Above the TDP is refused.")
         st.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue",
                         help="Facility power ÷ IT power.")
         st.number_input("Average power draw, fraction of node power", min_value=0.0, max_value=1.0, step=0.05,

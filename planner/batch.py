@@ -35,7 +35,8 @@ Hardware (system + accelerator, overrides applied)
     scaleup_bw_bytes_per_s, nic_bw_per_gpu_bytes_per_s, host_link_bw_bytes_per_s,
     host_link_c2c (bool), host_memory_bytes (per node), host_memory_bw_bytes_per_s (per node),
     local_nvme_bytes, local_nvme_write_bw_bytes_per_s, local_nvme_read_bw_bytes_per_s (per node),
-    node_power_w, tdp_w, in_network_reduction, price_per_gpu_hour_usd, pue, utilisation_power_frac
+    node_power_w (less gpus_per_node × (tdp_w − power_limit_w) under a power limit), tdp_w,
+    power_limit_w (the override, else tdp_w), in_network_reduction, price_per_gpu_hour_usd, pue, utilisation_power_frac
 Checkpoint (for each tier kind k in TIER_KINDS)
     ckpt_{k}_enabled, ckpt_{k}_interval_s (NaN = choose the optimum), ckpt_{k}_replicas,
     ckpt_{k}_write_bw_per_node_bytes_per_s, ckpt_{k}_read_bw_per_node_bytes_per_s,
@@ -191,8 +192,13 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "local_nvme_bytes": system.local_nvme_bytes,
         "local_nvme_write_bw_bytes_per_s": system.local_nvme_write_bw_bytes_per_s,
         "local_nvme_read_bw_bytes_per_s": system.local_nvme_read_bw_bytes_per_s,
-        "node_power_w": system.node_power_w,
+        # a power limit lowers the node's power by what its GPUs no longer draw (a stated
+        # simplification: the GPUs are taken to draw their limit at full load)
+        "node_power_w": system.node_power_w - (
+            system.gpus_per_node * (acc.tdp_w - ov.power_limit_w)
+            if ov.power_limit_w and system.node_power_w > 0 else 0.0),
         "tdp_w": acc.tdp_w,
+        "power_limit_w": ov.power_limit_w or acc.tdp_w,
         "in_network_reduction": system.in_network_reduction,
         "price_per_gpu_hour_usd": ov.price_per_gpu_hour_usd or acc.price_per_gpu_hour_usd,
         "pue": c.pue,

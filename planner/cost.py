@@ -73,7 +73,8 @@ def stage(b) -> dict[str, np.ndarray]:
         "gpu_hours": gpu_hours,
         "cost_usd": gpu_hours * np.asarray(b["price_per_gpu_hour_usd"], dtype=float),
         "energy_mwh": energy_mwh(b["n_nodes"], b["node_power_w"], b["utilisation_power_frac"], b["pue"],
-                                 wall, gpus_per_node=b["gpus_per_node"], tdp_w=b["tdp_w"]),
+                                 wall, gpus_per_node=b["gpus_per_node"],
+                                 tdp_w=b["power_limit_w"] if "power_limit_w" in b else b["tdp_w"]),
     }
 
 

@@ -390,6 +390,12 @@ class ClusterOverrides(_Strict):
     nic_bw_per_gpu_bytes_per_s: PosFloat | None = None
     host_memory_bytes: PosFloat | None = None
     hbm_usable_bytes: PosFloat | None = None
+    power_limit_w: PosFloat | None = Field(
+        None,
+        description="Power limit per GPU (nvidia-smi -pl) [W], at most the part's TDP: the sustained matmul "
+        "throughput falls by the power rule (limit / TDP)^0.237 (planner.timing.MAMF_POWER_EXPONENT) and "
+        "the node's power by gpus_per_node × (TDP − limit). null = the part's TDP.",
+    )
 
 
 class Cluster(_Strict):
@@ -452,6 +458,12 @@ class Scenario(_Strict):
             raise ValueError(
                 f"training.precision = '{self.training.precision}' is not supported by {acc.name} "
                 f"(it has dense {', '.join(acc.peak_flop_per_s)} units); choose one of those"
+            )
+        lim = c.overrides.power_limit_w
+        if lim is not None and lim > acc.tdp_w:
+            raise ValueError(
+                f"cluster.overrides.power_limit_w = {lim:g} exceeds {acc.name}'s TDP of {acc.tdp_w:g} W; "
+                f"allowed: 0 < power_limit_w <= {acc.tdp_w:g} (a limit above the TDP is not modelled)"
             )
         if self.training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
             raise ValueError(

@@ -130,6 +130,7 @@ CLUSTER_KEYS: tuple[Field, ...] = (
     Field("nic", ("cluster", "overrides", "nic_bw_per_gpu_bytes_per_s"), "optfloat", 0.0, 1e15, lo_open=True),
     Field("hostmem", ("cluster", "overrides", "host_memory_bytes"), "optfloat", 0.0, 1e16, lo_open=True),
     Field("hbmu", ("cluster", "overrides", "hbm_usable_bytes"), "optfloat", 0.0, 1e14, lo_open=True),
+    Field("pwr", ("cluster", "overrides", "power_limit_w"), "optfloat", 0.0, 1e5, lo_open=True),
     Field("pue", ("cluster", "pue"), "float", 1.0, 3.0),
     Field("util", ("cluster", "utilisation_power_frac"), "float", 0.0, 1.0),
 )

@@ -202,9 +202,13 @@ def _eff_max_origin(r: dict) -> str:
     low = r.get("precision") in (PRECISIONS.index("fp8"), PRECISIONS.index("fp4")) and (
         r.get("peak_flop_per_s", 0.0) > 1.01 * r.get("peak_16bit_flop_per_s", 0.0))
     own = r.get("mamf_frac_gemm" if low else "mamf_frac_16bit") or 0.0
-    if own > 0:
-        return f"the part's own MAMF {own:.3f} of peak × the fitted scale"
-    return "the family's MAMF fraction × the fitted scale"
+    out = (f"the part's own MAMF {own:.3f} of peak × the fitted scale" if own > 0
+           else "the family's MAMF fraction × the fitted scale")
+    plim, tdp = r.get("power_limit_w"), r.get("tdp_w")
+    if plim and tdp and plim < tdp:
+        out += (f" × power limit ({plim:g} W / TDP {tdp:g} W)^{MAMF_POWER_EXPONENT:g} = "
+                f"× {(plim / tdp) ** MAMF_POWER_EXPONENT:.4f}")
+    return out
 
 
 def mamf_at_power(mamf_ref_flop_per_s, power_ref_w, power_w):
@@ -325,7 +329,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
-    "mamf_frac_16bit", "mamf_frac_gemm",
+    "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w",
 )
 
 
@@ -463,6 +467,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             own_hp = np.where(lowhp, own_g, own16)
             eff_gemm_max = np.where(own_hp > 0, np.minimum(own_hp * K.scale_tab[fam + K.n_fam * lowhp], 1.0),
                                     eff_gemm_max)
+    # A power limit below the TDP (cluster.overrides.power_limit_w): the power rule on every
+    # tensor-core ceiling (GEMMs and the attention core); HBM-bound work keeps its speed.
+    if "power_limit_w" in b:
+        plim, tdp = f("power_limit_w"), f("tdp_w")
+        if np.any(plim < tdp):
+            clock = np.where(plim < tdp, (plim / tdp) ** MAMF_POWER_EXPONENT, 1.0)
+            eff16, eff_gemm_max, attn_max = eff16 * clock, eff_gemm_max * clock, attn_max * clock
     bpe = K.bpe_tab[prec + K.n_prec * lowhp]
 
     m = B / (mb * d)  # micro-batches per step per pipeline

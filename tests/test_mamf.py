@@ -179,3 +179,93 @@ def test_rows_with_and_without_own_mamf_in_one_batch():
         one = batch.from_scenarios([s])
         one.update(model_stats.stats(one))
         assert mixed[i] == pytest.approx(float(timing.stage(one)["step_time_s"][0]), rel=1e-12)
+
+
+# --- cluster.overrides.power_limit_w: the power rule on any part --------------------------------
+
+def _scenario(system="dgx-h100", power_limit_w=None, n_gpus=64):
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"] = {"system": system, "n_gpus": n_gpus}
+    if power_limit_w is not None:
+        d["cluster"]["overrides"] = {"power_limit_w": power_limit_w}
+    return d
+
+
+def _eff_max(d):
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    return float(np.asarray(timing._terms(b)["_eff_gemm_max"]).reshape(-1)[0])
+
+
+def test_power_limit_scales_eff_max_by_the_rule():
+    """H100 SXM (700 W) at 500 W: 0.803 × 0.91 × (500/700)^0.237 (hand: 0.73073 × 0.92335 =
+    0.67472), the same ceiling as the catalogue's 500 W part (same rule, stored to 0.1 TF)."""
+    want = CAL["mamf_frac"]["value"]["hopper"]["16bit"] * _scale("hopper_16bit") * (500 / 700) ** 0.237
+    assert want == pytest.approx(0.67472, abs=2e-5)
+    assert _eff_max(_scenario(power_limit_w=500)) == pytest.approx(want, rel=1e-12)
+    assert _eff_max(_scenario("hgx-h100-96gb-hbm2e")) == pytest.approx(want, rel=2e-4)
+
+
+def test_power_limit_at_the_tdp_is_no_limit():
+    a = planner.evaluate(_scenario()).results
+    b = planner.evaluate(_scenario(power_limit_w=700)).results
+    for k, v in a.items():
+        if isinstance(v, float) and np.isfinite(v):
+            assert b[k] == v, k
+
+
+def test_power_limit_lowers_node_power_by_the_saved_watts():
+    """DGX H100: 10,200 W per node; at 500 W per GPU the node draws 10,200 − 8 × 200 = 8,600 W
+    (cost.energy_mwh: n_nodes · node W · utilisation · PUE · hours / 1e6)."""
+    d = _scenario(power_limit_w=500)
+    r = planner.evaluate(d).results
+    s = planner.Scenario.model_validate(d)
+    hours = r["time_to_train_days"] * 24.0
+    want = 8 * 8600.0 * s.cluster.utilisation_power_frac * s.cluster.pue * hours / 1e6
+    assert r["energy_mwh"] == pytest.approx(want, rel=1e-12)
+
+
+def test_power_limit_slows_the_step_and_explains_it():
+    full = planner.evaluate(_scenario())
+    capped = planner.evaluate(_scenario(power_limit_w=500))
+    assert capped.results["step_time_s"] > full.results["step_time_s"]
+    assert capped.results["t_compute_s"] / full.results["t_compute_s"] < 1 / 0.92335 + 1e-9
+    assert "power limit (500 W / TDP 700 W)^0.237 = × 0.9234" in capped.explain["t_compute_s"]
+
+
+def test_power_limit_above_the_tdp_is_refused_naming_the_field():
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(_scenario(power_limit_w=800))
+    assert "cluster.overrides.power_limit_w = 800 exceeds" in str(e.value)
+    assert "allowed: 0 < power_limit_w <= 700" in str(e.value)
+    with pytest.raises(planner.InputError, match="power_limit_w"):
+        planner.evaluate(_scenario(power_limit_w=-5))
+
+
+def test_power_limit_share_link_round_trip_and_tampering():
+    from planner import share
+    d = _scenario(power_limit_w=450)
+    params = share.scenario_to_params(d, preset="llama3-8b-h100-64")
+    assert params["pwr"] == "450"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == [] and back["cluster"]["overrides"]["power_limit_w"] == 450
+    for bad in ("-5", "abc", "0"):
+        back, warnings = share.params_to_scenario({**params, "pwr": bad})
+        assert any(w.startswith("pwr=") for w in warnings), (bad, warnings)
+        assert back["cluster"]["n_gpus"] == 64
+    back, warnings = share.params_to_scenario({**params, "pwr": "900"})  # above the H100's 700 W
+    assert any(w.startswith("pwr") and "power_limit_w" in w for w in warnings), warnings
+    assert back["cluster"]["n_gpus"] == 64
+    planner.Scenario.model_validate(back)
+
+
+def test_power_limit_in_a_mixed_batch():
+    rows = [planner.Scenario.model_validate(_scenario(power_limit_w=p)) for p in (None, 500, 350)]
+    b = batch.from_scenarios(rows)
+    b.update(model_stats.stats(b))
+    mixed = timing.stage(b)["step_time_s"]
+    for i, s in enumerate(rows):
+        one = batch.from_scenarios([s])
+        one.update(model_stats.stats(one))
+        assert mixed[i] == pytest.approx(float(timing.stage(one)["step_time_s"][0]), rel=1e-12)
+    assert mixed[0] < mixed[1] < mixed[2]

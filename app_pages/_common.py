@@ -244,6 +244,18 @@ def evaluate_cached(sj_json: str) -> dict:
     return planner.evaluate(json.loads(sj_json)).model_dump()
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def accuracy_note_cached(sj_json: str) -> str | None:
+    """``planner.validation.accuracy_note``: the published runs like this scenario; None when
+    the validation files are absent or unreadable (the page then says nothing)."""
+    from planner import validation
+
+    try:
+        return validation.accuracy_note(json.loads(sj_json))
+    except (OSError, ValueError):
+        return None
+
+
 def validate(sj: dict) -> tuple[Scenario | None, list[str]]:
     try:
         return Scenario.model_validate(copy.deepcopy(sj)), []

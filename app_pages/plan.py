@@ -173,6 +173,9 @@ for row in (HEADLINES[:5], HEADLINES[5:]):
             missing.append(f"{label}: {why}")
 if missing and not C.never_finishes(res):
     st.caption("— : " + " · ".join(missing))
+_acc = C.accuracy_note_cached(C.sj_key(sj))
+if _acc:
+    st.caption(_acc)
 
 # Charts ----------------------------------------------------------------------------------
 left, right = st.columns(2)

@@ -208,11 +208,12 @@ def print_report(report, fmt: str, out=None) -> None:
     from .engine import RESULT_COLUMNS
 
     out = out or sys.stdout
+    accuracy = _accuracy(report.scenario)
 
     if fmt == "json":
         json.dump(
             _json_safe({"scenario": report.scenario, "results": report.results, "stages": report.stages,
-                        "explain": report.explain, "notes": report.notes}),
+                        "explain": report.explain, "notes": report.notes, "accuracy": accuracy}),
             out, indent=2, default=float, allow_nan=False,
         )
         out.write("\n")
@@ -237,8 +238,19 @@ def print_report(report, fmt: str, out=None) -> None:
         num = df.select_dtypes("number").columns
         df[[c for c in num if c.endswith("_bytes")]] = df[[c for c in num if c.endswith("_bytes")]] / 2**30
         out.write(df.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n")
-    for n in report.notes:
+    for n in report.notes + ([accuracy] if accuracy else []):
         out.write(f"note: {n}\n")
+
+
+def _accuracy(scenario) -> str | None:
+    """validation.accuracy_note of the scenario; None where it cannot be computed (no
+    validation file beside this checkout)."""
+    from . import validation
+
+    try:
+        return validation.accuracy_note(scenario)
+    except (OSError, ValueError):
+        return None
 
 
 def print_frame(df: pd.DataFrame, fmt: str, out=None) -> None:

@@ -1015,8 +1015,8 @@ def notes(row: dict) -> list[str]:
                    "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "
                    "a fully tuned stack) are modelled; other host / kernel-launch overhead is not. NVIDIA's published "
                    "MoE runs (Megatron-Bridge 25.11 / 26.02, validation/out_of_sample.csv): this model predicts "
-                   "0.83–1.18× their throughput on GB200 / GB300 NVL72 (GPT-OSS up to 1.7×) and 1.05–3.5× on 8-GPU "
-                   "B200 / B300 / H100 nodes (worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
+                   "0.81–1.14× their throughput on GB200 / GB300 NVL72 (GPT-OSS up to 1.6×) and 1.05–3.5× on 8-GPU "
+                   "B200 / B300 / H100 nodes (GPT-OSS up to 2.0×; worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
                    "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
                    "expert several thousand tokens per micro-batch.")
     if row.get("precision") in (_FP8, _FP4):
@@ -1024,7 +1024,7 @@ def notes(row: dict) -> list[str]:
     if row.get("precision") == _FP4:
         out.append("FP4: every GEMM at the FP4 peak with the FP8 efficiency; NVFP4 recipes keep some layers in "
                    "BF16 and add quantisation work (scaling, Hadamard transforms) not counted here. NVIDIA's NVFP4 "
-                   "runs (Megatron-Bridge 26.02, Llama 3 70B / 405B on GB200 / GB300) are 16–40 % slower than "
+                   "runs (Megatron-Bridge 26.02, Llama 3 70B / 405B on GB200 / GB300) are 14–38 % slower than "
                    "predicted.")
     if row.get("flash_attention") and row.get("attention_kernel"):
         fam = FAMILIES[int(row.get("accel_family", FAMILIES.index("other")))]

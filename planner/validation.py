@@ -147,6 +147,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
@@ -1259,3 +1260,91 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
         sk["status"] = "skipped: " + sk["status"]
         rows = pd.concat([rows, sk], ignore_index=True)
     return rows, summarise(rows)
+
+
+# --- How far to trust a prediction: the published runs like it ------------------------------
+
+#: The repository's out-of-sample file (runs never used by tools/calibrate.py).
+OUT_OF_SAMPLE_CSV = Path(__file__).resolve().parent.parent / "validation" / "out_of_sample.csv"
+#: Fewer matching runs than this: the band is their range (min … max), not the 10th–90th
+#: percentile.
+BAND_PERCENTILE_MIN_ROWS = 10
+
+
+@lru_cache(maxsize=1)
+def accuracy_rows() -> pd.DataFrame:
+    """Every compared run of the calibration file and ``validation/out_of_sample.csv`` with its
+    accelerator family, MoE flag and throughput ratio ``predicted / published`` (for a
+    step-time row: published / predicted step). A file that is absent is left out.
+
+    Returns
+    -------
+    DataFrame — run_id, set ("calibration" / "out of sample"), family (``schema`` family name),
+    moe (bool), ratio (float, > 0). Computed once per process (about 0.3 s).
+    """
+    from . import timing
+
+    parts = []
+    for name, path in (("calibration", DEFAULT_CSV), ("out of sample", OUT_OF_SAMPLE_CSV)):
+        if not Path(path).is_file():
+            continue
+        b, meta, _ = calibration_batch(path)
+        out = timing.stage(b)
+        err = relative_error(meta, predicted_metric(meta, b, out["step_time_s"]))
+        ok = np.isfinite(err)
+        fam = np.asarray(b["accel_family"])
+        parts.append(pd.DataFrame({
+            "run_id": meta["run_id"].to_numpy()[ok], "set": name,
+            "family": [_batch.FAMILIES[int(i)] for i in fam[ok]],
+            "moe": np.asarray(b["n_experts"])[ok] > 0, "ratio": 1.0 + err[ok],
+        }))
+    cols = ["run_id", "set", "family", "moe", "ratio"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
+def accuracy_band(family: str, moe: bool) -> dict | None:
+    """The model's throughput ÷ the published one on the validation runs like a scenario: same
+    accelerator family and the same kind of model (MoE or dense); where no run matches, every
+    run of that kind (the ``scope`` says so).
+
+    Returns
+    -------
+    dict — scope (str), n, n_out_of_sample (int), low, median, high (ratios): the 10th / 50th /
+    90th percentile, or min / median / max below :data:`BAND_PERCENTILE_MIN_ROWS` runs
+    (``percentiles`` says which); None when no validation file is present.
+    """
+    rows = accuracy_rows()
+    if rows.empty:
+        return None
+    kind = "MoE" if moe else "dense"
+    sel = rows[(rows["family"] == family) & (rows["moe"] == bool(moe))]
+    scope = f"{family}, {kind}"
+    if sel.empty:
+        sel = rows[rows["moe"] == bool(moe)]
+        scope = f"no {family} run; all {kind} runs"
+        if sel.empty:
+            return None
+    r = sel["ratio"].to_numpy()
+    pct = len(r) >= BAND_PERCENTILE_MIN_ROWS
+    lo, hi = (np.percentile(r, 10), np.percentile(r, 90)) if pct else (r.min(), r.max())
+    return {"scope": scope, "n": int(len(r)), "n_out_of_sample": int((sel["set"] == "out of sample").sum()),
+            "low": float(lo), "median": float(np.median(r)), "high": float(hi), "percentiles": pct}
+
+
+def accuracy_note(scenario) -> str | None:
+    """One sentence for the UI and the CLI: :func:`accuracy_band` of a scenario's accelerator
+    family and model kind, or None without validation files."""
+    s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+    c = s.cluster
+    system = catalog.resolve_system(c.system)
+    acc = catalog.resolve_accelerator(c.accelerator if c.accelerator is not None else system.accelerator)
+    family = acc.family if acc.family in _batch.FAMILIES else "other"
+    band = accuracy_band(family, s.resolved_model().moe is not None)
+    if band is None:
+        return None
+    how = "10th–90th percentile" if band["percentiles"] else "range"
+    return (f"Accuracy on published runs like this one ({band['scope']}: {band['n']} runs, "
+            f"{band['n_out_of_sample']} never used in the fit): the model's throughput ÷ the published one "
+            f"{band['low']:.2f}–{band['high']:.2f} ({how}), median {band['median']:.2f}. Above 1 the model is "
+            "faster than the run was: read the prediction as what a well-tuned stack reaches "
+            "(docs/timing.md, Validate page).")

@@ -195,3 +195,11 @@ def test_sweep_recompute_modes_including_op_sac():
     assert rows and {r["recompute"] for r in rows} == {"op_sac"}
     rc, out, err = run("sweep", "--preset", "llama3-8b-h100-64", "--recompute", "op")
     assert rc == 2 and "op_sac" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_evaluate_states_the_accuracy_on_published_runs():
+    rc, out, err = run("evaluate", "--preset", "default")
+    assert rc == 0, err
+    assert "note: Accuracy on published runs like this one (hopper, dense:" in out
+    rc, out, err = run("evaluate", "--preset", "default", "--format", "json")
+    assert json.loads(out)["accuracy"].startswith("Accuracy on published runs like this one (hopper, dense:")

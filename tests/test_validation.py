@@ -764,3 +764,54 @@ def test_new_user_review_findings(tmp_path):
     df.assign(gpu="TPU v4").to_csv(p, index=False)
     with pytest.raises(ValueError, match="TPU v4"):
         validation.validate(p)
+
+
+# --- accuracy band: the published runs like a scenario ------------------------------------------
+
+def _validated_with_columns():
+    """validate() of both files joined with each run's CSV cells (gpu, moe_experts)."""
+    parts = []
+    for path in (None, validation.OUT_OF_SAMPLE_CSV):
+        rows, _ = validation.validate(path)
+        csv = pd.read_csv(path or validation.DEFAULT_CSV)[["run_id", "gpu", "moe_experts"]]
+        parts.append(rows[rows["status"] == "ok"].merge(csv, on="run_id"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_accuracy_band_is_the_percentiles_of_the_matching_runs():
+    """Ampere, dense: every compared A100 / A800 run without experts, from the CSV cells and
+    validate()'s own errors: 10th / 50th / 90th percentile of 1 + rel_err."""
+    v = _validated_with_columns()
+    amp = v[v["gpu"].str.contains("A100|A800") & v["moe_experts"].isna()]
+    r = 1.0 + amp["rel_err"].to_numpy()
+    band = validation.accuracy_band("ampere", False)
+    assert band["n"] == len(r) > 100 and band["percentiles"]
+    assert band["low"] == pytest.approx(np.percentile(r, 10), rel=1e-12)
+    assert band["median"] == pytest.approx(np.median(r), rel=1e-12)
+    assert band["high"] == pytest.approx(np.percentile(r, 90), rel=1e-12)
+    assert band["n_out_of_sample"] == int(amp["run_id"].isin(pd.read_csv(validation.OUT_OF_SAMPLE_CSV)["run_id"]).sum())
+
+
+def test_accuracy_band_below_ten_runs_is_the_range():
+    """Hopper MoE (H100 / H800 MoE rows): min … max, not percentiles."""
+    v = _validated_with_columns()
+    hop = v[v["gpu"].str.contains("H100|H800|H200") & v["moe_experts"].notna()]
+    r = 1.0 + hop["rel_err"].to_numpy()
+    band = validation.accuracy_band("hopper", True)
+    assert 0 < band["n"] == len(r) < validation.BAND_PERCENTILE_MIN_ROWS and not band["percentiles"]
+    assert (band["low"], band["high"]) == pytest.approx((r.min(), r.max()), rel=1e-12)
+
+
+def test_accuracy_band_without_a_run_of_the_family_uses_every_run_of_the_kind():
+    band = validation.accuracy_band("cdna3", False)
+    assert band["scope"].startswith("no cdna3 run")
+    assert band["n"] == int((~validation.accuracy_rows()["moe"]).sum())
+
+
+def test_accuracy_note_names_the_scope_and_the_band():
+    import planner
+    note = validation.accuracy_note(planner.load_preset("gpt3-175b-a100-1024"))
+    band = validation.accuracy_band("ampere", False)
+    assert note.startswith(f"Accuracy on published runs like this one (ampere, dense: {band['n']} runs, "
+                           f"{band['n_out_of_sample']} never used in the fit)")
+    assert f"{band['low']:.2f}–{band['high']:.2f} (10th–90th percentile), median {band['median']:.2f}" in note

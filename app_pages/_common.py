@@ -787,9 +787,9 @@ def render_sidebar(page: str) -> dict:
                         key="w_hostmem", placeholder="catalogue value", format="%.0f")
         st.number_input("Power limit per GPU, W", min_value=1.0, max_value=1e5, value=None, key="w_pwr",
                         placeholder="the part's TDP", format="%.0f",
-                        help="nvidia-smi -pl. Below the TDP the matmul throughput falls by (limit / TDP)^0.237, "
-                        "a power rule fitted on two measured same-die pairs (docs/timing.md), and node power "
-                        "by the GPUs' saved watts. Above the TDP is refused.")
+                        help="nvidia-smi -pl, from 0.25·TDP to the TDP. Below the TDP the matmul ceiling × "
+                        "(limit / TDP)^0.237, a power rule derived from one measured same-die pair (GB200 / "
+                        "B200; poorly determined, docs/timing.md), and the GPUs' share of node power × limit / TDP.")
         st.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue",
                         help="Facility power ÷ IT power.")
         st.number_input("Average power draw, fraction of node power", min_value=0.0, max_value=1.0, step=0.05,

@@ -35,7 +35,7 @@ Hardware (system + accelerator, overrides applied)
     scaleup_bw_bytes_per_s, nic_bw_per_gpu_bytes_per_s, host_link_bw_bytes_per_s,
     host_link_c2c (bool), host_memory_bytes (per node), host_memory_bw_bytes_per_s (per node),
     local_nvme_bytes, local_nvme_write_bw_bytes_per_s, local_nvme_read_bw_bytes_per_s (per node),
-    node_power_w (less gpus_per_node × (tdp_w − power_limit_w) under a power limit), tdp_w,
+    node_power_w (under a power limit the GPUs' share scales by limit / TDP: _node_power_w), tdp_w,
     power_limit_w (the override, else tdp_w), in_network_reduction, price_per_gpu_hour_usd, pue, utilisation_power_frac
 Checkpoint (for each tier kind k in TIER_KINDS)
     ckpt_{k}_enabled, ckpt_{k}_interval_s (NaN = choose the optimum), ckpt_{k}_replicas,
@@ -90,10 +90,26 @@ BOOL_COLUMNS = {
 
 def _mamf_frac(acc, precision: str) -> float:
     """The part's own MAMF over its peak at ``precision``; 0 where the catalogue gives none
-    (the timing stage then uses the family's fraction)."""
-    own = (acc.mamf_flop_per_s or {}).get(precision)
+    (the timing stage then uses the family's fraction). FP4 without an FP4 figure takes the
+    part's FP8 fraction, as the family tables do (FP4 GEMMs at the FP8 efficiency)."""
+    own_all = acc.mamf_flop_per_s or {}
+    if precision == "fp4" and "fp4" not in own_all:
+        precision = "fp8"
+    own = own_all.get(precision)
     peak = acc.peak_flop_per_s.get(precision)
     return float(own / peak) if own and peak else 0.0
+
+
+def _node_power_w(system, acc, power_limit_w) -> float:
+    """Node power [W] at full load under a GPU power limit: the GPUs' share ``min(gpus_per_node ·
+    TDP, node power)`` scales by ``limit / TDP``, the rest of the node (CPUs, NICs, fans) stays. A
+    stated simplification (the GPUs are taken to draw their limit at full load). Without a limit,
+    or without a node power in the catalogue, the catalogue value."""
+    node = system.node_power_w
+    if not power_limit_w or not node > 0:
+        return node
+    gpus = min(system.gpus_per_node * acc.tdp_w, node)
+    return node - gpus + gpus * power_limit_w / acc.tdp_w
 
 
 def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
@@ -192,11 +208,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "local_nvme_bytes": system.local_nvme_bytes,
         "local_nvme_write_bw_bytes_per_s": system.local_nvme_write_bw_bytes_per_s,
         "local_nvme_read_bw_bytes_per_s": system.local_nvme_read_bw_bytes_per_s,
-        # a power limit lowers the node's power by what its GPUs no longer draw (a stated
-        # simplification: the GPUs are taken to draw their limit at full load)
-        "node_power_w": system.node_power_w - (
-            system.gpus_per_node * (acc.tdp_w - ov.power_limit_w)
-            if ov.power_limit_w and system.node_power_w > 0 else 0.0),
+        "node_power_w": _node_power_w(system, acc, ov.power_limit_w),
         "tdp_w": acc.tdp_w,
         "power_limit_w": ov.power_limit_w or acc.tdp_w,
         "in_network_reduction": system.in_network_reduction,

@@ -208,7 +208,7 @@ def print_report(report, fmt: str, out=None) -> None:
     from .engine import RESULT_COLUMNS
 
     out = out or sys.stdout
-    accuracy = _accuracy(report.scenario)
+    accuracy = _accuracy(report.scenario) if fmt in ("json", "table") else None
 
     if fmt == "json":
         json.dump(

@@ -100,10 +100,18 @@ def explain(row: dict) -> dict[str, str]:
         "gpu_hours": f"{row['n_gpus']} GPUs × {_g(wall_h)} h = {_g(row['gpu_hours'])}",
         "cost_usd": f"{_g(row['gpu_hours'])} GPU-h × ${_g(row['price_per_gpu_hour_usd'])} = ${_g(row['cost_usd'])}",
         "energy_mwh": (
-            f"{row['n_nodes']} nodes × {_g(row['node_power_w'])} W × {_g(row['utilisation_power_frac'])}"
+            f"{row['n_nodes']} nodes × {_g(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
             f" × PUE {_g(row['pue'])} × {_g(wall_h)} h / 1e6 = {_g(row['energy_mwh'])} MWh"
         ),
     }
+
+
+def _limited(row: dict) -> str:
+    """The node-power note of a GPU power limit (batch._node_power_w), or ''."""
+    plim, tdp = row.get("power_limit_w"), row.get("tdp_w")
+    if not (plim and tdp and plim < tdp):
+        return ""
+    return f" (GPUs' share at {_g(plim)} W of {_g(tdp)} W TDP)"
 
 
 def notes(row: dict) -> list[str]:

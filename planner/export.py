@@ -38,6 +38,13 @@ class Export(NamedTuple):
     notes: list[str]
 
 
+def _hardware_notes(s: Scenario) -> list[str]:
+    """What the scenario sets outside any framework's configuration."""
+    lim = s.cluster.overrides.power_limit_w
+    return [f"GPU power limit {lim:g} W: set on every node outside the framework "
+            f"(nvidia-smi -pl {lim:g})."] if lim else []
+
+
 def _steps(s: Scenario) -> int:
     t = s.training
     return max(1, math.ceil(t.tokens_total / (t.global_batch_size * t.seq_len)))
@@ -240,6 +247,7 @@ def megatron_args(scenario: Scenario | dict) -> Export:
             "torchrun --nnodes N --nproc-per-node 8 ... pretrain_gpt.py \\"]
     head += [f"# note: {n}" for n in notes]
     text = "\n".join(head) + "\n" + " \\\n".join(a) + "\n"
+    notes.extend(_hardware_notes(s))
     return Export(text, notes)
 
 
@@ -397,6 +405,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     L += ["", "[activation_checkpoint]", f"mode = {_toml_str(mode)}"]
     if opt is not None:
         L.append(f"selective_ac_option = {_toml_str(opt)}")
+    notes.extend(_hardware_notes(s))
     return Export("\n".join(L) + "\n", notes)
 
 
@@ -477,4 +486,5 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if p.recompute != "none":
         notes.append(f"recompute '{p.recompute}': set in the model code (deepspeed.checkpointing or "
                      "Megatron-DeepSpeed --checkpoint-activations), not in this file.")
+    notes.extend(_hardware_notes(s))
     return Export(json.dumps(cfg, indent=2) + "\n", notes)

@@ -385,6 +385,12 @@ class Parallelism(_Strict):
     )
 
 
+#: Lowest power limit accepted, as a fraction of the TDP (``nvidia-smi -pl`` floors are of this
+#: order, e.g. 200 W of an H100 SXM's 700 W); the power rule was derived on ratios 0.75–1.2, so
+#: anything below about 0.7·TDP is an extrapolation (a note says so).
+POWER_LIMIT_MIN_FRAC = 0.25
+
+
 class ClusterOverrides(_Strict):
     price_per_gpu_hour_usd: PosFloat | None = None
     nic_bw_per_gpu_bytes_per_s: PosFloat | None = None
@@ -392,9 +398,9 @@ class ClusterOverrides(_Strict):
     hbm_usable_bytes: PosFloat | None = None
     power_limit_w: PosFloat | None = Field(
         None,
-        description="Power limit per GPU (nvidia-smi -pl) [W], at most the part's TDP: the sustained matmul "
-        "throughput falls by the power rule (limit / TDP)^0.237 (planner.timing.MAMF_POWER_EXPONENT) and "
-        "the node's power by gpus_per_node × (TDP − limit). null = the part's TDP.",
+        description="Power limit per GPU (nvidia-smi -pl) [W], from 0.25·TDP to the part's TDP: the sustained "
+        "matmul ceiling × (limit / TDP)^0.237 (the power rule, planner.timing.MAMF_POWER_EXPONENT) and the "
+        "GPUs' share of the node's power × limit / TDP. null = the part's TDP.",
     )
 
 
@@ -460,10 +466,12 @@ class Scenario(_Strict):
                 f"(it has dense {', '.join(acc.peak_flop_per_s)} units); choose one of those"
             )
         lim = c.overrides.power_limit_w
-        if lim is not None and lim > acc.tdp_w:
+        lo = POWER_LIMIT_MIN_FRAC * acc.tdp_w
+        if lim is not None and not lo <= lim <= acc.tdp_w:
             raise ValueError(
-                f"cluster.overrides.power_limit_w = {lim:g} exceeds {acc.name}'s TDP of {acc.tdp_w:g} W; "
-                f"allowed: 0 < power_limit_w <= {acc.tdp_w:g} (a limit above the TDP is not modelled)"
+                f"cluster.overrides.power_limit_w = {lim:g} is outside {acc.name}'s range; allowed: "
+                f"{lo:g} <= power_limit_w <= {acc.tdp_w:g} W ({POWER_LIMIT_MIN_FRAC:g}·TDP to the TDP: "
+                "a limit above the TDP, or far below it, is not modelled)"
             )
         if self.training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
             raise ValueError(

@@ -186,14 +186,16 @@ EP_DISPATCH_SHARE = 0.5
 MOE_HOST_S_PER_LOCAL_EXPERT = 0.18e-3
 
 #: Power rule for a part's maximum achievable matmul FLOP/s (MAMF) at another power limit, the
-#: same die: ``MAMF(P) = MAMF(P_ref) · (P / P_ref)^κ``. κ from the two same-die pairs of the
-#: MAMF table (stas-accel, ../shared/reference/hardware.md §6a): GB200 at 1,200 W 1,822 TF vs
-#: B200 at 1,000 W 1,745 TF → κ = ln(1822/1745) / ln(1.2) = 0.237; A100 PCIe 252.9 TF vs A100
-#: SXM (400 W) 271.2 TF gives 0.243 if that PCIe card is the 300 W one (its power is not
-#: stated). A fitted exponent of two measured pairs, not a clock model (U). Used to derive the
-#: catalogue's ``mamf_flop_per_s`` of a part with no measurement: the 500 W H100 of TorchTitan's
-#: hosts (from H100 SXM at 700 W) and GB300 (from B300 at 1,100 W); tests check the data against
-#: :func:`mamf_at_power`.
+#: same die: ``MAMF(P) = MAMF(P_ref) · (P / P_ref)^κ``. κ from the BF16 column of the MAMF
+#: table's one clean same-die pair (stas-accel, ../shared/reference/hardware.md §6a): GB200 at
+#: 1,200 W 1,822 TF vs B200 at 1,000 W 1,745 TF → κ = ln(1822/1745) / ln(1.2) = 0.237. Poorly
+#: determined (U): the same pair's FP8 column gives 0.285; A100 PCIe 252.9 TF vs A100 SXM
+#: (400 W) 271.2 TF gives 0.243 if that PCIe card is the 300 W one, 0.149 if the 250 W one (its
+#: power is not stated); and H200 vs H100 at the same 700 W differ by 3.6 % in FP8, near the
+#: whole 4.4 % gap κ rests on. A derived exponent, not a clock model. Used for the catalogue's
+#: ``mamf_flop_per_s`` of parts with no measurement (TorchTitan's 500 W H100 from H100 SXM at
+#: 700 W; GB300 from B300 at 1,100 W; tests check the data against :func:`mamf_at_power`) and
+#: for ``cluster.overrides.power_limit_w``.
 MAMF_POWER_EXPONENT = 0.237
 
 
@@ -207,7 +209,7 @@ def _eff_max_origin(r: dict) -> str:
     plim, tdp = r.get("power_limit_w"), r.get("tdp_w")
     if plim and tdp and plim < tdp:
         out += (f" × power limit ({plim:g} W / TDP {tdp:g} W)^{MAMF_POWER_EXPONENT:g} = "
-                f"× {(plim / tdp) ** MAMF_POWER_EXPONENT:.4f}")
+                f"× {(plim / tdp) ** MAMF_POWER_EXPONENT:.4f}, the roofline ridge likewise")
     return out
 
 
@@ -468,7 +470,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             eff_gemm_max = np.where(own_hp > 0, np.minimum(own_hp * K.scale_tab[fam + K.n_fam * lowhp], 1.0),
                                     eff_gemm_max)
     # A power limit below the TDP (cluster.overrides.power_limit_w): the power rule on every
-    # tensor-core ceiling (GEMMs and the attention core); HBM-bound work keeps its speed.
+    # tensor-core ceiling (GEMMs and the attention core) and on the roofline ridge (peak·clock /
+    # HBM bw), so memory-bound GEMMs and HBM-bound work keep their speed.
+    clock = 1.0
     if "power_limit_w" in b:
         plim, tdp = f("power_limit_w"), f("tdp_w")
         if np.any(plim < tdp):
@@ -485,7 +489,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # Every layer GEMM has M = tokens and h as K or N, and flop/X = 2·M·h for its third
     # dimension X, so  t = (flop·(1 + q·(1/M + 1/h)) + q·2·M·h) / (peak · eff_max).
     inv_pe = 1.0 / (peak * eff_gemm_max)
-    q = (0.5 * K.kk) * (peak / hbm_raw) * bpe
+    q = (0.5 * K.kk) * (peak * clock / hbm_raw) * bpe
     inv_h = 1.0 / h
     W = 2.0 * tok * h  # 2·M·h; also the bytes of one b·s·h 16-bit activation (BYTES_16 = 2)
     qW = q * W
@@ -544,7 +548,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         return causal_frac * attn_full_flop / (peak16 * eff_attn)
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
-        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16, hbm_raw, 2.0, K.kk)
+        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16 * clock, hbm_raw, 2.0, K.kk)
         score_elems = mb * (a / t) * s_c * s
         return Wt * s * a * (dqk + dv) / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems * inv_hbm
 
@@ -1019,13 +1023,22 @@ def notes(row: dict) -> list[str]:
                    "B200 / B300 / H100 nodes (GPT-OSS up to 2.0×; worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
                    "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
                    "expert several thousand tokens per micro-batch.")
+    plim, tdp = row.get("power_limit_w"), row.get("tdp_w")
+    if plim and tdp and plim < tdp:
+        ratio = plim / tdp
+        out.append(f"Power limit {plim:g} W of a {tdp:g} W part: matmul and attention ceilings × "
+                   f"{ratio ** MAMF_POWER_EXPONENT:.3f} = ({ratio:.3f})^{MAMF_POWER_EXPONENT:g}, a power rule from one "
+                   "measured same-die pair (GB200 / B200 MAMF; other pairs give exponents 0.15–0.29: docs/timing.md); "
+                   "the GPUs' share of the node's power × limit / TDP, taken to be drawn in full at load."
+                   + (" The limit is below 0.7·TDP, outside the power ratios the exponent was derived on: an "
+                      "extrapolation." if ratio < 0.7 else ""))
     if row.get("precision") in (_FP8, _FP4):
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
     if row.get("precision") == _FP4:
         out.append("FP4: every GEMM at the FP4 peak with the FP8 efficiency; NVFP4 recipes keep some layers in "
                    "BF16 and add quantisation work (scaling, Hadamard transforms) not counted here. NVIDIA's NVFP4 "
-                   "runs (Megatron-Bridge 26.02, Llama 3 70B / 405B on GB200 / GB300) are 14–38 % slower than "
-                   "predicted.")
+                   "runs (Megatron-Bridge 26.02, Llama 3 70B / 405B on GB200 / GB300): this model predicts 1.11–1.33× "
+                   "their throughput.")
     if row.get("flash_attention") and row.get("attention_kernel"):
         fam = FAMILIES[int(row.get("accel_family", FAMILIES.index("other")))]
         rel = FLASH2_REL_SPEED.get(fam, 1.0)

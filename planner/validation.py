@@ -1267,24 +1267,26 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
 #: The repository's out-of-sample file (runs never used by tools/calibrate.py).
 OUT_OF_SAMPLE_CSV = Path(__file__).resolve().parent.parent / "validation" / "out_of_sample.csv"
 #: Fewer matching runs than this: the band is their range (min … max), not the 10th–90th
-#: percentile.
+#: percentile; and the out-of-sample runs alone are used only when at least this many match.
 BAND_PERCENTILE_MIN_ROWS = 10
 
 
 @lru_cache(maxsize=1)
 def accuracy_rows() -> pd.DataFrame:
     """Every compared run of the calibration file and ``validation/out_of_sample.csv`` with its
-    accelerator family, MoE flag and throughput ratio ``predicted / published`` (for a
-    step-time row: published / predicted step). A file that is absent is left out.
+    accelerator family, kind and throughput ratio ``predicted / published`` (for a step-time
+    row: published / predicted step). A file that is absent is left out.
 
     Returns
     -------
-    DataFrame — run_id, set ("calibration" / "out of sample"), family (``schema`` family name),
-    moe (bool), ratio (float, > 0). Computed once per process (about 0.3 s).
+    DataFrame — run_id, set ("calibration" / "out of sample"), family (``batch.FAMILIES``
+    name), moe (bool), fp4 (bool: FP4 GEMMs), ratio (float, > 0). Computed once per process
+    (about 0.3 s).
     """
     from . import timing
 
     parts = []
+    fp4 = _batch.PRECISIONS.index("fp4")
     for name, path in (("calibration", DEFAULT_CSV), ("out of sample", OUT_OF_SAMPLE_CSV)):
         if not Path(path).is_file():
             continue
@@ -1296,39 +1298,50 @@ def accuracy_rows() -> pd.DataFrame:
         parts.append(pd.DataFrame({
             "run_id": meta["run_id"].to_numpy()[ok], "set": name,
             "family": [_batch.FAMILIES[int(i)] for i in fam[ok]],
-            "moe": np.asarray(b["n_experts"])[ok] > 0, "ratio": 1.0 + err[ok],
+            "moe": np.asarray(b["n_experts"])[ok] > 0, "fp4": np.asarray(b["precision"])[ok] == fp4,
+            "ratio": 1.0 + err[ok],
         }))
-    cols = ["run_id", "set", "family", "moe", "ratio"]
+    cols = ["run_id", "set", "family", "moe", "fp4", "ratio"]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
-def accuracy_band(family: str, moe: bool) -> dict | None:
-    """The model's throughput ÷ the published one on the validation runs like a scenario: same
-    accelerator family and the same kind of model (MoE or dense); where no run matches, every
-    run of that kind (the ``scope`` says so).
+def accuracy_band(family: str, moe: bool, fp4: bool = False) -> dict | None:
+    """The model's throughput ÷ the published one on the validation runs like a scenario: the
+    same accelerator family and the same kind (dense or MoE; FP4 apart). The out-of-sample runs
+    alone where at least :data:`BAND_PERCENTILE_MIN_ROWS` match (the fitted calibration runs
+    would flatter the band), else every matching run; where none matches, every run of that
+    kind on other hardware (the ``scope`` says so).
 
     Returns
     -------
     dict — scope (str), n, n_out_of_sample (int), low, median, high (ratios): the 10th / 50th /
     90th percentile, or min / median / max below :data:`BAND_PERCENTILE_MIN_ROWS` runs
-    (``percentiles`` says which); None when no validation file is present.
+    (``percentiles`` says which), out_of_sample_only (bool); None when no validation file is
+    present.
     """
     rows = accuracy_rows()
     if rows.empty:
         return None
-    kind = "MoE" if moe else "dense"
-    sel = rows[(rows["family"] == family) & (rows["moe"] == bool(moe))]
+    kind = ("MoE" if moe else "dense") + (" FP4" if fp4 else "")
+    same_kind = rows[(rows["moe"] == bool(moe)) & (rows["fp4"] == bool(fp4))]
+    sel = same_kind[same_kind["family"] == family]
     scope = f"{family}, {kind}"
     if sel.empty:
-        sel = rows[rows["moe"] == bool(moe)]
-        scope = f"no {family} run; all {kind} runs"
+        sel = same_kind
+        scope = (f"no published run on this accelerator family ({family}): every {kind} run on other "
+                 "hardware, a band that may not apply")
         if sel.empty:
             return None
+    oos = sel[sel["set"] == "out of sample"]
+    only_oos = len(oos) >= BAND_PERCENTILE_MIN_ROWS
+    if only_oos:
+        sel = oos
     r = sel["ratio"].to_numpy()
     pct = len(r) >= BAND_PERCENTILE_MIN_ROWS
     lo, hi = (np.percentile(r, 10), np.percentile(r, 90)) if pct else (r.min(), r.max())
     return {"scope": scope, "n": int(len(r)), "n_out_of_sample": int((sel["set"] == "out of sample").sum()),
-            "low": float(lo), "median": float(np.median(r)), "high": float(hi), "percentiles": pct}
+            "low": float(lo), "median": float(np.median(r)), "high": float(hi), "percentiles": pct,
+            "out_of_sample_only": only_oos}
 
 
 def accuracy_note(scenario) -> str | None:
@@ -1338,13 +1351,14 @@ def accuracy_note(scenario) -> str | None:
     c = s.cluster
     system = catalog.resolve_system(c.system)
     acc = catalog.resolve_accelerator(c.accelerator if c.accelerator is not None else system.accelerator)
-    family = acc.family if acc.family in _batch.FAMILIES else "other"
-    band = accuracy_band(family, s.resolved_model().moe is not None)
+    family = acc.family if acc.family in _batch.FAMILIES else acc.family or "other"
+    band = accuracy_band(family, s.resolved_model().moe is not None, s.training.precision == "fp4")
     if band is None:
         return None
     how = "10th–90th percentile" if band["percentiles"] else "range"
-    return (f"Accuracy on published runs like this one ({band['scope']}: {band['n']} runs, "
-            f"{band['n_out_of_sample']} never used in the fit): the model's throughput ÷ the published one "
-            f"{band['low']:.2f}–{band['high']:.2f} ({how}), median {band['median']:.2f}. Above 1 the model is "
-            "faster than the run was: read the prediction as what a well-tuned stack reaches "
-            "(docs/timing.md, Validate page).")
+    runs = (f"{band['n']} runs never used in the fit" if band["out_of_sample_only"] else
+            f"{band['n']} runs, {band['n_out_of_sample']} of them never used in the fit")
+    return (f"Accuracy on published runs like this one ({band['scope']}; {runs}): the model's throughput ÷ "
+            f"the published one is {band['low']:.2f}–{band['high']:.2f} ({how}), median {band['median']:.2f}. "
+            "Above 1 the model is faster than the run was: read the prediction as what a well-tuned stack "
+            "reaches (docs/timing.md, Validate page).")

@@ -59,7 +59,7 @@ def test_plan_default_loads_with_headline_metrics_and_url():
     assert qp["m"] == "llama3-70b" and qp["sys"] == "dgx-h100" and qp["n"] == "1024" and qp["tp"] == "8"
     assert not at.error and not at.warning
     # how far to trust it: the published runs like this one (planner.validation.accuracy_note)
-    assert any(c.value.startswith("Accuracy on published runs like this one (hopper, dense:") for c in at.caption)
+    assert any(c.value.startswith("Accuracy on published runs like this one (hopper, dense;") for c in at.caption)
 
 
 def test_plan_app_frame_runs_the_plan_page():

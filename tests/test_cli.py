@@ -200,6 +200,6 @@ def test_sweep_recompute_modes_including_op_sac():
 def test_evaluate_states_the_accuracy_on_published_runs():
     rc, out, err = run("evaluate", "--preset", "default")
     assert rc == 0, err
-    assert "note: Accuracy on published runs like this one (hopper, dense:" in out
+    assert "note: Accuracy on published runs like this one (hopper, dense;" in out
     rc, out, err = run("evaluate", "--preset", "default", "--format", "json")
-    assert json.loads(out)["accuracy"].startswith("Accuracy on published runs like this one (hopper, dense:")
+    assert json.loads(out)["accuracy"].startswith("Accuracy on published runs like this one (hopper, dense;")

@@ -233,13 +233,53 @@ def test_power_limit_slows_the_step_and_explains_it():
     assert "power limit (500 W / TDP 700 W)^0.237 = × 0.9234" in capped.explain["t_compute_s"]
 
 
-def test_power_limit_above_the_tdp_is_refused_naming_the_field():
+@pytest.mark.parametrize("limit", [800, 174, 1e-9, -5])
+def test_power_limit_outside_quarter_tdp_to_tdp_is_refused_naming_the_field(limit):
+    """H100 SXM: allowed 0.25 × 700 = 175 W to 700 W."""
     with pytest.raises(planner.InputError) as e:
-        planner.evaluate(_scenario(power_limit_w=800))
-    assert "cluster.overrides.power_limit_w = 800 exceeds" in str(e.value)
-    assert "allowed: 0 < power_limit_w <= 700" in str(e.value)
-    with pytest.raises(planner.InputError, match="power_limit_w"):
-        planner.evaluate(_scenario(power_limit_w=-5))
+        planner.evaluate(_scenario(power_limit_w=limit))
+    assert "power_limit_w" in str(e.value)
+    if limit > 0:
+        assert f"cluster.overrides.power_limit_w = {limit:g} is outside" in str(e.value)
+        assert "allowed: 175 <= power_limit_w <= 700 W" in str(e.value)
+
+
+def test_power_limit_note_and_extrapolation_warning():
+    notes = " ".join(planner.evaluate(_scenario(power_limit_w=600)).notes)
+    assert "Power limit 600 W of a 700 W part" in notes and "extrapolation" not in notes
+    notes = " ".join(planner.evaluate(_scenario(power_limit_w=350)).notes)
+    assert "below 0.7·TDP" in notes and "extrapolation" in notes
+
+
+def test_power_limit_scales_the_roofline_ridge_too():
+    """q = k·R·bytes/2 with R = peak·clock / HBM bw: memory-bound GEMMs keep their speed."""
+    b700 = _terms("dgx-h100")[1]["_q"]
+    d = _scenario(power_limit_w=500)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    q500 = timing._terms(b)["_q"]
+    assert float(np.asarray(q500).reshape(-1)[0] / np.asarray(b700).reshape(-1)[0]) == pytest.approx(
+        (500 / 700) ** 0.237, rel=1e-12)
+
+
+def test_power_limit_with_an_accelerator_override_keeps_node_power_positive():
+    """DGX A100 node (6,500 W) with a B300 (1,100 W TDP) at 300 W: the GPUs' share is
+    min(8 × 1,100, 6,500) = 6,500 W, scaled by 300/1,100 → 1,772.7 W (not 6,500 − 8 × 800 < 0)."""
+    d = _scenario("dgx-a100-80gb", power_limit_w=300)
+    d["cluster"]["accelerator"] = "b300"
+    s = planner.Scenario.model_validate(d)
+    b = batch.from_scenarios([s])
+    assert float(b["node_power_w"][0]) == pytest.approx(6500 * 300 / 1100, rel=1e-12)
+
+
+def test_fp4_takes_the_parts_fp8_mamf():
+    """GB200 lists BF16 and FP8 MAMF only: FP4 GEMMs at its FP8 fraction 3,615.6 / 5,000
+    (the family tables give FP4 the FP8 efficiency too), never above FP8's."""
+    _, t8 = _terms("gb200-nvl72", "fp8")
+    _, t4 = _terms("gb200-nvl72", "fp4")
+    e8 = float(np.asarray(t8["_eff_gemm_max"]).reshape(-1)[0])
+    assert float(np.asarray(t4["_eff_gemm_max"]).reshape(-1)[0]) == pytest.approx(e8, rel=1e-12)
+    assert e8 == pytest.approx(3615.6 / 5000 * _scale("blackwell_fp8"), rel=1e-12)
 
 
 def test_power_limit_share_link_round_trip_and_tampering():
@@ -253,10 +293,11 @@ def test_power_limit_share_link_round_trip_and_tampering():
         back, warnings = share.params_to_scenario({**params, "pwr": bad})
         assert any(w.startswith("pwr=") for w in warnings), (bad, warnings)
         assert back["cluster"]["n_gpus"] == 64
-    back, warnings = share.params_to_scenario({**params, "pwr": "900"})  # above the H100's 700 W
-    assert any(w.startswith("pwr") and "power_limit_w" in w for w in warnings), warnings
-    assert back["cluster"]["n_gpus"] == 64
-    planner.Scenario.model_validate(back)
+    for bad in ("900", "100"):  # above the H100's 700 W; below its 175 W floor
+        back, warnings = share.params_to_scenario({**params, "pwr": bad})
+        assert any(w.startswith("pwr") and "power_limit_w" in w for w in warnings), warnings
+        assert back["cluster"]["n_gpus"] == 64
+        planner.Scenario.model_validate(back)
 
 
 def test_power_limit_in_a_mixed_batch():
@@ -269,3 +310,16 @@ def test_power_limit_in_a_mixed_batch():
         one.update(model_stats.stats(one))
         assert mixed[i] == pytest.approx(float(timing.stage(one)["step_time_s"][0]), rel=1e-12)
     assert mixed[0] < mixed[1] < mixed[2]
+
+
+def test_exports_name_the_power_limit():
+    from planner import export
+    d = _scenario(power_limit_w=500)
+    for fn in (export.megatron_args, export.torchtitan_toml, export.deepspeed_config):
+        assert any("nvidia-smi -pl 500" in n for n in fn(d).notes), fn.__name__
+    assert not any("nvidia-smi" in n for n in export.megatron_args(_scenario()).notes)
+
+
+def test_energy_explain_names_the_limit():
+    r = planner.evaluate(_scenario(power_limit_w=500))
+    assert "8600 W (GPUs' share at 500 W of 700 W TDP)" in r.explain["energy_mwh"]

@@ -778,18 +778,30 @@ def _validated_with_columns():
     return pd.concat(parts, ignore_index=True)
 
 
-def test_accuracy_band_is_the_percentiles_of_the_matching_runs():
-    """Ampere, dense: every compared A100 / A800 run without experts, from the CSV cells and
-    validate()'s own errors: 10th / 50th / 90th percentile of 1 + rel_err."""
+def test_accuracy_band_is_the_percentiles_of_the_matching_out_of_sample_runs():
+    """Ampere, dense: every compared out-of-sample A100 / A800 run without experts (ten or
+    more, so the fitted calibration runs are left out), from the CSV cells and validate()'s own
+    errors: 10th / 50th / 90th percentile of 1 + rel_err."""
     v = _validated_with_columns()
-    amp = v[v["gpu"].str.contains("A100|A800") & v["moe_experts"].isna()]
+    oos = v["run_id"].isin(pd.read_csv(validation.OUT_OF_SAMPLE_CSV)["run_id"])
+    amp = v[v["gpu"].str.contains("A100|A800") & v["moe_experts"].isna() & oos]
     r = 1.0 + amp["rel_err"].to_numpy()
     band = validation.accuracy_band("ampere", False)
-    assert band["n"] == len(r) > 100 and band["percentiles"]
+    assert band["n"] == band["n_out_of_sample"] == len(r) > 50 and band["percentiles"] and band["out_of_sample_only"]
     assert band["low"] == pytest.approx(np.percentile(r, 10), rel=1e-12)
     assert band["median"] == pytest.approx(np.median(r), rel=1e-12)
     assert band["high"] == pytest.approx(np.percentile(r, 90), rel=1e-12)
-    assert band["n_out_of_sample"] == int(amp["run_id"].isin(pd.read_csv(validation.OUT_OF_SAMPLE_CSV)["run_id"]).sum())
+
+
+def test_accuracy_band_of_fp4_runs_is_apart():
+    """The three NVFP4 Megatron-Bridge rows (GB200 / GB300): their own range, not the dense BF16 /
+    FP8 band."""
+    v = _validated_with_columns()
+    fp4 = v[v["run_id"].str.contains("nvfp4")]
+    r = 1.0 + fp4["rel_err"].to_numpy()
+    band = validation.accuracy_band("blackwell", False, fp4=True)
+    assert band["n"] == len(r) == 3 and not band["percentiles"]
+    assert (band["low"], band["high"]) == pytest.approx((r.min(), r.max()), rel=1e-12)
 
 
 def test_accuracy_band_below_ten_runs_is_the_range():
@@ -804,14 +816,16 @@ def test_accuracy_band_below_ten_runs_is_the_range():
 
 def test_accuracy_band_without_a_run_of_the_family_uses_every_run_of_the_kind():
     band = validation.accuracy_band("cdna3", False)
-    assert band["scope"].startswith("no cdna3 run")
-    assert band["n"] == int((~validation.accuracy_rows()["moe"]).sum())
+    assert band["scope"].startswith("no published run on this accelerator family (cdna3)")
+    rows = validation.accuracy_rows()
+    dense = rows[~rows["moe"] & ~rows["fp4"] & (rows["set"] == "out of sample")]
+    assert band["n"] == len(dense)
 
 
 def test_accuracy_note_names_the_scope_and_the_band():
     import planner
     note = validation.accuracy_note(planner.load_preset("gpt3-175b-a100-1024"))
     band = validation.accuracy_band("ampere", False)
-    assert note.startswith(f"Accuracy on published runs like this one (ampere, dense: {band['n']} runs, "
-                           f"{band['n_out_of_sample']} never used in the fit)")
-    assert f"{band['low']:.2f}–{band['high']:.2f} (10th–90th percentile), median {band['median']:.2f}" in note
+    assert note.startswith(f"Accuracy on published runs like this one (ampere, dense; {band['n']} runs never "
+                           "used in the fit)")
+    assert f"is {band['low']:.2f}–{band['high']:.2f} (10th–90th percentile), median {band['median']:.2f}" in note

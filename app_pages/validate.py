@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from app_pages import _common as C  # noqa: E402
-from planner import charts  # noqa: E402
+from planner import charts, validation  # noqa: E402
 
 ss = st.session_state
 
@@ -119,6 +119,22 @@ st.subheader("Error per source group")
 st.dataframe(summary, hide_index=True, key="v_summary",
              column_config={c: st.column_config.NumberColumn(format="percent") for c in summary.columns
                             if c.endswith("err")})
+
+with st.expander("By accelerator family and kind: the band the Plan page shows", expanded=False):
+    try:
+        _acc = validation.accuracy_table()
+    except Exception as e:  # noqa: BLE001 - shown, never raised
+        _acc = None
+        st.info(f"Not available: {e}")
+    if _acc is not None and len(_acc):
+        st.caption("Predicted ÷ published throughput over both run sets' runs of each accelerator family "
+                   "and kind (dense, MoE, FP4); out-of-sample runs only where ten or more exist. Above 1 the "
+                   "model is faster than the run was.")
+        st.dataframe(_acc, hide_index=True, key="v_accuracy",
+                     column_config={"low": st.column_config.NumberColumn(format="%.2f"),
+                                    "median": st.column_config.NumberColumn(format="%.2f"),
+                                    "high": st.column_config.NumberColumn(format="%.2f"),
+                                    "out_of_sample_only": st.column_config.CheckboxColumn("out of sample only")})
 
 st.segmented_control("Published metric", metrics, key="v_metric", format_func=lambda m: LABELS.get(m, m))
 # Pills, full width: every group stays visible (a multiselect hid chips behind "+1").

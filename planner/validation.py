@@ -1344,6 +1344,22 @@ def accuracy_band(family: str, moe: bool, fp4: bool = False) -> dict | None:
             "out_of_sample_only": only_oos}
 
 
+def accuracy_table() -> pd.DataFrame:
+    """:func:`accuracy_band` of every (accelerator family, kind) with a validation run, one row
+    each: family, kind, runs, out_of_sample_only, low, median, high, band ("10th–90th
+    percentile" or "range"). Empty without validation files."""
+    rows = accuracy_rows()
+    out = []
+    for (fam, moe, fp4), _ in rows.groupby(["family", "moe", "fp4"], sort=True):
+        b = accuracy_band(fam, bool(moe), bool(fp4))
+        out.append({"family": fam, "kind": ("MoE" if moe else "dense") + (" FP4" if fp4 else ""),
+                    "runs": b["n"], "out_of_sample_only": b["out_of_sample_only"], "low": b["low"],
+                    "median": b["median"], "high": b["high"],
+                    "band": "10th–90th percentile" if b["percentiles"] else "range"})
+    cols = ["family", "kind", "runs", "out_of_sample_only", "low", "median", "high", "band"]
+    return pd.DataFrame(out, columns=cols)
+
+
 def accuracy_note(scenario) -> str | None:
     """One sentence for the UI and the CLI: :func:`accuracy_band` of a scenario's accelerator
     family and model kind, or None without validation files."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -464,6 +465,11 @@ def test_validate_page_scatter_and_error_table():
     assert diag["encoding"]["x"]["field"] == diag["encoding"]["y"]["field"]  # y = x
     assert "published" in spec["layer"][1]["encoding"]["x"]["title"]
     assert at.query_params["v_metric"]
+    # the band the Plan page shows, per accelerator family and kind (validation.accuracy_table)
+    from planner import validation
+    acc = [d.value for d in at.dataframe if "family" in d.value.columns]
+    assert len(acc) == 1
+    pd.testing.assert_frame_equal(acc[0].reset_index(drop=True), validation.accuracy_table(), check_dtype=False)
 
 
 def test_validate_every_group_is_a_visible_pill_and_links_round_trip():

@@ -829,3 +829,11 @@ def test_accuracy_note_names_the_scope_and_the_band():
     assert note.startswith(f"Accuracy on published runs like this one (ampere, dense; {band['n']} runs never "
                            "used in the fit)")
     assert f"is {band['low']:.2f}–{band['high']:.2f} (10th–90th percentile), median {band['median']:.2f}" in note
+
+
+def test_accuracy_table_rows_are_the_bands():
+    t = validation.accuracy_table()
+    assert {"hopper", "ampere", "blackwell"} <= set(t["family"])
+    for r in t.to_dict("records"):
+        b = validation.accuracy_band(r["family"], r["kind"].startswith("MoE"), r["kind"].endswith("FP4"))
+        assert (r["runs"], r["low"], r["median"], r["high"]) == (b["n"], b["low"], b["median"], b["high"])

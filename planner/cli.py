@@ -433,8 +433,20 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .validation import validate
+    from .validation import accuracy_table, validate
 
+    if args.by_family:
+        if args.csv is not None:
+            raise UsageError(["--by-family uses the calibration and out-of-sample files; drop --csv"])
+        try:
+            table = accuracy_table()
+        except (OSError, ValueError) as e:
+            raise UsageError([f"validate --by-family: {e}"]) from None
+        if table.empty:
+            raise UsageError(["validate --by-family: no validation file found (../shared/validation/"
+                              "calibration.csv, validation/out_of_sample.csv)"])
+        print_frame(table, args.format)
+        return 0
     path = args.csv
     if path is not None and not Path(path).is_file():
         raise UsageError([f"--csv {path}: no such file" if not Path(path).exists() else f"--csv {path}: not a file"])
@@ -513,6 +525,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("validate", help="predicted vs published throughput")
     sp.add_argument("--csv", default=None, help="CSV with the calibration file's columns")
     sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    sp.add_argument("--by-family", action="store_true",
+                    help="the band per accelerator family and kind over the calibration and out-of-sample "
+                    "runs (what the Plan page and evaluate state); ignores --csv")
     sp.set_defaults(func=cmd_validate)
     return p
 

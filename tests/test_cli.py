@@ -203,3 +203,14 @@ def test_evaluate_states_the_accuracy_on_published_runs():
     assert "note: Accuracy on published runs like this one (hopper, dense;" in out
     rc, out, err = run("evaluate", "--preset", "default", "--format", "json")
     assert json.loads(out)["accuracy"].startswith("Accuracy on published runs like this one (hopper, dense;")
+
+
+def test_validate_by_family_prints_the_accuracy_table():
+    from planner import validation
+    rc, out, err = run("validate", "--by-family", "--format", "json")
+    assert rc == 0, err
+    got = json.loads(out)
+    want = validation.accuracy_table().to_dict("records")
+    assert [(r["family"], r["kind"], r["runs"]) for r in got] == [(r["family"], r["kind"], r["runs"]) for r in want]
+    rc, out, err = run("validate", "--by-family", "--csv", "x.csv")
+    assert rc == 2 and err.count("\n") == 1 and "--by-family" in err

@@ -172,6 +172,11 @@ def test_rows_with_and_without_own_mamf_in_one_batch():
         d["training"]["global_batch_size"] = 64
         d["parallelism"].update(tp=1, pp=1, cp=1, dp=None, zero_stage=1)
         rows.append(planner.Scenario.model_validate(d))
+    _mixed_equals_single(rows)
+
+
+def _mixed_equals_single(rows) -> np.ndarray:
+    """Step times of a mixed batch; asserts each equals its own one-row batch's."""
     b = batch.from_scenarios(rows)
     b.update(model_stats.stats(b))
     mixed = timing.stage(b)["step_time_s"]
@@ -179,6 +184,7 @@ def test_rows_with_and_without_own_mamf_in_one_batch():
         one = batch.from_scenarios([s])
         one.update(model_stats.stats(one))
         assert mixed[i] == pytest.approx(float(timing.stage(one)["step_time_s"][0]), rel=1e-12)
+    return mixed
 
 
 # --- cluster.overrides.power_limit_w: the power rule on any part --------------------------------
@@ -302,13 +308,7 @@ def test_power_limit_share_link_round_trip_and_tampering():
 
 def test_power_limit_in_a_mixed_batch():
     rows = [planner.Scenario.model_validate(_scenario(power_limit_w=p)) for p in (None, 500, 350)]
-    b = batch.from_scenarios(rows)
-    b.update(model_stats.stats(b))
-    mixed = timing.stage(b)["step_time_s"]
-    for i, s in enumerate(rows):
-        one = batch.from_scenarios([s])
-        one.update(model_stats.stats(one))
-        assert mixed[i] == pytest.approx(float(timing.stage(one)["step_time_s"][0]), rel=1e-12)
+    mixed = _mixed_equals_single(rows)
     assert mixed[0] < mixed[1] < mixed[2]
 
 

@@ -527,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
     sp.add_argument("--by-family", action="store_true",
                     help="the band per accelerator family and kind over the calibration and out-of-sample "
-                    "runs (what the Plan page and evaluate state); ignores --csv")
+                    "runs (what the Plan page and evaluate state); cannot be combined with --csv")
     sp.set_defaults(func=cmd_validate)
     return p
 

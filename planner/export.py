@@ -245,9 +245,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
             + (f" (EP {p.ep} inside DP x CP)" if p.ep > 1 else "") + ".",
             f"# Paste after the launch command on {s.cluster.n_gpus} ranks, e.g. "
             "torchrun --nnodes N --nproc-per-node 8 ... pretrain_gpt.py \\"]
+    notes.extend(_hardware_notes(s))
     head += [f"# note: {n}" for n in notes]
     text = "\n".join(head) + "\n" + " \\\n".join(a) + "\n"
-    notes.extend(_hardware_notes(s))
     return Export(text, notes)
 
 
@@ -386,6 +386,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     L = [f"# TorchTitan job for '{s.name or m.name}', written by clusterplan",
          f"# (keys of torchtitan/config/job_config.py at {TORCHTITAN_COMMIT[:8]}); "
          f"{s.cluster.n_gpus} ranks."]
+    notes.extend(_hardware_notes(s))
     L += [f"# note: {n}" for n in notes]
     L += ["", "[job]", f"description = {_toml_str(s.name or m.name)}",
           "", "[model]", f"name = {_toml_str(name)}", f"flavor = {_toml_str(flavor)}"]
@@ -405,7 +406,6 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     L += ["", "[activation_checkpoint]", f"mode = {_toml_str(mode)}"]
     if opt is not None:
         L.append(f"selective_ac_option = {_toml_str(opt)}")
-    notes.extend(_hardware_notes(s))
     return Export("\n".join(L) + "\n", notes)
 
 

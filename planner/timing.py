@@ -204,8 +204,9 @@ def _eff_max_origin(r: dict) -> str:
     low = r.get("precision") in (PRECISIONS.index("fp8"), PRECISIONS.index("fp4")) and (
         r.get("peak_flop_per_s", 0.0) > 1.01 * r.get("peak_16bit_flop_per_s", 0.0))
     own = r.get("mamf_frac_gemm" if low else "mamf_frac_16bit") or 0.0
-    out = (f"the part's own MAMF {own:.3f} of peak × the fitted scale" if own > 0
-           else "the family's MAMF fraction × the fitted scale")
+    fp4_from_fp8 = low and r.get("precision") == PRECISIONS.index("fp4")
+    out = (f"the part's own {'FP8 ' if fp4_from_fp8 else ''}MAMF {own:.3f} of peak × the fitted scale"
+           if own > 0 else "the family's MAMF fraction × the fitted scale")
     plim, tdp = r.get("power_limit_w"), r.get("tdp_w")
     if plim and tdp and plim < tdp:
         out += (f" × power limit ({plim:g} W / TDP {tdp:g} W)^{MAMF_POWER_EXPONENT:g} = "

@@ -1326,10 +1326,13 @@ def accuracy_band(family: str, moe: bool, fp4: bool = False) -> dict | None:
     same_kind = rows[(rows["moe"] == bool(moe)) & (rows["fp4"] == bool(fp4))]
     sel = same_kind[same_kind["family"] == family]
     scope = f"{family}, {kind}"
-    if sel.empty:
+    if sel.empty and len(same_kind):
         sel = same_kind
-        scope = (f"no published run on this accelerator family ({family}): every {kind} run on other "
-                 "hardware, a band that may not apply")
+        scope = f"no published {family} {kind} run: every {kind} run on other hardware, a band that may not apply"
+    elif sel.empty:  # no run of this kind at all (e.g. MoE FP4): the FP4 runs, else the MoE / dense runs
+        sel = rows[rows["fp4"]] if fp4 else rows[rows["moe"] == bool(moe)]
+        near = "FP4" if fp4 else ("MoE" if moe else "dense")
+        scope = f"no published {kind} run: every {near} run, a band that may not apply"
         if sel.empty:
             return None
     oos = sel[sel["set"] == "out of sample"]

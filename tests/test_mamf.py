@@ -317,6 +317,8 @@ def test_exports_name_the_power_limit():
     d = _scenario(power_limit_w=500)
     for fn in (export.megatron_args, export.torchtitan_toml, export.deepspeed_config):
         assert any("nvidia-smi -pl 500" in n for n in fn(d).notes), fn.__name__
+    for fn in (export.megatron_args, export.torchtitan_toml):  # JSON has no comments
+        assert "# note: GPU power limit 500 W" in fn(d).text, fn.__name__
     assert not any("nvidia-smi" in n for n in export.megatron_args(_scenario()).notes)
 
 

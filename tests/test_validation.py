@@ -814,9 +814,20 @@ def test_accuracy_band_below_ten_runs_is_the_range():
     assert (band["low"], band["high"]) == pytest.approx((r.min(), r.max()), rel=1e-12)
 
 
+def test_accuracy_band_of_a_kind_nobody_ran_falls_back_to_its_nearest_runs():
+    """No MoE FP4 run exists: the FP4 runs stand in, and the scope says so."""
+    rows = validation.accuracy_rows()
+    assert not (rows["moe"] & rows["fp4"]).any()
+    band = validation.accuracy_band("blackwell", True, fp4=True)
+    assert band["scope"].startswith("no published MoE FP4 run: every FP4 run")
+    assert band["n"] == int(rows["fp4"].sum()) == 3
+    band = validation.accuracy_band("ampere", True)  # Ampere has dense runs only
+    assert band["scope"].startswith("no published ampere MoE run: every MoE run on other hardware")
+
+
 def test_accuracy_band_without_a_run_of_the_family_uses_every_run_of_the_kind():
     band = validation.accuracy_band("cdna3", False)
-    assert band["scope"].startswith("no published run on this accelerator family (cdna3)")
+    assert band["scope"].startswith("no published cdna3 dense run: every dense run on other hardware")
     rows = validation.accuracy_rows()
     dense = rows[~rows["moe"] & ~rows["fp4"] & (rows["set"] == "out of sample")]
     assert band["n"] == len(dense)

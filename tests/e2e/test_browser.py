@@ -161,7 +161,9 @@ def test_validate_page_renders(app_url, browser):
     ctx = browser.new_context(viewport={"width": 1500, "height": 1400})
     page = ctx.new_page()
     page.goto(f"{app_url}/validate", wait_until="domcontentloaded")
-    _wait_page(page, "stDataFrame", count=2)  # the calibration table and the error per group
+    # the error per group, the accuracy band per family (in a collapsed expander, still in the
+    # DOM) and the table of every run
+    _wait_page(page, "stDataFrame", count=3)
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=TIMEOUT_MS)
     page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
                            timeout=TIMEOUT_MS)

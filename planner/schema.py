@@ -385,9 +385,11 @@ class Parallelism(_Strict):
     )
 
 
-#: Lowest power limit accepted, as a fraction of the TDP (``nvidia-smi -pl`` floors are of this
-#: order, e.g. 200 W of an H100 SXM's 700 W); the power rule was derived on ratios 0.75–1.2, so
-#: anything below about 0.7·TDP is an extrapolation (a note says so).
+#: Lowest power limit accepted, as a fraction of the TDP. The GPUs' own floor is of this order:
+#: NVIDIA DGX B200 User Guide, ch. 7 "Managing Power Capping", Redfish ``PowerLimitWatts``
+#: example of a 700 W GPU: ``AllowableMin`` 200, ``AllowableMax`` 700 (0.29); 0.25 keeps every
+#: part's floor inside the range. The power rule was derived on ratios 0.75–1.2, so anything
+#: below about 0.7·TDP is an extrapolation (a note says so).
 POWER_LIMIT_MIN_FRAC = 0.25
 
 

@@ -199,18 +199,17 @@ MOE_HOST_S_PER_LOCAL_EXPERT = 0.18e-3
 MAMF_POWER_EXPONENT = 0.237
 
 
-def _eff_max_origin(r: dict) -> str:
-    """Where a row's GEMM eff_max comes from, for the explain string."""
-    low = r.get("precision") in (PRECISIONS.index("fp8"), PRECISIONS.index("fp4")) and (
-        r.get("peak_flop_per_s", 0.0) > 1.01 * r.get("peak_16bit_flop_per_s", 0.0))
-    own = r.get("mamf_frac_gemm" if low else "mamf_frac_16bit") or 0.0
-    fp4_from_fp8 = low and r.get("precision") == PRECISIONS.index("fp4")
-    out = (f"the part's own {'FP8 ' if fp4_from_fp8 else ''}MAMF {own:.3f} of peak × the fitted scale"
+def _eff_max_origin(r: dict, T: dict) -> str:
+    """Where a row's GEMM eff_max comes from, for the explain string (``_terms``' own MAMF
+    fraction and power-limit clock factor)."""
+    own, clock = T["_mamf_own"], T["_clock"]
+    fp8_for_fp4 = r.get("precision") == PRECISIONS.index("fp4") and own == r.get("mamf_frac_gemm") and (
+        r.get("peak_flop_per_s", 0.0) > r.get("peak_16bit_flop_per_s", 0.0))
+    out = (f"the part's own {'FP8 ' if fp8_for_fp4 else ''}MAMF {own:.3f} of peak × the fitted scale"
            if own > 0 else "the family's MAMF fraction × the fitted scale")
-    plim, tdp = r.get("power_limit_w"), r.get("tdp_w")
-    if plim and tdp and plim < tdp:
-        out += (f" × power limit ({plim:g} W / TDP {tdp:g} W)^{MAMF_POWER_EXPONENT:g} = "
-                f"× {(plim / tdp) ** MAMF_POWER_EXPONENT:.4f}, the roofline ridge likewise")
+    if clock < 1.0:
+        out += (f" × power limit ({r['power_limit_w']:g} W / TDP {r['tdp_w']:g} W)^{MAMF_POWER_EXPONENT:g} = "
+                f"× {clock:.4f}, the roofline ridge likewise")
     return out
 
 
@@ -460,6 +459,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     eff16 = K.eff16_tab[fam]
     eff_gemm_max = K.eff_gemm_tab[fam + K.n_fam * lowhp]
     attn_max = K.attn_max_tab[fam]
+    own_hp = 0.0  # the part's own MAMF fraction in use (0: the family's), for explain
     # A part with its own MAMF (measured, or derived by the power rule: MAMF_POWER_EXPONENT)
     # replaces the family's fraction, times the same fitted scale.
     if "mamf_frac_16bit" in b:
@@ -819,7 +819,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
             "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
-            "_eff_gemm_max": eff_gemm_max, "_q": q,
+            "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
@@ -916,7 +916,7 @@ def explain(row: dict) -> dict[str, str]:
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
            if r.get("sliding_window") and r.get("flash_attention") else "")
         + f"), elementwise {_ms(T['_t_elem_dense'])}; "
-        f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r)}), MLP GEMM eff {eff_mlp:.3f}"
+        f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), MLP GEMM eff {eff_mlp:.3f}"
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"

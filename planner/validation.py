@@ -1222,6 +1222,21 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _predict_csv(csv_path=None, consts: dict | None = None):
+    """:func:`calibration_batch` of a CSV run through the memory and step-time stages: (batch,
+    meta, skipped, timing outputs, each row's predicted published metric)."""
+    from . import timing
+
+    b, meta, skipped = calibration_batch(csv_path)
+    try:
+        from . import memory  # optional columns (activation offload); never required
+        b.update(memory.stage(b))
+    except Exception:  # noqa: BLE001 - memory stage absent or failing must not stop validation
+        pass
+    out = timing.stage(b, consts)
+    return b, meta, skipped, out, predicted_metric(meta, b, out["step_time_s"])
+
+
 def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Predicted vs published throughput for every row of a calibration-format CSV.
 
@@ -1236,16 +1251,7 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
         rel_err (pred/pub − 1 of throughput), predicted step time, MFU, HFU, status.
     summary : DataFrame — per group and overall: n, median, p90 and max |rel_err|.
     """
-    from . import timing
-
-    b, meta, skipped = calibration_batch(csv_path)
-    try:
-        from . import memory  # optional columns (activation offload); never required
-        b.update(memory.stage(b))
-    except Exception:  # noqa: BLE001 - memory stage absent or failing must not stop validation
-        pass
-    out = timing.stage(b, consts)
-    pred = predicted_metric(meta, b, out["step_time_s"])
+    b, meta, skipped, out, pred = _predict_csv(csv_path, consts)
     rows = meta.drop(columns=["flop_count", "batch_published"]).copy()
     rows["predicted"] = pred
     rows["rel_err"] = relative_error(meta, pred)
@@ -1283,16 +1289,13 @@ def accuracy_rows() -> pd.DataFrame:
     name), moe (bool), fp4 (bool: FP4 GEMMs), ratio (float, > 0). Computed once per process
     (about 0.3 s).
     """
-    from . import timing
-
     parts = []
     fp4 = _batch.PRECISIONS.index("fp4")
     for name, path in (("calibration", DEFAULT_CSV), ("out of sample", OUT_OF_SAMPLE_CSV)):
         if not Path(path).is_file():
             continue
-        b, meta, _ = calibration_batch(path)
-        out = timing.stage(b)
-        err = relative_error(meta, predicted_metric(meta, b, out["step_time_s"]))
+        b, meta, _, _, pred = _predict_csv(path)
+        err = relative_error(meta, pred)
         ok = np.isfinite(err)
         fam = np.asarray(b["accel_family"])
         parts.append(pd.DataFrame({

@@ -231,6 +231,28 @@ def version_year(text) -> int | None:
 _TORCHTITAN = re.compile(r"torch\s?titan", re.I)
 TORCHTITAN_COMPILED_LOSS_YEAR = 2025
 _COMPILE = r"torch\.compile|--training\.compile"
+#: PyTorch's own attention (``F.scaled_dot_product_attention``), which TorchTitan runs. On
+#: Hopper its default backend is PyTorch's FlashAttention-2 port: the cuDNN backend was made
+#: opt-in in PyTorch 2.5.1 after the 2.5.0 bugs (pytorch/pytorch#138522, Oct 2024; #142132:
+#: SDPA 329 vs cuDNN 631 TFLOP/s on an H100 at seq 4608, d_h 128, "This is expected"), and
+#: PyTorch prefers cuDNN again only once the bundled cuDNN passes 9.15 (``check_prefer_cudnn_
+#: attention`` in sdp_utils.cpp; PyTorch 2.11, 2026). TorchTitan asks for cuDNN itself on
+#: Blackwell (sm100) since May 2025 (pytorch/torchtitan#1196) and not on Hopper.
+_PYTORCH_SDPA = re.compile(r"torch\s?titan|\bsdpa\b|scaled_dot_product_attention", re.I)
+_CUDNN_OR_FA3 = r"cudnn[-_ ]?(?:sdpa|attention|fused attention|backend)|flash[-_ ]?attention[-_ ]?3|\bfa3\b"
+PYTORCH_CUDNN_ATTENTION_YEAR = 2026
+TORCHTITAN_BLACKWELL_CUDNN_YEAR = 2025
+
+
+def _family_of_gpu(r: dict) -> str | None:
+    """Accelerator family of a row's GPU cell (``hopper``, ``blackwell``, …), None if unknown."""
+    sid = system_for_gpu(r.get("gpu"), str(r.get("interconnect") or ""))
+    if sid is None:
+        return None
+    from . import catalog
+    system = catalog.systems().get(sid)
+    acc = catalog.accelerators().get(system.accelerator) if system is not None else None
+    return None if acc is None else acc.family
 
 
 def row_settings(r: dict) -> dict:
@@ -255,6 +277,17 @@ def row_settings(r: dict) -> dict:
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
     flash = modern if flash is None else flash
+    # PyTorch SDPA (TorchTitan, or a row that names SDPA) runs FlashAttention-2-class kernels on
+    # Hopper before PyTorch 2.11, and on Blackwell before TorchTitan chose cuDNN there (2025);
+    # a row that names cuDNN attention or FlashAttention-3 keeps the native kernels.
+    if nvidia or not native or not _PYTORCH_SDPA.search(text) or _stated(text, _CUDNN_OR_FA3):
+        sdpa_fa2 = False
+    else:
+        vyear = version_year(r.get("source")) or year or PYTORCH_CUDNN_ATTENTION_YEAR
+        cutoff = (TORCHTITAN_BLACKWELL_CUDNN_YEAR if _family_of_gpu(r) == "blackwell"
+                  and _TORCHTITAN.search(text) else PYTORCH_CUDNN_ATTENTION_YEAR)
+        sdpa_fa2 = vyear < cutoff
+    native = native and not sdpa_fa2
     titan_eager = bool(_TORCHTITAN.search(text)) and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not _stated(text, _COMPILE))

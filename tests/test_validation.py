@@ -240,6 +240,21 @@ def test_text_rule_on_other_sources():
     assert validation.row_settings(foundry)["attention_kernel"] == "flash2"
     assert validation.row_settings({"source_key": "V", "source": "arXiv:2407.21783", "notes": ""}
                                    )["attention_kernel"] == "native"
+    # PyTorch SDPA (TorchTitan): PyTorch's FlashAttention-2 backend on Hopper until cuDNN is
+    # preferred again (pytorch#138522 made it opt-in in Oct 2024; PyTorch 2.11, 2026); on
+    # Blackwell TorchTitan itself picks cuDNN from May 2025 (torchtitan#1196)
+    sdpa = lambda src, notes="", gpu="H100 SXM": validation.row_settings(  # noqa: E731
+        {"source": src, "notes": notes, "gpu": gpu})["attention_kernel"]
+    assert sdpa("pytorch/torchtitan docs/performance.md; torch 1963fc8 (2024/12/23)") == "flash2"
+    assert sdpa("Liang et al., TorchTitan, arXiv:2410.06511") == "flash2"
+    assert sdpa("pytorch/torchtitan benchmarks (2025/06/13)", gpu="H200") == "flash2"
+    assert sdpa("pytorch/torchtitan benchmarks (2026/03/01)") == "native"
+    assert sdpa("pytorch/torchtitan benchmarks (2025/06/13)", gpu="B200") == "native"
+    assert sdpa("pytorch/torchtitan benchmarks (2024/12/26)", gpu="B200") == "flash2"
+    assert sdpa("pytorch/torchtitan benchmarks (2025/06/13)", "SDPA with the cuDNN attention backend") == "native"
+    assert sdpa("some FSDP blog (2025)", "attention: PyTorch SDPA") == "flash2"
+    assert sdpa("some FSDP blog (2025)", "attention: FlashAttention-3") == "native"
+    assert sdpa("NVIDIA NeMo 24.07 performance summary (2024)", "SDPA") == "native"  # TE's own kernels
     # "Nemotron" alone is a model name, not the NeMo framework
     assert validation.row_settings({"source_key": "Z", "source": "Nemotron-4 340B report, 2024",
                                     "notes": ""})["tp_comm_overlap"] is False

@@ -389,6 +389,7 @@ _reg("w_mbs", ("training", "micro_batch_size"), int, int)
 _reg("w_prec", ("training", "precision"))
 _reg("w_gd", ("training", "grad_dtype"))
 _reg("w_ce", ("training", "cross_entropy"))
+_reg("w_ew", ("training", "elementwise"))
 _reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: float(v) * 1e12)
 _reg("w_async", ("checkpoint", "async"), bool, bool)
 _reg("w_cif", ("checkpoint", "async_interference_frac"), float, float)
@@ -844,6 +845,13 @@ def render_sidebar(page: str) -> dict:
                           "keeps fp32 logits, 4 B per logit; PyTorch eager F.cross_entropy on fp32 logits "
                           "peaks at 12 B per logit (log-softmax output + two gradients) at the start of the "
                           "backward.")
+        st.selectbox("Elementwise kernels", ["fused", "eager"], key="w_ew",
+                     help="Step time of norms, RoPE and activations: fused (Transformer Engine, Apex, "
+                          "torch.compile) reads and writes each once; eager PyTorch runs one kernel per op "
+                          "(RMSNorm 36 B per hidden element instead of 4, fp32 RoPE 20 B per query / key "
+                          "element, SwiGLU 10 B instead of 6 per FFN element), counted op by op on "
+                          "TorchTitan's Llama. LayerNorm and GeLU are single kernels either way. Memory is "
+                          "not changed.")
         st.number_input("Tokens to train (trillions, 10¹²)", min_value=1e-6, max_value=1e6, step=0.5,
                         format="%.3f", key="w_tok")
 

@@ -198,6 +198,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     elif p.recompute == "op_sac":
         notes.append("op_sac is TorchTitan's per-op checkpointing: Megatron has no such mode (its nearest is "
                      "--recompute-granularity selective with --recompute-modules); not written.")
+    if t.elementwise == "eager":
+        notes.append("elementwise 'eager' (PyTorch ops one kernel each) has no Megatron-LM setting: Megatron fuses "
+                     "norms, RoPE and SwiGLU (Transformer Engine); the planner's step time assumed eager kernels.")
     arg("--attention-backend", "flash" if p.flash_attention else "unfused")
     if p.tp_comm_overlap:
         if p.sequence_parallel and p.tp > 1:
@@ -377,8 +380,13 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         notes.append("zero-bubble: written as InterleavedZeroBubble (needs 2+ stages per rank); "
                      "ZBVZeroBubble is the V-shaped variant.")
 
-    if t.cross_entropy == "fused":
-        notes.append("compile = true: the planner's fused cross-entropy is TorchTitan's compiled loss.")
+    compiled = t.elementwise == "fused" or t.cross_entropy == "fused"
+    if t.elementwise != t.cross_entropy:
+        notes.append(f"compile = true compiles TorchTitan's blocks and its loss together: the planner's elementwise "
+                     f"'{t.elementwise}' with cross-entropy '{t.cross_entropy}' has no single TorchTitan setting.")
+    elif compiled:
+        notes.append("compile = true: the planner's fused elementwise kernels and fused cross-entropy are "
+                     "TorchTitan's compiled blocks and loss.")
     # Batch: without PP, local_batch_size is the micro-batch and gradient accumulation makes up
     # global_batch_size; with PP, local_batch_size is the DP rank's share of the step, cut into
     # pipeline micro-batches.
@@ -396,7 +404,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
           f"global_batch_size = {t.global_batch_size}", f"seq_len = {t.seq_len}", f"steps = {_steps(s)}",
           f"mixed_precision_param = {_toml_str('float32' if t.precision == 'fp32' else 'bfloat16')}",
           'mixed_precision_reduce = "float32"',
-          f"compile = {'true' if t.cross_entropy == 'fused' else 'false'}",
+          f"compile = {'true' if compiled else 'false'}",
           "", "[parallelism]", f"data_parallel_replicate_degree = {rep}", f"data_parallel_shard_degree = {shard}",
           f"tensor_parallel_degree = {p.tp}", f"pipeline_parallel_degree = {p.pp}",
           f"context_parallel_degree = {p.cp}", f"expert_parallel_degree = {p.ep}"]
@@ -483,6 +491,10 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         split.append(f"EP {p.ep} (deepspeed.moe ep_size)")
     if split:
         notes.append("set in the model code, not in this file: " + "; ".join(split) + ".")
+    if t.elementwise == "fused":
+        notes.append("elementwise 'fused': the planner's step time assumes fused norms, RoPE and activations "
+                     "(Transformer Engine, Apex or torch.compile in the model code); plain PyTorch modules run them "
+                     "eagerly (set training.elementwise = 'eager').")
     if p.recompute != "none":
         notes.append(f"recompute '{p.recompute}': set in the model code (deepspeed.checkpointing or "
                      "Megatron-DeepSpeed --checkpoint-activations), not in this file.")

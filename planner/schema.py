@@ -317,6 +317,16 @@ class Training(_Strict):
         "§4); 'eager' = PyTorch eager F.cross_entropy on fp32 logits, 12 B per logit at the start "
         "of the backward (the saved log-softmax, its incoming gradient and the logits' gradient).",
     )
+    elementwise: Literal["fused", "eager"] = Field(
+        "fused",
+        description="Elementwise kernels, for the step time: 'fused' = one read and one write per "
+        "fused op (Transformer Engine / Apex / torch.compile: norms, RoPE, residual adds, "
+        "activation); 'eager' = PyTorch eager, one kernel per op: an RMSNorm as cast, pow, mean, "
+        "multiply, cast, multiply (36 B per hidden element instead of 4), RoPE as an fp32 complex "
+        "multiply (20 B per query / key element), SwiGLU as silu then multiply (10 B per FFN "
+        "element instead of 6). LayerNorm and GeLU are single kernels either way. The extra "
+        "activation memory of eager ops is not counted.",
+    )
     tokens_total: PosFloat = Field(1.0e12, description="Tokens to train.")
 
 

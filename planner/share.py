@@ -142,6 +142,7 @@ TRAINING_KEYS: tuple[Field, ...] = (
     _c("prec", ("training", "precision"), ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")),
     _c("gd", ("training", "grad_dtype"), ("fp32", "bf16")),
     _c("ce", ("training", "cross_entropy"), ("fused", "eager")),
+    _c("ew", ("training", "elementwise"), ("fused", "eager")),
     _f("tok", ("training", "tokens_total")),
 )
 

@@ -30,7 +30,8 @@ the pace; everything is per GPU of that stage:
   (``model_stats.attention_keys``; without flash the scores are computed in full and masked).
   Norms,
   residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
-  counted per token). Recompute adds one forward of everything (full; with
+  counted per token: fused kernels, or PyTorch eager ops one by one with
+  ``training.elementwise = "eager"``, :data:`RMSNORM_BYTES_EAGER_FWD`). Recompute adds one forward of everything (full; with
   ``recompute_layers = N`` the share ``min(N·pp·vpp/L, 1)`` of the layers,
   ``model_stats.full_recompute_fraction``), of the attention
   core (selective), or (``op_sac``, TorchTitan's per-op selective checkpointing) of the K
@@ -128,6 +129,21 @@ ELEMWISE_H_BYTES_FWD = 20.0
 #: reads 2f and writes f (6 B, per element of f).
 ACT_BYTES_PLAIN_FWD = 4.0
 ACT_BYTES_GATED_FWD = 6.0
+#: Eager PyTorch (``training.elementwise = "eager"``), one kernel per op, bytes per element
+#: forward, counted op by op on TorchTitan's 2024 Llama (``torchtitan/models/norms.py``
+#: ``RMSNorm``: ``self._norm(x.float()).type_as(x) * self.weight``, ``_norm = x *
+#: rsqrt(x.pow(2).mean(-1) + eps)``; ``models/llama/model.py`` ``apply_rotary_emb`` and
+#: ``FeedForward``): RMSNorm = cast to fp32 (2+4) + pow (4+4) + mean (4) + multiply (4+4) +
+#: cast back (4+2) + × weight (2+2) = 36 B per hidden element against a fused norm's 4 (read
+#: 2 + write 2; a LayerNorm is ``F.layer_norm``, one kernel, in eager PyTorch too); RoPE =
+#: cast to fp32 (2+4) + complex multiply (4+4) + cast back (4+2) = 20 B per query and key
+#: element, which the fused count leaves inside the neighbouring kernels; SwiGLU = silu (2+2)
+#: + multiply (2+2+2) = 10 B per FFN element against the fused 6 (GeLU is one kernel either
+#: way). Residual adds are single kernels in both.
+RMSNORM_BYTES_FUSED_FWD = 4.0
+RMSNORM_BYTES_EAGER_FWD = 36.0
+ROPE_BYTES_EAGER_FWD = 20.0
+ACT_BYTES_GATED_EAGER_FWD = 10.0
 #: Backward elementwise traffic over forward (read saved input + upstream grad, write grad).
 ELEMWISE_BWD_OVER_FWD = 2.0
 #: Cross-entropy bytes per logit, forward + backward (Megatron-Core loss path, unfused, per
@@ -331,7 +347,8 @@ _TERM_INPUTS: tuple[str, ...] = (
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
-    "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w",
+    "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "layernorm",
+    "learned_pos_embeddings",
 )
 
 
@@ -564,6 +581,18 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     tok_ihbm = tok * inv_hbm
     t_elem_h = ELEMWISE_H_BYTES_FWD * h * tok_ihbm / (1.0 + (t - 1.0) * sp)
     act_b = ACT_BYTES_PLAIN_FWD + (ACT_BYTES_GATED_FWD - ACT_BYTES_PLAIN_FWD) * gated
+    if "elem_eager" in b and bool(np.any(b["elem_eager"])):
+        # eager PyTorch: two RMSNorms of 36 B instead of 4 per hidden element, RoPE on the
+        # local query and key heads (MLA: the rope part of each query head and the one shared
+        # rope key), SwiGLU 10 B instead of 6 per FFN element (ELEMWISE constants above)
+        eg = fl("elem_eager")
+        rms = eg & ~fl("layernorm")
+        t_elem_h = t_elem_h + rms * (2.0 * (RMSNORM_BYTES_EAGER_FWD - RMSNORM_BYTES_FUSED_FWD)) * h * tok_ihbm / (
+            1.0 + (t - 1.0) * sp)
+        rope_elems = np.where(fl("mla"), (a + 1.0) * f("qk_rope_head_dim"), (a + f("n_kv_heads")) * dqk)
+        rope = eg & (f("learned_pos_embeddings") == 0)
+        t_elem_h = t_elem_h + rope * ROPE_BYTES_EAGER_FWD * rope_elems / t * tok_ihbm
+        act_b = act_b + (eg & gated) * (ACT_BYTES_GATED_EAGER_FWD - ACT_BYTES_GATED_FWD)
     t_elem_dense = t_elem_h + act_b * ffn / t * tok_ihbm
     if any_moe:
         t_elem_moe = t_elem_h + act_b * (tok * topk * cf * fe + n_sh * tok * f_sh) / t * inv_hbm
@@ -1058,6 +1087,17 @@ def notes(row: dict) -> list[str]:
                    "kernels skip the tiles outside the window; partial tiles are not counted); without it the full "
                    "scores are computed and masked (no saving). Context-parallel ring attention still sends every "
                    "KV block.")
+    if row.get("elem_eager"):
+        out.append(f"Elementwise 'eager' (PyTorch eager, one kernel per op): "
+                   + ("" if row.get("layernorm") else f"each RMSNorm {RMSNORM_BYTES_EAGER_FWD:g} B per hidden element "
+                      f"instead of {RMSNORM_BYTES_FUSED_FWD:g}, ")
+                   + ("" if row.get("learned_pos_embeddings") else f"RoPE {ROPE_BYTES_EAGER_FWD:g} B per query / key "
+                      "element, ")
+                   + (f"SwiGLU {ACT_BYTES_GATED_EAGER_FWD:g} B per FFN element instead of {ACT_BYTES_GATED_FWD:g}, "
+                      if row.get("gated_mlp") else "")
+                   + "forward (backward 2×), counted op by op on TorchTitan's 2024 Llama; torch.compile fuses "
+                   "them ('fused'). Models without a learned position table are taken to use RoPE (an ALiBi "
+                   "model is over-counted). The extra activation memory of eager ops is not counted.")
     if row.get("recompute") == _RC_OPSAC:
         out.append("op_sac (TorchTitan per-op selective checkpointing): the matmuls whose outputs the backward needs "
                    "among those the policy marks for recompute (every second matmul of a block: K, O and W3 of a Llama "

@@ -76,9 +76,20 @@ by the framework of its source group (what that framework did by default), never
   (its 2024 ``train.py`` ran ``F.cross_entropy`` eagerly on fp32 logits; since 2025
   ``torchtitan/components/loss.py`` compiles the loss with ``training.compile``); else
   ``fused``.
+* **elementwise kernels** (``training.elementwise``, step time): ``eager`` for TorchTitan runs
+  that do not state torch.compile on (its Llama runs RMSNorm, RoPE and SwiGLU as PyTorch ops
+  one kernel each, ``timing.RMSNORM_BYTES_EAGER_FWD``); else ``fused`` (Transformer Engine /
+  Apex in the NVIDIA stacks; llm-foundry's MPT has a single-kernel LayerNorm and GeLU). No
+  calibration row changes with it.
 * **attention kernel**: ``flash2`` (FlashAttention-2 class) for MOSAIC_MPT (llm-foundry
   ``attn_impl: flash`` / ``triton``), ``native`` (FlashAttention-3 / cuDNN on Hopper) for the
-  NVIDIA recipes; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
+  NVIDIA recipes; ``flash2`` for PyTorch SDPA (TorchTitan, or a row naming SDPA) on Hopper
+  before 2026 — PyTorch's default SDPA backend there is its FlashAttention-2 port: cuDNN
+  attention was made opt-in in PyTorch 2.5.1 (pytorch/pytorch#138522; #142132 measures SDPA
+  at 329 against cuDNN's 631 TFLOP/s on an H100) and is preferred again only from PyTorch
+  2.11's cuDNN 9.15 — and on Blackwell before 2025 (TorchTitan selects cuDNN on sm100 since
+  pytorch/torchtitan#1196, May 2025), unless the row names cuDNN attention or
+  FlashAttention-3; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
   calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
@@ -258,7 +269,7 @@ def _family_of_gpu(r: dict) -> str | None:
 def row_settings(r: dict) -> dict:
     """Framework settings a row leaves unpublished, by the default rule (module docstring):
     ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``,
-    ``attention_kernel``, ``cross_entropy``.
+    ``attention_kernel``, ``cross_entropy``, ``elementwise``.
 
     From the row's ``source`` and ``notes`` text: its year (:func:`source_year`; unknown =
     recent: before 2023 no flash attention and ZeRO-0), an NVIDIA recipe (NeMo,
@@ -268,7 +279,12 @@ def row_settings(r: dict) -> dict:
     calibration file this gives each source the settings of the module docstring (tested).
     TorchTitan runs whose software predates 2025 (:func:`version_year`), or that do not state
     torch.compile on, ran the eager cross-entropy (``cross_entropy = "eager"``); every other
-    row the fused one."""
+    row the fused one. TorchTitan runs that do not state torch.compile on ran their norms, RoPE
+    and activations as eager PyTorch ops (``elementwise = "eager"``); every other row fused
+    kernels (Transformer Engine, Apex, llm-foundry's single-kernel LayerNorm and GeLU). PyTorch
+    SDPA (TorchTitan, or a row naming SDPA) outside the NVIDIA recipes ran FlashAttention-2-class
+    kernels on Hopper before 2026 and on Blackwell before TorchTitan chose cuDNN there (2025),
+    unless the row names cuDNN attention or FlashAttention-3 (``attention_kernel = "flash2"``)."""
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
     year = source_year(r.get("source"))
     modern = year is None or year >= FLASH_FIRST_YEAR
@@ -288,11 +304,13 @@ def row_settings(r: dict) -> dict:
                   and _TORCHTITAN.search(text) else PYTORCH_CUDNN_ATTENTION_YEAR)
         sdpa_fa2 = vyear < cutoff
     native = native and not sdpa_fa2
+    titan_uncompiled = bool(_TORCHTITAN.search(text)) and not _stated(text, _COMPILE)
     titan_eager = bool(_TORCHTITAN.search(text)) and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not _stated(text, _COMPILE))
     return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
             "cross_entropy": "eager" if titan_eager else "fused",
+            "elementwise": "eager" if titan_uncompiled else "fused",
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}
@@ -1061,7 +1079,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         "name": str(r.get("run_id", "")),
         "model": model,
         "training": {"seq_len": s, "global_batch_size": B, "micro_batch_size": mbs, "precision": prec,
-                     "grad_dtype": grad_dtype, "cross_entropy": fw["cross_entropy"]},
+                     "grad_dtype": grad_dtype, "cross_entropy": fw["cross_entropy"],
+                     "elementwise": fw["elementwise"]},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": recompute,

@@ -205,3 +205,27 @@ def test_exports_never_write_what_the_framework_refuses_without_saying_so():
     assert any("ZeRO-0 is written as pure data-parallel" in n for n in gpt3.notes)
     qwen = torchtitan_toml(planner.load_preset("qwen3-235b-gb200-256"))
     assert any("float32 only" in n for n in qwen.notes)
+
+
+def test_elementwise_kernels_reach_the_exports():
+    """TorchTitan's training.compile compiles its blocks (fused norms / RoPE / SwiGLU) and, since
+    2025, its loss: compile = true when the scenario has fused kernels, false when both are
+    eager, with a note when they disagree; Megatron-LM has no eager mode (a note says so)."""
+    base = planner.load_preset("llama31-8b-torchtitan-h100-8").to_json_dict()
+
+    def with_(ew, ce):
+        d = json.loads(json.dumps(base))
+        d["training"].update(elementwise=ew, cross_entropy=ce)
+        return d
+
+    both_eager = torchtitan_toml(with_("eager", "eager"))
+    assert tomllib.loads(both_eager.text)["training"]["compile"] is False
+    both_fused = torchtitan_toml(with_("fused", "fused"))
+    assert tomllib.loads(both_fused.text)["training"]["compile"] is True
+    mixed = torchtitan_toml(with_("fused", "eager"))
+    assert tomllib.loads(mixed.text)["training"]["compile"] is True
+    assert any("no single TorchTitan setting" in n for n in mixed.notes)
+    assert not any("no single TorchTitan setting" in n for n in both_eager.notes + both_fused.notes)
+    meg = megatron_args(with_("eager", "eager"))
+    assert any("elementwise 'eager'" in n and "no Megatron-LM setting" in n for n in meg.notes)
+    assert not any("elementwise 'eager'" in n for n in megatron_args(with_("fused", "fused")).notes)

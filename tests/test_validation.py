@@ -184,15 +184,15 @@ def test_source_year():
 #: sequence parallelism, Korthikanti et al. May 2022, is not the default of the 2021-22 runs).
 DOCUMENTED = {
     "NARAYANAN21_T1": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused"},
+                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused"},
     "KORTHIKANTI22": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                      "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused"},
+                      "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused"},
     "MCORE_R080_H100": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                        "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused"},
+                        "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"},
     "NEMO_24.07": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                   "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused"},
+                   "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"},
     "MOSAIC_MPT": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": False,
-                   "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True, "cross_entropy": "fused"},
+                   "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"},
 }
 
 
@@ -216,11 +216,11 @@ def test_text_rule_on_other_sources():
     old = {"source_key": "X", "source": "Smith et al., arXiv:2201.11990, Table 2", "notes": ""}
     assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
                                             "tp_comm_overlap": False, "grad_dtype": "fp32",
-                                            "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused"}
+                                            "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused"}
     nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
     assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
                                              "tp_comm_overlap": True, "grad_dtype": "bf16",
-                                             "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused"}
+                                             "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"}
     # TorchTitan: its 2024 versions ran the loss eagerly; from 2025 torch.compile compiles it too
     titan = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["cross_entropy"]  # noqa: E731
     assert titan("Liang et al., TorchTitan, arXiv:2410.06511 (ICLR 2025 version)", "torch.compile ON") == "eager"
@@ -240,6 +240,14 @@ def test_text_rule_on_other_sources():
     assert validation.row_settings(foundry)["attention_kernel"] == "flash2"
     assert validation.row_settings({"source_key": "V", "source": "arXiv:2407.21783", "notes": ""}
                                    )["attention_kernel"] == "native"
+    # TorchTitan without torch.compile runs its norms, RoPE and SwiGLU as eager PyTorch ops
+    ew = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["elementwise"]  # noqa: E731
+    assert ew("pytorch/torchtitan docs/performance.md (2024/12/26)", "torch.compile OFF") == "eager"
+    assert ew("pytorch/torchtitan docs/performance.md (2024/12/26)") == "eager"
+    assert ew("pytorch/torchtitan docs/performance.md (2024/12/26)", "torch.compile ON") == "fused"
+    assert ew("pytorch/torchtitan benchmarks (2025/06/13)", "--training.compile") == "fused"
+    assert ew("Megatron-LM (2025)", "torch.compile OFF") == "fused"
+    assert ew("mosaicml/llm-foundry benchmarking README (2024)") == "fused"
     # PyTorch SDPA (TorchTitan): PyTorch's FlashAttention-2 backend on Hopper until cuDNN is
     # preferred again (pytorch#138522 made it opt-in in Oct 2024; PyTorch 2.11, 2026); on
     # Blackwell TorchTitan itself picks cuDNN from May 2025 (torchtitan#1196)

@@ -89,7 +89,8 @@ by the framework of its source group (what that framework did by default), never
   at 329 against cuDNN's 631 TFLOP/s on an H100) and is preferred again only from PyTorch
   2.11's cuDNN 9.15 — and on Blackwell before 2025 (TorchTitan selects cuDNN on sm100 since
   pytorch/torchtitan#1196, May 2025), unless the row names cuDNN attention or
-  FlashAttention-3; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
+  FlashAttention-3; ``flash2`` also where the row names FlashAttention-2 (``flash-attn 2.x``,
+  ``FA2``) as what ran, a citation of its paper excepted; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
   calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
@@ -250,6 +251,10 @@ _COMPILE = r"torch\.compile|--training\.compile"
 #: attention`` in sdp_utils.cpp; PyTorch 2.11, 2026). TorchTitan asks for cuDNN itself on
 #: Blackwell (sm100) since May 2025 (pytorch/torchtitan#1196) and not on Hopper.
 _PYTORCH_SDPA = re.compile(r"torch\s?titan|\bsdpa\b|scaled_dot_product_attention", re.I)
+#: FlashAttention-2 named as what ran (``FlashAttention-2``, ``flash-attn 2.x``, ``FA2``; a
+#: citation of its paper says nothing): its kernels, not Hopper's native ones (FlashAttention-3
+#: is a separate, Hopper-only package: arXiv:2407.08608).
+_FA2_NAME = r"flash[-_ ]?(?:attn|attention)[-_ ]?(?:v)?2\b|flash[-_ ]?attn[-_ ]2\.\d|\bfa[-_ ]?2\b"
 _CUDNN_OR_FA3 = r"cudnn[-_ ]?(?:sdpa|attention|fused attention|backend)|flash[-_ ]?attention[-_ ]?3|\bfa3\b"
 PYTORCH_CUDNN_ATTENTION_YEAR = 2026
 TORCHTITAN_BLACKWELL_CUDNN_YEAR = 2025
@@ -284,7 +289,8 @@ def row_settings(r: dict) -> dict:
     kernels (Transformer Engine, Apex, llm-foundry's single-kernel LayerNorm and GeLU). PyTorch
     SDPA (TorchTitan, or a row naming SDPA) outside the NVIDIA recipes ran FlashAttention-2-class
     kernels on Hopper before 2026 and on Blackwell before TorchTitan chose cuDNN there (2025),
-    unless the row names cuDNN attention or FlashAttention-3 (``attention_kernel = "flash2"``)."""
+    unless the row names cuDNN attention or FlashAttention-3 (``attention_kernel = "flash2"``);
+    so does a row that names FlashAttention-2 as what ran (not a citation of its paper)."""
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
     year = source_year(r.get("source"))
     modern = year is None or year >= FLASH_FIRST_YEAR
@@ -303,7 +309,8 @@ def row_settings(r: dict) -> dict:
         cutoff = (TORCHTITAN_BLACKWELL_CUDNN_YEAR if _family_of_gpu(r) == "blackwell"
                   and _TORCHTITAN.search(text) else PYTORCH_CUDNN_ATTENTION_YEAR)
         sdpa_fa2 = vyear < cutoff
-    native = native and not sdpa_fa2
+    fa2_named = _stated(_FLASH_CITED.sub(" ", text), _FA2_NAME) and not _stated(text, _CUDNN_OR_FA3)
+    native = native and not sdpa_fa2 and not fa2_named
     titan_uncompiled = bool(_TORCHTITAN.search(text)) and not _stated(text, _COMPILE)
     titan_eager = bool(_TORCHTITAN.search(text)) and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR

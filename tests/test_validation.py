@@ -263,6 +263,12 @@ def test_text_rule_on_other_sources():
     assert sdpa("some FSDP blog (2025)", "attention: PyTorch SDPA") == "flash2"
     assert sdpa("some FSDP blog (2025)", "attention: FlashAttention-3") == "native"
     assert sdpa("NVIDIA NeMo 24.07 performance summary (2024)", "SDPA") == "native"  # TE's own kernels
+    # FlashAttention-2 named as what ran (not a citation of its paper): its kernels on Hopper too
+    assert sdpa("nanotron benchmarks (2025)", "attention: FlashAttention-2 (flash-attn 2.5.8)") == "flash2"
+    assert sdpa("nanotron benchmarks (2025)", "we use FA2") == "flash2"
+    assert sdpa("nanotron benchmarks (2025)", "as in the FlashAttention-2 paper (Dao et al.)") == "native"
+    assert sdpa("nanotron benchmarks (2025)", "FlashAttention-2 on A100, FlashAttention-3 on H100") == "native"
+    assert sdpa("nanotron benchmarks (2025)", "no FlashAttention-2") == "native"
     # "Nemotron" alone is a model name, not the NeMo framework
     assert validation.row_settings({"source_key": "Z", "source": "Nemotron-4 340B report, 2024",
                                     "notes": ""})["tp_comm_overlap"] is False

@@ -546,6 +546,7 @@ def _model_widget_values(md: dict) -> dict[str, Any]:
     vals["w_m_tied"] = bool(md.get("tied_embeddings", False))
     vals["w_m_norm"] = md.get("norm") if md.get("norm") in ("rmsnorm", "layernorm") else "rmsnorm"
     vals["w_m_bias"] = bool(md.get("linear_bias", False))
+    vals["w_m_rope"] = bool(md.get("rope", True))
     vals["w_m_pos"] = int(md.get("learned_pos_embeddings") or 0)
     vals["w_m_do"] = float(md.get("dropout") or 0.0)
     moe = md.get("moe") or {}
@@ -634,6 +635,7 @@ def scenario_from_widgets() -> dict:
         md["tied_embeddings"] = bool(ss.get("w_m_tied", False))
         md["norm"] = ss.get("w_m_norm") or "rmsnorm"
         md["linear_bias"] = bool(ss.get("w_m_bias", False))
+        md["rope"] = bool(ss.get("w_m_rope", True))
         md["learned_pos_embeddings"] = int(ss.get("w_m_pos") or 0)
         md["dropout"] = float(ss.get("w_m_do") or 0.0)
         ne = int(ss.get("w_m_experts") or 0)
@@ -751,6 +753,9 @@ def render_sidebar(page: str) -> dict:
             st.checkbox("Gated MLP (SwiGLU)", key="w_m_gated")
             st.checkbox("Tied input / output embeddings", key="w_m_tied")
             st.checkbox("Biases in linear layers", key="w_m_bias")
+            st.checkbox("Rotary position embedding (RoPE)", key="w_m_rope",
+                        help="Off for ALiBi (MPT, BLOOM) or no position encoding; a learned position table "
+                             "means no RoPE. Only the step time of eager elementwise kernels reads it.")
             st.caption("Mixture of experts (Experts = 0: dense model)")
             c1, c2 = st.columns(2)
             for j, (key, field, label) in enumerate(_MOE_FIELDS):

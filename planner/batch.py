@@ -10,7 +10,8 @@ Column reference (all arrays of shape (N,); SI units; codes are small ints):
 Model
     n_layers, hidden_size, n_heads, n_kv_heads, head_dim, ffn_hidden_size, vocab_size
     gated_mlp, tied_embeddings, linear_bias, layernorm (bool; False = RMSNorm)
-    learned_pos_embeddings (rows of the learned position table, 0 = none)
+    learned_pos_embeddings (rows of the learned position table, 0 = none), rope (bool: RoPE on
+    queries and keys, false with a learned table)
     dropout (probability; 0 = no dropout masks kept)
     n_experts (0 = dense), moe_top_k, expert_ffn_hidden_size, n_shared_experts,
     shared_expert_ffn_hidden_size, first_dense_layers, moe_capacity_factor,
@@ -80,7 +81,7 @@ INT_COLUMNS = {
 }
 BOOL_PREFIXES = ("ckpt_async",)
 BOOL_COLUMNS = {
-    "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "mla", "sequence_parallel",
+    "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "rope", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
     "tp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
     "ce_eager", "elem_eager",
@@ -139,6 +140,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "linear_bias": m.linear_bias,
         "layernorm": m.norm == "layernorm",
         "learned_pos_embeddings": m.learned_pos_embeddings,
+        "rope": m.rope and m.learned_pos_embeddings == 0,
         "dropout": m.dropout,
         "sliding_window": m.sliding_window or 0,
         "swa_layer_frac": m.sliding_window_layer_frac if m.sliding_window else 0.0,

@@ -23,6 +23,8 @@ gated_mlp, norm            by ``model_type``: the Llama family (SwiGLU / GeGLU, 
 linear_bias                attention_bias / bias / use_bias / add_bias_linear / enable_bias / MPT's no_bias; the GPT family's
                            own rule otherwise (GPT-2, NeoX, OPT, BLOOM, Phi: biases; Falcon: none)
 learned_pos_embeddings     GPT-2 n_positions; OPT max_position_embeddings (+ 2, its offset)
+rope                       false for ALiBi: BLOOM, MPT (attn_config.alibi, default true), Falcon
+                           with alibi = true; else true
 dropout                    the largest of hidden_dropout, resid_pdrop, attention_dropout, attn_pdrop
 sliding_window (+ frac)    sliding_window when the layers use it (use_sliding_window, layer_types,
                            Gemma 2's alternation, Gemma 3's sliding_window_pattern)
@@ -425,6 +427,17 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     elif mtype == "gpt_neo":
         pos = r.opt_int(("max_position_embeddings",)) or 0
 
+    # ALiBi instead of RoPE: BLOOM always, MPT unless attn_config.alibi is false (MptAttentionConfig
+    # default true), Falcon when its alibi key is true (FalconConfig default false)
+    rope = True
+    if mtype == "bloom":
+        rope = False
+    elif mtype == "mpt":
+        ac = cfg.get("attn_config")
+        rope = not (ac.get("alibi", True) if isinstance(ac, dict) else True)
+    elif mtype == "falcon" and cfg.get("alibi") is True:
+        rope = False
+
     window, frac = None, 1.0
     use_sw = r.bool_("use_sliding_window", True)
     sw = cfg.get("sliding_window")
@@ -470,7 +483,7 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         "head_dim": head_dim, "ffn_hidden_size": ffn, "vocab_size": vocab,
         "gated_mlp": not gpt_like, "tied_embeddings": tied,
         "norm": "layernorm" if gpt_like else "rmsnorm", "linear_bias": bool(bias),
-        "learned_pos_embeddings": pos, "dropout": dropout, "sliding_window": window,
+        "learned_pos_embeddings": pos, "rope": rope, "dropout": dropout, "sliding_window": window,
         "sliding_window_layer_frac": frac if window is not None else 1.0,
         "moe": moe, "mla": mla,
         "source": f"Hugging Face config.json (model_type '{mtype or '?'}')"

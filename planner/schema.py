@@ -257,6 +257,13 @@ class ModelSpec(_Strict):
     norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
     linear_bias: bool = False
     learned_pos_embeddings: NonNegInt = Field(0, description="Rows of a learned position table (GPT-2/3); 0 = RoPE/ALiBi.")
+    rope: bool = Field(
+        True,
+        description="Rotary position embedding on queries and keys (Llama, Mistral, Qwen, DeepSeek, GPT-NeoX); "
+        "false for ALiBi (MPT, BLOOM) or no position encoding. A model with a learned position table "
+        "(learned_pos_embeddings > 0) has no RoPE whatever this says. Read only by the step time of eager "
+        "elementwise kernels (training.elementwise).",
+    )
     dropout: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = Field(
         0.0,
         description="Dropout probability (hidden and attention). 0 (Llama, Mistral, MPT, DeepSeek, "

@@ -104,6 +104,7 @@ MODEL_KEYS: tuple[Field, ...] = (
     _c("mnorm", ("norm",), ("rmsnorm", "layernorm")),
     _b("mb", ("linear_bias",)),
     _i("mpos", ("learned_pos_embeddings",), lo=0),
+    _b("mrope", ("rope",)),
     Field("mdo", ("dropout",), "float", 0.0, 0.999),
     Field("msw", ("sliding_window",), "optint", 1, _INT_MAX),
     Field("mswf", ("sliding_window_layer_frac",), "float", 0.0, 1.0),

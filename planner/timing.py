@@ -347,8 +347,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
-    "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "layernorm",
-    "learned_pos_embeddings",
+    "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "layernorm", "rope",
 )
 
 
@@ -589,9 +588,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         rms = eg & ~fl("layernorm")
         t_elem_h = t_elem_h + rms * (2.0 * (RMSNORM_BYTES_EAGER_FWD - RMSNORM_BYTES_FUSED_FWD)) * h * tok_ihbm / (
             1.0 + (t - 1.0) * sp)
-        rope_elems = np.where(fl("mla"), (a + 1.0) * f("qk_rope_head_dim"), (a + f("n_kv_heads")) * dqk)
-        rope = eg & (f("learned_pos_embeddings") == 0)
-        t_elem_h = t_elem_h + rope * ROPE_BYTES_EAGER_FWD * rope_elems / t * tok_ihbm
+        # per TP rank: a/t query heads and max(k, t)/t KV heads (replicated when k < t); MLA: the
+        # rope part of a/t query heads and the one shared rope key on every rank; MLA's two
+        # latent RMSNorms (q_lora_rank + kv_lora_rank wide, on every rank), which the fused count
+        # leaves out (4 B per element, small), at their full eager 36 B
+        mla_ = fl("mla")
+        rope_elems = np.where(mla_, (a / t + 1.0) * f("qk_rope_head_dim"),
+                              (a + np.maximum(f("n_kv_heads"), t)) / t * dqk)
+        rope = eg & fl("rope")
+        t_elem_h = t_elem_h + rope * ROPE_BYTES_EAGER_FWD * rope_elems * tok_ihbm
+        t_elem_h = t_elem_h + (rms & mla_) * RMSNORM_BYTES_EAGER_FWD * (
+            f("q_lora_rank") + f("kv_lora_rank")) * tok_ihbm
         act_b = act_b + (eg & gated) * (ACT_BYTES_GATED_EAGER_FWD - ACT_BYTES_GATED_FWD)
     t_elem_dense = t_elem_h + act_b * ffn / t * tok_ihbm
     if any_moe:
@@ -1091,13 +1098,13 @@ def notes(row: dict) -> list[str]:
         out.append(f"Elementwise 'eager' (PyTorch eager, one kernel per op): "
                    + ("" if row.get("layernorm") else f"each RMSNorm {RMSNORM_BYTES_EAGER_FWD:g} B per hidden element "
                       f"instead of {RMSNORM_BYTES_FUSED_FWD:g}, ")
-                   + ("" if row.get("learned_pos_embeddings") else f"RoPE {ROPE_BYTES_EAGER_FWD:g} B per query / key "
-                      "element, ")
+                   + (f"RoPE {ROPE_BYTES_EAGER_FWD:g} B per query / key element, " if row.get("rope") else "")
+                   + ("MLA's two latent RMSNorms as well, " if row.get("mla") and not row.get("layernorm") else "")
                    + (f"SwiGLU {ACT_BYTES_GATED_EAGER_FWD:g} B per FFN element instead of {ACT_BYTES_GATED_FWD:g}, "
                       if row.get("gated_mlp") else "")
                    + "forward (backward 2×), counted op by op on TorchTitan's 2024 Llama; torch.compile fuses "
-                   "them ('fused'). Models without a learned position table are taken to use RoPE (an ALiBi "
-                   "model is over-counted). The extra activation memory of eager ops is not counted.")
+                   "them ('fused'). Other norms a model may have (Qwen3's QK-norm) are not counted, nor the "
+                   "extra activation memory of eager ops.")
     if row.get("recompute") == _RC_OPSAC:
         out.append("op_sac (TorchTitan per-op selective checkpointing): the matmuls whose outputs the backward needs "
                    "among those the policy marks for recompute (every second matmul of a block: K, O and W3 of a Llama "

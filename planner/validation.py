@@ -77,19 +77,20 @@ by the framework of its source group (what that framework did by default), never
   ``torchtitan/components/loss.py`` compiles the loss with ``training.compile``); else
   ``fused``.
 * **elementwise kernels** (``training.elementwise``, step time): ``eager`` for TorchTitan runs
-  that do not state torch.compile on (its Llama runs RMSNorm, RoPE and SwiGLU as PyTorch ops
+  (TorchTitan named in the row's ``source``) that do not state torch.compile on (its Llama runs RMSNorm, RoPE and SwiGLU as PyTorch ops
   one kernel each, ``timing.RMSNORM_BYTES_EAGER_FWD``); else ``fused`` (Transformer Engine /
   Apex in the NVIDIA stacks; llm-foundry's MPT has a single-kernel LayerNorm and GeLU). No
   calibration row changes with it.
 * **attention kernel**: ``flash2`` (FlashAttention-2 class) for MOSAIC_MPT (llm-foundry
   ``attn_impl: flash`` / ``triton``), ``native`` (FlashAttention-3 / cuDNN on Hopper) for the
-  NVIDIA recipes; ``flash2`` for PyTorch SDPA (TorchTitan, or a row naming SDPA) on Hopper
-  before 2026 — PyTorch's default SDPA backend there is its FlashAttention-2 port: cuDNN
-  attention was made opt-in in PyTorch 2.5.1 (pytorch/pytorch#138522; #142132 measures SDPA
-  at 329 against cuDNN's 631 TFLOP/s on an H100) and is preferred again only from PyTorch
-  2.11's cuDNN 9.15 — and on Blackwell before 2025 (TorchTitan selects cuDNN on sm100 since
+  NVIDIA recipes; ``flash2`` for PyTorch SDPA (TorchTitan as the row's source names it, or a
+  row stating SDPA, negations and comparisons aside) on Hopper and Blackwell before 2026 —
+  PyTorch's default SDPA backend there is its FlashAttention-2 port: cuDNN attention was made
+  opt-in in PyTorch 2.5.1 (pytorch/pytorch#138522; #142132 measures SDPA at 329 against
+  cuDNN's 631 TFLOP/s on an H100) and is preferred again only from PyTorch 2.11's cuDNN
+  9.15 — except TorchTitan on Blackwell from 2025 (it selects cuDNN on sm100 since
   pytorch/torchtitan#1196, May 2025), unless the row names cuDNN attention or
-  FlashAttention-3; ``flash2`` also where the row names FlashAttention-2 (``flash-attn 2.x``,
+  FlashAttention-3 (a citation of its paper aside) or is an NVIDIA recipe; ``flash2`` also where the row names FlashAttention-2 (``flash-attn 2.x``,
   ``FA2``) as what ran, a citation of its paper excepted; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
   calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
@@ -203,6 +204,7 @@ _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 #: (``without FlashAttention ... we use FlashAttention-2``: the year rule decides).
 _FLASH_NAME = r"flash[-_ ]?attn|flash[-_ ]?attention"
 _FLASH_CITED = re.compile(r"(?:" + _FLASH_NAME + r")(?:[-\s]?\d)?(?:'s)?\s*(?:paper|authors|\(?dao\b|et al|\[[^\]]*\]"
+                          r"|\(\s*[a-z][\w-]*\s+et al"
                           r"|\(\d)", re.I)
 _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
@@ -242,7 +244,8 @@ def version_year(text) -> int | None:
 #: ``loss_fn`` ran PyTorch's eager ``F.cross_entropy`` on the model's fp32 logits.
 _TORCHTITAN = re.compile(r"torch\s?titan", re.I)
 TORCHTITAN_COMPILED_LOSS_YEAR = 2025
-_COMPILE = r"torch\.compile|--training\.compile"
+_COMPILE = (r"torch[. ]compile|--training\.compile|\bcompile\s*[=:]\s*true\b|\btraining\.compile\b"
+            r"|\bcompiled (?:model|blocks?|layers?)\b")
 #: PyTorch's own attention (``F.scaled_dot_product_attention``), which TorchTitan runs. On
 #: Hopper its default backend is PyTorch's FlashAttention-2 port: the cuDNN backend was made
 #: opt-in in PyTorch 2.5.1 after the 2.5.0 bugs (pytorch/pytorch#138522, Oct 2024; #142132:
@@ -250,7 +253,7 @@ _COMPILE = r"torch\.compile|--training\.compile"
 #: PyTorch prefers cuDNN again only once the bundled cuDNN passes 9.15 (``check_prefer_cudnn_
 #: attention`` in sdp_utils.cpp; PyTorch 2.11, 2026). TorchTitan asks for cuDNN itself on
 #: Blackwell (sm100) since May 2025 (pytorch/torchtitan#1196) and not on Hopper.
-_PYTORCH_SDPA = re.compile(r"torch\s?titan|\bsdpa\b|scaled_dot_product_attention", re.I)
+_PYTORCH_SDPA = re.compile(r"\bsdpa\b|scaled_dot_product_attention", re.I)
 #: FlashAttention-2 named as what ran (``FlashAttention-2``, ``flash-attn 2.x``, ``FA2``; a
 #: citation of its paper says nothing): its kernels, not Hopper's native ones (FlashAttention-3
 #: is a separate, Hopper-only package: arXiv:2407.08608).
@@ -288,9 +291,12 @@ def row_settings(r: dict) -> dict:
     and activations as eager PyTorch ops (``elementwise = "eager"``); every other row fused
     kernels (Transformer Engine, Apex, llm-foundry's single-kernel LayerNorm and GeLU). PyTorch
     SDPA (TorchTitan, or a row naming SDPA) outside the NVIDIA recipes ran FlashAttention-2-class
-    kernels on Hopper before 2026 and on Blackwell before TorchTitan chose cuDNN there (2025),
-    unless the row names cuDNN attention or FlashAttention-3 (``attention_kernel = "flash2"``);
-    so does a row that names FlashAttention-2 as what ran (not a citation of its paper)."""
+    kernels on Hopper and Blackwell before 2026 — TorchTitan on Blackwell only before it chose
+    cuDNN there (2025) — unless the row names cuDNN attention or FlashAttention-3
+    (``attention_kernel = "flash2"``); so does a row outside the NVIDIA recipes that names
+    FlashAttention-2 as what ran. TorchTitan is the framework when the row's ``source`` names
+    it; statements are read with their negations and comparisons (``no SDPA``, ``instead of
+    FlashAttention-3``) and without citations of a paper."""
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
     year = source_year(r.get("source"))
     modern = year is None or year >= FLASH_FIRST_YEAR
@@ -299,22 +305,30 @@ def row_settings(r: dict) -> dict:
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
     flash = modern if flash is None else flash
+    # The framework that produced the row is the one its source names (a TorchTitan comparison
+    # in the notes of a NeMo row is not a TorchTitan run); statements in the text are read with
+    # their negations (``no SDPA``, ``instead of FlashAttention-3``) and without citations.
+    titan = bool(_TORCHTITAN.search(str(r.get("source") or "")))
+    plain = _FLASH_CITED.sub(" ", text)
+    fast_named = _stated(plain, _CUDNN_OR_FA3)
     # PyTorch SDPA (TorchTitan, or a row that names SDPA) runs FlashAttention-2-class kernels on
-    # Hopper before PyTorch 2.11, and on Blackwell before TorchTitan chose cuDNN there (2025);
-    # a row that names cuDNN attention or FlashAttention-3 keeps the native kernels.
-    if nvidia or not native or not _PYTORCH_SDPA.search(text) or _stated(text, _CUDNN_OR_FA3):
+    # Hopper and Blackwell before PyTorch 2.11, except TorchTitan on Blackwell from 2025 (it asks
+    # for cuDNN there); a row that names cuDNN attention or FlashAttention-3 keeps the native
+    # kernels, and so do the NVIDIA recipes (Transformer Engine's own attention).
+    if nvidia or not native or fast_named or not (titan or _stated(plain, _PYTORCH_SDPA.pattern)):
         sdpa_fa2 = False
     else:
         vyear = version_year(r.get("source")) or year or PYTORCH_CUDNN_ATTENTION_YEAR
-        cutoff = (TORCHTITAN_BLACKWELL_CUDNN_YEAR if _family_of_gpu(r) == "blackwell"
-                  and _TORCHTITAN.search(text) else PYTORCH_CUDNN_ATTENTION_YEAR)
+        cutoff = (TORCHTITAN_BLACKWELL_CUDNN_YEAR if titan and _family_of_gpu(r) == "blackwell"
+                  else PYTORCH_CUDNN_ATTENTION_YEAR)
         sdpa_fa2 = vyear < cutoff
-    fa2_named = _stated(_FLASH_CITED.sub(" ", text), _FA2_NAME) and not _stated(text, _CUDNN_OR_FA3)
+    fa2_named = not nvidia and not fast_named and bool(_stated(plain, _FA2_NAME))
     native = native and not sdpa_fa2 and not fa2_named
-    titan_uncompiled = bool(_TORCHTITAN.search(text)) and not _stated(text, _COMPILE)
-    titan_eager = bool(_TORCHTITAN.search(text)) and (
+    compiled = _stated(text, _COMPILE)
+    titan_uncompiled = titan and not compiled
+    titan_eager = titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
-        or not _stated(text, _COMPILE))
+        or not compiled)
     return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
             "cross_entropy": "eager" if titan_eager else "fused",
             "elementwise": "eager" if titan_uncompiled else "fused",
@@ -362,7 +376,8 @@ def parse_number(cell) -> float:
 #: Words that negate a setting named just before them, within its clause: ``no``, ``not``,
 #: ``non-``, ``pre-``, ``without``, ``before``, ``disabled`` (whole words: ``precision``,
 #: ``nodes`` and ``note`` negate nothing), up to two words apart (``without using X``).
-_NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disabled?|disabling)\b|--no)"
+_NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disabled?|disabling|instead of"
+                         r"|rather than|unlike|than|vs|versus|compared (?:to|with))\b|--no)"
                          r"[-_\s]*(?:[\w/]+[-_\s]+){0,2}$", re.I)
 #: Words that negate a setting named just after them, within its clause and not inside a
 #: parenthesis about something else (``flash attention (no dropout)`` keeps flash attention):
@@ -749,7 +764,7 @@ def _arch(model_name: str) -> dict:
     if _GATED_FAMILIES.search(n):
         return dict(gated_mlp=True, norm="rmsnorm", tied_embeddings=False, linear_bias=False)
     if "mpt" in n:
-        return dict(gated_mlp=False, norm="layernorm", tied_embeddings=True, linear_bias=False)
+        return dict(gated_mlp=False, norm="layernorm", tied_embeddings=True, linear_bias=False, rope=False)
     if "nemotron" in n:
         return dict(gated_mlp=False, norm="layernorm", tied_embeddings=False, linear_bias=False)
     # GPT (Megatron-LM / NeMo GPT configs): hidden_dropout = attention_dropout = 0.1 by default,

@@ -333,17 +333,44 @@ def test_eager_elementwise_bytes_by_op_count():
     assert eager["_t_attn_proj"] == fused["_t_attn_proj"] and eager["_t_core"] == fused["_t_core"]
     assert eager["step_time_s"] > fused["step_time_s"]
     # MLA (DeepSeek-V3 preset, TP 1, dense layers' FFN 18,432): RoPE on the 64-wide rope part of
-    # the 128 query heads and the one shared rope key: (2·32·7168 + 20·129·64 + 4·18432) /
-    # (20·7168 + 6·18432) = 697,600 / 253,952
+    # the 128 query heads and the one shared rope key, and the two latent RMSNorms (q_lora 1,536
+    # + kv_lora 512, left out of the fused count) at 36 B: (2·32·7168 + 20·129·64 + 36·2048 +
+    # 4·18432) / (20·7168 + 6·18432) = 771,328 / 253,952
     fused, eager = _elem_terms("deepseek-v3-h800-2048"), _elem_terms("deepseek-v3-h800-2048", elementwise="eager")
-    assert eager["_t_elem_dense"] / fused["_t_elem_dense"] - 1.0 == pytest.approx(697600 / 253952, rel=1e-12)
+    assert eager["_t_elem_dense"] / fused["_t_elem_dense"] - 1.0 == pytest.approx(771328 / 253952, rel=1e-12)
+    # Llama 3.1 8B at TP 1 (the TorchTitan preset: h 4096, 32 heads, 8 KV heads, FFN 14,336):
+    # (2·32·4096 + 20·(32 + 8)·128 + 4·14336) / (20·4096 + 6·14336) = 421,888 / 167,936
+    d8 = _elem_terms("llama31-8b-torchtitan-h100-8")
+    e8 = _elem_terms("llama31-8b-torchtitan-h100-8", elementwise="eager")
+    assert e8["_t_elem_dense"] / d8["_t_elem_dense"] - 1.0 == pytest.approx(421888 / 167936, rel=1e-12)
+
+
+def test_eager_rope_counts_replicated_kv_heads_per_rank():
+    """With KV heads replicated (k = 8 < tp = 16), each TP rank applies RoPE to a/t query heads
+    and max(k, t)/t = 1 key head: Llama 3 70B (64 heads, d 128, FFN 28,672) at TP 16 with SP:
+    eager − fused per rank = 2·32·8192/16 + 20·(64 + 16)/16·128 + 4·28672/16 = 32768 + 12800 +
+    7168 = 52,736 B against the fused 20·8192/16 + 6·28672/16 = 20,992 B."""
+    from planner import batch, model_stats
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(tp=16, pp=1, vpp=1, schedule="1f1b", dp=None)
+    d["cluster"]["system"] = "gb200-nvl72"
+    out = {}
+    for ew in ("fused", "eager"):
+        d["training"]["elementwise"] = ew
+        b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+        b.update(model_stats.stats(b))
+        out[ew] = float(np.asarray(timing._terms(b)["_t_elem_dense"]).reshape(-1)[0])
+    assert out["eager"] / out["fused"] - 1.0 == pytest.approx(52736 / 20992, rel=1e-12)
 
 
 def test_eager_elementwise_leaves_layernorm_gelu_models_alone():
-    """GPT-3 (LayerNorm, GeLU, a learned position table): F.layer_norm and F.gelu are single
-    kernels in eager PyTorch too, and there is no RoPE: eager = fused to the bit."""
-    fused, eager = _elem_terms("gpt3-175b-a100-1024"), _elem_terms("gpt3-175b-a100-1024", elementwise="eager")
-    assert eager["_t_elem_dense"] == fused["_t_elem_dense"] and eager["step_time_s"] == fused["step_time_s"]
+    """GPT-3 (LayerNorm, GeLU, a learned position table) and MPT-7B (LayerNorm, GeLU, ALiBi:
+    ``rope = false``): F.layer_norm and F.gelu are single kernels in eager PyTorch too, and
+    there is no RoPE: eager = fused to the bit."""
+    for preset in ("gpt3-175b-a100-1024", "mpt-7b-a100-8"):
+        fused, eager = _elem_terms(preset), _elem_terms(preset, elementwise="eager")
+        assert eager["_t_elem_dense"] == fused["_t_elem_dense"], preset
+        assert eager["step_time_s"] == fused["step_time_s"], preset
 
 
 def test_eager_elementwise_is_explained():

@@ -269,6 +269,28 @@ def test_text_rule_on_other_sources():
     assert sdpa("nanotron benchmarks (2025)", "as in the FlashAttention-2 paper (Dao et al.)") == "native"
     assert sdpa("nanotron benchmarks (2025)", "FlashAttention-2 on A100, FlashAttention-3 on H100") == "native"
     assert sdpa("nanotron benchmarks (2025)", "no FlashAttention-2") == "native"
+    # negated or comparative mentions state nothing; citations neither
+    for notes in ("we did not use SDPA", "no SDPA", "SDPA disabled", "TE fused attention instead of SDPA"):
+        assert sdpa("A paper 2024", notes) == "native", notes
+    assert sdpa("pytorch/torchtitan docs (2024/12/26)", "unlike the FlashAttention-3 paper, SDPA") == "flash2"
+    assert sdpa("pytorch/torchtitan docs (2024/12/26)", "FlashAttention-3 (Shah et al.) was not used") == "flash2"
+    assert sdpa("A paper 2024", "FlashAttention-2 instead of FlashAttention-3") == "flash2"
+    # the framework is the one the source names: a TorchTitan comparison in a row's notes is not
+    # a TorchTitan run, and NVIDIA recipes keep Transformer Engine's attention whatever they name
+    for src, notes in (("A paper 2024", "not TorchTitan; Transformer Engine"),
+                       ("A paper 2024", "faster than TorchTitan"),
+                       ("Megatron-Bridge 25.11 docs", "TorchTitan comparison"),
+                       ("NVIDIA NeMo 24.07", "flash-attn 2.5.8 installed"),
+                       ("Megatron-Bridge 26.02", "FA2"),
+                       ("NeMo 2024", "FlashAttention-2 through TE")):
+        got = validation.row_settings({"source": src, "notes": notes, "gpu": "H100 SXM"})
+        assert (got["attention_kernel"], got["elementwise"], got["cross_entropy"]) == ("native", "fused", "fused"), (
+            src, notes, got)
+    # PyTorch SDPA outside TorchTitan on Blackwell: PyTorch prefers cuDNN only from 2.11 (2026)
+    assert sdpa("some paper 2025", "PyTorch SDPA", gpu="B200") == "flash2"
+    # torch.compile stated in other words
+    for notes in ("compile = true", "training.compile = true", "torch compile enabled", "compiled model"):
+        assert ew("pytorch/torchtitan docs/performance.md (2024/12/26)", notes) == "fused", notes
     # "Nemotron" alone is a model name, not the NeMo framework
     assert validation.row_settings({"source_key": "Z", "source": "Nemotron-4 340B report, 2024",
                                     "notes": ""})["tp_comm_overlap"] is False

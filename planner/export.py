@@ -100,7 +100,14 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--kv-channels", m.head_dim)
     arg("--seq-length", t.seq_len)
     arg("--max-position-embeddings", max(t.seq_len, m.learned_pos_embeddings))
-    arg("--position-embedding-type", "learned_absolute" if m.learned_pos_embeddings else "rope")
+    if m.learned_pos_embeddings:
+        arg("--position-embedding-type", "learned_absolute")
+    elif m.rope:
+        arg("--position-embedding-type", "rope")
+    else:
+        arg("--position-embedding-type", "none")
+        notes.append("no RoPE and no learned positions (an ALiBi model such as MPT or BLOOM): Megatron-LM has no "
+                     "ALiBi; written as --position-embedding-type none.")
     if m.gated_mlp:
         arg("--swiglu")
         notes.append("gated MLP written as --swiglu (SiLU gate); a GeGLU model needs its activation set too.")
@@ -315,7 +322,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if match is not None:
         name, flavor = match
     else:
-        llama_like = m.gated_mlp and m.norm == "rmsnorm" and not m.learned_pos_embeddings
+        llama_like = m.gated_mlp and m.norm == "rmsnorm" and not m.learned_pos_embeddings and m.rope
         name = "deepseek_v3" if m.mla is not None else ("llama3" if m.moe is None and llama_like else "CHOOSE")
         flavor = "custom"
         notes.append(f"'{m.name}' has none of the architectures of the TorchTitan flavors the planner knows "

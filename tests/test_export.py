@@ -229,3 +229,13 @@ def test_elementwise_kernels_reach_the_exports():
     meg = megatron_args(with_("eager", "eager"))
     assert any("elementwise 'eager'" in n and "no Megatron-LM setting" in n for n in meg.notes)
     assert not any("elementwise 'eager'" in n for n in megatron_args(with_("fused", "fused")).notes)
+
+
+def test_alibi_model_exports_no_rope():
+    """MPT (ALiBi: model.rope = false, no learned table): Megatron-LM has no ALiBi, so the
+    position embedding is written as 'none' (one of the flag's choices) with a note; Llama keeps
+    'rope'."""
+    mpt = megatron_args(planner.load_preset("mpt-7b-a100-8"))
+    assert "--position-embedding-type none" in mpt.text and any("ALiBi" in n for n in mpt.notes)
+    assert "none" in MEG["--position-embedding-type"]["choices"]
+    assert "--position-embedding-type rope" in megatron_args(planner.load_preset("default")).text

@@ -382,7 +382,10 @@ class Parallelism(_Strict):
         description="Fused-attention kernel generation (with flash_attention): 'native' = written "
         "for the GPU (FlashAttention-2 on Ampere; FlashAttention-3 / cuDNN on Hopper); 'flash2' = "
         "FlashAttention-2-class kernels everywhere, ~1/1.75 of native speed on Hopper (FA3 paper, "
-        "arXiv:2407.08608: 1.5-2.0x over FA2 on H100).",
+        "arXiv:2407.08608: 1.5-2.0x over FA2 on H100). PyTorch's F.scaled_dot_product_attention "
+        "(TorchTitan, plain PyTorch / Hugging Face models) runs its FlashAttention-2 backend on "
+        "Hopper and Blackwell unless the cuDNN backend is asked for (opt-in since PyTorch 2.5.1, "
+        "pytorch#138522; preferred by default from PyTorch 2.11): choose 'flash2' there.",
     )
     tp_comm_overlap: bool = False
     ep_comm_overlap: bool = Field(

@@ -269,7 +269,8 @@ _TT_FLAVOR = {"llama3-8b": ("llama3", "8B"), "llama3-70b": ("llama3", "70B"), "l
 
 
 _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "kv_heads", "d_head", "ffn_hidden_size", "vocab_size",
-                "gated_mlp", "tied_embeddings", "norm", "linear_bias", "learned_pos_embeddings", "sliding_window")
+                "gated_mlp", "tied_embeddings", "norm", "linear_bias", "learned_pos_embeddings", "rope",
+                "sliding_window")
 
 
 def _arch(m) -> tuple:

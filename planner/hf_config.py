@@ -23,8 +23,8 @@ gated_mlp, norm            by ``model_type``: the Llama family (SwiGLU / GeGLU, 
 linear_bias                attention_bias / bias / use_bias / add_bias_linear / enable_bias / MPT's no_bias; the GPT family's
                            own rule otherwise (GPT-2, NeoX, OPT, BLOOM, Phi: biases; Falcon: none)
 learned_pos_embeddings     GPT-2 n_positions; OPT max_position_embeddings (+ 2, its offset)
-rope                       false for ALiBi: BLOOM, MPT (attn_config.alibi, default true), Falcon
-                           with alibi = true; else true
+rope                       false for ALiBi: BLOOM and MPT (Transformers builds their ALiBi bias
+                           always), Falcon with alibi = true; else true
 dropout                    the largest of hidden_dropout, resid_pdrop, attention_dropout, attn_pdrop
 sliding_window (+ frac)    sliding_window when the layers use it (use_sliding_window, layer_types,
                            Gemma 2's alternation, Gemma 3's sliding_window_pattern)
@@ -427,16 +427,14 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     elif mtype == "gpt_neo":
         pos = r.opt_int(("max_position_embeddings",)) or 0
 
-    # ALiBi instead of RoPE: BLOOM always, MPT unless attn_config.alibi is false (MptAttentionConfig
-    # default true), Falcon when its alibi key is true (FalconConfig default false)
+    # ALiBi instead of RoPE: BLOOM and MPT always (BloomModel and MptModel build an ALiBi bias
+    # whatever attn_config says; Transformers' MPT has no rotary embedding), Falcon when its
+    # alibi key is true (FalconConfig default false: rotary)
     rope = True
-    if mtype == "bloom":
+    if mtype in ("bloom", "mpt"):
         rope = False
-    elif mtype == "mpt":
-        ac = cfg.get("attn_config")
-        rope = not (ac.get("alibi", True) if isinstance(ac, dict) else True)
-    elif mtype == "falcon" and cfg.get("alibi") is True:
-        rope = False
+    elif mtype == "falcon":
+        rope = not r.bool_("alibi", False)
 
     window, frac = None, 1.0
     use_sw = r.bool_("use_sliding_window", True)

@@ -1094,7 +1094,12 @@ def notes(row: dict) -> list[str]:
                    "kernels skip the tiles outside the window; partial tiles are not counted); without it the full "
                    "scores are computed and masked (no saving). Context-parallel ring attention still sends every "
                    "KV block.")
-    if row.get("elem_eager"):
+    eager_nothing = (row.get("elem_eager") and row.get("layernorm") and not row.get("rope")
+                     and not row.get("gated_mlp"))
+    if eager_nothing:
+        out.append("Elementwise 'eager' changes nothing for this model: its LayerNorm and activation are single "
+                   "kernels in eager PyTorch too and it has no RoPE.")
+    elif row.get("elem_eager"):
         out.append(f"Elementwise 'eager' (PyTorch eager, one kernel per op): "
                    + ("" if row.get("layernorm") else f"each RMSNorm {RMSNORM_BYTES_EAGER_FWD:g} B per hidden element "
                       f"instead of {RMSNORM_BYTES_FUSED_FWD:g}, ")

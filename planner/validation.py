@@ -204,7 +204,6 @@ _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 #: (``without FlashAttention ... we use FlashAttention-2``: the year rule decides).
 _FLASH_NAME = r"flash[-_ ]?attn|flash[-_ ]?attention"
 _FLASH_CITED = re.compile(r"(?:" + _FLASH_NAME + r")(?:[-\s]?\d)?(?:'s)?\s*(?:paper|authors|\(?dao\b|et al|\[[^\]]*\]"
-                          r"|\(\s*[a-z][\w-]*\s+et al"
                           r"|\(\d)", re.I)
 _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
@@ -300,31 +299,32 @@ def row_settings(r: dict) -> dict:
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
     year = source_year(r.get("source"))
     modern = year is None or year >= FLASH_FIRST_YEAR
-    nvidia = bool(_NVIDIA_RECIPES.search(text))
-    mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(text))
+    src = str(r.get("source") or "")
+    nvidia = bool(_NVIDIA_RECIPES.search(src))
+    mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(src))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
     flash = modern if flash is None else flash
     # The framework that produced the row is the one its source names (a TorchTitan comparison
     # in the notes of a NeMo row is not a TorchTitan run); statements in the text are read with
     # their negations (``no SDPA``, ``instead of FlashAttention-3``) and without citations.
-    titan = bool(_TORCHTITAN.search(str(r.get("source") or "")))
+    titan = not nvidia and bool(_ran(src, _TORCHTITAN.pattern))
     plain = _FLASH_CITED.sub(" ", text)
-    fast_named = _stated(plain, _CUDNN_OR_FA3)
+    fast_named = _ran(plain, _CUDNN_OR_FA3)
     # PyTorch SDPA (TorchTitan, or a row that names SDPA) runs FlashAttention-2-class kernels on
     # Hopper and Blackwell before PyTorch 2.11, except TorchTitan on Blackwell from 2025 (it asks
     # for cuDNN there); a row that names cuDNN attention or FlashAttention-3 keeps the native
     # kernels, and so do the NVIDIA recipes (Transformer Engine's own attention).
-    if nvidia or not native or fast_named or not (titan or _stated(plain, _PYTORCH_SDPA.pattern)):
+    if nvidia or not native or fast_named or not (titan or _ran(plain, _PYTORCH_SDPA.pattern)):
         sdpa_fa2 = False
     else:
         vyear = version_year(r.get("source")) or year or PYTORCH_CUDNN_ATTENTION_YEAR
         cutoff = (TORCHTITAN_BLACKWELL_CUDNN_YEAR if titan and _family_of_gpu(r) == "blackwell"
                   else PYTORCH_CUDNN_ATTENTION_YEAR)
         sdpa_fa2 = vyear < cutoff
-    fa2_named = not nvidia and not fast_named and bool(_stated(plain, _FA2_NAME))
+    fa2_named = not nvidia and not fast_named and bool(_ran(plain, _FA2_NAME))
     native = native and not sdpa_fa2 and not fa2_named
-    compiled = _stated(text, _COMPILE)
+    compiled = _ran(text, _COMPILE)
     titan_uncompiled = titan and not compiled
     titan_eager = titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
@@ -376,8 +376,7 @@ def parse_number(cell) -> float:
 #: Words that negate a setting named just before them, within its clause: ``no``, ``not``,
 #: ``non-``, ``pre-``, ``without``, ``before``, ``disabled`` (whole words: ``precision``,
 #: ``nodes`` and ``note`` negate nothing), up to two words apart (``without using X``).
-_NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disabled?|disabling|instead of"
-                         r"|rather than|unlike|than|vs|versus|compared (?:to|with))\b|--no)"
+_NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disabled?|disabling)\b|--no)"
                          r"[-_\s]*(?:[\w/]+[-_\s]+){0,2}$", re.I)
 #: Words that negate a setting named just after them, within its clause and not inside a
 #: parenthesis about something else (``flash attention (no dropout)`` keeps flash attention):
@@ -414,6 +413,26 @@ def _stated(text: str, pattern: str) -> bool | None:
     does not name it, or names it both ways (``without X ... we use X``: ambiguous)."""
     plain, negated = _mentions(text, pattern)
     return None if plain == negated else plain
+
+
+#: A comparison just before a name (``instead of X``, ``rather than X``, ``unlike X``, ``faster
+#: than X``, ``vs. X``, ``versus X``, ``compared to / with X``, at most one word between):
+#: X is what the run is compared with, not what it ran. Read only by :func:`_ran` (the
+#: framework rules of :func:`row_settings`); the other parsers keep :data:`_NEG_BEFORE` alone.
+_COMPARED_BEFORE = re.compile(r"\b(?:instead\s+of|rather\s+than|unlike|than|vs\.?|versus|compared\s+(?:to|with))"
+                              r"[\s(]*(?:[\w/-]+\s+)?$", re.I)
+
+
+def _ran(text: str, pattern: str) -> bool | None:
+    """:func:`_stated` for what a run used: mentions right after a comparison
+    (:data:`_COMPARED_BEFORE`) are left out first (``SDPA instead of FlashAttention-3`` names
+    SDPA only)."""
+    kept, last = [], 0
+    for m in re.finditer(pattern, text, re.I):
+        if _COMPARED_BEFORE.search(text[max(0, m.start() - 30):m.start()]):
+            kept.append(text[last:m.start()] + " " * (m.end() - m.start()))
+            last = m.end()
+    return _stated("".join(kept) + text[last:], pattern)
 
 
 _RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b)")

@@ -239,3 +239,8 @@ def test_alibi_model_exports_no_rope():
     assert "--position-embedding-type none" in mpt.text and any("ALiBi" in n for n in mpt.notes)
     assert "none" in MEG["--position-embedding-type"]["choices"]
     assert "--position-embedding-type rope" in megatron_args(planner.load_preset("default")).text
+    # TorchTitan's llama3 flavors have RoPE: a Llama 3 70B without it is no llama3 flavor
+    d = planner.load_preset("default").to_json_dict()
+    d["model"] = {**planner.catalog.models()["llama3-70b"].model_dump(exclude_none=True), "rope": False}
+    tt = tomllib.loads(torchtitan_toml(d).text)
+    assert tt["model"]["name"] != "llama3" and tt["model"]["flavor"] == "custom"

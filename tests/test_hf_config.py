@@ -271,17 +271,20 @@ def test_partial_biases_qwen2_window_layers_and_json_text():
 
 
 def test_alibi_families_have_no_rope():
-    """ALiBi instead of RoPE (only the eager elementwise step time reads it): BLOOM always
-    (BloomAttention builds an ALiBi bias), MPT when attn_config.alibi is true (MptAttentionConfig
-    default), Falcon when its alibi key is true (FalconConfig default false, then rotary)."""
+    """ALiBi instead of RoPE (only the eager elementwise step time reads it): BLOOM and MPT always
+    (Transformers' BloomModel / MptModel build an ALiBi bias and have no rotary embedding),
+    Falcon when its alibi key is true (FalconConfig default false, then rotary); a non-boolean
+    alibi is refused by name."""
     bloom = {"model_type": "bloom", "n_embed": 1024, "n_layer": 4, "num_attention_heads": 16, "vocab_size": 1000}
     assert model_from_hf_config(bloom).rope is False
     mpt = {"model_type": "mpt", "d_model": 1024, "n_layers": 4, "n_heads": 16, "vocab_size": 1000,
            "expansion_ratio": 4}
     assert model_from_hf_config(mpt).rope is False
-    assert model_from_hf_config({**mpt, "attn_config": {"alibi": False}}).rope is True
+    assert model_from_hf_config({**mpt, "attn_config": {"alibi": False}}).rope is False
     falcon = {"model_type": "falcon", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 16,
               "vocab_size": 1000}
     assert model_from_hf_config(falcon).rope is True
     assert model_from_hf_config({**falcon, "alibi": True}).rope is False
+    with pytest.raises(InputError, match=r"alibi: expected true or false"):
+        model_from_hf_config({**falcon, "alibi": "true"})
     assert model_from_hf_config(DATA["llama-3.1-8b"]["config"]).rope is True

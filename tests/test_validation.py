@@ -273,11 +273,24 @@ def test_text_rule_on_other_sources():
     for notes in ("we did not use SDPA", "no SDPA", "SDPA disabled", "TE fused attention instead of SDPA"):
         assert sdpa("A paper 2024", notes) == "native", notes
     assert sdpa("pytorch/torchtitan docs (2024/12/26)", "unlike the FlashAttention-3 paper, SDPA") == "flash2"
-    assert sdpa("pytorch/torchtitan docs (2024/12/26)", "FlashAttention-3 (Shah et al.) was not used") == "flash2"
+    assert sdpa("pytorch/torchtitan docs (2024/12/26)", "FlashAttention-3 was not used") == "flash2"
+    assert sdpa("pytorch/torchtitan docs (2024/12/26)", "we use FlashAttention-3 (Shah et al., 2024)") == "native"
+    # comparisons name what a run is compared with, not what it ran (read by the framework rules
+    # only: flash attention itself stays on, and the shared negation parser is unchanged)
+    for notes in ("SDPA instead of FlashAttention-3", "slower than FlashAttention-3", "SDPA vs. cuDNN attention",
+                  "SDPA (vs. FA3)", "FA2 vs. FA3", "SDPA compared with cuDNN attention", "SDPA rather than FA3"):
+        got = validation.row_settings({"source": "pytorch/torchtitan docs (2024/12/26)", "notes": notes,
+                                       "gpu": "H100 SXM"})
+        assert (got["attention_kernel"], got["flash_attention"]) == ("flash2", True), (notes, got)
+    assert ew("pytorch/torchtitan docs (2024/12/26)", "1.2x faster than eager with torch.compile") == "fused"
+    assert ew("pytorch/torchtitan docs (2024/12/26)", "eager, 1.2x slower than torch.compile") == "eager"
+    assert validation.parse_zero_stage("FSDP hybrid (vs full sharding)") == 3
+    assert validation.parse_zero_stage("HSDP, compared to full sharding") == 3
     assert sdpa("A paper 2024", "FlashAttention-2 instead of FlashAttention-3") == "flash2"
     # the framework is the one the source names: a TorchTitan comparison in a row's notes is not
     # a TorchTitan run, and NVIDIA recipes keep Transformer Engine's attention whatever they name
     for src, notes in (("A paper 2024", "not TorchTitan; Transformer Engine"),
+                       ("NVIDIA NeMo 24.07 performance summary, compared with TorchTitan 2024", ""),
                        ("A paper 2024", "faster than TorchTitan"),
                        ("Megatron-Bridge 25.11 docs", "TorchTitan comparison"),
                        ("NVIDIA NeMo 24.07", "flash-attn 2.5.8 installed"),
@@ -286,6 +299,10 @@ def test_text_rule_on_other_sources():
         got = validation.row_settings({"source": src, "notes": notes, "gpu": "H100 SXM"})
         assert (got["attention_kernel"], got["elementwise"], got["cross_entropy"]) == ("native", "fused", "fused"), (
             src, notes, got)
+    # a NeMo comparison in a TorchTitan row's notes does not make it an NVIDIA recipe
+    got = validation.row_settings({"source": "TorchTitan 2024 (arXiv:2410.06511)", "notes": "unlike NeMo, no TP overlap",
+                                   "gpu": "H100 SXM"})
+    assert (got["tp_comm_overlap"], got["grad_dtype"], got["attention_kernel"]) == (False, "fp32", "flash2"), got
     # PyTorch SDPA outside TorchTitan on Blackwell: PyTorch prefers cuDNN only from 2.11 (2026)
     assert sdpa("some paper 2025", "PyTorch SDPA", gpu="B200") == "flash2"
     # torch.compile stated in other words

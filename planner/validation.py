@@ -97,7 +97,11 @@ by the framework of its source group (what that framework did by default), never
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
 * **How a source is recognised** (the five calibration sources and any other alike): the
   settings above come from the row's own ``source`` / ``notes`` text (:func:`row_settings`),
-  never from a table keyed by source: a source year (first arXiv id, else the earliest year
+  never from a table keyed by source — the framework (NVIDIA recipe, MosaicML llm-foundry,
+  TorchTitan) from the ``source`` alone, so a comparison in the notes (``unlike NeMo``) names
+  none; statements of what ran (SDPA, FlashAttention-2 / -3, cuDNN attention, torch.compile)
+  from both, leaving out negated, compared (``instead of X``, ``faster than X``, ``vs. X``) and
+  cited mentions: a source year (first arXiv id, else the earliest year
   named) before :data:`FLASH_FIRST_YEAR` = 2023 means no flash attention and ZeRO 0 for an
   empty cell (NARAYANAN21 / KORTHIKANTI22), a later or unknown year flash attention and ZeRO
   1; an NVIDIA recipe (NeMo, Megatron-Bridge) means TP overlap on and bf16 gradient

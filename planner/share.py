@@ -347,15 +347,17 @@ def _range_text(f: Field) -> str:
     return f"{lo} to {hi}"
 
 
-def _parsed(fields, flat: Mapping[str, str], warnings: list[str]):
+def _parsed(fields, flat: Mapping[str, str], warnings: list[str], prefix: tuple[str, ...] = ()):
     """(field, value) for each of ``fields`` present in the link whose value parses; a value
-    that does not is a warning naming the key (the base value is kept) and is skipped."""
+    that does not is a warning naming the key and the scenario field it sets (``ew
+    (training.elementwise)='x': …``; the base value is kept) and is skipped."""
     for f in fields:
         if f.key not in flat:
             continue
         val, err = _parse_value(f, flat[f.key])
         if err:
-            warnings.append(f"{f.key}={_show(flat[f.key])}: {err}; kept the base value")
+            where = ".".join(prefix + f.path)
+            warnings.append(f"{f.key}={_show(flat[f.key])} ({where}): {err}; kept the base value")
             continue
         yield f, val
 
@@ -591,7 +593,7 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
                 f"{', '.join(custom_keys)}: architecture fields are used only with m=custom; ignored"
             )
         else:
-            for f, val in _parsed(MODEL_KEYS, flat, warnings):
+            for f, val in _parsed(MODEL_KEYS, flat, warnings, ("model",)):
                 if f.key == "me" and val == 0:
                     model.pop("moe", None)
                     continue

@@ -280,3 +280,14 @@ def test_op_sac_recompute_round_trips_and_bad_value_is_named():
     back, warnings = share.params_to_scenario({**params, "rc": "op"})
     assert len(warnings) == 1 and "rc" in warnings[0] and "op_sac" in warnings[0]
     assert back["cluster"]["n_gpus"] == 1024
+
+
+def test_bad_link_value_names_the_key_and_the_field():
+    """A tampered value names the link key and the scenario field it would set, with what is
+    allowed; the other keys still apply."""
+    sj, warnings = share.params_to_scenario({"p": "default", "ew": "compiled", "tp": "abc", "m": "custom",
+                                             "mrope": "maybe", "gbs": "256"})
+    assert "ew='compiled' (training.elementwise): allowed: fused, eager; kept the base value" in warnings
+    assert "tp='abc' (parallelism.tp): must be a whole number; kept the base value" in warnings
+    assert "mrope='maybe' (model.rope): must be 1 or 0; kept the base value" in warnings
+    assert sj["training"]["global_batch_size"] == 256 and sj["training"].get("elementwise", "fused") == "fused"

@@ -578,17 +578,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     # Elementwise, one forward: h-sized ops sharded by TP only with SP (t is an integer).
     tok_ihbm = tok * inv_hbm
-    t_elem_h = ELEMWISE_H_BYTES_FWD * h * tok_ihbm / (1.0 + (t - 1.0) * sp)
+    sp_shard = 1.0 + (t - 1.0) * sp  # h-sized ops are split over TP ranks only with SP
+    t_elem_h = ELEMWISE_H_BYTES_FWD * h * tok_ihbm / sp_shard
     act_b = ACT_BYTES_PLAIN_FWD + (ACT_BYTES_GATED_FWD - ACT_BYTES_PLAIN_FWD) * gated
     if "elem_eager" in b and bool(np.any(b["elem_eager"])):
-        # eager PyTorch: two RMSNorms of 36 B instead of 4 per hidden element, RoPE on the
-        # local query and key heads (MLA: the rope part of each query head and the one shared
-        # rope key), SwiGLU 10 B instead of 6 per FFN element (ELEMWISE constants above)
+        # eager PyTorch (the RMSNORM / ROPE / ACT_..._EAGER constants above): two RMSNorms of 36 B
+        # instead of 4 per hidden element, SwiGLU 10 B instead of 6 per FFN element, and RoPE
         eg = fl("elem_eager")
         rms = eg & ~fl("layernorm")
-        t_elem_h = t_elem_h + rms * (2.0 * (RMSNORM_BYTES_EAGER_FWD - RMSNORM_BYTES_FUSED_FWD)) * h * tok_ihbm / (
-            1.0 + (t - 1.0) * sp)
-        # per TP rank: a/t query heads and max(k, t)/t KV heads (replicated when k < t); MLA: the
+        t_elem_h = t_elem_h + rms * (2.0 * (RMSNORM_BYTES_EAGER_FWD - RMSNORM_BYTES_FUSED_FWD)) * h * tok_ihbm / sp_shard
+        # RoPE per TP rank: a/t query heads and max(k, t)/t KV heads (replicated when k < t); MLA: the
         # rope part of a/t query heads and the one shared rope key on every rank; MLA's two
         # latent RMSNorms (q_lora_rank + kv_lora_rank wide, on every rank), which the fused count
         # leaves out (4 B per element, small), at their full eager 36 B

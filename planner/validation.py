@@ -91,7 +91,7 @@ by the framework of its source group (what that framework did by default), never
   9.15 — except TorchTitan on Blackwell from 2025 (it selects cuDNN on sm100 since
   pytorch/torchtitan#1196, May 2025), unless the row names cuDNN attention or
   FlashAttention-3 (a citation of its paper aside) or is an NVIDIA recipe; ``flash2`` also where the row names FlashAttention-2 (``flash-attn 2.x``,
-  ``FA2``) as what ran, a citation of its paper excepted; it only acts on Hopper and Blackwell (``timing.FLASH2_REL_SPEED``), so no
+  ``FA2``) as what ran, a citation of its paper excepted; it only acts on Hopper and Blackwell (``timing.FLASH2_FAMILIES``), so no
   calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.

@@ -94,7 +94,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import catalog, comm, model_stats
-from .batch import FAMILIES, PRECISIONS, RECOMPUTE, SCHEDULES, Batch
+from .batch import ATTENTION_KERNELS, FAMILIES, PRECISIONS, RECOMPUTE, SCHEDULES, Batch
 from .batch import col as _col
 from .batch import expand as _expand
 from .model_stats import layers_on_rank
@@ -190,10 +190,15 @@ BYTES_16 = 2.0
 FLASH2_PEAK_UTIL: dict[str, float] = {"ampere": 0.73, "hopper": 0.35}
 #: The families whose ``flash2`` rows take the Hopper factor above.
 FLASH2_FAMILIES = ("hopper", "blackwell")
-#: Head-dimension knee of FlashAttention-2-class kernels: Ampere's 32 (the same code's exp /
-#: mma.sync balance; read off the FA3 paper's Fig. 5, FA2 on H100 runs d_h 64 at 324 and d_h 128
+#: Head-dimension knee of FlashAttention-2-class kernels, d_h 64-128: Ampere's 32 (the same code's
+#: exp / mma.sync balance; read off the FA3 paper's Fig. 5, FA2 on H100 runs d_h 64 at 324 and d_h 128
 #: at 370 TFLOP/s forward, 0.88 of it, where knee 32 gives 0.83 and Hopper's native 64 0.75).
 FLASH2_DHEAD_KNEE = ATTN_DHEAD_KNEE["ampere"]
+#: Head dim above which FlashAttention-2-class kernels gain nothing more: the same figure has FA2
+#: at d_h 256 at 326 TFLOP/s, below d_h 128's 370 (register pressure), where the knee alone
+#: would give +11 %; the curve is held flat at d_h 128's value above it (not lowered: one point).
+FLASH2_DHEAD_CAP = 128.0
+_FLASH2 = ATTENTION_KERNELS.index("flash2")
 #: FP8 expert dispatch (DeepSeek-V3 §3.3.2): bytes per element of a dispatch all-to-all (the
 #: fp32 scale of each 1×128 tile adds 4/128 = 0.03 B per element, neglected).
 FP8_DISPATCH_BYTES = 1.0
@@ -420,18 +425,27 @@ def _consts(C: dict | None) -> _Consts:
     return _default_consts() if C is None else _Consts(C)
 
 
+def _flash2_factor(K: _Consts, d_head):
+    """Factor on the native Hopper attention efficiency for FlashAttention-2-class kernels:
+    ``fa2_factor · (d'/(d' + FLASH2_DHEAD_KNEE)) / (d/(d + 64))``, d' = min(d, FLASH2_DHEAD_CAP)
+    (:data:`FLASH2_PEAK_UTIL`); Blackwell rows take the same factor on their own native kernels.
+    ``d_head`` scalar or (N,)."""
+    dc = np.minimum(d_head, FLASH2_DHEAD_CAP)
+    return K.fa2_factor * dc / (dc + FLASH2_DHEAD_KNEE) * (d_head + ATTN_DHEAD_KNEE["hopper"]) / d_head
+
+
 def flash2_speed_ratio(family: str, d_head: float, C: dict | None = None) -> float:
     """Attention-core speed of FlashAttention-2-class kernels over the native ones, one family.
 
     Hopper and Blackwell (:data:`FLASH2_FAMILIES`): ``(eff_max(ampere)/eff_max(hopper)) ·
-    (U_hopper/U_ampere) · (d_h + 64)/(d_h + FLASH2_DHEAD_KNEE)`` (:data:`FLASH2_PEAK_UTIL`); 1 for
-    the others. ``d_head`` in elements; ``C`` a calibration dict (default: the fitted one). For
-    notes and tests; :func:`stage` computes the same per row.
+    (U_hopper/U_ampere) · (d'/(d' + FLASH2_DHEAD_KNEE)) / (d_h/(d_h + 64))``, d' = min(d_h,
+    FLASH2_DHEAD_CAP) (:data:`FLASH2_PEAK_UTIL`); 1 for the others. ``d_head`` in elements (> 0);
+    ``C`` a calibration dict (default: the fitted one). For notes and tests; :func:`stage`
+    computes the same per row.
     """
     if family not in FLASH2_FAMILIES:
         return 1.0
-    K = _consts(C)
-    return K.fa2_factor * (d_head + ATTN_DHEAD_KNEE["hopper"]) / (d_head + FLASH2_DHEAD_KNEE)
+    return float(_flash2_factor(_consts(C), float(d_head)))
 
 
 def _blend(cond, x, y):
@@ -590,11 +604,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             if np.any(own > 0):
                 knee = np.where(own > 0, own, knee)
         eff_attn = attn_max * dqk / (dqk + knee)
-        ak = g("attention_kernel")
-        if np.any(ak):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
-            h_knee = ATTN_DHEAD_KNEE["hopper"]
-            fa2 = eff_attn * (K.fa2_factor * (dqk + h_knee) / (dqk + FLASH2_DHEAD_KNEE))
-            eff_attn = np.where(ak & K.fa2_applies[fam], fa2, eff_attn)
+        fa2_rows = (g("attention_kernel") == _FLASH2) & K.fa2_applies[fam]
+        if np.any(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
+            eff_attn = np.where(fa2_rows, eff_attn * _flash2_factor(K, dqk), eff_attn)
         return causal_frac * attn_full_flop / (peak16 * eff_attn)
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
@@ -1070,8 +1082,9 @@ def _attn_label(r: dict) -> str:
     knee = r.get("attn_dhead_knee") or ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT)
     if r.get("attention_kernel") and fam in FLASH2_FAMILIES:
         rel = flash2_speed_ratio(fam, float(r.get("head_dim") or 128.0))
-        return (f"flash, FlashAttention-2-class kernels at {rel:.2f} × the native ones (head-dim knee "
-                f"{FLASH2_DHEAD_KNEE:g}, native {knee:g})")
+        how = ("the A100-calibrated FA2 × 35/73, head-dim knee "
+               f"{FLASH2_DHEAD_KNEE:g}" if fam == "hopper" else "Hopper's factor, assumed")
+        return f"flash, FlashAttention-2-class kernels at {rel:.2f} × the native ones ({how}; native knee {knee:g})"
     return f"flash, native kernels, head-dim knee {knee:g}"
 
 

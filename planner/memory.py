@@ -909,11 +909,12 @@ def explain(row: dict) -> dict[str, str]:
     hsdp = float(row.get("dp_shard", row["dp"])) < float(row["dp"])
     rc = RECOMPUTE[int(row["recompute"])]
     sched = SCHEDULES[int(row["schedule"])]
-    per_layer = g["keep_moe"] if int(row.get("n_experts", 0)) else g["keep_dense"]
+    moe_layers = "keep_moe" in g  # MoE layers present (an MoE model with every layer dense has none)
+    per_layer = g["keep_moe"] if moe_layers else g["keep_dense"]
     n_rcl = int(row.get("recompute_layers", 0) or 0) if rc == "full" else 0
     if n_rcl:  # the average per layer of the rank: n_rc recomputed, the rest kept in full
         n_rc = min(n_rcl * int(row["vpp"]), layers)
-        work = g["work_moe"] if int(row.get("n_experts", 0)) else g["work_dense"]
+        work = g["work_moe"] if moe_layers else g["work_dense"]
         per_layer = (n_rc * per_layer + (layers - n_rc) * work) / max(layers, 1)
     return {
         "mem_weights_bytes": (

@@ -1476,7 +1476,8 @@ def explain(row: dict) -> dict[str, str]:
         ov1, lw1, rs1 = (res["ckpt_overhead_frac_first_order"], res["lost_work_frac_first_order"],
                          res["restart_frac_first_order"])
         a_ov = float(np.log1p(ov1))
-        lw_f = np.exp(res["log_wall_per_work"] - a_ov)  # recovery × lost-work factors
+        with np.errstate(over="ignore"):  # inf for a run that never finishes (goodput 0): shown as inf
+            lw_f = np.exp(res["log_wall_per_work"] - a_ov)  # recovery × lost-work factors
         e["goodput"] = (
             "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · 1/Σ_c(λ_c/λ)e^(−λ(R_c+reload_c))"
             f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {_g(lw_f)} = {_g(1.0 / G) if G > 0 else 'inf'}"

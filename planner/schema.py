@@ -495,6 +495,12 @@ class Scenario(_Strict):
                 f"{lo:g} <= power_limit_w <= {acc.tdp_w:g} W ({POWER_LIMIT_MIN_FRAC:g}·TDP to the TDP: "
                 "a limit above the TDP, or far below it, is not modelled)"
             )
+        hbm_u = c.overrides.hbm_usable_bytes
+        if hbm_u is not None and hbm_u > acc.hbm_bytes:
+            raise ValueError(
+                f"cluster.overrides.hbm_usable_bytes = {hbm_u:g} exceeds {acc.name}'s physical HBM; allowed: "
+                f"0 < hbm_usable_bytes <= {acc.hbm_bytes:g} bytes ({acc.hbm_bytes / 2**30:g} GiB)"
+            )
         if self.training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
             raise ValueError(
                 f"training.grad_dtype = 'bf16' is not supported by {acc.name} (no BF16 units); use fp32"

@@ -31,7 +31,7 @@ import pandas as pd
 from . import batch as _batch
 from . import checkpoint as ck
 from . import reliability as rel
-from .schema import FAILURE_CLASSES, TIER_KINDS, Scenario, validate_scenario
+from .schema import FAILURE_CLASSES, TIER_KINDS, InputError, Scenario, validate_scenario
 
 #: Safety cap on failure rounds, as a multiple of the expected number of failures (+ a floor).
 MAX_ROUNDS_FACTOR = 10.0
@@ -191,6 +191,22 @@ def simulate_batch_row(out: _batch.Batch, i: int = 0, n_trials: int = 10_000, se
     return simulate_params(**params_from_batch(out, i), n_trials=n_trials, seed=seed, progress=progress)
 
 
+#: Most trials one call simulates (about 20 s and 1 GB of arrays on a laptop core; 100,000 take 2 s).
+MAX_TRIALS = 1_000_000
+#: Seeds accepted: ``np.random.default_rng`` takes any non-negative integer; one int64.
+MAX_SEED = 2**63 - 1
+
+
+def check_trials_seed(n_trials, seed) -> list[str]:
+    """Problems with ``n_trials`` / ``seed`` as ``name: message (got value)`` lines; [] if fine."""
+    out = []
+    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or not 1 <= n_trials <= MAX_TRIALS:
+        out.append(f"n_trials: an integer from 1 to {MAX_TRIALS:,} (got {n_trials!r})")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        out.append(f"seed: an integer from 0 to 2^63 − 1 (got {seed!r})")
+    return out
+
+
 def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
              progress: Callable[[float], None] | None = None) -> pd.DataFrame:
     """Monte Carlo of the whole run of one scenario.
@@ -198,8 +214,8 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
     Parameters
     ----------
     scenario : Scenario or JSON-like dict
-    n_trials : int — number of simulated runs.
-    seed : int — ``np.random.default_rng(seed)``; reproducible.
+    n_trials : int — number of simulated runs, 1 to :data:`MAX_TRIALS`.
+    seed : int — ``np.random.default_rng(seed)``, 0 to 2^63 − 1; reproducible.
     progress : callable(fraction) or None — progress callback for long runs.
 
     Returns
@@ -208,11 +224,14 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
 
     Raises
     ------
-    planner.InputError (a ValueError) for a bad scenario, one line per field.
+    planner.InputError (a ValueError) for a bad scenario, ``n_trials`` or ``seed``, one line per field.
     RuntimeError if the step time is not available (timing stage missing).
     """
     from .engine import run_batch
 
+    bad = check_trials_seed(n_trials, seed)
+    if bad:
+        raise InputError(bad)
     s = validate_scenario(scenario)
     out = run_batch(_batch.from_scenarios([s]))
     return simulate_batch_row(out, 0, n_trials=n_trials, seed=seed, progress=progress)

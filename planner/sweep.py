@@ -908,10 +908,26 @@ def sweep(
     scenario = validate_scenario(scenario)
     if objective not in OBJECTIVES:
         raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
-    if top is not None and int(top) < 1:
-        raise InputError([f"sweep: top = {top}: give a positive number of rows"])
-    if int(chunk_size) < 1:
-        raise InputError([f"sweep: chunk_size = {chunk_size}: give a positive number of rows"])
+    def _is_int(v) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+    bad = []
+    if top is not None and not (_is_int(top) and top >= 1):
+        bad.append(f"sweep: top = {top!r}: give a positive whole number of rows (or None for all)")
+    if not (_is_int(chunk_size) and chunk_size >= 1):
+        bad.append(f"sweep: chunk_size = {chunk_size!r}: give a positive whole number of rows")
+    if gpus is not None:
+        g_list = [gpus] if _is_int(gpus) or isinstance(gpus, (str, bytes, float, bool)) else gpus
+        try:
+            g_list = list(g_list)
+        except TypeError:
+            g_list = [gpus]
+        if not g_list or not all(_is_int(g) and g >= 1 for g in g_list):
+            bad.append(f"sweep: gpus = {gpus!r}: give a positive whole number of GPUs or a list of them")
+    if systems is not None and (isinstance(systems, (str, bytes)) or not all(isinstance(x, str) for x in systems)):
+        bad.append(f"sweep: systems = {systems!r}: give a list of system ids, e.g. ['dgx-h100']")
+    if bad:
+        raise InputError(bad)
     _check_space_options(space_options)
     if feasible_only:
         space_options["include_invalid"] = False

@@ -1140,6 +1140,11 @@ def notes(row: dict) -> list[str]:
                        + ".")
     elif row.get("attention_kernel") and not row.get("flash_attention"):
         out.append("attention_kernel 'flash2' has no effect: flash attention is off.")
+    ep_opts = [k for k in ("ep_comm_overlap", "ep_dispatch_fp8") if row.get(k)]
+    if ep_opts and not (row.get("n_moe_layers") and float(row.get("ep", 1)) > 1):
+        why = "the model has no MoE layer" if not row.get("n_moe_layers") else "ep = 1 (no all-to-all)"
+        out.append(f"{' and '.join('parallelism.' + k for k in ep_opts)} "
+                   f"{'have' if len(ep_opts) > 1 else 'has'} no effect: {why}.")
     if row.get("flash_attention") and FAMILIES[int(row.get("accel_family", FAMILIES.index("other")))] == "volta":
         out.append("V100: FlashAttention kernels need Ampere or newer; flash_attention here stands for a "
                    "memory-efficient fused attention (xformers, PyTorch SDPA), whose speed on Volta is taken from "

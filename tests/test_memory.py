@@ -563,3 +563,21 @@ def test_selective_with_flash_says_it_saves_no_memory():
     assert none.results["mem_activations_bytes"] == sel.results["mem_activations_bytes"]
     assert none.results["step_time_s"] < sel.results["step_time_s"]
     assert not any("saves no activation memory" in n for n in none.notes)
+
+
+def test_moe_model_with_every_layer_dense_evaluates_like_a_model_without_moe_layers():
+    # moe.first_dense_layers = n_layers leaves no MoE layer (a fresh-clone review found
+    # explain() failing on it): the evaluation and every explanation must still work, and the
+    # expert terms must be absent (no routed experts in any layer: no all-to-all, no expert memory)
+    import planner
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    m = planner.catalog.resolve_model(d["model"]).model_dump(mode="json")
+    m["moe"]["first_dense_layers"] = m["n_layers"]
+    d["model"] = m
+    r = planner.evaluate(d)
+    assert r.results["t_ep_comm_s"] == 0.0
+    assert r.results["n_moe_layers"] == 0.0
+    assert "mem_activations_bytes" in r.explain and r.results["mem_total_bytes"] > 0
+    partly = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    partly["model"] = dict(m, moe=dict(m["moe"], first_dense_layers=m["n_layers"] - 1))
+    assert planner.evaluate(partly).results["t_ep_comm_s"] > 0.0  # one MoE layer left: an all-to-all

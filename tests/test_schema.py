@@ -245,3 +245,14 @@ def test_nvme_tier_needs_nvme():
     d = {"model": "llama3-8b", "cluster": {"system": "gh200-quad", "n_gpus": 8},
          "training": {"global_batch_size": 8}, "checkpoint": {"tiers": [{"tier": "local_nvme"}]}}
     assert "checkpoint.tiers[0].tier = local_nvme but system" in _msg(d)
+
+
+def test_usable_hbm_above_the_parts_physical_hbm_is_refused_naming_the_field():
+    d = planner.load_preset("default").to_json_dict()
+    d["cluster"].setdefault("overrides", {})["hbm_usable_bytes"] = 1e14
+    with pytest.raises(ValidationError) as e:
+        Scenario.model_validate(d)
+    msg = " ".join(format_errors(e.value))
+    assert "cluster.overrides.hbm_usable_bytes" in msg and "80 GiB" in msg
+    d["cluster"]["overrides"]["hbm_usable_bytes"] = 70 * 2**30  # below the H100's 80 GiB: fine
+    assert Scenario.model_validate(d).cluster.overrides.hbm_usable_bytes == 70 * 2**30

@@ -291,3 +291,14 @@ def test_bad_link_value_names_the_key_and_the_field():
     assert "tp='abc' (parallelism.tp): must be a whole number; kept the base value" in warnings
     assert "mrope='maybe' (model.rope): must be 1 or 0; kept the base value" in warnings
     assert sj["training"]["global_batch_size"] == 256 and sj["training"].get("elementwise", "fused") == "fused"
+
+
+@pytest.mark.parametrize(("key", "raw"), [("nic", "1"), ("hbmu", "1e6"), ("hostmem", "1"), ("price", "0.001"),
+                                          ("pwr", "0.5")])
+def test_link_values_below_the_plan_widgets_minimum_are_refused_with_a_warning(key, raw):
+    # the Plan page's widgets cannot show them (0.1 GB/s, 0.1 GiB, 0.01 USD, 1 W): a link must not
+    # silently fall back to the catalogue value there while the share module keeps them
+    scen, warnings = share.params_to_scenario({"p": "default", key: raw})
+    assert len(warnings) == 1 and warnings[0].startswith(f"{key}='{raw}'") and "kept the base value" in warnings[0]
+    base, _ = share.params_to_scenario({"p": "default"})
+    assert scen == base

@@ -131,3 +131,13 @@ def test_public_simulate_on_a_scenario():
     # the submodule import rebinds planner.simulate; it stays callable
     df2 = sim.simulate(planner.load_preset("default"), n_trials=50, seed=0)
     assert df.equals(df2)
+
+
+@pytest.mark.parametrize(("kw", "field"), [({"n_trials": 0}, "n_trials"), ({"n_trials": 1.5}, "n_trials"),
+                                           ({"n_trials": 10**9}, "n_trials"), ({"n_trials": True}, "n_trials"),
+                                           ({"seed": "a"}, "seed"), ({"seed": -1}, "seed")])
+def test_simulate_refuses_bad_trials_and_seed_naming_them(kw, field):
+    import planner
+    with pytest.raises(planner.InputError) as e:
+        planner.simulate(planner.load_preset("default"), **kw)
+    assert str(e.value).startswith(field + ":")

@@ -381,3 +381,12 @@ def test_sweep_option_lists_one_value_repeats_and_errors():
         planner.sweep(s, recompute=("bogus",))
     with pytest.raises(planner.InputError, match="objective"):
         planner.sweep(s, objective="zzz")
+
+
+@pytest.mark.parametrize("kw", [{"top": "a"}, {"top": True}, {"gpus": "a"}, {"gpus": [1024, 0]}, {"gpus": 1024.5},
+                                {"systems": "dgx-h100"}, {"chunk_size": 0}])
+def test_sweep_refuses_wrong_types_naming_the_argument(kw):
+    import planner
+    with pytest.raises(planner.InputError) as e:
+        planner.sweep(planner.load_preset("default"), **kw)
+    assert f"sweep: {next(iter(kw))} = " in str(e.value)

@@ -476,3 +476,13 @@ def test_torchtitan_preset_throughput_near_its_published_run():
     attention)."""
     r = planner.evaluate(planner.load_preset("llama31-8b-torchtitan-h100-8")).results
     assert r["tokens_per_s"] / 8 == pytest.approx(6674, rel=0.05)
+
+
+def test_ep_options_on_a_dense_model_say_they_do_nothing():
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(ep_comm_overlap=True, ep_dispatch_fp8=True)
+    r = planner.evaluate(d)
+    assert "parallelism.ep_comm_overlap and parallelism.ep_dispatch_fp8 have no effect: the model has no MoE layer." in r.notes
+    assert r.results["step_time_s"] == planner.evaluate(planner.load_preset("default")).results["step_time_s"]
+    moe = planner.evaluate(planner.load_preset("mixtral-8x7b-h100-64"))
+    assert not any("no effect" in n and "ep_" in n for n in moe.notes)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import batch as _batch
 from .batch import Batch
-from .schema import Scenario, format_errors, validate_scenario
+from .schema import InputError, Scenario, format_errors, validate_scenario
 
 #: Stage modules in pipeline order; each exposes ``stage(b) -> dict of new columns``.
 STAGE_MODULES: tuple[str, ...] = ("model_stats", "memory", "timing", "reliability", "cost")
@@ -208,6 +208,9 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
     The table holds ``name``, the key inputs (``KEY_INPUT_COLUMNS``) and every result column
     (``RESULT_COLUMNS`` and the further detail columns each stage adds), or ``columns`` if given.
     """
+    if isinstance(items, (Scenario, dict, str)):
+        raise InputError([f"evaluate_many: give a list of scenarios (got one {type(items).__name__}); "
+                          "for a single scenario use planner.evaluate"])
     if not isinstance(items, pd.DataFrame):
         items = list(items)
     b, names = to_batch(items)

@@ -28,4 +28,7 @@ def load_preset(name: str) -> Scenario:
 
     Raises ``ValueError`` naming the allowed ids for an unknown one.
     """
+    if not isinstance(name, str):
+        raise ValueError(f"load_preset: give a scenario preset id as a string (got {name!r}); "
+                         "planner.list_presets() lists them")
     return Scenario.model_validate(preset_json(name))

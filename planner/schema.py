@@ -686,6 +686,8 @@ def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
     import json
     from pathlib import Path
 
+    if not str(path).strip():
+        raise InputError([f"no file given (an empty path); give {what}"])
     p = Path(path)
     try:
         return json.loads(p.read_text(encoding="utf-8"))

@@ -384,6 +384,8 @@ def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
     if f.kind in ("optfloat", "optint") and r.lower() in ("", "none", "default"):
         return None, None
     whole = f.kind in ("int", "optint")
+    if not r.isascii():  # float() also reads other scripts' digits ('４'): a link holds ASCII numbers
+        return None, "must be a number written in ASCII digits" if not whole else "must be a whole number (ASCII digits)"
     try:
         x = float(r) if not whole else None
         if whole:
@@ -465,7 +467,8 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
                 if not math.isfinite(iv) or iv <= 0 or iv > 1e9:
                     raise ValueError
             except (ValueError, OverflowError):
-                errs.append(f"ck: interval {_show(bits[1])} for tier '{tid}' refused; allowed 0 < seconds ≤ 1e9 or 'auto'")
+                errs.append(f"ck: interval {_show(bits[1])} for tier '{tid}' refused; allowed 0 < seconds ≤ 1e9 or "
+                            "'auto'; used 'auto' (the optimum)")
                 iv = None
         rep = 0
         if len(bits) > 2 and bits[2].strip():
@@ -474,7 +477,7 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
                 if rep < 0 or rep > 1000:
                     raise ValueError
             except ValueError:
-                errs.append(f"ck: replicas {_show(bits[2])} for tier '{tid}' refused; allowed 0 to 1000")
+                errs.append(f"ck: replicas {_show(bits[2])} for tier '{tid}' refused; allowed 0 to 1000; used 0")
                 rep = 0
         seen.add(tid)
         out.append({"tier": tid, "interval_s": iv, "replicas": rep})

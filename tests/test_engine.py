@@ -147,3 +147,13 @@ def test_every_preset_fits():
     for name in planner.list_presets():
         r = planner.evaluate(planner.load_preset(name)).results
         assert r["fits"], (name, r["mem_total_bytes"] / 2**30)
+
+
+def test_api_messages_for_misused_calls_name_the_call():
+    import planner
+    with pytest.raises(planner.InputError, match="evaluate_many: give a list of scenarios"):
+        planner.evaluate_many(planner.load_preset("default"))
+    with pytest.raises(ValueError, match="load_preset: give a scenario preset id as a string"):
+        planner.load_preset(None)
+    with pytest.raises(planner.InputError, match="no file given"):
+        planner.model_from_hf_config("")

@@ -302,3 +302,16 @@ def test_link_values_below_the_plan_widgets_minimum_are_refused_with_a_warning(k
     assert len(warnings) == 1 and warnings[0].startswith(f"{key}='{raw}'") and "kept the base value" in warnings[0]
     base, _ = share.params_to_scenario({"p": "default"})
     assert scen == base
+
+
+def test_link_numbers_in_other_scripts_digits_are_refused():
+    # float('４') == 4.0 in Python; a link carries ASCII numbers only
+    scen, warnings = share.params_to_scenario({"p": "default", "tp": "４"})
+    assert warnings == ["tp='４' (parallelism.tp): must be a whole number (ASCII digits); kept the base value"]
+
+
+def test_link_checkpoint_interval_refused_says_what_was_used():
+    scen, warnings = share.params_to_scenario({"p": "default", "ck": "pfs:abc:x"})
+    assert any("used 'auto' (the optimum)" in w for w in warnings) and any("used 0" in w for w in warnings)
+    pfs = [t for t in scen["checkpoint"]["tiers"] if t["tier"] == "pfs"]
+    assert pfs and pfs[0]["interval_s"] is None and pfs[0]["replicas"] == 0

@@ -273,8 +273,9 @@ def cmd_presets(args) -> int:
         if args.format == "table":  # the full text is in json/csv and presets/scenarios.json
             rows = [{"id": r["id"], "description": (r["description"][:100] + " …")
                      if len(r["description"]) > 100 else r["description"]} for r in rows]
-            sys.stdout.write(pd.DataFrame(rows).to_string(index=False, justify="left",
-                                                          formatters={"description": "{:<}".format}) + "\n")
+            w = max(len(r["id"]) for r in rows)  # ids left-aligned, descriptions cut at 100 characters
+            lines = [f"{'id':<{w}}  description"] + [f"{r['id']:<{w}}  {r['description']}" for r in rows]
+            sys.stdout.write("\n".join(lines) + "\n")
             return 0
     elif what == "models":
         from .engine import evaluate_many  # noqa: F401  (keeps import cost in one place)

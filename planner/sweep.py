@@ -1061,8 +1061,10 @@ def sweep(
             probe.update(mod.stage(probe))
         _add_derived(probe)
         names = _result_names(probe)
-    if names is None:
-        names = []
+    if names is None:  # no configuration at all: learn the columns from the base scenario (one row)
+        base = _engine.run_batch(_batch.from_scenarios([scenario]))
+        _add_derived(base)
+        names = _result_names(base)
 
     # Rank every candidate: by key, ties in enumeration order (candidates are in row order).
     if key_parts:

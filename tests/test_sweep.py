@@ -390,3 +390,13 @@ def test_sweep_refuses_wrong_types_naming_the_argument(kw):
     with pytest.raises(planner.InputError) as e:
         planner.sweep(planner.load_preset("default"), **kw)
     assert f"sweep: {next(iter(kw))} = " in str(e.value)
+
+
+def test_an_empty_sweep_has_the_same_columns_whatever_emptied_it():
+    # 7 GPUs admit no split of the default (no configuration); 1 GPU admits splits, none fits
+    import planner
+    s = planner.load_preset("default")
+    none_at_all, none_fit = planner.sweep(s, gpus=7), planner.sweep(s, gpus=1)
+    assert len(none_at_all) == len(none_fit) == 0
+    assert none_at_all.attrs["n_configurations"] == 0 and none_fit.attrs["n_configurations"] > 0
+    assert list(none_at_all.columns) == list(none_fit.columns) == list(planner.sweep(s, top=1).columns)

@@ -315,3 +315,14 @@ def test_link_checkpoint_interval_refused_says_what_was_used():
     assert any("used 'auto' (the optimum)" in w for w in warnings) and any("used 0" in w for w in warnings)
     pfs = [t for t in scen["checkpoint"]["tiers"] if t["tier"] == "pfs"]
     assert pfs and pfs[0]["interval_s"] is None and pfs[0]["replicas"] == 0
+
+
+@pytest.mark.parametrize(("field", "value"), [("hbm_usable_bytes", 0.1 * 2**30), ("host_memory_bytes", 0.1 * 2**30),
+                                              ("nic_bw_per_gpu_bytes_per_s", 0.1 * 1e9),
+                                              ("price_per_gpu_hour_usd", 0.01)])
+def test_the_plan_widgets_smallest_override_round_trips_through_a_link(field, value):
+    # widget minimums (app_pages/_common.py): 0.1 GiB, 0.1 GB/s, 0.01 USD
+    d = planner.load_preset("default").to_json_dict()
+    d["cluster"].setdefault("overrides", {})[field] = value
+    scen, warnings = share.params_to_scenario(share.scenario_to_params(d, preset="default"))
+    assert warnings == [] and scen["cluster"]["overrides"][field] == value

@@ -669,6 +669,14 @@ def _loc_str(loc: tuple) -> str:
     return "".join(parts) or "(scenario)"
 
 
+def is_whole_number(v) -> bool:
+    """True for a Python or numpy integer (``bool`` excluded): what counts, trials, seeds and
+    row limits of the public API accept."""
+    import numpy as np
+
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
 class InputError(ValueError):
     """Bad input to the public API (``planner.evaluate``, ``sweep``, ``simulate``): the message is
     one line, every problem as ``field.path: message (got value)`` joined by ``; `` (the lines

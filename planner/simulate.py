@@ -31,7 +31,7 @@ import pandas as pd
 from . import batch as _batch
 from . import checkpoint as ck
 from . import reliability as rel
-from .schema import FAILURE_CLASSES, TIER_KINDS, InputError, Scenario, validate_scenario
+from .schema import FAILURE_CLASSES, TIER_KINDS, InputError, Scenario, is_whole_number, validate_scenario
 
 #: Safety cap on failure rounds, as a multiple of the expected number of failures (+ a floor).
 MAX_ROUNDS_FACTOR = 10.0
@@ -200,9 +200,9 @@ MAX_SEED = 2**63 - 1
 def check_trials_seed(n_trials, seed) -> list[str]:
     """Problems with ``n_trials`` / ``seed`` as ``name: message (got value)`` lines; [] if fine."""
     out = []
-    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or not 1 <= n_trials <= MAX_TRIALS:
+    if not (is_whole_number(n_trials) and 1 <= n_trials <= MAX_TRIALS):
         out.append(f"n_trials: an integer from 1 to {MAX_TRIALS:,} (got {n_trials!r})")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+    if not (is_whole_number(seed) and 0 <= seed <= MAX_SEED):
         out.append(f"seed: an integer from 0 to 2^63 − 1 (got {seed!r})")
     return out
 

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Callable, Sequence
 
 import numpy as np
@@ -67,7 +68,7 @@ from . import batch as _batch
 from . import catalog
 from . import engine as _engine
 from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
-from .schema import InputError
+from .schema import InputError, is_whole_number
 from .engine import RESULT_COLUMNS, run_batch
 from .schema import Scenario, validate_scenario
 
@@ -908,21 +909,14 @@ def sweep(
     scenario = validate_scenario(scenario)
     if objective not in OBJECTIVES:
         raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
-    def _is_int(v) -> bool:
-        return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
     bad = []
-    if top is not None and not (_is_int(top) and top >= 1):
+    if top is not None and not (is_whole_number(top) and top >= 1):
         bad.append(f"sweep: top = {top!r}: give a positive whole number of rows (or None for all)")
-    if not (_is_int(chunk_size) and chunk_size >= 1):
+    if not (is_whole_number(chunk_size) and chunk_size >= 1):
         bad.append(f"sweep: chunk_size = {chunk_size!r}: give a positive whole number of rows")
     if gpus is not None:
-        g_list = [gpus] if _is_int(gpus) or isinstance(gpus, (str, bytes, float, bool)) else gpus
-        try:
-            g_list = list(g_list)
-        except TypeError:
-            g_list = [gpus]
-        if not g_list or not all(_is_int(g) and g >= 1 for g in g_list):
+        g_list = list(gpus) if isinstance(gpus, Iterable) and not isinstance(gpus, (str, bytes)) else [gpus]
+        if not g_list or not all(is_whole_number(g) and g >= 1 for g in g_list):
             bad.append(f"sweep: gpus = {gpus!r}: give a positive whole number of GPUs or a list of them")
     if systems is not None and (isinstance(systems, (str, bytes)) or not all(isinstance(x, str) for x in systems)):
         bad.append(f"sweep: systems = {systems!r}: give a list of system ids, e.g. ['dgx-h100']")

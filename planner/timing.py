@@ -180,8 +180,8 @@ BYTES_16 = 2.0
 #: abstract; pytorch/pytorch#142132 measures PyTorch's FA2 port at 329 TFLOP/s = 33 % of an
 #: H100) over 0.73 ("reaching 50-73% of the theoretical maximum FLOPs/s on A100", Dao 2023,
 #: FlashAttention-2, arXiv:2307.08691, abstract). As a factor on the native Hopper kernels:
-#: ``(eff_max(ampere) / eff_max(hopper)) · (0.35 / 0.73) · (d_h + 64) / (d_h + FLASH2_DHEAD_KNEE)``
-#: = 0.61 at d_h 128 with the fitted constants (the FA3 paper's own FA3 / FA2 speed-up,
+#: ``(eff_max(ampere) / eff_max(hopper)) · (0.35 / 0.73) · (d'/(d' + FLASH2_DHEAD_KNEE)) / (d_h/(d_h + 64))``,
+#: d' = min(d_h, FLASH2_DHEAD_CAP) (:func:`_flash2_factor`), = 0.61 at d_h 128 with the fitted constants (the FA3 paper's own FA3 / FA2 speed-up,
 #: 1.5-2.0×, would give 0.5-0.67; the model's native Hopper kernels sit below FA3's
 #: benchmarks by about what they absorb in training). The part's own deviation from its family
 #: (own MAMF, power limit) carries over. Blackwell: the Hopper factor, assumed (no published

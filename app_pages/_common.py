@@ -376,6 +376,7 @@ _reg("w_sp", ("parallelism", "sequence_parallel"), bool, bool)
 _reg("w_fa", ("parallelism", "flash_attention"), bool, bool)
 _reg("w_ak", ("parallelism", "attention_kernel"))
 _reg("w_tpo", ("parallelism", "tp_comm_overlap"), bool, bool)
+_reg("w_dpo", ("parallelism", "dp_comm_overlap"), bool, bool)
 _reg("w_epo", ("parallelism", "ep_comm_overlap"), bool, bool)
 _reg("w_ep8", ("parallelism", "ep_dispatch_fp8"), bool, bool)
 _reg("w_off", ("parallelism", "offload_optimizer"))
@@ -833,6 +834,8 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Attention kernel", ["native", "flash2"], key="w_ak",
                      help=Parallelism.model_fields["attention_kernel"].description)
         st.checkbox("Overlap TP communication", key="w_tpo")
+        st.checkbox("Overlap DP communication", key="w_dpo",
+                    help=Parallelism.model_fields["dp_comm_overlap"].description)
         st.checkbox("Overlap EP all-to-all", key="w_epo",
                     help=Parallelism.model_fields["ep_comm_overlap"].description)
         st.checkbox("FP8 expert dispatch", key="w_ep8",

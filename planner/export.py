@@ -189,9 +189,10 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         if hsdp:
             notes.append(f"hybrid sharding (dp_shard = {p.dp_shard}) is not written for Megatron-FSDP: set it the "
                          "way your Megatron version does (not checked here).")
-    arg("--overlap-grad-reduce")
-    if p.zero_stage >= 1:
-        arg("--overlap-param-gather")
+    if p.dp_comm_overlap:
+        arg("--overlap-grad-reduce")
+        if p.zero_stage >= 1:
+            arg("--overlap-param-gather")
     if p.recompute == "selective":
         arg("--recompute-granularity", "selective")
     elif p.recompute == "full" and p.recompute_layers:
@@ -373,6 +374,9 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if p.tp_comm_overlap:
         notes.append("TP overlap: TorchTitan's parallelism.enable_async_tensor_parallel (needs compile); "
                      "set it yourself.")
+    if not p.dp_comm_overlap:
+        notes.append("DP overlap off: TorchTitan's FSDP2 always prefetches its all-gathers and overlaps the "
+                     "reduce-scatter; the planner's step time assumed them in series with compute.")
     if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
         notes.append(f"uneven layer split (the first {m.n_layers % (p.pp * p.vpp)} stages one layer more): "
                      "TorchTitan's first / last-stage options cannot express it; set module_fqns_per_model_part "
@@ -462,7 +466,7 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if t.precision in ("fp8", "fp4"):
         notes.append(f"{t.precision} GEMMs come from Transformer Engine in the model code, not from this file "
                      "(bf16 is enabled here).")
-    zero: dict = {"stage": p.zero_stage, "overlap_comm": True, "contiguous_gradients": True}
+    zero: dict = {"stage": p.zero_stage, "overlap_comm": p.dp_comm_overlap, "contiguous_gradients": True}
     if p.pp > 1 and p.zero_stage >= 2:
         notes.append(f"ZeRO-{p.zero_stage} with PP {p.pp}: DeepSpeed's pipeline engine refuses ZeRO-2/3 with "
                      "pipeline parallelism (use ZeRO-1, or Megatron-DeepSpeed's own pipeline).")

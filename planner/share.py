@@ -169,6 +169,7 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     _b("fa", ("parallelism", "flash_attention")),
     _c("ak", ("parallelism", "attention_kernel"), ("native", "flash2")),
     _b("tpo", ("parallelism", "tp_comm_overlap")),
+    _b("dpo", ("parallelism", "dp_comm_overlap")),
     _b("epo", ("parallelism", "ep_comm_overlap")),
     _b("ep8", ("parallelism", "ep_dispatch_fp8")),
     _c("ls", ("parallelism", "layer_split"), ("even", "uneven")),

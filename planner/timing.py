@@ -69,7 +69,11 @@ the pace; everything is per GPU of that stage:
   and the gradient shard is ring-all-reduced over the ``dp/dp_shard`` replicas once per step
   (``2·(r−1)/r · g·P/(dp_shard·cp) / BW``), hidden with the gradient reduce (PyTorch FSDP
   HYBRID_SHARD; Megatron ``num_distributed_optimizer_instances``). A simplification: FSDP2
-  reduces across replicas every micro-batch unless told not to; counted once.
+  reduces across replicas every micro-batch unless told not to; counted once. With
+  ``dp_comm_overlap`` off nothing is hidden: the step carries every DP collective in full
+  (ZeRO-3: ``m·(2 gathers + reduce-scatter)``), as MosaicML's llm-foundry tables show for
+  PyTorch FSDP1 under Composer: at a fixed sequence length the time per micro-batch is
+  ``a + c·b`` with ``a`` the modelled collective time (docs/timing.md).
 * offload (ZeRO-Offload, Ren et al. 2021; Maurya et al. 2024): gradients down and weights
   up over the host link, CPU Adam bound by host DRAM bandwidth shared by the node's GPUs;
   the gradient download overlaps the last backward, the CPU step and upload are exposed.
@@ -361,7 +365,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "flash_attention", "attention_kernel", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
     "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
-    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "ep_comm_overlap",
+    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap",
     "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
@@ -847,6 +851,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
     else:
         t_dp_zero = exp_grad + exp_ag
+    # dp_comm_overlap off: none of the DP collectives hidden (PyTorch FSDP1 as MosaicML Composer
+    # ran it, docs/timing.md); the column is optional (absent = on).
+    dpo = fl("dp_comm_overlap") if "dp_comm_overlap" in b else None
+    serial = dpo is not None and not dpo.all()
+    if detail or serial:
+        # Every DP collective of the step: ZeRO-3 m·(2 gathers + reduce-scatter) per micro-batch
+        # (+ the HSDP replica all-reduce), ZeRO-0 the all-reduce, ZeRO-1/2 reduce-scatter + gather.
+        t_dp_total = _blend(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
+                            _blend(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2))
+    if serial:
+        t_dp_zero = _blend(dpo, t_dp_zero, t_dp_total)
     t_dp = t_dp_zero * (dp_dense_n > 1.0)
 
     # --- optimizer and offload ---------------------------------------------------------------
@@ -893,8 +908,6 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
     }
     if detail:
-        t_dp_total = np.where(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
-                              np.where(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2))
         T.update({
             "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
@@ -1042,12 +1055,15 @@ def explain(row: dict) -> dict[str, str]:
     hsdp = (f"HSDP: shard over dp_shard·cp = {ds * r['cp']:g}, all-reduce of the gradient shard over "
             f"{r['dp'] / ds:g} replicas {float(T['_t_rep']):.4g} s once per step ({where}); "
             if ds < r["dp"] else "")
+    hidden = (f"hidden behind backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])} × "
+              f"{C['dp_overlap_frac']:.2f} except the last bucket" if r.get("dp_comm_overlap", True) else
+              "not overlapped (dp_comm_overlap off): all of it in the step")
     ex["t_dp_comm_exposed_s"] = (
         f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives {T['_t_dp_total']:.4g} s in total (grad {T['_t_grad']:.4g} s, "
         f"param gather {T['_t_param_ag']:.4g} s over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
-        f"{(ds if hsdp else r['dp']) * r['cp']:g}); hidden behind "
-        f"backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])} × {C['dp_overlap_frac']:.2f} except the "
-        f"last bucket → exposed {T['t_dp_comm_exposed_s']:.4g} s"
+        f"{(ds if hsdp else r['dp']) * r['cp']:g}"
+        + (f"; ZeRO-3: m = {T['_m']:.4g} micro-batches × (2 gathers + reduce-scatter)" if int(r["zero_stage"]) == 3 else "")
+        + f"); {hidden} → exposed {T['t_dp_comm_exposed_s']:.4g} s"
     )
     ex["t_offload_s"] = (
         f"grads down {T['_t_down']:.4g} s (beyond the last backward) + CPU Adam {T['_t_cpu_step']:.4g} s + "
@@ -1145,6 +1161,16 @@ def notes(row: dict) -> list[str]:
         why = "the model has no MoE layer" if not row.get("n_moe_layers") else "ep = 1 (no all-to-all)"
         out.append(f"{' and '.join('parallelism.' + k for k in ep_opts)} "
                    f"{'have' if len(ep_opts) > 1 else 'has'} no effect: {why}.")
+    if "dp_comm_overlap" in row and not row["dp_comm_overlap"]:
+        if float(row.get("dp", 1)) * float(row.get("cp", 1)) > 1:
+            out.append("DP communication not overlapped (parallelism.dp_comm_overlap off): every gradient "
+                       "reduction and parameter all-gather adds to the step in full"
+                       + (", with ZeRO-3 / FSDP two all-gathers and a reduce-scatter per micro-batch"
+                          if int(row.get("zero_stage", 0)) == 3 else "")
+                       + ". Measured for PyTorch FSDP1 in MosaicML Composer (2023); FSDP2, DeepSpeed overlap_comm "
+                       "and Megatron's --overlap-grad-reduce / --overlap-param-gather overlap it.")
+        else:
+            out.append("parallelism.dp_comm_overlap off has no effect: dp·cp = 1 (no DP collective).")
     if row.get("flash_attention") and FAMILIES[int(row.get("accel_family", FAMILIES.index("other")))] == "volta":
         out.append("V100: FlashAttention kernels need Ampere or newer; flash_attention here stands for a "
                    "memory-efficient fused attention (xformers, PyTorch SDPA), whose speed on Volta is taken from "

@@ -95,6 +95,9 @@ by the framework of its source group (what that framework did by default), never
   calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
+* **DP communication overlap** (``parallelism.dp_comm_overlap``): off for MosaicML llm-foundry
+  / Composer (PyTorch FSDP1; its micro-batch sweep ``larger_mb_1.md`` shows each micro-batch
+  paying its all-gathers and reduce-scatter in full, docs/timing.md), on otherwise.
 * **How a source is recognised** (the five calibration sources and any other alike): the
   settings above come from the row's own ``source`` / ``notes`` text (:func:`row_settings`),
   never from a table keyed by source — the framework (NVIDIA recipe, MosaicML llm-foundry,
@@ -106,8 +109,8 @@ by the framework of its source group (what that framework did by default), never
   empty cell (NARAYANAN21 / KORTHIKANTI22), a later or unknown year flash attention and ZeRO
   1; an NVIDIA recipe (NeMo, Megatron-Bridge) means TP overlap on and bf16 gradient
   reduction (NEMO_24.07); a published ``tp-comm-overlap`` flag means TP overlap on
-  (MCORE_R080_H100); MosaicML llm-foundry / Composer means bf16 gradients and
-  FlashAttention-2 (MOSAIC_MPT); outside the NVIDIA recipes a source year before 2024 also
+  (MCORE_R080_H100); MosaicML llm-foundry / Composer means bf16 gradients,
+  FlashAttention-2 and DP collectives not overlapped (MOSAIC_MPT); outside the NVIDIA recipes a source year before 2024 also
   means FlashAttention-2-class attention (FlashAttention-3 and PyTorch's cuDNN attention
   arrived in 2024). The test checks that every compared calibration row gets the settings
   listed above for its source.
@@ -280,13 +283,13 @@ def _family_of_gpu(r: dict) -> str | None:
 def row_settings(r: dict) -> dict:
     """Framework settings a row leaves unpublished, by the default rule (module docstring):
     ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``,
-    ``attention_kernel``, ``cross_entropy``, ``elementwise``.
+    ``attention_kernel``, ``cross_entropy``, ``elementwise``, ``dp_comm_overlap``.
 
     From the row's ``source`` and ``notes`` text: its year (:func:`source_year`; unknown =
     recent: before 2023 no flash attention and ZeRO-0), an NVIDIA recipe (NeMo,
     Megatron-Bridge: TP overlap on, bf16 gradient reduction, native attention kernels), a
     published TP-overlap flag, MosaicML llm-foundry / Composer (bf16 gradients,
-    FlashAttention-2), or a year before 2024 (FlashAttention-2-class attention). On the
+    FlashAttention-2, DP collectives not overlapped: PyTorch FSDP1), or a year before 2024 (FlashAttention-2-class attention). On the
     calibration file this gives each source the settings of the module docstring (tested).
     TorchTitan runs whose software predates 2025 (:func:`version_year`), or that do not state
     torch.compile on, ran the eager cross-entropy (``cross_entropy = "eager"``); every other
@@ -337,6 +340,7 @@ def row_settings(r: dict) -> dict:
             "cross_entropy": "eager" if titan_eager else "fused",
             "elementwise": "eager" if titan_uncompiled else "fused",
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
+            "dp_comm_overlap": not mosaic,
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}
 
@@ -1130,7 +1134,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": recompute,
                         "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],
-                        "tp_comm_overlap": fw["tp_comm_overlap"],
+                        "tp_comm_overlap": fw["tp_comm_overlap"], "dp_comm_overlap": fw["dp_comm_overlap"],
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }

@@ -586,7 +586,7 @@ _STAGE_REST = {
     "w_hbmu": 70.0, "w_hostmem": 1500.0, "w_pwr": 600.0, "w_pue": 1.3, "w_util": 0.7,
     "w_tp": 2, "w_pp": 2, "w_cp": 2, "w_ep": 2, "w_vpp": 1, "w_z": 2, "w_dps": 32, "w_rcl": 4, "w_rc": "full", "w_sch": "zero_bubble",
     "w_off": "cpu", "w_offw": True, "w_offg": True, "w_offa": True, "w_ls": "uneven",
-    "w_sp": False, "w_fa": False, "w_ak": "flash2", "w_tpo": True, "w_epo": True, "w_ep8": True,
+    "w_sp": False, "w_fa": False, "w_ak": "flash2", "w_tpo": True, "w_dpo": False, "w_epo": True, "w_ep8": True,
     "w_seq": 4096, "w_gbs": 256, "w_mbs": 2, "w_prec": "fp8", "w_gd": "bf16", "w_ce": "eager", "w_ew": "eager", "w_tok": 2.5,
     "w_tiers": ["local_nvme", "object_store"], "w_async": False, "w_cif": 0.05,
     "w_fp": "rsc-a100", "w_rs": 2.0, "w_hs": 4,

@@ -244,3 +244,21 @@ def test_alibi_model_exports_no_rope():
     d["model"] = {**planner.catalog.models()["llama3-70b"].model_dump(exclude_none=True), "rope": False}
     tt = tomllib.loads(torchtitan_toml(d).text)
     assert tt["model"]["name"] != "llama3" and tt["model"]["flavor"] == "custom"
+
+
+def test_dp_comm_overlap_maps_to_the_frameworks_overlap_flags():
+    # Megatron-LM: --overlap-grad-reduce / --overlap-param-gather (both off by default there,
+    # tests/data/framework_flags.json); DeepSpeed: zero_optimization.overlap_comm.
+    from planner.export import deepspeed_config
+
+    d = planner.load_preset("default").to_json_dict()
+    on = megatron_args(d).text
+    assert "--overlap-grad-reduce" in on and "--overlap-param-gather" in on
+    d["parallelism"]["dp_comm_overlap"] = False
+    off = megatron_args(d).text
+    assert "--overlap-grad-reduce" not in off and "--overlap-param-gather" not in off
+    assert json.loads(deepspeed_config(d).text)["zero_optimization"]["overlap_comm"] is False
+    d["parallelism"]["dp_comm_overlap"] = True
+    assert json.loads(deepspeed_config(d).text)["zero_optimization"]["overlap_comm"] is True
+    mpt = torchtitan_toml(planner.load_preset("mpt-7b-a100-8"))
+    assert any(n.startswith("DP overlap off: TorchTitan's FSDP2") for n in mpt.notes)

@@ -184,15 +184,20 @@ def test_source_year():
 #: sequence parallelism, Korthikanti et al. May 2022, is not the default of the 2021-22 runs).
 DOCUMENTED = {
     "NARAYANAN21_T1": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused"},
+                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused",
+                   "dp_comm_overlap": True},
     "KORTHIKANTI22": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
-                      "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused"},
+                      "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused",
+                   "dp_comm_overlap": True},
     "MCORE_R080_H100": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                        "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"},
+                        "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
+                   "dp_comm_overlap": True},
     "NEMO_24.07": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
-                   "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"},
+                   "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
+                   "dp_comm_overlap": True},
     "MOSAIC_MPT": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": False,
-                   "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"},
+                   "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
+                   "dp_comm_overlap": False},
 }
 
 
@@ -216,11 +221,13 @@ def test_text_rule_on_other_sources():
     old = {"source_key": "X", "source": "Smith et al., arXiv:2201.11990, Table 2", "notes": ""}
     assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
                                             "tp_comm_overlap": False, "grad_dtype": "fp32",
-                                            "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused"}
+                                            "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused",
+                                            "dp_comm_overlap": True}
     nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
     assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
                                              "tp_comm_overlap": True, "grad_dtype": "bf16",
-                                             "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused"}
+                                             "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
+                                             "dp_comm_overlap": True}
     # TorchTitan: its 2024 versions ran the loss eagerly; from 2025 torch.compile compiles it too
     titan = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["cross_entropy"]  # noqa: E731
     assert titan("Liang et al., TorchTitan, arXiv:2410.06511 (ICLR 2025 version)", "torch.compile ON") == "eager"

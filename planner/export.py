@@ -467,6 +467,10 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         notes.append(f"{t.precision} GEMMs come from Transformer Engine in the model code, not from this file "
                      "(bf16 is enabled here).")
     zero: dict = {"stage": p.zero_stage, "overlap_comm": p.dp_comm_overlap, "contiguous_gradients": True}
+    if not p.dp_comm_overlap and p.zero_stage == 3:
+        notes.append("overlap_comm false: DeepSpeed then reduces gradients after the backward, but ZeRO-3 still "
+                     "prefetches its parameter gathers (stage3_prefetch_bucket_size); the planner's step time "
+                     "counted the gathers in series as well, an upper bound here.")
     if p.pp > 1 and p.zero_stage >= 2:
         notes.append(f"ZeRO-{p.zero_stage} with PP {p.pp}: DeepSpeed's pipeline engine refuses ZeRO-2/3 with "
                      "pipeline parallelism (use ZeRO-1, or Megatron-DeepSpeed's own pipeline).")

@@ -211,7 +211,8 @@ _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 #: (``without FlashAttention ... we use FlashAttention-2``: the year rule decides).
 _FLASH_NAME = r"flash[-_ ]?attn|flash[-_ ]?attention"
 _FLASH_CITED = re.compile(r"(?:" + _FLASH_NAME + r")(?:[-\s]?\d)?(?:'s)?\s*(?:paper|authors|\(?dao\b|et al|\[[^\]]*\]"
-                          r"|\(\d)", re.I)
+                          r"|\(\d|:\s+(?!(?:on|off|yes|no|true|false|enabled?|disabled?|used|none)\b)(?-i:[A-Z][a-z]))",
+                          re.I)
 _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
 _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without an )(?<!without the )"
@@ -362,14 +363,22 @@ _NUM = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!
 #: What may not follow a leading number without making it ambiguous: a unit multiplier, also
 #: after a space (``8K``, ``4 M``, ``175B``), a decimal comma or an odd digit grouping (``1,5``,
 #: ``30,00,000``, ``1_024``), a power (``2^11``).
-_NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:\s*[kKmMgGtTbB](?![a-zA-Z])|[,._]\d|\^|[ \u00a0\u202f]\d)")
+_NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:\s*[kKmMgGtTbB](?![a-zA-Z])|[,._]\d|\^|[ \u00a0\u202f]\d"
+                                 r"|\s*%?\s*(?:[-–—]|to\b|→|->)\s*\d)")
+
+
+def _range_or_ramp(text: str) -> bool:
+    """Whether a cell's leading number starts a range or a ramp (``38–43%``, ``192→4224``)."""
+    m = _NUM.match(text)
+    return bool(m) and re.match(r"^\s*%?\s*(?:[-–—]|to\b|→|->)\s*\d", text[m.end():]) is not None
 
 
 def parse_number(cell) -> float:
     """Leading number of a cell (``"51200 (assumed)"`` → 51200.0, ``"16,384"`` and ``"16 384"``
     → 16384.0, ``"~400"`` → 400.0); NaN when there is none, or when what follows makes it
     ambiguous (``"8K"``, ``"4 M"``, ``"1,5"``, ``"30,00,000"``, ``"1_024"``, ``"2^11"``: a
-    multiplier, a decimal comma or another grouping the column cannot be read by)."""
+    multiplier, a decimal comma or another grouping the column cannot be read by; a range or a
+    ramp, ``"38–43%"``, ``"192→4224"``: which value ran is not said)."""
     if cell is None:
         return math.nan
     if isinstance(cell, (int, float, np.integer, np.floating)):
@@ -443,7 +452,7 @@ def _ran(text: str, pattern: str) -> bool | None:
     return _stated("".join(kept) + text[last:], pattern)
 
 
-_RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b)")
+_RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b|[✗✘](?!\w))")
 #: Activation recomputation by name (``checkpointing``, ``--checkpoint-activations``,
 #: ``recompute``, ``rematerialisation``), not a model checkpoint (``checkpoints``).
 _RC_WORDS = r"checkpointing|checkpoint[-_ ]activations?|activation[-_ ]checkpoint\w*|recomput\w*|remat\w*"
@@ -477,6 +486,7 @@ def parse_bool_cell(cell) -> bool | None:
     text = "" if cell is None else str(cell).strip().lower()
     if text == "" or text == "nan" or _UNSTATED.match(text) and text != "none":
         return None
+    text = re.sub(r"^--", "", text)  # Megatron's flags: --sequence-parallel, --no-sequence-parallel
     if re.match(r"(?:sp\b|seq(?:uence)?[-_ ]parallel\w*)", text) and re.search(
             r"\b(?:no|not|off|false|disabled?|none|0)\b", text):
         return False  # "SP off", "sequence parallel: off", "sp=False"
@@ -511,6 +521,8 @@ def parse_recompute(cell) -> str:
     selective, _ = _mentions(text, r"\bselective\b")
     if full:
         return "full"
+    if re.search(r"--recompute-activations\b", text):
+        return "selective"  # Megatron-LM: --recompute-activations sets recompute_granularity = 'selective'
     if _RC_LAYER_SAC.search(text) and not _RC_NONE.search(text):
         raise ValueError(f"recompute '{cell}': layer-level selective checkpointing (every k-th layer in full) "
                          "has no recompute mode here (none, selective, full, op_sac)")
@@ -561,10 +573,11 @@ def parse_zero_stage(cell) -> int | None:
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     text = str(cell).strip().lower()
-    if re.match(r"(?:ddp|none|no|off|false)\b", text):
-        return 0
-    if text == "" or _UNSTATED.match(text):
-        return None
+    if re.match(r"(?:ddp|dp|none|no|off|false)\b", text):
+        return 0  # "DP only", "DDP"
+    if text == "" or _UNSTATED.match(text) or re.fullmatch(
+            r"zero\s*(?:\(\s*(?:stage\s*)?(?:not stated|unknown|n/?a|unpublished|not published)\s*\))?", text):
+        return None  # "ZeRO" without its stage: the empty cell's rule
     stages = {int(a or b) for a, b in _ZERO_N.findall(text)}
     if len(stages) > 1 or re.search(r"zero[-_ ]?\d\s*/\s*\d", text):
         raise ValueError(f"zero_stage '{cell}': names more than one stage")
@@ -776,7 +789,8 @@ _GATED_FAMILIES = re.compile(
     r"llama|mistral|mixtral|qwen|deepseek|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|(?<![a-z])phi-?3"
     r"|stablelm(?![- ](?:base[- ])?alpha)"
     r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork|grok|xverse|hunyuan|kimi|(?<![a-z])jais|btlm"
-    r"|stable[- ]?lm[- ]?2|(?<![a-z])solar(?![a-z])|exaone|(?<![a-z])orion(?![a-z])|arctic|vicuna")
+    r"|stable[- ]?lm[- ]?2|(?<![a-z])solar(?![a-z])|exaone|(?<![a-z])orion(?![a-z])|arctic|vicuna"
+    r"|smollm|(?<![a-z])phi-?4|moonlight")
 #: Gated families that tie the input and output embeddings: PaLM (Chowdhery et al. 2022 §2:
 #: "shared input-output embeddings"), Gemma (Gemma report §2: tied), MiniCPM, Granite 3.x
 #: (the Granite code models are GPT-BigCode: not matched, read as GPT), Command R (Cohere's
@@ -818,7 +832,9 @@ _MACHINES = re.compile(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|boxes|
 
 
 def _gpu_count(cell, gpus_per_node: int) -> int | None:
-    """GPUs of a ``gpu_count`` cell, first rule that applies (parenthesised text aside):
+    """GPUs of a ``gpu_count`` cell, first rule that applies: a total after ``=`` (``2 × 8 =
+    16``); a count of GCDs (``1024 MI250X (2048 GCDs)``); thousands written ``K`` (``16K H100``
+    = 16,384); a number of GPUs beside a machine word (``768 GPUs, 96 nodes``); then, parenthesised text aside:
     a number with no machine word and no ``x`` beside it (``64``, ``64 (8 x 8)``, ``1,024
     GPUs (128 nodes)``, ``64 H100s (8 nodes)``); a total in parentheses (``16 x 8 GPUs
     (128)``); the product of two stand-alone numbers around ``x`` / ``×`` (``2 nodes x 8
@@ -829,7 +845,20 @@ def _gpu_count(cell, gpus_per_node: int) -> int | None:
     if cell is None or isinstance(cell, (int, float)):
         return _int(cell)
     text = str(cell).strip()
+    m = re.search(r"=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*$", text, re.I)
+    if m:  # "2 × 8 = 16", "32 nodes × 8 = 256": the total written out
+        return int(m.group(1).replace(",", ""))
+    m = re.search(r"\(\s*(\d[\d,]*)\s*GCDs?\s*\)", text, re.I) or (
+        None if re.search(r"[x×*]", text) else re.search(r"(\d[\d,]*)\s*GCDs?\b", text, re.I))
+    if m:  # "1024 MI250X (2048 GCDs)", "2048 GCDs": the GCDs are the ranks counted here
+        return int(m.group(1).replace(",", ""))
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*[kK]\b", text)
+    if m:  # "16K H100" (Llama 3): thousands of GPUs in powers of two, 16K = 16,384
+        return int(round(float(m.group(1)) * 1024))
     outer = re.sub(r"\([^)]*\)", " ", text)
+    gpus = re.findall(r"(?<![\w.,])(\d[\d,]*)\s*(?:GPUs?|accelerators?|devices?)\b", outer, re.I)
+    if len(gpus) == 1 and _MACHINES.search(outer) and not re.search(r"[x×*]", outer):  # "768 GPUs, 96 nodes"
+        return int(gpus[0].replace(",", ""))
     nums = [int(x.replace(",", "")) for x in
             re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", outer)]
     product = len(nums) == 2 and re.search(r"\d[^x×*]*[x×*][^x×*]*\d", outer) is not None
@@ -839,8 +868,8 @@ def _gpu_count(cell, gpus_per_node: int) -> int | None:
     m = re.search(r"\(\s*(\d[\d,]*)\s*(?:GPUs?)?\s*\)", text, re.I)
     if m:
         return int(m.group(1).replace(",", ""))
-    if product:
-        return nums[0] * nums[1]
+    if product:  # MI250X packages hold two GCDs, the ranks counted here ("256 nodes x 4 MI250X")
+        return nums[0] * nums[1] * (2 if re.search(r"\bMI250X?s?\b", outer, re.I) else 1)
     if len(nums) == 1:
         return nums[0] * gpus_per_node
     return None
@@ -862,26 +891,32 @@ def _tokens(cell, seq_len: int | None) -> float:
     return float(round(x * decimal))
 
 
-#: Words that make a metric cell a comparison rather than a value.
+#: Words that make a metric cell a comparison rather than a value, looked for outside
+#: parentheses (``31.96% (vs 36.14% for 175B)`` and ``380 (2048x A100)`` are values).
 _RELATIVE = re.compile(r"faster|slower|speed-?up|improve\w*|better|worse|higher|lower|gain|\d\s*[x×]\b"
                        r"|\bvs\.?\b|relative", re.I)
+#: A throughput in thousands (``2.8k``, ``≈ 8.2K tokens/s``): tokens per second only.
+_METRIC_K = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*[kK](?![a-zA-Z])")
 
 
 def parse_metric(col: str, cell) -> float:
     """A published-throughput cell: :func:`parse_number`, and for ``step_time_s`` a unit after
-    the number (``10300 ms`` = 10.3 s, ``2.1 min``; ``s`` / ``sec`` as written)."""
-    if isinstance(cell, str) and _RELATIVE.search(cell):
+    the number (``10300 ms`` and ``10,300 ms`` = 10.3 s, ``2.1 min``; ``s`` / ``sec`` as
+    written); tokens/s in thousands (``2.8k``). NaN for a comparison (``2.2x H100``, ``14 %
+    faster``; words inside parentheses are the cell's comment, not a comparison)."""
+    if isinstance(cell, str) and _RELATIVE.search(re.sub(r"\([^)]*\)", " ", cell)):
         return math.nan  # "up to 50% faster", "3x": a comparison, not the run's value
+    if col == "tokens_per_s_per_gpu" and isinstance(cell, str) and _METRIC_K.match(cell):
+        return float(_METRIC_K.match(cell).group(1)) * 1e3
     v = parse_number(cell)
-    if col != "step_time_s" or cell is None or isinstance(cell, (int, float)):
+    if col != "step_time_s" or cell is None or isinstance(cell, (int, float)) or math.isnan(v):
         return v
     text = str(cell)
-    m = re.match(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*(ms|msec|millisec\w*|min\w*|s|sec\w*)\b",
-                 text, re.I)
+    m = re.match(r"\s*(ms|msec|millisec\w*|min\w*|s|sec\w*)\b", text[_NUM.match(text).end():], re.I)
     if not m:
         return v
-    x = float(m.group(1))
-    unit = m.group(2).lower()
+    x = v
+    unit = m.group(1).lower()
     return x / 1e3 if unit.startswith("m") and not unit.startswith("min") else x * 60.0 if unit.startswith("min") else x
 
 
@@ -896,8 +931,9 @@ def _int(x) -> int | None:
     return None if not math.isfinite(v) or abs(v) >= 2.0**53 else int(round(v))
 
 
-#: A label before an integer (``TP=8``, ``GQA (8)``, ``interleaved (5)``, ``top-2``, ``EP: 8``).
-_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)\s*(?:[=:(]|(?<=top)[-_ ]?)\s*(\d[\d,]*)\s*\)?\s*$", re.I)
+#: A label before an integer (``TP=8``, ``TP 8``, ``TP8``, ``GQA (8)``, ``GQA-8``, ``interleaved (5)``,
+#: ``top-2``, ``EP: 8``).
+_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)\s*(?:[=:(-]|(?<=top)[_ ])?\s*(\d[\d,]*)\s*\)?\s*$", re.I)
 #: The labels a column's integer may carry (lower case, spaces and underscores as one):
 #: ``TP=8`` in tp, ``GQA (8)`` in kv_heads, ``top-2`` in moe_topk; ``PP=4`` in tp or ``tokens:
 #: 2097152`` in global_batch_seqs is refused.
@@ -913,11 +949,23 @@ _COLUMN_LABELS = {
 }
 #: A sequence length or vocabulary in thousands (``4k``, ``32K``): 1,024 tokens per k for a
 #: sequence (4k = 4,096), 1,000 for a vocabulary (32k = 32,000).
-_K_SUFFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[kK]\s*(?:tokens?)?\s*$")
+_K_SUFFIX = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*[kK]\s*(?:tokens?)?\s*$")
 #: "none" spellings for a degree: no interleaving / no context parallelism → 1.
 _NO_DEGREE = re.compile(r"^\s*(?:no\b.*|none|off|false|disabled|-|—|n/?a)\s*$", re.I)
-#: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``).
-_SHARED_EXPERTS = re.compile(r"\+\s*(\d+)\s*shared", re.I)
+#: The same for TP and PP, where a bare dash stays "not published": ``none``, ``no TP``,
+#: ``n/a``, ``not used``, ``off``, ``disabled`` → 1.
+_NO_DEGREE_WORDS = re.compile(r"^\s*(?:no\b.*|none|off|false|disabled|n/?a|not used|unused)\s*$", re.I)
+#: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``,
+#: ``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``).
+_SHARED_EXPERTS = re.compile(r"(?:\+\s*|\b)(\d+)\s*shared", re.I)
+_ROUTED_EXPERTS = re.compile(r"\b(\d+)\s*routed", re.I)
+#: A dense model in the MoE columns (``dense``, ``no``, ``none``, ``n/a``, ``-``, ``0``; one
+#: expert in moe_experts).
+_NO_MOE = re.compile(r"^\s*(?:dense\b.*|no\b.*|none|n/?a|-|—|0|false)\s*$", re.I)
+#: An FFN width as a multiple of the hidden size (``4h``, ``4 x hidden``, ``8/3 × d_model``,
+#: ``8/3 h``) or of a number (``8/3 × 4096``).
+_FFN_MULTIPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)(?:\s*/\s*(\d+(?:\.\d+)?))?\s*"
+                           r"(?:(?:[x×*·]\s*)?(h|hidden(?:[ _]size)?|d[ _]?model|dim)\b|[x×*·]\s*(\d[\d,]*)\s*$)", re.I)
 
 
 def _clean_int_cells(r: dict) -> dict:
@@ -938,8 +986,16 @@ def _clean_int_cells(r: dict) -> dict:
                 out[col] = "1"
             elif col == "dp" and parse_number(text) <= 0:
                 out[col] = None  # TorchTitan's -1: all the remaining GPUs
+            elif (col in ("moe_experts", "moe_topk") and _NO_MOE.match(text)) or (
+                    col == "moe_experts" and parse_number(text) == 1):
+                out["moe_experts"] = out["moe_topk"] = None  # a dense model
             elif col == "moe_experts" and _SHARED_EXPERTS.search(text):
                 out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
+                if _ROUTED_EXPERTS.search(text):
+                    out[col] = _ROUTED_EXPERTS.search(text).group(1)
+            elif col == "ffn" and _FFN_MULTIPLE.match(text) and (
+                    _FFN_MULTIPLE.match(text).group(3) or _FFN_MULTIPLE.match(text).group(4)):
+                out[col] = _ffn_multiple(text, out.get("hidden"))
             continue
         m = _LABELLED_INT.match(text)
         label = re.sub(r"[\s_]+", " ", m.group(1).strip().lower()) if m else ""
@@ -953,9 +1009,37 @@ def _clean_int_cells(r: dict) -> dict:
             out[col] = "1"
         elif col in ("vpp", "cp", "ep") and _NO_DEGREE.match(text):
             out[col] = "1"
+        elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
+            out[col] = "1"
+        elif col == "vpp" and re.match(r"^\s*interleaved\b[^\d]*$", text, re.I):
+            out[col] = None  # interleaved without its depth: the default rule's depth
+            out["_interleaved_named"] = True
+        elif col in ("moe_experts", "moe_topk") and _NO_MOE.match(text):
+            out["moe_experts"] = out["moe_topk"] = None
+        elif col == "kv_heads" and re.match(r"^\s*multi[- ]?query\b", text, re.I):
+            out[col] = "1"
+        elif col == "kv_heads" and re.match(r"^\s*multi[- ]?head\b", text, re.I):
+            out[col] = out.get("heads")
+        elif col == "ffn" and _FFN_MULTIPLE.match(text):
+            out[col] = _ffn_multiple(text, out.get("hidden"))
+        elif col == "moe_experts" and _ROUTED_EXPERTS.search(text):
+            out[col] = _ROUTED_EXPERTS.search(text).group(1)
+            if _SHARED_EXPERTS.search(text):
+                out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
         elif col == "dp" and re.match(r"^\s*(?:auto|derived|rest|fsdp|ddp|-)", text, re.I):
             out[col] = None
     return out
+
+
+def _ffn_multiple(text: str, hidden) -> str:
+    """An FFN cell written as a multiple (:data:`_FFN_MULTIPLE`) → the width as digits, rounded
+    to a whole number; text the reader refuses when the hidden size it multiplies is unknown."""
+    m = _FFN_MULTIPLE.match(text)
+    mult = float(m.group(1)) / (float(m.group(2)) if m.group(2) else 1.0)
+    base = _int(m.group(4)) if m.group(4) else _int(hidden)
+    if base is None:
+        return f"{text} (no hidden size to multiply)"
+    return str(int(round(mult * base)))
 
 
 _KEY = re.compile(r"[^a-z0-9]")
@@ -1016,7 +1100,10 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         v = parse_metric(col, cell)
         text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
         if math.isnan(v) and text and not _UNSTATED.match(text.lower()):
-            unreadable.append(f"published {col} = {cell!r} is not a number this column can read")
+            unreadable.append(f"published {col} = {cell!r} " + (
+                "is a range or a ramp: write the one value the run measured" if _range_or_ramp(text)
+                else "is a comparison, not the run's own value" if _RELATIVE.search(re.sub(r"\([^)]*\)", " ", text))
+                else "is not a number this column can read"))
             continue
         if not math.isnan(v) and not (math.isfinite(v) and v > 0):
             return None, f"published {col} = {cell!r} is not a positive finite number"
@@ -1037,7 +1124,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             return None, f"{col} = {cell!r} is not a finite whole number"
         text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
         if math.isnan(v) and text and not _UNSTATED.match(text.lower()) and not (
-                col == "gpu_count" and _NODES.search(text)):
+                col == "gpu_count" and (_NODES.search(text) or _gpu_count(text, 1) is not None)):
+            if _range_or_ramp(text):
+                return None, f"{col} = {cell!r} is a range or a ramp: write the one value the run used"
             return None, f"{col} = {cell!r} is not a number this column can read (write it in full, e.g. 8192)"
         if not math.isnan(v) and v < 1 and col in _POSITIVE_COLUMNS:
             return None, f"{col} = {cell!r} must be at least 1"
@@ -1065,7 +1154,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     n = _gpu_count(r.get("gpu_count"), catalog.systems()[system].gpus_per_node)
     tp, pp = _int(r.get("tp")), _int(r.get("pp"))
     if n is None or tp is None or pp is None:
-        return None, "parallel split (tp, pp) or GPU count not published"
+        missing = [k for k, v in (("tp", tp), ("pp", pp), ("gpu_count", n)) if v is None]
+        return None, f"parallel split or GPU count not published: {', '.join(missing)} (write 1 for a degree not used)"
     cp = _int(r.get("cp")) or 1
     dp = _int(r.get("dp")) or (n // (tp * pp * cp))
     if dp < 1:
@@ -1098,7 +1188,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     if vpp is None:
         text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
         deep = max(2, L // (pp * DEFAULT_LAYERS_PER_VIRTUAL_STAGE))
-        named = pp > 1 and pp * deep <= L and bool(_INTERLEAVED.search(text))
+        named = pp > 1 and pp * deep <= L and (bool(_INTERLEAVED.search(text)) or bool(r.get("_interleaved_named")))
         vpp = deep if named else 1
     # A published batch that dp · micro-batch (· pp when interleaved) does not divide — papers
     # round it or ramp it — is taken as the nearest multiple (at least one).
@@ -1231,6 +1321,19 @@ def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict
     return scen, idx, skipped
 
 
+#: A TFLOP/s or MFU cell that says its count includes the recomputed forward (``117 TFLOPS
+#: (HFU)``, ``43.3% (HFU)``, ``incl. recompute``): compared as hardware FLOPs.
+_HFU_CELL = (r"\bHFU\b|hardware[-\s]+flops?|incl\w*\.?\s+(?:the\s+)?recomput\w*"
+             r"|count\w*\s+(?:the\s+)?recomput\w*")
+
+
+def _cell_counts_recompute(cell) -> bool:
+    """Whether a metric cell states (not negated) that its FLOP count includes recomputation."""
+    if cell is None or isinstance(cell, (int, float)):
+        return False
+    return _mentions(str(cell), _HFU_CELL)[0]
+
+
 def calibration_batch(csv_path=None):
     """The evaluable rows of a calibration CSV as one batch.
 
@@ -1263,16 +1366,24 @@ def calibration_batch(csv_path=None):
             metric.append("step_time_s"); pub.append(st); count.append(math.nan)
         elif not math.isnan(tf):
             metric.append("tflops_per_gpu"); pub.append(tf)
-            if src == "NARAYANAN21_T1":
+            if _cell_counts_recompute(r.get("tflops_per_gpu")):
+                count.append(float(b["hardware_flop_per_step"][j]))
+            elif src == "NARAYANAN21_T1":
                 count.append(float(model_stats.narayanan_flop_per_step(
                     b["global_batch_size"][j], b["seq_len"][j], b["n_layers"][j], b["hidden_size"][j],
                     b["vocab_size"][j])))
             else:
                 count.append(float(b["model_flop_per_step"][j]))
+        elif not math.isnan(mfu) and _cell_counts_recompute(r.get("mfu_pct")):
+            metric.append("hfu"); pub.append(mfu / 100.0); count.append(float(b["hardware_flop_per_step"][j]))
         elif not math.isnan(mfu):
             metric.append("mfu"); pub.append(mfu / 100.0); count.append(float(b["model_flop_per_step"][j]))
         elif not math.isnan(hfu):
             metric.append("hfu"); pub.append(hfu / 100.0); count.append(float(b["hardware_flop_per_step"][j]))
+        elif math.isfinite(agg := parse_metric("aggregate_pflops", r.get("aggregate_pflops"))) and agg > 0:
+            # the whole job's PFLOP/s only: per GPU in TFLOP/s, counted as model FLOPs
+            metric.append("tflops_per_gpu"); pub.append(agg * 1e3 / float(b["n_gpus"][j]))
+            count.append(float(b["model_flop_per_step"][j]))
         else:
             metric.append(""); pub.append(math.nan); count.append(math.nan)
     meta = pd.DataFrame({

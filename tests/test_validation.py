@@ -506,7 +506,10 @@ def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
                      (dict(gpu="V100", precision="bf16", tp=8, pp=1, gpu_count=64),
                       "the accelerator has no BF16 units"),
                      (dict(tp="1.5"), "tp = '1.5' is not a finite whole number"),
-                     (dict(tokens_per_s_per_gpu="3.2K"), "tokens_per_s_per_gpu = '3.2K' is not a number"),
+                     (dict(mfu_pct="38–43%"), "mfu_pct = '38–43%' is a range or a ramp"),
+                     (dict(global_batch_seqs="192→4224 (warm-up)"), "is a range or a ramp"),
+                     (dict(tokens_per_s_per_gpu="2.2x H100 per GPU"), "is a comparison"),
+                     (dict(tp=None, pp=None), "not published: tp, pp (write 1 for a degree not used)"),
                      (dict(tflops_per_gpu="0.47 PFLOP/s"), "in another unit than TFLOP/s"),
                      (dict(sp="maybe"), "sp 'maybe'")):
         s, why = validation.row_to_scenario(_row(**kw))
@@ -923,3 +926,78 @@ def test_accuracy_table_rows_are_the_bands():
     for r in t.to_dict("records"):
         b = validation.accuracy_band(r["family"], r["kind"].startswith("MoE"), r["kind"].endswith("FP4"))
         assert (r["runs"], r["low"], r["median"], r["high"]) == (b["n"], b["low"], b["median"], b["high"])
+
+
+def test_cells_other_writers_use_are_read_as_they_say():
+    """Wordings of a CSV written by someone else (a stress test of 53 hand-written rows of other
+    published runs): each cell read as it states, none skipped or silently misread."""
+    def built(**kw):
+        s, why = validation.row_to_scenario(_row(**kw))
+        assert s is not None, (kw, why)
+        return s
+
+    # an FFN width written as a multiple of the hidden size (GPT-NeoX "4h"; 8/3 of a number)
+    assert built(ffn="4h").model.ffn_hidden_size == 4 * 12288
+    assert built(ffn="4 x hidden").model.ffn_hidden_size == 4 * 12288
+    assert validation._clean_int_cells({"ffn": "8/3 × 4096"})["ffn"] == str(round(8 / 3 * 4096))
+    assert validation._clean_int_cells({"ffn": "16384"})["ffn"] == "16384"
+    # labels without "=" and degrees written as words
+    p = built(tp="TP 8", pp="PP8", kv_heads="GQA-8").parallelism
+    assert (p.tp, p.pp) == (8, 8) and built(kv_heads="GQA 8").model.n_kv_heads == 8
+    assert built(kv_heads="multi-query").model.n_kv_heads == 1
+    assert built(tp="none", pp="no", gpu_count=64).parallelism.tp == 1
+    # an interleaved schedule named in the vpp cell without its depth: the default rule's depth
+    assert built(vpp="interleaved").parallelism.vpp == 12
+    # a dense model spelled out in the MoE columns
+    assert built(moe_experts="dense", moe_topk="0").model.moe is None
+    # routed and shared experts
+    c = validation._clean_int_cells({"moe_experts": "160 routed, 2 shared"})
+    assert (c["moe_experts"], c["_shared_experts"]) == ("160", 2)
+    c = validation._clean_int_cells({"moe_experts": "162 (160 routed + 2 shared)"})
+    assert (c["moe_experts"], c["_shared_experts"]) == ("160", 2)
+    # step time with a thousands separator; tokens/s in thousands; comments in parentheses
+    assert validation.parse_metric("step_time_s", "10,300 ms") == pytest.approx(10.3)
+    assert validation.parse_metric("tokens_per_s_per_gpu", "2.8k") == 2800.0
+    assert validation.parse_metric("mfu_pct", "31.96% (vs 36.14% for 175B)") == 31.96
+    assert validation.parse_metric("tokens_per_s_per_gpu", "380 tokens/s/GPU (2048x A100 80GB)") == 380.0
+    # GPU counts
+    for cell, n in (("2 × 8 = 16", 16), ("32 nodes × 8 = 256", 256), ("768 GPUs, 96 nodes", 768),
+                    ("16 GPUs / 2 nodes", 16), ("16K H100", 16384), ("1024 MI250X (2048 GCDs)", 2048),
+                    ("256 nodes x 4 MI250X", 2048), ("2 nodes x 8 GPUs", 16), ("128 nodes", 1024)):
+        assert validation._gpu_count(cell, 8) == n, cell
+    assert built(gpu_count="16K H100", gpu="H100 SXM", tp=8, pp=16).cluster.n_gpus == 16384
+    # Megatron's flags: --recompute-activations is selective (arguments.py sets
+    # recompute_granularity = 'selective'); --sequence-parallel
+    assert validation.parse_recompute("--recompute-activations") == "selective"
+    assert validation.parse_recompute("✗") == "none"
+    assert validation.parse_bool_cell("--sequence-parallel") is True
+    assert validation.parse_bool_cell("--no-sequence-parallel") is False
+    assert validation.parse_zero_stage("DP only") == 0 and validation.parse_zero_stage("ZeRO") is None
+    # a paper's title is a citation, not a statement that the run used FlashAttention
+    fa2 = {"source": "Dao 2023, FlashAttention-2: Faster Attention with Better Parallelism, Fig. 5",
+           "notes": "PyTorch baseline without FlashAttention"}
+    assert validation.row_settings(fa2)["flash_attention"] is False
+    assert validation.row_settings({"source": "x (2024)", "notes": "flash attention: on"})["flash_attention"] is True
+    # a Llama-style family named by its own name
+    assert validation._arch("SmolLM3-3B")["gated_mlp"] is True
+
+
+def test_hfu_cells_and_aggregate_throughput_are_counted_as_they_say(tmp_path):
+    """A TFLOP/s or MFU cell that says its count includes recomputation is compared as hardware
+    FLOPs; a row with only the job's aggregate PFLOP/s is compared per GPU."""
+    rows = [_row(run_id="tf", tflops_per_gpu="117 (HFU)", recompute="full"),
+            _row(run_id="tf_model", tflops_per_gpu="117", recompute="full"),
+            _row(run_id="mfu", mfu_pct="43.3% (HFU)", recompute="full"),
+            _row(run_id="agg", aggregate_pflops="120", recompute="full")]
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(rows).reindex(columns=list(validation.REQUIRED_COLUMNS) + ["source", "notes", "aggregate_pflops"]
+                               ).to_csv(path, index=False)
+    b, meta, _ = validation.calibration_batch(path)
+    m = meta.set_index("run_id")
+    hw, model = b["hardware_flop_per_step"][0], b["model_flop_per_step"][0]
+    assert hw > model  # full recompute: one forward more
+    assert m.loc["tf", "metric"] == "tflops_per_gpu" and m.loc["tf", "flop_count"] == hw
+    assert m.loc["tf_model", "flop_count"] == model
+    assert m.loc["mfu", "metric"] == "hfu" and m.loc["mfu", "published"] == pytest.approx(0.433)
+    assert m.loc["agg", "metric"] == "tflops_per_gpu"
+    assert m.loc["agg", "published"] == pytest.approx(120e3 / 1024) and m.loc["agg", "flop_count"] == model

@@ -211,7 +211,7 @@ _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 #: (``without FlashAttention ... we use FlashAttention-2``: the year rule decides).
 _FLASH_NAME = r"flash[-_ ]?attn|flash[-_ ]?attention"
 _FLASH_CITED = re.compile(r"(?:" + _FLASH_NAME + r")(?:[-\s]?\d)?(?:'s)?\s*(?:paper|authors|\(?dao\b|et al|\[[^\]]*\]"
-                          r"|\(\d|:\s+(?!(?:on|off|yes|no|true|false|enabled?|disabled?|used|none)\b)(?-i:[A-Z][a-z]))",
+                          r"|\(\d|:\s+fast(?:er)?\s+(?:and\s+)?(?:memory|attention|accurate))",
                           re.I)
 _BF16_GRAD_FRAMEWORKS = re.compile(r"llm-foundry|\bcomposer\b|mosaicml", re.I)
 #: A source that names an interleaved pipeline schedule without its depth (not negated).
@@ -363,14 +363,20 @@ _NUM = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*([-+]?(?:\d{1,3}(?:,\d{3})+(?!
 #: What may not follow a leading number without making it ambiguous: a unit multiplier, also
 #: after a space (``8K``, ``4 M``, ``175B``), a decimal comma or an odd digit grouping (``1,5``,
 #: ``30,00,000``, ``1_024``), a power (``2^11``).
-_NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:\s*[kKmMgGtTbB](?![a-zA-Z])|[,._]\d|\^|[ \u00a0\u202f]\d"
-                                 r"|\s*%?\s*(?:[-–—]|to\b|→|->)\s*\d)")
+_NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:\s*[kKmMgGtTbB](?![a-zA-Z])|[,._]\d|\^|[ \u00a0\u202f]\d)")
+#: What makes a leading number the start of a range or a ramp: an arrow to another number
+#: (``192→4224``), or a dash / ``to`` and a second number that ends the cell, with at most a
+#: unit and a comment in parentheses after it (``38–43%``, ``8 to 16``, ``16-32 GPUs``; not
+#: ``380 - 3 run average`` nor ``430 — 16K GPUs``).
+_RANGE_TAIL = re.compile(r"^\s*%?\s*(?:(?:→|->)\s*\d|(?:[-–—]|to\b)\s*[~≈]?\d[\d,.]*\s*"
+                         r"(?:%|tokens?(?:/s)?|tok/s|TFLOP/?s|TFLOPS|ms|s|sec|min|GPUs?|seqs?|sequences)?"
+                         r"(?:\s*/\s*\w+)*\s*(?:\(.*\))?\s*$)", re.I)
 
 
 def _range_or_ramp(text: str) -> bool:
     """Whether a cell's leading number starts a range or a ramp (``38–43%``, ``192→4224``)."""
     m = _NUM.match(text)
-    return bool(m) and re.match(r"^\s*%?\s*(?:[-–—]|to\b|→|->)\s*\d", text[m.end():]) is not None
+    return bool(m) and _RANGE_TAIL.match(text[m.end():]) is not None
 
 
 def parse_number(cell) -> float:
@@ -385,7 +391,7 @@ def parse_number(cell) -> float:
         return float(cell)
     text = str(cell)
     m = _NUM.match(text)
-    if not m or _NUM_AMBIGUOUS_TAIL.match(text[m.end():]):
+    if not m or _NUM_AMBIGUOUS_TAIL.match(text[m.end():]) or _RANGE_TAIL.match(text[m.end():]):
         return math.nan
     return float(re.sub(r"[,\s\u00a0\u202f]", "", m.group(1)))
 
@@ -521,8 +527,9 @@ def parse_recompute(cell) -> str:
     selective, _ = _mentions(text, r"\bselective\b")
     if full:
         return "full"
-    if re.search(r"--recompute-activations\b", text):
-        return "selective"  # Megatron-LM: --recompute-activations sets recompute_granularity = 'selective'
+    flag, flag_off = _mentions(text, r"--recompute-activations\b")
+    if flag or flag_off:  # Megatron-LM: --recompute-activations sets recompute_granularity = 'selective'
+        return "selective" if flag and not flag_off else "none"
     if _RC_LAYER_SAC.search(text) and not _RC_NONE.search(text):
         raise ValueError(f"recompute '{cell}': layer-level selective checkpointing (every k-th layer in full) "
                          "has no recompute mode here (none, selective, full, op_sac)")
@@ -573,11 +580,12 @@ def parse_zero_stage(cell) -> int | None:
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     text = str(cell).strip().lower()
-    if re.match(r"(?:ddp|dp|none|no|off|false)\b", text):
-        return 0  # "DP only", "DDP"
-    if text == "" or _UNSTATED.match(text) or re.fullmatch(
-            r"zero\s*(?:\(\s*(?:stage\s*)?(?:not stated|unknown|n/?a|unpublished|not published)\s*\))?", text):
-        return None  # "ZeRO" without its stage: the empty cell's rule
+    if re.match(r"(?:none|no|off|false)\b", text):
+        return 0
+    if text == "" or _UNSTATED.match(text):
+        return None
+    if re.fullmatch(r"zero\s*(?:\(\s*(?:stage\s*)?(?:not stated|unknown|n/?a|unpublished|not published)\s*\))?", text):
+        return 1  # "ZeRO" without its stage: at least the optimizer states are sharded
     stages = {int(a or b) for a, b in _ZERO_N.findall(text)}
     if len(stages) > 1 or re.search(r"zero[-_ ]?\d\s*/\s*\d", text):
         raise ValueError(f"zero_stage '{cell}': names more than one stage")
@@ -601,8 +609,8 @@ def parse_zero_stage(cell) -> int | None:
     dist_opt = _stated(text, r"distributed[-_ ]optimi[sz]er")
     if dist_opt is not None:
         return 1 if dist_opt else 0
-    if re.match(r"(?:ddp|none|no|off|false|(?:pure|plain|vanilla)[-_ ]dp|data[-_ ]parallel(?:ism)?)\b", text):
-        return 0
+    if re.match(r"(?:ddp|dp|none|no|off|false|(?:pure|plain|vanilla)[-_ ]dp|data[-_ ]parallel(?:ism)?)\b", text):
+        return 0  # "DDP", "DP only", "DP (no ZeRO)": after every sharded spelling above
     raise ValueError(f"zero_stage '{cell}': expected 0-3, ZeRO-n, FSDP (FULL_SHARD / SHARD_GRAD_OP / "
                      "NO_SHARD), distributed optimizer or none")
 
@@ -790,12 +798,13 @@ _GATED_FAMILIES = re.compile(
     r"|stablelm(?![- ](?:base[- ])?alpha)"
     r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork|grok|xverse|hunyuan|kimi|(?<![a-z])jais|btlm"
     r"|stable[- ]?lm[- ]?2|(?<![a-z])solar(?![a-z])|exaone|(?<![a-z])orion(?![a-z])|arctic|vicuna"
-    r"|smollm|(?<![a-z])phi-?4|moonlight")
+    r"|(?<![a-z])phi[-_ ]?4(?![0-9])|(?<![a-z])moonlight(?![a-z])")
 #: Gated families that tie the input and output embeddings: PaLM (Chowdhery et al. 2022 §2:
 #: "shared input-output embeddings"), Gemma (Gemma report §2: tied), MiniCPM, Granite 3.x
 #: (the Granite code models are GPT-BigCode: not matched, read as GPT), Command R (Cohere's
 #: configs tie the embeddings; from memory, U). StableLM-Alpha (GPT-NeoX) is not matched.
-_GATED_TIED_FAMILIES = re.compile(r"(?<![a-z])palm|gemma|minicpm|granite[- ]?3(?:\.\d+)?(?=[\s-]|$)|command[- ]?r")
+_GATED_TIED_FAMILIES = re.compile(r"(?<![a-z])palm|gemma|minicpm|granite[- ]?3(?:\.\d+)?(?=[\s-]|$)|command[- ]?r"
+                                  r"|smollm")
 
 
 def _arch(model_name: str) -> dict:
@@ -845,19 +854,35 @@ def _gpu_count(cell, gpus_per_node: int) -> int | None:
     if cell is None or isinstance(cell, (int, float)):
         return _int(cell)
     text = str(cell).strip()
-    m = re.search(r"=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*$", text, re.I)
-    if m:  # "2 × 8 = 16", "32 nodes × 8 = 256": the total written out
+    if _range_or_ramp(text):
+        return None  # "16-32 GPUs": which count ran is not said
+    m = re.fullmatch(r"[^=]*\d[^=]*\s[x×*]\s[^=]*\d[^=]*=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*", text, re.I) or \
+        re.fullmatch(r"[^=]*\d\s*[x×*]\s*\d[^=]*=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*", text, re.I)
+    if m:  # "2 × 8 = 16", "32 nodes × 8 = 256": the total of a product written out
         return int(m.group(1).replace(",", ""))
     m = re.search(r"\(\s*(\d[\d,]*)\s*GCDs?\s*\)", text, re.I) or (
         None if re.search(r"[x×*]", text) else re.search(r"(\d[\d,]*)\s*GCDs?\b", text, re.I))
     if m:  # "1024 MI250X (2048 GCDs)", "2048 GCDs": the GCDs are the ranks counted here
         return int(m.group(1).replace(",", ""))
-    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*[kK]\b", text)
-    if m:  # "16K H100" (Llama 3): thousands of GPUs in powers of two, 16K = 16,384
-        return int(round(float(m.group(1)) * 1024))
+    m = re.match(r"^\s*(\d+)\s*[kK]\b", text)
+    if m:  # "16K H100" (Llama 3): a power of two in binary thousands (16K = 16,384), else 10K = 10,000
+        total = re.search(r"\(\s*(\d[\d,]*)\s*(?:GPUs?)?\s*\)", text, re.I)
+        if total:
+            return int(total.group(1).replace(",", ""))
+        k = int(m.group(1))
+        return k * (1024 if k & (k - 1) == 0 else 1000)
     outer = re.sub(r"\([^)]*\)", " ", text)
-    gpus = re.findall(r"(?<![\w.,])(\d[\d,]*)\s*(?:GPUs?|accelerators?|devices?)\b", outer, re.I)
-    if len(gpus) == 1 and _MACHINES.search(outer) and not re.search(r"[x×*]", outer):  # "768 GPUs, 96 nodes"
+    per_node = re.search(r"(\d[\d,]*)\s*(?:GPUs?|GCDs?|accelerators?|devices?)\s*(?:per|/|each|a)\s*"
+                         r"(?:node|host|server|machine|instance)", outer, re.I)
+    machines = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?)\b", outer, re.I)
+    if per_node and machines and not re.search(r"[x×*]", outer):  # "96 nodes, 8 GPUs per node"
+        return int(per_node.group(1).replace(",", "")) * int(machines.group(1).replace(",", ""))
+    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+nodes?\s+of\s+(\d[\d,]*)\s*(?:GPUs?|GCDs?)\b", outer, re.I)
+    if m:  # "4 nodes of 8 GPUs", "one node of 8 GPUs"
+        k = m.group(1).lower()
+        return (1 if k in ("one", "a", "an") else int(k.replace(",", ""))) * int(m.group(2).replace(",", ""))
+    gpus = re.findall(r"(?<![\w.,])(\d[\d,]*)\s*(?:GPUs?|accelerators?|devices?)\b(?!\s*(?:per|/|each)\b)", outer, re.I)
+    if len(gpus) == 1 and _MACHINES.search(outer) and not re.search(r"[x×*]|\bof\b", outer):  # "768 GPUs, 96 nodes"
         return int(gpus[0].replace(",", ""))
     nums = [int(x.replace(",", "")) for x in
             re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", outer)]
@@ -869,7 +894,8 @@ def _gpu_count(cell, gpus_per_node: int) -> int | None:
     if m:
         return int(m.group(1).replace(",", ""))
     if product:  # MI250X packages hold two GCDs, the ranks counted here ("256 nodes x 4 MI250X")
-        return nums[0] * nums[1] * (2 if re.search(r"\bMI250X?s?\b", outer, re.I) else 1)
+        packages = re.search(r"\bMI250X?s?\b", outer, re.I) and not re.search(r"GCD", text, re.I)
+        return nums[0] * nums[1] * (2 if packages else 1)
     if len(nums) == 1:
         return nums[0] * gpus_per_node
     return None
@@ -895,6 +921,8 @@ def _tokens(cell, seq_len: int | None) -> float:
 #: parentheses (``31.96% (vs 36.14% for 175B)`` and ``380 (2048x A100)`` are values).
 _RELATIVE = re.compile(r"faster|slower|speed-?up|improve\w*|better|worse|higher|lower|gain|\d\s*[x×]\b"
                        r"|\bvs\.?\b|relative", re.I)
+#: A comment that makes the number itself a ratio (``1.3 (speedup vs baseline)``, ``0.92 (relative)``).
+_RELATIVE_IN_COMMENT = re.compile(r"\([^)]*\b(?:speed-?ups?|relative|ratio|normali[sz]ed)\b[^)]*\)", re.I)
 #: A throughput in thousands (``2.8k``, ``≈ 8.2K tokens/s``): tokens per second only.
 _METRIC_K = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*[kK](?![a-zA-Z])")
 
@@ -904,10 +932,13 @@ def parse_metric(col: str, cell) -> float:
     the number (``10300 ms`` and ``10,300 ms`` = 10.3 s, ``2.1 min``; ``s`` / ``sec`` as
     written); tokens/s in thousands (``2.8k``). NaN for a comparison (``2.2x H100``, ``14 %
     faster``; words inside parentheses are the cell's comment, not a comparison)."""
-    if isinstance(cell, str) and _RELATIVE.search(re.sub(r"\([^)]*\)", " ", cell)):
-        return math.nan  # "up to 50% faster", "3x": a comparison, not the run's value
+    if isinstance(cell, str) and (_RELATIVE.search(re.sub(r"\([^)]*\)", " ", cell)) or _RELATIVE_IN_COMMENT.search(cell)):
+        return math.nan  # "up to 50% faster", "3x", "1.3 (speedup)": a comparison, not the run's value
     if col == "tokens_per_s_per_gpu" and isinstance(cell, str) and _METRIC_K.match(cell):
-        return float(_METRIC_K.match(cell).group(1)) * 1e3
+        k = _METRIC_K.match(cell)
+        if re.match(r"\s*(?:[-–—]|to\b|→|->)\s*\d", cell[k.end():]):
+            return math.nan  # "2.8k-3.1k": a range
+        return float(k.group(1)) * 1e3
     v = parse_number(cell)
     if col != "step_time_s" or cell is None or isinstance(cell, (int, float)) or math.isnan(v):
         return v
@@ -933,7 +964,11 @@ def _int(x) -> int | None:
 
 #: A label before an integer (``TP=8``, ``TP 8``, ``TP8``, ``GQA (8)``, ``GQA-8``, ``interleaved (5)``,
 #: ``top-2``, ``EP: 8``).
-_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)\s*(?:[=:(-]|(?<=top)[_ ])?\s*(\d[\d,]*)\s*\)?\s*$", re.I)
+_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)(\s*[=:(-]|(?<=top)[_ ]|\s*)\s*(\d[\d,]*)\s*\)?\s*$", re.I)
+#: Columns whose label may stand without ``=`` / ``:`` / ``(`` (``TP 8``, ``EP8``, ``GQA 8``);
+#: sizes (layers, hidden, vocab, sequence) need one, and so do FSDP / DDP (``FSDP2`` is a version).
+_BARE_LABEL_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "kv_heads", "moe_topk", "moe_experts", "micro_batch",
+                       "global_batch_seqs")
 #: The labels a column's integer may carry (lower case, spaces and underscores as one):
 #: ``TP=8`` in tp, ``GQA (8)`` in kv_heads, ``top-2`` in moe_topk; ``PP=4`` in tp or ``tokens:
 #: 2097152`` in global_batch_seqs is refused.
@@ -952,9 +987,10 @@ _COLUMN_LABELS = {
 _K_SUFFIX = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*[kK]\s*(?:tokens?)?\s*$")
 #: "none" spellings for a degree: no interleaving / no context parallelism → 1.
 _NO_DEGREE = re.compile(r"^\s*(?:no\b.*|none|off|false|disabled|-|—|n/?a)\s*$", re.I)
-#: The same for TP and PP, where a bare dash stays "not published": ``none``, ``no TP``,
-#: ``n/a``, ``not used``, ``off``, ``disabled`` → 1.
-_NO_DEGREE_WORDS = re.compile(r"^\s*(?:no\b.*|none|off|false|disabled|n/?a|not used|unused)\s*$", re.I)
+#: The same for TP and PP, where a bare dash or ``n/a`` stays "not published": ``none``, ``no``,
+#: ``no TP``, ``not used``, ``off``, ``disabled`` → 1.
+_NO_DEGREE_WORDS = re.compile(r"^\s*(?:no(?:\s+(?:tp|pp|tensor|pipeline)\w*(?:\s+parallel\w*)?)?|none|off|false|disabled"
+                              r"|not used|unused)\s*$", re.I)
 #: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``,
 #: ``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``).
 _SHARED_EXPERTS = re.compile(r"(?:\+\s*|\b)(\d+)\s*shared", re.I)
@@ -962,6 +998,9 @@ _ROUTED_EXPERTS = re.compile(r"\b(\d+)\s*routed", re.I)
 #: A dense model in the MoE columns (``dense``, ``no``, ``none``, ``n/a``, ``-``, ``0``; one
 #: expert in moe_experts).
 _NO_MOE = re.compile(r"^\s*(?:dense\b.*|no\b.*|none|n/?a|-|—|0|false)\s*$", re.I)
+#: Largest multiplier an FFN cell may write before ``h`` (``4h``, ``8/3 h``, ``2.6875h``): above it
+#: the number is the width itself (``3072 hidden units``).
+FFN_MULTIPLE_MAX = 16.0
 #: An FFN width as a multiple of the hidden size (``4h``, ``4 x hidden``, ``8/3 × d_model``,
 #: ``8/3 h``) or of a number (``8/3 × 4096``).
 _FFN_MULTIPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)(?:\s*/\s*(\d+(?:\.\d+)?))?\s*"
@@ -986,21 +1025,30 @@ def _clean_int_cells(r: dict) -> dict:
                 out[col] = "1"
             elif col == "dp" and parse_number(text) <= 0:
                 out[col] = None  # TorchTitan's -1: all the remaining GPUs
-            elif (col in ("moe_experts", "moe_topk") and _NO_MOE.match(text)) or (
-                    col == "moe_experts" and parse_number(text) == 1):
+            elif col == "moe_experts" and _ROUTED_EXPERTS.search(text):  # "1 shared + 256 routed"
+                out[col] = _ROUTED_EXPERTS.search(text).group(1)
+                if _SHARED_EXPERTS.search(text):
+                    out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
+            elif col == "moe_experts" and (_NO_MOE.match(text) or parse_number(text) == 1):
                 out["moe_experts"] = out["moe_topk"] = None  # a dense model
+            elif col == "moe_topk" and parse_number(text) == 0 and _int(out.get("moe_experts")) is None:
+                out["moe_topk"] = None  # top-k 0 beside no experts: a dense model
             elif col == "moe_experts" and _SHARED_EXPERTS.search(text):
                 out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
                 if _ROUTED_EXPERTS.search(text):
                     out[col] = _ROUTED_EXPERTS.search(text).group(1)
             elif col == "ffn" and _FFN_MULTIPLE.match(text) and (
-                    _FFN_MULTIPLE.match(text).group(3) or _FFN_MULTIPLE.match(text).group(4)):
+                    _FFN_MULTIPLE.match(text).group(3) or _FFN_MULTIPLE.match(text).group(4)) and (
+                    float(_FFN_MULTIPLE.match(text).group(1)) <= FFN_MULTIPLE_MAX):
                 out[col] = _ffn_multiple(text, out.get("hidden"))
             continue
         m = _LABELLED_INT.match(text)
         label = re.sub(r"[\s_]+", " ", m.group(1).strip().lower()) if m else ""
+        bare = m is not None and not m.group(2).strip()
+        if m and bare and (col not in _BARE_LABEL_COLUMNS or label in ("fsdp", "ddp", "v", "e", "n")):
+            m = None  # "FSDP2", "v2", "context 2": a version or an odd cell, not a labelled degree
         if m and col in _COLUMN_LABELS and re.fullmatch(_COLUMN_LABELS[col], label):
-            out[col] = m.group(2)
+            out[col] = m.group(3)
         elif col in ("seq_len", "vocab") and _K_SUFFIX.match(text):
             out[col] = str(round(float(_K_SUFFIX.match(text).group(1)) * (1024 if col == "seq_len" else 1000)))
         elif col == "kv_heads" and re.match(r"^\s*mha\b", text, re.I):
@@ -1012,10 +1060,16 @@ def _clean_int_cells(r: dict) -> dict:
         elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
             out[col] = "1"
         elif col == "vpp" and re.match(r"^\s*interleaved\b[^\d]*$", text, re.I):
-            out[col] = None  # interleaved without its depth: the default rule's depth
-            out["_interleaved_named"] = True
-        elif col in ("moe_experts", "moe_topk") and _NO_MOE.match(text):
+            if _stated(text, r"interleaved") is True and not re.search(
+                    r"not\s+used|unused|\bno\b|\boff\b|disabled|false", text, re.I):
+                out[col] = None  # interleaved without its depth: the default rule's depth
+                out["_interleaved_named"] = True
+            else:
+                out[col] = "1"  # "interleaved: no", "interleaved (not used)"
+        elif col == "moe_experts" and _NO_MOE.match(text):
             out["moe_experts"] = out["moe_topk"] = None
+        elif col == "moe_topk" and _NO_MOE.match(text):
+            out[col] = None  # not published: the default top-1 (dense when there are no experts)
         elif col == "kv_heads" and re.match(r"^\s*multi[- ]?query\b", text, re.I):
             out[col] = "1"
         elif col == "kv_heads" and re.match(r"^\s*multi[- ]?head\b", text, re.I):
@@ -1323,15 +1377,35 @@ def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict
 
 #: A TFLOP/s or MFU cell that says its count includes the recomputed forward (``117 TFLOPS
 #: (HFU)``, ``43.3% (HFU)``, ``incl. recompute``): compared as hardware FLOPs.
-_HFU_CELL = (r"\bHFU\b|hardware[-\s]+flops?|incl\w*\.?\s+(?:the\s+)?recomput\w*"
-             r"|count\w*\s+(?:the\s+)?recomput\w*")
+_HFU_LABEL = re.compile(r"\s*%?\s*(?:TFLOP/?s|TFLOPS|TF/s|TF)?\s*[(\[,;]?\s*(?:HFU|hardware\s+FLOPs?)\s*[)\]]?\s*", re.I)
+_HFU_INCL = re.compile(r"\b(?:incl(?:\.|uding|udes)?|counts?|counting)\s+(?:the\s+)?recomput\w*", re.I)
+_HFU_DOUBT = re.compile(r"\b(?:not|no|excl\w*|without|unknown|would|vs\.?|versus|instead)\b|n't", re.I)
+
+
+def _aggregate_pflops(cell) -> float:
+    """The ``aggregate_pflops`` cell in PFLOP/s: a bare number, or one with its unit (``15.1
+    PFLOP/s``, ``1.2 EFLOPS`` = 1,200, ``502 TFLOP/s`` = 0.502); NaN for other text."""
+    v = parse_metric("aggregate_pflops", cell)
+    if not math.isfinite(v) or cell is None or isinstance(cell, (int, float)):
+        return v
+    unit = re.match(r"\s*([EPTG])(?:FLOP|FLOPS|F\b|FLOP/s)", str(cell)[_NUM.match(str(cell)).end():], re.I)
+    return v * {"e": 1e3, "p": 1.0, "t": 1e-3, "g": 1e-6}[unit.group(1).lower()] if unit else v
 
 
 def _cell_counts_recompute(cell) -> bool:
-    """Whether a metric cell states (not negated) that its FLOP count includes recomputation."""
+    """Whether a metric cell states that its FLOP count includes recomputation: the whole
+    comment after the number is the label ``HFU`` / ``hardware FLOPs`` (``117 (HFU)``, ``43.3%
+    HFU``), or it says ``incl. recompute`` / ``counts the recomputed forward`` with no negation,
+    comparison or condition anywhere in the cell (``HFU not reported``, ``vs 190 HFU``,
+    ``hardware FLOPs would be 180`` say nothing)."""
     if cell is None or isinstance(cell, (int, float)):
         return False
-    return _mentions(str(cell), _HFU_CELL)[0]
+    text = str(cell)
+    m = _NUM.match(text)
+    rest = text[m.end():] if m else text
+    if _HFU_LABEL.fullmatch(rest):
+        return True
+    return bool(_HFU_INCL.search(text)) and not _HFU_DOUBT.search(text)
 
 
 def calibration_batch(csv_path=None):
@@ -1380,10 +1454,11 @@ def calibration_batch(csv_path=None):
             metric.append("mfu"); pub.append(mfu / 100.0); count.append(float(b["model_flop_per_step"][j]))
         elif not math.isnan(hfu):
             metric.append("hfu"); pub.append(hfu / 100.0); count.append(float(b["hardware_flop_per_step"][j]))
-        elif math.isfinite(agg := parse_metric("aggregate_pflops", r.get("aggregate_pflops"))) and agg > 0:
-            # the whole job's PFLOP/s only: per GPU in TFLOP/s, counted as model FLOPs
+        elif math.isfinite(agg := _aggregate_pflops(r.get("aggregate_pflops"))) and agg > 0:
+            # the whole job's PFLOP/s only: per GPU in TFLOP/s, counted as the cell says
             metric.append("tflops_per_gpu"); pub.append(agg * 1e3 / float(b["n_gpus"][j]))
-            count.append(float(b["model_flop_per_step"][j]))
+            hw = _cell_counts_recompute(r.get("aggregate_pflops"))
+            count.append(float(b["hardware_flop_per_step" if hw else "model_flop_per_step"][j]))
         else:
             metric.append(""); pub.append(math.nan); count.append(math.nan)
     meta = pd.DataFrame({

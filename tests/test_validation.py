@@ -972,7 +972,7 @@ def test_cells_other_writers_use_are_read_as_they_say():
     assert validation.parse_recompute("✗") == "none"
     assert validation.parse_bool_cell("--sequence-parallel") is True
     assert validation.parse_bool_cell("--no-sequence-parallel") is False
-    assert validation.parse_zero_stage("DP only") == 0 and validation.parse_zero_stage("ZeRO") is None
+    assert validation.parse_zero_stage("DP only") == 0 and validation.parse_zero_stage("ZeRO") == 1
     # a paper's title is a citation, not a statement that the run used FlashAttention
     fa2 = {"source": "Dao 2023, FlashAttention-2: Faster Attention with Better Parallelism, Fig. 5",
            "notes": "PyTorch baseline without FlashAttention"}
@@ -1001,3 +1001,48 @@ def test_hfu_cells_and_aggregate_throughput_are_counted_as_they_say(tmp_path):
     assert m.loc["mfu", "metric"] == "hfu" and m.loc["mfu", "published"] == pytest.approx(0.433)
     assert m.loc["agg", "metric"] == "tflops_per_gpu"
     assert m.loc["agg", "published"] == pytest.approx(120e3 / 1024) and m.loc["agg", "flop_count"] == model
+
+
+def test_new_cell_rules_keep_what_was_read_before():
+    """Regressions a differential review of the rules above found (33,000 cell variants, old
+    reader against new), each pinned: the cell's own meaning, not the new rule's."""
+    z = validation.parse_zero_stage
+    assert [z(c) for c in ("DP + ZeRO-1", "dp=8, ZeRO-2", "DP=64 (FSDP)", "DP with distributed optimizer",
+                           "DP (no ZeRO)", "DDP")] == [1, 2, 3, 1, 0, 0]
+    c = validation._clean_int_cells
+    # an unpublished top-k keeps the experts (default top-1); "1 shared + 256 routed" is MoE
+    assert c({"moe_experts": "8", "moe_topk": "-"}) == {"moe_experts": "8", "moe_topk": None}
+    assert c({"moe_experts": "1 shared + 256 routed"})["moe_experts"] == "256"
+    # FSDP2 / DDP2 in the dp cell name a version, not a degree; sizes need a separator
+    assert c({"dp": "FSDP2"})["dp"] is None and c({"vocab": "v2"})["vocab"] == "v2"
+    assert c({"seq_len": "context 2"})["seq_len"] == "context 2" and c({"moe_topk": "k2"})["moe_topk"] == "2"
+    # a width followed by a word is the width
+    assert c({"ffn": "3072 hidden units", "hidden": "768"})["ffn"] == "3072 hidden units"
+    # words that do not state a degree of 1, and a negated interleaved schedule
+    assert c({"tp": "no data"})["tp"] == "no data" and c({"tp": "n/a"})["tp"] == "n/a"
+    assert c({"vpp": "interleaved: no"})["vpp"] == "1" and c({"vpp": "interleaved (not used)"})["vpp"] == "1"
+    g = validation._gpu_count
+    for cell, n in (("nodes=8", 64), ("64 GPUs, TP=8", 64), ("512 GPUs, DP=64", 512), ("256, dp=32", 256),
+                    ("96 nodes, 8 GPUs per node", 768), ("4 nodes of 8 GPUs", 32), ("one node of 8 GPUs", 8),
+                    ("128 nodes x 8 MI250X GCDs", 1024), ("1024 MI250X x 2 GCDs", 2048), ("16-32 GPUs", None),
+                    ("10K", 10000), ("16K H100 (16,000)", 16000), ("8 x A100 = 8 GPUs", 8)):
+        assert g(cell, 8) == n, cell
+    # HFU only when the cell says its count includes recomputation
+    hfu = validation._cell_counts_recompute
+    assert [hfu(x) for x in ("117 (HFU)", "117 TFLOPS HFU", "117 (incl. recompute)", "147 (HFU not reported)",
+                             "147 (excl. HFU)", "147 (model FLOPs; hardware FLOPs would be 180)",
+                             "147 (discounting recompute)", "147 model TFLOP/s (vs 190 HFU)")] == [
+        True, True, True, False, False, False, False, False]
+    r = validation.parse_recompute
+    assert [r(x) for x in ("no --recompute-activations", "--recompute-activations=false")] == ["none", "none"]
+    fa = lambda notes: validation.row_settings({"source": "x (2024)", "notes": notes})["flash_attention"]  # noqa: E731
+    assert fa("FlashAttention: Not used") is False and fa("FlashAttention: used") is True
+    m = validation.parse_metric
+    assert math.isnan(m("tflops_per_gpu", "1.3 (speedup vs baseline)")) and math.isnan(m("mfu_pct", "0.92 (relative)"))
+    assert math.isnan(m("tokens_per_s_per_gpu", "2.8k-3.1k"))
+    n = validation.parse_number
+    assert [n(x) for x in ("380 – 2nd run", "43.2% — 2 runs averaged", "430 — 16K GPUs")] == [380.0, 43.2, 430.0]
+    assert validation._aggregate_pflops("1.2 EFLOPS") == pytest.approx(1200.0)
+    assert validation._aggregate_pflops("502 TFLOP/s") == pytest.approx(0.502)
+    assert validation._arch("SmolLM3-3B")["tied_embeddings"] is True
+    assert validation._arch("Moonlighting-GPT").get("gated_mlp") is not True

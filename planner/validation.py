@@ -635,6 +635,12 @@ def parse_precision(cell) -> str:
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "bf16"
     text = str(cell).strip().lower()
+    head = re.split(r"[;(]", text, maxsplit=1)[0].strip()
+    if head and head != text and not re.search(r"\b(?:vs\.?|versus|no|not|without)\b", head):
+        try:  # "BF16 (an FP8 recipe is listed separately)", "BF16 baseline; FP8 in next row"
+            return parse_precision(head)
+        except ValueError:
+            pass
     if _mentions(text, r"fp4")[0]:  # NVFP4 / MXFP4
         return "fp4"
     if _mentions(text, _FP8_GEMM)[0]:
@@ -836,11 +842,16 @@ _NODES = re.compile(r"\bnodes?\b", re.I)
 
 
 #: Words that count machines, not GPUs: nodes, hosts, servers, DGX / HGX boxes, cloud instances.
-_MACHINES = re.compile(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|boxes|systems?)\b|dgx|hgx|xlarge"
+_MACHINES = re.compile(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|boxes|systems?|VMs?|trays?)\b|dgx|hgx|xlarge"
+                       r"|\bBM\.GPU\b"
                        r"|(?<![a-z0-9])(?:p4de?|p5e?n?)(?![a-z0-9])|(?<![a-z0-9])a[23]-\w|(?<![a-z0-9])nd\d", re.I)
 
 
-def _gpu_count(cell, gpus_per_node: int) -> int | None:
+#: A rack-scale NVLink domain as the unit of a count (``1 rack``, ``2 NVL72 racks``, ``1x NVL72``).
+_RACKS = re.compile(r"\bracks?\b|\bNVL\d+\b", re.I)
+
+
+def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     """GPUs of a ``gpu_count`` cell, first rule that applies: a total after ``=`` (``2 × 8 =
     16``); a count of GCDs (``1024 MI250X (2048 GCDs)``); thousands written ``K`` (``16K H100``
     = 16,384); a number of GPUs beside a machine word (``768 GPUs, 96 nodes``); then, parenthesised text aside:
@@ -856,6 +867,20 @@ def _gpu_count(cell, gpus_per_node: int) -> int | None:
     text = str(cell).strip()
     if _range_or_ramp(text):
         return None  # "16-32 GPUs": which count ran is not said
+    total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?\b[^)]*\)", text, re.I)
+    if total and (_MACHINES.search(text) or _RACKS.search(text)):  # "1 NVL72 rack (64 GPUs used)"
+        return int(total.group(1).replace(",", ""))
+    packages = bool(re.search(r"\bMI250X?s?\b", text, re.I)) and not re.search(r"GCD", text, re.I)
+    text = re.sub(r"(?i)\bgaudi\s*\d\b|\bMI\s*\d{3}X?\b", "accelerator", text)  # a name's digits are no count
+    word = re.match(r"^\s*(?:a\s+|one\s+|single\s+)(?:(?:DGX|HGX)[\w -]*?\s*)?(node|host|server|machine|instance|box|dgx\b"
+                    r"|rack)", text, re.I)
+    if word:  # "single node", "one DGX H100", "one rack"
+        return rack if word.group(1).lower() == "rack" and rack else gpus_per_node
+    if rack and _RACKS.search(text) and not _MACHINES.search(text):
+        n = re.match(r"^\s*(\d[\d,]*)\s*(?:[x×*]\s*)?(?:NVL\d+\s*)?racks?\b|^\s*(\d[\d,]*)\s*[x×*]?\s*NVL\d+\s*$",
+                     text, re.I)
+        if n:  # "2 NVL72 racks", "1x NVL72": racks × the NVLink domain
+            return int((n.group(1) or n.group(2)).replace(",", "")) * rack
     m = re.fullmatch(r"[^=]*\d[^=]*\s[x×*]\s[^=]*\d[^=]*=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*", text, re.I) or \
         re.fullmatch(r"[^=]*\d\s*[x×*]\s*\d[^=]*=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*", text, re.I)
     if m:  # "2 × 8 = 16", "32 nodes × 8 = 256": the total of a product written out
@@ -877,7 +902,8 @@ def _gpu_count(cell, gpus_per_node: int) -> int | None:
     machines = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?)\b", outer, re.I)
     if per_node and machines and not re.search(r"[x×*]", outer):  # "96 nodes, 8 GPUs per node"
         return int(per_node.group(1).replace(",", "")) * int(machines.group(1).replace(",", ""))
-    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+nodes?\s+of\s+(\d[\d,]*)\s*(?:GPUs?|GCDs?)\b", outer, re.I)
+    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+nodes?\s+of\s+(\d[\d,]*)\s*(?:GPUs?|GCDs?|accelerators?|[A-Z]+\d+\w*)\b",
+                  outer, re.I)
     if m:  # "4 nodes of 8 GPUs", "one node of 8 GPUs"
         k = m.group(1).lower()
         return (1 if k in ("one", "a", "an") else int(k.replace(",", ""))) * int(m.group(2).replace(",", ""))
@@ -894,7 +920,6 @@ def _gpu_count(cell, gpus_per_node: int) -> int | None:
     if m:
         return int(m.group(1).replace(",", ""))
     if product:  # MI250X packages hold two GCDs, the ranks counted here ("256 nodes x 4 MI250X")
-        packages = re.search(r"\bMI250X?s?\b", outer, re.I) and not re.search(r"GCD", text, re.I)
         return nums[0] * nums[1] * (2 if packages else 1)
     if len(nums) == 1:
         return nums[0] * gpus_per_node
@@ -934,16 +959,25 @@ def parse_metric(col: str, cell) -> float:
     faster``; words inside parentheses are the cell's comment, not a comparison)."""
     if isinstance(cell, str) and (_RELATIVE.search(re.sub(r"\([^)]*\)", " ", cell)) or _RELATIVE_IN_COMMENT.search(cell)):
         return math.nan  # "up to 50% faster", "3x", "1.3 (speedup)": a comparison, not the run's value
+    if isinstance(cell, str):  # a label before the number: "MFU 38%", "TFLOP/s: 400"
+        cell = re.sub(r"^\s*(?:MFU|HFU|model\s+TFLOP/?s|TFLOP/?s|TFLOPS|tokens?/s(?:/GPU)?|step\s+time)\s*[:=]?\s*(?=[~≈>\d])",
+                      "", cell, flags=re.I)
     if col == "tokens_per_s_per_gpu" and isinstance(cell, str) and _METRIC_K.match(cell):
         k = _METRIC_K.match(cell)
         if re.match(r"\s*(?:[-–—]|to\b|→|->)\s*\d", cell[k.end():]):
             return math.nan  # "2.8k-3.1k": a range
         return float(k.group(1)) * 1e3
     v = parse_number(cell)
+    if col == "tflops_per_gpu" and isinstance(cell, str) and not math.isnan(v) and re.match(
+            r"\s*P(?:FLOP|F/s|FLOPS)", cell[_NUM.match(cell).end():], re.I):
+        return v * 1e3  # "1.544 PFLOP/s" per GPU
     if col != "step_time_s" or cell is None or isinstance(cell, (int, float)) or math.isnan(v):
         return v
     text = str(cell)
-    m = re.match(r"\s*(ms|msec|millisec\w*|min\w*|s|sec\w*)\b", text[_NUM.match(text).end():], re.I)
+    rest = text[_NUM.match(text).end():]
+    if re.match(r"\s*(?:it|iters?|iterations?|steps?)\s*/\s*s(?:ec\w*)?\b", rest, re.I):
+        return 1.0 / v  # "2.5 it/s": a rate, not a time
+    m = re.match(r"\s*(ms|msec|millisec\w*|min\w*|s|sec\w*)\b", rest, re.I)
     if not m:
         return v
     x = v
@@ -1101,14 +1135,21 @@ _KEY = re.compile(r"[^a-z0-9]")
 
 def catalogue_model(name) -> str | None:
     """Model preset id (``presets/models.json``) whose id or name equals the row's model name
-    once lower-cased with everything but letters and digits removed (``DeepSeekV3`` →
-    ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``); None when none does."""
-    key = _KEY.sub("", str(name).lower())
+    once lower-cased with everything but letters and digits removed, a comment in parentheses
+    aside (``DeepSeekV3 (tokendrop)`` → ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``),
+    or is followed only by a size (``DeepSeek V3 671B``); None when none does."""
+    key = _KEY.sub("", re.sub(r"\([^)]*\)", " ", str(name)).lower())
     if not key:
         return None
-    for mid, spec in catalog.models().items():
-        if key in (_KEY.sub("", mid.lower()), _KEY.sub("", spec.name.lower())):
+    keys = {mid: (_KEY.sub("", mid.lower()), _KEY.sub("", spec.name.lower())) for mid, spec in catalog.models().items()}
+    for mid, ks in keys.items():
+        if key in ks:
             return mid
+    # a catalogue name followed only by its size ("DeepSeek V3 671B", "deepseekv3-671b-base")
+    for mid, ks in keys.items():
+        for k in ks:
+            if k and key.startswith(k) and re.fullmatch(r"(?=.)(?:\d+(?:\.\d+)?[bm](?:a\d+b)?)?(?:v\d+)?(?:base|instruct|chat)?", key[len(k):]):
+                return mid
     return None
 
 
@@ -1161,7 +1202,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             continue
         if not math.isnan(v) and not (math.isfinite(v) and v > 0):
             return None, f"published {col} = {cell!r} is not a positive finite number"
-        if col == "tflops_per_gpu" and re.search(r"[pg]flop|[pg]f/s", text, re.I):
+        if col == "tflops_per_gpu" and re.search(r"gflop|gf/s", text, re.I):
             return None, f"published {col} = {cell!r} is in another unit than TFLOP/s"
         if col in ("mfu_pct", "hfu_pct") and v <= 1.0 and "%" not in text:
             return None, (f"published {col} = {cell!r} looks like a fraction; the column is in percent "
@@ -1205,7 +1246,11 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         if math.isfinite(tok) and tok < s:
             return None, f"global_batch_tokens = {r.get('global_batch_tokens')!r} is less than one sequence of {s}"
         B = int(round(tok / s)) if math.isfinite(tok) else None
-    n = _gpu_count(r.get("gpu_count"), catalog.systems()[system].gpus_per_node)
+    sys_spec = catalog.systems()[system]
+    n = _gpu_count(r.get("gpu_count"), sys_spec.gpus_per_node, sys_spec.nvlink_domain_size)
+    if n is None and r.get("gpu_count") in (None, "") and r.get("gpu"):
+        lead = re.match(r"^\s*(\d[\d,]*)\s*[x×]\s*\S", str(r.get("gpu")))
+        n = int(lead.group(1).replace(",", "")) if lead else None  # "8x H100" in the gpu cell
     tp, pp = _int(r.get("tp")), _int(r.get("pp"))
     if n is None or tp is None or pp is None:
         missing = [k for k, v in (("tp", tp), ("pp", pp), ("gpu_count", n)) if v is None]
@@ -1405,6 +1450,8 @@ def _cell_counts_recompute(cell) -> bool:
     rest = text[m.end():] if m else text
     if _HFU_LABEL.fullmatch(rest):
         return True
+    if re.match(r"\s*hardware\s+(?:T?FLOP/?s|TFLOPS|FLOPs?)\b", rest, re.I) and not _HFU_DOUBT.search(text):
+        return True  # "160 hardware TFLOP/s (full recompute)"
     return bool(_HFU_INCL.search(text)) and not _HFU_DOUBT.search(text)
 
 
@@ -1432,6 +1479,13 @@ def calibration_batch(csv_path=None):
     for j, r in enumerate(sub.to_dict("records")):
         src = str(r["source_key"])
         tok, st, tf, mfu, hfu = (parse_metric(c, r.get(c)) for c in METRIC_COLUMNS)
+        tok_text = str(r.get("tokens_per_s_per_gpu") or "")
+        if re.search(r"\b(?:samples?|seqs?|sequences?)\s*/\s*s", tok_text, re.I):
+            tok = tok * float(b["seq_len"][j])  # "12.5 samples/s/GPU": sequences per second
+        if re.search(r"\bper\s+(?:node|host|server|instance)\b|/\s*(?:node|host|server)\b", tok_text, re.I):
+            tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node"
+        if re.search(r"fp8\s+(?:dense\s+)?peak|of\s+(?:the\s+)?fp8", str(r.get("mfu_pct") or ""), re.I):
+            mfu = mfu * float(b["peak_flop_per_s"][j]) / float(b["peak_16bit_flop_per_s"][j])  # MFU of the FP8 peak
         if not batch_published(r):
             metric.append(""); pub.append(math.nan); count.append(math.nan)
         elif not math.isnan(tok):

@@ -510,7 +510,7 @@ def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
                      (dict(global_batch_seqs="192→4224 (warm-up)"), "is a range or a ramp"),
                      (dict(tokens_per_s_per_gpu="2.2x H100 per GPU"), "is a comparison"),
                      (dict(tp=None, pp=None), "not published: tp, pp (write 1 for a degree not used)"),
-                     (dict(tflops_per_gpu="0.47 PFLOP/s"), "in another unit than TFLOP/s"),
+                     (dict(tflops_per_gpu="470 GFLOP/s"), "in another unit than TFLOP/s"),
                      (dict(sp="maybe"), "sp 'maybe'")):
         s, why = validation.row_to_scenario(_row(**kw))
         assert s is None and text in why, (kw, why)

@@ -224,8 +224,16 @@ _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without a
 DEFAULT_LAYERS_PER_VIRTUAL_STAGE = 1
 
 
+#: A citation inside a source text (``fork of Megatron-LM (arXiv:1909.08053)``, ``selective
+#: recompute per arXiv:2205.05198``, ``parallelism as in Narayanan et al. 2021``): up to the end
+#: of its clause, it names someone else's work, not the run's date.
+_CITED = re.compile(r"\b(?:per|as\s+in|fork\s+of|following|see|cf\.?|based\s+on|citing|after)\b"
+                    r"(?:[^;,.(]|\.(?=\s*\d)|(?<=\bal)\.|\([^)]*\))*", re.I)
+
+
 def _year(text, pick) -> int | None:
     t = "" if text is None else str(text)
+    t = _CITED.sub(" ", t)  # only the run's own dates; a source citing alone has none (None: recent)
     m = _ARXIV.search(t)
     if m:
         return 2000 + int(m.group(1))
@@ -525,8 +533,14 @@ def parse_recompute(cell) -> str:
     text = str(cell).strip().lower()
     full, _ = _mentions(text, r"\bfull\b")
     selective, _ = _mentions(text, r"\bselective\b")
+    if full and selective and re.search(r"full\s+(?:on|for|in)\s+(?:the\s+)?(?:first|last)?\s*\d+\s+layers?", text):
+        return "selective"  # "selective + full on first 4 layers": selective in most layers
     if full:
         return "full"
+    if re.search(r"recompute[_-]modules|\b(?:core[_ ]attn|moe[_ ]act|layernorm|mlp|attn|attention)\b[^;]*\bonly\b"
+                 r"|\bonly\b[^;]*\b(?:mlp|attn|attention|norm)|recompute\s*:\s*(?:core[_ ]attn|moe[_ ]act|layernorm|mlp)",
+                 text) and not _RC_NONE.search(text):
+        return "selective"  # a module list ("recompute_modules=[core_attn, mlp]", "MLP only"): part of each layer
     flag, flag_off = _mentions(text, r"--recompute-activations\b")
     if flag or flag_off:  # Megatron-LM: --recompute-activations sets recompute_granularity = 'selective'
         return "selective" if flag and not flag_off else "none"
@@ -580,7 +594,8 @@ def parse_zero_stage(cell) -> int | None:
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     text = str(cell).strip().lower()
-    if re.match(r"(?:none|no|off|false)\b", text):
+    if re.match(r"(?:none|no|off|false)\b", text) and not re.search(
+            r"dist\w*\.?[-_ ]?opt|zero[-_ ]?\d|shard\w*[-_ ]optim", text):
         return 0
     if text == "" or _UNSTATED.match(text):
         return None
@@ -597,8 +612,10 @@ def parse_zero_stage(cell) -> int | None:
         return 0
     if "shard_grad_op" in text or "grad_op" in text:
         return 2
-    if re.search(r"fsdp|full_shard|hybrid[-_ ]shard\w*|hsdp|full(?:y)?[-_ ]shard|zero[-_ ]?infinity|zero\+\+"
-                 r"|\bmics\b", text):
+    fsdp_off = re.search(r"fsdp\s*[=:]\s*(?:0|off|false|no)\b|fsdp\s+(?:off|disabled)\b", text) or \
+        _stated(text, r"fsdp") is False
+    if not fsdp_off and re.search(r"fsdp|full_shard|hybrid[-_ ]shard\w*|hsdp|full(?:y)?[-_ ]shard|zero[-_ ]?infinity"
+                                  r"|zero\+\+|\bmics\b", text):
         return 3
     if re.search(r"zero[-_ ]?offload", text):
         return 2  # ZeRO-Offload is built on ZeRO-2 (Ren et al. 2021 §4)
@@ -609,8 +626,8 @@ def parse_zero_stage(cell) -> int | None:
     dist_opt = _stated(text, r"distributed[-_ ]optimi[sz]er")
     if dist_opt is not None:
         return 1 if dist_opt else 0
-    if re.match(r"(?:ddp|dp|none|no|off|false|(?:pure|plain|vanilla)[-_ ]dp|data[-_ ]parallel(?:ism)?)\b", text):
-        return 0  # "DDP", "DP only", "DP (no ZeRO)": after every sharded spelling above
+    if re.match(r"(?:ddp|dp|none|no|off|false|(?:pure|plain|vanilla)[-_ ]dp|data[-_ ]parallel(?:ism)?)\b", text) or fsdp_off:
+        return 0  # "DDP", "DP only", "DP (no ZeRO)", "FSDP=0 (DDP)": after every sharded spelling above
     raise ValueError(f"zero_stage '{cell}': expected 0-3, ZeRO-n, FSDP (FULL_SHARD / SHARD_GRAD_OP / "
                      "NO_SHARD), distributed optimizer or none")
 
@@ -671,7 +688,7 @@ _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
     # cloud instances by name (AWS p4d / p4de / p5 / p5e / p5en, GCP a2 / a3, Azure ND v4 / v5):
     # the 8-GPU baseboard of their GPU
     ("P5EN", "dgx-h200"), ("P5E", "dgx-h200"), ("P5", "dgx-h100"), ("P4DE", "dgx-a100-80gb"),
-    ("P4D", "dgx-a100-40gb"), ("A3-", "dgx-h100"), ("A2-ULTRAGPU", "dgx-a100-80gb"),
+    ("P4D", "dgx-a100-40gb"), ("A3-ULTRA", "dgx-h200"), ("A3-", "dgx-h100"), ("A4-", "dgx-b200"), ("A2-ULTRAGPU", "dgx-a100-80gb"),
     ("A2-HIGHGPU", "dgx-a100-40gb"), ("ND96AMSR", "dgx-a100-80gb"), ("ND96ASR", "dgx-a100-40gb"),
     ("ND96ISR_H100", "dgx-h100"), ("ND96ISR_H200", "dgx-h200"),
 )
@@ -738,7 +755,7 @@ def hbm_override_for_gpu(name) -> float | None:
 #: A line rate in bits per second: ``400 Gb/s``, ``1,600 Gbps``, ``3.2 Tb/s``. Case-sensitive on
 #: purpose: ``GB/s`` (bytes, as NVLink is usually quoted) is not a line rate.
 _RATE = r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?:b/s|bps|bit/s)\b"
-_PER_GPU = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-]GPU\b"
+_PER_GPU = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-](?:GPU|HPU|GCD|accelerator)\b"
 _PER_NODE = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+(?:per[\s-]node|node[\s-](?:to[\s-])?node)\b"
 #: "[<k> x] <bw> [≤ 2 words] per GPU" (``dual-rail 2x200Gb/s per GPU``: k links per GPU)
 _NET_PER_GPU = re.compile(r"(?:\b(\d+)\s*[x×]\s*)?" + _RATE + _PER_GPU)
@@ -800,7 +817,7 @@ def _network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
 #: Solar, EXAONE, Orion, Arctic, Vicuna; untied embeddings). A family's norm and bias details are approximated (GLM-130B has LayerNorm and
 #: biases, read as RMSNorm without). Any other name is read as GPT (``_arch``).
 _GATED_FAMILIES = re.compile(
-    r"llama|mistral|mixtral|qwen|deepseek|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|(?<![a-z])phi-?3"
+    r"llama|mistral|mixtral|qwen|deepseek|baichuan|internlm|olmo|(?<![a-z])yi(?![a-z])|(?<![a-z])phi-?3|eurollm"
     r"|stablelm(?![- ](?:base[- ])?alpha)"
     r"|(?<![a-z])(?:chat)?glm|dbrx|aquila|skywork|grok|xverse|hunyuan|kimi|(?<![a-z])jais|btlm"
     r"|stable[- ]?lm[- ]?2|(?<![a-z])solar(?![a-z])|exaone|(?<![a-z])orion(?![a-z])|arctic|vicuna"
@@ -931,6 +948,9 @@ def _tokens(cell, seq_len: int | None) -> float:
     that is a whole number of sequences (Llama 2's "4M tokens" = 1,024 × 4,096), else 4·10^6
     (then rounded to whole sequences); NaN otherwise."""
     text = "" if cell is None or isinstance(cell, (int, float)) else str(cell)
+    prod = re.match(r"^\s*(\d[\d,]*)\s*[x×*]\s*(\d[\d,]*)\s*(?:tokens?)?\s*(?:\(.*\))?\s*$", text)
+    if prod:  # "512 × 4096": sequences × tokens per sequence
+        return float(int(prod.group(1).replace(",", "")) * int(prod.group(2).replace(",", "")))
     m = re.match(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*(m|million|k|thousand)\b(?!\s*b)",
                  text, re.I)
     if not m:
@@ -998,7 +1018,8 @@ def _int(x) -> int | None:
 
 #: A label before an integer (``TP=8``, ``TP 8``, ``TP8``, ``GQA (8)``, ``GQA-8``, ``interleaved (5)``,
 #: ``top-2``, ``EP: 8``).
-_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)(\s*[=:(-]|(?<=top)[_ ]|\s*)\s*(\d[\d,]*)\s*\)?\s*$", re.I)
+_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)(\s*[=:(-]|(?<=top)[_ ]|\s*)\s*(\d[\d,]*)\s*\)?\s*"
+                           r"(?:\([^)]*\)|,\s*(?:SP|sequence[ -]parallel\w*))?\s*$", re.I)
 #: Columns whose label may stand without ``=`` / ``:`` / ``(`` (``TP 8``, ``EP8``, ``GQA 8``);
 #: sizes (layers, hidden, vocab, sequence) need one, and so do FSDP / DDP (``FSDP2`` is a version).
 _BARE_LABEL_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "kv_heads", "moe_topk", "moe_experts", "micro_batch",
@@ -1009,8 +1030,8 @@ _BARE_LABEL_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "kv_heads", "moe_top
 _COLUMN_LABELS = {
     "tp": r"tp|tensor(?: model)? parallel\w*|mp", "pp": r"pp|pipeline(?: model)?(?: parallel\w*)?",
     "cp": r"cp|context(?: parallel\w*)?", "ep": r"ep|expert(?: parallel\w*)?",
-    "dp": r"dp|data(?: parallel\w*)?|fsdp|ddp", "vpp": r"vpp|v|virtual(?: pipeline)?(?: stages?)?|interleaved|chunks?",
-    "micro_batch": r"mbs|micro(?: |-)?batch(?: size)?|micro", "kv_heads": r"kv|kv heads|gqa|mqa|query groups|n kv heads",
+    "dp": r"dp|data(?: parallel\w*)?|fsdp|ddp", "vpp": r"vpp|vp|v|virtual(?: pipeline)?(?: stages?)?|interleaved|chunks?",
+    "micro_batch": r"mbs|micro(?: |-)?batch(?: size)?|micro", "kv_heads": r"kv|kv heads|gqa|mqa|query groups|num query groups|n kv|n kv heads|num kv heads",
     "moe_topk": r"top|topk|top k|k", "moe_experts": r"experts?|e|moe", "gpu_count": r"gpus?|n|count",
     "global_batch_seqs": r"gbs|batch|global batch(?: size)?|seqs|sequences", "seq_len": r"seq|seq len|sequence(?: length)?|ctx|context",
     "layers": r"layers?|l|n layers", "hidden": r"hidden(?: size)?|h|d model|dim", "heads": r"heads|a|n heads",
@@ -1049,6 +1070,19 @@ def _clean_int_cells(r: dict) -> dict:
     0 for vpp (1), shared experts counted apart (``n_shared_experts``). Anything else is left as
     written for the strict reading of :func:`parse_number`."""
     out = dict(r)
+    # a whole split written in one cell ("TP8-PP8-CP2", "TP=4, PP=2, DP=8"): each degree to its
+    # own column when that one is empty
+    for col in ("tp", "pp", "dp", "cp", "ep", "vpp"):
+        cell = out.get(col)
+        if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+            continue
+        pairs = re.findall(r"\b(TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", str(cell), re.I)
+        if len({k.lower() for k, _ in pairs}) >= 2:
+            for k, v in pairs:
+                k = k.lower()
+                other = out.get(k)
+                if k == col or other is None or (isinstance(other, float) and math.isnan(other)) or str(other).strip() == "":
+                    out[k] = v
     for col in _INT_COLUMNS:
         cell = out.get(col)
         if cell is None or (isinstance(cell, float) and math.isnan(cell)):
@@ -1057,6 +1091,9 @@ def _clean_int_cells(r: dict) -> dict:
         if not math.isnan(parse_number(text)):
             if col in ("vpp", "ep") and parse_number(text) == 0:
                 out[col] = "1"
+            elif col == "vpp" and re.match(r"^\s*(\d+)\s*layers?\s*(?:per|/)\s*(?:virtual\s*)?(?:stage|chunk)", text, re.I):
+                out[col] = None  # "2 layers per virtual stage": vpp from the layers (row_to_scenario)
+                out["_layers_per_vstage"] = int(re.match(r"^\s*(\d+)", text).group(1))
             elif col == "dp" and parse_number(text) <= 0:
                 out[col] = None  # TorchTitan's -1: all the remaining GPUs
             elif col == "moe_experts" and _ROUTED_EXPERTS.search(text):  # "1 shared + 256 routed"
@@ -1078,8 +1115,11 @@ def _clean_int_cells(r: dict) -> dict:
             continue
         m = _LABELLED_INT.match(text)
         label = re.sub(r"[\s_]+", " ", m.group(1).strip().lower()) if m else ""
-        bare = m is not None and not m.group(2).strip()
-        if m and bare and (col not in _BARE_LABEL_COLUMNS or label in ("fsdp", "ddp", "v", "e", "n")):
+        if col == "dp" and m and label in ("fsdp", "fsdp2", "hsdp"):
+            out["_dp_fsdp"] = True
+        sep = m.group(2) if m else ""
+        if m and ((not sep.strip() and col not in _BARE_LABEL_COLUMNS)
+                  or (sep == "" and label in ("fsdp", "ddp", "v", "e", "n"))):
             m = None  # "FSDP2", "v2", "context 2": a version or an odd cell, not a labelled degree
         if m and col in _COLUMN_LABELS and re.fullmatch(_COLUMN_LABELS[col], label):
             out[col] = m.group(3)
@@ -1104,6 +1144,11 @@ def _clean_int_cells(r: dict) -> dict:
             out["moe_experts"] = out["moe_topk"] = None
         elif col == "moe_topk" and _NO_MOE.match(text):
             out[col] = None  # not published: the default top-1 (dense when there are no experts)
+        elif col == "kv_heads" and re.match(r"^\s*MLA\b", text, re.I):
+            out[col] = None  # multi-head latent attention: the catalogue model states it
+        elif col == "vpp" and re.match(r"^\s*(\d+)\s*layers?\s*(?:per|/)\s*(?:virtual\s*)?(?:stage|chunk)", text, re.I):
+            out[col] = None
+            out["_layers_per_vstage"] = int(re.match(r"^\s*(\d+)", text).group(1))
         elif col == "kv_heads" and re.match(r"^\s*multi[- ]?query\b", text, re.I):
             out[col] = "1"
         elif col == "kv_heads" and re.match(r"^\s*multi[- ]?head\b", text, re.I):
@@ -1282,8 +1327,14 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         sp_cell = parse_bool_cell(r.get("sp"))
     except ValueError as e:
         return None, f"sp {e}"
+    if sp_cell is None and re.search(r",\s*(?:SP|sequence[ -]parallel\w*)\s*$", str(r.get("tp") or ""), re.I):
+        sp_cell = True  # "TP=4, SP"
+    if sp_cell is None:  # the notes may state it: "sequence parallelism was not used"
+        sp_cell = _ran(str(r.get("notes") or ""), r"sequence[- ]parallel\w*|\bSP\b")
     sp = sp_cell if sp_cell is not None else ("sequence parallel" in rc_text or (tp > 1 and fw["sp_default"]))
     vpp = _int(r.get("vpp"))
+    if vpp is None and r.get("_layers_per_vstage") and pp > 1:  # "2 layers per virtual stage"
+        vpp = max(1, L // (pp * int(r["_layers_per_vstage"])))
     if vpp is None:
         text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
         deep = max(2, L // (pp * DEFAULT_LAYERS_PER_VIRTUAL_STAGE))
@@ -1296,6 +1347,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         B = max(1, round(B / unit)) * unit
     try:
         zero = parse_zero_stage(r.get("zero_stage"))
+        if zero is None and r.get("_dp_fsdp"):
+            zero = 3  # "FSDP 8" in the dp cell: fully sharded
         if zero is None:
             zero = fw["zero_stage"]
         prec = parse_precision(r.get("precision"))
@@ -1401,7 +1454,9 @@ def _read(csv_path) -> pd.DataFrame:
 
 
 def batch_published(r: dict) -> bool:
-    """Whether a row publishes its global batch (in sequences or tokens)."""
+    """Whether a row publishes its global batch (in sequences or tokens), read as
+    :func:`row_to_scenario` reads it (``GBS 256``)."""
+    r = _clean_int_cells(r)
     return not (math.isnan(parse_number(r.get("global_batch_seqs")))
                 and math.isnan(_tokens(r.get("global_batch_tokens"), _int(r.get("seq_len")))))
 

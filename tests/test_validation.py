@@ -1046,3 +1046,54 @@ def test_new_cell_rules_keep_what_was_read_before():
     assert validation._aggregate_pflops("502 TFLOP/s") == pytest.approx(0.502)
     assert validation._arch("SmolLM3-3B")["tied_embeddings"] is True
     assert validation._arch("Moonlighting-GPT").get("gated_mlp") is not True
+
+
+def test_second_stress_test_wordings_are_read_as_they_say(tmp_path):
+    """A second stress test (59 rows: NVIDIA tables, MoE, AMD / Intel / cloud posts): units and
+    labels in context, counts in racks / trays / VMs, comments that do not decide, citations
+    that are not the run's date."""
+    m = validation.parse_metric
+    assert m("step_time_s", "2.5 it/s") == pytest.approx(0.4) and m("tflops_per_gpu", "1.544 PFLOP/s") == 1544.0
+    assert m("mfu_pct", "MFU 38%") == 38.0
+    p = validation.parse_precision
+    assert [p(x) for x in ("MXFP8 (an NVFP4 run is listed separately)", "BF16 (an FP8 recipe is listed separately)",
+                           "BF16 baseline; FP8 in next row", "BF16 (FP8 disabled)", "FP8-CS (FP8-MX)")] == [
+        "fp8", "bf16", "bf16", "bf16", "fp8"]
+    cm = validation.catalogue_model
+    assert cm("DeepSeekV3 (tokendrop)") == cm("DeepSeek V3 671B") == cm("DeepSeek-V3-Base") == "deepseek-v3"
+    assert cm("Qwen3_30B_a3B (tokendrop)") == "qwen3-30b-a3b" and cm("deepseek") is None
+    g = validation._gpu_count
+    for cell, gpn, rack, n in (("1 NVL72 rack (64 GPUs used)", 4, 72, 64), ("18 trays", 4, 72, 72),
+                               ("1x NVL72", 4, 72, 72), ("2 NVL72 racks", 4, 72, 144), ("1,344 VMs (ND H100 v5)", 8, 8, 10752),
+                               ("8 x BM.GPU.MI300X.8", 8, 8, 64), ("8 x Gaudi 3 servers", 8, 8, 64),
+                               ("32 nodes of 8 MI300X", 8, 8, 256), ("single node", 8, 8, 8), ("one DGX H100", 8, 8, 8)):
+        assert g(cell, gpn, rack) == n, cell
+    z = validation.parse_zero_stage
+    assert [z(x) for x in ("FSDP=0 (DDP)", "FSDP off", "distributed optimizer (FSDP=0)",
+                           "no FSDP (DDP + dist. optimizer)", "FSDP")] == [0, 0, 1, 1, 3]
+    r = validation.parse_recompute
+    assert [r(x) for x in ("recompute_modules=[core_attn, mlp]", "activation checkpointing (attention only)",
+                           "yes (MLP only)", "selective + full on first 4 layers", "full (activation checkpointing)")] == [
+        "selective", "selective", "selective", "selective", "full"]
+    y = validation.source_year
+    assert y("AMD ROCm blog (2025); ROCm/Megatron-LM, a fork of Megatron-LM (Shoeybi et al., arXiv:1909.08053)") == 2025
+    assert y("NeMo 24.12 recipes; selective recompute per arXiv:2205.05198") is None
+    assert y("torchtitan 2025; parallelism as in Narayanan et al. 2021") == 2025
+    c = validation._clean_int_cells
+    assert c({"vpp": "VP=12"})["vpp"] == "12" and c({"ep": "EP=16 (ETP=1)"})["ep"] == "16"
+    assert c({"kv_heads": "num_query_groups=8"})["kv_heads"] == "8" and c({"kv_heads": "MLA"})["kv_heads"] is None
+    assert {k: v for k, v in c({"tp": "TP8-PP8-CP2"}).items()} == {"tp": "8", "pp": "8", "cp": "2"}
+    assert c({"dp": "FSDP 8"}) == {"dp": "8", "_dp_fsdp": True}
+    assert validation._tokens("512 × 4096", 4096) == 512 * 4096
+    def built(**kw):
+        s, why = validation.row_to_scenario(_row(**kw))
+        assert s is not None, (kw, why)
+        return s
+    assert built(vpp="2 layers per virtual stage").parallelism.vpp == 96 // (8 * 2)
+    assert built(notes="sequence parallelism was not used").parallelism.sequence_parallel is False
+    assert built(gpu="8x H100", gpu_count=None, tp=8, pp=1).cluster.n_gpus == 8
+    assert built(dp="FSDP 128", tp=1, pp=8, zero_stage=None).parallelism.zero_stage == 3
+    assert validation.network_bw_per_gpu("3x 200 Gb/s RoCE per HPU (scale-out)", 8) == pytest.approx(600e9 / 8)
+    assert validation.system_for_gpu("H200 (a3-ultragpu-8g)") == "dgx-h200"
+    assert validation.system_for_gpu("a4-highgpu-8g") == "dgx-b200"
+    assert validation.batch_published(_row(global_batch_seqs="GBS 256"))

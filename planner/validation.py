@@ -224,16 +224,19 @@ _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without a
 DEFAULT_LAYERS_PER_VIRTUAL_STAGE = 1
 
 
-#: A citation inside a source text (``fork of Megatron-LM (arXiv:1909.08053)``, ``selective
-#: recompute per arXiv:2205.05198``, ``parallelism as in Narayanan et al. 2021``): up to the end
-#: of its clause, it names someone else's work, not the run's date.
-_CITED = re.compile(r"\b(?:per|as\s+in|fork\s+of|following|see|cf\.?|based\s+on|citing|after)\b"
-                    r"(?:[^;,.(]|\.(?=\s*\d)|(?<=\bal)\.|\([^)]*\))*", re.I)
+#: A citation inside a source text: an arXiv id after ``fork of`` / ``as in`` / ``per`` / ``cf.`` /
+#: ``following`` / ``citing`` in its clause (``fork of Megatron-LM (Shoeybi et al.,
+#: arXiv:1909.08053)``), or the year of an ``et al.`` (``as in Narayanan et al. 2021``). Dropped
+#: only when another date remains: it names someone else's work, not the run's date.
+_CITED = re.compile(r"\b(?:fork\s+of|as\s+in|per|cf\.?|following|citing)\b[^;]*?\barxiv[:\s/]*\d{4}\.\d{4,5}"
+                    r"|\bet\s+al\.?,?\s*\(?20[12]\d\)?", re.I)
 
 
 def _year(text, pick) -> int | None:
     t = "" if text is None else str(text)
-    t = _CITED.sub(" ", t)  # only the run's own dates; a source citing alone has none (None: recent)
+    uncited = _CITED.sub(" ", t)
+    if _ARXIV.search(uncited) or _YEAR.search(uncited):
+        t = uncited  # the run's own date beside a citation
     m = _ARXIV.search(t)
     if m:
         return 2000 + int(m.group(1))
@@ -317,6 +320,7 @@ def row_settings(r: dict) -> dict:
     modern = year is None or year >= FLASH_FIRST_YEAR
     src = str(r.get("source") or "")
     nvidia = bool(_NVIDIA_RECIPES.search(src))
+    modern = modern or nvidia  # NeMo / Megatron-Bridge recipes: fused attention, distributed optimizer, SP
     mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(src))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
@@ -538,8 +542,8 @@ def parse_recompute(cell) -> str:
     if full:
         return "full"
     if re.search(r"recompute[_-]modules|\b(?:core[_ ]attn|moe[_ ]act|layernorm|mlp|attn|attention)\b[^;]*\bonly\b"
-                 r"|\bonly\b[^;]*\b(?:mlp|attn|attention|norm)|recompute\s*:\s*(?:core[_ ]attn|moe[_ ]act|layernorm|mlp)",
-                 text) and not _RC_NONE.search(text):
+                 r"|\bonly\b[^;]*\b(?:mlp|attn|attention|layernorm|norm)\b|recompute\s*:\s*(?:core[_ ]attn|moe[_ ]act|layernorm|mlp)",
+                 text) and not re.search(r"\b(?:no|none|not|off|without|disabled|fused|flash)\b", text):
         return "selective"  # a module list ("recompute_modules=[core_attn, mlp]", "MLP only"): part of each layer
     flag, flag_off = _mentions(text, r"--recompute-activations\b")
     if flag or flag_off:  # Megatron-LM: --recompute-activations sets recompute_granularity = 'selective'
@@ -594,8 +598,7 @@ def parse_zero_stage(cell) -> int | None:
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     text = str(cell).strip().lower()
-    if re.match(r"(?:none|no|off|false)\b", text) and not re.search(
-            r"dist\w*\.?[-_ ]?opt|zero[-_ ]?\d|shard\w*[-_ ]optim", text):
+    if re.match(r"(?:none|no|off|false)\b", text) and not re.search(r"dist\w*\.?[-_ ]?opt|shard\w*[-_ ]optim", text):
         return 0
     if text == "" or _UNSTATED.match(text):
         return None
@@ -614,8 +617,8 @@ def parse_zero_stage(cell) -> int | None:
         return 2
     fsdp_off = re.search(r"fsdp\s*[=:]\s*(?:0|off|false|no)\b|fsdp\s+(?:off|disabled)\b", text) or \
         _stated(text, r"fsdp") is False
-    if not fsdp_off and re.search(r"fsdp|full_shard|hybrid[-_ ]shard\w*|hsdp|full(?:y)?[-_ ]shard|zero[-_ ]?infinity"
-                                  r"|zero\+\+|\bmics\b", text):
+    if re.search(r"full_shard|hybrid[-_ ]shard\w*|hsdp|full(?:y)?[-_ ]shard|zero[-_ ]?infinity|zero\+\+|\bmics\b", text) or (
+            not fsdp_off and "fsdp" in text):
         return 3
     if re.search(r"zero[-_ ]?offload", text):
         return 2  # ZeRO-Offload is built on ZeRO-2 (Ren et al. 2021 §4)
@@ -653,7 +656,9 @@ def parse_precision(cell) -> str:
         return "bf16"
     text = str(cell).strip().lower()
     head = re.split(r"[;(]", text, maxsplit=1)[0].strip()
-    if head and head != text and not re.search(r"\b(?:vs\.?|versus|no|not|without)\b", head):
+    if head and head != text and re.search(r"separately|separate\s+row|(?:next|other|another)\s+row|\bvs\.?\b|versus"
+                                           r"|compared|baseline|\brun\s*:|listed", text) and re.search(
+            r"bf16|bfloat16|fp8|fp4|fp16|e4m3|e5m2", head) and not re.search(r"\b(?:vs\.?|versus|no|not|without)\b", head):
         try:  # "BF16 (an FP8 recipe is listed separately)", "BF16 baseline; FP8 in next row"
             return parse_precision(head)
         except ValueError:
@@ -688,7 +693,7 @@ _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
     # cloud instances by name (AWS p4d / p4de / p5 / p5e / p5en, GCP a2 / a3, Azure ND v4 / v5):
     # the 8-GPU baseboard of their GPU
     ("P5EN", "dgx-h200"), ("P5E", "dgx-h200"), ("P5", "dgx-h100"), ("P4DE", "dgx-a100-80gb"),
-    ("P4D", "dgx-a100-40gb"), ("A3-ULTRA", "dgx-h200"), ("A3-", "dgx-h100"), ("A4-", "dgx-b200"), ("A2-ULTRAGPU", "dgx-a100-80gb"),
+    ("P4D", "dgx-a100-40gb"), ("A3-ULTRA", "dgx-h200"), ("A3-", "dgx-h100"), ("A4-HIGHGPU", "dgx-b200"), ("A2-ULTRAGPU", "dgx-a100-80gb"),
     ("A2-HIGHGPU", "dgx-a100-40gb"), ("ND96AMSR", "dgx-a100-80gb"), ("ND96ASR", "dgx-a100-40gb"),
     ("ND96ISR_H100", "dgx-h100"), ("ND96ISR_H200", "dgx-h200"),
 )
@@ -755,7 +760,8 @@ def hbm_override_for_gpu(name) -> float | None:
 #: A line rate in bits per second: ``400 Gb/s``, ``1,600 Gbps``, ``3.2 Tb/s``. Case-sensitive on
 #: purpose: ``GB/s`` (bytes, as NVLink is usually quoted) is not a line rate.
 _RATE = r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?:b/s|bps|bit/s)\b"
-_PER_GPU = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-](?:GPU|HPU|GCD|accelerator)\b"
+_PER_GPU = (r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-](?:GPU|GCD|accelerator(?![\s-]+(?:node|server|host))"
+            r"|HPU(?=[^;]*scale[\s-]?out))\b")
 _PER_NODE = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+(?:per[\s-]node|node[\s-](?:to[\s-])?node)\b"
 #: "[<k> x] <bw> [≤ 2 words] per GPU" (``dual-rail 2x200Gb/s per GPU``: k links per GPU)
 _NET_PER_GPU = re.compile(r"(?:\b(\d+)\s*[x×]\s*)?" + _RATE + _PER_GPU)
@@ -884,26 +890,27 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     text = str(cell).strip()
     if _range_or_ramp(text):
         return None  # "16-32 GPUs": which count ran is not said
-    total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?\b[^)]*\)", text, re.I)
+    total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?(?:\s+(?:used|total|in\s+total|in\s+all))?\s*\)", text, re.I)
     if total and (_MACHINES.search(text) or _RACKS.search(text)):  # "1 NVL72 rack (64 GPUs used)"
         return int(total.group(1).replace(",", ""))
     packages = bool(re.search(r"\bMI250X?s?\b", text, re.I)) and not re.search(r"GCD", text, re.I)
-    text = re.sub(r"(?i)\bgaudi\s*\d\b|\bMI\s*\d{3}X?\b", "accelerator", text)  # a name's digits are no count
-    word = re.match(r"^\s*(?:a\s+|one\s+|single\s+)(?:(?:DGX|HGX)[\w -]*?\s*)?(node|host|server|machine|instance|box|dgx\b"
-                    r"|rack)", text, re.I)
-    if word:  # "single node", "one DGX H100", "one rack"
-        return rack if word.group(1).lower() == "rack" and rack else gpus_per_node
+    text = re.sub(r"(?i)\bgaudi\s*\d\b|\bMI\s*\d{3}X?\b", "ACCEL", text)  # a name's digits are no count
+    bare_nums = re.findall(r"(?<![A-Za-z\d.,])\d", re.sub(r"\([^)]*\)", " ", text))
+    if not bare_nums and re.fullmatch(r"\s*(?:a|one|single)\s+(?:(?:node|host|server|machine|instance|box)\b.*"
+                                      r"|(?:DGX|HGX)(?:[-\s]?[A-Z]?\d+\w*)?(?:\s+(?:node|box|system|server))?\s*)", text, re.I):
+        return gpus_per_node  # "single node", "one DGX H100"
     if rack and _RACKS.search(text) and not _MACHINES.search(text):
-        n = re.match(r"^\s*(\d[\d,]*)\s*(?:[x×*]\s*)?(?:NVL\d+\s*)?racks?\b|^\s*(\d[\d,]*)\s*[x×*]?\s*NVL\d+\s*$",
-                     text, re.I)
-        if n:  # "2 NVL72 racks", "1x NVL72": racks × the NVLink domain
-            return int((n.group(1) or n.group(2)).replace(",", "")) * rack
+        n = re.fullmatch(r"\s*(\d[\d,]*|a|one|single)\s*(?:[x×*]\s*)?(NVL\d+\s*)?(?:racks?)?\s*", text, re.I)
+        if n and (n.group(2) or re.search(r"racks?", text, re.I)):  # "2 NVL72 racks", "1x NVL72", "one rack"
+            k = n.group(1).lower()
+            size = int(re.search(r"\d+", n.group(2)).group(0)) if n.group(2) else rack
+            return (1 if k in ("a", "one", "single") else int(k.replace(",", ""))) * size
     m = re.fullmatch(r"[^=]*\d[^=]*\s[x×*]\s[^=]*\d[^=]*=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*", text, re.I) or \
         re.fullmatch(r"[^=]*\d\s*[x×*]\s*\d[^=]*=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*", text, re.I)
     if m:  # "2 × 8 = 16", "32 nodes × 8 = 256": the total of a product written out
         return int(m.group(1).replace(",", ""))
     m = re.search(r"\(\s*(\d[\d,]*)\s*GCDs?\s*\)", text, re.I) or (
-        None if re.search(r"[x×*]", text) else re.search(r"(\d[\d,]*)\s*GCDs?\b", text, re.I))
+        None if re.search(r"[x×*]|\bof\b", text) else re.search(r"(\d[\d,]*)\s*GCDs?\b", text, re.I))
     if m:  # "1024 MI250X (2048 GCDs)", "2048 GCDs": the GCDs are the ranks counted here
         return int(m.group(1).replace(",", ""))
     m = re.match(r"^\s*(\d+)\s*[kK]\b", text)
@@ -919,13 +926,15 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     machines = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?)\b", outer, re.I)
     if per_node and machines and not re.search(r"[x×*]", outer):  # "96 nodes, 8 GPUs per node"
         return int(per_node.group(1).replace(",", "")) * int(machines.group(1).replace(",", ""))
-    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+nodes?\s+of\s+(\d[\d,]*)\s*(?:GPUs?|GCDs?|accelerators?|[A-Z]+\d+\w*)\b",
+    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+nodes?\s+of\s+(\d[\d,]*)\s*(?:GPUs?|(GCDs?)|accelerators?|ACCEL|[A-Z]+\d+\w*)",
                   outer, re.I)
-    if m:  # "4 nodes of 8 GPUs", "one node of 8 GPUs"
+    if m:  # "4 nodes of 8 GPUs", "one node of 8 GPUs", "4 nodes of 4 MI250X" (packages of 2 GCDs)
         k = m.group(1).lower()
-        return (1 if k in ("one", "a", "an") else int(k.replace(",", ""))) * int(m.group(2).replace(",", ""))
+        return ((1 if k in ("one", "a", "an") else int(k.replace(",", ""))) * int(m.group(2).replace(",", ""))
+                * (2 if packages and not m.group(3) else 1))
     gpus = re.findall(r"(?<![\w.,])(\d[\d,]*)\s*(?:GPUs?|accelerators?|devices?)\b(?!\s*(?:per|/|each)\b)", outer, re.I)
-    if len(gpus) == 1 and _MACHINES.search(outer) and not re.search(r"[x×*]|\bof\b", outer):  # "768 GPUs, 96 nodes"
+    if len(gpus) == 1 and (_MACHINES.search(outer) or _RACKS.search(outer)) and not re.search(
+            r"[x×*]|\bof\b", outer):  # "768 GPUs, 96 nodes", "2 racks, 64 GPUs"
         return int(gpus[0].replace(",", ""))
     nums = [int(x.replace(",", "")) for x in
             re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", outer)]
@@ -966,6 +975,9 @@ def _tokens(cell, seq_len: int | None) -> float:
 #: parentheses (``31.96% (vs 36.14% for 175B)`` and ``380 (2048x A100)`` are values).
 _RELATIVE = re.compile(r"faster|slower|speed-?up|improve\w*|better|worse|higher|lower|gain|\d\s*[x×]\b"
                        r"|\bvs\.?\b|relative", re.I)
+#: The label a metric column's number may carry in front (``MFU 38%`` in mfu_pct only).
+_METRIC_LABELS = {"mfu_pct": r"MFU", "hfu_pct": r"HFU", "tflops_per_gpu": r"(?:model\s+)?(?:TFLOP/?s|TFLOPS)",
+                  "tokens_per_s_per_gpu": r"tok(?:en)?s?\s*/\s*s(?:ec)?(?:\s*/\s*GPU)?", "step_time_s": r"step\s+time"}
 #: A comment that makes the number itself a ratio (``1.3 (speedup vs baseline)``, ``0.92 (relative)``).
 _RELATIVE_IN_COMMENT = re.compile(r"\([^)]*\b(?:speed-?ups?|relative|ratio|normali[sz]ed)\b[^)]*\)", re.I)
 #: A throughput in thousands (``2.8k``, ``≈ 8.2K tokens/s``): tokens per second only.
@@ -979,9 +991,8 @@ def parse_metric(col: str, cell) -> float:
     faster``; words inside parentheses are the cell's comment, not a comparison)."""
     if isinstance(cell, str) and (_RELATIVE.search(re.sub(r"\([^)]*\)", " ", cell)) or _RELATIVE_IN_COMMENT.search(cell)):
         return math.nan  # "up to 50% faster", "3x", "1.3 (speedup)": a comparison, not the run's value
-    if isinstance(cell, str):  # a label before the number: "MFU 38%", "TFLOP/s: 400"
-        cell = re.sub(r"^\s*(?:MFU|HFU|model\s+TFLOP/?s|TFLOP/?s|TFLOPS|tokens?/s(?:/GPU)?|step\s+time)\s*[:=]?\s*(?=[~≈>\d])",
-                      "", cell, flags=re.I)
+    if isinstance(cell, str) and col in _METRIC_LABELS:  # the column's own label first: "MFU 38%"
+        cell = re.sub(r"^\s*(?:" + _METRIC_LABELS[col] + r")\s*[:=]?\s*(?=[~≈>\d])", "", cell, flags=re.I)
     if col == "tokens_per_s_per_gpu" and isinstance(cell, str) and _METRIC_K.match(cell):
         k = _METRIC_K.match(cell)
         if re.match(r"\s*(?:[-–—]|to\b|→|->)\s*\d", cell[k.end():]):
@@ -990,7 +1001,8 @@ def parse_metric(col: str, cell) -> float:
     v = parse_number(cell)
     if col == "tflops_per_gpu" and isinstance(cell, str) and not math.isnan(v) and re.match(
             r"\s*P(?:FLOP|F/s|FLOPS)", cell[_NUM.match(cell).end():], re.I):
-        return v * 1e3  # "1.544 PFLOP/s" per GPU
+        per_gpu = re.fullmatch(r"\s*P(?:FLOP/?s|FLOPS|F/s)\s*(?:(?:per|/)\s*GPU)?\s*", cell[_NUM.match(cell).end():], re.I)
+        return v * 1e3 if per_gpu else math.nan  # "1.544 PFLOP/s" per GPU; "1.5 PFLOP/s aggregate" is not
     if col != "step_time_s" or cell is None or isinstance(cell, (int, float)) or math.isnan(v):
         return v
     text = str(cell)
@@ -1070,14 +1082,16 @@ def _clean_int_cells(r: dict) -> dict:
     0 for vpp (1), shared experts counted apart (``n_shared_experts``). Anything else is left as
     written for the strict reading of :func:`parse_number`."""
     out = dict(r)
+    if re.search(r"\d\s*,\s*(?:SP|sequence[ -]parallel\w*)\s*$", str(r.get("tp") or ""), re.I):
+        out["_tp_sp"] = True  # "TP=4, SP"
     # a whole split written in one cell ("TP8-PP8-CP2", "TP=4, PP=2, DP=8"): each degree to its
     # own column when that one is empty
     for col in ("tp", "pp", "dp", "cp", "ep", "vpp"):
         cell = out.get(col)
         if cell is None or (isinstance(cell, float) and math.isnan(cell)):
             continue
-        pairs = re.findall(r"\b(TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", str(cell), re.I)
-        if len({k.lower() for k, _ in pairs}) >= 2:
+        pairs = re.findall(r"\b(TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", re.sub(r"\([^)]*\)", " ", str(cell)), re.I)
+        if len({k.lower() for k, _ in pairs}) >= 2 and len({k.lower() for k, _ in pairs}) == len(pairs):
             for k, v in pairs:
                 k = k.lower()
                 other = out.get(k)
@@ -1144,7 +1158,8 @@ def _clean_int_cells(r: dict) -> dict:
             out["moe_experts"] = out["moe_topk"] = None
         elif col == "moe_topk" and _NO_MOE.match(text):
             out[col] = None  # not published: the default top-1 (dense when there are no experts)
-        elif col == "kv_heads" and re.match(r"^\s*MLA\b", text, re.I):
+        elif col == "kv_heads" and re.match(r"^\s*MLA\b", text, re.I) and catalogue_model(out.get("model")) and \
+                catalog.models()[catalogue_model(out.get("model"))].mla:
             out[col] = None  # multi-head latent attention: the catalogue model states it
         elif col == "vpp" and re.match(r"^\s*(\d+)\s*layers?\s*(?:per|/)\s*(?:virtual\s*)?(?:stage|chunk)", text, re.I):
             out[col] = None
@@ -1183,19 +1198,37 @@ def catalogue_model(name) -> str | None:
     once lower-cased with everything but letters and digits removed, a comment in parentheses
     aside (``DeepSeekV3 (tokendrop)`` → ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``),
     or is followed only by a size (``DeepSeek V3 671B``); None when none does."""
+    full = _KEY.sub("", str(name).lower())
     key = _KEY.sub("", re.sub(r"\([^)]*\)", " ", str(name)).lower())
     if not key:
         return None
-    keys = {mid: (_KEY.sub("", mid.lower()), _KEY.sub("", spec.name.lower())) for mid, spec in catalog.models().items()}
-    for mid, ks in keys.items():
-        if key in ks:
-            return mid
-    # a catalogue name followed only by its size ("DeepSeek V3 671B", "deepseekv3-671b-base")
+    keys = {mid: tuple(k for k in (_KEY.sub("", mid.lower()), _KEY.sub("", spec.name.lower()),
+                                   _KEY.sub("", re.sub(r"\([^)]*\)", " ", spec.name).lower())) if k)
+            for mid, spec in catalog.models().items()}
+    for cand in (full, key):
+        for mid, ks in keys.items():
+            if cand in ks:
+                return mid
+    # a catalogue name followed only by its size, a version or a variant ("DeepSeek V3 671B",
+    # "Mixtral 8x22B v0.1", "Qwen3-235B-A22B-Base"); a size must be the preset's (±10 %)
     for mid, ks in keys.items():
         for k in ks:
-            if k and key.startswith(k) and re.fullmatch(r"(?=.)(?:\d+(?:\.\d+)?[bm](?:a\d+b)?)?(?:v\d+)?(?:base|instruct|chat)?", key[len(k):]):
+            rest = key[len(k):]
+            m = re.fullmatch(r"(?=.)(\d+(?:\.\d+)?)?([bm])?(?:a\d+b)?(?:v\d+)?(?:base|instruct|chat)?", rest) \
+                if key.startswith(k) else None
+            if m and (not m.group(1) or (m.group(2) and abs(float(m.group(1)) * (1e-3 if m.group(2) == "m" else 1.0)
+                                                          / _preset_params_b(mid) - 1.0) <= 0.1)):
                 return mid
     return None
+
+
+@lru_cache(maxsize=None)
+def _preset_params_b(mid: str) -> float:
+    """Total parameters of a catalogue model [billions] (one evaluation on an 8-GPU node)."""
+    from . import engine  # noqa: PLC0415 - engine imports this module's neighbours
+
+    r = engine.evaluate({"model": mid, "cluster": {"system": "dgx-h100", "n_gpus": 8}})
+    return float(r.results["params_total"]) / 1e9
 
 
 def _catalogue_architecture(r: dict) -> dict | None:
@@ -1292,8 +1325,10 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             return None, f"global_batch_tokens = {r.get('global_batch_tokens')!r} is less than one sequence of {s}"
         B = int(round(tok / s)) if math.isfinite(tok) else None
     sys_spec = catalog.systems()[system]
-    n = _gpu_count(r.get("gpu_count"), sys_spec.gpus_per_node, sys_spec.nvlink_domain_size)
-    if n is None and r.get("gpu_count") in (None, "") and r.get("gpu"):
+    rack = sys_spec.nvlink_domain_size if sys_spec.nvlink_domain_size > sys_spec.gpus_per_node else None
+    n = _gpu_count(r.get("gpu_count"), sys_spec.gpus_per_node, rack)
+    if n is None and r.get("gpu_count") in (None, "") and r.get("gpu") and not re.search(
+            r"\bper\b|\b(?:nodes?|hosts?|servers?|systems?|boxes)\b", str(r.get("gpu")), re.I):
         lead = re.match(r"^\s*(\d[\d,]*)\s*[x×]\s*\S", str(r.get("gpu")))
         n = int(lead.group(1).replace(",", "")) if lead else None  # "8x H100" in the gpu cell
     tp, pp = _int(r.get("tp")), _int(r.get("pp"))
@@ -1302,6 +1337,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         return None, f"parallel split or GPU count not published: {', '.join(missing)} (write 1 for a degree not used)"
     cp = _int(r.get("cp")) or 1
     dp = _int(r.get("dp")) or (n // (tp * pp * cp))
+    if r.get("_dp_fsdp") and tp * pp * cp * dp != n:
+        dp = n // (tp * pp * cp)  # "FSDP 4" on 8 GPUs: a shard group, not the DP degree
     if dp < 1:
         return None, f"tp·pp·cp = {tp * pp * cp} exceeds the {n} GPUs"
     mbs = _int(r.get("micro_batch")) or 1
@@ -1327,10 +1364,10 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         sp_cell = parse_bool_cell(r.get("sp"))
     except ValueError as e:
         return None, f"sp {e}"
-    if sp_cell is None and re.search(r",\s*(?:SP|sequence[ -]parallel\w*)\s*$", str(r.get("tp") or ""), re.I):
+    if sp_cell is None and r.get("_tp_sp"):
         sp_cell = True  # "TP=4, SP"
-    if sp_cell is None:  # the notes may state it: "sequence parallelism was not used"
-        sp_cell = _ran(str(r.get("notes") or ""), r"sequence[- ]parallel\w*|\bSP\b")
+    if sp_cell is None and _ran(str(r.get("notes") or ""), r"sequence[- ]parallel\w*") is False:
+        sp_cell = False  # the notes rule it out: "sequence parallelism was not used"
     sp = sp_cell if sp_cell is not None else ("sequence parallel" in rc_text or (tp > 1 and fw["sp_default"]))
     vpp = _int(r.get("vpp"))
     if vpp is None and r.get("_layers_per_vstage") and pp > 1:  # "2 layers per virtual stage"
@@ -1488,8 +1525,21 @@ def _aggregate_pflops(cell) -> float:
     v = parse_metric("aggregate_pflops", cell)
     if not math.isfinite(v) or cell is None or isinstance(cell, (int, float)):
         return v
-    unit = re.match(r"\s*([EPTG])(?:FLOP|FLOPS|F\b|FLOP/s)", str(cell)[_NUM.match(str(cell)).end():], re.I)
+    num = _NUM.match(str(cell))
+    if num is None:
+        return math.nan  # a label in front ("TFLOPS 502"): not this column's number
+    unit = re.match(r"\s*([EPTG])(?:FLOP|FLOPS|F\b|FLOP/s)", str(cell)[num.end():], re.I)
     return v * {"e": 1e3, "p": 1.0, "t": 1e-3, "g": 1e-6}[unit.group(1).lower()] if unit else v
+
+
+def _metric_unit(cell) -> str:
+    """What follows a metric cell's number up to a comment (``tok/s per node`` of ``26,000 tok/s
+    per node (8 GPUs)``); "" for a bare number."""
+    if cell is None or isinstance(cell, (int, float)):
+        return ""
+    text = str(cell)
+    m = _NUM.match(text)
+    return re.split(r"[(;,]", text[m.end():], maxsplit=1)[0].strip() if m else ""
 
 
 def _cell_counts_recompute(cell) -> bool:
@@ -1534,13 +1584,16 @@ def calibration_batch(csv_path=None):
     for j, r in enumerate(sub.to_dict("records")):
         src = str(r["source_key"])
         tok, st, tf, mfu, hfu = (parse_metric(c, r.get(c)) for c in METRIC_COLUMNS)
-        tok_text = str(r.get("tokens_per_s_per_gpu") or "")
-        if re.search(r"\b(?:samples?|seqs?|sequences?)\s*/\s*s", tok_text, re.I):
+        unit = _metric_unit(r.get("tokens_per_s_per_gpu"))
+        if re.match(r"(?:samples?|seqs?|sequences?)\s*(?:/|per)\s*s(?:ec\w*)?\b", unit, re.I):
             tok = tok * float(b["seq_len"][j])  # "12.5 samples/s/GPU": sequences per second
-        if re.search(r"\bper\s+(?:node|host|server|instance)\b|/\s*(?:node|host|server)\b", tok_text, re.I):
+        if re.match(r"(?:tok(?:en)?s?)?\s*(?:/|per)\s*s(?:ec\w*)?\s*(?:/|per)\s*(?:node|host|server|instance)\b", unit, re.I):
             tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node"
-        if re.search(r"fp8\s+(?:dense\s+)?peak|of\s+(?:the\s+)?fp8", str(r.get("mfu_pct") or ""), re.I):
-            mfu = mfu * float(b["peak_flop_per_s"][j]) / float(b["peak_16bit_flop_per_s"][j])  # MFU of the FP8 peak
+        if re.match(r"%?\s*(?:MFU\s+)?of\s+(?:the\s+)?FP8\s+(?:dense\s+)?peak", _metric_unit(r.get("mfu_pct")), re.I):
+            a_ = scen[j].cluster.accelerator or catalog.systems()[scen[j].cluster.system].accelerator
+            acc = catalog.accelerators()[a_] if isinstance(a_, str) else a_
+            fp8 = acc.peak_flop_per_s.get("fp8")
+            mfu = mfu * fp8 / float(b["peak_16bit_flop_per_s"][j]) if fp8 else math.nan  # MFU of the FP8 peak
         if not batch_published(r):
             metric.append(""); pub.append(math.nan); count.append(math.nan)
         elif not math.isnan(tok):

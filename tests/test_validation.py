@@ -1077,11 +1077,15 @@ def test_second_stress_test_wordings_are_read_as_they_say(tmp_path):
         "selective", "selective", "selective", "selective", "full"]
     y = validation.source_year
     assert y("AMD ROCm blog (2025); ROCm/Megatron-LM, a fork of Megatron-LM (Shoeybi et al., arXiv:1909.08053)") == 2025
-    assert y("NeMo 24.12 recipes; selective recompute per arXiv:2205.05198") is None
+    # a citation alone stays the date (nothing else dates the run); an NVIDIA recipe is modern anyway
+    assert y("NeMo 24.12 recipes; selective recompute per arXiv:2205.05198") == 2022
+    nemo = validation.row_settings({"source": "NVIDIA NeMo 24.12 recipes; selective recompute per arXiv:2205.05198"})
+    assert nemo["flash_attention"] and nemo["zero_stage"] == 1 and nemo["sp_default"]
     assert y("torchtitan 2025; parallelism as in Narayanan et al. 2021") == 2025
     c = validation._clean_int_cells
     assert c({"vpp": "VP=12"})["vpp"] == "12" and c({"ep": "EP=16 (ETP=1)"})["ep"] == "16"
-    assert c({"kv_heads": "num_query_groups=8"})["kv_heads"] == "8" and c({"kv_heads": "MLA"})["kv_heads"] is None
+    assert c({"kv_heads": "num_query_groups=8"})["kv_heads"] == "8" and c({"kv_heads": "MLA", "model": "DeepSeek-V3"})["kv_heads"] is None
+    assert c({"kv_heads": "MLA", "model": "DeepSeek-V2"})["kv_heads"] == "MLA"  # no MLA dimensions to take
     assert {k: v for k, v in c({"tp": "TP8-PP8-CP2"}).items()} == {"tp": "8", "pp": "8", "cp": "2"}
     assert c({"dp": "FSDP 8"}) == {"dp": "8", "_dp_fsdp": True}
     assert validation._tokens("512 × 4096", 4096) == 512 * 4096
@@ -1097,3 +1101,48 @@ def test_second_stress_test_wordings_are_read_as_they_say(tmp_path):
     assert validation.system_for_gpu("H200 (a3-ultragpu-8g)") == "dgx-h200"
     assert validation.system_for_gpu("a4-highgpu-8g") == "dgx-b200"
     assert validation.batch_published(_row(global_batch_seqs="GBS 256"))
+
+
+def test_second_round_rules_keep_what_was_read_before():
+    """Regressions a second differential review found in the rules above (cells the old reader
+    read right), each pinned."""
+    g = validation._gpu_count
+    for cell, gpn, rack, n in (("16 nodes (8 GPUs per node)", 8, None, 128), ("2 nodes (8 GPUs each)", 8, None, 16),
+                               ("16 servers (8 GPUs each, 128 total)", 8, None, 128), ("16 MI300X nodes", 8, None, 128),
+                               ("8 Gaudi3 nodes", 8, None, 64), ("4 Gaudi 3 servers", 8, None, 32),
+                               ("one node of 4 GPUs", 8, None, 4), ("a node with 4 GPUs", 8, None, 4),
+                               ("a DGX SuperPOD", 8, None, None), ("one rack", 8, None, None),
+                               ("2 racks, 64 GPUs", 4, 72, 64), ("1 rack = 72 GPUs", 8, None, 72), ("1 NVL36 rack", 4, 72, 36),
+                               ("4 nodes of 4 MI250X", 8, None, 32), ("128 nodes of 8 GCDs", 8, None, 1024)):
+        assert g(cell, gpn, rack) == n, cell
+    m = validation.parse_metric
+    assert math.isnan(m("tflops_per_gpu", "1.5 PFLOP/s aggregate")) and math.isnan(m("mfu_pct", "HFU 45%"))
+    assert math.isnan(m("tokens_per_s_per_gpu", "MFU 40%")) and math.isnan(m("step_time_s", "tokens/s 3000"))
+    assert math.isnan(validation._aggregate_pflops("TFLOPS 502"))
+    u = validation._metric_unit
+    assert u("3,000 tok/s/GPU (24,000 per node)") == "tok/s/GPU" and u("3,050 tokens/s (0.37 samples/s)") == "tokens/s"
+    assert u("35% (of BF16 peak; 17.5% of FP8 peak)") == "%"
+    p = validation.parse_precision
+    assert [p(x) for x in ("mixed precision (FP8)", "unknown (likely fp8)", "fp32 (bf16 compute)", "AMP; fp16",
+                           "BF16; FP8 delayed scaling")] == ["fp8", "fp8", "bf16", "fp16", "fp8"]
+    z = validation.parse_zero_stage
+    assert [z(x) for x in ("no ZeRO-3", "none (ZeRO-1 not used)", "ZeRO++ (not FSDP)", "HSDP (FSDP off across nodes)")] == [
+        0, 0, 3, 3]
+    y = validation.source_year
+    assert [y(x) for x in ("throughput per GPU (arXiv:2104.04473)", "based on Megatron-LM v2.5 (2021)",
+                           "see Table 2 (2023)", "TorchTitan after the 2024 release")] == [2021, 2021, 2023, 2024]
+    def sp(notes):
+        s, why = validation.row_to_scenario(_row(notes=notes, source="x (2024)"))
+        return s.parallelism.sequence_parallel
+    assert sp("SP not applicable") is True and sp("selective recompute (the sequence parallelism paper's method)") is True
+    assert sp("sequence parallelism was not used") is False
+    s, _ = validation.row_to_scenario(_row(tp="TP=8, SP", source="Smith et al., arXiv:2201.11990"))
+    assert s.parallelism.sequence_parallel is True  # stated in the tp cell, before the 2022 default
+    r = validation.parse_recompute
+    assert [r(x) for x in ("flash attention only, no checkpointing", "checkpointing, only in normal steps")] == ["none", "full"]
+    assert validation._clean_int_cells({"tp": "TP=8 (vs TP=4, PP=2 in Table 3)"}) == {"tp": "8"}
+    cm = validation.catalogue_model
+    assert [cm(x) for x in ("DeepSeek-V3 16B (proxy)", "Llama 2 70B 7B", "Llama 2 (7B)", "GPT-3 (175B)")] == [
+        None, None, "llama2-7b", "gpt3-175b"]
+    assert validation.network_bw_per_gpu("8x 400 Gb/s per accelerator node", 8) == pytest.approx(50e9)
+    assert validation.system_for_gpu("RTX A4-series") is None

@@ -224,11 +224,11 @@ _INTERLEAVED = re.compile(r"(?<!no )(?<!not )(?<!non-)(?<!without )(?<!without a
 DEFAULT_LAYERS_PER_VIRTUAL_STAGE = 1
 
 
-#: A citation inside a source text: an arXiv id after ``fork of`` / ``as in`` / ``per`` / ``cf.`` /
+#: A citation inside a source text: an arXiv id after ``fork of`` / ``as in`` / ``cf.`` /
 #: ``following`` / ``citing`` in its clause (``fork of Megatron-LM (Shoeybi et al.,
 #: arXiv:1909.08053)``), or the year of an ``et al.`` (``as in Narayanan et al. 2021``). Dropped
 #: only when another date remains: it names someone else's work, not the run's date.
-_CITED = re.compile(r"\b(?:fork\s+of|as\s+in|per|cf\.?|following|citing)\b[^;]*?\barxiv[:\s/]*\d{4}\.\d{4,5}"
+_CITED = re.compile(r"\b(?:fork\s+of|as\s+in|cf\.?|following|citing)\b[^;]*?\barxiv[:\s/]*\d{4}\.\d{4,5}"
                     r"|\bet\s+al\.?,?\s*\(?20[12]\d\)?", re.I)
 
 
@@ -320,7 +320,6 @@ def row_settings(r: dict) -> dict:
     modern = year is None or year >= FLASH_FIRST_YEAR
     src = str(r.get("source") or "")
     nvidia = bool(_NVIDIA_RECIPES.search(src))
-    modern = modern or nvidia  # NeMo / Megatron-Bridge recipes: fused attention, distributed optimizer, SP
     mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(src))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
@@ -381,14 +380,24 @@ _NUM_AMBIGUOUS_TAIL = re.compile(r"^(?:\s*[kKmMgGtTbB](?![a-zA-Z])|[,._]\d|\^|[ 
 #: unit and a comment in parentheses after it (``38–43%``, ``8 to 16``, ``16-32 GPUs``; not
 #: ``380 - 3 run average`` nor ``430 — 16K GPUs``).
 _RANGE_TAIL = re.compile(r"^\s*%?\s*(?:(?:→|->)\s*\d|(?:[-–—]|to\b)\s*[~≈]?\d[\d,.]*\s*"
-                         r"(?:%|tokens?(?:/s)?|tok/s|TFLOP/?s|TFLOPS|ms|s|sec|min|GPUs?|seqs?|sequences)?"
+                         r"(?:%|tokens?(?:/s)?|tok/s|TFLOP/?s|TFLOPS|ms|s|sec|min|seqs?|sequences)?"
                          r"(?:\s*/\s*\w+)*\s*(?:\(.*\))?\s*$)", re.I)
 
 
 def _range_or_ramp(text: str) -> bool:
-    """Whether a cell's leading number starts a range or a ramp (``38–43%``, ``192→4224``)."""
+    """Whether a cell's leading number starts a range or a ramp (``38–43%``, ``192→4224``): an
+    arrow, or a dash / ``to`` before a larger number (``1024 - 8 (hot spares)`` is no range)."""
     m = _NUM.match(text)
-    return bool(m) and _RANGE_TAIL.match(text[m.end():]) is not None
+    if not m:
+        return False
+    tail = _RANGE_TAIL.match(text[m.end():])
+    if tail is None:
+        return False
+    if re.match(r"\s*%?\s*(?:→|->)", text[m.end():]):
+        return True
+    second = re.search(r"\d[\d,]*(?:\.\d+)?", text[m.end():])
+    first = float(re.sub(r"[,\s\u00a0\u202f]", "", m.group(1)))
+    return second is not None and float(second.group(0).replace(",", "")) > first
 
 
 def parse_number(cell) -> float:
@@ -403,7 +412,7 @@ def parse_number(cell) -> float:
         return float(cell)
     text = str(cell)
     m = _NUM.match(text)
-    if not m or _NUM_AMBIGUOUS_TAIL.match(text[m.end():]) or _RANGE_TAIL.match(text[m.end():]):
+    if not m or _NUM_AMBIGUOUS_TAIL.match(text[m.end():]) or _range_or_ramp(text):
         return math.nan
     return float(re.sub(r"[,\s\u00a0\u202f]", "", m.group(1)))
 
@@ -543,9 +552,12 @@ def parse_recompute(cell) -> str:
         return "full"
     if re.search(r"recompute[_-]modules|\b(?:core[_ ]attn|moe[_ ]act|layernorm|mlp|attn|attention)\b[^;]*\bonly\b"
                  r"|\bonly\b[^;]*\b(?:mlp|attn|attention|layernorm|norm)\b|recompute\s*:\s*(?:core[_ ]attn|moe[_ ]act|layernorm|mlp)",
-                 text) and not re.search(r"\b(?:no|none|not|off|without|disabled|fused|flash)\b", text):
+                 text) and not re.search(r"\b(?:no|none|not|off|without|disabled|fused|flash|fa\d|sdpa|cudnn|kernels?|via"
+                                         r"|offload\w*|every\s+layer)\b", text):
         return "selective"  # a module list ("recompute_modules=[core_attn, mlp]", "MLP only"): part of each layer
     flag, flag_off = _mentions(text, r"--recompute-activations\b")
+    if (flag or flag_off) and _RC_NONE.search(text):
+        return "none"  # "none (--recompute-activations unset)"
     if flag or flag_off:  # Megatron-LM: --recompute-activations sets recompute_granularity = 'selective'
         return "selective" if flag and not flag_off else "none"
     if _RC_LAYER_SAC.search(text) and not _RC_NONE.search(text):
@@ -600,6 +612,9 @@ def parse_zero_stage(cell) -> int | None:
     text = str(cell).strip().lower()
     if re.match(r"(?:none|no|off|false)\b", text) and not re.search(r"dist\w*\.?[-_ ]?opt|shard\w*[-_ ]optim", text):
         return 0
+    if re.match(r"ddp\b", text) and not re.search(r"dist\w*\.?[-_ ]?opt|shard\w*[-_ ]optim|zero|fsdp|shard",
+                                                  re.split(r"[;(,]", text, maxsplit=1)[0]):
+        return 0  # "DDP (FSDP for 70B)", "DDP, ZeRO-3 in next row": the first clause is this run
     if text == "" or _UNSTATED.match(text):
         return None
     if re.fullmatch(r"zero\s*(?:\(\s*(?:stage\s*)?(?:not stated|unknown|n/?a|unpublished|not published)\s*\))?", text):
@@ -656,9 +671,9 @@ def parse_precision(cell) -> str:
         return "bf16"
     text = str(cell).strip().lower()
     head = re.split(r"[;(]", text, maxsplit=1)[0].strip()
-    if head and head != text and re.search(r"separately|separate\s+row|(?:next|other|another)\s+row|\bvs\.?\b|versus"
-                                           r"|compared|baseline|\brun\s*:|listed", text) and re.search(
-            r"bf16|bfloat16|fp8|fp4|fp16|e4m3|e5m2", head) and not re.search(r"\b(?:vs\.?|versus|no|not|without)\b", head):
+    if head and head != text and re.search(r"separately|separate\s+row|(?:next|other|another)\s+row|\brun\s*:|listed",
+                                           text) and re.search(r"bf16|bfloat16|fp8|fp4|fp16|e4m3|e5m2", head) and not re.search(
+            r"\b(?:vs\.?|versus|no|not|without|weights?|master|storage|params?)\b", head):
         try:  # "BF16 (an FP8 recipe is listed separately)", "BF16 baseline; FP8 in next row"
             return parse_precision(head)
         except ValueError:
@@ -888,7 +903,9 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     if cell is None or isinstance(cell, (int, float)):
         return _int(cell)
     text = str(cell).strip()
-    if _range_or_ramp(text):
+    if _range_or_ramp(text) or (
+            (rg := re.match(r"^\s*(\d[\d,]*)\s*(?:[-–—]|to\b)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*$", text, re.I))
+            and int(rg.group(2).replace(",", "")) > int(rg.group(1).replace(",", ""))):
         return None  # "16-32 GPUs": which count ran is not said
     total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?(?:\s+(?:used|total|in\s+total|in\s+all))?\s*\)", text, re.I)
     if total and (_MACHINES.search(text) or _RACKS.search(text)):  # "1 NVL72 rack (64 GPUs used)"
@@ -910,7 +927,8 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     if m:  # "2 × 8 = 16", "32 nodes × 8 = 256": the total of a product written out
         return int(m.group(1).replace(",", ""))
     m = re.search(r"\(\s*(\d[\d,]*)\s*GCDs?\s*\)", text, re.I) or (
-        None if re.search(r"[x×*]|\bof\b", text) else re.search(r"(\d[\d,]*)\s*GCDs?\b", text, re.I))
+        None if re.search(r"[x×*]|\bof\b", text) else
+        re.match(r"\s*(\d[\d,]*)\s*(?:MI250X?\s*)?GCDs?\b(?!\s*(?:per|each|/))", text, re.I))
     if m:  # "1024 MI250X (2048 GCDs)", "2048 GCDs": the GCDs are the ranks counted here
         return int(m.group(1).replace(",", ""))
     m = re.match(r"^\s*(\d+)\s*[kK]\b", text)
@@ -926,7 +944,9 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     machines = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?)\b", outer, re.I)
     if per_node and machines and not re.search(r"[x×*]", outer):  # "96 nodes, 8 GPUs per node"
         return int(per_node.group(1).replace(",", "")) * int(machines.group(1).replace(",", ""))
-    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+nodes?\s+of\s+(\d[\d,]*)\s*(?:GPUs?|(GCDs?)|accelerators?|ACCEL|[A-Z]+\d+\w*)",
+    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+(?:nodes?|hosts?|servers?)\s*,?\s*(?:of|(?:each\s+)?(?:with|having))\s+"
+                  r"(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|accelerators?|ACCEL|[A-Z]+\d+\w*)", outer, re.I) or \
+        re.search(r"(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\s*,\s*(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|ACCEL)\s*each\b",
                   outer, re.I)
     if m:  # "4 nodes of 8 GPUs", "one node of 8 GPUs", "4 nodes of 4 MI250X" (packages of 2 GCDs)
         k = m.group(1).lower()
@@ -979,7 +999,8 @@ _RELATIVE = re.compile(r"faster|slower|speed-?up|improve\w*|better|worse|higher|
 _METRIC_LABELS = {"mfu_pct": r"MFU", "hfu_pct": r"HFU", "tflops_per_gpu": r"(?:model\s+)?(?:TFLOP/?s|TFLOPS)",
                   "tokens_per_s_per_gpu": r"tok(?:en)?s?\s*/\s*s(?:ec)?(?:\s*/\s*GPU)?", "step_time_s": r"step\s+time"}
 #: A comment that makes the number itself a ratio (``1.3 (speedup vs baseline)``, ``0.92 (relative)``).
-_RELATIVE_IN_COMMENT = re.compile(r"\([^)]*\b(?:speed-?ups?|relative|ratio|normali[sz]ed)\b[^)]*\)", re.I)
+_RELATIVE_IN_COMMENT = re.compile(r"\([^)]*\b(?:speed-?ups?|relative)\b[^)]*\)|^\s*\+\s*\d|\(\s*vs\.?\b[^)]*\bbaseline\b",
+                                  re.I)
 #: A throughput in thousands (``2.8k``, ``≈ 8.2K tokens/s``): tokens per second only.
 _METRIC_K = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*[kK](?![a-zA-Z])")
 
@@ -1061,7 +1082,7 @@ _NO_DEGREE_WORDS = re.compile(r"^\s*(?:no(?:\s+(?:tp|pp|tensor|pipeline)\w*(?:\s
 #: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``,
 #: ``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``).
 _SHARED_EXPERTS = re.compile(r"(?:\+\s*|\b)(\d+)\s*shared", re.I)
-_ROUTED_EXPERTS = re.compile(r"\b(\d+)\s*routed", re.I)
+_ROUTED_EXPERTS = re.compile(r"^(?=.*\bshared\b)(?!.*(?:per|/)\s*tok)(?!.*\btop)(?:.*?)\b(\d+)\s*routed", re.I)
 #: A dense model in the MoE columns (``dense``, ``no``, ``none``, ``n/a``, ``-``, ``0``; one
 #: expert in moe_experts).
 _NO_MOE = re.compile(r"^\s*(?:dense\b.*|no\b.*|none|n/?a|-|—|0|false)\s*$", re.I)
@@ -1135,8 +1156,18 @@ def _clean_int_cells(r: dict) -> dict:
         if m and ((not sep.strip() and col not in _BARE_LABEL_COLUMNS)
                   or (sep == "" and label in ("fsdp", "ddp", "v", "e", "n"))):
             m = None  # "FSDP2", "v2", "context 2": a version or an odd cell, not a labelled degree
+        comment = re.search(r"\(([^)]*)\)\s*$", text)
+        if m and comment and re.search(r"\b(?:no|not|off|disabled?|unused|without)\b", comment.group(1), re.I):
+            if col == "tp" and re.search(r"\bSP\b|sequence", comment.group(1), re.I):
+                out["_tp_sp"] = False  # "TP=4 (no SP)": the degree stands, SP is off
+            else:
+                m = None  # "VPP=5 (not used)": the labelled value did not run
+        elif m and comment and col == "tp" and re.search(r"\bSP\b|sequence", comment.group(1), re.I):
+            out["_tp_sp"] = True  # "TP=8 (SP on)"
         if m and col in _COLUMN_LABELS and re.fullmatch(_COLUMN_LABELS[col], label):
             out[col] = m.group(3)
+            if col == "moe_experts" and _SHARED_EXPERTS.search(text):
+                out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
         elif col in ("seq_len", "vocab") and _K_SUFFIX.match(text):
             out[col] = str(round(float(_K_SUFFIX.match(text).group(1)) * (1024 if col == "seq_len" else 1000)))
         elif col == "kv_heads" and re.match(r"^\s*mha\b", text, re.I):
@@ -1145,6 +1176,9 @@ def _clean_int_cells(r: dict) -> dict:
             out[col] = "1"
         elif col in ("vpp", "cp", "ep") and _NO_DEGREE.match(text):
             out[col] = "1"
+        elif col in ("global_batch_seqs", "vocab") and re.match(r"^\s*\d[\d,]*\s*(?:→|->)\s*(\d[\d,]*)", text):
+            # a ramp or a padding (192→4224 warm-up, 50257 → 51200): the value the run settled on
+            out[col] = re.match(r"^\s*\d[\d,]*\s*(?:→|->)\s*(\d[\d,]*)", text).group(1)
         elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
             out[col] = "1"
         elif col == "vpp" and re.match(r"^\s*interleaved\b[^\d]*$", text, re.I):
@@ -1198,6 +1232,8 @@ def catalogue_model(name) -> str | None:
     once lower-cased with everything but letters and digits removed, a comment in parentheses
     aside (``DeepSeekV3 (tokendrop)`` → ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``),
     or is followed only by a size (``DeepSeek V3 671B``); None when none does."""
+    if re.search(r"\([^)]*\b(?:proxy|layers?|truncated|reduced|scaled|toy|small|subset|pruned)\b", str(name), re.I):
+        return None  # "Llama 3 70B (proxy, 4 layers)": not the preset's shape
     full = _KEY.sub("", str(name).lower())
     key = _KEY.sub("", re.sub(r"\([^)]*\)", " ", str(name)).lower())
     if not key:
@@ -1364,10 +1400,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         sp_cell = parse_bool_cell(r.get("sp"))
     except ValueError as e:
         return None, f"sp {e}"
-    if sp_cell is None and r.get("_tp_sp"):
-        sp_cell = True  # "TP=4, SP"
-    if sp_cell is None and _ran(str(r.get("notes") or ""), r"sequence[- ]parallel\w*") is False:
-        sp_cell = False  # the notes rule it out: "sequence parallelism was not used"
+    if sp_cell is None and r.get("_tp_sp") is not None:
+        sp_cell = bool(r["_tp_sp"])  # "TP=4, SP", "TP=4 (no SP)"
     sp = sp_cell if sp_cell is not None else ("sequence parallel" in rc_text or (tp > 1 and fw["sp_default"]))
     vpp = _int(r.get("vpp"))
     if vpp is None and r.get("_layers_per_vstage") and pp > 1:  # "2 layers per virtual stage"
@@ -1539,7 +1573,8 @@ def _metric_unit(cell) -> str:
         return ""
     text = str(cell)
     m = _NUM.match(text)
-    return re.split(r"[(;,]", text[m.end():], maxsplit=1)[0].strip() if m else ""
+    rest = re.sub(r"^\s*[kK](?![a-zA-Z])", "", text[m.end():]) if m else ""
+    return re.split(r"[(;,]", rest, maxsplit=1)[0].strip() if m else ""
 
 
 def _cell_counts_recompute(cell) -> bool:
@@ -1555,9 +1590,10 @@ def _cell_counts_recompute(cell) -> bool:
     rest = text[m.end():] if m else text
     if _HFU_LABEL.fullmatch(rest):
         return True
-    if re.match(r"\s*hardware\s+(?:T?FLOP/?s|TFLOPS|FLOPs?)\b", rest, re.I) and not _HFU_DOUBT.search(text):
+    if re.match(r"\s*hardware\s+(?:T?FLOP/?s|TFLOPS|FLOPs?)\b", rest, re.I) and not _HFU_DOUBT.search(text) and \
+            len(re.findall(r"\d+(?:\.\d+)?", text)) == 1:
         return True  # "160 hardware TFLOP/s (full recompute)"
-    return bool(_HFU_INCL.search(text)) and not _HFU_DOUBT.search(text)
+    return bool(_HFU_INCL.search(text)) and not _HFU_DOUBT.search(text) and len(re.findall(r"\d+(?:\.\d+)?", text)) == 1
 
 
 def calibration_batch(csv_path=None):
@@ -1589,6 +1625,8 @@ def calibration_batch(csv_path=None):
             tok = tok * float(b["seq_len"][j])  # "12.5 samples/s/GPU": sequences per second
         if re.match(r"(?:tok(?:en)?s?)?\s*(?:/|per)\s*s(?:ec\w*)?\s*(?:/|per)\s*(?:node|host|server|instance)\b", unit, re.I):
             tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node"
+        elif re.match(r"(?:tok(?:en)?s?)?\s*(?:/|per)\s*s(?:ec\w*)?\s*(?:total|aggregate|in\s+total|for\s+the\s+job)\b", unit, re.I):
+            tok = tok / float(b["n_gpus"][j])  # "92.8k tok/s total": the whole job
         if re.match(r"%?\s*(?:MFU\s+)?of\s+(?:the\s+)?FP8\s+(?:dense\s+)?peak", _metric_unit(r.get("mfu_pct")), re.I):
             a_ = scen[j].cluster.accelerator or catalog.systems()[scen[j].cluster.system].accelerator
             acc = catalog.accelerators()[a_] if isinstance(a_, str) else a_

@@ -612,9 +612,9 @@ def parse_zero_stage(cell) -> int | None:
     text = str(cell).strip().lower()
     if re.match(r"(?:none|no|off|false)\b", text) and not re.search(r"dist\w*\.?[-_ ]?opt|shard\w*[-_ ]optim", text):
         return 0
-    if re.match(r"ddp\b", text) and not re.search(r"dist\w*\.?[-_ ]?opt|shard\w*[-_ ]optim|zero|fsdp|shard",
-                                                  re.split(r"[;(,]", text, maxsplit=1)[0]):
-        return 0  # "DDP (FSDP for 70B)", "DDP, ZeRO-3 in next row": the first clause is this run
+    if re.match(r"ddp\b", text) and not re.match(r"ddp\s*(?:\+|with|and|&)\s*(?:zero|dist\w*\.?\s*opt|shard\w*\s*optim|fsdp)",
+                                                  text):
+        return 0  # "DDP (FSDP for 70B)", "DDP without ZeRO-3": DDP unless it is combined ("DDP + ZeRO-1")
     if text == "" or _UNSTATED.match(text):
         return None
     if re.fullmatch(r"zero\s*(?:\(\s*(?:stage\s*)?(?:not stated|unknown|n/?a|unpublished|not published)\s*\))?", text):
@@ -671,9 +671,9 @@ def parse_precision(cell) -> str:
         return "bf16"
     text = str(cell).strip().lower()
     head = re.split(r"[;(]", text, maxsplit=1)[0].strip()
-    if head and head != text and re.search(r"separately|separate\s+row|(?:next|other|another)\s+row|\brun\s*:|listed",
-                                           text) and re.search(r"bf16|bfloat16|fp8|fp4|fp16|e4m3|e5m2", head) and not re.search(
-            r"\b(?:vs\.?|versus|no|not|without|weights?|master|storage|params?)\b", head):
+    if head and head != text and re.search(r"separately|separate\s+row|(?:next|other|another)\s+row|\brun\s*:", text) and \
+            re.fullmatch(r"(?:amp[_ ])?(?:bf16|bfloat16|fp8|mxfp8|fp8[-_ ]\w+|nvfp4|fp4|fp16)"
+                         r"(?:\s+(?:baseline|run|recipe|training|mixed(?:\s+precision)?))?", head):
         try:  # "BF16 (an FP8 recipe is listed separately)", "BF16 baseline; FP8 in next row"
             return parse_precision(head)
         except ValueError:
@@ -926,7 +926,7 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
         re.fullmatch(r"[^=]*\d\s*[x×*]\s*\d[^=]*=\s*(\d[\d,]*)\s*(?:GPUs?|GCDs?)?\s*", text, re.I)
     if m:  # "2 × 8 = 16", "32 nodes × 8 = 256": the total of a product written out
         return int(m.group(1).replace(",", ""))
-    m = re.search(r"\(\s*(\d[\d,]*)\s*GCDs?\s*\)", text, re.I) or (
+    m = (None if _MACHINES.search(re.sub(r"\([^)]*\)", " ", text)) else re.search(r"\(\s*(\d[\d,]*)\s*GCDs?\s*\)", text, re.I)) or (
         None if re.search(r"[x×*]|\bof\b", text) else
         re.match(r"\s*(\d[\d,]*)\s*(?:MI250X?\s*)?GCDs?\b(?!\s*(?:per|each|/))", text, re.I))
     if m:  # "1024 MI250X (2048 GCDs)", "2048 GCDs": the GCDs are the ranks counted here
@@ -948,14 +948,19 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
                   r"(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|accelerators?|ACCEL|[A-Z]+\d+\w*)", outer, re.I) or \
         re.search(r"(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\s*,\s*(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|ACCEL)\s*each\b",
                   outer, re.I)
-    if m:  # "4 nodes of 8 GPUs", "one node of 8 GPUs", "4 nodes of 4 MI250X" (packages of 2 GCDs)
+    if m and int(m.group(2).replace(",", "")) <= gpus_per_node and not re.search(r"\btotal\b", outer, re.I):
+        # "4 nodes of 8 GPUs", "one node of 8 GPUs", "4 nodes of 4 MI250X" (packages of 2 GCDs)
         k = m.group(1).lower()
         return ((1 if k in ("one", "a", "an") else int(k.replace(",", ""))) * int(m.group(2).replace(",", ""))
                 * (2 if packages and not m.group(3) else 1))
     gpus = re.findall(r"(?<![\w.,])(\d[\d,]*)\s*(?:GPUs?|accelerators?|devices?)\b(?!\s*(?:per|/|each)\b)", outer, re.I)
     if len(gpus) == 1 and (_MACHINES.search(outer) or _RACKS.search(outer)) and not re.search(
             r"[x×*]|\bof\b", outer):  # "768 GPUs, 96 nodes", "2 racks, 64 GPUs"
-        return int(gpus[0].replace(",", ""))
+        g_ = int(gpus[0].replace(",", ""))
+        mach = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?|VMs?)\b", outer, re.I)
+        if mach and g_ < int(mach.group(1).replace(",", "")) and g_ <= gpus_per_node:
+            return g_ * int(mach.group(1).replace(",", ""))  # "64 nodes, 8 GPUs": GPUs per node
+        return g_
     nums = [int(x.replace(",", "")) for x in
             re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", outer)]
     product = len(nums) == 2 and re.search(r"\d[^x×*]*[x×*][^x×*]*\d", outer) is not None
@@ -1082,7 +1087,21 @@ _NO_DEGREE_WORDS = re.compile(r"^\s*(?:no(?:\s+(?:tp|pp|tensor|pipeline)\w*(?:\s
 #: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``,
 #: ``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``).
 _SHARED_EXPERTS = re.compile(r"(?:\+\s*|\b)(\d+)\s*shared", re.I)
-_ROUTED_EXPERTS = re.compile(r"^(?=.*\bshared\b)(?!.*(?:per|/)\s*tok)(?!.*\btop)(?:.*?)\b(\d+)\s*routed", re.I)
+_ROUTED_EXPERTS = re.compile(r"^(?=.*\bshared\b)(?!.*(?:per|/|each)\s*tok)(?!.*\b(?:top|active|activated)\b)(?:.*?)\b(\d+)\s*routed",
+                             re.I)
+
+
+def _routed_count(text: str) -> str | None:
+    """The routed-expert count of an experts cell when it accounts for the cell's leading number
+    (``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``, ``1 shared + 256 routed``); None
+    when the routed number is the active experts per token (``256 experts, 1 shared, 8 routed``)."""
+    m = _ROUTED_EXPERTS.search(text)
+    if not m:
+        return None
+    routed, lead = int(m.group(1)), parse_number(text)
+    sh = _SHARED_EXPERTS.search(text)
+    shared = int(sh.group(1)) if sh else 0
+    return str(routed) if math.isnan(lead) or routed + shared >= lead else None
 #: A dense model in the MoE columns (``dense``, ``no``, ``none``, ``n/a``, ``-``, ``0``; one
 #: expert in moe_experts).
 _NO_MOE = re.compile(r"^\s*(?:dense\b.*|no\b.*|none|n/?a|-|—|0|false)\s*$", re.I)
@@ -1131,8 +1150,8 @@ def _clean_int_cells(r: dict) -> dict:
                 out["_layers_per_vstage"] = int(re.match(r"^\s*(\d+)", text).group(1))
             elif col == "dp" and parse_number(text) <= 0:
                 out[col] = None  # TorchTitan's -1: all the remaining GPUs
-            elif col == "moe_experts" and _ROUTED_EXPERTS.search(text):  # "1 shared + 256 routed"
-                out[col] = _ROUTED_EXPERTS.search(text).group(1)
+            elif col == "moe_experts" and _routed_count(text):  # "1 shared + 256 routed"
+                out[col] = _routed_count(text)
                 if _SHARED_EXPERTS.search(text):
                     out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
             elif col == "moe_experts" and (_NO_MOE.match(text) or parse_number(text) == 1):
@@ -1141,8 +1160,6 @@ def _clean_int_cells(r: dict) -> dict:
                 out["moe_topk"] = None  # top-k 0 beside no experts: a dense model
             elif col == "moe_experts" and _SHARED_EXPERTS.search(text):
                 out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
-                if _ROUTED_EXPERTS.search(text):
-                    out[col] = _ROUTED_EXPERTS.search(text).group(1)
             elif col == "ffn" and _FFN_MULTIPLE.match(text) and (
                     _FFN_MULTIPLE.match(text).group(3) or _FFN_MULTIPLE.match(text).group(4)) and (
                     float(_FFN_MULTIPLE.match(text).group(1)) <= FFN_MULTIPLE_MAX):
@@ -1157,13 +1174,11 @@ def _clean_int_cells(r: dict) -> dict:
                   or (sep == "" and label in ("fsdp", "ddp", "v", "e", "n"))):
             m = None  # "FSDP2", "v2", "context 2": a version or an odd cell, not a labelled degree
         comment = re.search(r"\(([^)]*)\)\s*$", text)
-        if m and comment and re.search(r"\b(?:no|not|off|disabled?|unused|without)\b", comment.group(1), re.I):
-            if col == "tp" and re.search(r"\bSP\b|sequence", comment.group(1), re.I):
-                out["_tp_sp"] = False  # "TP=4 (no SP)": the degree stands, SP is off
-            else:
-                m = None  # "VPP=5 (not used)": the labelled value did not run
-        elif m and comment and col == "tp" and re.search(r"\bSP\b|sequence", comment.group(1), re.I):
-            out["_tp_sp"] = True  # "TP=8 (SP on)"
+        sp_said = _sp_comment(comment.group(1)) if (m and comment and col == "tp") else None
+        if sp_said is not None:
+            out["_tp_sp"] = sp_said  # "TP=4 (no SP)", "TP=8 (SP on)", "TP=8 (SP=False)"
+        elif m and comment and re.search(r"\b(?:no|not|off|disabled?|unused|without|false)\b|\bw/o\b", comment.group(1), re.I):
+            m = None  # "VPP=5 (not used)", "TP=4 (SP, no comm overlap)": the labelled value is in doubt
         if m and col in _COLUMN_LABELS and re.fullmatch(_COLUMN_LABELS[col], label):
             out[col] = m.group(3)
             if col == "moe_experts" and _SHARED_EXPERTS.search(text):
@@ -1178,7 +1193,7 @@ def _clean_int_cells(r: dict) -> dict:
             out[col] = "1"
         elif col in ("global_batch_seqs", "vocab") and re.match(r"^\s*\d[\d,]*\s*(?:→|->)\s*(\d[\d,]*)", text):
             # a ramp or a padding (192→4224 warm-up, 50257 → 51200): the value the run settled on
-            out[col] = re.match(r"^\s*\d[\d,]*\s*(?:→|->)\s*(\d[\d,]*)", text).group(1)
+            out[col] = re.findall(r"(?:→|->)\s*(\d[\d,]*)", text)[-1]
         elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
             out[col] = "1"
         elif col == "vpp" and re.match(r"^\s*interleaved\b[^\d]*$", text, re.I):
@@ -1204,13 +1219,25 @@ def _clean_int_cells(r: dict) -> dict:
             out[col] = out.get("heads")
         elif col == "ffn" and _FFN_MULTIPLE.match(text):
             out[col] = _ffn_multiple(text, out.get("hidden"))
-        elif col == "moe_experts" and _ROUTED_EXPERTS.search(text):
-            out[col] = _ROUTED_EXPERTS.search(text).group(1)
+        elif col == "moe_experts" and _routed_count(text):
+            out[col] = _routed_count(text)
             if _SHARED_EXPERTS.search(text):
                 out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
         elif col == "dp" and re.match(r"^\s*(?:auto|derived|rest|fsdp|ddp|-)", text, re.I):
             out[col] = None
     return out
+
+
+def _sp_comment(c: str) -> bool | None:
+    """SP as a comment of the TP cell states it (``no SP``, ``SP off``, ``SP=False``, ``with
+    sequence parallelism``); None when the comment says something else."""
+    if re.fullmatch(r"\s*(?:no|without|w/o)\s+(?:SP|sequence[ -]parallel\w*)\s*", c, re.I):
+        return False
+    m = re.fullmatch(r"\s*(?:with\s+)?(?:SP|sequence[ -]parallel\w*)\s*(?:[:=]\s*|\s+)?"
+                     r"(on|off|true|false|yes|no|0|1|enabled?|disabled?)?\s*", c, re.I)
+    if not m:
+        return None
+    return (m.group(1) or "on").lower() in ("on", "true", "yes", "1", "enable", "enabled")
 
 
 def _ffn_multiple(text: str, hidden) -> str:
@@ -1232,7 +1259,7 @@ def catalogue_model(name) -> str | None:
     once lower-cased with everything but letters and digits removed, a comment in parentheses
     aside (``DeepSeekV3 (tokendrop)`` → ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``),
     or is followed only by a size (``DeepSeek V3 671B``); None when none does."""
-    if re.search(r"\([^)]*\b(?:proxy|layers?|truncated|reduced|scaled|toy|small|subset|pruned)\b", str(name), re.I):
+    if re.search(r"\([^)]*\b(?:proxy|truncated|reduced|toy|subset|pruned|mini|tiny)\b", str(name), re.I):
         return None  # "Llama 3 70B (proxy, 4 layers)": not the preset's shape
     full = _KEY.sub("", str(name).lower())
     key = _KEY.sub("", re.sub(r"\([^)]*\)", " ", str(name)).lower())
@@ -1241,9 +1268,12 @@ def catalogue_model(name) -> str | None:
     keys = {mid: tuple(k for k in (_KEY.sub("", mid.lower()), _KEY.sub("", spec.name.lower()),
                                    _KEY.sub("", re.sub(r"\([^)]*\)", " ", spec.name).lower())) if k)
             for mid, spec in catalog.models().items()}
+    layers = re.search(r"\([^)]*?(\d+)\s*layers?\b", str(name), re.I)
     for cand in (full, key):
         for mid, ks in keys.items():
             if cand in ks:
+                if layers and int(layers.group(1)) != catalog.models()[mid].n_layers:
+                    return None  # "(4 layers)": a cut-down model, not the preset
                 return mid
     # a catalogue name followed only by its size, a version or a variant ("DeepSeek V3 671B",
     # "Mixtral 8x22B v0.1", "Qwen3-235B-A22B-Base"); a size must be the preset's (±10 %)
@@ -1577,6 +1607,11 @@ def _metric_unit(cell) -> str:
     return re.split(r"[(;,]", rest, maxsplit=1)[0].strip() if m else ""
 
 
+def _standalone_numbers(text: str) -> list[str]:
+    """Numbers of a cell that are not part of a name (``H100``, ``FP8``)."""
+    return re.findall(r"(?<![A-Za-z\d.])\d[\d,]*(?:\.\d+)?", text)
+
+
 def _cell_counts_recompute(cell) -> bool:
     """Whether a metric cell states that its FLOP count includes recomputation: the whole
     comment after the number is the label ``HFU`` / ``hardware FLOPs`` (``117 (HFU)``, ``43.3%
@@ -1591,9 +1626,9 @@ def _cell_counts_recompute(cell) -> bool:
     if _HFU_LABEL.fullmatch(rest):
         return True
     if re.match(r"\s*hardware\s+(?:T?FLOP/?s|TFLOPS|FLOPs?)\b", rest, re.I) and not _HFU_DOUBT.search(text) and \
-            len(re.findall(r"\d+(?:\.\d+)?", text)) == 1:
+            len(_standalone_numbers(text)) == 1:
         return True  # "160 hardware TFLOP/s (full recompute)"
-    return bool(_HFU_INCL.search(text)) and not _HFU_DOUBT.search(text) and len(re.findall(r"\d+(?:\.\d+)?", text)) == 1
+    return bool(_HFU_INCL.search(text)) and not _HFU_DOUBT.search(text) and len(_standalone_numbers(text)) == 1
 
 
 def calibration_batch(csv_path=None):
@@ -1622,7 +1657,10 @@ def calibration_batch(csv_path=None):
         tok, st, tf, mfu, hfu = (parse_metric(c, r.get(c)) for c in METRIC_COLUMNS)
         unit = _metric_unit(r.get("tokens_per_s_per_gpu"))
         if re.match(r"(?:samples?|seqs?|sequences?)\s*(?:/|per)\s*s(?:ec\w*)?\b", unit, re.I):
-            tok = tok * float(b["seq_len"][j])  # "12.5 samples/s/GPU": sequences per second
+            # "12.5 samples/s/GPU": sequences per second per GPU; without "per GPU" the whole job's
+            # or unclear: not compared
+            per_gpu = re.search(r"(?:/|per)\s*GPU\b", unit, re.I)
+            tok = tok * float(b["seq_len"][j]) if per_gpu else math.nan
         if re.match(r"(?:tok(?:en)?s?)?\s*(?:/|per)\s*s(?:ec\w*)?\s*(?:/|per)\s*(?:node|host|server|instance)\b", unit, re.I):
             tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node"
         elif re.match(r"(?:tok(?:en)?s?)?\s*(?:/|per)\s*s(?:ec\w*)?\s*(?:total|aggregate|in\s+total|for\s+the\s+job)\b", unit, re.I):

@@ -1179,3 +1179,26 @@ def test_third_round_rules_keep_what_was_read_before():
     assert c({"tp": "TP=4 (no SP)"}) == {"tp": "4", "_tp_sp": False}
     assert c({"moe_experts": "E=8 (2 shared)"}) == {"moe_experts": "8", "_shared_experts": 2}
     assert validation.catalogue_model("Llama 3 70B (proxy, 4 layers)") is None
+
+
+def test_fourth_round_rules_keep_what_was_read_before():
+    """Regressions a fourth differential review found, each pinned."""
+    c = validation._clean_int_cells
+    for cell in ("256 experts, 1 shared, 8 routed", "64 experts + 2 shared, 6 routed", "160 (+2 shared), 6 routed"):
+        assert validation.parse_number(c({"moe_experts": cell})["moe_experts"]) in (256, 64, 160), cell
+    g = validation._gpu_count
+    for cell, n in (("16 nodes with 128 GPUs", 128), ("32 servers having 256 GPUs", 256), ("128 nodes (8 GCDs)", 1024),
+                    ("64 nodes, 8 GPUs", 512), ("96 nodes with 8 GPUs", 768)):
+        assert g(cell, 8) == n, cell
+    z = validation.parse_zero_stage
+    assert [z(x) for x in ("DDP without ZeRO-3", "DDP instead of FSDP", "DDP since FSDP OOMed", "DDP + ZeRO-1")] == [0, 0, 0, 1]
+    p = validation.parse_precision
+    assert [p(x) for x in ("BF16 optimizer states; FP8 GEMMs (recipe listed in appendix)",
+                           "BF16 gradients; FP8 GEMMs (next row)")] == ["fp8", "fp8"]
+    assert [c({"tp": x}).get("_tp_sp") for x in ("TP=8 (SP=False)", "TP=4 (SP=0)", "TP=8 (sequence length 2k)",
+                                                   "TP=8 (SP on)")] == [False, False, None, True]
+    assert c({"tp": "TP=4 (SP, no comm overlap)"})["tp"] == "TP=4 (SP, no comm overlap)"
+    assert c({"global_batch_seqs": "1024→2048→4096"})["global_batch_seqs"] == "4096"
+    assert validation._cell_counts_recompute("160 hardware TFLOP/s (H100)")
+    assert validation.catalogue_model("DeepSeek-V3 (671B, 61 layers)") == "deepseek-v3"
+    assert validation.catalogue_model("Llama 3 70B (4 layers)") is None

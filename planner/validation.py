@@ -907,10 +907,13 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
             (rg := re.match(r"^\s*(\d[\d,]*)\s*(?:[-–—]|to\b)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*$", text, re.I))
             and int(rg.group(2).replace(",", "")) > int(rg.group(1).replace(",", ""))):
         return None  # "16-32 GPUs": which count ran is not said
-    total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?(?:\s+(?:used|total|in\s+total|in\s+all))?\s*\)", text, re.I)
+    used = re.search(r"(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\b|\(\s*(\d[\d,]*)\s+of\s+\d[\d,]*\s*(?:GPUs?)?\s*\)", text, re.I)
+    if used:  # "single node (4 of 8 GPUs)", "1 node with 8 GPUs (4 used)": the GPUs the run used
+        return int((used.group(1) or used.group(2)).replace(",", ""))
+    total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?(?:\s+(?:total|in\s+total|in\s+all))?\s*\)", text, re.I)
     if total and (_MACHINES.search(text) or _RACKS.search(text)):  # "1 NVL72 rack (64 GPUs used)"
         return int(total.group(1).replace(",", ""))
-    packages = bool(re.search(r"\bMI250X?s?\b", text, re.I)) and not re.search(r"GCD", text, re.I)
+    packages = bool(re.search(r"\bMI250X?s?\b", text, re.I)) and not re.search(r"GCD", re.sub(r"\([^)]*\)", " ", text), re.I)
     text = re.sub(r"(?i)\bgaudi\s*\d\b|\bMI\s*\d{3}X?\b", "ACCEL", text)  # a name's digits are no count
     bare_nums = re.findall(r"(?<![A-Za-z\d.,])\d", re.sub(r"\([^)]*\)", " ", text))
     if not bare_nums and re.fullmatch(r"\s*(?:a|one|single)\s+(?:(?:node|host|server|machine|instance|box)\b.*"
@@ -944,9 +947,9 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     machines = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?)\b", outer, re.I)
     if per_node and machines and not re.search(r"[x×*]", outer):  # "96 nodes, 8 GPUs per node"
         return int(per_node.group(1).replace(",", "")) * int(machines.group(1).replace(",", ""))
-    m = re.search(r"(\d[\d,]*|\bone|\ban?)\s+(?:nodes?|hosts?|servers?)\s*,?\s*(?:of|(?:each\s+)?(?:with|having))\s+"
+    m = re.search(r"(?<![\w.,-])(\d[\d,]*|\bone|\ban?)\s+(?:nodes?|hosts?|servers?)\s*,?\s*(?:of|(?:each\s+)?(?:with|having))\s+"
                   r"(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|accelerators?|ACCEL|[A-Z]+\d+\w*)", outer, re.I) or \
-        re.search(r"(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\s*,\s*(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|ACCEL)\s*each\b",
+        re.search(r"(?<![\w.,-])(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\s*,\s*(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|ACCEL)\s*each\b",
                   outer, re.I)
     if m and int(m.group(2).replace(",", "")) <= gpus_per_node and not re.search(r"\btotal\b", outer, re.I):
         # "4 nodes of 8 GPUs", "one node of 8 GPUs", "4 nodes of 4 MI250X" (packages of 2 GCDs)
@@ -955,7 +958,7 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
                 * (2 if packages and not m.group(3) else 1))
     gpus = re.findall(r"(?<![\w.,])(\d[\d,]*)\s*(?:GPUs?|accelerators?|devices?)\b(?!\s*(?:per|/|each)\b)", outer, re.I)
     if len(gpus) == 1 and (_MACHINES.search(outer) or _RACKS.search(outer)) and not re.search(
-            r"[x×*]|\bof\b", outer):  # "768 GPUs, 96 nodes", "2 racks, 64 GPUs"
+            r"[x×*]|\b(?:of|with|having|each|per)\b", outer, re.I):  # "768 GPUs, 96 nodes", "2 racks, 64 GPUs"
         g_ = int(gpus[0].replace(",", ""))
         mach = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?|VMs?)\b", outer, re.I)
         if mach and g_ < int(mach.group(1).replace(",", "")) and g_ <= gpus_per_node:
@@ -1101,7 +1104,7 @@ def _routed_count(text: str) -> str | None:
     routed, lead = int(m.group(1)), parse_number(text)
     sh = _SHARED_EXPERTS.search(text)
     shared = int(sh.group(1)) if sh else 0
-    return str(routed) if math.isnan(lead) or routed + shared >= lead else None
+    return None if math.isnan(lead) else str(routed) if routed + shared >= lead else None
 #: A dense model in the MoE columns (``dense``, ``no``, ``none``, ``n/a``, ``-``, ``0``; one
 #: expert in moe_experts).
 _NO_MOE = re.compile(r"^\s*(?:dense\b.*|no\b.*|none|n/?a|-|—|0|false)\s*$", re.I)
@@ -1154,7 +1157,7 @@ def _clean_int_cells(r: dict) -> dict:
                 out[col] = _routed_count(text)
                 if _SHARED_EXPERTS.search(text):
                     out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
-            elif col == "moe_experts" and (_NO_MOE.match(text) or parse_number(text) == 1):
+            elif col == "moe_experts" and (_NO_MOE.match(text) or re.fullmatch(r"\s*1\s*(?:experts?)?\s*", text)):
                 out["moe_experts"] = out["moe_topk"] = None  # a dense model
             elif col == "moe_topk" and parse_number(text) == 0 and _int(out.get("moe_experts")) is None:
                 out["moe_topk"] = None  # top-k 0 beside no experts: a dense model
@@ -1167,7 +1170,9 @@ def _clean_int_cells(r: dict) -> dict:
             continue
         m = _LABELLED_INT.match(text)
         label = re.sub(r"[\s_]+", " ", m.group(1).strip().lower()) if m else ""
-        if col == "dp" and m and label in ("fsdp", "fsdp2", "hsdp"):
+        if col == "dp" and (re.fullmatch(r"\s*(?:FSDP2?|HSDP)\s*", text, re.I) or (
+                m and label in ("fsdp", "fsdp2", "hsdp") and not re.search(r"\b(?:no|not|off|disabled?|unused|without)\b",
+                                                                         text, re.I))):
             out["_dp_fsdp"] = True
         sep = m.group(2) if m else ""
         if m and ((not sep.strip() and col not in _BARE_LABEL_COLUMNS)
@@ -1229,15 +1234,16 @@ def _clean_int_cells(r: dict) -> dict:
 
 
 def _sp_comment(c: str) -> bool | None:
-    """SP as a comment of the TP cell states it (``no SP``, ``SP off``, ``SP=False``, ``with
-    sequence parallelism``); None when the comment says something else."""
-    if re.fullmatch(r"\s*(?:no|without|w/o)\s+(?:SP|sequence[ -]parallel\w*)\s*", c, re.I):
-        return False
-    m = re.fullmatch(r"\s*(?:with\s+)?(?:SP|sequence[ -]parallel\w*)\s*(?:[:=]\s*|\s+)?"
-                     r"(on|off|true|false|yes|no|0|1|enabled?|disabled?)?\s*", c, re.I)
-    if not m:
-        return None
-    return (m.group(1) or "on").lower() in ("on", "true", "yes", "1", "enable", "enabled")
+    """SP as an item of a TP cell's comment states it (``no SP``, ``SP off``, ``SP=False``, ``+SP``,
+    ``w/ SP``, ``Megatron SP``, ``SP, overlap``); None when no item is about SP."""
+    sp = r"(?:\+\s*|w/\s*|with\s+|megatron\s+)?(?:SP|seq(?:uence|\.)?[ -]?parallel\w*)"
+    for item in re.split(r"[,;]", c):
+        if re.fullmatch(r"\s*(?:no|without|w/o)\s+(?:SP|seq(?:uence|\.)?[ -]?parallel\w*)\s*", item, re.I):
+            return False
+        m = re.fullmatch(r"\s*" + sp + r"\s*(?:[:=]\s*|\s+)?(on|off|true|false|yes|no|0|1|enabled?|disabled?)?\s*", item, re.I)
+        if m:
+            return (m.group(1) or "on").lower() in ("on", "true", "yes", "1", "enable", "enabled")
+    return None
 
 
 def _ffn_multiple(text: str, hidden) -> str:
@@ -1259,8 +1265,9 @@ def catalogue_model(name) -> str | None:
     once lower-cased with everything but letters and digits removed, a comment in parentheses
     aside (``DeepSeekV3 (tokendrop)`` → ``deepseek-v3``, ``Qwen3_30B_a3B`` → ``qwen3-30b-a3b``),
     or is followed only by a size (``DeepSeek V3 671B``); None when none does."""
-    if re.search(r"\([^)]*\b(?:proxy|truncated|reduced|toy|subset|pruned|mini|tiny)\b", str(name), re.I):
-        return None  # "Llama 3 70B (proxy, 4 layers)": not the preset's shape
+    if re.search(r"\([^)]*(?:\b(?:proxy|truncated|reduced|toy|subset|pruned|mini|tiny|scaled|small|shallow|half|depth"
+                 r"|num_layers)\b|\d+-layer|\blayers?\s*[:=]|\blayers?\s+\d|\d+\s+of\s+\d+\s+layers?)", str(name), re.I):
+        return None  # "Llama 3 70B (proxy, 4 layers)", "(scaled to 8B)", "(8 of 80 layers)": not the preset's shape
     full = _KEY.sub("", str(name).lower())
     key = _KEY.sub("", re.sub(r"\([^)]*\)", " ", str(name)).lower())
     if not key:
@@ -1274,6 +1281,10 @@ def catalogue_model(name) -> str | None:
             if cand in ks:
                 if layers and int(layers.group(1)) != catalog.models()[mid].n_layers:
                     return None  # "(4 layers)": a cut-down model, not the preset
+                experts = re.search(r"\([^)]*?(\d+)\s*experts?\b", str(name), re.I)
+                spec = catalog.models()[mid]
+                if experts and (spec.moe is None or int(experts.group(1)) != spec.moe.n_experts):
+                    return None  # "Mixtral 8x7B (2 experts)"
                 return mid
     # a catalogue name followed only by its size, a version or a variant ("DeepSeek V3 671B",
     # "Mixtral 8x22B v0.1", "Qwen3-235B-A22B-Base"); a size must be the preset's (±10 %)
@@ -1656,15 +1667,19 @@ def calibration_batch(csv_path=None):
         src = str(r["source_key"])
         tok, st, tf, mfu, hfu = (parse_metric(c, r.get(c)) for c in METRIC_COLUMNS)
         unit = _metric_unit(r.get("tokens_per_s_per_gpu"))
+        tok_cell = str(r.get("tokens_per_s_per_gpu") or "")
         if re.match(r"(?:samples?|seqs?|sequences?)\s*(?:/|per)\s*s(?:ec\w*)?\b", unit, re.I):
             # "12.5 samples/s/GPU": sequences per second per GPU; without "per GPU" the whole job's
             # or unclear: not compared
             per_gpu = re.search(r"(?:/|per)\s*GPU\b", unit, re.I)
             tok = tok * float(b["seq_len"][j]) if per_gpu else math.nan
-        if re.match(r"(?:tok(?:en)?s?)?\s*(?:/|per)\s*s(?:ec\w*)?\s*(?:/|per)\s*(?:node|host|server|instance)\b", unit, re.I):
-            tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node"
-        elif re.match(r"(?:tok(?:en)?s?)?\s*(?:/|per)\s*s(?:ec\w*)?\s*(?:total|aggregate|in\s+total|for\s+the\s+job)\b", unit, re.I):
+        if re.match(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?\s*)?(?:/|per)\s*(?:node|host|server|instance)\b", unit, re.I):
+            tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node", "11.6k/node"
+        elif re.match(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?\s*)?(?:total|aggregate|in\s+total|for\s+the\s+job)\b", unit, re.I):
             tok = tok / float(b["n_gpus"][j])  # "92.8k tok/s total": the whole job
+        elif re.search(r"\b(?:total|job|aggregate|cluster|whole|all\s+GPUs)\b|\(\s*\d[\d,]*\s*GPUs?\s*\)|\bper\s+node\b",
+                       re.sub(r"^\s*\S+", "", tok_cell), re.I):
+            tok = math.nan  # a scope the reader cannot place ("92.8k tokens/s (64 GPUs)"): not compared
         if re.match(r"%?\s*(?:MFU\s+)?of\s+(?:the\s+)?FP8\s+(?:dense\s+)?peak", _metric_unit(r.get("mfu_pct")), re.I):
             a_ = scen[j].cluster.accelerator or catalog.systems()[scen[j].cluster.system].accelerator
             acc = catalog.accelerators()[a_] if isinstance(a_, str) else a_
@@ -1680,6 +1695,8 @@ def calibration_batch(csv_path=None):
             metric.append("tflops_per_gpu"); pub.append(tf)
             if _cell_counts_recompute(r.get("tflops_per_gpu")):
                 count.append(float(b["hardware_flop_per_step"][j]))
+            elif re.match(r"\s*[\d,.]+\s*hardware\b", str(r.get("tflops_per_gpu") or ""), re.I):
+                metric[-1] = ""; pub[-1] = math.nan; count.append(math.nan)  # hardware FLOPs beside a comparison
             elif src == "NARAYANAN21_T1":
                 count.append(float(model_stats.narayanan_flop_per_step(
                     b["global_batch_size"][j], b["seq_len"][j], b["n_layers"][j], b["hidden_size"][j],

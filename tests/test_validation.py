@@ -1187,7 +1187,7 @@ def test_fourth_round_rules_keep_what_was_read_before():
     for cell in ("256 experts, 1 shared, 8 routed", "64 experts + 2 shared, 6 routed", "160 (+2 shared), 6 routed"):
         assert validation.parse_number(c({"moe_experts": cell})["moe_experts"]) in (256, 64, 160), cell
     g = validation._gpu_count
-    for cell, n in (("16 nodes with 128 GPUs", 128), ("32 servers having 256 GPUs", 256), ("128 nodes (8 GCDs)", 1024),
+    for cell, n in (("16 nodes with 128 GPUs", None), ("32 servers having 256 GPUs", None), ("128 nodes (8 GCDs)", 1024),
                     ("64 nodes, 8 GPUs", 512), ("96 nodes with 8 GPUs", 768)):
         assert g(cell, 8) == n, cell
     z = validation.parse_zero_stage
@@ -1197,8 +1197,43 @@ def test_fourth_round_rules_keep_what_was_read_before():
                            "BF16 gradients; FP8 GEMMs (next row)")] == ["fp8", "fp8"]
     assert [c({"tp": x}).get("_tp_sp") for x in ("TP=8 (SP=False)", "TP=4 (SP=0)", "TP=8 (sequence length 2k)",
                                                    "TP=8 (SP on)")] == [False, False, None, True]
-    assert c({"tp": "TP=4 (SP, no comm overlap)"})["tp"] == "TP=4 (SP, no comm overlap)"
+    assert c({"tp": "TP=4 (SP, no comm overlap)"}) == {"tp": "4", "_tp_sp": True}  # the negation is about overlap
     assert c({"global_batch_seqs": "1024→2048→4096"})["global_batch_seqs"] == "4096"
     assert validation._cell_counts_recompute("160 hardware TFLOP/s (H100)")
     assert validation.catalogue_model("DeepSeek-V3 (671B, 61 layers)") == "deepseek-v3"
     assert validation.catalogue_model("Llama 3 70B (4 layers)") is None
+
+
+def test_fifth_round_rules_keep_what_was_read_before():
+    """Regressions a fifth differential review found, each pinned: ambiguous cells are refused
+    rather than guessed."""
+    g = validation._gpu_count
+    for cell, gpn, rack, n in (("16 H200 nodes with 8 GPUs", 8, None, None), ("64 DGX A100 nodes with 8 GPUs each", 8, None, None),
+                               ("64 x DGX A100 nodes with 8 GPUs", 8, None, 512), ("64 DGX nodes with 8 GPUs", 8, None, None),
+                               ("128 nodes of 4 MI250X (8 GCDs)", 8, None, 1024), ("8 nodes with 4 MI250X (8 GCDs)", 8, None, 64),
+                               ("single node (4 of 8 GPUs)", 8, None, 4), ("1 node with 8 GPUs (4 used)", 8, None, 4),
+                               ("2 nodes with 8 GPUs", 4, 72, None)):
+        assert g(cell, gpn, rack) == n, cell
+    c = validation._clean_int_cells
+    assert c({"moe_experts": "E=64, 2 shared, 6 routed"})["moe_experts"] == "E=64, 2 shared, 6 routed"
+    s, why = validation.row_to_scenario(_row(moe_experts="1 shared + 64 routed (6 active)", moe_topk="6"))
+    assert s is None and "exceeds n_experts" in why
+    cm = validation.catalogue_model
+    assert [cm(x) for x in ("Llama 3 70B (half depth)", "GPT-3 175B (scaled to 1.3B)", "Llama 3 70B (8 of 80 layers)",
+                            "Mixtral 8x7B (2 experts)", "Mixtral 8x7B (8 experts, 32 layers)")] == [
+        None, None, None, None, "mixtral-8x7b"]
+    assert [c({"tp": x}).get("_tp_sp") for x in ("TP=8 (+SP)", "TP=8 (w/ SP)", "TP=8 (SP, overlap)",
+                                                   "TP=4 (SP, no comm overlap)")] == [True, True, True, True]
+    assert c({"dp": "FSDP=4 (off)"}) == {"dp": None}
+    rows = [_row(run_id="k", tokens_per_s_per_gpu="92.8k tokens/s (64 GPUs)"),
+            _row(run_id="node", tokens_per_s_per_gpu="11.6k/node"),
+            _row(run_id="hw", tflops_per_gpu="160 hardware TFLOP/s (vs 140 model)")]
+    import tempfile, os
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "rows.csv")
+        pd.DataFrame(rows).reindex(columns=list(validation.REQUIRED_COLUMNS) + ["source", "notes"]).to_csv(path, index=False)
+        b, meta, _ = validation.calibration_batch(path)
+    m = meta.set_index("run_id")
+    assert math.isnan(m.loc["k", "published"]) or m.loc["k", "metric"] == ""
+    assert m.loc["node", "published"] == pytest.approx(11600 / 8)
+    assert m.loc["hw", "metric"] == ""

@@ -907,9 +907,12 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
             (rg := re.match(r"^\s*(\d[\d,]*)\s*(?:[-–—]|to\b)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*$", text, re.I))
             and int(rg.group(2).replace(",", "")) > int(rg.group(1).replace(",", ""))):
         return None  # "16-32 GPUs": which count ran is not said
-    used = re.search(r"(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\b|\(\s*(\d[\d,]*)\s+of\s+\d[\d,]*\s*(?:GPUs?)?\s*\)", text, re.I)
-    if used:  # "single node (4 of 8 GPUs)", "1 node with 8 GPUs (4 used)": the GPUs the run used
-        return int((used.group(1) or used.group(2)).replace(",", ""))
+    used = (re.search(r"(?<![\w.,/])(\d[\d,]*)\s*(?:of|/)\s*\d[\d,]*\s*(?:GPUs?)?\s*(?:used|in\s+use)?\s*\)?\s*$", text, re.I)
+            or re.search(r"\(\s*(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*\)", text, re.I))
+    if used:  # "single node (4 of 8 GPUs)", "1016 of 1024 GPUs used", "1 node with 8 GPUs (4 used)"
+        return int(used.group(1).replace(",", ""))
+    if re.search(r"\b(?:used|in\s+use)\b", text, re.I) and not re.search(r"\(\s*\d[\d,]*\s*GPUs?\s+used\s*\)", text, re.I):
+        text = re.sub(r"\([^)]*\)", " ", text)  # "16 nodes (all 8 GPUs used)": the comment is about each node
     total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?(?:\s+(?:total|in\s+total|in\s+all))?\s*\)", text, re.I)
     if total and (_MACHINES.search(text) or _RACKS.search(text)):  # "1 NVL72 rack (64 GPUs used)"
         return int(total.group(1).replace(",", ""))
@@ -1157,6 +1160,9 @@ def _clean_int_cells(r: dict) -> dict:
                 out[col] = _routed_count(text)
                 if _SHARED_EXPERTS.search(text):
                     out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
+            elif col == "moe_experts" and not _routed_count(text) and any(
+                    int(x) > parse_number(text) for x in re.findall(r"\b(\d+)\s*routed\b", text, re.I)):
+                out[col] = "unclear: " + text  # "1 shared + 256 routed (8 active)": refused, not a 1-expert model
             elif col == "moe_experts" and (_NO_MOE.match(text) or re.fullmatch(r"\s*1\s*(?:experts?)?\s*", text)):
                 out["moe_experts"] = out["moe_topk"] = None  # a dense model
             elif col == "moe_topk" and parse_number(text) == 0 and _int(out.get("moe_experts")) is None:
@@ -1196,7 +1202,8 @@ def _clean_int_cells(r: dict) -> dict:
             out[col] = "1"
         elif col in ("vpp", "cp", "ep") and _NO_DEGREE.match(text):
             out[col] = "1"
-        elif col in ("global_batch_seqs", "vocab") and re.match(r"^\s*\d[\d,]*\s*(?:→|->)\s*(\d[\d,]*)", text):
+        elif col in ("global_batch_seqs", "vocab") and re.fullmatch(
+                r"\s*\d[\d,]*(?:\s*(?:→|->)\s*\d[\d,]*)+\s*(?:seqs?|sequences?|tokens?)?\s*(?:\(.*\))?\s*", text):
             # a ramp or a padding (192→4224 warm-up, 50257 → 51200): the value the run settled on
             out[col] = re.findall(r"(?:→|->)\s*(\d[\d,]*)", text)[-1]
         elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
@@ -1240,9 +1247,9 @@ def _sp_comment(c: str) -> bool | None:
     for item in re.split(r"[,;]", c):
         if re.fullmatch(r"\s*(?:no|without|w/o)\s+(?:SP|seq(?:uence|\.)?[ -]?parallel\w*)\s*", item, re.I):
             return False
-        m = re.fullmatch(r"\s*" + sp + r"\s*(?:[:=]\s*|\s+)?(on|off|true|false|yes|no|0|1|enabled?|disabled?)?\s*", item, re.I)
+        m = re.fullmatch(r"\s*" + sp + r"\s*(?:[:=]\s*|\s+)?(on|off|true|false|yes|no|y|n|0|1|enabled?|disabled?|none|✓|✔|✗|✘|-)?\s*", item, re.I)
         if m:
-            return (m.group(1) or "on").lower() in ("on", "true", "yes", "1", "enable", "enabled")
+            return (m.group(1) or "on").lower() in ("on", "true", "yes", "y", "1", "enable", "enabled", "✓", "✔")
     return None
 
 
@@ -1283,6 +1290,15 @@ def catalogue_model(name) -> str | None:
                     return None  # "(4 layers)": a cut-down model, not the preset
                 experts = re.search(r"\([^)]*?(\d+)\s*experts?\b", str(name), re.I)
                 spec = catalog.models()[mid]
+                size = re.search(r"\([^)]*?(?<![\w.])(\d+(?:\.\d+)?)\s*([BM])\b", str(name))
+                if size and abs(float(size.group(1)) * (1e-3 if size.group(2) == "M" else 1.0)
+                                / _preset_params_b(mid) - 1.0) > 0.1:
+                    return None  # "Llama 3 70B (8B)": another size
+                hid = re.search(r"\([^)]*?\bhidden\s*[=:]?\s*(\d+)", str(name), re.I)
+                topk = re.search(r"\([^)]*?\btop[-_ ]?(\d+)", str(name), re.I)
+                if (hid and int(hid.group(1)) != spec.hidden_size) or (
+                        topk and (spec.moe is None or int(topk.group(1)) != spec.moe.top_k)):
+                    return None  # "(hidden 4096)", "(top-1)": not the preset's shape
                 if experts and (spec.moe is None or int(experts.group(1)) != spec.moe.n_experts):
                     return None  # "Mixtral 8x7B (2 experts)"
                 return mid
@@ -1677,9 +1693,13 @@ def calibration_batch(csv_path=None):
             tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node", "11.6k/node"
         elif re.match(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?\s*)?(?:total|aggregate|in\s+total|for\s+the\s+job)\b", unit, re.I):
             tok = tok / float(b["n_gpus"][j])  # "92.8k tok/s total": the whole job
-        elif re.search(r"\b(?:total|job|aggregate|cluster|whole|all\s+GPUs)\b|\(\s*\d[\d,]*\s*GPUs?\s*\)|\bper\s+node\b",
-                       re.sub(r"^\s*\S+", "", tok_cell), re.I):
-            tok = math.nan  # a scope the reader cannot place ("92.8k tokens/s (64 GPUs)"): not compared
+        elif not re.search(r"(?:/|per)\s*GPU\b", unit, re.I) and (
+                re.search(r"\b(?:across|over|on|for|global|overall|combined|summed|cluster|job|whole|all)\b|/\s*\d|\d",
+                          unit, re.I)
+                or re.search(r"\d[\d,.]*\s*[kK]?\s*(?:tok\w*/s\s*)?(?:/|per)\s*GPU", re.sub(r"^\s*\S+", "", tok_cell), re.I)
+                or re.search(r"[(,;]\s*(?:on|across|over|for|with)?\s*\d[\d,]*\s*(?:GPUs?|nodes?|[A-Z]{1,2}\d{3}\w*s?)\b",
+                             re.sub(r"^\s*\S+", "", tok_cell))):
+            tok = math.nan  # a scope the reader cannot place ("192k tok/s across 64 GPUs", "192k (3k per GPU)")
         if re.match(r"%?\s*(?:MFU\s+)?of\s+(?:the\s+)?FP8\s+(?:dense\s+)?peak", _metric_unit(r.get("mfu_pct")), re.I):
             a_ = scen[j].cluster.accelerator or catalog.systems()[scen[j].cluster.system].accelerator
             acc = catalog.accelerators()[a_] if isinstance(a_, str) else a_

@@ -907,9 +907,18 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
             (rg := re.match(r"^\s*(\d[\d,]*)\s*(?:[-–—]|to\b)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*$", text, re.I))
             and int(rg.group(2).replace(",", "")) > int(rg.group(1).replace(",", ""))):
         return None  # "16-32 GPUs": which count ran is not said
-    used = (re.search(r"(?<![\w.,/])(\d[\d,]*)\s*(?:of|/)\s*\d[\d,]*\s*(?:GPUs?)?\s*(?:used|in\s+use)?\s*\)?\s*$", text, re.I)
-            or re.search(r"\(\s*(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*\)", text, re.I))
-    if used:  # "single node (4 of 8 GPUs)", "1016 of 1024 GPUs used", "1 node with 8 GPUs (4 used)"
+    machines_named = re.search(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|VMs?|boxes|DGX|HGX)\b|xlarge", text, re.I)
+    single = re.match(r"\s*(?:a|one|single|1)\s+(?:node|host|server|machine|instance|box|DGX|HGX)\b", text, re.I)
+    explicit = re.search(r"\b(?:only|just)\s+(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\b"
+                         r"|[(,]\s*(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*(?:\)|$)", text, re.I)
+    if explicit:  # "(4 used)", "(only 28 used)", ", 28 used": the GPUs the run used
+        return int((explicit.group(1) or explicit.group(2)).replace(",", ""))
+    used = re.search(r"(?<![\w.,/])(\d[\d,]*)\s*(?:of|/)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*(?:used|in\s+use)?\s*\)?\s*$", text, re.I)
+    n_mach = re.match(r"\s*(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\b", text, re.I)
+    whole = n_mach and int(used.group(2).replace(",", "")) == int(n_mach.group(1).replace(",", "")) * gpus_per_node \
+        if used else False
+    if used and (not machines_named or single or whole):
+        # "1016 of 1024 GPUs used", "single node (4 of 8 GPUs)", "2 nodes (12 of 16 GPUs used)"
         return int(used.group(1).replace(",", ""))
     if re.search(r"\b(?:used|in\s+use)\b", text, re.I) and not re.search(r"\(\s*\d[\d,]*\s*GPUs?\s+used\s*\)", text, re.I):
         text = re.sub(r"\([^)]*\)", " ", text)  # "16 nodes (all 8 GPUs used)": the comment is about each node
@@ -1097,6 +1106,21 @@ _ROUTED_EXPERTS = re.compile(r"^(?=.*\bshared\b)(?!.*(?:per|/|each)\s*tok)(?!.*\
                              re.I)
 
 
+def _routed_total_stated(text: str) -> bool:
+    """Whether an experts cell states a total larger than its routed count (``(256 total)``,
+    ``(of 256)``, ``out of 256``)."""
+    rc = _routed_count(text)
+    if rc is None:
+        return False
+    for x in _standalone_numbers(text):
+        if "." in x or int(x.replace(",", "")) <= int(rc):
+            continue
+        if re.search(r"(?:total|\bof|out\s+of|from)\s*" + re.escape(x) + r"\b|\b" + re.escape(x) + r"\s*(?:total|in\s+total)",
+                     text, re.I):
+            return True
+    return False
+
+
 def _routed_count(text: str) -> str | None:
     """The routed-expert count of an experts cell when it accounts for the cell's leading number
     (``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``, ``1 shared + 256 routed``); None
@@ -1156,12 +1180,17 @@ def _clean_int_cells(r: dict) -> dict:
                 out["_layers_per_vstage"] = int(re.match(r"^\s*(\d+)", text).group(1))
             elif col == "dp" and parse_number(text) <= 0:
                 out[col] = None  # TorchTitan's -1: all the remaining GPUs
+            elif col == "moe_experts" and _routed_count(text) and _routed_total_stated(text):
+                out[col] = "unclear: " + text  # "1 shared + 8 routed (256 total)": the 8 are active, not all
             elif col == "moe_experts" and _routed_count(text):  # "1 shared + 256 routed"
                 out[col] = _routed_count(text)
                 if _SHARED_EXPERTS.search(text):
                     out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
-            elif col == "moe_experts" and not _routed_count(text) and any(
-                    int(x) > parse_number(text) for x in re.findall(r"\b(\d+)\s*routed\b", text, re.I)):
+            elif col == "moe_experts" and re.search(r"\brouted\b", text, re.I) and (
+                    (not _routed_count(text) and any(int(x) > parse_number(text)
+                                                     for x in re.findall(r"\b(\d+)\s*routed\b", text, re.I)))
+                    or any(int(x) > int(_routed_count(text) or 0) for x in _standalone_numbers(text) if "." not in x
+                           and re.search(r"(?:total|of|out\s+of|from)\s*" + x + r"\b", text, re.I))):
                 out[col] = "unclear: " + text  # "1 shared + 256 routed (8 active)": refused, not a 1-expert model
             elif col == "moe_experts" and (_NO_MOE.match(text) or re.fullmatch(r"\s*1\s*(?:experts?)?\s*", text)):
                 out["moe_experts"] = out["moe_topk"] = None  # a dense model
@@ -1203,9 +1232,13 @@ def _clean_int_cells(r: dict) -> dict:
         elif col in ("vpp", "cp", "ep") and _NO_DEGREE.match(text):
             out[col] = "1"
         elif col in ("global_batch_seqs", "vocab") and re.fullmatch(
-                r"\s*\d[\d,]*(?:\s*(?:→|->)\s*\d[\d,]*)+\s*(?:seqs?|sequences?|tokens?)?\s*(?:\(.*\))?\s*", text):
+                r"\s*\d[\d,]*(?:\s*(?:→|->)\s*\d[\d,]*)+(?![\d.kKmM])\s*(?:[,;]?\s*[A-Za-z(][^→]*)?", text):
             # a ramp or a padding (192→4224 warm-up, 50257 → 51200): the value the run settled on
-            out[col] = re.findall(r"(?:→|->)\s*(\d[\d,]*)", text)[-1]
+            chain = re.match(r"\s*(\d[\d,]*(?:\s*(?:→|->)\s*\d[\d,]*)+)", text).group(1)
+            vals = [v.replace(",", "") for v in re.findall(r"\d[\d,]*", chain)]
+            said = [v for v in re.findall(r"(?<![\w.])\d[\d,]*(?![\w.])", text[len(chain) + text.index(chain):])
+                    if v.replace(",", "") in vals]
+            out[col] = said[0].replace(",", "") if said else vals[-1]  # "2048 → 4096 (measured at 2048)"
         elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
             out[col] = "1"
         elif col == "vpp" and re.match(r"^\s*interleaved\b[^\d]*$", text, re.I):
@@ -1231,6 +1264,8 @@ def _clean_int_cells(r: dict) -> dict:
             out[col] = out.get("heads")
         elif col == "ffn" and _FFN_MULTIPLE.match(text):
             out[col] = _ffn_multiple(text, out.get("hidden"))
+        elif col == "moe_experts" and _routed_count(text) and _routed_total_stated(text):
+            out[col] = "unclear: " + text
         elif col == "moe_experts" and _routed_count(text):
             out[col] = _routed_count(text)
             if _SHARED_EXPERTS.search(text):
@@ -1290,12 +1325,13 @@ def catalogue_model(name) -> str | None:
                     return None  # "(4 layers)": a cut-down model, not the preset
                 experts = re.search(r"\([^)]*?(\d+)\s*experts?\b", str(name), re.I)
                 spec = catalog.models()[mid]
-                size = re.search(r"\([^)]*?(?<![\w.])(\d+(?:\.\d+)?)\s*([BM])\b", str(name))
+                size = re.search(r"\([^)]*?(?<![\w.])(\d+(?:\.\d+)?)\s*([BM])\b(?!\s*(?:active|activated|tokens?|batch|acc))",
+                                 str(name))
                 if size and abs(float(size.group(1)) * (1e-3 if size.group(2) == "M" else 1.0)
                                 / _preset_params_b(mid) - 1.0) > 0.1:
                     return None  # "Llama 3 70B (8B)": another size
-                hid = re.search(r"\([^)]*?\bhidden\s*[=:]?\s*(\d+)", str(name), re.I)
-                topk = re.search(r"\([^)]*?\btop[-_ ]?(\d+)", str(name), re.I)
+                hid = re.search(r"\([^)]*?(?<!ffn )(?<!intermediate )\bhidden\s*[=:]?\s*(\d+)", str(name), re.I)
+                topk = re.search(r"\([^)]*?\btop[-_ ]?(\d+)(?!\s*acc)", str(name), re.I)
                 if (hid and int(hid.group(1)) != spec.hidden_size) or (
                         topk and (spec.moe is None or int(topk.group(1)) != spec.moe.top_k)):
                     return None  # "(hidden 4096)", "(top-1)": not the preset's shape
@@ -1634,6 +1670,41 @@ def _metric_unit(cell) -> str:
     return re.split(r"[(;,]", rest, maxsplit=1)[0].strip() if m else ""
 
 
+_SCOPE_WORDS = (r"\b(?:total|aggregate|whole|global|overall|combined|sum|summed|across|entire)\b|^\W*job\W*$"
+                r"|\ball\s+(?:\d+\s+)?(?:GPUs|nodes|ranks)\b|\bnot\s+per\s+GPU|(?:tok\w*/s|\d|^\W*)\s*(?:/|per)\s*node\b")
+_PER_ACCEL = r"(?:/|per)\s*(?:GPU|GCD|HPU|device|accelerator|[A-Z]{1,2}\d{3}\w*)\b"
+
+
+def _tokens_scope(cell) -> str | None:
+    """What a tokens/s cell's number counts: ``"gpu"`` (per GPU, stated or plain), ``"node"``
+    (``26,000 tok/s per node``, ``11.6k (per node)``), ``"total"`` (``92.8k tok/s total``,
+    ``(total)``), or None when it names a scope the reader cannot place (``across 64 GPUs``,
+    ``(global)``, ``(3k per GPU)`` beside it, ``(64 GPUs)``): not compared."""
+    text = "" if cell is None or isinstance(cell, (int, float)) else str(cell)
+    m = _NUM.match(text)
+    if not m:
+        return "gpu"
+    rest = re.sub(r"^\s*[kK](?![a-zA-Z])", "", text[m.end():])
+    unit = re.split(r"[(;,]", rest, maxsplit=1)[0]
+    comment = rest[len(unit):]
+    if re.search(_PER_ACCEL, unit, re.I):
+        return "gpu"  # the unit says per GPU: comments do not change it
+    for part in (unit, comment):
+        if re.fullmatch(r"\W*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?)?\W*(?:per|/)\s*(?:node|host|server|instance)\W*", part, re.I):
+            return "node"
+        if re.fullmatch(r"\W*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?)?\W*(?:in\s+)?(?:total|aggregate|for\s+the\s+job)\W*", part, re.I):
+            return "total"
+    if re.search(_SCOPE_WORDS, rest, re.I) or re.search(r"^\W*job\W*$", comment, re.I):
+        return None
+    if re.search(r"\d[\d,.]*\s*[kK]?\s*(?:tok\w*/s\s*)?" + _PER_ACCEL, comment, re.I) and re.search(
+            r"\d[\d,.]*\s*[kK]\b|tok", comment, re.I):
+        return None  # "192k (3k per GPU)": the per-GPU figure is another number
+    if re.search(r"(?<![\w.])\d[\d,]*\s*(?:GPUs?|nodes?)\b(?!\s*(?:/|per)\b)", rest, re.I) or re.search(
+            r"\b(?:across|over|on|for|with)\s+\d[\d,]*\s*(?:GPUs?|nodes?|ranks?|[A-Z]{1,2}\d{3})", unit, re.I):
+        return None  # "(64 GPUs)", "on 8 nodes": the count the figure covers
+    return "gpu"
+
+
 def _standalone_numbers(text: str) -> list[str]:
     """Numbers of a cell that are not part of a name (``H100``, ``FP8``)."""
     return re.findall(r"(?<![A-Za-z\d.])\d[\d,]*(?:\.\d+)?", text)
@@ -1689,16 +1760,12 @@ def calibration_batch(csv_path=None):
             # or unclear: not compared
             per_gpu = re.search(r"(?:/|per)\s*GPU\b", unit, re.I)
             tok = tok * float(b["seq_len"][j]) if per_gpu else math.nan
-        if re.match(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?\s*)?(?:/|per)\s*(?:node|host|server|instance)\b", unit, re.I):
+        scope = _tokens_scope(tok_cell)
+        if scope == "node":
             tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node", "11.6k/node"
-        elif re.match(r"(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?\s*)?(?:total|aggregate|in\s+total|for\s+the\s+job)\b", unit, re.I):
+        elif scope == "total":
             tok = tok / float(b["n_gpus"][j])  # "92.8k tok/s total": the whole job
-        elif not re.search(r"(?:/|per)\s*GPU\b", unit, re.I) and (
-                re.search(r"\b(?:across|over|on|for|global|overall|combined|summed|cluster|job|whole|all)\b|/\s*\d|\d",
-                          unit, re.I)
-                or re.search(r"\d[\d,.]*\s*[kK]?\s*(?:tok\w*/s\s*)?(?:/|per)\s*GPU", re.sub(r"^\s*\S+", "", tok_cell), re.I)
-                or re.search(r"[(,;]\s*(?:on|across|over|for|with)?\s*\d[\d,]*\s*(?:GPUs?|nodes?|[A-Z]{1,2}\d{3}\w*s?)\b",
-                             re.sub(r"^\s*\S+", "", tok_cell))):
+        elif scope is None:
             tok = math.nan  # a scope the reader cannot place ("192k tok/s across 64 GPUs", "192k (3k per GPU)")
         if re.match(r"%?\s*(?:MFU\s+)?of\s+(?:the\s+)?FP8\s+(?:dense\s+)?peak", _metric_unit(r.get("mfu_pct")), re.I):
             a_ = scen[j].cluster.accelerator or catalog.systems()[scen[j].cluster.system].accelerator

@@ -1263,3 +1263,25 @@ def test_sixth_round_rules_keep_what_was_read_before(tmp_path):
     pub = meta["published"].tolist()
     assert pub[0] == 3000.0 and pub[1] == 3000.0 and pub[4] == pytest.approx(11600 / 8)
     assert all(math.isnan(v) for v in (pub[2], pub[3], pub[5]))
+
+
+def test_seventh_round_rules_keep_what_was_read_before():
+    """Regressions a seventh differential review found, each pinned."""
+    t = validation._tokens_scope
+    assert [t(x) for x in ("92.8k tok/s (total)", "92.8k (aggregate)", "11.6k (per node)", "11,600 tok/s (per node)",
+                           "92.8k (whole cluster)", "92.8k (all GPUs)", "3,000 (Eos cluster)", "1,450 tok/s/H100",
+                           "1,450 tok/s FP8", "1,450 (4 GPUs/node)", "1,450 tok/s over 100 steps", "1,450 ± 30")] == [
+        "total", "total", "node", "node", None, None, "gpu", "gpu", "gpu", "gpu", "gpu", "gpu"]
+    g = validation._gpu_count
+    for cell, n in (("16 nodes (8/8 GPUs used)", 128), ("64 nodes (7/8 GPUs used)", 512), ("2 nodes with 8 GPUs (only 12 used)", 12),
+                    ("4 nodes with 8 GPUs, 28 used", 28), ("1024 GPUs (only 1016 used)", 1016),
+                    ("2 nodes (12 of 16 GPUs used)", 12), ("nodes/GPUs: 64/512", None)):
+        assert g(cell, 8) == n, cell
+    c = validation._clean_int_cells
+    assert c({"moe_experts": "1 shared + 8 routed (256 total)"})["moe_experts"].startswith("unclear")
+    assert [c({"global_batch_seqs": x})["global_batch_seqs"] for x in (
+        "2048 → 4096 (measured at 2048)", "192 → 4224 warm-up", "192→4224 over 1B tokens", "512 → 1024 after 100k steps")] == [
+        "2048", "4224", "4224", "1024"]
+    cm = validation.catalogue_model
+    assert [cm(x) for x in ("Mixtral 8x7B (13B active)", "GPT-3 175B (300B tokens)", "Llama 3 70B (FFN hidden 28672)",
+                            "Llama 3 70B (top-1 acc)")] == ["mixtral-8x7b", "gpt3-175b", "llama3-70b", "llama3-70b"]

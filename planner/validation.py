@@ -909,10 +909,14 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
         return None  # "16-32 GPUs": which count ran is not said
     machines_named = re.search(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|VMs?|boxes|DGX|HGX)\b|xlarge", text, re.I)
     single = re.match(r"\s*(?:a|one|single|1)\s+(?:node|host|server|machine|instance|box|DGX|HGX)\b", text, re.I)
-    explicit = re.search(r"\b(?:only|just)\s+(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\b"
-                         r"|[(,]\s*(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*(?:\)|$)", text, re.I)
+    explicit = re.search(r"\b(?:only|just)\s+(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*(?:\)|$)"
+                         r"|(?:\(|(?<!\d),)\s*(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*(?:\)|$)", text, re.I)
     if explicit:  # "(4 used)", "(only 28 used)", ", 28 used": the GPUs the run used
-        return int((explicit.group(1) or explicit.group(2)).replace(",", ""))
+        k = int((explicit.group(1) or explicit.group(2)).replace(",", ""))
+        mach = re.match(r"\s*(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\b", text, re.I)
+        if mach and k <= gpus_per_node and k < int(mach.group(1).replace(",", "")):
+            return None  # "64 nodes, 8 GPUs used": per node or in all? not said
+        return k
     used = re.search(r"(?<![\w.,/])(\d[\d,]*)\s*(?:of|/)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*(?:used|in\s+use)?\s*\)?\s*$", text, re.I)
     n_mach = re.match(r"\s*(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\b", text, re.I)
     whole = n_mach and int(used.group(2).replace(",", "")) == int(n_mach.group(1).replace(",", "")) * gpus_per_node \
@@ -920,6 +924,8 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     if used and (not machines_named or single or whole):
         # "1016 of 1024 GPUs used", "single node (4 of 8 GPUs)", "2 nodes (12 of 16 GPUs used)"
         return int(used.group(1).replace(",", ""))
+    if used and int(used.group(1).replace(",", "")) < int(used.group(2).replace(",", "")) == gpus_per_node:
+        return None  # "16 nodes, 4/8 GPUs": part of each node, the total not said
     if re.search(r"\b(?:used|in\s+use)\b", text, re.I) and not re.search(r"\(\s*\d[\d,]*\s*GPUs?\s+used\s*\)", text, re.I):
         text = re.sub(r"\([^)]*\)", " ", text)  # "16 nodes (all 8 GPUs used)": the comment is about each node
     total = re.search(r"\(\s*(\d[\d,]*)\s*GPUs?(?:\s+(?:total|in\s+total|in\s+all))?\s*\)", text, re.I)
@@ -1102,8 +1108,8 @@ _NO_DEGREE_WORDS = re.compile(r"^\s*(?:no(?:\s+(?:tp|pp|tensor|pipeline)\w*(?:\s
 #: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``,
 #: ``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``).
 _SHARED_EXPERTS = re.compile(r"(?:\+\s*|\b)(\d+)\s*shared", re.I)
-_ROUTED_EXPERTS = re.compile(r"^(?=.*\bshared\b)(?!.*(?:per|/|each)\s*tok)(?!.*\b(?:top|active|activated)\b)(?:.*?)\b(\d+)\s*routed",
-                             re.I)
+_ROUTED_EXPERTS = re.compile(r"^(?=.*\bshared\b)(?:.*?)\b(\d+)\s*routed(?!\s*(?:experts?\s*)?(?:active|activated|per\s*tok|/\s*tok"
+                             r"|each\s*tok|per\s+token))", re.I)
 
 
 def _routed_total_stated(text: str) -> bool:
@@ -1112,8 +1118,10 @@ def _routed_total_stated(text: str) -> bool:
     rc = _routed_count(text)
     if rc is None:
         return False
+    sh = _SHARED_EXPERTS.search(text)
+    limit = int(rc) + (int(sh.group(1)) if sh else 0)
     for x in _standalone_numbers(text):
-        if "." in x or int(x.replace(",", "")) <= int(rc):
+        if "." in x or int(x.replace(",", "")) <= limit:
             continue
         if re.search(r"(?:total|\bof|out\s+of|from)\s*" + re.escape(x) + r"\b|\b" + re.escape(x) + r"\s*(?:total|in\s+total)",
                      text, re.I):
@@ -1189,8 +1197,7 @@ def _clean_int_cells(r: dict) -> dict:
             elif col == "moe_experts" and re.search(r"\brouted\b", text, re.I) and (
                     (not _routed_count(text) and any(int(x) > parse_number(text)
                                                      for x in re.findall(r"\b(\d+)\s*routed\b", text, re.I)))
-                    or any(int(x) > int(_routed_count(text) or 0) for x in _standalone_numbers(text) if "." not in x
-                           and re.search(r"(?:total|of|out\s+of|from)\s*" + x + r"\b", text, re.I))):
+                    or _routed_total_stated(text)):
                 out[col] = "unclear: " + text  # "1 shared + 256 routed (8 active)": refused, not a 1-expert model
             elif col == "moe_experts" and (_NO_MOE.match(text) or re.fullmatch(r"\s*1\s*(?:experts?)?\s*", text)):
                 out["moe_experts"] = out["moe_topk"] = None  # a dense model
@@ -1236,8 +1243,9 @@ def _clean_int_cells(r: dict) -> dict:
             # a ramp or a padding (192→4224 warm-up, 50257 → 51200): the value the run settled on
             chain = re.match(r"\s*(\d[\d,]*(?:\s*(?:→|->)\s*\d[\d,]*)+)", text).group(1)
             vals = [v.replace(",", "") for v in re.findall(r"\d[\d,]*", chain)]
-            said = [v for v in re.findall(r"(?<![\w.])\d[\d,]*(?![\w.])", text[len(chain) + text.index(chain):])
-                    if v.replace(",", "") in vals]
+            tail = text[len(chain) + text.index(chain):]
+            said = [v for v in re.findall(r"(?<![\w.])\d[\d,]*(?![\w.])", tail) if v.replace(",", "") in vals] if re.search(
+                r"measur\w*|report\w*|benchmark\w*|tim(?:ed|ing)|throughput\s+at", tail, re.I) else []
             out[col] = said[0].replace(",", "") if said else vals[-1]  # "2048 → 4096 (measured at 2048)"
         elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
             out[col] = "1"
@@ -1670,8 +1678,11 @@ def _metric_unit(cell) -> str:
     return re.split(r"[(;,]", rest, maxsplit=1)[0].strip() if m else ""
 
 
-_SCOPE_WORDS = (r"\b(?:total|aggregate|whole|global|overall|combined|sum|summed|across|entire)\b|^\W*job\W*$"
-                r"|\ball\s+(?:\d+\s+)?(?:GPUs|nodes|ranks)\b|\bnot\s+per\s+GPU|(?:tok\w*/s|\d|^\W*)\s*(?:/|per)\s*node\b")
+_SCOPE_WORDS = (r"\b(?:total|aggregate|whole|global|overall|combined|sum|summed|across|entire|fleet|end-to-end|system-wide"
+                r"|cluster-wide|job-wide|node-level)\b|^\W*(?:job|cluster|system)\W*$|\b(?:the|full)\s+cluster\b"
+                r"|\bsystem\s+throughput\b|\ball\s+(?:\d+\s+)?(?:GPUs|nodes|ranks)\b|\bnot\s+per\s+GPU"
+                r"|(?:tok\w*/s|\d|^\W*)\s*(?:/|per)\s*node\b|\bper\s+(?:DGX|HGX|box|\d+\s*[x×]\s*\w+|\d+-GPU)"
+                r"|\b(?:one|single)\s+node\b|\bcluster\s*$")
 _PER_ACCEL = r"(?:/|per)\s*(?:GPU|GCD|HPU|device|accelerator|[A-Z]{1,2}\d{3}\w*)\b"
 
 
@@ -1699,7 +1710,8 @@ def _tokens_scope(cell) -> str | None:
     if re.search(r"\d[\d,.]*\s*[kK]?\s*(?:tok\w*/s\s*)?" + _PER_ACCEL, comment, re.I) and re.search(
             r"\d[\d,.]*\s*[kK]\b|tok", comment, re.I):
         return None  # "192k (3k per GPU)": the per-GPU figure is another number
-    if re.search(r"(?<![\w.])\d[\d,]*\s*(?:GPUs?|nodes?)\b(?!\s*(?:/|per)\b)", rest, re.I) or re.search(
+    if re.search(r"(?<![\w.])\d[\d,]*\s*(?:[x×]\s*)?(?:GPUs?|nodes?|devices?|accelerators?|ranks?|DGX|HGX|"
+                 r"[A-Z]{1,2}\d{3}\w*s?)\b(?!\s*(?:/|per)\b)", rest, re.I) or re.search(
             r"\b(?:across|over|on|for|with)\s+\d[\d,]*\s*(?:GPUs?|nodes?|ranks?|[A-Z]{1,2}\d{3})", unit, re.I):
         return None  # "(64 GPUs)", "on 8 nodes": the count the figure covers
     return "gpu"

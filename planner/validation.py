@@ -909,7 +909,8 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
         return None  # "16-32 GPUs": which count ran is not said
     machines_named = re.search(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|VMs?|boxes|DGX|HGX)\b|xlarge", text, re.I)
     single = re.match(r"\s*(?:a|one|single|1)\s+(?:node|host|server|machine|instance|box|DGX|HGX)\b", text, re.I)
-    explicit = re.search(r"\b(?:only|just)\s+(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*(?:\)|$)"
+    explicit = re.search(r"\b(?:only|just)\s+(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)"
+                         r"(?:\s+(?:for|in)\s+(?:the\s+|this\s+)?(?:run|training|pre-?training|job|benchmark))?\s*(?:\)|$)"
                          r"|(?:\(|(?<!\d),)\s*(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*(?:\)|$)", text, re.I)
     if explicit:  # "(4 used)", "(only 28 used)", ", 28 used": the GPUs the run used
         k = int((explicit.group(1) or explicit.group(2)).replace(",", ""))

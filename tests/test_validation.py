@@ -1291,6 +1291,7 @@ def test_eighth_round_rules_keep_what_was_read_before():
     """Regressions an eighth differential review found, each pinned."""
     g = validation._gpu_count
     for cell, n in (("1,024 GPUs used", 1024), ("1,016 of 1,024 GPUs used", 1016), ("64 GPUs (only 8 used for eval)", 64),
+                    ("2 nodes with 8 GPUs (only 12 used for the run)", 12), ("1024 GPUs (only 1016 used for training)", 1016),
                     ("512 GPUs, only 32 used for validation", 512), ("16 nodes, 4/8 GPUs", None), ("64 nodes, 8 GPUs used", None)):
         assert g(cell, 8) == n, cell
     t = validation._tokens_scope

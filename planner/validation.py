@@ -889,17 +889,34 @@ _MACHINES = re.compile(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|boxes|
 _RACKS = re.compile(r"\bracks?\b|\bNVL\d+\b", re.I)
 
 
+def _machine_count(text: str) -> int | None:
+    """The stand-alone number of machines a GPU-count text names (``64 nodes``, ``16 hosts``,
+    ``8 VMs``); None when there is none. Digits inside a name (``H200 nodes``) are no count."""
+    m = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?|VMs?)\b", text, re.I)
+    return int(m.group(1).replace(",", "")) if m else None
+
+
 def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
-    """GPUs of a ``gpu_count`` cell, first rule that applies: a total after ``=`` (``2 × 8 =
-    16``); a count of GCDs (``1024 MI250X (2048 GCDs)``); thousands written ``K`` (``16K H100``
-    = 16,384); a number of GPUs beside a machine word (``768 GPUs, 96 nodes``); then, parenthesised text aside:
-    a number with no machine word and no ``x`` beside it (``64``, ``64 (8 x 8)``, ``1,024
-    GPUs (128 nodes)``, ``64 H100s (8 nodes)``); a total in parentheses (``16 x 8 GPUs
-    (128)``); the product of two stand-alone numbers around ``x`` / ``×`` (``2 nodes x 8
-    GPUs``, ``8 × 64 nodes``, ``16 hosts x 8 GPUs``); one stand-alone number of machines
-    (nodes, hosts, servers, DGX / HGX boxes, cloud instances) times the system's GPUs per node
-    (``128 nodes``, ``280 DGX A100 nodes``, ``16 x p5.48xlarge``). Digits inside a name
-    (``A100``, ``80GB``, ``p5.48xlarge``) are not numbers here."""
+    """GPUs of a ``gpu_count`` cell (None: not a count the reader can place), first rule that
+    applies: a range is refused (``16-32 GPUs``); the GPUs a run used (``(4 used)``, ``(only 28
+    used)``, ``1016 of 1024 GPUs used``, ``single node (4 of 8 GPUs)``; beside more machines a
+    per-node ``4/8`` or ``8 GPUs used`` is refused); a total in parentheses beside a machine or
+    rack word (``1 NVL72 rack (64 GPUs used)``); ``single node`` / ``one DGX H100`` (one
+    machine); racks × the NVLink domain on rack-scale systems (``2 NVL72 racks``, ``1x NVL72``,
+    ``1 NVL36 rack``); a total after ``=`` (``2 × 8 = 16``); a count of GCDs (``1024 MI250X (2048
+    GCDs)``); thousands written ``K`` (``16K H100`` = 16,384, ``10K`` = 10,000); machines × GPUs
+    per machine (``96 nodes, 8 GPUs per node``, ``4 nodes of 8 GPUs``, ``96 nodes with 8 GPUs``,
+    ``16 nodes, 8× MI300X each``; MI250X packages count two GCDs); a number of GPUs beside a
+    machine or rack word (``768 GPUs, 96 nodes``, ``2 racks, 64 GPUs``; fewer GPUs than
+    machines is per machine: ``64 nodes, 8 GPUs`` = 512); then, parenthesised text aside: a
+    number with no machine word and no ``x`` beside it (``64``, ``64 (8 x 8)``, ``64 H100s (8
+    nodes)``); a total in parentheses (``16 x 8 GPUs (128)``); the product of two stand-alone
+    numbers around ``x`` / ``×`` (``2 nodes x 8 GPUs``, ``16 hosts x 8 GPUs``); one stand-alone
+    number of machines (nodes, hosts, servers, DGX / HGX boxes, cloud instances, VMs, trays)
+    times the system's GPUs per node (``128 nodes``, ``280 DGX A100 nodes``, ``16 x
+    p5.48xlarge``). Digits inside a name (``A100``, ``80GB``, ``p5.48xlarge``, ``Gaudi 3``,
+    ``MI300X``) are not numbers here. ``rack``: the system's NVLink domain when it spans more
+    than one machine (NVL72), else None."""
     if cell is None or isinstance(cell, (int, float)):
         return _int(cell)
     text = str(cell).strip()
@@ -907,21 +924,20 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
             (rg := re.match(r"^\s*(\d[\d,]*)\s*(?:[-–—]|to\b)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*$", text, re.I))
             and int(rg.group(2).replace(",", "")) > int(rg.group(1).replace(",", ""))):
         return None  # "16-32 GPUs": which count ran is not said
-    machines_named = re.search(r"\b(?:nodes?|hosts?|servers?|machines?|instances?|VMs?|boxes|DGX|HGX)\b|xlarge", text, re.I)
+    machines_named = _MACHINES.search(text)
     single = re.match(r"\s*(?:a|one|single|1)\s+(?:node|host|server|machine|instance|box|DGX|HGX)\b", text, re.I)
     explicit = re.search(r"\b(?:only|just)\s+(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)"
                          r"(?:\s+(?:for|in)\s+(?:the\s+|this\s+)?(?:run|training|pre-?training|job|benchmark))?\s*(?:\)|$)"
                          r"|(?:\(|(?<!\d),)\s*(\d[\d,]*)\s*(?:GPUs?\s+)?(?:used|in\s+use)\s*(?:\)|$)", text, re.I)
     if explicit:  # "(4 used)", "(only 28 used)", ", 28 used": the GPUs the run used
         k = int((explicit.group(1) or explicit.group(2)).replace(",", ""))
-        mach = re.match(r"\s*(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\b", text, re.I)
-        if mach and k <= gpus_per_node and k < int(mach.group(1).replace(",", "")):
+        mach = _machine_count(text)
+        if mach and k <= gpus_per_node and k < mach:
             return None  # "64 nodes, 8 GPUs used": per node or in all? not said
         return k
     used = re.search(r"(?<![\w.,/])(\d[\d,]*)\s*(?:of|/)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*(?:used|in\s+use)?\s*\)?\s*$", text, re.I)
-    n_mach = re.match(r"\s*(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\b", text, re.I)
-    whole = n_mach and int(used.group(2).replace(",", "")) == int(n_mach.group(1).replace(",", "")) * gpus_per_node \
-        if used else False
+    n_mach = _machine_count(text)
+    whole = bool(used and n_mach and int(used.group(2).replace(",", "")) == n_mach * gpus_per_node)
     if used and (not machines_named or single or whole):
         # "1016 of 1024 GPUs used", "single node (4 of 8 GPUs)", "2 nodes (12 of 16 GPUs used)"
         return int(used.group(1).replace(",", ""))
@@ -963,9 +979,9 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     outer = re.sub(r"\([^)]*\)", " ", text)
     per_node = re.search(r"(\d[\d,]*)\s*(?:GPUs?|GCDs?|accelerators?|devices?)\s*(?:per|/|each|a)\s*"
                          r"(?:node|host|server|machine|instance)", outer, re.I)
-    machines = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?)\b", outer, re.I)
+    machines = _machine_count(outer)
     if per_node and machines and not re.search(r"[x×*]", outer):  # "96 nodes, 8 GPUs per node"
-        return int(per_node.group(1).replace(",", "")) * int(machines.group(1).replace(",", ""))
+        return int(per_node.group(1).replace(",", "")) * machines
     m = re.search(r"(?<![\w.,-])(\d[\d,]*|\bone|\ban?)\s+(?:nodes?|hosts?|servers?)\s*,?\s*(?:of|(?:each\s+)?(?:with|having))\s+"
                   r"(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|accelerators?|ACCEL|[A-Z]+\d+\w*)", outer, re.I) or \
         re.search(r"(?<![\w.,-])(\d[\d,]*)\s+(?:nodes?|hosts?|servers?)\s*,\s*(\d[\d,]*)\s*[x×]?\s*(?:GPUs?|(GCDs?)|ACCEL)\s*each\b",
@@ -979,9 +995,9 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     if len(gpus) == 1 and (_MACHINES.search(outer) or _RACKS.search(outer)) and not re.search(
             r"[x×*]|\b(?:of|with|having|each|per)\b", outer, re.I):  # "768 GPUs, 96 nodes", "2 racks, 64 GPUs"
         g_ = int(gpus[0].replace(",", ""))
-        mach = re.search(r"(?<![\w.,])(\d[\d,]*)\s*(?:nodes?|hosts?|servers?|machines?|instances?|VMs?)\b", outer, re.I)
-        if mach and g_ < int(mach.group(1).replace(",", "")) and g_ <= gpus_per_node:
-            return g_ * int(mach.group(1).replace(",", ""))  # "64 nodes, 8 GPUs": GPUs per node
+        mach = _machine_count(outer)
+        if mach and g_ < mach and g_ <= gpus_per_node:
+            return g_ * mach  # "64 nodes, 8 GPUs": GPUs per node
         return g_
     nums = [int(x.replace(",", "")) for x in
             re.findall(r"(?<![A-WYZa-wyz\d.,])(\d[\d,]*)(?![A-WYZa-wyz\d.])", outer)]

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 import planner
 from planner import catalog, share
-from planner.schema import MoESpec, Parallelism, Scenario, format_errors
+from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors
 
 GIB = 2**30
 GB = 1e9
@@ -389,6 +389,7 @@ _reg("w_gbs", ("training", "global_batch_size"), int, int)
 _reg("w_mbs", ("training", "micro_batch_size"), int, int)
 _reg("w_prec", ("training", "precision"))
 _reg("w_gd", ("training", "grad_dtype"))
+_reg("w_f8s", ("training", "fp8_scaling"))
 _reg("w_ce", ("training", "cross_entropy"))
 _reg("w_ew", ("training", "elementwise"))
 _reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: float(v) * 1e12)
@@ -847,6 +848,8 @@ def render_sidebar(page: str) -> dict:
         st.number_input("Global batch (sequences)", min_value=1, max_value=10_000_000, step=1, key="w_gbs")
         st.number_input("Micro-batch (sequences)", min_value=1, max_value=100_000, step=1, key="w_mbs")
         st.selectbox("GEMM precision", ["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"], key="w_prec")
+        st.selectbox("FP8 scaling", ["tensorwise", "rowwise"], key="w_f8s",
+                     help=Training.model_fields["fp8_scaling"].description)
         st.selectbox("Gradient accumulation dtype", ["fp32", "bf16"], key="w_gd")
         st.selectbox("Cross-entropy kernel", ["fused", "eager"], key="w_ce",
                      help="Memory of the logits on the last stage: fused / vocab-parallel / compiled loss "

@@ -28,5 +28,6 @@ def random_split_batch(n_rows: int, seed: int = 0) -> batch.Batch:
     b["offload_optimizer"] = rng.choice([0, 0, 0, 1, 2], n_rows)
     b["tp_comm_overlap"] = rng.random(n_rows) < 0.5
     b["dp_comm_overlap"] = rng.random(n_rows) < 0.8
+    b["fp8_rowwise"] = rng.random(n_rows) < 0.2
     b["n_gpus"] = b["tp"] * b["pp"] * b["dp"] * b["cp"]
     return b

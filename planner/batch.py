@@ -20,7 +20,7 @@ Model
 Training
     seq_len, global_batch_size, micro_batch_size, precision (code, PRECISIONS),
     grad_bytes (4 = fp32 accumulation, 2 = bf16), ce_eager (eager cross-entropy), elem_eager
-    (eager elementwise kernels), tokens_total
+    (eager elementwise kernels), fp8_rowwise (FP8 row-wise scaling), tokens_total
 Parallelism
     tp, pp, dp, dp_shard (ZeRO sharding group in DP ranks; = dp unless HSDP), cp, ep, vpp,
     sequence_parallel, zero_stage, recompute (code, RECOMPUTE), recompute_layers (full recompute
@@ -84,7 +84,7 @@ BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "rope", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
     "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
-    "ce_eager", "elem_eager",
+    "ce_eager", "elem_eager", "fp8_rowwise",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
@@ -166,6 +166,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "precision": PRECISIONS.index(t.precision),
         "grad_bytes": 4.0 if t.grad_dtype == "fp32" else 2.0,
         "ce_eager": t.cross_entropy == "eager",
+        "fp8_rowwise": t.fp8_scaling == "rowwise",
         "elem_eager": t.elementwise == "eager",
         "tokens_total": t.tokens_total,
         "tp": p.tp,

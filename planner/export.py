@@ -243,6 +243,10 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                      "(tf32 is PyTorch's matmul setting).")
     if t.precision == "fp8":
         arg("--fp8-format", "hybrid")
+        if t.fp8_scaling == "rowwise":
+            notes.append("fp8_scaling 'rowwise' is torchao's recipe; Megatron-LM's --fp8-recipe has delayed, "
+                         "tensorwise, mxfp8 and blockwise, none row-wise: its default written, and the planner's "
+                         "row-wise step time does not describe it.")
     elif t.precision == "fp4":
         arg("--fp4-format", "e2m1")
     if t.grad_dtype == "bf16":
@@ -360,8 +364,11 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                      "as per-op selective checkpointing (the planner's op_sac: other memory and time; evaluate "
                      "that mode to see them).")
     if t.precision == "fp8":
-        notes.append("FP8: [model] converters = [\"float8\"] is written; choose [float8] recipe_name "
-                     "(tensorwise / rowwise) yourself.")
+        notes.append(f"FP8: [model] converters = [\"float8\"] and [float8] recipe_name = \"{t.fp8_scaling}\" "
+                     "(training.fp8_scaling) are written"
+                     + ("; torchao's fastest tensorwise setup also gathers FSDP weights in float8 "
+                        "(enable_fsdp_float8_all_gather), which the planner does not model and leaves off."
+                        if t.fp8_scaling == "tensorwise" else "."))
     elif t.precision not in ("bf16", "fp32"):
         notes.append(f"precision '{t.precision}': TorchTitan's parameters are bfloat16 or float32 "
                      "(FP8 through float8 converters): bfloat16 written.")
@@ -411,7 +418,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     L += ["", "[job]", f"description = {_toml_str(s.name or m.name)}",
           "", "[model]", f"name = {_toml_str(name)}", f"flavor = {_toml_str(flavor)}"]
     if t.precision == "fp8":
-        L.append('converters = ["float8"]')
+        L += ['converters = ["float8"]', "", "[float8]", f"recipe_name = {_toml_str(t.fp8_scaling)}"]
     L += ["", "[training]", f"local_batch_size = {local}",
           f"global_batch_size = {t.global_batch_size}", f"seq_len = {t.seq_len}", f"steps = {_steps(s)}",
           f"mixed_precision_param = {_toml_str('float32' if t.precision == 'fp32' else 'bfloat16')}",
@@ -465,7 +472,8 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         cfg["fp16"] = {"enabled": True}
     if t.precision in ("fp8", "fp4"):
         notes.append(f"{t.precision} GEMMs come from Transformer Engine in the model code, not from this file "
-                     "(bf16 is enabled here).")
+                     "(bf16 is enabled here)"
+                     + (f"; its scaling ({t.fp8_scaling}) is set there too." if t.precision == "fp8" else "."))
     zero: dict = {"stage": p.zero_stage, "overlap_comm": p.dp_comm_overlap, "contiguous_gradients": True}
     if not p.dp_comm_overlap and p.zero_stage == 3:
         notes.append("overlap_comm false: DeepSpeed then reduces gradients after the backward, but ZeRO-3 still "

@@ -144,6 +144,7 @@ TRAINING_KEYS: tuple[Field, ...] = (
     _i("mbs", ("training", "micro_batch_size")),
     _c("prec", ("training", "precision"), ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")),
     _c("gd", ("training", "grad_dtype"), ("fp32", "bf16")),
+    _c("f8s", ("training", "fp8_scaling"), ("tensorwise", "rowwise")),
     _c("ce", ("training", "cross_entropy"), ("fused", "eager")),
     _c("ew", ("training", "elementwise"), ("fused", "eager")),
     _f("tok", ("training", "tokens_total")),

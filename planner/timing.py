@@ -36,7 +36,10 @@ the pace; everything is per GPU of that stage:
   ``model_stats.full_recompute_fraction``), of the attention
   core (selective), or (``op_sac``, TorchTitan's per-op selective checkpointing) of the K
   projection, O (without TP), the gated MLP's second up-projection (W3), the routed experts'
-  up-projections and every elementwise op (``model_stats.op_sac_recompute_params``). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
+  up-projections and every elementwise op (``model_stats.op_sac_recompute_params``). FP8
+  row-wise scaling (``training.fp8_scaling = "rowwise"``) adds :data:`FP8_ROWWISE_BYTES` HBM
+  bytes per operand element (``M·K + K·N + M·N``) of every dense and attention linear, once per
+  layer and micro-batch. MoE layers add the routed experts' host time, ``E/ep`` local experts ×
   :data:`MOE_HOST_S_PER_LOCAL_EXPERT` per layer and micro-batch (the dropless dispatcher's
   device-host sync leaves the expert kernels' launch cost exposed; a lower bound from NVIDIA's
   DeepSeek-V3 GB200 guide).
@@ -146,6 +149,18 @@ ACT_BYTES_GATED_FWD = 6.0
 #: + multiply (2+2+2) = 10 B per FFN element against the fused 6 (GeLU is one kernel either
 #: way). Residual adds are single kernels in both.
 RMSNORM_BYTES_FUSED_FWD = 4.0
+#: FP8 row-wise scaling (torchao ``Float8LinearConfig.from_recipe_name("rowwise")``,
+#: ``training.fp8_scaling = "rowwise"``): extra HBM bytes per operand element of every linear,
+#: counted over ``M·K + K·N + M·N`` of its forward shape on one TP rank, once per layer and
+#: micro-batch (forward + backward). Row-wise scales quantise every operand along both axes
+#: (the backward needs the transposes), cannot take the amax from the previous kernel, run a
+#: row-scaled GEMM and gather weights in bf16; one effective byte count stands for all of it.
+#: Derived (not fitted on validation rows) from torchao's own table (torchao/float8/README.md,
+#: "Training benchmarks", 8 H100, Llama 3 8B, seq 8192, batch 1, FSDP2, torch.compile, per-op
+#: SAC): over bf16 6150 tok/s, tensorwise with float8 all-gather 7689.5 (+25.0 %), rowwise 6768
+#: (+10.1 %). This model gives tensorwise +25.3 % on that run; rowwise / tensorwise = 1 / 1.136
+#: then needs 10.8 B per element (0.135 s on a 0.989 s step; docs/timing.md).
+FP8_ROWWISE_BYTES = 10.8
 RMSNORM_BYTES_EAGER_FWD = 36.0
 ROPE_BYTES_EAGER_FWD = 20.0
 ACT_BYTES_GATED_EAGER_FWD = 10.0
@@ -372,7 +387,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
-    "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "layernorm", "rope",
+    "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
 )
 
 
@@ -678,6 +693,18 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                          + opsac * t_elem_dense)
         layer_mb = layer_mb + t_opsac_dense
 
+    # FP8 row-wise scaling (training.fp8_scaling = "rowwise"): FP8_ROWWISE_BYTES more HBM
+    # bytes per operand element of every linear (M·K + K·N + M·N on one TP rank), fwd + bwd.
+    rowwise = None
+    if "fp8_rowwise" in b and bool(np.any(b["fp8_rowwise"])):
+        rowwise = fl("fp8_rowwise") & lowhp
+        inv_tok = 1.0 / tok
+        ops_attn = 0.5 * Wt * proj_params * (inv_tok + inv_h) + W  # QKV and O: 2·tok·h = W
+        ops_mlp = 0.5 * Wt * h * up1 * ffn * (inv_tok + inv_h) + W
+        t_row_attn = rowwise * FP8_ROWWISE_BYTES * ops_attn * inv_hbm
+        t_row_dense = t_row_attn + rowwise * FP8_ROWWISE_BYTES * ops_mlp * inv_hbm
+        layer_mb = layer_mb + t_row_dense
+
     # Most loaded first rank and the last rank (which also carries the head): the shared
     # layout rule of model_stats.layers_on_rank (first L mod (p·v) virtual stages take +1):
     # rank 0 holds v·⌊L/(p·v)⌋ + ⌈r/p⌉ layers, rank p−1 v·⌊L/(p·v)⌋ + ⌊r/p⌋, r = L mod (p·v)
@@ -693,6 +720,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         moe_share = np.where(L > 0, n_moe_l / L, 0.0)
         layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
         layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe + t_moe_host
+        if rowwise is not None:  # the attention projections only (expert GEMMs not charged)
+            layer_moe_mb = layer_moe_mb + t_row_attn
         if any_opsac:  # routed up-projections (grouped GEMMs, not saved), shared W3, router
             r_exp = opsac * (up1 - 1.0) / up1  # up-projections of (up1 - 1) of up1 matrices
             layer_moe_mb = layer_moe_mb + (r_attn * t_attn_proj + r_exp * t_experts + r_mlp * t_shared
@@ -914,7 +943,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         T.update({
             "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
+            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_dense": 0.0 if rowwise is None else t_row_dense, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
             "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
@@ -1017,6 +1046,9 @@ def explain(row: dict) -> dict[str, str]:
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
            if r.get("n_experts") else "")
+        + (f"; FP8 row-wise scaling adds {FP8_ROWWISE_BYTES:g} B × (M·K + K·N + M·N of the layer's linears) / "
+           f"HBM bw = {_ms(T['_t_row_dense'])} per layer and micro-batch"
+           if r.get("fp8_rowwise") and T["_t_row_dense"] else "")
     )
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.0f} × "
@@ -1138,6 +1170,16 @@ def notes(row: dict) -> list[str]:
                       "extrapolation." if ratio < 0.7 else ""))
     if row.get("precision") in (_FP8, _FP4):
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
+    if row.get("fp8_rowwise"):
+        if row.get("precision") == _FP8 and row.get("peak_flop_per_s", 0) > 1.01 * row.get("peak_16bit_flop_per_s", 0):
+            out.append(f"FP8 row-wise scaling: {FP8_ROWWISE_BYTES:g} extra HBM bytes per operand element of every "
+                       "linear, one effective figure derived from torchao's Llama 3 8B table (tensorwise +25 %, "
+                       "rowwise +10 % over bf16 on 8 H100s); not fitted on other shapes. Expert GEMMs of MoE "
+                       "layers are not charged. On TorchTitan's own FSDP + TP 8 runs it still over-predicts "
+                       "rowwise by 11–24 % (docs/timing.md).")
+        else:
+            out.append("FP8 scaling 'rowwise' has no effect: the GEMMs do not run in FP8 "
+                       "(training.precision is not fp8, or the accelerator has no FP8 unit).")
     if row.get("precision") == _FP4:
         out.append("FP4: every GEMM at the FP4 peak with the FP8 efficiency; NVFP4 recipes keep some layers in "
                    "BF16 and add quantisation work (scaling, Hadamard transforms) not counted here. NVIDIA's NVFP4 "

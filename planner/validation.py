@@ -697,6 +697,27 @@ def parse_precision(cell) -> str:
     raise ValueError(f"precision '{cell}': expected bf16, fp16, fp8, fp4 or fp32 in the text")
 
 
+_ROWWISE = r"row[-_ ]?wise|per[-_ ]row"
+_TENSORWISE = r"tensor[-_ ]?wise|per[-_ ]tensor"
+
+
+def parse_fp8_scaling(cell) -> str:
+    """FP8 scaling granularity of a row's precision cell (``training.fp8_scaling``):
+    ``rowwise`` when the cell names row-wise scaling plainly (``Float8 rowwise scaling``,
+    ``fp8 row-wise``, ``per-row scales``, torchao's ``rowwise_with_gw_hp`` too), else
+    ``tensorwise`` (one scale per tensor: Transformer Engine delayed / current scaling, torchao
+    ``tensorwise``; MXFP8 / block scaling are modelled alike; a negated mention, ``not
+    rowwise``, is no statement). Raises ``ValueError`` for a cell that names both plainly
+    (``tensorwise and rowwise``): which one ran cannot be placed."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return "tensorwise"
+    text = str(cell)
+    row, tensor = _mentions(text, _ROWWISE)[0], _mentions(text, _TENSORWISE)[0]
+    if row and tensor:
+        raise ValueError(f"precision '{cell}': names both tensorwise and rowwise FP8 scaling")
+    return "rowwise" if row else "tensorwise"
+
+
 #: GPU name token -> system id, most specific first (``GB200`` before ``B200``, ``H200``
 #: before ``H100`` ...): the first token found in the upper-cased name decides.
 _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
@@ -1541,6 +1562,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         if zero is None:
             zero = fw["zero_stage"]
         prec = parse_precision(r.get("precision"))
+        fp8_scaling = parse_fp8_scaling(r.get("precision")) if prec == "fp8" else "tensorwise"
         recompute = parse_recompute(r.get("recompute"))
     except ValueError as e:
         return None, str(e)
@@ -1560,7 +1582,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         "model": model,
         "training": {"seq_len": s, "global_batch_size": B, "micro_batch_size": mbs, "precision": prec,
                      "grad_dtype": grad_dtype, "cross_entropy": fw["cross_entropy"],
-                     "elementwise": fw["elementwise"]},
+                     "elementwise": fw["elementwise"], "fp8_scaling": fp8_scaling},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": recompute,

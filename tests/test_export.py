@@ -65,6 +65,7 @@ def test_every_preset_exports_toml_with_verified_keys(pid):
     known |= {("job", "description"), ("model", "name"), ("model", "flavor"), ("model", "converters"),
               ("parallelism", "pipeline_parallel_schedule"), ("parallelism", "pipeline_parallel_microbatch_size"),
               ("activation_checkpoint", "selective_ac_option")}
+    known |= {(v["section"].strip("[]"), k) for v in TT.values() if isinstance(v.get("keys"), dict) for k in v["keys"]}
     for section, body in doc.items():
         for key in body:
             assert (section, key) in known, (section, key)

@@ -326,3 +326,17 @@ def test_the_plan_widgets_smallest_override_round_trips_through_a_link(field, va
     d["cluster"].setdefault("overrides", {})[field] = value
     scen, warnings = share.params_to_scenario(share.scenario_to_params(d, preset="default"))
     assert warnings == [] and scen["cluster"]["overrides"][field] == value
+
+
+def test_fp8_scaling_round_trips_and_a_tampered_value_is_named():
+    """training.fp8_scaling travels as f8s; an unknown value is refused naming the key, the
+    field and the allowed values, and the link's other keys still apply."""
+    sj = preset_json("default")
+    sj["training"].update(precision="fp8", fp8_scaling="rowwise")
+    params = share.scenario_to_params(_norm(sj), preset="default")
+    assert params["f8s"] == "rowwise"
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == [] and back["training"]["fp8_scaling"] == "rowwise"
+    back, warnings = share.params_to_scenario({**params, "f8s": "colwise", "gbs": "512"})
+    assert warnings == ["f8s='colwise' (training.fp8_scaling): allowed: tensorwise, rowwise; kept the base value"]
+    assert back["training"]["global_batch_size"] == 512 and back["training"]["precision"] == "fp8"

@@ -1303,3 +1303,29 @@ def test_eighth_round_rules_keep_what_was_read_before():
     assert [c({"moe_experts": x})["moe_experts"] for x in ("160 routed + 2 shared (162 total)", "256 routed + 1 shared, top-8 of 256",
                                                            "64 (2 shared, 6 routed active)")] == [
         "160", "256", "64 (2 shared, 6 routed active)"]
+
+
+@pytest.mark.parametrize(("cell", "scaling"), [
+    ("fp8 (Float8 rowwise scaling, torchao.float8; bf16 elsewhere)", "rowwise"),
+    ("FP8 row-wise", "rowwise"),
+    ("fp8, per-row scales", "rowwise"),
+    ("fp8 (rowwise_with_gw_hp)", "rowwise"),
+    ("fp8 (Float8 tensorwise dynamic scaling)", "tensorwise"),
+    ("FP8-CS", "tensorwise"),
+    ("FP8-MX", "tensorwise"),
+    ("fp8 (not rowwise)", "tensorwise"),
+    ("", "tensorwise"),
+])
+def test_fp8_scaling_is_read_from_the_precision_cell(cell, scaling):
+    assert validation.parse_fp8_scaling(cell) == scaling
+
+
+def test_fp8_scaling_naming_both_is_refused_and_bf16_rows_ignore_it():
+    with pytest.raises(ValueError, match="names both tensorwise and rowwise"):
+        validation.parse_fp8_scaling("fp8 tensorwise and rowwise")
+    s, why = validation.row_to_scenario(_row(precision="fp8 tensorwise and rowwise"))
+    assert s is None and "names both tensorwise and rowwise" in why
+    s, _ = validation.row_to_scenario(_row(gpu="H100", precision="fp8 (rowwise scaling)"))
+    assert s.training.precision == "fp8" and s.training.fp8_scaling == "rowwise"
+    s, _ = validation.row_to_scenario(_row(gpu="H100", precision="bf16 (the rowwise FP8 run is the next row)"))
+    assert s.training.precision == "bf16" and s.training.fp8_scaling == "tensorwise"

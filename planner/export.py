@@ -363,12 +363,15 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         notes.append("Megatron-style selective recompute (the attention core) has no TorchTitan mode: written "
                      "as per-op selective checkpointing (the planner's op_sac: other memory and time; evaluate "
                      "that mode to see them).")
+    fp8_gather = t.precision == "fp8" and t.fp8_scaling == "tensorwise" and p.zero_stage == 3
     if t.precision == "fp8":
         notes.append(f"FP8: [model] converters = [\"float8\"] and [float8] recipe_name = \"{t.fp8_scaling}\" "
                      "(training.fp8_scaling) are written"
-                     + ("; torchao's fastest tensorwise setup also gathers FSDP weights in float8 "
-                        "(enable_fsdp_float8_all_gather), which the planner does not model and leaves off."
-                        if t.fp8_scaling == "tensorwise" else "."))
+                     + ("; with FSDP also torchao's float8 weight all-gather (enable_fsdp_float8_all_gather, "
+                        "precompute_float8_dynamic_scale_for_fsdp), the setup whose throughput the planner's "
+                        "tensorwise figure was checked against; the planner still counts those all-gathers in "
+                        "bf16 (2 B per parameter), an upper bound on their time." if fp8_gather else ".")
+                     + (" Row-wise scaling gathers weights in bf16." if t.fp8_scaling == "rowwise" else ""))
     elif t.precision not in ("bf16", "fp32"):
         notes.append(f"precision '{t.precision}': TorchTitan's parameters are bfloat16 or float32 "
                      "(FP8 through float8 converters): bfloat16 written.")
@@ -419,6 +422,8 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
           "", "[model]", f"name = {_toml_str(name)}", f"flavor = {_toml_str(flavor)}"]
     if t.precision == "fp8":
         L += ['converters = ["float8"]', "", "[float8]", f"recipe_name = {_toml_str(t.fp8_scaling)}"]
+        if fp8_gather:
+            L += ["enable_fsdp_float8_all_gather = true", "precompute_float8_dynamic_scale_for_fsdp = true"]
     L += ["", "[training]", f"local_batch_size = {local}",
           f"global_batch_size = {t.global_batch_size}", f"seq_len = {t.seq_len}", f"steps = {_steps(s)}",
           f"mixed_precision_param = {_toml_str('float32' if t.precision == 'fp32' else 'bfloat16')}",
@@ -473,7 +478,9 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if t.precision in ("fp8", "fp4"):
         notes.append(f"{t.precision} GEMMs come from Transformer Engine in the model code, not from this file "
                      "(bf16 is enabled here)"
-                     + (f"; its scaling ({t.fp8_scaling}) is set there too." if t.precision == "fp8" else "."))
+                     + ("; Transformer Engine has no row-wise recipe (the planner's fp8_scaling 'rowwise' is "
+                        "torchao's): its tensor-wise or block scaling is what would run."
+                        if t.precision == "fp8" and t.fp8_scaling == "rowwise" else "."))
     zero: dict = {"stage": p.zero_stage, "overlap_comm": p.dp_comm_overlap, "contiguous_gradients": True}
     if not p.dp_comm_overlap and p.zero_stage == 3:
         notes.append("overlap_comm false: DeepSpeed then reduces gradients after the backward, but ZeRO-3 still "

@@ -320,10 +320,10 @@ class Training(_Strict):
         "tensorwise",
         description="FP8 scaling granularity, for the step time of fp8 runs: 'tensorwise' = one scale "
         "per tensor (Transformer Engine delayed / current scaling, torchao 'tensorwise'; MXFP8 and "
-        "block scaling are modelled alike); 'rowwise' = torchao's row-wise recipe, whose extra "
-        "quantisation passes and row-scaled GEMMs cost timing.FP8_ROWWISE_BYTES HBM bytes per "
-        "operand element of every linear (derived from torchao's Llama 3 8B table: +25 % "
-        "tensorwise vs +10 % rowwise over bf16). No effect unless precision is fp8.",
+        "block scaling are modelled alike); 'rowwise' = torchao's row-wise recipe, which casts every "
+        "linear's operands along both axes: timing.FP8_ROWWISE_BYTES HBM bytes per cast element "
+        "(derived from torchao's Llama 3 8B table: +25 % tensorwise vs +10 % rowwise over bf16). "
+        "No effect unless precision is fp8.",
     )
     grad_dtype: Literal["fp32", "bf16"] = Field("fp32", description="Gradient accumulation buffer (Megatron: fp32).")
     cross_entropy: Literal["fused", "eager"] = Field(

@@ -37,9 +37,11 @@ the pace; everything is per GPU of that stage:
   core (selective), or (``op_sac``, TorchTitan's per-op selective checkpointing) of the K
   projection, O (without TP), the gated MLP's second up-projection (W3), the routed experts'
   up-projections and every elementwise op (``model_stats.op_sac_recompute_params``). FP8
-  row-wise scaling (``training.fp8_scaling = "rowwise"``) adds :data:`FP8_ROWWISE_BYTES` HBM
-  bytes per operand element (``M·K + K·N + M·N``) of every dense and attention linear, once per
-  layer and micro-batch. MoE layers add the routed experts' host time, ``E/ep`` local experts ×
+  row-wise scaling (``training.fp8_scaling = "rowwise"``, FP8 GEMMs only) adds
+  :data:`FP8_ROWWISE_BYTES` HBM bytes per cast element: every dense and attention linear
+  casts its input and weight in the forward (``M·K + K·N``), its output gradient twice and its
+  input and weight again in the backward (``2·M·N + M·K + K·N``), the forward casts again with
+  full recompute. MoE layers add the routed experts' host time, ``E/ep`` local experts ×
   :data:`MOE_HOST_S_PER_LOCAL_EXPERT` per layer and micro-batch (the dropless dispatcher's
   device-host sync leaves the expert kernels' launch cost exposed; a lower bound from NVIDIA's
   DeepSeek-V3 GB200 guide).
@@ -150,17 +152,19 @@ ACT_BYTES_GATED_FWD = 6.0
 #: way). Residual adds are single kernels in both.
 RMSNORM_BYTES_FUSED_FWD = 4.0
 #: FP8 row-wise scaling (torchao ``Float8LinearConfig.from_recipe_name("rowwise")``,
-#: ``training.fp8_scaling = "rowwise"``): extra HBM bytes per operand element of every linear,
-#: counted over ``M·K + K·N + M·N`` of its forward shape on one TP rank, once per layer and
-#: micro-batch (forward + backward). Row-wise scales quantise every operand along both axes
-#: (the backward needs the transposes), cannot take the amax from the previous kernel, run a
-#: row-scaled GEMM and gather weights in bf16; one effective byte count stands for all of it.
-#: Derived (not fitted on validation rows) from torchao's own table (torchao/float8/README.md,
-#: "Training benchmarks", 8 H100, Llama 3 8B, seq 8192, batch 1, FSDP2, torch.compile, per-op
-#: SAC): over bf16 6150 tok/s, tensorwise with float8 all-gather 7689.5 (+25.0 %), rowwise 6768
-#: (+10.1 %). This model gives tensorwise +25.3 % on that run; rowwise / tensorwise = 1 / 1.136
-#: then needs 10.8 B per element (0.135 s on a 0.989 s step; docs/timing.md).
-FP8_ROWWISE_BYTES = 10.8
+#: ``training.fp8_scaling = "rowwise"``): HBM bytes per element of every cast the recipe
+#: makes. Each nn.Linear (TorchTitan's wq, wk, wv, wo, w1, w3, w2 are separate) casts its input
+#: (M·K) and weight (K·N) along the reduction axis in the forward; the backward casts the output
+#: gradient twice (M·N, once per GEMM) and input and weight again along their other axis
+#: (row-wise scales do not survive a transpose, tensor-wise ones do); full recompute repeats
+#: the forward casts. Derived (not fitted on validation rows) from torchao's own table
+#: (torchao/float8/README.md, "Training benchmarks", 8 H100, Llama 3 8B, seq 8192, batch 1,
+#: FSDP2, torch.compile, per-op SAC): over bf16 6150 tok/s, tensorwise with float8 all-gather
+#: 7689.5 (+25.0 %), rowwise 6768 (+10.1 %). This model gives tensorwise +25.3 % on that run;
+#: tensorwise / rowwise = 1.136 then needs 4.77 B per cast element (0.135 s on a 0.989 s step;
+#: docs/timing.md). About what a two-pass cast moves — read bf16 for the row amax (2 B), read
+#: it again and write FP8 (2 + 1 B) — which the derivation does not use.
+FP8_ROWWISE_BYTES = 4.8
 RMSNORM_BYTES_EAGER_FWD = 36.0
 ROPE_BYTES_EAGER_FWD = 20.0
 ACT_BYTES_GATED_EAGER_FWD = 10.0
@@ -693,16 +697,31 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                          + opsac * t_elem_dense)
         layer_mb = layer_mb + t_opsac_dense
 
-    # FP8 row-wise scaling (training.fp8_scaling = "rowwise"): FP8_ROWWISE_BYTES more HBM
-    # bytes per operand element of every linear (M·K + K·N + M·N on one TP rank), fwd + bwd.
+    # FP8 row-wise scaling (training.fp8_scaling = "rowwise", torchao): every nn.Linear casts its
+    # own operands (TorchTitan's wq, wk, wv, wo, w1, w3, w2 are separate). Forward: the input
+    # (M·K) and the weight (K·N); backward: the output gradient twice (M·N, along each axis) and
+    # input and weight again along their other axis; a full recompute runs the forward casts
+    # again. FP8_ROWWISE_BYTES of HBM traffic per cast element. Sums of K and N over the
+    # layer's linears on one TP rank (K, V heads as the parameter count shards them).
     rowwise = None
     if "fp8_rowwise" in b and bool(np.any(b["fp8_rowwise"])):
-        rowwise = fl("fp8_rowwise") & lowhp
-        inv_tok = 1.0 / tok
-        ops_attn = 0.5 * Wt * proj_params * (inv_tok + inv_h) + W  # QKV and O: 2·tok·h = W
-        ops_mlp = 0.5 * Wt * h * up1 * ffn * (inv_tok + inv_h) + W
-        t_row_attn = rowwise * FP8_ROWWISE_BYTES * ops_attn * inv_hbm
-        t_row_dense = t_row_attn + rowwise * FP8_ROWWISE_BYTES * ops_mlp * inv_hbm
+        rowwise = fl("fp8_rowwise") & (prec == _FP8) & lowhp
+        kvh = f("n_kv_heads")
+        k_attn = 3.0 * h + a * dv / t  # inputs of q, k, v (h each) and of o
+        n_attn = (a * dqk + kvh * (dqk + dv)) / t + h  # outputs of q, k, v and o
+        if bool(np.any(fl("mla"))):  # q_a (or q), q_b, kv_a, kv_b, o: DeepSeek-V3 §2.1.1
+            mla_ = fl("mla")
+            rq, rkv, dr = f("q_lora_rank"), f("kv_lora_rank"), f("qk_rope_head_dim")
+            dn = dqk - dr
+            k_attn = np.where(mla_, h + rq + h + rkv + a * dv / t, k_attn)
+            n_attn = np.where(mla_, rq + a * dqk / t + rkv + dr + a * (dn + dv) / t + h, n_attn)
+        k_mlp = (1.0 + gated) * h + ffn / t  # inputs of w1 (w3) and w2
+        n_mlp = (1.0 + gated) * ffn / t + h
+        w_attn, w_mlp = proj_params / t, h * up1 * ffn / t
+        casts_attn = (2.0 + full) * (tok * k_attn + w_attn) + 2.0 * tok * n_attn
+        casts_mlp = (2.0 + full) * (tok * k_mlp + w_mlp) + 2.0 * tok * n_mlp
+        t_row_attn = rowwise * (FP8_ROWWISE_BYTES * inv_hbm) * casts_attn
+        t_row_dense = t_row_attn + rowwise * (FP8_ROWWISE_BYTES * inv_hbm) * casts_mlp
         layer_mb = layer_mb + t_row_dense
 
     # Most loaded first rank and the last rank (which also carries the head): the shared
@@ -728,6 +747,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                                            + opsac * t_router + op_core * t_core + opsac * t_elem_moe)
         layer_mb = (1.0 - moe_share) * layer_mb + moe_share * layer_moe_mb
         layer_fwd = (1.0 - moe_share) * layer_fwd + moe_share * layer_moe_fwd
+    # Row-wise FP8 casts per layer, averaged over dense and MoE layers as layer_mb is (explain).
+    t_row_layer = 0.0
+    if rowwise is not None:
+        t_row_layer = t_row_dense if not any_moe else (1.0 - moe_share) * t_row_dense + moe_share * t_row_attn
     # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
     VWt = V * Wt
     t_head_fwd = (VWt * h * qu1 + qW) * inv_pe
@@ -941,9 +964,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     }
     if detail:
         T.update({
-            "_m": m, "_layers_stage": layers_stage, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
+            "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_dense": 0.0 if rowwise is None else t_row_dense, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
+            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
             "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
@@ -1035,7 +1058,10 @@ def explain(row: dict) -> dict[str, str]:
                                                    + r["tp"] / (up * r["ffn_hidden_size"])))
     ex["t_compute_s"] = (
         f"m·t_mb = {T['_m']:.4g} micro-batches × {_ms(T['_stage_mb'])} "
-        f"(= {T['_layers_stage']:.4g} layers × {_ms(T['_layer_mb'])} + head+loss {_ms(T['_t_head_mb'])}); "
+        f"(= {T['_layers_stage']:.4g} layers × {_ms(T['_layer_mb'])}"
+        + (f" + head+loss {_ms(T['_t_head_mb'])}" if T["_last_is_slowest"] else
+           f", the first stage; the last one's {_ms(T['_t_head_mb'])} head+loss leaves it faster")
+        + "); "
         f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
@@ -1046,9 +1072,11 @@ def explain(row: dict) -> dict[str, str]:
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
            if r.get("n_experts") else "")
-        + (f"; FP8 row-wise scaling adds {FP8_ROWWISE_BYTES:g} B × (M·K + K·N + M·N of the layer's linears) / "
-           f"HBM bw = {_ms(T['_t_row_dense'])} per layer and micro-batch"
-           if r.get("fp8_rowwise") and T["_t_row_dense"] else "")
+        + (f"; FP8 row-wise scaling adds {FP8_ROWWISE_BYTES:g} B per cast element (every linear: forward M·K + K·N, "
+           f"backward 2·M·N + M·K + K·N{', the forward again with full recompute' if r.get('recompute') == RECOMPUTE.index('full') else ''}) "
+           f"/ HBM bw = {_ms(T['_t_row_layer'])} per layer and micro-batch"
+           + (" (MoE layers: their attention projections only)" if r.get("n_experts") else "")
+           if r.get("fp8_rowwise") and T["_t_row_layer"] else "")
     )
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.0f} × "
@@ -1172,11 +1200,12 @@ def notes(row: dict) -> list[str]:
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
     if row.get("fp8_rowwise"):
         if row.get("precision") == _FP8 and row.get("peak_flop_per_s", 0) > 1.01 * row.get("peak_16bit_flop_per_s", 0):
-            out.append(f"FP8 row-wise scaling: {FP8_ROWWISE_BYTES:g} extra HBM bytes per operand element of every "
-                       "linear, one effective figure derived from torchao's Llama 3 8B table (tensorwise +25 %, "
-                       "rowwise +10 % over bf16 on 8 H100s); not fitted on other shapes. Expert GEMMs of MoE "
-                       "layers are not charged. On TorchTitan's own FSDP + TP 8 runs it still over-predicts "
-                       "rowwise by 11–24 % (docs/timing.md).")
+            out.append(f"FP8 row-wise scaling: {FP8_ROWWISE_BYTES:g} HBM bytes per element of every cast torchao's "
+                       "row-wise recipe makes (each linear's input and weight in the forward; the output gradient "
+                       "twice, input and weight again in the backward), one effective figure derived from torchao's "
+                       "Llama 3 8B table (tensorwise +25 %, rowwise +10 % over bf16 on 8 H100s), not fitted on other "
+                       "shapes. Expert GEMMs of MoE layers and the matmuls op_sac recomputes are not charged. On "
+                       "TorchTitan's own FSDP + TP 8 runs it over-predicts rowwise by 2–18 % (docs/timing.md).")
         else:
             out.append("FP8 scaling 'rowwise' has no effect: the GEMMs do not run in FP8 "
                        "(training.precision is not fp8, or the accelerator has no FP8 unit).")

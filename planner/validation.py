@@ -697,8 +697,22 @@ def parse_precision(cell) -> str:
     raise ValueError(f"precision '{cell}': expected bf16, fp16, fp8, fp4 or fp32 in the text")
 
 
-_ROWWISE = r"row[-_ ]?wise|per[-_ ]row"
-_TENSORWISE = r"tensor[-_ ]?wise|per[-_ ]tensor"
+#: Row-wise / tensor-wise FP8 scaling by name, not inside another word (``arrow-wise``);
+#: torchao's ``rowwise_with_gw_hp`` names row-wise.
+_ROWWISE = r"(?<![A-Za-z])(?:row[-_ ]?wise|per[-_ ]row)(?![A-Za-z])"
+_TENSORWISE = r"(?<![A-Za-z])(?:tensor[-_ ]?wise|per[-_ ]tensor)(?![A-Za-z])"
+
+
+def _ran_mentions(text: str, pattern: str) -> tuple[bool, bool]:
+    """:func:`_mentions` without the mentions right after a comparison (``instead of X``, ``vs.
+    X``, ``rather than X``, ``compared with X``: :data:`_COMPARED_BEFORE`), as :func:`_ran`
+    reads them: (named plainly, named negated)."""
+    kept, last = [], 0
+    for m in re.finditer(pattern, text, re.I):
+        if _COMPARED_BEFORE.search(text[max(0, m.start() - 30):m.start()]):
+            kept.append(text[last:m.start()] + " " * (m.end() - m.start()))
+            last = m.end()
+    return _mentions("".join(kept) + text[last:], pattern)
 
 
 def parse_fp8_scaling(cell) -> str:
@@ -706,13 +720,21 @@ def parse_fp8_scaling(cell) -> str:
     ``rowwise`` when the cell names row-wise scaling plainly (``Float8 rowwise scaling``,
     ``fp8 row-wise``, ``per-row scales``, torchao's ``rowwise_with_gw_hp`` too), else
     ``tensorwise`` (one scale per tensor: Transformer Engine delayed / current scaling, torchao
-    ``tensorwise``; MXFP8 / block scaling are modelled alike; a negated mention, ``not
-    rowwise``, is no statement). Raises ``ValueError`` for a cell that names both plainly
-    (``tensorwise and rowwise``): which one ran cannot be placed."""
+    ``tensorwise``; MXFP8 / block scaling are modelled alike). A negated mention (``not
+    rowwise``) or one right after a comparison (``instead of rowwise``, ``vs. rowwise``,
+    ``tensorwise rather than rowwise``) is no statement. Raises ``ValueError`` where which one
+    ran cannot be placed: row-wise named both plainly and negated (``without rowwise at first,
+    then rowwise``), with a question mark (``rowwise?``), or beside a plain tensor-wise
+    (``tensorwise and rowwise``)."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "tensorwise"
     text = str(cell)
-    row, tensor = _mentions(text, _ROWWISE)[0], _mentions(text, _TENSORWISE)[0]
+    if re.search(_ROWWISE + r"\s*\?", text, re.I):
+        raise ValueError(f"precision '{cell}': row-wise FP8 scaling named with a question mark")
+    row, row_neg = _ran_mentions(text, _ROWWISE)
+    tensor = _ran_mentions(text, _TENSORWISE)[0]
+    if row and row_neg:
+        raise ValueError(f"precision '{cell}': names row-wise FP8 scaling both plainly and negated")
     if row and tensor:
         raise ValueError(f"precision '{cell}': names both tensorwise and rowwise FP8 scaling")
     return "rowwise" if row else "tensorwise"

@@ -263,3 +263,21 @@ def test_dp_comm_overlap_maps_to_the_frameworks_overlap_flags():
     assert json.loads(deepspeed_config(d).text)["zero_optimization"]["overlap_comm"] is True
     mpt = torchtitan_toml(planner.load_preset("mpt-7b-a100-8"))
     assert any(n.startswith("DP overlap off: TorchTitan's FSDP2") for n in mpt.notes)
+
+
+def test_fp8_scaling_is_written_as_torchtitans_float8_recipe():
+    s = planner.load_preset("llama31-8b-torchtitan-h100-8")
+    d = s.to_json_dict()
+    d["training"].update(precision="fp8", fp8_scaling="rowwise")
+    rw = tomllib.loads(torchtitan_toml(planner.Scenario.model_validate(d)).text)
+    assert rw["model"]["converters"] == ["float8"] and rw["float8"] == {"recipe_name": "rowwise"}
+    allowed = TT["float8"]["keys"]["recipe_name"]
+    assert "'rowwise'" in allowed and "'tensorwise'" in allowed
+    # tensorwise with FSDP: torchao's float8 weight all-gather, the setup the planner was checked against
+    d["training"]["fp8_scaling"] = "tensorwise"
+    tw = tomllib.loads(torchtitan_toml(planner.Scenario.model_validate(d)).text)
+    assert tw["float8"] == {"recipe_name": "tensorwise", "enable_fsdp_float8_all_gather": True,
+                            "precompute_float8_dynamic_scale_for_fsdp": True}
+    # bf16: no float8 section
+    d["training"]["precision"] = "bf16"
+    assert "float8" not in tomllib.loads(torchtitan_toml(planner.Scenario.model_validate(d)).text)

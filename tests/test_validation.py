@@ -1315,6 +1315,13 @@ def test_eighth_round_rules_keep_what_was_read_before():
     ("FP8-MX", "tensorwise"),
     ("fp8 (not rowwise)", "tensorwise"),
     ("", "tensorwise"),
+    # found by review: comparisons are no statement, and the name is not part of another word
+    ("fp8 (vs. rowwise)", "tensorwise"),
+    ("fp8 instead of rowwise", "tensorwise"),
+    ("fp8 tensorwise rather than rowwise", "tensorwise"),
+    ("fp8 rowwise (compared with tensorwise)", "rowwise"),
+    ("fp8 arrow-wise", "tensorwise"),
+    ("fp8 borrowwise", "tensorwise"),
 ])
 def test_fp8_scaling_is_read_from_the_precision_cell(cell, scaling):
     assert validation.parse_fp8_scaling(cell) == scaling
@@ -1323,6 +1330,10 @@ def test_fp8_scaling_is_read_from_the_precision_cell(cell, scaling):
 def test_fp8_scaling_naming_both_is_refused_and_bf16_rows_ignore_it():
     with pytest.raises(ValueError, match="names both tensorwise and rowwise"):
         validation.parse_fp8_scaling("fp8 tensorwise and rowwise")
+    with pytest.raises(ValueError, match="both plainly and negated"):
+        validation.parse_fp8_scaling("fp8; without rowwise at first, then rowwise")
+    with pytest.raises(ValueError, match="question mark"):
+        validation.parse_fp8_scaling("fp8 (scaling not stated; rowwise?)")
     s, why = validation.row_to_scenario(_row(precision="fp8 tensorwise and rowwise"))
     assert s is None and "names both tensorwise and rowwise" in why
     s, _ = validation.row_to_scenario(_row(gpu="H100", precision="fp8 (rowwise scaling)"))

@@ -41,7 +41,8 @@ the pace; everything is per GPU of that stage:
   :data:`FP8_ROWWISE_BYTES` HBM bytes per cast element: every dense and attention linear
   casts its input and weight in the forward (``M·K + K·N``), its output gradient twice and its
   input and weight again in the backward (``2·M·N + M·K + K·N``), the forward casts again with
-  full recompute. MoE layers add the routed experts' host time, ``E/ep`` local experts ×
+  full recompute; in MoE layers the attention projections and shared experts (the routed
+  experts' grouped GEMMs are not charged). MoE layers add the routed experts' host time, ``E/ep`` local experts ×
   :data:`MOE_HOST_S_PER_LOCAL_EXPERT` per layer and micro-batch (the dropless dispatcher's
   device-host sync leaves the expert kernels' launch cost exposed; a lower bound from NVIDIA's
   DeepSeek-V3 GB200 guide).
@@ -701,28 +702,41 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # own operands (TorchTitan's wq, wk, wv, wo, w1, w3, w2 are separate). Forward: the input
     # (M·K) and the weight (K·N); backward: the output gradient twice (M·N, along each axis) and
     # input and weight again along their other axis; a full recompute runs the forward casts
-    # again. FP8_ROWWISE_BYTES of HBM traffic per cast element. Sums of K and N over the
-    # layer's linears on one TP rank (K, V heads as the parameter count shards them).
+    # again. FP8_ROWWISE_BYTES of HBM traffic per cast element, on one TP rank's shapes: K, V
+    # heads replicated when fewer than TP ranks (max(k, t)/t, as the RoPE term), MLA's q_a and
+    # kv_a whole on every rank (TorchTitan NoParallel, Megatron-Core duplicated).
     rowwise = None
     if "fp8_rowwise" in b and bool(np.any(b["fp8_rowwise"])):
         rowwise = fl("fp8_rowwise") & (prec == _FP8) & lowhp
-        kvh = f("n_kv_heads")
+        kv_r = np.maximum(f("n_kv_heads"), t) / t  # K, V heads on one rank
         k_attn = 3.0 * h + a * dv / t  # inputs of q, k, v (h each) and of o
-        n_attn = (a * dqk + kvh * (dqk + dv)) / t + h  # outputs of q, k, v and o
+        n_attn = a * dqk / t + kv_r * (dqk + dv) + h  # outputs of q, k, v and o
+        w_attn = h * (a * dqk / t + kv_r * (dqk + dv) + a * dv / t)
         if bool(np.any(fl("mla"))):  # q_a (or q), q_b, kv_a, kv_b, o: DeepSeek-V3 §2.1.1
             mla_ = fl("mla")
             rq, rkv, dr = f("q_lora_rank"), f("kv_lora_rank"), f("qk_rope_head_dim")
             dn = dqk - dr
             k_attn = np.where(mla_, h + rq + h + rkv + a * dv / t, k_attn)
             n_attn = np.where(mla_, rq + a * dqk / t + rkv + dr + a * (dn + dv) / t + h, n_attn)
+            w_q = np.where(rq > 0, h * rq + rq * a * dqk / t, h * a * dqk / t)
+            w_attn = np.where(mla_, w_q + h * (rkv + dr) + rkv * a * (dn + dv) / t + a * dv * h / t, w_attn)
         k_mlp = (1.0 + gated) * h + ffn / t  # inputs of w1 (w3) and w2
         n_mlp = (1.0 + gated) * ffn / t + h
-        w_attn, w_mlp = proj_params / t, h * up1 * ffn / t
-        casts_attn = (2.0 + full) * (tok * k_attn + w_attn) + 2.0 * tok * n_attn
-        casts_mlp = (2.0 + full) * (tok * k_mlp + w_mlp) + 2.0 * tok * n_mlp
-        t_row_attn = rowwise * (FP8_ROWWISE_BYTES * inv_hbm) * casts_attn
-        t_row_dense = t_row_attn + rowwise * (FP8_ROWWISE_BYTES * inv_hbm) * casts_mlp
+        w_mlp = h * up1 * ffn / t
+        rw_b = rowwise * (FP8_ROWWISE_BYTES * inv_hbm)
+        fwd_attn, fwd_mlp = tok * k_attn + w_attn, tok * k_mlp + w_mlp  # forward casts
+        t_row_attn = rw_b * ((2.0 + full) * fwd_attn + 2.0 * tok * n_attn)
+        t_row_dense = t_row_attn + rw_b * ((2.0 + full) * fwd_mlp + 2.0 * tok * n_mlp)
+        t_row_attn_fwd, t_row_dense_fwd = rw_b * fwd_attn, rw_b * (fwd_attn + fwd_mlp)
         layer_mb = layer_mb + t_row_dense
+        layer_fwd = layer_fwd + t_row_dense_fwd
+        if any_moe:  # MoE layers: the attention projections and the shared experts (dense
+            # nn.Linear); the routed experts' grouped GEMMs are not charged
+            f_sh_ = np.maximum(f_sh, 0.0)
+            fwd_sh = n_sh * (tok * ((1.0 + gated) * h + f_sh_ / t) + h * up1 * f_sh_ / t)
+            out_sh = n_sh * tok * ((1.0 + gated) * f_sh_ / t + h)
+            t_row_moe = t_row_attn + rw_b * ((2.0 + full) * fwd_sh + 2.0 * out_sh)
+            t_row_moe_fwd = t_row_attn_fwd + rw_b * fwd_sh
 
     # Most loaded first rank and the last rank (which also carries the head): the shared
     # layout rule of model_stats.layers_on_rank (first L mod (p·v) virtual stages take +1):
@@ -739,8 +753,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         moe_share = np.where(L > 0, n_moe_l / L, 0.0)
         layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
         layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe + t_moe_host
-        if rowwise is not None:  # the attention projections only (expert GEMMs not charged)
-            layer_moe_mb = layer_moe_mb + t_row_attn
+        if rowwise is not None:  # attention projections and shared experts (routed experts not charged)
+            layer_moe_mb = layer_moe_mb + t_row_moe
+            layer_moe_fwd = layer_moe_fwd + t_row_moe_fwd
         if any_opsac:  # routed up-projections (grouped GEMMs, not saved), shared W3, router
             r_exp = opsac * (up1 - 1.0) / up1  # up-projections of (up1 - 1) of up1 matrices
             layer_moe_mb = layer_moe_mb + (r_attn * t_attn_proj + r_exp * t_experts + r_mlp * t_shared
@@ -750,7 +765,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # Row-wise FP8 casts per layer, averaged over dense and MoE layers as layer_mb is (explain).
     t_row_layer = 0.0
     if rowwise is not None:
-        t_row_layer = t_row_dense if not any_moe else (1.0 - moe_share) * t_row_dense + moe_share * t_row_attn
+        t_row_layer = t_row_dense if not any_moe else (1.0 - moe_share) * t_row_dense + moe_share * t_row_moe
     # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
     VWt = V * Wt
     t_head_fwd = (VWt * h * qu1 + qW) * inv_pe
@@ -964,7 +979,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     }
     if detail:
         T.update({
-            "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
+            "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
+            "_first_mb": first_mb, "_last_mb": last_mb, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
             "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
             "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
@@ -1037,6 +1053,24 @@ def _ms(x: float) -> str:
     return f"{1e3 * x:,.3g} ms"
 
 
+def _stage_text(r: dict, T: dict) -> str:
+    """How the slowest stage's time per micro-batch is made up, for explain."""
+    n, per, head = T["_layers_stage"], T["_layer_mb"], T["_t_head_mb"]
+    if r.get("schedule") == _SCHED["dualpipe"] and T["_stage_mb"] > max(n * per, 0.0) * (1.0 + 1e-9):
+        return (f"(DualPipe: each rank runs half its micro-batches on each of its two stages, "
+                f"½ × (first stage {_ms(T['_first_mb'])} + last stage {_ms(T['_last_mb'])}))")
+    if T["_last_is_slowest"]:
+        txt, shown = f"(= {n:.4g} layers × {_ms(per)} + head+loss {_ms(head)}", n * per + head
+    else:
+        txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage; the last one's {_ms(head)} head+loss "
+                      "leaves it faster"), n * per
+    rest = T["_stage_mb"] - shown
+    if abs(rest) > 1e-6 * max(T["_stage_mb"], 1e-30):  # partial recompute: this stage's own share
+        txt += (f" {'+' if rest > 0 else '−'} {_ms(abs(rest))}: partial recompute, this stage recomputes its own "
+                "share of layers, not the average the per-layer time holds")
+    return txt + ")"
+
+
 def explain(row: dict) -> dict[str, str]:
     """Formula strings with the numbers plugged in, one per result column, for one scenario.
 
@@ -1058,10 +1092,7 @@ def explain(row: dict) -> dict[str, str]:
                                                    + r["tp"] / (up * r["ffn_hidden_size"])))
     ex["t_compute_s"] = (
         f"m·t_mb = {T['_m']:.4g} micro-batches × {_ms(T['_stage_mb'])} "
-        f"(= {T['_layers_stage']:.4g} layers × {_ms(T['_layer_mb'])}"
-        + (f" + head+loss {_ms(T['_t_head_mb'])}" if T["_last_is_slowest"] else
-           f", the first stage; the last one's {_ms(T['_t_head_mb'])} head+loss leaves it faster")
-        + "); "
+        + _stage_text(r, T) + "; "
         f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
@@ -1073,9 +1104,10 @@ def explain(row: dict) -> dict[str, str]:
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
            if r.get("n_experts") else "")
         + (f"; FP8 row-wise scaling adds {FP8_ROWWISE_BYTES:g} B per cast element (every linear: forward M·K + K·N, "
-           f"backward 2·M·N + M·K + K·N{', the forward again with full recompute' if r.get('recompute') == RECOMPUTE.index('full') else ''}) "
+           f"backward 2·M·N + M·K + K·N{(', the forward again with full recompute' + (' of the layers it covers' if r.get('recompute_layers') else '')) if r.get('recompute') == RECOMPUTE.index('full') else ''}) "
            f"/ HBM bw = {_ms(T['_t_row_layer'])} per layer and micro-batch"
-           + (" (MoE layers: their attention projections only)" if r.get("n_experts") else "")
+           + (" (MoE layers: their attention projections and shared experts; the routed experts are not charged)"
+              if r.get("n_experts") else "")
            if r.get("fp8_rowwise") and T["_t_row_layer"] else "")
     )
     ex["t_tp_comm_s"] = (
@@ -1204,7 +1236,7 @@ def notes(row: dict) -> list[str]:
                        "row-wise recipe makes (each linear's input and weight in the forward; the output gradient "
                        "twice, input and weight again in the backward), one effective figure derived from torchao's "
                        "Llama 3 8B table (tensorwise +25 %, rowwise +10 % over bf16 on 8 H100s), not fitted on other "
-                       "shapes. Expert GEMMs of MoE layers and the matmuls op_sac recomputes are not charged. On "
+                       "shapes. The routed experts' grouped GEMMs and the matmuls op_sac recomputes are not charged. On "
                        "TorchTitan's own FSDP + TP 8 runs it over-predicts rowwise by 2–18 % (docs/timing.md).")
         else:
             out.append("FP8 scaling 'rowwise' has no effect: the GEMMs do not run in FP8 "

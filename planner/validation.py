@@ -65,6 +65,10 @@ by the framework of its source group (what that framework did by default), never
   2021 and Korthikanti 2022 trained GPT in fp16 mixed precision; same A100 peak and the same
   bytes as bf16 here); else ``bf16`` (``amp_bf16``, ``BF16 (inferred)``, empty) — or ``fp16``
   where the accelerator has no BF16 units (V100: 16-bit mixed precision there is fp16).
+* **FP8 scaling** (``training.fp8_scaling``, FP8 rows only): ``rowwise`` where the precision
+  cell names row-wise scaling plainly (torchao ``rowwise``, ``AXISWISE``, per-row / per-token /
+  per-channel scales; :func:`parse_fp8_scaling`), else ``tensorwise``; a hedged or
+  two-ways cell is refused with the cell quoted.
 * **flash attention**: what the row's source / notes text states (:func:`_mentions`: ``no
   flash attention``, ``pre-FlashAttention``, ``FlashAttention was not used``, ``flash_attn=0``
   → off; ``FlashAttention``, ``--use-flash-attn`` → on; a citation says nothing); else off
@@ -697,10 +701,28 @@ def parse_precision(cell) -> str:
     raise ValueError(f"precision '{cell}': expected bf16, fp16, fp8, fp4 or fp32 in the text")
 
 
-#: Row-wise / tensor-wise FP8 scaling by name, not inside another word (``arrow-wise``);
-#: torchao's ``rowwise_with_gw_hp`` names row-wise.
-_ROWWISE = r"(?<![A-Za-z])(?:row[-_ ]?wise|per[-_ ]row)(?![A-Za-z])"
-_TENSORWISE = r"(?<![A-Za-z])(?:tensor[-_ ]?wise|per[-_ ]tensor)(?![A-Za-z])"
+#: Row-wise / tensor-wise FP8 scaling by name, not inside another word (``arrow-wise``), with
+#: an optional ``scaling`` / ``scales`` / ``recipe`` after it so that a negation after the
+#: phrase reads (``rowwise scaling off``): torchao's ``rowwise`` (also ``rowwise_with_gw_hp``)
+#: and ``AXISWISE`` granularity, per-row / per-token / per-channel scales.
+_SCALING_TAIL = r"(?:[-_ ](?:scal(?:ing|ed|es?)|recipe|granularity|quanti[sz]ation))?"
+_ROWWISE = (r"(?<![A-Za-z])(?:row[-_ ]?wise|axis[-_ ]?wise|per[-_ ](?:row|token|channel))(?![A-Za-z])"
+            + _SCALING_TAIL)
+_TENSORWISE = r"(?<![A-Za-z])(?:tensor[-_ ]?wise|per[-_ ]tensor)(?![A-Za-z])" + _SCALING_TAIL
+#: A clause that places a scaling in another row or run (``rowwise in the next row``,
+#: ``tensorwise: separate run``, ``see also tensorwise row``) or gives it only as a comparison
+#: or a result (``rowwise was 12 % slower``, ``tensorwise: 7689 tok/s``, ``tensorwise was
+#: OOM``, ``not yet tested with tensorwise``): it names no setting of this row.
+_OTHER_ROW = re.compile(r"\b(?:next|other|another|separate|previous|following)\s+(?:row|run|line|entry)\b"
+                        r"|\bsee\s+also\b|\bseparate(?:ly)?\b|\brow\s*\)?\s*$", re.I)
+_RESULT_WORDS = re.compile(r"\b(?:slower|faster|gives?|gave|was|were|is|OOM|tested|baseline|tok(?:ens)?/s|"
+                           r"TFLOP/?s|MFU|speed-?ups?|better|worse)\b|%", re.I)
+#: A hedge on a named scaling (``rowwise?``, ``probably rowwise``, ``rowwise (likely)``). The
+#: row writer's ``assumed`` / ``inferred`` is not one: it states the writer's reading, as in
+#: every other cell of the file's convention.
+_HEDGE = re.compile(r"\?|\b(?:probabl[ey]|likely|unconfirmed|presum\w*|maybe|perhaps|possibl[ey]|"
+                    r"guess\w*|unsure|uncertain|unknown|not\s+(?:stated|known|confirmed))\b", re.I)
+_CLAUSES = re.compile(r"[;,()\[\]—–]|\.(?!\d)|\s-\s")
 
 
 def _ran_mentions(text: str, pattern: str) -> tuple[bool, bool]:
@@ -718,24 +740,39 @@ def _ran_mentions(text: str, pattern: str) -> tuple[bool, bool]:
 def parse_fp8_scaling(cell) -> str:
     """FP8 scaling granularity of a row's precision cell (``training.fp8_scaling``):
     ``rowwise`` when the cell names row-wise scaling plainly (``Float8 rowwise scaling``,
-    ``fp8 row-wise``, ``per-row scales``, torchao's ``rowwise_with_gw_hp`` too), else
-    ``tensorwise`` (one scale per tensor: Transformer Engine delayed / current scaling, torchao
-    ``tensorwise``; MXFP8 / block scaling are modelled alike). A negated mention (``not
-    rowwise``) or one right after a comparison (``instead of rowwise``, ``vs. rowwise``,
-    ``tensorwise rather than rowwise``) is no statement. Raises ``ValueError`` where which one
-    ran cannot be placed: row-wise named both plainly and negated (``without rowwise at first,
-    then rowwise``), with a question mark (``rowwise?``), or beside a plain tensor-wise
-    (``tensorwise and rowwise``)."""
+    ``fp8 row-wise``, ``per-row`` / ``per-token`` / ``per-channel`` scales, torchao's
+    ``rowwise_with_gw_hp`` and ``AXISWISE``), else ``tensorwise`` (one scale per tensor:
+    Transformer Engine delayed / current scaling, torchao ``tensorwise``; MXFP8 / block scaling
+    are modelled alike). Not statements: a negated mention (``not rowwise``, ``rowwise scaling
+    off``), one right after a comparison (``instead of rowwise``, ``vs. rowwise``), and a clause
+    that places the other scaling in another row or gives it as a comparison or result
+    (``tensorwise; rowwise in the next row``, ``rowwise (tensorwise: 7689 tok/s)``) when the
+    cell's other clauses name one scaling. Raises ``ValueError`` where which one ran cannot be
+    placed: row-wise named with a hedge in its clause or in a short clause next to it
+    (``rowwise?``, ``probably rowwise``, ``rowwise (likely)``; the writer's ``assumed`` /
+    ``inferred`` is no hedge), both plainly and negated, or beside a plain tensor-wise in the
+    same standing (``tensorwise and rowwise``)."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "tensorwise"
     text = str(cell)
-    if re.search(_ROWWISE + r"\s*\?", text, re.I):
-        raise ValueError(f"precision '{cell}': row-wise FP8 scaling named with a question mark")
+    pieces = [c for c in _CLAUSES.split(text) if c.strip()]
+    for k, c in enumerate(pieces):  # a hedge in its clause, or a short clause of its own next to it
+        nxt = pieces[k + 1] if k + 1 < len(pieces) else ""
+        if re.search(_ROWWISE, c, re.I) and (_HEDGE.search(c) or (len(nxt.split()) <= 3 and _HEDGE.search(nxt))):
+            raise ValueError(f"precision '{cell}': row-wise FP8 scaling named with a hedge")
+    if re.search(_ROWWISE + r"\s*\)?\s*\?", text, re.I):
+        raise ValueError(f"precision '{cell}': row-wise FP8 scaling named with a hedge")
     row, row_neg = _ran_mentions(text, _ROWWISE)
     tensor = _ran_mentions(text, _TENSORWISE)[0]
     if row and row_neg:
         raise ValueError(f"precision '{cell}': names row-wise FP8 scaling both plainly and negated")
     if row and tensor:
+        # the clauses that state this row's setting: not those about another row, a comparison
+        # or a result; one scaling left among them is what ran
+        kept = " ; ".join(c for c in pieces if not (_OTHER_ROW.search(c) or _RESULT_WORDS.search(c)))
+        row_k, tensor_k = _ran_mentions(kept, _ROWWISE)[0], _ran_mentions(kept, _TENSORWISE)[0]
+        if row_k != tensor_k:
+            return "rowwise" if row_k else "tensorwise"
         raise ValueError(f"precision '{cell}': names both tensorwise and rowwise FP8 scaling")
     return "rowwise" if row else "tensorwise"
 

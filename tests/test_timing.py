@@ -675,7 +675,7 @@ def test_fp8_rowwise_does_nothing_without_fp8_gemms():
     assert any("FP8 scaling 'rowwise' has no effect" in n for n in r.notes)
 
 
-def test_fp8_rowwise_moe_layers_charge_their_attention_only_and_explain_says_the_average():
+def test_fp8_rowwise_moe_layers_explain_says_the_average_it_added():
     # Mixtral 8x7B (every layer MoE): the per-layer figure explain shows is what was added
     d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
     d["training"]["precision"] = "fp8"
@@ -688,7 +688,8 @@ def test_fp8_rowwise_moe_layers_charge_their_attention_only_and_explain_says_the
     layers = float(re.search(r"\(= ([\d.]+) layers", rw.explain["t_compute_s"]).group(1))
     added = rw.results["t_compute_s"] - tw.results["t_compute_s"]
     assert added == pytest.approx(m * layers * per_layer_ms * 1e-3, rel=5e-3)  # explain rounds to 3 digits
-    assert "(MoE layers: their attention projections only)" in rw.explain["t_compute_s"]
+    assert "(MoE layers: their attention projections and shared experts; the routed experts are not charged)" \
+        in rw.explain["t_compute_s"]
 
 
 def test_explain_names_the_first_stage_when_it_is_the_slowest():
@@ -731,3 +732,79 @@ def test_fp8_rowwise_never_speeds_a_step_up():
             assert rw["step_time_s"] == tw["step_time_s"]
 
     check()
+
+
+def _row_terms(preset, training=None, parallelism=None, n_gpus=None):
+    from planner import batch, model_stats
+    d = planner.load_preset(preset).to_json_dict()
+    d["training"].update(training or {})
+    d["parallelism"].update(parallelism or {})
+    if n_gpus:
+        d["cluster"]["n_gpus"] = n_gpus
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    return {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()}
+
+
+def test_fp8_rowwise_mla_under_tp_and_shared_experts_by_hand():
+    """DeepSeek-V3 (h 7168, 128 heads, q_lora 1536, kv_lora 512, d_nope 128, d_rope 64, d_v 128;
+    3 dense layers of FFN 18432, 58 MoE layers with one 2048-wide shared expert) at TP 8 with SP,
+    full recompute (forward casts 3×), M = 4096 tokens. q_a and kv_a are whole on every rank
+    (found by review: they were divided by TP).
+      attention ΣK = 7168 + 1536 + 7168 + 512 + 128·128/8 = 18432
+                ΣN = 1536 + 128·192/8 + 512 + 64 + 128·256/8 + 7168 = 16448
+                weights 7168·1536 + 1536·3072 + 7168·576 + 512·4096 + 2048·7168 = 36,634,624
+                casts 3·(M·18432 + 36,634,624) + 2·M·16448 = 471,138,304
+      dense MLP ΣK = 2·7168 + 2304, ΣN = 2·2304 + 7168, weights 3·7168·2304 → 449,576,960
+      shared expert ΣK = 2·7168 + 256, ΣN = 2·256 + 7168, weights 3·7168·256 → 258,736,128
+    per layer, averaged over 3 dense and 58 MoE layers (routed experts not charged), × 4.8 B
+    over the H800's 3.35 TB/s × hbm_eff."""
+    import json
+    from pathlib import Path
+
+    hbm_eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["hbm_eff"]["value"]
+    M = 4096
+    attn = 3 * (M * 18432 + 36_634_624) + 2 * M * 16448
+    mlp = 3 * (M * 16640 + 3 * 7168 * 2304) + 2 * M * 11776
+    sh = 3 * (M * 14592 + 3 * 7168 * 256) + 2 * M * 7680
+    assert (attn, mlp, sh) == (471_138_304, 449_576_960, 258_736_128)
+    per_layer = 4.8 * (3 * (attn + mlp) + 58 * (attn + sh)) / 61 / (3.35e12 * hbm_eff)
+    par = dict(tp=8, dp=16, ep=16, schedule="1f1b", sequence_parallel=True)
+    T = _row_terms("deepseek-v3-h800-2048", {"fp8_scaling": "rowwise"}, par)
+    assert T["_t_row_layer"] == pytest.approx(per_layer, rel=1e-9)
+
+
+def test_fp8_rowwise_replicates_kv_heads_beyond_the_tp_degree():
+    """Llama 3 70B (8 KV heads) at TP 16: K and V heads are replicated, max(8, 16)/16 = one
+    whole head each per rank (as the RoPE term counts them), not 8/16 (found by review). Per layer, TP 16, M = micro-batch 1 × 8192 (SP), no
+    recompute: ΣK = 3·8192 + 64·128/16, ΣN = 64·128/16 + 1·256 + 8192, weights 8192·(512 + 256
+    + 512); MLP ΣK = 2·8192 + 1792, ΣN = 2·1792 + 8192, weights 3·8192·1792."""
+    import json
+    from pathlib import Path
+
+    hbm_eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["hbm_eff"]["value"]
+    T = _row_terms("default", {"precision": "fp8", "fp8_scaling": "rowwise"},
+                   {"tp": 16, "dp": 16, "recompute": "none"})
+    M = 8192
+    attn = 2 * (M * (3 * 8192 + 512) + 8192 * (512 + 256 + 512)) + 2 * M * (512 + 256 + 8192)
+    mlp = 2 * (M * (2 * 8192 + 1792) + 3 * 8192 * 1792) + 2 * M * (2 * 1792 + 8192)
+    assert T["_t_row_layer"] == pytest.approx(4.8 * (attn + mlp) / (3.35e12 * hbm_eff), rel=1e-9)
+
+
+def test_explain_dualpipe_and_partial_recompute_stage_add_up():
+    # found by review: the stage time shown must be what the numbers next to it add up to
+    import re
+    r = planner.evaluate(planner.load_preset("deepseek-v3-h800-2048").to_json_dict())
+    text = r.explain["t_compute_s"]
+    stage = float(re.search(r"× ([\d.]+) ms \(", text).group(1))
+    first, last = (float(x) for x in re.search(r"first stage ([\d.]+) ms \+ last stage ([\d.]+) ms", text).groups())
+    assert stage == pytest.approx(0.5 * (first + last), rel=1e-2)
+    d = planner.load_preset("llama3-405b-h100-16k").to_json_dict()
+    d["parallelism"].update(recompute="full", recompute_layers=1)
+    text = planner.evaluate(d).explain["t_compute_s"]
+    stage = float(re.search(r"× ([\d.]+) ms \(", text).group(1))
+    n, per = (float(x) for x in re.search(r"\(= ([\d.]+) layers × ([\d.]+) ms", text).groups())
+    sign, corr = re.search(r"([+−]) ([\d.]+) ms: partial recompute", text).groups()
+    head = re.search(r" \+ head\+loss ([\d.]+) ms", text)
+    total = n * per + (float(head.group(1)) if head else 0.0) + (float(corr) if sign == "+" else -float(corr))
+    assert stage == pytest.approx(total, rel=1e-2)

@@ -1322,6 +1322,23 @@ def test_eighth_round_rules_keep_what_was_read_before():
     ("fp8 rowwise (compared with tensorwise)", "rowwise"),
     ("fp8 arrow-wise", "tensorwise"),
     ("fp8 borrowwise", "tensorwise"),
+    # second review: a negation after "scaling", torchao's AXISWISE, per-token / per-channel
+    # scales, the other scaling placed in another row or given as a comparison / result
+    ("fp8 (rowwise scaling: disabled)", "tensorwise"),
+    ("FP8 (row-wise scaling not used)", "tensorwise"),
+    ("fp8; rowwise scaling was not used", "tensorwise"),
+    ("FP8 axiswise scaling", "rowwise"),
+    ("fp8 (per-token activation, per-channel weight scales)", "rowwise"),
+    ("fp8 (tensorwise; rowwise in the next row)", "tensorwise"),
+    ("fp8 tensorwise w/ float8 all-gather; rowwise: see separate row", "tensorwise"),
+    ("FP8 rowwise scaling (torchao); tensorwise numbers in the other row", "rowwise"),
+    ("FP8 rowwise. Tensorwise: separate run.", "rowwise"),
+    ("fp8 tensorwise (rowwise was 12% slower)", "tensorwise"),
+    ("fp8 rowwise (tensorwise: 7689 tok/s)", "rowwise"),
+    ("fp8 rowwise, not yet tested with tensorwise", "rowwise"),
+    ("FP8 (rowwise, assumed)", "rowwise"),  # the writer's stated reading, as in every other cell
+    ("MXFP8", "tensorwise"),
+    ("FP8 (delayed scaling)", "tensorwise"),
 ])
 def test_fp8_scaling_is_read_from_the_precision_cell(cell, scaling):
     assert validation.parse_fp8_scaling(cell) == scaling
@@ -1332,8 +1349,13 @@ def test_fp8_scaling_naming_both_is_refused_and_bf16_rows_ignore_it():
         validation.parse_fp8_scaling("fp8 tensorwise and rowwise")
     with pytest.raises(ValueError, match="both plainly and negated"):
         validation.parse_fp8_scaling("fp8; without rowwise at first, then rowwise")
-    with pytest.raises(ValueError, match="question mark"):
-        validation.parse_fp8_scaling("fp8 (scaling not stated; rowwise?)")
+    for cell in ("fp8 (scaling not stated; rowwise?)", "fp8 (rowwise)?", "FP8 rowwise (?)", "fp8 (probably rowwise)",
+                 "fp8 rowwise (likely)", "fp8 (rowwise, unconfirmed)"):
+        with pytest.raises(ValueError, match="with a hedge"):
+            validation.parse_fp8_scaling(cell)
+    for cell in ("FP8 (row-wise scaled GEMMs, tensor-wise scaled all-gather)", "row-wise or tensor-wise (not stated)"):
+        with pytest.raises(ValueError):
+            validation.parse_fp8_scaling(cell)
     s, why = validation.row_to_scenario(_row(precision="fp8 tensorwise and rowwise"))
     assert s is None and "names both tensorwise and rowwise" in why
     s, _ = validation.row_to_scenario(_row(gpu="H100", precision="fp8 (rowwise scaling)"))

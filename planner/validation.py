@@ -471,16 +471,24 @@ _COMPARED_BEFORE = re.compile(r"\b(?:instead\s+of|rather\s+than|unlike|than|vs\.
                               r"[\s(]*(?:[\w/-]+\s+)?$", re.I)
 
 
-def _ran(text: str, pattern: str) -> bool | None:
-    """:func:`_stated` for what a run used: mentions right after a comparison
-    (:data:`_COMPARED_BEFORE`) are left out first (``SDPA instead of FlashAttention-3`` names
-    SDPA only)."""
+def _ran_mentions(text: str, pattern: str) -> tuple[bool, bool]:
+    """:func:`_mentions` without the mentions right after a comparison (``instead of X``, ``vs.
+    X``, ``rather than X``, ``compared with X``: :data:`_COMPARED_BEFORE`): (named plainly,
+    named negated)."""
     kept, last = [], 0
     for m in re.finditer(pattern, text, re.I):
         if _COMPARED_BEFORE.search(text[max(0, m.start() - 30):m.start()]):
             kept.append(text[last:m.start()] + " " * (m.end() - m.start()))
             last = m.end()
-    return _stated("".join(kept) + text[last:], pattern)
+    return _mentions("".join(kept) + text[last:], pattern)
+
+
+def _ran(text: str, pattern: str) -> bool | None:
+    """:func:`_stated` for what a run used: mentions right after a comparison
+    (:data:`_COMPARED_BEFORE`) are left out first (``SDPA instead of FlashAttention-3`` names
+    SDPA only; :func:`_ran_mentions`)."""
+    plain, negated = _ran_mentions(text, pattern)
+    return None if plain == negated else plain
 
 
 _RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b|[✗✘](?!\w))")
@@ -723,18 +731,6 @@ _RESULT_WORDS = re.compile(r"\b(?:slower|faster|gives?|gave|was|were|is|OOM|test
 _HEDGE = re.compile(r"\?|\b(?:probabl[ey]|likely|unconfirmed|presum\w*|maybe|perhaps|possibl[ey]|"
                     r"guess\w*|unsure|uncertain|unknown|not\s+(?:stated|known|confirmed))\b", re.I)
 _CLAUSES = re.compile(r"[;,()\[\]—–]|\.(?!\d)|\s-\s")
-
-
-def _ran_mentions(text: str, pattern: str) -> tuple[bool, bool]:
-    """:func:`_mentions` without the mentions right after a comparison (``instead of X``, ``vs.
-    X``, ``rather than X``, ``compared with X``: :data:`_COMPARED_BEFORE`), as :func:`_ran`
-    reads them: (named plainly, named negated)."""
-    kept, last = [], 0
-    for m in re.finditer(pattern, text, re.I):
-        if _COMPARED_BEFORE.search(text[max(0, m.start() - 30):m.start()]):
-            kept.append(text[last:m.start()] + " " * (m.end() - m.start()))
-            last = m.end()
-    return _mentions("".join(kept) + text[last:], pattern)
 
 
 def parse_fp8_scaling(cell) -> str:

@@ -88,8 +88,11 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
         return f"{x / GIB:,.1f} GiB"
     if kind == "s":
         return fmt_duration(x)
-    if kind == "pct":
-        return f"{100 * x:.1f} %"
+    if kind == "pct":  # small shares keep two significant digits (0.023 %, not 0.0 %)
+        v = 100 * x
+        return f"{v:.1f} %" if v == 0 or abs(v) >= 0.1 else f"{v:.2g} %"
+    if kind == "gpuh":
+        return f"{x:,.0f} GPU-h"
     if kind == "tok":
         return f"{x / 1e6:,.2f} M tok/s" if x >= 1e5 else f"{x:,.0f} tok/s"
     if kind == "h":
@@ -210,7 +213,7 @@ _SUFFIX_KINDS = (("_bytes", "gib"), ("_days", "days"), ("_usd", "usd"), ("_mwh",
                  ("_h", "h"), ("_s", "s"), ("_frac", "pct"))
 _NAME_KINDS = {"mfu": "pct", "hfu": "pct", "goodput": "pct", "goodput_first_order": "pct",
                "tokens_per_s": "tok",
-               "tflops_per_gpu": "tflops", "fits": "bool"}
+               "tflops_per_gpu": "tflops", "fits": "bool", "gpu_hours": "gpuh"}
 
 
 def fmt_col(results: dict, key: str) -> str:
@@ -747,7 +750,7 @@ def render_sidebar(page: str) -> dict:
                             placeholder="auto", help="Empty = hidden size ÷ attention heads.")
             c2.number_input("Position rows", min_value=0, max_value=10_000_000, step=1, key="w_m_pos",
                             help="Rows of a learned position table (GPT-2/3); 0 = RoPE / ALiBi.")
-            st.segmented_control("Norm", ["rmsnorm", "layernorm"], key="w_m_norm", width="stretch",
+            st.segmented_control("Norm", ["rmsnorm", "layernorm"], key="w_m_norm", width="stretch", required=True,
                                  help="LayerNorm has a bias vector per norm; RMSNorm does not.")
             st.number_input("Dropout probability", min_value=0.0, max_value=0.99, step=0.05, format="%.2f",
                             key="w_m_do", help="0 = no dropout masks (Llama, Mistral, DeepSeek); GPT-3 used 0.1, "

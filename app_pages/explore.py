@@ -132,7 +132,7 @@ c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 c1.selectbox("Rank by", list(OBJECTIVES), key="ex_obj", format_func=OBJECTIVES.get)
 c2.selectbox("Search space", list(SPACES), key="ex_space", help=SPACE_HELP)
 c3.number_input("Top K", min_value=1, max_value=500, step=5, key="ex_top")
-c4.segmented_control("Colour by", ["tp", "pp"], key="ex_color", format_func=str.upper)
+c4.segmented_control("Colour by", ["tp", "pp"], key="ex_color", format_func=str.upper, required=True)
 C.save_page_widgets("explore", _PAGE_KEYS)
 
 st.caption(f"{scen.resolved_model().name} on {scen.cluster.n_gpus:,} GPUs of "

@@ -238,10 +238,12 @@ with right:
     # sending it (box and URL disagree) and reset an emptied box to the minimum. The callback clamps.
     m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder="2000",
                     on_change=_clamp_widget, args=("pl_mct", *MCT_RANGE, 2000),
-                    help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,}.")
+                    help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,} here (a page stays responsive); "
+                         "`planner simulate --trials` and planner.simulate take up to 1,000,000.")
     m2.number_input("Seed", value=None, step=1, key="pl_mcs", placeholder="0",
                     on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, 0),
-                    help="Random seed: the same seed gives the same draws.")
+                    help="Random seed: the same seed gives the same draws (here up to 2³¹ − 1; the CLI and API "
+                         "take up to 2⁶³ − 1).")
     run_mc = m3.button("Run simulation", key="pl_mc_run", type="primary")
     if "_pl_mc_note" in ss:
         st.caption(ss.pop("_pl_mc_note"))
@@ -262,6 +264,10 @@ with right:
         bar.empty()
     if ss.get("pl_mc") and ss["pl_mc"][0] == mc_key:
         sim = ss["pl_mc"][1]
+        from planner.simulate import unfinished_note
+
+        if note := unfinished_note(sim):
+            st.warning(note)
         st.altair_chart(charts.time_to_train_hist(sim, C.num(res, "time_to_train_days")), key="pl_mc_hist")
         try:
             from planner.simulate import summarize

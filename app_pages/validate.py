@@ -136,7 +136,7 @@ with st.expander("By accelerator family and kind: the band the Plan page shows",
                                     "high": st.column_config.NumberColumn(format="%.2f"),
                                     "out_of_sample_only": st.column_config.CheckboxColumn("out of sample only")})
 
-st.segmented_control("Published metric", metrics, key="v_metric", format_func=lambda m: LABELS.get(m, m))
+st.segmented_control("Published metric", metrics, key="v_metric", required=True, format_func=lambda m: LABELS.get(m, m))
 # Pills, full width: every group stays visible (a multiselect hid chips behind "+1").
 st.pills("Source groups", groups, selection_mode="multi", key="v_groups",
          help="Click a group to show or hide its runs.")

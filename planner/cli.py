@@ -1,7 +1,8 @@
 """Command line: ``planner evaluate | sweep | simulate | export | presets | validate``.
 
 Bad input exits with status 2 and one line per problem naming the field, the value and what
-is allowed; never a traceback.
+is allowed; never a traceback. ``sweep`` with no split that fits exits with status 1 (like
+``grep`` finding nothing), its reason on stderr and an empty table on stdout.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -56,12 +58,16 @@ def _expand_id(where: str, value: str, path: str) -> dict:
 
 
 def apply_sets(data: dict, sets: Sequence[str]) -> dict:
-    """Apply ``path=value`` overrides (``parallelism.tp=4``, ``checkpoint.tiers.0.interval_s=60``;
-    the value is parsed as JSON when it can be, else taken as a string)."""
+    """Apply ``path=value`` overrides (``parallelism.tp=4``, ``checkpoint.tiers.0.interval_s=60``
+    or ``checkpoint.tiers[0].interval_s=60``; the value is parsed as JSON when it can be, else
+    taken as a string). Setting the model or the cluster's system, size or accelerator drops
+    the preset's name unless ``name`` is set too."""
     for item in sets or ():
         if "=" not in item:
             raise UsageError([f"--set {item!r}: expected path=value, e.g. parallelism.tp=4"])
         path, value = item.split("=", 1)
+        # the form the error messages use, checkpoint.tiers[0].interval_s, is checkpoint.tiers.0...
+        path = re.sub(r"\[\s*(\d+)\s*\]", r".\1", path)
         parts = [p for p in path.strip().split(".")]
         if not path.strip() or any(not p for p in parts):
             raise UsageError([f"--set {item!r}: the path before '=' names no field, e.g. parallelism.tp=4"])
@@ -91,6 +97,11 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
             cur[int(last)] = _parse_value(value)
         else:
             cur[last] = _parse_value(value)
+        # A preset's name describes its model and cluster: changing either drops it (exports and
+        # tables then name the model) unless the name is set too.
+        if (parts[0] == "model" or path.strip() in ("cluster.system", "cluster.n_gpus", "cluster.accelerator")) \
+                and not any(s.split("=", 1)[0].strip() == "name" for s in sets):
+            data["name"] = ""
         # Changing the split or the cluster size re-derives dp unless the user set it.
         if parts[0] == "parallelism" and parts[-1] in ("tp", "pp", "cp") or path.strip() == "cluster.n_gpus":
             if not any(s.split("=", 1)[0].strip() == "parallelism.dp" for s in sets):
@@ -384,7 +395,7 @@ def cmd_sweep(args) -> int:
                          f"{df.attrs.get('n_feasible', 0)} fit): {hint}\n")
         if args.format != "table":
             print_frame(df, args.format)
-        return 0
+        return 1
     if args.format == "table":
         df = sweep_table(df)
         if df.attrs:
@@ -417,7 +428,7 @@ def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def cmd_simulate(args) -> int:
-    from .simulate import MAX_TRIALS, simulate, summarize
+    from .simulate import MAX_TRIALS, simulate, summarize, unfinished_note
 
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
     if args.trials < 1 or args.trials > MAX_TRIALS:
@@ -430,6 +441,9 @@ def cmd_simulate(args) -> int:
         print_frame(summary, "table")
     else:
         print_frame(df if args.format == "csv" else summary, args.format)
+    note = unfinished_note(df)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

@@ -195,11 +195,14 @@ def to_batch(items: Sequence[Scenario | dict] | pd.DataFrame) -> tuple[Batch, li
 
 
 def _validate_row(i: int, data) -> Scenario:
-    """Validate row ``i``; a bad row raises ``ValueError`` naming the row and the fields."""
+    """Validate row ``i``; a bad row raises :class:`InputError` (a ``ValueError``) naming the
+    row and the fields, one line each in ``.lines``."""
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
-        raise ValueError(f"row {i}: " + "; ".join(format_errors(e))) from e
+        raise InputError([f"row {i}: {line}" for line in format_errors(e)]) from None
+    except ValueError as e:  # a model id or a value pydantic did not wrap
+        raise InputError([f"row {i}: {e}"]) from None
 
 
 def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -213,6 +216,8 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
                           "for a single scenario use planner.evaluate"])
     if not isinstance(items, pd.DataFrame):
         items = list(items)
+    if len(items) == 0:
+        raise InputError(["evaluate_many: an empty list: give at least one scenario"])
     b, names = to_batch(items)
     out = run_batch(b)
     return results_frame(out, names=names, columns=columns, inputs=b)

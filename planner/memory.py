@@ -770,6 +770,22 @@ def _candidates(b: Batch) -> list:
         jm = -(-(cm["n_dense_tot"] * p) // cm["L"])  # ceil(n_dense / (L/p))
         jm = np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0))
         out.append((jm, _stage_parts(cm, jm)))
+    # DualPipe: rank j holds stages j and p−1−j, so with an uneven split or leading dense layers
+    # a middle rank can outweigh both ends (found by review: DeepSeek-V3 at pp 16, ranks 3–12).
+    # Rank j's load is constant between the breakpoints where its own or its mirror stage gains
+    # or loses a layer (p − rem, rem; layers_on_rank with v = 1, which DualPipe has) or its
+    # own or mirror stage stops holding dense layers (jd, p − jd): one rank from each piece.
+    if cm.get("any_dual") and bool(np.any(cm["dual"] & (p > 2))):
+        L, dual = cm["L"], cm["dual"]
+        base = np.floor(L / p)
+        rem = L - base * p
+        nd = cm["n_dense_tot"]
+        big = rem * (base + 1.0)  # layers on the rem stages that hold one more
+        jd = np.where(nd <= big, np.ceil(nd / (base + 1.0)),
+                      rem + np.ceil((nd - big) / np.maximum(base, 1.0)))  # first stage with no dense layer
+        for j in (jd, p - rem, rem, p - jd):
+            j = np.where(dual, np.clip(j, 1.0, np.maximum(p - 2.0, 1.0)), 0.0)
+            out.append((j, _stage_parts(cm, j)))
     return out
 
 
@@ -778,8 +794,9 @@ def candidate_stages(b: Batch) -> list[tuple[np.ndarray, dict]]:
 
     The first and the last stage; with MoE leading dense layers also the first rank that
     holds only MoE layers (it carries more parameters and activations per layer than rank 0
-    and more micro-batches than later ranks). Arrays of shape (N,), bytes per GPU; the stage
-    index int64.
+    and more micro-batches than later ranks); with DualPipe one rank of each stretch of ranks
+    whose two stages (j and p−1−j) hold the same layers. Arrays of shape (N,), bytes per GPU;
+    the stage index int64.
     """
     n = _size(b)
     return [(_expand(j, n, np.int64), {k: _expand(v, n) for k, v in parts.items()})
@@ -926,9 +943,14 @@ def explain(row: dict) -> dict[str, str]:
                f"ZeRO-{zs}: weights not sharded") + f") = {_gib(w)}"),
         "mem_grads_bytes": f"{g['gb_dev']:g} B × {n_par / 1e9:.3f}e9 params / {g['shard_g']:g} = {_gib(gr)}",
         "mem_optimizer_bytes": (
-            f"{g['ob_dev']:g} B (fp32 master + Adam m, v kept on GPU) × {n_par / 1e9:.3f}e9 params / "
-            f"{g['shard_o']:g} = {_gib(o)}"),
+            f"{g['ob_dev']:g} B ("
+            + (("fp32 master and Adam m, v offloaded to the host" if row.get("offload_master_weights") else
+                "fp32 master kept on GPU, Adam m, v offloaded to the host") if int(row.get("offload_optimizer", 0))
+               else "fp32 master + Adam m, v kept on GPU")
+            + f") × {n_par / 1e9:.3f}e9 params / {g['shard_o']:g} = {_gib(o)}"),
         "mem_activations_bytes": (
+            f"activations offloaded to the host (the stash of {layers:g} layers × {inflight:g} micro-batches "
+            f"lives there): one layer's working set on the GPU = {_gib(a)}" if row.get("offload_activations") else
             f"{layers:g} layers × {per_layer / 2**20:.1f} MiB per layer and micro-batch ("
             + (f"full recompute of {n_rc:g} of the rank's layers ({n_rcl} per chunk), the other "
                f"{layers - n_rc:g} kept whole; " if n_rcl else f"{rc} recompute; ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from . import catalog
-from .schema import Scenario
+from .schema import InputError, Scenario
 
 
 def list_presets() -> dict[str, str]:
@@ -17,7 +17,7 @@ def preset_json(name: str) -> dict:
     """The raw scenario JSON of a preset (a deep copy, safe to edit)."""
     raw = catalog.scenario_presets_raw()
     if name not in raw:
-        raise ValueError(f"preset: unknown scenario id '{name}'; allowed: {', '.join(sorted(raw))}")
+        raise InputError([f"preset: unknown scenario id '{name}'; allowed: {', '.join(sorted(raw))}"])
     data = copy.deepcopy(raw[name]["scenario"])
     data.setdefault("name", name)
     return data
@@ -26,9 +26,9 @@ def preset_json(name: str) -> dict:
 def load_preset(name: str) -> Scenario:
     """A validated :class:`Scenario` from ``presets/scenarios.json``.
 
-    Raises ``ValueError`` naming the allowed ids for an unknown one.
+    Raises :class:`planner.InputError` (a ``ValueError``) naming the allowed ids for an unknown one.
     """
     if not isinstance(name, str):
-        raise ValueError(f"load_preset: give a scenario preset id as a string (got {name!r}); "
-                         "planner.list_presets() lists them")
+        raise InputError([f"load_preset: give a scenario preset id as a string (got {name!r}); "
+                          "planner.list_presets() lists them"])
     return Scenario.model_validate(preset_json(name))

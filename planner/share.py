@@ -41,6 +41,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 from urllib.parse import parse_qsl, urlsplit
@@ -709,7 +710,14 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
             if path[0] == "parallelism":
                 names.append(f" {path[-1]}·")
                 names.append(f"·{path[-1]} ")
-            pos = min((text.find(n) for n in names if text.find(n) >= 0), default=-1)
+            # a whole name: "parallelism.recompute" is not "parallelism.recompute_layers"
+            hits = [m.start() for n in names
+                    for m in [re.search(re.escape(n) + (r"(?!\w)" if n[-1:].isalnum() or n[-1:] == "_" else ""), text)]
+                    if m]
+            # a field named by its last part only ("offload_master_weights / offload_grads need ...")
+            if not hits and len(path) > 1 and (m := re.search(rf"(?<![\w.]){re.escape(path[-1])}(?!\w)", text)):
+                hits.append(m.start())
+            pos = min(hits, default=-1)
             if pos >= 0 and (best is None or pos < best[0]):
                 best = (pos, key)
         if best is None:
@@ -718,9 +726,10 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
         key = best[1]
         path, base = applied.pop(key)
         warnings.append(f"{key}: refused, {lines[0]}; kept the base value")
-        if base is None and path[-1] in ("dp",):
-            par = sj.get("parallelism", {})
-            par.pop("dp", None)
+        if base is None:  # the base did not set it: drop the link's value, the default applies
+            parent = _get(sj, path[:-1]) if len(path) > 1 else sj
+            if isinstance(parent, dict):
+                parent.pop(path[-1], None)
         else:
             _set(sj, path, copy.deepcopy(base))
         if key in ("n", "tp", "pp", "cp") and "dp" not in applied:

@@ -237,6 +237,19 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
     return simulate_batch_row(out, 0, n_trials=n_trials, seed=seed, progress=progress)
 
 
+def unfinished_note(df: pd.DataFrame) -> str | None:
+    """A sentence for runs the simulator gave up on (``finished`` False: the round cap of
+    ``MAX_ROUNDS_FACTOR`` × the expected failures + ``MAX_ROUNDS_FLOOR`` was hit, time to train
+    inf), or None when every trial finished."""
+    if "finished" not in df or bool(df["finished"].all()):
+        return None
+    k, n = int((~df["finished"].astype(bool)).sum()), len(df)
+    return (f"{k:,} of {n:,} simulated runs never finished (time to train ∞): the failures come faster than "
+            "the run can make progress between them with these checkpoint tiers (none enabled, or none that "
+            "survives the common failure classes), so each restart loses the work since the start or a "
+            "long-ago checkpoint. Add a tier that survives node failures or shorten its interval.")
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """P10 / P50 / P90 and mean of the main per-trial columns, one row per metric.
 
@@ -248,6 +261,10 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         if m not in df:
             continue
         v = df[m].to_numpy(dtype=float)
-        p10, p50, p90 = np.percentile(v, [10, 50, 90])
+        with np.errstate(invalid="ignore"):  # inf − inf between two unfinished trials
+            q = np.percentile(v, [10, 50, 90])
+        if not np.isnan(v).any():  # a NaN here can only be that: the quantile is inf
+            q = np.where(np.isnan(q), np.inf, q)
+        p10, p50, p90 = (float(x) for x in q)
         rows.append({"metric": m, "mean": float(np.mean(v)), "p10": p10, "p50": p50, "p90": p90})
     return pd.DataFrame(rows, columns=["metric", "mean", "p10", "p50", "p90"])

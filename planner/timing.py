@@ -958,9 +958,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             t_nvme = P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0) * nvme
         else:
             t_nvme = 0.0
-        t_off_opt = (np.maximum(t_down - t_bwd_mb, 0.0) + t_cpu_step + t_up + t_nvme) * off
+        t_down_exp = np.maximum(t_down - t_bwd_mb, 0.0)  # what the last backward does not hide
+        t_off_opt = (t_down_exp + t_cpu_step + t_up + t_nvme) * off
     else:
-        t_down = t_up = t_cpu_step = t_off_opt = 0.0
+        t_down = t_down_exp = t_up = t_cpu_step = t_off_opt = t_nvme = 0.0
+    t_off_act = 0.0
     if "mem_activations_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
         act = f("mem_activations_bytes")
         t_act = 2.0 * act / host_bw
@@ -987,10 +989,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
-            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_dp_total": t_dp_total, "_P_local": P_local,
+            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_dp_total": t_dp_total, "_P_local": P_local,
             "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
-            "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up,
+            "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
+            "_t_nvme": t_nvme, "_t_off_act": t_off_act,
         })
     # Results as (N,) arrays; the detail terms (explain only) may stay scalars.
     return {k: _expand(x, n_rows) if k[0] != "_" else x for k, x in T.items()}
@@ -1155,17 +1158,27 @@ def explain(row: dict) -> dict[str, str]:
               "not overlapped (dp_comm_overlap off): all of it in the step")
     ex["t_dp_comm_exposed_s"] = (
         f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives {T['_t_dp_total']:.4g} s in total (grad {T['_t_grad']:.4g} s, "
-        f"param gather {T['_t_param_ag']:.4g} s over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
+        f"param gather {T['_t_param_ag' if int(r['zero_stage']) == 3 else '_t_ag_step']:.4g} s"
+        + (" per stage" if int(r["zero_stage"]) == 3 and r.get("schedule") == _SCHED["dualpipe"] else
+           " (DualPipe: both stages' parameters)" if r.get("schedule") == _SCHED["dualpipe"] else "")
+        + f" over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
         f"{(ds if hsdp else r['dp']) * r['cp']:g}"
         + (f"; ZeRO-3: m = {T['_m']:.4g} micro-batches × (2 gathers + reduce-scatter)" if int(r["zero_stage"]) == 3 else "")
         + f"); {hidden} → exposed {T['t_dp_comm_exposed_s']:.4g} s"
     )
-    ex["t_offload_s"] = (
-        f"grads down {T['_t_down']:.4g} s (beyond the last backward) + CPU Adam {T['_t_cpu_step']:.4g} s + "
-        f"weights up {T['_t_up']:.4g} s → {T['t_offload_s']:.4g} s" if r.get("offload_optimizer", 0) else
-        "no offload: 0 s"
-    )
+    off_parts = []
+    if r.get("offload_optimizer", 0):
+        off_parts += [f"grads down {T['_t_down_exp']:.4g} s (the {T['_t_down']:.4g} s transfer beyond the last "
+                      f"backward's {T['_t_bwd_mb']:.4g} s)", f"CPU Adam {T['_t_cpu_step']:.4g} s",
+                      f"weights up {T['_t_up']:.4g} s"]
+        if T["_t_nvme"]:
+            off_parts.append(f"NVMe optimizer states read + write {T['_t_nvme']:.4g} s")
+    if r.get("offload_activations"):
+        off_parts.append(f"activation swap {T['_t_off_act']:.4g} s (2 × stashed activations over the host link, "
+                         "beyond the compute it overlaps)")
+    ex["t_offload_s"] = (" + ".join(off_parts) + f" = {T['t_offload_s']:.4g} s") if off_parts else "no offload: 0 s"
     ex["t_optimizer_s"] = (
+        "optimizer offloaded: its CPU step is in t_offload_s, 0 s on the GPU" if r.get("offload_optimizer", 0) else
         f"{T['_P_shard'] / 1e6:.4g} M params of the local shard × {r['grad_bytes'] + OPT_BYTES_BASE:.0f} B / "
         f"(HBM {r['hbm_bw_bytes_per_s'] / 1e12:.3g} TB/s × {C['hbm_eff']}) = {T['t_optimizer_s']:.4g} s"
     )

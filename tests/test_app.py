@@ -342,6 +342,11 @@ def test_duration_formatting_picks_the_unit_by_magnitude():
     assert C.fmt({"mtbf_h": 0.1}, "mtbf_h", "h") == "6.0 min"  # not "0.1 h"
     assert C.fmt({"mtbf_h": 0.0309}, "mtbf_h", "h") == "111.2 s"  # 0.0309 h = 111.2 s
     assert C.fmt_col({"ckpt_pfs_interval_opt_s": 1e8}, "ckpt_pfs_interval_opt_s").startswith("not saved")
+    # found by a fresh-user review: 0.023 % showed as "0.0 %", GPU-hours as "5.635e+04"
+    assert C.fmt_col({"ckpt_overhead_frac": 0.00023}, "ckpt_overhead_frac") == "0.023 %"
+    assert C.fmt_col({"ckpt_overhead_frac": 0.0}, "ckpt_overhead_frac") == "0.0 %"
+    assert C.fmt_col({"goodput": 0.9512}, "goodput") == "95.1 %"
+    assert C.fmt_col({"gpu_hours": 56_350.4}, "gpu_hours") == "56,350 GPU-h"
 
 
 #: A run that never finishes: 16k GPUs, 100 × the failure rate, no checkpoints (the engine gives
@@ -750,3 +755,21 @@ def test_formula_view_has_every_headline_formula_notes_and_units():
     # Intermediate columns carry their unit too (bytes shown in GiB, seconds in s or ms).
     weights = next(m for m in md if m.startswith("`mem_weights_bytes`"))
     assert "GiB" in weights.split("\n")[0]
+
+
+@pytest.mark.parametrize("page", [PLAN, EXPLORE])
+def test_a_link_whose_key_is_refused_and_unset_in_the_preset_renders(page):
+    # found by a fresh-user review: ?offw=1 (offload without an offload tier) put None back into a
+    # field the preset leaves out, and the checkbox raised a TypeError
+    at = _run(page, {"offw": "1"})
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("offw: refused" in w.value for w in at.warning)
+
+
+def test_monte_carlo_that_never_finishes_says_why():
+    # found by a fresh-user review: ?ck=none then Run simulation drew an empty histogram and a
+    # table of NaNs with no word on why
+    at = _run(PLAN, {"ck": "none", "pl_mct": "200"})
+    at.button(key="pl_mc_run").click().run()
+    assert not at.exception
+    assert any("simulated runs never finished" in w.value for w in at.warning)

@@ -174,15 +174,16 @@ def test_table_units():
 
 def test_sweep_with_nothing_feasible_says_so():
     # 405B on 8 GPUs: valid splits exist, none fits in memory
+    # exit status 1 (nothing found, like grep), the reason on stderr (found by a review: it was 0)
     rc, out, err = run("sweep", "--preset", "llama3-405b-h100-16k", "--gpus", "8", "--top", "5")
-    assert rc == 0, err
+    assert rc == 1, err
     assert "no feasible split of 8 GPUs" in err and "runs out of memory" in err
     # the message goes to stderr so that json / csv output stays parseable
     rc, out, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "json")
-    assert rc == 0 and json.loads(out) == []
+    assert rc == 1 and json.loads(out) == []
     assert "divisibility" in err  # 7 GPUs: no valid split at all (not "try more GPUs")
     rc, out, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "csv")
-    assert rc == 0 and out.startswith("system,n_gpus,tp,pp")
+    assert rc == 1 and out.startswith("system,n_gpus,tp,pp")
 
 
 def test_sweep_recompute_modes_including_op_sac():
@@ -214,3 +215,18 @@ def test_validate_by_family_prints_the_accuracy_table():
     assert [(r["family"], r["kind"], r["runs"]) for r in got] == [(r["family"], r["kind"], r["runs"]) for r in want]
     rc, out, err = run("validate", "--by-family", "--csv", "x.csv")
     assert rc == 2 and err.count("\n") == 1 and "--by-family" in err
+
+
+def test_set_takes_the_bracket_index_form_the_messages_use_and_a_new_model_drops_the_preset_name():
+    # found by a fresh-user review: errors name checkpoint.tiers[0].interval_s, which --set refused;
+    # and an export after --set model=... still carried the preset's "Llama 3 70B on ..." name
+    rc, out, err = run("evaluate", "--preset", "default", "--set", "checkpoint.tiers[0].interval_s=-5")
+    assert rc == 2 and "checkpoint.tiers[0].interval_s" in err and "unknown field" not in err
+    rc, out, err = run("evaluate", "--preset", "default", "--set", "checkpoint.tiers[0].interval_s=600",
+                       "--format", "json")
+    assert rc == 0, err
+    rc, out, err = run("export", "--preset", "default", "--set", "model=llama2-13b", "--to", "torchtitan")
+    assert rc == 0 and 'description = "Llama 2 13B"' in out and "Llama 3 70B" not in out
+    rc, out, err = run("export", "--preset", "default", "--set", "model=llama2-13b", "--set", "name=mine",
+                       "--to", "torchtitan")
+    assert 'description = "mine"' in out

@@ -157,3 +157,15 @@ def test_api_messages_for_misused_calls_name_the_call():
         planner.load_preset(None)
     with pytest.raises(planner.InputError, match="no file given"):
         planner.model_from_hf_config("")
+
+
+def test_evaluate_many_and_load_preset_raise_input_error_with_lines():
+    # found by a fresh-user review: these raised a plain ValueError without .lines
+    import planner
+
+    for call, first in ((lambda: planner.evaluate_many([]), "evaluate_many: an empty list"),
+                        (lambda: planner.load_preset("nope"), "preset: unknown scenario id 'nope'"),
+                        (lambda: planner.evaluate_many([planner.load_preset("default"), {"model": "x"}]), "row 1: ")):
+        with pytest.raises(planner.InputError) as e:
+            call()
+        assert e.value.lines[0].startswith(first)

@@ -340,3 +340,22 @@ def test_fp8_scaling_round_trips_and_a_tampered_value_is_named():
     back, warnings = share.params_to_scenario({**params, "f8s": "colwise", "gbs": "512"})
     assert warnings == ["f8s='colwise' (training.fp8_scaling): allowed: tensorwise, rowwise; kept the base value"]
     assert back["training"]["global_batch_size"] == 512 and back["training"]["precision"] == "fp8"
+
+
+@pytest.mark.parametrize(("params", "refused"), [
+    ({"offw": "1"}, "offw"),  # the preset leaves the field out: the default applies, not None
+    ({"offg": "1"}, "offg"),  # the message names the field by its last part only
+    ({"sys": "dgx1-v100", "prec": "fp16", "gd": "bf16"}, "gd"),
+    ({"rc": "full", "rcl": "50"}, "rcl"),  # recompute_layers is not recompute: rc stays
+])
+def test_refused_link_keys_fall_back_to_a_valid_scenario(params, refused):
+    """Found by a fresh-user review: a refused key whose field the preset does not set was put
+    back as None (the page then failed), a field named by its last part was not blamed, and
+    ``parallelism.recompute`` was blamed for ``parallelism.recompute_layers``."""
+    from planner.schema import Scenario
+
+    sj, warnings = share.params_to_scenario({"p": "default", **params})
+    Scenario.model_validate(sj)  # valid: nothing None left behind
+    assert len(warnings) == 1 and warnings[0].startswith(f"{refused}: refused")
+    if "rc" in params:
+        assert sj["parallelism"]["recompute"] == "full"

@@ -141,3 +141,26 @@ def test_simulate_refuses_bad_trials_and_seed_naming_them(kw, field):
     with pytest.raises(planner.InputError) as e:
         planner.simulate(planner.load_preset("default"), **kw)
     assert str(e.value).startswith(field + ":")
+
+
+def test_runs_that_never_finish_summarise_as_infinite_and_are_explained():
+    # found by a fresh-user review: with no checkpoint tier every trial hits the round cap; the
+    # summary printed NaN percentiles (inf − inf) and the page an empty histogram
+    import pandas as pd
+    from planner.simulate import summarize, unfinished_note
+
+    df = pd.DataFrame({"time_to_train_days": [np.inf] * 4 + [10.0] * 6, "goodput": [0.0] * 4 + [0.9] * 6,
+                       "finished": [False] * 4 + [True] * 6})
+    s = summarize(df).set_index("metric")
+    # sorted: 6 × 10 then 4 × inf; linear positions 0.9, 4.5, 8.1 of 0..9: 10, 10, and between
+    # two infs (inf − inf is NaN in numpy's interpolation): inf
+    assert s.loc["time_to_train_days", "p10"] == 10.0 and s.loc["time_to_train_days", "p50"] == 10.0
+    assert s.loc["time_to_train_days", "p90"] == np.inf
+    assert unfinished_note(df).startswith("4 of 10 simulated runs never finished")
+    assert unfinished_note(df.assign(finished=True)) is None
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = []
+    sim = planner.simulate(d, n_trials=50, seed=1)
+    s = summarize(sim).set_index("metric")
+    assert (s.loc["time_to_train_days", ["p10", "p50", "p90"]] == np.inf).all()
+    assert unfinished_note(sim).startswith("50 of 50 simulated runs never finished")

@@ -60,6 +60,9 @@ def _why_missing(results: dict, key: str) -> str | None:
     bad = C.nonfinite(results, key)
     if bad is None:
         return None
+    if key == "mtbf_h" and (bad == "inf" or C.num(results, "failure_rate_per_h") == 0):
+        return ("No failures at this failure-rate scale (reliability.rate_scale = 0 or no failure class): the "
+                "mean time between failures is infinite.")
     if C.never_finishes(results) and key in ("time_to_train_days", "cost_usd", "energy_mwh", "goodput"):
         return (f"The engine reports {bad}: failures arrive faster than training progresses, so the run "
                 "never finishes (see the warning above).")

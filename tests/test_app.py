@@ -773,3 +773,11 @@ def test_monte_carlo_that_never_finishes_says_why():
     at.button(key="pl_mc_run").click().run()
     assert not at.exception
     assert any("simulated runs never finished" in w.value for w in at.warning)
+
+
+def test_mtbf_without_failures_says_it_is_infinite():
+    # found by a fresh-user review: rate_scale 0 showed MTBF "—" as "not a number it can state"
+    at = _run(PLAN, {"rs": "0"})
+    assert not at.exception
+    helps = [m.help or "" for m in at.metric if m.label.lower().startswith("mtbf")]
+    assert helps and "mean time between failures is infinite" in helps[0]

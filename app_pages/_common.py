@@ -90,9 +90,11 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
         return fmt_duration(x)
     if kind == "pct":  # small shares keep two significant digits (0.023 %, not 0.0 %)
         v = 100 * x
-        return f"{v:.1f} %" if v == 0 or abs(v) >= 0.1 else f"{v:.2g} %"
+        if v == 0 or abs(v) >= 0.1:
+            return f"{v:.1f} %"
+        return f"{v:.2g} %" if abs(v) >= 0.001 else ("< 0.001 %" if v > 0 else "> −0.001 %")
     if kind == "gpuh":
-        return f"{x:,.0f} GPU-h"
+        return f"{x:,.0f} GPU-h" if abs(x) >= 10 else f"{x:.2g} GPU-h"
     if kind == "tok":
         return f"{x / 1e6:,.2f} M tok/s" if x >= 1e5 else f"{x:,.0f} tok/s"
     if kind == "h":

@@ -94,12 +94,15 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
         if isinstance(cur, list):
             if not last.isdigit() or int(last) >= len(cur):
                 raise UsageError([f"--set {path}: needs an index from 0 to {len(cur) - 1}"])
-            cur[int(last)] = _parse_value(value)
+            old, cur[int(last)] = cur[int(last)], _parse_value(value)
+            changed = old != cur[int(last)]
         else:
-            cur[last] = _parse_value(value)
+            old, cur[last] = cur.get(last), _parse_value(value)
+            changed = old != cur[last]
         # A preset's name describes its model and cluster: changing either drops it (exports and
         # tables then name the model) unless the name is set too.
-        if (parts[0] == "model" or path.strip() in ("cluster.system", "cluster.n_gpus", "cluster.accelerator")) \
+        if changed and (parts[0] == "model" or path.strip() in ("cluster.system", "cluster.n_gpus",
+                                                                 "cluster.accelerator")) \
                 and not any(s.split("=", 1)[0].strip() == "name" for s in sets):
             data["name"] = ""
         # Changing the split or the cluster size re-derives dp unless the user set it.
@@ -147,6 +150,7 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
         for note in imp.notes:
             sys.stderr.write(f"note: {note}\n")
         data["model"] = imp.model.model_dump(mode="json", exclude_none=True)
+        data["name"] = imp.model.name  # the preset's name described its own model
         if bare_hf:  # a split valid for any model: one 8-GPU node, plain data parallel
             data["parallelism"] = {"zero_stage": 1, "recompute": "selective"}
             data["cluster"]["n_gpus"] = 8

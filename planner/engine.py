@@ -217,7 +217,7 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
     if not isinstance(items, pd.DataFrame):
         items = list(items)
     if len(items) == 0:
-        raise InputError(["evaluate_many: an empty list: give at least one scenario"])
+        raise InputError(["evaluate_many: no scenarios (an empty list or table): give at least one"])
     b, names = to_batch(items)
     out = run_batch(b)
     return results_frame(out, names=names, columns=columns, inputs=b)

@@ -218,6 +218,7 @@ COMPONENTS = (
     "mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes", "mem_activations_bytes",
     "mem_logits_bytes", "mem_comm_buffers_bytes", "mem_zero3_prefetch_bytes",
     "mem_fragmentation_bytes", "mem_buffers_bytes", "mem_total_bytes", "host_bytes_per_gpu",
+    "mem_act_offload_bytes",
 )
 
 
@@ -629,15 +630,29 @@ def _common(b: Batch) -> dict:
     )
 
 
+def _dense_on_rank(cm: dict, j):
+    """Leading dense layers held by pipeline rank ``j``: over its virtual stages ``s = j + k·p``
+    (``k < v``), each holding ``base + [s < rem]`` layers after ``s·base + min(s, rem)`` earlier
+    ones (the layout of :func:`model_stats.layers_on_rank`), the dense layers being the first
+    ``n_dense`` of the model. Exact on uneven splits (found by review: ``j·L/p`` placed them
+    fractionally and missed the most loaded rank)."""
+    p, v, nd = cm["p"], cm["v"], cm["n_dense_tot"]
+    base, rem = cm["base"], cm["rem"]
+    out = 0.0
+    for k in range(int(np.max(v))):
+        s = j + k * p
+        held = np.clip(nd - (s * base + np.minimum(s, rem)), 0.0, base + (s < rem))
+        out = out + (held * (k < v) if np.ndim(v) else held)
+    return out
+
+
 def _rank_layer_params(cm: dict, j, layers, is_first, is_last, first_known: bool):
     """(dense layers, non-expert and expert parameters of the layers) on pipeline rank ``j``
-    holding ``layers`` layers; leading dense layers are placed from rank 0 onwards."""
+    holding ``layers`` layers; leading dense layers are placed from rank 0 onwards
+    (:func:`_dense_on_rank`)."""
     if cm["any_moe"]:
-        if first_known:
-            before = 0.0
-        else:
-            before = _sel(is_first, 0.0, _sel(is_last, cm["L"] - layers, j * (cm["L"] / cm["p"])))
-        n_dense = np.clip(cm["n_dense_tot"] - before, 0.0, layers)
+        n_dense = np.minimum(cm["n_dense_tot"], layers) if first_known and np.max(cm["v"]) == 1 else \
+            np.minimum(_dense_on_rank(cm, j), layers)
         n_moe = layers - n_dense
         return n_dense, n_dense * cm["p_dense"] + n_moe * cm["p_moe_ne"], n_moe * cm["p_moe_ex"]
     return layers, layers * cm["p_dense"], None
@@ -751,7 +766,11 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         "mem_comm_buffers_bytes": comm, "mem_zero3_prefetch_bytes": prefetch,
         "mem_fragmentation_bytes": frag, "mem_buffers_bytes": buffers,
         "mem_total_bytes": frag_base + frag, "host_bytes_per_gpu": host,
-        "_core_bytes": rest, "_inflight": inflight,
+        # the stash that activation offload keeps on the host (0 without it): what crosses the
+        # host link each step (timing.t_offload_s)
+        "mem_act_offload_bytes": (_sel(cm["off_act"], stash, 0.0) if cm["any_host"] and cm.get("any_off_act", True)
+                                  else 0.0),
+        "_core_bytes": rest, "_inflight": inflight, "_P_ne": P_ne, "_P_ex": 0.0 if P_ex is None else P_ex,
     }
 
 
@@ -767,9 +786,15 @@ def _candidates(b: Batch) -> list:
     # past rank 0; with none (Mixtral), every rank j >= 1 holds at most rank 0's layers and
     # parameters and fewer micro-batches in flight, so rank 0 already bounds it.
     if cm["any_moe"] and bool(np.any(p > 2)) and bool(np.any(cm["n_dense_tot"] > 0)):
-        jm = -(-(cm["n_dense_tot"] * p) // cm["L"])  # ceil(n_dense / (L/p))
-        jm = np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0))
-        out.append((jm, _stage_parts(cm, jm)))
+        # the first virtual stage with no dense layer (s·base + min(s, rem) >= n_dense): the
+        # first rank with MoE layers only when it is below p; and the rank before it (its last
+        # dense layers beside MoE layers, one more micro-batch in flight)
+        base, rem, nd = cm["base"], cm["rem"], cm["n_dense_tot"]
+        big = rem * (base + 1.0)
+        sd = np.where(nd <= big, np.ceil(nd / (base + 1.0)), rem + np.ceil((nd - big) / np.maximum(base, 1.0)))
+        for jm in (sd, sd - 1.0):
+            jm = np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0))
+            out.append((jm, _stage_parts(cm, jm)))
     # DualPipe: rank j holds stages j and p−1−j, so with an uneven split or leading dense layers
     # a middle rank can outweigh both ends (found by review: DeepSeek-V3 at pp 16, ranks 3–12).
     # Rank j's load is constant between the breakpoints where its own or its mirror stage gains
@@ -783,7 +808,7 @@ def _candidates(b: Batch) -> list:
         big = rem * (base + 1.0)  # layers on the rem stages that hold one more
         jd = np.where(nd <= big, np.ceil(nd / (base + 1.0)),
                       rem + np.ceil((nd - big) / np.maximum(base, 1.0)))  # first stage with no dense layer
-        for j in (jd, p - rem, rem, p - jd):
+        for j in (jd - 1.0, jd, p - rem, rem, p - 1.0 - jd, p - jd):
             j = np.where(dual, np.clip(j, 1.0, np.maximum(p - 2.0, 1.0)), 0.0)
             out.append((j, _stage_parts(cm, j)))
     return out
@@ -860,7 +885,8 @@ def stage(b: Batch) -> Batch:
     usable = _u(b, "hbm_usable_bytes")
     total = out["mem_total_bytes"]
     core = out.pop("_core_bytes")
-    out.pop("_inflight")
+    for k in ("_inflight", "_P_ne", "_P_ex"):
+        out.pop(k)
     out.pop("host_bytes_per_gpu")
     host_node = _u(b, "gpus_per_node") * host_gpu
     fits = total <= usable
@@ -889,8 +915,8 @@ def per_stage(out: Batch, i: int) -> list[dict]:
     cm = _common(row)
     p = int(row["pp"][0])
     parts = _stage_parts(cm, np.arange(p, dtype=np.float64))
-    parts.pop("_core_bytes")
-    parts.pop("_inflight")
+    for k in ("_core_bytes", "_inflight", "_P_ne", "_P_ex"):
+        parts.pop(k)
     cols = {k: np.broadcast_to(v, (p,)) for k, v in parts.items()}
     return [{"stage": j, **{k: float(cols[k][j]) for k in cols}} for j in range(p)]
 
@@ -920,7 +946,15 @@ def explain(row: dict) -> dict[str, str]:
     end_rank = j in (0, p - 1)
     inflight = parts["_inflight"]  # micro-batches in flight on rank j
     # parameters on this rank before DP sharding, recovered for display
-    n_par = w / g["wb"] * g["shard_w"] if g["wb"] else float("nan")
+    P_ne, P_ex = parts["_P_ne"], parts["_P_ex"]
+    n_par = P_ne + P_ex
+
+    def shards(nbytes: float, sh: str) -> str:  # bytes × params / shard, experts over their own group
+        if P_ex:
+            return (f"{nbytes:g} B × ({P_ne / 1e9:.3f}e9 non-expert params / {g['shard_' + sh]:g} + "
+                    f"{P_ex / 1e9:.3f}e9 expert params / {g['eshard_' + sh]:g})")
+        return f"{nbytes:g} B × {n_par / 1e9:.3f}e9 params / {g['shard_' + sh]:g}"
+
     st = f"stage {j} of {p}"
     zs = int(row["zero_stage"])
     hsdp = float(row.get("dp_shard", row["dp"])) < float(row["dp"])
@@ -935,19 +969,20 @@ def explain(row: dict) -> dict[str, str]:
         per_layer = (n_rc * per_layer + (layers - n_rc) * work) / max(layers, 1)
     return {
         "mem_weights_bytes": (
-            f"{g['wb']:g} B × {n_par / 1e9:.3f}e9 params on {st} ("
+            f"{shards(g['wb'], 'w')} on {st} ("
             + ("DualPipe: its stages j and p−1−j, embedding and head on both end ranks"
                if dualpipe else "layers / tp; embedding on the first, head on the last stage")
-            + f") / {g['shard_w']:g} ("
+            + "; "
             + (f"ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} shard" if zs >= 3 else
-               f"ZeRO-{zs}: weights not sharded") + f") = {_gib(w)}"),
-        "mem_grads_bytes": f"{g['gb_dev']:g} B × {n_par / 1e9:.3f}e9 params / {g['shard_g']:g} = {_gib(gr)}",
+               f"ZeRO-{zs}: weights not sharded")
+            + ("; experts over dp·cp/ep" if P_ex and zs >= 3 else "") + f") = {_gib(w)}"),
+        "mem_grads_bytes": f"{shards(g['gb_dev'], 'g')} = {_gib(gr)}",
         "mem_optimizer_bytes": (
-            f"{g['ob_dev']:g} B ("
+            f"{shards(g['ob_dev'], 'o')} ("
             + (("fp32 master and Adam m, v offloaded to the host" if row.get("offload_master_weights") else
                 "fp32 master kept on GPU, Adam m, v offloaded to the host") if int(row.get("offload_optimizer", 0))
                else "fp32 master + Adam m, v kept on GPU")
-            + f") × {n_par / 1e9:.3f}e9 params / {g['shard_o']:g} = {_gib(o)}"),
+            + f") = {_gib(o)}"),
         "mem_activations_bytes": (
             f"activations offloaded to the host (the stash of {layers:g} layers × {inflight:g} micro-batches "
             f"lives there): one layer's working set on the GPU = {_gib(a)}" if row.get("offload_activations") else

@@ -715,7 +715,8 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
                     for m in [re.search(re.escape(n) + (r"(?!\w)" if n[-1:].isalnum() or n[-1:] == "_" else ""), text)]
                     if m]
             # a field named by its last part only ("offload_master_weights / offload_grads need ...")
-            if not hits and len(path) > 1 and (m := re.search(rf"(?<![\w.]){re.escape(path[-1])}(?!\w)", text)):
+            # ("tp·pp·cp = ..." names the product, not pp: no match beside a "·")
+            if not hits and len(path) > 1 and (m := re.search(rf"(?<![\w.·]){re.escape(path[-1])}(?![\w·])", text)):
                 hits.append(m.start())
             pos = min(hits, default=-1)
             if pos >= 0 and (best is None or pos < best[0]):

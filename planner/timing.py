@@ -5,7 +5,8 @@ of shape (N,); there is no loop over configurations. Columns read: the model, tr
 parallelism and hardware columns of ``planner.batch`` and the ``model_stats`` outputs
 (``params_total``, ``params_attention``, ``params_expert``, ``n_moe_layers``,
 ``n_dense_layers``, ``model_flop_per_step``, ``hardware_flop_per_step``). The optional
-``mem_activations_bytes`` of the memory stage is used for activation offload only.
+``mem_act_offload_bytes`` of the memory stage (the stash activation offload keeps on the host)
+is used for activation offload only.
 
 The model (DESIGN §4.3; docs/timing.md has the derivations) — the slowest pipeline stage sets
 the pace; everything is per GPU of that stage:
@@ -390,7 +391,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
-    "mem_activations_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
+    "mem_act_offload_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
 )
@@ -962,9 +963,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_off_opt = (t_down_exp + t_cpu_step + t_up + t_nvme) * off
     else:
         t_down = t_down_exp = t_up = t_cpu_step = t_off_opt = t_nvme = 0.0
-    t_off_act = 0.0
-    if "mem_activations_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
-        act = f("mem_activations_bytes")
+    t_off_act = t_act = act = 0.0
+    if "mem_act_offload_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
+        # the stash on the host (memory stage), written in the forward and read back in the
+        # backward (found by review: the GPU-side working set was used)
+        act = f("mem_act_offload_bytes")
         t_act = 2.0 * act / host_bw
         t_off_act = np.where(np.asarray(b["offload_activations"], dtype=bool),
                              np.maximum(t_act - t_compute, 0.0), 0.0)
@@ -989,11 +992,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
-            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_dp_total": t_dp_total, "_P_local": P_local,
+            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_dp_total": t_dp_total, "_P_local": P_local,
             "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
             "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
-            "_t_nvme": t_nvme, "_t_off_act": t_off_act,
+            "_t_nvme": t_nvme, "_t_off_act": t_off_act, "_t_act": t_act, "_act_off_bytes": act,
         })
     # Results as (N,) arrays; the detail terms (explain only) may stay scalars.
     return {k: _expand(x, n_rows) if k[0] != "_" else x for k, x in T.items()}
@@ -1156,15 +1159,19 @@ def explain(row: dict) -> dict[str, str]:
     hidden = (f"hidden behind backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])} × "
               f"{C['dp_overlap_frac']:.2f} except the last bucket" if r.get("dp_comm_overlap", True) else
               "not overlapped (dp_comm_overlap off): all of it in the step")
+    zs = int(r["zero_stage"])
+    dual_txt = " (DualPipe: both stages' parameters)" if r.get("schedule") == _SCHED["dualpipe"] else ""
+    if zs == 3:
+        parts_txt = (f"m = {T['_m']:.4g} micro-batches × (2 param gathers {T['_t_param_ag']:.4g} s + gradient "
+                     f"reduce-scatter {T['_t_grad_rs']:.4g} s) of the stage it runs")
+    elif zs == 0:
+        parts_txt = f"gradient all-reduce {T['_t_grad']:.4g} s{dual_txt}"
+    else:
+        parts_txt = f"gradient reduce-scatter {T['_t_grad']:.4g} s + param gather {T['_t_ag_step']:.4g} s{dual_txt}"
     ex["t_dp_comm_exposed_s"] = (
-        f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives {T['_t_dp_total']:.4g} s in total (grad {T['_t_grad']:.4g} s, "
-        f"param gather {T['_t_param_ag' if int(r['zero_stage']) == 3 else '_t_ag_step']:.4g} s"
-        + (" per stage" if int(r["zero_stage"]) == 3 and r.get("schedule") == _SCHED["dualpipe"] else
-           " (DualPipe: both stages' parameters)" if r.get("schedule") == _SCHED["dualpipe"] else "")
-        + f" over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
-        f"{(ds if hsdp else r['dp']) * r['cp']:g}"
-        + (f"; ZeRO-3: m = {T['_m']:.4g} micro-batches × (2 gathers + reduce-scatter)" if int(r["zero_stage"]) == 3 else "")
-        + f"); {hidden} → exposed {T['t_dp_comm_exposed_s']:.4g} s"
+        f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
+        f"{(ds if hsdp else r['dp']) * r['cp']:g}: {parts_txt} = {T['_t_dp_total']:.4g} s in total; "
+        f"{hidden} → exposed {T['t_dp_comm_exposed_s']:.4g} s"
     )
     off_parts = []
     if r.get("offload_optimizer", 0):
@@ -1174,8 +1181,9 @@ def explain(row: dict) -> dict[str, str]:
         if T["_t_nvme"]:
             off_parts.append(f"NVMe optimizer states read + write {T['_t_nvme']:.4g} s")
     if r.get("offload_activations"):
-        off_parts.append(f"activation swap {T['_t_off_act']:.4g} s (2 × stashed activations over the host link, "
-                         "beyond the compute it overlaps)")
+        off_parts.append(f"activation swap {T['_t_off_act']:.4g} s (2 × the {T['_act_off_bytes'] / 2**30:.3g} GiB stash "
+                         f"over the host link = {T['_t_act']:.4g} s, beyond the {T['t_compute_s']:.4g} s of compute it "
+                         "overlaps)")
     ex["t_offload_s"] = (" + ".join(off_parts) + f" = {T['t_offload_s']:.4g} s") if off_parts else "no offload: 0 s"
     ex["t_optimizer_s"] = (
         "optimizer offloaded: its CPU step is in t_offload_s, 0 s on the GPU" if r.get("offload_optimizer", 0) else

@@ -347,6 +347,8 @@ def test_duration_formatting_picks_the_unit_by_magnitude():
     assert C.fmt_col({"ckpt_overhead_frac": 0.0}, "ckpt_overhead_frac") == "0.0 %"
     assert C.fmt_col({"goodput": 0.9512}, "goodput") == "95.1 %"
     assert C.fmt_col({"gpu_hours": 56_350.4}, "gpu_hours") == "56,350 GPU-h"
+    assert C.fmt_col({"gpu_hours": 0.4}, "gpu_hours") == "0.4 GPU-h"
+    assert C.fmt_col({"ckpt_overhead_frac": 1e-7}, "ckpt_overhead_frac") == "< 0.001 %"
 
 
 #: A run that never finishes: 16k GPUs, 100 × the failure rate, no checkpoints (the engine gives

@@ -230,3 +230,6 @@ def test_set_takes_the_bracket_index_form_the_messages_use_and_a_new_model_drops
     rc, out, err = run("export", "--preset", "default", "--set", "model=llama2-13b", "--set", "name=mine",
                        "--to", "torchtitan")
     assert 'description = "mine"' in out
+    # setting the preset's own value changes nothing, and keeps the name
+    rc, out, err = run("export", "--preset", "default", "--set", "model=llama3-70b", "--to", "torchtitan")
+    assert 'description = "Llama 3 70B on 1,024 H100"' in out

@@ -163,7 +163,7 @@ def test_evaluate_many_and_load_preset_raise_input_error_with_lines():
     # found by a fresh-user review: these raised a plain ValueError without .lines
     import planner
 
-    for call, first in ((lambda: planner.evaluate_many([]), "evaluate_many: an empty list"),
+    for call, first in ((lambda: planner.evaluate_many([]), "evaluate_many: no scenarios"),
                         (lambda: planner.load_preset("nope"), "preset: unknown scenario id 'nope'"),
                         (lambda: planner.evaluate_many([planner.load_preset("default"), {"model": "x"}]), "row 1: ")):
         with pytest.raises(planner.InputError) as e:

@@ -177,6 +177,11 @@ def test_cli_hf_config_replaces_the_model(tmp_path):
     assert rc == 0, err
     sc = json.loads(out)["scenario"]
     assert sc["model"]["dropout"] == 0.1 and sc["cluster"]["n_gpus"] == 64
+    # the preset's name described its own model: the imported one names the scenario (found by
+    # review: an export still said "Llama 3 8B on 64 H100" for another model)
+    rc, out, err = _run("evaluate", "--preset", "llama3-8b-h100-64", "--hf-config", str(f), "--format", "json")
+    sc = json.loads(out)["scenario"]
+    assert sc["name"] == sc["model"]["name"] == "llama (config.json)"
 
 
 def test_cli_bad_hf_config_is_one_line_per_problem(tmp_path):

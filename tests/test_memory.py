@@ -646,3 +646,44 @@ def test_headline_memory_is_the_largest_stage_on_random_scenarios():
         assert r.results["mem_total_bytes"] == pytest.approx(worst, rel=1e-12)
 
     check()
+
+
+def test_headline_memory_is_the_largest_stage_for_moe_with_dense_layers_on_uneven_splits():
+    # 600 seeded random MoE models with leading dense layers on uneven pipeline splits, every
+    # schedule (found by review: dense layers were placed at j·L/p, fractional on uneven splits,
+    # and the candidate ranks missed the most loaded one, e.g. GPipe 95.9 against 158.0 GiB; the
+    # old rule fails 8 of these 600). Seeded draws, not hypothesis: the misses are rare enough
+    # that a small random sample passes the old code.
+    import random
+
+    import planner
+    from planner import catalog
+
+    rng = random.Random(0)
+    checked = 0
+    for _ in range(600):
+        m = catalog.models()[rng.choice(["deepseek-v3", "mixtral-8x7b", "qwen3-30b-a3b"])].model_dump(mode="json")
+        L = rng.randint(4, 40)
+        m["n_layers"] = L
+        m["moe"]["first_dense_layers"] = rng.randint(0, min(L - 1, 9))
+        if m["moe"]["first_dense_layers"] and not m.get("ffn_hidden_size"):
+            m["ffn_hidden_size"] = 4 * m["hidden_size"]
+        sched = rng.choice(["1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"])
+        pp = rng.choice([2, 3, 4, 6, 8, 16])
+        vpp = rng.choice([2, 3]) if sched == "interleaved" else 1
+        dp, ep = 4, rng.choice([1, 2, 4])
+        d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+        d["model"] = m
+        d["cluster"]["n_gpus"] = pp * dp
+        d["training"].update(global_batch_size=dp * 4 * pp, micro_batch_size=1, seq_len=2048)
+        d["parallelism"] = {"tp": 1, "pp": pp, "dp": dp, "ep": ep, "vpp": vpp, "schedule": sched,
+                            "layer_split": "uneven", "zero_stage": rng.choice([0, 1, 3]),
+                            "recompute": rng.choice(["none", "full", "selective"])}
+        try:
+            r = planner.evaluate(d)
+        except planner.InputError:
+            continue  # an invalid draw (pp·vpp > layers, dualpipe's micro-batch rule ...)
+        checked += 1
+        worst = max(s_["mem_total_bytes"] for s_ in r.stages)
+        assert r.results["mem_total_bytes"] == pytest.approx(worst, rel=1e-12), d
+    assert checked > 400

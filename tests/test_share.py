@@ -359,3 +359,11 @@ def test_refused_link_keys_fall_back_to_a_valid_scenario(params, refused):
     assert len(warnings) == 1 and warnings[0].startswith(f"{refused}: refused")
     if "rc" in params:
         assert sj["parallelism"]["recompute"] == "full"
+
+
+def test_a_product_of_degrees_in_a_message_does_not_blame_one_degree():
+    # found by a second review: the last-part fallback read the pp inside "tp·pp·cp = ..." and
+    # refused a valid pp=2 before the n that broke the product
+    sj, warnings = share.params_to_scenario({"p": "llama3-8b-h100-64", "n": "1", "pp": "2"})
+    assert len(warnings) == 1 and warnings[0].startswith("n: refused")
+    assert sj["parallelism"]["pp"] == 2

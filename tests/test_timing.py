@@ -808,3 +808,28 @@ def test_explain_dualpipe_and_partial_recompute_stage_add_up():
     head = re.search(r" \+ head\+loss ([\d.]+) ms", text)
     total = n * per + (float(head.group(1)) if head else 0.0) + (float(corr) if sign == "+" else -float(corr))
     assert stage == pytest.approx(total, rel=1e-2)
+
+
+def test_activation_offload_moves_the_stash_not_the_working_set():
+    # found by review: the swap time used mem_activations_bytes, which under activation offload
+    # is the one layer's working set left on the GPU, not the stash that goes to the host.
+    # t = max(0, 2 × stash / (host link × the scale-up link efficiency of calibration.json) −
+    # compute): with a 0.1 GB/s host link the stash decides.
+    import copy
+    import json
+    from pathlib import Path
+
+    from planner import catalog
+
+    base = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    acc = catalog.accelerators()["h100-sxm-80gb"].model_dump(mode="json")
+    acc["host_link_bw_bytes_per_s"] = 1e8
+    acc["name"] = "slow-host-link H100"
+    d = copy.deepcopy(base)
+    d["cluster"]["accelerator"] = acc
+    d["parallelism"]["offload_activations"] = True
+    r = planner.evaluate(d).results
+    stash = r["mem_act_offload_bytes"]
+    assert stash > 10 * r["mem_activations_bytes"]  # the stash, not the GPU-side working set
+    eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["link_eff"]["value"]["scaleup"]
+    assert r["t_offload_s"] == pytest.approx(2.0 * stash / (1e8 * eff) - r["t_compute_s"], rel=1e-9)

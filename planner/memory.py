@@ -595,7 +595,9 @@ def _common(b: Batch) -> dict:
     bucket = np.maximum(DDP_BUCKET_MIN_PARAMS, DDP_BUCKET_PARAMS_PER_DP * dpc)
     z3 = zs >= 3
     if _any(z3):
-        lay = np.maximum(p_dense, p_moe_ne + p_moe_ex) if any_moe else p_dense
+        # the largest layer of the row: an MoE layer only where the row has one (a batch mixing
+        # MoE and dense rows, or an MoE model whose layers are all dense: found by review)
+        lay = _sel(n_moe > 0, np.maximum(p_dense, p_moe_ne + p_moe_ex), p_dense) if any_moe else p_dense
         layer_full = np.maximum(lay, p_emb)
         prefetch = layer_full * (ZERO3_PREFETCH_LAYERS * wb + ZERO3_GRAD_LAYERS * gb)
         prefetch = prefetch * z3 if np.ndim(z3) else prefetch  # x·cond, finite
@@ -770,6 +772,10 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         # host link each step (timing.t_offload_s)
         "mem_act_offload_bytes": (_sel(cm["off_act"], stash, 0.0) if cm["any_host"] and cm.get("any_off_act", True)
                                   else 0.0),
+        # every micro-batch's activations go to the host and come back: m × one micro-batch's
+        # activations of the rank's layers per step, each way (timing.t_offload_s)
+        "_act_traffic": (_sel(cm["off_act"], m * per_mb, 0.0) if cm["any_host"] and cm.get("any_off_act", True)
+                         else 0.0),
         "_core_bytes": rest, "_inflight": inflight, "_P_ne": P_ne, "_P_ex": 0.0 if P_ex is None else P_ex,
     }
 
@@ -792,7 +798,10 @@ def _candidates(b: Batch) -> list:
         base, rem, nd = cm["base"], cm["rem"], cm["n_dense_tot"]
         big = rem * (base + 1.0)
         sd = np.where(nd <= big, np.ceil(nd / (base + 1.0)), rem + np.ceil((nd - big) / np.maximum(base, 1.0)))
+        # with interleaving the virtual stage sd sits on rank sd mod p (found by review: sd >= p
+        # was clipped to p − 2, 43 % under the most loaded rank)
         for jm in (sd, sd - 1.0):
+            jm = jm - p * np.floor(jm / p)
             jm = np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0))
             out.append((jm, _stage_parts(cm, jm)))
     # DualPipe: rank j holds stages j and p−1−j, so with an uneven split or leading dense layers
@@ -871,9 +880,11 @@ def stage(b: Batch) -> Batch:
     cands = _candidates(b)
     j_w, out = cands[0]
     host_gpu = out["host_bytes_per_gpu"]
+    traffic = out["_act_traffic"]
     for j, parts in cands[1:]:
         sel = parts["mem_total_bytes"] > out["mem_total_bytes"]
         host_gpu = np.maximum(host_gpu, parts["host_bytes_per_gpu"])
+        traffic = np.maximum(traffic, parts["_act_traffic"])
         if not np.any(sel):
             continue
         if np.ndim(sel):
@@ -885,7 +896,7 @@ def stage(b: Batch) -> Batch:
     usable = _u(b, "hbm_usable_bytes")
     total = out["mem_total_bytes"]
     core = out.pop("_core_bytes")
-    for k in ("_inflight", "_P_ne", "_P_ex"):
+    for k in ("_inflight", "_P_ne", "_P_ex", "_act_traffic"):
         out.pop(k)
     out.pop("host_bytes_per_gpu")
     host_node = _u(b, "gpus_per_node") * host_gpu
@@ -899,6 +910,7 @@ def stage(b: Batch) -> Batch:
         fits_conservative=_expand(fits & (core <= FUJII_SAFE_FRAC * usable), n, bool),
         mem_headroom_bytes=_expand(usable - total, n),
         host_mem_per_node_bytes=_expand(host_node, n),
+        act_offload_traffic_bytes=_expand(traffic, n),
         host_fits=_expand(host_node <= _u(b, "host_memory_bytes"), n, bool),
     )
     return res
@@ -915,7 +927,7 @@ def per_stage(out: Batch, i: int) -> list[dict]:
     cm = _common(row)
     p = int(row["pp"][0])
     parts = _stage_parts(cm, np.arange(p, dtype=np.float64))
-    for k in ("_core_bytes", "_inflight", "_P_ne", "_P_ex"):
+    for k in ("_core_bytes", "_inflight", "_P_ne", "_P_ex", "_act_traffic"):
         parts.pop(k)
     cols = {k: np.broadcast_to(v, (p,)) for k, v in parts.items()}
     return [{"stage": j, **{k: float(cols[k][j]) for k in cols}} for j in range(p)]
@@ -963,10 +975,16 @@ def explain(row: dict) -> dict[str, str]:
     moe_layers = "keep_moe" in g  # MoE layers present (an MoE model with every layer dense has none)
     per_layer = g["keep_moe"] if moe_layers else g["keep_dense"]
     n_rcl = int(row.get("recompute_layers", 0) or 0) if rc == "full" else 0
-    if n_rcl:  # the average per layer of the rank: n_rc recomputed, the rest kept in full
-        n_rc = min(n_rcl * int(row["vpp"]), layers)
-        work = g["work_moe"] if moe_layers else g["work_dense"]
-        per_layer = (n_rc * per_layer + (layers - n_rc) * work) / max(layers, 1)
+    n_rc = min(n_rcl * int(row["vpp"]), layers) if n_rcl else layers
+    # the stash per micro-batch and the recomputed layer's working set, as the stage computed
+    # them (a = inflight × per micro-batch + working layer): the text adds up by construction
+    rec_extra = float(np.ravel(cm["rec_extra"])[0]) if np.ndim(cm["rec_extra"]) else float(cm["rec_extra"])
+    per_mb_b = (a - rec_extra) / inflight if inflight else 0.0
+    nd_j = float(np.ravel(_dense_on_rank(cm, float(j)))[0]) if moe_layers and g.get("n_dense_tot", 0) else 0.0
+    nd_j = min(nd_j, layers)
+    mix = (f"{nd_j:g} dense × {g['keep_dense'] / 2**20:.1f} MiB + {layers - nd_j:g} MoE × "
+           f"{g['keep_moe'] / 2**20:.1f} MiB" if moe_layers and nd_j > 0 else
+           f"{layers:g} layers × {per_layer / 2**20:.1f} MiB")
     return {
         "mem_weights_bytes": (
             f"{shards(g['wb'], 'w')} on {st} ("
@@ -986,13 +1004,14 @@ def explain(row: dict) -> dict[str, str]:
         "mem_activations_bytes": (
             f"activations offloaded to the host (the stash of {layers:g} layers × {inflight:g} micro-batches "
             f"lives there): one layer's working set on the GPU = {_gib(a)}" if row.get("offload_activations") else
-            f"{layers:g} layers × {per_layer / 2**20:.1f} MiB per layer and micro-batch ("
-            + (f"full recompute of {n_rc:g} of the rank's layers ({n_rcl} per chunk), the other "
-               f"{layers - n_rc:g} kept whole; " if n_rcl else f"{rc} recompute; ")
-            + ("outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "Korthikanti 2022 Table 2, generalised")
+            f"{per_mb_b / 2**20:,.1f} MiB per micro-batch ({mix}"
+            + (f"; full recompute of {n_rc:g} of the rank's layers ({n_rcl} per chunk), the other "
+               f"{layers - n_rc:g} kept whole" if n_rcl else ("; no recompute" if rc == "none" else f"; {rc} recompute"))
+            + ("; outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "; Korthikanti 2022 Table 2, generalised")
             + f") × {inflight:g} micro-batches in flight ({sched}, p = {p}, m = {g['m']:g}"
             + (": p + 1, DeepSeek-V3 Table 2" if dualpipe else "") + ")"
-            + f"{' + one working layer' if rc in ('full', 'op_sac') else ''} = {_gib(a)}"),
+            + (f" + the recomputed layer's working set {rec_extra / 2**20:,.1f} MiB" if rec_extra else "")
+            + f" = {_gib(a)}"),
         "mem_logits_bytes": (
             f"{_logit_bytes(row):g} B per logit ({'eager PyTorch' if row.get('ce_eager') else 'fused / vocab-parallel'} "
             f"cross-entropy) × s·b/c·V/t = {row['seq_len']:g}·{row['micro_batch_size']:g}/{row['cp']:g}·"

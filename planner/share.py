@@ -694,8 +694,10 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
         except Exception as e:  # noqa: BLE001 - a link must never raise
             lines = [str(e)]
         text = " ".join(lines)
-        # The key whose field path appears first in the message.
-        best = None
+        # The key whose field path appears first in the message; a key named only by the last
+        # part of its path ("offload_grads need ...", the pp of "tp·pp·cp = ...") only when no
+        # key is named in full (found by review: n=1&pp=2 blamed the valid pp before n).
+        best = fallback = None
         for key, (path, _base) in applied.items():
             names = [_path_text(path)]
             if key == "m":
@@ -714,13 +716,13 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
             hits = [m.start() for n in names
                     for m in [re.search(re.escape(n) + (r"(?!\w)" if n[-1:].isalnum() or n[-1:] == "_" else ""), text)]
                     if m]
-            # a field named by its last part only ("offload_master_weights / offload_grads need ...")
-            # ("tp·pp·cp = ..." names the product, not pp: no match beside a "·")
-            if not hits and len(path) > 1 and (m := re.search(rf"(?<![\w.·]){re.escape(path[-1])}(?![\w·])", text)):
-                hits.append(m.start())
             pos = min(hits, default=-1)
             if pos >= 0 and (best is None or pos < best[0]):
                 best = (pos, key)
+            if not hits and len(path) > 1 and (m := re.search(rf"(?<![\w.]){re.escape(path[-1])}(?!\w)", text)):
+                if fallback is None or m.start() < fallback[0]:
+                    fallback = (m.start(), key)
+        best = best or fallback
         if best is None:
             warnings.extend(f"link: {ln}" for ln in lines)
             return sj

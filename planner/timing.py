@@ -5,8 +5,8 @@ of shape (N,); there is no loop over configurations. Columns read: the model, tr
 parallelism and hardware columns of ``planner.batch`` and the ``model_stats`` outputs
 (``params_total``, ``params_attention``, ``params_expert``, ``n_moe_layers``,
 ``n_dense_layers``, ``model_flop_per_step``, ``hardware_flop_per_step``). The optional
-``mem_act_offload_bytes`` of the memory stage (the stash activation offload keeps on the host)
-is used for activation offload only.
+``act_offload_traffic_bytes`` of the memory stage (every micro-batch's activations of the
+busiest rank, per step) is used for activation offload only.
 
 The model (DESIGN §4.3; docs/timing.md has the derivations) — the slowest pipeline stage sets
 the pace; everything is per GPU of that stage:
@@ -391,7 +391,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
-    "mem_act_offload_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
+    "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
 )
@@ -964,10 +964,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         t_down = t_down_exp = t_up = t_cpu_step = t_off_opt = t_nvme = 0.0
     t_off_act = t_act = act = 0.0
-    if "mem_act_offload_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
-        # the stash on the host (memory stage), written in the forward and read back in the
-        # backward (found by review: the GPU-side working set was used)
-        act = f("mem_act_offload_bytes")
+    if "act_offload_traffic_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
+        # every micro-batch's activations of the busiest rank (memory stage: m × one
+        # micro-batch's), written in the forward and read back in the backward (found by
+        # review: first the GPU-side working set, then the peak stash was used)
+        act = f("act_offload_traffic_bytes")
         t_act = 2.0 * act / host_bw
         t_off_act = np.where(np.asarray(b["offload_activations"], dtype=bool),
                              np.maximum(t_act - t_compute, 0.0), 0.0)
@@ -985,7 +986,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if detail:
         T.update({
             "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
-            "_first_mb": first_mb, "_last_mb": last_mb, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
+            "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
             "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
             "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
@@ -1062,7 +1063,7 @@ def _ms(x: float) -> str:
 def _stage_text(r: dict, T: dict) -> str:
     """How the slowest stage's time per micro-batch is made up, for explain."""
     n, per, head = T["_layers_stage"], T["_layer_mb"], T["_t_head_mb"]
-    if r.get("schedule") == _SCHED["dualpipe"] and T["_stage_mb"] > max(n * per, 0.0) * (1.0 + 1e-9):
+    if r.get("schedule") == _SCHED["dualpipe"] and T["_stage_mb"] > T["_per_stage_hi"] * per * (1.0 + 1e-9):
         return (f"(DualPipe: each rank runs half its micro-batches on each of its two stages, "
                 f"½ × (first stage {_ms(T['_first_mb'])} + last stage {_ms(T['_last_mb'])}))")
     if T["_last_is_slowest"]:
@@ -1164,6 +1165,9 @@ def explain(row: dict) -> dict[str, str]:
     if zs == 3:
         parts_txt = (f"m = {T['_m']:.4g} micro-batches × (2 param gathers {T['_t_param_ag']:.4g} s + gradient "
                      f"reduce-scatter {T['_t_grad_rs']:.4g} s) of the stage it runs")
+        if ds < r["dp"]:
+            rep = float(T["_t_rep"]) * (2.0 if r.get("schedule") == _SCHED["dualpipe"] else 1.0)
+            parts_txt += f" + replica all-reduce {rep:.4g} s{dual_txt}"
     elif zs == 0:
         parts_txt = f"gradient all-reduce {T['_t_grad']:.4g} s{dual_txt}"
     else:
@@ -1181,9 +1185,9 @@ def explain(row: dict) -> dict[str, str]:
         if T["_t_nvme"]:
             off_parts.append(f"NVMe optimizer states read + write {T['_t_nvme']:.4g} s")
     if r.get("offload_activations"):
-        off_parts.append(f"activation swap {T['_t_off_act']:.4g} s (2 × the {T['_act_off_bytes'] / 2**30:.3g} GiB stash "
-                         f"over the host link = {T['_t_act']:.4g} s, beyond the {T['t_compute_s']:.4g} s of compute it "
-                         "overlaps)")
+        off_parts.append(f"activation swap {T['_t_off_act']:.4g} s (out and back, 2 × {T['_act_off_bytes'] / 2**30:.4g} GiB "
+                         f"= m micro-batches' activations of the busiest rank, over the host link = {T['_t_act']:.4g} s, "
+                         f"beyond the {T['t_compute_s']:.4g} s of compute it overlaps)")
     ex["t_offload_s"] = (" + ".join(off_parts) + f" = {T['t_offload_s']:.4g} s") if off_parts else "no offload: 0 s"
     ex["t_optimizer_s"] = (
         "optimizer offloaded: its CPU step is in t_offload_s, 0 s on the GPU" if r.get("offload_optimizer", 0) else

@@ -687,3 +687,64 @@ def test_headline_memory_is_the_largest_stage_for_moe_with_dense_layers_on_uneve
         worst = max(s_["mem_total_bytes"] for s_ in r.stages)
         assert r.results["mem_total_bytes"] == pytest.approx(worst, rel=1e-12), d
     assert checked > 400
+
+
+@pytest.mark.parametrize("case", [
+    ("default", {}, {}),
+    ("deepseek-v3-h800-2048", {}, {}),
+    ("mixtral-8x7b-h100-64", {"recompute": "full", "recompute_layers": 1}, {}),
+    # MoE ranks that also hold dense layers (DeepSeek-V3's 3 on the first interleaved chunks)
+    ("deepseek-v3-h800-2048", {"schedule": "interleaved", "vpp": 2, "pp": 16, "dp": None, "recompute": "none"},
+     {"global_batch_size": 16384}),
+    ("deepseek-v3-h800-2048", {"tp": 4, "pp": 3, "dp": 16, "cp": 2, "ep": 1, "vpp": 4, "sequence_parallel": True,
+                               "zero_stage": 3, "recompute": "none", "schedule": "interleaved",
+                               "layer_split": "uneven", "offload_optimizer": "cpu", "offload_master_weights": True,
+                               "offload_grads": True}, {"seq_len": 4096, "global_batch_size": 96, "precision": "fp8"}),
+])
+def test_activation_explain_adds_up(case):
+    # found by review: MoE ranks holding dense layers were shown at the MoE size, and "+ one
+    # working layer" had no number: per micro-batch × in flight + working layer = the value shown
+    import re
+
+    import planner
+
+    preset, par, training = case
+    d = planner.load_preset(preset).to_json_dict()
+    d["parallelism"].update(par)
+    d["training"].update(training)
+    if preset == "deepseek-v3-h800-2048" and par.get("tp") == 4:
+        d["cluster"].update(system="dgx-h100", n_gpus=384)
+    r = planner.evaluate(d)
+    text = r.explain["mem_activations_bytes"]
+    per_mb = float(re.match(r"([\d,.]+) MiB per micro-batch", text).group(1).replace(",", ""))
+    inflight = float(re.search(r"× ([\d.]+) micro-batches in flight", text).group(1))
+    work = re.search(r"working set ([\d,.]+) MiB", text)
+    total = per_mb * inflight + (float(work.group(1).replace(",", "")) if work else 0.0)
+    assert total * 2**20 == pytest.approx(r.results["mem_activations_bytes"], rel=2e-3)
+    mix = re.search(r"\(([\d.]+) dense × ([\d.]+) MiB \+ ([\d.]+) MoE × ([\d.]+) MiB", text)
+    # the DualPipe preset's rank 0 (3 dense + 1 MoE) and the last case's rank 0 hold both kinds
+    assert bool(mix) == (preset == "deepseek-v3-h800-2048" and (not par or par.get("tp") == 4))
+    if mix:
+        nd, kd, nm, km = (float(x) for x in mix.groups())
+        assert nd * kd + nm * km == pytest.approx(per_mb, rel=2e-3)
+
+
+def test_a_row_in_a_batch_gets_what_it_gets_alone_moe_beside_all_dense():
+    # found by review: the ZeRO-3 prefetch took the MoE layer size for every row once any row of
+    # the batch was MoE; an MoE model whose 30 layers are all dense came out 20.6 GiB alone and
+    # 103.4 GiB beside the DeepSeek-V3 preset
+    import planner
+    from planner import catalog
+
+    m = catalog.models()["deepseek-v3"].model_dump(mode="json", exclude_none=True)
+    m.update(name="ds-all-dense", n_layers=30)
+    m["moe"]["first_dense_layers"] = 30
+    for k in ("published_params_total", "published_params_active"):
+        m.pop(k, None)
+    d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    d["model"] = m
+    d["parallelism"].update(zero_stage=3, pp=2, dp=None, ep=1, schedule="1f1b", vpp=1, layer_split="even")
+    alone = planner.evaluate(d).results
+    both = planner.evaluate_many([d, planner.load_preset("deepseek-v3-h800-2048").to_json_dict()])
+    for col in ("mem_total_bytes", "mem_zero3_prefetch_bytes"):
+        assert both[col].iloc[0] == pytest.approx(alone[col], rel=1e-12)

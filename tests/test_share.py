@@ -367,3 +367,11 @@ def test_a_product_of_degrees_in_a_message_does_not_blame_one_degree():
     sj, warnings = share.params_to_scenario({"p": "llama3-8b-h100-64", "n": "1", "pp": "2"})
     assert len(warnings) == 1 and warnings[0].startswith("n: refused")
     assert sj["parallelism"]["pp"] == 2
+    # ... but a key named only inside such a product is still refused when it is the only one
+    # (a third review: restricting the match had left ?pp=3 and ?mbs=3 invalid)
+    from planner.schema import Scenario
+
+    for key, val in (("pp", "3"), ("mbs", "3")):
+        sj, warnings = share.params_to_scenario({"p": "default", key: val})
+        assert len(warnings) == 1 and warnings[0].startswith(f"{key}: refused")
+        Scenario.model_validate(sj)

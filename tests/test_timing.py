@@ -831,5 +831,23 @@ def test_activation_offload_moves_the_stash_not_the_working_set():
     r = planner.evaluate(d).results
     stash = r["mem_act_offload_bytes"]
     assert stash > 10 * r["mem_activations_bytes"]  # the stash, not the GPU-side working set
+    # every micro-batch goes out and back (found by a third review: the peak stash was used, 128×
+    # too little on a 1F1B run of 128 micro-batches): pp 1 holds one micro-batch in flight, so
+    # the traffic is m × the stash, m = global batch / (micro-batch · dp)
+    m = 512 / (1 * 32)  # the preset: global batch 512, micro-batch 1, dp 32 (cp 2 does not split the batch)
+    assert r["act_offload_traffic_bytes"] == pytest.approx(m * stash, rel=1e-12)
     eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["link_eff"]["value"]["scaleup"]
-    assert r["t_offload_s"] == pytest.approx(2.0 * stash / (1e8 * eff) - r["t_compute_s"], rel=1e-9)
+    assert r["t_offload_s"] == pytest.approx(2.0 * m * stash / (1e8 * eff) - r["t_compute_s"], rel=1e-9)
+
+
+def test_dp_explain_adds_up_for_zero3_with_hsdp():
+    # found by review: the replica all-reduce was in the total but not among the parts shown
+    import re
+
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(zero_stage=3, dp_shard=8)
+    text = planner.evaluate(d).explain["t_dp_comm_exposed_s"]
+    m, ag, rs, rep, total = (float(x) for x in re.search(
+        r"m = ([\d.]+) micro-batches × \(2 param gathers ([\d.]+) s \+ gradient reduce-scatter ([\d.]+) s\) "
+        r"of the stage it runs \+ replica all-reduce ([\d.]+) s = ([\d.]+) s in total", text).groups())
+    assert m * (2 * ag + rs) + rep == pytest.approx(total, rel=2e-3)

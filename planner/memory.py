@@ -693,7 +693,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
             layers_m = cm["layers_first"]
         else:
             layers_m = layers_on_rank(cm["L"], p, v, jm)
-        _, P_ne_m, P_ex_m = _rank_layer_params(cm, jm, layers_m, is_last, is_first, last is True)
+        n_dense_m, P_ne_m, P_ex_m = _rank_layer_params(cm, jm, layers_m, is_last, is_first, last is True)
         P_ne = P_ne + _sel(dual, P_ne_m, 0.0)
         if P_ex is not None:
             P_ex = P_ex + _sel(dual, P_ex_m, 0.0)
@@ -737,6 +737,15 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         if cm["any_moe"]:
             per_mb = per_mb + (n_moe - (n_rc - rc_d)) * (cm["work_moe"] - cm["full_keep"]) * (cm["rc_layers"] > 0)
     stash = inflight * per_mb
+    traffic_mb = per_mb
+    if cm.get("any_dual") and cm["any_host"] and cm.get("any_off_act", True):
+        # DualPipe: half the micro-batches run on each of the rank's two stages (the partial
+        # recompute correction of the mirror stage left out)
+        if cm["any_moe"]:
+            per_mb_m = n_dense_m * cm["keep_dense"] + (layers_m - n_dense_m) * cm["keep_moe"]
+        else:
+            per_mb_m = layers_m * cm["keep_dense"]
+        traffic_mb = _sel(cm["dual"], 0.5 * (per_mb + per_mb_m), per_mb)
     work = cm["work_layer"]
     # full recompute / op_sac: the layer being recomputed holds its working set on top of the
     # stash (rec_extra = 0 on other rows; x·cond, both finite: the same values as np.where)
@@ -774,7 +783,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
                                   else 0.0),
         # every micro-batch's activations go to the host and come back: m × one micro-batch's
         # activations of the rank's layers per step, each way (timing.t_offload_s)
-        "_act_traffic": (_sel(cm["off_act"], m * per_mb, 0.0) if cm["any_host"] and cm.get("any_off_act", True)
+        "_act_traffic": (_sel(cm["off_act"], traffic_mb * m, 0.0) if cm["any_host"] and cm.get("any_off_act", True)
                          else 0.0),
         "_core_bytes": rest, "_inflight": inflight, "_P_ne": P_ne, "_P_ex": 0.0 if P_ex is None else P_ex,
     }
@@ -800,9 +809,12 @@ def _candidates(b: Batch) -> list:
         sd = np.where(nd <= big, np.ceil(nd / (base + 1.0)), rem + np.ceil((nd - big) / np.maximum(base, 1.0)))
         # with interleaving the virtual stage sd sits on rank sd mod p (found by review: sd >= p
         # was clipped to p − 2, 43 % under the most loaded rank)
+        # rows without both kinds of layer look at rank 0 again (no change), so a row's result
+        # (its worst stage too, on ties) is the same alone and in a batch (found by review)
+        both = (nd > 0) & (cm["L"] - nd > 0)
         for jm in (sd, sd - 1.0):
             jm = jm - p * np.floor(jm / p)
-            jm = np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0))
+            jm = np.where(both, np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0)), 0.0)
             out.append((jm, _stage_parts(cm, jm)))
     # DualPipe: rank j holds stages j and p−1−j, so with an uneven split or leading dense layers
     # a middle rank can outweigh both ends (found by review: DeepSeek-V3 at pp 16, ranks 3–12).
@@ -982,9 +994,15 @@ def explain(row: dict) -> dict[str, str]:
     per_mb_b = (a - rec_extra) / inflight if inflight else 0.0
     nd_j = float(np.ravel(_dense_on_rank(cm, float(j)))[0]) if moe_layers and g.get("n_dense_tot", 0) else 0.0
     nd_j = min(nd_j, layers)
-    mix = (f"{nd_j:g} dense × {g['keep_dense'] / 2**20:.1f} MiB + {layers - nd_j:g} MoE × "
-           f"{g['keep_moe'] / 2**20:.1f} MiB" if moe_layers and nd_j > 0 else
-           f"{layers:g} layers × {per_layer / 2**20:.1f} MiB")
+    if n_rcl and not (moe_layers and nd_j > 0):  # recomputed layers keep their input, the others all
+        work_l = g["work_moe"] if moe_layers else g["work_dense"]
+        mix = (f"{n_rc:g} recomputed layers × {per_layer / 2**20:.1f} MiB + {layers - n_rc:g} kept whole × "
+               f"{work_l / 2**20:.1f} MiB")
+    elif moe_layers and nd_j > 0:
+        mix = (f"{nd_j:g} dense × {g['keep_dense'] / 2**20:.1f} MiB + {layers - nd_j:g} MoE × "
+               f"{g['keep_moe'] / 2**20:.1f} MiB" + ("; the layers kept whole hold more" if n_rcl else ""))
+    else:
+        mix = f"{layers:g} layers × {per_layer / 2**20:.1f} MiB"
     return {
         "mem_weights_bytes": (
             f"{shards(g['wb'], 'w')} on {st} ("

@@ -681,18 +681,43 @@ def _path_text(path: tuple[str, ...]) -> str:
     return ".".join(path)
 
 
+def _link_errors(sj: dict) -> list[str] | None:
+    """The validation error lines of a scenario dict, None when it is valid. Never raises."""
+    try:
+        Scenario.model_validate(copy.deepcopy(sj))
+        return None
+    except ValidationError as e:
+        return format_errors(e)
+    except Exception as e:  # noqa: BLE001 - a link must never raise
+        return [str(e)]
+
+
+def _revert(sj: dict, key: str, path: tuple, base, applied: dict) -> None:
+    """Put the base value of a link key back (drop the field where the base did not set it,
+    so the default applies); a changed split or size re-derives dp unless the link set it."""
+    if base is None:
+        parent = _get(sj, path[:-1]) if len(path) > 1 else sj
+        if isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    else:
+        _set(sj, path, copy.deepcopy(base))
+    if key in ("n", "tp", "pp", "cp") and "dp" not in applied:
+        par = sj.get("parallelism")
+        if isinstance(par, dict):
+            par.pop("dp", None)
+
+
 def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
-    """Revert link keys named in cross-field validation errors, one at a time."""
+    """Revert link keys named in cross-field validation errors, one at a time; then put back
+    every refused key whose link value the repaired scenario accepts after all (the first
+    named key is not always the wrong one: ``n=256&pp=24`` names n first)."""
     # Only keys that changed the base can be to blame.
     applied = {k: v for k, v in applied.items() if _get(sj, v[0]) != v[1]}
+    refused: list[tuple[str, tuple, Any, str]] = []  # key, path, the link's value, warning
     for _ in range(len(applied) + 1):
-        try:
-            Scenario.model_validate(copy.deepcopy(sj))
-            return sj
-        except ValidationError as e:
-            lines = format_errors(e)
-        except Exception as e:  # noqa: BLE001 - a link must never raise
-            lines = [str(e)]
+        lines = _link_errors(sj)
+        if lines is None:
+            break
         text = " ".join(lines)
         # The key whose field path appears first in the message; a key named only by the last
         # part of its path ("offload_grads need ...", the pp of "tp·pp·cp = ...") only when no
@@ -723,22 +748,28 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
                 if fallback is None or m.start() < fallback[0]:
                     fallback = (m.start(), key)
         best = best or fallback
+        if best is None:  # no key named: the first whose base value alone makes it valid
+            for key, (path, base) in applied.items():
+                trial = copy.deepcopy(sj)
+                _revert(trial, key, path, base, applied)
+                if _link_errors(trial) is None:
+                    best = (0, key)
+                    break
         if best is None:
             warnings.extend(f"link: {ln}" for ln in lines)
             return sj
         key = best[1]
         path, base = applied.pop(key)
-        warnings.append(f"{key}: refused, {lines[0]}; kept the base value")
-        if base is None:  # the base did not set it: drop the link's value, the default applies
-            parent = _get(sj, path[:-1]) if len(path) > 1 else sj
-            if isinstance(parent, dict):
-                parent.pop(path[-1], None)
-        else:
-            _set(sj, path, copy.deepcopy(base))
-        if key in ("n", "tp", "pp", "cp") and "dp" not in applied:
-            par = sj.get("parallelism")
-            if isinstance(par, dict):
-                par.pop("dp", None)
+        refused.append((key, path, copy.deepcopy(_get(sj, path)), f"{key}: refused, {lines[0]}; kept the base value"))
+        warnings.append(refused[-1][3])
+        _revert(sj, key, path, base, applied)
+    if _link_errors(sj) is None:  # keep what the repaired scenario accepts after all
+        for key, path, value, w in reversed(refused):
+            trial = copy.deepcopy(sj)
+            _set(trial, path, copy.deepcopy(value))
+            if _link_errors(trial) is None:
+                sj = trial
+                warnings.remove(w)
     return sj
 
 

@@ -1255,6 +1255,11 @@ def notes(row: dict) -> list[str]:
                       "extrapolation." if ratio < 0.7 else ""))
     if row.get("precision") in (_FP8, _FP4):
         out.append("MFU divides by the 16-bit peak; mfu_precision_peak divides by the FP8/FP4 peak.")
+    if row.get("offload_optimizer"):
+        out.append("Optimizer offload: gradients go to the host beyond the last backward, the CPU Adam step and "
+                   "the weights' return are in series; the DP collectives and the gradients' trip to the host "
+                   "each hide behind the same compute and their exposed parts are added (an approximation: more "
+                   "compute can shorten such a step slightly, docs/timing.md).")
     if row.get("fp8_rowwise"):
         if row.get("precision") == _FP8 and row.get("peak_flop_per_s", 0) > 1.01 * row.get("peak_16bit_flop_per_s", 0):
             out.append(f"FP8 row-wise scaling: {FP8_ROWWISE_BYTES:g} HBM bytes per element of every cast torchao's "

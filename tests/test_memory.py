@@ -748,3 +748,27 @@ def test_a_row_in_a_batch_gets_what_it_gets_alone_moe_beside_all_dense():
     both = planner.evaluate_many([d, planner.load_preset("deepseek-v3-h800-2048").to_json_dict()])
     for col in ("mem_total_bytes", "mem_zero3_prefetch_bytes"):
         assert both[col].iloc[0] == pytest.approx(alone[col], rel=1e-12)
+
+
+def test_dualpipe_activation_offload_traffic_is_half_of_each_stage():
+    # found by a fourth review: a DualPipe rank runs half its micro-batches on each of its two
+    # stages, so its traffic is m × ½ (stage 0 + stage 1 per micro-batch), not m × its own
+    # stage's. GPipe on the same split keeps all m micro-batches of a stage in flight, so its
+    # per-stage stash is m × that stage's per-micro-batch activations.
+    import planner
+    from planner import catalog
+
+    m = catalog.models()["deepseek-v3"].model_dump(mode="json", exclude_none=True)
+    m.update(name="dsv3-16L", n_layers=16)
+    m["moe"]["first_dense_layers"] = 8  # stage 0 all dense, stage 1 all MoE: unequal activations
+    for k in ("published_params_total", "published_params_active"):
+        m.pop(k, None)
+    d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    d["model"] = m
+    d["cluster"]["n_gpus"] = 256
+    d["parallelism"].update(pp=2, dp=None, ep=64, recompute="none", layer_split="even", offload_activations=True)
+    dual = planner.evaluate(d).results["act_offload_traffic_bytes"]
+    d["parallelism"]["schedule"] = "gpipe"
+    stash = [s_["mem_act_offload_bytes"] for s_ in planner.evaluate(d).stages]
+    assert stash[0] != pytest.approx(stash[1], rel=0.05)
+    assert dual == pytest.approx(0.5 * (stash[0] + stash[1]), rel=1e-12)

@@ -375,3 +375,22 @@ def test_a_product_of_degrees_in_a_message_does_not_blame_one_degree():
         sj, warnings = share.params_to_scenario({"p": "default", key: val})
         assert len(warnings) == 1 and warnings[0].startswith(f"{key}: refused")
         Scenario.model_validate(sj)
+
+
+@pytest.mark.parametrize(("params", "kept", "refused"), [
+    # a fourth review: the first named key is not always the wrong one, and some errors name no key
+    ({"p": "default", "n": "256", "pp": "24", "mbs": "8"}, {("cluster", "n_gpus"): 256}, {"pp", "mbs"}),
+    ({"p": "mixtral-8x7b-h100-64", "n": "128", "pp": "2048"}, {("cluster", "n_gpus"): 128}, {"pp"}),
+    ({"p": "qwen3-235b-gb200-256", "pp": "512", "cp": "16"}, {("parallelism", "cp"): 16}, {"pp"}),
+    ({"p": "default", "mbs": "16"}, {}, {"mbs"}),
+    ({"p": "deepseek-v3-h800-2048", "n": "256"}, {}, {"n"}),
+    ({"p": "qwen3-235b-gb200-256", "tp": "8"}, {}, {"tp"}),
+])
+def test_repair_keeps_what_the_repaired_scenario_accepts(params, kept, refused):
+    from planner.schema import Scenario
+
+    sj, warnings = share.params_to_scenario(params)
+    Scenario.model_validate(sj)
+    assert {w.split(":", 1)[0] for w in warnings} == refused
+    for path, value in kept.items():
+        assert share._get(sj, path) == value

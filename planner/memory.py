@@ -789,6 +789,14 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     }
 
 
+def _first_dense_free_stage(cm: dict):
+    """The first virtual stage holding no leading dense layer: the smallest s with
+    ``s·base + min(s, rem) >= n_dense`` (the layout of :func:`_dense_on_rank`)."""
+    base, rem, nd = cm["base"], cm["rem"], cm["n_dense_tot"]
+    big = rem * (base + 1.0)  # layers on the rem stages that hold one more
+    return np.where(nd <= big, np.ceil(nd / (base + 1.0)), rem + np.ceil((nd - big) / np.maximum(base, 1.0)))
+
+
 def _candidates(b: Batch) -> list:
     """(stage index, components) of the stages that can be the most loaded (scalars where every
     row is the same); see :func:`candidate_stages`."""
@@ -800,13 +808,12 @@ def _candidates(b: Batch) -> list:
     # The middle candidate exists only where leading dense layers push the first MoE-only rank
     # past rank 0; with none (Mixtral), every rank j >= 1 holds at most rank 0's layers and
     # parameters and fewer micro-batches in flight, so rank 0 already bounds it.
-    if cm["any_moe"] and bool(np.any(p > 2)) and bool(np.any(cm["n_dense_tot"] > 0)):
+    base, rem, nd = cm["base"], cm["rem"], cm["n_dense_tot"]
+    if cm["any_moe"] and bool(np.any(p > 2)) and bool(np.any(nd > 0)):
         # the first virtual stage with no dense layer (s·base + min(s, rem) >= n_dense): the
         # first rank with MoE layers only when it is below p; and the rank before it (its last
         # dense layers beside MoE layers, one more micro-batch in flight)
-        base, rem, nd = cm["base"], cm["rem"], cm["n_dense_tot"]
-        big = rem * (base + 1.0)
-        sd = np.where(nd <= big, np.ceil(nd / (base + 1.0)), rem + np.ceil((nd - big) / np.maximum(base, 1.0)))
+        sd = _first_dense_free_stage(cm)
         # with interleaving the virtual stage sd sits on rank sd mod p (found by review: sd >= p
         # was clipped to p − 2, 43 % under the most loaded rank)
         # rows without both kinds of layer look at rank 0 again (no change), so a row's result
@@ -822,13 +829,8 @@ def _candidates(b: Batch) -> list:
     # or loses a layer (p − rem, rem; layers_on_rank with v = 1, which DualPipe has) or its
     # own or mirror stage stops holding dense layers (jd, p − jd): one rank from each piece.
     if cm.get("any_dual") and bool(np.any(cm["dual"] & (p > 2))):
-        L, dual = cm["L"], cm["dual"]
-        base = np.floor(L / p)
-        rem = L - base * p
-        nd = cm["n_dense_tot"]
-        big = rem * (base + 1.0)  # layers on the rem stages that hold one more
-        jd = np.where(nd <= big, np.ceil(nd / (base + 1.0)),
-                      rem + np.ceil((nd - big) / np.maximum(base, 1.0)))  # first stage with no dense layer
+        dual = cm["dual"]
+        jd = _first_dense_free_stage(cm)  # v = 1 under DualPipe: stages are ranks
         for j in (jd - 1.0, jd, p - rem, rem, p - 1.0 - jd, p - jd):
             j = np.where(dual, np.clip(j, 1.0, np.maximum(p - 2.0, 1.0)), 0.0)
             out.append((j, _stage_parts(cm, j)))

@@ -730,7 +730,8 @@ _RESULT_WORDS = re.compile(r"\b(?:slower|faster|gives?|gave|was|were|is|OOM|test
 #: every other cell of the file's convention.
 _HEDGE = re.compile(r"\?|\b(?:probabl[ey]|likely|unconfirmed|presum\w*|maybe|perhaps|possibl[ey]|"
                     r"guess\w*|unsure|uncertain|unknown|not\s+(?:stated|known|confirmed))\b", re.I)
-_CLAUSES = re.compile(r"[;,()\[\]—–]|\.(?!\d)|\s-\s")
+#: Clauses of a precision cell: :data:`_CLAUSE`'s separators, brackets and dashes too.
+_CLAUSES = re.compile(_CLAUSE.pattern + r"|[\[\]—–]|\s-\s")
 
 
 def parse_fp8_scaling(cell) -> str:

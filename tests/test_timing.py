@@ -167,11 +167,16 @@ def _core_s(system, kernel, flash=True, model=None, power_limit_w=None):
     return float(_core_terms([_core_scenario(system, kernel, flash, model, power_limit_w)])[0])
 
 
-def _eff_max_from_calibration_file(family):
-    """eff_max = mamf_frac x gemm_eff_scale, read from the data file (hardware/calibration.json)."""
+def _calibration_file():
+    """The data file the fitted and sourced constants come from (hardware/calibration.json)."""
     import json
     import pathlib
-    c = json.loads((pathlib.Path(timing.__file__).parents[1] / "hardware" / "calibration.json").read_text())
+    return json.loads((pathlib.Path(timing.__file__).parents[1] / "hardware" / "calibration.json").read_text())
+
+
+def _eff_max_from_calibration_file(family):
+    """eff_max = mamf_frac x gemm_eff_scale, read from the data file (hardware/calibration.json)."""
+    c = _calibration_file()
     return c["mamf_frac"]["value"][family]["16bit"] * c["gemm_eff_scale"]["value"][f"{family}_16bit"]
 
 
@@ -620,10 +625,7 @@ def test_fp8_rowwise_bytes_by_hand():
     per layer 4.8 × 3,120,562,176 B over the host's HBM2e, 2.4 TB/s × hbm_eff
     (hardware/calibration.json); with full recompute + (M·16384 + 41,943,040) + (M·22528 +
     176,160,768) = 855,638,016 cast elements more."""
-    import json
-    from pathlib import Path
-
-    hbm_eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["hbm_eff"]["value"]
+    hbm_eff = _calibration_file()["hbm_eff"]["value"]
     M = 16384
     attn = 2 * (M * 16384 + 41_943_040) + 2 * M * 10240
     mlp = 2 * (M * 22528 + 176_160_768) + 2 * M * 32768
@@ -763,10 +765,7 @@ def test_fp8_rowwise_mla_under_tp_and_shared_experts_by_hand():
       shared expert ΣK = 2·7168 + 256, ΣN = 2·256 + 7168, weights 3·7168·256 → 258,736,128
     per layer, averaged over 3 dense and 58 MoE layers (routed experts not charged), × 4.8 B
     over the H800's 3.35 TB/s × hbm_eff."""
-    import json
-    from pathlib import Path
-
-    hbm_eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["hbm_eff"]["value"]
+    hbm_eff = _calibration_file()["hbm_eff"]["value"]
     M = 4096
     attn = 3 * (M * 18432 + 36_634_624) + 2 * M * 16448
     mlp = 3 * (M * 16640 + 3 * 7168 * 2304) + 2 * M * 11776
@@ -783,10 +782,7 @@ def test_fp8_rowwise_replicates_kv_heads_beyond_the_tp_degree():
     whole head each per rank (as the RoPE term counts them), not 8/16 (found by review). Per layer, TP 16, M = micro-batch 1 × 8192 (SP), no
     recompute: ΣK = 3·8192 + 64·128/16, ΣN = 64·128/16 + 1·256 + 8192, weights 8192·(512 + 256
     + 512); MLP ΣK = 2·8192 + 1792, ΣN = 2·1792 + 8192, weights 3·8192·1792."""
-    import json
-    from pathlib import Path
-
-    hbm_eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["hbm_eff"]["value"]
+    hbm_eff = _calibration_file()["hbm_eff"]["value"]
     T = _row_terms("default", {"precision": "fp8", "fp8_scaling": "rowwise"},
                    {"tp": 16, "dp": 16, "recompute": "none"})
     M = 8192
@@ -820,8 +816,6 @@ def test_activation_offload_moves_the_stash_not_the_working_set():
     # t = max(0, 2 × stash / (host link × the scale-up link efficiency of calibration.json) −
     # compute): with a 0.1 GB/s host link the stash decides.
     import copy
-    import json
-    from pathlib import Path
 
     from planner import catalog
 
@@ -840,7 +834,7 @@ def test_activation_offload_moves_the_stash_not_the_working_set():
     # the traffic is m × the stash, m = global batch / (micro-batch · dp)
     m = 512 / (1 * 32)  # the preset: global batch 512, micro-batch 1, dp 32 (cp 2 does not split the batch)
     assert r["act_offload_traffic_bytes"] == pytest.approx(m * stash, rel=1e-12)
-    eff = json.loads((Path(__file__).parents[1] / "hardware" / "calibration.json").read_text())["link_eff"]["value"]["scaleup"]
+    eff = _calibration_file()["link_eff"]["value"]["scaleup"]
     assert r["t_offload_s"] == pytest.approx(2.0 * m * stash / (1e8 * eff) - r["t_compute_s"], rel=1e-9)
 
 

@@ -17,6 +17,8 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
+import re
+
 import planner
 from planner import catalog, share
 from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors
@@ -99,16 +101,17 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
         return f"{x / 1e6:,.2f} M tok/s" if x >= 1e5 else f"{x:,.0f} tok/s"
     if kind == "h":
         return fmt_duration(x * 3600.0)
+    # small non-zero amounts keep two significant digits (0.012 days, $0.43, 0.0031 MWh), never 0
     if kind == "days":
-        return f"{x:,.1f} days"
+        return f"{x:,.1f} days" if x == 0 or abs(x) >= 1 else f"{x:.2g} days"
     if kind == "usd":
         if x >= 1e6:
             return f"${x / 1e6:,.2f} M"
-        return f"${x:,.0f}"
+        return f"${x:,.0f}" if x == 0 or abs(x) >= 10 else f"${x:.2g}"
     if kind == "tflops":
         return f"{x / 1e12:,.0f} TFLOP/s" if x > 1e6 else f"{x:,.0f} TFLOP/s"
     if kind == "mwh":
-        return f"{x:,.0f} MWh"
+        return f"{x:,.0f} MWh" if x == 0 or abs(x) >= 10 else f"{x:.2g} MWh"
     return f"{x:,.4g}"
 
 
@@ -148,7 +151,10 @@ def fmt_interval(x_s: float | None) -> str:
     """A checkpoint interval: the engine's never-saved value as words, else :func:`fmt_duration`."""
     try:
         if x_s is not None and float(x_s) >= 0.999 * NEVER_SAVED_S:
-            return NOT_SAVED_TEXT
+            if float(x_s) <= 1.001 * NEVER_SAVED_S:  # the solver's own "never"
+                return NOT_SAVED_TEXT
+            # a fixed interval beyond it (the user's): saved that rarely, i.e. never in effect
+            return f"every {fmt_duration(float(x_s))}: never, in effect"
     except (TypeError, ValueError):
         pass
     d = fmt_duration(x_s)
@@ -237,6 +243,14 @@ def fmt_col(results: dict, key: str) -> str:
 # --------------------------------------------------------------------------------------
 # Engine calls (cached, bounded)
 # --------------------------------------------------------------------------------------
+
+
+def plain(text) -> str:
+    """User text (a model or system name from a link or an import) safe inside st.caption /
+    st.markdown: one line, markdown, LaTeX ($) and colour directives (:red[...]) escaped, so a
+    link cannot inject headers or formatted text into the page."""
+    t = " ".join(str(text).split())[:200]
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!$:|~<>])", r"\\\1", t)
 
 
 def sj_key(sj: dict) -> str:
@@ -748,13 +762,13 @@ def render_sidebar(page: str) -> dict:
             c1, c2 = st.columns(2)
             for j, (key, _, label) in enumerate(_MODEL_FIELDS):
                 (c1 if j % 2 == 0 else c2).number_input(label, min_value=1, max_value=10_000_000, step=1, key=key)
-            c1.number_input("Head dim", min_value=1, max_value=100_000, step=1, value=None, key="w_m_hd",
+            c1.number_input("Head dim", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, value=None, key="w_m_hd",
                             placeholder="auto", help="Empty = hidden size ÷ attention heads.")
             c2.number_input("Position rows", min_value=0, max_value=10_000_000, step=1, key="w_m_pos",
                             help="Rows of a learned position table (GPT-2/3); 0 = RoPE / ALiBi.")
             st.segmented_control("Norm", ["rmsnorm", "layernorm"], key="w_m_norm", width="stretch", required=True,
                                  help="LayerNorm has a bias vector per norm; RMSNorm does not.")
-            st.number_input("Dropout probability", min_value=0.0, max_value=0.99, step=0.05, format="%.2f",
+            st.number_input("Dropout probability", min_value=0.0, max_value=share.DROPOUT_MAX, step=0.05, format="%.2f",
                             key="w_m_do", help="0 = no dropout masks (Llama, Mistral, DeepSeek); GPT-3 used 0.1, "
                             "whose masks add activation memory (Korthikanti et al. 2022, Table 2).")
             st.checkbox("Gated MLP (SwiGLU)", key="w_m_gated")
@@ -767,10 +781,11 @@ def render_sidebar(page: str) -> dict:
             c1, c2 = st.columns(2)
             for j, (key, field, label) in enumerate(_MOE_FIELDS):
                 lo = 0 if field in ("n_experts", "n_shared_experts", "first_dense_layers") else 1
-                (c1 if j % 2 == 0 else c2).number_input(label, min_value=lo, max_value=100_000, step=1, key=key)
+                (c1 if j % 2 == 0 else c2).number_input(label, min_value=lo, max_value=share.WIDGET_DEGREE_MAX, step=1,
+                                                        key=key)
             c2.number_input("Capacity factor", min_value=1.0, max_value=16.0, step=0.25, format="%.2f",
                             key="w_m_cf", help="Load-imbalance factor on expert compute and all-to-all (≥ 1).")
-            c1.number_input("Max nodes per token (0 = no limit)", min_value=0, max_value=100_000, step=1,
+            c1.number_input("Max nodes per token (0 = no limit)", min_value=0, max_value=share.WIDGET_DEGREE_MAX, step=1,
                             key="w_m_nodes", help=MoESpec.model_fields["max_nodes_per_token"].description)
             st.caption("MLA: " + ("on (from the model this one was made from, or the imported file). " if isinstance(
                 (ss.get(SCENARIO_KEY) or {}).get("model"), dict) and (ss.get(SCENARIO_KEY) or {})["model"].get("mla")
@@ -810,11 +825,11 @@ def render_sidebar(page: str) -> dict:
 
     with sb.expander("Parallelism", expanded=True):
         c1, c2, c3 = st.columns(3)
-        c1.number_input("TP", min_value=1, max_value=100_000, step=1, key="w_tp")
-        c2.number_input("PP", min_value=1, max_value=100_000, step=1, key="w_pp")
-        c3.number_input("CP", min_value=1, max_value=100_000, step=1, key="w_cp")
-        c1.number_input("EP", min_value=1, max_value=100_000, step=1, key="w_ep")
-        c2.number_input("VPP", min_value=1, max_value=1_000, step=1, key="w_vpp",
+        c1.number_input("TP", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_tp")
+        c2.number_input("PP", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_pp")
+        c3.number_input("CP", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_cp")
+        c1.number_input("EP", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_ep")
+        c2.number_input("VPP", min_value=1, max_value=share.WIDGET_VPP_MAX, step=1, key="w_vpp",
                         help="Virtual stages per GPU (needs the interleaved schedule).")
         c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
         st.number_input("ZeRO shard group (HSDP), DP ranks", min_value=None, max_value=None, step=1,
@@ -851,7 +866,7 @@ def render_sidebar(page: str) -> dict:
     with sb.expander("Training", expanded=False):
         st.number_input("Sequence length (tokens)", min_value=1, max_value=4_194_304, step=1024, key="w_seq")
         st.number_input("Global batch (sequences)", min_value=1, max_value=10_000_000, step=1, key="w_gbs")
-        st.number_input("Micro-batch (sequences)", min_value=1, max_value=100_000, step=1, key="w_mbs")
+        st.number_input("Micro-batch (sequences)", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_mbs")
         st.selectbox("GEMM precision", ["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"], key="w_prec")
         st.selectbox("FP8 scaling", ["tensorwise", "rowwise"], key="w_f8s",
                      help=Training.model_fields["fp8_scaling"].description)
@@ -868,8 +883,9 @@ def render_sidebar(page: str) -> dict:
                           "element, SwiGLU 10 B instead of 6 per FFN element), counted op by op on "
                           "TorchTitan's Llama. LayerNorm and GeLU are single kernels either way. Memory is "
                           "not changed.")
-        st.number_input("Tokens to train (trillions, 10¹²)", min_value=1e-6, max_value=1e6, step=0.5,
-                        format="%.3f", key="w_tok")
+        st.number_input("Tokens to train (trillions, 10¹²)", min_value=share.TOKENS_MIN / 1e12,
+                        max_value=share.TOKENS_MAX / 1e12, step=0.5,
+                        format="%g", key="w_tok")
 
     with sb.expander("Checkpoints", expanded=False):
         inline_tiers = (ss.get("_inline") or {}).get("tiers") or {}
@@ -882,7 +898,8 @@ def render_sidebar(page: str) -> dict:
                 if k not in ss:
                     ss[k] = v
             c1, c2 = st.columns([3, 2])
-            c1.number_input(f"{tid}: interval, minutes", min_value=0.01, max_value=1e7,
+            c1.number_input(f"{tid}: interval, minutes", min_value=share.CK_INTERVAL_MIN_S / 60.0,
+                            max_value=share.CK_INTERVAL_MAX_S / 60.0,
                             value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.1f",
                             help="Empty = the engine chooses the interval that maximises goodput.")
             c2.number_input("peer copies", min_value=0, max_value=1000, step=1, key=f"w_ckr_{tid}",
@@ -901,7 +918,7 @@ def render_sidebar(page: str) -> dict:
                      format_func=lambda i: _inline_label(inline.get("fp")) if i == INLINE else
                      _label(catalog.failure_profiles, i))
         st.number_input("Failure-rate scale (× profile)", min_value=0.0, max_value=100.0, step=0.25, key="w_rs")
-        st.number_input("Hot-spare nodes", min_value=0, max_value=100_000, step=1, key="w_hs")
+        st.number_input("Hot-spare nodes", min_value=0, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_hs")
 
     sj = scenario_from_widgets()
     ss[SCENARIO_KEY] = sj

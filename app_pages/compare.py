@@ -86,6 +86,9 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
     src = ss.get(f"c_src{i}")
     if src == LINK:
         params = share.parse_link(ss.get(f"c_link{i}", ""))
+        # a page's own keys (Plan's pl_*, Explore's ex_*, ...) in a link copied from that page say
+        # nothing about the scenario: left out without a warning
+        params = {k: v for k, v in params.items() if not str(k).startswith(C.PAGE_PREFIXES)}
         sj, warns = share.params_to_scenario(params)
         return sj, warns, params.get("p")
     sj, warns = share.params_to_scenario({"p": src})
@@ -148,7 +151,7 @@ def _split_text(par: dict, training: dict) -> str:
 #: describing the scenario (the base preset).
 _HEADER_KEYS = {"p", "m", "n", "sys", "tp", "pp", "cp", "dp", "mbs", "rc"}
 
-labels, results, reports, slot_params = [], {}, {}, []
+labels, results, reports, slot_params, details, other = [], {}, {}, [], {}, {}
 for i, (sj, pid) in enumerate(slots):
     slot_params.append(share.scenario_to_params(C._defaults_full(sj), preset=None))
 differing = sorted({k for k in set().union(*slot_params) if k not in _HEADER_KEYS
@@ -169,10 +172,12 @@ for i, (sj, _) in enumerate(slots):
         labels.append(label)
         st.error(f"Scenario {i + 1}: the engine failed: {e}")
         continue
-    label += " · " + _split_text(rep["scenario"].get("parallelism") or {}, rep["scenario"].get("training") or {})
+    # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the
+    # micro-batch, the recompute and the other differing fields are rows of the table
     extra = [f"{k}={slot_params[i].get(k, '(base)')}" for k in differing]
-    if extra:  # other fields that differ between the scenarios, as link keys (docs/ui.md)
-        label += " · " + " ".join(extra[:6]) + (" …" if len(extra) > 6 else "")
+    details[label] = (_split_text(rep["scenario"].get("parallelism") or {}, rep["scenario"].get("training") or {})
+                      + (" · " + " ".join(extra) if extra else ""))
+    other[label] = " ".join(extra) if extra else "—"
     labels.append(label)
     results[label] = rep["results"]
     reports[label] = rep
@@ -187,16 +192,20 @@ if results:
                 str(tr.get("micro_batch_size")), str(par.get("recompute"))]
 
     table = pd.DataFrame(
-        {lab: _split_rows(reports[lab]) + [C.fmt(res, col, kind) for col, _, kind in TABLE_ROWS]
+        {lab: _split_rows(reports[lab]) + [other[lab]] + [C.fmt(res, col, kind) for col, _, kind in TABLE_ROWS]
          for lab, res in results.items()},
-        index=["split TP·PP·CP·DP", "micro-batch", "recompute"] + [name for _, name, _ in TABLE_ROWS])
+        index=["split TP·PP·CP·DP", "micro-batch", "recompute", "other differences"]
+        + [name for _, name, _ in TABLE_ROWS])
     st.subheader("Side by side")
     st.dataframe(table, key="c_table", width="stretch", height=35 * (len(table) + 1) + 3,  # every row, no scroll
-                 column_config={lab: st.column_config.TextColumn(lab, help=lab) for lab in results})
-    st.caption("Column = scenario: model · GPUs × system · TP·PP·CP·DP · micro-batch · recompute, then any "
-               "other field that differs, as its link key (docs/ui.md). Memory in GiB (2³⁰ B); durations in "
-               "s, min or h by size. Every number is the engine's result for that scenario; — marks a number "
-               "the engine reports as infinite or not a number (see the warning above).")
+                 column_config={lab: st.column_config.TextColumn(lab, help=f"{lab} · {details[lab]}")
+                                for lab in results})
+    st.caption("Column = scenario: number · model · GPUs × system; its split, micro-batch and recompute are the "
+               "first rows, then every other field that differs between the scenarios, as its link key "
+               "(docs/ui.md). Memory in GiB (2³⁰ B); durations in s, min or h by size. Every number is the "
+               "engine's result for that scenario; — marks a number the engine reports as infinite or not a "
+               "number (see the warning above).")
     st.altair_chart(charts.compare_chart(results), key="c_chart")
-    csv = pd.DataFrame([{"scenario": lab, **res} for lab, res in results.items()]).to_csv(index=False)
+    csv = pd.DataFrame([{"scenario": f"{lab} · {details[lab]}", **res}
+                        for lab, res in results.items()]).to_csv(index=False)
     st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv")

@@ -49,10 +49,8 @@ def run_sweep(sj_json: str, objective: str, space: str) -> pd.DataFrame:
 
 
 def _sweep_base(sj: dict) -> dict:
-    """The scenario with the split reset (the sweep overwrites it), so the cache key does not
-    change when only the split in the sidebar changes."""
-    out = copy.deepcopy(sj)
-    return out
+    """The scenario the sweep starts from (a copy: the sweep overwrites its split)."""
+    return copy.deepcopy(sj)
 
 
 def row_scenario(sj: dict, row: dict) -> dict:
@@ -75,6 +73,9 @@ def row_scenario(sj: dict, row: dict) -> dict:
         cl["n_gpus"] = int(row["n_gpus"])
     if par.get("schedule") != "interleaved":
         par["vpp"] = 1
+    if par.get("offload_optimizer", "none") == "none":  # master weights / grads go with the optimizer
+        par["offload_master_weights"] = False
+        par["offload_grads"] = False
     return out
 
 
@@ -124,9 +125,32 @@ for _msg in ss.get("_ex_warnings", []):
     st.warning(f"Link: {_msg}", icon=":material/link_off:")
 scen, errs = C.validate(sj)
 if errs:
-    st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
-             + "\n".join(f"- `{e}`" for e in errs), icon=":material/error:")
-    st.stop()
+    # The sweep replaces the split: a split that does not suit the sidebar's model or GPU count
+    # (a new model, another GPU count, an imported config) is no reason to refuse. Sweep from the
+    # same scenario on the plainest split; only errors that remain there stop the page.
+    # the first of a few plain splits (TP, PP powers of two) the scenario accepts: global batch,
+    # heads and layers must divide as the schema says
+    base, scen2, errs2 = None, None, errs
+    for _tp, _pp in sorted(((t, q) for t in (1, 2, 4, 8, 16, 32, 64) for q in (1, 2, 4, 8, 16, 32, 64)),
+                           key=lambda x: (x[0] * x[1], x[1])):
+        cand = copy.deepcopy(sj)
+        cand["parallelism"] = {**cand.get("parallelism", {}), "tp": _tp, "pp": _pp, "cp": 1, "ep": 1, "vpp": 1,
+                               "dp": None, "dp_shard": None, "schedule": "1f1b", "recompute_layers": None}
+        scen2, errs2 = C.validate(cand)
+        if not errs2:
+            base = cand
+            break
+    if errs2:
+        st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
+                 + "\n".join(f"- `{e}`" for e in errs2), icon=":material/error:")
+        st.stop()
+    st.info("The sidebar's split does not suit this model / GPU count ("
+            + "; ".join(f"`{e}`" for e in errs) + "); the sweep below tries every split instead. "
+            "Pick a row (or Open in Plan) to load a valid one.", icon=":material/info:")
+    scen = scen2
+    sweep_src = base
+else:
+    sweep_src = sj
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 c1.selectbox("Rank by", list(OBJECTIVES), key="ex_obj", format_func=OBJECTIVES.get)
@@ -135,8 +159,8 @@ c3.number_input("Top K", min_value=1, max_value=500, step=5, key="ex_top")
 c4.segmented_control("Colour by", ["tp", "pp"], key="ex_color", format_func=str.upper, required=True)
 C.save_page_widgets("explore", _PAGE_KEYS)
 
-st.caption(f"{scen.resolved_model().name} on {scen.cluster.n_gpus:,} GPUs of "
-           f"{scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name}: "
+st.caption(f"{C.plain(scen.resolved_model().name)} on {scen.cluster.n_gpus:,} GPUs of "
+           f"{C.plain(scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name)}: "
            "every TP · PP · CP · EP · micro-batch · ZeRO · recompute · schedule the engine accepts"
            + (f" — ZeRO sharded over all DP ranks: the scenario's hybrid sharding (dp_shard = "
               f"{scen.parallelism.dp_shard}) is not swept" if scen.parallelism.dp_shard not in (None, scen.parallelism.dp)
@@ -145,7 +169,7 @@ st.caption(f"{scen.resolved_model().name} on {scen.cluster.n_gpus:,} GPUs of "
               "chunk is not swept" if scen.parallelism.recompute_layers else "") + ".")
 with st.spinner("Sweeping every split ..."):
     try:
-        df = run_sweep(C.sj_key(_sweep_base(sj)), ss["ex_obj"], ss["ex_space"])
+        df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"])
     except Exception as e:  # noqa: BLE001
         st.error(f"The sweep failed: {e}")
         st.stop()
@@ -216,4 +240,9 @@ c1.selectbox("Or pick a row", list(range(len(top))), key="ex_pick",
                                    f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
                                    f"{top['time_to_train_days'][i]:.1f} days")
 c2.button("Open in Plan", key="ex_open", on_click=_on_open_button, type="primary")
-st.download_button("Sweep as CSV", df.to_csv(index=False), file_name="sweep.csv", mime="text/csv", key="ex_csv")
+# deferred: the CSV is written when the button is clicked, not on every rerun (a full DeepSeek-V3
+# sweep is 746,655 rows: about a minute and 0.5 GB of text, which made every click slow)
+st.download_button(f"Sweep as CSV ({len(df):,} rows)", data=lambda: df.to_csv(index=False), file_name="sweep.csv",
+                   mime="text/csv", key="ex_csv", on_click="ignore",
+                   help="Every feasible split of the sweep, best first; written when clicked (large sweeps take "
+                        "a while).")

@@ -132,8 +132,8 @@ C.render_io(sj, res)
 usable, physical = _hbm(scen)
 
 st.caption(
-    f"{scen.resolved_model().name} on {scen.cluster.n_gpus:,} GPUs "
-    f"({scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name}) · "
+    f"{C.plain(scen.resolved_model().name)} on {scen.cluster.n_gpus:,} GPUs "
+    f"({C.plain(scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name)}) · "
     f"dp = {rep['scenario']['parallelism'].get('dp')} "
     "(derived) · memory in GiB (2³⁰ B); bandwidth and checkpoint sizes in GB (10⁹ B)."
 )
@@ -160,8 +160,9 @@ HEADLINES = (
 if C.never_finishes(res):
     st.warning(C.never_finishes_text(res, rep.get("explain"), rep.get("notes")), icon=":material/warning:")
 missing = []
-for row in (HEADLINES[:5], HEADLINES[5:]):
-    c = st.columns(5)
+# rows of four: at 1,280 px with the sidebar open, five columns clipped values ("0.87 M t…")
+for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
+    c = st.columns(4)
     for col, (label, key, kind, help_) in zip(c, row):
         if key == "fits":
             fits = res.get("fits")
@@ -236,13 +237,15 @@ with left:
             st.caption("No checkpoint tier: every failure restarts training from the beginning.")
 with right:
     st.subheader("Monte Carlo: time to train")
-    m1, m2, m3 = st.columns([1, 1, 1])
+    m1, m2, m3 = st.columns([3, 3, 2])  # wide enough boxes for 100,000 trials and a 10-digit seed
     # No min / max in the box itself: the browser would keep an out-of-range entry on screen without
     # sending it (box and URL disagree) and reset an emptied box to the minimum. The callback clamps.
     m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder="2000",
                     on_change=_clamp_widget, args=("pl_mct", *MCT_RANGE, 2000),
-                    help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,} here (a page stays responsive); "
-                         "`planner simulate --trials` and planner.simulate take up to 1,000,000.")
+                    help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,} here; the time grows with the "
+                         "trials and with the failures per run (about 2 s for 100,000 runs of ~400 failures; a run "
+                         "expected to fail more than 200,000 times is not simulated). `planner simulate --trials` "
+                         "and planner.simulate take up to 1,000,000.")
     m2.number_input("Seed", value=None, step=1, key="pl_mcs", placeholder="0",
                     on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, 0),
                     help="Random seed: the same seed gives the same draws (here up to 2³¹ − 1; the CLI and API "
@@ -262,6 +265,8 @@ with right:
         try:
             sim = planner.simulate(scen, n_trials=int(ss["pl_mct"]), seed=int(ss["pl_mcs"]), progress=_progress)
             ss["pl_mc"] = (mc_key, sim)
+        except planner.InputError as e:  # e.g. too many failures per run to simulate one by one
+            st.warning(" ".join(e.lines))
         except Exception as e:  # noqa: BLE001
             st.error(f"Monte Carlo failed: {e}")
         bar.empty()

@@ -102,11 +102,12 @@ except Exception as e:  # noqa: BLE001
 ok, metrics, groups = _choices(rows)
 if "v_metric" not in ss:
     _w = []
-    wanted = [g for g in qp.get_all("v_group") if g in groups]
-    bad = [g for g in qp.get_all("v_group") if g not in groups]
+    _given = [g for g in qp.get_all("v_group") if g != "none"]  # "none": every group deselected
+    wanted = [g for g in _given if g in groups]
+    bad = [g for g in _given if g not in groups]
     if bad:
         _w.append(f"v_group {', '.join(map(repr, bad))} unknown; allowed {', '.join(groups)}")
-    ss["v_groups"] = wanted or list(groups)
+    ss["v_groups"] = [] if qp.get_all("v_group") == ["none"] else (wanted or list(groups))
     ss["v_metric"] = (qp.get("v_metric") if qp.get("v_metric") in metrics
                       else _most_published(ok, ss["v_groups"]))
     if qp.get("v_metric") not in (None, *metrics):
@@ -143,13 +144,15 @@ st.pills("Source groups", groups, selection_mode="multi", key="v_groups",
 C.save_page_widgets("validate", _KEYS)
 metric = ss.get("v_metric") or (metrics[0] if metrics else None)
 st.query_params.from_dict({"v_set": run_set, "v_metric": metric or "",
-                           "v_group": list(ss.get("v_groups") or [])})
+                           "v_group": list(ss.get("v_groups") or ["none"])})
 
-sel = ok[ok["metric"].eq(metric) & ok["group"].isin(ss.get("v_groups") or groups)] if metric else ok.iloc[:0]
+sel = ok[ok["metric"].eq(metric) & ok["group"].isin(ss.get("v_groups") or [])] if metric else ok.iloc[:0]
 if len(sel):
     st.altair_chart(charts.validation_scatter(sel, "published", "predicted", color="group",
                                               unit=UNITS.get(metric, metric),
                                               tooltip=("run_id", "rel_err")), key="v_scatter")
+elif not ss.get("v_groups"):
+    st.info("No source group selected: click one above to show its runs.")
 else:
     st.info("No run in this selection.")
 

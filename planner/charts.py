@@ -157,7 +157,7 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
             x=x, y=y, tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".1f"),
                                alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")]))
     return alt.layer(*layers).properties(
-        height=300, title="Goodput vs checkpoint interval (◆ optimum, ○ current)")
+        height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle="◆ optimum  ○ in use"))
 
 
 def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bins: int = 40) -> alt.Chart:
@@ -262,10 +262,16 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
     lo = float(min(d[x].min(), d[y].min())) if len(d) else 1.0
     hi = float(max(d[x].max(), d[y].max())) if len(d) else 10.0
     u = f" ({unit})" if unit else ""
-    pts = alt.Chart(d).mark_circle(size=70, opacity=0.8).encode(
+    pts = alt.Chart(d).mark_point(size=70, opacity=0.8, filled=True).encode(
         x=alt.X(f"{x}:Q", title=f"published{u}", scale=alt.Scale(type="log")),
         y=alt.Y(f"{y}:Q", title=f"predicted{u}", scale=alt.Scale(type="log")),
-        color=alt.Color(f"{color}:N", title=color) if color else alt.value("#1f77b4"),
+        # more than 10 groups (the out-of-sample set has 25): a 20-colour scheme, and above 20 a shape
+        # too (8 shapes × 20 colours: distinct up to 40), so no two groups look alike (Altair's
+        # default palette has 10 colours)
+        color=(alt.Color(f"{color}:N", title=color,
+                         scale=alt.Scale(scheme="tableau20") if d[color].nunique() > 10 else alt.Undefined)
+               if color else alt.value("#1f77b4")),
+        shape=(alt.Shape(f"{color}:N", title=color) if color and d[color].nunique() > 20 else alt.value("circle")),
         tooltip=[c for c in d.columns],
     )
     diag = alt.Chart(pd.DataFrame({"v": [lo / 1.2, hi * 1.2]})).mark_line(

@@ -20,6 +20,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from . import catalog
+from .schema import InputError
 from .presets import list_presets, preset_json
 from .schema import Scenario, format_errors
 
@@ -155,9 +156,13 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
             data["parallelism"] = {"zero_stage": 1, "recompute": "selective"}
             data["cluster"]["n_gpus"] = 8
             data["name"] = imp.model.name
-            sys.stderr.write("note: no scenario given: the default preset's hardware and settings on one "
-                             "8-GPU node, plain data parallel (ZeRO-1); `planner sweep ... --gpus N` chooses the "
-                             "split for N GPUs, --set parallelism.tp=... sets one\n")
+            if not any(str(x).split("=", 1)[0].strip() in ("cluster.n_gpus", "cluster") for x in sets):
+                sys.stderr.write("note: no scenario given: the default preset's hardware and settings on one "
+                                 "8-GPU node, plain data parallel (ZeRO-1); `planner sweep ... --gpus N` chooses the "
+                                 "split for N GPUs, --set parallelism.tp=... sets one\n")
+            else:
+                sys.stderr.write("note: no scenario given: the default preset's hardware and settings, plain data "
+                                 "parallel (ZeRO-1) over the GPUs set; --set parallelism.tp=... sets a split\n")
     data = apply_sets(data, sets)
     try:
         return Scenario.model_validate(data)
@@ -213,7 +218,7 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
     if name in ("mfu", "hfu", "goodput"):
         return f"{100 * v:.1f}", "%"
     if name.startswith("params"):
-        return f"{v / 1e9:,.3f}", "B"
+        return f"{v / 1e9:,.3f}", "billion"
     if name.endswith("_flop_per_step"):
         return f"{v:.4g}", "FLOP"
     return f"{v:,.4g}", ""
@@ -495,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="planner", description="Plan a large-model training run.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def scenario_args(sp, formats=True):
+    def scenario_args(sp, formats=True, format_help=None):
         sp.add_argument("file", nargs="?", help="scenario JSON file")
         sp.add_argument("--preset", help="scenario preset id (planner presets scenarios)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
@@ -504,7 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a Hugging Face config.json whose architecture replaces the scenario's model "
                              "(without FILE or --preset: the default preset on one 8-GPU node, plain data parallel)")
         if formats:
-            sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+            sp.add_argument("--format", choices=["table", "json", "csv"], default="table", help=format_help)
 
     sp = sub.add_parser("evaluate", help="evaluate one scenario")
     scenario_args(sp)
@@ -526,9 +531,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")
-    scenario_args(sp)
+    scenario_args(sp, format_help="table and json: the summary (mean, P10, P50, P90 per metric); "
+                                  "csv: one row per simulated run")
     sp.add_argument("--trials", type=int, default=10_000,
-                    help="simulated runs, 1 to 1,000,000 (default 10,000; 100,000 take about 2 s)")
+                    help="simulated runs, 1 to 1,000,000 (default 10,000; 100,000 take about 2 s for a run with ~400 failures, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
     sp.add_argument("--seed", type=int, default=0, help="random seed, 0 to 2^63 − 1 (default 0); same seed, same runs")
     sp.set_defaults(func=cmd_simulate)
 
@@ -560,6 +566,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except UsageError as e:
+        for line in e.lines:
+            sys.stderr.write(f"planner: {line}\n")
+        return 2
+    except InputError as e:  # raised by the engine itself (e.g. a run too long to simulate)
         for line in e.lines:
             sys.stderr.write(f"planner: {line}\n")
         return 2

@@ -128,17 +128,33 @@ def _py(v):
 
 
 def evaluate(scenario: Scenario | dict) -> Report:
-    """Evaluate one scenario (a batch of one).
+    """Evaluate one scenario (a batch of one: the same vectorised code as a sweep).
 
     Parameters
     ----------
-    scenario : Scenario or JSON-like dict (validated here; bad input raises
-        :class:`planner.InputError`, a ``ValueError`` whose one-line message names each field).
+    scenario : Scenario or JSON-like dict (validated here, a Scenario object too; bad input
+        raises :class:`planner.InputError`, a ``ValueError`` whose one-line messages, one per
+        field, are in ``.lines``: ``parallelism.tp: ... (got 3)``).
 
     Returns
     -------
-    Report with every result column, the memory of every pipeline stage and the formula
-    strings.
+    Report (pydantic model) with
+      * ``results``: dict of every result column (python floats / bools / str) — units in the
+        names: ``*_bytes`` bytes (GiB = 2**30 B only for display), ``*_s`` seconds, ``*_h``
+        hours, ``*_days``, ``*_flop*`` FLOP, ``*_usd`` dollars, ``*_mwh`` MWh, ``*_per_s`` /
+        ``*_per_h`` rates; ``mfu``, ``hfu``, ``goodput`` fractions in [0, 1];
+      * ``stages``: list (one dict per pipeline stage) of that stage's memory parts in bytes;
+      * ``explain``: dict column -> the formula with the numbers plugged in;
+      * ``notes``: list of the stated simplifications that apply to this scenario;
+      * ``scenario``: the validated input as JSON.
+
+    The models and their sources (papers, equations, tables): docs/memory.md (ZeRO, Korthikanti
+    et al. 2022 activations), docs/timing.md (α-β collectives, Narayanan et al. 2021 bubbles,
+    the fitted constants), docs/reliability.md (Young / Daly intervals, renewal goodput).
+
+    Raises
+    ------
+    InputError — invalid scenario (field, value and allowed range named).
     """
     s = validate_scenario(scenario)
     b = _batch.from_scenarios([s])
@@ -190,7 +206,8 @@ def to_batch(items: Sequence[Scenario | dict] | pd.DataFrame) -> tuple[Batch, li
             return b, names
         scenarios = [_validate_row(i, _unflatten(r)) for i, r in enumerate(items.to_dict("records"))]
     else:
-        scenarios = [s if isinstance(s, Scenario) else _validate_row(i, s) for i, s in enumerate(items)]
+        scenarios = [_validate_row(i, s.model_dump(by_alias=True) if isinstance(s, Scenario) else s)
+                     for i, s in enumerate(items)]
     return _batch.from_scenarios(scenarios), [s.name for s in scenarios]
 
 
@@ -208,11 +225,29 @@ def _validate_row(i: int, data) -> Scenario:
 def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Evaluate many scenarios in one vectorised pass; one row each.
 
-    The table holds ``name``, the key inputs (``KEY_INPUT_COLUMNS``) and every result column
-    (``RESULT_COLUMNS`` and the further detail columns each stage adds), or ``columns`` if given.
+    Parameters
+    ----------
+    items : iterable of :class:`Scenario` / JSON-like dicts (mixed is fine), or a
+        ``pandas.DataFrame`` of dotted scenario fields (``parallelism.tp``; an empty cell = the
+        schema's default) or of batch columns. Every row is validated (Scenario objects too).
+    columns : sequence of str, optional — the result columns to return (default: ``name``,
+        the key inputs ``KEY_INPUT_COLUMNS`` and every result column: ``RESULT_COLUMNS`` and
+        the detail columns each stage adds).
+
+    Returns
+    -------
+    pandas.DataFrame, one row per item in order (N rows). Units are in the column names:
+    ``*_bytes`` bytes, ``*_s`` seconds, ``*_h`` hours, ``*_flop*`` FLOP, ``*_usd`` dollars,
+    ``*_mwh`` MWh; ``mfu`` / ``hfu`` / ``goodput`` fractions. Formulas and their sources:
+    docs/memory.md, docs/timing.md, docs/reliability.md.
+
+    Raises
+    ------
+    InputError (a ``ValueError``) — not a list, an empty list, a row that fails validation
+    (``row i: field: message``, one line each in ``.lines``), or an unknown name in ``columns``.
     """
-    if isinstance(items, (Scenario, dict, str)):
-        raise InputError([f"evaluate_many: give a list of scenarios (got one {type(items).__name__}); "
+    if isinstance(items, (Scenario, dict, str, bytes)) or items is None or not hasattr(items, "__iter__"):
+        raise InputError([f"evaluate_many: give a list of scenarios (got {type(items).__name__}); "
                           "for a single scenario use planner.evaluate"])
     if not isinstance(items, pd.DataFrame):
         items = list(items)
@@ -220,6 +255,13 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
         raise InputError(["evaluate_many: no scenarios (an empty list or table): give at least one"])
     b, names = to_batch(items)
     out = run_batch(b)
+    if columns is not None:
+        if isinstance(columns, str):
+            columns = [columns]
+        unknown = [c for c in columns if c not in out]
+        if unknown:
+            raise InputError([f"evaluate_many: columns: unknown {', '.join(map(repr, unknown))}; allowed: any of "
+                              f"{len(out)} columns, e.g. " + ", ".join(c for c in RESULT_COLUMNS[:8] if c in out)])
     return results_frame(out, names=names, columns=columns, inputs=b)
 
 

@@ -170,6 +170,10 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                      f"{p.pp * p.vpp} stages one extra layer; Megatron's first / last-stage layer counts cannot "
                      "express that: write the layout with --pipeline-model-parallel-layout (not written).")
     arg("--context-parallel-size", p.cp)
+    if p.cp > 1 and t.seq_len % (2 * p.cp):
+        notes.append(f"context parallelism: Megatron splits each sequence into 2·cp = {2 * p.cp} chunks (load-balanced "
+                     f"causal attention) and asserts seq_length % (2·cp) == 0; seq_len {t.seq_len} is not a "
+                     f"multiple of {2 * p.cp}: pad the sequences or choose another CP.")
     if p.ep > 1:
         arg("--expert-model-parallel-size", p.ep)
     if p.sequence_parallel and p.tp > 1:

@@ -17,7 +17,11 @@ head_dim                   head_dim (when given)
 ffn_hidden_size            intermediate_size, n_inner, ffn_dim, ffn_hidden_size; GPT-2's null
                            n_inner = 4 · hidden (``GPT2MLP``)
 vocab_size                 vocab_size
-tied_embeddings            tie_word_embeddings (Transformers' ``PretrainedConfig`` default: true)
+tied_embeddings            tie_word_embeddings; when absent, the model class's default in
+                           Transformers (``_TIE_DEFAULTS``: false for Llama, Mistral, Mixtral,
+                           Qwen2/3 (MoE), DeepSeek-V2/V3, Phi-3, OLMo, GPT-OSS, Granite, GPT-NeoX,
+                           GPT-J, CodeGen, Phi, StableLM; true for Gemma, Cohere), else
+                           ``PretrainedConfig``'s true; a note says which was taken
 gated_mlp, norm            by ``model_type``: the Llama family (SwiGLU / GeGLU, RMSNorm) or the
                            GPT family (plain MLP, LayerNorm)
 linear_bias                attention_bias / bias / use_bias / add_bias_linear / enable_bias / MPT's no_bias; the GPT family's
@@ -107,6 +111,17 @@ _CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 262_208,
                     "intermediate_size": 9216, "num_hidden_layers": 26, "hidden_size": 2304,
                     "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True},
+}
+
+
+#: ``tie_word_embeddings`` default of the Transformers config class of each model_type, where it
+#: is not ``PretrainedConfig``'s true (a file that leaves the key out means the class default:
+#: ``LlamaConfig(tie_word_embeddings=False)``, ``MistralConfig``, ``Qwen2Config``, …).
+_TIE_DEFAULTS: dict[str, bool] = {
+    **{t: False for t in ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2",
+                          "deepseek_v3", "phi3", "olmo", "olmo2", "gpt_oss", "granite", "granitemoe", "gpt_neox",
+                          "gptj", "codegen", "phi", "stablelm")},
+    **{t: True for t in ("gemma", "gemma2", "gemma3_text", "cohere")},
 }
 
 
@@ -412,7 +427,13 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         if mtype in ("qwen2", "qwen2_moe"):
             notes.append("Qwen2's Q/K/V projection biases are not counted (the planner's biases are all or "
                          "none; they are under 0.01 % of the parameters).")
-    tied = r.bool_("tie_word_embeddings", True)
+    if "tie_word_embeddings" not in cfg:
+        tied = _TIE_DEFAULTS.get(mtype, True)
+        notes.append(f"tie_word_embeddings absent: {'tied' if tied else 'untied'} embeddings, the "
+                     + (f"{mtype} config class's default (Transformers)." if mtype in _TIE_DEFAULTS
+                        else "PretrainedConfig default (Transformers)."))
+    else:
+        tied = r.bool_("tie_word_embeddings", True)
 
     pos = 0
     if mtype in ("gpt2", "gpt_bigcode"):

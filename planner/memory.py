@@ -88,9 +88,14 @@ Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 
 
 Margin (``mem_buffers_bytes`` = comm + ZeRO-3 prefetch + fragmentation), shown on its own
     * ``mem_comm_buffers_bytes``: a fixed CUDA context + NCCL reserve ``CONTEXT_NCCL_RESERVE_BYTES``
-      (1 GiB) plus two gradient communication buckets of ``max(40e6, 1e6·dp·cp)`` parameters
-      (Megatron-LM ``DistributedDataParallelConfig.bucket_size`` default) at ``grad_bytes``,
-      capped by the stage's parameters.
+      (1 GiB). Gradient communication buckets add nothing: Megatron-Core's DDP buckets are views
+      of its contiguous gradient buffer (``_ParamAndGradBuffer``: "Groups parameters and
+      gradients into a contiguous buffer, and then breaks the buffer into buckets"), reduced in
+      place, so ``mem_grads_bytes`` already holds them; under ZeRO-3 the unsharded gradients
+      awaiting their reduce-scatter are in the prefetch term. (Until 2026-11-30 two buckets of
+      ``max(40e6, 1e6·dp·cp)`` parameters were added here, which made memory per GPU grow with
+      the GPU count: +6.7 GiB at dp = 1024 with fp32 gradients. DeepSpeed's constant-size
+      buffers, ``reduce_bucket_size``, are real copies and are not modelled.)
     * ``mem_zero3_prefetch_bytes`` (ZeRO-3 only): ``ZERO3_PREFETCH_LAYERS`` = 2 whole layers
       (TP-sharded, gathered over DP) of weights, plus one layer of unsharded gradients before
       its reduce-scatter; a layer here is the larger of a transformer layer and the embedding.
@@ -189,11 +194,6 @@ LOGITS_BYTES_EAGER = 12.0
 #: management); NCCL allocates NCCL_BUFFSIZE = 4 MiB per channel and peer for each
 #: communicator (NCCL environment-variable docs), a few hundred MiB with TP, PP and DP groups.
 CONTEXT_NCCL_RESERVE_BYTES = float(2**30)
-#: Megatron-LM DistributedDataParallelConfig.bucket_size default: max(40M, 1M·dp) params.
-DDP_BUCKET_MIN_PARAMS = 40.0e6
-DDP_BUCKET_PARAMS_PER_DP = 1.0e6
-#: Buckets in flight (one being filled, one being reduced).
-DDP_BUCKETS_IN_FLIGHT = 2.0
 #: ZeRO-3 / FSDP: whole layers of weights gathered ahead (current + prefetched).
 ZERO3_PREFETCH_LAYERS = 2.0
 #: ZeRO-3 / FSDP: layers of unsharded gradients held before their reduce-scatter.
@@ -592,7 +592,6 @@ def _common(b: Batch) -> dict:
         v_i, c1, c0, m_v = 1.0, 1.0, 0.0, m
 
     # ---- buffers -----------------------------------------------------------------
-    bucket = np.maximum(DDP_BUCKET_MIN_PARAMS, DDP_BUCKET_PARAMS_PER_DP * dpc)
     z3 = zs >= 3
     if _any(z3):
         # the largest layer of the row: an MoE layer only where the row has one (a batch mixing
@@ -626,7 +625,7 @@ def _common(b: Batch) -> dict:
         inter=inter, any_inter=any_inter, v_i=v_i, c1=c1, c0=c0, m_v=m_v,
         gpipe=sched == _S_GPIPE, any_gpipe=_any(sched == _S_GPIPE),
         dual=sched == _S_DUAL, any_dual=_any(sched == _S_DUAL),
-        bucket=bucket, prefetch=prefetch, any_off=any_off, any_host=any_off or _any(off_act),
+        prefetch=prefetch, any_off=any_off, any_host=any_off or _any(off_act),
         off_act=off_act, nvme=G("offload_optimizer") == _OFF_NVME,
         any_nvme=_any(G("offload_optimizer") == _OFF_NVME), any_off_act=_any(off_act),
     )
@@ -765,7 +764,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     if cm.get("any_dual"):  # the reverse pipeline's head sits on rank 0
         logits = _sel(cm["dual"], _sel(np.logical_or(is_first, is_last), cm["logits"], 0.0), logits)
 
-    comm = CONTEXT_NCCL_RESERVE_BYTES + DDP_BUCKETS_IN_FLIGHT * cm["gb"] * np.minimum(cm["bucket"], P_all)
+    comm = np.full(np.shape(P_all), CONTEXT_NCCL_RESERVE_BYTES)  # buckets are views of the grads
     prefetch = cm["prefetch"]
     rest = weights + grads + optim + acts + logits
     frag_base = rest + comm + prefetch
@@ -1040,8 +1039,8 @@ def explain(row: dict) -> dict[str, str]:
             if (j == p - 1 or (dualpipe and end_rank)) else
             f"the logits live on the {'end ranks' if dualpipe else 'last stage'}, not on {st}: 0 GiB"),
         "mem_buffers_bytes": (
-            f"comm {_gib(parts['mem_comm_buffers_bytes'])} (1 GiB CUDA/NCCL + 2 buckets of "
-            f"max(40e6, 1e6·dp·cp) params × {g['gb']:g} B) + ZeRO-3 prefetch "
+            f"comm {_gib(parts['mem_comm_buffers_bytes'])} (1 GiB CUDA/NCCL reserve; gradient "
+            f"buckets are views of the gradients) + ZeRO-3 prefetch "
             f"{_gib(parts['mem_zero3_prefetch_bytes'])} + fragmentation {FRAGMENTATION_FRAC:.0%} of the rest "
             f"{_gib(parts['mem_fragmentation_bytes'])} = {_gib(bu)}"),
         "mem_total_bytes": (
@@ -1057,7 +1056,7 @@ def _logit_bytes(row: dict) -> float:
 
 def notes(row: dict) -> list[str]:
     """Stated simplifications of the memory model that apply to this scenario."""
-    out = ["Memory margin: 1 GiB CUDA/NCCL reserve + 2 gradient buckets + "
+    out = ["Memory margin: 1 GiB CUDA/NCCL reserve + "
            f"{FRAGMENTATION_FRAC:.0%} fragmentation (+ 2 layers prefetch under ZeRO-3); "
            "fits = total <= usable HBM."]
     if int(row.get("schedule", 0)) == _S_ZB:

@@ -30,8 +30,8 @@ Model (DESIGN §4.4):
   e^{λ·E[R]}; 0.34 against a Monte Carlo 0.41 on the default preset at 30x the failure rate.)
   With one tier and one class this is Daly's model exactly, so the optimum interval is Daly's
   optimum (and Young's when δ ≪ M). With several tiers the grouping is a stated simplification.
-  It tracks the Monte Carlo of :mod:`planner.simulate` (docs/reliability.md: within 0.5 pp on
-  the default preset up to 100x its failure rate; within 4 pp up to λτ = 2 on one tier).
+  It tracks the Monte Carlo of :mod:`planner.simulate` (docs/reliability.md: within 0.05 pp on
+  the default preset up to 100x its failure rate; within 0.15 pp up to λτ = 2 on one tier).
 * **Loss breakdown** (``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``): the loss
   ``1 − goodput`` split in proportion to the renewal model's three factors, ``log(1 + Σ s/τ)``,
   ``Σ_k log φ(Λ_k(τ_k + s_k))`` and ``log(1/E)`` (restart + repair + reload)
@@ -841,8 +841,16 @@ class _Block:
                         tie = (a < b) == (side == "before")
                         pin = np.minimum(self._max_lo(self.tau_base[b] * (1.0 if tie else 1.0 + eps),
                                                       self.lo[a]), self.hi[a])
-                        tau0, info = self.start([u for u in units if u[0] != a], pin={a: pin})
+                        rest = [u for u in units if u[0] != a]
+                        tau0, info = self.start(rest, pin={a: pin})
                         consider(self.solve(tau0, info))
+                        # ... and the other free tiers started at the maximum (unsaved unless they
+                        # pay): a tier pinned next to a fixed one can make them redundant, a basin
+                        # the start above misses (found by the grid property test)
+                        others = tuple(k for k in Fr if k != a)
+                        if others:
+                            tau0, info = self.start(rest, pin={a: pin}, last=others)
+                            consider(self.solve(tau0, info))
                     if self.free[b] is not False and side == "before":  # b free: one interval
                         tau0, info = self.start([(a, b)] + [u for u in units if u[0] not in (a, b)])
                         consider(self.solve(tau0, info))
@@ -1395,7 +1403,8 @@ def format_interval_s(interval_s: float) -> str:
     if np.isnan(x):
         return "disabled"
     if is_never_saved(x):
-        return f"not saved (interval {INTERVAL_MAX_S:.0e} s = never)"
+        return (f"not saved (interval {INTERVAL_MAX_S:.0e} s = never)" if x <= INTERVAL_MAX_S * (1.0 + 1e-9)
+                else f"every {x:.4g} s: never, in effect (≥ {INTERVAL_MAX_S:.0e} s)")
     if x < 60.0:
         return f"{x:.3g} s"
     if x < 3600.0:
@@ -1435,13 +1444,25 @@ def zero_goodput_reason(row: dict) -> str | None:
     except (KeyError, ValueError, TypeError):
         return "goodput is 0: failures come faster than the job can save and recover."
     lost = [fc for c, fc in enumerate(FAILURE_CLASSES) if lam_h[c] > 0 and tier[c] < 0]
+    lam = float(lam_h.sum())
+    # a recovery tier whose (fixed) interval is far longer than the time between failures: each
+    # failure loses the work since its last save (φ(Λτ) overflows), not a recovery problem
+    long_k = sorted({int(tier[c]) for c in range(len(FAILURE_CLASSES)) if lam_h[c] > 0 and tier[c] >= 0
+                     and lam * float(row.get(f"ckpt_{TIER_KINDS[tier[c]]}_interval_opt_s", 0.0)) / 3600.0 > 30.0})
+    if long_k and not lost:
+        tiers = ", ".join(f"{TIER_KINDS[k]} every {_g(float(row[f'ckpt_{TIER_KINDS[k]}_interval_opt_s']) / 3600.0)} h"
+                          + (" (never, in effect)" if float(row[f'ckpt_{TIER_KINDS[k]}_interval_opt_s']) >= INTERVAL_MAX_S
+                             else "") for k in long_k)
+        return (f"goodput is 0: the checkpoints that recover the failures are saved far less often than the job "
+                f"fails ({tiers}; a failure every {_g(60.0 / lam)} min, λ = {_g(lam)}/h), so each failure loses the "
+                "work since the last save and a run of this length does not finish in expectation. Shorten the "
+                "interval, or leave it empty for the optimum.")
     if lost:
         return ("goodput is 0: no enabled checkpoint tier survives a failure of class "
                 + ", ".join(lost) + " (" + ", ".join(f"{_g(lam_h[FAILURE_CLASSES.index(c)])}/h" for c in lost)
                 + "), so each such failure restarts training from the beginning and a run of "
                 "this length does not finish in expectation. Enable a tier that survives it "
                 "(e.g. the parallel file system, or node-local copies with replicas).")
-    lam = float(lam_h.sum())
     return (f"goodput is 0: with failures every {_g(60.0 / lam) if lam > 0 else 'inf'} min (λ = {_g(lam)}/h) "
             f"and recoveries of up to {_g(float(R.max()) / 60.0)} min (restart + repair + reload), "
             "recoveries are interrupted by the next failure before they complete; no progress is "

@@ -59,6 +59,15 @@ __all__ = [
 DEFAULT_PRESET = "default"
 _INT_MAX = 10_000_000
 _FLOAT_MAX = 1e30
+#: Ranges the Plan page's widgets take (app_pages/_common.py reads these): a link value outside
+#: them is refused with a warning naming the key and the range, never clamped by the widget into
+#: another scenario without a word (review 2026-11-30: ``tok=1e5`` became 1e6, ``mbs=200000``
+#: became 1, ``me=200000`` a dense model).
+WIDGET_DEGREE_MAX = 100_000      # TP, PP, CP, EP, micro-batch, head dim, MoE counts, hot spares
+WIDGET_VPP_MAX = 1_000
+TOKENS_MIN, TOKENS_MAX = 1e6, 1e18          # tokens to train (the box: 1e-6 … 1e6 trillion)
+DROPOUT_MAX = 0.99
+CK_INTERVAL_MIN_S, CK_INTERVAL_MAX_S = 0.6, 6e8  # checkpoint interval (the box: 0.01 … 1e7 minutes)
 
 
 @dataclass(frozen=True)
@@ -97,7 +106,7 @@ MODEL_KEYS: tuple[Field, ...] = (
     _i("mh", ("hidden_size",)),
     _i("ma", ("n_heads",)),
     Field("mk", ("n_kv_heads",), "optint", 1, _INT_MAX),
-    Field("md", ("head_dim",), "optint", 1, _INT_MAX),
+    Field("md", ("head_dim",), "optint", 1, WIDGET_DEGREE_MAX),
     _i("mf", ("ffn_hidden_size",)),
     _i("mv", ("vocab_size",)),
     _b("mg", ("gated_mlp",)),
@@ -106,18 +115,18 @@ MODEL_KEYS: tuple[Field, ...] = (
     _b("mb", ("linear_bias",)),
     _i("mpos", ("learned_pos_embeddings",), lo=0),
     _b("mrope", ("rope",)),
-    Field("mdo", ("dropout",), "float", 0.0, 0.999),
+    Field("mdo", ("dropout",), "float", 0.0, DROPOUT_MAX),
     Field("msw", ("sliding_window",), "optint", 1, _INT_MAX),
     Field("mswf", ("sliding_window_layer_frac",), "float", 0.0, 1.0),
     # MoE (me = 0 means dense: the moe object is removed)
-    _i("me", ("moe", "n_experts"), lo=0),
-    _i("mtk", ("moe", "top_k")),
-    _i("mef", ("moe", "expert_ffn_hidden_size")),
-    _i("mse", ("moe", "n_shared_experts"), lo=0),
+    _i("me", ("moe", "n_experts"), lo=0, hi=WIDGET_DEGREE_MAX),
+    _i("mtk", ("moe", "top_k"), hi=WIDGET_DEGREE_MAX),
+    _i("mef", ("moe", "expert_ffn_hidden_size"), hi=WIDGET_DEGREE_MAX),
+    _i("mse", ("moe", "n_shared_experts"), lo=0, hi=WIDGET_DEGREE_MAX),
     Field("msf", ("moe", "shared_expert_ffn_hidden_size"), "optint", 1, _INT_MAX),
-    _i("mfd", ("moe", "first_dense_layers"), lo=0),
+    _i("mfd", ("moe", "first_dense_layers"), lo=0, hi=WIDGET_DEGREE_MAX),
     Field("mcf", ("moe", "capacity_factor"), "float", 1.0, 16.0),
-    Field("mnl", ("moe", "max_nodes_per_token"), "optint", 1, _INT_MAX),
+    Field("mnl", ("moe", "max_nodes_per_token"), "optint", 1, WIDGET_DEGREE_MAX),
     # MLA (mlkv = 0 means no MLA: the mla object is removed)
     _i("mlq", ("mla", "q_lora_rank"), lo=0),
     _i("mlkv", ("mla", "kv_lora_rank"), lo=0),
@@ -142,22 +151,22 @@ CLUSTER_KEYS: tuple[Field, ...] = (
 TRAINING_KEYS: tuple[Field, ...] = (
     _i("s", ("training", "seq_len"), hi=4_194_304),
     _i("gbs", ("training", "global_batch_size")),
-    _i("mbs", ("training", "micro_batch_size")),
+    _i("mbs", ("training", "micro_batch_size"), hi=WIDGET_DEGREE_MAX),
     _c("prec", ("training", "precision"), ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")),
     _c("gd", ("training", "grad_dtype"), ("fp32", "bf16")),
     _c("f8s", ("training", "fp8_scaling"), ("tensorwise", "rowwise")),
     _c("ce", ("training", "cross_entropy"), ("fused", "eager")),
     _c("ew", ("training", "elementwise"), ("fused", "eager")),
-    _f("tok", ("training", "tokens_total")),
+    _f("tok", ("training", "tokens_total"), lo=TOKENS_MIN, hi=TOKENS_MAX, lo_open=False),
 )
 
 PARALLEL_KEYS: tuple[Field, ...] = (
-    _i("tp", ("parallelism", "tp")),
-    _i("pp", ("parallelism", "pp")),
+    _i("tp", ("parallelism", "tp"), hi=WIDGET_DEGREE_MAX),
+    _i("pp", ("parallelism", "pp"), hi=WIDGET_DEGREE_MAX),
     _i("dp", ("parallelism", "dp")),
-    _i("cp", ("parallelism", "cp")),
-    _i("ep", ("parallelism", "ep")),
-    _i("vpp", ("parallelism", "vpp")),
+    _i("cp", ("parallelism", "cp"), hi=WIDGET_DEGREE_MAX),
+    _i("ep", ("parallelism", "ep"), hi=WIDGET_DEGREE_MAX),
+    _i("vpp", ("parallelism", "vpp"), hi=WIDGET_VPP_MAX),
     _b("sp", ("parallelism", "sequence_parallel")),
     _c("z", ("parallelism", "zero_stage"), (0, 1, 2, 3)),
     Field("dps", ("parallelism", "dp_shard"), "optint", 1, _INT_MAX),
@@ -184,7 +193,7 @@ CKPT_KEYS: tuple[Field, ...] = (
 
 REL_KEYS: tuple[Field, ...] = (
     Field("rs", ("reliability", "rate_scale"), "float", 0.0, 100.0),
-    _i("hs", ("reliability", "hot_spare_nodes"), lo=0),
+    _i("hs", ("reliability", "hot_spare_nodes"), lo=0, hi=WIDGET_DEGREE_MAX),
 )
 
 SCALAR_FIELDS: tuple[Field, ...] = CLUSTER_KEYS + TRAINING_KEYS + PARALLEL_KEYS + CKPT_KEYS + REL_KEYS
@@ -467,11 +476,12 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
         if len(bits) > 1 and bits[1].strip().lower() not in ("", "auto", "opt"):
             try:
                 iv = float(bits[1])
-                if not math.isfinite(iv) or iv <= 0 or iv > 1e9:
+                if not math.isfinite(iv) or not CK_INTERVAL_MIN_S <= iv <= CK_INTERVAL_MAX_S:
                     raise ValueError
             except (ValueError, OverflowError):
-                errs.append(f"ck: interval {_show(bits[1])} for tier '{tid}' refused; allowed 0 < seconds ≤ 1e9 or "
-                            "'auto'; used 'auto' (the optimum)")
+                errs.append(f"ck: interval {_show(bits[1])} for tier '{tid}' refused; allowed {CK_INTERVAL_MIN_S:g} to "
+                            f"{CK_INTERVAL_MAX_S:g} seconds (the Plan page's 0.01 to 1e7 minutes) or 'auto'; used "
+                            "'auto' (the optimum)")
                 iv = None
         rep = 0
         if len(bits) > 2 and bits[2].strip():

@@ -36,10 +36,15 @@ from .schema import FAILURE_CLASSES, TIER_KINDS, InputError, Scenario, is_whole_
 #: Safety cap on failure rounds, as a multiple of the expected number of failures (+ a floor).
 MAX_ROUNDS_FACTOR = 10.0
 MAX_ROUNDS_FLOOR = 10_000
+#: Most failures per simulated run the Monte Carlo takes on: each failure is one round of the
+#: loop (about 0.3 ms per round for 1,000 trials), so a run the analytic model expects to fail
+#: more often than this (e.g. a 16k-GPU run at 100x the failure rate: ~10^7 failures) is refused
+#: up front with the analytic figures instead of running for hours.
+MAX_EXPECTED_FAILURES = 200_000
 
 
 def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery_s, reload_s,
-                    survives, *, n_trials=10_000, seed=0,
+                    survives, *, n_trials=10_000, seed=0, expected_failures: float | None = None,
                     progress: Callable[[float], None] | None = None) -> pd.DataFrame:
     """Monte Carlo of one configuration from its model parameters.
 
@@ -56,6 +61,9 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     survives : array (K, C) bool
     n_trials : int
     seed : int — for ``np.random.default_rng``; same seed, same result.
+    expected_failures : float or None — failures per run the analytic model expects (λ × its
+        wall time); the round cap is ``MAX_ROUNDS_FACTOR`` × the larger of this and λ × the
+        failure-free wall time, + ``MAX_ROUNDS_FLOOR``.
     progress : callable(fraction) or None — called after each round with the finished fraction.
 
     Returns
@@ -84,12 +92,18 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     t = np.zeros(n)            # wall time
     pend = np.zeros(n)         # recovery time still to wait before progress resumes
     valid_from = np.zeros((n, K))  # tier k holds valid saves only at positions >= this
+    # Newest durable save of tier k kept across a rollback (the one reloaded, or an older one of
+    # another tier): progress restarts at or after it, so ``floor((q - lag) / τ)`` alone would
+    # miss it while progress is back within ``lag`` of it (a failure during the restart).
+    durable = np.zeros((n, K))
     lost = np.zeros(n)
     recov = np.zeros(n)
     nfail = np.zeros((n, C), dtype=np.int64)
     finished = np.zeros(n, dtype=bool)
     active = np.arange(n)
     expected = lam * work_s / rate
+    if expected_failures is not None and np.isfinite(expected_failures):
+        expected = max(expected, float(expected_failures))
     max_rounds = int(MAX_ROUNDS_FACTOR * expected + MAX_ROUNDS_FLOOR)
     rounds = 0
     while active.size and rounds < max_rounds:
@@ -123,8 +137,12 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
                 if not en[k]:
                     continue
                 cand = np.floor((qf - lag[k]) / tau[k]) * tau[k]
-                ok = surv[k, c] & (cand >= valid_from[af, k]) & (cand > 0)
-                better = ok & (cand > target)
+                cand = np.where(cand >= valid_from[af, k], cand, 0.0)
+                cand = np.where(surv[k, c], np.maximum(cand, durable[af, k]), 0.0)
+                # What tier k holds after this failure (nothing if class c destroys it); never
+                # above the rollback target, which is the newest of all tiers' saves.
+                durable[af, k] = cand
+                better = (cand > 0) & (cand > target)
                 target = np.where(better, cand, target)
                 tier = np.where(better, k, tier)
             # Tiers that do not survive class c lose their saves.
@@ -182,6 +200,8 @@ def params_from_batch(out: _batch.Batch, i: int = 0) -> dict:
         "recovery_s": rel.recovery_s(row)[0],
         "reload_s": tt["reload_s"][0],
         "survives": tt["survives"][0],
+        "expected_failures": (float(out["failure_rate_per_h"][i]) * float(out["time_to_train_days"][i]) * 24.0
+                              if "time_to_train_days" in out else None),
     }
 
 
@@ -191,7 +211,8 @@ def simulate_batch_row(out: _batch.Batch, i: int = 0, n_trials: int = 10_000, se
     return simulate_params(**params_from_batch(out, i), n_trials=n_trials, seed=seed, progress=progress)
 
 
-#: Most trials one call simulates (about 20 s and 1 GB of arrays on a laptop core; 100,000 take 2 s).
+#: Most trials one call simulates (about 20 s and 1 GB of arrays on a laptop core for a run of ~400
+#: failures; 100,000 take 2 s; the time grows with the failures per run, see MAX_EXPECTED_FAILURES).
 MAX_TRIALS = 1_000_000
 #: Seeds accepted: ``np.random.default_rng`` takes any non-negative integer; one int64.
 MAX_SEED = 2**63 - 1
@@ -234,7 +255,25 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
         raise InputError(bad)
     s = validate_scenario(scenario)
     out = run_batch(_batch.from_scenarios([s]))
+    too_many = too_many_failures(out, 0)
+    if too_many:
+        raise InputError([too_many])
     return simulate_batch_row(out, 0, n_trials=n_trials, seed=seed, progress=progress)
+
+
+def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
+    """Why row ``i`` is too long to simulate (more than :data:`MAX_EXPECTED_FAILURES` failures per
+    run expected by the analytic model: each is one round of the Monte Carlo), with the analytic
+    figures to use instead; None when it can be simulated."""
+    rate_h = float(out["failure_rate_per_h"][i])
+    days = float(out["time_to_train_days"][i])
+    n = rate_h * days * 24.0
+    if not (np.isfinite(n) and n > MAX_EXPECTED_FAILURES):
+        return None
+    return (f"simulate: about {n:,.0f} failures per run expected (MTBF {1 / rate_h:.3g} h over {days:,.0f} days at "
+            f"goodput {float(out['goodput'][i]):.3g}, the analytic model), more than the {MAX_EXPECTED_FAILURES:,} the "
+            "Monte Carlo simulates one by one; the analytic time to train and goodput stand for it (they agree with the "
+            "Monte Carlo within 0.1 pp where both run: docs/reliability.md)")
 
 
 def unfinished_note(df: pd.DataFrame) -> str | None:
@@ -244,9 +283,10 @@ def unfinished_note(df: pd.DataFrame) -> str | None:
     if "finished" not in df or bool(df["finished"].all()):
         return None
     k, n = int((~df["finished"].astype(bool)).sum()), len(df)
-    return (f"{k:,} of {n:,} simulated runs never finished (time to train ∞): the failures come faster than "
-            "the run can make progress between them with these checkpoint tiers (none enabled, or none that "
-            "survives the common failure classes), so each restart loses the work since the start or a "
+    return (f"{k:,} of {n:,} simulated runs never finished (time to train ∞): they were stopped after "
+            f"{MAX_ROUNDS_FACTOR:g}× the failures the run should take. The failures come faster than the run can "
+            "make progress between them with these checkpoint tiers (none enabled, none saved often enough, or "
+            "none that survives the common failure classes), so each restart loses the work since the start or a "
             "long-ago checkpoint. Add a tier that survives node failures or shorten its interval.")
 
 

@@ -375,6 +375,15 @@ def _base_scenario_for(s: Scenario, system_id, n_gpus: int) -> Scenario:
     return s.model_copy(update={"cluster": c.model_copy(update=upd)})
 
 
+def _int_candidates(name: str, x) -> np.ndarray:
+    """Candidate degrees given by the caller (one integer or a list of them) as int64 (K,);
+    anything else (a string, a bool, a fraction) raises :class:`InputError` naming ``name``."""
+    vals = [x] if np.isscalar(x) or isinstance(x, str) else list(x)
+    if not vals or not all(is_whole_number(v) and v >= 1 for v in vals):
+        raise InputError([f"sweep: {name} = {x!r}: give a positive integer or a list of them"])
+    return np.asarray([int(v) for v in vals], dtype=np.int64)
+
+
 def build_space(
     scenario: Scenario,
     *,
@@ -447,7 +456,10 @@ def build_space(
     if not sys_list:
         raise InputError(["sweep: systems is empty"])
     for sid in sys_list:
-        catalog.resolve_system(sid, loc=("systems",))
+        try:
+            catalog.resolve_system(sid, loc=("systems",))
+        except ValueError as e:
+            raise InputError([f"sweep: {e}"]) from None
 
     # --- base rows, one per (system, n_gpus) group ------------------------------------------
     groups = []
@@ -474,11 +486,13 @@ def build_space(
     g_n = np.asarray([n for _, n, _ in groups], dtype=np.int64)
     g_nvl = base["nvlink_domain_size"].astype(np.int64)
     all_n_div = np.unique(np.concatenate([_divisors(n) for n in g_n]))
-    tp_c = np.asarray(tp, dtype=np.int64) if tp is not None else all_n_div[all_n_div <= heads]
-    pp_c = np.asarray(pp, dtype=np.int64) if pp is not None else all_n_div[all_n_div <= L]
-    cp_c = np.asarray(cp, dtype=np.int64) if cp is not None else _pow2_upto(cp_max)
+    if not (is_whole_number(cp_max) and cp_max >= 1):
+        raise InputError([f"sweep: cp_max = {cp_max!r}: give a positive integer (1 = no CP)"])
+    tp_c = _int_candidates("tp", tp) if tp is not None else all_n_div[all_n_div <= heads]
+    pp_c = _int_candidates("pp", pp) if pp is not None else all_n_div[all_n_div <= L]
+    cp_c = _int_candidates("cp", cp) if cp is not None else _pow2_upto(cp_max)
     if ep is not None:
-        ep_c = np.asarray(ep, dtype=np.int64)
+        ep_c = _int_candidates("ep", ep)
     else:
         ep_c = _divisors(E) if E > 0 else np.asarray([1], dtype=np.int64)
     if E == 0:
@@ -893,7 +907,14 @@ def sweep(
     ``hbm_usable_bytes``, ``mem_headroom_bytes``, ``mem_worst_stage``, ``host_fits``,
     ``goodput_tokens_per_s`` when available), ``infeasible_reason`` ('' when feasible),
     ``pareto_time_cost`` and ``pareto_throughput_memory`` (bool; computed over all feasible
-    rows of the sweep, not only the rows shown).
+    rows of the sweep, not only the rows shown). Units as in :func:`planner.evaluate`: in the
+    column names (``*_bytes``, ``*_s``, ``*_days``, ``*_usd``), fractions for mfu / goodput.
+
+    Raises
+    ------
+    InputError (a ``ValueError``, one line per problem in ``.lines``) — an invalid scenario, an
+    unknown objective or system, candidate degrees that are not positive integers (``tp="16"``,
+    ``cp_max=0``), bad ``gpus`` / ``top``; an empty result (nothing fits) is not an error.
 
     Notes
     -----

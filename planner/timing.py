@@ -189,9 +189,13 @@ CPU_OPT_BYTES_PER_PARAM = 28.0
 #: Megatron-Core DDP bucket: max(40M, 1M · dp) parameters (distributed_data_parallel_config).
 DP_BUCKET_PARAMS = 40.0e6
 DP_BUCKET_PARAMS_PER_RANK = 1.0e6
-#: Zero-bubble residual: ZB-H1 reaches about 1/3 of the 1F1B bubble and ZB-2p "near zero"
-#: (Qi et al. ICLR'24, Table 4); we keep 10% of the 1F1B bubble as the stated residual.
-ZERO_BUBBLE_RESIDUAL = 0.1
+#: Zero-bubble residual, ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR'24 §3.1):
+#: its bubble is (p−1)(T_F + T_B − T_W) against 1F1B's (p−1)(T_F + T_B + T_W), with the
+#: backward split into input-gradient T_B and weight-gradient T_W; at T_F = T_B = T_W, 1/3.
+#: ZB-H1 is the schedule whose peak activation memory equals 1F1B's, which is what the memory
+#: model holds (ZB-H2 / ZB-2p reach "near zero" with about twice the activations). Until
+#: 2026-11-30 this was 0.1 — a ZB-2p-like bubble with ZB-H1's memory (found by review).
+ZERO_BUBBLE_RESIDUAL = 1.0 / 3.0
 #: Rows per chunk in :func:`stage` (arrays of 16k float64 = 128 KiB stay in cache; the same
 #: as engine.DEFAULT_CHUNK_ROWS: measured fastest of 4k-64k on a 41k-row sweep batch).
 CHUNK_ROWS = 16384
@@ -1341,7 +1345,8 @@ def notes(row: dict) -> list[str]:
                    "the flash-attention output is saved. As compiled (torch.compile); eager PyTorch with TP also "
                    "replays O (not counted). With TP the two all-gathers feeding K and W3 run again.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
-        out.append(f"Zero-bubble schedule: residual bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the 1F1B bubble (stated).")
+        out.append(f"Zero-bubble schedule taken as ZB-H1 (Qi et al. 2024): bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the "
+                   "1F1B bubble (weight-gradient work fills it, T_F = T_B = T_W assumed), activation memory as 1F1B.")
     if row.get("schedule") == _SCHED["dualpipe"]:
         out.append("DualPipe: bubble (p/2 − 1)(F + B/2) per step (weight gradients taken as half the backward); "
                    "two stages' parameters and p + 1 micro-batches of activations per rank (DeepSeek-V3 Table 2); "

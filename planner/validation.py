@@ -1887,16 +1887,11 @@ def calibration_batch(csv_path=None):
             metric.append("step_time_s"); pub.append(st); count.append(math.nan)
         elif not math.isnan(tf):
             metric.append("tflops_per_gpu"); pub.append(tf)
-            if _cell_counts_recompute(r.get("tflops_per_gpu")):
-                count.append(float(b["hardware_flop_per_step"][j]))
-            elif re.match(r"\s*[\d,.]+\s*hardware\b", str(r.get("tflops_per_gpu") or ""), re.I):
+            if re.match(r"\s*[\d,.]+\s*hardware\b", str(r.get("tflops_per_gpu") or ""), re.I) \
+                    and not _cell_counts_recompute(r.get("tflops_per_gpu")):
                 metric[-1] = ""; pub[-1] = math.nan; count.append(math.nan)  # hardware FLOPs beside a comparison
-            elif src == "NARAYANAN21_T1":
-                count.append(float(model_stats.narayanan_flop_per_step(
-                    b["global_batch_size"][j], b["seq_len"][j], b["n_layers"][j], b["hidden_size"][j],
-                    b["vocab_size"][j])))
             else:
-                count.append(float(b["model_flop_per_step"][j]))
+                count.append(_tflops_count(r.get("tflops_per_gpu"), src, b, j))
         elif not math.isnan(mfu) and _cell_counts_recompute(r.get("mfu_pct")):
             metric.append("hfu"); pub.append(mfu / 100.0); count.append(float(b["hardware_flop_per_step"][j]))
         elif not math.isnan(mfu):
@@ -1906,8 +1901,7 @@ def calibration_batch(csv_path=None):
         elif math.isfinite(agg := _aggregate_pflops(r.get("aggregate_pflops"))) and agg > 0:
             # the whole job's PFLOP/s only: per GPU in TFLOP/s, counted as the cell says
             metric.append("tflops_per_gpu"); pub.append(agg * 1e3 / float(b["n_gpus"][j]))
-            hw = _cell_counts_recompute(r.get("aggregate_pflops"))
-            count.append(float(b["hardware_flop_per_step" if hw else "model_flop_per_step"][j]))
+            count.append(_tflops_count(r.get("aggregate_pflops"), src, b, j))
         else:
             metric.append(""); pub.append(math.nan); count.append(math.nan)
     meta = pd.DataFrame({
@@ -1923,6 +1917,19 @@ def calibration_batch(csv_path=None):
         "reason": [skipped[i] for i in sorted(skipped)],
     })
     return b, meta, skipped_df
+
+
+def _tflops_count(cell, src: str, b, j: int) -> float:
+    """FLOP per step of row ``j`` as its TFLOP/s figure counts them (per GPU or the whole job's
+    PFLOP/s alike): hardware FLOPs (recompute included) where the cell says so, Narayanan et
+    al.'s formula for their Table 1 (it counts the recomputed forward), else model FLOPs."""
+    if _cell_counts_recompute(cell):
+        return float(b["hardware_flop_per_step"][j])
+    if src == "NARAYANAN21_T1":
+        return float(model_stats.narayanan_flop_per_step(
+            b["global_batch_size"][j], b["seq_len"][j], b["n_layers"][j], b["hidden_size"][j],
+            b["vocab_size"][j]))
+    return float(b["model_flop_per_step"][j])
 
 
 def predicted_metric(meta: pd.DataFrame, b, step_time_s) -> np.ndarray:
@@ -2001,6 +2008,10 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
         sk = skipped.rename(columns={"reason": "status"})
         sk["status"] = "skipped: " + sk["status"]
         rows = pd.concat([rows, sk], ignore_index=True)
+    if not np.isfinite(rows["rel_err"].to_numpy(dtype=float)).any():
+        counts = rows["status"].value_counts()
+        raise ValueError("no row can be compared (" + "; ".join(f"{n} {st}" for st, n in counts.items())
+                         + "): a row needs one of " + ", ".join(METRIC_COLUMNS) + " and its global batch")
     return rows, summarise(rows)
 
 

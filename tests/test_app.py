@@ -416,11 +416,13 @@ def test_goodput_missing_column_says_not_available(monkeypatch):
 def test_compare_headers_differ_when_only_the_split_differs():
     at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link", "2.p": "default", "2.tp": "4",
                         "2.pp": "8", "2.rc": "full", "2.price": "1"})
-    cols = list(at.dataframe[0].value.columns)
-    assert len(set(cols)) == 2
-    assert "TP8·PP4·CP1·DP32" in cols[0] and "selective" in cols[0]
-    assert "TP4·PP8·CP1·DP32" in cols[1] and "full" in cols[1]
-    assert "price=1" in cols[1] and "price=(base)" in cols[0]  # another differing field, by its link key
+    t = at.dataframe[0].value
+    cols = list(t.columns)
+    assert len(set(cols)) == 2 and cols[0].startswith("1: ") and cols[1].startswith("2: ")
+    assert t.loc["split TP·PP·CP·DP", cols[0]] == "8·4·1·32" and t.loc["recompute", cols[0]] == "selective"
+    assert t.loc["split TP·PP·CP·DP", cols[1]] == "4·8·1·32" and t.loc["recompute", cols[1]] == "full"
+    # another differing field, by its link key
+    assert t.loc["other differences", cols[1]] == "price=1" and t.loc["other differences", cols[0]] == "price=(base)"
 
 
 def test_compare_never_finishing_slot_warns():
@@ -783,3 +785,49 @@ def test_mtbf_without_failures_says_it_is_infinite():
     assert not at.exception
     helps = [m.help or "" for m in at.metric if m.label.lower().startswith("mtbf")]
     assert helps and "mean time between failures is infinite" in helps[0]
+
+
+# Review 2026-11-30 -------------------------------------------------------------------------------
+
+import planner  # noqa: E402
+from app_pages import _common as C  # noqa: E402
+
+
+@pytest.mark.parametrize(("params", "key"), [({"tok": "1e5"}, "tok"), ({"mbs": "200000"}, "mbs"),
+                                             ({"hs": "200000"}, "hs"), ({"ck": "pfs:1e9:0"}, "ck")])
+def test_a_link_value_outside_the_sidebar_box_is_refused_not_clamped(params, key):
+    """tok=1e5 was clamped by the Tokens box to 1e6 (0.0 days, $1) without a word; mbs=200000 to
+    1. Such values are refused with the usual link warning and the base value kept."""
+    at = _run(PLAN, params)
+    assert any(w.value.startswith("Link:") and key in w.value for w in at.warning), [w.value for w in at.warning]
+    base = planner.evaluate(planner.load_preset("default")).results
+    assert metrics(at)["Step time"] == C.fmt(base, "step_time_s", "s")
+
+
+def test_a_model_name_from_a_link_is_shown_as_plain_text():
+    at = _run(PLAN, {"m": "custom", "mn": "a\n\n# HEADER $x$ :red[RED]"})
+    cap = next(c.value for c in at.caption if "GPUs" in c.value)
+    assert "\\# HEADER \\$x\\$ \\:red\\[RED\\]" in cap and "\n" not in cap.split(" on ")[0]
+
+
+def test_explore_sweeps_although_the_sidebar_split_does_not_suit_the_model():
+    """Default preset's PP 4 × VPP 5 with Llama 3 8B's 32 layers: the sweep replaces the split."""
+    at = _run(EXPLORE)
+    at.selectbox(key="w_model").set_value("llama3-8b").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("does not suit" in i.value for i in at.info)
+    assert at.dataframe and len(at.dataframe[0].value) > 0
+
+
+def test_validate_with_no_group_selected_draws_nothing():
+    at = _run(VALIDATE, {"v_group": "none"})
+    assert not at.get("vega_lite_chart") or not any(
+        c.proto.spec and "validation" in c.proto.spec for c in at.get("vega_lite_chart"))
+    assert any("No source group selected" in i.value for i in at.info)
+
+
+def test_small_amounts_keep_two_significant_digits():
+    assert C.fmt({"x": 0.0123}, "x", "days") == "0.012 days"
+    assert C.fmt({"x": 0.43}, "x", "usd") == "$0.43"
+    assert C.fmt({"x": 0.0031}, "x", "mwh") == "0.0031 MWh"
+    assert C.fmt({"x": 1234.0}, "x", "usd") == "$1,234" and C.fmt({"x": 0.0}, "x", "mwh") == "0 MWh"

@@ -169,3 +169,31 @@ def test_evaluate_many_and_load_preset_raise_input_error_with_lines():
         with pytest.raises(planner.InputError) as e:
             call()
         assert e.value.lines[0].startswith(first)
+
+
+def test_a_scenario_object_changed_after_validation_is_validated_again():
+    """Review 2026-11-30: evaluate returned MFU 0.13 for tp = 3 set on a loaded Scenario (the
+    dict path refuses it), and n_gpus = 0 raised ZeroDivisionError."""
+    s = planner.load_preset("default")
+    s.parallelism.tp = 3
+    with pytest.raises(planner.InputError, match="tp"):
+        planner.evaluate(s)
+    with pytest.raises(planner.InputError, match="row 0: .*tp"):
+        planner.evaluate_many([s])
+    s = planner.load_preset("default")
+    s.cluster.n_gpus = 0
+    with pytest.raises(planner.InputError, match="cluster.n_gpus"):
+        planner.evaluate(s)
+
+
+@pytest.mark.parametrize("items", [None, 5, b"x"])
+def test_evaluate_many_refuses_what_is_not_a_list(items):
+    with pytest.raises(planner.InputError, match="give a list of scenarios"):
+        planner.evaluate_many(items)
+
+
+def test_evaluate_many_names_an_unknown_column():
+    with pytest.raises(planner.InputError, match="columns: unknown 'nope'"):
+        planner.evaluate_many([planner.load_preset("default")], columns=["mfu", "nope"])
+    df = planner.evaluate_many([planner.load_preset("default")], columns=["mfu"])
+    assert list(df.columns) == ["name", "mfu"]

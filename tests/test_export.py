@@ -281,3 +281,13 @@ def test_fp8_scaling_is_written_as_torchtitans_float8_recipe():
     # bf16: no float8 section
     d["training"]["precision"] = "bf16"
     assert "float8" not in tomllib.loads(torchtitan_toml(planner.Scenario.model_validate(d)).text)
+
+
+def test_megatron_notes_a_sequence_cp_cannot_split():
+    """Megatron's CP splits each sequence into 2·cp chunks and asserts seq_length % (2·cp) == 0."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    assert d["parallelism"]["cp"] == 2
+    d["training"]["seq_len"] = 8190  # cp divides it, 2·cp = 4 does not
+    assert any("not a multiple of 4" in n for n in megatron_args(d).notes)
+    d["training"]["seq_len"] = 8192
+    assert not any("2·cp" in n for n in megatron_args(d).notes)

@@ -293,3 +293,23 @@ def test_alibi_families_have_no_rope():
     with pytest.raises(InputError, match=r"alibi: expected true or false"):
         model_from_hf_config({**falcon, "alibi": "true"})
     assert model_from_hf_config(DATA["llama-3.1-8b"]["config"]).rope is True
+
+
+def test_llama_without_tie_key_is_untied_like_its_config_class():
+    """Transformers' LlamaConfig defaults tie_word_embeddings to False: Llama 3 8B's file without
+    the key is 8,030,261,248 parameters (32 layers × 218,112,000 + 2 × 128,256 × 4,096 + 4,096;
+    the published count), not 7.5 B with a tied head."""
+    cfg = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}
+    imp = import_hf_config(cfg)
+    assert imp.model.tied_embeddings is False
+    assert any("tie_word_embeddings absent: untied" in n for n in imp.notes)
+    import planner
+
+    d = planner.load_preset("default").to_json_dict()
+    d["model"] = imp.model.model_dump(mode="json")
+    d["parallelism"].update(tp=8, pp=1, vpp=1, schedule="1f1b", dp=None)
+    b = B.from_scenarios([Scenario.model_validate(d)])
+    assert float(model_stats.stats(b)["params_total"][0]) == 8_030_261_248
+    gemma = import_hf_config({**cfg, "model_type": "gemma", "head_dim": 128})
+    assert gemma.model.tied_embeddings is True

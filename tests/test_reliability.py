@@ -513,3 +513,26 @@ def test_vanishing_failure_rates_are_no_failures():
     out = rel.stage(b)
     assert out["goodput"][1] == out["goodput"][0] and out["failure_rate_per_h"][1] == 0.0
     assert out["goodput"][2] < out["goodput"][0]
+
+
+def test_an_interval_far_beyond_the_mtbf_is_named_as_the_reason_for_zero_goodput():
+    """Review 2026-11-30: a PFS tier fixed at 1e30 s (never saved, in effect) gave goodput 0 with
+    the note blaming restarts interrupted by failures; the interval is the reason."""
+    import planner
+
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": 1e30}]
+    r = planner.evaluate(d)
+    assert r.results["goodput"] == 0.0
+    why = [n for n in r.notes if n.startswith("Goodput is 0")]
+    assert why and "saved far less often than the job fails" in why[0] and "never, in effect" in why[0]
+    assert "never, in effect" in r.explain["ckpt_interval_s"]
+    assert rel.format_interval_s(rel.INTERVAL_MAX_S) == "not saved (interval 1e+08 s = never)"
+
+
+def test_fast_solver_finds_the_basin_of_a_tier_pinned_next_to_a_fixed_one(seed=489616):
+    """The grid property test's counterexample (seed 489616, row 9): local NVMe fixed at 53.5 s,
+    PFS and object store free; the optimum saves the object store just after the NVMe and never
+    the PFS (grid: 0.29335), the solver had stopped at PFS every 56 s (0.29264)."""
+    b = _random_rows(24, seed)
+    assert np.all(rel.stage(b)["goodput"] >= rel.stage_grid(b)["goodput"] - OPT_TOL)

@@ -256,3 +256,22 @@ def test_usable_hbm_above_the_parts_physical_hbm_is_refused_naming_the_field():
     assert "cluster.overrides.hbm_usable_bytes" in msg and "80 GiB" in msg
     d["cluster"]["overrides"]["hbm_usable_bytes"] = 70 * 2**30  # below the H100's 80 GiB: fine
     assert Scenario.model_validate(d).cluster.overrides.hbm_usable_bytes == 70 * 2**30
+
+
+@pytest.mark.parametrize(("path", "field"), [(("parallelism", "tp"), "parallelism.tp"),
+                                             (("parallelism", "dp"), "parallelism.dp"),
+                                             (("training", "seq_len"), "training.seq_len")])
+def test_true_is_not_a_number(path, field):
+    """pydantic's lax mode read ``true`` as 1 (``--set parallelism.tp=true`` gave tp = 1)."""
+    d = planner.load_preset("default").to_json_dict()
+    d[path[0]][path[1]] = True
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(d)
+    assert e.value.lines == [f"{field}: a number, not true"]
+
+
+def test_true_is_not_a_checkpoint_interval():
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"][0]["interval_s"] = True
+    with pytest.raises(planner.InputError, match=r"checkpoint.tiers\[0\].interval_s: a number, not true"):
+        planner.evaluate(d)

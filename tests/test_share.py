@@ -107,7 +107,7 @@ def test_unknown_value_warns_and_keeps_the_rest():
 def test_out_of_range_is_refused_with_the_range():
     back, warnings = share.params_to_scenario({"tp": "0", "s": "99999999", "pue": "7"})
     text = " ".join(warnings)
-    assert "tp='0'" in text and "allowed 1 to 10000000" in text
+    assert "tp='0'" in text and "allowed 1 to 100000" in text  # the TP box's range (share.WIDGET_DEGREE_MAX)
     assert "s='99999999'" in text and "4194304" in text
     assert "pue='7'" in text and "1 to 3" in text
     assert _norm(back) == _norm(preset_json("default"))
@@ -189,7 +189,7 @@ def test_dropout_and_architecture_fields_round_trip():
     back, warnings = share.params_to_scenario(params)
     assert warnings == [] and _norm(back)["model"] == _norm(sj)["model"]
     _, warnings = share.params_to_scenario({**params, "mdo": "1"})
-    assert any(w.startswith("mdo='1'") and "0.999" in w for w in warnings)
+    assert any(w.startswith("mdo='1'") and "0.99" in w for w in warnings)
 
 
 def _inline_objects():

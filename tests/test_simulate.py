@@ -79,6 +79,29 @@ def test_analytic_single_tier_fixed_interval():
     assert df["goodput"].mean() == pytest.approx(g1, abs=0.01)
 
 
+@pytest.mark.parametrize("lam_tau", [1.0, 2.0])
+def test_one_class_matches_daly_at_large_lambda_tau(lam_tau):
+    """One failure class, one sync tier, λ·τ = 1 and 2: the Monte Carlo against Daly's
+    closed form (Daly 2006, "A higher order estimate of the optimum checkpoint interval for
+    restart dumps", FGCS 22(3), the expected wall time per unit of work for exponential
+    failures): G = τ / (M · e^{(R + reload)/M} · (e^{(τ + δ)/M} − 1)), computed here by hand.
+    Failures during a restart are frequent at these rates; the save just reloaded stays
+    durable (rolling back one save further lost 2 and 4 pp here, 50 % of time on a 12 h MTBF
+    run)."""
+    M, delta, R, reload = 36_000.0, 60.0, 600.0, 60.0
+    tau = lam_tau * M
+    p = dict(
+        work_s=100 * 86400.0, tau_s=np.array([np.nan, np.nan, tau, np.nan]),
+        enabled=np.array([False, False, True, False]), stall_s=np.array([0, 0, delta, 0]),
+        save_s=np.array([0, 0, delta, 0]),
+        lam_per_s=np.array([1 / M, 0, 0, 0, 0]), recovery_s=np.array([R, 0, 0, 0, 0]),
+        reload_s=np.full((4, 5), reload), survives=np.ones((4, 5), dtype=bool),
+    )
+    daly = tau / (M * np.exp((R + reload) / M) * np.expm1((tau + delta) / M))
+    mc = sim.simulate_params(**p, n_trials=2000, seed=5)["goodput"].mean()
+    assert mc == pytest.approx(daly, abs=0.005)
+
+
 def _default_scaled(rate_scale):
     from planner.engine import run_batch
 
@@ -164,3 +187,21 @@ def test_runs_that_never_finish_summarise_as_infinite_and_are_explained():
     s = summarize(sim).set_index("metric")
     assert (s.loc["time_to_train_days", ["p10", "p50", "p90"]] == np.inf).all()
     assert unfinished_note(sim).startswith("50 of 50 simulated runs never finished")
+
+
+def test_a_run_with_too_many_failures_to_simulate_is_refused_with_the_analytic_figures():
+    """405B on 16,384 GPUs at 100x the failure rate: the analytic model expects ~2e7 failures per
+    run (each a round of the Monte Carlo: hours). Refused at once, naming the figures; the CLI
+    exits 2 with that line (review 2026-11-30: it ran 2 min and reported "never finished")."""
+    from test_cli import run
+
+    d = planner.load_preset("llama3-405b-h100-16k").to_json_dict()
+    d["reliability"]["rate_scale"] = 100
+    r = planner.evaluate(d).results
+    n = r["failure_rate_per_h"] * r["time_to_train_days"] * 24
+    assert n > sim.MAX_EXPECTED_FAILURES
+    with pytest.raises(planner.InputError, match="failures per run expected"):
+        planner.simulate(d, n_trials=10)
+    rc, out, err = run("simulate", "--preset", "llama3-405b-h100-16k", "--set", "reliability.rate_scale=100",
+                       "--trials", "10")
+    assert rc == 2 and "failures per run expected" in err and out == ""

@@ -400,3 +400,13 @@ def test_an_empty_sweep_has_the_same_columns_whatever_emptied_it():
     assert len(none_at_all) == len(none_fit) == 0
     assert none_at_all.attrs["n_configurations"] == 0 and none_fit.attrs["n_configurations"] > 0
     assert list(none_at_all.columns) == list(none_fit.columns) == list(planner.sweep(s, top=1).columns)
+
+
+@pytest.mark.parametrize(("kw", "text"), [({"systems": ["nope"]}, "unknown system id 'nope'"),
+                                          ({"tp": "16"}, "tp = '16'"), ({"pp": 2.5}, "pp = 2.5"),
+                                          ({"tp": [True]}, "tp = [True]"), ({"cp_max": 0}, "cp_max = 0")])
+def test_sweep_refuses_bad_candidates_naming_them(kw, text):
+    """Review 2026-11-30: tp="16" returned an empty table, an unknown system a bare ValueError."""
+    with pytest.raises(planner.InputError) as e:
+        planner.sweep(planner.load_preset("default"), feasible_only=False, **kw)
+    assert text in e.value.lines[0]

@@ -16,7 +16,9 @@ def test_bubble_1f1b_and_interleaved():
     assert timing.bubble_fraction(8, 64, 3, inter) == pytest.approx(7 / (3 * 64))
     assert timing.bubble_fraction(4, 16, 1, SCHEDULES.index("gpipe")) == pytest.approx(3 / 16)
     zb = timing.bubble_fraction(4, 16, 1, SCHEDULES.index("zero_bubble"))
-    assert zb == pytest.approx(timing.ZERO_BUBBLE_RESIDUAL * 3 / 16)
+    # ZB-H1 (Qi et al. 2024 §3.1): (p−1)(T_F+T_B−T_W) / ((p−1)(T_F+T_B+T_W)) = 1/3 at equal
+    # parts, of the 1F1B bubble (p−1)/m = 3/16 -> 1/16
+    assert zb == pytest.approx(1 / 16)
 
 
 def test_tp_bytes_per_layer():

@@ -1362,3 +1362,38 @@ def test_fp8_scaling_naming_both_is_refused_and_bf16_rows_ignore_it():
     assert s.training.precision == "fp8" and s.training.fp8_scaling == "rowwise"
     s, _ = validation.row_to_scenario(_row(gpu="H100", precision="bf16 (the rowwise FP8 run is the next row)"))
     assert s.training.precision == "bf16" and s.training.fp8_scaling == "tensorwise"
+
+
+def test_a_csv_without_any_published_metric_is_one_clear_error(tmp_path):
+    """Review 2026-11-30: `planner validate --csv` raised IndexError when no row had a metric."""
+    from test_cli import run
+
+    df = pd.read_csv(validation.DEFAULT_CSV).head(5)
+    for c in validation.METRIC_COLUMNS + ("aggregate_pflops",):
+        df[c] = None
+    f = tmp_path / "none.csv"
+    df.to_csv(f, index=False)
+    with pytest.raises(ValueError, match="no row can be compared"):
+        validation.validate(f)
+    rc, out, err = run("validate", "--csv", str(f))
+    assert rc == 2 and err.count("\n") == 1 and "no row can be compared" in err and out == ""
+
+
+def test_aggregate_pflops_alone_is_counted_like_the_sources_tflops(tmp_path):
+    """A Narayanan row with only its aggregate PFLOP/s is compared as its TFLOP/s per GPU would be
+    (Narayanan's own FLOP formula, recompute included): the same predicted / published ratio."""
+    df = pd.read_csv(validation.DEFAULT_CSV).head(3)
+    full = validation.validate(_write(tmp_path, df, "a.csv"))[0].set_index("run_id")
+    for c in validation.METRIC_COLUMNS:
+        df[c] = None
+    agg = validation.validate(_write(tmp_path, df, "b.csv"))[0].set_index("run_id")
+    for rid in agg.index:
+        assert agg.loc[rid, "metric"] == "tflops_per_gpu"
+        # the aggregate is rounded in the source (e.g. 4.4 PFLOP/s for 32 x 137.5 TFLOP/s)
+        assert agg.loc[rid, "rel_err"] == pytest.approx(full.loc[rid, "rel_err"], abs=0.01)
+
+
+def _write(tmp_path, df, name):
+    f = tmp_path / name
+    df.to_csv(f, index=False)
+    return f

@@ -129,6 +129,8 @@ for i in range(n):
         if ss[f"c_src{i}"] == LINK:
             st.text_input("Share link (or its ?query)", key=f"c_link{i}",
                           placeholder="http://localhost:8501/?m=llama3-70b&n=1024&tp=8 ...")
+            if not str(ss.get(f"c_link{i}") or "").strip():
+                st.caption("No link pasted yet: this column shows the default preset until one is.")
         sj, warns, pid = _slot_scenario(i)
         for w in warns:
             st.warning(f"Scenario {i + 1}: {w}")

@@ -8,6 +8,7 @@ if _ROOT not in sys.path:  # AppTest.from_file on this page alone
     sys.path.insert(0, _ROOT)
 
 import json  # noqa: E402
+import math  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -99,6 +100,8 @@ _PAGE_KEYS = ("pl_mct", "pl_mcs")
 C.keep_page_widgets("plan", _PAGE_KEYS)
 sj = C.render_sidebar("plan")
 MCT_RANGE, MCS_RANGE = (100, 100_000), (0, 2**31 - 1)
+#: Most trial × failure rounds the page simulates at once (about 20 s on one core).
+MC_PAGE_BUDGET = 1e8
 if "pl_mct" not in ss:
     _w: list[str] = []
     ss["pl_mct"] = C.link_int("pl_mct", *MCT_RANGE, 2000, _w)
@@ -262,8 +265,18 @@ with right:
             frac = a[0] / a[1] if len(a) >= 2 and a[1] else (a[0] if a else 0.0)
             bar.progress(float(min(max(frac, 0.0), 1.0)))
 
+        # Work grows with trials × failures per run (one loop round per failure): above
+        # MC_PAGE_BUDGET trial-failures (about 20 s here) the page runs fewer trials and says so.
+        trials = int(ss["pl_mct"])
+        n_fail = (C.num(res, "failure_rate_per_h") or 0.0) * (C.num(res, "time_to_train_days") or 0.0) * 24.0
+        if math.isfinite(n_fail) and n_fail > 0 and trials * n_fail > MC_PAGE_BUDGET:
+            trials = max(MCT_RANGE[0], int(MC_PAGE_BUDGET // n_fail))
+            if trials < int(ss["pl_mct"]):
+                st.caption(f"Ran {trials:,} trials, not {int(ss['pl_mct']):,}: each run fails about {n_fail:,.0f} "
+                           "times and every failure is simulated, so more would keep the page busy for minutes "
+                           "(`planner simulate --trials N` has no such limit).")
         try:
-            sim = planner.simulate(scen, n_trials=int(ss["pl_mct"]), seed=int(ss["pl_mcs"]), progress=_progress)
+            sim = planner.simulate(scen, n_trials=trials, seed=int(ss["pl_mcs"]), progress=_progress)
             ss["pl_mc"] = (mc_key, sim)
         except planner.InputError as e:  # e.g. too many failures per run to simulate one by one
             st.warning(" ".join(e.lines))

@@ -363,8 +363,15 @@ def _reg(key, path, to_w=lambda v: v, from_w=lambda v: v):
     _SIMPLE.append((key, path, to_w, from_w))
 
 
+def _sig12(x: float) -> float:
+    """A value converted from a box's unit back to SI, to 12 significant digits: 8.2 trillion
+    tokens is 8.2e12, not 8199999999999.999 (8.2 × 1e12 in binary floating point), so a link
+    value survives the round trip through the box exactly (review 2026-11-30)."""
+    return float(f"{float(x):.12g}")
+
+
 def _opt_scale(scale):
-    return (lambda v: None if v is None else float(v) / scale), (lambda v: None if v is None else float(v) * scale)
+    return (lambda v: None if v is None else float(v) / scale), (lambda v: None if v is None else _sig12(float(v) * scale))
 
 
 _reg("w_n", ("cluster", "n_gpus"), int, int)
@@ -411,7 +418,7 @@ _reg("w_gd", ("training", "grad_dtype"))
 _reg("w_f8s", ("training", "fp8_scaling"))
 _reg("w_ce", ("training", "cross_entropy"))
 _reg("w_ew", ("training", "elementwise"))
-_reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: float(v) * 1e12)
+_reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: _sig12(float(v) * 1e12))
 _reg("w_async", ("checkpoint", "async"), bool, bool)
 _reg("w_cif", ("checkpoint", "async_interference_frac"), float, float)
 _reg("w_rs", ("reliability", "rate_scale"), float, float)
@@ -700,7 +707,7 @@ def scenario_from_widgets() -> dict:
         for k in ss["w_tiers"]:
             u = copy.deepcopy(old.get(k) or {"tier": k, "replicas": 0})
             iv = ss.get(f"w_ck_{k}")
-            u["interval_s"] = None if iv is None else float(iv) * 60.0
+            u["interval_s"] = None if iv is None else _sig12(float(iv) * 60.0)
             r = ss.get(f"w_ckr_{k}")
             if r is not None:
                 u["replicas"] = int(r)

@@ -48,6 +48,24 @@ def run_sweep(sj_json: str, objective: str, space: str) -> pd.DataFrame:
     return planner.sweep(sj, objective=objective, feasible_only=True, **SPACES[space])
 
 
+def _plain_splits(sj: dict, limit: int = 400) -> list[tuple[int, int]]:
+    """(TP, PP) pairs to try as the sweep's starting split when the sidebar's does not suit the
+    model or the GPU count: TP a divisor of the heads, PP of the GPUs left (at most the layers),
+    fewest model-parallel GPUs first (DP must still divide the global batch: the schema checks)."""
+    from planner import catalog
+
+    m = sj.get("model")
+    try:
+        m = catalog.models()[m].model_dump() if isinstance(m, str) else dict(m or {})
+        heads, layers = int(m["n_heads"]), int(m["n_layers"])
+        n = int((sj.get("cluster") or {}).get("n_gpus") or 1)
+    except Exception:  # noqa: BLE001 - an unreadable model: the schema's own error is shown
+        return [(1, 1)]
+    pairs = [(t, q) for t in range(1, min(heads, n) + 1) if heads % t == 0 and n % t == 0
+             for q in range(1, min(layers, n // t) + 1) if (n // t) % q == 0]
+    return sorted(pairs, key=lambda x: (x[0] * x[1], x[1]))[:limit]
+
+
 def _sweep_base(sj: dict) -> dict:
     """The scenario the sweep starts from (a copy: the sweep overwrites its split)."""
     return copy.deepcopy(sj)
@@ -130,19 +148,19 @@ if errs:
     # same scenario on the plainest split; only errors that remain there stop the page.
     # the first of a few plain splits (TP, PP powers of two) the scenario accepts: global batch,
     # heads and layers must divide as the schema says
-    base, scen2, errs2 = None, None, errs
-    for _tp, _pp in sorted(((t, q) for t in (1, 2, 4, 8, 16, 32, 64) for q in (1, 2, 4, 8, 16, 32, 64)),
-                           key=lambda x: (x[0] * x[1], x[1])):
+    base, scen2 = None, None
+    for _tp, _pp in _plain_splits(sj):
         cand = copy.deepcopy(sj)
         cand["parallelism"] = {**cand.get("parallelism", {}), "tp": _tp, "pp": _pp, "cp": 1, "ep": 1, "vpp": 1,
-                               "dp": None, "dp_shard": None, "schedule": "1f1b", "recompute_layers": None}
+                               "dp": None, "dp_shard": None, "schedule": "1f1b", "recompute_layers": None,
+                               "layer_split": "uneven"}
         scen2, errs2 = C.validate(cand)
         if not errs2:
             base = cand
             break
-    if errs2:
+    if base is None:
         st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
-                 + "\n".join(f"- `{e}`" for e in errs2), icon=":material/error:")
+                 + "\n".join(f"- `{e}`" for e in errs), icon=":material/error:")
         st.stop()
     st.info("The sidebar's split does not suit this model / GPU count ("
             + "; ".join(f"`{e}`" for e in errs) + "); the sweep below tries every split instead. "
@@ -209,6 +227,10 @@ show = pd.DataFrame({
     "days": top["time_to_train_days"],
     "M USD": top["cost_usd"] / 1e6,
 })
+if "offload_optimizer" in top.columns and (top["offload_optimizer"] != "none").any():
+    # only when a shown row offloads (the full space with offload in the sidebar): a row that moves
+    # its optimizer to the host must say so (review 2026-11-30)
+    show.insert(show.columns.get_loc("sched.") + 1, "offload", top["offload_optimizer"])
 #: Column help (units live here, so the headers stay short and the table fits the page).
 TABLE_HELP = {
     "TP": "tensor parallel", "PP": "pipeline stages", "DP": "data parallel (derived)", "CP": "context parallel",
@@ -218,17 +240,18 @@ TABLE_HELP = {
     "MFU %": "model FLOP utilisation, %", "Mtok/s": "throughput, millions of tokens per second",
     "goodput %": "expected fraction of wall time that advances training, %",
     "days": "wall-clock days to train (failures included)", "M USD": "cost to train, millions of USD",
+    "offload": "optimizer states (and what the sidebar offloads with them) on the host: none / cpu / nvme",
 }
 #: Column widths in px: small enough that all 17 columns fit a 1,500 px window with the sidebar open.
 _WIDTH = {"TP": 38, "PP": 38, "DP": 40, "CP": 38, "EP": 38, "VPP": 42, "mb": 36, "ZeRO": 46, "recomp.": 74,
           "sched.": 80, "GiB": 50, "step s": 56, "MFU %": 58, "Mtok/s": 60, "goodput %": 76, "days": 62,
-          "M USD": 60}
+          "M USD": 60, "offload": 60}
 _cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format="%.1f" if c == "GiB" else "%.2f",
                                          width=_WIDTH[c])
         for c in ("GiB", "step s", "MFU %", "Mtok/s", "goodput %", "days", "M USD")}
 _cfg.update({c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], width=_WIDTH[c])
              for c in ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO")})
-_cfg.update({c: st.column_config.TextColumn(c, help=TABLE_HELP[c], width=_WIDTH[c]) for c in ("recomp.", "sched.")})
+_cfg.update({c: st.column_config.TextColumn(c, help=TABLE_HELP[c], width=_WIDTH[c]) for c in ("recomp.", "sched.", "offload")})
 st.subheader(f"Top {len(top)} by {OBJECTIVES[ss['ex_obj']]}")
 st.caption("Select a row to open it on the Plan page. Hover a column header for its meaning and unit "
            "(GiB = 2³⁰ B).")

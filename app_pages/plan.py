@@ -268,7 +268,12 @@ with right:
         # Work grows with trials × failures per run (one loop round per failure): above
         # MC_PAGE_BUDGET trial-failures (about 20 s here) the page runs fewer trials and says so.
         trials = int(ss["pl_mct"])
-        n_fail = (C.num(res, "failure_rate_per_h") or 0.0) * (C.num(res, "time_to_train_days") or 0.0) * 24.0
+        try:  # failures per run the Monte Carlo will simulate (its round cap when the run never finishes)
+            from planner.simulate import expected_rounds
+
+            n_fail = float(expected_rounds(engine.run_batch(pbatch.from_scenarios([scen])), 0))
+        except Exception:  # noqa: BLE001 - the estimate only sizes the run; simulate still checks
+            n_fail = 0.0
         if math.isfinite(n_fail) and n_fail > 0 and trials * n_fail > MC_PAGE_BUDGET:
             trials = max(MCT_RANGE[0], int(MC_PAGE_BUDGET // n_fail))
             if trials < int(ss["pl_mct"]):

@@ -20,7 +20,8 @@ vocab_size                 vocab_size
 tied_embeddings            tie_word_embeddings; when absent, the model class's default in
                            Transformers (``_TIE_DEFAULTS``: false for Llama, Mistral, Mixtral,
                            Qwen2/3 (MoE), DeepSeek-V2/V3, Phi-3, OLMo, GPT-OSS, Granite, GPT-NeoX,
-                           GPT-J, CodeGen, Phi, StableLM; true for Gemma, Cohere), else
+                           GPT-J, CodeGen, Phi, StableLM, GLM, InternLM2, Yi, Baichuan, Llama 4,
+                           Apertus; true for Gemma, Cohere), else
                            ``PretrainedConfig``'s true; a note says which was taken
 gated_mlp, norm            by ``model_type``: the Llama family (SwiGLU / GeGLU, RMSNorm) or the
                            GPT family (plain MLP, LayerNorm)
@@ -120,7 +121,8 @@ _CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 _TIE_DEFAULTS: dict[str, bool] = {
     **{t: False for t in ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2",
                           "deepseek_v3", "phi3", "olmo", "olmo2", "gpt_oss", "granite", "granitemoe", "gpt_neox",
-                          "gptj", "codegen", "phi", "stablelm")},
+                          "gptj", "codegen", "phi", "stablelm", "glm", "glm4", "internlm2", "yi", "baichuan",
+                          "llama4_text", "apertus")},
     **{t: True for t in ("gemma", "gemma2", "gemma3_text", "cohere")},
 }
 

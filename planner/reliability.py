@@ -31,7 +31,7 @@ Model (DESIGN §4.4):
   With one tier and one class this is Daly's model exactly, so the optimum interval is Daly's
   optimum (and Young's when δ ≪ M). With several tiers the grouping is a stated simplification.
   It tracks the Monte Carlo of :mod:`planner.simulate` (docs/reliability.md: within 0.05 pp on
-  the default preset up to 100x its failure rate; within 0.15 pp up to λτ = 2 on one tier).
+  the default preset up to 100x its failure rate; within 0.1 pp up to λτ = 2 on one tier, sync saves up to 30 min included).
 * **Loss breakdown** (``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``): the loss
   ``1 − goodput`` split in proportion to the renewal model's three factors, ``log(1 + Σ s/τ)``,
   ``Σ_k log φ(Λ_k(τ_k + s_k))`` and ``log(1/E)`` (restart + repair + reload)

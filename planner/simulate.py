@@ -84,7 +84,11 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     K, C = reload.shape
     lam = float(lam_c.sum())
     rate = 1.0 / (1.0 + float(np.sum(np.where(en, stall / tau, 0.0))))
-    lag = np.where(en, np.asarray(save_s, dtype=float) * rate, 0.0)  # progress until durable
+    # Progress made between a save's start and its durability: training goes on only for the part
+    # of the save that does not stall it (async: save − stall; a sync save stalls for all of it,
+    # so nothing is made meanwhile). Until 2026-11-30 the whole save time counted, so a sync save
+    # cost every failure an extra δ of lost work (−3 pp against Daly at δ = 30 min, M = 10 h).
+    lag = np.where(en, np.maximum(np.asarray(save_s, dtype=float) - stall, 0.0) * rate, 0.0)
     cum_p = np.cumsum(lam_c / lam) if lam > 0 else np.ones(C)
     cum_p[-1] = 1.0
     n = int(n_trials)
@@ -145,10 +149,14 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
                 better = (cand > 0) & (cand > target)
                 target = np.where(better, cand, target)
                 tier = np.where(better, k, tier)
-            # Tiers that do not survive class c lose their saves.
-            for k in range(K):
-                lose = ~surv[k, c]
-                valid_from[af[lose], k] = np.maximum(qf[lose], valid_from[af[lose], k]) + 1e-9
+            # Progress resumes at the rollback target: every tier's saves beyond it are gone or not
+            # yet retaken (a tier that does not survive class c lost them all; its newest save
+            # before the target is gone too: ``durable`` is 0 for it), and what each tier still
+            # holds at or below it is in ``durable``. Saves taken from here on are valid. (Until
+            # 2026-11-30 a lost tier counted as empty up to the *failure* position: after a
+            # rollback to an old PFS save, host memory stayed useless until progress passed the
+            # failure point again — 0.40 against the analytic 0.67 on a two-tier run.)
+            valid_from[af, :] = target[:, None] + 1e-9
             lost[af] += qf - target
             P[af] = target
             reload_t = np.where(tier >= 0, reload[np.maximum(tier, 0), c], 0.0)
@@ -261,19 +269,41 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
     return simulate_batch_row(out, 0, n_trials=n_trials, seed=seed, progress=progress)
 
 
+def expected_rounds(out: _batch.Batch, i: int = 0) -> float:
+    """Failures per run the Monte Carlo of row ``i`` will simulate (one loop round each): λ × the
+    analytic wall time where that is finite, else (the run never finishes in expectation) the
+    round cap it gives up at, ``MAX_ROUNDS_FACTOR`` × λ × the failure-free wall time +
+    ``MAX_ROUNDS_FLOOR``."""
+    rate_h = float(out["failure_rate_per_h"][i])
+    n = rate_h * float(out["time_to_train_days"][i]) * 24.0
+    if np.isfinite(n):
+        return n
+    p = params_from_batch(out, i)
+    lam = float(np.sum(p["lam_per_s"]))
+    tau = np.where(p["enabled"] & np.isfinite(p["tau_s"]) & (p["tau_s"] > 0), p["tau_s"], np.inf)
+    rate = 1.0 / (1.0 + float(np.sum(np.where(np.isfinite(tau), p["stall_s"] / tau, 0.0))))
+    return MAX_ROUNDS_FACTOR * lam * p["work_s"] / rate + MAX_ROUNDS_FLOOR
+
+
 def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
     """Why row ``i`` is too long to simulate (more than :data:`MAX_EXPECTED_FAILURES` failures per
-    run expected by the analytic model: each is one round of the Monte Carlo), with the analytic
+    run, :func:`expected_rounds`: each is one round of the Monte Carlo), with the analytic
     figures to use instead; None when it can be simulated."""
     rate_h = float(out["failure_rate_per_h"][i])
     days = float(out["time_to_train_days"][i])
-    n = rate_h * days * 24.0
-    if not (np.isfinite(n) and n > MAX_EXPECTED_FAILURES):
+    n = expected_rounds(out, i)
+    if not n > MAX_EXPECTED_FAILURES:
         return None
+    if not np.isfinite(days):
+        why = rel.zero_goodput_reason({k: (v[i] if hasattr(v, "__len__") and not isinstance(v, str) else v)
+                                       for k, v in out.items()}) or "goodput is 0"
+        return (f"simulate: the analytic model expects this run never to finish ({why}); the Monte Carlo would "
+                f"simulate about {n:,.0f} failures per run before giving up, more than the {MAX_EXPECTED_FAILURES:,} "
+                "it takes on")
     return (f"simulate: about {n:,.0f} failures per run expected (MTBF {1 / rate_h:.3g} h over {days:,.0f} days at "
             f"goodput {float(out['goodput'][i]):.3g}, the analytic model), more than the {MAX_EXPECTED_FAILURES:,} the "
-            "Monte Carlo simulates one by one; the analytic time to train and goodput stand for it (they agree with the "
-            "Monte Carlo within 0.1 pp where both run: docs/reliability.md)")
+            "Monte Carlo simulates one by one; the analytic time to train and goodput stand for it (docs/reliability.md "
+            "compares the two where both run)")
 
 
 def unfinished_note(df: pd.DataFrame) -> str | None:

@@ -810,10 +810,12 @@ def test_a_model_name_from_a_link_is_shown_as_plain_text():
     assert "\\# HEADER \\$x\\$ \\:red\\[RED\\]" in cap and "\n" not in cap.split(" on ")[0]
 
 
-def test_explore_sweeps_although_the_sidebar_split_does_not_suit_the_model():
-    """Default preset's PP 4 × VPP 5 with Llama 3 8B's 32 layers: the sweep replaces the split."""
+@pytest.mark.parametrize(("kind", "key", "value"), [("selectbox", "w_model", "llama3-8b"), ("number_input", "w_n", 96)])
+def test_explore_sweeps_although_the_sidebar_split_does_not_suit_the_model(kind, key, value):
+    """Default preset's PP 4 × VPP 5 with Llama 3 8B's 32 layers, or its split on 96 GPUs (DP 3
+    does not divide the global batch of 512): the sweep replaces the split."""
     at = _run(EXPLORE)
-    at.selectbox(key="w_model").set_value("llama3-8b").run()
+    getattr(at, kind)(key=key).set_value(value).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("does not suit" in i.value for i in at.info)
     assert at.dataframe and len(at.dataframe[0].value) > 0
@@ -831,3 +833,12 @@ def test_small_amounts_keep_two_significant_digits():
     assert C.fmt({"x": 0.43}, "x", "usd") == "$0.43"
     assert C.fmt({"x": 0.0031}, "x", "mwh") == "0.0031 MWh"
     assert C.fmt({"x": 1234.0}, "x", "usd") == "$1,234" and C.fmt({"x": 0.0}, "x", "mwh") == "0 MWh"
+
+
+@pytest.mark.parametrize("params", [{"tok": "8.2e12"}, {"tok": "5.4e11"}, {"ck": "pfs:1.9:0"},
+                                    {"ck": "host_memory:auto:0,pfs:123.456:0"}, {"nic": "6.49e10"}])
+def test_link_values_shown_in_another_unit_round_trip_exactly(params):
+    """8.2 trillion tokens came back as 8199999999999.999 (the box holds trillions; ×1e12 in binary
+    floating point), a 1.9 s interval as 1.8999999999999997 (review 2026-11-30)."""
+    at = _run(PLAN, params)
+    assert {k: at.query_params[k] for k in params} == params and not at.warning

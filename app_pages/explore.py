@@ -100,7 +100,10 @@ def row_scenario(sj: dict, row: dict) -> dict:
 def _open_row(i: int) -> None:
     top = ss.get("_ex_top_rows") or []
     if 0 <= i < len(top):
-        C.open_in_plan(row_scenario(ss[C.SCENARIO_KEY], top[i]))
+        sj = row_scenario(ss[C.SCENARIO_KEY], top[i])
+        if ss.get("_ex_layer_split") == "uneven":  # the sweep ran on uneven splits (its fallback base)
+            sj.setdefault("parallelism", {})["layer_split"] = "uneven"
+        C.open_in_plan(sj)
         ss["_ex_goto_plan"] = True
 
 
@@ -169,6 +172,7 @@ if errs:
     sweep_src = base
 else:
     sweep_src = sj
+ss["_ex_layer_split"] = (sweep_src.get("parallelism") or {}).get("layer_split")
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
 c1.selectbox("Rank by", list(OBJECTIVES), key="ex_obj", format_func=OBJECTIVES.get)

@@ -1460,8 +1460,9 @@ def zero_goodput_reason(row: dict) -> str | None:
     if lost:
         return ("goodput is 0: no enabled checkpoint tier survives a failure of class "
                 + ", ".join(lost) + " (" + ", ".join(f"{_g(lam_h[FAILURE_CLASSES.index(c)])}/h" for c in lost)
-                + "), so each such failure restarts training from the beginning and a run of "
-                "this length does not finish in expectation. Enable a tier that survives it "
+                + "), so each such failure restarts training from the beginning; the analytic model "
+                "counts that as no progress (a run much shorter than the time between such failures can "
+                "still finish: planner.simulate shows how often). Enable a tier that survives it "
                 "(e.g. the parallel file system, or node-local copies with replicas).")
     return (f"goodput is 0: with failures every {_g(60.0 / lam) if lam > 0 else 'inf'} min (λ = {_g(lam)}/h) "
             f"and recoveries of up to {_g(float(R.max()) / 60.0)} min (restart + repair + reload), "

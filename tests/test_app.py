@@ -842,3 +842,20 @@ def test_link_values_shown_in_another_unit_round_trip_exactly(params):
     floating point), a 1.9 s interval as 1.8999999999999997 (review 2026-11-30)."""
     at = _run(PLAN, params)
     assert {k: at.query_params[k] for k in params} == params and not at.warning
+
+
+@pytest.mark.parametrize("n", [96, 7])
+def test_open_in_plan_after_the_fallback_sweep_is_a_valid_scenario(n):
+    """Llama 3 8B (32 layers) on 96 or 7 GPUs: the fallback sweep runs on uneven layer splits
+    (PP 3, PP 7), and the row opened on Plan keeps layer_split = uneven (review 2026-11-30: Plan
+    showed 'n_layers = 32 is not divisible by pp·vpp = 3')."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("app_pages/explore.py").run()
+    at.selectbox(key="w_model").set_value("llama3-8b").run()
+    at.number_input(key="w_n").set_value(n).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = at.dataframe[0].value
+    at.button(key="ex_open").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Step time" in metrics(at) and at.number_input(key="w_pp").value == int(table["PP"][0])

@@ -116,7 +116,11 @@ def _limited(row: dict) -> str:
 
 def notes(row: dict) -> list[str]:
     """Stated simplifications and missing inputs."""
-    out = ["Energy: whole-node power × utilisation × PUE for the whole wall time (idle time included)."]
+    out = ["Energy: whole-node power × utilisation × PUE for the whole wall time (idle time included).",
+           "Price per GPU-hour: the catalogue's figure for the accelerator (hardware/accelerators.json, with its "
+           "source); the figures come from different years and markets (V100 / A100: AWS on-demand 2018–24; "
+           "H100: the 2026 market midpoint; several parts are stand-ins marked uncertain), so compare costs across "
+           "generations with your own prices (cluster.overrides.price_per_gpu_hour_usd)."]
     if "tokens_per_s" not in row:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
     days = row.get("time_to_train_days", np.nan)

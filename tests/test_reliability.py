@@ -536,3 +536,18 @@ def test_fast_solver_finds_the_basin_of_a_tier_pinned_next_to_a_fixed_one(seed=4
     the PFS (grid: 0.29335), the solver had stopped at PFS every 56 s (0.29264)."""
     b = _random_rows(24, seed)
     assert np.all(rel.stage(b)["goodput"] >= rel.stage_grid(b)["goodput"] - OPT_TOL)
+
+
+def test_a_slow_tier_spanning_many_mtbfs_gets_the_tier_grouping_note():
+    """Host memory every 600 s + PFS daily at 30x the failure rate (MTBF 1.6 h: the PFS interval is
+    15 MTBFs): the analytic goodput is 7.5 pp above the Monte Carlo there (docs/reliability.md),
+    so the notes say so; the default preset (its own optimum intervals) gets no such note."""
+    import planner
+
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"]["rate_scale"] = 30
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": 600, "replicas": 1},
+                                {"tier": "pfs", "interval_s": 86400}]
+    assert any("groups failures by tier and is optimistic" in n for n in planner.evaluate(d).notes)
+    assert not any("groups failures by tier and is optimistic" in n
+                   for n in planner.evaluate(planner.load_preset("default")).notes)

@@ -312,6 +312,18 @@ def take(b: Batch, idx) -> Batch:
     return {k: v[idx] for k, v in b.items()}
 
 
+def row(b: Batch, i: int = 0) -> dict:
+    """Row ``i`` of every column as Python scalars (for the per-scenario explain / notes
+    functions, which read one row as a dict)."""
+    out = {}
+    for k, v in b.items():
+        x = v.item(i) if isinstance(v, np.ndarray) else v[i]
+        if isinstance(x, np.generic):
+            x = x.item()
+        out[k] = x
+    return out
+
+
 def col(b: Batch, name: str, dtype=None):
     """Column ``name`` of a batch for arithmetic: the array (N,), cast to ``dtype`` if given,
     or — when every row holds the same value — that one value as a numpy scalar.

@@ -159,7 +159,7 @@ def evaluate(scenario: Scenario | dict) -> Report:
     s = validate_scenario(scenario)
     b = _batch.from_scenarios([s])
     out = run_batch(b)
-    row = {k: v.item(0) if isinstance(v, np.ndarray) else _py(v[0]) for k, v in out.items()}  # python scalars
+    row = _batch.row(out, 0)  # python scalars
     results = {k: row[k] for k in row if k not in b or k in ("hbm_bytes",)}
     explain: dict[str, str] = {}
     stages: list[dict[str, float]] = []

@@ -13,6 +13,8 @@ line per problem that the CLI and the UI show.
 from __future__ import annotations
 
 import math
+import types
+import typing
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -46,16 +48,13 @@ TIER_KINDS: tuple[str, ...] = ("host_memory", "local_nvme", "pfs", "object_store
 def _numeric_only(annotation) -> bool:
     """True for an int / float annotation (or an Optional of one), not bool or a union with
     str / models: where pydantic's lax mode would read ``true`` as 1."""
-    import typing
-
     if typing.get_origin(annotation) is Annotated:
         annotation = typing.get_args(annotation)[0]
     if annotation in (int, float):
         return True
     args = [typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a
             for a in typing.get_args(annotation) if a is not type(None)]
-    return bool(args) and typing.get_origin(annotation) in (Union, getattr(__import__("types"), "UnionType", Union)) \
-        and all(a in (int, float) for a in args)
+    return bool(args) and typing.get_origin(annotation) in (Union, types.UnionType) and all(a in (int, float) for a in args)
 
 
 class _Strict(BaseModel):

@@ -43,6 +43,27 @@ MAX_ROUNDS_FLOOR = 10_000
 MAX_EXPECTED_FAILURES = 200_000
 
 
+def _progress_rate(tau_s, enabled, stall_s) -> tuple[float, np.ndarray, np.ndarray]:
+    """(progress per wall second ``1 / (1 + Σ_k stall_k/τ_k)``, τ with disabled tiers at inf,
+    the enabled mask) of one configuration: the saves' stalls spread evenly over progress."""
+    tau = np.asarray(tau_s, dtype=float)
+    en = np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0)
+    tau = np.where(en, tau, np.inf)
+    stall = np.asarray(stall_s, dtype=float)
+    return 1.0 / (1.0 + float(np.sum(np.where(en, stall / tau, 0.0)))), tau, en
+
+
+def round_cap(work_s, tau_s, enabled, stall_s, lam_per_s, expected_failures=None) -> int:
+    """Failure rounds after which :func:`simulate_params` gives up on a trial (time inf):
+    ``MAX_ROUNDS_FACTOR`` × the larger of λ × the failure-free wall time and
+    ``expected_failures`` (the analytic model's, when finite), + ``MAX_ROUNDS_FLOOR``."""
+    rate, _, _ = _progress_rate(tau_s, enabled, stall_s)
+    expected = float(np.sum(lam_per_s)) * work_s / rate
+    if expected_failures is not None and np.isfinite(expected_failures):
+        expected = max(expected, float(expected_failures))
+    return int(MAX_ROUNDS_FACTOR * expected + MAX_ROUNDS_FLOOR)
+
+
 def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery_s, reload_s,
                     survives, *, n_trials=10_000, seed=0, expected_failures: float | None = None,
                     progress: Callable[[float], None] | None = None) -> pd.DataFrame:
@@ -73,9 +94,7 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     (restart, repair and reload), ``finished`` (False if the round cap was hit: time inf).
     """
     rng = np.random.default_rng(seed)
-    tau = np.asarray(tau_s, dtype=float)
-    en = np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0)
-    tau = np.where(en, tau, np.inf)
+    rate, tau, en = _progress_rate(tau_s, enabled, stall_s)
     stall = np.asarray(stall_s, dtype=float)
     lam_c = np.asarray(lam_per_s, dtype=float)
     rec_c = np.asarray(recovery_s, dtype=float)
@@ -83,7 +102,6 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     surv = np.asarray(survives, dtype=bool) & en[:, None]
     K, C = reload.shape
     lam = float(lam_c.sum())
-    rate = 1.0 / (1.0 + float(np.sum(np.where(en, stall / tau, 0.0))))
     # Progress made between a save's start and its durability: training goes on only for the part
     # of the save that does not stall it (async: save − stall; a sync save stalls for all of it,
     # so nothing is made meanwhile). Until 2026-11-30 the whole save time counted, so a sync save
@@ -105,10 +123,7 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     nfail = np.zeros((n, C), dtype=np.int64)
     finished = np.zeros(n, dtype=bool)
     active = np.arange(n)
-    expected = lam * work_s / rate
-    if expected_failures is not None and np.isfinite(expected_failures):
-        expected = max(expected, float(expected_failures))
-    max_rounds = int(MAX_ROUNDS_FACTOR * expected + MAX_ROUNDS_FLOOR)
+    max_rounds = round_cap(work_s, tau_s, enabled, stall_s, lam_c, expected_failures)
     rounds = 0
     while active.size and rounds < max_rounds:
         rounds += 1
@@ -279,10 +294,7 @@ def expected_rounds(out: _batch.Batch, i: int = 0) -> float:
     if np.isfinite(n):
         return n
     p = params_from_batch(out, i)
-    lam = float(np.sum(p["lam_per_s"]))
-    tau = np.where(p["enabled"] & np.isfinite(p["tau_s"]) & (p["tau_s"] > 0), p["tau_s"], np.inf)
-    rate = 1.0 / (1.0 + float(np.sum(np.where(np.isfinite(tau), p["stall_s"] / tau, 0.0))))
-    return MAX_ROUNDS_FACTOR * lam * p["work_s"] / rate + MAX_ROUNDS_FLOOR
+    return float(round_cap(p["work_s"], p["tau_s"], p["enabled"], p["stall_s"], p["lam_per_s"]))
 
 
 def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
@@ -295,8 +307,7 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
     if not n > MAX_EXPECTED_FAILURES:
         return None
     if not np.isfinite(days):
-        why = rel.zero_goodput_reason({k: (v[i] if hasattr(v, "__len__") and not isinstance(v, str) else v)
-                                       for k, v in out.items()}) or "goodput is 0"
+        why = rel.zero_goodput_reason(_batch.row(out, i)) or "goodput is 0"
         return (f"simulate: the analytic model expects this run never to finish ({why}); the Monte Carlo would "
                 f"simulate about {n:,.0f} failures per run before giving up, more than the {MAX_EXPECTED_FAILURES:,} "
                 "it takes on")

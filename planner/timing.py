@@ -58,8 +58,9 @@ the pace; everything is per GPU of that stage:
   per MoE layer, times ``moe_capacity_factor`` (load imbalance); exposed unless
   ``ep_comm_overlap``, which hides up to ``tp_overlap_frac`` × the MoE layer's compute of
   another micro-batch (DualPipe, DeepSeek-V3 §3.2.1). Node-limited routing (DeepSeek's at
-  most 4 nodes per token) is not modelled: every routed copy is counted on the link the EP
-  group spans.
+  most ``M`` = 4 nodes per token, ``moe_max_nodes_per_token``): a token crosses the network
+  once per destination node, so the network share of the routed copies is
+  ``min(top_k, M)/top_k``; FP8 dispatch (``ep_dispatch_fp8``) sends the dispatches in 1 B.
 * PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
   ``(p−1)/(v·m)``, zero-bubble ``ZERO_BUBBLE_RESIDUAL · (p−1)/m``, of the per-stage time;
   DualPipe ``(p/2 − 1)(F + B/2)`` per step (:func:`dualpipe_bubble_fraction`; its ranks hold
@@ -67,7 +68,10 @@ the pace; everything is per GPU of that stage:
   p2p sends of ``b·s·h/t`` 16-bit values (Narayanan §4.1 scatter/gather) per micro-batch,
   forward and backward, ``v`` times with interleaving; counted exposed.
 * DP: gradient reduce (all-reduce for ZeRO-0, reduce-scatter for ZeRO ≥ 1) hidden behind
-  the backward of the last micro-batch except the last bucket; ZeRO ≥ 1 parameter all-gather
+  the backward of the last micro-batch except the last bucket; ZeRO-2 keeps only its
+  gradient shard, so it reduce-scatters after every micro-batch's backward (DeepSpeed stage 2,
+  deepspeedai/DeepSpeed#2252), the earlier ``m − 1`` each hidden behind that micro-batch's
+  forward + backward except the last bucket; ZeRO ≥ 1 parameter all-gather
   behind the next forward except the first bucket; ZeRO-3 gathers parameters forward and
   backward and reduce-scatters every micro-batch, hidden behind that micro-batch except the
   first layer's gather and the last layer's reduce. Dense parameters over ``dp·cp``, expert
@@ -677,6 +681,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     t_elem_dense = t_elem_h + act_b * ffn / t * tok_ihbm
     if any_moe:
         t_elem_moe = t_elem_h + act_b * (tok * topk * cf * fe + n_sh * tok * f_sh) / t * inv_hbm
+    else:
+        t_elem_moe = 0.0
 
     # Passes: GEMMs and elementwise fwd + bwd (+1 fwd with full recompute); attention core
     # fwd + bwd (+1 fwd with full or selective recompute). op_sac (TorchTitan per-op SAC,
@@ -907,12 +913,23 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     z0 = zero == 0
     z3 = zero == 3
     zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
+    t_rs_mb = t_grad_rs * f2  # one reduce-scatter of the rank's gradients (before the HSDP replica part)
     if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
         t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
         t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
     t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
     t_ag_step = t_param_ag * f2
     exp_grad = np.maximum(t_grad - ovl * t_bwd_mb, last_bucket * t_grad)
+    # ZeRO-2 keeps only its gradient shard, so every micro-batch's backward reduce-scatters
+    # (DeepSpeed stage 2: "gradient reduction is required after every backward", deepspeedai/
+    # DeepSpeed#2252; FSDP SHARD_GRAD_OP): the m − 1 earlier ones each hidden behind its
+    # micro-batch's slot (forward + backward, as ZeRO-3's per-micro-batch collectives) except the
+    # last bucket, the last one (with the HSDP replica all-reduce of the accumulated shard) as
+    # ZeRO-1's. Accumulating without them needs the full gradients: that is ZeRO-1.
+    z2 = zero == 2
+    if z2.any():
+        m_prev = np.maximum(m - 1.0, 0.0)
+        exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * stage_mb, last_bucket * t_rs_mb)
     exp_ag = np.maximum(t_ag_step - ovl * t_fwd_mb, last_bucket * t_ag_step) * (zero >= 1)
     z3_mb = 2.0 * t_param_ag + t_grad_rs
     if z3.any():
@@ -934,7 +951,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # Every DP collective of the step: ZeRO-3 m·(2 gathers + reduce-scatter) per micro-batch
         # (+ the HSDP replica all-reduce), ZeRO-0 the all-reduce, ZeRO-1/2 reduce-scatter + gather.
         t_dp_total = _blend(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
-                            _blend(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2))
+                            _blend(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2
+                                   + (zero == 2) * np.maximum(m - 1.0, 0.0) * t_rs_mb))
     if serial:
         t_dp_zero = _blend(dpo, t_dp_zero, t_dp_total)
     t_dp = t_dp_zero * (dp_dense_n > 1.0)
@@ -992,12 +1010,12 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
             "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense,
+            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
             "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
             "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
             "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
             "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
-            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_dp_total": t_dp_total, "_P_local": P_local,
+            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local,
             "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
             "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
             "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
@@ -1082,6 +1100,42 @@ def _stage_text(r: dict, T: dict) -> str:
     return txt + ")"
 
 
+
+def _moe_dense_layers(r: dict) -> tuple[float, float]:
+    """(MoE layers, dense layers) of one row (0 MoE layers for a dense model)."""
+    n_moe = float(r.get("n_moe_layers", 0.0) or 0.0) if r.get("n_experts") else 0.0
+    return n_moe, float(r["n_layers"]) - n_moe
+
+
+def _mlp_text(r: dict, T: dict) -> str:
+    """The MLP part of the per-layer explain: dense layers' MLP, MoE layers' experts + router, or both."""
+    n_moe, n_dense = _moe_dense_layers(r)
+    moe = (f"MoE MLP {_ms(T['_t_mlp_moe'])} (routed experts × load imbalance + shared experts + router, "
+           f"{n_moe:.0f} layers)")
+    if n_moe <= 0:
+        return f"MLP {_ms(T['_t_mlp_dense'])}"
+    if n_dense <= 0:
+        return moe
+    return f"dense MLP {_ms(T['_t_mlp_dense'])} ({n_dense:.0f} layers), " + moe
+
+
+def _expert_eff(r: dict, T: dict, tok: float, up: float) -> float:
+    """GEMM efficiency of one routed expert's MLP (M = tokens per local expert, K/N = h and the
+    expert width over TP), as the MoE layer's time uses it."""
+    tok_e = tok * r["moe_top_k"] * r["ep"] / max(float(r["n_experts"]), 1.0)
+    fe = max(float(r["expert_ffn_hidden_size"]), 1.0)
+    return float(T["_eff_gemm_max"] / (1.0 + T["_q"] * (1.0 / tok_e + 1.0 / r["hidden_size"] + r["tp"] / (up * fe))))
+
+
+def _elem_text(r: dict, T: dict) -> str:
+    """The elementwise part of the per-layer explain, dense and MoE layers apart."""
+    n_moe, n_dense = _moe_dense_layers(r)
+    if n_moe <= 0:
+        return f"elementwise {_ms(T['_t_elem_dense'])}"
+    if n_dense <= 0:
+        return f"elementwise {_ms(T['_t_elem_moe'])}"
+    return f"elementwise {_ms(T['_t_elem_dense'])} (dense layers) / {_ms(T['_t_elem_moe'])} (MoE layers)"
+
 def explain(row: dict) -> dict[str, str]:
     """Formula strings with the numbers plugged in, one per result column, for one scenario.
 
@@ -1104,12 +1158,15 @@ def explain(row: dict) -> dict[str, str]:
     ex["t_compute_s"] = (
         f"m·t_mb = {T['_m']:.4g} micro-batches × {_ms(T['_stage_mb'])} "
         + _stage_text(r, T) + "; "
-        f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, MLP {_ms(T['_t_mlp_dense'])}, "
+        f"per layer fwd: attn proj {_ms(T['_t_attn_proj'])}, {_mlp_text(r, T)}, "
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
            if r.get("sliding_window") and r.get("flash_attention") else "")
-        + f"), elementwise {_ms(T['_t_elem_dense'])}; "
-        f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), MLP GEMM eff {eff_mlp:.3f}"
+        + f"), {_elem_text(r, T)}; "
+        f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "
+        + (f"MLP GEMM eff {eff_mlp:.3f}" if _moe_dense_layers(r)[1] > 0 else "")
+        + (("; " if _moe_dense_layers(r)[1] > 0 else "") + f"expert GEMM eff {_expert_eff(r, T, tok, up):.3f}"
+           if _moe_dense_layers(r)[0] > 0 else "")
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
@@ -1176,6 +1233,10 @@ def explain(row: dict) -> dict[str, str]:
         parts_txt = f"gradient all-reduce {T['_t_grad']:.4g} s{dual_txt}"
     else:
         parts_txt = f"gradient reduce-scatter {T['_t_grad']:.4g} s + param gather {T['_t_ag_step']:.4g} s{dual_txt}"
+        if zs == 2 and T["_m"] > 1:
+            parts_txt += (f" + {T['_m'] - 1:.4g} earlier micro-batches' reduce-scatters × {float(T['_t_rs_mb']):.4g} s "
+                          "(ZeRO-2 keeps only its gradient shard: every backward reduces, each hidden behind its "
+                          "micro-batch's forward + backward)")
     ex["t_dp_comm_exposed_s"] = (
         f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
         f"{(ds if hsdp else r['dp']) * r['cp']:g}: {parts_txt} = {T['_t_dp_total']:.4g} s in total; "

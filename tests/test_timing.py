@@ -504,19 +504,20 @@ def _dp_terms_by_hand(P, n, grad_bytes, bw_bytes_per_s, alpha_s):
     return ag, rs
 
 
-@pytest.mark.parametrize("zero, grad_dtype", [(3, "fp32"), (3, "bf16"), (1, "fp32"), (0, "fp32")])
+@pytest.mark.parametrize("zero, grad_dtype", [(3, "fp32"), (3, "bf16"), (2, "fp32"), (1, "fp32"), (0, "fp32")])
 def test_dp_comm_overlap_off_puts_every_dp_collective_in_the_step(zero, grad_dtype):
     # MPT-7B on one DGX A100 80GB (8 GPUs, NVLink 3: 300 GB/s per GPU × the sourced 0.8 link
     # efficiency of hardware/calibration.json, 2 µs per ring step), global batch 96, micro-batch 6:
     # m = 96 / (6·8) = 2 micro-batches per step. With dp_comm_overlap off nothing hides:
-    # ZeRO-3: m·(2 gathers + reduce-scatter); ZeRO-1: reduce-scatter + gather; ZeRO-0: all-reduce.
+    # ZeRO-3: m·(2 gathers + reduce-scatter); ZeRO-2: m reduce-scatters (every backward, it keeps
+    # only its gradient shard) + gather; ZeRO-1: reduce-scatter + gather; ZeRO-0: all-reduce.
     d = planner.load_preset("mpt-7b-a100-8").to_json_dict()
     d["parallelism"].update(zero_stage=zero, dp_comm_overlap=False)
     d["training"]["grad_dtype"] = grad_dtype
     r = planner.evaluate(d)
     P = r.results["params_total"]
     ag, rs = _dp_terms_by_hand(P, 8, 4.0 if grad_dtype == "fp32" else 2.0, 300e9 * 0.8, 2e-6)
-    expected = {3: 2 * (2 * ag + rs), 1: rs + ag, 0: 2 * rs}[zero]
+    expected = {3: 2 * (2 * ag + rs), 2: 2 * rs + ag, 1: rs + ag, 0: 2 * rs}[zero]
     assert r.results["t_dp_comm_exposed_s"] == pytest.approx(expected, rel=1e-9)
     assert "not overlapped (dp_comm_overlap off)" in r.explain["t_dp_comm_exposed_s"]
     assert any(n.startswith("DP communication not overlapped") for n in r.notes)
@@ -527,6 +528,55 @@ def test_dp_comm_overlap_off_puts_every_dp_collective_in_the_step(zero, grad_dty
     assert on.results["t_compute_s"] == r.results["t_compute_s"]
     assert r.results["step_time_s"] - on.results["step_time_s"] == pytest.approx(
         expected - on.results["t_dp_comm_exposed_s"], rel=1e-9)
+
+
+def test_zero2_reduce_scatters_after_every_micro_batch():
+    """ZeRO-2 keeps only its gradient shard, so each micro-batch's backward reduce-scatters
+    (DeepSpeed stage 2: 'gradient reduction is required after every backward',
+    deepspeedai/DeepSpeed#2252): with m micro-batches per step, m − 1 reduce-scatters more than
+    ZeRO-1, each hidden behind its micro-batch but never below the last bucket (max(40M, 1M·dp)
+    params of the rank's P); with one micro-batch per step ZeRO-2 costs what ZeRO-1 does."""
+    def run(zero, mbs, gbs):
+        d = planner.load_preset("mpt-7b-a100-8").to_json_dict()
+        d["parallelism"].update(zero_stage=zero, dp_comm_overlap=True)
+        d["training"].update(micro_batch_size=mbs, global_batch_size=gbs, grad_dtype="fp32")
+        return planner.evaluate(d)
+
+    one = {z: run(z, 6, 48).results for z in (1, 2)}  # m = 48 / (6·8) = 1
+    assert one[2]["step_time_s"] == one[1]["step_time_s"]
+    four = {z: run(z, 2, 64) for z in (1, 2)}  # m = 64 / (2·8) = 4
+    P = four[2].results["params_total"]
+    _ag, rs = _dp_terms_by_hand(P, 8, 4.0, 300e9 * 0.8, 2e-6)
+    extra = four[2].results["t_dp_comm_exposed_s"] - four[1].results["t_dp_comm_exposed_s"]
+    assert 3 * (40e6 / P) * rs * (1 - 1e-9) <= extra <= 3 * rs
+    assert four[2].results["step_time_s"] - four[1].results["step_time_s"] == pytest.approx(extra, rel=1e-9)
+    assert "3 earlier micro-batches' reduce-scatters" in four[2].explain["t_dp_comm_exposed_s"]
+    # the default preset (Llama 3 70B, 16 micro-batches per DP rank): ZeRO-2 is no longer free
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["zero_stage"] = 2
+    assert planner.evaluate(d).results["step_time_s"] > planner.evaluate(planner.load_preset("default")).results["step_time_s"]
+
+
+def test_moe_compute_explain_names_the_moe_layers_mlp():
+    """An all-MoE model (Mixtral: 32 MoE layers, no dense one) explains its layer with the MoE
+    MLP and the expert GEMM efficiency, and the printed parts add up to the layer time:
+    3 passes (fwd + 2 × bwd) × (attn proj + MLP + elementwise) + (1 + 2.5 + 1) × attention core
+    (flash attention, its forward again with selective recompute: timing module docstring) +
+    the routed experts' host time."""
+    import re
+    s = planner.load_preset("mixtral-8x7b-h100-64")
+    assert s.parallelism.recompute == "selective" and s.parallelism.flash_attention
+    r = planner.evaluate(s)
+    text = r.explain["t_compute_s"]
+    assert "MoE MLP" in text and "dense MLP" not in text and "expert GEMM eff" in text
+    assert ", MLP " not in text and "MLP GEMM eff" not in text
+
+    def ms(label):
+        return float(re.search(label + r" ([0-9.]+) ms", text).group(1))
+
+    host = float(re.search(r"= ([0-9.]+) ms per layer and micro-batch", text).group(1))
+    layer = 3 * (ms("attn proj") + ms("MoE MLP") + ms("elementwise")) + 4.5 * ms("attn core") + host
+    assert layer == pytest.approx(ms("layers ×"), rel=0.01)
 
 
 def test_dp_comm_overlap_off_reproduces_mosaics_micro_batch_sweep():

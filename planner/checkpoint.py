@@ -64,6 +64,23 @@ NODE_LOCAL_TIERS: tuple[str, ...] = ("host_memory", "local_nvme")
 NODE_LOSS_CLASSES: tuple[str, ...] = ("gpu", "node")
 
 
+#: fp32 / tf32 training: the fp32 weights are the master copy, so weights + m + v [B/param].
+CKPT_BYTES_PER_PARAM_FP32 = CKPT_OPTIMIZER_BYTES_PER_PARAM
+
+
+def ckpt_bytes_per_param(precision=None) -> np.ndarray | float:
+    """Checkpoint bytes per parameter: ``CKPT_BYTES_PER_PARAM`` (14: 16-bit weights + fp32
+    master, m, v) for mixed precision, ``CKPT_BYTES_PER_PARAM_FP32`` (12: fp32 weights, m, v)
+    for fp32 / tf32 training. ``precision``: codes of ``planner.batch.PRECISIONS`` (N,), or
+    None (mixed precision)."""
+    if precision is None:
+        return CKPT_BYTES_PER_PARAM
+    from .batch import PRECISIONS
+    p = np.asarray(precision)
+    fp32 = (p == PRECISIONS.index("fp32")) | (p == PRECISIONS.index("tf32"))
+    return np.where(fp32, CKPT_BYTES_PER_PARAM_FP32, CKPT_BYTES_PER_PARAM)
+
+
 def ckpt_bytes_mixed_adam(params_total):
     """Checkpoint size of the whole job: weights + optimizer states (no gradients).
 
@@ -240,6 +257,12 @@ def ckpt_interval_daly(delta_s, mtbf_s):
     return np.where(d < 2.0 * m, t, m)
 
 
+
+def peer_replicas(replicas, n_nodes) -> np.ndarray:
+    """Peer-node copies a node-local tier can actually keep: ``min(replicas, n_nodes − 1)``
+    (a copy on a peer needs another node; one node keeps none). Arrays (N,), float."""
+    return np.minimum(np.asarray(replicas, dtype=float), np.maximum(np.asarray(n_nodes, dtype=float) - 1.0, 0.0))
+
 def tier_times(b) -> dict[str, np.ndarray]:
     """Checkpoint size, layout and per-tier save / stall / reload times for a batch.
 
@@ -256,7 +279,7 @@ def tier_times(b) -> dict[str, np.ndarray]:
         C = len(FAILURE_CLASSES) failure classes; ``enabled`` (N, K) bool; ``survives``
         (N, K, C) bool (a replicated node-local tier survives the node-loss classes).
     """
-    ckpt = ckpt_bytes_mixed_adam(b["params_total"])
+    ckpt = np.asarray(b["params_total"], dtype=float) * ckpt_bytes_per_param(b["precision"] if "precision" in b else None)
     lay = ckpt_layout(ckpt, b["n_gpus"], b["gpus_per_node"], b["dp"], b["zero_stage"])
     n = ckpt.shape[0]
     K, C = len(TIER_KINDS), len(FAILURE_CLASSES)
@@ -266,7 +289,7 @@ def tier_times(b) -> dict[str, np.ndarray]:
     survives = np.zeros((n, K, C), dtype=bool)
     for k, kind in enumerate(TIER_KINDS):
         node_local = kind in NODE_LOCAL_TIERS
-        replicas = np.asarray(b[f"ckpt_{kind}_replicas"], dtype=float) if node_local else np.zeros(n)
+        replicas = peer_replicas(b[f"ckpt_{kind}_replicas"], b["n_nodes"]) if node_local else np.zeros(n)
         t = ckpt_save_time(
             lay["shard_bytes"], lay["node_bytes"], ckpt, b["host_link_bw_bytes_per_s"],
             b[f"ckpt_{kind}_write_bw_per_node_bytes_per_s"], b[f"ckpt_{kind}_agg_write_bw_bytes_per_s"],

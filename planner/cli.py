@@ -191,13 +191,15 @@ NAMED_UNITS = {"tflops_per_gpu": ("TFLOP/s", 1.0), "gpu_hours": ("GPU-h", 1.0)}
 
 
 def _json_safe(x):
-    """NaN and ±inf are not JSON: write them as null (the table shows them as '—')."""
+    """NaN and ±inf are not JSON: NaN (not applicable, e.g. the interval of a tier the scenario
+    does not use) is written as null, ±inf (e.g. the time to train of a run that never finishes)
+    as the strings "inf" / "-inf", so a reader can tell them apart (the table shows both as '—')."""
     if isinstance(x, dict):
         return {k: _json_safe(v) for k, v in x.items()}
     if isinstance(x, list):
         return [_json_safe(v) for v in x]
     if isinstance(x, float) and not math.isfinite(x):
-        return None
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
     return x
 
 

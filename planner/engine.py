@@ -193,17 +193,18 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_batch(items: Sequence[Scenario | dict] | pd.DataFrame) -> tuple[Batch, list[str]]:
-    """Scenarios, JSON dicts, a DataFrame of dotted scenario fields (``parallelism.tp``) or a
-    DataFrame of batch columns -> (batch, names).
+    """Scenarios, JSON dicts or a DataFrame of dotted scenario fields (``parallelism.tp``) ->
+    (batch, names); a DataFrame of batch columns is refused (it would bypass validation).
 
     In a DataFrame of dotted fields an empty (NaN / None) cell means "not given": the
     schema's default applies (e.g. ``parallelism.dp`` derived). Raises ``ValueError`` naming
     the row and the fields of the first invalid row."""
     if isinstance(items, pd.DataFrame):
         if {"n_layers", "tp", "n_gpus"} <= set(items.columns):
-            b = {c: items[c].to_numpy() for c in items.columns if c != "name"}
-            names = list(items["name"]) if "name" in items.columns else [""] * len(items)
-            return b, names
+            # found by review: a table of batch columns ran unvalidated (tp = 0 gave NaN, n_gpus = 0 inf)
+            raise InputError(["evaluate_many: this table has the engine's batch columns (n_layers, tp, n_gpus, …), "
+                              "which no schema checks; give dotted scenario fields (parallelism.tp, cluster.n_gpus, "
+                              "…) or scenarios (planner.engine.run_batch runs a batch as it is, unchecked)"])
         scenarios = [_validate_row(i, _unflatten(r)) for i, r in enumerate(items.to_dict("records"))]
     else:
         scenarios = [_validate_row(i, s.model_dump(by_alias=True) if isinstance(s, Scenario) else s)
@@ -229,7 +230,8 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
     ----------
     items : iterable of :class:`Scenario` / JSON-like dicts (mixed is fine), or a
         ``pandas.DataFrame`` of dotted scenario fields (``parallelism.tp``; an empty cell = the
-        schema's default) or of batch columns. Every row is validated (Scenario objects too).
+        schema's default). Every row is validated (Scenario objects too); a table of the
+        engine's batch columns is refused (:func:`run_batch` takes one unchecked).
     columns : sequence of str, optional — the result columns to return (default: ``name``,
         the key inputs ``KEY_INPUT_COLUMNS`` and every result column: ``RESULT_COLUMNS`` and
         the detail columns each stage adds).
@@ -243,7 +245,7 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
 
     Raises
     ------
-    InputError (a ``ValueError``) — not a list, an empty list, a row that fails validation
+    InputError (a ``ValueError``) — not a list, an empty list, a table of batch columns, a row that fails validation
     (``row i: field: message``, one line each in ``.lines``), or an unknown name in ``columns``.
     """
     if isinstance(items, (Scenario, dict, str, bytes)) or items is None or not hasattr(items, "__iter__"):

@@ -96,8 +96,8 @@ Margin (``mem_buffers_bytes`` = comm + ZeRO-3 prefetch + fragmentation), shown o
       ``max(40e6, 1e6·dp·cp)`` parameters were added here, which made memory per GPU grow with
       the GPU count: +6.7 GiB at dp = 1024 with fp32 gradients. DeepSpeed's constant-size
       buffers, ``reduce_bucket_size``, are real copies and are not modelled.)
-    * ``mem_zero3_prefetch_bytes`` (ZeRO-3 only): ``ZERO3_PREFETCH_LAYERS`` = 2 whole layers
-      (TP-sharded, gathered over DP) of weights, plus one layer of unsharded gradients before
+    * ``mem_zero3_prefetch_bytes`` (ZeRO-3 with more than one shard rank, ``dp_shard·cp > 1``):
+      ``ZERO3_PREFETCH_LAYERS`` = 2 whole layers (TP-sharded, gathered over DP) of weights, plus one layer of unsharded gradients before
       its reduce-scatter; a layer here is the larger of a transformer layer and the embedding.
     * ``mem_fragmentation_bytes``: ``FRAGMENTATION_FRAC`` = 5 % of everything else (PyTorch
       caching allocator). The lower end of the usual 5–10 %: at 7 % one calibration run
@@ -592,7 +592,9 @@ def _common(b: Batch) -> dict:
         v_i, c1, c0, m_v = 1.0, 1.0, 0.0, m
 
     # ---- buffers -----------------------------------------------------------------
-    z3 = zs >= 3
+    # ZeRO-3 gathers only what it shards: with one shard rank (dp_shard·cp = 1) the weights are
+    # resident and there is nothing to prefetch (found by review: 1 GPU, +3.9 GiB of buffers)
+    z3 = (zs >= 3) & (dpc_s > 1.0)
     if _any(z3):
         # the largest layer of the row: an MoE layer only where the row has one (a batch mixing
         # MoE and dense rows, or an MoE model whose layers are all dense: found by review)

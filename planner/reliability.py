@@ -210,7 +210,9 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         1 − goodput split by :func:`decompose_loss`), ``goodput_first_order`` (clipped to [0, 1])
         and its unclipped terms ``ckpt_overhead_frac_first_order``,
         ``lost_work_frac_first_order``, ``restart_frac_first_order``; ``tau_recovery_min_s``
-        (interval of the most frequent enabled tier).
+        (interval of the most frequent enabled tier); ``log_recovery_factor`` and
+        ``log_lost_work_factor``, the logs of the renewal model's recovery factor and of its
+        Π_k φ (with ``log1p(overhead)`` they sum to ``log_wall_per_work``).
     """
     taus = [np.asarray(t, dtype=float) for t in taus]
     shape = np.broadcast_shapes(*[t.shape for t in taus])
@@ -275,7 +277,7 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         "ckpt_overhead_frac": f_ov, "lost_work_frac": f_lw, "restart_frac": f_rs,
         "goodput_first_order": g1, "ckpt_overhead_frac_first_order": overhead,
         "lost_work_frac_first_order": lost, "restart_frac_first_order": restart,
-        "tau_recovery_min_s": tmin,
+        "tau_recovery_min_s": tmin, "log_recovery_factor": log_rs, "log_lost_work_factor": log_lost,
     }
 
 
@@ -906,7 +908,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
         return np.asarray(get(name), dtype=bool)
 
     ngpu, gpn = F("n_gpus"), F("gpus_per_node")
-    ckpt = F("params_total") * ck.CKPT_BYTES_PER_PARAM
+    ckpt = F("params_total") * ck.ckpt_bytes_per_param(get("precision") if has("precision") else None)
     nw = _writers(ngpu, get("zero_stage"), get("dp"))
     shard = ckpt / nw
     node_bytes = np.minimum(gpn, nw) * shard
@@ -922,10 +924,11 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     netbw = None
     gs = tot = None
     U, en, s, lo, hi, free, base, rel, relp, repm = [], {}, {}, {}, {}, {}, {}, {}, {}, {}
+    given_reach: list = []  # given intervals after the lower-bound clip (track_lo)
     for k, kind in enumerate(TIER_KINDS):
         save = np.maximum(np.maximum(d2h, node_bytes / F(f"ckpt_{kind}_write_bw_per_node_bytes_per_s")),
                           ckpt / F(f"ckpt_{kind}_agg_write_bw_bytes_per_s"), out=out[f"ckpt_{kind}_save_s"][sl])
-        rep = F(f"ckpt_{kind}_replicas") if kind in ck.NODE_LOCAL_TIERS else None
+        rep = ck.peer_replicas(F(f"ckpt_{kind}_replicas"), F("n_nodes")) if kind in ck.NODE_LOCAL_TIERS else None
         repm[k] = _tri(rep > 0) if rep is not None else False
         if repm[k] is not False:
             if netbw is None:
@@ -947,13 +950,21 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
         U.append(k)
         s[k] = _pick(e, stall, 0.0)
         lo_k = step if asyn is False else _pick(asyn, np.maximum(step, save), step)
+        if e is not True:  # rows without this tier: their (maybe infinite) save time bounds nothing
+            lo_k = _pick(e, lo_k, step)
         lo[k] = lo_k
         hi[k] = INTERVAL_MAX_S if float(lo_k.max()) <= INTERVAL_MAX_S else np.maximum(lo_k, INTERVAL_MAX_S)
         tin = F(f"ckpt_{kind}_interval_s")
         isn = _tri(np.isnan(tin))
         free[k] = _and(e, isn)
-        b0 = _pick(isn, hi[k], tin)
+        # a given interval below the lower bound (one step; a running async save) cannot be kept:
+        # the job saves at the bound (notes() says so)
+        b0 = _pick(isn, hi[k], tin if isn is True else np.maximum(tin, lo_k))
         base[k] = b0 if e is True else np.where(e, b0, hi[k])
+        if track_lo and isn is not True:  # the clip holds for step times up to the value it gives
+            fixed = _and(e, _not(isn))
+            if fixed is not False:
+                given_reach.append(np.broadcast_to(_pick(fixed, b0, np.inf), (n,)))
         if gs is None:
             gs, tot = gpn * shard, ngpu * shard
         r = np.maximum(np.maximum(d2h, gs / F(f"ckpt_{kind}_read_bw_per_node_bytes_per_s")),
@@ -1056,13 +1067,16 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
         out["ckpt_interval_s"][sl] = tmin
     else:  # rows with no enabled tier: NaN
         out["ckpt_interval_s"][sl] = np.where(np.isinf(tmin), np.nan, tmin)
+    if track_lo:
+        for y in given_reach:
+            np.minimum(blk.lo_reach, y, out=blk.lo_reach)
     return blk.lo_reach
 
 
 #: The input columns :func:`_stage_block` reads, besides ``step_time_s`` (which only sets the
 #: intervals' lower bound). Rows equal in all of them are one problem (see :func:`stage`).
 _INPUT_COLUMNS: tuple[str, ...] = (
-    ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "zero_stage", "dp",
+    ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "precision", "zero_stage", "dp",
      "host_link_bw_bytes_per_s", "nic_bw_per_gpu_bytes_per_s", "ckpt_async",
      "ckpt_async_interference_frac", "hot_spare_nodes")
     + tuple(f"ckpt_{k}_{q}" for k in TIER_KINDS for q in (
@@ -1314,6 +1328,7 @@ def stage_grid(b) -> dict[str, np.ndarray]:
         np.where(async_[:, None], tt["save_s"], 0.0),
     ])
     hi = np.maximum(np.full((n, K), INTERVAL_MAX_S), lo)
+    tau_in = np.where(np.isnan(tau_in), tau_in, np.maximum(tau_in, lo))  # a given interval the job cannot keep
     tau = optimize_intervals_grid(tau_in, free, lo, hi, p)
     tau = np.where(tt["enabled"], tau, np.nan)
     res = expected_goodput([tau[:, k] for k in range(K)], **{
@@ -1337,7 +1352,7 @@ def stage_grid(b) -> dict[str, np.ndarray]:
     for key in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput", "goodput_first_order"):
         out[key] = res[key]
     hm = TIER_KINDS.index("host_memory")
-    replicas = np.asarray(b["ckpt_host_memory_replicas"], dtype=float)
+    replicas = ck.peer_replicas(b["ckpt_host_memory_replicas"], b["n_nodes"])
     host_ckpt = np.where(tt["enabled"][:, hm], tt["ckpt_node_bytes"] * (1.0 + replicas), 0.0)
     out["ckpt_host_mem_per_node_bytes"] = host_ckpt
     used = host_ckpt + (np.asarray(b["host_mem_per_node_bytes"], dtype=float)
@@ -1349,6 +1364,19 @@ def stage_grid(b) -> dict[str, np.ndarray]:
 #: Columns of :func:`goodput_vs_interval`'s result.
 CURVE_COLUMNS: tuple[str, ...] = ("goodput", "goodput_first_order")
 
+
+
+def interval_floor_s(b, tt: dict, k: int) -> np.ndarray:
+    """The shortest interval tier ``k`` can be saved at, shape (N,) [s]: one step
+    (``max(step_time_s, INTERVAL_MIN_S)``; ``INTERVAL_MIN_S`` without a step time) and, with
+    async checkpoints, the save itself (the next save cannot start before the last one ends).
+    ``tt`` is :func:`planner.checkpoint.tier_times` of ``b``. The stage clips the optimum and a
+    given interval to it alike."""
+    n = len(b["n_gpus"])
+    step = (np.fmax(np.asarray(b["step_time_s"], dtype=float), INTERVAL_MIN_S) if "step_time_s" in b
+            else np.full(n, INTERVAL_MIN_S))
+    asyn = np.asarray(b["ckpt_async"], dtype=bool)
+    return np.where(asyn, np.maximum(step, tt["save_s"][:, k]), step)
 
 def goodput_vs_interval(b_row_batch, tier_kind: str, intervals_s) -> np.ndarray:
     """Goodput of one scenario against one tier's checkpoint interval (for the UI chart).
@@ -1368,16 +1396,18 @@ def goodput_vs_interval(b_row_batch, tier_kind: str, intervals_s) -> np.ndarray:
         ``intervals_s[g]`` and every other tier's interval is the one :func:`stage` uses (the
         optimum where the scenario leaves it free, else the given one). The other tiers are not
         re-optimised per point, so the curve's maximum is the stage's optimum for this tier.
-        A disabled tier gives a flat curve.
+        A disabled tier gives a flat curve. Intervals below :func:`interval_floor_s` (one step,
+        or an async save still running) are taken at that floor, as the stage takes them: the
+        curve is flat below it.
     """
     if len(b_row_batch["n_gpus"]) != 1:
         raise ValueError("goodput_vs_interval takes a batch of one row")
     k = TIER_KINDS.index(tier_kind)
     res = stage(b_row_batch)
-    grid = np.asarray(intervals_s, dtype=float).reshape(1, -1)
+    tt = ck.tier_times(b_row_batch)
+    grid = np.maximum(np.asarray(intervals_s, dtype=float).reshape(1, -1), interval_floor_s(b_row_batch, tt, k)[:, None])
     taus = [grid if j == k else np.nan_to_num(res[f"ckpt_{kind}_interval_opt_s"], nan=1.0)[:, None]
             for j, kind in enumerate(TIER_KINDS)]
-    tt = ck.tier_times(b_row_batch)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         r = expected_goodput(taus, tt["stall_s"], tt["enabled"], failure_rates_per_h(b_row_batch) / 3600.0,
                              recovery_s(b_row_batch), tt["reload_s"], tt["survives"])
@@ -1484,7 +1514,8 @@ def explain(row: dict) -> dict[str, str]:
     )
     e["mtbf_h"] = f"1/λ = 1/{_g(row['failure_rate_per_h'])} = {_g(row['mtbf_h'])} h"
     e["ckpt_bytes"] = (
-        f"{ck.CKPT_BYTES_PER_PARAM:g} B/param × {_g(row['params_total'])} params = {_g(row['ckpt_bytes'])} B"
+        f"{float(ck.ckpt_bytes_per_param(row.get('precision'))):g} B/param × {_g(row['params_total'])} params = "
+        f"{_g(row['ckpt_bytes'])} B"
     )
     G = row["goodput"]
     fo, fl, fr = row["ckpt_overhead_frac"], row["lost_work_frac"], row["restart_frac"]
@@ -1497,13 +1528,13 @@ def explain(row: dict) -> dict[str, str]:
     if res is not None:
         ov1, lw1, rs1 = (res["ckpt_overhead_frac_first_order"], res["lost_work_frac_first_order"],
                          res["restart_frac_first_order"])
-        a_ov = float(np.log1p(ov1))
         with np.errstate(over="ignore"):  # inf for a run that never finishes (goodput 0): shown as inf
-            lw_f = np.exp(res["log_wall_per_work"] - a_ov)  # recovery × lost-work factors
+            rec_f = np.exp(res["log_recovery_factor"])
+            phi_f = np.exp(res["log_lost_work_factor"])
         e["goodput"] = (
             "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · 1/Σ_c(λ_c/λ)e^(−λ(R_c+reload_c))"
-            f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {_g(lw_f)} = {_g(1.0 / G) if G > 0 else 'inf'}"
-            f" → goodput {_g(G)}"
+            f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {float(rec_f):.6g} × {float(phi_f):.6g}"
+            f" = {_g(1.0 / G) if G > 0 else 'inf'} → goodput {_g(G)}"
         )
         share = ("share of the loss 1 − G = {:.4g} in proportion to the renewal factors "
                  "log(1 + Σ stall/τ) : Σ log φ : log recovery").format(1.0 - G)
@@ -1522,8 +1553,11 @@ def explain(row: dict) -> dict[str, str]:
             if iv is None or np.isnan(iv):
                 continue
             rec = [fc for c, fc in enumerate(FAILURE_CLASSES) if tier[c] == k and lam_h[c] > 0]
-            given = not np.isnan(row.get(f"ckpt_{kind}_interval_s", np.nan))
+            giv = float(row.get(f"ckpt_{kind}_interval_s", np.nan))
+            given = not np.isnan(giv)
             how = "given" if given else "chosen to maximise the renewal goodput"
+            if given and iv > giv * (1.0 + 1e-12):
+                how = f"given {_g(giv)} s, raised to the shortest the job can save at: one step or the async save"
             if is_never_saved(iv):
                 e[f"ckpt_{kind}_interval_opt_s"] = (
                     f"{format_interval_s(iv)}: at the optimum this tier would recover no failure class "
@@ -1545,7 +1579,8 @@ def explain(row: dict) -> dict[str, str]:
 def notes(row: dict) -> list[str]:
     """Stated simplifications of this stage (and why goodput is 0, when it is)."""
     out = [
-        "Checkpoint = 14 B/param (16-bit weights + fp32 master, m, v; no gradients), split evenly "
+        "Checkpoint = 14 B/param (16-bit weights + fp32 master, m, v; no gradients; 12 B with fp32 / tf32 "
+        "training, whose fp32 weights are the master copy), split evenly "
         "over all GPUs with ZeRO >= 1; with ZeRO-0 one DP replica writes.",
         "Goodput is the renewal (higher-order) model: Daly 2006 generalised to several tiers by "
         "grouping failure classes by recovery tier (a simplification), with failures also "
@@ -1574,6 +1609,12 @@ def notes(row: dict) -> list[str]:
                    f"{_g(rate_h * max(saved) / 3600.0)} mean times between failures: the analytic goodput groups "
                    "failures by tier and is optimistic here by a few points (7.5 pp at 15 MTBFs in "
                    "docs/reliability.md); the Monte Carlo (planner.simulate, the Plan page) does not group them.")
+    for kind in TIER_KINDS:  # a given interval the job cannot keep (stage: clipped to interval_floor_s)
+        given = float(row.get(f"ckpt_{kind}_interval_s", np.nan))
+        used = float(row.get(f"ckpt_{kind}_interval_opt_s", np.nan))
+        if np.isfinite(given) and np.isfinite(used) and used > given * (1.0 + 1e-12):
+            out.append(f"The {kind} checkpoint interval given ({_g(given)} s) is shorter than the job can save at "
+                       f"(one step, or the async save still running): counted at {_g(used)} s.")
     if not row.get("host_fits_ckpt", True):
         out.append("In-memory checkpoints do not fit in the node's host memory.")
     return out

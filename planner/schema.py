@@ -181,6 +181,11 @@ class System(_Sourced):
                 f"nvlink_domain_size = {self.nvlink_domain_size} and gpus_per_node = {self.gpus_per_node}: "
                 "one must divide the other"
             )
+        if self.local_nvme_bytes > 0:  # a drive that can neither be written nor read holds no checkpoint
+            for f in ("local_nvme_write_bw_bytes_per_s", "local_nvme_read_bw_bytes_per_s"):
+                if getattr(self, f) <= 0:
+                    raise ValueError(f"{f} = 0 with local_nvme_bytes = {self.local_nvme_bytes:g}: a node with local "
+                                     "NVMe needs its read and write bandwidth (> 0); set local_nvme_bytes = 0 for none")
         return self
 
 
@@ -553,6 +558,12 @@ class Scenario(_Strict):
                 raise ValueError(
                     f"checkpoint.tiers[{i}].tier = local_nvme but system '{system.name}' has no local NVMe; "
                     "use host_memory, pfs or object_store"
+                )
+            n_nodes = -(-self.cluster.n_gpus // system.gpus_per_node)
+            if tier.scope == "node" and use.replicas > n_nodes - 1:
+                raise ValueError(
+                    f"checkpoint.tiers[{i}].replicas = {use.replicas}: each copy goes to another node and the job "
+                    f"has {n_nodes} node{'s' if n_nodes != 1 else ''}; allowed 0 to {n_nodes - 1}"
                 )
         catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
         kinds = [catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]

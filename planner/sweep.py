@@ -103,6 +103,7 @@ R_NVME = 12
 R_HOST = 13
 R_NOT_EVALUATED = 14
 R_DUALPIPE = 15
+R_CKPT_NVME = 16
 #: Codes from R_OOM on mean "OOM on stage (code − R_OOM)".
 R_OOM = 32
 
@@ -124,6 +125,7 @@ REASONS: tuple[str, ...] = (
     "host memory exceeded",
     "not evaluated (non-finite result)",
     "dualpipe needs an even pp and an even number of micro-batches, at least 2·pp",
+    "checkpoint tier local_nvme needs local NVMe (the system has none)",
 )
 
 #: Columns of the returned table before the result columns.
@@ -521,6 +523,11 @@ def build_space(
     if E > 0:
         _set(E % EP != 0, R_EP_EXPERTS)
         _set((dpsafe * CP) % EP != 0, R_EP_DP)
+    # a local_nvme checkpoint tier on a system without NVMe (the schema refuses it for one
+    # scenario; a sweep over systems meets it per system)
+    ckpt_nvme_bad = np.asarray(base["ckpt_local_nvme_enabled"], dtype=bool) & ~group_has_nvme
+    if ckpt_nvme_bad.any():
+        _set(ckpt_nvme_bad[G], R_CKPT_NVME)
     if not include_invalid:
         keep = r1 == R_OK
         G, TP, PP, CP, EP, DP, r1 = G[keep], TP[keep], PP[keep], CP[keep], EP[keep], DP[keep], r1[keep]

@@ -793,11 +793,19 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     stage_mb = np.maximum(first_mb, last_mb)
     dual = sched == _SCHED["dualpipe"]
     any_dual = bool(np.any(dual))
-    if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
-        stage_mb = np.where(dual, np.maximum(0.5 * (first_mb + last_mb), per_stage_hi * layer_mb), stage_mb)
     layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
+    head_share = last_is_slowest * 1.0  # share of the micro-batches that run the output head
+    if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
+        ends = 0.5 * (first_mb + last_mb)  # rank 0: the first and the last stage
+        ends_slowest = ends >= per_stage_hi * layer_mb
+        stage_mb = np.where(dual, np.maximum(ends, per_stage_hi * layer_mb), stage_mb)
+        # the layers (and head) of the micro-batch the slowest rank runs: on average over its two
+        # stages (found by review: TP / EP counted 11 layers where rank 0 averages 11.5)
+        layers_stage = np.where(dual, np.where(ends_slowest, 0.5 * (per_stage_hi + per_stage_lo), per_stage_hi),
+                                layers_stage)
+        head_share = np.where(dual, 0.5 * ends_slowest, head_share)
     t_compute = m * stage_mb
-    t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * last_is_slowest
+    t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
     t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
     m_layers = m * layers_stage
 
@@ -1268,12 +1276,23 @@ def explain(row: dict) -> dict[str, str]:
     ex["tokens_per_s"] = f"B·s / step = {tokens:,} / {step:.4g} s = {tokens / step:,.4g} tokens/s"
     mf = r["model_flop_per_step"]
     ex["tflops_per_gpu"] = f"model FLOP / (step · N) = {mf:.4g} / ({step:.4g} × {n}) = {mf / step / n / 1e12:.4g} TFLOP/s"
+    pk = r["peak_16bit_flop_per_s"]
     ex["mfu"] = (f"model FLOP / (step · N · peak16) = {mf:.4g} / ({step:.4g} × {n} × "
-                 f"{r['peak_16bit_flop_per_s'] / 1e12:.4g}e12) = {mf / (step * n * r['peak_16bit_flop_per_s']):.4f}")
+                 f"{_flop_rate(pk)}) = {_frac(mf / (step * n * pk))}")
     hf = r["hardware_flop_per_step"]
     ex["hfu"] = (f"hardware FLOP / (step · N · peak16) = {hf:.4g} / ({step:.4g} × {n} × "
-                 f"{r['peak_16bit_flop_per_s'] / 1e12:.4g}e12) = {hf / (step * n * r['peak_16bit_flop_per_s']):.4f}")
+                 f"{_flop_rate(pk)}) = {_frac(hf / (step * n * pk))}")
     return ex
+
+
+def _flop_rate(x: float) -> str:
+    """A peak in FLOP/s as the explain strings write it: ``989.4e12`` (TFLOP/s scale), else ``%.4g``."""
+    return f"{x / 1e12:.4g}e12" if 1e9 <= x < 1e17 else f"{x:.4g}"
+
+
+def _frac(x: float) -> str:
+    """A utilisation: 4 decimals, or 3 significant digits when that would print 0.0000."""
+    return f"{x:.4f}" if x == 0 or abs(x) >= 1e-3 else f"{x:.3g}"
 
 
 def _attn_label(r: dict) -> str:

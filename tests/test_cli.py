@@ -165,6 +165,17 @@ def test_json_output_is_strict_json():
     json.loads(out, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
 
 
+def test_json_tells_never_finishing_from_not_applicable():
+    """No checkpoint tier: the run never finishes (time to train inf → "inf"), while the
+    interval of a tier it does not use is not applicable (NaN → null)."""
+    rc, out, _ = run("evaluate", "--preset", "default", "--set", "checkpoint.tiers=[]", "--format", "json")
+    assert rc == 0
+    d = json.loads(out)
+    res = d.get("results", d)
+    assert res["time_to_train_days"] == "inf"
+    assert res["ckpt_local_nvme_interval_opt_s"] is None
+
+
 def test_table_units():
     rc, out, _ = run("evaluate", "--preset", "default")
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}

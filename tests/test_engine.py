@@ -197,3 +197,13 @@ def test_evaluate_many_names_an_unknown_column():
         planner.evaluate_many([planner.load_preset("default")], columns=["mfu", "nope"])
     df = planner.evaluate_many([planner.load_preset("default")], columns=["mfu"])
     assert list(df.columns) == ["name", "mfu"]
+
+
+def test_evaluate_many_refuses_a_table_of_batch_columns():
+    """Found by review: a DataFrame of the engine's batch columns ran unvalidated (tp = 0 gave a
+    NaN step time, n_gpus = 0 an infinite MFU). Every input passes through the schema."""
+    from planner import batch as B
+    df = pd.DataFrame(B.from_scenarios([planner.load_preset("default")]))
+    df["tp"] = 0
+    with pytest.raises(planner.InputError, match="batch columns"):
+        planner.evaluate_many(df)

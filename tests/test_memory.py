@@ -794,3 +794,18 @@ def test_gradient_buckets_add_no_memory_so_more_gpus_never_add_memory():
         if prev is not None:
             assert r["mem_total_bytes"] <= prev
         prev = r["mem_total_bytes"]
+
+
+def test_zero3_on_one_shard_rank_has_no_prefetch_buffers():
+    """ZeRO-3 gathers what it shards; with dp·cp = 1 nothing is sharded, the weights stay
+    resident and there is nothing to prefetch: ZeRO-3 then needs what ZeRO-2 does (found by
+    review: 1 GPU, Llama 3 8B, +3.9 GiB of prefetch buffers)."""
+    import planner
+
+    def total(z):
+        d = {"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 1},
+             "training": {"global_batch_size": 1}, "parallelism": {"zero_stage": z}}
+        return planner.evaluate(d).results
+    z2, z3 = total(2), total(3)
+    assert z3["mem_zero3_prefetch_bytes"] == 0.0
+    assert z3["mem_total_bytes"] == pytest.approx(z2["mem_total_bytes"], rel=1e-12)

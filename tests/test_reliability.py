@@ -551,3 +551,78 @@ def test_a_slow_tier_spanning_many_mtbfs_gets_the_tier_grouping_note():
     assert any("groups failures by tier and is optimistic" in n for n in planner.evaluate(d).notes)
     assert not any("groups failures by tier and is optimistic" in n
                    for n in planner.evaluate(planner.load_preset("default")).notes)
+
+
+def test_a_row_does_not_depend_on_its_batch_when_another_row_has_no_nvme():
+    """Found by review: a row on a system without local NVMe (gh200-quad) next to a row that
+    saves to local NVMe: the disabled tier's infinite save time became the first row's interval
+    bound and its goodput 0 (0.959 alone). DESIGN §6: a batch of N equals N evaluations."""
+    a = planner.load_preset("default").to_json_dict()
+    a["cluster"] = {"system": "gh200-quad", "n_gpus": 1024}
+    a["checkpoint"] = {"tiers": [{"tier": "pfs"}]}
+    b = planner.load_preset("default").to_json_dict()
+    b["checkpoint"] = {"tiers": [{"tier": "local_nvme"}, {"tier": "pfs"}]}
+    both = planner.evaluate_many([a, b])
+    for i, d in enumerate((a, b)):
+        single = planner.evaluate(d).results
+        for col in ("goodput", "lost_work_frac", "time_to_train_days", "ckpt_pfs_interval_opt_s"):
+            assert both[col].iloc[i] == pytest.approx(single[col], rel=1e-12), (i, col)
+    assert 0.9 < both["goodput"].iloc[0] < 1.0
+
+
+def test_a_peer_copy_needs_another_node():
+    """replicas on a node-local tier: each copy goes to another node, so a job of n nodes keeps
+    at most n − 1 (storage.json: host memory is lost with the node unless replicated to peers).
+    One node: refused, naming the field and the range; two nodes: one replica survives."""
+    d = {"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 8},
+         "training": {"global_batch_size": 8}, "reliability": {"profile": "opt175b-a100"},
+         "checkpoint": {"tiers": [{"tier": "host_memory", "replicas": 1}]}}
+    with pytest.raises(planner.InputError, match=r"checkpoint.tiers\[0\].replicas = 1: .* 1 node; allowed 0 to 0"):
+        planner.evaluate(d)
+    d["cluster"]["n_gpus"], d["training"]["global_batch_size"] = 16, 16
+    assert planner.evaluate(d).results["goodput"] > 0.9
+    d["checkpoint"]["tiers"][0]["replicas"] = 2
+    with pytest.raises(planner.InputError, match="allowed 0 to 1"):
+        planner.evaluate(d)
+    # the engine keeps at most n − 1 even when a batch asks for more (a sweep over systems)
+    assert ck.peer_replicas(np.array([0, 1, 5, 5]), np.array([1, 1, 2, 8])).tolist() == [0, 0, 1, 5]
+
+
+def test_a_given_interval_shorter_than_a_step_is_counted_at_the_step():
+    """A save cannot start more often than once per step (and, async, not before the last one
+    ended): the stage clips the optimum to max(1 s, step, async save) (docs/reliability.md), and
+    now a given interval too, with a note; the goodput-vs-interval curve is flat below it."""
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"] = {"tiers": [{"tier": "pfs", "interval_s": 0.001}]}
+    r = planner.evaluate(d)
+    step = r.results["step_time_s"]
+    assert r.results["ckpt_pfs_interval_opt_s"] == pytest.approx(step, rel=1e-12)
+    assert any("interval given (0.001 s)" in n for n in r.notes)
+    assert "given 0.001 s, raised to" in r.explain["ckpt_pfs_interval_opt_s"]
+    d["checkpoint"]["tiers"][0]["interval_s"] = step
+    assert planner.evaluate(d).results["goodput"] == pytest.approx(r.results["goodput"], rel=1e-12)
+    from planner import engine
+    b = engine.run_batch(B.from_scenarios([planner.Scenario.model_validate(d)]))
+    curve = rel.goodput_vs_interval(b, "pfs", np.array([0.001, 1.0, step]))[:, 0]
+    assert curve[0] == curve[1] == pytest.approx(curve[2], rel=1e-12)
+
+
+def test_fp32_training_checkpoints_12_bytes_per_parameter():
+    """fp32 / tf32 training has no separate master copy: weights 4 B + Adam m, v 8 B = 12 B per
+    parameter (ZeRO §3.1 with K = 12 for the fp32 states), against 2 + 12 = 14 B in mixed precision."""
+    d = planner.load_preset("default").to_json_dict()
+    mixed = planner.evaluate(d).results
+    d["training"]["precision"] = "fp32"
+    r = planner.evaluate(d)
+    assert r.results["ckpt_bytes"] == pytest.approx(12.0 * r.results["params_total"], rel=1e-12)
+    assert mixed["ckpt_bytes"] == pytest.approx(14.0 * mixed["params_total"], rel=1e-12)
+    assert r.explain["ckpt_bytes"].startswith("12 B/param")
+
+
+def test_the_goodput_explain_shows_each_renewal_factor():
+    """1/G = (1 + Σ stall/τ) × recovery factor × Π φ: three printed factors whose product is 1/G."""
+    import re
+    r = planner.evaluate(planner.load_preset("default"))
+    nums = re.search(r"= ([\d.]+) × ([\d.]+) × ([\d.]+) = ([\d.]+) → goodput", r.explain["goodput"]).groups()
+    a, b_, c, inv = map(float, nums)
+    assert a * b_ * c == pytest.approx(1.0 / r.results["goodput"], rel=1e-4)

@@ -275,3 +275,15 @@ def test_true_is_not_a_checkpoint_interval():
     d["checkpoint"]["tiers"][0]["interval_s"] = True
     with pytest.raises(planner.InputError, match=r"checkpoint.tiers\[0\].interval_s: a number, not true"):
         planner.evaluate(d)
+
+
+def test_local_nvme_without_bandwidth_is_refused_naming_the_field():
+    """Found by review: an inline system with local NVMe but 0 B/s write bandwidth gave goodput 0
+    and NaN lost work with a local_nvme tier. A drive that cannot be written holds no checkpoint."""
+    d = planner.load_preset("default").to_json_dict()
+    from planner import catalog
+    sysd = catalog.systems()["dgx-h100"].model_dump()
+    sysd["local_nvme_write_bw_bytes_per_s"] = 0.0
+    d["cluster"]["system"] = sysd
+    with pytest.raises(planner.InputError, match="local_nvme_write_bw_bytes_per_s = 0 with local_nvme_bytes"):
+        planner.evaluate(d)

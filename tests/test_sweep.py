@@ -410,3 +410,17 @@ def test_sweep_refuses_bad_candidates_naming_them(kw, text):
     with pytest.raises(planner.InputError) as e:
         planner.sweep(planner.load_preset("default"), feasible_only=False, **kw)
     assert text in e.value.lines[0]
+
+
+def test_a_local_nvme_tier_on_a_system_without_nvme_names_the_reason():
+    """Sweeping over systems with a local_nvme checkpoint tier: the system without NVMe
+    (gh200-quad) gets the reason in words, not 'not evaluated (non-finite result)'."""
+    s = planner.load_preset("default").to_json_dict()
+    s["checkpoint"] = {"tiers": [{"tier": "local_nvme"}, {"tier": "pfs"}]}
+    df = planner.sweep(s, systems=["dgx-h100", "gh200-quad"], feasible_only=False, include_invalid=True)
+    gh = df[df["system"] == "gh200-quad"]
+    assert len(gh) > 0
+    reasons = gh["infeasible_reason"].value_counts()
+    # every split that passes the rules checked before it (GPU count, TP within the node) says so
+    assert reasons.index[0] == "checkpoint tier local_nvme needs local NVMe (the system has none)"
+    assert "not evaluated (non-finite result)" not in reasons.index

@@ -75,6 +75,8 @@ from __future__ import annotations
 
 import itertools
 
+import math
+
 import numpy as np
 
 from . import checkpoint as ck
@@ -1576,6 +1578,25 @@ def explain(row: dict) -> dict[str, str]:
     return e
 
 
+
+def spare_shortage_probability(nodes_in_repair: float, spares: int) -> float:
+    """Probability that a node failure finds no hot spare free: ``P(N ≥ spares)`` for the number
+    of nodes in repair ``N ~ Poisson(a)``, ``a`` = (repair-class failure rate) × (repair time)
+    (an M/G/∞ queue: Little's law gives the mean, the count is Poisson for Poisson arrivals;
+    Kleinrock, Queueing Systems Vol. 1, §3.6 / Takács). 1 with no spares. Scalar, one row."""
+    a, s = float(nodes_in_repair), int(spares)
+    if s <= 0:
+        return 1.0
+    if a <= 0.0:
+        return 0.0
+    term = cdf = math.exp(-a)  # P(N = 0)
+    for k in range(1, s):
+        term *= a / k
+        cdf += term
+        if term < 1e-300 or cdf >= 1.0:
+            break
+    return max(0.0, 1.0 - cdf)
+
 def notes(row: dict) -> list[str]:
     """Stated simplifications of this stage (and why goodput is 0, when it is)."""
     out = [
@@ -1609,6 +1630,16 @@ def notes(row: dict) -> list[str]:
                    f"{_g(rate_h * max(saved) / 3600.0)} mean times between failures: the analytic goodput groups "
                    "failures by tier and is optimistic here by a few points (7.5 pp at 15 MTBFs in "
                    "docs/reliability.md); the Monte Carlo (planner.simulate, the Plan page) does not group them.")
+    spares = int(row.get("hot_spare_nodes", 0) or 0)
+    if spares > 0:  # the issue rule (a spare is always there) against a pool of spares being repaired
+        a = sum(float(row.get(f"failure_rate_{c}_per_h", 0.0) or 0.0) / 3600.0
+                * float(row.get(f"fail_{c}_repair_s", 0.0) or 0.0) for c in REPAIR_CLASSES)
+        p_wait = spare_shortage_probability(a, spares)
+        if p_wait > 0.01:
+            out.append(f"Hot spares: the model takes a spare to be always at hand (no repair wait). With "
+                       f"{spares} spare node{'s' if spares != 1 else ''} and about {_g(a)} nodes in repair at a time "
+                       f"(failure rate × repair time, Little's law), a failure finds none free with probability "
+                       f"{p_wait:.2g} (Poisson, M/G/∞): then it waits for a repair, which the goodput leaves out.")
     for kind in TIER_KINDS:  # a given interval the job cannot keep (stage: clipped to interval_floor_s)
         given = float(row.get(f"ckpt_{kind}_interval_s", np.nan))
         used = float(row.get(f"ckpt_{kind}_interval_opt_s", np.nan))

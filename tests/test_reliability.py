@@ -626,3 +626,19 @@ def test_the_goodput_explain_shows_each_renewal_factor():
     nums = re.search(r"= ([\d.]+) × ([\d.]+) × ([\d.]+) = ([\d.]+) → goodput", r.explain["goodput"]).groups()
     a, b_, c, inv = map(float, nums)
     assert a * b_ * c == pytest.approx(1.0 / r.results["goodput"], rel=1e-4)
+
+
+def test_few_hot_spares_get_the_poisson_shortage_note():
+    """The issue rule takes a hot spare to be always free; with a nodes in repair on average
+    (M/G/∞: Poisson(a)), a failure finds none with probability P(N ≥ s): 1 − e^(−a) for one
+    spare, 1 − e^(−a)(1 + a) for two (hand-written Poisson tails)."""
+    import math
+    p = rel.spare_shortage_probability
+    assert p(0.5, 1) == pytest.approx(1 - math.exp(-0.5), rel=1e-12)
+    assert p(0.5, 2) == pytest.approx(1 - math.exp(-0.5) * 1.5, rel=1e-12)
+    assert p(0.5, 0) == 1.0 and p(0.0, 3) == 0.0 and p(0.5, 16) < 1e-12
+    d = planner.load_preset("llama3-405b-h100-16k").to_json_dict()
+    assert not any(n.startswith("Hot spares") for n in planner.evaluate(d).notes)  # 16 spares
+    d["reliability"]["hot_spare_nodes"] = 1
+    notes = [n for n in planner.evaluate(d).notes if n.startswith("Hot spares")]
+    assert len(notes) == 1 and "finds none free with probability 0.38" in notes[0]

@@ -16,6 +16,7 @@ import streamlit as st  # noqa: E402
 import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import charts  # noqa: E402
+from planner.sweep import plain_base  # noqa: E402
 
 ss = st.session_state
 
@@ -46,24 +47,6 @@ def run_sweep(sj_json: str, objective: str, space: str) -> pd.DataFrame:
     """Every feasible split, best first (planner.sweep)."""
     sj = json.loads(sj_json)
     return planner.sweep(sj, objective=objective, feasible_only=True, **SPACES[space])
-
-
-def _plain_splits(sj: dict, limit: int = 400) -> list[tuple[int, int]]:
-    """(TP, PP) pairs to try as the sweep's starting split when the sidebar's does not suit the
-    model or the GPU count: TP a divisor of the heads, PP of the GPUs left (at most the layers),
-    fewest model-parallel GPUs first (DP must still divide the global batch: the schema checks)."""
-    from planner import catalog
-
-    m = sj.get("model")
-    try:
-        m = catalog.models()[m].model_dump() if isinstance(m, str) else dict(m or {})
-        heads, layers = int(m["n_heads"]), int(m["n_layers"])
-        n = int((sj.get("cluster") or {}).get("n_gpus") or 1)
-    except Exception:  # noqa: BLE001 - an unreadable model: the schema's own error is shown
-        return [(1, 1)]
-    pairs = [(t, q) for t in range(1, min(heads, n) + 1) if heads % t == 0 and n % t == 0
-             for q in range(1, min(layers, n // t) + 1) if (n // t) % q == 0]
-    return sorted(pairs, key=lambda x: (x[0] * x[1], x[1]))[:limit]
 
 
 def _sweep_base(sj: dict) -> dict:
@@ -149,18 +132,9 @@ if errs:
     # The sweep replaces the split: a split that does not suit the sidebar's model or GPU count
     # (a new model, another GPU count, an imported config) is no reason to refuse. Sweep from the
     # same scenario on the plainest split; only errors that remain there stop the page.
-    # the first of a few plain splits (TP, PP powers of two) the scenario accepts: global batch,
-    # heads and layers must divide as the schema says
-    base, scen2 = None, None
-    for _tp, _pp in _plain_splits(sj):
-        cand = copy.deepcopy(sj)
-        cand["parallelism"] = {**cand.get("parallelism", {}), "tp": _tp, "pp": _pp, "cp": 1, "ep": 1, "vpp": 1,
-                               "dp": None, "dp_shard": None, "schedule": "1f1b", "recompute_layers": None,
-                               "layer_split": "uneven"}
-        scen2, errs2 = C.validate(cand)
-        if not errs2:
-            base = cand
-            break
+    # the plainest split the scenario accepts (planner.sweep.plain_base, as `planner sweep` does)
+    found = plain_base(sj)
+    base, scen2 = found if found is not None else (None, None)
     if base is None:
         st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
                  + "\n".join(f"- `{e}`" for e in errs), icon=":material/error:")

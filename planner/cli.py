@@ -114,6 +114,12 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
     return data
 
 
+#: The scenario commands' inputs: the messages when none is given, or two that exclude each other.
+NO_INPUT = ("no scenario given: give --preset NAME, FILE.json or --hf-config CONFIG.json "
+            "(--hf-config also goes with --preset or FILE.json, replacing its model)")
+TWO_INPUTS = ("give --preset NAME or FILE.json, not both (--hf-config CONFIG.json may go with either)")
+
+
 def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str] = (),
                         hf_config: str | None = None) -> Scenario:
     """A validated scenario from a preset id or a JSON file, with ``--set`` overrides.
@@ -121,11 +127,29 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
     ``hf_config``: path of a Hugging Face ``config.json`` whose architecture replaces the
     scenario's model (before the ``--set`` overrides; without a preset or file, the
     ``default`` preset supplies the rest). Its notes go to stderr as ``note:`` lines."""
+    return validate_input(scenario_input_json(preset, file, sets, hf_config))
+
+
+def validate_input(data: dict) -> Scenario:
+    """The validated scenario of :func:`scenario_input_json`; :class:`UsageError` otherwise."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        raise UsageError(format_errors(e)) from None
+    except ValueError as e:
+        raise UsageError([str(e)]) from None
+
+
+def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str] = (),
+                        hf_config: str | None = None) -> dict:
+    """The scenario JSON dict of :func:`load_scenario_input`, not yet validated."""
     bare_hf = hf_config is not None and preset is None and file is None
     if bare_hf:
         preset = "default"
-    if (preset is None) == (file is None):
-        raise UsageError(["give exactly one of --preset NAME or FILE.json"])
+    if preset is None and file is None:
+        raise UsageError([NO_INPUT])
+    if preset is not None and file is not None:
+        raise UsageError([TWO_INPUTS])
     if preset is not None:
         try:
             data = preset_json(preset)
@@ -163,13 +187,7 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
             else:
                 sys.stderr.write("note: no scenario given: the default preset's hardware and settings, plain data "
                                  "parallel (ZeRO-1) over the GPUs set; --set parallelism.tp=... sets a split\n")
-    data = apply_sets(data, sets)
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as e:
-        raise UsageError(format_errors(e)) from None
-    except ValueError as e:
-        raise UsageError([str(e)]) from None
+    return apply_sets(data, sets)
 
 
 # ---------------------------------------------------------------------------------- output
@@ -368,9 +386,24 @@ def cmd_export(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import OBJECTIVES, sweep
+    from .sweep import OBJECTIVES, count_splits, plain_base, sweep
 
-    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
+    data = scenario_input_json(args.preset, args.file, args.set, args.hf_config)
+    try:
+        s = validate_input(data)
+    except UsageError as e:
+        # The sweep replaces the split: one that does not suit the model or the GPU count (an
+        # imported config, another size) is no reason to refuse. Start from the plainest split
+        # the scenario accepts, as the dashboard's Explore page does; only errors that remain
+        # there are reported.
+        found = plain_base(data)
+        if found is None:
+            raise
+        base, s = found
+        p = base["parallelism"]
+        sys.stderr.write(f"note: the scenario's split does not suit it ({'; '.join(e.lines)}); the sweep replaces "
+                         f"the split, starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' "
+                         "(pp·vpp need not divide n_layers)\n")
     if args.objective not in OBJECTIVES:
         raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
     if args.gpus is not None and not 1 <= args.gpus <= 10_000_000:
@@ -401,6 +434,11 @@ def cmd_sweep(args) -> int:
         hint = ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
                 "try a count with more small factors" if n_valid == 0
                 else "every valid split runs out of memory: try more GPUs, another system, or recompute/offload")
+        if n_valid == 0 and s.parallelism.layer_split != "uneven":
+            n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
+            if n_uneven:
+                hint += (f", or allow an uneven layer split (--set parallelism.layer_split=uneven: "
+                         f"{n_uneven:,} valid splits)")
         # the message on stderr; stdout stays parseable in the format asked for
         sys.stderr.write(f"planner: no feasible split of {n} GPUs ({n_valid} valid splits evaluated, "
                          f"{df.attrs.get('n_feasible', 0)} fit): {hint}\n")

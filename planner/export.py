@@ -162,6 +162,15 @@ def megatron_args(scenario: Scenario | dict) -> Export:
 
     # parallelism
     arg("--tensor-model-parallel-size", p.tp)
+    if p.tp > m.kv_heads:
+        # Megatron-Core TransformerConfig.__post_init__ raises "num_query_groups (…) must be a multiple
+        # of tensor_model_parallel_size (…)" and Attention divides num_query_groups by the TP size;
+        # NVIDIA/Megatron-LM PR #2565 (Dec 2025) later accepts a TP that is a multiple of it.
+        notes.append(f"TP {p.tp} > {m.kv_heads} KV heads (--num-query-groups {m.kv_heads}): Megatron-Core before "
+                     "Megatron-LM PR #2565 (Dec 2025) requires num_query_groups to be a multiple of "
+                     "tensor_model_parallel_size (TransformerConfig) and cannot run this split; later versions "
+                     "all-gather the QKV activations, which the planner does not model (it replicates the KV "
+                     f"heads on each TP rank). Choose a tp that divides {m.kv_heads}.")
     arg("--pipeline-model-parallel-size", p.pp)
     if p.vpp > 1:
         arg("--num-virtual-stages-per-pipeline-rank", p.vpp)
@@ -176,6 +185,11 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                      f"multiple of {2 * p.cp}: pad the sequences or choose another CP.")
     if p.ep > 1:
         arg("--expert-model-parallel-size", p.ep)
+        if t.precision == "fp16":
+            # validate_args in arguments.py: assert not args.fp16, "Expert parallelism is not supported
+            # with fp16 training."
+            notes.append(f"expert parallelism (EP {p.ep}) with fp16: Megatron-LM asserts \"Expert parallelism is "
+                         "not supported with fp16 training.\" (arguments.py): use bf16 or ep = 1.")
     if p.sequence_parallel and p.tp > 1:
         arg("--sequence-parallel")
     if p.schedule in ("gpipe", "zero_bubble", "dualpipe"):
@@ -341,6 +355,14 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                         "a TorchTitan MoE model" if m.moe is not None else
                         "a TorchTitan model that has its LayerNorm / plain MLP / positions (llama3 has not)")
                         + " and set [model] name / flavor."))
+    if name == "llama3" and p.tp > m.kv_heads:
+        # torchtitan/models/llama3/model/model.py (TORCHTITAN_COMMIT): wk / wv are nn.Linear(dim,
+        # n_kv_heads·head_dim), sharded column-wise by the TP plan (ColwiseParallel), and
+        # Attention.forward views each rank's keys as (bs, seqlen, -1, head_dim).
+        notes.append(f"TP {p.tp} > {m.kv_heads} KV heads: TorchTitan's llama3 shards wk / wv column-wise over TP "
+                     "and views each rank's keys as whole heads (models/llama3/model/model.py), so a rank with "
+                     "less than one KV head cannot run; the planner models replicated KV heads. Choose a tp "
+                     f"that divides {m.kv_heads}.")
     if p.zero_stage == 0:
         shard, rep = 1, p.dp
         if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:

@@ -37,7 +37,9 @@ moe                        num_local_experts / num_experts / n_routed_experts,
                            num_experts_per_tok / experts_per_token, moe_intermediate_size
                            (else intermediate_size), n_shared_experts or Qwen2-MoE's one
                            shared expert of shared_expert_intermediate_size,
-                           first_k_dense_replace / leading mlp_only_layers
+                           first_k_dense_replace / leading mlp_only_layers; one expert is
+                           a dense MLP, and more experts per token than experts is refused
+                           (also with one expert)
 mla                        q_lora_rank (null → 0), kv_lora_rank, qk_nope_head_dim,
                            qk_rope_head_dim, v_head_dim (DeepSeek-V2 / V3)
 =========================  ==================================================================
@@ -335,12 +337,18 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     moe = None
     if k_e is not None:
         n_exp = r.int_(k_e, n_exp)
+    k_k, topk = r.present(("num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_k"))
+    if n_exp is not None and k_k is not None:
+        topk = r.int_(k_k, topk)
+        # A token is routed to at most every expert (the schema refuses top_k > n_experts; here in
+        # the file's names, also for one expert, which would otherwise be read as a dense MLP and
+        # hide a file that cannot describe a trained model).
+        if topk is not None and topk > n_exp:
+            r.errors.append(f"{fname} {k_k} = {topk} exceeds {k_e} = {n_exp}: a token is routed to at most "
+                            f"every expert (allowed 1 to {n_exp})")
     if n_exp is not None and n_exp > 1:
-        k_k, topk = r.present(("num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_k"))
         if k_k is None:
             r.errors.append(f"{fname}: an MoE model without num_experts_per_tok")
-        else:
-            topk = r.int_(k_k, topk)
         k_m, e_ffn = r.present(("moe_intermediate_size", "expert_intermediate_size"))
         e_ffn = r.int_(k_m, e_ffn) if k_m is not None else ffn
         shared, shared_ffn = 0, None

@@ -31,6 +31,10 @@ NonNegInt = Annotated[int, Field(ge=0, le=10_000_000)]
 PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+#: Most tokens a scenario may train on (training.tokens_total; share links and the sidebar's
+#: box take the same bound): 1e16, about 280 times Qwen3's 36T (3.6e13, arXiv:2505.09388) and 640
+#: times Llama 3's 15.6T (arXiv:2407.21783), the largest published pre-training runs.
+TOKENS_TOTAL_MAX = 1.0e16
 
 Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
 Recompute = Literal["none", "selective", "full", "op_sac"]
@@ -372,7 +376,20 @@ class Training(_Strict):
         "element instead of 6). LayerNorm and GeLU are single kernels either way. The extra "
         "activation memory of eager ops is not counted.",
     )
-    tokens_total: PosFloat = Field(1.0e12, description="Tokens to train.")
+    tokens_total: float = Field(
+        1.0e12, gt=0, allow_inf_nan=False, json_schema_extra={"maximum": TOKENS_TOTAL_MAX},
+        description="Tokens to train, above 0 and at most 1e16: far beyond any published run (Llama 3 "
+        "405B: 15.6T = 1.56e13, Llama Team arXiv:2407.21783; Qwen3: 36T = 3.6e13, arXiv:2505.09388), "
+        "a bound that keeps a mistyped exponent from becoming a run of 10^300 tokens.",
+    )
+
+    @field_validator("tokens_total")
+    @classmethod
+    def _tokens_total_at_most(cls, v: float) -> float:
+        if v > TOKENS_TOTAL_MAX:
+            raise ValueError(f"{v:g} tokens: allowed above 0 to {TOKENS_TOTAL_MAX:g} (far beyond any published "
+                             "run: Llama 3 trained on 1.56e13, Qwen3 on 3.6e13)")
+        return v
 
 
 class Parallelism(_Strict):

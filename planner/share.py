@@ -49,7 +49,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import ValidationError
 
 from . import catalog
-from .schema import Scenario, format_errors
+from .schema import TOKENS_TOTAL_MAX, Scenario, format_errors
 
 __all__ = [
     "scenario_to_params", "params_to_scenario", "parse_link", "prefix_params", "unprefix_params",
@@ -65,7 +65,7 @@ _FLOAT_MAX = 1e30
 #: became 1, ``me=200000`` a dense model).
 WIDGET_DEGREE_MAX = 100_000      # TP, PP, CP, EP, micro-batch, head dim, MoE counts, hot spares
 WIDGET_VPP_MAX = 1_000
-TOKENS_MIN, TOKENS_MAX = 1e6, 1e18          # tokens to train (the box: 1e-6 … 1e6 trillion)
+TOKENS_MIN, TOKENS_MAX = 1e6, TOKENS_TOTAL_MAX  # tokens to train (the box: 1e-6 … 1e4 trillion; max: the schema's)
 DROPOUT_MAX = 0.99
 CK_INTERVAL_MIN_S, CK_INTERVAL_MAX_S = 0.6, 6e8  # checkpoint interval (the box: 0.01 … 1e7 minutes)
 

@@ -56,6 +56,7 @@ flags: (time to train, cost) both minimised, and (tokens/s maximised, HBM headro
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 from collections.abc import Iterable
@@ -616,15 +617,22 @@ _SPACE_KEYS = (
 )
 
 
-def _check_space_options(opts: dict) -> None:
+#: Keyword arguments of :func:`sweep` besides the split-space options.
+_SWEEP_KEYS = ("gpus", "systems", "objective", "top", "feasible_only", "chunk_size", "progress")
+
+
+def _check_space_options(opts: dict, fixed: Sequence[str] = ("gpus", "systems"), where: str = "sweep") -> None:
+    """:class:`InputError` naming every unknown keyword and listing the accepted ones (``fixed``,
+    the function's own keywords, then :data:`_SPACE_KEYS`)."""
     bad = sorted(set(opts) - set(_SPACE_KEYS))
     if bad:
-        raise TypeError(f"sweep: unknown option(s) {bad}; allowed: {', '.join(_SPACE_KEYS)}")
+        raise InputError([f"{where}: unknown option(s) {', '.join(map(repr, bad))}; accepted: "
+                          f"{', '.join((*fixed, *_SPACE_KEYS))}"])
 
 
 def count_splits(scenario: Scenario, *, gpus=None, systems=None, **space_options) -> int:
     """Number of valid splits (rows passing every rule) without evaluating them."""
-    _check_space_options(space_options)
+    _check_space_options(space_options, where="count_splits")
     space_options.pop("include_invalid", None)
     return build_space(scenario, gpus=gpus, systems=systems, **space_options).count_valid()
 
@@ -634,7 +642,7 @@ def enumerate_splits(scenario: Scenario, *, gpus=None, systems=None, **space_opt
     :func:`sweep`, which streams chunks). With ``include_invalid=True`` every generated row is
     returned and the column ``sweep_reason`` (int code, see :data:`REASONS`) says which rule it
     breaks; ``sweep_group`` is the index into the (system, n_gpus) groups in both cases."""
-    _check_space_options(space_options)
+    _check_space_options(space_options, where="enumerate_splits")
     space = build_space(scenario, gpus=gpus, systems=systems, **space_options)
     b, reason, g = space.rows(0, space.n_rows)
     if not space_options.get("include_invalid", False):
@@ -646,6 +654,65 @@ def enumerate_splits(scenario: Scenario, *, gpus=None, systems=None, **space_opt
         b["sweep_reason"] = reason
     b["sweep_group"] = g
     return b
+
+
+# ---- a base split for a scenario whose own split does not suit it --------------------------
+
+
+def plain_splits(scenario_json: dict, limit: int = 400) -> list[tuple[int, int]]:
+    """(TP, PP) pairs to try as a sweep's starting split when the scenario's own split does not
+    suit its model or GPU count (a sweep replaces the split, so that is no reason to refuse).
+
+    TP is a divisor of the heads and of the GPUs, PP a divisor of the GPUs left (at most the
+    layers); fewest model-parallel GPUs first, then the smaller PP. DP must still divide the
+    global batch: :func:`plain_base` lets the schema check each pair.
+
+    Parameters
+    ----------
+    scenario_json : a scenario as its JSON dict (the model a catalogue id or an inline object).
+    limit : most pairs returned.
+
+    Returns
+    -------
+    list of (tp, pp), at most ``limit``; ``[(1, 1)]`` when the model or the GPU count cannot be
+    read (the schema then reports the fault).
+    """
+    m = scenario_json.get("model")
+    try:
+        m = catalog.models()[m].model_dump() if isinstance(m, str) else dict(m or {})
+        heads, layers = int(m["n_heads"]), int(m["n_layers"])
+        n = int((scenario_json.get("cluster") or {}).get("n_gpus") or 1)
+    except Exception:  # noqa: BLE001 - an unreadable model: the schema's own error is reported
+        return [(1, 1)]
+    pairs = [(t, q) for t in range(1, min(heads, n) + 1) if heads % t == 0 and n % t == 0
+             for q in range(1, min(layers, n // t) + 1) if (n // t) % q == 0]
+    return sorted(pairs, key=lambda x: (x[0] * x[1], x[1]))[:limit]
+
+
+def plain_base(scenario_json: dict) -> tuple[dict, Scenario] | None:
+    """The scenario on the first of :func:`plain_splits` that the schema accepts: that TP and PP,
+    no CP / EP / interleaving, 1F1B, DP derived, ZeRO over all DP ranks, full recompute of every
+    layer (when full), ``layer_split = "uneven"`` (so a PP that does not divide the layers is
+    allowed, here and in the sweep started from it). The rest of the scenario is kept.
+
+    Used by ``planner sweep`` and the dashboard's Explore page when the scenario's split does
+    not suit the model or the GPU count.
+
+    Returns
+    -------
+    (scenario JSON dict, validated :class:`Scenario`), or None when no plain split is valid (the
+    fault lies elsewhere: the caller reports the scenario's own errors).
+    """
+    for tp, pp in plain_splits(scenario_json):
+        cand = copy.deepcopy(scenario_json)
+        cand["parallelism"] = {**(cand.get("parallelism") or {}), "tp": tp, "pp": pp, "cp": 1, "ep": 1,
+                               "vpp": 1, "dp": None, "dp_shard": None, "schedule": "1f1b",
+                               "recompute_layers": None, "layer_split": "uneven"}
+        try:
+            return cand, Scenario.model_validate(copy.deepcopy(cand))
+        except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+            continue
+    return None
 
 
 # ---- evaluation ----------------------------------------------------------------------------
@@ -921,7 +988,8 @@ def sweep(
     ------
     InputError (a ``ValueError``, one line per problem in ``.lines``) — an invalid scenario, an
     unknown objective or system, candidate degrees that are not positive integers (``tp="16"``,
-    ``cp_max=0``), bad ``gpus`` / ``top``; an empty result (nothing fits) is not an error.
+    ``cp_max=0``), bad ``gpus`` / ``top``, an unknown keyword (``foo=1``: named, with the
+    accepted ones); an empty result (nothing fits) is not an error.
 
     Notes
     -----
@@ -950,7 +1018,7 @@ def sweep(
         bad.append(f"sweep: systems = {systems!r}: give a list of system ids, e.g. ['dgx-h100']")
     if bad:
         raise InputError(bad)
-    _check_space_options(space_options)
+    _check_space_options(space_options, fixed=_SWEEP_KEYS)
     if feasible_only:
         space_options["include_invalid"] = False
     space = build_space(scenario, gpus=gpus, systems=systems, **space_options)

@@ -65,7 +65,7 @@ def test_evaluate_from_file(tmp_path):
         (["evaluate", "--preset", "default", "--set", "model=gpt9"], "unknown model id 'gpt9'"),
         (["evaluate", "--preset", "default", "--set", "tp"], "expected path=value"),
         (["evaluate", "/no/such/file.json"], "no such file"),
-        (["evaluate"], "give exactly one of --preset NAME or FILE.json"),
+        (["evaluate"], "give --preset NAME, FILE.json or --hf-config CONFIG.json"),
         (["presets", "gpus"], "invalid choice"),
     ],
 )
@@ -244,3 +244,30 @@ def test_set_takes_the_bracket_index_form_the_messages_use_and_a_new_model_drops
     # setting the preset's own value changes nothing, and keeps the name
     rc, out, err = run("export", "--preset", "default", "--set", "model=llama3-70b", "--to", "torchtitan")
     assert 'description = "Llama 3 70B on 1,024 H100"' in out
+
+
+def test_missing_or_double_input_lists_every_accepted_input(tmp_path):
+    """evaluate takes --preset NAME, FILE.json or --hf-config CONFIG.json (alone or with either):
+    with none the message lists all three, with a preset and a file it says not both."""
+    rc, _, err = run("evaluate")
+    assert rc == 2 and err.count("\n") == 1
+    assert all(x in err for x in ("--preset NAME", "FILE.json", "--hf-config CONFIG.json"))
+    f = tmp_path / "s.json"
+    f.write_text("{}")
+    rc, _, err = run("evaluate", "--preset", "default", str(f))
+    assert rc == 2 and "not both" in err and err.count("\n") == 1
+
+
+def test_sweep_with_no_even_split_points_to_the_uneven_layer_split():
+    """Llama 3 70B (80 layers, 64 heads) at global batch 512 on 96 = 2⁵·3 GPUs: DP must divide
+    512 (a power of two), so tp·pp·cp holds the factor 3; 64 heads and seq_len 8192 have none,
+    nor does 80 = 2⁴·5 for an even PP: no split, but PP 3 with an uneven layer split is one.
+    97 GPUs (prime, above 80 layers and 64 heads): nothing at all."""
+    rc, out, err = run("sweep", "--preset", "default", "--gpus", "96", "--top", "1")
+    assert rc == 1 and out == ""
+    assert "--set parallelism.layer_split=uneven" in err and err.count("\n") == 1
+    rc, out, _ = run("sweep", "--preset", "default", "--gpus", "96", "--top", "1", "--set",
+                     "parallelism.layer_split=uneven", "--format", "json")
+    assert rc == 0 and json.loads(out)[0]["pp"] % 3 == 0
+    rc, _, err = run("sweep", "--preset", "default", "--gpus", "97", "--top", "1")
+    assert rc == 1 and "no feasible split of 97 GPUs" in err and "uneven" not in err

@@ -291,3 +291,38 @@ def test_megatron_notes_a_sequence_cp_cannot_split():
     assert any("not a multiple of 4" in n for n in megatron_args(d).notes)
     d["training"]["seq_len"] = 8192
     assert not any("2·cp" in n for n in megatron_args(d).notes)
+
+
+def test_megatron_notes_expert_parallelism_with_fp16():
+    """Megatron-LM ``validate_args`` (arguments.py at 000c4ac2): ``if args.expert_model_parallel_size
+    > 1: ... assert not args.fp16, "Expert parallelism is not supported with fp16 training."``"""
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    assert d["parallelism"]["ep"] > 1
+    d["training"]["precision"] = "fp16"
+    ex = megatron_args(d)
+    assert "--fp16" in ex.text and "--expert-model-parallel-size" in ex.text
+    assert any("Expert parallelism is not supported with fp16 training." in n for n in ex.notes)
+    d["training"]["precision"] = "bf16"
+    assert not any("fp16" in n for n in megatron_args(d).notes)
+    # no expert parallelism: nothing to say
+    d["training"]["precision"] = "fp16"
+    d["parallelism"]["ep"] = 1
+    assert not any("Expert parallelism" in n for n in megatron_args(d).notes)
+
+
+def test_exports_note_tp_above_the_kv_heads():
+    """Llama 3 70B has 8 KV heads (config.json num_key_value_heads). Megatron-Core's
+    TransformerConfig requires num_query_groups % tensor_model_parallel_size == 0 (before
+    Megatron-LM PR #2565); TorchTitan's llama3 shards wk / wv column-wise and views whole heads:
+    TP 16 runs in neither, TP 8 in both. The planner accepts TP 16 (replicated KV heads)."""
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["tp"] = 16
+    d["parallelism"]["dp"] = d["parallelism"]["dp"] // 2
+    meg = megatron_args(d)
+    assert "--num-query-groups 8" in meg.text and "--tensor-model-parallel-size 16" in meg.text
+    assert any("TP 16 > 8 KV heads" in n and "cannot run" in n for n in meg.notes)
+    tt = torchtitan_toml(d)
+    assert tomllib.loads(tt.text)["model"]["name"] == "llama3"
+    assert any("TP 16 > 8 KV heads" in n for n in tt.notes)
+    d["parallelism"]["tp"], d["parallelism"]["dp"] = 8, d["parallelism"]["dp"] * 2
+    assert not any("KV heads" in n for n in megatron_args(d).notes + torchtitan_toml(d).notes)

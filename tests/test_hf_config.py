@@ -313,3 +313,36 @@ def test_llama_without_tie_key_is_untied_like_its_config_class():
     assert float(model_stats.stats(b)["params_total"][0]) == 8_030_261_248
     gemma = import_hf_config({**cfg, "model_type": "gemma", "head_dim": 128})
     assert gemma.model.tied_embeddings is True
+
+
+def test_cli_sweep_replaces_a_preset_split_that_does_not_suit_the_imported_model(tmp_path):
+    """Llama 3.1 8B (32 layers) into the default preset (TP 8 · PP 4 · VPP 5 = 20 stages, made for
+    Llama 3 70B's 80 layers): evaluate refuses the split, but a sweep replaces it: it starts
+    from the plainest split the schema accepts (planner.sweep.plain_base, as the Explore page)
+    and says so in one line."""
+    f = tmp_path / "llama31_8b.json"
+    f.write_text(json.dumps(DATA["llama-3.1-8b"]["config"]))
+    rc, _, err = _run("evaluate", "--preset", "default", "--hf-config", str(f))
+    assert rc == 2 and "pp·vpp = 20" in err
+    rc, out, err = _run("sweep", "--hf-config", str(f), "--preset", "default", "--gpus", "64", "--top", "2",
+                        "--format", "json")
+    assert rc == 0, err
+    rows = json.loads(out)
+    assert len(rows) == 2 and all(r["n_gpus"] == 64 for r in rows)
+    replaced = [ln for ln in err.splitlines() if "the sweep replaces the split" in ln]
+    assert len(replaced) == 1 and "pp·vpp = 20" in replaced[0] and "tp = 2, pp = 1" in replaced[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("n_experts, top_k", [(1, 2), (8, 9), (1, 8)])
+def test_more_experts_per_token_than_experts_is_refused(n_experts, top_k):
+    """A token is routed to at most every expert: Mixtral's config with num_experts_per_tok above
+    num_local_experts is refused in the file's names, with one expert too (read as a dense MLP
+    it hid a file that cannot describe a trained model); one expert, top-1 is a dense MLP."""
+    cfg = {**DATA["mixtral-8x7b"]["config"], "num_local_experts": n_experts, "num_experts_per_tok": top_k}
+    with pytest.raises(InputError) as e:
+        import_hf_config(cfg)
+    assert str(e.value) == (f"config.json num_experts_per_tok = {top_k} exceeds num_local_experts = {n_experts}: "
+                            f"a token is routed to at most every expert (allowed 1 to {n_experts})")
+    moe = import_hf_config({**cfg, "num_experts_per_tok": 1}).model.moe
+    assert moe is None if n_experts == 1 else (moe.n_experts, moe.top_k) == (n_experts, 1)

@@ -287,3 +287,28 @@ def test_local_nvme_without_bandwidth_is_refused_naming_the_field():
     d["cluster"]["system"] = sysd
     with pytest.raises(planner.InputError, match="local_nvme_write_bw_bytes_per_s = 0 with local_nvme_bytes"):
         planner.evaluate(d)
+
+
+def test_tokens_total_has_a_documented_upper_bound():
+    """training.tokens_total ≤ 1e16: far beyond the largest published pre-training runs (Llama 3
+    405B 15.6T tokens, arXiv:2407.21783; Qwen3 36T, arXiv:2505.09388). 1e300 used to pass and
+    export a 300-digit --train-iters; now one line names the field and the range."""
+    d = planner.load_preset("default").to_json_dict()
+    for ok in (3.6e13, 1e16):
+        d["training"]["tokens_total"] = ok
+        assert Scenario.model_validate(d).training.tokens_total == ok
+    for bad in (1e300, 1.0000001e16):
+        d["training"]["tokens_total"] = bad
+        with pytest.raises(ValidationError) as e:
+            Scenario.model_validate(d)
+        (line,) = format_errors(e.value)
+        assert line.startswith("training.tokens_total: ") and "allowed above 0 to 1e+16" in line
+    field = Scenario.model_json_schema()["$defs"]["Training"]["properties"]["tokens_total"]
+    assert field["maximum"] == 1e16 and "1e16" in field["description"] and "1.56e13" in field["description"]
+
+
+def test_cli_export_refuses_a_300_digit_run():
+    from test_cli import run
+
+    rc, out, err = run("export", "--preset", "default", "--set", "training.tokens_total=1e300", "--to", "megatron")
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "training.tokens_total" in err

@@ -394,3 +394,18 @@ def test_repair_keeps_what_the_repaired_scenario_accepts(params, kept, refused):
     assert {w.split(":", 1)[0] for w in warnings} == refused
     for path, value in kept.items():
         assert share._get(sj, path) == value
+
+
+def test_link_tokens_take_the_schema_bound():
+    """The Tokens box and a link's tok take the schema's bound on training.tokens_total (1e16):
+    a link value above it is refused with the range, not accepted by the link and then refused
+    by the schema (or the other way round)."""
+    from planner.schema import TOKENS_TOTAL_MAX
+
+    assert share.TOKENS_MAX == TOKENS_TOTAL_MAX == 1e16
+    sj, warns = share.params_to_scenario({"p": "default", "tok": "1e16"})
+    assert sj["training"]["tokens_total"] == 1e16 and not warns
+    planner.Scenario.model_validate(sj)
+    sj, warns = share.params_to_scenario({"p": "default", "tok": "1e17"})
+    assert sj["training"]["tokens_total"] == 15e12
+    assert warns == ["tok='1e17' (training.tokens_total): out of range; allowed 1e6 to 1e16; kept the base value"]

@@ -262,7 +262,7 @@ def test_objectives_sort_and_top(default_scenario):
         assert np.isclose(full[col].iloc[0], v[0], rtol=0)
     with pytest.raises(ValueError, match="allowed"):
         sw.sweep(s, objective="speed")
-    with pytest.raises(TypeError, match="unknown option"):
+    with pytest.raises(planner.InputError, match="unknown option"):
         sw.sweep(s, tensor_parallel=[2])
 
 
@@ -424,3 +424,41 @@ def test_a_local_nvme_tier_on_a_system_without_nvme_names_the_reason():
     # every split that passes the rules checked before it (GPU count, TP within the node) says so
     assert reasons.index[0] == "checkpoint tier local_nvme needs local NVMe (the system has none)"
     assert "not evaluated (non-finite result)" not in reasons.index
+
+
+def test_an_unknown_keyword_is_an_input_error_naming_it():
+    """The docstring's Raises lists InputError for bad options: an unknown keyword (it lands in
+    **space_options) is one, naming the keyword and listing the accepted ones."""
+    s = planner.load_preset("default")
+    for call, where, own in ((lambda: planner.sweep(s, foo=1), "sweep", {"objective", "top", "chunk_size"}),
+                             (lambda: sw.count_splits(s, foo=1), "count_splits", set()),
+                             (lambda: sw.enumerate_splits(s, foo=1), "enumerate_splits", set())):
+        with pytest.raises(planner.InputError) as e:
+            call()
+        msg = str(e.value)
+        assert msg.startswith(f"{where}: unknown option(s) 'foo'; accepted: ")
+        accepted = set(msg.split("accepted: ", 1)[1].split(", "))
+        assert {"gpus", "systems", "tp", "pp", "cp_max", "allow_uneven"} | own <= accepted
+
+
+def test_plain_base_is_the_plainest_split_the_schema_accepts():
+    """Llama 3.1 8B (32 layers, 32 heads) in the default preset's scenario (1,024 GPUs, global
+    batch 512, TP 8 · PP 4 · VPP 5): 32 layers do not divide into pp·vpp = 20 stages. By the
+    rule (fewest model-parallel GPUs, then the smaller PP): tp·pp = 1 leaves DP = 1,024, which
+    does not divide the batch of 512; tp 2, pp 1 leaves DP 512, which does."""
+    d = planner.load_preset("default").to_json_dict()
+    d["model"] = planner.model_from_hf_config({
+        "model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+        "tie_word_embeddings": False}).model_dump(mode="json", exclude_none=True)
+    with pytest.raises(ValidationError, match="pp·vpp = 20"):
+        Scenario.model_validate(d)
+    pairs = sw.plain_splits(d)
+    assert pairs[:4] == [(1, 1), (2, 1), (1, 2), (4, 1)]  # tp·pp = 1, 2, 2, 4; the smaller pp first
+    base, s = sw.plain_base(d)
+    p = s.parallelism
+    assert (p.tp, p.pp, p.dp, p.cp, p.vpp, p.schedule, p.layer_split) == (2, 1, 512, 1, 1, "1f1b", "uneven")
+    assert base["model"] == d["model"] and base["training"] == d["training"]
+    # nothing to start from when the fault is not the split
+    d["training"]["seq_len"] = -1
+    assert sw.plain_base(d) is None

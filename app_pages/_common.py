@@ -299,10 +299,11 @@ def init_state() -> None:
     ss = st.session_state
     if ss.get(LOADED_KEY):
         return
-    params = st.query_params.to_dict()
+    params = {k: st.query_params.get_all(k) for k in st.query_params}  # tp=2&tp=4: share warns
     scen_params = {k: v for k, v in params.items() if not k.startswith(PAGE_PREFIXES) and "." not in k}
     sj, warnings = share.params_to_scenario(scen_params)
-    pid = scen_params.get("p") if scen_params.get("p") in preset_ids() else _preset_default()
+    p = share.last_value(scen_params.get("p"))
+    pid = p if p in preset_ids() else _preset_default()
     ss[SCENARIO_KEY] = sj
     ss["preset_id"] = pid
     ss[WARN_KEY] = warnings

@@ -44,8 +44,9 @@ def _init_from_url() -> None:
     if ss.get("_c_loaded"):
         return
     qp = st.query_params.to_dict()
+    qp_all = {k: st.query_params.get_all(k) for k in st.query_params}  # a repeated key: share warns
     presets = C.preset_ids()
-    warnings = []
+    warnings = share.stray_slot_keys(qp, MAX_SLOTS)  # 5.tp=3: no such slot, not ignored silently
     try:
         n = int(qp.get("c_n", 2))
         if not 2 <= n <= MAX_SLOTS:
@@ -57,7 +58,7 @@ def _init_from_url() -> None:
     defaults = [p for p in DEFAULT_SLOTS if p in presets] + [p for p in presets if p not in DEFAULT_SLOTS]
     for i in range(MAX_SLOTS):
         src = qp.get(f"c_src{i + 1}")
-        params = share.unprefix_params(qp, _slot_prefix(i))
+        params = share.unprefix_params(qp_all, _slot_prefix(i))
         if src is None:
             src = LINK if params else (defaults[i % len(defaults)] if defaults else LINK)
         if src != LINK and src not in presets:
@@ -68,7 +69,7 @@ def _init_from_url() -> None:
             params = {"p": src, **params}
             src = LINK
         ss[f"c_src{i}"] = src
-        ss[f"c_link{i}"] = "?" + urlencode(params) if params else ""
+        ss[f"c_link{i}"] = "?" + urlencode(params, doseq=True) if params else ""
     ss["_c_warnings"] = warnings
     ss["_c_loaded"] = True
 
@@ -90,7 +91,7 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
         # nothing about the scenario: left out without a warning
         params = {k: v for k, v in params.items() if not str(k).startswith(C.PAGE_PREFIXES)}
         sj, warns = share.params_to_scenario(params)
-        return sj, warns, params.get("p")
+        return sj, warns, share.last_value(params.get("p"))
     sj, warns = share.params_to_scenario({"p": src})
     return sj, warns, src
 

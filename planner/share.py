@@ -30,10 +30,13 @@ and are validated with the schema's class when read.
 
 Reading never raises: an unknown key, an unparsable value or a value outside its range is
 dropped with a warning naming the key, the value and the allowed values or range, and the
-base value is kept. After the per-key checks the assembled scenario is validated
-(:class:`planner.schema.Scenario`); when a cross-field rule fails (e.g. ``tp`` does not divide
-the model's heads) the link keys named in the message are reverted one at a time, each with a
-warning, until the scenario validates or no named key is left.
+base value is kept; a key given twice with different values warns (the last is used). After
+the per-key checks the assembled scenario is validated (:class:`planner.schema.Scenario`).
+When a cross-field rule fails, the link's keys win over the base preset's: the split
+(:data:`SPLIT_KEYS`) is fitted to the model, system, GPUs and batch, changing the preset's split
+values before the link's own split keys, each change with a warning (old → new and why); only
+when no split fits is a link key refused (the other keys before ``n``, the system and the
+model). Every warning is worded on the scenario returned (see :func:`_repair`; docs/ui.md).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from .schema import TOKENS_TOTAL_MAX, Scenario, format_errors
 
 __all__ = [
     "scenario_to_params", "params_to_scenario", "parse_link", "prefix_params", "unprefix_params",
-    "ALL_KEYS", "DEFAULT_PRESET",
+    "last_value", "stray_slot_keys", "ALL_KEYS", "SPLIT_KEYS", "DEFAULT_PRESET",
 ]
 
 DEFAULT_PRESET = "default"
@@ -538,6 +541,9 @@ def _parse_json_tiers(raw: str) -> tuple[list | None, str | None]:
         return None, err
     if not isinstance(obj, list) or len(obj) > 16:
         return None, "must be a JSON list of at most 16 tier uses"
+    if not obj:
+        # like an empty ck=: "no checkpointing" is written ck=none, an empty list is a broken link
+        return None, "an empty tier list; refused (no checkpointing is ck=none)"
     for u in obj:
         if not isinstance(u, dict):
             return None, "each tier use must be a JSON object"
@@ -574,8 +580,13 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
     warnings: list[str] = []
     try:
         flat = {str(k): _last(v) for k, v in dict(params).items()}
+        for k, v in dict(params).items():  # tp=2&tp=4: the last one is used, never without a word
+            if isinstance(v, (list, tuple)) and len({str(x) for x in v}) > 1:
+                name = k if k in ALL_KEYS else _show(str(k))
+                given = ", ".join(_show(str(x)) for x in v)
+                warnings.append(f"{name}: given {len(v)} times ({given}); used the last, {_show(flat[str(k)])}")
     except Exception:
-        return _base_scenario(None, warnings)[0], ["link: unreadable query parameters ignored"]
+        return _base_scenario(None, [])[0], ["link: unreadable query parameters ignored"]
     sj, pid = _base_scenario(flat.get("p"), warnings)
     applied: dict[str, tuple[tuple[str, ...], Any]] = {}  # key -> (path, base value) for repair
 
@@ -684,7 +695,7 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
         if isinstance(par, dict):
             par.pop("dp", None)
 
-    return _repair(sj, applied, warnings), warnings
+    return _repair(sj, applied, warnings, pid), warnings
 
 
 def _path_text(path: tuple[str, ...]) -> str:
@@ -717,70 +728,433 @@ def _revert(sj: dict, key: str, path: tuple, base, applied: dict) -> None:
             par.pop("dp", None)
 
 
-def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
-    """Revert link keys named in cross-field validation errors, one at a time; then put back
-    every refused key whose link value the repaired scenario accepts after all (the first
-    named key is not always the wrong one: ``n=256&pp=24`` names n first)."""
+# ---- Split fitting --------------------------------------------------------------------
+#
+# The split (TP, PP, CP, EP, VPP, schedule, layer split, ZeRO shard group, a pinned DP) is laid
+# out on the model, GPUs and batch; it does not define them. When the assembled scenario
+# fails and a change of the split alone makes it valid, the split is changed: first the base
+# preset's values the link does not set, then the link's own split keys. The model, system,
+# GPU count and batch the link sets are kept (review 2026-12: a link naming a 32- or 61-layer
+# model on the default preset's pp·vpp = 20 lost its model to Llama 3 70B).
+
+#: Link keys of the split, in the order their messages are worded (a key's warning is checked
+#: against the link values of the keys after it: ``tp=3&pp=7`` names 3·7 for tp, 8·7 for pp).
+SPLIT_KEYS: tuple[str, ...] = ("tp", "pp", "cp", "ep", "vpp", "sch", "ls", "dps", "dp")
+#: The order changes are tried in (least disruptive first: the layer split, the interleaving,
+#: EP and CP before the TP·PP grid).
+_SPLIT_SEARCH: tuple[str, ...] = ("ls", "vpp", "sch", "ep", "cp", "dps", "dp", "tp", "pp")
+_PAR_FIELDS = {f.key: f for f in PARALLEL_KEYS}
+#: Link keys that depend on the split rather than the other way round (N layers recomputed per
+#: pipeline chunk): a value the fitted split cannot hold is refused, the split is not bent to it.
+_POST_SPLIT_KEYS: tuple[str, ...] = ("rcl",)
+_LINK_COST = 100  # changing a split key the link sets costs more than any number of preset values
+#: What a change of one split field costs: the schedule side (layer split, interleaving, ZeRO
+#: group) before EP, before the GPU grid (TP, PP, CP), so ``mbs=16`` on the default preset ends
+#: 1F1B on the same TP·PP rather than CP 4.
+_SPLIT_WEIGHT = {"ls": 1, "sch": 1, "vpp": 1, "dps": 1, "dp": 1, "ep": 2, "cp": 3, "tp": 3, "pp": 3}
+
+
+def _par_default(key: str) -> Any:
+    from .schema import Parallelism
+
+    try:
+        return Parallelism.model_fields[_PAR_FIELDS[key].path[-1]].default
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _split_get(sj: dict, key: str) -> Any:
+    """The effective value of a split field (schema default where the scenario leaves it out)."""
+    v = _get(sj, _PAR_FIELDS[key].path)
+    return _par_default(key) if v is None else v
+
+
+def _split_put(sj: dict, key: str, value: Any) -> None:
+    """Set a split field; None drops it (the schema default: dp derived, all DP ranks shard)."""
+    path = _PAR_FIELDS[key].path
+    if value is None:
+        par = sj.get("parallelism")
+        if isinstance(par, dict):
+            par.pop(path[-1], None)
+    else:
+        _set(sj, path, value)
+
+
+def _split_show(key: str, v: Any) -> str:
+    if v is None:
+        v = _par_default(key)
+    if v is None:
+        return "derived" if key == "dp" else "all DP ranks"
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def _divisors_below(x: Any, most: int = 4) -> list[int]:
+    """The largest divisors of ``x`` below it (at most ``most``), 1 always among them."""
+    try:
+        x = int(x)
+    except (TypeError, ValueError, OverflowError):
+        return []
+    if x <= 1:
+        return []
+    small = [d for d in range(1, math.isqrt(x) + 1) if x % d == 0]
+    divs = sorted({d for s in small for d in (s, x // s)} - {x}, reverse=True)
+    return divs[:most - 1] + [1] if len(divs) >= most else divs
+
+
+def _split_alternatives(key: str, cur: Any, base: Any = None, n_gpus: Any = None) -> list[Any]:
+    """Values to try for one split field instead of ``cur``, most alike first: the base value
+    (for a link key), then the layer split that allows any PP·VPP, 1F1B or interleaving, the
+    divisors of the GPU count nearest ``cur`` (TP, PP, CP), smaller degrees (EP, VPP), the
+    derived DP / unsharded ZeRO group."""
+    out: list[Any] = []
+    if base is not None:
+        out.append(base)
+    eff_cur = _par_default(key) if cur is None else cur
+    if key == "ls":
+        out.append("uneven")
+    elif key == "sch":
+        out.extend(("1f1b", "interleaved"))
+    elif key in ("tp", "pp", "cp") and isinstance(n_gpus, int) and not isinstance(n_gpus, bool) \
+            and 1 <= n_gpus <= _INT_MAX and isinstance(eff_cur, int) and eff_cur >= 1:
+        divs = [d for d in range(1, math.isqrt(n_gpus) + 1) if n_gpus % d == 0]
+        divs = sorted({d for x in divs for d in (x, n_gpus // x)} - {eff_cur},
+                      key=lambda d: (abs(math.log(d / eff_cur)), d))
+        out.extend(divs[:4])
+    elif key in ("vpp", "ep", "cp", "tp", "pp"):
+        out.extend(_divisors_below(cur))
+    elif key in ("dps", "dp"):
+        out.append(None)
+    seen, res = set(), []
+    for v in out:
+        e = _par_default(key) if v is None else v
+        if e == eff_cur or repr(e) in seen:
+            continue
+        seen.add(repr(e))
+        res.append(v)
+    return res
+
+
+def _names_split_key(key: str, text: str) -> bool:
+    """Whether a validation message names the split field of ``key`` ("parallelism.tp", the tp
+    of "tp·pp·cp = ...", "schedule = ...")."""
+    name = _PAR_FIELDS[key].path[-1]
+    return bool(re.search(rf"(?<![\w]){re.escape(name)}(?!\w)", text.replace("·", " ")))
+
+
+def _split_copy(sj: dict) -> dict:
+    """A copy of ``sj`` whose split fields may be changed (the parallelism section is copied, the
+    rest shared: validation copies what it reads)."""
+    out = dict(sj)
+    if isinstance(sj.get("parallelism"), dict):
+        out["parallelism"] = dict(sj["parallelism"])
+    return out
+
+
+def _valid(sj: dict) -> bool:
+    return _link_errors(sj) is None
+
+
+def _plain_start(sj: dict) -> dict | None:
+    """The scenario on the first plain split (planner.sweep.plain_splits: TP dividing the heads
+    and GPUs, PP the GPUs left; no CP/EP/interleaving, 1F1B, uneven layer split, DP derived)
+    that validates; None when none does (the fault is not in the split)."""
+    from .sweep import plain_splits
+
+    for tp, pp in plain_splits(sj, limit=100):
+        cand = _split_copy(sj)
+        for key, v in (("tp", tp), ("pp", pp), ("cp", 1), ("ep", 1), ("vpp", 1), ("sch", "1f1b"),
+                       ("ls", "uneven"), ("dps", None), ("dp", None)):
+            _split_put(cand, key, v)
+        if _valid(cand):
+            return cand
+    return None
+
+
+def _fit_split(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str, Any],
+               post_split: Any = ()) -> dict | None:
+    """``sj`` with its split changed so it validates, or None when no split does.
+
+    ``post_split``: link keys laid out on the split (``rcl``): left out while the split is
+    fitted and put back after; the result may then fail on them alone (the caller refuses them).
+
+    ``link_split``: the split keys the link sets (key -> link value), changed only when the
+    base preset's values cannot be; ``bases``: key -> the base preset's value of a link key.
+    Tries one field, then two (fewest link keys first), then rebuilds from a plain split and
+    puts back, one at a time, the link's values and then the preset's."""
+    try:
+        # Keys laid out on the split (recompute N layers per chunk) follow it, never drive it.
+        post = {k: _get(sj, _PAR_FIELDS[k].path) for k in _POST_SPLIT_KEYS if k in post_split}
+        if post:
+            sj = _split_copy(sj)
+            for k in post:
+                _split_put(sj, k, None)
+        fit = sj if _valid(sj) else _fit_split_only(sj, link_split, bases)
+        if fit is None or not post:
+            return fit
+        fit = _split_copy(fit)
+        for k, v in post.items():
+            _split_put(fit, k, v)
+        return fit
+    except Exception:  # noqa: BLE001 - a link must never raise
+        return None
+
+
+def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str, Any]) -> dict | None:
+    try:
+        if "dp" not in link_split and _get(sj, _PAR_FIELDS["dp"].path) is not None:
+            sj = _split_copy(sj)  # a preset's pinned DP follows the split (derived, as the page shows it)
+            _split_put(sj, "dp", None)
+            if _valid(sj):
+                return sj
+        start = _plain_start(sj)
+        if start is None:
+            return None
+        n_gpus = _get(sj, ("cluster", "n_gpus"))
+        singles = []
+        for key in _SPLIT_SEARCH:
+            cur = _get(sj, _PAR_FIELDS[key].path)
+            is_link = key in link_split
+            base = bases.get(key) if is_link else None
+            for v in _split_alternatives(key, cur, base, n_gpus):
+                singles.append(((_LINK_COST if is_link else 0) + _SPLIT_WEIGHT[key], key, v))
+        cands = [((c,), ((k, v),)) for c, k, v in singles]
+        for i, (ci, ki, vi) in enumerate(singles):
+            for cj, kj, vj in singles[i + 1:]:
+                if kj != ki:
+                    cands.append(((ci, cj), ((ki, vi), (kj, vj))))
+        cands.sort(key=lambda c: sum(c[0]))  # stable: the search order within a cost
+        for _cost, changes in cands:
+            trial = _split_copy(sj)
+            for k, v in changes:
+                _split_put(trial, k, v)
+            if _valid(trial):
+                return trial
+        # Rebuild: from the plain split, put back the link's values, then the preset's.
+        cand = start
+        targets = [(k, _get(sj, _PAR_FIELDS[k].path)) for k in _link_first(link_split)]
+        for _round in range(3):
+            changed = False
+            for key, want in targets:
+                have = _split_get(cand, key)
+                for v in [want] + _split_alternatives(key, want, None, n_gpus):
+                    if (_par_default(key) if v is None else v) == have:
+                        break
+                    trial = _split_copy(cand)
+                    _split_put(trial, key, v)
+                    if _valid(trial):
+                        cand, changed = trial, True
+                        break
+            if not changed:
+                break
+        return cand
+    except Exception:  # noqa: BLE001 - a link must never raise
+        return None
+
+
+def _link_first(link_split: Mapping[str, Any]) -> list[str]:
+    return [k for k in SPLIT_KEYS if k in link_split] + [k for k in SPLIT_KEYS if k not in link_split]
+
+
+def _first_error(sj: dict) -> str | None:
+    lines = _link_errors(sj)
+    return lines[0] if lines else None
+
+
+def _split_warnings(sj: dict, ref: Mapping[str, Any], link_split: Mapping[str, Any],
+                    bases: Mapping[str, Any], pid: str) -> tuple[dict, list[str]]:
+    """Put back every split value the valid ``sj`` accepts after all, then one warning per link
+    split key changed (checked against the link values of the keys after it) and one for the
+    base preset's values changed. ``ref``: each split key's value before fitting."""
+    def changed(s: dict) -> list[str]:
+        return [k for k in _link_first(link_split)
+                if _split_get(s, k) != (_par_default(k) if ref[k] is None else ref[k])
+                and (k != "dp" or k in link_split)]
+
+    for _round in range(len(SPLIT_KEYS)):
+        again = False
+        for k in changed(sj):
+            trial = _split_copy(sj)
+            _split_put(trial, k, ref[k])
+            if _valid(trial):
+                sj, again = trial, True
+        if not again:
+            break
+    out = []
+    diff = changed(sj)
+    link_diff = [k for k in SPLIT_KEYS if k in diff and k in link_split]
+    for k in link_diff:
+        # the link value on the split in use, with the link's values of the split keys after it
+        # (tp=3&pp=7: "3·7·2", the scenario the link asks for), else alone; the first message
+        # that names the key's field
+        later = [j for j in link_diff if SPLIT_KEYS.index(j) > SPLIT_KEYS.index(k)]
+        reasons = []
+        for keys in ([k, *later], [k]):
+            trial = _split_copy(sj)
+            for j in keys:
+                _split_put(trial, j, ref[j])
+            if (r := _first_error(trial)) is not None:
+                reasons.append(r)
+        reason = next((r for r in reasons if _names_split_key(k, r)), reasons[-1] if reasons else
+                      "the split did not fit the rest of the link")
+        base = bases.get(k)
+        if _split_get(sj, k) == (_par_default(k) if base is None else base):
+            out.append(f"{k}: refused, {reason}; kept the base value")
+        else:
+            out.append(f"{k}={_split_show(k, ref[k])} ({_path_text(_PAR_FIELDS[k].path)}): changed to "
+                       f"{_split_show(k, _get(sj, _PAR_FIELDS[k].path))} so the split fits the rest of the link; "
+                       f"{reason}")
+    preset_diff = [k for k in SPLIT_KEYS if k in diff and k not in link_split]
+    if preset_diff:
+        trial = _split_copy(sj)
+        for k in preset_diff:
+            _split_put(trial, k, ref[k])
+        reason = _first_error(trial) or "the split did not fit the link"
+        what = ", ".join(f"{k}={_split_show(k, ref[k])} → {_split_show(k, _get(sj, _PAR_FIELDS[k].path))}"
+                         for k in preset_diff)
+        out.append(f"{what}: the base preset '{pid}' sets {'these' if len(preset_diff) > 1 else 'this'}, the link "
+                   f"does not; changed so the split fits the link's model, GPUs and batch; {reason}")
+    return sj, out
+
+
+def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRESET) -> dict:
+    """Make the assembled scenario valid, keeping what the link sets where it can.
+
+    1. The split (:data:`SPLIT_KEYS`) is fitted to the rest of the scenario: the base preset's
+       values first, then the link's own split keys (:func:`_fit_split`); ``rcl`` follows the
+       fitted split and is refused when it does not fit it.
+    2. Only when no split fits, one of the link's other keys is reverted to its base value: the
+       first whose base value alone lets the split fit, trying the batch and the other keys
+       before ``n``, the accelerator, the system and the model (:func:`_revert_one`); else the
+       key the validation message names (:func:`_blame`). Then 1. again.
+    3. Every reverted key whose link value the repaired scenario accepts after all (with the
+       split fitted) is put back; every changed split value the result accepts is put back.
+    4. Warnings are worded on the final scenario: a refused key's message is its link value
+       checked against the values in use (and the link's later split keys), never an
+       intermediate state the page does not show (review 2026-12: ``n=1e3`` quoted the
+       preset's batch, not the link's).
+    """
+    link_split = {k: _get(sj, applied[k][0]) for k in SPLIT_KEYS if k in applied}
+    bases = {k: applied[k][1] for k in link_split}
+    ref = {k: _get(sj, _PAR_FIELDS[k].path) for k in SPLIT_KEYS}
     # Only keys that changed the base can be to blame.
     applied = {k: v for k, v in applied.items() if _get(sj, v[0]) != v[1]}
-    refused: list[tuple[str, tuple, Any, str]] = []  # key, path, the link's value, warning
+    post = tuple(k for k in _POST_SPLIT_KEYS if k in applied)
+    refused: list[tuple[str, tuple, Any]] = []  # key, path, the link's value
+
+    def fitted(s: dict) -> dict | None:
+        if _valid(s):
+            return s
+        f = _fit_split(s, link_split, bases, post)
+        return f if f is not None and _valid(f) else None
+
     for _ in range(len(applied) + 1):
         lines = _link_errors(sj)
         if lines is None:
             break
-        text = " ".join(lines)
-        # The key whose field path appears first in the message; a key named only by the last
-        # part of its path ("offload_grads need ...", the pp of "tp·pp·cp = ...") only when no
-        # key is named in full (found by review: n=1&pp=2 blamed the valid pp before n).
-        best = fallback = None
-        for key, (path, _base) in applied.items():
-            names = [_path_text(path)]
-            if key == "m":
-                names.append("model.")
-            if key in ("ck", "ckj"):
-                names.append("checkpoint.")
-            # "training.precision = 'bf16' is not supported by <accelerator>": a new system or
-            # accelerator without that precision's units is to blame unless the link set it.
-            if key in ("sys", "acc") and "prec" not in applied:
-                names.append("is not supported by")
-            # Messages such as "parallelism: tp·pp·cp = 8·4·1" name the field by its last part.
-            if path[0] == "parallelism":
-                names.append(f" {path[-1]}·")
-                names.append(f"·{path[-1]} ")
-            # a whole name: "parallelism.recompute" is not "parallelism.recompute_layers"
-            hits = [m.start() for n in names
-                    for m in [re.search(re.escape(n) + (r"(?!\w)" if n[-1:].isalnum() or n[-1:] == "_" else ""), text)]
-                    if m]
-            pos = min(hits, default=-1)
-            if pos >= 0 and (best is None or pos < best[0]):
-                best = (pos, key)
-            if not hits and len(path) > 1 and (m := re.search(rf"(?<![\w.]){re.escape(path[-1])}(?!\w)", text)):
-                if fallback is None or m.start() < fallback[0]:
-                    fallback = (m.start(), key)
-        best = best or fallback
-        if best is None:  # no key named: the first whose base value alone makes it valid
-            for key, (path, base) in applied.items():
-                trial = copy.deepcopy(sj)
-                _revert(trial, key, path, base, applied)
-                if _link_errors(trial) is None:
-                    best = (0, key)
-                    break
-        if best is None:
+        fit = _fit_split(sj, link_split, bases, post)
+        if fit is not None and _valid(fit):
+            sj = fit
+            break
+        if fit is not None:  # the split fits; what is laid out on it does not
+            sj, lines = fit, _link_errors(fit) or lines
+        key = _revert_one(sj, {k: v for k, v in applied.items() if k not in SPLIT_KEYS}, applied, fitted)
+        if key is None:
+            key = _blame(sj, lines, {k: v for k, v in applied.items() if k not in SPLIT_KEYS}, applied, fitted)
+        if key is None:
+            key = _blame(sj, lines, applied, applied, fitted)
+        if key is None:
             warnings.extend(f"link: {ln}" for ln in lines)
             return sj
-        key = best[1]
         path, base = applied.pop(key)
-        refused.append((key, path, copy.deepcopy(_get(sj, path)), f"{key}: refused, {lines[0]}; kept the base value"))
-        warnings.append(refused[-1][3])
+        refused.append((key, path, copy.deepcopy(_get(sj, path))))
+        if key in link_split:  # fitted from its base value from now on
+            ref[key] = base
+            link_split.pop(key)
         _revert(sj, key, path, base, applied)
-    if _link_errors(sj) is None:  # keep what the repaired scenario accepts after all
-        for key, path, value, w in reversed(refused):
-            trial = copy.deepcopy(sj)
-            _set(trial, path, copy.deepcopy(value))
-            if _link_errors(trial) is None:
-                sj = trial
-                warnings.remove(w)
+    if not _valid(sj):
+        return sj
+    # keep what the repaired scenario accepts after all (with the split fitted to it)
+    kept_back = set()
+    for key, path, value in reversed(refused):
+        if key in SPLIT_KEYS:
+            continue
+        trial = copy.deepcopy(sj)
+        _set(trial, path, copy.deepcopy(value))
+        trial = fitted(trial)
+        if trial is not None:
+            sj = trial
+            kept_back.add(key)
+    sj, split_notes = _split_warnings(sj, ref, link_split, bases, pid)
+    for key, path, value in refused:
+        if key in kept_back:
+            continue
+        trial = copy.deepcopy(sj)
+        _set(trial, path, copy.deepcopy(value))
+        reason = _first_error(trial) or "the rest of the link did not fit it"
+        warnings.append(f"{key}: refused, {reason}; kept the base value")
+    warnings.extend(split_notes)
     return sj
+
+
+#: The keys a link's scenario is built on, most basic first: when the link's keys cannot all be
+#: kept, the first of the others, then GPUs, system, model, that alone is in the way is refused.
+_PRIMARY_KEYS: tuple[str, ...] = ("m", "sysj", "sys", "accj", "acc", "n")
+
+
+def _revert_one(sj: dict, pool: dict, applied: dict, fitted) -> str | None:
+    """The link key of ``pool`` whose base value alone makes the scenario valid (with the split
+    fitted): the link's other keys first, then n, the accelerator, the system, the model last."""
+    order = [k for k in pool if k not in _PRIMARY_KEYS] + [k for k in reversed(_PRIMARY_KEYS) if k in pool]
+    for key in order:
+        path, base = pool[key]
+        trial = copy.deepcopy(sj)
+        _revert(trial, key, path, base, applied)
+        if fitted(trial) is not None:
+            return key
+    return None
+
+
+def _blame(sj: dict, lines: list[str], pool: dict, applied: dict, fitted) -> str | None:
+    """The link key to revert for validation error ``lines``: the one of ``pool`` whose field
+    path appears first in the message; a key named only by the last part of its path ("offload_
+    grads need ...", the pp of "tp·pp·cp = ...") only when no key is named in full (review:
+    n=1&pp=2 blamed the valid pp before n); else the first whose base value makes the scenario
+    valid (with the split fitted)."""
+    text = " ".join(lines)
+    best = fallback = None
+    for key, (path, _base) in pool.items():
+        names = [_path_text(path)]
+        if key == "m":
+            names.append("model.")
+        if key in ("ck", "ckj"):
+            names.append("checkpoint.")
+        # "training.precision = 'bf16' is not supported by <accelerator>": a new system or
+        # accelerator without that precision's units is to blame unless the link set it.
+        if key in ("sys", "acc") and "prec" not in applied:
+            names.append("is not supported by")
+        # Messages such as "parallelism: tp·pp·cp = 8·4·1" name the field by its last part.
+        if path[0] == "parallelism":
+            names.append(f" {path[-1]}·")
+            names.append(f"·{path[-1]} ")
+        # a whole name: "parallelism.recompute" is not "parallelism.recompute_layers"
+        hits = [m.start() for n in names
+                for m in [re.search(re.escape(n) + (r"(?!\w)" if n[-1:].isalnum() or n[-1:] == "_" else ""), text)]
+                if m]
+        pos = min(hits, default=-1)
+        if pos >= 0 and (best is None or pos < best[0]):
+            best = (pos, key)
+        if not hits and len(path) > 1 and (m := re.search(rf"(?<![\w.]){re.escape(path[-1])}(?!\w)", text)):
+            if fallback is None or m.start() < fallback[0]:
+                fallback = (m.start(), key)
+    best = best or fallback
+    if best is not None:
+        return best[1]
+    for key, (path, base) in pool.items():  # no key named: the first whose base value alone fits
+        trial = copy.deepcopy(sj)
+        _revert(trial, key, path, base, applied)
+        if fitted(trial) is not None:
+            return key
+    return None
 
 
 # --------------------------------------------------------------------------------------
@@ -788,17 +1162,50 @@ def _repair(sj: dict, applied: dict, warnings: list[str]) -> dict:
 # --------------------------------------------------------------------------------------
 
 
-def parse_link(text: str) -> dict[str, str]:
-    """Query parameters of a pasted link or bare query string (``?m=...&n=...``). Never raises."""
+def parse_link(text: str) -> dict[str, str | list[str]]:
+    """Query parameters of a pasted link or bare query string (``?m=...&n=...``). Never raises.
+
+    A key given more than once with different values maps to the list of its values, so that
+    :func:`params_to_scenario` warns (and uses the last) rather than the link silently losing one."""
     t = (text or "").strip()
     if not t:
         return {}
     try:
         if "?" in t:
             t = urlsplit(t).query if "://" in t else t.split("?", 1)[1]
-        return {k: v for k, v in parse_qsl(t, keep_blank_values=True)}
+        out: dict[str, list[str]] = {}
+        for k, v in parse_qsl(t, keep_blank_values=True):
+            out.setdefault(k, []).append(v)
+        return {k: _collapse(v) for k, v in out.items()}
     except Exception:
         return {}
+
+
+def _collapse(values: Any) -> str | list[str]:
+    """One value for a key given once (or always with the same value), else the list."""
+    if isinstance(values, (list, tuple)):
+        vals = [v if isinstance(v, str) else str(v) for v in values]
+        return vals[-1] if len(set(vals)) == 1 else (vals or "")
+    return values if isinstance(values, str) else str(values)
+
+
+def last_value(v: Any) -> str | None:
+    """The value a link uses for a key read by :func:`parse_link` / :func:`unprefix_params` (the
+    last of repeated values); None for None."""
+    return None if v is None else _last(v)
+
+
+def stray_slot_keys(params: Mapping[str, Any], n_slots: int) -> list[str]:
+    """Warnings for keys shaped like a scenario slot's (``N.key``) whose prefix names no slot
+    ``1.`` … ``n_slots.`` (Compare page: ``5.tp=3`` with four slots would be ignored silently)."""
+    ok = tuple(f"{i}." for i in range(1, n_slots + 1))
+    out = []
+    for k in params:
+        k = str(k)
+        if "." in k and not k.startswith(ok):
+            out.append(f"{_show(k)}: no scenario slot '{k.split('.', 1)[0]}' (allowed prefixes 1. to {n_slots}.); "
+                       "ignored")
+    return out
 
 
 def prefix_params(params: Mapping[str, str], prefix: str) -> dict[str, str]:
@@ -806,6 +1213,7 @@ def prefix_params(params: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {f"{prefix}{k}": v for k, v in params.items()}
 
 
-def unprefix_params(params: Mapping[str, Any], prefix: str) -> dict[str, str]:
-    """Inverse of :func:`prefix_params`: the keys that start with ``prefix``, prefix removed."""
-    return {k[len(prefix):]: _last(v) for k, v in params.items() if isinstance(k, str) and k.startswith(prefix)}
+def unprefix_params(params: Mapping[str, Any], prefix: str) -> dict[str, str | list[str]]:
+    """Inverse of :func:`prefix_params`: the keys that start with ``prefix``, prefix removed (a key
+    repeated with different values keeps the list, as :func:`parse_link` does)."""
+    return {k[len(prefix):]: _collapse(v) for k, v in params.items() if isinstance(k, str) and k.startswith(prefix)}

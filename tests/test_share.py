@@ -362,12 +362,17 @@ def test_refused_link_keys_fall_back_to_a_valid_scenario(params, refused):
 
 
 def test_a_product_of_degrees_in_a_message_does_not_blame_one_degree():
-    # found by a second review: the last-part fallback read the pp inside "tp·pp·cp = ..." and
-    # refused a valid pp=2 before the n that broke the product
+    # A second review found the last-part fallback reading the pp inside "tp·pp·cp = ..."; since
+    # the 2026-12 review the split is fitted to the GPUs a link sets (docs/ui.md: GPUs before
+    # the split), so n=1 with pp=2 keeps n = 1 and refuses pp, quoting the link's numbers, and
+    # the preset's cp = 2 (not in the link) is changed with a warning of its own.
     sj, warnings = share.params_to_scenario({"p": "llama3-8b-h100-64", "n": "1", "pp": "2"})
-    assert len(warnings) == 1 and warnings[0].startswith("n: refused")
-    assert sj["parallelism"]["pp"] == 2
-    # ... but a key named only inside such a product is still refused when it is the only one
+    assert sj["cluster"]["n_gpus"] == 1 and sj["parallelism"]["pp"] == 1 and sj["parallelism"]["cp"] == 1
+    assert len(warnings) == 2 and warnings[0].startswith("pp: refused") and "tp·pp·cp = 1·2·1 = 2" in warnings[0]
+    assert "cluster.n_gpus = 1;" in warnings[0]
+    assert warnings[1].startswith("cp=2 → 1: the base preset 'llama3-8b-h100-64' sets this")
+    planner.Scenario.model_validate(sj)
+    # ... and a key named only inside such a product is still refused when it is the only one
     # (a third review: restricting the match had left ?pp=3 and ?mbs=3 invalid)
     from planner.schema import Scenario
 
@@ -377,21 +382,34 @@ def test_a_product_of_degrees_in_a_message_does_not_blame_one_degree():
         Scenario.model_validate(sj)
 
 
-@pytest.mark.parametrize(("params", "kept", "refused"), [
-    # a fourth review: the first named key is not always the wrong one, and some errors name no key
-    ({"p": "default", "n": "256", "pp": "24", "mbs": "8"}, {("cluster", "n_gpus"): 256}, {"pp", "mbs"}),
-    ({"p": "mixtral-8x7b-h100-64", "n": "128", "pp": "2048"}, {("cluster", "n_gpus"): 128}, {"pp"}),
-    ({"p": "qwen3-235b-gb200-256", "pp": "512", "cp": "16"}, {("parallelism", "cp"): 16}, {"pp"}),
-    ({"p": "default", "mbs": "16"}, {}, {"mbs"}),
-    ({"p": "deepseek-v3-h800-2048", "n": "256"}, {}, {"n"}),
-    ({"p": "qwen3-235b-gb200-256", "tp": "8"}, {}, {"tp"}),
+@pytest.mark.parametrize(("params", "kept", "refused", "changed"), [
+    # a fourth review: the first named key is not always the wrong one, and some errors name no key;
+    # since the 2026-12 review a link's model, GPUs and batch are kept and the split fitted to
+    # them: the base preset's split values first (``changed``), then the link's own split keys
+    ({"p": "default", "n": "256", "pp": "24", "mbs": "8"},
+     {("cluster", "n_gpus"): 256, ("training", "micro_batch_size"): 8}, {"pp"}, set()),
+    ({"p": "mixtral-8x7b-h100-64", "n": "128", "pp": "2048"}, {("cluster", "n_gpus"): 128}, {"pp"}, set()),
+    ({"p": "qwen3-235b-gb200-256", "pp": "512", "cp": "16"}, {("parallelism", "cp"): 16}, {"pp"}, set()),
+    # one micro-batch per DP rank cannot feed the preset's interleaved PP 4: its schedule changes
+    ({"p": "default", "mbs": "16"}, {("training", "micro_batch_size"): 16, ("parallelism", "vpp"): 1,
+                                     ("parallelism", "schedule"): "1f1b"}, set(), {"vpp", "sch"}),
+    # 256 GPUs on PP 16 leave DP 16: the preset's EP 64 becomes the largest divisor that fits
+    ({"p": "deepseek-v3-h800-2048", "n": "256"}, {("cluster", "n_gpus"): 256, ("parallelism", "ep"): 16},
+     set(), {"ep"}),
+    ({"p": "qwen3-235b-gb200-256", "tp": "8"}, {("parallelism", "tp"): 8, ("parallelism", "ep"): 4}, set(), {"ep"}),
 ])
-def test_repair_keeps_what_the_repaired_scenario_accepts(params, kept, refused):
+def test_repair_keeps_what_the_repaired_scenario_accepts(params, kept, refused, changed):
     from planner.schema import Scenario
 
     sj, warnings = share.params_to_scenario(params)
     Scenario.model_validate(sj)
-    assert {w.split(":", 1)[0] for w in warnings} == refused
+    assert {w.split(":", 1)[0] for w in warnings if ": refused" in w} == refused
+    preset_notes = [w for w in warnings if ": refused" not in w]
+    assert len(preset_notes) == (1 if changed else 0)
+    if changed:  # one warning naming each preset value changed, old → new, and why
+        head = preset_notes[0].split(":", 1)[0]
+        assert {part.split("=", 1)[0] for part in head.split(", ")} == changed
+        assert f"the base preset '{params['p']}'" in preset_notes[0]
     for path, value in kept.items():
         assert share._get(sj, path) == value
 
@@ -409,3 +427,234 @@ def test_link_tokens_take_the_schema_bound():
     sj, warns = share.params_to_scenario({"p": "default", "tok": "1e17"})
     assert sj["training"]["tokens_total"] == 15e12
     assert warns == ["tok='1e17' (training.tokens_total): out of range; allowed 1e6 to 1e16; kept the base value"]
+
+
+# ---- review 2026-12: the model a link names is kept; the split is fitted to it --------------
+# docs/ui.md (Share links): model, system, GPU and batch keys are applied first, then the split
+# keys; when the combination fails the split is changed (the base preset's values before the
+# link's own split keys), each change with a warning naming old → new and the reason; only a
+# key that is itself bad is refused, and a refused key's message is worded on the scenario the
+# link asks for.
+
+
+def _page_link(sj: dict, pid: str = "default") -> dict[str, str]:
+    """The link a page writes for ``sj`` (app_pages/_common.write_url through _defaults_full:
+    every field, schema defaults filled in, also when the scenario is not valid)."""
+    import copy
+
+    from planner.schema import Checkpoint, Parallelism, Reliability, Training
+
+    full = copy.deepcopy(sj)
+    for name, cls in (("training", Training), ("parallelism", Parallelism), ("checkpoint", Checkpoint),
+                      ("reliability", Reliability)):
+        full[name] = {**cls().model_dump(mode="json", by_alias=True), **(sj.get(name) or {})}
+    return share.scenario_to_params(full, preset=pid)
+
+
+def _split(sj: dict) -> tuple:
+    s = planner.Scenario.model_validate(sj)
+    p = s.parallelism
+    return p.tp, p.pp, p.vpp, p.schedule, p.layer_split
+
+
+def test_explore_link_with_a_61_layer_model_keeps_the_model():
+    """Explore on deepseek-v3 (61 layers) writes the default preset's split (TP 8, PP 4, VPP 5,
+    even layers) into its URL: reopened, DeepSeek-V3 stays and the layer split the link sets is
+    changed to uneven (61 is not a multiple of pp·vpp = 20), with a warning saying so."""
+    sj = preset_json("default")
+    sj["model"] = "deepseek-v3"
+    params = _page_link(sj)
+    assert {k: params[k] for k in ("m", "tp", "pp", "vpp", "ls")} == {
+        "m": "deepseek-v3", "tp": "8", "pp": "4", "vpp": "5", "ls": "even"}
+    back, warnings = share.params_to_scenario(params)
+    assert back["model"] == "deepseek-v3"
+    assert _split(back) == (8, 4, 5, "interleaved", "uneven")  # only the layer split changed
+    assert len(warnings) == 1
+    w = warnings[0]
+    assert w.startswith("ls='even' (parallelism.layer_split): changed to 'uneven'")
+    assert "n_layers = 61" in w and "pp·vpp = 20" in w and "refused" not in w
+
+
+def test_imported_custom_model_link_keeps_the_architecture():
+    """A Hugging Face import on Plan (gemma-3-4b-it: 34 layers, 8 heads) travels as m=custom and
+    the architecture keys; reopened, the architecture is kept, not swapped for Llama 3 70B."""
+    import json
+    from pathlib import Path
+
+    from planner.hf_config import import_hf_config
+
+    data = json.loads((Path(__file__).parent / "data" / "hf_configs.json").read_text())
+    md = import_hf_config(data["gemma-3-4b-it"]["config"]).model.model_dump(mode="json", exclude_none=True)
+    md["name"] = "gemma-3-4b-it"  # the page names the model after the uploaded file
+    sj = preset_json("default")
+    sj["model"] = md
+    params = _page_link(sj)
+    assert params["m"] == "custom" and params["mn"] == "gemma-3-4b-it" and params["ml"] == "34"
+    back, warnings = share.params_to_scenario(params)
+    s = planner.Scenario.model_validate(back)
+    assert isinstance(back["model"], dict) and back["model"]["name"] == "gemma-3-4b-it"
+    assert (s.model.n_layers, s.model.hidden_size, s.model.n_heads) == (md["n_layers"], md["hidden_size"],
+                                                                      md["n_heads"])
+    assert (s.parallelism.tp, s.parallelism.pp, s.parallelism.vpp) == (8, 4, 5)  # the link's split
+    assert len(warnings) == 1 and warnings[0].startswith("ls='even'") and "n_layers = 34" in warnings[0]
+    assert not any(w.startswith("m:") for w in warnings)
+
+
+def test_one_bad_key_does_not_cost_the_link_its_model():
+    """?p=default&m=llama3-8b&sys=dgx-a100-80gb&n=256&...&vpp=0&...: vpp=0 is refused (outside
+    1 … 1000), the preset's VPP 5 cannot hold 32 layers on PP 4 with the link's even split, so
+    that preset value is changed, not the model the link names."""
+    params = _page_link(preset_json("default"))
+    params.update(m="llama3-8b", sys="dgx-a100-80gb", n="256", vpp="0")
+    back, warnings = share.params_to_scenario(params)
+    assert back["model"] == "llama3-8b" and back["cluster"]["system"] == "dgx-a100-80gb"
+    assert back["cluster"]["n_gpus"] == 256
+    tp, pp, vpp, sch, ls = _split(back)
+    assert (tp, pp, sch, ls) == (8, 4, "interleaved", "even") and 32 % (pp * vpp) == 0
+    assert warnings[0] == "vpp='0' (parallelism.vpp): out of range; allowed 1 to 1000; kept the base value"
+    assert len(warnings) == 2 and warnings[1].startswith(f"vpp=5 → {vpp}: the base preset 'default' sets this")
+    assert "n_layers = 32" in warnings[1] and "pp·vpp = 20" in warnings[1]
+
+
+@pytest.mark.parametrize(("params", "model", "n_gpus"), [
+    ({"m": "llama3-8b"}, "llama3-8b", 1024),
+    ({"p": "default", "m": "llama3-8b"}, "llama3-8b", 1024),
+    ({"m": "mixtral-8x7b"}, "mixtral-8x7b", 1024),
+    ({"m": "llama3-8b", "n": "64"}, "llama3-8b", 64),  # a Compare slot
+])
+def test_short_links_keep_their_model(params, model, n_gpus):
+    """A short link sets the model (and GPUs) only: the default preset's split (PP 4 · VPP 5 for
+    80 layers) is the base value that gives way, with one warning naming it, old → new."""
+    back, warnings = share.params_to_scenario(params)
+    planner.Scenario.model_validate(back)
+    assert back["model"] == model and back["cluster"]["n_gpus"] == n_gpus
+    assert len(warnings) == 1 and "the base preset 'default' sets" in warnings[0]
+    assert warnings[0].startswith("ls='even' → 'uneven'") and "n_layers = 32" in warnings[0]
+    assert not any(w.startswith("m") for w in warnings)
+
+
+def test_a_split_key_the_model_cannot_take_is_refused_not_the_model():
+    """tp=7 with the link's own model (Llama 3 8B, 32 heads): the model stays, tp is refused with
+    the model's numbers and the base TP comes back."""
+    back, warnings = share.params_to_scenario({"m": "llama3-8b", "tp": "7", "n": "1024"})
+    assert back["model"] == "llama3-8b" and back["parallelism"]["tp"] == 8
+    refused = [w for w in warnings if w.startswith("tp:")]
+    assert refused and "refused" in refused[0] and "kept the base value" in refused[0]
+    planner.Scenario.model_validate(back)
+
+
+def test_rcl_follows_the_split_it_is_laid_out_on():
+    """rcl (full recompute of N layers per chunk) is laid out on the split: a value above the
+    chunk is refused, the preset's PP·VPP is not bent to it."""
+    back, warnings = share.params_to_scenario({"p": "default", "rc": "full", "rcl": "50"})
+    assert _split(back)[:3] == (8, 4, 5) and back["parallelism"].get("recompute_layers") is None
+    assert warnings == ["rcl: refused, parallelism.recompute_layers = 50 exceeds the layers of a pipeline chunk "
+                        "(ceil(n_layers / (pp·vpp)) = 4); kept the base value"]
+
+
+# ---- review 2026-12: a refused key's message quotes the link's numbers ----------------------
+
+
+def test_refused_gpu_count_message_uses_the_links_batch():
+    """n=1e3 with gbs=1024, mbs=2, TP·PP·CP = 8: DP would be 1000 / 8 = 125 and 1024 is not a
+    multiple of 2·125: that is what the warning says (not the preset's 512 and 1·125)."""
+    link = {"n": "1e3", "gbs": "1024", "mbs": "2", "tp": "2", "pp": "2", "cp": "2"}
+    back, warnings = share.params_to_scenario(link)
+    dp = 1000 // (2 * 2 * 2)
+    assert warnings == [f"n: refused, training.global_batch_size = 1024 is not divisible by micro_batch_size·dp = "
+                        f"2·{dp} = {2 * dp}; kept the base value"]
+    s = planner.Scenario.model_validate(back)
+    assert (s.training.global_batch_size, s.training.micro_batch_size, s.parallelism.tp, s.parallelism.pp,
+            s.parallelism.cp) == (1024, 2, 2, 2, 2)
+
+
+def test_refused_split_keys_are_checked_against_the_links_other_values():
+    """tp=3&pp=7 with n=256&cp=2 on Llama 3 70B: both refused; tp's message is the link's own
+    3·7·2 = 42, pp's is 7 on the TP in use (the base 8, tp=3 being refused) with the link's CP 2
+    and 256 GPUs: 8·7·2 = 112 (not the preset's CP 1 and 1,024 GPUs)."""
+    back, warnings = share.params_to_scenario({"tp": "3", "pp": "7", "n": "256", "cp": "2"})
+    assert warnings == [
+        "tp: refused, parallelism: tp·pp·cp = 3·7·2 = 42 does not divide cluster.n_gpus = 256; choose n_gpus as a "
+        "multiple of 42; kept the base value",
+        "pp: refused, parallelism: tp·pp·cp = 8·7·2 = 112 does not divide cluster.n_gpus = 256; choose n_gpus as a "
+        "multiple of 112; kept the base value",
+    ]
+    s = planner.Scenario.model_validate(back)
+    assert (s.cluster.n_gpus, s.parallelism.cp) == (256, 2)
+
+
+# ---- review 2026-12: minor link-reading gaps -------------------------------------------------
+
+
+def test_empty_ckj_is_refused_like_an_empty_ck():
+    """ckj=[] (an empty tier list) is refused with a warning, as ck= is: no checkpointing is
+    ck=none (docs/ui.md), and the base preset's tiers are kept."""
+    base, _ = share.params_to_scenario({"p": "default"})
+    for key, raw in (("ckj", "[]"), ("ck", "")):
+        sj, warnings = share.params_to_scenario({"p": "default", key: raw})
+        assert len(warnings) == 1 and warnings[0].startswith(f"{key}='{raw}'") and "refused" in warnings[0]
+        assert "'none' for no checkpointing" in warnings[0] or "no checkpointing is ck=none" in warnings[0]
+        assert sj["checkpoint"]["tiers"] == base["checkpoint"]["tiers"] != []
+
+
+def test_a_repeated_key_warns_and_uses_the_last_value():
+    sj, warnings = share.params_to_scenario({"p": "default", "tp": ["2", "4"]})
+    assert warnings == ["tp: given 2 times ('2', '4'); used the last, '4'"]
+    assert sj["parallelism"]["tp"] == 4
+    sj, warnings = share.params_to_scenario({"p": "default", "tp": ["4", "4"]})  # the same value twice
+    assert warnings == [] and sj["parallelism"]["tp"] == 4
+    # a pasted link (Compare) keeps the repeated values for the reader to warn about
+    params = share.parse_link("http://x/?m=llama3-8b&tp=2&tp=4&n=64&n=64")
+    assert params == {"m": "llama3-8b", "tp": ["2", "4"], "n": "64"}
+    assert any(w.startswith("tp: given 2 times") for w in share.params_to_scenario(params)[1])
+    assert share.unprefix_params({"1.tp": ["2", "4"], "1.n": ["64"]}, "1.") == {"tp": ["2", "4"], "n": "64"}
+    assert share.last_value(["2", "4"]) == "4" and share.last_value(None) is None
+
+
+def test_stray_compare_slot_keys_warn():
+    warns = share.stray_slot_keys({"c_n": "2", "1.tp": "2", "4.m": "llama3-8b", "5.tp": "3", "9.m": "x"}, 4)
+    assert len(warns) == 2
+    assert warns[0].startswith("'5.tp': no scenario slot '5'") and warns[1].startswith("'9.m': no scenario slot '9'")
+    assert all("1. to 4." in w and w.endswith("ignored") for w in warns)
+
+
+from planner import catalog as _catalog  # noqa: E402
+from planner.schema import Parallelism as _Parallelism  # noqa: E402
+
+_split_links = hst.fixed_dictionaries(
+    {"p": hst.sampled_from(sorted(planner.list_presets()))},
+    optional={
+        "m": hst.sampled_from(sorted(_catalog.models())),
+        "n": hst.sampled_from(["1", "8", "64", "96", "256", "1000", "1024", "4096"]),
+        "tp": hst.sampled_from(["1", "2", "3", "4", "8", "16"]),
+        "pp": hst.sampled_from(["1", "2", "3", "4", "7", "8", "16"]),
+        "vpp": hst.sampled_from(["1", "2", "5"]), "cp": hst.sampled_from(["1", "2", "4"]),
+        "ep": hst.sampled_from(["1", "2", "8", "64"]),
+        "sch": hst.sampled_from(["1f1b", "interleaved", "dualpipe", "gpipe"]),
+        "ls": hst.sampled_from(["even", "uneven"]), "mbs": hst.sampled_from(["1", "2", "4"]),
+        "gbs": hst.sampled_from(["256", "512", "1024"]),
+    })
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_split_links)
+def test_every_link_value_not_used_is_named_by_a_warning(params):
+    """Links of catalogue models, GPU counts and splits: the scenario validates, and each link
+    key whose value the scenario does not hold has a warning that starts with that key (a value
+    is never dropped or changed without a word, docs/ui.md)."""
+    sj, warnings = share.params_to_scenario(params)
+    planner.Scenario.model_validate(sj)
+    fields = {f.key: f for f in share.SCALAR_FIELDS}
+    for key, raw in params.items():
+        if key == "p":
+            continue
+        if key == "m":
+            got = sj["model"]
+        else:
+            got = share._get(sj, fields[key].path)
+            if got is None and key in share.SPLIT_KEYS:
+                got = _Parallelism.model_fields[fields[key].path[-1]].default
+        if str(got) != raw:
+            assert any(w.startswith((f"{key}:", f"{key}=")) for w in warnings), (key, raw, got, warnings)
+    if "m" in params and sj["model"] != params["m"]:
+        assert any(w.startswith("m: refused") for w in warnings)

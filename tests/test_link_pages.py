@@ -1,0 +1,78 @@
+"""AppTest: share links read by the pages keep what they name (review 2026-12). The link logic
+itself is tested in test_share.py; these check that the pages pass links through to it whole
+(repeated keys, Compare slot keys) and show its warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAN = str(ROOT / "app_pages" / "plan.py")
+EXPLORE = str(ROOT / "app_pages" / "explore.py")
+COMPARE = str(ROOT / "app_pages" / "compare.py")
+TIMEOUT = 120
+
+
+@pytest.fixture(autouse=True)
+def _clear_caches():
+    st.cache_data.clear()
+    yield
+
+
+def _run(path, params=None):
+    at = AppTest.from_file(path, default_timeout=TIMEOUT)
+    if params:
+        at.query_params.update(params)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def _warnings(at) -> list[str]:
+    return [w.value for w in at.warning]
+
+
+@pytest.mark.parametrize("page", [PLAN, EXPLORE])
+def test_a_link_naming_a_61_layer_model_opens_on_that_model(page):
+    """The Explore URL for deepseek-v3 on the default preset's split: the page opens on
+    DeepSeek-V3 (not Llama 3 70B) with the layer split made uneven and a warning saying so."""
+    at = _run(page, {"m": "deepseek-v3", "tp": "8", "pp": "4", "vpp": "5", "ls": "even"})
+    assert at.query_params["m"] == "deepseek-v3" and at.query_params["ls"] == "uneven"
+    warns = _warnings(at)
+    assert any(w.startswith("Link: ls='even'") and "n_layers = 61" in w for w in warns), warns
+    assert not any("m: refused" in w for w in warns)
+    if page == PLAN:
+        assert at.selectbox(key="w_model").value == "deepseek-v3" and not at.error
+
+
+def test_a_repeated_link_key_warns_on_plan():
+    at = _run(PLAN, {"tp": ["2", "4"]})
+    assert any("tp: given 2 times ('2', '4'); used the last, '4'" in w for w in _warnings(at)), _warnings(at)
+    assert at.number_input(key="w_tp").value == 4 and at.query_params["tp"] == "4"
+
+
+def test_an_empty_ckj_link_warns_on_plan():
+    at = _run(PLAN, {"p": "default", "ckj": "[]"})
+    assert any("ckj='[]'" in w and "ck=none" in w for w in _warnings(at))
+    assert at.multiselect(key="w_tiers").value  # the preset's tiers, not "no checkpointing"
+
+
+def test_compare_slot_link_keeps_its_model():
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link", "2.m": "llama3-8b", "2.n": "64"})
+    cols = list(at.dataframe[0].value.columns)
+    assert "llama3-8b · 64" in cols[1], cols
+    assert any(w.startswith("Scenario 2: ls='even' → 'uneven'") for w in _warnings(at)), _warnings(at)
+
+
+def test_compare_warns_about_keys_of_no_slot_and_repeated_slot_keys():
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link", "2.m": "llama3-8b", "2.n": "64",
+                        "2.tp": ["2", "4"], "5.tp": "3", "9.m": "x"})
+    warns = _warnings(at)
+    assert any("'5.tp': no scenario slot '5'" in w for w in warns), warns
+    assert any("'9.m': no scenario slot '9'" in w for w in warns), warns
+    assert any(w.startswith("Scenario 2: tp: given 2 times") for w in warns), warns
+    assert at.query_params["2.tp"] == "4"

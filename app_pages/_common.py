@@ -101,18 +101,92 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
         return f"{x / 1e6:,.2f} M tok/s" if x >= 1e5 else f"{x:,.0f} tok/s"
     if kind == "h":
         return fmt_duration(x * 3600.0)
-    # small non-zero amounts keep two significant digits (0.012 days, $0.43, 0.0031 MWh), never 0
+    # small non-zero amounts keep two significant digits (0.012 days, $0.43, 3.1 kWh), never 0; very
+    # large or very small ones change unit (years, $ B, GWh; s, kWh) so that a headline stays about
+    # ten characters and its unit is never cut off (a metric box at 1,280 px holds about eleven)
     if kind == "days":
-        return f"{x:,.1f} days" if x == 0 or abs(x) >= 1 else f"{x:.2g} days"
+        return fmt_days(x)
     if kind == "usd":
-        if x >= 1e6:
-            return f"${x / 1e6:,.2f} M"
-        return f"${x:,.0f}" if x == 0 or abs(x) >= 10 else f"${x:.2g}"
+        return fmt_usd(x)
     if kind == "tflops":
         return f"{x / 1e12:,.0f} TFLOP/s" if x > 1e6 else f"{x:,.0f} TFLOP/s"
     if kind == "mwh":
-        return f"{x:,.0f} MWh" if x == 0 or abs(x) >= 10 else f"{x:.2g} MWh"
+        return fmt_mwh(x)
     return f"{x:,.4g}"
+
+
+#: Days in a (Julian) year, for durations above :data:`YEARS_ABOVE_DAYS`.
+DAYS_PER_YEAR = 365.25
+YEARS_ABOVE_DAYS = 1000.0
+_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """``x`` as ``m.m×10ⁿ`` (``digits`` significant digits), for numbers beyond the usual units."""
+    m, e = f"{x:.{digits - 1}e}".split("e")
+    return f"{m}×10{str(int(e)).translate(_SUP)}"
+
+
+def fmt_days(x: float) -> str:
+    """Days to train: ``36.4 days``; above 1,000 days in years (``63.9 years``, ``43k years``,
+    ``1.2 M years``); below 0.01 day as a duration (``1.21 s``, ``8.6 min``)."""
+    a = abs(x)
+    if x == 0:
+        return "0.0 days"
+    if a < 0.01:
+        return fmt_duration(x * 86400.0)
+    if a < 1:
+        return f"{x:.2g} days"
+    if a < YEARS_ABOVE_DAYS:
+        return f"{x:,.1f} days"
+    y = x / DAYS_PER_YEAR
+    if abs(y) < 100:
+        return f"{y:,.1f} years"
+    if abs(y) < 1e4:
+        return f"{y:,.0f} years"
+    if abs(y) < 1e6:
+        return f"{y / 1e3:,.0f}k years"
+    return f"{y / 1e6:.2g} M years" if abs(y) < 1e8 else f"{sci(y)} years"
+
+
+def fmt_usd(x: float) -> str:
+    """Money: ``$0.43``, ``$1,234``, ``$9.65 M``, ``$734.1 B``, ``$1.23 T``, then ``$4.2×10¹⁵``."""
+    a = abs(x)
+    if x == 0 or 10 <= a < 1e6:
+        return f"${x:,.0f}"
+    if a < 10:
+        return f"${x:.2g}"
+    if a < 1e9:
+        return f"${x / 1e6:,.2f} M"
+    if a < 1e12:
+        return f"${x / 1e9:,.1f} B"
+    if a < 1e15:
+        return f"${x / 1e12:,.2f} T"
+    return f"${sci(x)}"
+
+
+def fmt_mwh(x: float) -> str:
+    """Energy: ``5,483 MWh``; from 10,000 MWh in GWh, from 10⁶ MWh in TWh; below 1 MWh in kWh
+    (below 1 kWh in Wh)."""
+    a = abs(x)
+    if x == 0:
+        return "0 MWh"
+    if a >= 1e6:
+        t = x / 1e6
+        return f"{t:,.1f} TWh" if abs(t) < 100 else (f"{t:,.0f} TWh" if abs(t) < 1e4 else f"{sci(t)} TWh")
+    if a >= 1e4:
+        return f"{x / 1e3:,.1f} GWh" if a < 1e5 else f"{x / 1e3:,.0f} GWh"
+    if a >= 10:
+        return f"{x:,.0f} MWh"
+    if a >= 1:
+        return f"{x:.2g} MWh"
+    kwh = x * 1e3
+    if abs(kwh) >= 1:
+        return f"{kwh:,.0f} kWh" if abs(kwh) >= 10 else f"{kwh:.2g} kWh"
+    wh = x * 1e6
+    if abs(wh) >= 10:
+        return f"{wh:,.0f} Wh"
+    return f"{wh:.2g} Wh" if abs(wh) >= 0.01 else f"{sci(wh)} Wh"
 
 
 def fmt_duration(x_s: float | None) -> str:
@@ -179,16 +253,63 @@ def never_finishes(results: dict) -> bool:
     return (g is not None and g <= 0.0) or nonfinite(results, "time_to_train_days") in ("inf", "nan")
 
 
-def never_finishes_text(results: dict, explain: dict | None = None, notes: list | None = None) -> str:
-    """Why the run never finishes, from the engine's own columns, ``explain`` and ``notes``."""
-    explain = explain or {}
-    parts = ["**The run never finishes: failures arrive faster than training progresses.**"]
-    g = num(results, "goodput")
-    if g is not None and g <= 0:
-        parts.append("Goodput is 0: the expected time lost to checkpoints, re-doing lost work and "
-                     "restarts is at least the whole wall time")
+def does_not_fit(results: dict) -> bool:
+    """The engine says the peak memory exceeds the usable HBM (``fits`` is False)."""
+    v = results.get("fits") if results else None
+    return v is not None and not isinstance(v, str) and not bool(v)
+
+
+def usable_hbm_bytes(results: dict) -> float | None:
+    """Usable HBM per GPU from the engine's own columns: peak + headroom (``mem_headroom_bytes``
+    is usable − peak)."""
+    peak, head = num(results, "mem_total_bytes"), num(results, "mem_headroom_bytes")
+    return None if peak is None or head is None else peak + head
+
+
+def no_fit_text(results: dict, usable_bytes: float | None = None, n_stages: int | None = None,
+                what: str = "below") -> str | None:
+    """The message for a scenario that does not fit in memory: peak vs usable HBM (GiB) and the
+    stage, and that the other numbers assume it fits. None when it fits (or ``fits`` is absent)."""
+    if not does_not_fit(results):
+        return None
+    peak = num(results, "mem_total_bytes")
+    usable = usable_bytes if usable_bytes is not None else usable_hbm_bytes(results)
+    stage = num(results, "mem_worst_stage")
+    where = "the most loaded pipeline stage"
+    if stage is not None:
+        where += f" (stage {int(stage)}" + (f" of {n_stages})" if n_stages else ")")
+    if peak is not None and usable is not None:
+        need = (f"{where} needs {peak / GIB:,.1f} GiB per GPU but only {usable / GIB:,.1f} GiB of HBM is usable "
+                f"({(peak - usable) / GIB:,.1f} GiB too much; GiB = 2³⁰ B)")
     else:
-        parts.append("The expected wall time per unit of work is unbounded")
+        need = f"{where} needs more memory per GPU than the usable HBM"
+    return (f"**Does not fit in GPU memory:** {need}. As set, this run stops with an out-of-memory error. "
+            f"The step time, throughput, goodput, days, cost and energy {what} assume that it fits. More GPUs, "
+            "a larger TP or PP, ZeRO-3, full recompute or offload lower the peak; Explore lists the splits that fit.")
+
+
+def engine_zero_goodput_note(notes: list | None) -> str | None:
+    """The engine's own reason for goodput 0 (``Report.notes``, from
+    ``reliability.zero_goodput_reason``): the note that starts "Goodput is 0", if any."""
+    for n in notes or []:
+        if str(n).lstrip().lower().startswith("goodput is 0"):
+            return str(n).strip()
+    return None
+
+
+def never_finishes_text(results: dict, explain: dict | None = None, notes: list | None = None,
+                        monte_carlo: str = "below") -> str:
+    """Why the analytic model gives no finite time to train, in the engine's own words
+    (``notes`` / ``explain``), and what the page still shows.
+
+    The analytic goodput is 0 in several cases (``reliability.zero_goodput_reason``): recoveries
+    interrupted by the next failure, checkpoints saved far less often than the job fails, or no
+    tier that survives a class of failure, where each such failure restarts from the beginning.
+    In the last case a run can still finish (the Monte Carlo shows how often), so the page does
+    not claim that it never does: it says that the analytic model has no finite estimate and
+    quotes the engine's reason."""
+    explain = explain or {}
+    parts = ["**The analytic model gives no finite time to train for this run (goodput 0).**"]
     bits = []
     if (m := num(results, "mtbf_h")) is not None:
         bits.append(f"one failure every {fmt_duration(m * 3600.0)} for the whole job")
@@ -197,22 +318,24 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
         if (x := num(results, key)) is not None:
             bits.append(f"{what} {100 * x:,.1f} % of wall time")
     if bits:
-        parts[-1] += " (" + "; ".join(bits) + ")."
+        parts.append("In its terms: " + "; ".join(bits) + ".")
+    reason = engine_zero_goodput_note(notes)
+    if reason:
+        parts.append(f"\n\nEngine: {reason}")
     else:
-        parts[-1] += "."
-    parts.append("So days, cost and energy to train are infinite and shown as —. More hot spares, a faster "
-                 "checkpoint tier, fewer GPUs or a lower failure-rate scale help.")
-    # The engine's own reasons: notes about this case (not the general model notes), else the
-    # days formula; then the goodput formula with the numbers plugged in.
-    specific = [str(n) for n in notes or [] if any(w in str(n) for w in ("oodput is 0", "infinite", "does not finish"))]
-    specific = specific[:1] + [n for n in specific[1:]
-                               if n.split(":", 1)[-1].strip().lower() not in specific[0].lower()]
-    for n in specific[:2]:
-        parts.append(f"\n\nEngine: {n}")
-    if not specific and "time_to_train_days" in explain:
-        parts.append(f"\n\nEngine (`time_to_train_days`): `{explain['time_to_train_days']}`")
+        # no such note: the other notes about this case, else the days formula
+        specific = [str(n) for n in notes or [] if any(w in str(n) for w in ("infinite", "does not finish"))]
+        for n in specific[:1]:
+            parts.append(f"\n\nEngine: {n}")
+        if not specific and "time_to_train_days" in explain:
+            parts.append(f"\n\nEngine (`time_to_train_days`): `{explain['time_to_train_days']}`")
     if "goodput" in explain:
         parts.append(f"\n\nEngine (`goodput`): `{explain['goodput']}`")
+    mc = ("The **Monte Carlo** below simulates the run failure by failure, restarts included: run it to see "
+          "whether and when it finishes." if monte_carlo == "below" else
+          "**Open in Plan** and run its Monte Carlo, which simulates the run failure by failure, restarts "
+          "included, to see whether and when it finishes.")
+    parts.append(f"\n\nSo days, cost and energy to train are shown as —. {mc}")
     return " ".join(parts)
 
 
@@ -279,9 +402,39 @@ def validate(sj: dict) -> tuple[Scenario | None, list[str]]:
     try:
         return Scenario.model_validate(copy.deepcopy(sj)), []
     except ValidationError as e:
-        return None, format_errors(e)
+        return None, [in_widget_units(m) for m in format_errors(e)]
     except Exception as e:  # noqa: BLE001 - show, never crash
-        return None, [str(e)]
+        return None, [in_widget_units(str(e))]
+
+
+#: Override fields whose sidebar box is not in bytes: (label of the box, scale, unit of the box).
+_BOX_UNITS = {
+    "hbm_usable_bytes": ("Usable HBM override", GIB, "GiB"),
+    "host_memory_bytes": ("Host memory override", GIB, "GiB per node"),
+    "nic_bw_per_gpu_bytes_per_s": ("NIC bandwidth override", GB, "GB/s per GPU"),
+}
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def in_widget_units(msg: str) -> str:
+    """An engine error about a sidebar box that is not in bytes, in the box's unit: the schema's
+    ``cluster.overrides.hbm_usable_bytes = 2.14748e+11 ... <= 8.58993e+10 bytes (80 GiB)`` reads
+    ``Usable HBM override = 200 GiB ... at most 80 GiB`` (the field name stays, in brackets)."""
+    for field, (label, scale, unit) in _BOX_UNITS.items():
+        path = f"cluster.overrides.{field}"
+        if path not in msg:
+            continue
+
+        def _v(m, scale=scale):
+            return f"{float(m.group(1)) / scale:,.4g}"
+
+        msg = re.sub(rf"{re.escape(path)} = ({_NUM})", lambda m: f"{label} = {_v(m)} {unit}", msg)
+        msg = re.sub(rf"0 < {field} <= ({_NUM}) bytes(?: \([^)]*\))?",
+                     lambda m: f"more than 0 and at most {_v(m)} {unit}", msg)
+        msg = re.sub(rf"{field} <= ({_NUM})(?: bytes)?(?: \([^)]*\))?",
+                     lambda m: f"at most {_v(m)} {unit}", msg)
+        msg += f" ({path} in JSON and links, in bytes)"
+    return msg
 
 
 # --------------------------------------------------------------------------------------

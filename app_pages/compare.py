@@ -21,6 +21,16 @@ MAX_SLOTS = 4
 #: Presets offered in the slots when the link names none (those that exist are used, in order).
 DEFAULT_SLOTS = ("default", "llama3-405b-h100-16k", "gpt3-175b-a100-1024", "mixtral-8x7b-h100-64")
 
+#: Width in px of each scenario column by the number of slots, and of the row names: four slots and
+#: the row names fit the 818 px a 1,280 px window leaves the table with the sidebar open (a longer
+#: header is cut with "…"; hovering it shows the whole label and the scenario's split).
+COL_WIDTH = {2: 300, 3: 220, 4: 164}
+INDEX_WIDTH = 150
+#: Rows that a scenario which does not fit in memory marks with NO_FIT_MARK: the numbers that would
+#: otherwise make it look fast or cheap.
+NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "time_to_train_days", "cost_usd", "energy_mwh")
+NO_FIT_MARK = "✗"
+
 #: Rows of the metrics table: (result column, label, display kind for C.fmt).
 TABLE_ROWS = (
     ("fits", "fits in HBM", "bool"),
@@ -155,6 +165,8 @@ def _split_text(par: dict, training: dict) -> str:
 _HEADER_KEYS = {"p", "m", "n", "sys", "tp", "pp", "cp", "dp", "mbs", "rc"}
 
 labels, results, reports, slot_params, details, other = [], {}, {}, [], {}, {}
+no_fit: list[int] = []  # slots that do not fit in memory
+never: list[int] = []  # slots whose analytic time to train is not finite
 for i, (sj, pid) in enumerate(slots):
     slot_params.append(share.scenario_to_params(C._defaults_full(sj), preset=None))
 differing = sorted({k for k in set().union(*slot_params) if k not in _HEADER_KEYS
@@ -175,6 +187,13 @@ for i, (sj, _) in enumerate(slots):
         labels.append(label)
         st.error(f"Scenario {i + 1}: the engine failed: {e}")
         continue
+    if C.does_not_fit(rep["results"]):
+        # marked where it is read first: the header starts with it (a long header is cut at the end)
+        label = f"{i + 1}: {NO_FIT_MARK} no fit · {model} · {cl.get('n_gpus')} × {system}"
+        no_fit.append(i)
+        st.error(f"Scenario {i + 1}: " + C.no_fit_text(rep["results"], None, len(rep["stages"]) or None,
+                                                       what=f"in its column (marked {NO_FIT_MARK})"),
+                 icon=":material/memory:")
     # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the
     # micro-batch, the recompute and the other differing fields are rows of the table
     extra = [f"{k}={slot_params[i].get(k, '(base)')}" for k in differing]
@@ -185,8 +204,10 @@ for i, (sj, _) in enumerate(slots):
     results[label] = rep["results"]
     reports[label] = rep
     if C.never_finishes(rep["results"]):
+        never.append(i)
         st.warning(f"Scenario {i + 1}: " + C.never_finishes_text(rep["results"], rep.get("explain"),
-                                                                    rep.get("notes")), icon=":material/warning:")
+                                                                    rep.get("notes"), monte_carlo="plan"),
+                   icon=":material/warning:")
 
 if results:
     def _split_rows(rep: dict) -> list[str]:
@@ -194,21 +215,41 @@ if results:
         return [f"{par.get('tp')}·{par.get('pp')}·{par.get('cp')}·{par.get('dp')}",
                 str(tr.get("micro_batch_size")), str(par.get("recompute"))]
 
+    def _cell(res: dict, col: str, kind: str) -> str:
+        v = C.fmt(res, col, kind)
+        if not C.does_not_fit(res):
+            return v
+        if col == "fits":
+            usable = C.usable_hbm_bytes(res)
+            peak = C.num(res, "mem_total_bytes")
+            return (f"no {NO_FIT_MARK}" + (f" ({peak / C.GIB:,.1f} of {usable / C.GIB:,.1f} GiB)"
+                                            if peak is not None and usable is not None else ""))
+        return f"{v} {NO_FIT_MARK}" if col in NO_FIT_ROWS and v != C.DASH else v
+
     table = pd.DataFrame(
-        {lab: _split_rows(reports[lab]) + [other[lab]] + [C.fmt(res, col, kind) for col, _, kind in TABLE_ROWS]
+        {lab: _split_rows(reports[lab]) + [other[lab]] + [_cell(res, col, kind) for col, _, kind in TABLE_ROWS]
          for lab, res in results.items()},
         index=["split TP·PP·CP·DP", "micro-batch", "recompute", "other differences"]
         + [name for _, name, _ in TABLE_ROWS])
     st.subheader("Side by side")
+    _w = COL_WIDTH.get(len(results), COL_WIDTH[MAX_SLOTS])
+    _cfg = {lab: st.column_config.TextColumn(lab, help=f"{lab} · {details[lab]}", width=_w) for lab in results}
+    _cfg["_index"] = st.column_config.TextColumn("", width=INDEX_WIDTH)
     st.dataframe(table, key="c_table", width="stretch", height=35 * (len(table) + 1) + 3,  # every row, no scroll
-                 column_config={lab: st.column_config.TextColumn(lab, help=f"{lab} · {details[lab]}")
-                                for lab in results})
-    st.caption("Column = scenario: number · model · GPUs × system; its split, micro-batch and recompute are the "
-               "first rows, then every other field that differs between the scenarios, as its link key "
-               "(docs/ui.md). Memory in GiB (2³⁰ B); durations in s, min or h by size. Every number is the "
-               "engine's result for that scenario; — marks a number the engine reports as infinite or not a "
-               "number (see the warning above).")
+                 column_config=_cfg)
+    _dash = bool((table.loc[[name for _, name, _ in TABLE_ROWS]] == C.DASH).to_numpy().any())
+    st.caption("Column = scenario: number · model · GPUs × system (hover a header for all of it); its split, "
+               "micro-batch and recompute are the first rows, then every other field that differs between the "
+               "scenarios, as its link key (docs/ui.md). Memory in GiB (2³⁰ B); durations in s, min or h by "
+               "size. Every number is the engine's result for that scenario"
+               + (f"; {NO_FIT_MARK} marks a scenario that does not fit in GPU memory (the error above): its time, "
+                  "throughput, cost and energy assume that it fits" if no_fit else "")
+               + ("; — marks a number the engine reports as infinite or not a number"
+                  + (" (see the warning above)" if never else "") if _dash else "") + ".")
     st.altair_chart(charts.compare_chart(results), key="c_chart")
+    if no_fit:
+        st.caption(f"Pale bars with a dashed red outline: {charts.NO_FIT} (scenario "
+                   + ", ".join(str(i + 1) for i in no_fit) + "); their numbers assume that it fits.")
     csv = pd.DataFrame([{"scenario": f"{lab} · {details[lab]}", **res}
                         for lab, res in results.items()]).to_csv(index=False)
     st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv")

@@ -10,6 +10,7 @@ if _ROOT not in sys.path:  # AppTest.from_file on this page alone
 import copy  # noqa: E402
 import json  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
@@ -36,6 +37,10 @@ SPACES = {
 SPACE_HELP = ("focused: ZeRO-1, selective or full recompute, no offload, 1F1B or interleaved (VPP ≤ 4), "
               "CP ≤ 4, micro-batch ≤ 4. full: the engine's whole default space plus op_sac recompute "
               "(TorchTitan's per-op selective checkpointing) and the DualPipe schedule (slower).")
+#: The top-K table's column that each objective ranks on (goodput × throughput has none of its own:
+#: its goodput column leads).
+RANK_COLUMN = {"time_to_train": "days", "cost": "M USD", "goodput_tokens_per_s": "goodput %", "mfu": "MFU %"}
+SPLIT_COLUMNS = ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO", "recomp.", "sched.")
 #: Points sent to the scatter charts (best first; every Pareto point is added).
 MAX_POINTS = 3000
 SPLIT_FIELDS = ("tp", "pp", "cp", "ep", "vpp", "zero_stage", "recompute", "schedule",
@@ -101,8 +106,20 @@ def _on_table_select() -> None:
         _open_row(int(rows[0]))
 
 
+def pick_index(value, labels: list[str]) -> int:
+    """Row index of the "Or pick a row" box's value. The box holds an int; a browser that still
+    shows an earlier sweep's row sends that row's label instead ("#0: TP 4 · … · 182.2 days"), which
+    Streamlit passes on as the value when it is no longer an option (review 2026-11-30: int() of
+    it raised). A current label maps to its row, anything else to row 0."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value) if 0 <= int(value) < max(len(labels), 1) else 0
+    if isinstance(value, str) and value in labels:
+        return labels.index(value)
+    return 0
+
+
 def _on_open_button() -> None:
-    _open_row(int(ss.get("ex_pick", 0)))
+    _open_row(pick_index(ss.get("ex_pick", 0), ss.get("_ex_pick_labels") or []))
 
 
 # ---------------------------------------------------------------------------------------
@@ -193,18 +210,29 @@ if len(df) > MAX_POINTS:
 
 top = df.head(int(ss["ex_top"])).reset_index(drop=True)
 ss["_ex_top_rows"] = top.to_dict("records")
-show = pd.DataFrame({
+# The split, then the results led by the column the table is ranked on, so that at 1,280 px (818 px
+# of table with the sidebar open) the ranking column and the key results are never the ones cut off
+# (review 2026-11-30: 974 px of columns hid goodput, days and M USD). Step time and throughput are
+# left out: in one sweep (same model, GPUs, batch and price) both are fixed multiples of 1 / MFU, so
+# MFU ranks the same rows (the scatter chart and the CSV have tokens/s; Plan has the step time).
+_is_moe = scen.resolved_model().moe is not None or bool((top["ep"] != 1).any())
+_cols = {
     "TP": top["tp"], "PP": top["pp"], "DP": top["dp"], "CP": top["cp"], "EP": top["ep"], "VPP": top["vpp"],
     "mb": top["micro_batch_size"], "ZeRO": top["zero_stage"], "recomp.": top["recompute"],
     "sched.": top["schedule"],
-    "GiB": top["mem_total_bytes"] / C.GIB,
-    "step s": top["step_time_s"],
-    "MFU %": 100 * top["mfu"],
-    "Mtok/s": top["tokens_per_s"] / 1e6,
-    "goodput %": 100 * top["goodput"],
     "days": top["time_to_train_days"],
     "M USD": top["cost_usd"] / 1e6,
-})
+    "goodput %": 100 * top["goodput"],
+    "MFU %": 100 * top["mfu"],
+    "GiB": top["mem_total_bytes"] / C.GIB,
+}
+if not _is_moe:  # a dense model: EP is 1 in every row
+    del _cols["EP"]
+_rank_col = RANK_COLUMN.get(ss["ex_obj"])
+if _rank_col in _cols:  # the ranking column first among the results
+    _cols = {k: v for k, v in _cols.items() if k in SPLIT_COLUMNS} | {_rank_col: _cols[_rank_col]} | {
+        k: v for k, v in _cols.items() if k not in SPLIT_COLUMNS and k != _rank_col}
+show = pd.DataFrame(_cols)
 if "offload_optimizer" in top.columns and (top["offload_optimizer"] != "none").any():
     # only when a shown row offloads (the full space with offload in the sidebar): a row that moves
     # its optimizer to the host must say so (review 2026-11-30)
@@ -214,32 +242,43 @@ TABLE_HELP = {
     "TP": "tensor parallel", "PP": "pipeline stages", "DP": "data parallel (derived)", "CP": "context parallel",
     "EP": "expert parallel", "VPP": "virtual stages per GPU", "mb": "micro-batch, sequences",
     "ZeRO": "ZeRO stage", "recomp.": "activation recompute", "sched.": "pipeline schedule",
-    "GiB": "peak memory per GPU, GiB (2³⁰ B)", "step s": "step time, seconds",
-    "MFU %": "model FLOP utilisation, %", "Mtok/s": "throughput, millions of tokens per second",
+    "GiB": "peak memory per GPU, GiB (2³⁰ B)",
+    "MFU %": "model FLOP utilisation, % (in one sweep throughput and step time follow it)",
     "goodput %": "expected fraction of wall time that advances training, %",
     "days": "wall-clock days to train (failures included)", "M USD": "cost to train, millions of USD",
     "offload": "optimizer states (and what the sidebar offloads with them) on the host: none / cpu / nvme",
 }
-#: Column widths in px: small enough that all 17 columns fit a 1,500 px window with the sidebar open.
-_WIDTH = {"TP": 38, "PP": 38, "DP": 40, "CP": 38, "EP": 38, "VPP": 42, "mb": 36, "ZeRO": 46, "recomp.": 74,
-          "sched.": 80, "GiB": 50, "step s": 56, "MFU %": 58, "Mtok/s": 60, "goodput %": 76, "days": 62,
-          "M USD": 60, "offload": 60}
-_cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format="%.1f" if c == "GiB" else "%.2f",
-                                         width=_WIDTH[c])
-        for c in ("GiB", "step s", "MFU %", "Mtok/s", "goodput %", "days", "M USD")}
+#: Column widths in px: every column of a dense model's sweep fits the 818 px a 1,280 px window leaves
+#: the table with the sidebar open (the row-selection markers take about 40 px; no index column).
+#: A MoE model adds EP and still fits; an offloading row adds "offload": then GiB may scroll.
+_WIDTH = {"TP": 34, "PP": 34, "DP": 48, "CP": 34, "EP": 34, "VPP": 38, "mb": 34, "ZeRO": 44, "recomp.": 68,
+          "sched.": 86, "days": 62, "M USD": 62, "goodput %": 72, "MFU %": 54, "GiB": 46, "offload": 60}
+_FMT = {"days": "%.1f", "M USD": "%.2f", "goodput %": "%.1f", "MFU %": "%.1f", "GiB": "%.1f"}
+_cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format=_FMT[c], width=_WIDTH[c])
+        for c in _FMT}
 _cfg.update({c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], width=_WIDTH[c])
-             for c in ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO")})
-_cfg.update({c: st.column_config.TextColumn(c, help=TABLE_HELP[c], width=_WIDTH[c]) for c in ("recomp.", "sched.", "offload")})
+             for c in ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO") if c in show.columns})
+_cfg.update({c: st.column_config.TextColumn(c, help=TABLE_HELP[c], width=_WIDTH[c])
+             for c in ("recomp.", "sched.", "offload") if c in show.columns})
 st.subheader(f"Top {len(top)} by {OBJECTIVES[ss['ex_obj']]}")
-st.caption("Select a row to open it on the Plan page. Hover a column header for its meaning and unit "
-           "(GiB = 2³⁰ B).")
-st.dataframe(show, hide_index=False, key="ex_table", on_select=_on_table_select, selection_mode="single-row",
+st.caption(f"Best first; ranked on **{_rank_col}** (the first result column). Select a row to open it on the Plan "
+           "page. Hover a column header for its meaning and unit (GiB = 2³⁰ B)."
+           + ("" if _is_moe else " EP is 1 throughout (a dense model), so it has no column."))
+st.dataframe(show, hide_index=True, key="ex_table", on_select=_on_table_select, selection_mode="single-row",
              width="stretch", column_config=_cfg)
+_labels = [f"#{i + 1}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "
+           f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
+           f"{C.fmt_days(float(top['time_to_train_days'][i]))}" for i in range(len(top))]
+ss["_ex_pick_labels"] = _labels
+# A new sweep (another model, GPU count, objective, space or top K) starts the box at its row 0.
+# Set through session state, so the browser is sent the new label: it kept showing (and sending
+# back) the old sweep's label otherwise, and "Open in Plan" read that string (review 2026-11-30).
+_sweep_id = (C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], len(top))
+if ss.get("_ex_pick_sweep") != _sweep_id or pick_index(ss.get("ex_pick"), _labels) != ss.get("ex_pick"):
+    ss["ex_pick"] = 0
+ss["_ex_pick_sweep"] = _sweep_id
 c1, c2 = st.columns([3, 1])
-c1.selectbox("Or pick a row", list(range(len(top))), key="ex_pick",
-             format_func=lambda i: f"#{i}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "
-                                   f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
-                                   f"{top['time_to_train_days'][i]:.1f} days")
+c1.selectbox("Or pick a row", list(range(len(top))), key="ex_pick", format_func=lambda i: _labels[i])
 c2.button("Open in Plan", key="ex_open", on_click=_on_open_button, type="primary")
 # deferred: the CSV is written when the button is clicked, not on every rerun (a full DeepSeek-V3
 # sweep is 746,655 rows: about a minute and 0.5 GB of text, which made every click slow)

@@ -65,8 +65,8 @@ def _why_missing(results: dict, key: str) -> str | None:
         return ("No failures at this failure-rate scale (reliability.rate_scale = 0 or no failure class): the "
                 "mean time between failures is infinite.")
     if C.never_finishes(results) and key in ("time_to_train_days", "cost_usd", "energy_mwh", "goodput"):
-        return (f"The engine reports {bad}: failures arrive faster than training progresses, so the run "
-                "never finishes (see the warning above).")
+        return (f"The engine reports {bad}: the analytic model gives no finite time to train for this run (goodput "
+                "0; the warning above quotes the engine's reason, and the Monte Carlo below simulates the run).")
     return (f"The engine reports {bad} (not a number it can state) for this scenario; see the Formulas "
             "expander for the inputs.")
 
@@ -75,9 +75,50 @@ def _metric(col, label, results, key, kind, help_, delta=None, delta_color="norm
     """One headline number; a missing or non-finite engine value shows "—" and says why."""
     why = _why_missing(results, key)
     help_full = help_ if why is None else f"{help_}\n\n**Shown as —:** {why}"
+    x = C.num(results, key)
+    if x is not None and kind in ("days", "usd", "mwh"):  # a value shown in another unit: the exact one too
+        exact = {"days": f"{x:,.1f} days", "usd": f"${x:,.0f}", "mwh": f"{x:,.4g} MWh"}[kind]
+        if C.fmt(results, key, kind) != exact:
+            help_full += f"\n\nExactly: {exact}."
     col.metric(label, C.fmt(results, key, kind), help=help_full, delta=delta, delta_color=delta_color,
                delta_arrow=delta_arrow)
     return why
+
+
+#: Rows of the Monte Carlo summary: planner.simulate.summarize's metric -> (label, scale, decimals).
+MC_SUMMARY_ROWS = {
+    "time_to_train_days": ("days to train", 1.0, 1),
+    "goodput": ("goodput, %", 100.0, 1),
+    "n_failures": ("failures", 1.0, 0),
+    "lost_work_h": ("work lost, h", 1.0, 1),
+    "recovery_h": ("recovery, h", 1.0, 1),
+}
+MC_SUMMARY_HELP = {
+    "mean": "mean over the trials", "P10": "10th percentile of the trials", "P50": "median (50th percentile)",
+    "P90": "90th percentile of the trials",
+}
+
+
+def _mc_cell(v: float, decimals: int) -> str:
+    if not math.isfinite(v):
+        return "never" if v > 0 else C.DASH
+    return f"{v:,.{decimals}f}"
+
+
+def mc_summary_table(summ: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """``planner.simulate.summarize`` for the page: readable row names with their unit, goodput in %
+    like the headline, a fixed number of decimals per row, and columns narrow enough that P90 shows in
+    half of a 1,280 px window (the metric names and fractions were cut off there)."""
+    rows, index = [], []
+    for rec in summ.to_dict("records"):
+        label, scale, dec = MC_SUMMARY_ROWS.get(rec["metric"], (str(rec["metric"]).replace("_", " "), 1.0, 2))
+        index.append(label)
+        rows.append({col.upper() if col.startswith("p") else col: _mc_cell(float(rec[col]) * scale, dec)
+                     for col in ("mean", "p10", "p50", "p90")})
+    df = pd.DataFrame(rows, index=index, columns=["mean", "P10", "P50", "P90"])
+    cfg = {c: st.column_config.TextColumn(c, help=MC_SUMMARY_HELP[c], width=64, alignment="right") for c in df.columns}
+    cfg["_index"] = st.column_config.TextColumn("", width=110)
+    return df, cfg
 
 
 def _clamp_widget(key: str, lo: int, hi: int, default: int) -> None:
@@ -110,6 +151,11 @@ if "pl_mct" not in ss:
 for _k, _rng, _d in (("pl_mct", MCT_RANGE, 2000), ("pl_mcs", MCS_RANGE, 0)):
     if ss.get(_k) is None:  # never let an emptied box reach the URL or the simulation
         ss[_k] = ss.get(f"_last_{_k}", _d)
+    else:
+        # Re-seeded on every run, before anything can st.stop: a run that does not draw the boxes (an
+        # invalid scenario stops the page above them) would otherwise leave them to re-mount empty
+        # while the URL kept the value (review 2026-11-30); a value set here is sent to the box.
+        ss[_k] = int(ss[_k])
     ss[f"_last_{_k}"] = int(ss[_k])
 C.write_url(sj, {"pl_mct": ss["pl_mct"], "pl_mcs": ss["pl_mcs"]})
 
@@ -138,7 +184,7 @@ st.caption(
     f"{C.plain(scen.resolved_model().name)} on {scen.cluster.n_gpus:,} GPUs "
     f"({C.plain(scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name)}) · "
     f"dp = {rep['scenario']['parallelism'].get('dp')} "
-    "(derived) · memory in GiB (2³⁰ B); bandwidth and checkpoint sizes in GB (10⁹ B)."
+    "(derived) · memory and checkpoint sizes in GiB (2³⁰ B); bandwidths in GB/s (10⁹ B/s)."
 )
 
 # Headline numbers ------------------------------------------------------------------------
@@ -155,11 +201,13 @@ HEADLINES = (
     ("Goodput", "goodput", "pct", "Expected fraction of wall time that advances training, in %: "
      "checkpoint stalls, lost work and restarts removed."),
     ("Days to train", "time_to_train_days", "days", "Wall-clock days (86,400 s) to train the tokens, failures "
-     "and checkpoints included."),
-    ("Cost to train", "cost_usd", "usd", "GPU-hours × price per GPU-hour, in USD (M = 10⁶)."),
+     "and checkpoints included; above 1,000 days in years (365.25 days), below 0.01 day in h, min or s."),
+    ("Cost to train", "cost_usd", "usd", "GPU-hours × price per GPU-hour, in USD (M = 10⁶, B = 10⁹, T = 10¹²)."),
     ("Energy", "energy_mwh", "mwh", "Facility energy to train: node power × average draw × PUE × wall time, "
-     "in MWh (1 MWh = 3.6 × 10⁹ J)."),
+     "in MWh (1 MWh = 3.6 × 10⁹ J; kWh below 1 MWh, GWh from 10,000 MWh, TWh from 10⁶ MWh)."),
 )
+if _no_fit := C.no_fit_text(res, usable, len(rep["stages"]) or None):
+    st.error(_no_fit, icon=":material/memory:")
 if C.never_finishes(res):
     st.warning(C.never_finishes_text(res, rep.get("explain"), rep.get("notes")), icon=":material/warning:")
 missing = []
@@ -169,11 +217,15 @@ for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
     for col, (label, key, kind, help_) in zip(c, row):
         if key == "fits":
             fits = res.get("fits")
-            col.metric(label, C.DASH if fits is None else ("yes" if fits else "no"), help=help_)
+            over = None
+            if C.does_not_fit(res) and usable is not None and C.num(res, "mem_total_bytes") is not None:
+                over = f"{(C.num(res, 'mem_total_bytes') - usable) / C.GIB:,.1f} GiB over"
+            col.metric(label, C.DASH if fits is None else ("yes" if fits else "no"), help=help_,
+                       delta=over, delta_color="inverse", delta_arrow="off")  # red when it does not fit
         elif key == "mem_total_bytes":
             why = _metric(col, label, res, key, kind, help_,
                           delta=None if usable is None else f"of {usable / C.GIB:,.1f} GiB usable",
-                          delta_color="off", delta_arrow="off")
+                          delta_color="inverse" if C.does_not_fit(res) else "off", delta_arrow="off")
         else:
             why = _metric(col, label, res, key, kind, help_)
         if key != "fits" and why:
@@ -191,7 +243,9 @@ with left:
     if rep["stages"]:
         st.altair_chart(charts.memory_stages_chart(rep["stages"], usable, physical), key="pl_mem")
         st.caption("One bar per pipeline stage, stacked by component; the margin (buffers, "
-                   "fragmentation) is its own component. Red dashed line: usable HBM.")
+                   "fragmentation) is its own component. Red line: usable HBM"
+                   + ("; grey dashed line: physical HBM." if physical is not None and usable is not None
+                      and abs(physical - usable) > 1 else "."))
     else:
         st.info("Per-stage memory is not available from the engine yet.")
 with right:
@@ -240,7 +294,9 @@ with left:
             st.caption("No checkpoint tier: every failure restarts training from the beginning.")
 with right:
     st.subheader("Monte Carlo: time to train")
-    m1, m2, m3 = st.columns([3, 3, 2])  # wide enough boxes for 100,000 trials and a 10-digit seed
+    # two boxes side by side, the button under them: at 1,280 px a third column cut the button's label
+    # to "Run sim…" (review 2026-11-30)
+    m1, m2 = st.columns(2)  # wide enough boxes for 100,000 trials and a 10-digit seed
     # No min / max in the box itself: the browser would keep an out-of-range entry on screen without
     # sending it (box and URL disagree) and reset an emptied box to the minimum. The callback clamps.
     m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder="2000",
@@ -253,7 +309,7 @@ with right:
                     on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, 0),
                     help="Random seed: the same seed gives the same draws (here up to 2³¹ − 1; the CLI and API "
                          "take up to 2⁶³ − 1).")
-    run_mc = m3.button("Run simulation", key="pl_mc_run", type="primary")
+    run_mc = st.button("Run simulation", key="pl_mc_run", type="primary")
     if "_pl_mc_note" in ss:
         st.caption(ss.pop("_pl_mc_note"))
     C.save_page_widgets("plan", _PAGE_KEYS)
@@ -300,21 +356,29 @@ with right:
 
         if note := unfinished_note(sim):
             st.warning(note)
-        st.altair_chart(charts.time_to_train_hist(sim, C.num(res, "time_to_train_days")), key="pl_mc_hist")
+        analytic_days = C.num(res, "time_to_train_days")
+        st.altair_chart(charts.time_to_train_hist(sim, analytic_days), key="pl_mc_hist")
         try:
             from planner.simulate import summarize
 
-            st.dataframe(summarize(sim), hide_index=False, key="pl_mc_sum")
+            summ, summ_cfg = mc_summary_table(summarize(sim))
+            st.dataframe(summ, key="pl_mc_sum", column_config=summ_cfg)
         except Exception:  # noqa: BLE001
             st.dataframe(sim.describe().T, key="pl_mc_sum")
-        st.caption("Histogram: simulated runs; red dashed line: the analytic expectation.")
+        if analytic_days is not None:
+            st.caption("Histogram: simulated runs; red dashed line: the analytic expectation "
+                       f"({C.fmt(res, 'time_to_train_days', 'days')}).")
+        else:
+            st.caption("Histogram: simulated runs. No analytic line: the analytic model gives no finite time "
+                       "to train for this run (see the warning at the top).")
     else:
         st.caption("Press **Run simulation** to draw failure times and replay checkpoints and restarts.")
 
 # Formulas and notes ----------------------------------------------------------------------
-UNITS_TEXT = ("Units: memory in **GiB = 2³⁰ B** (MiB = 2²⁰ B); bandwidths, message and checkpoint "
+UNITS_TEXT = ("Units: memory and checkpoint sizes in **GiB = 2³⁰ B** (MiB = 2²⁰ B); bandwidths and message "
               "sizes in **GB = 10⁹ B** (MB = 10⁶ B, TB/s = 10¹² B/s); FLOP/s peaks and TFLOP/s in 10¹²; "
-              "times in s (h = 3,600 s, d = 86,400 s); energy in MWh (= 3.6 × 10⁹ J); money in USD. "
+              "times in s (h = 3,600 s, d = 86,400 s, years of 365.25 d); energy in MWh (= 3.6 × 10⁹ J); "
+              "money in USD (M = 10⁶, B = 10⁹). "
               "Result columns are SI: `_bytes` in B, `_s` in s, `_h` in h, `_frac`/MFU/goodput as fractions.")
 
 

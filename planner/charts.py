@@ -28,6 +28,17 @@ MEMORY_COMPONENTS: tuple[tuple[str, str], ...] = (
     ("mem_buffers_bytes", "margin (buffers, fragmentation)"),
 )
 
+#: Colour of each memory component, in MEMORY_COMPONENTS order. Set here rather than left to the
+#: theme: Streamlit's palette drew "optimizer states" in the same red as the usable-HBM line
+#: (review 2026-11-30). No red and no grey: those are the capacity lines'.
+MEMORY_COLORS: tuple[str, ...] = ("#1f77b4", "#9ecae9", "#ff7f0e", "#2ca02c", "#9467bd", "#e7ba52")
+#: Capacity lines of the memory chart: usable HBM (solid red, drawn on top) and physical HBM
+#: (dashed grey): (label, colour, dash).
+CAPACITY_LINES: tuple[tuple[str, str, list[int]], ...] = (
+    ("usable HBM", "#d62728", [1, 0]),
+    ("physical HBM", "#7f7f7f", [6, 4]),
+)
+
 #: Step-time parts, in pipeline order: (result column, label).
 STEP_PARTS: tuple[tuple[str, str], ...] = (
     ("t_compute_s", "compute"),
@@ -66,7 +77,8 @@ def memory_stages_frame(stages: Sequence[dict]) -> pd.DataFrame:
 def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
                         hbm_bytes: float | None = None) -> alt.Chart:
     """Memory per GPU stacked by component, one bar per pipeline stage, with the usable
-    HBM line (red, dashed) and the physical HBM line (grey).
+    HBM line (solid red, on top) and the physical HBM line (dashed grey); no component is red
+    or grey (``MEMORY_COLORS``).
 
     Units: GiB (2**30 bytes) per GPU.
     """
@@ -77,7 +89,8 @@ def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
         x=alt.X("stage:N", title="pipeline stage", sort=alt.SortField("stage_index")),
         y=alt.Y("sum(gib):Q", stack="zero", title="memory per GPU (GiB, 2³⁰ B)"),
         color=alt.Color("component:N", sort=labels, title="component",
-                        scale=alt.Scale(domain=labels), legend=alt.Legend(labelLimit=280)),
+                        scale=alt.Scale(domain=labels, range=list(MEMORY_COLORS)),
+                        legend=alt.Legend(labelLimit=280)),
         order=alt.Order("order:Q"),
         tooltip=["stage:N", "component:N", alt.Tooltip("gib:Q", title="GiB", format=".2f")],
     )
@@ -90,12 +103,16 @@ def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
     ):
         lines.append({"line": "physical HBM", "gib": float(hbm_bytes) / GIB})
     if lines:
-        ldf = pd.DataFrame(lines)
-        rule = alt.Chart(ldf).mark_rule(strokeDash=[6, 4], size=2).encode(
+        style = {name: (colour, dash) for name, colour, dash in CAPACITY_LINES}
+        # physical first, so the usable line (0.4 GiB below it on an H100) is drawn over it
+        ldf = pd.DataFrame(sorted(lines, key=lambda d: d["line"] == "usable HBM"))
+        dom = [d["line"] for d in lines]
+        rule = alt.Chart(ldf).mark_rule(size=2).encode(
             y=alt.Y("gib:Q"),
             stroke=alt.Stroke("line:N", title="capacity",
-                              scale=alt.Scale(domain=[d["line"] for d in lines],
-                                              range=["#d62728", "#7f7f7f"][: len(lines)])),
+                              scale=alt.Scale(domain=dom, range=[style[n][0] for n in dom])),
+            strokeDash=alt.StrokeDash("line:N", title="capacity",
+                                      scale=alt.Scale(domain=dom, range=[style[n][1] for n in dom])),
             tooltip=["line:N", alt.Tooltip("gib:Q", title="GiB", format=".1f")],
         )
         layers.append(rule)
@@ -228,27 +245,43 @@ COMPARE_METRICS: tuple[tuple[str, str, float], ...] = (
 )
 
 
+#: How a scenario that does not fit in memory (``fits`` False) is told apart in the Compare chart.
+NO_FIT = "does not fit in HBM"
+
+
 def compare_frame(results: dict[str, dict]) -> pd.DataFrame:
-    """Long table (scenario, metric, value) over ``COMPARE_METRICS`` for ``{label: results}``."""
+    """Long table (scenario, metric, value, memory) over ``COMPARE_METRICS`` for ``{label: results}``;
+    ``memory`` is "fits" or :data:`NO_FIT` (the engine's ``fits``)."""
     rows = []
     for name, res in results.items():
+        fits = res.get("fits")
+        memory = NO_FIT if fits is not None and not bool(fits) else "fits"
         for col, label, scale in COMPARE_METRICS:
             v = res.get(col)
             if v is None or not _finite(v):
                 continue
-            rows.append({"scenario": name, "metric": label, "value": float(v) * scale})
-    return pd.DataFrame(rows, columns=["scenario", "metric", "value"])
+            rows.append({"scenario": name, "metric": label, "value": float(v) * scale, "memory": memory})
+    return pd.DataFrame(rows, columns=["scenario", "metric", "value", "memory"])
 
 
 def compare_chart(results: dict[str, dict]) -> alt.Chart:
-    """Grouped bars: one small panel per metric (own y scale, unit in the panel title)."""
+    """Grouped bars: one small panel per metric (own y scale, unit in the panel title). A scenario
+    that does not fit in memory is drawn pale (opacity 0.3) with a dashed red outline, so its
+    time and cost never pass for the cheapest option."""
     df = compare_frame(results)
-    return alt.Chart(df).mark_bar().encode(
+    mem = alt.Scale(domain=["fits", NO_FIT])
+    return alt.Chart(df).mark_bar(strokeWidth=2).encode(
         x=alt.X("scenario:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("value:Q", title=None),
         color=alt.Color("scenario:N", title="scenario", legend=alt.Legend(orient="bottom", direction="vertical",
                                                                           labelLimit=480)),
-        tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=".3g")],
+        opacity=alt.Opacity("memory:N", title="memory", scale=alt.Scale(domain=["fits", NO_FIT], range=[1.0, 0.3]),
+                            legend=alt.Legend(orient="bottom", direction="vertical")),
+        stroke=alt.Stroke("memory:N", scale=alt.Scale(domain=mem.domain, range=["transparent", "#d62728"]),
+                          legend=None),
+        strokeDash=alt.StrokeDash("memory:N", scale=alt.Scale(domain=mem.domain, range=[[1, 0], [4, 2]]),
+                                  legend=None),
+        tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=".3g"), "memory:N"],
     ).properties(width=130, height=160).facet(
         facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in COMPARE_METRICS]), columns=4,
     ).resolve_scale(y="independent")

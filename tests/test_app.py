@@ -148,7 +148,10 @@ def test_link_to_a_system_without_the_precision_warns_and_still_plans():
     assert "sys: refused" in text and "'bf16' is not supported by NVIDIA Tesla V100" in text
     assert not at.error and "Step time" in metrics(at)
     at = _run(PLAN, {"sys": "dgx1-v100", "prec": "fp16", "n": "512"})
-    assert not at.warning and not at.error and at.selectbox(key="w_sys").value == "dgx1-v100"
+    assert not at.warning and at.selectbox(key="w_sys").value == "dgx1-v100"
+    # Llama 3 70B's default split does not fit a 32 GB V100: the only error is that one
+    assert planner.evaluate(at.session_state["scenario"]).results["fits"] is False
+    assert [e.value.startswith("**Does not fit in GPU memory:**") for e in at.error] == [True]
 
 
 def test_invalid_scenario_still_seeds_every_widget():
@@ -263,7 +266,7 @@ def test_explore_table_headers_are_short_with_units_in_the_help():
     assert cols[:3] == ["TP", "PP", "DP"] and max(len(c) for c in cols) <= 10, cols
     cfg = json.loads(df.proto.columns)
     helps = {c: cfg.get(c, {}).get("help", "") for c in cols}
-    assert "GiB (2³⁰ B)" in helps["GiB"] and "seconds" in helps["step s"] and "USD" in helps["M USD"]
+    assert "GiB (2³⁰ B)" in helps["GiB"] and "%" in helps["MFU %"] and "USD" in helps["M USD"]
     assert all(helps[c] for c in cols), helps
 
 
@@ -366,7 +369,8 @@ def test_run_that_never_finishes_warns_and_shows_dashes_with_reasons():
     res = planner.evaluate(sj).results
     assert res["goodput"] == 0 or not math.isfinite(res["time_to_train_days"])  # the premise
     warn = " ".join(w.value for w in at.warning)
-    assert "never finishes" in warn and "failures arrive faster" in warn
+    # the engine's own reason, not a claim of the page's (review 2026-11-30)
+    assert "no finite time to train" in warn and C.engine_zero_goodput_note(planner.evaluate(sj).notes) in warn
     assert "not available from the engine yet" not in " ".join(i.value for i in at.info)
     m = {x.label: x for x in at.metric}
     for label in ("Days to train", "Cost to train", "Energy"):
@@ -429,7 +433,8 @@ def test_compare_never_finishing_slot_warns():
     params = {"c_n": "2", "c_src1": "default", "c_src2": "link"}
     params.update({f"2.{k}": v for k, v in NEVER.items()})
     at = _run(COMPARE, params)
-    assert any("Scenario 2" in w.value and "never finishes" in w.value for w in at.warning)
+    assert any("Scenario 2" in w.value and "no finite time to train" in w.value for w in at.warning)
+    assert "(see the warning above)" in " ".join(c.value for c in at.caption)
     assert "—" in list(at.dataframe[0].value.iloc[:, 1])
 
 
@@ -831,7 +836,7 @@ def test_validate_with_no_group_selected_draws_nothing():
 def test_small_amounts_keep_two_significant_digits():
     assert C.fmt({"x": 0.0123}, "x", "days") == "0.012 days"
     assert C.fmt({"x": 0.43}, "x", "usd") == "$0.43"
-    assert C.fmt({"x": 0.0031}, "x", "mwh") == "0.0031 MWh"
+    assert C.fmt({"x": 0.0031}, "x", "mwh") == "3.1 kWh"  # below 1 MWh in kWh (review 2026-11-30)
     assert C.fmt({"x": 1234.0}, "x", "usd") == "$1,234" and C.fmt({"x": 0.0}, "x", "mwh") == "0 MWh"
 
 
@@ -859,3 +864,246 @@ def test_open_in_plan_after_the_fallback_sweep_is_a_valid_scenario(n):
     at.button(key="ex_open").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "Step time" in metrics(at) and at.number_input(key="w_pp").value == int(table["PP"][0])
+
+
+# Review 2026-11-30 (dashboard defects) -------------------------------------------------------------
+
+
+def _stale_pick_and_open(at, label: str):
+    """Click "Open in Plan" the way a browser does that still shows an earlier sweep's row in the
+    "Or pick a row" box: its widget state is that row's label (a string), not a current option."""
+    at.button(key="ex_open").click()
+    states = at._tree.get_widget_states()
+    pick = at.selectbox(key="ex_pick")
+    for w in states.widgets:
+        if w.id == pick.id:
+            w.string_value = label
+    at._run(states)
+    return at
+
+
+def _explore_table_row(at, row: int) -> dict:
+    t = at.dataframe[0].value
+    return {k: int(t[k][row]) for k in ("TP", "PP", "CP", "mb")}
+
+
+@pytest.mark.parametrize(("kind", "key", "value"), [("number_input", "w_n", 2048),
+                                                    ("selectbox", "w_model", "deepseek-v3")])
+def test_explore_open_in_plan_after_the_sweep_changed_opens_row_0_of_the_new_sweep(kind, key, value):
+    """Review 2026-11-30: after the sweep changed (GPUs 2048, or another model) the "Or pick a row"
+    box kept the old sweep's label in the browser and "Open in Plan" raised ValueError (int() of the
+    label). The box now restarts at row 0 of the new sweep, and the browser is told so."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("app_pages/explore.py").run()
+    old_label = at.selectbox(key="ex_pick").options[1]
+    at.selectbox(key="ex_pick").set_value(1).run()
+    getattr(at, kind)(key=key).set_value(value).run()
+    assert not at.exception and at.dataframe, [e.message for e in at.exception]
+    pick = at.selectbox(key="ex_pick")
+    new_row0 = _explore_table_row(at, 0)
+    assert pick.value == 0 and pick.proto.set_value  # the browser is sent the new sweep's row 0
+    assert pick.options[0].startswith(f"#1: TP {new_row0['TP']} · PP {new_row0['PP']} · CP {new_row0['CP']} · ")
+    assert old_label not in pick.options
+    _stale_pick_and_open(at, old_label)  # a browser that missed it: still no traceback
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.title[0].value == "Plan a training run" and not at.error
+    assert {k: at.number_input(key=w).value for k, w in (("TP", "w_tp"), ("PP", "w_pp"), ("CP", "w_cp"),
+                                                           ("mb", "w_mbs"))} == new_row0
+
+
+def test_explore_pick_index_maps_labels_and_stale_values():
+    from app_pages.explore import pick_index
+
+    labels = ["#1: a", "#2: b", "#3: c"]
+    assert pick_index(2, labels) == 2 and pick_index("#2: b", labels) == 1
+    assert pick_index("#0: TP 4 · PP 2 · CP 2 · mb 1 · interleaved · 182.2 days", labels) == 0
+    assert pick_index(7, labels) == 0 and pick_index(None, labels) == 0 and pick_index(True, labels) == 0
+
+
+NO_FIT = {"p": "default", "n": "8", "tp": "8", "pp": "1", "vpp": "1", "sch": "1f1b"}
+
+
+def test_plan_configuration_that_does_not_fit_says_so_with_peak_usable_and_stage():
+    from planner import batch as pbatch
+
+    at = _run(PLAN, NO_FIT)
+    sj = at.session_state["scenario"]
+    rep = planner.evaluate(sj)
+    res = rep.results
+    usable = float(pbatch.scenario_row(planner.Scenario.model_validate(sj))["hbm_usable_bytes"])
+    assert res["fits"] is False and res["mem_total_bytes"] > usable  # the premise
+    err = [e.value for e in at.error]
+    assert len(err) == 1, err
+    msg = err[0]
+    assert msg.startswith("**Does not fit in GPU memory:**")
+    assert f"{res['mem_total_bytes'] / C.GIB:,.1f} GiB per GPU" in msg and f"{usable / C.GIB:,.1f} GiB" in msg
+    assert f"stage {int(res['mem_worst_stage'])} of {len(rep.stages)}" in msg
+    assert "assume that it fits" in msg
+    m = {x.label: x for x in at.metric}
+    assert m["Fits in HBM"].value == "no"
+    assert m["Fits in HBM"].proto.delta == f"{(res['mem_total_bytes'] - usable) / C.GIB:,.1f} GiB over"
+    # a run that fits has no such error (the default)
+    assert not [e for e in _run(PLAN).error]
+
+
+def test_compare_slot_that_does_not_fit_is_marked_in_header_table_and_chart():
+    from streamlit import dataframe_util
+
+    params = {"c_n": "2", "c_src1": "default", "c_src2": "link"}
+    params.update({f"2.{k}": v for k, v in NO_FIT.items()})
+    at = _run(COMPARE, params)
+    t = at.dataframe[0].value
+    c1, c2 = list(t.columns)
+    assert "no fit" not in c1 and c2.startswith("2: ✗ no fit · llama3-70b · 8 × dgx-h100")
+    assert t.loc["fits in HBM", c1] == "yes" and t.loc["fits in HBM", c2].startswith("no ✗")
+    for row in ("time to train", "cost to train", "step time"):
+        assert t.loc[row, c2].endswith(" ✗") and not t.loc[row, c1].endswith("✗"), row
+    assert any(e.value.startswith("Scenario 2: **Does not fit in GPU memory:**") for e in at.error)
+    assert not any(e.value.startswith("Scenario 1") for e in at.error)
+    chart = at.get("vega_lite_chart")[0]
+    spec = json.loads(chart.proto.spec)
+    assert spec["spec"]["encoding"]["opacity"]["field"] == "memory"
+    data = pd.concat([dataframe_util.convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets])
+    assert set(data[data["scenario"] == c2]["memory"]) == {"does not fit in HBM"}
+    assert set(data[data["scenario"] == c1]["memory"]) == {"fits"}
+    cap = " ".join(c.value for c in at.caption)
+    assert "✗ marks a scenario that does not fit" in cap and "(see the warning above)" not in cap
+
+
+def test_compare_caption_names_no_warning_when_there_is_none():
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "llama3-8b-h100-64"})
+    assert not at.warning
+    assert not any("warning above" in c.value for c in at.caption)
+
+
+def test_no_checkpoint_tier_banner_quotes_the_engine_and_points_to_the_monte_carlo():
+    """mpt-7b-a100-8 with ck=none: the analytic goodput is 0 (a failure restarts from the beginning)
+    while the Monte Carlo finishes every trial; the banner no longer says that the run never
+    finishes, and the Monte Carlo caption promises no analytic line that is not drawn."""
+    at = _run(PLAN, {"p": "mpt-7b-a100-8", "ck": "none", "pl_mct": "200"})
+    rep = planner.evaluate(at.session_state["scenario"])
+    reason = C.engine_zero_goodput_note(rep.notes)
+    assert rep.results["goodput"] == 0 and "restarts training from the beginning" in reason  # the premise
+    warn = " ".join(w.value for w in at.warning)
+    assert reason in warn and "no finite time to train" in warn and "Monte Carlo" in warn
+    assert "never finishes" not in warn and "failures arrive faster" not in warn
+    at.button(key="pl_mc_run").click().run()
+    assert not at.exception
+    sim = planner.simulate(at.session_state["scenario"], n_trials=200, seed=0)
+    assert sim["finished"].all()  # the premise: every simulated run finishes
+    hist = json.loads(next(c for c in at.get("vega_lite_chart") if "Monte Carlo" in c.proto.spec).proto.spec)
+    assert len(hist.get("layer", [hist])) == 1  # no analytic line
+    caps = " ".join(c.value for c in at.caption)
+    assert "Histogram: simulated runs" in caps and "red dashed line" not in caps
+
+
+def test_monte_carlo_caption_names_the_analytic_line_when_it_is_drawn():
+    at = _run(PLAN, {"pl_mct": "200"})
+    at.button(key="pl_mc_run").click().run()
+    res = planner.evaluate(at.session_state["scenario"]).results
+    hist = json.loads(next(c for c in at.get("vega_lite_chart") if "Monte Carlo" in c.proto.spec).proto.spec)
+    assert len(hist["layer"]) == 2
+    assert any(f"red dashed line: the analytic expectation ({C.fmt(res, 'time_to_train_days', 'days')})" in c.value
+               for c in at.caption)
+
+
+def test_monte_carlo_summary_has_readable_names_and_goodput_in_percent():
+    from planner.simulate import summarize
+
+    at = _run(PLAN, {"pl_mct": "200", "pl_mcs": "3"})
+    at.button(key="pl_mc_run").click().run()
+    table = next(d.value for d in at.dataframe if list(d.value.columns)[:1] == ["mean"])
+    assert list(table.columns) == ["mean", "P10", "P50", "P90"]
+    assert "goodput, %" in table.index and "days to train" in table.index
+    assert not any("_" in str(i) for i in table.index)
+    want = summarize(planner.simulate(at.session_state["scenario"], n_trials=200, seed=3)).set_index("metric")
+    assert table.loc["goodput, %", "mean"] == f"{100 * want.loc['goodput', 'mean']:,.1f}"
+    assert table.loc["days to train", "P90"] == f"{want.loc['time_to_train_days', 'p90']:,.1f}"
+
+
+def test_monte_carlo_boxes_keep_their_values_through_an_invalid_scenario():
+    """Review 2026-11-30: Trials 5000 and Seed 7, then TP 3 (error: the section is not drawn), then
+    TP 8: both boxes came back empty while the URL kept the values, and the next change showed
+    "Seed: empty; kept 7". The page re-seeds them, and tells the browser."""
+    at = _run(PLAN)
+    at.number_input(key="pl_mct").set_value(5000).run()
+    at.number_input(key="pl_mcs").set_value(7).run()
+    at.number_input(key="w_tp").set_value(3).run()
+    # the invalid scenario stops the page above the boxes
+    assert at.error and not [b for b in at.number_input if b.key in ("pl_mct", "pl_mcs")]
+    assert at.query_params["pl_mct"] == "5000" and at.query_params["pl_mcs"] == "7"
+    at.number_input(key="w_tp").set_value(8).run()
+    assert not at.error
+    for key, want in (("pl_mct", 5000), ("pl_mcs", 7)):
+        box = at.number_input(key=key)
+        # the value, and the instruction to show it (a re-mounted box shows its default otherwise)
+        assert box.value == want and box.proto.set_value and box.proto.value == want, key
+    assert at.query_params["pl_mct"] == "5000" and at.query_params["pl_mcs"] == "7"
+    at.number_input(key="w_pp").set_value(8).run()
+    assert not any("empty" in c.value for c in at.caption)
+    assert at.number_input(key="pl_mct").value == 5000 and at.number_input(key="pl_mcs").value == 7
+
+
+@pytest.mark.parametrize(("params", "kind", "key"), [
+    (NO_FIT, "days", "time_to_train_days"), ({"p": "default", "tok": "1e16"}, "days", "time_to_train_days"),
+    ({"p": "default", "tok": "1e16"}, "usd", "cost_usd"), ({"p": "default", "tok": "1e16"}, "mwh", "energy_mwh"),
+    ({"p": "default", "tok": "1e6"}, "days", "time_to_train_days"), ({"p": "default", "tok": "1e6"}, "mwh", "energy_mwh"),
+])
+def test_headline_values_are_compact_with_their_unit(params, kind, key):
+    """Review 2026-11-30: "23,330.4 d…", "1.4e-05 days", "0.00042 M…", "$734,137.31 M": large and
+    small values change unit (years, $ B, TWh; s, Wh) and keep it; the help has the exact value."""
+    at = _run(PLAN, params)
+    x = planner.evaluate(at.session_state["scenario"]).results[key]
+    label = {"time_to_train_days": "Days to train", "cost_usd": "Cost to train", "energy_mwh": "Energy"}[key]
+    m = next(mm for mm in at.metric if mm.label == label)
+    assert len(m.value) <= 11 and "e+" not in m.value and "e-" not in m.value, m.value
+    if kind == "days" and x >= 1000:
+        y = x / 365.25
+        assert m.value == (f"{y:,.1f} years" if y < 100 else f"{y:,.0f} years" if y < 1e4 else f"{y / 1e3:,.0f}k years")
+        assert f"Exactly: {x:,.1f} days." in m.proto.help
+    elif kind == "days":
+        assert x < 0.01 and m.value == C.fmt_duration(x * 86400)
+    elif kind == "usd":
+        assert x >= 1e9 and m.value == f"${x / 1e9:,.1f} B"
+    elif x >= 1e6:
+        assert m.value == f"{x / 1e6:,.1f} TWh"
+    else:
+        assert x < 1e-3 and m.value == f"{x * 1e6:,.0f} Wh"
+
+
+def test_compact_formats_by_magnitude():
+    assert C.fmt_days(36.44) == "36.4 days" and C.fmt_days(999.94) == "999.9 days"
+    assert C.fmt_days(1000.0) == f"{1000 / 365.25:,.1f} years"
+    assert C.fmt_days(4e6) == f"{4e6 / 365.25 / 1e3:,.0f}k years" and C.fmt_days(4e9).endswith(" M years")
+    assert C.fmt_days(0.005) == "7.2 min" and C.fmt_days(0.0123) == "0.012 days"
+    assert C.fmt_usd(9.654e6) == "$9.65 M" and C.fmt_usd(7.34e11) == "$734.0 B" and C.fmt_usd(1.5e12) == "$1.50 T"
+    assert C.fmt_mwh(5483.2) == "5,483 MWh" and C.fmt_mwh(36_550) == "36.5 GWh" and C.fmt_mwh(3.6e6) == "3.6 TWh"
+    assert C.fmt_mwh(0.00042) == "420 Wh" and C.fmt_mwh(0.5) == "500 kWh"
+    for v in (C.fmt_days(1e12), C.fmt_usd(1e18), C.fmt_mwh(1e12)):
+        assert len(v) <= 13 and "e+" not in v, v
+
+
+def test_checkpoint_sizes_have_one_unit_on_the_page():
+    """The header said checkpoint sizes were in GB; Formulas shows them in GiB (fmt_col of
+    `_bytes`). Both say GiB now."""
+    at = _run(PLAN)
+    head = next(c.value for c in at.caption if "GPUs" in c.value and "derived" in c.value)
+    assert "checkpoint sizes in GiB (2³⁰ B)" in head and "checkpoint sizes in GB" not in head
+    exp = next(e for e in at.expander if e.label.startswith("Formulas"))
+    md = "\n".join(m.value for m in exp.markdown)
+    assert "memory and checkpoint sizes in **GiB = 2³⁰ B**" in md
+    ck = next(m.value for m in exp.markdown if m.value.startswith("`ckpt_bytes`"))
+    res = planner.evaluate(at.session_state["scenario"]).results
+    assert f"{res['ckpt_bytes'] / C.GIB:,.1f} GiB" in ck.split("\n")[0]
+
+
+def test_usable_hbm_override_error_is_in_the_box_unit():
+    at = _run(PLAN)
+    at.number_input(key="w_hbmu").set_value(200.0).run()
+    msg = " ".join(e.value for e in at.error)
+    from planner import batch as pbatch
+
+    phys = float(pbatch.scenario_row(planner.Scenario.model_validate(planner.load_preset("default")))["hbm_bytes"]) / C.GIB
+    assert "Usable HBM override = 200 GiB" in msg and f"at most {phys:,.4g} GiB" in msg
+    assert "e+" not in msg and "bytes <=" not in msg

@@ -86,3 +86,46 @@ def test_validation_scatter_has_identity_line():
     diag, pts = spec["layer"]
     assert diag["mark"]["type"] == "line" and diag["encoding"]["x"]["field"] == diag["encoding"]["y"]["field"]
     assert "TFLOP/s" in pts["encoding"]["x"]["title"] and pts["encoding"]["x"]["scale"]["type"] == "log"
+
+
+# Review 2026-11-30 ---------------------------------------------------------------------------------
+
+
+def test_usable_hbm_line_has_a_colour_no_component_uses_and_is_drawn_over_the_physical_line():
+    """The usable-HBM rule was the red of "optimizer states" (the theme's third colour) and lay
+    under the grey physical-HBM dash (79.6 vs 80 GiB on an H100)."""
+    rep = planner.evaluate(planner.load_preset("default"))
+    usable, physical = 79.6 * GIB, 80 * GIB
+    spec = charts.memory_stages_chart(rep.stages, usable, physical).to_dict()
+    bars, rule = _layers(spec)
+    comp = bars["encoding"]["color"]["scale"]
+    assert comp["domain"] == [lab for _, lab in charts.MEMORY_COMPONENTS]
+    assert len(comp["range"]) == len(comp["domain"]) and len(set(comp["range"])) == len(comp["range"])
+    stroke = rule["encoding"]["stroke"]["scale"]
+    colour = dict(zip(stroke["domain"], stroke["range"]))
+    assert colour["usable HBM"] not in comp["range"] and colour["physical HBM"] not in comp["range"]
+    assert colour["usable HBM"] != colour["physical HBM"]
+    dash = dict(zip(rule["encoding"]["strokeDash"]["scale"]["domain"], rule["encoding"]["strokeDash"]["scale"]["range"]))
+    assert dash["usable HBM"] != dash["physical HBM"]
+    # marks are drawn in data order: the usable line last, over the physical one
+    rows = spec["datasets"][rule["data"]["name"]]
+    assert [r["line"] for r in rows] == ["physical HBM", "usable HBM"]
+    assert rows[-1]["gib"] == usable / GIB and rows[0]["gib"] == physical / GIB
+
+
+def test_mc_histogram_draws_the_analytic_line_only_when_there_is_one():
+    sim = pd.DataFrame({"time_to_train_days": [10.0, 11.0, 12.5, 11.2]})
+    assert len(_layers(charts.time_to_train_hist(sim, 11.0).to_dict())) == 2
+    for none in (None, float("inf"), float("nan")):
+        assert len(_layers(charts.time_to_train_hist(sim, none).to_dict())) == 1
+
+
+def test_compare_chart_marks_a_scenario_that_does_not_fit():
+    res = {"A": {"fits": True, "cost_usd": 2e6, "mfu": 0.4}, "B": {"fits": False, "cost_usd": 1e6, "mfu": 0.5}}
+    df = charts.compare_frame(res)
+    assert set(df[df["scenario"] == "B"]["memory"]) == {charts.NO_FIT}
+    assert set(df[df["scenario"] == "A"]["memory"]) == {"fits"}
+    enc = charts.compare_chart(res).to_dict()["spec"]["encoding"]
+    op = dict(zip(enc["opacity"]["scale"]["domain"], enc["opacity"]["scale"]["range"]))
+    assert enc["opacity"]["field"] == "memory" and op[charts.NO_FIT] < op["fits"] == 1.0
+    assert dict(zip(enc["stroke"]["scale"]["domain"], enc["stroke"]["scale"]["range"]))[charts.NO_FIT] != "transparent"

@@ -3,6 +3,7 @@ updates the URL, and the new link in a fresh context shows the same numbers."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -107,7 +108,9 @@ def test_explore_renders_and_a_clicked_row_opens_in_plan(app_url, browser):
     page.wait_for_selector('[data-testid="stVegaLiteChart"] svg, [data-testid="stVegaLiteChart"] canvas',
                            timeout=TIMEOUT_MS)
     heads = _grid_headers(page)
-    assert heads[1:4] == ["TP", "PP", "DP"] and "GiB" in heads and heads[-1] == "M USD"
+    # no index column (the selection markers number nothing); the ranking column leads the results
+    assert heads[:3] == ["TP", "PP", "DP"] and heads.index("days") == heads.index("sched.") + 1
+    assert {"M USD", "goodput %", "MFU %", "GiB"} <= set(heads)
     # Every column fits: the grid does not scroll sideways (the last header was cut off before).
     over = page.get_by_test_id("stDataFrame").first.evaluate(
         "el => { const s = el.querySelector('.dvn-scroller'); return s ? s.scrollWidth - s.clientWidth : 0; }")
@@ -205,7 +208,7 @@ def test_plan_run_that_never_finishes_explains_why(app_url, browser):
     page.goto(f"{app_url}/?p=llama3-405b-h100-16k&rs=100&ck=none", wait_until="domcontentloaded")
     _settle(page)
     alerts = " ".join(page.get_by_test_id("stAlertContentWarning").all_inner_texts())
-    assert "never finishes" in alerts
+    assert "no finite time to train" in alerts and "Engine: Goodput is 0" in alerts
     m = _metrics(page)
     assert "Days to train=—" in m and not any("inf" in x.lower() or "nan" in x.lower() for x in m)
     page.screenshot(path=str(ARTIFACTS / "e2e-plan-never.png"), full_page=True)
@@ -255,4 +258,125 @@ def test_hugging_face_config_upload_fills_the_custom_model(app_url, browser, tmp
         1, timeout=TIMEOUT_MS)
     expect(sb.get_by_label("Layers", exact=True)).to_have_value("80", timeout=TIMEOUT_MS)
     expect(sb.get_by_label("GPUs", exact=True)).to_have_value("1024", timeout=TIMEOUT_MS)
+    ctx.close()
+
+
+# Review 2026-11-30 ---------------------------------------------------------------------------------
+
+#: Finds a value (or header) that its box cuts off: any element under ``root`` whose content is wider
+#: than the element.
+_CLIPPED_JS = """els => els.filter(e => [e, ...e.querySelectorAll('*')].some(d => d.scrollWidth > d.clientWidth + 1))
+                          .map(e => e.innerText)"""
+_GRID_OVER_JS = ("el => { const s = el.querySelector('.dvn-scroller'); "
+                 "return s ? s.scrollWidth - s.clientWidth : 0; }")
+
+
+def test_explore_open_in_plan_after_the_sweep_changed(app_url, browser):
+    """The reviewer's steps: /explore, GPUs 2048 (Enter), "Open in Plan" raised a ValueError
+    (the "Or pick a row" box still held the old sweep's label). Now Plan opens row 0 of the new
+    sweep."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1700})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/explore", wait_until="domcontentloaded")
+    _wait_page(page, "stDataFrame")
+    box = page.get_by_test_id("stSidebar").get_by_label("GPUs", exact=True)
+    box.fill("2048")
+    box.press("Enter")
+    page.wait_for_url("**n=2048**", timeout=TIMEOUT_MS)
+    _wait_page(page, "stDataFrame")
+    expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=TIMEOUT_MS)
+    heads = _grid_headers(page)
+    want = {h: _grid_cell(page, heads.index(h), 0, markers=True) for h in ("TP", "PP", "CP", "mb")}
+    pick = page.get_by_role("combobox", name="Or pick a row")
+    row0 = f"#1: TP {want['TP']} · PP {want['PP']} · CP {want['CP']} · mb {want['mb']} · "
+    expect(pick).to_have_value(re.compile("^" + re.escape(row0)), timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="Open in Plan").click()
+    expect(page.get_by_role("heading", name="Plan a training run")).to_be_visible(timeout=TIMEOUT_MS)
+    _settle(page)
+    assert page.get_by_test_id("stException").count() == 0
+    q = parse_qs(urlparse(page.url).query)
+    assert (q["n"], q["tp"], q["pp"], q["cp"], q["mbs"]) == (["2048"], [want["TP"]], [want["PP"]], [want["CP"]],
+                                                              [want["mb"]])
+    ctx.close()
+
+
+def test_monte_carlo_boxes_survive_an_invalid_scenario(app_url, browser):
+    """Trials 5000, Seed 7, then TP 3 (an error: the boxes are not drawn), then TP 8: the boxes
+    showed empty placeholders while the URL kept the values (review 2026-11-30)."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 2000})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/?p=default", wait_until="domcontentloaded")
+    _settle(page)
+    for label, v in (("Trials", "5000"), ("Seed", "7")):
+        b = page.get_by_label(label, exact=True)
+        b.fill(v)
+        b.press("Tab")
+        page.wait_for_url(f"**pl_mc{'t' if label == 'Trials' else 's'}={v}**", timeout=TIMEOUT_MS)
+        _settle(page)
+    tp = page.get_by_test_id("stSidebar").get_by_label("TP", exact=True)
+    for v in ("3", "8"):
+        tp.fill(v)
+        tp.press("Enter")
+        page.wait_for_url(f"**tp={v}**", timeout=TIMEOUT_MS)
+        page.wait_for_timeout(500)
+        expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
+    _settle(page)
+    expect(page.get_by_label("Trials", exact=True)).to_have_value("5000", timeout=TIMEOUT_MS)
+    expect(page.get_by_label("Seed", exact=True)).to_have_value("7", timeout=TIMEOUT_MS)
+    pp = page.get_by_test_id("stSidebar").get_by_label("PP", exact=True)
+    pp.fill("8")
+    pp.press("Enter")
+    page.wait_for_url("**pp=8**", timeout=TIMEOUT_MS)
+    _settle(page)
+    caps = " ".join(page.get_by_test_id("stCaptionContainer").all_inner_texts())
+    assert "empty" not in caps
+    q = parse_qs(urlparse(page.url).query)
+    assert q["pl_mct"] == ["5000"] and q["pl_mcs"] == ["7"]
+    assert page.get_by_label("Trials", exact=True).input_value() == "5000"
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (1920, 1080)])
+def test_layout_key_results_visible(app_url, browser, size):
+    """docs/ui.md: at 1,280 px (and wider) the Explore top-K table, four Compare slots, the Monte
+    Carlo summary, its button and the headline numbers fit without sideways scrolling or "…"
+    (review 2026-11-30: 974 / 977 px of columns in 818 px; "Run sim…"; "23,330.4 d…")."""
+    from playwright.sync_api import expect
+
+    w, h = size
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/explore", wait_until="domcontentloaded")
+    _wait_page(page, "stDataFrame")
+    heads = _grid_headers(page)
+    assert {"days", "M USD", "goodput %"} <= set(heads)
+    assert page.get_by_test_id("stDataFrame").first.evaluate(_GRID_OVER_JS) <= 1
+    page.screenshot(path=str(ARTIFACTS / f"e2e-explore-{w}.png"))
+
+    page.goto(f"{app_url}/compare?c_n=4", wait_until="domcontentloaded")
+    _wait_page(page, "stDataFrame")
+    assert len([x for x in _grid_headers(page) if x[:2] in ("1:", "2:", "3:", "4:")]) == 4
+    assert page.get_by_test_id("stDataFrame").first.evaluate(_GRID_OVER_JS) <= 1
+    page.screenshot(path=str(ARTIFACTS / f"e2e-compare4-{w}.png"))
+
+    for link in ("/?p=default&n=8&tp=8&pp=1&vpp=1&sch=1f1b&tok=1e16", "/?p=default&tok=1e6", "/?p=default&tok=1e16"):
+        page.goto(app_url + link, wait_until="domcontentloaded")
+        _settle(page)
+        clipped = page.get_by_test_id("stMetricValue").evaluate_all(_CLIPPED_JS)
+        assert not clipped, (link, clipped)
+
+    page.goto(f"{app_url}/?p=default&pl_mct=200", wait_until="domcontentloaded")
+    _settle(page)
+    assert not page.get_by_test_id("stButton").filter(has_text="Run simulation").evaluate_all(_CLIPPED_JS)
+    page.get_by_role("button", name="Run simulation").click()
+    summary = page.get_by_test_id("stDataFrame").filter(has_text="P90")
+    expect(summary).to_have_count(1, timeout=TIMEOUT_MS)
+    _settle(page)
+    assert summary.evaluate(_GRID_OVER_JS) <= 1
+    summary.scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / f"e2e-plan-mc-{w}.png"))
     ctx.close()

@@ -78,6 +78,8 @@ def ckpt_bytes_per_param(precision=None) -> np.ndarray | float:
     from .batch import PRECISIONS
     p = np.asarray(precision)
     fp32 = (p == PRECISIONS.index("fp32")) | (p == PRECISIONS.index("tf32"))
+    if not fp32.any():  # the usual batch: one number, no array pass
+        return CKPT_BYTES_PER_PARAM
     return np.where(fp32, CKPT_BYTES_PER_PARAM_FP32, CKPT_BYTES_PER_PARAM)
 
 

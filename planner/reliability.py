@@ -930,8 +930,11 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     for k, kind in enumerate(TIER_KINDS):
         save = np.maximum(np.maximum(d2h, node_bytes / F(f"ckpt_{kind}_write_bw_per_node_bytes_per_s")),
                           ckpt / F(f"ckpt_{kind}_agg_write_bw_bytes_per_s"), out=out[f"ckpt_{kind}_save_s"][sl])
-        rep = ck.peer_replicas(F(f"ckpt_{kind}_replicas"), F("n_nodes")) if kind in ck.NODE_LOCAL_TIERS else None
+        rep = F(f"ckpt_{kind}_replicas") if kind in ck.NODE_LOCAL_TIERS else None
         repm[k] = _tri(rep > 0) if rep is not None else False
+        if repm[k] is not False:  # copies go to other nodes: at most n_nodes − 1
+            rep = ck.peer_replicas(rep, F("n_nodes"))
+            repm[k] = _tri(rep > 0)
         if repm[k] is not False:
             if netbw is None:
                 netbw = F("nic_bw_per_gpu_bytes_per_s") * gpn

@@ -97,7 +97,11 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
         return f"{v:.2g} %" if abs(v) >= 0.001 else ("< 0.001 %" if v > 0 else "> −0.001 %")
     if kind == "gpuh":
         return f"{x:,.0f} GPU-h" if abs(x) >= 10 else f"{x:.2g} GPU-h"
-    if kind == "tok":
+    if kind == "tok":  # about ten characters (found by review: "107.66 M tok/s" was cut at 1,280 px)
+        if x >= 1e9:
+            return f"{x / 1e9:.3g} B tok/s"
+        if x >= 1e7:
+            return f"{x / 1e6:,.0f} M tok/s"
         return f"{x / 1e6:,.2f} M tok/s" if x >= 1e5 else f"{x:,.0f} tok/s"
     if kind == "h":
         return fmt_duration(x * 3600.0)

@@ -17,7 +17,7 @@ import streamlit as st  # noqa: E402
 import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import charts  # noqa: E402
-from planner.sweep import plain_base  # noqa: E402
+from planner.sweep import no_split_reason, plain_base  # noqa: E402
 
 ss = st.session_state
 
@@ -188,8 +188,13 @@ with st.spinner("Sweeping every split ..."):
         st.stop()
 
 if df is None or not len(df):
-    st.warning("No split of this model fits this cluster. Try more GPUs, a larger-memory system, "
-               "full recompute or the full search space.")
+    n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
+    why = no_split_reason(_sweep_base(sweep_src), n_valid)
+    if why.startswith("every valid split runs out of memory"):
+        st.warning("No split of this model fits this cluster. Try more GPUs, a larger-memory system, "
+                   "full recompute or the full search space.")
+    else:
+        st.warning("No split found: " + why)
     st.stop()
 
 st.metric("Feasible splits", f"{len(df):,}")

@@ -386,7 +386,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import OBJECTIVES, count_splits, plain_base, sweep
+    from .sweep import OBJECTIVES, count_splits, no_split_reason, plain_base, sweep
 
     data = scenario_input_json(args.preset, args.file, args.set, args.hf_config)
     try:
@@ -431,9 +431,7 @@ def cmd_sweep(args) -> int:
     if len(df) == 0:
         n = args.gpus or s.cluster.n_gpus
         n_valid = df.attrs.get("n_configurations", 0)
-        hint = ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
-                "try a count with more small factors" if n_valid == 0
-                else "every valid split runs out of memory: try more GPUs, another system, or recompute/offload")
+        hint = no_split_reason(s, n_valid)
         if n_valid == 0 and s.parallelism.layer_split != "uneven":
             n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
             if n_uneven:
@@ -441,7 +439,7 @@ def cmd_sweep(args) -> int:
                          f"{n_uneven:,} valid splits)")
         # the message on stderr; stdout stays parseable in the format asked for
         sys.stderr.write(f"planner: no feasible split of {n} GPUs ({n_valid} valid splits evaluated, "
-                         f"{df.attrs.get('n_feasible', 0)} fit): {hint}\n")
+                         f"{df.attrs.get('n_feasible', 0)} feasible): {hint}\n")
         if args.format != "table":
             print_frame(df, args.format)
         return 1

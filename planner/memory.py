@@ -1020,7 +1020,8 @@ def explain(row: dict) -> dict[str, str]:
             f"{shards(g['ob_dev'], 'o')} ("
             + (("fp32 master and Adam m, v offloaded to the host" if row.get("offload_master_weights") else
                 "fp32 master kept on GPU, Adam m, v offloaded to the host") if int(row.get("offload_optimizer", 0))
-               else "fp32 master + Adam m, v kept on GPU")
+               else ("Adam m, v kept on GPU; the fp32 weights are the master copy"
+                     if int(row.get("precision", -1)) in _FP32_CODES else "fp32 master + Adam m, v kept on GPU"))
             + f") = {_gib(o)}"),
         "mem_activations_bytes": (
             f"activations offloaded to the host (the stash of {layers:g} layers × {inflight:g} micro-batches "

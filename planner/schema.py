@@ -387,7 +387,7 @@ class Training(_Strict):
     @classmethod
     def _tokens_total_at_most(cls, v: float) -> float:
         if v > TOKENS_TOTAL_MAX:
-            raise ValueError(f"{v:g} tokens: allowed above 0 to {TOKENS_TOTAL_MAX:g} (far beyond any published "
+            raise ValueError(f"{v!r} tokens: allowed above 0 to {TOKENS_TOTAL_MAX:.0e} (far beyond any published "
                              "run: Llama 3 trained on 1.56e13, Qwen3 on 3.6e13)")
         return v
 

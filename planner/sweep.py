@@ -471,6 +471,12 @@ def build_space(
         for n in gpu_list:
             base_s = _base_scenario_for(scenario, sid if systems is not None else None, int(n))
             row = _batch.scenario_row(base_s)
+            n_nodes = int(row["n_nodes"])
+            for i, use in enumerate(base_s.checkpoint.tiers):  # as the schema: copies need other nodes
+                if use.replicas > n_nodes - 1 and catalog.resolve_storage(use.tier).scope == "node":
+                    raise InputError([f"checkpoint.tiers[{i}].replicas = {use.replicas}: each copy goes to another "
+                                      f"node and {n} GPUs of {_system_id(base_s.cluster.system)} are {n_nodes} "
+                                      f"node{'s' if n_nodes != 1 else ''}; allowed 0 to {n_nodes - 1}"])
             groups.append((_system_id(base_s.cluster.system), int(n), row))
             rows.append(row)
     base = {k: np.asarray([r[k] for r in rows], dtype=_batch._dtype_for(k)) for k in rows[0]}
@@ -655,6 +661,26 @@ def enumerate_splits(scenario: Scenario, *, gpus=None, systems=None, **space_opt
     b["sweep_group"] = g
     return b
 
+
+
+def no_split_reason(scenario, n_valid: int) -> str:
+    """Why a sweep found nothing, in words, for a sweep of ``scenario`` that returned no row:
+    no split passes the divisibility rules (``n_valid`` 0); the scenario has no finite time to
+    train whatever the split (its checkpoint tiers survive no failure of some class, or
+    failures outpace recovery: the engine's own reason, from :func:`planner.evaluate`); else
+    every valid split runs out of memory."""
+    if n_valid == 0:
+        return ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
+                "try a count with more small factors")
+    from .engine import evaluate  # noqa: PLC0415 (engine imports this module)
+    try:
+        rep = evaluate(scenario)
+    except ValueError:
+        rep = None
+    if rep is not None and not rep.results.get("goodput", 1.0) > 0.0:
+        why = next((n for n in rep.notes if n.lower().startswith("goodput is 0")), "goodput is 0")
+        return f"no split has a finite time to train. {why}"
+    return "every valid split runs out of memory: try more GPUs, another system, or recompute/offload"
 
 # ---- a base split for a scenario whose own split does not suit it --------------------------
 

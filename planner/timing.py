@@ -921,7 +921,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     z0 = zero == 0
     z3 = zero == 3
     zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
-    t_rs_mb = t_grad_rs * f2  # one reduce-scatter of the rank's gradients (before the HSDP replica part)
+    # one reduce-scatter of the gradients of the stage a micro-batch ran (before the HSDP replica
+    # part; DualPipe: one of its two stages, as ZeRO-3's per-micro-batch collectives)
+    t_rs_mb = t_grad_rs
     if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
         t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
         t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter

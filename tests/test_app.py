@@ -1082,6 +1082,10 @@ def test_compact_formats_by_magnitude():
     assert C.fmt_mwh(0.00042) == "420 Wh" and C.fmt_mwh(0.5) == "500 kWh"
     for v in (C.fmt_days(1e12), C.fmt_usd(1e18), C.fmt_mwh(1e12)):
         assert len(v) <= 13 and "e+" not in v, v
+    # throughput (found by review: "107.66 M tok/s" was cut at 1,280 px): at most 12 characters
+    assert C.fmt({"t": 1.4218e7}, "t", "tok") == "14 M tok/s" and C.fmt({"t": 1.0766e8}, "t", "tok") == "108 M tok/s"
+    assert C.fmt({"t": 1.86e6}, "t", "tok") == "1.86 M tok/s" and C.fmt({"t": 2.5e9}, "t", "tok") == "2.5 B tok/s"
+    assert all(len(C.fmt({"t": x}, "t", "tok")) <= 12 for x in (9.99e4, 1e5, 9.99e6, 1e7, 9.99e8, 1e9, 1e11))
 
 
 def test_checkpoint_sizes_have_one_unit_on_the_page():

@@ -462,3 +462,26 @@ def test_plain_base_is_the_plainest_split_the_schema_accepts():
     # nothing to start from when the fault is not the split
     d["training"]["seq_len"] = -1
     assert sw.plain_base(d) is None
+
+
+def test_an_empty_sweep_names_why_no_split_can_finish():
+    """Splits that fit but have no finite time to train (host memory alone survives no node
+    failure) are not 'out of memory': the reason is the engine's own (found by review)."""
+    from planner.sweep import no_split_reason
+    s = planner.load_preset("mpt-7b-a100-8").to_json_dict()
+    s["checkpoint"] = {"tiers": [{"tier": "host_memory"}]}
+    df = planner.sweep(s)
+    assert len(df) == 0 and df.attrs["n_configurations"] > 0
+    why = no_split_reason(s, df.attrs["n_configurations"])
+    assert why.startswith("no split has a finite time to train") and "survives a failure of class node" in why
+    assert no_split_reason(s, 0).startswith("no split satisfies the divisibility rules")
+    big = planner.load_preset("llama3-405b-h100-16k")
+    assert no_split_reason(big, 10).startswith("every valid split runs out of memory")
+
+
+def test_sweep_refuses_replicas_its_gpu_count_cannot_hold():
+    """As evaluate: each copy goes to another node; 16 H100 are 2 nodes, so at most 1 replica."""
+    s = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    s["checkpoint"] = {"tiers": [{"tier": "host_memory", "replicas": 7}, {"tier": "pfs"}]}
+    with pytest.raises(planner.InputError, match=r"replicas = 7: .* 2 nodes; allowed 0 to 1"):
+        planner.sweep(s, gpus=16, top=1)

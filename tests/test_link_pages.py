@@ -1,35 +1,11 @@
-"""AppTest: share links read by the pages keep what they name (review 2026-12). The link logic
+"""AppTest: share links read by the pages keep what they name (review of 2026-11-30). The link logic
 itself is tested in test_share.py; these check that the pages pass links through to it whole
 (repeated keys, Compare slot keys) and show its warnings."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
-
-ROOT = Path(__file__).resolve().parents[1]
-PLAN = str(ROOT / "app_pages" / "plan.py")
-EXPLORE = str(ROOT / "app_pages" / "explore.py")
-COMPARE = str(ROOT / "app_pages" / "compare.py")
-TIMEOUT = 120
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    yield
-
-
-def _run(path, params=None):
-    at = AppTest.from_file(path, default_timeout=TIMEOUT)
-    if params:
-        at.query_params.update(params)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+from test_app import COMPARE, EXPLORE, PLAN, _clear_caches, _run  # noqa: F401  (the pages' AppTest helpers and cache fixture)
 
 
 def _warnings(at) -> list[str]:

@@ -301,8 +301,20 @@ def engine_zero_goodput_note(notes: list | None) -> str | None:
     return None
 
 
+def mc_refusal_text(refusal: str) -> str:
+    """The Monte Carlo's refusal (``planner.simulate.too_many_failures`` / its InputError line)
+    as a sentence for the page: without the ``simulate:`` prefix, one closing full stop."""
+    t = refusal.strip()
+    if t.lower().startswith("simulate:"):
+        t = t[len("simulate:"):].strip()
+    t = t[:1].upper() + t[1:]
+    while t.endswith((".", ";", ",")):
+        t = t[:-1].rstrip()
+    return t.replace(").)", ")").replace("..", ".") + "."
+
+
 def never_finishes_text(results: dict, explain: dict | None = None, notes: list | None = None,
-                        monte_carlo: str = "below") -> str:
+                        monte_carlo: str = "below", mc_refusal: str | None = None) -> str:
     """Why the analytic model gives no finite time to train, in the engine's own words
     (``notes`` / ``explain``), and what the page still shows.
 
@@ -335,7 +347,8 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
             parts.append(f"\n\nEngine (`time_to_train_days`): `{explain['time_to_train_days']}`")
     if "goodput" in explain:
         parts.append(f"\n\nEngine (`goodput`): `{explain['goodput']}`")
-    mc = ("The **Monte Carlo** below simulates the run failure by failure, restarts included: run it to see "
+    mc = (f"The Monte Carlo cannot simulate it either: {mc_refusal_text(mc_refusal)}" if mc_refusal else
+          "The **Monte Carlo** below simulates the run failure by failure, restarts included: run it to see "
           "whether and when it finishes." if monte_carlo == "below" else
           "**Open in Plan** and run its Monte Carlo, which simulates the run failure by failure, restarts "
           "included, to see whether and when it finishes.")

@@ -27,6 +27,19 @@ CURVE_GRID_S = np.geomspace(10.0, 7 * 86400.0, 64)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+def mc_refusal_of(sj_json: str) -> str | None:
+    """Why ``planner.simulate`` would refuse this scenario (too many failures per run to simulate
+    one by one: ``planner.simulate.too_many_failures``), or None."""
+    from planner.simulate import too_many_failures
+
+    try:
+        s = Scenario.model_validate(json.loads(sj_json))
+        return too_many_failures(engine.run_batch(pbatch.from_scenarios([s])), 0)
+    except Exception:  # noqa: BLE001 - only a hint; simulate checks again when run
+        return None
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
 def interval_curve(sj_json: str) -> pd.DataFrame:
     """Goodput (the headline ``goodput`` column) against each enabled tier's interval, from
     the engine's ``reliability.goodput_vs_interval``: the other tiers stay at the intervals the
@@ -208,8 +221,10 @@ HEADLINES = (
 )
 if _no_fit := C.no_fit_text(res, usable, len(rep["stages"]) or None):
     st.error(_no_fit, icon=":material/memory:")
+mc_refusal = mc_refusal_of(C.sj_key(sj))  # the Monte Carlo's own refusal (> 200,000 failures per run), or None
 if C.never_finishes(res):
-    st.warning(C.never_finishes_text(res, rep.get("explain"), rep.get("notes")), icon=":material/warning:")
+    st.warning(C.never_finishes_text(res, rep.get("explain"), rep.get("notes"), mc_refusal=mc_refusal),
+               icon=":material/warning:")
 missing = []
 # rows of four: at 1,280 px with the sidebar open, five columns clipped values ("0.87 M t…")
 for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
@@ -309,11 +324,14 @@ with right:
                     on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, 0),
                     help="Random seed: the same seed gives the same draws (here up to 2³¹ − 1; the CLI and API "
                          "take up to 2⁶³ − 1).")
-    run_mc = st.button("Run simulation", key="pl_mc_run", type="primary")
+    run_mc = st.button("Run simulation", key="pl_mc_run", type="primary", disabled=bool(mc_refusal))
     if "_pl_mc_note" in ss:
         st.caption(ss.pop("_pl_mc_note"))
     C.save_page_widgets("plan", _PAGE_KEYS)
     mc_key = (C.sj_key(sj), int(ss["pl_mct"]), int(ss["pl_mcs"]))
+    if mc_refusal:  # known before the button: say it once, run nothing (found by review: three messages)
+        st.warning("Not simulated. " + C.mc_refusal_text(mc_refusal), icon=":material/block:")
+        run_mc = False
     if run_mc:
         bar = st.progress(0.0, text="Simulating failures and restarts ...")
 
@@ -346,7 +364,7 @@ with right:
             sim = planner.simulate(scen, n_trials=trials, seed=int(ss["pl_mcs"]), progress=_progress)
             ss["pl_mc"] = (mc_key, sim)
         except planner.InputError as e:  # e.g. too many failures per run to simulate one by one
-            st.warning(" ".join(e.lines))
+            st.warning("Not simulated. " + " ".join(C.mc_refusal_text(x) for x in e.lines))
         except Exception as e:  # noqa: BLE001
             st.error(f"Monte Carlo failed: {e}")
         bar.empty()
@@ -371,7 +389,7 @@ with right:
         else:
             st.caption("Histogram: simulated runs. No analytic line: the analytic model gives no finite time "
                        "to train for this run (see the warning at the top).")
-    else:
+    elif not mc_refusal:
         st.caption("Press **Run simulation** to draw failure times and replay checkpoints and restarts.")
 
 # Formulas and notes ----------------------------------------------------------------------

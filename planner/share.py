@@ -1033,6 +1033,7 @@ def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRE
        intermediate state the page does not show (review 2026-12: ``n=1e3`` quoted the
        preset's batch, not the link's).
     """
+    link_keys = set(applied)  # every key the link set (before those that changed nothing are dropped)
     link_split = {k: _get(sj, applied[k][0]) for k in SPLIT_KEYS if k in applied}
     bases = {k: applied[k][1] for k in link_split}
     ref = {k: _get(sj, _PAR_FIELDS[k].path) for k in SPLIT_KEYS}
@@ -1091,7 +1092,10 @@ def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRE
         trial = copy.deepcopy(sj)
         _set(trial, path, copy.deepcopy(value))
         reason = _first_error(trial) or "the rest of the link did not fit it"
-        warnings.append(f"{key}: refused, {reason}; kept the base value")
+        hint = ""
+        if "training.precision" in reason and "prec" not in link_keys:  # the preset's precision, not the link's
+            hint = " (the precision is the base preset's: add prec=fp16, or another the part supports, to the link)"
+        warnings.append(f"{key}: refused, {reason}; kept the base value{hint}")
     warnings.extend(split_notes)
     return sj
 

@@ -1111,3 +1111,20 @@ def test_usable_hbm_override_error_is_in_the_box_unit():
     phys = float(pbatch.scenario_row(planner.Scenario.model_validate(planner.load_preset("default")))["hbm_bytes"]) / C.GIB
     assert "Usable HBM override = 200 GiB" in msg and f"at most {phys:,.4g} GiB" in msg
     assert "e+" not in msg and "bytes <=" not in msg
+
+
+def test_a_run_the_monte_carlo_refuses_says_so_once_before_the_button():
+    """Found by review: a run expected to fail ~550,000 times (405B, 100× the failure rate, no
+    checkpoint tier) got a banner inviting the Monte Carlo, then three messages at once after Run
+    (a trials caption, the raw 'simulate: …' refusal, the idle hint). The refusal
+    (planner.simulate.too_many_failures: more than MAX_EXPECTED_FAILURES per run) is now known up
+    front: the banner says it, the panel says it once, the button is disabled."""
+    from planner.simulate import MAX_EXPECTED_FAILURES
+    at = _run(PLAN, {"p": "llama3-405b-h100-16k", "rs": "100", "ck": "none"})
+    banner = next(w.value for w in at.warning if "no finite time to train" in w.value)
+    assert "The Monte Carlo cannot simulate it either" in banner and "run it to see" not in banner
+    refusals = [w.value for w in at.warning if w.value.startswith("Not simulated.")]
+    assert len(refusals) == 1 and f"{MAX_EXPECTED_FAILURES:,}" in refusals[0]
+    assert "simulate:" not in refusals[0] and ").)" not in refusals[0] and refusals[0].endswith(".")
+    assert at.button(key="pl_mc_run").disabled
+    assert not any("Press **Run simulation**" in c.value for c in at.caption)

@@ -658,3 +658,13 @@ def test_every_link_value_not_used_is_named_by_a_warning(params):
             assert any(w.startswith((f"{key}:", f"{key}=")) for w in warnings), (key, raw, got, warnings)
     if "m" in params and sj["model"] != params["m"]:
         assert any(w.startswith("m: refused") for w in warnings)
+
+
+def test_a_system_refused_for_the_presets_precision_names_the_prec_key():
+    """A link naming a V100 on a bf16 preset: the system is refused (the V100 has no bf16), and the
+    warning says the precision is the preset's and how to set the link's own."""
+    _sj, warns = share.params_to_scenario({"p": "default", "sys": "dgx1-v100"})[:2]
+    line = next(w for w in warns if w.startswith("sys: refused"))
+    assert "add prec=fp16" in line
+    _sj, warns = share.params_to_scenario({"p": "default", "sys": "dgx1-v100", "prec": "fp16"})[:2]
+    assert not any(w.startswith("sys: refused") for w in warns)

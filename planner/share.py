@@ -944,6 +944,24 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
                     if _valid(trial):
                         cand, changed = trial, True
                         break
+                    # a link's VPP needs the interleaved schedule (and maybe an uneven layer split):
+                    # values the link did not set follow it (found by review: vpp=3 on a DualPipe
+                    # preset was refused for the preset's schedule)
+                    if key == "vpp" and key in link_split and v == want and (v or 1) > 1 and "sch" not in link_split:
+                        extras = [[("sch", "interleaved")]]
+                        if "ls" not in link_split:
+                            extras.append([("sch", "interleaved"), ("ls", "uneven")])
+                        hit = None
+                        for ex in extras:
+                            t2 = _split_copy(trial)
+                            for k2, v2 in ex:
+                                _split_put(t2, k2, v2)
+                            if _valid(t2):
+                                hit = t2
+                                break
+                        if hit is not None:
+                            cand, changed = hit, True
+                            break
             if not changed:
                 break
         return cand

@@ -668,3 +668,15 @@ def test_a_system_refused_for_the_presets_precision_names_the_prec_key():
     assert "add prec=fp16" in line
     _sj, warns = share.params_to_scenario({"p": "default", "sys": "dgx1-v100", "prec": "fp16"})[:2]
     assert not any(w.startswith("sys: refused") for w in warns)
+
+
+def test_a_links_vpp_takes_the_interleaved_schedule_and_layer_split_it_needs():
+    """Found by review: the link's vpp=3 was refused where the preset's schedule / layer split
+    (values the link does not set) could follow it. Llama 3 8B (32 layers) on the Mixtral preset's
+    64 GPUs with pp=7 (does not divide 64: changed) and vpp=3: the page keeps vpp 3 on the
+    interleaved schedule with an uneven layer split (32 is not a multiple of pp·vpp = 24)."""
+    sj, warns = share.params_to_scenario({"p": "mixtral-8x7b-h100-64", "m": "llama3-8b", "pp": "7", "vpp": "3"})[:2]
+    par = sj["parallelism"]
+    assert par["vpp"] == 3 and par["schedule"] == "interleaved" and par["layer_split"] == "uneven"
+    assert not any(w.startswith("vpp") for w in warns)
+    assert any("ls='even' → 'uneven'" in w for w in warns)

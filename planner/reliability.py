@@ -1325,13 +1325,7 @@ def stage_grid(b) -> dict[str, np.ndarray]:
     K = len(TIER_KINDS)
     tau_in = np.stack([np.asarray(b[f"ckpt_{k}_interval_s"], dtype=float) for k in TIER_KINDS], axis=1)
     free = tt["enabled"] & np.isnan(tau_in)
-    step_s = np.asarray(b["step_time_s"], dtype=float) if "step_time_s" in b else np.zeros(n)
-    step_s = np.nan_to_num(step_s, nan=0.0)
-    async_ = np.asarray(b["ckpt_async"], dtype=bool)
-    lo = np.maximum.reduce([
-        np.full((n, K), INTERVAL_MIN_S), np.broadcast_to(step_s[:, None], (n, K)),
-        np.where(async_[:, None], tt["save_s"], 0.0),
-    ])
+    lo = np.stack([interval_floor_s(b, tt, k) for k in range(K)], axis=1)  # one step; an async save
     hi = np.maximum(np.full((n, K), INTERVAL_MAX_S), lo)
     tau_in = np.where(np.isnan(tau_in), tau_in, np.maximum(tau_in, lo))  # a given interval the job cannot keep
     tau = optimize_intervals_grid(tau_in, free, lo, hi, p)

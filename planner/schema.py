@@ -524,6 +524,18 @@ class Reliability(_Strict):
     rate_scale: Annotated[float, Field(ge=0, le=100)] = Field(1.0, description="Multiplies every failure rate.")
 
 
+
+def replicas_error(checkpoint: Checkpoint, n_nodes: int, where: str = "the job has") -> str | None:
+    """The message for a node-local tier whose ``replicas`` exceed ``n_nodes − 1`` (each copy goes
+    to another node), or None. ``where`` words the node count (the sweep names its GPU count)."""
+    from . import catalog  # local import: catalog imports this module
+
+    for i, use in enumerate(checkpoint.tiers):
+        if use.replicas > n_nodes - 1 and catalog.resolve_storage(use.tier).scope == "node":
+            return (f"checkpoint.tiers[{i}].replicas = {use.replicas}: each copy goes to another node and {where} "
+                    f"{n_nodes} node{'s' if n_nodes != 1 else ''}; allowed 0 to {n_nodes - 1}")
+    return None
+
 class Scenario(_Strict):
     """One training run to evaluate. Every field has a default except the model and the system."""
 
@@ -576,12 +588,8 @@ class Scenario(_Strict):
                     f"checkpoint.tiers[{i}].tier = local_nvme but system '{system.name}' has no local NVMe; "
                     "use host_memory, pfs or object_store"
                 )
-            n_nodes = -(-self.cluster.n_gpus // system.gpus_per_node)
-            if tier.scope == "node" and use.replicas > n_nodes - 1:
-                raise ValueError(
-                    f"checkpoint.tiers[{i}].replicas = {use.replicas}: each copy goes to another node and the job "
-                    f"has {n_nodes} node{'s' if n_nodes != 1 else ''}; allowed 0 to {n_nodes - 1}"
-                )
+        if err := replicas_error(self.checkpoint, -(-self.cluster.n_gpus // system.gpus_per_node)):
+            raise ValueError(err)
         catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
         kinds = [catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]
         dup = {k for k in kinds if kinds.count(k) > 1}

@@ -69,7 +69,7 @@ from . import batch as _batch
 from . import catalog
 from . import engine as _engine
 from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
-from .schema import InputError, is_whole_number
+from .schema import InputError, is_whole_number, replicas_error
 from .engine import RESULT_COLUMNS, run_batch
 from .schema import Scenario, validate_scenario
 
@@ -471,12 +471,10 @@ def build_space(
         for n in gpu_list:
             base_s = _base_scenario_for(scenario, sid if systems is not None else None, int(n))
             row = _batch.scenario_row(base_s)
-            n_nodes = int(row["n_nodes"])
-            for i, use in enumerate(base_s.checkpoint.tiers):  # as the schema: copies need other nodes
-                if use.replicas > n_nodes - 1 and catalog.resolve_storage(use.tier).scope == "node":
-                    raise InputError([f"checkpoint.tiers[{i}].replicas = {use.replicas}: each copy goes to another "
-                                      f"node and {n} GPUs of {_system_id(base_s.cluster.system)} are {n_nodes} "
-                                      f"node{'s' if n_nodes != 1 else ''}; allowed 0 to {n_nodes - 1}"])
+            # as the schema: copies need other nodes (the base is not re-validated per GPU count)
+            if err := replicas_error(base_s.checkpoint, int(row["n_nodes"]),
+                                     f"{n} GPUs of {_system_id(base_s.cluster.system)} are"):
+                raise InputError([err])
             groups.append((_system_id(base_s.cluster.system), int(n), row))
             rows.append(row)
     base = {k: np.asarray([r[k] for r in rows], dtype=_batch._dtype_for(k)) for k in rows[0]}
@@ -672,9 +670,8 @@ def no_split_reason(scenario, n_valid: int) -> str:
     if n_valid == 0:
         return ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
                 "try a count with more small factors")
-    from .engine import evaluate  # noqa: PLC0415 (engine imports this module)
     try:
-        rep = evaluate(scenario)
+        rep = _engine.evaluate(scenario)
     except ValueError:
         rep = None
     if rep is not None and not rep.results.get("goodput", 1.0) > 0.0:

@@ -1257,12 +1257,17 @@ def explain(row: dict) -> dict[str, str]:
     hsdp = (f"HSDP: shard over dp_shard·cp = {ds * r['cp']:g}, all-reduce of the gradient shard over "
             f"{r['dp'] / ds:g} replicas {float(T['_t_rep']):.4g} s once per step ({where}); "
             if ds < r["dp"] else "")
-    x_txt = ""
-    if float(T["_x_mb"]) > 0:  # the CP / EP-overlap remainders widen the window
+    wide = float(T["_x_mb"]) > 0  # the CP / EP-overlap remainders widen the windows
+    if int(r["zero_stage"]) == 3:
+        x_txt = (f" + the exposed CP / EP remainders it runs alongside {_ms(T['_x_mb'])}" if wide else "")
+        win = (f"(each micro-batch's forward + backward {_ms(T['_stage_mb'])}{x_txt}) × {C['dp_overlap_frac']:.2f}, "
+               "except the first layer's gather and the last layer's reduce-scatter")
+    else:
         x_txt = (f" (each widened by the exposed CP / EP remainders it runs alongside, "
-                 f"{_ms(T['_x_bwd'])} / {_ms(T['_x_fwd'])}; {_ms(T['_x_mb'])} per micro-batch)")
-    hidden = (f"hidden behind backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])}{x_txt} × "
-              f"{C['dp_overlap_frac']:.2f} except the last bucket" if r.get("dp_comm_overlap", True) else
+                 f"{_ms(T['_x_bwd'])} / {_ms(T['_x_fwd'])})" if wide else "")
+        win = (f"backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])}{x_txt} × "
+               f"{C['dp_overlap_frac']:.2f} except the last bucket")
+    hidden = (f"hidden behind {win}" if r.get("dp_comm_overlap", True) else
               "not overlapped (dp_comm_overlap off): all of it in the step")
     zs = int(r["zero_stage"])
     dual_txt = " (DualPipe: both stages' parameters)" if r.get("schedule") == _SCHED["dualpipe"] else ""

@@ -1,5 +1,7 @@
 """Step-time model: hand-computed pieces and structural properties."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -1004,3 +1006,23 @@ def test_cp_remainder_widens_the_zero3_window():
 
     assert T["t_dp_comm_exposed_s"] == pytest.approx(exposed(stage_mb + x_mb), rel=1e-9)
     assert T["t_dp_comm_exposed_s"] < exposed(stage_mb)  # the CP remainder did widen the window
+
+
+def test_zero3_explain_window_adds_up_with_cp():
+    """The ZeRO-3 explanation names its window (each micro-batch's forward + backward plus the
+    exposed CP remainder) and its numbers give the exposed time by hand: Llama 3 8B (32 layers,
+    pp 1), TP 8 × CP 4, ZeRO-3: m·(2·gather + reduce-scatter − ovl·(window) + (gather +
+    reduce-scatter)/32), ovl from hardware/calibration.json."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(tp=8, cp=4, pp=1, vpp=1, dp=None, zero_stage=3, schedule="1f1b")
+    d["training"]["seq_len"] = 2048
+    r = planner.evaluate(d)
+    text = r.explain["t_dp_comm_exposed_s"]
+    m, ag, rs = (float(x) for x in re.search(
+        r"m = ([\d.]+) micro-batches × \(2 param gathers ([\d.]+) s \+ gradient reduce-scatter ([\d.]+) s\)", text).groups())
+    mb, x, ovl = (float(v) for v in re.search(
+        r"\(each micro-batch's forward \+ backward ([\d.]+) ms \+ the exposed CP / EP remainders it runs alongside "
+        r"([\d.]+) ms\) × ([\d.]+)", text).groups())
+    assert ovl == _calibration_file()["dp_overlap_frac"]["value"]
+    by_hand = m * (2 * ag + rs - ovl * (mb + x) / 1e3 + (ag + rs) / 32)
+    assert r.results["t_dp_comm_exposed_s"] == pytest.approx(by_hand, rel=3e-3)  # 4-digit figures

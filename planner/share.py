@@ -899,9 +899,17 @@ def _fit_split(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str, Any]
         return None
 
 
-def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str, Any]) -> dict | None:
+def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str, Any],
+                    frozen: Mapping[str, Any] | None = None) -> dict | None:
+    """See :func:`_fit_split`. ``frozen``: split keys held at the given values (never changed;
+    None when the split cannot fit with them)."""
+    frozen = dict(frozen or {})
+
+    def holds(s: dict) -> bool:
+        return all(_split_get(s, k) == (_par_default(k) if v is None else v) for k, v in frozen.items())
+
     try:
-        if "dp" not in link_split and _get(sj, _PAR_FIELDS["dp"].path) is not None:
+        if "dp" not in link_split and "dp" not in frozen and _get(sj, _PAR_FIELDS["dp"].path) is not None:
             sj = _split_copy(sj)  # a preset's pinned DP follows the split (derived, as the page shows it)
             _split_put(sj, "dp", None)
             if _valid(sj):
@@ -912,6 +920,8 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
         n_gpus = _get(sj, ("cluster", "n_gpus"))
         singles = []
         for key in _SPLIT_SEARCH:
+            if key in frozen:
+                continue
             cur = _get(sj, _PAR_FIELDS[key].path)
             is_link = key in link_split
             base = bases.get(key) if is_link else None
@@ -936,7 +946,8 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
             changed = False
             for key, want in targets:
                 have = _split_get(cand, key)
-                for v in [want] + _split_alternatives(key, want, None, n_gpus):
+                alts = [] if key in frozen else _split_alternatives(key, want, None, n_gpus)
+                for v in [want] + alts:
                     if (_par_default(key) if v is None else v) == have:
                         break
                     trial = _split_copy(cand)
@@ -947,26 +958,61 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
                     # a link's VPP needs the interleaved schedule (and maybe an uneven layer split):
                     # values the link did not set follow it (found by review: vpp=3 on a DualPipe
                     # preset was refused for the preset's schedule)
-                    if key == "vpp" and key in link_split and v == want and (v or 1) > 1 and "sch" not in link_split:
-                        extras = [[("sch", "interleaved")]]
-                        if "ls" not in link_split:
-                            extras.append([("sch", "interleaved"), ("ls", "uneven")])
-                        hit = None
-                        for ex in extras:
-                            t2 = _split_copy(trial)
-                            for k2, v2 in ex:
-                                _split_put(t2, k2, v2)
-                            if _valid(t2):
-                                hit = t2
-                                break
+                    if key == "vpp" and key in link_split and v == want:
+                        hit = next((t2 for t2 in _vpp_follow(trial, link_split) if _valid(t2)), None)
                         if hit is not None:
                             cand, changed = hit, True
                             break
             if not changed:
                 break
-        return cand
+        return cand if holds(cand) else None
     except Exception:  # noqa: BLE001 - a link must never raise
         return None
+
+
+def _vpp_follow(sj: dict, link_split: Mapping[str, Any]) -> list[dict]:
+    """``sj`` (with the link's VPP above 1) with the values that VPP needs and the link does not
+    set following it: the interleaved schedule, then also an uneven layer split. Empty when the
+    VPP is 1 or the link sets the schedule."""
+    if (_split_get(sj, "vpp") or 1) <= 1 or "sch" in link_split:
+        return []
+    extras = [[("sch", "interleaved")]]
+    if "ls" not in link_split:
+        extras.append([("sch", "interleaved"), ("ls", "uneven")])
+    out = []
+    for ex in extras:
+        t2 = _split_copy(sj)
+        for k2, v2 in ex:
+            _split_put(t2, k2, v2)
+        out.append(t2)
+    return out
+
+
+def _restore_link_split(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str, Any]) -> dict:
+    """Put back each link split key the fitted ``sj`` changed where the split still fits with it
+    and with every other link split key as it is now, the base preset's values (the link does not
+    set them) following: ``pp=7&vpp=3`` on 2,048 GPUs refuses pp (7 does not divide 2,048) and
+    keeps vpp 3 on the preset's PP 16 with the interleaved schedule (review 2026-12: the pair
+    search reverted both link keys, and vpp was then blamed on the preset's DualPipe schedule)."""
+    for k in _link_first(link_split):
+        if k not in link_split:
+            break
+        want = link_split[k]
+        if _split_get(sj, k) == (_par_default(k) if want is None else want):
+            continue
+        trial = _split_copy(sj)
+        _split_put(trial, k, want)
+        if _valid(trial):
+            sj = trial
+            continue
+        frozen = {j: _split_get(trial, j) for j in link_split}
+        try:
+            fit = _fit_split_only(trial, link_split, bases, frozen)
+        except Exception:  # noqa: BLE001 - a link must never raise
+            fit = None
+        if fit is not None and _valid(fit):
+            sj = fit
+    return sj
 
 
 def _link_first(link_split: Mapping[str, Any]) -> list[str]:
@@ -1010,13 +1056,30 @@ def _split_warnings(sj: dict, ref: Mapping[str, Any], link_split: Mapping[str, A
             trial = _split_copy(sj)
             for j in keys:
                 _split_put(trial, j, ref[j])
-            if (r := _first_error(trial)) is not None:
+            # the values the link's VPP needs and the link does not set would follow it: the
+            # reason is what is left then (vpp=3 on PP 1 is not refused for the 1F1B schedule)
+            follow = [e for t in _vpp_follow(trial, link_split) if (e := _first_error(t)) is not None]
+            if k == "vpp" and follow:
+                reasons.append(follow[-1])
+            elif (r := _first_error(trial)) is not None:
                 reasons.append(r)
         reason = next((r for r in reasons if _names_split_key(k, r)), reasons[-1] if reasons else
                       "the split did not fit the rest of the link")
+        # an earlier link split key the split could not take, that this key's reason names:
+        # this key is dropped because of it (pp=7 refused: vpp=3 has no pipeline to interleave)
+        cause = None if _names_split_key(k, reason) else next(
+            (j for j in link_diff if SPLIT_KEYS.index(j) < SPLIT_KEYS.index(k) and _names_split_key(j, reason)), None)
         base = bases.get(k)
-        if _split_get(sj, k) == (_par_default(k) if base is None else base):
-            out.append(f"{k}: refused, {reason}; kept the base value")
+        now = _get(sj, _PAR_FIELDS[k].path)
+        if cause is not None:
+            c_now, c_base = _split_get(sj, cause), bases.get(cause)
+            how = ("was refused" if c_now == (_par_default(cause) if c_base is None else c_base)
+                   else "was changed")
+            out.append(f"{k}={_split_show(k, ref[k])} ({_path_text(_PAR_FIELDS[k].path)}): dropped, {k} is "
+                       f"{_split_show(k, now)}, because the link's {cause}={_split_show(cause, ref[cause])} {how} "
+                       f"({cause} is {_split_show(cause, c_now)}): {reason}")
+        elif _split_get(sj, k) == (_par_default(k) if base is None else base):
+            out.append(f"{k}: refused, {reason}; kept the base value {k}={_split_show(k, now)}")
         else:
             out.append(f"{k}={_split_show(k, ref[k])} ({_path_text(_PAR_FIELDS[k].path)}): changed to "
                        f"{_split_show(k, _get(sj, _PAR_FIELDS[k].path))} so the split fits the rest of the link; "
@@ -1027,6 +1090,14 @@ def _split_warnings(sj: dict, ref: Mapping[str, Any], link_split: Mapping[str, A
         for k in preset_diff:
             _split_put(trial, k, ref[k])
         reason = _first_error(trial) or "the split did not fit the link"
+        # several values changed for different reasons: each one's (the preset's value alone put back)
+        own = {}
+        for k in preset_diff:
+            one = _split_copy(sj)
+            _split_put(one, k, ref[k])
+            own[k] = _first_error(one)
+        if len(preset_diff) > 1 and all(own.values()) and len(set(own.values())) > 1:
+            reason = "; ".join(f"{k}: {own[k]}" for k in preset_diff)
         what = ", ".join(f"{k}={_split_show(k, ref[k])} → {_split_show(k, _get(sj, _PAR_FIELDS[k].path))}"
                          for k in preset_diff)
         out.append(f"{what}: the base preset '{pid}' sets {'these' if len(preset_diff) > 1 else 'this'}, the link "
@@ -1103,6 +1174,7 @@ def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRE
         if trial is not None:
             sj = trial
             kept_back.add(key)
+    sj = _restore_link_split(sj, link_split, bases)
     sj, split_notes = _split_warnings(sj, ref, link_split, bases, pid)
     for key, path, value in refused:
         if key in kept_back:

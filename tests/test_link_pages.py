@@ -55,3 +55,25 @@ def test_compare_warns_about_keys_of_no_slot_and_repeated_slot_keys():
     assert any("'9.m': no scenario slot '9'" in w for w in warns), warns
     assert any(w.startswith("Scenario 2: tp: given 2 times") for w in warns), warns
     assert at.query_params["2.tp"] == "4"
+
+
+@pytest.mark.parametrize("params, pp, vpp", [
+    # 7 divides neither 2,048 nor 64: pp refused. DeepSeek's PP 16 holds vpp 3 (interleaved); Llama 3
+    # 8B's PP 1 has no pipeline to interleave, so vpp is dropped, naming the refused pp.
+    ({"p": "deepseek-v3-h800-2048", "pp": "7", "vpp": "3"}, 16, 3),
+    ({"p": "llama3-8b-h100-64", "pp": "7", "vpp": "3"}, 1, 1),
+])
+def test_plan_link_with_a_refused_pp_opens_and_words_vpp_by_its_cause(params, pp, vpp):
+    at = _run(PLAN, params)
+    assert at.number_input(key="w_pp").value == pp and at.number_input(key="w_vpp").value == vpp
+    assert at.query_params["pp"] == str(pp) and at.query_params.get("vpp", "1") == str(vpp)
+    warns = _warnings(at)
+    assert any(w.startswith("Link: pp: refused") and "7" in w and f"kept the base value pp={pp}" in w
+               for w in warns), warns
+    vpp_lines = [w for w in warns if w.startswith("Link: vpp")]
+    if vpp == 3:
+        assert vpp_lines == [] and at.selectbox(key="w_sch").value == "interleaved"
+    else:
+        assert len(vpp_lines) == 1 and "because the link's pp=7 was refused" in vpp_lines[0], warns
+        assert "needs schedule" not in vpp_lines[0]
+    assert not [e.value for e in at.error if e.icon != ":material/memory:"]  # a valid scenario, no input error

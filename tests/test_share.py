@@ -575,9 +575,9 @@ def test_refused_split_keys_are_checked_against_the_links_other_values():
     back, warnings = share.params_to_scenario({"tp": "3", "pp": "7", "n": "256", "cp": "2"})
     assert warnings == [
         "tp: refused, parallelism: tp·pp·cp = 3·7·2 = 42 does not divide cluster.n_gpus = 256; choose n_gpus as a "
-        "multiple of 42; kept the base value",
+        "multiple of 42; kept the base value tp=8",
         "pp: refused, parallelism: tp·pp·cp = 8·7·2 = 112 does not divide cluster.n_gpus = 256; choose n_gpus as a "
-        "multiple of 112; kept the base value",
+        "multiple of 112; kept the base value pp=4",  # the default preset: TP 8 x PP 4 (presets/scenarios.json)
     ]
     s = planner.Scenario.model_validate(back)
     assert (s.cluster.n_gpus, s.parallelism.cp) == (256, 2)
@@ -680,3 +680,49 @@ def test_a_links_vpp_takes_the_interleaved_schedule_and_layer_split_it_needs():
     assert par["vpp"] == 3 and par["schedule"] == "interleaved" and par["layer_split"] == "uneven"
     assert not any(w.startswith("vpp") for w in warns)
     assert any("ls='even' → 'uneven'" in w for w in warns)
+
+
+# ---- review 2026-12: a refused pp no longer takes the link's vpp with it (or blames vpp) --------
+
+
+def test_refused_pp_keeps_the_links_vpp_where_the_repaired_split_holds_it():
+    """?p=deepseek-v3-h800-2048&pp=7&vpp=3: 7 does not divide 2,048 GPUs, so pp is refused and
+    the preset's PP 16 stays. vpp=3 fits PP 16 (61 layers over 48 chunks, uneven) once the preset's
+    DualPipe schedule follows it to interleaved and CP goes 1 -> 2: with CP 1, DP = 2048 / 16 = 128
+    and 15,360 / 128 = 120 micro-batches, not a multiple of 16; with CP 2, 240 = 15 x 16."""
+    sj, warns = share.params_to_scenario({"p": "deepseek-v3-h800-2048", "pp": "7", "vpp": "3"})
+    s = planner.Scenario.model_validate(sj)
+    p = s.parallelism
+    assert (p.tp, p.pp, p.cp, p.vpp, p.schedule, p.layer_split) == (1, 16, 2, 3, "interleaved", "uneven")
+    assert warns[0] == ("pp: refused, parallelism: tp·pp·cp = 1·7·2 = 14 does not divide cluster.n_gpus = 2048; "
+                        "choose n_gpus as a multiple of 14; kept the base value pp=16")
+    assert not any(w.startswith("vpp") for w in warns)  # kept: no word against it
+    note = next(w for w in warns if "the base preset 'deepseek-v3-h800-2048' sets these" in w)
+    assert note.startswith("cp=1 → 2, sch='dualpipe' → 'interleaved'")
+    assert "micro-batches (120) to be a multiple of pp = 16" in note  # why CP changed, not only the schedule
+    assert len(warns) == 2
+
+
+def test_refused_pp_drops_the_links_vpp_saying_it_is_because_of_pp():
+    """?p=llama3-8b-h100-64&pp=7&vpp=3: pp=7 does not divide 64 (1·7·2 = 14 with the preset's
+    CP 2), so the preset's PP 1 stays; interleaving needs PP > 1, so vpp=3 cannot be kept. The
+    warning says it is dropped because of the refused pp, not for the preset's 1F1B schedule
+    (which would follow a kept vpp)."""
+    sj, warns = share.params_to_scenario({"p": "llama3-8b-h100-64", "pp": "7", "vpp": "3"})
+    s = planner.Scenario.model_validate(sj)
+    assert (s.parallelism.pp, s.parallelism.vpp, s.parallelism.cp) == (1, 1, 2)
+    assert warns == [
+        "pp: refused, parallelism: tp·pp·cp = 1·7·2 = 14 does not divide cluster.n_gpus = 64; choose n_gpus as a "
+        "multiple of 14; kept the base value pp=1",
+        "vpp=3 (parallelism.vpp): dropped, vpp is 1, because the link's pp=7 was refused (pp is 1): "
+        "parallelism.schedule = 'interleaved' needs pp > 1",
+    ]
+    assert not any("got '1f1b'" in w for w in warns)
+
+
+def test_a_lone_vpp_on_a_preset_without_a_pipeline_names_the_pipeline_not_the_schedule():
+    """?p=llama3-8b-h100-64&vpp=3: PP 1 has nothing to interleave; the schedule would follow the
+    link's vpp, so the reason is PP, not '1f1b'."""
+    sj, warns = share.params_to_scenario({"p": "llama3-8b-h100-64", "vpp": "3"})
+    assert sj["parallelism"]["vpp"] == 1
+    assert warns == ["vpp: refused, parallelism.schedule = 'interleaved' needs pp > 1; kept the base value vpp=1"]

@@ -887,6 +887,17 @@ def scenario_from_widgets() -> dict:
     return sj
 
 
+def _tier_scope(tid: str, inline_tiers: dict) -> str | None:
+    """'node' or 'shared' for a catalogue or inline storage tier (None when unknown)."""
+    try:
+        if tid in inline_tiers:
+            t = inline_tiers[tid].get("tier", inline_tiers[tid])
+            return t.get("scope") if isinstance(t, dict) else None
+        return catalog.storage_tiers()[tid].scope
+    except Exception:  # noqa: BLE001 - an unknown tier keeps the input enabled; the engine judges
+        return None
+
+
 def _label(table: Callable[[], dict], i: str) -> str:
     try:
         return f"{i} · {table()[i].name}"
@@ -1080,8 +1091,11 @@ def render_sidebar(page: str) -> dict:
                             max_value=share.CK_INTERVAL_MAX_S / 60.0,
                             value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.1f",
                             help="Empty = the engine chooses the interval that maximises goodput.")
+            shared = _tier_scope(tid, inline_tiers) == "shared"
             c2.number_input("peer copies", min_value=0, max_value=1000, step=1, key=f"w_ckr_{tid}",
-                            help="Replicas on peer nodes (host memory; Gemini / REFT).")
+                            disabled=shared,
+                            help=("A shared tier outlives any node: it takes no peer copies." if shared else
+                                  "Replicas on peer nodes (host memory; Gemini / REFT)."))
         st.checkbox("Asynchronous save", key="w_async")
         st.number_input("Async-save slow-down (fraction of step time)", min_value=0.0, max_value=1.0,
                         step=0.01, format="%.3f", key="w_cif",

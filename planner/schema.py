@@ -527,11 +527,17 @@ class Reliability(_Strict):
 
 def replicas_error(checkpoint: Checkpoint, n_nodes: int, where: str = "the job has") -> str | None:
     """The message for a node-local tier whose ``replicas`` exceed ``n_nodes − 1`` (each copy goes
-    to another node), or None. ``where`` words the node count (the sweep names its GPU count)."""
+    to another node), or for a shared tier (parallel file system, object store) with replicas at all,
+    or None. ``where`` words the node count (the sweep names its GPU count)."""
     from . import catalog  # local import: catalog imports this module
 
     for i, use in enumerate(checkpoint.tiers):
-        if use.replicas > n_nodes - 1 and catalog.resolve_storage(use.tier).scope == "node":
+        tier = catalog.resolve_storage(use.tier)
+        if use.replicas > 0 and tier.scope != "node":  # found by review: accepted and ignored
+            return (f"checkpoint.tiers[{i}].replicas = {use.replicas}: replicas are copies of a node-local tier on "
+                    f"peer nodes; tier '{use.tier if isinstance(use.tier, str) else tier.name}' is shared storage that "
+                    "outlives any node; allowed 0")
+        if use.replicas > n_nodes - 1 and tier.scope == "node":
             return (f"checkpoint.tiers[{i}].replicas = {use.replicas}: each copy goes to another node and {where} "
                     f"{n_nodes} node{'s' if n_nodes != 1 else ''}; allowed 0 to {n_nodes - 1}")
     return None

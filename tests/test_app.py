@@ -605,8 +605,8 @@ _STAGE_REST = {
     "w_tiers": ["local_nvme", "object_store"], "w_async": False, "w_cif": 0.05,
     "w_fp": "rsc-a100", "w_rs": 2.0, "w_hs": 4,
 }
-_STAGE_TIERS = {"w_ck_local_nvme": 30.0, "w_ckr_local_nvme": 1, "w_ck_object_store": 240.0,
-                "w_ckr_object_store": 2}
+_STAGE_TIERS = {"w_ck_local_nvme": 30.0, "w_ckr_local_nvme": 1, "w_ck_object_store": 240.0}
+# the object store is a shared tier: its "peer copies" input is disabled (no replicas, schema)
 _NOT_INPUTS = {"dl_json", "dl_csv", "dl_meg", "dl_tt", "dl_ds", "w_upload", "w_hf"}  # file uploaders and downloads: not scenario inputs
 
 
@@ -658,6 +658,7 @@ def test_every_sidebar_input_round_trips_through_the_link():
     missing = object()
     same = {k: v for k, v in shown.items() if base.get(k, missing) == v}
     assert same == {}, f"sidebar widgets left at their default: {same}"
+    assert at.number_input(key="w_ckr_object_store").disabled  # a shared tier takes no replicas
     assert set(base) - {"w_ck_host_memory", "w_ckr_host_memory", "w_ck_pfs", "w_ckr_pfs"} <= set(shown)
     # ... and a fresh session opened with the link shows the same scenario and the same widgets.
     link = dict(at.query_params)
@@ -671,7 +672,7 @@ def test_every_sidebar_input_round_trips_through_the_link():
     # Spot checks on the compact keys (SI units in the link).
     assert link["m"] == "custom" and link["md"] == "160" and link["mnorm"] == "layernorm" and link["mdo"] == "0.1"
     assert link["hostmem"] == fmt_si(1500.0 * 2**30) and link["nic"] == "4e10"
-    assert link["ck"] == "local_nvme:1800:1,object_store:14400:2"
+    assert link["ck"] == "local_nvme:1800:1,object_store:14400:0"
     assert link["fp"] == "rsc-a100" and link["rs"] == "2" and link["hs"] == "4"
     assert link["tpo"] == "1" and link["epo"] == "1" and link["ce"] == "eager" and link["ew"] == "eager" and link["f8s"] == "rowwise" and link["dps"] == "32" and link["rcl"] == "4"
 

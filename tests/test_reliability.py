@@ -647,3 +647,27 @@ def test_few_hot_spares_get_the_poisson_shortage_note():
     d["reliability"]["hot_spare_nodes"] = 1
     notes = [n for n in planner.evaluate(d).notes if n.startswith("Hot spares")]
     assert len(notes) == 1 and "finds none free with probability 0.38" in notes[0]
+
+
+def test_a_shared_tier_takes_no_replicas():
+    """A parallel file system or object store is shared storage that outlives any node
+    (storage.json: scope "shared"); peer copies are a node-local tier's (Gemini / REFT). They were
+    accepted and ignored (found by review: ?ck=pfs:60:99 changed nothing); now refused by
+    evaluate, by sweep and in a share link, naming the field and the allowed value."""
+    from planner import share
+
+    d = {"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 64},
+         "checkpoint": {"tiers": [{"tier": "host_memory", "replicas": 1}, {"tier": "pfs", "replicas": 3}]}}
+    msg = r"checkpoint.tiers\[1\].replicas = 3: .*tier 'pfs' is shared storage .*; allowed 0"
+    with pytest.raises(planner.InputError, match=msg):
+        planner.evaluate(d)
+    with pytest.raises(planner.InputError, match=msg):
+        planner.sweep(d, top=1)
+    d["checkpoint"]["tiers"][1]["tier"] = "object_store"
+    with pytest.raises(planner.InputError, match=r"tier 'object_store' is shared storage"):
+        planner.evaluate(d)
+    d["checkpoint"]["tiers"][1]["replicas"] = 0
+    assert planner.evaluate(d).results["goodput"] > 0
+    sj, warnings = share.params_to_scenario({"p": "default", "ck": "host_memory:600:0,pfs:60:99"})
+    assert [w for w in warnings if w.startswith("ck: refused") and "tier 'pfs' is shared storage" in w]
+    assert all(not u.get("replicas") for u in sj["checkpoint"]["tiers"])

@@ -495,6 +495,12 @@ def build_space(
     all_n_div = np.unique(np.concatenate([_divisors(n) for n in g_n]))
     if not (is_whole_number(cp_max) and cp_max >= 1):
         raise InputError([f"sweep: cp_max = {cp_max!r}: give a positive integer (1 = no CP)"])
+    if not (is_whole_number(vpp_max) and vpp_max >= 1):
+        raise InputError([f"sweep: vpp_max = {vpp_max!r}: give a positive integer (1 = no interleaving)"])
+    if micro_batch_max is not None and not (is_whole_number(micro_batch_max) and micro_batch_max >= 1):
+        raise InputError([f"sweep: micro_batch_max = {micro_batch_max!r}: give a positive integer or None"])
+    if vpp is not None:
+        vpp = _int_candidates("vpp", vpp)
     tp_c = _int_candidates("tp", tp) if tp is not None else all_n_div[all_n_div <= heads]
     pp_c = _int_candidates("pp", pp) if pp is not None else all_n_div[all_n_div <= L]
     cp_c = _int_candidates("cp", cp) if cp is not None else _pow2_upto(cp_max)
@@ -539,7 +545,7 @@ def build_space(
         dpsafe = np.maximum(DP, 1)
 
     # --- structural level 2: × micro-batch size × (schedule, vpp) --------------------------
-    mbs_c = np.asarray(micro_batch_size, dtype=np.int64) if micro_batch_size is not None else _divisors(B)
+    mbs_c = _int_candidates("micro_batch_size", micro_batch_size) if micro_batch_size is not None else _divisors(B)
     if micro_batch_max is not None:
         mbs_c = mbs_c[mbs_c <= micro_batch_max]
     if mbs_c.size == 0 or np.any(mbs_c < 1):

@@ -412,6 +412,33 @@ def test_sweep_refuses_bad_candidates_naming_them(kw, text):
     assert text in e.value.lines[0]
 
 
+@pytest.mark.parametrize(("kw", "text"), [({"micro_batch_size": "a"}, "micro_batch_size = 'a'"),
+                                          ({"micro_batch_size": [2.5]}, "micro_batch_size = [2.5]"),
+                                          ({"vpp": "a"}, "vpp = 'a'"), ({"vpp": [0]}, "vpp = [0]"),
+                                          ({"vpp": [2.5]}, "vpp = [2.5]"), ({"vpp_max": "x"}, "vpp_max = 'x'"),
+                                          ({"vpp_max": 0}, "vpp_max = 0"),
+                                          ({"micro_batch_max": 2.5}, "micro_batch_max = 2.5")])
+def test_sweep_refuses_bad_micro_batch_and_vpp_candidates(kw, text):
+    """Review: micro_batch_size="a", vpp="a" / vpp_max="x" raised a bare ValueError / TypeError,
+    micro_batch_size=[2.5] was truncated to 2 and vpp=[0] silently ignored; like tp and pp
+    they are InputErrors naming the argument and its value."""
+    with pytest.raises(planner.InputError) as e:
+        planner.sweep(planner.load_preset("default"), feasible_only=False, **kw)
+    assert text in e.value.lines[0]
+
+
+def test_one_micro_batch_size_or_vpp_is_a_list_of_one():
+    # micro_batch_size=2 (one value, as tp=4 is) raised IndexError. Hand count on the tiny
+    # model of test_hand_count_tiny_8_gpus, 1F1B only, b = 2: b divides B/DP = 8/DP, so
+    # DP 4: (TP, PP) = (1,2), (2,1) -> 2; DP 2: (1,4), (2,2), (4,1) -> 3; DP 1: (2,4), (4,2),
+    # (8,1) -> 3; DP 8 (B/DP = 1) none: 8 splits.
+    s = tiny()
+    assert sw.count_splits(s, schedules=("1f1b",), micro_batch_size=2, **FIXED) == 8
+    assert sw.count_splits(s, schedules=("1f1b",), micro_batch_size=[2], **FIXED) == 8
+    # vpp=2: interleaved rows of the hand count (PP 2, VPP 2): 6, plus the 26 1F1B rows
+    assert sw.count_splits(s, schedules=("1f1b", "interleaved"), vpp=2, **FIXED) == 32
+
+
 def test_a_local_nvme_tier_on_a_system_without_nvme_names_the_reason():
     """Sweeping over systems with a local_nvme checkpoint tier: the system without NVMe
     (gh200-quad) gets the reason in words, not 'not evaluated (non-finite result)'."""

@@ -1242,6 +1242,12 @@ def explain(row: dict) -> dict[str, str]:
             f"forward R {_ms(float(T['_t_rec']))}) = bubble fraction "
             f"{T['_bubble_frac']:.4g} of the m = {T['_m']:.4g} micro-batches × (compute + TP + CP + EP) = "
             f"{T['t_pp_bubble_s']:.4g} s")
+    elif int(r.get("schedule", 0)) == _SCHED["zero_bubble"]:
+        ex["t_pp_bubble_s"] = (
+            f"bubble fraction {T['_bubble_frac']:.4g} = {ZERO_BUBBLE_RESIDUAL:.4g}·(p−1)/m (ZB-H1: a third of "
+            f"the 1F1B bubble) with p = {r['pp']}, m = {T['_m']:.4g} × (compute + TP + CP + EP) = "
+            f"{T['t_pp_bubble_s']:.4g} s"
+        )
     else:
         ex["t_pp_bubble_s"] = (
             f"bubble fraction {T['_bubble_frac']:.4g} (p−1)/(v·m) with p = {r['pp']}, v = {T['_v']:.0f}, "

@@ -1026,3 +1026,19 @@ def test_zero3_explain_window_adds_up_with_cp():
     assert ovl == _calibration_file()["dp_overlap_frac"]["value"]
     by_hand = m * (2 * ag + rs - ovl * (mb + x) / 1e3 + (ag + rs) / 32)
     assert r.results["t_dp_comm_exposed_s"] == pytest.approx(by_hand, rel=3e-3)  # 4-digit figures
+
+
+def test_zero_bubble_explain_states_the_formula_it_used():
+    """Review: the zero-bubble bubble was explained as '(p−1)/(v·m)' while its number is a third
+    of that. ZB-H1 (Qi et al., ICLR'24 §3.1, T_F = T_B = T_W): bubble (p−1)(T_F + T_B − T_W) =
+    (p−1)·T_F against 1F1B's (p−1)·3·T_F, i.e. (p−1)/(3m). Default preset on 1F1B-style ZB-H1:
+    p = 4, m = 512 / (1·32) = 16 -> 3/48 = 0.0625 (1F1B: 3/16 = 0.1875)."""
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(schedule="zero_bubble", vpp=1)
+    r = planner.evaluate(d)
+    R, text = r.results, r.explain["t_pp_bubble_s"]
+    frac = 3 / 48
+    assert R["t_pp_bubble_s"] == pytest.approx(
+        frac * (R["t_compute_s"] + R["t_tp_comm_s"] + R["t_cp_comm_s"] + R["t_ep_comm_s"]), rel=1e-12)
+    assert "bubble fraction 0.0625 = 0.3333·(p−1)/m" in text and "p = 4, m = 16" in text
+    assert "(v·m)" not in text

@@ -296,8 +296,18 @@ def _accuracy(scenario) -> str | None:
 def print_frame(df: pd.DataFrame, fmt: str, out=None) -> None:
     out = out or sys.stdout
     if fmt == "json":
-        # Python's shortest round-trip floats (pandas' own JSON writer prints 15+ digits)
-        out.write(json.dumps(json.loads(df.to_json(orient="records", double_precision=15)), indent=2) + "\n")
+        # Python's shortest round-trip floats (pandas' own JSON writer prints 15+ digits), and
+        # inf / NaN as "inf" / null as in `evaluate` (pandas writes both as null: a simulated run
+        # that never finishes read as "not applicable")
+        def cell(v):
+            if isinstance(v, np.generic):
+                v = v.item()
+            if v is None or (not isinstance(v, (str, bool, int, float)) and pd.isna(v)):
+                return None
+            return v
+
+        records = [{str(k): cell(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
+        out.write(json.dumps(_json_safe(records), indent=2, allow_nan=False) + "\n")
     elif fmt == "csv":
         df.to_csv(out, index=False)
     else:

@@ -176,6 +176,19 @@ def test_json_tells_never_finishing_from_not_applicable():
     assert res["ckpt_local_nvme_interval_opt_s"] is None
 
 
+def test_simulate_json_writes_a_never_finishing_run_as_inf():
+    """README: `--format json` writes an infinite value (the time to train of a run that never
+    finishes) as "inf" and a value that does not apply as null. `simulate --format json` wrote
+    the summary of never-finishing runs as null (pandas' JSON writer), as if not applicable.
+    No checkpoint tier: every trial is stopped unfinished (time to train inf, goodput 0)."""
+    rc, out, _ = run("simulate", "--preset", "default", "--set", "checkpoint.tiers=[]", "--trials", "3",
+                     "--format", "json")
+    assert rc == 0
+    rows = {r["metric"]: r for r in json.loads(out, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))}
+    assert [rows["time_to_train_days"][k] for k in ("mean", "p10", "p50", "p90")] == ["inf"] * 4
+    assert rows["goodput"]["mean"] == 0.0
+
+
 def test_table_units():
     rc, out, _ = run("evaluate", "--preset", "default")
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}

@@ -113,7 +113,9 @@ def _resolve(value: Any, table: dict[str, T], cls: type[T], what: str, loc: tupl
     if isinstance(value, str):
         if value in table:
             return table[value]
-        where = ".".join(str(x) for x in loc) or what
+        # the schema's path notation (schema._loc_str): checkpoint.tiers[0].tier, not tiers.0.tier
+        where = "".join(f"[{x}]" if isinstance(x, int) else f"{'.' if i else ''}{x}"
+                        for i, x in enumerate(loc)) or what
         allowed = ", ".join(sorted(table))
         raise ValueError(f"{where}: unknown {what} id '{value}'; allowed: {allowed}")
     return cls.model_validate(value)

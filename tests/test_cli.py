@@ -189,6 +189,17 @@ def test_simulate_json_writes_a_never_finishing_run_as_inf():
     assert rows["goodput"]["mean"] == 0.0
 
 
+def test_an_unknown_tier_id_is_named_in_the_schema_path_notation():
+    """Every other message names a tier as checkpoint.tiers[i].field (docs/inputs.md rules,
+    schema._loc_str); an unknown tier id was named checkpoint.tiers.0.tier."""
+    rc, _, err = run("evaluate", "--preset", "default", "--set",
+                     'checkpoint.tiers=[{"tier": "pfs"}, {"tier": "tape"}]')
+    assert rc == 2
+    assert err.strip().splitlines() == [
+        "planner: checkpoint.tiers[1].tier: unknown storage tier id 'tape'; allowed: host_memory, local_nvme, "
+        "object_store, pfs"]
+
+
 def test_table_units():
     rc, out, _ = run("evaluate", "--preset", "default")
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}

@@ -371,7 +371,9 @@ def cmd_presets(args) -> int:
         rows = rows + tiers + profiles
     else:
         raise UsageError([f"presets: unknown kind '{what}'; allowed: models, scenarios, hardware"])
-    print_frame(pd.DataFrame(rows).astype(object).fillna(""), args.format)
+    # dtype=object from the start: the hardware listing's rows of three shapes would otherwise
+    # turn its counts into floats (gpus_per_node 8.0) before the blanks are filled
+    print_frame(pd.DataFrame(rows, dtype=object).fillna(""), args.format)
     return 0
 
 

@@ -200,6 +200,22 @@ def test_an_unknown_tier_id_is_named_in_the_schema_path_notation():
         "object_store, pfs"]
 
 
+def test_presets_hardware_counts_stay_whole_numbers_in_csv_and_json():
+    """`presets hardware --format csv/json` wrote GPU counts as 8.0 (its three tables joined
+    with blanks turned the integer columns into floats). DGX H100: 8 GPUs per node, one 8-GPU
+    NVLink domain (NVIDIA DGX H100 datasheet); GB200 NVL72: 4 GPUs per compute tray, 72 per
+    NVLink domain (NVIDIA GB200 NVL72 datasheet)."""
+    import csv as _csv
+    rc, out, _ = run("presets", "hardware", "--format", "csv")
+    assert rc == 0
+    rows = {r["system"]: r for r in _csv.DictReader(io.StringIO(out)) if r["system"]}
+    assert (rows["dgx-h100"]["gpus_per_node"], rows["dgx-h100"]["nvlink_domain"]) == ("8", "8")
+    assert (rows["gb200-nvl72"]["gpus_per_node"], rows["gb200-nvl72"]["nvlink_domain"]) == ("4", "72")
+    rc, out, _ = run("presets", "hardware", "--format", "json")
+    js = {r["system"]: r for r in json.loads(out) if r["system"]}
+    assert js["gb200-nvl72"]["gpus_per_node"] == 4 and isinstance(js["gb200-nvl72"]["gpus_per_node"], int)
+
+
 def test_table_units():
     rc, out, _ = run("evaluate", "--preset", "default")
     lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}

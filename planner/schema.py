@@ -839,9 +839,14 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
             msg = msg[len("Value error, ") :]
         where = _loc_str(loc)
         shown = ""
-        if e.get("type") not in ("value_error", "assertion_error", "missing") and not isinstance(inp, (dict, list)):
+        # a list or object where a number / string / flag is expected is shown too (found by
+        # review: --set parallelism.tp=[8] said "should be a valid integer" without the value)
+        scalar_expected = str(e.get("type", "")) in ("int_type", "float_type", "bool_type", "string_type",
+                                                      "int_parsing", "float_parsing", "bool_parsing")
+        if e.get("type") not in ("value_error", "assertion_error", "missing") and (
+                scalar_expected or not isinstance(inp, (dict, list))):
             r = repr(inp)
-            shown = f" (got {r[:60]})"
+            shown = f" (got {r[:57] + '...' if len(r) > 60 else r})"
         if e.get("type") == "extra_forbidden":
             head = _loc_str(loc[:-1])  # the unknown key itself is always named (even 'str')
             where = f"{head}.{loc[-1]}" if head != "(scenario)" else str(loc[-1])

@@ -1045,6 +1045,8 @@ def sweep(
             bad.append(f"sweep: gpus = {gpus!r}: give a positive whole number of GPUs or a list of them")
     if systems is not None and (isinstance(systems, (str, bytes)) or not all(isinstance(x, str) for x in systems)):
         bad.append(f"sweep: systems = {systems!r}: give a list of system ids, e.g. ['dgx-h100']")
+    if not isinstance(feasible_only, (bool, np.bool_)):  # found by review: "no" was taken as True
+        bad.append(f"sweep: feasible_only = {feasible_only!r}: give True or False")
     if bad:
         raise InputError(bad)
     _check_space_options(space_options, fixed=_SWEEP_KEYS)

@@ -1359,6 +1359,12 @@ def _attn_label(r: dict) -> str:
     return f"flash, native kernels, head-dim knee {knee:g}"
 
 
+#: Per layer and micro-batch (forward + backward), the step below which kernel launches (about
+#: 30–100 kernels per layer fwd + bwd, a few µs of launch latency each) would dominate: a note,
+#: not a floor (no launch overhead is modelled).
+HOST_BOUND_LAYER_S = 50e-6
+
+
 def notes(row: dict) -> list[str]:
     """Stated simplifications of the step-time model for this scenario."""
     out = [
@@ -1379,6 +1385,16 @@ def notes(row: dict) -> list[str]:
                    "B200 / B300 / H100 nodes (GPT-OSS up to 2.0×; worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
                    "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
                    "expert several thousand tokens per micro-batch.")
+    # Below tens of µs per layer and micro-batch the host sets the pace (found by review: a tiny
+    # model on one GPU had a 6.75 ns step): a layer's forward + backward launches a few dozen
+    # kernels, each a few µs of launch latency (CUDA), none of which is modelled.
+    m_ = row.get("global_batch_size", 0) / max(row.get("micro_batch_size", 1) * row.get("dp", 1), 1)
+    per_layer = row.get("step_time_s", 0.0) / max(m_ * row.get("n_layers", 1) / max(row.get("pp", 1), 1), 1e-30)
+    if 0 < per_layer < HOST_BOUND_LAYER_S:
+        out.append(f"Each layer's forward + backward of a micro-batch takes {per_layer * 1e6:.3g} µs here, "
+                   f"under {HOST_BOUND_LAYER_S * 1e6:g} µs: about what launching its few dozen kernels alone takes "
+                   "(a few µs each). Kernel-launch and framework overhead are not modelled: at this size the "
+                   "host, not the GPU, sets the step; read the throughput as an upper bound.")
     plim, tdp = row.get("power_limit_w"), row.get("tdp_w")
     if plim and tdp and plim < tdp:
         ratio = plim / tdp

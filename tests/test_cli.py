@@ -311,3 +311,11 @@ def test_sweep_with_no_even_split_points_to_the_uneven_layer_split():
     assert rc == 0 and json.loads(out)[0]["pp"] % 3 == 0
     rc, _, err = run("sweep", "--preset", "default", "--gpus", "97", "--top", "1")
     assert rc == 1 and "no feasible split of 97 GPUs" in err and "uneven" not in err
+
+
+def test_a_list_where_a_number_is_expected_is_shown():
+    # found by review: --set parallelism.tp=[8] said "Input should be a valid integer" without the value
+    r = subprocess.run([sys.executable, "-m", "planner", "evaluate", "--preset", "default",
+                        "--set", "parallelism.tp=[8]"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "parallelism.tp: Input should be a valid integer (got [8])" in r.stderr

@@ -512,3 +512,9 @@ def test_sweep_refuses_replicas_its_gpu_count_cannot_hold():
     s["checkpoint"] = {"tiers": [{"tier": "host_memory", "replicas": 7}, {"tier": "pfs"}]}
     with pytest.raises(planner.InputError, match=r"replicas = 7: .* 2 nodes; allowed 0 to 1"):
         planner.sweep(s, gpus=16, top=1)
+
+
+def test_sweep_refuses_a_feasible_only_that_is_not_a_flag():
+    # found by review: feasible_only="no" was taken as True
+    with pytest.raises(planner.InputError, match=r"sweep: feasible_only = 'no': give True or False"):
+        planner.sweep(planner.load_preset("llama3-8b-h100-64"), feasible_only="no", top=1)

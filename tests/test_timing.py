@@ -1042,3 +1042,19 @@ def test_zero_bubble_explain_states_the_formula_it_used():
         frac * (R["t_compute_s"] + R["t_tp_comm_s"] + R["t_cp_comm_s"] + R["t_ep_comm_s"]), rel=1e-12)
     assert "bubble fraction 0.0625 = 0.3333·(p−1)/m" in text and "p = 4, m = 16" in text
     assert "(v·m)" not in text
+
+
+def test_a_host_bound_step_says_so():
+    """A 2-layer, 64-wide model on one H100 (found by review: a 6.75 ns step): forward + backward
+    of a layer in a few µs is about one kernel launch (a few µs each; dozens per layer), which the
+    model does not count; the note says the throughput is an upper bound. A 70B layer on 1,024
+    H100 (the default preset) takes tens of ms per micro-batch: no note."""
+    tiny = {"model": {"name": "tiny", "n_layers": 2, "hidden_size": 64, "n_heads": 2, "ffn_hidden_size": 256,
+                      "vocab_size": 1000},
+            "cluster": {"system": "dgx-h100", "n_gpus": 1}, "training": {"global_batch_size": 1, "seq_len": 128}}
+    r = planner.evaluate(tiny)
+    per_layer = r.results["step_time_s"] / 2  # m = 1 micro-batch, 2 layers, pp 1
+    assert per_layer < timing.HOST_BOUND_LAYER_S
+    note = [n for n in r.notes if "Kernel-launch and framework overhead are not modelled" in n]
+    assert note and f"{per_layer * 1e6:.3g} µs" in note[0]
+    assert not [n for n in planner.evaluate(planner.load_preset("default")).notes if "µs here" in n]

@@ -789,26 +789,6 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         for_lo = np.where(partial, np.minimum(nv, per_stage_lo) / np.maximum(per_stage_lo, 1.0), full)
         first_mb = first_mb + per_stage_hi * (for_hi - full) * layer_fwd
         last_mb = last_mb + per_stage_lo * (for_lo - full) * layer_fwd
-    last_is_slowest = last_mb >= first_mb
-    stage_mb = np.maximum(first_mb, last_mb)
-    dual = sched == _SCHED["dualpipe"]
-    any_dual = bool(np.any(dual))
-    layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
-    head_share = last_is_slowest * 1.0  # share of the micro-batches that run the output head
-    if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
-        ends = 0.5 * (first_mb + last_mb)  # rank 0: the first and the last stage
-        ends_slowest = ends >= per_stage_hi * layer_mb
-        stage_mb = np.where(dual, np.maximum(ends, per_stage_hi * layer_mb), stage_mb)
-        # the layers (and head) of the micro-batch the slowest rank runs: on average over its two
-        # stages (found by review: TP / EP counted 11 layers where rank 0 averages 11.5)
-        layers_stage = np.where(dual, np.where(ends_slowest, 0.5 * (per_stage_hi + per_stage_lo), per_stage_hi),
-                                layers_stage)
-        head_share = np.where(dual, 0.5 * ends_slowest, head_share)
-    t_compute = m * stage_mb
-    t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
-    t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
-    m_layers = m * layers_stage
-
     # --- TP (0 s when t = 1: no volume and no latency) ----------------------------------
     tp_msg = W  # b·(s/c)·h 16-bit values
     tp_bw, tp_alpha, _ = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n)
@@ -820,7 +800,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # (not in TorchTitan's save list; the reduce-scatters are saved), without SP O's all-reduce
     n_tp_coll = 4.0 + 2.0 * full + opsac * (1.0 + sp)
     tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
-    t_tp = m_layers * n_tp_coll * tp_ar * tp_exposed_frac
+    c_tp = n_tp_coll * tp_ar * tp_exposed_frac  # per layer and micro-batch
 
     # --- CP ring attention (0 s when c = 1) ----------------------------------------------
     if bool((c > 1.0).any()):
@@ -830,10 +810,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         cp_bwd = 2.0 * cp_fwd
         exp_fwd = np.maximum(cp_fwd - t_core, 0.0)
         exp_bwd = np.maximum(cp_bwd - attn_bwd * t_core, 0.0)
-        t_cp = m_layers * (exp_fwd * (1.0 + rec_any) + exp_bwd)
-        x_fwd = layers_stage * exp_fwd  # per micro-batch, forward pass (see "Windows" below)
+        c_cp = exp_fwd * (1.0 + rec_any) + exp_bwd  # per layer and micro-batch
     else:
-        cp_fwd = cp_bwd = t_cp = x_fwd = 0.0
+        cp_fwd = cp_bwd = c_cp = exp_fwd = 0.0
 
     # --- EP all-to-all ---------------------------------------------------------------------
     n_a2a = 4.0 + 2.0 * full
@@ -852,14 +831,44 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # fitted for TP, reused: the calibration file holds no MoE run to fit it).
         ep_hide = K.tp_overlap_frac * layer_moe_mb * fl("ep_comm_overlap")
         ep_layer = np.maximum(n_a2a * a2a - ep_hide, 0.0)
-        t_ep = np.where((e > 1) & is_moe, m_layers * moe_share * ep_layer, 0.0)
+        c_ep = np.where((e > 1) & is_moe, moe_share * ep_layer, 0.0)  # per layer and micro-batch
         # the remainders the EP overlap leaves widen the DP window; their forward share is 2 of
         # n_a2a (dispatch + combine). Without the overlap the all-to-alls are in series, as TP's.
-        x_ep = np.where((e > 1) & is_moe, m_layers * moe_share * ep_layer, 0.0) * fl("ep_comm_overlap")
-        x_fwd = x_fwd + x_ep / m * 2.0 / n_a2a
+        c_x_ep = c_ep * fl("ep_comm_overlap")
     else:
-        ep_bytes = a2a = t_ep = ep_hide = x_ep = 0.0
+        ep_bytes = a2a = c_ep = ep_hide = c_x_ep = 0.0
         net_frac = a2a_elem_bytes = 1.0
+
+    # The slowest stage on compute plus its layers' TP / CP / EP time (found by review: chosen on
+    # compute alone, an uneven split's extra layer of communication could make the other the slower)
+    c_layer = c_tp + c_cp + c_ep
+    last_is_slowest = last_mb + per_stage_lo * c_layer >= first_mb + per_stage_hi * c_layer
+    stage_mb = np.where(last_is_slowest, last_mb, first_mb)
+    dual = sched == _SCHED["dualpipe"]
+    any_dual = bool(np.any(dual))
+    layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
+    head_share = last_is_slowest * 1.0  # share of the micro-batches that run the output head
+    if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
+        ends = 0.5 * (first_mb + last_mb)  # rank 0: the first and the last stage
+        ends_slowest = (ends + 0.5 * (per_stage_hi + per_stage_lo) * c_layer
+                        >= per_stage_hi * (layer_mb + c_layer))
+        stage_mb = np.where(dual, np.where(ends_slowest, ends, per_stage_hi * layer_mb), stage_mb)
+        # the layers (and head) of the micro-batch the slowest rank runs: on average over its two
+        # stages (found by review: TP / EP counted 11 layers where rank 0 averages 11.5)
+        layers_stage = np.where(dual, np.where(ends_slowest, 0.5 * (per_stage_hi + per_stage_lo), per_stage_hi),
+                                layers_stage)
+        head_share = np.where(dual, 0.5 * ends_slowest, head_share)
+    t_compute = m * stage_mb
+    t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
+    t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
+    m_layers = m * layers_stage
+    t_tp = m_layers * c_tp
+    t_cp = m_layers * c_cp
+    t_ep = m_layers * c_ep
+    x_ep = m_layers * c_x_ep
+    # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
+    x_fwd = layers_stage * (exp_fwd + c_x_ep * 2.0 / n_a2a)
+
 
     # Windows. The CP ring and (with ep_comm_overlap) the EP all-to-all leave exposed remainders,
     # max(0, comm − compute), per layer; while the GPU waits on them a DP collective keeps running,
@@ -1046,6 +1055,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if detail:
         T.update({
             "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
+            "_ends_slowest": (dual & ends_slowest) if any_dual else 0.0,
             "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
             "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
             "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
@@ -1124,11 +1134,20 @@ def _ms(x: float) -> str:
 def _stage_text(r: dict, T: dict) -> str:
     """How the slowest stage's time per micro-batch is made up, for explain."""
     n, per, head = T["_layers_stage"], T["_layer_mb"], T["_t_head_mb"]
-    if r.get("schedule") == _SCHED["dualpipe"] and T["_stage_mb"] > T["_per_stage_hi"] * per * (1.0 + 1e-9):
-        return (f"(DualPipe: each rank runs half its micro-batches on each of its two stages, "
-                f"½ × (first stage {_ms(T['_first_mb'])} + last stage {_ms(T['_last_mb'])}))")
+    ends = 0.5 * (T["_first_mb"] + T["_last_mb"])
+    if r.get("schedule") == _SCHED["dualpipe"]:
+        if T["_ends_slowest"]:
+            return (f"(DualPipe: each rank runs half its micro-batches on each of its two stages, "
+                    f"½ × (first stage {_ms(T['_first_mb'])} + last stage {_ms(T['_last_mb'])}))")
+        return (f"(= {n:.4g} layers × {_ms(per)}: DualPipe, a middle rank's two full stages, compute and its layers' "
+                f"TP / CP / EP time together slower than rank 0's, whose two end stages average {_ms(ends)} of compute "
+                "over fewer layers)")
     if T["_last_is_slowest"]:
         txt, shown = f"(= {n:.4g} layers × {_ms(per)} + head+loss {_ms(head)}", n * per + head
+    elif T["_last_mb"] > T["_first_mb"]:
+        txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage: the last one computes more "
+                      f"({_ms(T['_last_mb'])} with its head+loss) but its layer fewer of TP / CP / EP "
+                      "communication leaves it faster"), n * per
     else:
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage; the last one's {_ms(head)} head+loss "
                       "leaves it faster"), n * per

@@ -913,14 +913,28 @@ def test_dualpipe_counts_the_layers_its_rank_runs_on_average():
     its TP collectives are those of ½(first + last) layers per micro-batch (found by review: the
     count took the first stage's alone). An uneven split, 61 layers over 16 stages: 4 and 3
     layers, so 3.5 on average."""
-    s = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
-    s["parallelism"]["tp"] = 2
-    s["parallelism"]["dp"] = None
-    r = planner.evaluate(s)
-    n_tp = r.explain["t_tp_comm_s"]
-    import re
-    layers = float(re.search(r"= [\d.]+ × ([\d.]+) × ", n_tp).group(1))
-    assert layers == pytest.approx(3.5)
+    from planner import batch, model_stats
+
+    def terms(tp):
+        s = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+        s["parallelism"].update(tp=tp, dp=None)
+        b = batch.from_scenarios([planner.Scenario.model_validate(s)])
+        b.update(model_stats.stats(b))
+        return {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()}
+
+    # TP 1 (the EP all-to-all overlapped, no TP): rank 0 is the slower, 3.5 layers on average
+    T = terms(1)
+    assert T["_layers_stage"] == pytest.approx(3.5)
+    # TP 2: the rank is chosen on compute plus its layers' TP / CP / EP time (found by review:
+    # on compute alone rank 0 was taken, though a middle rank's extra layer of TP communication
+    # makes it the slower). Per micro-batch, by hand: rank 0 ½(first + last) + 3.5·c against a
+    # middle rank 4·(layer + c), c = the per-layer communication.
+    T = terms(2)
+    c = (T["t_tp_comm_s"] + T["t_cp_comm_s"] + T["t_ep_comm_s"]) / (T["_m"] * T["_layers_stage"])
+    rank0 = 0.5 * (T["_first_mb"] + T["_last_mb"]) + 3.5 * c
+    middle = 4 * (T["_layer_mb"] + c)
+    assert middle > rank0 and 0.5 * (T["_first_mb"] + T["_last_mb"]) > 4 * T["_layer_mb"]  # compute alone: rank 0
+    assert T["_layers_stage"] == 4 and T["t_compute_s"] == pytest.approx(T["_m"] * 4 * T["_layer_mb"], rel=1e-12)
 
 
 def test_explain_writes_any_peak_and_a_tiny_mfu_readably():
@@ -1058,3 +1072,23 @@ def test_a_host_bound_step_says_so():
     note = [n for n in r.notes if "Kernel-launch and framework overhead are not modelled" in n]
     assert note and f"{per_layer * 1e6:.3g} µs" in note[0]
     assert not [n for n in planner.evaluate(planner.load_preset("default")).notes if "µs here" in n]
+
+
+def test_the_slowest_stage_counts_its_communication():
+    """1F1B, DeepSeek-V3's 61 layers over 16 stages (uneven: 4 on the first, 3 + the output head on
+    the last), EP 64 not overlapped: the last stage has more compute, but the first's extra MoE
+    layer carries its all-to-alls, so the first stage is the slower one and sets the step (found
+    by review: the stage was chosen on compute alone). By hand per micro-batch: first 4·(layer +
+    c) against last (3 layers + head) + 3·c."""
+    from planner import batch, model_stats
+
+    s = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    s["parallelism"].update(schedule="1f1b", ep_comm_overlap=False, tp=1, dp=None)
+    b = batch.from_scenarios([planner.Scenario.model_validate(s)])
+    b.update(model_stats.stats(b))
+    T = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()}
+    assert T["_per_stage_hi"] == 4 and T["_last_mb"] > T["_first_mb"]  # on compute the last is slower
+    c = (T["t_tp_comm_s"] + T["t_cp_comm_s"] + T["t_ep_comm_s"]) / (T["_m"] * T["_layers_stage"])
+    assert T["_first_mb"] + 4 * c > T["_last_mb"] + 3 * c
+    assert T["_layers_stage"] == 4 and not T["_last_is_slowest"]
+    assert T["t_compute_s"] == pytest.approx(T["_m"] * T["_first_mb"], rel=1e-12)

@@ -86,7 +86,13 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
                     cur[p] = nxt
             if isinstance(nxt, str) and not isinstance(cur, list):
                 # a catalogue id such as model="llama3-8b": expand it to its object to edit a field
+                mid = nxt
                 nxt = _expand_id(where, nxt, path)
+                if where == "model":  # an edited catalogue model is no longer the published one (as
+                    # share links do; found by review: n_layers=40 kept "Llama 3 70B" and its 70.6B)
+                    for k in ("source", "published_params_total", "published_params_active"):
+                        nxt.pop(k, None)
+                    nxt["name"] = f"custom ({mid})"
                 cur[p] = nxt
             if not isinstance(nxt, (dict, list)):
                 raise UsageError([f"--set {path}: '{where}' is not an object (it is {nxt!r})"])

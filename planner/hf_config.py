@@ -70,6 +70,7 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from .schema import COUNT_MAX as HF_INT_MAX  # the schema's bound on every count of a model
 from .schema import InputError, ModelSpec, format_errors, read_json_file
 
 #: model_type values read as Llama-style decoders: gated MLP (SwiGLU / GeGLU) and RMSNorm.
@@ -147,8 +148,11 @@ class _Reader:
     def int_(self, key: str, value: Any, lo: int = 1) -> int | None:
         ok = (isinstance(value, int) and not isinstance(value, bool)) or (
             isinstance(value, float) and math.isfinite(value) and value.is_integer())
-        if not ok or int(value) < lo or int(value) > 10**12:
-            self.bad(key, "a positive integer" if lo == 1 else f"an integer >= {lo}", value)
+        # the schema's bound on every count (schema.PosInt); found by review: 1e30 layers was
+        # "expected a positive integer", which it is
+        if not ok or int(value) < lo or int(value) > HF_INT_MAX:
+            self.bad(key, f"a positive integer up to {HF_INT_MAX:,}" if lo == 1 else
+                     f"an integer from {lo} to {HF_INT_MAX:,}", value)
             return None
         return int(value)
 

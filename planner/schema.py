@@ -26,8 +26,10 @@ from pydantic import (
     model_validator,
 )
 
-PosInt = Annotated[int, Field(ge=1, le=10_000_000)]
-NonNegInt = Annotated[int, Field(ge=0, le=10_000_000)]
+#: Largest count any integer field takes (layers, GPUs, batch, replicas, ...).
+COUNT_MAX = 10_000_000
+PosInt = Annotated[int, Field(ge=1, le=COUNT_MAX)]
+NonNegInt = Annotated[int, Field(ge=0, le=COUNT_MAX)]
 PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]

@@ -319,3 +319,20 @@ def test_a_list_where_a_number_is_expected_is_shown():
                         "--set", "parallelism.tp=[8]"], capture_output=True, text=True)
     assert r.returncode == 2
     assert "parallelism.tp: Input should be a valid integer (got [8])" in r.stderr
+
+
+def test_an_edited_catalogue_model_is_named_custom():
+    # found by review: --set model.n_layers=40 kept the name "Llama 3 70B" and its published
+    # 70.6B parameters; an edited model is not the published one (share links already say so)
+    def model_of(*sets):
+        args = [sys.executable, "-m", "planner", "evaluate", "--preset", "default", "--format", "json"]
+        for s in sets:
+            args += ["--set", s]
+        r = subprocess.run(args, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["scenario"]["model"]
+
+    m = model_of("model.n_layers=40")
+    assert m["name"] == "custom (llama3-70b)" and m["n_layers"] == 40
+    assert not m.get("published_params_total") and not m.get("source")
+    assert model_of("model.n_layers=40", "model.name=mine")["name"] == "mine"

@@ -189,7 +189,7 @@ def test_cli_bad_hf_config_is_one_line_per_problem(tmp_path):
     f.write_text(json.dumps({"model_type": "llama", "hidden_size": "big"}))
     rc, out, err = _run("evaluate", "--hf-config", str(f))
     assert rc == 2 and "Traceback" not in err
-    assert "--hf-config config.json hidden_size: expected a positive integer (got 'big')" in err
+    assert "--hf-config config.json hidden_size: expected a positive integer up to 10,000,000 (got 'big')" in err
     rc, _, err = _run("sweep", "--hf-config", str(tmp_path / "missing.json"))
     assert rc == 2 and "no such file" in err
 
@@ -346,3 +346,10 @@ def test_more_experts_per_token_than_experts_is_refused(n_experts, top_k):
                             f"a token is routed to at most every expert (allowed 1 to {n_experts})")
     moe = import_hf_config({**cfg, "num_experts_per_tok": 1}).model.moe
     assert moe is None if n_experts == 1 else (moe.n_experts, moe.top_k) == (n_experts, 1)
+
+
+def test_a_count_beyond_the_schema_bound_names_the_range():
+    # found by review: 1e30 layers said "expected a positive integer", which 1e30 is
+    with pytest.raises(InputError, match=r"num_hidden_layers: expected a positive integer up to "
+                                                 r"10,000,000 \(got 1e\+30\)"):
+        model_from_hf_config({**DATA["llama-3.1-8b"]["config"], "num_hidden_layers": 1e30})

@@ -169,9 +169,11 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
         cur = current.copy()
         cur["interval_min"] = cur["interval_s"] / 60.0
         cur["goodput_pct"] = 100.0 * cur["goodput"]
+        # in the tier's colour (found by review: a black ○ on two overlapping lines did not say
+        # whose interval it marks)
         layers.append(alt.Chart(cur.assign(mark="current setting")).mark_point(
-            shape="circle", size=90, filled=False, strokeWidth=2, color="black").encode(
-            x=x, y=y, tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".1f"),
+            shape="circle", size=110, filled=False, strokeWidth=2.5).encode(
+            x=x, y=y, color=alt.Color("tier:N"), tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".1f"),
                                alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")]))
     return alt.layer(*layers).properties(
         height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle="◆ optimum  ○ in use"))

@@ -129,3 +129,15 @@ def test_compare_chart_marks_a_scenario_that_does_not_fit():
     op = dict(zip(enc["opacity"]["scale"]["domain"], enc["opacity"]["scale"]["range"]))
     assert enc["opacity"]["field"] == "memory" and op[charts.NO_FIT] < op["fits"] == 1.0
     assert dict(zip(enc["stroke"]["scale"]["domain"], enc["stroke"]["scale"]["range"]))[charts.NO_FIT] != "transparent"
+
+
+def test_the_interval_in_use_is_drawn_in_its_tiers_colour():
+    # found by review: a black ○ on two overlapping tier lines did not say whose interval it marks
+    curve = pd.DataFrame({"tier": ["a"] * 3 + ["b"] * 3, "interval_s": [60, 600, 6000] * 2,
+                          "goodput": [0.90, 0.95, 0.93, 0.90, 0.95, 0.88]})
+    cur = pd.DataFrame({"tier": ["b"], "interval_s": [600], "goodput": [0.95]})
+    spec = charts.goodput_interval_chart(curve, cur).to_dict()
+    line, _, mark = _layers(spec)
+    assert mark["encoding"]["color"]["field"] == line["encoding"]["color"]["field"] == "tier"
+    assert mark["mark"]["filled"] is False and "color" not in mark["mark"]
+    assert [d["tier"] for d in spec["datasets"][mark["data"]["name"]]] == ["b"]

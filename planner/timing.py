@@ -829,7 +829,12 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # (DualPipe, DeepSeek-V3 §3.2.1): per MoE layer and micro-batch only what exceeds
         # tp_overlap_frac × that layer's compute stays exposed (the comm-overlap efficiency
         # fitted for TP, reused: the calibration file holds no MoE run to fit it).
-        ep_hide = K.tp_overlap_frac * layer_moe_mb * fl("ep_comm_overlap")
+        # The window is the layer's compute plus the exposed CP remainder of that layer ("Windows"
+        # below: while the GPU waits on the ring, the all-to-all keeps running; found by review:
+        # against compute alone, slower attention shrank the CP remainder by as much as it added
+        # compute and the EP remainder shrank besides — Qwen3-30B-A3B, CP 4 × EP 8, half the TDP
+        # power limit shortened the step 1.4344 → 1.4339 s, flash attention off to 1.4221 s).
+        ep_hide = K.tp_overlap_frac * (layer_moe_mb + c_cp) * fl("ep_comm_overlap")
         ep_layer = np.maximum(n_a2a * a2a - ep_hide, 0.0)
         c_ep = np.where((e > 1) & is_moe, moe_share * ep_layer, 0.0)  # per layer and micro-batch
         # the remainders the EP overlap leaves widen the DP window; their forward share is 2 of
@@ -839,237 +844,261 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         ep_bytes = a2a = c_ep = ep_hide = c_x_ep = 0.0
         net_frac = a2a_elem_bytes = 1.0
 
-    # The slowest stage on compute plus its layers' TP / CP / EP time (found by review: chosen on
-    # compute alone, an uneven split's extra layer of communication could make the other the slower)
+    # The slowest stage (DualPipe: rank) sets the step. The candidates: the last stage (DualPipe:
+    # rank 0, its two end stages), which carries the output head, and the first stage (DualPipe:
+    # the most loaded middle rank), which holds the extra layer of an uneven split and its TP / CP /
+    # EP time. Each is costed whole — compute, communication, bubble and the DP / offload windows
+    # its own compute leaves — and the longer step is taken (found by review: chosen on compute
+    # alone, an uneven split's extra layer of communication could make the other the slower; then
+    # chosen on compute plus communication, a lower power limit could flip the choice to the stage
+    # with the wider DP window and shorten the step, 1.220 → 1.204 s on a 48-GPU MPT-7B-like run).
     c_layer = c_tp + c_cp + c_ep
-    last_is_slowest = last_mb + per_stage_lo * c_layer >= first_mb + per_stage_hi * c_layer
-    stage_mb = np.where(last_is_slowest, last_mb, first_mb)
     dual = sched == _SCHED["dualpipe"]
     any_dual = bool(np.any(dual))
-    layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
-    head_share = last_is_slowest * 1.0  # share of the micro-batches that run the output head
     if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
         ends = 0.5 * (first_mb + last_mb)  # rank 0: the first and the last stage
-        ends_slowest = (ends + 0.5 * (per_stage_hi + per_stage_lo) * c_layer
-                        >= per_stage_hi * (layer_mb + c_layer))
-        stage_mb = np.where(dual, np.where(ends_slowest, ends, per_stage_hi * layer_mb), stage_mb)
-        # the layers (and head) of the micro-batch the slowest rank runs: on average over its two
-        # stages (found by review: TP / EP counted 11 layers where rank 0 averages 11.5)
-        layers_stage = np.where(dual, np.where(ends_slowest, 0.5 * (per_stage_hi + per_stage_lo), per_stage_hi),
-                                layers_stage)
-        head_share = np.where(dual, 0.5 * ends_slowest, head_share)
-    t_compute = m * stage_mb
-    t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
-    t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
-    m_layers = m * layers_stage
-    t_tp = m_layers * c_tp
-    t_cp = m_layers * c_cp
-    t_ep = m_layers * c_ep
-    x_ep = m_layers * c_x_ep
-    # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
-    x_fwd = layers_stage * (exp_fwd + c_x_ep * 2.0 / n_a2a)
+        # the most loaded middle rank j (1 ≤ j < p/2) holds stages j and p−1−j; of the r = L mod p
+        # stages with the extra layer (0 … r−1) it holds two when r ≥ p/2 + 1, one when r ≥ 2, else
+        # none (found by review: two full stages were assumed, a rank that need not exist — the
+        # DeepSeek-V3 preset at PP 6, 11 layers per middle rank where each holds 10)
+        r_hi = L - pv * base
+        k_hi = np.where(r_hi >= 0.5 * p + 1.0, 2.0, np.where(r_hi >= 2.0, 1.0, 0.0))
+        mid_mb = 0.5 * (k_hi * first_mb + (2.0 - k_hi) * (last_mb - t_head_mb))
+        mid_layers = per_stage_lo + 0.5 * k_hi
 
+    def _stage(last_is_slowest, ends_slowest):
+        stage_mb = np.where(last_is_slowest, last_mb, first_mb)
+        layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
+        head_share = last_is_slowest * 1.0  # share of the micro-batches that run the output head
+        if any_dual:
+            stage_mb = np.where(dual, np.where(ends_slowest, ends, mid_mb), stage_mb)
+            # the layers (and head) of the micro-batch the slowest rank runs: on average over its
+            # two stages (found by review: TP / EP counted 11 layers where rank 0 averages 11.5)
+            layers_stage = np.where(dual, np.where(ends_slowest, 0.5 * (per_stage_hi + per_stage_lo), mid_layers),
+                                    layers_stage)
+            head_share = np.where(dual, 0.5 * ends_slowest, head_share)
+        t_compute = m * stage_mb
+        t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
+        t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
+        m_layers = m * layers_stage
+        t_tp = m_layers * c_tp
+        t_cp = m_layers * c_cp
+        t_ep = m_layers * c_ep
+        x_ep = m_layers * c_x_ep
+        # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
+        x_fwd = layers_stage * (exp_fwd + c_x_ep * 2.0 / n_a2a)
 
-    # Windows. The CP ring and (with ep_comm_overlap) the EP all-to-all leave exposed remainders,
-    # max(0, comm − compute), per layer; while the GPU waits on them a DP collective keeps running,
-    # so the window it hides in is the compute plus those remainders (x_mb per micro-batch, x_fwd
-    # of it in the forward, x_bwd in the backward). Adding remainders computed against the same
-    # compute instead made the step shorter when compute grew (found by review: Llama 3 8B PP 8 ×
-    # CP 4 ZeRO-3, flash attention on: −200 ms of compute, +39 ms of step). The exposed TP
-    # collectives are not counted in the windows (a fixed share of their time, not a remainder;
-    # the calibration is fitted that way). A simplification: a collective on the same link as the
-    # one it waits behind would queue, not run alongside.
-    x_mb = (t_cp + x_ep) / m
-    x_bwd = x_mb - x_fwd
+        # Windows. The CP ring and (with ep_comm_overlap) the EP all-to-all leave exposed remainders,
+        # max(0, comm − compute), per layer; while the GPU waits on them a DP collective keeps running,
+        # so the window it hides in is the compute plus those remainders (x_mb per micro-batch, x_fwd
+        # of it in the forward, x_bwd in the backward). Adding remainders computed against the same
+        # compute instead made the step shorter when compute grew (found by review: Llama 3 8B PP 8 ×
+        # CP 4 ZeRO-3, flash attention on: −200 ms of compute, +39 ms of step). The exposed TP
+        # collectives are not counted in the windows (a fixed share of their time, not a remainder;
+        # the calibration is fitted that way). A simplification: a collective on the same link as the
+        # one it waits behind would queue, not run alongside.
+        x_mb = (t_cp + x_ep) / m
+        x_bwd = x_mb - x_fwd
 
-    # --- PP (0 s when p = 1) ------------------------------------------------------------------
-    # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
-    frac = (p - 1.0) / m / np.maximum(v, 1.0)
-    zb = sched == _SCHED["zero_bubble"]
-    if zb.any():
-        frac = frac * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
-    if any_dual:  # DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) per step, with F&B = F + B
-        # (two chunks' compute, their communication overlapped) and W = half of the backward
-        # without its recomputed forward: (p/2 − 1)(F + B/2 + 3R/2) over the step's m·(F + B)
-        t_rec = full * layers_stage * layer_fwd  # the full-recompute forward inside B
-        dual_frac = dualpipe_bubble_fraction(p, m, t_fwd_mb, t_bwd_mb, t_rec)
-        frac = np.where(dual, dual_frac, frac)
-    t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
-    p2p_msg = W / t
-    p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
-    t_p2p = 2.0 * v * m * p2p
+        # --- PP (0 s when p = 1) ------------------------------------------------------------------
+        # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
+        frac = (p - 1.0) / m / np.maximum(v, 1.0)
+        zb = sched == _SCHED["zero_bubble"]
+        if zb.any():
+            frac = frac * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
+        if any_dual:  # DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) per step, with F&B = F + B
+            # (two chunks' compute, their communication overlapped) and W = half of the backward
+            # without its recomputed forward: (p/2 − 1)(F + B/2 + 3R/2) over the step's m·(F + B)
+            t_rec = full * layers_stage * layer_fwd  # the full-recompute forward inside B
+            dual_frac = dualpipe_bubble_fraction(p, m, t_fwd_mb, t_bwd_mb, t_rec)
+            frac = np.where(dual, dual_frac, frac)
+        t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
+        p2p_msg = W / t
+        p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
+        t_p2p = 2.0 * v * m * p2p
 
-    # --- DP ----------------------------------------------------------------------------------
-    tp_pp = t * p
-    gb = f("grad_bytes")
-    dp_dense_n = d * c
-    ovl = K.dp_overlap_frac
-    if any_moe:
-        P_expert = n_moe_l * E * f("params_expert")  # 0 on dense rows (no MoE layers)
-        P_dense_local = (f("params_total") - P_expert) / tp_pp
-        P_exp_local = P_expert / (tp_pp * e)
-    else:
-        P_dense_local = f("params_total") / tp_pp
-    # DualPipe: a rank holds two stages' parameters: the once-per-step collectives and the
-    # optimizer step carry both (× f2); ZeRO-3's per-micro-batch gathers only the stage it runs
-    f2 = (1.0 + dual) if any_dual else 1.0
-
-    # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
-    # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
-    any_hsdp = "dp_shard" in b and bool(np.any(f("dp_shard") < d))
-    if any_hsdp:
-        n_shard = f("dp_shard") * c
-        n_rep = d / f("dp_shard")
-        bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n)
-    else:
-        n_shard = dp_dense_n
-    bw_d, al_d, _ = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
-    X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
-    inr_any = bool(inr.any())
-    if inr_any:
-        inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
-    t_grad_rs = gb * X + al_d
-    t_param_ag = BYTES_16 * X + al_d
-    t_grad_ar = 2.0 * (gb * X / inr_f + al_d) if inr_any else 2.0 * t_grad_rs
-    if any_moe:
-        dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
-        bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
-        has_e = P_exp_local > 0
-        X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
-        t_grad_ar = t_grad_ar + 2.0 * (gb * X_e / (inr_f if inr_any else 1.0) + al_e) * has_e
-        t_grad_rs = t_grad_rs + (gb * X_e + al_e) * has_e
-        t_param_ag = t_param_ag + (BYTES_16 * X_e + al_e) * has_e
-        P_local = P_dense_local + P_exp_local
-    else:
-        P_local = P_dense_local
-    bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
-    last_bucket = np.minimum(1.0, bucket / np.maximum(P_local, 1.0))
-    z0 = zero == 0
-    z3 = zero == 3
-    zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
-    # one reduce-scatter of the gradients of the stage a micro-batch ran (before the HSDP replica
-    # part; DualPipe: one of its two stages, as ZeRO-3's per-micro-batch collectives)
-    t_rs_mb = t_grad_rs
-    if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
-        t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
-        t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
-    t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
-    t_ag_step = t_param_ag * f2
-    exp_grad = np.maximum(t_grad - ovl * (t_bwd_mb + x_bwd), last_bucket * t_grad)
-    dp_tail = exp_grad  # what the last backward leaves exposed (ZeRO-0/1/2); the offload window
-    # ZeRO-2 keeps only its gradient shard, so every micro-batch's backward reduce-scatters
-    # (DeepSpeed stage 2: "gradient reduction is required after every backward", deepspeedai/
-    # DeepSpeed#2252; FSDP SHARD_GRAD_OP): the m − 1 earlier ones each hidden behind its
-    # micro-batch's slot (forward + backward, as ZeRO-3's per-micro-batch collectives) except the
-    # last bucket, the last one (with the HSDP replica all-reduce of the accumulated shard) as
-    # ZeRO-1's. Accumulating without them needs the full gradients: that is ZeRO-1.
-    z2 = zero == 2
-    if z2.any():
-        m_prev = np.maximum(m - 1.0, 0.0)
-        exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), last_bucket * t_rs_mb)
-    exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), last_bucket * t_ag_step) * (zero >= 1)
-    z3_mb = 2.0 * t_param_ag + t_grad_rs
-    if z3.any():
-        z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
-        # never more than the collectives themselves (a stage of very few layers: first / last
-        # layer's share plus what the window cannot hide would exceed m·z3_mb)
-        z3_exposed = m * np.minimum(np.maximum(z3_mb - ovl * (stage_mb + x_mb), 0.0) + z3_first_last, z3_mb)
-        if any_hsdp:  # FSDP HSDP: the replica all-reduce in what the last micro-batch's window leaves
-            left = np.maximum(ovl * (stage_mb + x_mb) - z3_mb, 0.0)
-            z3_exposed = z3_exposed + np.maximum(t_rep * f2 - left, last_bucket * t_rep * f2)
-        dp_tail = _blend(z3, z3_exposed / m, dp_tail)  # ZeRO-3: the last micro-batch's share
-        t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
-    else:
-        t_dp_zero = exp_grad + exp_ag
-    # dp_comm_overlap off: none of the DP collectives hidden (PyTorch FSDP1 as MosaicML Composer
-    # ran it, docs/timing.md); the column is optional (absent = on).
-    dpo = fl("dp_comm_overlap") if "dp_comm_overlap" in b else None
-    serial = dpo is not None and not dpo.all()
-    if detail or serial:
-        # Every DP collective of the step: ZeRO-3 m·(2 gathers + reduce-scatter) per micro-batch
-        # (+ the HSDP replica all-reduce), ZeRO-0 the all-reduce, ZeRO-1/2 reduce-scatter + gather.
-        t_dp_total = _blend(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
-                            _blend(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2
-                                   + (zero == 2) * np.maximum(m - 1.0, 0.0) * t_rs_mb))
-    if serial:
-        t_dp_zero = _blend(dpo, t_dp_zero, t_dp_total)
-    t_dp = t_dp_zero * (dp_dense_n > 1.0)
-    dp_tail = dp_tail * (dp_dense_n > 1.0)
-
-    # --- optimizer and offload ---------------------------------------------------------------
-    # Local shard: over dp·cp (dense) and dp·cp/ep (experts) with ZeRO >= 1 (dp·cp integer);
-    # with HSDP over dp_shard·cp (ep = 1 there).
-    zge1 = zero >= 1
-    if any_moe:
-        P_shard = _blend(zge1, P_dense_local / n_shard + P_exp_local / dp_exp_n, P_local) * f2
-    else:
-        P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1) * f2
-    t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
-    off_code = g("offload_optimizer")
-    off = off_code > 0
-    host_bw = f("host_link_bw_bytes_per_s") * K.eff_scaleup
-    if bool(off.any()):
-        gpn = f("gpus_per_node")
-        host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
-        t_down = P_shard * 4.0 / host_bw
-        t_up = P_shard * BYTES_16 / host_bw
-        t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
-        nvme = off_code == 2
-        if nvme.any():
-            nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / gpn
-            t_nvme = P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0) * nvme
+        # --- DP ----------------------------------------------------------------------------------
+        tp_pp = t * p
+        gb = f("grad_bytes")
+        dp_dense_n = d * c
+        ovl = K.dp_overlap_frac
+        if any_moe:
+            P_expert = n_moe_l * E * f("params_expert")  # 0 on dense rows (no MoE layers)
+            P_dense_local = (f("params_total") - P_expert) / tp_pp
+            P_exp_local = P_expert / (tp_pp * e)
         else:
-            t_nvme = 0.0
-        # what the last backward (and the exposed collectives at its end, on other links) does not
-        # hide: two remainders against one window added made more compute shorten the step
-        # (found by a property test: 49.69 → 49.60 s with 2.67 s more compute)
-        t_down_exp = np.maximum(t_down - (t_bwd_mb + x_bwd + dp_tail), 0.0)
-        t_off_opt = (t_down_exp + t_cpu_step + t_up + t_nvme) * off
-    else:
-        t_down = t_down_exp = t_up = t_cpu_step = t_off_opt = t_nvme = 0.0
-    t_off_act = t_act = act = 0.0
-    if "act_offload_traffic_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
-        # every micro-batch's activations of the busiest rank (memory stage: m × one
-        # micro-batch's), written in the forward and read back in the backward (found by
-        # review: first the GPU-side working set, then the peak stash was used)
-        act = f("act_offload_traffic_bytes")
-        t_act = 2.0 * act / host_bw
-        # hidden behind the compute and the exposed remainders on other links; with optimizer
-        # offload it queues on the host link with the gradients' download (what of that the last
-        # backward does not hide is already in t_offload): the two exposures add up to
-        # max(t_down_exp, t_act + t_down − window), never shrinking when compute grows
-        t_q = t_act + t_down * off
-        t_off_act = np.where(np.asarray(b["offload_activations"], dtype=bool),
-                             np.maximum(t_q - (t_compute + t_cp + x_ep + t_dp) - t_down_exp, 0.0), 0.0)
-        t_offload = t_off_opt + t_off_act
-    else:
-        t_offload = t_off_opt
-    t_optimizer = t_opt_gpu * ~off
+            P_dense_local = f("params_total") / tp_pp
+        # DualPipe: a rank holds two stages' parameters: the once-per-step collectives and the
+        # optimizer step carry both (× f2); ZeRO-3's per-micro-batch gathers only the stage it runs
+        f2 = (1.0 + dual) if any_dual else 1.0
 
-    step = t_compute + t_tp + t_cp + t_ep + t_bubble + t_p2p + t_dp + t_offload + t_optimizer
-    T = {
-        "step_time_s": step, "t_compute_s": t_compute, "t_tp_comm_s": t_tp, "t_cp_comm_s": t_cp,
-        "t_ep_comm_s": t_ep, "t_pp_bubble_s": t_bubble, "t_pp_p2p_s": t_p2p,
-        "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
-    }
-    if detail:
-        T.update({
-            "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
-            "_ends_slowest": (dual & ends_slowest) if any_dual else 0.0,
-            "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
-            "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-            "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
-            "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
-            "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
-            "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
-            "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
-            "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local,
-            "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
-            "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
-            "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
-            "_t_nvme": t_nvme, "_t_off_act": t_off_act, "_t_act": t_act, "_act_off_bytes": act,
-            "_x_mb": x_mb, "_x_fwd": x_fwd, "_x_bwd": x_bwd, "_dp_tail": dp_tail,
-        })
+        # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
+        # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
+        any_hsdp = "dp_shard" in b and bool(np.any(f("dp_shard") < d))
+        if any_hsdp:
+            n_shard = f("dp_shard") * c
+            n_rep = d / f("dp_shard")
+            bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n)
+        else:
+            n_shard = dp_dense_n
+        bw_d, al_d, _ = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
+        X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
+        inr_any = bool(inr.any())
+        if inr_any:
+            inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
+        t_grad_rs = gb * X + al_d
+        t_param_ag = BYTES_16 * X + al_d
+        t_grad_ar = 2.0 * (gb * X / inr_f + al_d) if inr_any else 2.0 * t_grad_rs
+        if any_moe:
+            dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
+            bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
+            has_e = P_exp_local > 0
+            X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
+            t_grad_ar = t_grad_ar + 2.0 * (gb * X_e / (inr_f if inr_any else 1.0) + al_e) * has_e
+            t_grad_rs = t_grad_rs + (gb * X_e + al_e) * has_e
+            t_param_ag = t_param_ag + (BYTES_16 * X_e + al_e) * has_e
+            P_local = P_dense_local + P_exp_local
+        else:
+            P_local = P_dense_local
+        bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
+        last_bucket = np.minimum(1.0, bucket / np.maximum(P_local, 1.0))
+        z0 = zero == 0
+        z3 = zero == 3
+        zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
+        # one reduce-scatter of the gradients of the stage a micro-batch ran (before the HSDP replica
+        # part; DualPipe: one of its two stages, as ZeRO-3's per-micro-batch collectives)
+        t_rs_mb = t_grad_rs
+        if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
+            t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
+            t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
+        t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
+        t_ag_step = t_param_ag * f2
+        exp_grad = np.maximum(t_grad - ovl * (t_bwd_mb + x_bwd), last_bucket * t_grad)
+        dp_tail = exp_grad  # what the last backward leaves exposed (ZeRO-0/1/2); the offload window
+        # ZeRO-2 keeps only its gradient shard, so every micro-batch's backward reduce-scatters
+        # (DeepSpeed stage 2: "gradient reduction is required after every backward", deepspeedai/
+        # DeepSpeed#2252; FSDP SHARD_GRAD_OP): the m − 1 earlier ones each hidden behind its
+        # micro-batch's slot (forward + backward, as ZeRO-3's per-micro-batch collectives) except the
+        # last bucket, the last one (with the HSDP replica all-reduce of the accumulated shard) as
+        # ZeRO-1's. Accumulating without them needs the full gradients: that is ZeRO-1.
+        z2 = zero == 2
+        if z2.any():
+            m_prev = np.maximum(m - 1.0, 0.0)
+            exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), last_bucket * t_rs_mb)
+        exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), last_bucket * t_ag_step) * (zero >= 1)
+        z3_mb = 2.0 * t_param_ag + t_grad_rs
+        if z3.any():
+            z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
+            # never more than the collectives themselves (a stage of very few layers: first / last
+            # layer's share plus what the window cannot hide would exceed m·z3_mb)
+            z3_exposed = m * np.minimum(np.maximum(z3_mb - ovl * (stage_mb + x_mb), 0.0) + z3_first_last, z3_mb)
+            if any_hsdp:  # FSDP HSDP: the replica all-reduce in what the last micro-batch's window leaves
+                left = np.maximum(ovl * (stage_mb + x_mb) - z3_mb, 0.0)
+                z3_exposed = z3_exposed + np.maximum(t_rep * f2 - left, last_bucket * t_rep * f2)
+            dp_tail = _blend(z3, z3_exposed / m, dp_tail)  # ZeRO-3: the last micro-batch's share
+            t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
+        else:
+            t_dp_zero = exp_grad + exp_ag
+        # dp_comm_overlap off: none of the DP collectives hidden (PyTorch FSDP1 as MosaicML Composer
+        # ran it, docs/timing.md); the column is optional (absent = on).
+        dpo = fl("dp_comm_overlap") if "dp_comm_overlap" in b else None
+        serial = dpo is not None and not dpo.all()
+        if detail or serial:
+            # Every DP collective of the step: ZeRO-3 m·(2 gathers + reduce-scatter) per micro-batch
+            # (+ the HSDP replica all-reduce), ZeRO-0 the all-reduce, ZeRO-1/2 reduce-scatter + gather.
+            t_dp_total = _blend(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
+                                _blend(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2
+                                       + (zero == 2) * np.maximum(m - 1.0, 0.0) * t_rs_mb))
+        if serial:
+            t_dp_zero = _blend(dpo, t_dp_zero, t_dp_total)
+        t_dp = t_dp_zero * (dp_dense_n > 1.0)
+        dp_tail = dp_tail * (dp_dense_n > 1.0)
+
+        # --- optimizer and offload ---------------------------------------------------------------
+        # Local shard: over dp·cp (dense) and dp·cp/ep (experts) with ZeRO >= 1 (dp·cp integer);
+        # with HSDP over dp_shard·cp (ep = 1 there).
+        zge1 = zero >= 1
+        if any_moe:
+            P_shard = _blend(zge1, P_dense_local / n_shard + P_exp_local / dp_exp_n, P_local) * f2
+        else:
+            P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1) * f2
+        t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
+        off_code = g("offload_optimizer")
+        off = off_code > 0
+        host_bw = f("host_link_bw_bytes_per_s") * K.eff_scaleup
+        if bool(off.any()):
+            gpn = f("gpus_per_node")
+            host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
+            t_down = P_shard * 4.0 / host_bw
+            t_up = P_shard * BYTES_16 / host_bw
+            t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
+            nvme = off_code == 2
+            if nvme.any():
+                nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / gpn
+                t_nvme = P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0) * nvme
+            else:
+                t_nvme = 0.0
+            # what the last backward (and the exposed collectives at its end, on other links) does not
+            # hide: two remainders against one window added made more compute shorten the step
+            # (found by a property test: 49.69 → 49.60 s with 2.67 s more compute)
+            t_down_exp = np.maximum(t_down - (t_bwd_mb + x_bwd + dp_tail), 0.0)
+            t_off_opt = (t_down_exp + t_cpu_step + t_up + t_nvme) * off
+        else:
+            t_down = t_down_exp = t_up = t_cpu_step = t_off_opt = t_nvme = 0.0
+        t_off_act = t_act = act = 0.0
+        if "act_offload_traffic_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
+            # every micro-batch's activations of the busiest rank (memory stage: m × one
+            # micro-batch's), written in the forward and read back in the backward (found by
+            # review: first the GPU-side working set, then the peak stash was used)
+            act = f("act_offload_traffic_bytes")
+            t_act = 2.0 * act / host_bw
+            # hidden behind the compute and the exposed remainders on other links; with optimizer
+            # offload it queues on the host link with the gradients' download (what of that the last
+            # backward does not hide is already in t_offload): the two exposures add up to
+            # max(t_down_exp, t_act + t_down − window), never shrinking when compute grows
+            t_q = t_act + t_down * off
+            t_off_act = np.where(np.asarray(b["offload_activations"], dtype=bool),
+                                 np.maximum(t_q - (t_compute + t_cp + x_ep + t_dp) - t_down_exp, 0.0), 0.0)
+            t_offload = t_off_opt + t_off_act
+        else:
+            t_offload = t_off_opt
+        t_optimizer = t_opt_gpu * ~off
+
+        step = t_compute + t_tp + t_cp + t_ep + t_bubble + t_p2p + t_dp + t_offload + t_optimizer
+        T = {
+            "step_time_s": step, "t_compute_s": t_compute, "t_tp_comm_s": t_tp, "t_cp_comm_s": t_cp,
+            "t_ep_comm_s": t_ep, "t_pp_bubble_s": t_bubble, "t_pp_p2p_s": t_p2p,
+            "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
+        }
+        if detail:
+            T.update({
+                "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
+                "_ends_slowest": (dual & ends_slowest) if any_dual else 0.0,
+                "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
+                "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
+                "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
+                "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
+                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
+                "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
+                "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
+                "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local,
+                "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
+                "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
+                "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
+                "_t_nvme": t_nvme, "_t_off_act": t_off_act, "_t_act": t_act, "_act_off_bytes": act,
+                "_x_mb": x_mb, "_x_fwd": x_fwd, "_x_bwd": x_bwd, "_dp_tail": dp_tail,
+            })
+        return T
+
+    # the head-carrying stage (DualPipe: rank 0) first; the other only where it can be the slower:
+    # an uneven split (a DualPipe middle rank needs p > 2)
+    T = _stage(np.ones_like(first_mb, dtype=bool), np.ones_like(first_mb, dtype=bool))
+    other = (per_stage_hi > per_stage_lo) & ~(dual & (p <= 2.0)) if any_dual else per_stage_hi > per_stage_lo
+    if bool(np.any(other)):
+        T2 = _stage(np.zeros_like(first_mb, dtype=bool), np.zeros_like(first_mb, dtype=bool))
+        pick = other & (T2["step_time_s"] > T["step_time_s"])
+        if bool(np.any(pick)):
+            T = {k: np.where(pick, T2[k], x) if k in T2 else x for k, x in T.items()}
     # Results as (N,) arrays; the detail terms (explain only) may stay scalars.
     return {k: _expand(x, n_rows) if k[0] != "_" else x for k, x in T.items()}
 
@@ -1139,15 +1168,16 @@ def _stage_text(r: dict, T: dict) -> str:
         if T["_ends_slowest"]:
             return (f"(DualPipe: each rank runs half its micro-batches on each of its two stages, "
                     f"½ × (first stage {_ms(T['_first_mb'])} + last stage {_ms(T['_last_mb'])}))")
-        return (f"(= {n:.4g} layers × {_ms(per)}: DualPipe, a middle rank's two full stages, compute and its layers' "
-                f"TP / CP / EP time together slower than rank 0's, whose two end stages average {_ms(ends)} of compute "
-                "over fewer layers)")
-    if T["_last_is_slowest"]:
+        txt, shown = (f"(= {n:.4g} layers × {_ms(per)}: DualPipe, the most loaded middle rank (stages j and p−1−j, "
+                      f"{n:.4g} layers on average), its step — compute, its layers' TP / CP / EP time and what its "
+                      f"windows leave of the DP / offload transfers — longer than rank 0's, whose two end stages "
+                      f"average {_ms(ends)} of compute over fewer layers"), n * per
+    elif T["_last_is_slowest"]:
         txt, shown = f"(= {n:.4g} layers × {_ms(per)} + head+loss {_ms(head)}", n * per + head
     elif T["_last_mb"] > T["_first_mb"]:
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage: the last one computes more "
                       f"({_ms(T['_last_mb'])} with its head+loss) but its layer fewer of TP / CP / EP "
-                      "communication leaves it faster"), n * per
+                      "communication, and the DP / offload time its wider windows hide, leave its step shorter"), n * per
     else:
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage; the last one's {_ms(head)} head+loss "
                       "leaves it faster"), n * per

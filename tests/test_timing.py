@@ -1092,3 +1092,108 @@ def test_the_slowest_stage_counts_its_communication():
     assert T["_first_mb"] + 4 * c > T["_last_mb"] + 3 * c
     assert T["_layers_stage"] == 4 and not T["_last_is_slowest"]
     assert T["t_compute_s"] == pytest.approx(T["_m"] * T["_first_mb"], rel=1e-12)
+
+
+def _terms_of(d):
+    from planner import batch, model_stats
+
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    return {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()}
+
+
+@pytest.mark.parametrize("pp", [4, 6, 14, 16])
+def test_dualpipe_middle_rank_is_one_that_exists(pp):
+    """DualPipe rank j holds stages j and p−1−j (DeepSeek-V3 §3.2.1). DeepSeek-V3's 61 layers at
+    PP 6 split 11, 10, 10, 10, 10, 10: the middle ranks hold 10 + 10, rank 0 11 + 10 + the head;
+    no rank holds two 11-layer stages (found by review: the middle rank was costed as two full
+    stages, 11 layers, and at TP 2 it was taken as the slowest). By hand from the layout rule
+    (model_stats.layers_on_rank): each real rank's load per micro-batch is its average layers ×
+    (layer + c) plus half the head on rank 0; the slowest of those sets t_compute."""
+    from planner import model_stats
+
+    s = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    s["parallelism"].update(tp=2, pp=pp, dp=None)
+    s["cluster"]["n_gpus"] = 64 * pp * 2
+    T = _terms_of(s)
+    lay = [int(model_stats.layers_on_rank(61, pp, 1, j)) for j in range(pp)]
+    c = (T["t_tp_comm_s"] + T["t_cp_comm_s"] + T["t_ep_comm_s"]) / (T["_m"] * T["_layers_stage"])
+    per, head = T["_layer_mb"], T["_t_head_mb"]
+    loads = {j: (0.5 * (lay[j] + lay[pp - 1 - j]), 0.5 * head * (j == 0)) for j in range(pp // 2)}
+    j_max = max(loads, key=lambda j: loads[j][0] * (per + c) + loads[j][1])
+    n, h = loads[j_max]
+    assert T["_layers_stage"] == n
+    assert T["t_compute_s"] == pytest.approx(T["_m"] * (n * per + h), rel=1e-12)
+    if pp in (4, 6, 14):  # fewer than p/2 + 1 stages hold the extra layer: no rank holds two
+        assert j_max == 0 and max(lay[j] + lay[pp - 1 - j] for j in range(1, pp // 2)) < 2 * max(lay)
+
+
+def test_a_lower_power_limit_cannot_flip_to_the_stage_with_the_wider_window():
+    """An MPT-7B-like model (vocab 68,288) on 48 H100, TP 8 × PP 3 (32 layers: 11, 11, 10 + the
+    head), ZeRO-3 over 2 ranks: the first stage's extra layer of TP all-reduces makes it the
+    slower at 365 W; at 362.5 W the last stage computes enough more to be taken on compute plus
+    communication, and its wider ZeRO-3 window (its head's compute) hid more: the step went
+    1.2203 → 1.2037 s (found by review). Every stage runs its own ZeRO-3 collectives behind its
+    own compute, so the step is the longer of the two stages' steps, each by the documented
+    formulas: m·(stage + layers·c) + bubble (p−1)/m × that + p2p + ZeRO-3 exposed
+    m·min(max(0, z3_mb − ovl·stage) + (gather + reduce-scatter)/layers, z3_mb) + optimizer."""
+    import json
+    import pathlib
+
+    base = json.loads((pathlib.Path(timing.__file__).parents[1] / "presets" / "models.json").read_text())["mpt-7b"]
+    mdl = {k: v for k, v in base.items() if k not in ("source", "published_params_total")}
+    mdl.update(name="custom", vocab_size=68288)
+
+    def scen(pw):
+        return {"model": mdl, "cluster": {"system": "dgx-h100", "n_gpus": 48, "overrides": {"power_limit_w": pw}},
+                "training": {"seq_len": 4096, "global_batch_size": 64, "micro_batch_size": 1},
+                "parallelism": {"tp": 8, "pp": 3, "zero_stage": 3, "layer_split": "uneven"}}
+
+    ovl = _calibration_file()["dp_overlap_frac"]["value"]
+    steps = []
+    for pw in (365.0, 362.5):
+        T = _terms_of(scen(pw))
+        m, p = T["_m"], 3.0
+        c = T["t_tp_comm_s"] / (T["_m"] * T["_layers_stage"])
+        z3_mb = 2 * T["_t_param_ag"] + T["_t_grad_rs"]
+
+        def stage_step(mb, n):
+            body = m * (mb + n * c)
+            dp = m * min(max(0.0, z3_mb - ovl * mb) + (T["_t_param_ag"] + T["_t_grad_rs"]) / n, z3_mb)
+            return body + (p - 1) / m * body + T["t_pp_p2p_s"] + dp + T["t_optimizer_s"]
+
+        by_hand = max(stage_step(T["_first_mb"], 11), stage_step(T["_last_mb"], 10))
+        assert T["step_time_s"] == pytest.approx(by_hand, rel=1e-9)
+        steps.append(T["step_time_s"])
+    assert steps[1] >= steps[0]  # less power: never a shorter step
+
+
+def test_ep_overlap_window_includes_the_cp_remainder():
+    """Qwen3-30B-A3B on 512 MI300X, TP 8 × CP 4 × EP 8 with ep_comm_overlap, ZeRO-2: the CP ring
+    leaves an exposed remainder per layer and the all-to-all hides behind the MoE layer. Slower
+    attention (a lower power limit, or flash attention off) adds to the attention core what it
+    takes from the CP remainder (max(0, ring − core)), so the layer's wall time is unchanged, and
+    the all-to-all, which runs while the GPU waits on the ring too, has no more room to hide:
+    the step cannot shrink (found by review: against compute alone the EP remainder shrank as
+    well, 1.4344 → 1.4339 s at half the TDP, → 1.4221 s with flash attention off). By the
+    documented rule the exposed EP time per MoE layer and micro-batch is max(0, n·a2a −
+    tp_overlap_frac·(MoE layer compute + CP remainder)), so with the remainder in the window the
+    all-to-all is hidden whole here."""
+    d = {"model": "qwen3-30b-a3b", "cluster": {"system": "mi300x-8", "n_gpus": 512},
+         "training": {"seq_len": 2048, "global_batch_size": 256, "micro_batch_size": 2, "precision": "bf16"},
+         "parallelism": {"tp": 8, "pp": 2, "cp": 4, "ep": 8, "schedule": "gpipe", "zero_stage": 2,
+                         "recompute": "selective", "sequence_parallel": False, "offload_optimizer": "none",
+                         "offload_activations": True, "flash_attention": True, "tp_comm_overlap": True,
+                         "dp_comm_overlap": True, "ep_comm_overlap": True, "layer_split": "uneven"}}
+    base = planner.evaluate(d).results
+    low = dict(d, cluster={**d["cluster"], "overrides": {"power_limit_w": 375.0}})  # half the MI300X's 750 W
+    no_flash = dict(d, parallelism={**d["parallelism"], "flash_attention": False})
+    T = _terms_of(d)
+    c_cp = T["t_cp_comm_s"] / (T["_m"] * T["_layers_stage"])
+    assert c_cp > 0 and T["_n_a2a"] * T["_a2a"] < T["_ep_hide"]  # the window covers 4 all-to-alls
+    assert T["_ep_hide"] > T["_n_a2a"] * T["_a2a"] - 0.85 * c_cp  # ... with the CP remainder in it
+    assert base["t_ep_comm_s"] == 0.0
+    for other in (low, no_flash):
+        r = planner.evaluate(other).results
+        assert r["t_compute_s"] > base["t_compute_s"]
+        assert r["step_time_s"] >= base["step_time_s"] * (1 - 1e-12)

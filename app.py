@@ -12,7 +12,7 @@ _PAGES = Path(__file__).resolve().parent / "app_pages"
 
 
 def main() -> None:
-    st.set_page_config(page_title="clusterplan", page_icon=":material/dns:", layout="wide")
+    st.set_page_config(page_title="clusterplan", page_icon="🧮", layout="wide")
     nav = st.navigation([
         st.Page(_PAGES / "plan.py", title="Plan", icon=":material/calculate:", default=True),
         st.Page(_PAGES / "explore.py", title="Explore", icon=":material/scatter_plot:"),

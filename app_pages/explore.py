@@ -85,14 +85,15 @@ def row_scenario(sj: dict, row: dict) -> dict:
     return out
 
 
-def _open_row(i: int) -> None:
+def _row_to_open(i: int) -> dict | None:
+    """The scenario of row ``i`` of this run's sweep (None when there is no such row)."""
     top = ss.get("_ex_top_rows") or []
-    if 0 <= i < len(top):
-        sj = row_scenario(ss[C.SCENARIO_KEY], top[i])
-        if ss.get("_ex_layer_split") == "uneven":  # the sweep ran on uneven splits (its fallback base)
-            sj.setdefault("parallelism", {})["layer_split"] = "uneven"
-        C.open_in_plan(sj)
-        ss["_ex_goto_plan"] = True
+    if not 0 <= i < len(top):
+        return None
+    sj = row_scenario(ss[C.SCENARIO_KEY], top[i])
+    if ss.get("_ex_layer_split") == "uneven":  # the sweep ran on uneven splits (its fallback base)
+        sj.setdefault("parallelism", {})["layer_split"] = "uneven"
+    return sj
 
 
 def _on_table_select() -> None:
@@ -102,8 +103,8 @@ def _on_table_select() -> None:
         rows = list(sel.selection.rows) if sel is not None else []
     except AttributeError:
         rows = list((sel or {}).get("selection", {}).get("rows", []))
-    if rows:
-        _open_row(int(rows[0]))
+    if rows:  # opened once this run's sweep is known (below), never from a stale table
+        ss["_ex_open_req"] = int(rows[0])
 
 
 def pick_index(value, labels: list[str]) -> int:
@@ -119,11 +120,17 @@ def pick_index(value, labels: list[str]) -> int:
 
 
 def _on_open_button() -> None:
-    _open_row(pick_index(ss.get("ex_pick", 0), ss.get("_ex_pick_labels") or []))
+    # Only the request is kept here: a callback runs before the page, with the rows of the last
+    # run that finished. A click while a new sweep was still computing (another GPU count) opened
+    # the old sweep's row, its old GPU count included (found by a browser test under load: Plan
+    # opened with n=1024 after GPUs 2048). The row is opened below, from this run's sweep.
+    ss["_ex_open_req"] = pick_index(ss.get("ex_pick", 0), ss.get("_ex_pick_labels") or [])
 
 
 # ---------------------------------------------------------------------------------------
-if ss.pop("_ex_goto_plan", False):
+_open_req = ss.pop("_ex_open_req", None)  # taken now: a page that stops early does not keep it
+if (_open_sj := ss.pop("_ex_open_sj", None)) is not None:  # set below, loaded before any widget
+    C.open_in_plan(_open_sj)
     st.switch_page("app_pages/plan.py")
 
 _PAGE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_color")
@@ -215,6 +222,10 @@ if len(df) > MAX_POINTS:
 
 top = df.head(int(ss["ex_top"])).reset_index(drop=True)
 ss["_ex_top_rows"] = top.to_dict("records")
+if _open_req is not None and (_sj_open := _row_to_open(int(_open_req))) is not None:
+    # Open in Plan / a table row, on this run's sweep; the widgets take it on the next run's top
+    ss["_ex_open_sj"] = _sj_open
+    st.rerun()
 # The split, then the results led by the column the table is ranked on, so that at 1,280 px (818 px
 # of table with the sidebar open) the ranking column and the key results are never the ones cut off
 # (review 2026-11-30: 974 px of columns hid goodput, days and M USD). Step time and throughput are

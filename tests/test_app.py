@@ -1129,3 +1129,25 @@ def test_a_run_the_monte_carlo_refuses_says_so_once_before_the_button():
     assert "simulate:" not in refusals[0] and ").)" not in refusals[0] and refusals[0].endswith(".")
     assert at.button(key="pl_mc_run").disabled
     assert not any("Press **Run simulation**" in c.value for c in at.caption)
+
+
+def test_explore_open_in_plan_clicked_with_a_new_gpu_count_opens_the_new_sweep():
+    """Found by a browser test under load: GPUs 2048 typed and "Open in Plan" clicked before the new
+    sweep was drawn opened the old sweep's row, with its old GPU count (Plan at n=1024). The
+    callback ran before the page, on the rows of the last run that finished; now it only records
+    the request, which the page fulfils from this run's sweep. One run with both changes is that
+    click: the Plan page must get the new GPU count and the new sweep's row 0."""
+    at = _explore_from_8b_preset()
+    assert at.query_params["n"] == "64"
+    at.number_input(key="w_n").set_value(128)
+    at.button(key="ex_open").click().run()
+    assert not at.exception
+    assert "Step time" in metrics(at)  # now on Plan
+    assert at.query_params["n"] == "128" and at.number_input(key="w_n").value == 128
+    # row 0 of the 128-GPU sweep, as a fresh Explore page at 128 GPUs ranks it
+    ref = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    ref.query_params.update({"p": "llama3-8b-h100-64", "n": "128"})
+    ref.run()
+    ref.switch_page("app_pages/explore.py").run()
+    row0 = _explore_table_row(ref, 0)
+    assert (at.number_input(key="w_tp").value, at.number_input(key="w_pp").value) == (row0["TP"], row0["PP"])

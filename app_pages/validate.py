@@ -117,9 +117,16 @@ for _msg in ss.get("_v_set_warnings", []) + ss.get("_v_warnings", []):
     st.warning(f"Link: {_msg}", icon=":material/link_off:")
 
 st.subheader("Error per source group")
+_SUMMARY_LABELS = {"median_abs_err": ("median |error|", "Median of |predicted ÷ published − 1| over the group's runs"),
+                   "p90_abs_err": ("p90 |error|", "90th percentile of |predicted ÷ published − 1|"),
+                   "max_abs_err": ("max |error|", "Largest |predicted ÷ published − 1|"),
+                   "mean_signed_err": ("mean signed error", "Mean of predicted ÷ published − 1: above 0 the model "
+                                       "is faster than the runs were")}
 st.dataframe(summary, hide_index=True, key="v_summary",
-             column_config={c: st.column_config.NumberColumn(format="percent") for c in summary.columns
-                            if c.endswith("err")})
+             column_config={c: st.column_config.NumberColumn(_SUMMARY_LABELS.get(c, (c, None))[0],
+                                                             help=_SUMMARY_LABELS.get(c, (c, None))[1], format="percent")
+                            for c in summary.columns if c.endswith("err")} | {"n": st.column_config.NumberColumn(
+                                "runs", help="Runs of the group with a prediction (skipped rows say why below)")})
 
 with st.expander("By accelerator family and kind: the band the Plan page shows", expanded=False):
     try:
@@ -147,6 +154,11 @@ st.query_params.from_dict({"v_set": run_set, "v_metric": metric or "",
                            "v_group": list(ss.get("v_groups") or ["none"])})
 
 sel = ok[ok["metric"].eq(metric) & ok["group"].isin(ss.get("v_groups") or [])] if metric else ok.iloc[:0]
+# a group whose runs publish another metric has no point on this chart: say which (found by review:
+# five groups selected, two in the legend, and nothing said why)
+_other = [g for g in (ss.get("v_groups") or []) if metric and not ok["metric"].eq(metric)[ok["group"].eq(g)].any()]
+if _other and len(sel):
+    st.caption(f"Not on this chart (their runs publish another metric: pick it above): {', '.join(_other)}.")
 if len(sel):
     st.altair_chart(charts.validation_scatter(sel, "published", "predicted", color="group",
                                               unit=UNITS.get(metric, metric),

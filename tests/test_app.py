@@ -1151,3 +1151,21 @@ def test_explore_open_in_plan_clicked_with_a_new_gpu_count_opens_the_new_sweep()
     ref.switch_page("app_pages/explore.py").run()
     row0 = _explore_table_row(ref, 0)
     assert (at.number_input(key="w_tp").value, at.number_input(key="w_pp").value) == (row0["TP"], row0["PP"])
+
+
+def test_validate_says_which_selected_groups_publish_another_metric():
+    """Found by a new-user review: with all five calibration groups selected the tokens/s chart's
+    legend had two of them and nothing said why. Each group's rows publish one metric
+    (calibration.csv: Narayanan and Korthikanti TFLOP/s or MFU, MosaicML tokens/s, ...): the
+    groups with no run of the chart's metric are named under it."""
+    from planner import validation
+
+    at = _run(VALIDATE)
+    metric = at.query_params["v_metric"]
+    rows, _ = validation.validate()
+    ok = rows[rows["status"] == "ok"]
+    selected = list(at.session_state["v_groups"])
+    other = [g for g in selected if not (ok["group"].eq(g) & ok["metric"].eq(metric)).any()]
+    assert other  # the default selection has groups of another metric
+    caps = [c.value for c in at.caption if c.value.startswith("Not on this chart")]
+    assert caps == [f"Not on this chart (their runs publish another metric: pick it above): {', '.join(other)}."]

@@ -1041,7 +1041,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # what the last backward (and the exposed collectives at its end, on other links) does not
             # hide: two remainders against one window added made more compute shorten the step
             # (found by a property test: 49.69 → 49.60 s with 2.67 s more compute)
-            t_down_exp = np.maximum(t_down - (t_bwd_mb + x_bwd + dp_tail), 0.0)
+            # (× off: a row without optimizer offload has nothing to download — its t_down_exp
+            # must be 0, as in a batch without any offloading row, where the activation swap below
+            # subtracts it; found by a batch-independence property test)
+            t_down_exp = np.maximum(t_down - (t_bwd_mb + x_bwd + dp_tail), 0.0) * off
             t_off_opt = (t_down_exp + t_cpu_step + t_up + t_nvme) * off
         else:
             t_down = t_down_exp = t_up = t_cpu_step = t_off_opt = t_nvme = 0.0

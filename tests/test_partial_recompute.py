@@ -148,3 +148,48 @@ def test_without_flash_the_layers_not_recomputed_keep_their_scores():
     assert (a1 - a6) / (a6 - a12) == pytest.approx(5 / 6, rel=1e-12)
     assert a12 == pytest.approx(act("full"), rel=1e-12)
     assert a1 > act("selective")
+
+
+def test_partial_recompute_replays_the_cp_ring_on_the_stage_s_own_recomputed_layers():
+    """Found by a property test (flash attention off shortened a step): with partial recompute the
+    CP ring exchange of the recomputed forward was charged at the average share of recomputed
+    layers, min(N·pp·vpp/L, 1), while the compute took the pacing stage's own, min(N·vpp, n)/n.
+    Llama 3 8B, PP 3 uneven (first stage n = 11 layers), N = 2, CP 2 across nodes at 2 GB/s per
+    GPU (ring-bound in both passes). docs/timing.md, t_cp_comm_s: (c−1) hops forward, 2(c−1)
+    backward, exposed beyond the attention core of the same pass (fwd 1×, bwd 2.5× the core with
+    flash); the recomputed forward replays its hops on the N layers it recomputes:
+    t_cp = m·(n·(e_f + e_b) + N·e_f), e_f = fwd hops − core, e_b = bwd hops − 2.5·core.
+    Ring-bound, the attention core hides inside the hops, so attention compute + exposed CP does
+    not depend on the core's speed: flash attention on or off gives the same t_compute + t_cp."""
+    import copy
+
+    import numpy as np
+
+    from planner import engine, memory, model_stats, timing
+
+    d = {"model": "llama3-8b",
+         "cluster": {"system": "dgx-h100", "n_gpus": 48, "overrides": {"nic_bw_per_gpu_bytes_per_s": 2e9}},
+         "training": {"seq_len": 4096, "global_batch_size": 8, "micro_batch_size": 1},
+         "parallelism": {"tp": 8, "pp": 3, "cp": 2, "dp": 1, "recompute": "full", "recompute_layers": 2,
+                         "layer_split": "uneven", "sequence_parallel": True},
+         "checkpoint": {"tiers": [{"tier": "pfs"}]}}
+    b = engine.to_batch([d])[0]
+    out = dict(b)
+    out.update(model_stats.stage(out))
+    out.update(memory.stage(out))
+    T = timing._terms(out, None, detail=True)
+    one = lambda k: float(np.ravel(T[k])[0])  # noqa: E731
+    assert one("_layers_stage") == 11 and one("_last_is_slowest") == 0  # the first stage paces
+    core, hop_f, hop_b = one("_t_core"), one("_cp_fwd"), one("_cp_bwd")
+    e_f, e_b = hop_f - core, hop_b - 2.5 * core
+    assert e_f > 0 and e_b > 0  # ring-bound in both passes
+    m, n, N = 8, 11, 2
+    assert one("t_cp_comm_s") == pytest.approx(m * (n * (e_f + e_b) + N * e_f), rel=1e-12)
+    r_on = planner.evaluate(d).results
+    off = copy.deepcopy(d)
+    off["parallelism"]["flash_attention"] = False
+    r_off = planner.evaluate(off).results
+    assert r_off["t_compute_s"] > r_on["t_compute_s"] * 1.5  # attention itself is slower
+    assert r_off["t_compute_s"] + r_off["t_cp_comm_s"] == pytest.approx(
+        r_on["t_compute_s"] + r_on["t_cp_comm_s"], rel=1e-12)
+    assert r_off["step_time_s"] >= r_on["step_time_s"] * (1 - 1e-12)

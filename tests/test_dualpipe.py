@@ -140,3 +140,28 @@ def test_cli_sweep_schedules_option():
     assert rc == 0, err
     rc, _, err = run("sweep", "--preset", "llama3-70b-h100-1024", "--schedules", "dual")
     assert rc == 2 and "--schedules 'dual'" in err and "dualpipe" in err
+
+
+def test_dualpipe_bubble_weighs_each_pass_with_its_exposed_cp_remainder():
+    """Found by a property test: flash attention off shortened DualPipe steps with CP (Llama 2 7B,
+    PP 6 × CP 8 on 192 B300, selective recompute: 0.5127 → 0.5119 s). The bubble
+    (p/2 − 1)(F + B/2 + 3R/2) (DeepSeek-V3 Table 2) is applied to compute + communication, but F and
+    B were weighed on compute alone. Ring-bound in both passes, each pass of each layer takes
+    max(ring hops, attention core): the core's speed changes neither F nor B, so flash attention
+    on or off must give the same compute + CP time, the same bubble and the same step."""
+    import copy
+
+    d = {"model": "llama2-7b", "cluster": {"system": "dgx-b300", "n_gpus": 192},
+         "training": {"seq_len": 8192, "micro_batch_size": 2, "global_batch_size": 48},
+         "parallelism": {"tp": 2, "pp": 6, "cp": 8, "dp": 2, "schedule": "dualpipe", "layer_split": "uneven",
+                         "recompute": "selective", "sequence_parallel": False, "zero_stage": 3,
+                         "tp_comm_overlap": True},
+         "checkpoint": {"tiers": [{"tier": "pfs"}]}}
+    on = planner.evaluate(d).results
+    off_d = copy.deepcopy(d)
+    off_d["parallelism"]["flash_attention"] = False
+    off = planner.evaluate(off_d).results
+    assert off["t_compute_s"] > on["t_compute_s"] * 1.05 and off["t_cp_comm_s"] < on["t_cp_comm_s"]
+    assert off["t_compute_s"] + off["t_cp_comm_s"] == pytest.approx(on["t_compute_s"] + on["t_cp_comm_s"], rel=1e-12)
+    assert off["t_pp_bubble_s"] == pytest.approx(on["t_pp_bubble_s"], rel=1e-12)
+    assert off["step_time_s"] == pytest.approx(on["step_time_s"], rel=1e-12)

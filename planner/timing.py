@@ -876,6 +876,121 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         mid_mb = 0.5 * (k_hi * first_mb + (2.0 - k_hi) * (last_mb - t_head_mb))
         mid_layers = per_stage_lo + 0.5 * k_hi
 
+    # --- PP (0 s when p = 1) ------------------------------------------------------------------
+    # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
+    frac0 = (p - 1.0) / m / np.maximum(v, 1.0)
+    zb = sched == _SCHED["zero_bubble"]
+    if zb.any():
+        frac0 = frac0 * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
+    p2p_msg = W / t
+    p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
+    t_p2p = 2.0 * v * m * p2p
+
+    # --- DP ----------------------------------------------------------------------------------
+    tp_pp = t * p
+    gb = f("grad_bytes")
+    dp_dense_n = d * c
+    ovl = K.dp_overlap_frac
+    if any_moe:
+        P_expert = n_moe_l * E * f("params_expert")  # 0 on dense rows (no MoE layers)
+        P_dense_local = (f("params_total") - P_expert) / tp_pp
+        P_exp_local = P_expert / (tp_pp * e)
+    else:
+        P_dense_local = f("params_total") / tp_pp
+    # DualPipe: a rank holds two stages' parameters: the once-per-step collectives and the
+    # optimizer step carry both (× f2); ZeRO-3's per-micro-batch gathers only the stage it runs
+    f2 = (1.0 + dual) if any_dual else 1.0
+
+    # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
+    # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
+    any_hsdp = "dp_shard" in b and bool(np.any(f("dp_shard") < d))
+    if any_hsdp:
+        n_shard = f("dp_shard") * c
+        n_rep = d / f("dp_shard")
+        bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n)
+    else:
+        n_shard = dp_dense_n
+    bw_d, al_d, _ = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
+    X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
+    inr_any = bool(inr.any())
+    if inr_any:
+        inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
+    t_grad_rs = gb * X + al_d
+    t_param_ag = BYTES_16 * X + al_d
+    t_grad_ar = 2.0 * (gb * X / inr_f + al_d) if inr_any else 2.0 * t_grad_rs
+    if any_moe:
+        dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
+        bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
+        has_e = P_exp_local > 0
+        X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
+        t_grad_ar = t_grad_ar + 2.0 * (gb * X_e / (inr_f if inr_any else 1.0) + al_e) * has_e
+        t_grad_rs = t_grad_rs + (gb * X_e + al_e) * has_e
+        t_param_ag = t_param_ag + (BYTES_16 * X_e + al_e) * has_e
+        P_local = P_dense_local + P_exp_local
+    else:
+        P_local = P_dense_local
+    bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
+    last_bucket = np.minimum(1.0, bucket / np.maximum(P_local, 1.0))
+    z0 = zero == 0
+    z3 = zero == 3
+    zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
+    # one reduce-scatter of the gradients of the stage a micro-batch ran (before the HSDP replica
+    # part; DualPipe: one of its two stages, as ZeRO-3's per-micro-batch collectives)
+    t_rs_mb = t_grad_rs
+    if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
+        t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
+        t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
+    t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
+    t_ag_step = t_param_ag * f2
+    z3_mb = 2.0 * t_param_ag + t_grad_rs
+    # dp_comm_overlap off: none of the DP collectives hidden (PyTorch FSDP1 as MosaicML Composer
+    # ran it, docs/timing.md); the column is optional (absent = on).
+    dpo = fl("dp_comm_overlap") if "dp_comm_overlap" in b else None
+    serial = dpo is not None and not dpo.all()
+    if detail or serial:
+        # Every DP collective of the step: ZeRO-3 m·(2 gathers + reduce-scatter) per micro-batch
+        # (+ the HSDP replica all-reduce), ZeRO-0 the all-reduce, ZeRO-1/2 reduce-scatter + gather.
+        t_dp_total = _blend(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
+                            _blend(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2
+                                   + (zero == 2) * np.maximum(m - 1.0, 0.0) * t_rs_mb))
+
+    # --- optimizer and offload ---------------------------------------------------------------
+    # Local shard: over dp·cp (dense) and dp·cp/ep (experts) with ZeRO >= 1 (dp·cp integer);
+    # with HSDP over dp_shard·cp (ep = 1 there).
+    zge1 = zero >= 1
+    if any_moe:
+        P_shard = _blend(zge1, P_dense_local / n_shard + P_exp_local / dp_exp_n, P_local) * f2
+    else:
+        P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1) * f2
+    t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
+    off_code = g("offload_optimizer")
+    off = off_code > 0
+    host_bw = f("host_link_bw_bytes_per_s") * K.eff_scaleup
+    if bool(off.any()):
+        gpn = f("gpus_per_node")
+        host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
+        t_down = P_shard * 4.0 / host_bw
+        t_up = P_shard * BYTES_16 / host_bw
+        t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
+        nvme = off_code == 2
+        if nvme.any():
+            nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / gpn
+            t_nvme = P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0) * nvme
+        else:
+            t_nvme = 0.0
+    else:
+        t_down = t_up = t_cpu_step = t_nvme = 0.0
+    act_any = "act_offload_traffic_bytes" in b and bool(np.asarray(b["offload_activations"]).any())
+    if act_any:
+        # every micro-batch's activations of the busiest rank (memory stage: m × one
+        # micro-batch's), written in the forward and read back in the backward (found by
+        # review: first the GPU-side working set, then the peak stash was used)
+        act = f("act_offload_traffic_bytes")
+        t_act = 2.0 * act / host_bw
+    else:
+        t_act = act = 0.0
+    t_optimizer = t_opt_gpu * ~off
+
     def _stage(last_is_slowest, ends_slowest):
         stage_mb = np.where(last_is_slowest, last_mb, first_mb)
         layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
@@ -913,12 +1028,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         x_mb = (t_cp + x_ep) / m
         x_bwd = x_mb - x_fwd
 
-        # --- PP (0 s when p = 1) ------------------------------------------------------------------
-        # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
-        frac = (p - 1.0) / m / np.maximum(v, 1.0)
-        zb = sched == _SCHED["zero_bubble"]
-        if zb.any():
-            frac = frac * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
+        frac = frac0  # PP bubble (above); DualPipe's depends on the rank's passes
         if any_dual:  # DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) per step, with F&B = F + B
             # (two chunks' compute, their communication overlapped) and W = half of the backward
             # without its recomputed forward: (p/2 − 1)(F + B/2 + 3R/2) over the step's m·(F + B)
@@ -931,66 +1041,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             dual_frac = dualpipe_bubble_fraction(p, m, t_fwd_mb + x_fwd, t_bwd_mb + x_bwd, t_rec)
             frac = np.where(dual, dual_frac, frac)
         t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
-        p2p_msg = W / t
-        p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
-        t_p2p = 2.0 * v * m * p2p
 
-        # --- DP ----------------------------------------------------------------------------------
-        tp_pp = t * p
-        gb = f("grad_bytes")
-        dp_dense_n = d * c
-        ovl = K.dp_overlap_frac
-        if any_moe:
-            P_expert = n_moe_l * E * f("params_expert")  # 0 on dense rows (no MoE layers)
-            P_dense_local = (f("params_total") - P_expert) / tp_pp
-            P_exp_local = P_expert / (tp_pp * e)
-        else:
-            P_dense_local = f("params_total") / tp_pp
-        # DualPipe: a rank holds two stages' parameters: the once-per-step collectives and the
-        # optimizer step carry both (× f2); ZeRO-3's per-micro-batch gathers only the stage it runs
-        f2 = (1.0 + dual) if any_dual else 1.0
-
-        # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
-        # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
-        any_hsdp = "dp_shard" in b and bool(np.any(f("dp_shard") < d))
-        if any_hsdp:
-            n_shard = f("dp_shard") * c
-            n_rep = d / f("dp_shard")
-            bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n)
-        else:
-            n_shard = dp_dense_n
-        bw_d, al_d, _ = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
-        X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
-        inr_any = bool(inr.any())
-        if inr_any:
-            inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
-        t_grad_rs = gb * X + al_d
-        t_param_ag = BYTES_16 * X + al_d
-        t_grad_ar = 2.0 * (gb * X / inr_f + al_d) if inr_any else 2.0 * t_grad_rs
-        if any_moe:
-            dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
-            bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
-            has_e = P_exp_local > 0
-            X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
-            t_grad_ar = t_grad_ar + 2.0 * (gb * X_e / (inr_f if inr_any else 1.0) + al_e) * has_e
-            t_grad_rs = t_grad_rs + (gb * X_e + al_e) * has_e
-            t_param_ag = t_param_ag + (BYTES_16 * X_e + al_e) * has_e
-            P_local = P_dense_local + P_exp_local
-        else:
-            P_local = P_dense_local
-        bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
-        last_bucket = np.minimum(1.0, bucket / np.maximum(P_local, 1.0))
-        z0 = zero == 0
-        z3 = zero == 3
-        zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
-        # one reduce-scatter of the gradients of the stage a micro-batch ran (before the HSDP replica
-        # part; DualPipe: one of its two stages, as ZeRO-3's per-micro-batch collectives)
-        t_rs_mb = t_grad_rs
-        if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
-            t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
-            t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
-        t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
-        t_ag_step = t_param_ag * f2
+        # --- DP (the windows) ----
         exp_grad = np.maximum(t_grad - ovl * (t_bwd_mb + x_bwd), last_bucket * t_grad)
         dp_tail = exp_grad  # what the last backward leaves exposed (ZeRO-0/1/2); the offload window
         # ZeRO-2 keeps only its gradient shard, so every micro-batch's backward reduce-scatters
@@ -1004,7 +1056,6 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             m_prev = np.maximum(m - 1.0, 0.0)
             exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), last_bucket * t_rs_mb)
         exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), last_bucket * t_ag_step) * (zero >= 1)
-        z3_mb = 2.0 * t_param_ag + t_grad_rs
         if z3.any():
             z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
             # never more than the collectives themselves (a stage of very few layers: first / last
@@ -1017,45 +1068,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
         else:
             t_dp_zero = exp_grad + exp_ag
-        # dp_comm_overlap off: none of the DP collectives hidden (PyTorch FSDP1 as MosaicML Composer
-        # ran it, docs/timing.md); the column is optional (absent = on).
-        dpo = fl("dp_comm_overlap") if "dp_comm_overlap" in b else None
-        serial = dpo is not None and not dpo.all()
-        if detail or serial:
-            # Every DP collective of the step: ZeRO-3 m·(2 gathers + reduce-scatter) per micro-batch
-            # (+ the HSDP replica all-reduce), ZeRO-0 the all-reduce, ZeRO-1/2 reduce-scatter + gather.
-            t_dp_total = _blend(z3, m * z3_mb + (t_rep * f2 if any_hsdp else 0.0),
-                                _blend(z0, t_grad_ar * f2, (t_grad_rs + t_param_ag) * f2
-                                       + (zero == 2) * np.maximum(m - 1.0, 0.0) * t_rs_mb))
         if serial:
             t_dp_zero = _blend(dpo, t_dp_zero, t_dp_total)
         t_dp = t_dp_zero * (dp_dense_n > 1.0)
         dp_tail = dp_tail * (dp_dense_n > 1.0)
 
-        # --- optimizer and offload ---------------------------------------------------------------
-        # Local shard: over dp·cp (dense) and dp·cp/ep (experts) with ZeRO >= 1 (dp·cp integer);
-        # with HSDP over dp_shard·cp (ep = 1 there).
-        zge1 = zero >= 1
-        if any_moe:
-            P_shard = _blend(zge1, P_dense_local / n_shard + P_exp_local / dp_exp_n, P_local) * f2
-        else:
-            P_shard = P_dense_local / (1.0 + (n_shard - 1.0) * zge1) * f2
-        t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
-        off_code = g("offload_optimizer")
-        off = off_code > 0
-        host_bw = f("host_link_bw_bytes_per_s") * K.eff_scaleup
+        # --- offload (the windows) ----
         if bool(off.any()):
-            gpn = f("gpus_per_node")
-            host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
-            t_down = P_shard * 4.0 / host_bw
-            t_up = P_shard * BYTES_16 / host_bw
-            t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
-            nvme = off_code == 2
-            if nvme.any():
-                nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / gpn
-                t_nvme = P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0) * nvme
-            else:
-                t_nvme = 0.0
             # what the last backward (and the exposed collectives at its end, on other links) does not
             # hide: two remainders against one window added made more compute shorten the step
             # (found by a property test: 49.69 → 49.60 s with 2.67 s more compute)
@@ -1065,14 +1084,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             t_down_exp = np.maximum(t_down - (t_bwd_mb + x_bwd + dp_tail), 0.0) * off
             t_off_opt = (t_down_exp + t_cpu_step + t_up + t_nvme) * off
         else:
-            t_down = t_down_exp = t_up = t_cpu_step = t_off_opt = t_nvme = 0.0
-        t_off_act = t_act = act = 0.0
-        if "act_offload_traffic_bytes" in b and bool(np.asarray(b["offload_activations"]).any()):
-            # every micro-batch's activations of the busiest rank (memory stage: m × one
-            # micro-batch's), written in the forward and read back in the backward (found by
-            # review: first the GPU-side working set, then the peak stash was used)
-            act = f("act_offload_traffic_bytes")
-            t_act = 2.0 * act / host_bw
+            t_down_exp = t_off_opt = 0.0
+        t_off_act = 0.0
+        if act_any:
             # hidden behind the compute and the exposed remainders on other links; with optimizer
             # offload it queues on the host link with the gradients' download (what of that the last
             # backward does not hide is already in t_offload): the two exposures add up to
@@ -1083,7 +1097,6 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             t_offload = t_off_opt + t_off_act
         else:
             t_offload = t_off_opt
-        t_optimizer = t_opt_gpu * ~off
 
         step = t_compute + t_tp + t_cp + t_ep + t_bubble + t_p2p + t_dp + t_offload + t_optimizer
         T = {

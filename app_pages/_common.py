@@ -1080,6 +1080,8 @@ def render_sidebar(page: str) -> dict:
         inline_tiers = (ss.get("_inline") or {}).get("tiers") or {}
         tiers = _ids(catalog.storage_tiers) + list(inline_tiers)
         ss["w_tiers"] = [t for t in ss.get("w_tiers", []) if t in tiers]
+        _prev_replicas = {_tier_key(u): u.get("replicas") for u in
+                          (_get(ss.get(SCENARIO_KEY) or {}, ("checkpoint", "tiers")) or []) if isinstance(u, dict)}
         st.multiselect("Tiers", tiers, key="w_tiers",
                        format_func=lambda i: f"{i} (inline)" if i in inline_tiers else _label(catalog.storage_tiers, i))
         for tid in ss.get("w_tiers", []):
@@ -1092,9 +1094,14 @@ def render_sidebar(page: str) -> dict:
                             value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.1f",
                             help="Empty = the engine chooses the interval that maximises goodput.")
             shared = _tier_scope(tid, inline_tiers) == "shared"
+            # Locked at 0 for a shared tier; one holding a refused count (an imported scenario JSON:
+            # 'allowed 0') stays editable until it is 0 (found by review: it was locked at 3). Judged on
+            # the last run's scenario: a disabled widget drops the value the browser sends with it.
+            locked = shared and not _prev_replicas.get(tid)
             c2.number_input("peer copies", min_value=0, max_value=1000, step=1, key=f"w_ckr_{tid}",
-                            disabled=shared,
-                            help=("A shared tier outlives any node: it takes no peer copies." if shared else
+                            disabled=locked,
+                            help=("A shared tier outlives any node: it takes no peer copies"
+                                  + ("." if locked else " (set 0).") if shared else
                                   "Replicas on peer nodes (host memory; Gemini / REFT)."))
         st.checkbox("Asynchronous save", key="w_async")
         st.number_input("Async-save slow-down (fraction of step time)", min_value=0.0, max_value=1.0,

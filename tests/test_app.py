@@ -1169,3 +1169,31 @@ def test_validate_says_which_selected_groups_publish_another_metric():
     assert other  # the default selection has groups of another metric
     caps = [c.value for c in at.caption if c.value.startswith("Not on this chart")]
     assert caps == [f"Not on this chart (their runs publish another metric: pick it above): {', '.join(other)}."]
+
+
+def test_a_shared_tier_with_imported_peer_copies_can_be_set_back_to_zero():
+    """Found by review: an imported scenario JSON with replicas on the parallel file system (Import
+    loads it and names the error: 'allowed 0') put 3 in the pfs tier's 'peer copies' input, which
+    was disabled for a shared tier, so the error could not be fixed there. The input stays editable
+    while it holds a refused value, and is disabled again once it is 0."""
+    from planner.presets import preset_json
+
+    at = _run(PLAN, {"p": "default"})
+    sj = preset_json("default")
+    sj["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": None, "replicas": 1},
+                                 {"tier": "pfs", "interval_s": 3600.0, "replicas": 3}]
+    at.session_state["scenario"] = sj  # what Import scenario JSON loads (load_into_widgets)
+    at.session_state["_sidebar_page"] = ""  # ... into every sidebar widget on the next run
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="w_ckr_pfs").value == 3
+    assert any("replicas = 3" in e.value for e in at.error)
+    assert not at.number_input(key="w_ckr_pfs").disabled  # it can be fixed where it is shown
+    assert not at.number_input(key="w_ckr_host_memory").disabled
+    at.number_input(key="w_ckr_pfs").set_value(0).run()
+    assert not at.exception and not at.error
+    assert at.query_params["ck"] == "host_memory:auto:1,pfs:3600:0"
+    at.run()  # the next run locks it at 0 (judged on the last run's scenario: a disabled widget
+    # drops the value the browser sends with it, so it cannot lock in the run that sets 0)
+    assert at.number_input(key="w_ckr_pfs").disabled and at.number_input(key="w_ckr_pfs").value == 0
+    assert not at.error and at.query_params["ck"] == "host_memory:auto:1,pfs:3600:0"

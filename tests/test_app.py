@@ -1197,3 +1197,18 @@ def test_a_shared_tier_with_imported_peer_copies_can_be_set_back_to_zero():
     # drops the value the browser sends with it, so it cannot lock in the run that sets 0)
     assert at.number_input(key="w_ckr_pfs").disabled and at.number_input(key="w_ckr_pfs").value == 0
     assert not at.error and at.query_params["ck"] == "host_memory:auto:1,pfs:3600:0"
+
+
+def test_validate_summary_help_and_an_empty_chart_name_the_step_time_rule_and_the_groups():
+    """Found by review: the summary's help said |predicted ÷ published − 1| for every group, while a
+    step time's error is published ÷ predicted − 1 (the caption above says so; Korthikanti publishes
+    step times); and MFU with only groups that publish other metrics said just "No run in this
+    selection" (the 'Not on this chart' caption is drawn only under a chart)."""
+    at = _run(VALIDATE)
+    cols = json.loads(at.dataframe[0].proto.columns)
+    helps = {c: cols[c].get("help", "") for c in ("median_abs_err", "mean_signed_err")}
+    assert all("published ÷ predicted − 1" in h and "step time" in h for h in helps.values()), helps
+    at = _run(VALIDATE, {"v_set": "out_of_sample", "v_metric": "mfu", "v_group": ["MTNLG22", "OPT22"]})
+    infos = [i.value for i in at.info]
+    assert infos == ["No selected group publishes MFU: MTNLG22, OPT22 publish another metric (pick it above), "
+                     "or select a group that publishes this one."], infos

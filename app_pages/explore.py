@@ -104,7 +104,7 @@ def _on_table_select() -> None:
     except AttributeError:
         rows = list((sel or {}).get("selection", {}).get("rows", []))
     if rows:  # opened once this run's sweep is known (below), never from a stale table
-        ss["_ex_open_req"] = int(rows[0])
+        ss["_ex_open_req"] = _request(int(rows[0]))
 
 
 def pick_index(value, labels: list[str]) -> int:
@@ -124,7 +124,13 @@ def _on_open_button() -> None:
     # run that finished. A click while a new sweep was still computing (another GPU count) opened
     # the old sweep's row, its old GPU count included (found by a browser test under load: Plan
     # opened with n=1024 after GPUs 2048). The row is opened below, from this run's sweep.
-    ss["_ex_open_req"] = pick_index(ss.get("ex_pick", 0), ss.get("_ex_pick_labels") or [])
+    ss["_ex_open_req"] = _request(pick_index(ss.get("ex_pick", 0), ss.get("_ex_pick_labels") or []))
+
+
+def _request(i: int) -> tuple[int, str | None]:
+    """Row ``i`` and the label it had on the table the user clicked (the last finished run's)."""
+    labels = ss.get("_ex_pick_labels") or []
+    return i, (labels[i] if 0 <= i < len(labels) else None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -222,7 +228,18 @@ if len(df) > MAX_POINTS:
 
 top = df.head(int(ss["ex_top"])).reset_index(drop=True)
 ss["_ex_top_rows"] = top.to_dict("records")
-if _open_req is not None and (_sj_open := _row_to_open(int(_open_req))) is not None:
+_labels = [f"#{i + 1}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "
+           f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
+           f"{C.fmt_days(float(top['time_to_train_days'][i]))}" for i in range(len(top))]
+_stale_click = _open_req is not None and _open_req[1] is not None and (
+    _open_req[0] >= len(_labels) or _labels[_open_req[0]] != _open_req[1])
+if _stale_click:  # the table changed under the click (a sweep still computing): say so, open nothing
+    st.warning(f"The sweep changed while you clicked: the row you chose ({_open_req[1]}) is not in this "
+               "table any more"
+               + (f"; row #{_open_req[0] + 1} is now {_labels[_open_req[0]].split(': ', 1)[-1]}"
+                  if _open_req[0] < len(_labels) else "")
+               + ". Pick a row again.", icon=":material/sync_problem:")
+elif _open_req is not None and (_sj_open := _row_to_open(int(_open_req[0]))) is not None:
     # Open in Plan / a table row, on this run's sweep; the widgets take it on the next run's top
     ss["_ex_open_sj"] = _sj_open
     st.rerun()
@@ -282,9 +299,6 @@ st.caption(f"Best first; ranked on **{_rank_col}** (the first result column). Se
            + ("" if _is_moe else " EP is 1 throughout (a dense model), so it has no column."))
 st.dataframe(show, hide_index=True, key="ex_table", on_select=_on_table_select, selection_mode="single-row",
              width="stretch", column_config=_cfg)
-_labels = [f"#{i + 1}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "
-           f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
-           f"{C.fmt_days(float(top['time_to_train_days'][i]))}" for i in range(len(top))]
 ss["_ex_pick_labels"] = _labels
 # A new sweep (another model, GPU count, objective, space or top K) starts the box at its row 0.
 # Set through session state, so the browser is sent the new label: it kept showing (and sending

@@ -1131,25 +1131,28 @@ def test_a_run_the_monte_carlo_refuses_says_so_once_before_the_button():
     assert not any("Press **Run simulation**" in c.value for c in at.caption)
 
 
-def test_explore_open_in_plan_clicked_with_a_new_gpu_count_opens_the_new_sweep():
+def test_explore_open_in_plan_clicked_with_a_new_gpu_count_opens_nothing_stale():
     """Found by a browser test under load: GPUs 2048 typed and "Open in Plan" clicked before the new
-    sweep was drawn opened the old sweep's row, with its old GPU count (Plan at n=1024). The
-    callback ran before the page, on the rows of the last run that finished; now it only records
-    the request, which the page fulfils from this run's sweep. One run with both changes is that
-    click: the Plan page must get the new GPU count and the new sweep's row 0."""
+    sweep was drawn opened the old sweep's row, with its old GPU count (Plan at n=1024): the
+    callback ran before the page, on the rows of the last run that finished. Now the click records
+    the row and the label it had; the page opens it only if this run's sweep still has that row
+    there, and otherwise says the table changed (opening the new sweep's row of the same number
+    would open a split the user never saw: review). One run with both changes is that click."""
     at = _explore_from_8b_preset()
     assert at.query_params["n"] == "64"
+    old_row0 = at.selectbox(key="ex_pick").options[0]
     at.number_input(key="w_n").set_value(128)
     at.button(key="ex_open").click().run()
     assert not at.exception
-    assert "Step time" in metrics(at)  # now on Plan
+    assert "Step time" not in metrics(at)  # still on Explore
+    assert at.query_params["n"] == "128"
+    warn = [w.value for w in at.warning if w.value.startswith("The sweep changed while you clicked")]
+    assert len(warn) == 1 and old_row0 in warn[0]
+    # the new table's row 0, clicked now, opens at 128 GPUs
+    row0 = _explore_table_row(at, 0)
+    at.button(key="ex_open").click().run()
+    assert not at.exception and "Step time" in metrics(at)
     assert at.query_params["n"] == "128" and at.number_input(key="w_n").value == 128
-    # row 0 of the 128-GPU sweep, as a fresh Explore page at 128 GPUs ranks it
-    ref = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    ref.query_params.update({"p": "llama3-8b-h100-64", "n": "128"})
-    ref.run()
-    ref.switch_page("app_pages/explore.py").run()
-    row0 = _explore_table_row(ref, 0)
     assert (at.number_input(key="w_tp").value, at.number_input(key="w_pp").value) == (row0["TP"], row0["PP"])
 
 

@@ -1121,6 +1121,14 @@ def render_sidebar(page: str) -> dict:
 
     sj = scenario_from_widgets()
     ss[SCENARIO_KEY] = sj
+    # The link's warnings describe the link as it was read: once an input differs from what the
+    # link gave, they no longer apply (found by review: "... does not divide cluster.n_gpus = 8"
+    # stayed on Explore after the GPUs were set to 1024)
+    key = sj_key(sj)
+    if "_link_sj" not in ss:
+        ss["_link_sj"] = key
+    elif ss.get(WARN_KEY) and key != ss["_link_sj"]:
+        ss[WARN_KEY] = []
     return sj
 
 

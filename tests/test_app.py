@@ -1215,3 +1215,20 @@ def test_validate_summary_help_and_an_empty_chart_name_the_step_time_rule_and_th
     infos = [i.value for i in at.info]
     assert infos == ["No selected group publishes MFU: MTNLG22, OPT22 publish another metric (pick it above), "
                      "or select a group that publishes this one."], infos
+
+
+def test_link_warnings_go_once_an_input_changes():
+    """Found by review: a link's warnings stayed after the user changed what they were about
+    (405B on 8 GPUs: "does not divide cluster.n_gpus = 8" still shown at 1,024 GPUs). They
+    describe the link as it was read; after any input differs from it they are gone, on Plan and
+    on Explore. Switching pages alone (the same scenario) keeps them."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"p": "default", "tp": "3"})
+    at.run()
+    assert [w for w in at.warning if w.value.startswith("Link:")]
+    at.switch_page("app_pages/explore.py").run()
+    assert [w for w in at.warning if w.value.startswith("Link:")]  # same scenario: still true
+    at.switch_page("app_pages/plan.py").run()
+    at.number_input(key="w_n").set_value(2048).run()
+    assert not at.exception
+    assert not [w for w in at.warning if w.value.startswith("Link:")]

@@ -75,7 +75,7 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     Mapping (flags of ``arguments.py`` at :data:`MEGATRON_COMMIT`): ZeRO-0 = DDP, ZeRO-1 =
     ``--use-distributed-optimizer`` (HSDP: ``--num-distributed-optimizer-instances``), ZeRO-2 /
     ZeRO-3 = ``--use-megatron-fsdp`` with ``--data-parallel-sharding-strategy optim_grads`` /
-    ``optim_grads_params``; recompute selective = ``--recompute-granularity selective`` (the
+    ``optim_grads_params`` and ``--use-distributed-optimizer`` (required by Megatron-FSDP); recompute selective = ``--recompute-granularity selective`` (the
     attention core), full = ``full`` with ``uniform`` method, 1 layer per checkpoint; the
     interleaved schedule = ``--num-virtual-stages-per-pipeline-rank``; flash attention =
     ``--attention-backend flash``; FP8 = ``--fp8-format hybrid`` on ``--bf16``.
@@ -192,6 +192,21 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                          "not supported with fp16 training.\" (arguments.py): use bf16 or ep = 1.")
     if p.sequence_parallel and p.tp > 1:
         arg("--sequence-parallel")
+    elif p.tp > 1 and p.ep > 1:
+        # megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__: "When using expert
+        # parallelism and tensor parallelism, sequence parallelism must be used" (a ValueError in
+        # 2024-25 Megatron-Core, a warning in later versions).
+        notes.append(f"TP {p.tp} with EP {p.ep} without sequence parallelism: Megatron-Core requires "
+                     "--sequence-parallel when expert and tensor parallelism are combined (ModelParallelConfig: "
+                     "\"When using expert parallelism and tensor parallelism, sequence parallelism must be "
+                     "used\"); written without it, as planned: set parallelism.sequence_parallel = true.")
+    fsdp = p.zero_stage in (2, 3)
+    if fsdp:
+        notes.append("CUDA_DEVICE_MAX_CONNECTIONS: leave it unset (or above 1) in the launch environment: "
+                     "validate_args asserts it is not 1 with Megatron-FSDP.")
+    elif p.tp > 1 or p.cp > 1:
+        notes.append("CUDA_DEVICE_MAX_CONNECTIONS=1 must be set in the launch environment: with TP or CP > 1 "
+                     "validate_args asserts it on GPUs before Blackwell.")
     if p.schedule in ("gpipe", "zero_bubble", "dualpipe"):
         notes.append(f"schedule '{p.schedule}': Megatron-LM runs 1F1B (interleaved with virtual stages); "
                      "not written.")
@@ -203,7 +218,14 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     elif p.zero_stage in (2, 3):
         arg("--use-megatron-fsdp")
         arg("--data-parallel-sharding-strategy", "optim_grads" if p.zero_stage == 2 else "optim_grads_params")
+        # Megatron-LM's Megatron-FSDP user guide lists --use-distributed-optimizer among the required
+        # flags (Megatron-Bridge switches it on: "Megatron-FSDP always uses a distributed optimizer");
+        # without it get_megatron_optimizer builds a Float16OptimizerWithFloat16Params.
+        arg("--use-distributed-optimizer")
         arg("--ckpt-format", "fsdp_dtensor")
+        notes.append("Megatron-FSDP: the Megatron-FSDP user guide also lists --no-gradient-accumulation-fusion "
+                     "(arguments.py at this commit only warns that Transformer Engine must support FSDP with "
+                     "gradient-accumulation fusion): add it if yours does not; not written.")
         if hsdp:
             notes.append(f"hybrid sharding (dp_shard = {p.dp_shard}) is not written for Megatron-FSDP: set it the "
                          "way your Megatron version does (not checked here).")
@@ -242,6 +264,13 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     elif p.offload_optimizer == "cpu":
         arg("--optimizer-cpu-offload")
         arg("--use-precision-aware-optimizer")
+        if not (p.offload_master_weights and p.offload_grads):
+            # megatron/core/optimizer/__init__.py: optimizer_cpu_offload builds a HybridDeviceOptimizer
+            # (offload_fraction 1.0 by default): fp32 master weights and Adam states live on the CPU and
+            # the gradients are copied there for the CPU step.
+            notes.append("Megatron's optimizer CPU offload (HybridDeviceOptimizer, --optimizer-offload-fraction "
+                         "1.0) keeps the fp32 master weights and optimizer states on the CPU and copies the "
+                         "gradients there; the planner's scenario keeps some of them on the GPU.")
     elif p.offload_optimizer == "nvme":
         notes.append("NVMe optimizer offload (DeepSpeed ZeRO-Infinity) has no Megatron-LM flag: not written.")
     if p.offload_activations:
@@ -492,11 +521,11 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     import json
 
     s = validate_scenario(scenario)
-    p, t = s.parallelism, s.training
+    m, p, t = s.resolved_model(), s.parallelism, s.training
     notes: list[str] = []
-    m = t.global_batch_size // (t.micro_batch_size * p.dp)
+    accum = t.global_batch_size // (t.micro_batch_size * p.dp)
     cfg: dict = {"train_batch_size": t.global_batch_size, "train_micro_batch_size_per_gpu": t.micro_batch_size,
-                 "gradient_accumulation_steps": m}
+                 "gradient_accumulation_steps": accum}
     if t.precision in ("bf16", "fp8", "fp4"):
         cfg["bf16"] = {"enabled": True}
     elif t.precision == "fp16":
@@ -512,6 +541,11 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         notes.append("overlap_comm false: DeepSpeed then reduces gradients after the backward, but ZeRO-3 still "
                      "prefetches its parameter gathers (stage3_prefetch_bucket_size); the planner's step time "
                      "counted the gathers in series as well, an upper bound here.")
+    if m.moe is not None and p.zero_stage == 3:
+        # deepspeed/runtime/engine.py _configure_zero_optimizer: assert not self.has_moe_layers,
+        # "MoE not supported with Stage 3"
+        notes.append("ZeRO-3 with an MoE model: DeepSpeed asserts \"MoE not supported with Stage 3\" "
+                     "(runtime/engine.py) for deepspeed.moe layers: use ZeRO-1 / 2.")
     if p.pp > 1 and p.zero_stage >= 2:
         notes.append(f"ZeRO-{p.zero_stage} with PP {p.pp}: DeepSpeed's pipeline engine refuses ZeRO-2/3 with "
                      "pipeline parallelism (use ZeRO-1, or Megatron-DeepSpeed's own pipeline).")

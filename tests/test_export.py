@@ -326,3 +326,68 @@ def test_exports_note_tp_above_the_kv_heads():
     assert any("TP 16 > 8 KV heads" in n for n in tt.notes)
     d["parallelism"]["tp"], d["parallelism"]["dp"] = 8, d["parallelism"]["dp"] * 2
     assert not any("KV heads" in n for n in megatron_args(d).notes + torchtitan_toml(d).notes)
+
+
+def test_megatron_fsdp_writes_the_distributed_optimizer():
+    """Megatron-LM docs/discussions/megatron-fsdp-user-guide/megatron-fsdp-user-guide.md, "Required
+    Configurations": --use-megatron-fsdp, --data-parallel-sharding-strategy optim_grads_params,
+    --no-gradient-accumulation-fusion, --use-distributed-optimizer, --ckpt-format fsdp_dtensor
+    (Megatron-Bridge: "Megatron-FSDP always uses a distributed optimizer"); without
+    --use-distributed-optimizer megatron/core/optimizer/__init__.py builds a
+    Float16OptimizerWithFloat16Params. validate_args (arguments.py at 000c4ac2) asserts
+    CUDA_DEVICE_MAX_CONNECTIONS != "1" with Megatron-FSDP and == "1" with TP or CP > 1 otherwise
+    (before Blackwell)."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    for zs, strategy in ((2, "optim_grads"), (3, "optim_grads_params")):
+        d["parallelism"]["zero_stage"] = zs
+        ex = megatron_args(d)
+        ns = _parse(ex.text)
+        assert ns.use_megatron_fsdp and ns.use_distributed_optimizer and ns.ckpt_format == "fsdp_dtensor"
+        assert ns.data_parallel_sharding_strategy == strategy
+        assert any("--no-gradient-accumulation-fusion" in n for n in ex.notes)
+        assert any("CUDA_DEVICE_MAX_CONNECTIONS" in n and "not 1" in n for n in ex.notes)
+    d["parallelism"]["zero_stage"] = 1  # CP 2 without FSDP: the variable must be 1
+    ex = megatron_args(d)
+    assert any("CUDA_DEVICE_MAX_CONNECTIONS=1" in n for n in ex.notes)
+    assert not any("no-gradient-accumulation-fusion" in n for n in ex.notes)
+
+
+def test_megatron_notes_expert_and_tensor_parallelism_without_sequence_parallelism():
+    """megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__: "if
+    self.expert_model_parallel_size > 1 and self.tensor_model_parallel_size > 1: if
+    self.sequence_parallel is False: ... 'When using expert parallelism and tensor parallelism,
+    sequence parallelism must be used'"."""
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["parallelism"].update(tp=2, dp=8, sequence_parallel=False)
+    ex = megatron_args(d)
+    assert not _parse(ex.text).sequence_parallel and _parse(ex.text).expert_model_parallel_size == 8
+    assert any("sequence parallelism must be used" in n for n in ex.notes)
+    d["parallelism"]["sequence_parallel"] = True
+    ex = megatron_args(d)
+    assert _parse(ex.text).sequence_parallel and not any("sequence parallelism must" in n for n in ex.notes)
+
+
+def test_megatron_cpu_offload_notes_what_it_moves():
+    """megatron/core/optimizer/__init__.py: optimizer_cpu_offload builds a HybridDeviceOptimizer
+    (offload_fraction = --optimizer-offload-fraction, default 1.0) with CPU Adam: the fp32
+    master weights and states move to the CPU with the gradients."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(offload_optimizer="cpu")
+    assert any("HybridDeviceOptimizer" in n for n in megatron_args(d).notes)
+    d["parallelism"].update(offload_master_weights=True, offload_grads=True)
+    assert not any("HybridDeviceOptimizer" in n for n in megatron_args(d).notes)
+
+
+def test_deepspeed_notes_moe_with_zero3():
+    """deepspeed/runtime/engine.py _configure_zero_optimizer: ``elif zero_stage ==
+    ZeroStageEnum.weights: assert not self.has_moe_layers, "MoE not supported with Stage 3"``."""
+    from planner.export import deepspeed_config
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["parallelism"].update(zero_stage=3, pp=1, vpp=1, schedule="1f1b", dp=64)
+    ex = deepspeed_config(d)
+    assert json.loads(ex.text)["zero_optimization"]["stage"] == 3
+    assert any("MoE not supported with Stage 3" in n for n in ex.notes)
+    d["parallelism"]["zero_stage"] = 2
+    assert not any("Stage 3" in n for n in deepspeed_config(d).notes)
+    dense = planner.load_preset("mpt-7b-a100-8")  # ZeRO-3, dense
+    assert not any("Stage 3" in n for n in deepspeed_config(dense).notes)

@@ -19,7 +19,8 @@ Model states (Rajbhandari et al. 2020 [1] §3, Fig. 1; Megatron-LM ``theoretical
     ``get_data_parallel_group(with_context_parallel=True)``). TP and PP divide the layer
     parameters; the input embedding sits on the first stage and the output head on the last,
     both sharded by TP (a tied head is still kept on the last stage when pp > 1, as Megatron
-    does). Attention K/V weights are replicated when tp > n_kv_heads (each TP rank keeps
+    does); a learned position table (GPT-3) is replicated over TP, as Megatron's serial
+    ``position_embeddings`` (``torch.nn.Embedding``) is. Attention K/V weights are replicated when tp > n_kv_heads (each TP rank keeps
     ``max(k, t)/t`` of them). MoE: routed experts are divided by EP and TP (expert TP = TP
     assumed) and sharded over the expert-data-parallel group ``dp·cp/ep``; attention, shared
     experts, router and norms over ``dp·cp``. Norm weights are counted as TP-sharded (they
@@ -445,7 +446,9 @@ def _common(b: Batch) -> dict:
         p_moe_ne = p_moe_ex = None
     Vh_t = V * h / t
     lpe = F("learned_pos_embeddings")
-    p_emb = Vh_t + lpe * h / t if (np.ndim(lpe) or lpe) else Vh_t
+    # the learned position table is replicated over TP (Megatron's "Position embedding (serial)":
+    # a plain nn.Embedding beside the VocabParallelEmbedding); only the word embedding is split
+    p_emb = Vh_t + lpe * h if (np.ndim(lpe) or lpe) else Vh_t
     tied = G("tied_embeddings")
     if _any(tied):  # tied head: none on a single stage (the embedding is the head)
         p_head = _sel(tied & (p == 1), 0.0, Vh_t) + h

@@ -766,15 +766,40 @@ def test_explain_names_the_first_stage_when_it_is_the_slowest():
     assert mb == pytest.approx(float(n) * float(per), rel=1e-2)
 
 
+def _window_scenarios():
+    """The engine test's valid scenarios, plus what its strategy never sets and the window rules
+    (docs/timing.md, "Windows") are about: the EP all-to-all overlap (MoE rows with ep > 1),
+    activation offload, flash attention off, and the 1F1B / GPipe / ZB-H1 / DualPipe schedules.
+    A draw the schema refuses (DualPipe with an odd pp or too few micro-batches, …) keeps the
+    engine test's scenario."""
+    from hypothesis import strategies as st
+    from pydantic import ValidationError
+    from test_engine import scenarios  # noqa: PLC0415
+
+    @st.composite
+    def draw(draw):
+        s = draw(scenarios())
+        d = s.to_json_dict()
+        p = d["parallelism"]
+        p.update(ep_comm_overlap=draw(st.booleans()) and p.get("ep", 1) > 1,
+                 offload_activations=draw(st.booleans()), flash_attention=draw(st.booleans()),
+                 schedule=draw(st.sampled_from(["1f1b", "gpipe", "zero_bubble", "dualpipe"])))
+        try:
+            return planner.Scenario.model_validate(d)
+        except ValidationError:
+            return s
+
+    return draw()
+
+
 def test_fp8_rowwise_never_speeds_a_step_up():
     # Property over random valid scenarios: row-wise scaling only adds work, and only to the
     # compute of runs whose GEMMs are FP8; every other column stays as it was or shrinks (more
     # compute hides more DP communication).
     from hypothesis import HealthCheck, given, settings
-    from test_engine import scenarios  # noqa: PLC0415
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(s=scenarios())
+    @given(s=_window_scenarios())
     def check(s):
         d = s.to_json_dict()
         out = {}
@@ -966,11 +991,15 @@ def test_a_lower_power_limit_never_shortens_a_step():
     # compute window (ZeRO-2/3 with CP or the EP overlap, offload) must not make more compute
     # shorten the step (found by review: Llama 3 8B, TP 8 × CP 4, ZeRO-3, flash attention on
     # cut compute by 0.63 s and lengthened the step 42.05 → 42.62 s).
+    # The strategy samples the regimes (EP overlap, offload, DualPipe) but not the ring-bound CP
+    # the review's cases needed (CP 4–8 across nodes, long sequences): with the windows rule, the
+    # DualPipe bubble fix or the EP window fix reverted this property still passes (600 examples);
+    # those are pinned by test_cp_remainder_widens_the_zero3_window,
+    # test_ep_overlap_window_includes_the_cp_remainder and test_dualpipe.py.
     from hypothesis import HealthCheck, given, settings
-    from test_engine import scenarios  # noqa: PLC0415
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(s=scenarios())
+    @given(s=_window_scenarios())
     def check(s):
         d = s.to_json_dict()
         from planner import catalog

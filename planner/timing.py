@@ -862,7 +862,6 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # alone, an uneven split's extra layer of communication could make the other the slower; then
     # chosen on compute plus communication, a lower power limit could flip the choice to the stage
     # with the wider DP window and shorten the step, 1.220 → 1.204 s on a 48-GPU MPT-7B-like run).
-    c_layer = c_tp + c_cp + c_ep
     dual = sched == _SCHED["dualpipe"]
     any_dual = bool(np.any(dual))
     if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
@@ -991,20 +990,23 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_act = act = 0.0
     t_optimizer = t_opt_gpu * ~off
 
-    def _stage(last_is_slowest, ends_slowest):
+    def _stage(last_is_slowest):
+        # One candidate's step, (N,) columns. last_is_slowest, (N,) bool: True costs the head-carrying
+        # last stage (DualPipe: rank 0, its two end stages), False the first stage (DualPipe: the most
+        # loaded middle rank).
         stage_mb = np.where(last_is_slowest, last_mb, first_mb)
         layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
         head_share = last_is_slowest * 1.0  # share of the micro-batches that run the output head
         cp_mb = np.where(last_is_slowest, cp_lo_mb, cp_hi_mb)
         if any_dual:
-            stage_mb = np.where(dual, np.where(ends_slowest, ends, mid_mb), stage_mb)
-            cp_mb = np.where(dual, np.where(ends_slowest, 0.5 * (cp_hi_mb + cp_lo_mb),
+            stage_mb = np.where(dual, np.where(last_is_slowest, ends, mid_mb), stage_mb)
+            cp_mb = np.where(dual, np.where(last_is_slowest, 0.5 * (cp_hi_mb + cp_lo_mb),
                                             0.5 * (k_hi * cp_hi_mb + (2.0 - k_hi) * cp_lo_mb)), cp_mb)
             # the layers (and head) of the micro-batch the slowest rank runs: on average over its
             # two stages (found by review: TP / EP counted 11 layers where rank 0 averages 11.5)
-            layers_stage = np.where(dual, np.where(ends_slowest, 0.5 * (per_stage_hi + per_stage_lo), mid_layers),
+            layers_stage = np.where(dual, np.where(last_is_slowest, 0.5 * (per_stage_hi + per_stage_lo), mid_layers),
                                     layers_stage)
-            head_share = np.where(dual, 0.5 * ends_slowest, head_share)
+            head_share = np.where(dual, 0.5 * last_is_slowest, head_share)
         t_compute = m * stage_mb
         t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
         t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
@@ -1107,7 +1109,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         if detail:
             T.update({
                 "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
-                "_ends_slowest": (dual & ends_slowest) if any_dual else 0.0,
+                "_ends_slowest": (dual & last_is_slowest) if any_dual else 0.0,
                 "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
                 "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
                 "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
@@ -1126,10 +1128,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     # the head-carrying stage (DualPipe: rank 0) first; the other only where it can be the slower:
     # an uneven split (a DualPipe middle rank needs p > 2)
-    T = _stage(np.ones_like(first_mb, dtype=bool), np.ones_like(first_mb, dtype=bool))
+    T = _stage(np.ones_like(first_mb, dtype=bool))
     other = (per_stage_hi > per_stage_lo) & ~(dual & (p <= 2.0)) if any_dual else per_stage_hi > per_stage_lo
     if bool(np.any(other)):
-        T2 = _stage(np.zeros_like(first_mb, dtype=bool), np.zeros_like(first_mb, dtype=bool))
+        T2 = _stage(np.zeros_like(first_mb, dtype=bool))
         pick = other & (T2["step_time_s"] > T["step_time_s"])
         if bool(np.any(pick)):
             T = {k: np.where(pick, T2[k], x) if k in T2 else x for k, x in T.items()}

@@ -1039,7 +1039,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # the fraction is applied to compute + communication, so weighing it on compute alone
             # let slower attention (its ring hops hidden instead of exposed) shift the split and
             # shorten the step (found by a property test: flash attention off, Llama 2 7B DualPipe
-            # PP 6 × CP 8 on B300, selective recompute, 0.5127 → 0.5119 s; now 0.5115 s either way)
+            # PP 6 × CP 8 on B300, selective recompute, 0.4880 → 0.4873 s; now 0.4869 s either way)
             dual_frac = dualpipe_bubble_fraction(p, m, t_fwd_mb + x_fwd, t_bwd_mb + x_bwd, t_rec)
             frac = np.where(dual, dual_frac, frac)
         t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)

@@ -144,7 +144,7 @@ def test_cli_sweep_schedules_option():
 
 def test_dualpipe_bubble_weighs_each_pass_with_its_exposed_cp_remainder():
     """Found by a property test: flash attention off shortened DualPipe steps with CP (Llama 2 7B,
-    PP 6 × CP 8 on 192 B300, selective recompute: 0.5127 → 0.5119 s). The bubble
+    PP 6 × CP 8 on 192 B300, selective recompute: 0.4880 → 0.4873 s; 0.4869 s either way since). The bubble
     (p/2 − 1)(F + B/2 + 3R/2) (DeepSeek-V3 Table 2) is applied to compute + communication, but F and
     B were weighed on compute alone. Ring-bound in both passes, each pass of each layer takes
     max(ring hops, attention core): the core's speed changes neither F nor B, so flash attention

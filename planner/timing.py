@@ -1207,7 +1207,7 @@ def _stage_text(r: dict, T: dict) -> str:
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}: DualPipe, the most loaded middle rank (stages j and p−1−j, "
                       f"{n:.4g} layers on average), its step — compute, its layers' TP / CP / EP time and what its "
                       f"windows leave of the DP / offload transfers — longer than rank 0's, whose two end stages "
-                      f"average {_ms(ends)} of compute over fewer layers"), n * per
+                      f"average {_ms(ends)} of compute"), n * per
     elif T["_last_is_slowest"]:
         txt, shown = f"(= {n:.4g} layers × {_ms(per)} + head+loss {_ms(head)}", n * per + head
     elif T["_last_mb"] > T["_first_mb"]:

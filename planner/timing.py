@@ -380,6 +380,20 @@ def dualpipe_bubble_fraction(pp, m, t_fwd_s, t_bwd_s, t_recompute_s=0.0):
             / (np.asarray(m, dtype=np.float64) * np.maximum(F + B, 1e-30)))
 
 
+def dualpipe_middle_extra_stages(r_hi, pp):
+    """Stages with the extra layer of an uneven split held by DualPipe's most loaded middle rank.
+
+    DualPipe rank ``j`` holds stages ``j`` and ``p−1−j`` (DeepSeek-V3 technical report,
+    arXiv:2412.19437, §3.2.1, Fig. 5); an uneven split gives the first ``r = L mod p`` stages
+    (0 … r−1) one layer more. A middle rank (``1 ≤ j ≤ p−2``) holds two such stages when
+    ``j ≤ r−1`` and ``p−1−j ≤ r−1`` for some ``j``, i.e. ``r ≥ p/2 + 1``; one when ``r ≥ 2``
+    (rank 1's stage 1); else none. Returns 2, 1 or 0 (float arrays; shapes broadcast).
+    """
+    r = np.asarray(r_hi, dtype=np.float64)
+    p = np.asarray(pp, dtype=np.float64)
+    return np.where(r >= 0.5 * p + 1.0, 2.0, np.where(r >= 2.0, 1.0, 0.0))
+
+
 def tp_bytes_per_layer(mb, seq_len, hidden, cp=1):
     """Bytes of one TP all-reduce (or RS + AG pair) per layer per micro-batch:
     ``b·(s/c)·h`` 16-bit values (Shoeybi et al. 2019 §3)."""
@@ -870,8 +884,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # stages with the extra layer (0 … r−1) it holds two when r ≥ p/2 + 1, one when r ≥ 2, else
         # none (found by review: two full stages were assumed, a rank that need not exist — the
         # DeepSeek-V3 preset at PP 6, 11 layers per middle rank where each holds 10)
-        r_hi = L - pv * base
-        k_hi = np.where(r_hi >= 0.5 * p + 1.0, 2.0, np.where(r_hi >= 2.0, 1.0, 0.0))
+        k_hi = dualpipe_middle_extra_stages(L - pv * base, p)
         mid_mb = 0.5 * (k_hi * first_mb + (2.0 - k_hi) * (last_mb - t_head_mb))
         mid_layers = per_stage_lo + 0.5 * k_hi
 

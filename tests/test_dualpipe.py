@@ -92,6 +92,21 @@ def test_dualpipe_rules():
     assert planner.evaluate(d).results["step_time_s"] > 0
 
 
+def test_dualpipe_most_loaded_middle_rank_by_enumeration():
+    # Rank j holds stages j and p-1-j (DeepSeek-V3 §3.2.1); stages 0 .. r-1 carry the extra layer
+    # of an uneven split. Count by enumeration over the middle ranks 1 .. p-2 and compare with the
+    # closed-form rule the timing model uses (all three branches: 2, 1 and 0 extra stages).
+    from planner.timing import dualpipe_middle_extra_stages
+
+    seen = set()
+    for p in range(4, 66, 2):
+        for r in range(p):
+            brute = max(int(j < r) + int(p - 1 - j < r) for j in range(1, p - 1))
+            assert dualpipe_middle_extra_stages(r, p) == brute, (p, r)
+            seen.add(brute)
+    assert seen == {0, 1, 2}
+
+
 def test_sweep_generates_dualpipe_only_where_valid():
     s = planner.load_preset("llama3-70b-h100-1024")
     df = planner.sweep(s, schedules=("1f1b", "dualpipe"), tp=[8], pp=[2, 4, 5], cp=[1], zero_stages=[1],

@@ -182,9 +182,14 @@ ELEMWISE_BWD_OVER_FWD = 2.0
 #: to 16-bit (4+2), transpose (2+2) = 26 B; total 68 B.
 LOGIT_BYTES = 68.0
 #: Materialised attention (no flash): bytes per score element, forward: fused scale-mask-
-#: softmax read 2 + write 2, dropout read 2 + write 2 + mask 1 (Korthikanti et al. 2022 §4.1,
-#: the 5·a·s²·b activation bytes) = 9 B; backward twice that.
-SCORE_BYTES_FWD = 9.0
+#: softmax read 2 + write 2 = 4 B, and with dropout > 0 the dropout's read 2 + write 2 + mask 1
+#: = 5 B more (Korthikanti et al. 2022 §4.1, the 5·a·s²·b activation bytes: 9 B in all);
+#: backward twice that. A model without dropout (``ModelSpec.dropout = 0``) skips it: PyTorch's
+#: dropout returns its input unchanged at p = 0 (ATen ``_dropout_impl``), and the memory model
+#: already keeps no dropout masks then (``memory.ACT_ATTN_CORE_DROPOUT_PER_AS``).
+SCORE_BYTES_SOFTMAX_FWD = 4.0
+SCORE_BYTES_DROPOUT_FWD = 5.0
+SCORE_BYTES_FWD = SCORE_BYTES_SOFTMAX_FWD + SCORE_BYTES_DROPOUT_FWD
 #: Optimizer step bytes per parameter of the local shard: read grad (grad_bytes) + fp32
 #: master, m, v (12) and write master, m, v (12) + 16-bit weights (2) -> grad_bytes + 26.
 OPT_BYTES_BASE = 26.0
@@ -416,6 +421,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
+    "dropout",
 )
 
 
@@ -660,7 +666,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
         x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16 * clock, hbm_raw, 2.0, K.kk)
         score_elems = mb * (a / t) * s_c * s
-        return Wt * s * a * (dqk + dv) / (peak16 * x_core) + SCORE_BYTES_FWD * score_elems * inv_hbm
+        score_bytes = SCORE_BYTES_SOFTMAX_FWD + SCORE_BYTES_DROPOUT_FWD * (f("dropout") > 0.0) if "dropout" in b \
+            else SCORE_BYTES_FWD
+        return Wt * s * a * (dqk + dv) / (peak16 * x_core) + score_bytes * score_elems * inv_hbm
 
     if flash.all():
         t_core = core_flash()

@@ -1254,3 +1254,31 @@ def test_activation_swap_does_not_depend_on_an_optimizer_offload_row_in_the_batc
     both = planner.evaluate_many([d, e])
     assert both["t_offload_s"].iloc[0] == pytest.approx(hand, rel=1e-12)
     assert both["step_time_s"].iloc[0] == pytest.approx(r["step_time_s"], rel=1e-12)
+
+
+def test_materialised_attention_drops_the_dropout_traffic_without_dropout():
+    # Without flash attention the s x s scores go through HBM: softmax read 2 + write 2 B per score
+    # element forward, and with dropout > 0 the dropout's read 2 + write 2 + mask 1 = 5 B more
+    # (Korthikanti et al. 2022 §4.1); backward twice the forward. Llama 3 8B (dropout 0, 32 heads,
+    # 32 layers) on 64 H100, TP 1 PP 1 CP 1, micro-batch 1, seq 8192, global batch 512 -> m = 8
+    # micro-batches, no recompute (passes: fwd + 2 x bwd = 3):
+    # delta = m · L · 5 B · (b · a · s · s) · 3 / (3.35e12 B/s · 0.84)
+    #       = 8 · 32 · 5 · (32 · 8192²) · 3 / 2.814e12 = 2.930 s of compute.
+    from planner import catalog
+
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(cp=1, dp=None, flash_attention=False, recompute="none")
+    m = catalog.models()["llama3-8b"].model_dump(mode="json")
+    assert m["dropout"] == 0.0
+    d["model"] = dict(m)
+    no_dropout = planner.evaluate(d).results["t_compute_s"]
+    d["model"] = dict(m, dropout=0.1)
+    with_dropout = planner.evaluate(d).results["t_compute_s"]
+    expected = 8 * 32 * 5 * (32 * 8192**2) * 3 / (3.35e12 * 0.84)
+    assert with_dropout - no_dropout == pytest.approx(expected, rel=1e-9)
+    # with flash attention the scores never reach HBM: dropout changes nothing here
+    d["parallelism"]["flash_attention"] = True
+    d["model"] = dict(m)
+    a = planner.evaluate(d).results["t_compute_s"]
+    d["model"] = dict(m, dropout=0.1)
+    assert planner.evaluate(d).results["t_compute_s"] == a

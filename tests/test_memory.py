@@ -832,3 +832,35 @@ def test_learned_position_table_is_not_tp_sharded():
     assert st0["mem_weights_bytes"] == pytest.approx(2.0 * params, rel=1e-12)  # bf16/fp16 weights
     assert st0["mem_grads_bytes"] == pytest.approx(4.0 * params, rel=1e-12)  # fp32 gradients
     assert st0["mem_optimizer_bytes"] == pytest.approx(12.0 * params, rel=1e-12)  # ZeRO-0: unsharded
+
+
+def test_zero3_prefetch_gathers_experts_only_where_it_shards_them():
+    """ZeRO-3 prefetches 2 layers of 16-bit weights and holds 1 layer of gradients (4 B) of the
+    largest layer it gathers. Experts are sharded over the expert group dp·cp/ep: with dp = ep
+    that group is one rank, the experts stay resident (and their gradients are in
+    mem_grads_bytes), so the gathered layer is the MoE layer's non-expert part; an all-MoE model
+    has no dense layer to gather either (found by a property test: ZeRO-3 above ZeRO-2 on the
+    same stage, DeepSeek-V3 TP 8 × PP 3 × DP 8 × EP 8 on 192 V100, 81.54 against 80.89 GB).
+
+    By hand, h = 1024, 8 heads (MHA), vocab 1,024, 8 experts of FFN 4,096 (SwiGLU), TP 1:
+      non-expert MoE layer: attention 4h² = 4,194,304 + 2 RMSNorms 2h = 2,048 + router 8h =
+        8,192 → 4,204,544; one expert 3·h·4096 = 12,582,912, one local expert per rank (ep 8);
+      embedding V·h = 1,048,576 (smaller than either).
+    dp 8 (expert group 1): 4,204,544 × (2·2 + 4) = 33,636,352 B;
+    dp 16 (expert group 2): (4,204,544 + 12,582,912) × 8 = 134,299,648 B."""
+    import planner
+
+    m = {"name": "moe-hand", "n_layers": 2, "hidden_size": 1024, "n_heads": 8, "ffn_hidden_size": 4096,
+         "vocab_size": 1024, "moe": {"n_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 4096}}
+
+    def prefetch(dp):
+        d = {"model": m, "cluster": {"system": "dgx-h100", "n_gpus": dp},
+             "training": {"seq_len": 1024, "global_batch_size": dp, "micro_batch_size": 1},
+             "parallelism": {"tp": 1, "pp": 1, "dp": dp, "ep": 8, "zero_stage": 3}}
+        return planner.evaluate(d).stages[0]
+
+    non_expert = 4 * 1024 ** 2 + 2 * 1024 + 8 * 1024
+    expert = 3 * 1024 * 4096
+    assert (non_expert, expert) == (4_204_544, 12_582_912)
+    assert prefetch(8)["mem_zero3_prefetch_bytes"] == pytest.approx(non_expert * (2 * 2 + 4), rel=1e-12)
+    assert prefetch(16)["mem_zero3_prefetch_bytes"] == pytest.approx((non_expert + expert) * (2 * 2 + 4), rel=1e-12)

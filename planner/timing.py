@@ -567,10 +567,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     inr = fl("in_network_reduction")
     any_moe = bool(np.asarray(b["n_experts"]).any())  # batch-level shortcut: skips dead work
 
-    # GEMM eff_max and bytes per element: the FP8/FP4 unit when the row asks for it and the
-    # part has one (peak above the 16-bit peak), else 16-bit (table lookups by code).
-    low = (prec == _FP8) | (prec == _FP4)
-    lowhp = low & (peak > peak16 * 1.01)
+    # GEMM eff_max and bytes per element: the FP8/FP4 unit when the row asks for it (the schema
+    # refuses a precision the part has no peak for, so the unit exists), else 16-bit (table
+    # lookups by code). Until 2026-11-30 the unit was taken only where its peak exceeded the
+    # 16-bit one, so Gaudi 3 (FP8 = BF16 = 1,835 TFLOP/s) ran FP8 as BF16 — 2-byte operands, no
+    # row-wise casts — and 2 % more FP8 peak made its row-wise FP8 step 9 % slower (found by a
+    # property test).
+    lowhp = (prec == _FP8) | (prec == _FP4)
     eff16 = K.eff16_tab[fam]
     eff_gemm_max = K.eff_gemm_tab[fam + K.n_fam * lowhp]
     attn_max = K.attn_max_tab[fam]
@@ -1517,7 +1520,7 @@ def notes(row: dict) -> list[str]:
                    "the weights' return are in series; the gradients' trip to the host hides behind the last "
                    "backward and the DP collectives still exposed at its end (on another link; docs/timing.md).")
     if row.get("fp8_rowwise"):
-        if row.get("precision") == _FP8 and row.get("peak_flop_per_s", 0) > 1.01 * row.get("peak_16bit_flop_per_s", 0):
+        if row.get("precision") == _FP8:
             out.append(f"FP8 row-wise scaling: {FP8_ROWWISE_BYTES:g} HBM bytes per element of every cast torchao's "
                        "row-wise recipe makes (each linear's input and weight in the forward; the output gradient "
                        "twice, input and weight again in the backward), one effective figure derived from torchao's "
@@ -1525,8 +1528,8 @@ def notes(row: dict) -> list[str]:
                        "shapes. The routed experts' grouped GEMMs and the matmuls op_sac recomputes are not charged. On "
                        "TorchTitan's own FSDP + TP 8 runs it over-predicts rowwise by 2–18 % (docs/timing.md).")
         else:
-            out.append("FP8 scaling 'rowwise' has no effect: the GEMMs do not run in FP8 "
-                       "(training.precision is not fp8, or the accelerator has no FP8 unit).")
+            out.append("FP8 scaling 'rowwise' has no effect: the GEMMs do not run in FP8 (training.precision "
+                       "is not fp8).")
     if row.get("precision") == _FP4:
         out.append("FP4: every GEMM at the FP4 peak with the FP8 efficiency; NVFP4 recipes keep some layers in "
                    "BF16 and add quantisation work (scaling, Hadamard transforms) not counted here. NVIDIA's NVFP4 "

@@ -177,8 +177,10 @@ def ckpt_save_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s
     repl = _over(np.asarray(node_bytes, dtype=float) * np.asarray(replicas, dtype=float), net_bw_node)
     agg = _over(ckpt_bytes, agg_write_bw_bytes_per_s)
     save = np.maximum.reduce([d2h, node, repl, agg])
-    stall = np.where(np.asarray(ckpt_async, dtype=bool),
-                     d2h + np.asarray(async_interference_frac, dtype=float) * (save - d2h), save)
+    frac = np.asarray(async_interference_frac, dtype=float)
+    with np.errstate(invalid="ignore"):  # 0 · inf for a tier that cannot be written: no slow-down
+        drain = np.where(frac > 0.0, frac * (save - d2h), 0.0)
+    stall = np.where(np.asarray(ckpt_async, dtype=bool), d2h + drain, save)
     return {"d2h_s": d2h, "save_s": save, "stall_s": stall}
 
 

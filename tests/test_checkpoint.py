@@ -131,3 +131,18 @@ def test_daly_hand_value_and_limits():
     assert float(ck.ckpt_interval_daly(30.0, 10.0)) == 10.0
     # delta << M: Young
     assert float(ck.ckpt_interval_daly(1e-3, 1e6)) == pytest.approx(float(ck.ckpt_interval_young(1e-3, 1e6)), rel=1e-3)
+
+
+def test_async_save_of_a_tier_that_cannot_be_written_warns_nothing():
+    # A tier with no write bandwidth takes forever (save = inf); asynchronous with no slow-down
+    # (async_interference_frac = 0) its stall is the device-to-host copy alone, 1e9 B / 50e9 B/s
+    # = 0.02 s, computed without a 0 · inf (found by review: a RuntimeWarning on GH200 scenarios)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = ck.ckpt_save_time(np.array([1e9]), np.array([8e9]), np.array([1e12]), np.array([50e9]),
+                           np.array([0.0]), np.array([np.inf]), ckpt_async=np.array([True]),
+                           async_interference_frac=np.array([0.0]))
+    assert r["save_s"][0] == np.inf
+    assert r["stall_s"][0] == pytest.approx(0.02, rel=1e-12)

@@ -942,7 +942,10 @@ def render_sidebar(page: str) -> dict:
                          help="Reads the architecture (layers, widths, heads, GQA, MoE, MLA, sliding window, "
                          "biases, tied embeddings) from a Transformers config.json into the custom fields; "
                          "the rest of the scenario is kept. What the planner cannot hold is listed below.")
-        hf_box = st.container()  # filled at the end of the sidebar, once the scenario is known
+        if ss.get("_hf_error"):
+            st.error(ss["_hf_error"])
+        for note in ss.get("_hf_notes") or []:
+            st.caption(note)
         if ss.get("w_model") == CUSTOM:
             st.text_input("Name", key="w_m_name")
             c1, c2 = st.columns(2)
@@ -1126,32 +1129,7 @@ def render_sidebar(page: str) -> dict:
         ss["_link_sj"] = key
     elif ss.get(WARN_KEY) and key != ss["_link_sj"]:
         ss[WARN_KEY] = []
-    # An import's messages describe what was imported: a bad value named by the scenario import,
-    # or an unreadable config.json, until any input changes; the config.json's notes until the
-    # model changes (found by review: "Import: parallelism.tp ..." stayed after the TP was fixed)
-    _expire(("_upload_error",), "_upload_sj", key)
-    _expire(("_hf_error",), "_hf_err_sj", key)
-    _expire(("_hf_notes",), "_hf_model", sj_key(sj.get("model")))
-    with hf_box:
-        if ss.get("_hf_error"):
-            st.error(ss["_hf_error"])
-        for note in ss.get("_hf_notes") or []:
-            st.caption(note)
     return sj
-
-
-def _expire(msg_keys: tuple[str, ...], anchor: str, key: str) -> None:
-    """Drop the messages ``msg_keys`` once ``key`` (the inputs they describe) differs from its
-    value on the first run that showed them (kept in ``anchor``)."""
-    ss = st.session_state
-    if not any(ss.get(k) for k in msg_keys):
-        ss.pop(anchor, None)
-    elif anchor not in ss:
-        ss[anchor] = key
-    elif ss[anchor] != key:
-        for k in msg_keys:
-            ss.pop(k, None)
-        ss.pop(anchor, None)
 
 
 def render_io(sj: dict, results: dict | None) -> None:
@@ -1190,7 +1168,6 @@ def render_io(sj: dict, results: dict | None) -> None:
 def _on_upload() -> None:
     f = st.session_state.get("w_upload")
     st.session_state.pop("_upload_error", None)
-    st.session_state.pop("_upload_sj", None)
     if f is None:
         return
     try:
@@ -1225,8 +1202,8 @@ def _on_hf_upload() -> None:
 
     ss = st.session_state
     f = ss.get("w_hf")
-    for k in ("_hf_error", "_hf_notes", "_hf_err_sj", "_hf_model"):
-        ss.pop(k, None)
+    ss.pop("_hf_error", None)
+    ss.pop("_hf_notes", None)
     if f is None:
         return
     try:

@@ -174,32 +174,6 @@ def test_bad_widget_input_shows_error_naming_the_field_and_keeps_inputs():
     assert at.query_params["tp"] == "3"  # the state is still in the URL
 
 
-def test_import_messages_go_once_the_inputs_they_describe_change():
-    # A scenario import with a bad value loads it and names the field (app_pages/_common._on_upload);
-    # AppTest has no file uploader, so the callback's two effects are set by hand: the bad value in
-    # the widget and the message in the session state.
-    at = _run(PLAN)
-    at.number_input(key="w_tp").set_value(3).run()
-    at.session_state["_upload_error"] = "Import: parallelism.tp: 3 does not divide the 64 heads"
-    at.run()
-    assert any("Import: parallelism.tp" in e.value for e in at.error)
-    at.run()  # nothing changed: the message stays
-    assert any("Import: parallelism.tp" in e.value for e in at.error)
-    at.number_input(key="w_tp").set_value(8).run()  # the named value fixed: the message goes
-    assert not any("Import:" in e.value for e in at.error)
-    assert not at.error  # and TP 8 is valid
-
-    # A config.json's notes describe the imported model: they stay while other inputs change
-    # and go when the model does.
-    at.session_state["_hf_notes"] = ["config.json: rope_scaling (llama3) is not modelled"]
-    at.run()
-    assert any("rope_scaling" in c.value for c in at.caption)
-    at.number_input(key="w_n").set_value(2048).run()
-    assert any("rope_scaling" in c.value for c in at.caption)
-    at.selectbox(key="w_model").set_value("llama3-8b").run()
-    assert not any("rope_scaling" in c.value for c in at.caption)
-
-
 def test_plan_chart_specs_have_fields_and_units():
     at = _run(PLAN)
     specs = charts_by_key(at)

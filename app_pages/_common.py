@@ -790,12 +790,14 @@ def _on_preset() -> None:
         st.session_state["_preset_error"] = str(e)
         return
     st.session_state[WARN_KEY] = []
+    _clear_hf_messages()
     load_into_widgets(sj, pid)
 
 
 def _on_model() -> None:
     ss = st.session_state
     mid = ss["w_model"]
+    _clear_hf_messages()
     if mid == CUSTOM:
         prev = ss.get(SCENARIO_KEY, {}).get("model")
         ss.update(_model_widget_values(_model_dict(prev)))
@@ -946,6 +948,7 @@ def render_sidebar(page: str) -> dict:
             st.error(ss["_hf_error"])
         for note in ss.get("_hf_notes") or []:
             st.caption(note)
+        hf_split_box = st.empty()  # filled at the end, once it is known whether the note still holds
         if ss.get("w_model") == CUSTOM:
             st.text_input("Name", key="w_m_name")
             c1, c2 = st.columns(2)
@@ -1129,7 +1132,31 @@ def render_sidebar(page: str) -> dict:
         ss["_link_sj"] = key
     elif ss.get(WARN_KEY) and key != ss["_link_sj"]:
         ss[WARN_KEY] = []
+    # The same for what an import said about the scenario it loaded (found by review: "Import:
+    # parallelism: tp·pp·cp·dp = 3·4·1·32 = 384 ≠ …" and the config.json's "the current split or
+    # batch is not valid" stayed beside the results after TP / VPP were fixed): they are kept
+    # while the scenario is the one the import gave, and go once an input differs from it.
+    for msg, at in _IMPORT_MESSAGES:
+        if at in ss:
+            if ss[at] is None:
+                ss[at] = key
+            elif ss[at] != key:
+                ss.pop(msg, None)
+                ss.pop(at)
+    if ss.get("_hf_split_note"):
+        hf_split_box.caption(ss["_hf_split_note"])
     return sj
+
+
+#: (message, scenario key it was written for) of the imports' messages about the scenario
+#: loaded (the key is recorded on the first run after the import: None until then).
+_IMPORT_MESSAGES = (("_upload_error", "_upload_error_sj"), ("_hf_split_note", "_hf_split_sj"))
+
+
+def _clear_hf_messages() -> None:
+    """A new scenario or model replaces the imported config.json's model: its notes go."""
+    for k in ("_hf_error", "_hf_notes", "_hf_split_note", "_hf_split_sj"):
+        st.session_state.pop(k, None)
 
 
 def render_io(sj: dict, results: dict | None) -> None:
@@ -1168,6 +1195,7 @@ def render_io(sj: dict, results: dict | None) -> None:
 def _on_upload() -> None:
     f = st.session_state.get("w_upload")
     st.session_state.pop("_upload_error", None)
+    st.session_state.pop("_upload_error_sj", None)
     if f is None:
         return
     try:
@@ -1192,6 +1220,8 @@ def _on_upload() -> None:
     _, errs = validate(data)
     if errs:  # a scenario with bad values: loaded so the named fields can be fixed in the sidebar
         st.session_state["_upload_error"] = "Import: " + "; ".join(errs)
+        st.session_state["_upload_error_sj"] = None  # until an input differs from the imported scenario
+    _clear_hf_messages()
     load_into_widgets(data)
 
 
@@ -1202,8 +1232,7 @@ def _on_hf_upload() -> None:
 
     ss = st.session_state
     f = ss.get("w_hf")
-    ss.pop("_hf_error", None)
-    ss.pop("_hf_notes", None)
+    _clear_hf_messages()
     if f is None:
         return
     try:
@@ -1226,10 +1255,11 @@ def _on_hf_upload() -> None:
     sj["model"] = md
     notes = [f"{f.name}: {n}" for n in imp.notes]
     _, errs = validate(sj)
-    if errs:
-        notes.append("With this model the current split or batch is not valid (the error is shown above the "
-                     "results): change TP / PP / VPP or the batch, set the layer split to uneven, or let "
-                     "Explore find a split.")
+    if errs:  # shown until an input differs from the scenario the import gave
+        ss["_hf_split_note"] = ("With this model the current split or batch is not valid (the error is shown "
+                                "above the results): change TP / PP / VPP or the batch, set the layer split to "
+                                "uneven, or let Explore find a split.")
+        ss["_hf_split_sj"] = None
     ss["_hf_notes"] = notes
     load_into_widgets(sj, ss.get("preset_id"))
 

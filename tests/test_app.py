@@ -1232,3 +1232,54 @@ def test_link_warnings_go_once_an_input_changes():
     at.number_input(key="w_n").set_value(2048).run()
     assert not at.exception
     assert not [w for w in at.warning if w.value.startswith("Link:")]
+
+
+def _uploader(at, label):
+    return next(u for u in at.get("file_uploader") if u.label == label)
+
+
+def test_an_imports_message_about_the_scenario_goes_once_an_input_is_fixed():
+    """Found by review: Import scenario JSON with TP 3 on 1,024 GPUs (3·4·1 = 12 does not divide
+    1,024) loaded it and named the error, but the sidebar's red "Import: …" stayed beside the
+    results after TP was set back to 8; a config.json whose 32 layers do not split over pp·vpp =
+    20 left "the current split or batch is not valid" after VPP was set to 1 (32 / (4·1) layers);
+    and a config.json's notes stayed after another preset was loaded. Each describes the scenario
+    the import gave: kept while it is shown, gone once an input differs from it."""
+    from planner.presets import preset_json
+
+    at = _run(PLAN, {"p": "default"})
+    sj = preset_json("default")
+    sj["parallelism"].update(tp=3, dp=None)
+    _uploader(at, "Import scenario JSON").set_value(
+        ("bad.json", json.dumps(sj).encode(), "application/json"))
+    at.run()
+    assert not at.exception
+    imp = [e.value for e in at.sidebar.error if e.value.startswith("Import:")]
+    assert imp and "3·4·1" in imp[0], imp
+    assert at.number_input(key="w_tp").value == 3
+    at.run()  # a rerun with the same scenario keeps it
+    assert [e.value for e in at.sidebar.error if e.value.startswith("Import:")] == imp
+    at.number_input(key="w_tp").set_value(8).run()
+    assert not at.exception and not at.error  # neither the page's error nor the import's
+    assert at.metric  # the results are back
+
+    cfg = json.loads((ROOT / "tests" / "data" / "hf_configs.json").read_text())["llama-3.1-8b"]["config"]
+    assert cfg["num_hidden_layers"] == 32  # 32 % (pp 4 · vpp 5) ≠ 0; 32 % (4 · 1) = 0
+    _uploader(at, "Import a Hugging Face config.json").set_value(
+        ("config.json", json.dumps(cfg).encode(), "application/json"))
+    at.run()
+    split_note = [c.value for c in at.sidebar.caption if "split or batch is not valid" in c.value]
+    assert split_note and any("not divisible by pp·vpp = 20" in e.value for e in at.error)
+    at.number_input(key="w_vpp").set_value(1).run()
+    assert not at.exception and not at.error
+    assert not [c.value for c in at.sidebar.caption if "split or batch is not valid" in c.value]
+
+    gpt2 = json.loads((ROOT / "tests" / "data" / "hf_configs.json").read_text())["gpt2"]["config"]
+    _uploader(at, "Import a Hugging Face config.json").set_value(
+        ("gpt2.json", json.dumps(gpt2).encode(), "application/json"))
+    at.run()
+    assert [c.value for c in at.sidebar.caption if c.value.startswith("gpt2.json: ")]
+    at.selectbox(key="w_preset").set_value("llama3-8b-h100-64").run()
+    assert not at.exception
+    assert at.selectbox(key="w_model").value == "llama3-8b"
+    assert not [c.value for c in at.sidebar.caption if c.value.startswith("gpt2.json: ")]

@@ -72,8 +72,16 @@ def _init_from_url() -> None:
         if src is None:
             src = LINK if params else (defaults[i % len(defaults)] if defaults else LINK)
         if src != LINK and src not in presets:
-            warnings.append(f"c_src{i + 1}={src!r}: unknown preset; reading the slot's link instead")
-            src = LINK
+            shown = src if len(src) <= 60 else src[:59] + "…"
+            if params or not defaults:
+                warnings.append(f"c_src{i + 1}={shown!r}: unknown preset; reading the slot's link "
+                                f"({_slot_prefix(i)}* keys) instead")
+                src = LINK
+            else:  # found by review: "reading the slot's link" with no link showed the default preset
+                src = defaults[i % len(defaults)]
+                warnings.append(f"c_src{i + 1}={shown!r}: unknown preset, and the link has no "
+                                f"{_slot_prefix(i)}* keys for this slot; using preset {src!r} (a link goes "
+                                f"in its keys: {_slot_prefix(i)}tp=4, or in the slot's share-link box)")
         elif src != LINK and params and _changes_preset(src, params):
             # a preset slot with keys of its own (2.sys=...): the preset is the base they change
             params = {"p": src, **params}

@@ -77,3 +77,19 @@ def test_plan_link_with_a_refused_pp_opens_and_words_vpp_by_its_cause(params, pp
         assert len(vpp_lines) == 1 and "because the link's pp=7 was refused" in vpp_lines[0], warns
         assert "needs schedule" not in vpp_lines[0]
     assert not [e.value for e in at.error if e.icon != ":material/memory:"]  # a valid scenario, no input error
+
+
+def test_compare_an_unknown_c_src_without_slot_keys_says_which_preset_it_shows():
+    """Found by review: c_src1 holding a pasted query (not a preset id) warned "reading the slot's
+    link instead", but the slot had no 1.* keys, so it silently showed the default scenario. With
+    no slot keys the slot now shows its default preset (as when c_src1 is absent) and says so;
+    with slot keys it still reads them."""
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "p=deepseek-v3-h800-2048&n=1024", "c_src2": "default"})
+    assert not at.exception
+    warns = [w for w in _warnings(at) if w.startswith("Link: c_src1=")]
+    assert len(warns) == 1 and "has no 1.* keys" in warns[0] and "using preset 'default'" in warns[0], warns
+    assert at.selectbox(key="c_src0").value == "default"
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "nope", "1.m": "llama3-8b", "1.n": "64"})
+    warns = [w for w in _warnings(at) if w.startswith("Link: c_src1=")]
+    assert len(warns) == 1 and "reading the slot's link (1.* keys) instead" in warns[0], warns
+    assert at.selectbox(key="c_src0").value == "link" and at.query_params["1.m"] == "llama3-8b"

@@ -912,6 +912,15 @@ def _inline_label(obj: Any) -> str:
     return f"inline: {name} (from link / JSON)"
 
 
+#: The field's usual names for the schema's ids (the ids stay in links, JSON and the CLI).
+_SCHED_LABELS = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B (VPP)", "gpipe": "GPipe",
+                 "zero_bubble": "zero-bubble (ZB-H1)", "dualpipe": "DualPipe"}
+_RC_LABELS = {"none": "none", "selective": "selective (attention core)", "full": "full (whole layers)",
+              "op_sac": "per-op SAC (TorchTitan op_sac)"}
+_OFF_LABELS = {"none": "none", "cpu": "CPU (host memory)", "nvme": "NVMe (ZeRO-Infinity)"}
+_AK_LABELS = {"native": "native (written for the GPU)", "flash2": "FlashAttention-2 class"}
+
+
 def render_sidebar(page: str) -> dict:
     """The scenario inputs, grouped Model · Hardware · Parallelism · Training · Checkpoints ·
     Reliability. Returns the scenario JSON they describe (not yet validated).
@@ -1028,6 +1037,7 @@ def render_sidebar(page: str) -> dict:
                         value=None, key="w_dps", placeholder="all DP ranks (full sharding)",
                         help=Parallelism.model_fields["dp_shard"].description)
         st.selectbox("Activation recompute", ["none", "selective", "full", "op_sac"], key="w_rc",
+                     format_func=_RC_LABELS.get,
                      help="selective: the attention core is recomputed (Megatron, Korthikanti et al. 2022); "
                           "full: whole layers from their inputs; op_sac: TorchTitan's per-op selective "
                           "checkpointing (every second matmul of a block recomputed: K, O and W3 for Llama; "
@@ -1036,15 +1046,16 @@ def render_sidebar(page: str) -> dict:
                         key="w_rcl", placeholder="every layer",
                         help=Parallelism.model_fields["recompute_layers"].description)
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"], key="w_sch",
+                     format_func=_SCHED_LABELS.get,
                      help=Parallelism.model_fields["schedule"].description)
-        st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off")
+        st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off", format_func=_OFF_LABELS.get)
         st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")
         st.checkbox("Offload gradients", key="w_offg", help="Gradients to host memory.")
         st.checkbox("Offload activations", key="w_offa", help="Swap stashed activations to host memory (KARMA).")
         st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls")
         st.checkbox("Sequence parallel", key="w_sp")
         st.checkbox("Flash attention", key="w_fa")
-        st.selectbox("Attention kernel", ["native", "flash2"], key="w_ak",
+        st.selectbox("Attention kernel", ["native", "flash2"], key="w_ak", format_func=_AK_LABELS.get,
                      help=Parallelism.model_fields["attention_kernel"].description)
         st.checkbox("Overlap TP communication", key="w_tpo")
         st.checkbox("Overlap DP communication", key="w_dpo",

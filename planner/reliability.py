@@ -1527,7 +1527,7 @@ def explain(row: dict) -> dict[str, str]:
     e["mtbf_h"] = f"1/λ = 1/{_g(row['failure_rate_per_h'])} = {_g(row['mtbf_h'])} h"
     e["ckpt_bytes"] = (
         f"{float(ck.ckpt_bytes_per_param(row.get('precision'))):g} B/param × {_g(row['params_total'])} params = "
-        f"{_g(row['ckpt_bytes'])} B"
+        f"{_g(row['ckpt_bytes'])} B = {row['ckpt_bytes'] / 2**30:,.1f} GiB"
     )
     G = row["goodput"]
     fo, fl, fr = row["ckpt_overhead_frac"], row["lost_work_frac"], row["restart_frac"]

@@ -146,3 +146,15 @@ def test_async_save_of_a_tier_that_cannot_be_written_warns_nothing():
                            async_interference_frac=np.array([0.0]))
     assert r["save_s"][0] == np.inf
     assert r["stall_s"][0] == pytest.approx(0.02, rel=1e-12)
+
+
+def test_ckpt_bytes_explain_ends_in_the_unit_shown():
+    # 14 B/param (bf16 weights + fp32 master, m, v) x 70.554e9 params of Llama 3 70B = 9.878e11 B
+    # = 919.9 GiB (2^30 B), the unit the table and the Plan page show (found by review: the
+    # formula ended in bytes beside a value in GiB)
+    import planner
+
+    r = planner.evaluate(planner.load_preset("default"))
+    assert r.results["ckpt_bytes"] == pytest.approx(14 * r.results["params_total"], rel=1e-12)
+    assert r.explain["ckpt_bytes"].endswith(f"= {14 * r.results['params_total'] / 2**30:,.1f} GiB")
+    assert r.explain["ckpt_bytes"].endswith("= 919.9 GiB")

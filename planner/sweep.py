@@ -1018,7 +1018,8 @@ def sweep(
     InputError (a ``ValueError``, one line per problem in ``.lines``) — an invalid scenario, an
     unknown objective or system, candidate degrees that are not positive integers (``tp="16"``,
     ``cp_max=0``), bad ``gpus`` / ``top``, an unknown keyword (``foo=1``: named, with the
-    accepted ones); an empty result (nothing fits) is not an error.
+    accepted ones); an empty result (nothing fits) is not an error: its ``attrs["reason"]``
+    says why (:func:`no_split_reason`).
 
     Notes
     -----
@@ -1255,6 +1256,8 @@ def sweep(
     df.attrs["n_configurations"] = total
     df.attrs["n_feasible"] = int(n_feas)
     df.attrs["objective"] = objective
+    if df.empty:  # why, in words (what the CLI prints; found by review: Python got no reason)
+        df.attrs["reason"] = no_split_reason(scenario, total)
     return df
 
 

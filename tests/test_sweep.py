@@ -518,3 +518,13 @@ def test_sweep_refuses_a_feasible_only_that_is_not_a_flag():
     # found by review: feasible_only="no" was taken as True
     with pytest.raises(planner.InputError, match=r"sweep: feasible_only = 'no': give True or False"):
         planner.sweep(planner.load_preset("llama3-8b-h100-64"), feasible_only="no", top=1)
+
+
+def test_an_empty_sweep_says_why_in_python_too():
+    # TP 3 divides neither Llama 3 70B's 64 heads nor 1,024 GPUs: no split passes the rules, and
+    # the DataFrame says so as the CLI does (found by review: Python got an empty frame alone)
+    s = planner.load_preset("default")
+    df = planner.sweep(s, tp=[3])
+    assert df.empty and df.attrs["n_configurations"] == 0
+    assert df.attrs["reason"].startswith("no split satisfies the divisibility rules")
+    assert "reason" not in planner.sweep(s, top=3).attrs

@@ -1348,7 +1348,8 @@ def explain(row: dict) -> dict[str, str]:
         ex["t_pp_bubble_s"] = (
             f"DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) with F&B = F + B, W = (B − R)/2 → "
             f"({r['pp']}/2 − 1) × (F {_ms(T['_t_fwd_mb'])} + B {_ms(T['_t_bwd_mb'])}/2 + 3/2 · recomputed "
-            f"forward R {_ms(float(T['_t_rec']))}) = bubble fraction "
+            f"forward R {_ms(float(T['_t_rec']))} (full recompute only; a selective re-run of the attention core "
+            f"is counted in B, like the core's backward, though neither has a weight-gradient part)) = bubble fraction "
             f"{T['_bubble_frac']:.4g} of the m = {T['_m']:.4g} micro-batches × (compute + TP + CP + EP) = "
             f"{T['t_pp_bubble_s']:.4g} s")
     elif int(r.get("schedule", 0)) == _SCHED["zero_bubble"]:

@@ -953,7 +953,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         P_local = P_dense_local
     bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
-    last_bucket = np.minimum(1.0, bucket / np.maximum(P_local, 1.0))
+    # The last bucket's collective cannot start before the backward that fills it ends: a floor on
+    # what the windows hide, its own time over the dense DP group (one bucket of min(bucket, local
+    # dense parameters), with the ring's full latency). Until 2026-11-30 the floor was the share
+    # bucket / P_local of the whole collective: parameters on a cheaper path (experts over a group
+    # of one, a larger vocabulary) lowered the per-parameter average and so the floor, and more
+    # parameters shortened the step (found by a property test: FFN × 2, 0.141406 → 0.141240 s).
+    Xb = (n_shard - 1.0) / n_shard * np.minimum(bucket, P_dense_local) / bw_d
+    fb_rs = gb * Xb + al_d
+    fb_ag = BYTES_16 * Xb + al_d
+    fb_ar = 2.0 * (gb * Xb / inr_f + al_d) if inr_any else 2.0 * fb_rs
     z0 = zero == 0
     z3 = zero == 3
     zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
@@ -962,8 +971,12 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     t_rs_mb = t_grad_rs
     if any_hsdp:  # ring all-reduce of the local gradient shard across the replicas, once per step
         t_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * P_local / n_shard / bw_r + al_r) * (n_rep > 1.0)
+        fb_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * np.minimum(bucket, P_local) / n_shard / bw_r + al_r) * (n_rep > 1.0)
         t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
     t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
+    fb_grad = np.minimum(_blend(z0, fb_ar, fb_rs), t_grad)  # the floors, never above the collective
+    fb_rs_mb = np.minimum(fb_rs, t_rs_mb)
+    fb_ag_step = np.minimum(fb_ag, t_param_ag * f2)
     t_ag_step = t_param_ag * f2
     z3_mb = 2.0 * t_param_ag + t_grad_rs
     # dp_comm_overlap off: none of the DP collectives hidden (PyTorch FSDP1 as MosaicML Composer
@@ -1069,7 +1082,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_bubble = frac * (t_compute + t_tp + t_cp + t_ep)
 
         # --- DP (the windows) ----
-        exp_grad = np.maximum(t_grad - ovl * (t_bwd_mb + x_bwd), last_bucket * t_grad)
+        exp_grad = np.maximum(t_grad - ovl * (t_bwd_mb + x_bwd), fb_grad)
         dp_tail = exp_grad  # what the last backward leaves exposed (ZeRO-0/1/2); the offload window
         # ZeRO-2 keeps only its gradient shard, so every micro-batch's backward reduce-scatters
         # (DeepSpeed stage 2: "gradient reduction is required after every backward", deepspeedai/
@@ -1080,8 +1093,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         z2 = zero == 2
         if z2.any():
             m_prev = np.maximum(m - 1.0, 0.0)
-            exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), last_bucket * t_rs_mb)
-        exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), last_bucket * t_ag_step) * (zero >= 1)
+            exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), fb_rs_mb)
+        exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), fb_ag_step) * (zero >= 1)
         if z3.any():
             z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
             # never more than the collectives themselves (a stage of very few layers: first / last
@@ -1089,7 +1102,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             z3_exposed = m * np.minimum(np.maximum(z3_mb - ovl * (stage_mb + x_mb), 0.0) + z3_first_last, z3_mb)
             if any_hsdp:  # FSDP HSDP: the replica all-reduce in what the last micro-batch's window leaves
                 left = np.maximum(ovl * (stage_mb + x_mb) - z3_mb, 0.0)
-                z3_exposed = z3_exposed + np.maximum(t_rep * f2 - left, last_bucket * t_rep * f2)
+                z3_exposed = z3_exposed + np.maximum(t_rep * f2 - left, np.minimum(fb_rep, t_rep * f2))
             dp_tail = _blend(z3, z3_exposed / m, dp_tail)  # ZeRO-3: the last micro-batch's share
             t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
         else:

@@ -1307,3 +1307,41 @@ def test_fp8_on_a_part_whose_fp8_peak_equals_its_bf16_peak_still_runs_fp8():
         d["training"]["fp8_scaling"] = scaling
         assert planner.evaluate(d).results["step_time_s"] <= base
         d["cluster"]["accelerator"] = None
+
+
+def test_dp_last_bucket_floor_is_one_bucket_collective():
+    # Llama 3 8B, ZeRO-1 over dp = 64 H100 (8 nodes), collectives hidden but for the last bucket:
+    # bucket = max(40e6, 1e6 · 64) = 64e6 params; ring bw = min(NVLink 450e9·0.8, 8 GPUs · NIC
+    # 50e9·0.92) = 360e9 B/s; latency of a pass (8−1)·2 µs + (8−1)·5 µs = 49 µs;
+    # Xb = 63/64 · 64e6 / 360e9 s per byte-per-param: reduce-scatter fp32 4·Xb + α, gather bf16 2·Xb + α.
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(cp=1, dp=None, zero_stage=1, recompute="none")
+    xb, alpha = 63 / 64 * 64e6 / 360e9, 7 * 2e-6 + 7 * 5e-6
+    assert planner.evaluate(d).results["t_dp_comm_exposed_s"] == pytest.approx(6 * xb + 2 * alpha, rel=1e-9)
+
+
+def test_more_parameters_never_shorten_the_step_through_the_dp_floor():
+    # Found by a property test: the floor was the share bucket / P_local of the whole collective,
+    # so parameters on a cheaper path (experts over an expert group of one) or more of them (the
+    # latency per parameter) lowered it: a GPT-OSS-like MoE on 2,048 B200 (ZeRO-0, dp = ep = 16),
+    # FFN and expert width × 2, went 0.141406 → 0.141240 s. Now the floor is one bucket's
+    # collective over the dense group, whatever the rest of the model.
+    import copy
+
+    m = planner.catalog.models()["gpt-oss-120b"].model_dump(mode="json")
+    m.update(n_layers=48, name="gpt-oss-like")
+    m["moe"].update(n_experts=32)
+    d = planner.load_preset("default").to_json_dict()
+    d["model"] = m
+    d["cluster"].update(system="dgx-b200", n_gpus=2048)
+    d["parallelism"].update(tp=8, pp=16, cp=1, ep=16, dp=None, vpp=1, schedule="interleaved", zero_stage=0,
+                            sequence_parallel=True, recompute="op_sac", attention_kernel="flash2",
+                            ep_comm_overlap=True, layer_split="uneven")
+    d["training"].update(global_batch_size=512, micro_batch_size=1, seq_len=1024, precision="fp4")
+    base = planner.evaluate(d).results
+    wide = copy.deepcopy(d)
+    wide["model"]["ffn_hidden_size"] *= 2
+    wide["model"]["moe"]["expert_ffn_hidden_size"] *= 2
+    r = planner.evaluate(wide).results
+    assert r["step_time_s"] > base["step_time_s"]
+    assert r["t_dp_comm_exposed_s"] >= base["t_dp_comm_exposed_s"]

@@ -189,7 +189,9 @@ def test_partial_recompute_replays_the_cp_ring_on_the_stage_s_own_recomputed_lay
     off = copy.deepcopy(d)
     off["parallelism"]["flash_attention"] = False
     r_off = planner.evaluate(off).results
-    assert r_off["t_compute_s"] > r_on["t_compute_s"] * 1.5  # attention itself is slower
+    # attention itself is materially slower (the s × s scores through HBM: 4 B per element forward
+    # without dropout, Llama 3 trains with none; 9 B with it)
+    assert r_off["t_compute_s"] > r_on["t_compute_s"] * 1.2
     assert r_off["t_compute_s"] + r_off["t_cp_comm_s"] == pytest.approx(
         r_on["t_compute_s"] + r_on["t_cp_comm_s"], rel=1e-12)
     assert r_off["step_time_s"] >= r_on["step_time_s"] * (1 - 1e-12)

@@ -66,7 +66,12 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     and its output for the gate-weighted combine; fp32 router logits and probabilities).
     Selective recompute or flash attention removes the ``5·a·s`` term; full recompute keeps
     only the layer input ``2h`` per token (``/t`` with SP) plus, as a working set, one whole
-    layer of one micro-batch while it is recomputed. Context parallelism: s -> s/c.
+    layer of one micro-batch while it is recomputed, of the largest kind (dense, MoE) that the
+    stage recomputes. Partial recompute (``recompute_layers`` = N, Megatron's block method: the
+    first N layers of a chunk checkpointed one by one, the rest run plainly) recomputes after
+    the backward of the chunk's later layers freed their activations of that micro-batch, so
+    the working set is charged less those (a lower bound of them for v > 1), floored at 0.
+    Context parallelism: s -> s/c.
     fp8 / fp4: the inputs of the low-precision GEMMs are saved for backward as their 1-byte
     casts (Transformer Engine ``Linear`` / ``LayerNormLinear`` save the fp8 input): QKV and MLP
     inputs (2h -> h each, in the replicated part), attention output (2q -> q) and fc2 input
@@ -98,10 +103,15 @@ Margin (``mem_buffers_bytes`` = comm + ZeRO-3 prefetch + fragmentation), shown o
       the GPU count: +6.7 GiB at dp = 1024 with fp32 gradients. DeepSpeed's constant-size
       buffers, ``reduce_bucket_size``, are real copies and are not modelled.)
     * ``mem_zero3_prefetch_bytes`` (ZeRO-3 with more than one shard rank, ``dp_shard·cp > 1``):
-      ``ZERO3_PREFETCH_LAYERS`` = 2 whole layers (TP-sharded, gathered over DP) of weights, plus one layer of unsharded gradients before
-      its reduce-scatter; a layer here is the largest of the embedding, a dense layer (where the
-      model has one) and an MoE layer, whose experts count only where ZeRO-3 shards them
-      (expert group ``dp_shard·cp/ep > 1``).
+      ``ZERO3_PREFETCH_LAYERS`` = 2 whole units (TP-sharded, gathered over DP) of weights, plus
+      ``ZERO3_GRAD_LAYERS`` = 1 unit of unsharded gradients before its reduce-scatter; a unit is
+      the largest that the stage holds of its embedding (first stage), output head (last
+      stage), a dense layer and an MoE layer, whose experts count only where ZeRO-3 shards them
+      (expert group ``dp_shard·cp/ep > 1``); each part is capped at the stage's own gathered
+      parameters (a stage of one layer gathers it once). Stated limit: on a stage of few
+      layers with a small shard group ZeRO-3 can still exceed ZeRO-2 (the shard, the gathered
+      units and the unsharded gradients outweigh the saving, as in FSDP; ZeRO-2's transient
+      gradient buckets are not counted).
     * ``mem_fragmentation_bytes``: ``FRAGMENTATION_FRAC`` = 5 % of everything else (PyTorch
       caching allocator). The lower end of the usual 5–10 %: at 7 % one calibration run
       (MPT-3B, seq 8192, micro-batch 3, no recompute, A100 80GB) would be predicted not to fit.
@@ -554,22 +564,24 @@ def _common(b: Batch) -> dict:
             keep_moe = full_keep * full_f + work_moe * part_f + op_keep_moe * op_f
         else:
             keep_moe = full_keep if is_full else (op_keep_moe if is_op else work_moe)
-        work_layer = _sel(n_moe > 0, np.maximum(work_dense, work_moe), work_dense)
     else:
         keep_moe = None
-        work_layer = work_dense
+        work_moe = None
     # Full recompute and op_sac: the layer being recomputed holds its working set on top of
-    # what the other layers keep (its own kept part is already in the stash).
-    rec_extra = (work_layer - full_keep) * full_f
-    if any_op:  # op_sac: the larger extra of the layer kinds the model has (dense, MoE)
-        op_extra = work_dense - op_keep_dense
-        if keep_moe is not None:
-            has_dense = (L - n_moe) > 0
-            op_extra = _sel(n_moe > 0, np.maximum(op_extra * has_dense, work_moe - op_keep_moe), op_extra)
-        rec_extra = rec_extra + np.maximum(op_extra, 0.0) * op_f
+    # what the other layers keep (its own kept part is already in the stash). One extra per
+    # layer kind; the stage charges the largest of the kinds it holds (_stage_parts: until
+    # 2026-12 the largest kind of the model, found by review: a stage of MoE layers charged the
+    # dense layer's working set and full recompute came out above none)
+    rec_extra_dense = (work_dense - full_keep) * full_f
+    rec_extra_moe = (work_moe - full_keep) * full_f if work_moe is not None else None
+    if any_op:  # op_sac: what the layer keeps under op_sac is in the stash
+        rec_extra_dense = rec_extra_dense + np.maximum(work_dense - op_keep_dense, 0.0) * op_f
+        if work_moe is not None:
+            rec_extra_moe = rec_extra_moe + np.maximum(work_moe - op_keep_moe, 0.0) * op_f
+    rec_extra_core = 0.0
     if np.ndim(core_w) or core_w:  # without flash the recomputed layer materialises its scores
         sel_f = np.asarray(rc == _RC_SEL, dtype=np.float64)
-        rec_extra = rec_extra + sb * core_w / t * (full_f + op_f + sel_f)
+        rec_extra_core = sb * core_w / t * (full_f + op_f + sel_f)
 
     # ---- layers per rank ----------------------------------------------------------
     # The shared layout rule (model_stats.layers_on_rank, inlined for ranks 0 and p−1 with the
@@ -598,28 +610,18 @@ def _common(b: Batch) -> dict:
 
     # ---- buffers -----------------------------------------------------------------
     # ZeRO-3 gathers only what it shards: with one shard rank (dp_shard·cp = 1) the weights are
-    # resident and there is nothing to prefetch (found by review: 1 GPU, +3.9 GiB of buffers)
+    # resident and there is nothing to prefetch (found by review: 1 GPU, +3.9 GiB of buffers).
+    # The gathered units are those of the stage (_stage_parts); here only what they are made of:
+    # an MoE layer's experts count only where ZeRO-3 shards them (expert shard group
+    # dp_shard·cp/ep > 1): over a group of one they stay resident, nothing is gathered (the
+    # timing stage's expert gathers are 0 there) and their gradients accumulate in place in
+    # mem_grads_bytes (found by a property test: ZeRO-3 above ZeRO-2 on the same stage,
+    # DeepSeek-V3 TP 8 PP 3 DP 8 EP 8, 81.54 GB against 80.89 GB, from two MoE layers' resident
+    # experts counted as gathered)
     z3 = (zs >= 3) & (dpc_s > 1.0)
-    if _any(z3):
-        # the largest layer of the row: an MoE layer only where the row has one (a batch mixing
-        # MoE and dense rows, or an MoE model whose layers are all dense: found by review), a
-        # dense layer only where the model has one, and the layer's experts only where ZeRO-3
-        # shards them (expert shard group dp_shard·cp/ep > 1): over a group of one they stay
-        # resident, nothing is gathered (the timing stage's expert gathers are 0 there) and
-        # their gradients accumulate in place in mem_grads_bytes (found by a property test:
-        # ZeRO-3 above ZeRO-2 on the same stage, DeepSeek-V3 TP 8 PP 3 DP 8 EP 8, 81.54 GB
-        # against 80.89 GB, from two MoE layers' resident experts counted as gathered)
-        if any_moe:
-            has_dense = (L - n_moe) > 0
-            moe_lay = p_moe_ne + p_moe_ex * (edp > 1.0)
-            lay = _sel(n_moe > 0, np.maximum(p_dense * has_dense, moe_lay), p_dense)
-        else:
-            lay = p_dense
-        layer_full = np.maximum(lay, p_emb)
-        prefetch = layer_full * (ZERO3_PREFETCH_LAYERS * wb + ZERO3_GRAD_LAYERS * gb)
-        prefetch = prefetch * z3 if np.ndim(z3) else prefetch  # x·cond, finite
-    else:
-        prefetch = 0.0
+    any_z3 = _any(z3)
+    z3_f = z3 * 1.0 if np.ndim(z3) else float(z3)
+    ex_gathered = (edp > 1.0) * 1.0 if any_moe and any_z3 else 0.0
     off_act = G("offload_activations")
 
     return dict(
@@ -628,7 +630,9 @@ def _common(b: Batch) -> dict:
         wb=wb, gb_dev=gb_dev, gb_host=gb_host, ob_dev=ob_dev, ob_host=ob_host, gb=gb,
         shard_w=shard_w, shard_g=shard_g, shard_o=shard_o,
         eshard_w=eshard[0], eshard_g=eshard[1], eshard_o=eshard[2],
-        keep_dense=keep_dense, keep_moe=keep_moe, work_layer=work_layer, is_full=is_full,
+        keep_dense=keep_dense, keep_moe=keep_moe, is_full=is_full,
+        # one layer's working set (offload_activations keeps one in HBM), per layer kind
+        work_layer_dense=work_dense, work_layer_moe=work_moe,
         # partial full recompute (N layers per chunk, Megatron "block"): the other layers keep
         # what no recompute keeps; rc_layers = 0 on every other row
         rc_layers=(F("recompute_layers") * is_full if "recompute_layers" in b
@@ -637,13 +641,14 @@ def _common(b: Batch) -> dict:
         # score matrix when flash attention is off (work_* drop it on recompute rows)
         work_dense=work_dense + sb * core_w / t,
         work_moe=(work_moe + sb * core_w / t) if any_moe else None,
-        full_keep=full_keep, rec_extra=rec_extra,
+        full_keep=full_keep, rec_extra_dense=rec_extra_dense, rec_extra_moe=rec_extra_moe,
+        rec_extra_core=rec_extra_core,
         logits=_sel(G("ce_eager"), LOGITS_BYTES_EAGER, LOGITS_BYTES) * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
         inter=inter, any_inter=any_inter, v_i=v_i, c1=c1, c0=c0, m_v=m_v,
         gpipe=sched == _S_GPIPE, any_gpipe=_any(sched == _S_GPIPE),
         dual=sched == _S_DUAL, any_dual=_any(sched == _S_DUAL),
-        prefetch=prefetch, any_off=any_off, any_host=any_off or _any(off_act),
+        any_z3=any_z3, z3_f=z3_f, ex_gathered=ex_gathered, any_off=any_off, any_host=any_off or _any(off_act),
         off_act=off_act, nvme=G("offload_optimizer") == _OFF_NVME,
         any_nvme=_any(G("offload_optimizer") == _OFF_NVME), any_off_act=_any(off_act),
     )
@@ -753,7 +758,33 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         per_mb = per_mb + (n_dense - rc_d) * (cm["work_dense"] - cm["full_keep"]) * (cm["rc_layers"] > 0)
         if cm["any_moe"]:
             per_mb = per_mb + (n_moe - (n_rc - rc_d)) * (cm["work_moe"] - cm["full_keep"]) * (cm["rc_layers"] > 0)
+        rc_m = n_rc - rc_d
+    else:
+        rc_d, rc_m = n_dense, n_moe
     stash = inflight * per_mb
+    # The layer being recomputed (full, op_sac; selective and the others without flash: its
+    # scores) holds its working set on top of the stash: the largest of the layer kinds that the
+    # rank recomputes (rec_extra_* = 0 on rows without recompute). Partial recompute (Megatron
+    # "block": the first N layers of each chunk checkpointed one by one) recomputes a chunk's
+    # first layers only after the backward has freed what its later, whole-kept layers stored
+    # for that micro-batch, so their activations are taken off the working set (at least
+    # max(chunk − N, 0) layers in the smallest chunk of the rank, base layers when v > 1; each
+    # at least the smallest kind's no-recompute activations), floored at 0
+    if cm["any_moe"]:
+        rec_extra = np.maximum(_sel(rc_d > 0, cm["rec_extra_dense"], 0.0), _sel(rc_m > 0, cm["rec_extra_moe"], 0.0))
+    else:
+        rec_extra = cm["rec_extra_dense"]
+    rec_extra = rec_extra + cm["rec_extra_core"]
+    if cm.get("rc_layers") is not None:
+        if cm["any_moe"]:
+            freed_v1 = (n_dense - rc_d) * cm["work_dense"] + (n_moe - rc_m) * cm["work_moe"]
+            w_min = np.minimum(_sel(n_dense > 0, cm["work_dense"], cm["work_moe"]),
+                               _sel(n_moe > 0, cm["work_moe"], cm["work_dense"]))
+        else:
+            freed_v1 = (layers - n_rc) * cm["work_dense"]
+            w_min = cm["work_dense"]
+        freed = _sel(v > 1, np.maximum(cm["base"] - cm["rc_layers"], 0.0) * w_min, freed_v1)
+        rec_extra = _sel(cm["rc_layers"] > 0, np.maximum(rec_extra - freed, 0.0), rec_extra)
     traffic_mb = per_mb
     if cm.get("any_dual") and cm["any_host"] and cm.get("any_off_act", True):
         # DualPipe: half the micro-batches run on each of the rank's two stages (the partial
@@ -763,10 +794,12 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         else:
             per_mb_m = layers_m * cm["keep_dense"]
         traffic_mb = _sel(cm["dual"], 0.5 * (per_mb + per_mb_m), per_mb)
-    work = cm["work_layer"]
-    # full recompute / op_sac: the layer being recomputed holds its working set on top of the
-    # stash (rec_extra = 0 on other rows; x·cond, both finite: the same values as np.where)
-    acts = stash + cm["rec_extra"]
+    # one layer's working set (what offload_activations keeps in HBM): the rank's largest kind
+    if cm["any_moe"]:
+        work = np.maximum(_sel(n_dense > 0, cm["work_layer_dense"], 0.0), _sel(n_moe > 0, cm["work_layer_moe"], 0.0))
+    else:
+        work = cm["work_layer_dense"]
+    acts = stash + rec_extra
     if cm["any_host"]:
         any_off_act = cm.get("any_off_act", True)
         if any_off_act:
@@ -783,7 +816,27 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         logits = _sel(cm["dual"], _sel(np.logical_or(is_first, is_last), cm["logits"], 0.0), logits)
 
     comm = np.full(np.shape(P_all), CONTEXT_NCCL_RESERVE_BYTES)  # buckets are views of the grads
-    prefetch = cm["prefetch"]
+    if cm["any_z3"]:
+        # ZeRO-3 / FSDP (dp_shard·cp > 1): ZERO3_PREFETCH_LAYERS units of 16-bit weights gathered
+        # (current + prefetched) and ZERO3_GRAD_LAYERS of unsharded gradients, of the largest unit
+        # the rank holds (its embedding, output head, a dense layer, an MoE layer with its experts
+        # where they are sharded), never more than the rank's own gathered parameters: a stage
+        # of one layer gathers one (until 2026-12 every stage took two of the model's largest
+        # unit, the embedding even on middle stages; found by review: ZeRO-3 at 10.29 GB of
+        # prefetch on a stage holding 2.98 GB of unsharded weights)
+        has_d, has_m = n_dense > 0, n_moe > 0
+        if cm.get("any_dual"):  # the rank also gathers its mirror stage's layers
+            has_d = has_d | (dual & (n_dense_m > 0))
+            has_m = has_m | (dual & (layers_m - n_dense_m > 0))
+        unit = np.maximum(_sel(has_d, cm["p_dense"], 0.0), np.maximum(emb, head))
+        P_g = P_ne
+        if P_ex is not None:
+            unit = np.maximum(unit, _sel(has_m, cm["p_moe_ne"] + cm["p_moe_ex"] * cm["ex_gathered"], 0.0))
+            P_g = P_ne + P_ex * cm["ex_gathered"]
+        prefetch = cm["z3_f"] * (cm["wb"] * np.minimum(ZERO3_PREFETCH_LAYERS * unit, P_g)
+                                 + cm["gb"] * np.minimum(ZERO3_GRAD_LAYERS * unit, P_g))
+    else:
+        prefetch = 0.0
     rest = weights + grads + optim + acts + logits
     frag_base = rest + comm + prefetch
     frag = FRAGMENTATION_FRAC * frag_base
@@ -803,6 +856,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         "_act_traffic": (_sel(cm["off_act"], traffic_mb * m, 0.0) if cm["any_host"] and cm.get("any_off_act", True)
                          else 0.0),
         "_core_bytes": rest, "_inflight": inflight, "_P_ne": P_ne, "_P_ex": 0.0 if P_ex is None else P_ex,
+        "_rec_extra": rec_extra,
     }
 
 
@@ -927,7 +981,7 @@ def stage(b: Batch) -> Batch:
     usable = _u(b, "hbm_usable_bytes")
     total = out["mem_total_bytes"]
     core = out.pop("_core_bytes")
-    for k in ("_inflight", "_P_ne", "_P_ex", "_act_traffic"):
+    for k in ("_inflight", "_P_ne", "_P_ex", "_act_traffic", "_rec_extra"):
         out.pop(k)
     out.pop("host_bytes_per_gpu")
     host_node = _u(b, "gpus_per_node") * host_gpu
@@ -958,7 +1012,7 @@ def per_stage(out: Batch, i: int) -> list[dict]:
     cm = _common(row)
     p = int(row["pp"][0])
     parts = _stage_parts(cm, np.arange(p, dtype=np.float64))
-    for k in ("_core_bytes", "_inflight", "_P_ne", "_P_ex", "_act_traffic"):
+    for k in ("_core_bytes", "_inflight", "_P_ne", "_P_ex", "_act_traffic", "_rec_extra"):
         parts.pop(k)
     cols = {k: np.broadcast_to(v, (p,)) for k, v in parts.items()}
     return [{"stage": j, **{k: float(cols[k][j]) for k in cols}} for j in range(p)]
@@ -1009,7 +1063,7 @@ def explain(row: dict) -> dict[str, str]:
     n_rc = min(n_rcl * int(row["vpp"]), layers) if n_rcl else layers
     # the stash per micro-batch and the recomputed layer's working set, as the stage computed
     # them (a = inflight × per micro-batch + working layer): the text adds up by construction
-    rec_extra = float(np.ravel(cm["rec_extra"])[0]) if np.ndim(cm["rec_extra"]) else float(cm["rec_extra"])
+    rec_extra = parts["_rec_extra"]
     per_mb_b = (a - rec_extra) / inflight if inflight else 0.0
     nd_j = float(np.ravel(_dense_on_rank(cm, float(j)))[0]) if moe_layers and g.get("n_dense_tot", 0) else 0.0
     nd_j = min(nd_j, layers)
@@ -1076,7 +1130,8 @@ def _logit_bytes(row: dict) -> float:
 def notes(row: dict) -> list[str]:
     """Stated simplifications of the memory model that apply to this scenario."""
     out = ["Memory margin: 1 GiB CUDA/NCCL reserve + "
-           f"{FRAGMENTATION_FRAC:.0%} fragmentation (+ 2 layers prefetch under ZeRO-3); "
+           f"{FRAGMENTATION_FRAC:.0%} fragmentation (+ under ZeRO-3 2 layers gathered and 1 of "
+           "gradients, at most the stage's own); "
            "fits = total <= usable HBM."]
     if int(row.get("schedule", 0)) == _S_ZB:
         out.append("Zero-bubble schedule taken as ZB-H1: activation memory as 1F1B.")

@@ -864,3 +864,173 @@ def test_zero3_prefetch_gathers_experts_only_where_it_shards_them():
     assert (non_expert, expert) == (4_204_544, 12_582_912)
     assert prefetch(8)["mem_zero3_prefetch_bytes"] == pytest.approx(non_expert * (2 * 2 + 4), rel=1e-12)
     assert prefetch(16)["mem_zero3_prefetch_bytes"] == pytest.approx((non_expert + expert) * (2 * 2 + 4), rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# The recomputed layer's working set and the ZeRO-3 gathered units belong to the stage
+# (review 2026-12: three invariant violations found by fuzzing)
+# ---------------------------------------------------------------------------------------
+# A small MoE model whose MoE layer is larger than its dense layer. Bytes per token, from the
+# documented formula (docs/memory.md, no dropout, flash on, TP 1): R = 8h = 8,192;
+# attention 4q + 4kv = 8,192 (q = kv = 8 heads × 128 = 1,024); plain MLP 4f.
+#   dense layer, f = 2,048:      W_d = 8,192 + 8,192 + 4·2,048 = 24,576
+#   MoE layer, top 2 of 8, cf 1, expert FFN 4,096, no shared expert:
+#     W_m = 8,192 + 8,192 + 2·(4h + 4·4,096) + 8·8 (router) = 16,384 + 40,960 + 64 = 57,408
+#   full recompute keeps the layer input K = 2h = 2,048
+# seq 1,024 × micro-batch 1 = 1,024 tokens per micro-batch.
+_WS_MOE = {"name": "ws-moe", "n_layers": 2, "hidden_size": 1024, "n_heads": 8, "ffn_hidden_size": 2048,
+           "vocab_size": 1024, "gated_mlp": False, "dropout": 0.0,
+           "moe": {"n_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 4096, "first_dense_layers": 1}}
+_WD, _WM, _K, _SB = 24_576, 57_408, 2_048, 1_024
+
+
+def _ws_run(n_layers, pp, recompute, recompute_layers=None):
+    import planner
+
+    d = {"model": {**_WS_MOE, "n_layers": n_layers}, "cluster": {"system": "dgx-h100", "n_gpus": pp},
+         "training": {"seq_len": 1024, "global_batch_size": 4, "micro_batch_size": 1},
+         "parallelism": {"tp": 1, "pp": pp, "dp": 1, "zero_stage": 1, "recompute": recompute,
+                         "recompute_layers": recompute_layers, "flash_attention": True,
+                         "sequence_parallel": False, "schedule": "1f1b"}}
+    return planner.evaluate(d)
+
+
+def test_full_recompute_charges_the_working_set_of_the_stage_s_own_layers():
+    """The layer being recomputed holds its working set on top of the stash: that of a layer the
+    stage holds, not of the model's largest kind. PP 2, 1 dense + 1 MoE layer, m = 4, 1F1B:
+      stage 0 (the dense layer, min(m, 2) = 2 micro-batches in flight):
+        none 2·W_d = 49,152; full 2·K + (W_d − K) = 4,096 + 22,528 = 26,624 (per token)
+        (before the fix: 2·K + (W_m − K) = 4,096 + 55,360 = 59,456, above none)
+      stage 1 (the MoE layer, 1 in flight): none W_m = 57,408; full K + (W_m − K) = 57,408."""
+    none = _ws_run(2, 2, "none").stages
+    full = _ws_run(2, 2, "full").stages
+    assert none[0]["mem_activations_bytes"] == pytest.approx(49_152 * _SB, rel=1e-12)
+    assert full[0]["mem_activations_bytes"] == pytest.approx(26_624 * _SB, rel=1e-12)
+    assert none[1]["mem_activations_bytes"] == pytest.approx(57_408 * _SB, rel=1e-12)
+    assert full[1]["mem_activations_bytes"] == pytest.approx(57_408 * _SB, rel=1e-12)
+    op = _ws_run(2, 2, "op_sac").stages  # op_sac's working set: also the stage's own kind
+    for i in (0, 1):
+        assert op[i]["mem_activations_bytes"] <= none[i]["mem_activations_bytes"] * (1 + 1e-12)
+        assert full[i]["mem_total_bytes"] <= none[i]["mem_total_bytes"] * (1 + 1e-12)
+
+
+def test_partial_recompute_adds_no_working_set_once_later_layers_are_freed():
+    """Megatron ``--recompute-method block`` checkpoints the first N layers of a chunk one by one
+    and runs the others plainly; the backward recomputes layer N − 1 only after the later layers'
+    backward freed their stored activations of that micro-batch. PP 1 (one micro-batch in
+    flight), 1 dense + 2 MoE layers, N = 1 (the dense layer):
+      none: W_d + 2·W_m = 24,576 + 114,816 = 139,392 per token
+      N = 1: K + 2·W_m + max(0, (W_d − K) − 2·W_m) = 2,048 + 114,816 + 0 = 116,864
+      (before the fix: K + 2·W_m + (W_m − K) = 172,224, the MoE working set, above none)
+      N = 3 (every layer, = full): 3·K + (W_m − K) = 6,144 + 55,360 = 61,504."""
+    def act(rc, n=None):
+        return _ws_run(3, 1, rc, n).results["mem_activations_bytes"]
+
+    assert act("none") == pytest.approx(139_392 * _SB, rel=1e-12)
+    assert act("full", 1) == pytest.approx(116_864 * _SB, rel=1e-12)
+    assert act("full", 3) == pytest.approx(61_504 * _SB, rel=1e-12)
+    assert act("full") == pytest.approx(61_504 * _SB, rel=1e-12)
+
+
+def test_zero3_prefetch_never_gathers_more_than_the_stage_holds():
+    """ZeRO-3 gathers 2 units of 16-bit weights and holds 1 unit of unsharded gradients (4 B),
+    of the largest unit the stage holds, capped at the stage's own gathered parameters. The
+    MoE model of test_zero3_prefetch_gathers_experts_only_where_it_shards_them with 4 layers on
+    PP 4 (one MoE layer per stage), DP 16, EP 8 (expert group 2: the experts are gathered):
+      unit = MoE layer = 4,204,544 non-expert + 12,582,912 (one local expert) = 16,787,456
+      middle stage (the layer alone): 2 B × min(2u, u) + 4 B × min(u, u) = 6u = 100,724,736 B
+        (before the fix: 2 B × 2u + 4 B × u = 8u = 134,299,648 B, two layers on a stage of one)
+      stage 0 (+ embedding V·h = 1,048,576): 2 B × min(2u, u + 1,048,576) + 4 B × u
+        = 2 × 17,836,032 + 67,149,824 = 102,821,888 B"""
+    import planner
+
+    m = {"name": "moe-hand", "n_layers": 4, "hidden_size": 1024, "n_heads": 8, "ffn_hidden_size": 4096,
+         "vocab_size": 1024, "moe": {"n_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 4096}}
+    d = {"model": m, "cluster": {"system": "dgx-h100", "n_gpus": 64},
+         "training": {"seq_len": 1024, "global_batch_size": 64, "micro_batch_size": 1},
+         "parallelism": {"tp": 1, "pp": 4, "dp": 16, "ep": 8, "zero_stage": 3, "schedule": "1f1b"}}
+    st_ = planner.evaluate(d).stages
+    u = 4_204_544 + 12_582_912
+    assert st_[1]["mem_zero3_prefetch_bytes"] == pytest.approx(6 * u, rel=1e-12)
+    assert st_[2]["mem_zero3_prefetch_bytes"] == pytest.approx(100_724_736, rel=1e-12)
+    assert st_[0]["mem_zero3_prefetch_bytes"] == pytest.approx(102_821_888, rel=1e-12)
+
+
+@st.composite
+def _small_models(draw):
+    """Valid scenarios on small dense and MoE models (leading dense layers, either kind the
+    larger), every recompute-relevant switch; evaluated per stage."""
+    L = draw(st.integers(2, 8))
+    moe = draw(st.booleans())
+    model = {"name": "prop", "n_layers": L, "hidden_size": draw(st.sampled_from([512, 1024])), "n_heads": 8,
+             "ffn_hidden_size": draw(st.sampled_from([1024, 4096, 8192])),
+             "vocab_size": draw(st.sampled_from([1024, 32000])),
+             "gated_mlp": draw(st.booleans()), "dropout": draw(st.sampled_from([0.0, 0.1])),
+             "tied_embeddings": draw(st.booleans())}
+    dp = draw(st.sampled_from([1, 2, 4, 8]))
+    ep = 1
+    if moe:
+        model["moe"] = {"n_experts": 8, "top_k": draw(st.sampled_from([1, 2])),
+                        "expert_ffn_hidden_size": draw(st.sampled_from([512, 2048, 4096])),
+                        "n_shared_experts": draw(st.sampled_from([0, 1])),
+                        "first_dense_layers": draw(st.integers(0, L - 1))}
+        ep = draw(st.sampled_from([e for e in (1, 2, 4, 8) if dp % e == 0]))
+    pp = draw(st.sampled_from([p for p in (1, 2, 3, 4) if p <= L]))
+    sched = draw(st.sampled_from(["1f1b", "gpipe", "interleaved"] if L >= 2 * pp and pp > 1 else ["1f1b", "gpipe"]))
+    vpp = 2 if sched == "interleaved" else 1
+    tp = draw(st.sampled_from([1, 2]))
+    m = draw(st.sampled_from([1, 2, 4, 8]))
+    par = {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "vpp": vpp, "schedule": sched,
+           "sequence_parallel": draw(st.booleans()), "flash_attention": draw(st.booleans()),
+           "layer_split": "uneven", "zero_stage": draw(st.integers(0, 3))}
+    return {"model": model, "cluster": {"system": "dgx-h100", "n_gpus": tp * pp * dp},
+            "training": {"seq_len": draw(st.sampled_from([512, 2048])), "micro_batch_size": 1,
+                         "global_batch_size": m * dp * (pp if sched == "interleaved" else 1)},
+            "parallelism": par}, draw(st.integers(1, 4))
+
+
+def test_more_recompute_and_sharding_never_raise_a_stage_s_memory():
+    """Property (random small dense and MoE models, leading dense layers, uneven splits): on every
+    stage none → selective → full, none → op_sac and none → partial N (N layers per chunk)
+    never raise activations or total memory; ZeRO 0 → 1 → 2 never raises a stage's total; the
+    ZeRO-3 prefetch never exceeds one unsharded copy of the stage's own weights (2 B) and
+    gradients. (ZeRO-2 → ZeRO-3 is not monotone on stages of few layers with a small shard group:
+    the shard, two gathered layers and one layer of unsharded gradients outweigh what sharding
+    saves there, as in FSDP itself.)"""
+    import copy
+
+    import planner
+    from hypothesis import assume
+
+    def stages(d, **par):
+        d = copy.deepcopy(d)
+        d["parallelism"].update(par)
+        try:
+            return planner.evaluate(d).stages
+        except planner.InputError:
+            return None
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(case=_small_models())
+    def check(case):
+        d, n = case
+        none = stages(d, recompute="none")
+        assume(none is not None)
+        chunk = d["model"]["n_layers"] // (d["parallelism"]["pp"] * d["parallelism"]["vpp"])
+        runs = {rc: stages(d, recompute=rc) for rc in ("selective", "full", "op_sac")}
+        runs["partial"] = stages(d, recompute="full", recompute_layers=min(n, chunk))
+        for k in ("mem_activations_bytes", "mem_total_bytes"):
+            for i, s0 in enumerate(none):
+                for lo, hi in (("none", "selective"), ("selective", "full"), ("none", "op_sac"),
+                               ("none", "partial")):
+                    a = s0 if lo == "none" else runs[lo][i]
+                    assert runs[hi][i][k] <= a[k] * (1 + 1e-12), (k, i, lo, hi, d, n)
+        z = [stages(d, zero_stage=s) for s in range(4)]
+        assume(all(x is not None for x in z))
+        for i in range(len(z[0])):
+            for s in (1, 2):
+                assert z[s][i]["mem_total_bytes"] <= z[s - 1][i]["mem_total_bytes"] * (1 + 1e-12), (s, i, d)
+            unsharded = z[0][i]["mem_weights_bytes"] + z[0][i]["mem_grads_bytes"]
+            assert z[3][i]["mem_zero3_prefetch_bytes"] <= unsharded * (1 + 1e-12), (i, d)
+
+    check()

@@ -30,8 +30,12 @@ def test_activation_memory_by_hand():
     K = (full - W) / 31
     assert K == pytest.approx(2 * 8192 / 2 * 4096, rel=1e-12)  # 2·s/cp·b·h bytes: 32 MiB
     for n in (8, 16, 24):
+        # Megatron's block method checkpoints layers 0..n−1 one by one and runs the others
+        # plainly; the backward reaches layer n−1 (and recomputes it) only after the 32 − n later
+        # layers' backward freed their W each, and W − K < (32 − n)·W: no working-set extra
+        # (until 2026-12 the extra W − K was added for every n)
         got = _run("full", n)["mem_activations_bytes"]
-        assert got == pytest.approx(n * K + (32 - n) * W + (W - K), rel=1e-12)
+        assert got == pytest.approx(n * K + (32 - n) * W, rel=1e-12)
     assert _run("full", 32)["mem_activations_bytes"] == pytest.approx(full, rel=1e-12)
 
 
@@ -122,31 +126,40 @@ def test_each_stage_recomputes_its_own_share_on_uneven_splits():
 def test_moe_leading_dense_layers_are_the_recomputed_ones():
     """Megatron's block method recomputes the first N layers of a chunk: on DeepSeek-V3's rank 0
     (3 dense + 1 MoE layer) N = 1 recomputes a dense layer and keeps 2 dense and the MoE layer
-    whole: 16 micro-batches in flight × (K + 2·W_dense + W_moe) + the working-set extra."""
+    whole: 16 micro-batches in flight × (K + 2·W_dense + W_moe). The recomputed dense layer's
+    working set W_dense − K adds nothing: it is recomputed after the backward of the three later
+    layers freed 2·W_dense + W_moe of that micro-batch (until 2026-12 the extra was charged, and
+    at the larger, MoE layer's working set)."""
     from planner import batch, memory, model_stats
     d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
     d["parallelism"].update(schedule="1f1b", recompute="full", recompute_layers=1)
     b = batch.from_scenarios([planner.Scenario.model_validate(d)])
     b.update(model_stats.stats(b))
     cm = memory._common(b)
-    g = {k: float(np.ravel(cm[k])[0]) for k in ("full_keep", "work_dense", "work_moe", "rec_extra")}
+    g = {k: float(np.ravel(cm[k])[0]) for k in ("full_keep", "work_dense", "work_moe", "rec_extra_dense")}
+    assert g["rec_extra_dense"] == pytest.approx(g["work_dense"] - g["full_keep"], rel=1e-12)  # flash on
+    assert g["rec_extra_dense"] < 2 * g["work_dense"] + g["work_moe"]
     rank0 = memory.per_stage(b, 0)[0]["mem_activations_bytes"]
-    expected = 16 * (g["full_keep"] + 2 * g["work_dense"] + g["work_moe"]) + g["rec_extra"]
+    expected = 16 * (g["full_keep"] + 2 * g["work_dense"] + g["work_moe"])
     assert rank0 == pytest.approx(expected, rel=1e-12)
 
 
 def test_without_flash_the_layers_not_recomputed_keep_their_scores():
     """GPT-3 175B preset (flash attention off, 12 layers per stage): the kept layers store what no
     recompute stores, score matrix included, so memory is linear in N between none (N = 0) and
-    full (N = 12), and N = 1 keeps more than selective recompute (which drops every layer's scores)."""
+    N = 11, and N = 1 keeps more than selective recompute (which drops every layer's scores).
+    N = 12 is full recompute: only there does the recomputed layer's working set (scores
+    included) add to the stash, as no later layer of the chunk has freed its activations."""
     def act(rc, n=None):
         d = planner.load_preset("gpt3-175b-a100-1024").to_json_dict()
         d["parallelism"].update(recompute=rc, recompute_layers=n)
         return planner.evaluate(d).results["mem_activations_bytes"]
 
-    a1, a6, a12 = act("full", 1), act("full", 6), act("full", 12)
-    assert (a1 - a6) / (a6 - a12) == pytest.approx(5 / 6, rel=1e-12)
+    a0, a1, a6, a11, a12 = act("none"), act("full", 1), act("full", 6), act("full", 11), act("full", 12)
+    assert (a0 - a1) / (a1 - a6) == pytest.approx(1 / 5, rel=1e-12)
+    assert (a1 - a6) / (a6 - a11) == pytest.approx(1.0, rel=1e-12)
     assert a12 == pytest.approx(act("full"), rel=1e-12)
+    assert a12 < a11 < a0
     assert a1 > act("selective")
 
 

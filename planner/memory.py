@@ -570,7 +570,7 @@ def _common(b: Batch) -> dict:
     # Full recompute and op_sac: the layer being recomputed holds its working set on top of
     # what the other layers keep (its own kept part is already in the stash). One extra per
     # layer kind; the stage charges the largest of the kinds it holds (_stage_parts: until
-    # 2026-12 the largest kind of the model, found by review: a stage of MoE layers charged the
+    # 2026-11-30 the largest kind of the model, found by review: a stage of MoE layers charged the
     # dense layer's working set and full recompute came out above none)
     rec_extra_dense = (work_dense - full_keep) * full_f
     rec_extra_moe = (work_moe - full_keep) * full_f if work_moe is not None else None
@@ -821,7 +821,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         # (current + prefetched) and ZERO3_GRAD_LAYERS of unsharded gradients, of the largest unit
         # the rank holds (its embedding, output head, a dense layer, an MoE layer with its experts
         # where they are sharded), never more than the rank's own gathered parameters: a stage
-        # of one layer gathers one (until 2026-12 every stage took two of the model's largest
+        # of one layer gathers one (until 2026-11-30 every stage took two of the model's largest
         # unit, the embedding even on middle stages; found by review: ZeRO-3 at 10.29 GB of
         # prefetch on a stage holding 2.98 GB of unsharded weights)
         has_d, has_m = n_dense > 0, n_moe > 0

@@ -734,7 +734,7 @@ def _revert(sj: dict, key: str, path: tuple, base, applied: dict) -> None:
 # out on the model, GPUs and batch; it does not define them. When the assembled scenario
 # fails and a change of the split alone makes it valid, the split is changed: first the base
 # preset's values the link does not set, then the link's own split keys. The model, system,
-# GPU count and batch the link sets are kept (review 2026-12: a link naming a 32- or 61-layer
+# GPU count and batch the link sets are kept (review 2026-11-30: a link naming a 32- or 61-layer
 # model on the default preset's pp·vpp = 20 lost its model to Llama 3 70B).
 
 #: Link keys of the split, in the order their messages are worded (a key's warning is checked
@@ -992,7 +992,7 @@ def _restore_link_split(sj: dict, link_split: Mapping[str, Any], bases: Mapping[
     """Put back each link split key the fitted ``sj`` changed where the split still fits with it
     and with every other link split key as it is now, the base preset's values (the link does not
     set them) following: ``pp=7&vpp=3`` on 2,048 GPUs refuses pp (7 does not divide 2,048) and
-    keeps vpp 3 on the preset's PP 16 with the interleaved schedule (review 2026-12: the pair
+    keeps vpp 3 on the preset's PP 16 with the interleaved schedule (review 2026-11-30: the pair
     search reverted both link keys, and vpp was then blamed on the preset's DualPipe schedule)."""
     for k in _link_first(link_split):
         if k not in link_split:
@@ -1119,7 +1119,7 @@ def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRE
        split fitted) is put back; every changed split value the result accepts is put back.
     4. Warnings are worded on the final scenario: a refused key's message is its link value
        checked against the values in use (and the link's later split keys), never an
-       intermediate state the page does not show (review 2026-12: ``n=1e3`` quoted the
+       intermediate state the page does not show (review 2026-11-30: ``n=1e3`` quoted the
        preset's batch, not the link's).
     """
     link_keys = set(applied)  # every key the link set (before those that changed nothing are dropped)

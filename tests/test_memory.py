@@ -868,7 +868,7 @@ def test_zero3_prefetch_gathers_experts_only_where_it_shards_them():
 
 # ---------------------------------------------------------------------------------------
 # The recomputed layer's working set and the ZeRO-3 gathered units belong to the stage
-# (review 2026-12: three invariant violations found by fuzzing)
+# (review 2026-11-30: three invariant violations found by fuzzing)
 # ---------------------------------------------------------------------------------------
 # A small MoE model whose MoE layer is larger than its dense layer. Bytes per token, from the
 # documented formula (docs/memory.md, no dropout, flash on, TP 1): R = 8h = 8,192;

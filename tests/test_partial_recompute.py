@@ -33,7 +33,7 @@ def test_activation_memory_by_hand():
         # Megatron's block method checkpoints layers 0..n−1 one by one and runs the others
         # plainly; the backward reaches layer n−1 (and recomputes it) only after the 32 − n later
         # layers' backward freed their W each, and W − K < (32 − n)·W: no working-set extra
-        # (until 2026-12 the extra W − K was added for every n)
+        # (until 2026-11-30 the extra W − K was added for every n)
         got = _run("full", n)["mem_activations_bytes"]
         assert got == pytest.approx(n * K + (32 - n) * W, rel=1e-12)
     assert _run("full", 32)["mem_activations_bytes"] == pytest.approx(full, rel=1e-12)
@@ -128,7 +128,7 @@ def test_moe_leading_dense_layers_are_the_recomputed_ones():
     (3 dense + 1 MoE layer) N = 1 recomputes a dense layer and keeps 2 dense and the MoE layer
     whole: 16 micro-batches in flight × (K + 2·W_dense + W_moe). The recomputed dense layer's
     working set W_dense − K adds nothing: it is recomputed after the backward of the three later
-    layers freed 2·W_dense + W_moe of that micro-batch (until 2026-12 the extra was charged, and
+    layers freed 2·W_dense + W_moe of that micro-batch (until 2026-11-30 the extra was charged, and
     at the larger, MoE layer's working set)."""
     from planner import batch, memory, model_stats
     d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()

@@ -363,7 +363,7 @@ def test_refused_link_keys_fall_back_to_a_valid_scenario(params, refused):
 
 def test_a_product_of_degrees_in_a_message_does_not_blame_one_degree():
     # A second review found the last-part fallback reading the pp inside "tp·pp·cp = ..."; since
-    # the 2026-12 review the split is fitted to the GPUs a link sets (docs/ui.md: GPUs before
+    # the 2026-11-30 review the split is fitted to the GPUs a link sets (docs/ui.md: GPUs before
     # the split), so n=1 with pp=2 keeps n = 1 and refuses pp, quoting the link's numbers, and
     # the preset's cp = 2 (not in the link) is changed with a warning of its own.
     sj, warnings = share.params_to_scenario({"p": "llama3-8b-h100-64", "n": "1", "pp": "2"})
@@ -384,7 +384,7 @@ def test_a_product_of_degrees_in_a_message_does_not_blame_one_degree():
 
 @pytest.mark.parametrize(("params", "kept", "refused", "changed"), [
     # a fourth review: the first named key is not always the wrong one, and some errors name no key;
-    # since the 2026-12 review a link's model, GPUs and batch are kept and the split fitted to
+    # since the 2026-11-30 review a link's model, GPUs and batch are kept and the split fitted to
     # them: the base preset's split values first (``changed``), then the link's own split keys
     ({"p": "default", "n": "256", "pp": "24", "mbs": "8"},
      {("cluster", "n_gpus"): 256, ("training", "micro_batch_size"): 8}, {"pp"}, set()),
@@ -429,7 +429,7 @@ def test_link_tokens_take_the_schema_bound():
     assert warns == ["tok='1e17' (training.tokens_total): out of range; allowed 1e6 to 1e16; kept the base value"]
 
 
-# ---- review 2026-12: the model a link names is kept; the split is fitted to it --------------
+# ---- review 2026-11-30: the model a link names is kept; the split is fitted to it --------------
 # docs/ui.md (Share links): model, system, GPU and batch keys are applied first, then the split
 # keys; when the combination fails the split is changed (the base preset's values before the
 # link's own split keys), each change with a warning naming old → new and the reason; only a
@@ -552,7 +552,7 @@ def test_rcl_follows_the_split_it_is_laid_out_on():
                         "(ceil(n_layers / (pp·vpp)) = 4); kept the base value"]
 
 
-# ---- review 2026-12: a refused key's message quotes the link's numbers ----------------------
+# ---- review 2026-11-30: a refused key's message quotes the link's numbers ----------------------
 
 
 def test_refused_gpu_count_message_uses_the_links_batch():
@@ -583,7 +583,7 @@ def test_refused_split_keys_are_checked_against_the_links_other_values():
     assert (s.cluster.n_gpus, s.parallelism.cp) == (256, 2)
 
 
-# ---- review 2026-12: minor link-reading gaps -------------------------------------------------
+# ---- review 2026-11-30: minor link-reading gaps -------------------------------------------------
 
 
 def test_empty_ckj_is_refused_like_an_empty_ck():
@@ -682,7 +682,7 @@ def test_a_links_vpp_takes_the_interleaved_schedule_and_layer_split_it_needs():
     assert any("ls='even' → 'uneven'" in w for w in warns)
 
 
-# ---- review 2026-12: a refused pp no longer takes the link's vpp with it (or blames vpp) --------
+# ---- review 2026-11-30: a refused pp no longer takes the link's vpp with it (or blames vpp) --------
 
 
 def test_refused_pp_keeps_the_links_vpp_where_the_repaired_split_holds_it():

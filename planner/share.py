@@ -314,6 +314,10 @@ def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = No
                 out[f.key] = s
         if not isinstance(model.get("moe"), Mapping):
             out["me"] = "0"
+        if not isinstance(model.get("mla"), Mapping):
+            # mlkv=0 = standard attention: without it a link read on a base model with MLA (the
+            # DeepSeek-V3 preset) kept that model's MLA ranks, as me=0 keeps a dense model dense
+            out["mlkv"] = "0"
     cluster = sj.get("cluster") or {}
     if isinstance(cluster.get("system"), str):
         out["sys"] = cluster["system"]

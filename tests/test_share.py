@@ -500,6 +500,31 @@ def test_imported_custom_model_link_keeps_the_architecture():
     assert not any(w.startswith("m:") for w in warnings)
 
 
+def test_a_model_without_mla_on_the_deepseek_preset_stays_without_mla():
+    """A custom model with standard attention (an imported Llama config.json) on the DeepSeek-V3
+    preset, whose model has MLA: the link reads back standard attention (``mlkv=0`` = none,
+    docs/ui.md), not the base preset's MLA ranks (found by a round-trip property test: the
+    link left the MLA keys out and the reader kept DeepSeek-V3's ranks, another parameter
+    count and step time)."""
+    pid = "deepseek-v3-h800-2048"
+    sj = preset_json(pid)
+    md = planner.catalog.models()["deepseek-v3"].model_dump(mode="json", exclude_none=True)
+    for k in ("source", "published_params_total", "published_params_active", "mla"):
+        md.pop(k, None)
+    md["name"] = "deepseek-v3 with GQA"
+    sj["model"] = md
+    sj = _norm(sj)
+    assert sj["model"]["mla"] is None
+    params = share.scenario_to_params(sj, preset=pid)
+    back, warnings = share.params_to_scenario(params)
+    assert warnings == []
+    assert _norm(back)["model"]["mla"] is None
+    assert _norm(back) == sj
+    a, b = planner.evaluate(sj).results, planner.evaluate(back).results
+    assert (b["params_total"], b["step_time_s"]) == (a["params_total"], a["step_time_s"])
+    assert params["mlkv"] == "0"
+
+
 def test_one_bad_key_does_not_cost_the_link_its_model():
     """?p=default&m=llama3-8b&sys=dgx-a100-80gb&n=256&...&vpp=0&...: vpp=0 is refused (outside
     1 … 1000), the preset's VPP 5 cannot hold 32 layers on PP 4 with the link's even split, so

@@ -124,7 +124,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                  "set your tokenizer and --data-path for real data.")
     notes.append("details the planner's model does not hold are not written: rotary base and scaling, "
                  "activation other than SiLU, router scoring / bias / scaling, optimizer and learning rate.")
-    if m.sliding_window is not None:
+    # A window in none of the layers (sliding_window_layer_frac = 0) is full attention everywhere, as
+    # the planner counts it: no --window-size, which Megatron would apply to every layer.
+    if m.sliding_window is not None and m.sliding_window_layer_frac > 0:
         arg("--window-size", f"{m.sliding_window},0")
         n = _window_skip(m.sliding_window_layer_frac)
         if n == -1:
@@ -328,7 +330,9 @@ _ARCH_FIELDS = ("n_layers", "hidden_size", "n_heads", "kv_heads", "d_head", "ffn
 def _arch(m) -> tuple:
     moe = None if m.moe is None else (m.moe.n_experts, m.moe.top_k, m.moe.expert_ffn_hidden_size,
                                       m.moe.n_shared_experts, m.moe.first_dense_layers)
-    return tuple(getattr(m, f) for f in _ARCH_FIELDS) + (moe, None if m.mla is None else m.mla.model_dump())
+    arch = tuple(getattr(m, f) if f != "sliding_window" or m.sliding_window_layer_frac > 0 else None
+                 for f in _ARCH_FIELDS)  # a window in no layer is full attention
+    return arch + (moe, None if m.mla is None else m.mla.model_dump())
 
 
 def _tt_flavor(m) -> tuple[str, str] | None:

@@ -124,6 +124,27 @@ def test_hsdp_zero3_op_sac_and_sliding_window():
     assert ns.window_size == "128,0" and ns.window_attn_skip_freq == "2"
 
 
+def test_a_window_in_no_layer_is_exported_as_full_attention():
+    """sliding_window_layer_frac = 0: no layer uses the window (docs/inputs.md: the window is used
+    in a share ``sliding_window_layer_frac`` of the layers), so the model is full attention in
+    every layer — no ``--window-size`` (which Megatron applies to every layer when
+    ``--window-attn-skip-freq`` is absent), and the TorchTitan flavor of the same architecture
+    without a window (found by an export property test: ``--window-size 4096,0`` was written)."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    m = planner.catalog.models()["llama3-8b"].model_dump(mode="json", exclude_none=True)
+    m.update(name="llama3-8b, window in no layer", sliding_window=4096, sliding_window_layer_frac=0.0)
+    d["model"] = m
+    ex = megatron_args(d)
+    ns = _parse(ex.text)
+    assert ns.window_size is None and ns.window_attn_skip_freq is None
+    assert not any("window" in n for n in ex.notes)
+    doc = tomllib.loads(torchtitan_toml(d).text)
+    assert (doc["model"]["name"], doc["model"]["flavor"]) == ("llama3", "8B")
+    m.update(sliding_window_layer_frac=1.0)  # every layer: the window without a skip frequency
+    ns = _parse(megatron_args(d).text)
+    assert ns.window_size == "4096,0" and ns.window_attn_skip_freq is None
+
+
 def test_bad_scenario_raises_input_error():
     d = planner.load_preset("default").to_json_dict()
     d["parallelism"]["tp"] = 3

@@ -53,8 +53,12 @@ def energy_mwh(n_nodes, node_power_w, utilisation_power_frac, pue, wall_s, *, gp
         fallback = np.asarray(gpus_per_node, dtype=float) * np.asarray(tdp_w, dtype=float)
         p = np.where(np.isfinite(p) & (p > 0), p, fallback)
     wall_h = np.asarray(wall_s, dtype=float) / SECONDS_PER_HOUR
-    return (np.asarray(n_nodes, dtype=float) * p * np.asarray(utilisation_power_frac, dtype=float)
-            * np.asarray(pue, dtype=float) * wall_h / W_H_PER_MWH)
+    power_w = np.asarray(n_nodes, dtype=float) * p * np.asarray(utilisation_power_frac, dtype=float) \
+        * np.asarray(pue, dtype=float)
+    # no power drawn: no energy, however long (found by review: 0 W for a run that never finishes
+    # gave 0 · inf = NaN and a RuntimeWarning)
+    with np.errstate(invalid="ignore"):
+        return np.where(power_w > 0, power_w * wall_h / W_H_PER_MWH, 0.0)
 
 
 def stage(b) -> dict[str, np.ndarray]:
@@ -88,7 +92,10 @@ def explain(row: dict) -> dict[str, str]:
     if days is not None and np.isinf(days):
         why = zero_goodput_reason(row) or "goodput is 0"
         s = f"tokens / tokens_per_s / goodput {_g(row.get('goodput', 0.0))} = inf: {why}"
-        return {k: s for k in ("time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh")}
+        out = {k: s for k in ("time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh")}
+        if row.get("energy_mwh") == 0.0:  # no power drawn (utilisation 0): no energy, however long
+            out["energy_mwh"] = f"utilisation {_g(row['utilisation_power_frac'])}: no power drawn, 0 MWh however long"
+        return out
     if not np.isfinite(days if days is not None else np.nan):
         return {}
     wall_h = row["time_to_train_days"] * 24.0

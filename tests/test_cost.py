@@ -74,3 +74,16 @@ def test_pipeline_end_to_end():
     r = {k: v[0] for k, v in run_batch(B.from_scenarios([planner.load_preset("default")])).items()}
     assert r["time_to_train_days"] > 0 and np.isfinite(r["cost_usd"])
     assert r["gpu_hours"] == pytest.approx(1024 * r["time_to_train_days"] * 24)  # default: 1,024 GPUs
+
+
+def test_no_power_drawn_is_no_energy_even_for_a_run_that_never_ends():
+    # 0 W for an infinite wall time: 0 MWh, without a 0 · inf NaN or warning (found by review);
+    # and the formula otherwise: 2 nodes x 10 kW x 0.8 x PUE 1.2 x 10 h = 192 kWh = 0.192 MWh
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        e = cost.energy_mwh(np.array([2, 2]), np.array([1e4, 1e4]), np.array([0.0, 0.8]), np.array([1.2, 1.2]),
+                            np.array([np.inf, 36000.0]))
+    assert e[0] == 0.0
+    assert e[1] == pytest.approx(0.192, rel=1e-12)

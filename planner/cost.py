@@ -133,5 +133,6 @@ def notes(row: dict) -> list[str]:
     days = row.get("time_to_train_days", np.nan)
     if days is not None and np.isinf(days):
         why = zero_goodput_reason(row) or "goodput is 0"
-        out.append(f"Time, GPU-hours, cost and energy are infinite: {why}")
+        what = "Time, GPU-hours and cost are" if row.get("energy_mwh") == 0.0 else "Time, GPU-hours, cost and energy are"
+        out.append(f"{what} infinite: {why}")
     return out

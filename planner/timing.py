@@ -974,7 +974,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         fb_rep = 2.0 * ((n_rep - 1.0) / n_rep * gb * np.minimum(bucket, P_local) / n_shard / bw_r + al_r) * (n_rep > 1.0)
         t_grad_rs = t_grad_rs + t_rep * ~z3  # ZeRO-1/2: in the same backward window as the reduce-scatter
     t_grad = _blend(z0, t_grad_ar, t_grad_rs) * f2
-    fb_grad = np.minimum(_blend(z0, fb_ar, fb_rs), t_grad)  # the floors, never above the collective
+    # the floors, never above the collective; HSDP ZeRO-1/2: the last bucket's replica all-reduce
+    # follows its reduce-scatter in the same window, so it is in the floor too (as in ZeRO-3's)
+    fb_grad = np.minimum(_blend(z0, fb_ar, fb_rs + (fb_rep * ~z3 if any_hsdp else 0.0)), t_grad)
     fb_rs_mb = np.minimum(fb_rs, t_rs_mb)
     fb_ag_step = np.minimum(fb_ag, t_param_ag * f2)
     t_ag_step = t_param_ag * f2

@@ -1345,3 +1345,18 @@ def test_more_parameters_never_shorten_the_step_through_the_dp_floor():
     r = planner.evaluate(wide).results
     assert r["step_time_s"] > base["step_time_s"]
     assert r["t_dp_comm_exposed_s"] >= base["t_dp_comm_exposed_s"]
+
+
+def test_hsdp_dp_floor_keeps_the_last_bucket_s_replica_all_reduce():
+    # HSDP with one shard rank (dp_shard = 1, ZeRO-1) on Llama 3 8B, 64 H100: nothing to
+    # reduce-scatter or gather, the gradients all-reduced over the 64 replicas once per step, as
+    # ZeRO-0 does. The last bucket's all-reduce cannot hide: bucket = max(40e6, 1e6 · 64) = 64e6
+    # params of fp32 gradients, ring over 64 ranks in 8 nodes: bw = min(450e9·0.8, 8·50e9·0.92) =
+    # 360e9 B/s, latency (8−1)·2 µs + (8−1)·5 µs = 49 µs per pass:
+    # 2 · (63/64 · 4 · 64e6 / 360e9 + 49e-6) = 1.498 ms, for ZeRO-1, 2 and 3 alike.
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"].update(cp=1, dp=None, dp_shard=1, recompute="none")
+    hand = 2 * (63 / 64 * 4 * 64e6 / 360e9 + 7 * 2e-6 + 7 * 5e-6)
+    for z in (1, 2, 3):
+        d["parallelism"]["zero_stage"] = z
+        assert planner.evaluate(d).results["t_dp_comm_exposed_s"] == pytest.approx(hand, rel=1e-9), z

@@ -58,7 +58,7 @@ def energy_mwh(n_nodes, node_power_w, utilisation_power_frac, pue, wall_s, *, gp
     # no power drawn: no energy, however long (found by review: 0 W for a run that never finishes
     # gave 0 · inf = NaN and a RuntimeWarning)
     with np.errstate(invalid="ignore"):
-        return np.where(power_w > 0, power_w * wall_h / W_H_PER_MWH, 0.0)
+        return np.where(power_w == 0, 0.0, power_w * wall_h / W_H_PER_MWH)  # NaN power stays NaN
 
 
 def stage(b) -> dict[str, np.ndarray]:

@@ -770,8 +770,15 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     # for that micro-batch, so their activations are taken off the working set (at least
     # max(chunk − N, 0) layers in the smallest chunk of the rank, base layers when v > 1; each
     # at least the smallest kind's no-recompute activations), floored at 0
+    # A DualPipe rank also runs (and recomputes) its mirror stage p−1−j: its layer kinds count
+    # too (found by review: rank 0 of a dense-then-MoE model charged the dense working set while
+    # its mirror, the last stage, recomputes MoE layers)
+    rec_d, rec_m, hold_d, hold_m = rc_d > 0, rc_m > 0, n_dense > 0, n_moe > 0
+    if cm.get("any_dual") and cm["any_moe"]:
+        mirror_d, mirror_m = dual & (n_dense_m > 0), dual & (layers_m - n_dense_m > 0)
+        rec_d, rec_m, hold_d, hold_m = rec_d | mirror_d, rec_m | mirror_m, hold_d | mirror_d, hold_m | mirror_m
     if cm["any_moe"]:
-        rec_extra = np.maximum(_sel(rc_d > 0, cm["rec_extra_dense"], 0.0), _sel(rc_m > 0, cm["rec_extra_moe"], 0.0))
+        rec_extra = np.maximum(_sel(rec_d, cm["rec_extra_dense"], 0.0), _sel(rec_m, cm["rec_extra_moe"], 0.0))
     else:
         rec_extra = cm["rec_extra_dense"]
     rec_extra = rec_extra + cm["rec_extra_core"]
@@ -796,7 +803,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         traffic_mb = _sel(cm["dual"], 0.5 * (per_mb + per_mb_m), per_mb)
     # one layer's working set (what offload_activations keeps in HBM): the rank's largest kind
     if cm["any_moe"]:
-        work = np.maximum(_sel(n_dense > 0, cm["work_layer_dense"], 0.0), _sel(n_moe > 0, cm["work_layer_moe"], 0.0))
+        work = np.maximum(_sel(hold_d, cm["work_layer_dense"], 0.0), _sel(hold_m, cm["work_layer_moe"], 0.0))
     else:
         work = cm["work_layer_dense"]
     acts = stash + rec_extra

@@ -87,3 +87,5 @@ def test_no_power_drawn_is_no_energy_even_for_a_run_that_never_ends():
                             np.array([np.inf, 36000.0]))
     assert e[0] == 0.0
     assert e[1] == pytest.approx(0.192, rel=1e-12)
+    # an unknown node power stays unknown (NaN), not 0
+    assert np.isnan(cost.energy_mwh(2, np.nan, 0.8, 1.2, 36000.0))

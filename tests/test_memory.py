@@ -976,10 +976,12 @@ def _small_models(draw):
                         "first_dense_layers": draw(st.integers(0, L - 1))}
         ep = draw(st.sampled_from([e for e in (1, 2, 4, 8) if dp % e == 0]))
     pp = draw(st.sampled_from([p for p in (1, 2, 3, 4) if p <= L]))
-    sched = draw(st.sampled_from(["1f1b", "gpipe", "interleaved"] if L >= 2 * pp and pp > 1 else ["1f1b", "gpipe"]))
+    m = draw(st.sampled_from([1, 2, 4, 8]))
+    scheds = ["1f1b", "gpipe"] + (["interleaved"] if L >= 2 * pp and pp > 1 else [])
+    scheds += ["dualpipe"] if pp % 2 == 0 and m % 2 == 0 and m >= 2 * pp else []  # even pp, m >= 2·pp
+    sched = draw(st.sampled_from(scheds))
     vpp = 2 if sched == "interleaved" else 1
     tp = draw(st.sampled_from([1, 2]))
-    m = draw(st.sampled_from([1, 2, 4, 8]))
     par = {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "vpp": vpp, "schedule": sched,
            "sequence_parallel": draw(st.booleans()), "flash_attention": draw(st.booleans()),
            "layer_split": "uneven", "zero_stage": draw(st.integers(0, 3))}
@@ -1034,3 +1036,29 @@ def test_more_recompute_and_sharding_never_raise_a_stage_s_memory():
             assert z[3][i]["mem_zero3_prefetch_bytes"] <= unsharded * (1 + 1e-12), (i, d)
 
     check()
+
+
+def test_dualpipe_rank_recomputes_its_mirror_stage_layer_kind_too():
+    # Found by review: DualPipe rank 0 holds stage 0 (the one dense layer) and its mirror, stage 3
+    # (an MoE layer), and recomputes both; the recomputed layer's working set is the larger kind's
+    # (MoE). 4 layers (1 dense + 3 MoE), PP 4, full recompute, micro-batch 1 of 1,024 tokens,
+    # h = 1024, bf16, TP 1: each layer keeps its input K = 2·h B per token, for min(m, p + 1) = 5
+    # micro-batches (DeepSeek-V3 Table 2), plus W_m − K for the MoE layer being recomputed, where
+    # W_m (an MoE layer's whole activations) is what the 1F1B last stage (one MoE layer, one
+    # micro-batch in flight) holds without recompute.
+    m = {"name": "dense-then-moe", "n_layers": 4, "hidden_size": 1024, "n_heads": 8, "ffn_hidden_size": 2048,
+         "vocab_size": 1024, "gated_mlp": False, "dropout": 0.0,
+         "moe": {"n_experts": 8, "top_k": 2, "expert_ffn_hidden_size": 4096, "first_dense_layers": 1}}
+
+    import planner
+
+    def acts(sched, rc):
+        d = {"model": m, "cluster": {"system": "dgx-h100", "n_gpus": 4},
+             "training": {"seq_len": 1024, "global_batch_size": 8, "micro_batch_size": 1},
+             "parallelism": {"tp": 1, "pp": 4, "dp": 1, "zero_stage": 1, "recompute": rc,
+                             "flash_attention": True, "sequence_parallel": False, "schedule": sched}}
+        return [s["mem_activations_bytes"] for s in planner.evaluate(d).stages]
+
+    w_m = acts("1f1b", "none")[3]
+    k = 2 * 1024 * 1024  # 2·h B per token × 1,024 tokens
+    assert acts("dualpipe", "full")[0] == pytest.approx(5 * k + (w_m - k), rel=1e-12)

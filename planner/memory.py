@@ -773,12 +773,14 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     # A DualPipe rank also runs (and recomputes) its mirror stage p−1−j: its layer kinds count
     # too (found by review: rank 0 of a dense-then-MoE model charged the dense working set while
     # its mirror, the last stage, recomputes MoE layers)
-    rec_d, rec_m, hold_d, hold_m = rc_d > 0, rc_m > 0, n_dense > 0, n_moe > 0
-    if cm.get("any_dual") and cm["any_moe"]:
-        mirror_d, mirror_m = dual & (n_dense_m > 0), dual & (layers_m - n_dense_m > 0)
-        rec_d, rec_m, hold_d, hold_m = rec_d | mirror_d, rec_m | mirror_m, hold_d | mirror_d, hold_m | mirror_m
+    mirror_d = mirror_m = False
     if cm["any_moe"]:
-        rec_extra = np.maximum(_sel(rec_d, cm["rec_extra_dense"], 0.0), _sel(rec_m, cm["rec_extra_moe"], 0.0))
+        rec_d, rec_m = rc_d > 0, rc_m > 0
+        if cm.get("any_dual"):
+            mirror_d, mirror_m = dual & (n_dense_m > 0), dual & (layers_m - n_dense_m > 0)
+            rec_d, rec_m = rec_d | mirror_d, rec_m | mirror_m
+        # x·cond (finite values): one array operation where a select takes four
+        rec_extra = np.maximum(cm["rec_extra_dense"] * rec_d, cm["rec_extra_moe"] * rec_m)
     else:
         rec_extra = cm["rec_extra_dense"]
     rec_extra = rec_extra + cm["rec_extra_core"]
@@ -801,15 +803,17 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         else:
             per_mb_m = layers_m * cm["keep_dense"]
         traffic_mb = _sel(cm["dual"], 0.5 * (per_mb + per_mb_m), per_mb)
-    # one layer's working set (what offload_activations keeps in HBM): the rank's largest kind
-    if cm["any_moe"]:
-        work = np.maximum(_sel(hold_d, cm["work_layer_dense"], 0.0), _sel(hold_m, cm["work_layer_moe"], 0.0))
-    else:
-        work = cm["work_layer_dense"]
     acts = stash + rec_extra
     if cm["any_host"]:
         any_off_act = cm.get("any_off_act", True)
         if any_off_act:
+            # one layer's working set (what offload_activations keeps in HBM): the rank's largest
+            # kind (DualPipe: of its two stages)
+            if cm["any_moe"]:
+                hold_d, hold_m = (n_dense > 0) | mirror_d, (n_moe > 0) | mirror_m
+                work = np.maximum(cm["work_layer_dense"] * hold_d, cm["work_layer_moe"] * hold_m)
+            else:
+                work = cm["work_layer_dense"]
             acts = _sel(cm["off_act"], work, acts)
         host = cm["gb_host"] * gsh + cm["ob_host"] * osh
         if cm.get("any_nvme", True):
@@ -835,10 +839,10 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         if cm.get("any_dual"):  # the rank also gathers its mirror stage's layers
             has_d = has_d | (dual & (n_dense_m > 0))
             has_m = has_m | (dual & (layers_m - n_dense_m > 0))
-        unit = np.maximum(_sel(has_d, cm["p_dense"], 0.0), np.maximum(emb, head))
+        unit = np.maximum(cm["p_dense"] * has_d, np.maximum(emb, head))  # x·cond: finite
         P_g = P_ne
         if P_ex is not None:
-            unit = np.maximum(unit, _sel(has_m, cm["p_moe_ne"] + cm["p_moe_ex"] * cm["ex_gathered"], 0.0))
+            unit = np.maximum(unit, (cm["p_moe_ne"] + cm["p_moe_ex"] * cm["ex_gathered"]) * has_m)
             P_g = P_ne + P_ex * cm["ex_gathered"]
         prefetch = cm["z3_f"] * (cm["wb"] * np.minimum(ZERO3_PREFETCH_LAYERS * unit, P_g)
                                  + cm["gb"] * np.minimum(ZERO3_GRAD_LAYERS * unit, P_g))

@@ -722,6 +722,10 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         end = np.logical_or(is_first, is_last)
         emb = _sel(dual, _sel(end, cm["p_emb"], 0.0), emb)
         head = _sel(dual, _sel(end, cm["p_head"], 0.0), head)
+        # the mirror stage's layer kinds: the rank also runs, recomputes and gathers them
+        mirror_d, mirror_m = dual & (n_dense_m > 0), dual & (layers_m - n_dense_m > 0)
+    else:
+        mirror_d = mirror_m = False
     P_ne = P_ne + emb
     P_ne = P_ne + head
     w_sh = P_ne / cm["shard_w"]
@@ -773,12 +777,8 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     # A DualPipe rank also runs (and recomputes) its mirror stage p−1−j: its layer kinds count
     # too (found by review: rank 0 of a dense-then-MoE model charged the dense working set while
     # its mirror, the last stage, recomputes MoE layers)
-    mirror_d = mirror_m = False
     if cm["any_moe"]:
-        rec_d, rec_m = rc_d > 0, rc_m > 0
-        if cm.get("any_dual"):
-            mirror_d, mirror_m = dual & (n_dense_m > 0), dual & (layers_m - n_dense_m > 0)
-            rec_d, rec_m = rec_d | mirror_d, rec_m | mirror_m
+        rec_d, rec_m = (rc_d > 0) | mirror_d, (rc_m > 0) | mirror_m
         # x·cond (finite values): one array operation where a select takes four
         rec_extra = np.maximum(cm["rec_extra_dense"] * rec_d, cm["rec_extra_moe"] * rec_m)
     else:
@@ -835,10 +835,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         # of one layer gathers one (until 2026-11-30 every stage took two of the model's largest
         # unit, the embedding even on middle stages; found by review: ZeRO-3 at 10.29 GB of
         # prefetch on a stage holding 2.98 GB of unsharded weights)
-        has_d, has_m = n_dense > 0, n_moe > 0
-        if cm.get("any_dual"):  # the rank also gathers its mirror stage's layers
-            has_d = has_d | (dual & (n_dense_m > 0))
-            has_m = has_m | (dual & (layers_m - n_dense_m > 0))
+        has_d, has_m = (n_dense > 0) | mirror_d, (n_moe > 0) | mirror_m
         unit = np.maximum(cm["p_dense"] * has_d, np.maximum(emb, head))  # x·cond: finite
         P_g = P_ne
         if P_ex is not None:

@@ -229,8 +229,8 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         overhead = np.zeros(shape)
         for k in range(K):
-            # a tier at the "never" interval (INTERVAL_MAX_S) is not saved: no stall
-            overhead = overhead + np.where(ex(enabled[:, k]) & (taus[k] < INTERVAL_MAX_S), ex(stall_s[:, k]) / taus[k], 0.0)
+            # a tier at the "never" interval (is_never_saved) is not saved: no stall
+            overhead = overhead + np.where(ex(enabled[:, k]) & ~is_never_saved(taus[k]), ex(stall_s[:, k]) / taus[k], 0.0)
         lost = np.zeros(shape)
         restart = np.zeros(shape)
         y = np.zeros(shape)  # 1 − Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
@@ -581,7 +581,7 @@ class _Block:
         lam, rterm, yterm, eterm = self.assign(tau, want_reload=True)
         ov = None
         for k in self.U:  # a tier at the "never" interval is not saved: no stall
-            ov = _acc(ov, self.s[k] / tau[k] * (tau[k] < INTERVAL_MAX_S))
+            ov = _acc(ov, self.s[k] / tau[k] * ~is_never_saved(tau[k]))
         lov = np.log1p(ov) if ov is not None else np.zeros(self.n)
         lrs = np.zeros(self.n) if yterm is None else _recovery_log_factor(yterm, eterm)
         llw = np.zeros(self.n)

@@ -47,9 +47,9 @@ def _progress_rate(tau_s, enabled, stall_s) -> tuple[float, np.ndarray, np.ndarr
     """(progress per wall second ``1 / (1 + Σ_k stall_k/τ_k)``, τ with disabled tiers at inf,
     the enabled mask) of one configuration: the saves' stalls spread evenly over progress."""
     tau = np.asarray(tau_s, dtype=float)
-    # a tier at the "never" interval (reliability.INTERVAL_MAX_S) is not saved, as in the analytic
+    # a tier at the "never" interval (reliability.is_never_saved) is not saved, as in the analytic
     # model: no stall, nothing to restart from
-    en = np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0) & (tau < rel.INTERVAL_MAX_S)
+    en = np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0) & ~rel.is_never_saved(tau)
     tau = np.where(en, tau, np.inf)
     stall = np.asarray(stall_s, dtype=float)
     return 1.0 / (1.0 + float(np.sum(np.where(en, stall / tau, 0.0)))), tau, en

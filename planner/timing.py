@@ -938,17 +938,23 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     inr_any = bool(inr.any())
     if inr_any:
         inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
-    t_grad_rs = gb * X + al_d
-    t_param_ag = BYTES_16 * X + al_d
-    t_grad_ar = 2.0 * (gb * X / inr_f + al_d) if inr_any else 2.0 * t_grad_rs
+    def dp_colls(Xq, al):
+        """(gradient reduce-scatter, 16-bit parameter all-gather, gradient all-reduce) [s] of
+        ``Xq`` s per byte-per-parameter over a ring whose pass latency is ``al``."""
+        rs = gb * Xq + al
+        ar = 2.0 * (gb * Xq / inr_f + al) if inr_any else 2.0 * rs
+        return rs, BYTES_16 * Xq + al, ar
+
+    t_grad_rs, t_param_ag, t_grad_ar = dp_colls(X, al_d)
     if any_moe:
         dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
         bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
         has_e = P_exp_local > 0
         X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
-        t_grad_ar = t_grad_ar + 2.0 * (gb * X_e / (inr_f if inr_any else 1.0) + al_e) * has_e
-        t_grad_rs = t_grad_rs + (gb * X_e + al_e) * has_e
-        t_param_ag = t_param_ag + (BYTES_16 * X_e + al_e) * has_e
+        rs_e, ag_e, ar_e = dp_colls(X_e, al_e)
+        t_grad_ar = t_grad_ar + ar_e * has_e
+        t_grad_rs = t_grad_rs + rs_e * has_e
+        t_param_ag = t_param_ag + ag_e * has_e
         P_local = P_dense_local + P_exp_local
     else:
         P_local = P_dense_local
@@ -960,9 +966,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # of one, a larger vocabulary) lowered the per-parameter average and so the floor, and more
     # parameters shortened the step (found by a property test: FFN × 2, 0.141406 → 0.141240 s).
     Xb = (n_shard - 1.0) / n_shard * np.minimum(bucket, P_dense_local) / bw_d
-    fb_rs = gb * Xb + al_d
-    fb_ag = BYTES_16 * Xb + al_d
-    fb_ar = 2.0 * (gb * Xb / inr_f + al_d) if inr_any else 2.0 * fb_rs
+    fb_rs, fb_ag, fb_ar = dp_colls(Xb, al_d)
     z0 = zero == 0
     z3 = zero == 3
     zs = ~z0  # ZeRO >= 1 (stage codes 0-3)

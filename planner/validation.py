@@ -1092,6 +1092,21 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     return None
 
 
+_STATED_PER_NODE = re.compile(r"(?<![\w.,])(\d{1,2})\s*[x×]?\s*(GPUs?|GCDs?|accelerators?|devices?|[A-Z]{1,2}\d{3}\w*)"
+                              r"\s*(?:\d+\s*GB\s*)?(?:per|/|each\s+|in\s+each|a)\s*(?:node|host|server|machine)\b", re.I)
+
+
+def _stated_gpus_per_node(r: dict) -> int | None:
+    """GPUs per machine the row's ``gpu`` or ``interconnect`` text states (``4x H200 per node``,
+    ``8 GPUs per host``; ``4 MI250X per node`` = 8 GCDs), one count only; None when it states none (a machine count in the
+    ``gpu_count`` cell is then read with the catalogue system's GPUs per node)."""
+    text = " ".join(str(r.get(k) or "") for k in ("gpu", "interconnect"))
+    # an MI250X package holds two GCDs, the ranks counted (system_for_gpu)
+    counts = {int(m.group(1)) * (2 if re.match(r"MI250", m.group(2), re.I) else 1)
+              for m in _STATED_PER_NODE.finditer(text)}
+    return counts.pop() if len(counts) == 1 and min(counts) >= 1 else None
+
+
 def _tokens(cell, seq_len: int | None) -> float:
     """Tokens per global batch: a plain number; ``4M`` / ``4 million`` tokens as 4·2^20 when
     that is a whole number of sequences (Llama 2's "4M tokens" = 1,024 × 4,096), else 4·10^6
@@ -1140,6 +1155,8 @@ def parse_metric(col: str, cell) -> float:
             return math.nan  # "2.8k-3.1k": a range
         return float(k.group(1)) * 1e3
     v = parse_number(cell)
+    if col in ("mfu_pct", "hfu_pct") and 0.0 < v <= 1.0 and "%" not in str(cell):
+        return v * 100.0  # "0.38": MFU written as a fraction (no run reaches only 1 % of peak)
     if col == "tflops_per_gpu" and isinstance(cell, str) and not math.isnan(v) and re.match(
             r"\s*P(?:FLOP|F/s|FLOPS)", cell[_NUM.match(cell).end():], re.I):
         per_gpu = re.fullmatch(r"\s*P(?:FLOP/?s|FLOPS|F/s)\s*(?:(?:per|/)\s*GPU)?\s*", cell[_NUM.match(cell).end():], re.I)
@@ -1513,9 +1530,6 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             return None, f"published {col} = {cell!r} is not a positive finite number"
         if col == "tflops_per_gpu" and re.search(r"gflop|gf/s", text, re.I):
             return None, f"published {col} = {cell!r} is in another unit than TFLOP/s"
-        if col in ("mfu_pct", "hfu_pct") and v <= 1.0 and "%" not in text:
-            return None, (f"published {col} = {cell!r} looks like a fraction; the column is in percent "
-                          f"(write {v * 100:g})")
     if unreadable and all(math.isnan(parse_metric(c, r.get(c))) for c in METRIC_COLUMNS):
         return None, unreadable[0]
     seqs_given = not math.isnan(parse_number(r.get("global_batch_seqs")))
@@ -1557,7 +1571,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         B = int(round(tok / s)) if math.isfinite(tok) else None
     sys_spec = catalog.systems()[system]
     rack = sys_spec.nvlink_domain_size if sys_spec.nvlink_domain_size > sys_spec.gpus_per_node else None
-    n = _gpu_count(r.get("gpu_count"), sys_spec.gpus_per_node, rack)
+    n = _gpu_count(r.get("gpu_count"), _stated_gpus_per_node(r) or sys_spec.gpus_per_node, rack)
     if n is None and r.get("gpu_count") in (None, "") and r.get("gpu") and not re.search(
             r"\bper\b|\b(?:nodes?|hosts?|servers?|systems?|boxes)\b", str(r.get("gpu")), re.I):
         lead = re.match(r"^\s*(\d[\d,]*)\s*[x×]\s*\S", str(r.get("gpu")))
@@ -1572,7 +1586,15 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         dp = n // (tp * pp * cp)  # "FSDP 4" on 8 GPUs: a shard group, not the DP degree
     if dp < 1:
         return None, f"tp·pp·cp = {tp * pp * cp} exceeds the {n} GPUs"
+    per_gpu = [c for c in ("global_batch_seqs", "global_batch_tokens") if _PER_GPU_BATCH.search(str(r.get(c) or ""))]
+    if per_gpu and B is not None:  # "2 per GPU": each data-parallel rank's batch, not the global one
+        if tp * pp * cp != 1:
+            return None, (f"{per_gpu[0]} = {r.get(per_gpu[0])!r} is per GPU and the GPUs are split tp·pp·cp = "
+                          f"{tp * pp * cp}: write the global batch")
+        B *= dp
     mbs = _int(r.get("micro_batch")) or 1
+    if B is None and _micro_and_accum(r):  # "4 per GPU, 4 accumulation steps": mbs · ga · dp sequences
+        B = mbs * _micro_and_accum(r) * dp
     if B is None:  # memory worst case: m = p micro-batches in flight (not timed, see batch_published)
         B = pp * mbs * dp
     kv = _int(r.get("kv_heads")) or a
@@ -1720,12 +1742,26 @@ def _read(csv_path) -> pd.DataFrame:
     return df
 
 
+#: A batch cell that counts one GPU's share (``2 per GPU``, ``8/GPU``, ``4 per device``).
+_PER_GPU_BATCH = re.compile(r"(?:\bper|/)\s*(?:GPU|GCD|device|accelerator|rank)\b", re.I)
+
+
+def _micro_and_accum(r: dict) -> int | None:
+    """The gradient-accumulation steps of a row that publishes both its micro-batch and its
+    accumulation (``grad_accum`` 4 beside ``micro_batch`` 4): the global batch is then
+    micro-batch × accumulation × dp; None when either is not published."""
+    ga = _int(r.get("grad_accum"))
+    return ga if ga and ga >= 1 and _int(r.get("micro_batch")) else None
+
+
 def batch_published(r: dict) -> bool:
     """Whether a row publishes its global batch (in sequences or tokens), read as
-    :func:`row_to_scenario` reads it (``GBS 256``)."""
+    :func:`row_to_scenario` reads it (``GBS 256``), or its micro-batch and gradient
+    accumulation (which give it with dp)."""
     r = _clean_int_cells(r)
     return not (math.isnan(parse_number(r.get("global_batch_seqs")))
-                and math.isnan(_tokens(r.get("global_batch_tokens"), _int(r.get("seq_len")))))
+                and math.isnan(_tokens(r.get("global_batch_tokens"), _int(r.get("seq_len"))))
+                and _micro_and_accum(r) is None)
 
 
 def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict[int, str]]:
@@ -1784,13 +1820,14 @@ _PER_ACCEL = r"(?:/|per)\s*(?:GPU|GCD|HPU|device|accelerator|[A-Z]{1,2}\d{3}\w*)
 def _tokens_scope(cell) -> str | None:
     """What a tokens/s cell's number counts: ``"gpu"`` (per GPU, stated or plain), ``"node"``
     (``26,000 tok/s per node``, ``11.6k (per node)``), ``"total"`` (``92.8k tok/s total``,
-    ``(total)``), or None when it names a scope the reader cannot place (``across 64 GPUs``,
+    ``(total)``, ``(whole job)``, ``534,644±1,138 aggregate``), or None when it names a scope the reader cannot place (``across 64 GPUs``,
     ``(global)``, ``(3k per GPU)`` beside it, ``(64 GPUs)``): not compared."""
     text = "" if cell is None or isinstance(cell, (int, float)) else str(cell)
     m = _NUM.match(text)
     if not m:
         return "gpu"
     rest = re.sub(r"^\s*[kK](?![a-zA-Z])", "", text[m.end():])
+    rest = re.sub(r"^\s*(?:±|\+/-)\s*\d[\d,]*(?:\.\d+)?\s*[kK]?(?![a-zA-Z])", "", rest)  # "534,644±1,138": mean ± spread
     unit = re.split(r"[(;,]", rest, maxsplit=1)[0]
     comment = rest[len(unit):]
     if re.search(_PER_ACCEL, unit, re.I):
@@ -1798,7 +1835,7 @@ def _tokens_scope(cell) -> str | None:
     for part in (unit, comment):
         if re.fullmatch(r"\W*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?)?\W*(?:per|/)\s*(?:node|host|server|instance)\W*", part, re.I):
             return "node"
-        if re.fullmatch(r"\W*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?)?\W*(?:in\s+)?(?:total|aggregate|for\s+the\s+job)\W*", part, re.I):
+        if re.fullmatch(r"\W*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?)?\W*(?:in\s+)?(?:total|aggregate|(?:for\s+)?(?:the\s+)?(?:whole|entire)\s+job|for\s+the\s+job)\W*", part, re.I):
             return "total"
     if re.search(_SCOPE_WORDS, rest, re.I) or re.search(r"^\W*job\W*$", comment, re.I):
         return None

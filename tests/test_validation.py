@@ -495,14 +495,14 @@ def test_flash_words_in_context():
 
 
 def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
-    """inf / 1e400 in an integer column, a range for a sequence length, an MFU written as a fraction
-    and a stated bf16 on a V100 are skipped with the cell named (review: 1e400 crashed the run,
-    '8K' was compared as 8 tokens, 0.517 % MFU as +10,200 %, bf16 on V100 ran silently as fp16)."""
+    """inf / 1e400 in an integer column, a range for a sequence length and a stated bf16 on a
+    V100 are skipped with the cell named (review: 1e400 crashed the run, '8K' was compared as 8
+    tokens, bf16 on V100 ran silently as fp16). An MFU written as a fraction is read as one
+    (test_third_party_cell_wording)."""
     for kw, text in ((dict(layers="1e400"), "layers = '1e400' is not a finite whole number"),
                      (dict(tp=float("inf")), "tp = inf is not a finite whole number"),
                      (dict(tp="inf"), "tp = 'inf' is not a number this column can read"),
                      (dict(seq_len="8K-32K"), "seq_len = '8K-32K' is not a number this column can read"),
-                     (dict(mfu_pct="0.517"), "mfu_pct = '0.517' looks like a fraction"),
                      (dict(gpu="V100", precision="bf16", tp=8, pp=1, gpu_count=64),
                       "the accelerator has no BF16 units"),
                      (dict(tp="1.5"), "tp = '1.5' is not a finite whole number"),
@@ -1397,3 +1397,48 @@ def _write(tmp_path, df, name):
     f = tmp_path / name
     df.to_csv(f, index=False)
     return f
+
+
+def test_third_party_cell_wording():
+    """Cells as a reader of a paper or blog writes them, each read as what it means: an MFU
+    copied as a fraction (IBM's FSDP blog prints 0.57), a global batch given as micro-batch ×
+    gradient accumulation (KempnerForge: batch/GPU 4, grad_accum 4, TP 4 × FSDP 8), machines
+    counted with the GPUs per node the row states (40 nodes of 4 H200), a job's total tokens/s,
+    and a per-GPU batch in the batch column."""
+    # 0.57 is 57 %: no training run publishes 0.57 % of peak; a percent sign keeps the number
+    assert validation.parse_metric("mfu_pct", "0.57") == pytest.approx(57.0)
+    assert validation.parse_metric("hfu_pct", 0.45) == pytest.approx(45.0)
+    assert validation.parse_metric("mfu_pct", "0.5%") == pytest.approx(0.5)
+    assert validation.parse_metric("mfu_pct", "38") == pytest.approx(38.0)
+    s, why = validation.row_to_scenario(_row(mfu_pct="0.517"))
+    assert s is not None, why
+    # micro-batch 4 × 4 accumulation steps × dp 8 = 128 sequences; published, so compared
+    kf = dict(model="13B", layers=40, hidden=5120, heads=40, kv_heads=8, ffn=17920, seq_len=4096,
+              gpu="H200 141GB", gpu_count=32, tp=4, pp=1, dp=8, micro_batch=4, grad_accum=4,
+              global_batch_seqs=None, source="KempnerForge weak scaling, 2026")
+    s, why = validation.row_to_scenario(_row(**kf))
+    assert s is not None, why
+    assert s.training.global_batch_size == 4 * 4 * 8
+    assert validation.batch_published(_row(**kf))
+    assert not validation.batch_published(_row(**{**kf, "grad_accum": None}))
+    # 40 nodes of 4 H200 (the row says so) are 160 GPUs, not 40 × the catalogue's 8
+    s, why = validation.row_to_scenario(_row(**{**kf, "gpu_count": "40 nodes", "dp": 40,
+                                                "interconnect": "4x H200 per node, NVLink intra-node, InfiniBand"}))
+    assert s is not None, why
+    assert s.cluster.n_gpus == 160
+    s, _ = validation.row_to_scenario(_row(**{**kf, "gpu_count": "4 nodes", "dp": None}))
+    assert s.cluster.n_gpus == 32  # no per-node count stated: the catalogue's 8
+    assert validation._stated_gpus_per_node({"interconnect": "4 MI250X per node"}) == 8  # 2 GCDs each
+    assert validation._stated_gpus_per_node({"interconnect": "8x HDR InfiniBand 200 Gb/s per node"}) is None
+    # the whole job's throughput, with a spread after it
+    assert validation._tokens_scope("110,373 (whole job)") == "total"
+    assert validation._tokens_scope("534,644±1,138 aggregate") == "total"
+    assert validation._tokens_scope("3,700") == "gpu"
+    # "2 per GPU" on 128 GPUs without model parallelism: 256 sequences; with TP it is refused
+    ibm = dict(model="Llama 2 13B", layers=None, hidden=None, heads=None, ffn=None, seq_len=4096,
+               gpu="A100 80GB", gpu_count=128, tp=1, pp=1, micro_batch=2, global_batch_seqs="2 per GPU")
+    s, why = validation.row_to_scenario(_row(**ibm))
+    assert s is not None, why
+    assert s.training.global_batch_size == 256
+    s, why = validation.row_to_scenario(_row(**{**ibm, "tp": 2}))
+    assert s is None and "per GPU" in why

@@ -265,6 +265,10 @@ def version_year(text) -> int | None:
 #: 2025 (``torchtitan/components/loss.py``, ``build_cross_entropy_loss``); before, train.py's
 #: ``loss_fn`` ran PyTorch's eager ``F.cross_entropy`` on the model's fp32 logits.
 _TORCHTITAN = re.compile(r"torch\s?titan", re.I)
+#: PyTorch's own FSDP named as the stack (``PyTorch FSDP``, ``FSDP2``, ``fully_shard``), and
+#: the engines that bring their own fused kernels whatever torch.compile does.
+_PYTORCH_FSDP = re.compile(r"\bFSDP2?\b|fully[_ ]shard", re.I)
+_OTHER_ENGINES = re.compile(r"megatron|deepspeed|\bnemo\b|transformer engine|llm-foundry|composer", re.I)
 TORCHTITAN_COMPILED_LOSS_YEAR = 2025
 _COMPILE = (r"torch[. ]compile|--training\.compile|\bcompile\s*[=:]\s*true\b|\btraining\.compile\b"
             r"|\bcompiled (?:model|blocks?|layers?)\b")
@@ -310,7 +314,9 @@ def row_settings(r: dict) -> dict:
     TorchTitan runs whose software predates 2025 (:func:`version_year`), or that do not state
     torch.compile on, ran the eager cross-entropy (``cross_entropy = "eager"``); every other
     row the fused one. TorchTitan runs that do not state torch.compile on ran their norms, RoPE
-    and activations as eager PyTorch ops (``elementwise = "eager"``); every other row fused
+    and activations as eager PyTorch ops (``elementwise = "eager"``), and so did (both) a
+    PyTorch FSDP run outside Megatron, DeepSpeed, NeMo and llm-foundry whose text states
+    torch.compile off; every other row fused
     kernels (Transformer Engine, Apex, llm-foundry's single-kernel LayerNorm and GeLU). PyTorch
     SDPA (TorchTitan, or a row naming SDPA) outside the NVIDIA recipes ran FlashAttention-2-class
     kernels on Hopper and Blackwell before 2026 — TorchTitan on Blackwell only before it chose
@@ -348,8 +354,14 @@ def row_settings(r: dict) -> dict:
     fa2_named = not nvidia and not fast_named and bool(_ran(plain, _FA2_NAME))
     native = native and not sdpa_fa2 and not fa2_named
     compiled = _ran(text, _COMPILE)
-    titan_uncompiled = titan and not compiled
-    titan_eager = titan and (
+    # Another PyTorch-native stack (PyTorch FSDP without Megatron, DeepSpeed, NeMo or
+    # llm-foundry) that states torch.compile was not used runs the same eager ops: IBM's FSDP
+    # blog (2024) lists "graph optimizations (e.g., fusing kernels, torch.compile)" among the
+    # levers it did not use. Only a statement counts here (TorchTitan: also silence).
+    native_uncompiled = (not titan and not nvidia and not mosaic and compiled is False
+                         and bool(_PYTORCH_FSDP.search(text)) and not _OTHER_ENGINES.search(text))
+    titan_uncompiled = (titan and not compiled) or native_uncompiled
+    titan_eager = native_uncompiled or titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not compiled)
     return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,

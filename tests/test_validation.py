@@ -254,6 +254,16 @@ def test_text_rule_on_other_sources():
     assert ew("pytorch/torchtitan docs/performance.md (2024/12/26)", "torch.compile ON") == "fused"
     assert ew("pytorch/torchtitan benchmarks (2025/06/13)", "--training.compile") == "fused"
     assert ew("Megatron-LM (2025)", "torch.compile OFF") == "fused"
+    # another PyTorch-native FSDP stack that states torch.compile was not used: the same eager
+    # ops and loss (IBM's FSDP blog lists torch.compile among the levers it did not use);
+    # silence, or an engine with its own fused kernels, keeps the fused kernels
+    ce = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["cross_entropy"]  # noqa: E731
+    ibm = "PyTorch blog 'Maximizing training throughput using PyTorch FSDP' (2024)"
+    assert ew(ibm, "no torch.compile") == "eager" and ce(ibm, "no torch.compile") == "eager"
+    assert ew(ibm) == "fused" and ce(ibm) == "fused"
+    assert ew(ibm, "torch.compile on") == "fused"
+    assert ew("Megatron-DeepSpeed with FSDP-style ZeRO-3 (2023)", "no torch.compile") == "fused"
+    assert ew("mosaicml/llm-foundry FSDP benchmarks (2024)", "no torch.compile") == "fused"
     assert ew("mosaicml/llm-foundry benchmarking README (2024)") == "fused"
     # PyTorch SDPA (TorchTitan): PyTorch's FlashAttention-2 backend on Hopper until cuDNN is
     # preferred again (pytorch#138522 made it opt-in in Oct 2024; PyTorch 2.11, 2026); on

@@ -2174,9 +2174,16 @@ def accuracy_note(scenario) -> str | None:
     if band is None:
         return None
     how = "10th–90th percentile" if band["percentiles"] else "range"
-    runs = (f"{band['n']} runs never used in the fit" if band["out_of_sample_only"] else
-            f"{band['n']} runs, {band['n_out_of_sample']} of them never used in the fit")
+    n, n_oos = band["n"], band["n_out_of_sample"]
+    if n == 1:
+        runs = "1 run, " + ("never used in the fit" if n_oos else "one of the calibration runs")
+        ratio = (f"is {band['median']:.2f} on that run — one run is too few for a band, so read it as an "
+                 "example, not a range")
+    else:
+        runs = (f"{n} runs never used in the fit" if band["out_of_sample_only"] else
+                f"{n} runs, {n_oos} of them never used in the fit")
+        ratio = f"is {band['low']:.2f}–{band['high']:.2f} ({how}), median {band['median']:.2f}"
     return (f"Accuracy on published runs like this one ({band['scope']}; {runs}): the model's throughput ÷ "
-            f"the published one is {band['low']:.2f}–{band['high']:.2f} ({how}), median {band['median']:.2f}. "
+            f"the published one {ratio}. "
             "Above 1 the model is faster than the run was: read the prediction as what a well-tuned stack "
             "reaches (docs/timing.md, Validate page).")

@@ -929,6 +929,21 @@ def test_accuracy_note_names_the_scope_and_the_band():
     assert f"is {band['low']:.2f}–{band['high']:.2f} (10th–90th percentile), median {band['median']:.2f}" in note
 
 
+def test_accuracy_note_of_a_single_run_gives_no_band(monkeypatch):
+    """One matching run is an example, not a band: the note says "1 run" and gives its ratio
+    once instead of a range from a number to itself."""
+    import planner
+    one = pd.DataFrame({"run_id": ["r"], "set": ["out of sample"], "family": ["hopper"], "moe": [False],
+                        "fp4": [False], "ratio": [0.9059]})
+    monkeypatch.setattr(validation, "accuracy_rows", lambda: one)
+    note = validation.accuracy_note(planner.load_preset("gpt3-175b-a100-1024").model_copy(
+        update={"cluster": planner.Scenario.model_validate(
+            {**planner.load_preset("gpt3-175b-a100-1024").to_json_dict(),
+             "cluster": {"system": "dgx-h100", "n_gpus": 1024}}).cluster}))
+    assert "(hopper, dense; 1 run, never used in the fit)" in note
+    assert "is 0.91 on that run" in note and "0.91–0.91" not in note and "1 runs" not in note
+
+
 def test_accuracy_table_rows_are_the_bands():
     t = validation.accuracy_table()
     assert {"hopper", "ampere", "blackwell"} <= set(t["family"])

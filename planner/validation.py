@@ -269,8 +269,15 @@ _TORCHTITAN = re.compile(r"torch\s?titan", re.I)
 #: the engines that bring their own fused kernels whatever torch.compile does.
 _PYTORCH_FSDP = re.compile(r"\bFSDP2?\b|fully[_ ]shard", re.I)
 _OTHER_ENGINES = re.compile(r"megatron|deepspeed|\bnemo\b|transformer engine|llm-foundry|composer", re.I)
+#: Fused kernels a PyTorch run can name without torch.compile (Liger's Triton RMSNorm / RoPE /
+#: SwiGLU / cross-entropy, Apex's fused norms, Unsloth, ``fused RMSNorm`` / ``fused cross-entropy``).
+_FUSED_KERNELS = (r"\bliger\b|\bapex\b|\bunsloth\b|\bfused[-_ ]?(?:rms[-_ ]?norm|layer[-_ ]?norm|norms?|rope|rotary"
+                  r"|swiglu|geglu|gelu|silu|mlp|cross[-_ ]?entropy|ce|loss|kernels?)\b")
+#: PyTorch eager mode stated (``eager mode``, ``eager PyTorch``): nothing compiled.
+_EAGER_MODE = r"\beager[-_ ](?:mode|pytorch|execution)\b|\bpytorch\s+eager\b"
 TORCHTITAN_COMPILED_LOSS_YEAR = 2025
-_COMPILE = (r"torch[. ]compile|--training\.compile|\bcompile\s*[=:]\s*true\b|\btraining\.compile\b"
+_COMPILE = (r"torch[. ]compile|--training\.compile|\btraining\.compile\b"
+            r"|(?:\btorch_|--|\b)compile(?=\s*[=:]\s*(?:true|false|on|off)\b|\s+(?:true|false)\b)"
             r"|\bcompiled (?:model|blocks?|layers?)\b")
 #: PyTorch's own attention (``F.scaled_dot_product_attention``), which TorchTitan runs. On
 #: Hopper its default backend is PyTorch's FlashAttention-2 port: the cuDNN backend was made
@@ -358,8 +365,13 @@ def row_settings(r: dict) -> dict:
     # llm-foundry) that states torch.compile was not used runs the same eager ops: IBM's FSDP
     # blog (2024) lists "graph optimizations (e.g., fusing kernels, torch.compile)" among the
     # levers it did not use. Only a statement counts here (TorchTitan: also silence).
-    native_uncompiled = (not titan and not nvidia and not mosaic and compiled is False
-                         and bool(_PYTORCH_FSDP.search(text)) and not _OTHER_ENGINES.search(text))
+    # FSDP and the other engines count where the text names them as what ran (not negated nor
+    # after a comparison: "compared with Megatron-LM"); so do fused-kernel libraries (Liger).
+    stated_off = compiled is False or (compiled is None and _ran(text, _EAGER_MODE) is True)
+    native_uncompiled = (not titan and not nvidia and not mosaic and stated_off
+                         and _ran_mentions(text, _PYTORCH_FSDP.pattern)[0]
+                         and not _ran_mentions(text, _OTHER_ENGINES.pattern)[0]
+                         and not _ran_mentions(text, _FUSED_KERNELS)[0])
     titan_uncompiled = (titan and not compiled) or native_uncompiled
     titan_eager = native_uncompiled or titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
@@ -447,8 +459,12 @@ _NEG_BEFORE = re.compile(r"(?:\b(?:no|not|non|never|without|w/o|pre|before|disab
 _NEG_AFTER = re.compile(
     r"^[\w-]{0,4}(?:\s+(?:was|were|is|are|has|have|been|being|kernels?|v?\d[\d.]*))*\s*(?:[:=]\s*)?"
     r"(?:(?:off|false|0|none|disabled|unavailable|unsupported|unused|n/a|no)(?![-\w/])"
-    r"|not\s+(?:used|enabled|available|supported|applied)\b|n't\s+used\b)"
+    r"|not\s+(?:used|enabled|available|supported|applied)\b|n't\s+used\b"
+    r"|(?:could|can|did)(?:\s*not|n't)\s+(?:be\s+)?(?:used|enabled|applied)\b)"
     r"(?!\s+(?:for|on|in|at|except|inside|within)\b)", re.I)
+#: A parenthesis right after a name that holds only a negation (``torch.compile (off)``,
+#: ``SDPA (disabled)``): the setting is off, where other parentheses are about something else.
+_NEG_PAREN = re.compile(r"\s*\(\s*(?:off|false|no|none|disabled|unused|not\s+used|n/a|0|✗|✘)\s*\)", re.I)
 #: Clause boundaries: ``,``, ``;``, a full stop that is not a decimal point, parentheses.
 _CLAUSE = re.compile(r"[,;()]|\.(?!\d)")
 
@@ -461,7 +477,8 @@ def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
     for m in re.finditer(pattern, text, re.I):
         before = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
         after = _CLAUSE.split(text[m.end():m.end() + 40])[0]
-        if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after) or re.match(r"[-\s]?(?:free|less)\b", after, re.I):
+        if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after) or re.match(r"[-\s]?(?:free|less)\b", after, re.I) \
+                or _NEG_PAREN.match(text, m.end()):
             negated = True
         else:
             plain = True
@@ -479,7 +496,7 @@ def _stated(text: str, pattern: str) -> bool | None:
 #: than X``, ``vs. X``, ``versus X``, ``compared to / with X``, at most one word between):
 #: X is what the run is compared with, not what it ran. Read only by :func:`_ran` (the
 #: framework rules of :func:`row_settings`); the other parsers keep :data:`_NEG_BEFORE` alone.
-_COMPARED_BEFORE = re.compile(r"\b(?:instead\s+of|rather\s+than|unlike|than|vs\.?|versus|compared\s+(?:to|with))"
+_COMPARED_BEFORE = re.compile(r"\b(?:instead\s+of|rather\s+than|unlike|than|vs\.?|versus|against|compared\s+(?:to|with))"
                               r"[\s(]*(?:[\w/-]+\s+)?$", re.I)
 
 
@@ -1148,8 +1165,8 @@ _METRIC_LABELS = {"mfu_pct": r"MFU", "hfu_pct": r"HFU", "tflops_per_gpu": r"(?:m
 #: A comment that makes the number itself a ratio (``1.3 (speedup vs baseline)``, ``0.92 (relative)``).
 _RELATIVE_IN_COMMENT = re.compile(r"\([^)]*\b(?:speed-?ups?|relative)\b[^)]*\)|^\s*\+\s*\d|\(\s*vs\.?\b[^)]*\bbaseline\b",
                                   re.I)
-#: A throughput in thousands (``2.8k``, ``≈ 8.2K tokens/s``): tokens per second only.
-_METRIC_K = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*[kK](?![a-zA-Z])")
+#: A throughput in thousands or millions (``2.8k``, ``≈ 8.2K tokens/s``, ``1.2M``): tokens per second only.
+_METRIC_K = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*([kKM])(?![a-zA-Z])")
 
 
 def parse_metric(col: str, cell) -> float:
@@ -1165,7 +1182,7 @@ def parse_metric(col: str, cell) -> float:
         k = _METRIC_K.match(cell)
         if re.match(r"\s*(?:[-–—]|to\b|→|->)\s*\d", cell[k.end():]):
             return math.nan  # "2.8k-3.1k": a range
-        return float(k.group(1)) * 1e3
+        return float(k.group(1)) * (1e6 if k.group(2) == "M" else 1e3)  # "1.2M (whole job)": millions
     v = parse_number(cell)
     if col in ("mfu_pct", "hfu_pct") and 0.0 < v <= 1.0 and "%" not in str(cell):
         return v * 100.0  # "0.38": MFU written as a fraction (no run reaches only 1 % of peak)
@@ -1542,6 +1559,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             return None, f"published {col} = {cell!r} is not a positive finite number"
         if col == "tflops_per_gpu" and re.search(r"gflop|gf/s", text, re.I):
             return None, f"published {col} = {cell!r} is in another unit than TFLOP/s"
+        if col in ("mfu_pct", "hfu_pct") and v >= 100.0:  # "1": 1 % or a fraction 1.0? "100": all of peak
+            return None, f"published {col} = {cell!r} reads as {v:g} % of peak, which no run reaches: write the percent"
     if unreadable and all(math.isnan(parse_metric(c, r.get(c))) for c in METRIC_COLUMNS):
         return None, unreadable[0]
     seqs_given = not math.isnan(parse_number(r.get("global_batch_seqs")))
@@ -1598,13 +1617,27 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         dp = n // (tp * pp * cp)  # "FSDP 4" on 8 GPUs: a shard group, not the DP degree
     if dp < 1:
         return None, f"tp·pp·cp = {tp * pp * cp} exceeds the {n} GPUs"
-    per_gpu = [c for c in ("global_batch_seqs", "global_batch_tokens") if _PER_GPU_BATCH.search(str(r.get(c) or ""))]
-    if per_gpu and B is not None:  # "2 per GPU": each data-parallel rank's batch, not the global one
-        if tp * pp * cp != 1:
-            return None, (f"{per_gpu[0]} = {r.get(per_gpu[0])!r} is per GPU and the GPUs are split tp·pp·cp = "
-                          f"{tp * pp * cp}: write the global batch")
-        B *= dp
     mbs = _int(r.get("micro_batch")) or 1
+    bcol = "global_batch_seqs" if seqs_given else "global_batch_tokens"
+    scope = _batch_scope(r.get(bcol))
+    if scope is not None and B is not None:  # "2 per GPU": one rank's batch, not the global one
+        cell = r.get(bcol)
+        if scope == "other":
+            return None, f"{bcol} = {cell!r} is not the global batch (per node, host, …): write the global batch"
+        if scope == "mixed":
+            return None, f"{bcol} = {cell!r} states a per-GPU batch beside another figure: write the global batch"
+        if scope == "gpu" and tp * pp * cp != 1:
+            return None, (f"{bcol} = {cell!r} is per GPU and the GPUs are split tp·pp·cp = "
+                          f"{tp * pp * cp}: write the global batch")
+        ga = _micro_and_accum(r) if _micro_and_accum(r) else _int(r.get("grad_accum"))
+        if ga and ga > 1:  # HF's per_device_train_batch_size is the micro-batch; MosaicML's per-device
+            # batch is micro-batch x accumulation: the published micro-batch says which
+            if _int(r.get("micro_batch")) is not None and B == mbs:
+                B *= ga
+            elif _int(r.get("micro_batch")) is None or B != mbs * ga:
+                return None, (f"{bcol} = {cell!r} is per GPU beside grad_accum = {r.get('grad_accum')!r}: "
+                              "the micro-batch or the step's batch? write the global batch")
+        B *= dp
     if B is None and _micro_and_accum(r):  # "4 per GPU, 4 accumulation steps": mbs · ga · dp sequences
         B = mbs * _micro_and_accum(r) * dp
     if B is None:  # memory worst case: m = p micro-batches in flight (not timed, see batch_published)
@@ -1682,7 +1715,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         "cluster": {"system": system, "n_gpus": n},
     }
     overrides = {}
-    nic = network_bw_per_gpu(r.get("interconnect"), sys_.gpus_per_node)
+    nic = network_bw_per_gpu(r.get("interconnect"), _stated_gpus_per_node(r) or sys_.gpus_per_node)
     if nic is not None:
         overrides["nic_bw_per_gpu_bytes_per_s"] = nic
     hbm = hbm_override_for_gpu(r.get("gpu"))
@@ -1754,15 +1787,54 @@ def _read(csv_path) -> pd.DataFrame:
     return df
 
 
-#: A batch cell that counts one GPU's share (``2 per GPU``, ``8/GPU``, ``4 per device``).
-_PER_GPU_BATCH = re.compile(r"(?:\bper|/)\s*(?:GPU|GCD|device|accelerator|rank)\b", re.I)
+#: A batch cell that counts one GPU's share (``2 per GPU``, ``8/GPU``, ``4 per device``,
+#: ``2 per H100``, ``2 on each GPU``), one data-parallel replica's (``2 per DP rank``,
+#: ``2 per replica``), or another scope (``64 per node``).
+_BATCH_UNIT = r"(?:seq(?:uence)?s?|samples?|sentences?|examples?|tokens?|tok)?"
+_PER_GPU_BATCH = re.compile(r"^\W*" + _BATCH_UNIT + r"[-\s]*(?:\bper|/|(?:\bon\s+)?\beach)[-\s]*"
+                            r"(?:GPU|GCD|HPU|device|accelerator|rank|chip|worker|process|[A-Z]{1,2}\d{3}\w*)s?\b", re.I)
+_PER_REPLICA_BATCH = re.compile(r"^\W*" + _BATCH_UNIT + r"[-\s]*(?:\bper|/|(?:\bon\s+)?\beach)[-\s]*"
+                                r"(?:(?:(?:model|DP|data[-\s]parallel)[-\s]+)?replica|(?:DP|data[-\s]parallel)[-\s]+(?:rank|group))s?\b", re.I)
+_PER_OTHER_BATCH = re.compile(r"^\W*" + _BATCH_UNIT + r"[-\s]*(?:\bper\b|/|(?:\bon\s+)?\beach\b)\s*"
+                              r"(?!(?:optimi[sz]er\s+)?(?:step|iter|update|batch))[A-Za-z]", re.I)
+
+
+def _batch_scope(cell) -> str | None:
+    """What a global-batch cell's leading number counts, read after the number and an optional
+    unit (``sequences``, ``tokens``), before any comment: None for the global batch (``1024``,
+    ``64 (2 per GPU)``: the comment is about another figure); ``"gpu"`` (``2 per GPU``, ``2
+    (per GPU)``), ``"replica"`` (``2 per DP rank``: × dp whatever the model parallelism);
+    ``"mixed"`` when a per-GPU / per-replica number has another number beside it (``2 per GPU
+    (global 1024)``, ``2 per GPU x 16 accum``); ``"other"`` for another scope (``64 per
+    node``)."""
+    if cell is None or isinstance(cell, (int, float)):
+        return None
+    text = str(cell)
+    m = _NUM.match(text)
+    if not m:
+        return None
+    rest = text[m.end():]
+    head = re.split(r"[(;,]", rest, maxsplit=1)[0]
+    comment = rest[len(head):]
+    scope = None
+    for part in (head, comment if not re.search(r"\d", comment) else ""):
+        if re.fullmatch(r"\W*", part):
+            continue
+        scope = ("replica" if _PER_REPLICA_BATCH.match(part) else "gpu" if _PER_GPU_BATCH.match(part)
+                 else "other" if _PER_OTHER_BATCH.match(part) else None)
+        if part is comment or scope is not None:
+            break
+    if scope in ("gpu", "replica") and re.search(r"\d", comment + re.sub(r"[A-Z]{1,2}\d{3}[\w-]*", " ", head)):
+        return "mixed"  # "2 per GPU (global 1024)", "2 per GPU x 16 accum"
+    return scope
 
 
 def _micro_and_accum(r: dict) -> int | None:
     """The gradient-accumulation steps of a row that publishes both its micro-batch and its
     accumulation (``grad_accum`` 4 beside ``micro_batch`` 4): the global batch is then
     micro-batch × accumulation × dp; None when either is not published."""
-    ga = _int(r.get("grad_accum"))
+    v = parse_number(r.get("grad_accum"))
+    ga = _int(r.get("grad_accum")) if math.isfinite(v) and v == round(v) else None  # "2.5": no count of steps
     return ga if ga and ga >= 1 and _int(r.get("micro_batch")) else None
 
 
@@ -1838,7 +1910,7 @@ def _tokens_scope(cell) -> str | None:
     m = _NUM.match(text)
     if not m:
         return "gpu"
-    rest = re.sub(r"^\s*[kK](?![a-zA-Z])", "", text[m.end():])
+    rest = re.sub(r"^\s*[kKM](?![a-zA-Z])", "", text[m.end():])
     rest = re.sub(r"^\s*(?:±|\+/-)\s*\d[\d,]*(?:\.\d+)?\s*[kK]?(?![a-zA-Z])", "", rest)  # "534,644±1,138": mean ± spread
     unit = re.split(r"[(;,]", rest, maxsplit=1)[0]
     comment = rest[len(unit):]
@@ -1918,7 +1990,7 @@ def calibration_batch(csv_path=None):
             tok = tok * float(b["seq_len"][j]) if per_gpu else math.nan
         scope = _tokens_scope(tok_cell)
         if scope == "node":
-            tok = tok / float(b["gpus_per_node"][j])  # "26,000 tok/s per node", "11.6k/node"
+            tok = tok / float(_stated_gpus_per_node(r) or b["gpus_per_node"][j])  # "26,000 tok/s per node", "11.6k/node"
         elif scope == "total":
             tok = tok / float(b["n_gpus"][j])  # "92.8k tok/s total": the whole job
         elif scope is None:

@@ -1467,3 +1467,60 @@ def test_third_party_cell_wording():
     assert s.training.global_batch_size == 256
     s, why = validation.row_to_scenario(_row(**{**ibm, "tp": 2}))
     assert s is None and "per GPU" in why
+
+
+def test_third_party_cell_wording_review():
+    """Review of the third-party wording rules, each cell read as what it means."""
+    # an MFU of "1" is 1 % or a fraction 1.0 (= 100 %): neither is a run; 100 and above likewise
+    for cell in ("1", "1.0", "100", "120"):
+        s, why = validation.row_to_scenario(_row(mfu_pct=cell))
+        assert s is None and "mfu_pct" in why, cell
+    s, why = validation.row_to_scenario(_row(hfu_pct=1.0))
+    assert s is None and "hfu_pct" in why
+    assert validation.row_to_scenario(_row(mfu_pct="0.57"))[0] is not None
+    # a batch cell: the leading number is global unless the words right after it scope it
+    ibm = dict(model="Llama 2 13B", layers=None, hidden=None, heads=None, ffn=None, seq_len=4096,
+               gpu="A100 80GB", gpu_count=128, tp=1, pp=1, micro_batch=2, grad_accum=None)
+    gbs = lambda **kw: validation.row_to_scenario(_row(**{**ibm, **kw}))  # noqa: E731
+    assert gbs(global_batch_seqs="512 (2 per GPU x 2 accumulation)")[0].training.global_batch_size == 512
+    assert gbs(global_batch_seqs="2 per H100")[0].training.global_batch_size == 256
+    assert gbs(global_batch_seqs="2 on each GPU")[0].training.global_batch_size == 256
+    assert gbs(global_batch_seqs="2 per DP rank", tp=2)[0].training.global_batch_size == 128
+    for cell in ("64 per node", "2 per GPU (global 1024)", "2 per device, 4M tokens global"):
+        s, why = gbs(global_batch_seqs=cell)
+        assert s is None and "global batch" in why, cell
+    # "2 per device" beside 4 accumulation steps: HF's per-device batch is the micro-batch (2);
+    # MosaicML's is micro-batch x accumulation (8); neither matching the micro-batch is refused
+    assert gbs(global_batch_seqs="2 per GPU", grad_accum=4)[0].training.global_batch_size == 2 * 4 * 128
+    assert gbs(global_batch_seqs="8 per GPU", grad_accum=4)[0].training.global_batch_size == 8 * 128
+    s, why = gbs(global_batch_seqs="2 per GPU", grad_accum=4, micro_batch=None)
+    assert s is None and "grad_accum" in why
+    # 2.5 accumulation steps is no count: the batch is not published
+    kf = dict(model="13B", layers=40, hidden=5120, heads=40, kv_heads=8, ffn=17920, seq_len=4096,
+              gpu="H200 141GB", gpu_count=32, tp=4, pp=1, dp=8, micro_batch=4, grad_accum="2.5",
+              global_batch_seqs=None, source="KempnerForge weak scaling, 2026")
+    assert not validation.batch_published(_row(**kf))
+    # the GPUs per node the row states also split a per-node NIC rate and a per-node throughput
+    s, _ = validation.row_to_scenario(_row(**{**kf, "grad_accum": 4, "gpu_count": "8 nodes", "dp": None,
+                                              "interconnect": "4x H200 per node; 4x 200 Gb/s HDR per node"}))
+    assert s.cluster.n_gpus == 32
+    assert s.cluster.overrides.nic_bw_per_gpu_bytes_per_s == pytest.approx(200e9 / 8)
+    # a job's throughput in millions
+    assert validation.parse_metric("tokens_per_s_per_gpu", "1.2M (whole job)") == pytest.approx(1.2e6)
+    assert validation._tokens_scope("1.2M (whole job)") == "total"
+
+
+def test_fsdp_uncompiled_statements_review():
+    """torch.compile off as third parties write it, and what else makes the ops fused."""
+    ew = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["elementwise"]  # noqa: E731
+    ibm = "PyTorch blog 'Maximizing training throughput using PyTorch FSDP' (2024)"
+    for off in ("torch.compile (off)", "compile=False", "torch_compile: false", "--compile false",
+                "torch.compile could not be used", "PyTorch eager mode"):
+        assert ew(ibm, off) == "eager", off
+    assert ew("torchtitan (2025)", "torch.compile (off)") == "eager"
+    assert ew("torchtitan (2025)", "compile=True") == "fused"
+    # an engine named only as a comparison is not what ran; fused kernels named are
+    assert ew(ibm, "no torch.compile; compared against Megatron-LM") == "eager"
+    assert ew(ibm, "no torch.compile; Liger kernels (fused RMSNorm, SwiGLU, cross-entropy)") == "fused"
+    assert ew(ibm, "no torch.compile; no Liger kernels") == "eager"
+    assert ew("PyTorch DDP, no FSDP (2024)", "no torch.compile") == "fused"

@@ -536,10 +536,39 @@ _RC_OPSAC = (r"\b(?:op[-_ ]level|per[-_ ]op)[-_ ](?:sac|ac|selective|activation|
              r"|\bop[-_ ]sac\b|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?op\b"
              r"|\b(?:selective|sac)\b[\s,:(=]{0,4}(?:ac\b[\s,:(=]{0,4})?\bop(?:[-_ ](?:level|policy))?\b"
              r"(?![-_ ]?(?:level|policy))(?!\s*[-_]?\s*(?:kernel|fusion|fused|timi[sz]|er))")
-#: TorchTitan's layer-level selective checkpointing (every k-th block checkpointed in full):
-#: no recompute mode here states it.
+#: TorchTitan's layer-level selective checkpointing (every k-th block checkpointed in full;
+#: its docs' A100 table calls it "selective layer"): read as full recompute of 1/k of the
+#: layers, :func:`layer_sac_every`.
 _RC_LAYER_SAC = re.compile(r"every\s+(?:\d+(?:st|nd|rd|th)?|other|second|third)\s+(?:layer|block)"
-                           r"|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?\d|layer[-_ ]level\s+(?:sac|ac|selective)")
+                           r"|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?\d|layer[-_ ]level\s+(?:sac|ac|selective)"
+                           r"|\bselective[-_ ]layer\b(?!s)|\blayer[-_ ](?:sac|selective\s+ac)\b")
+#: TorchTitan's default layer frequency: ``ActivationCheckpoint.selective_ac_option = "2"``
+#: ("'int' (e.g., 2) for every nth layer, or 'op' for op level ac", torchtitan/config/job_config.py).
+TORCHTITAN_LAYER_SAC_DEFAULT_EVERY = 2
+
+
+def layer_sac_every(cell) -> int | None:
+    """k of a recompute cell that states layer-level selective checkpointing — every k-th
+    layer (block) checkpointed in full, the others keeping their activations (``every 2nd
+    layer``, ``every other block``, ``selective_ac_option=3``, ``selective layer``,
+    ``layer-level SAC``: TorchTitan's default k = :data:`TORCHTITAN_LAYER_SAC_DEFAULT_EVERY`
+    when the cell gives none); None for any other cell. The same work and memory as full
+    recompute of ``ceil(layers / k)`` layers, which :func:`row_to_scenario` states as
+    ``recompute = "full"`` with ``recompute_layers`` (Megatron's block method)."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return None
+    text = str(cell).strip().lower()
+    if not _RC_LAYER_SAC.search(text) or _RC_NONE.search(text):
+        return None
+    m = (re.search(r"every\s+(\d+)(?:st|nd|rd|th)?\s+(?:layers?|blocks?)", text)
+         or re.search(r"selective[-_]ac[-_]option\s*[=: ]\s*['\"]?(\d+)", text))
+    if m:
+        return max(int(m.group(1)), 1)
+    if re.search(r"every\s+(?:other|second)\s+(?:layer|block)", text):
+        return 2
+    if re.search(r"every\s+third\s+(?:layer|block)", text):
+        return 3
+    return TORCHTITAN_LAYER_SAC_DEFAULT_EVERY
 _UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unpublished|none|\?|[-–—]+)$")
 
 
@@ -580,8 +609,9 @@ def parse_recompute(cell) -> str:
     Empty, ``n/a``, ``unknown``, ``not stated`` → none (the default rule for an empty cell).
     Short names: ``partial`` / ``SAC`` / ``attention only`` → selective, ``AC`` / ``ckpt`` /
     ``every layer`` / ``Y`` → full, ``N`` / ``not used`` and negated short names (``ac: none``)
-    → none. Raises ``ValueError`` for TorchTitan's layer-level SAC (every k-th layer in full:
-    no mode states it) and for any other text."""
+    → none. TorchTitan's layer-level SAC (every k-th layer in full, ``selective layer``) → full
+    (of ``ceil(layers / k)`` layers: :func:`layer_sac_every`). Raises ``ValueError`` for any
+    other text."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "none"
     text = str(cell).strip().lower()
@@ -601,9 +631,8 @@ def parse_recompute(cell) -> str:
         return "none"  # "none (--recompute-activations unset)"
     if flag or flag_off:  # Megatron-LM: --recompute-activations sets recompute_granularity = 'selective'
         return "selective" if flag and not flag_off else "none"
-    if _RC_LAYER_SAC.search(text) and not _RC_NONE.search(text):
-        raise ValueError(f"recompute '{cell}': layer-level selective checkpointing (every k-th layer in full) "
-                         "has no recompute mode here (none, selective, full, op_sac)")
+    if layer_sac_every(text) is not None:
+        return "full"  # every k-th layer in full: row_to_scenario sets recompute_layers (layer_sac_every)
     none_first = text == "" or _RC_NONE.search(text) or _UNSTATED.match(text)
     op, _ = _mentions(text, _RC_OPSAC)
     if op and not none_first:
@@ -1697,6 +1726,11 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             return None, (f"precision '{r.get('precision')}' on {r.get('gpu')}: the accelerator has no BF16 units "
                           "(fp16 is what ran; correct the row)")
         prec = "fp16"  # V100: no BF16 units; unstated 16-bit mixed precision there is fp16 (same bytes)
+    # every k-th layer in full (TorchTitan's layer SAC): the first ceil(chunk / k) layers of each
+    # pipeline chunk, the same count (Megatron's block method); k = 1 is full recompute
+    k_every = layer_sac_every(r.get("recompute"))
+    chunk = -(-L // (pp * vpp))
+    rec_layers = -(-chunk // k_every) if k_every and k_every > 1 else None
     grad_dtype = fw["grad_dtype"]
     if grad_dtype == "bf16" and "bf16" not in catalog.accelerators()[sys_.accelerator].peak_flop_per_s:
         grad_dtype = "fp32"
@@ -1708,7 +1742,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                      "elementwise": fw["elementwise"], "fp8_scaling": fp8_scaling},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
-                        "zero_stage": zero, "recompute": recompute,
+                        "zero_stage": zero, "recompute": recompute, "recompute_layers": rec_layers,
                         "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],
                         "tp_comm_overlap": fw["tp_comm_overlap"], "dp_comm_overlap": fw["dp_comm_overlap"],
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},

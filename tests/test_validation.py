@@ -832,9 +832,9 @@ def test_new_user_review_findings(tmp_path):
     for cell in ("selective AC (op-level)", "selective (op-level)", "SAC: op", "SAC, op policy", "selective, op"):
         assert rc(cell) == "op_sac", cell
     assert rc("selective (operator fusion)") == rc("selective (optimizer states offloaded)") == "selective"
+    # layer-level SAC (every k-th layer in full) is full recompute of ceil(layers / k) layers
     for cell in ("selective (every 2nd layer)", "selective_ac_option=2"):
-        with pytest.raises(ValueError, match="layer-level"):
-            rc(cell)
+        assert rc(cell) == "full" and validation.layer_sac_every(cell) == 2, cell
     assert validation.parse_precision("float8 (torchao)") == "fp8"
     assert validation.parse_precision("bf16 with float8 all-gather") == "bf16"
     s, why = validation.row_to_scenario(_row(gpu="TPU v4", ffn=None))
@@ -927,6 +927,31 @@ def test_accuracy_note_names_the_scope_and_the_band():
     assert note.startswith(f"Accuracy on published runs like this one (ampere, dense; {band['n']} runs never "
                            "used in the fit)")
     assert f"is {band['low']:.2f}–{band['high']:.2f} (10th–90th percentile), median {band['median']:.2f}" in note
+
+
+def test_layer_level_sac_is_full_recompute_of_every_kth_layer():
+    """TorchTitan's layer SAC checkpoints every k-th block in full (its docs' A100 table: "selective
+    layer"; default k = 2, ``selective_ac_option = "2"``): the count of Megatron's block method,
+    ceil(layers per chunk / k), with recompute = "full"."""
+    ev = validation.layer_sac_every
+    assert [ev(c) for c in ("selective layer", "layer-level SAC", "every 3rd layer", "every other block",
+                            "every third layer", "selective_ac_option='4'", "selective (every 2nd layer)")] == \
+        [2, 2, 3, 2, 3, 4, 2]
+    for c in ("selective", "selective op", "full", "none", "selective layers of attention", None, "no layer SAC"):
+        assert ev(c) is None, c
+    # Llama 3 8B (32 layers) on one stage, selective layer: 16 layers recomputed in full
+    s, why = validation.row_to_scenario(_row(layers=32, hidden=4096, heads=32, kv_heads=8, ffn=14336, tp=1, pp=1,
+                                             gpu_count=64, global_batch_seqs=64, recompute="selective layer"))
+    assert s is not None, why
+    assert (s.parallelism.recompute, s.parallelism.recompute_layers) == ("full", 16)
+    # 30 layers over pp = 4: chunks of ceil(30/4) = 8 layers, every 3rd → ceil(8/3) = 3 per chunk
+    s, why = validation.row_to_scenario(_row(layers=30, hidden=4096, heads=32, kv_heads=8, ffn=14336, tp=1, pp=4,
+                                             gpu_count=64, global_batch_seqs=64, recompute="every 3rd layer"))
+    assert s is not None, why
+    assert (s.parallelism.recompute, s.parallelism.recompute_layers) == ("full", 3)
+    # k = 1 is plain full recompute
+    s, _ = validation.row_to_scenario(_row(recompute="selective_ac_option=1"))
+    assert (s.parallelism.recompute, s.parallelism.recompute_layers) == ("full", None)
 
 
 def test_accuracy_note_of_a_single_run_gives_no_band(monkeypatch):

@@ -883,7 +883,7 @@ def system_for_gpu(name, context: str = "") -> str | None:
     name alone is not enough (Llama 3's Grand Teton H100s are the 80 GB HBM3, 700 W part). These
     refinements of a token's system are the rows of ``_GPU_VARIANTS``."""
     text = re.sub(r"GAUDI[-\s]?(\d)", r"GAUDI\1", re.sub(r"[®™]|\((?:R|TM)\)", "", str(name).upper()))
-    if re.search(r"PCI[-\s]?E|PCI EXPRESS|H100 NVL\b", text):
+    if re.search(r"PCI[-\s]?E|PCI EXPRESS|H[12]00 NVL\b", text):  # H100 / H200 NVL: PCIe cards (bridged pairs / quads)
         return None  # no PCIe-card system in the catalogue (no NVLink domain of 8)
     both = text + " " + str(context or "").upper()
     for token, system in _GPU_SYSTEMS:

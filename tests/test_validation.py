@@ -1449,6 +1449,15 @@ def _write(tmp_path, df, name):
     return f
 
 
+def test_h200_nvl_is_a_pcie_card_not_the_sxm_baseboard():
+    """H200 NVL is NVIDIA's 600 W PCIe card (NVLink bridges of 2 or 4; ../shared/reference/
+    hardware.md: "700 (H200 NVL PCIe: 600)"), like the H100 NVL: no catalogue system, so the row
+    is skipped rather than run on the 700 W SXM baseboard."""
+    assert validation.system_for_gpu("H200 NVL") is None
+    assert validation.system_for_gpu("H100 NVL") is None
+    assert validation.system_for_gpu("H200 SXM 141GB") == "dgx-h200"
+
+
 def test_third_party_cell_wording():
     """Cells as a reader of a paper or blog writes them, each read as what it means: an MFU
     copied as a fraction (IBM's FSDP blog prints 0.57), a global batch given as micro-batch ×

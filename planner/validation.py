@@ -16,7 +16,7 @@ by the framework of its source group (what that framework did by default), never
   Sec. 3.3.2), ``max(2, floor(L/pp))``: one layer per virtual stage, the median depth of the
   calibration file's published interleaved configurations
   (:data:`DEFAULT_LAYERS_PER_VIRTUAL_STAGE`); else 1. Schedule ``interleaved`` when vpp > 1,
-  else ``1f1b``. **layer split**: ``uneven`` (first stages
+  else the one the pp cell names (``zero bubble``, ``DualPipe``, ``GPipe``: :func:`_pipeline_cell`), else ``1f1b``. **layer split**: ``uneven`` (first stages
   take one extra layer, Megatron-Core ``--decoder-first-pipeline-num-layers``) when pp·vpp
   does not divide L, else ``even``.
 * **global batch**: ``global_batch_seqs``, else ``global_batch_tokens / seq_len``; when
@@ -569,7 +569,8 @@ def layer_sac_every(cell) -> int | None:
     if re.search(r"every\s+third\s+(?:layer|block)", text):
         return 3
     return TORCHTITAN_LAYER_SAC_DEFAULT_EVERY
-_UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given)|unpublished|none|\?|[-–—]+)$")
+_UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given|reported)(?:\s+(?:in|by|on)\b[^\d]*)?|unpublished|none"
+                       r"|\?|[-–—]+)$")
 
 
 def parse_bool_cell(cell) -> bool | None:
@@ -651,7 +652,15 @@ def parse_recompute(cell) -> str:
         return "full"
     if negated:
         return "none"
+    if re.fullmatch(r"\s*" + _RC_MODULE + r"(?:\s*(?:,|\+|&|/|\band\b)\s*" + _RC_MODULE + r")+\s*", text):
+        return "selective"  # Megatron-Core --recompute-modules as a bare list ("norm, act", "layernorm, moe_act")
     raise ValueError(f"recompute '{cell}': expected text starting with full, selective or none")
+
+
+#: A module name of Megatron-Core's ``--recompute-modules`` (core_attn, mlp, moe, moe_act,
+#: layernorm, mla_up_proj, shared_experts) or its short form in a table (``norm``, ``act``).
+_RC_MODULE = (r"(?:core[_ ]attn|attn|attention|mlp|moe(?:[_ ]act)?|act(?:ivation)?s?|(?:layer[_ ]?|rms[_ ]?)?norm"
+              r"|(?:mla[_ ])?up[_ ]proj(?:ection)?|shared[_ ]experts?)")
 
 
 _ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|\bstage[-_ ]?([0-3])\b(?!\s+of\b)", re.I)
@@ -1190,7 +1199,10 @@ _RELATIVE = re.compile(r"faster|slower|speed-?up|improve\w*|better|worse|higher|
                        r"|\bvs\.?\b|relative", re.I)
 #: The label a metric column's number may carry in front (``MFU 38%`` in mfu_pct only).
 _METRIC_LABELS = {"mfu_pct": r"MFU", "hfu_pct": r"HFU", "tflops_per_gpu": r"(?:model\s+)?(?:TFLOP/?s|TFLOPS)",
-                  "tokens_per_s_per_gpu": r"tok(?:en)?s?\s*/\s*s(?:ec)?(?:\s*/\s*GPU)?", "step_time_s": r"step\s+time"}
+                  "tokens_per_s_per_gpu": r"tok(?:en)?s?\s*/\s*s(?:ec)?(?:\s*/\s*GPU)?",
+                  "step_time_s": r"(?:(?:global\s+)?step|iteration|iter)\s+time|time\s+per\s+(?:global\s+)?(?:step|iteration)"}
+#: A unit written with a step-time label (``iteration time (ms) 4200``, ``step time [s]: 4.2``).
+_STEP_LABEL_UNIT = re.compile(r"^\s*[(\[]\s*(ms|msec|s|sec|seconds?|min)\s*[)\]]\s*[:=]?\s*(?=[~≈>\d])", re.I)
 #: A comment that makes the number itself a ratio (``1.3 (speedup vs baseline)``, ``0.92 (relative)``).
 _RELATIVE_IN_COMMENT = re.compile(r"\([^)]*\b(?:speed-?ups?|relative)\b[^)]*\)|^\s*\+\s*\d|\(\s*vs\.?\b[^)]*\bbaseline\b",
                                   re.I)
@@ -1205,7 +1217,13 @@ def parse_metric(col: str, cell) -> float:
     faster``; words inside parentheses are the cell's comment, not a comparison)."""
     if isinstance(cell, str) and (_RELATIVE.search(re.sub(r"\([^)]*\)", " ", cell)) or _RELATIVE_IN_COMMENT.search(cell)):
         return math.nan  # "up to 50% faster", "3x", "1.3 (speedup)": a comparison, not the run's value
+    label_unit = None
     if isinstance(cell, str) and col in _METRIC_LABELS:  # the column's own label first: "MFU 38%"
+        if col == "step_time_s":  # "iteration time (ms) 4200": the label's unit
+            lab = re.match(r"^\s*(?:" + _METRIC_LABELS[col] + r")", cell, re.I)
+            u = _STEP_LABEL_UNIT.match(cell[lab.end():]) if lab else None
+            if u:
+                label_unit, cell = u.group(1).lower(), cell[lab.end() + u.end():]
         cell = re.sub(r"^\s*(?:" + _METRIC_LABELS[col] + r")\s*[:=]?\s*(?=[~≈>\d])", "", cell, flags=re.I)
     if col == "tokens_per_s_per_gpu" and isinstance(cell, str) and _METRIC_K.match(cell):
         k = _METRIC_K.match(cell)
@@ -1226,10 +1244,15 @@ def parse_metric(col: str, cell) -> float:
     if re.match(r"\s*(?:it|iters?|iterations?|steps?)\s*/\s*s(?:ec\w*)?\b", rest, re.I):
         return 1.0 / v  # "2.5 it/s": a rate, not a time
     m = re.match(r"\s*(ms|msec|millisec\w*|min\w*|s|sec\w*)\b", rest, re.I)
-    if not m:
+    def _unit(u: str) -> str:
+        u = u.lower()
+        return "min" if u.startswith("min") else "ms" if u.startswith("m") else "s"
+    if m and label_unit and _unit(m.group(1)) != _unit(label_unit):
+        return math.nan  # "iteration time (ms) 4.2 s": two units
+    if not m and not label_unit:
         return v
     x = v
-    unit = m.group(1).lower()
+    unit = m.group(1).lower() if m else label_unit
     return x / 1e3 if unit.startswith("m") and not unit.startswith("min") else x * 60.0 if unit.startswith("min") else x
 
 
@@ -1268,6 +1291,8 @@ _COLUMN_LABELS = {
 #: A sequence length or vocabulary in thousands (``4k``, ``32K``): 1,024 tokens per k for a
 #: sequence (4k = 4,096), 1,000 for a vocabulary (32k = 32,000).
 _K_SUFFIX = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*[kK]\s*(?:tokens?)?\s*$")
+#: A sequence length in millions of tokens (``1M``, ``1M tokens``): 1,048,576 per M.
+_M_SUFFIX = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*M\s*(?:tokens?)?\s*$")
 #: "none" spellings for a degree: no interleaving / no context parallelism → 1.
 _NO_DEGREE = re.compile(r"^\s*(?:no\b.*|none|off|false|disabled|-|—|n/?a)\s*$", re.I)
 #: The same for TP and PP, where a bare dash or ``n/a`` stays "not published": ``none``, ``no``,
@@ -1321,6 +1346,74 @@ _FFN_MULTIPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)(?:\s*/\s*(\d+(?:\.\d+)?))?\s*"
                            r"(?:(?:[x×*·]\s*)?(h|hidden(?:[ _]size)?|d[ _]?model|dim)\b|[x×*·]\s*(\d[\d,]*)\s*$)", re.I)
 
 
+#: Pipeline schedules a pp cell may name, most specific first (``interleaved 1F1B`` is the
+#: interleaved schedule): DeepSeek's DualPipe, zero bubble (ZB-H1 / ZB-H2), interleaved, GPipe, 1F1B.
+_PP_SCHEDULES = (("dualpipe", r"\bdual[-_ ]?pipe\b"), ("zero_bubble", r"\bzero[-_ ]?bubble\b|\bZB[-_ ]?H[12]\b"),
+                 ("interleaved", r"\binterleav\w*"), ("gpipe", r"\bgpipe\b"), ("1f1b", r"\b1F1B\b"))
+#: The virtual stages a pp cell states beside the degree (``(VPP 4)``, ``virtual stages: 5``, ``VP=2``).
+_VPP_IN_CELL = re.compile(r"\b(?:VPP|VP|virtual(?:[-_ ]pipeline)?(?:[-_ ](?:stages?|chunks?))?|model[-_ ]chunks?)"
+                          r"\s*[=:]?\s*(\d+)\b", re.I)
+#: A degree's own short label, for a cell that wraps ``CP=8`` in other words (``ring attention (CP=8)``).
+_OWN_DEGREE_LABEL = {"tp": r"TP", "pp": r"PP", "dp": r"DP", "cp": r"CP", "ep": r"EP", "vpp": r"VPP|VP"}
+
+
+def _blank(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == ""
+
+
+def _pipeline_cell(out: dict) -> None:
+    """A pp cell that names its schedule or its virtual stages beside the degree (``PP=8
+    interleaved (VPP 4)``, ``PP=16 (zero bubble)``, ``DualPipe (PP=4)``, ``PP=8 (1F1B)``): the
+    degree to ``pp``, the virtual stages to an empty ``vpp`` (a different number there makes the
+    vpp unclear), the schedule to ``_schedule`` (zero bubble, DualPipe, GPipe; interleaved
+    without a depth takes the default depth, as the vpp cell's ``interleaved``). Names that are
+    negated or compared (``no interleaving``, ``vs. 1F1B``) are not schedules. A cell naming two
+    of DualPipe / zero bubble / GPipe, or several PP degrees, is left for the strict reading."""
+    cell = out.get("pp")
+    if _blank(cell) or not re.search(r"[A-Za-z]", str(cell)):
+        return
+    text = str(cell)
+    named = [name for name, pat in _PP_SCHEDULES if _ran_mentions(text, pat)[0]]
+    vpps = {int(v) for v in _VPP_IN_CELL.findall(text)}
+    if not named and not vpps:
+        return
+    rest = _VPP_IN_CELL.sub(" ", text)
+    for _, pat in _PP_SCHEDULES:
+        rest = re.sub(r"(?:\bwith\s+)?(?:" + pat + r")(?:[-_ ](?:schedule|pipeline|pipelining))?", " ", rest, flags=re.I)
+    degrees = re.findall(r"\bPP\s*[=:]?\s*(\d+)\b", rest, re.I) or re.findall(r"(?<![\w.])(\d+)(?![\w.])", rest)
+    if len(set(degrees)) != 1 or len([n for n in named if n in ("dualpipe", "zero_bubble", "gpipe")]) > 1:
+        return
+    out["pp"] = degrees[0]
+    if vpps:
+        vpp = out.get("vpp")
+        if _blank(vpp):
+            out["vpp"] = str(vpps.pop()) if len(vpps) == 1 else f"unclear: {text}"
+        elif len(vpps) != 1 or _int(vpp) != next(iter(vpps)):
+            out["vpp"] = f"unclear: vpp {vpp!r} beside pp {text!r}"
+    special = [n for n in named if n in ("dualpipe", "zero_bubble", "gpipe")]
+    if special:
+        out["_schedule"] = special[0]
+    elif "interleaved" in named and not vpps and _blank(out.get("vpp")):
+        out["_interleaved_named"] = True
+
+
+def _own_labelled_degree(col: str, text: str) -> str | None:
+    """The degree of a parallelism cell that wraps the column's own label and number in other
+    words (``ring attention (CP=8)``, ``Megatron CP, CP=4``): the number, when the label occurs
+    once, no other number is in the cell and nothing negates it; else None."""
+    pat = r"\b(?:" + _OWN_DEGREE_LABEL[col] + r")\s*[=:]?\s*(\d+)\b"
+    hits = re.findall(pat, text, re.I)
+    if len(hits) != 1 or len(re.findall(r"\d+", text)) != 1:
+        return None
+    if re.search(r"\b(?:no|not|off|disabled?|unused|without|instead|vs\.?|would)\b|\bw/o\b", text, re.I):
+        return None
+    return hits[0]
+
+
+#: Top-k stated in an experts cell (``8 experts, top-2``, ``128 experts (top 8)``).
+_TOPK_IN_EXPERTS = re.compile(r"\btop[-_ ]?k?\s*[=:]?\s*(\d+)\b", re.I)
+
+
 def _clean_int_cells(r: dict) -> dict:
     """The row with its integer cells made readable where the wording is unambiguous: a labelled
     number (``TP=8``, ``GQA (8)``, ``interleaved (5)``, ``top-2``), a sequence length or vocabulary
@@ -1344,11 +1437,23 @@ def _clean_int_cells(r: dict) -> dict:
                 other = out.get(k)
                 if k == col or other is None or (isinstance(other, float) and math.isnan(other)) or str(other).strip() == "":
                     out[k] = v
+    _pipeline_cell(out)
+    experts = out.get("moe_experts")
+    if not _blank(experts) and _TOPK_IN_EXPERTS.search(str(experts)):
+        # "8 experts, top-2": the top-k to an empty moe_topk; a different top-k there is unclear
+        ks = {int(k) for k in _TOPK_IN_EXPERTS.findall(str(experts))}
+        if _blank(out.get("moe_topk")):
+            out["moe_topk"] = str(ks.pop()) if len(ks) == 1 else f"unclear: {experts}"
+        elif len(ks) != 1 or _int(out.get("moe_topk")) != next(iter(ks)):
+            out["moe_topk"] = f"unclear: top-k {out.get('moe_topk')!r} beside experts {experts!r}"
     for col in _INT_COLUMNS:
         cell = out.get(col)
         if cell is None or (isinstance(cell, float) and math.isnan(cell)):
             continue
         text = str(cell).strip()
+        if col in _OWN_DEGREE_LABEL and math.isnan(parse_number(text)) and not _LABELLED_INT.match(text) \
+                and _own_labelled_degree(col, text) is not None:
+            out[col] = text = _own_labelled_degree(col, text)  # "ring attention (CP=8)"
         if not math.isnan(parse_number(text)):
             if col in ("vpp", "ep") and parse_number(text) == 0:
                 out[col] = "1"
@@ -1399,6 +1504,8 @@ def _clean_int_cells(r: dict) -> dict:
             out[col] = m.group(3)
             if col == "moe_experts" and _SHARED_EXPERTS.search(text):
                 out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
+        elif col == "seq_len" and _M_SUFFIX.match(text):  # "1M tokens": 1,048,576 (2^20), as 128k = 131,072
+            out[col] = str(round(float(_M_SUFFIX.match(text).group(1)) * 1024 * 1024))
         elif col in ("seq_len", "vocab") and _K_SUFFIX.match(text):
             out[col] = str(round(float(_K_SUFFIX.match(text).group(1)) * (1024 if col == "seq_len" else 1000)))
         elif col == "kv_heads" and re.match(r"^\s*mha\b", text, re.I):
@@ -1702,6 +1809,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         deep = max(2, L // (pp * DEFAULT_LAYERS_PER_VIRTUAL_STAGE))
         named = pp > 1 and pp * deep <= L and (bool(_INTERLEAVED.search(text)) or bool(r.get("_interleaved_named")))
         vpp = deep if named else 1
+    if r.get("_schedule") and vpp > 1:
+        return None, f"pp = {r.get('pp')!r} names the {r['_schedule']} schedule beside vpp = {vpp}: which one ran?"
     # A published batch that dp · micro-batch (· pp when interleaved) does not divide — papers
     # round it or ramp it — is taken as the nearest multiple (at least one).
     unit = dp * mbs * (pp if vpp > 1 else 1)
@@ -1741,7 +1850,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                      "grad_dtype": grad_dtype, "cross_entropy": fw["cross_entropy"],
                      "elementwise": fw["elementwise"], "fp8_scaling": fp8_scaling},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
-                        "schedule": "interleaved" if vpp > 1 else "1f1b", "sequence_parallel": sp,
+                        "schedule": "interleaved" if vpp > 1 else r.get("_schedule") or "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": recompute, "recompute_layers": rec_layers,
                         "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],
                         "tp_comm_overlap": fw["tp_comm_overlap"], "dp_comm_overlap": fw["dp_comm_overlap"],

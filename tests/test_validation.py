@@ -1558,3 +1558,56 @@ def test_fsdp_uncompiled_statements_review():
     assert ew(ibm, "no torch.compile; Liger kernels (fused RMSNorm, SwiGLU, cross-entropy)") == "fused"
     assert ew(ibm, "no torch.compile; no Liger kernels") == "eager"
     assert ew("PyTorch DDP, no FSDP (2024)", "no torch.compile") == "fused"
+
+
+def test_moe_pipeline_long_context_cell_wording():
+    """Cells of MoE, pipeline-layout and long-context rows as a third party writes them, each
+    read as what it means: the top-k written in the experts cell (not the default top-1), the
+    pipeline schedule and virtual stages written in the pp cell, a CP degree wrapped in words,
+    a sequence length in millions, Megatron-Core's recompute module list, an iteration time in
+    milliseconds, and a longer "not stated" phrase."""
+    moe = dict(model="Custom MoE", layers=24, hidden=2048, heads=16, kv_heads=16, ffn=1408, vocab=32000,
+               seq_len=4096, global_batch_seqs=256, gpu="H100", gpu_count=64, tp=1, pp=1, ep=8,
+               source="example 2025")
+    # "128 experts, top-2" in the experts cell with moe_topk empty: two experts per token
+    s, why = validation.row_to_scenario(_row(**moe, moe_experts="128 experts, top-2", moe_topk=None))
+    assert s is not None, why
+    assert (s.model.moe.n_experts, s.model.moe.top_k) == (128, 2)
+    # a different top-k in its own column is refused, not resolved silently
+    s, why = validation.row_to_scenario(_row(**moe, moe_experts="128 experts, top-2", moe_topk=4))
+    assert s is None and "moe_topk" in why
+    # the schedule and virtual stages a pp cell names
+    dense = dict(model="GPT 175B", gpu_count=1024, tp=8, global_batch_seqs=1536, source="example 2025")
+    s, why = validation.row_to_scenario(_row(**dense, pp="PP=8 interleaved (VPP 4)", vpp=None))
+    assert s is not None, why
+    assert (s.parallelism.pp, s.parallelism.vpp, s.parallelism.schedule) == (8, 4, "interleaved")
+    s, why = validation.row_to_scenario(_row(**dense, pp="PP=8 interleaved (VPP 4)", vpp=2))
+    assert s is None and "vpp" in why  # two depths: which one ran?
+    s, why = validation.row_to_scenario(_row(**dense, pp="PP=8 (zero bubble)", vpp=None))
+    assert s is not None, why
+    assert (s.parallelism.pp, s.parallelism.schedule) == (8, "zero_bubble")
+    s, why = validation.row_to_scenario(_row(**dense, pp="DualPipe (PP=8)", vpp=None))
+    assert s is not None, why
+    assert (s.parallelism.pp, s.parallelism.schedule) == (8, "dualpipe")
+    s, why = validation.row_to_scenario(_row(**dense, pp="PP=8 (1F1B)", vpp=None))
+    assert (s.parallelism.pp, s.parallelism.schedule) == (8, "1f1b")
+    s, why = validation.row_to_scenario(_row(**dense, pp="PP=8 (zero bubble)", vpp=4))
+    assert s is None and "zero_bubble" in why  # a zero-bubble schedule beside 4 virtual stages
+    # a CP degree wrapped in words; a 1M-token sequence is 2^20 tokens (as 128k is 131,072)
+    lc = dict(model="Llama 3 8B", layers=32, hidden=4096, heads=32, kv_heads=8, ffn=14336, vocab=128256,
+              global_batch_seqs=8, gpu="B200", gpu_count=64, tp=1, pp=1, source="example 2025")
+    s, why = validation.row_to_scenario(_row(**lc, seq_len="1M tokens", cp="ring attention (CP=8)"))
+    assert s is not None, why
+    assert (s.training.seq_len, s.parallelism.cp) == (1048576, 8)
+    s, why = validation.row_to_scenario(_row(**lc, seq_len="1M", cp="no CP (CP=8 would not fit)"))
+    assert s is None  # a negated degree stays unread
+    # Megatron-Core --recompute-modules written as a bare list: part of each layer (selective)
+    assert validation.parse_recompute("norm, act") == "selective"
+    assert validation.parse_recompute("layernorm, moe_act") == "selective"
+    assert validation.parse_recompute("no recompute, norm") == "none"
+    # an iteration time in milliseconds, the unit in the label or after the number
+    assert validation.parse_metric("step_time_s", "iteration time 4200 ms") == pytest.approx(4.2)
+    assert validation.parse_metric("step_time_s", "iteration time (ms) 4200") == pytest.approx(4.2)
+    assert math.isnan(validation.parse_metric("step_time_s", "iteration time (ms) 4.2 s"))
+    # "not stated in the table" is an unstated cell (the default rule), not an unreadable one
+    assert validation.parse_precision("not stated in the table") == "bf16"

@@ -918,7 +918,7 @@ def hbm_override_for_gpu(name) -> float | None:
 
 #: A line rate in bits per second: ``400 Gb/s``, ``1,600 Gbps``, ``3.2 Tb/s``. Case-sensitive on
 #: purpose: ``GB/s`` (bytes, as NVLink is usually quoted) is not a line rate.
-_RATE = r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?:b/s|bps|bit/s)\b"
+_RATE = r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?-i:b/s|bps|bit/s)\b"  # lower-case b: bits (GB/s is bytes, even in a re.I pattern)
 _PER_GPU = (r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-](?:GPU|GCD|accelerator(?![\s-]+(?:node|server|host))"
             r"|HPU(?=[^;]*scale[\s-]?out))\b")
 _PER_NODE = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+(?:per[\s-]node|node[\s-](?:to[\s-])?node)\b"

@@ -663,7 +663,8 @@ _RC_MODULE = (r"(?:core[_ ]attn|attn|attention|mlp|moe(?:[_ ]act)?|act(?:ivation
               r"|(?:mla[_ ])?up[_ ]proj(?:ection)?|shared[_ ]experts?)")
 
 
-_ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|\bstage[-_ ]?([0-3])\b(?!\s+of\b)", re.I)
+_ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|\bstage[-_ ]?([0-3])\b(?!\s+of\b)"
+                     r"|^\s*z\s*=?\s*([0-3])(?![\w.-])|\bz([0-3])_gas\d", re.I)
 
 
 def parse_zero_stage(cell) -> int | None:
@@ -698,7 +699,7 @@ def parse_zero_stage(cell) -> int | None:
         return None
     if re.fullmatch(r"zero\s*(?:\(\s*(?:stage\s*)?(?:not stated|unknown|n/?a|unpublished|not published)\s*\))?", text):
         return 1  # "ZeRO" without its stage: at least the optimizer states are sharded
-    stages = {int(a or b) for a, b in _ZERO_N.findall(text)}
+    stages = {int(next(g for g in m if g)) for m in _ZERO_N.findall(text)}  # DeepSpeed autotuning's "z = 1", "z1_gas1"
     if len(stages) > 1 or re.search(r"zero[-_ ]?\d\s*/\s*\d", text):
         raise ValueError(f"zero_stage '{cell}': names more than one stage")
     if stages:
@@ -1198,7 +1199,9 @@ def _tokens(cell, seq_len: int | None) -> float:
 _RELATIVE = re.compile(r"faster|slower|speed-?up|improve\w*|better|worse|higher|lower|gain|\d\s*[x×]\b"
                        r"|\bvs\.?\b|relative", re.I)
 #: The label a metric column's number may carry in front (``MFU 38%`` in mfu_pct only).
-_METRIC_LABELS = {"mfu_pct": r"MFU", "hfu_pct": r"HFU", "tflops_per_gpu": r"(?:model\s+)?(?:TFLOP/?s|TFLOPS)",
+_METRIC_LABELS = {"mfu_pct": r"MFU|model\s+FLOPs?\s+utili[sz]ation", "hfu_pct": r"HFU|hardware\s+FLOPs?\s+utili[sz]ation",
+                  # "TFLOPS per GPU (with recompute) 150": the unit, its scope and a comment before the number
+                  "tflops_per_gpu": r"(?:model\s+)?(?:TFLOP/?s|TFLOPS)(?:\s*(?:per|/)\s*GPU)?(?:\s*\([^)]*\))?",
                   "tokens_per_s_per_gpu": r"tok(?:en)?s?\s*/\s*s(?:ec)?(?:\s*/\s*GPU)?",
                   "step_time_s": r"(?:(?:global\s+)?step|iteration|iter)\s+time|time\s+per\s+(?:global\s+)?(?:step|iteration)"}
 #: A unit written with a step-time label (``iteration time (ms) 4200``, ``step time [s]: 4.2``).
@@ -1269,7 +1272,7 @@ def _int(x) -> int | None:
 
 #: A label before an integer (``TP=8``, ``TP 8``, ``TP8``, ``GQA (8)``, ``GQA-8``, ``interleaved (5)``,
 #: ``top-2``, ``EP: 8``).
-_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .]*?)(\s*[=:(-]|(?<=top)[_ ]|\s*)\s*(\d[\d,]*)\s*\)?\s*"
+_LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .-]*?)(\s*[=:(-]|(?<=top)[_ ]|\s*)\s*(\d[\d,]*)\s*\)?\s*"
                            r"(?:\([^)]*\)|,\s*(?:SP|sequence[ -]parallel\w*))?\s*$", re.I)
 #: Columns whose label may stand without ``=`` / ``:`` / ``(`` (``TP 8``, ``EP8``, ``GQA 8``);
 #: sizes (layers, hidden, vocab, sequence) need one, and so do FSDP / DDP (``FSDP2`` is a version).
@@ -1297,7 +1300,7 @@ _M_SUFFIX = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*(\d+(?:\.\d+)?)\s*M\s*(?:
 _NO_DEGREE = re.compile(r"^\s*(?:no\b.*|none|off|false|disabled|-|—|n/?a)\s*$", re.I)
 #: The same for TP and PP, where a bare dash or ``n/a`` stays "not published": ``none``, ``no``,
 #: ``no TP``, ``not used``, ``off``, ``disabled`` → 1.
-_NO_DEGREE_WORDS = re.compile(r"^\s*(?:no(?:\s+(?:tp|pp|tensor|pipeline)\w*(?:\s+parallel\w*)?)?|none|off|false|disabled"
+_NO_DEGREE_WORDS = re.compile(r"^\s*(?:no(?:\s+(?:tp|pp|mp|tensor|pipeline|model)\w*(?:\s+parallel\w*)?)?|none|off|false|disabled"
                               r"|not used|unused)\s*$", re.I)
 #: Shared experts beside the routed ones in an experts cell (``8 (+1 shared)``, ``64+2 shared``,
 #: ``160 routed, 2 shared``, ``162 (160 routed + 2 shared)``).
@@ -1414,6 +1417,45 @@ def _own_labelled_degree(col: str, text: str) -> str | None:
 _TOPK_IN_EXPERTS = re.compile(r"\btop[-_ ]?k?\s*[=:]?\s*(\d+)\b", re.I)
 
 
+#: A parallelism degree named by its word (``tensor 8``, ``pipeline-parallel 16``, ``data
+#: parallel 64``, ``context 2``, ``expert 8``) → its column.
+_DEGREE_WORDS = {"tensor": "tp", "pipeline": "pp", "data": "dp", "context": "cp", "expert": "ep"}
+_DEGREE_ABBR = {"tp": "tp", "pp": "pp", "dp": "dp", "cp": "cp", "ep": "ep", "vpp": "vpp", "mp": "tp",
+                **_DEGREE_WORDS}
+
+
+def _degree_words(text: str) -> list[tuple[str, str]]:
+    """(column, degree) pairs of a cell that names each degree by its word (``tensor 8 x
+    pipeline 16``, ``tensor-parallel 8, pipeline-parallel 12``); [] unless every number of the
+    cell outside parentheses follows such a word and nothing negates one."""
+    outer = re.sub(r"\([^)]*\)", " ", text)
+    hits = re.findall(r"\b(tensor|pipeline|data|context|expert)(?:[-_ ](?:model[-_ ])?parallel\w*)?(?:[-_ ]size)?"
+                      r"\s*[=:]?\s*(\d+)\b", outer, re.I)
+    if not hits or len(hits) != len(re.findall(r"\d+", outer)) or re.search(r"\b(?:no|not|without|off)\b", outer, re.I):
+        return []
+    return [(_DEGREE_WORDS[k.lower()], v) for k, v in hits]
+
+
+def _degree_lists(text: str) -> list[tuple[str, str]]:
+    """(column, degree) pairs of a cell that gives a list of degrees beside a list of their
+    labels in the same order (``8/12/32 (TP/PP/DP)``, ``TP/PP/DP = 8/12/32``, ``(TP, PP, DP) =
+    (8, 16, 64)``, ``8 x 16 x 64 (TP x PP x DP)``); [] unless both lists have the same length
+    (at least two) and every label is a parallelism."""
+    sep = r"\s*(?:/|,|x|×|\*)\s*"
+    lab = r"(?:TP|PP|DP|CP|EP|VPP|MP|tensor|pipeline|data|context|expert)"
+    labels = re.search(r"(?<![\w])(" + lab + r"(?:" + sep + lab + r")+)(?![\w])", text, re.I)
+    nums = re.search(r"(?<![\w.])(\d+(?:" + sep + r"\d+)+)(?![\w.])", text)
+    if not labels or not nums:
+        return []
+    ls = [x.lower() for x in re.split(sep, labels.group(1), flags=re.I)]
+    ns = re.split(sep, nums.group(1), flags=re.I)
+    first, second = sorted((labels.span(), nums.span()))
+    leftover = text[:first[0]] + " " + text[first[1]:second[0]] + " " + text[second[1]:]
+    if len(ls) != len(ns) or len(ls) < 2 or first[1] > second[0] or re.search(r"[^\s()=:\[\]]", leftover):
+        return []  # another word or number in the cell: not a plain list of degrees
+    return [(_DEGREE_ABBR[k], v) for k, v in zip(ls, ns)]
+
+
 def _clean_int_cells(r: dict) -> dict:
     """The row with its integer cells made readable where the wording is unambiguous: a labelled
     number (``TP=8``, ``GQA (8)``, ``interleaved (5)``, ``top-2``), a sequence length or vocabulary
@@ -1431,6 +1473,8 @@ def _clean_int_cells(r: dict) -> dict:
         if cell is None or (isinstance(cell, float) and math.isnan(cell)):
             continue
         pairs = re.findall(r"\b(TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", re.sub(r"\([^)]*\)", " ", str(cell)), re.I)
+        if len(pairs) < 2:  # "tensor 8 x pipeline 16", "8/12/32 (TP/PP/DP)", "(TP, PP, DP) = (8, 16, 64)"
+            pairs = _degree_words(str(cell)) or _degree_lists(str(cell))
         if len({k.lower() for k, _ in pairs}) >= 2 and len({k.lower() for k, _ in pairs}) == len(pairs):
             for k, v in pairs:
                 k = k.lower()
@@ -1485,7 +1529,7 @@ def _clean_int_cells(r: dict) -> dict:
                 out[col] = _ffn_multiple(text, out.get("hidden"))
             continue
         m = _LABELLED_INT.match(text)
-        label = re.sub(r"[\s_]+", " ", m.group(1).strip().lower()) if m else ""
+        label = re.sub(r"[\s_-]+", " ", m.group(1).strip().lower()) if m else ""  # "tensor-parallel 8"
         if col == "dp" and (re.fullmatch(r"\s*(?:FSDP2?|HSDP)\s*", text, re.I) or (
                 m and label in ("fsdp", "fsdp2", "hsdp") and not re.search(r"\b(?:no|not|off|disabled?|unused|without)\b",
                                                                          text, re.I))):
@@ -1523,6 +1567,10 @@ def _clean_int_cells(r: dict) -> dict:
             said = [v for v in re.findall(r"(?<![\w.])\d[\d,]*(?![\w.])", tail) if v.replace(",", "") in vals] if re.search(
                 r"measur\w*|report\w*|benchmark\w*|tim(?:ed|ing)|throughput\s+at", tail, re.I) else []
             out[col] = said[0].replace(",", "") if said else vals[-1]  # "2048 → 4096 (measured at 2048)"
+        elif col == "global_batch_seqs" and (ramp := re.fullmatch(
+                r"\s*ramp(?:ed|s|ing)?(?:[-\s]?up)?\s+(?:from\s+\d[\d,]*\s+)?(?:up\s+)?to\s+(\d[\d,]*)(?![\d.kKmM])"
+                r"\s*(?:sequences|seqs|samples)?\s*(?:\([^)\d]*\))?\s*", text, re.I)):  # a number in the comment: refused
+            out[col] = ramp.group(1).replace(",", "")  # "ramped to 1920": the batch the run settled on, as 192→1920
         elif col in ("tp", "pp") and _NO_DEGREE_WORDS.match(text):
             out[col] = "1"
         elif col == "vpp" and re.match(r"^\s*interleaved\b[^\d]*$", text, re.I):
@@ -1713,6 +1761,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             if _range_or_ramp(text):
                 return None, f"{col} = {cell!r} is a range or a ramp: write the one value the run used"
             return None, f"{col} = {cell!r} is not a number this column can read (write it in full, e.g. 8192)"
+        if col in ("tp", "pp", "dp", "cp", "ep", "vpp") and re.match(r"^\s*\d+\s*(?:/|[x×*])\s*\d", text):
+            return None, f"{col} = {cell!r} names several degrees: write each in its own column (or label them, TP/PP/DP = 8/12/32)"
         if not math.isnan(v) and v < 1 and col in _POSITIVE_COLUMNS:
             return None, f"{col} = {cell!r} must be at least 1"
     system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
@@ -1739,6 +1789,11 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     sys_spec = catalog.systems()[system]
     rack = sys_spec.nvlink_domain_size if sys_spec.nvlink_domain_size > sys_spec.gpus_per_node else None
     n = _gpu_count(r.get("gpu_count"), _stated_gpus_per_node(r) or sys_spec.gpus_per_node, rack)
+    machines = _machine_count(str(r.get("gpu_count") or "")) or (1 if re.match(
+        r"\s*(?:a|one|single|1)\s+(?:node|host|server|machine)\b", str(r.get("gpu_count") or ""), re.I) else None)
+    if system == "dgx1-v100" and n and machines and n == 16 * machines:
+        # "16 GPUs (1 node)", "1 node x 16 V100": 16 V100 in one machine is a DGX-2 / HGX-2 (NVSwitch)
+        system, sys_spec = "dgx2-v100", catalog.systems()["dgx2-v100"]
     if n is None and r.get("gpu_count") in (None, "") and r.get("gpu") and not re.search(
             r"\bper\b|\b(?:nodes?|hosts?|servers?|systems?|boxes)\b", str(r.get("gpu")), re.I):
         lead = re.match(r"^\s*(\d[\d,]*)\s*[x×]\s*\S", str(r.get("gpu")))
@@ -2008,13 +2063,19 @@ def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict
 #: A TFLOP/s or MFU cell that says its count includes the recomputed forward (``117 TFLOPS
 #: (HFU)``, ``43.3% (HFU)``, ``incl. recompute``): compared as hardware FLOPs.
 _HFU_LABEL = re.compile(r"\s*%?\s*(?:TFLOP/?s|TFLOPS|TF/s|TF)?\s*[(\[,;]?\s*(?:HFU|hardware\s+FLOPs?)\s*[)\]]?\s*", re.I)
-_HFU_INCL = re.compile(r"\b(?:incl(?:\.|uding|udes)?|counts?|counting)\s+(?:the\s+)?recomput\w*", re.I)
+_HFU_INCL = re.compile(r"\b(?:incl(?:\.|uding|udes)?|counts?|counting)\s+(?:the\s+)?recomput\w*"
+                       r"|\(\s*(?:with|w/)\s*(?:the\s+)?(?:activation\s+)?recomput\w*(?:\s+FLOPs?)?\s*\)", re.I)
 _HFU_DOUBT = re.compile(r"\b(?:not|no|excl\w*|without|unknown|would|vs\.?|versus|instead)\b|n't", re.I)
 
 
 def _aggregate_pflops(cell) -> float:
     """The ``aggregate_pflops`` cell in PFLOP/s: a bare number, or one with its unit (``15.1
     PFLOP/s``, ``1.2 EFLOPS`` = 1,200, ``502 TFLOP/s`` = 0.502); NaN for other text."""
+    lead = None if cell is None or isinstance(cell, (int, float)) else re.match(
+        r"\s*([EP])(?:FLOP/?s|FLOPS|F/s)\s*[:=]?\s*(?=\d)", str(cell), re.I)
+    if lead:  # "PFLOP/s 502 (aggregate)": a whole-job unit written before the number ("TFLOPS 502" is a per-GPU label)
+        v = parse_metric("aggregate_pflops", str(cell)[lead.end():])
+        return v * {"e": 1e3, "p": 1.0, "t": 1e-3, "g": 1e-6}[lead.group(1).lower()] if math.isfinite(v) else v
     v = parse_metric("aggregate_pflops", cell)
     if not math.isfinite(v) or cell is None or isinstance(cell, (int, float)):
         return v
@@ -2044,11 +2105,15 @@ _SCOPE_WORDS = (r"\b(?:total|aggregate|whole|global|overall|combined|sum|summed|
 _PER_ACCEL = r"(?:/|per)\s*(?:GPU|GCD|HPU|device|accelerator|[A-Z]{1,2}\d{3}\w*)\b"
 
 
+#: The unit of a throughput cell: tokens or samples (sequences) per second.
+_RATE_UNIT = r"(?:tok(?:en)?s?|samples?|seq(?:uence)?s?)\s*(?:/|per)\s*s(?:ec\w*)?"
+
+
 def _tokens_scope(cell) -> str | None:
     """What a tokens/s cell's number counts: ``"gpu"`` (per GPU, stated or plain), ``"node"``
     (``26,000 tok/s per node``, ``11.6k (per node)``), ``"total"`` (``92.8k tok/s total``,
-    ``(total)``, ``(whole job)``, ``534,644±1,138 aggregate``), or None when it names a scope the reader cannot place (``across 64 GPUs``,
-    ``(global)``, ``(3k per GPU)`` beside it, ``(64 GPUs)``): not compared."""
+    ``(total)``, ``(global)``, ``(whole job)``, ``534,644±1,138 aggregate``, ``5.29 samples/s (global)``), or None when it names a
+    scope the reader cannot place (``across 64 GPUs``, ``(3k per GPU)`` beside it, ``(64 GPUs)``): not compared."""
     text = "" if cell is None or isinstance(cell, (int, float)) else str(cell)
     m = _NUM.match(text)
     if not m:
@@ -2060,9 +2125,10 @@ def _tokens_scope(cell) -> str | None:
     if re.search(_PER_ACCEL, unit, re.I):
         return "gpu"  # the unit says per GPU: comments do not change it
     for part in (unit, comment):
-        if re.fullmatch(r"\W*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?)?\W*(?:per|/)\s*(?:node|host|server|instance)\W*", part, re.I):
+        if re.fullmatch(r"\W*(?:" + _RATE_UNIT + r")?\W*(?:per|/)\s*(?:node|host|server|instance)\W*", part, re.I):
             return "node"
-        if re.fullmatch(r"\W*(?:tok(?:en)?s?\s*(?:/|per)\s*s(?:ec\w*)?)?\W*(?:in\s+)?(?:total|aggregate|(?:for\s+)?(?:the\s+)?(?:whole|entire)\s+job|for\s+the\s+job)\W*", part, re.I):
+        if re.fullmatch(r"\W*(?:" + _RATE_UNIT + r")?\W*(?:in\s+)?(?:total|aggregate|global|(?:for\s+)?(?:the\s+)?(?:whole|entire)\s+job"
+                        r"|for\s+the\s+job)\W*", part, re.I):
             return "total"
     if re.search(_SCOPE_WORDS, rest, re.I) or re.search(r"^\W*job\W*$", comment, re.I):
         return None
@@ -2130,7 +2196,8 @@ def calibration_batch(csv_path=None):
             # "12.5 samples/s/GPU": sequences per second per GPU; without "per GPU" the whole job's
             # or unclear: not compared
             per_gpu = re.search(r"(?:/|per)\s*GPU\b", unit, re.I)
-            tok = tok * float(b["seq_len"][j]) if per_gpu else math.nan
+            whole = _tokens_scope(tok_cell) in ("total", "node")  # "5.29 samples/s (global)", "71.6 samples/s total"
+            tok = tok * float(b["seq_len"][j]) if per_gpu or whole else math.nan
         scope = _tokens_scope(tok_cell)
         if scope == "node":
             tok = tok / float(_stated_gpus_per_node(r) or b["gpus_per_node"][j])  # "26,000 tok/s per node", "11.6k/node"

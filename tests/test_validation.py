@@ -1624,3 +1624,80 @@ def test_moe_pipeline_long_context_cell_wording():
     assert math.isnan(validation.parse_metric("step_time_s", "iteration time (ms) 4.2 s"))
     # "not stated in the table" is an unstated cell (the default rule), not an unreadable one
     assert validation.parse_precision("not stated in the table") == "bf16"
+
+
+def test_classic_paper_degree_cells_split_into_their_columns():
+    """A whole split written in the tp cell the ways classic papers and their readers write it:
+    degrees named by their word, or a list of degrees beside a list of their labels, in the
+    labels' order (the labels decide, not the position); a bare list without labels names no
+    single degree and is refused, never read as its first number."""
+    c = validation._clean_int_cells
+    for cell, want in (("tensor 8 x pipeline 16", ("8", "16", None)), ("8/12/32 (TP/PP/DP)", ("8", "12", "32")),
+                       ("(TP, PP, DP) = (8, 16, 64)", ("8", "16", "64")), ("TP/PP/DP = 8/12/32", ("8", "12", "32")),
+                       ("8 x 16 x 64 (TP x PP x DP)", ("8", "16", "64")), ("8/12/32 (PP/TP/DP)", ("12", "8", "32")),
+                       ("tensor-parallel 8, pipeline-parallel 12", ("8", "12", None))):
+        out = c({"tp": cell})
+        assert (out["tp"], out.get("pp"), out.get("dp")) == want, cell
+    assert c({"tp": "tensor-parallel 8"})["tp"] == "8" and c({"pp": "pipeline-parallel 4"})["pp"] == "4"
+    assert c({"tp": "no model parallelism"})["tp"] == "1"
+    s = _scen(tp="(TP, PP, DP) = (8, 16, 8)", pp=None)
+    assert (s.parallelism.tp, s.parallelism.pp, s.parallelism.dp) == (8, 16, 8)
+    for cell in ("8/12", "8 x 16", "8/12/32 (TP/PP)"):  # how many of which? not said
+        s, why = validation.row_to_scenario(_row(tp=cell, pp=None))
+        assert s is None, cell
+
+
+def test_deepspeed_autotuning_zero_notation_and_batch_ramp():
+    """DeepSpeed autotuning writes the ZeRO stage ``z = 1`` / ``z1_gas1_tmbspg3``; a batch
+    ``ramped to 1920`` is the batch the run settled on (as ``192→1920``), but not when the cell
+    says the figure was measured at another batch."""
+    z = validation.parse_zero_stage
+    assert [z(x) for x in ("z = 1", "z1", "Z=2", "z1_gas1_tmbspg3", "ZeRO-1 + PP", "DeepSpeed ZeRO stage 2")] == [1, 1, 2, 1, 1, 2]
+    c = validation._clean_int_cells
+    assert c({"global_batch_seqs": "ramped to 1920"})["global_batch_seqs"] == "1920"
+    assert c({"global_batch_seqs": "ramped from 32 to 1,536 sequences"})["global_batch_seqs"] == "1536"
+    s, _ = validation.row_to_scenario(_row(global_batch_seqs="ramped to 1920 (measured at 960)"))
+    assert s is None
+
+
+def test_classic_metric_wordings(tmp_path):
+    """Metric cells as classic papers and blogs word them: the label spelled out before the
+    number (``hardware FLOPs utilization 52%``, ``TFLOPS per GPU (with recompute) 150``), the
+    unit before an aggregate (``PFLOP/s 502 (aggregate)`` = 502/3072 PFLOP/s per GPU), a figure
+    ``(with recompute)`` counted as hardware FLOPs, and samples per second of the whole job
+    (``(global)``, ``total``) as tokens per second per GPU; bare ``samples/s`` stays unplaced."""
+    m = validation.parse_metric
+    assert m("hfu_pct", "hardware FLOPs utilization 52%") == 52.0 and m("mfu_pct", "model FLOPs utilization 40%") == 40.0
+    assert m("tflops_per_gpu", "TFLOPS per GPU (with recompute) 150") == 150.0
+    assert validation._aggregate_pflops("PFLOP/s 502 (aggregate)") == 502.0
+    assert validation._tokens_scope("5.29 samples/s (global)") == "total"
+    assert validation._tokens_scope("71.6 samples/s total") == "total"
+    cells = dict(r0=dict(tflops_per_gpu="150 TFLOPS per GPU (with recompute)"),
+                 r1=dict(tflops_per_gpu="150 TFLOPS per GPU"),
+                 r2=dict(aggregate_pflops="PFLOP/s 502 (aggregate)", gpu_count=3072),
+                 r3=dict(tokens_per_s_per_gpu="5.29 samples/s (global)"),
+                 r4=dict(tokens_per_s_per_gpu="5.29 samples/s"),
+                 r5=dict(hfu_pct="hardware FLOPs utilization 52%"))
+    rows = [_row(run_id=k, recompute="full", **v) for k, v in cells.items()]
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(rows).reindex(columns=list(validation.REQUIRED_COLUMNS) + ["source", "notes", "aggregate_pflops"]).to_csv(
+        path, index=False)
+    b, meta, skipped = validation.calibration_batch(path)
+    assert skipped.empty
+    pub = dict(zip(meta["run_id"], meta["published"]))
+    cnt = dict(zip(meta["run_id"], meta["flop_count"]))
+    assert cnt["r0"] == pytest.approx(4 / 3 * cnt["r1"], rel=0.02)  # the recomputed forward counted
+    assert pub["r2"] == pytest.approx(502e3 / 3072)
+    assert pub["r3"] == pytest.approx(5.29 * 2048 / 1024)  # the whole job's samples per second, per GPU
+    assert math.isnan(pub["r4"])
+    assert dict(zip(meta["run_id"], meta["metric"]))["r5"] == "hfu" and pub["r5"] == pytest.approx(0.52)
+
+
+def test_sixteen_v100_in_one_node_is_a_dgx2():
+    """A GPU count that puts 16 V100 in one machine (``16 GPUs (1 node)``, ``1 node x 16
+    V100``) is a DGX-2 / HGX-2 (NVSwitch), not two 8-GPU DGX-1s; 16 V100 on 2 nodes stay DGX-1."""
+    for cell, system in (("16 GPUs (1 node)", "dgx2-v100"), ("1 node x 16 V100", "dgx2-v100"),
+                         ("2 nodes x 8 GPUs", "dgx1-v100"), ("16", "dgx1-v100")):
+        s = _scen(gpu="V100", gpu_count=cell, tp=1, pp=1, model="GPT-2 1.5B", layers=48, hidden=1600, heads=25, ffn=6400,
+                  global_batch_seqs=16, seq_len=1024)
+        assert (s.cluster.system, s.cluster.n_gpus) == (system, 16), cell

@@ -528,12 +528,17 @@ def cmd_validate(args) -> int:
         print_frame(table, args.format)
         return 0
     path = args.csv
+    if path is not None and not path.strip():
+        raise UsageError(["--csv: give the path of a CSV file with the columns of calibration.csv"])
     if path is not None and not Path(path).is_file():
         raise UsageError([f"--csv {path}: no such file" if not Path(path).exists() else f"--csv {path}: not a file"])
     try:
         rows, summary = validate(path)
     except (ValueError, UnicodeDecodeError) as e:
         raise UsageError([f"--csv {path}: {e}" if path else f"validate: {e}"]) from None
+    except OSError as e:  # unreadable (permissions, a read error): the system's reason, one line
+        raise UsageError([f"--csv {path}: cannot read the file: {e.strerror or e}" if path
+                          else f"validate: cannot read the calibration file: {e.strerror or e}"]) from None
     if args.format == "table":
         print_frame(rows, "table")
         sys.stdout.write("\n")

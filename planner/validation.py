@@ -1065,6 +1065,9 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     if cell is None or isinstance(cell, (int, float)):
         return _int(cell)
     text = str(cell).strip()
+    plain = _NUM.match(text)
+    if plain and plain.end() == len(text) and re.match(r"[-+\d]", text):
+        return _int(text)  # one plain number, as every integer column reads it ("1 024", "1e3", "6.4e1")
     if _range_or_ramp(text) or (
             (rg := re.match(r"^\s*(\d[\d,]*)\s*(?:[-–—]|to\b)\s*(\d[\d,]*)\s*(?:GPUs?)?\s*$", text, re.I))
             and int(rg.group(2).replace(",", "")) > int(rg.group(1).replace(",", ""))):
@@ -1766,6 +1769,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         if not math.isnan(v) and v < 1 and col in _POSITIVE_COLUMNS:
             return None, f"{col} = {cell!r} must be at least 1"
     system = system_for_gpu(r.get("gpu"), r.get("interconnect") or "")
+    if system is None and _blank(r.get("gpu")):
+        return None, "the gpu cell is empty: name the accelerator (e.g. H100-SXM5-80GB)"
     if system is None:  # before the architecture: a TPU row is refused for its accelerator
         return None, f"no system for GPU '{r.get('gpu')}'"
     cat = _catalogue_architecture(r)
@@ -1939,19 +1944,119 @@ def _semicolon_cell(v):
     return re.sub(r"^(\s*[~≈]?\s*-?\d+),(\d+)(?![\d,])", r"\1.\2", v)
 
 
+#: The first bytes of files that are not CSV text: what they are, for the message.
+_NOT_CSV_MAGIC = ((b"PK\x03\x04", "a zip archive (an Excel .xlsx / OpenDocument workbook?)"),
+                  (b"\xd0\xcf\x11\xe0", "an old Excel .xls workbook"),
+                  (b"%PDF", "a PDF document"), (b"\x1f\x8b", "gzip-compressed (name it .csv.gz)"))
+
+
+def _sniff_encoding(raw: bytes) -> str | None:
+    """The text encoding the first bytes of a file show: ``utf-16`` for a UTF-16 byte-order mark
+    (Excel's "Unicode Text"), ``utf-16-le`` / ``utf-16-be`` for UTF-16 without one (every other
+    byte NUL), None for UTF-8 and the 8-bit encodings (read as before)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    head = raw[:200]
+    if len(head) >= 4 and head[1::2].count(0) >= len(head) // 2 * 0.9:
+        return "utf-16-le"
+    if len(head) >= 4 and head[0::2].count(0) >= len(head) // 2 * 0.9:
+        return "utf-16-be"
+    return None
+
+
+def _not_a_csv(path, raw: bytes, df_columns) -> str:
+    """The message for a file none of whose header cells is a calibration column: what the file
+    looks like (a workbook, JSON, binary data, a title line above the header), in one line."""
+    what = next((w for magic, w in _NOT_CSV_MAGIC if raw.startswith(magic)), None)
+    if what is None and b"\x00" in raw[:4096]:
+        what = "binary data, not text"
+    if what is None and raw.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["):
+        what = "JSON, not CSV"
+    if what is not None:
+        return f"the file is {what}: save it as CSV (UTF-8) with the columns of calibration.csv"
+    text = raw[:65536].decode("utf-8", errors="replace").splitlines()
+    for k, line in enumerate(text[1:20], start=2):  # a title line above the header
+        cells = {c.strip().strip('"').lower() for c in re.split(r"[,;\t]", line)}
+        if {"run_id", "gpu", "tp"} <= cells:
+            return (f"the header is on line {k}, not line 1: delete the line(s) above it "
+                    "(the first line must name the columns of calibration.csv)")
+    first = ", ".join(repr(str(c)) for c in list(df_columns)[:3])
+    return (f"the first line names none of the columns of calibration.csv (it starts {first}); "
+            f"expected a header with {', '.join(REQUIRED_COLUMNS[:4])}, ... (comma-, semicolon- or tab-separated)")
+
+
+#: Column of a record that had more cells than the header (the reason it is skipped).
+_READ_ERROR = "_read_error"
+
+
 def _read(csv_path) -> pd.DataFrame:
     path = Path(csv_path) if csv_path is not None else DEFAULT_CSV
     if csv_path is None and not path.is_file():
         raise ValueError(f"the calibration file {path} is not there (it lives in ../shared/validation/ "
                          "beside the repository); give a file of the same columns with --csv")
-    def read(**kw):
-        try:
-            return pd.read_csv(path, **kw)
-        except UnicodeDecodeError:  # a file saved by a spreadsheet in Windows-1252 / Latin-1
-            return pd.read_csv(path, encoding="cp1252", encoding_errors="replace", **kw)
-
     with open(path, "rb") as fh:  # the header line decides the separator
-        head = fh.readline().decode("utf-8", errors="replace")
+        raw = fh.read(65536)
+    compressed = str(path).lower().endswith((".gz", ".bz2", ".zip", ".xz", ".zst", ".tar"))
+    if not compressed and not raw.strip(b"\xef\xbb\xbf \t\r\n"):
+        raise ValueError("the file is empty (expected a header with the columns of calibration.csv, then one row per run)")
+    enc = None if compressed else _sniff_encoding(raw)
+    bad: list[list[str]] = []  # records with more cells than the header, skipped with the reason
+
+    def read(**kw):
+        if enc is not None:
+            kw["encoding"] = enc
+
+        def parse(**more):
+            bad.clear()
+            try:
+                return pd.read_csv(path, **kw, **more)
+            except UnicodeDecodeError:  # a file saved by a spreadsheet in Windows-1252 / Latin-1
+                bad.clear()
+                return pd.read_csv(path, **{**kw, "encoding": "cp1252", "encoding_errors": "replace"}, **more)
+
+        def lenient():
+            # a record with more cells than the header (an unquoted separator in a notes cell):
+            # read the others, and keep that one as a row skipped with the reason; extra cells
+            # that are all empty (a trailing separator) are dropped. The header line is read as a
+            # row of its own, so that pandas never takes a longer first record's leading cells
+            # for an index (which shifted every row's cells one column or more).
+            columns = parse(nrows=0).columns
+            width = len(columns)
+
+            def keep_bad(fields):
+                if all(not str(f).strip() for f in fields[width:]):
+                    return fields[:width]
+                bad.append(fields)
+                return [f"\x00bad{len(bad) - 1}"] + [None] * (width - 1)
+
+            try:
+                d = parse(engine="python", header=None, names=list(range(width)), on_bad_lines=keep_bad,
+                          **({} if "dtype" in kw else {"dtype": str}))
+            except pd.errors.ParserError as e2:
+                raise ValueError(f"the file cannot be read as CSV: {' '.join(str(e2).split())}") from None
+            d = d.iloc[1:]
+            d.index = d.index - 1
+            d.columns = columns
+            if "dtype" not in kw:  # numbers as the default reading gives them
+                for c in d.columns:
+                    try:
+                        d[c] = pd.to_numeric(d[c])
+                    except (ValueError, TypeError):
+                        pass
+            return d
+
+        try:
+            d = parse()
+        except pd.errors.EmptyDataError:
+            raise ValueError("the file has no header line (expected the columns of calibration.csv)") from None
+        except pd.errors.ParserError as e:
+            if "Expected" not in str(e) or "fields" not in str(e):
+                raise ValueError(f"the file cannot be read as CSV: {' '.join(str(e).split())}") from None
+            return lenient()
+        return d if isinstance(d.index, pd.RangeIndex) else lenient()  # a first record longer than the header
+
+    head = (raw.decode(enc, errors="replace") if enc else raw.decode("utf-8", errors="replace")).lstrip("\ufeff")
+    head = head.splitlines()[0] if head.strip() else ""
     sep = max((",", ";", "\t"), key=head.count) if head.strip() else ","
     df = read() if sep == "," else None
     if sep != ",":  # ; or tab separated
@@ -1962,6 +2067,23 @@ def _read(csv_path) -> pd.DataFrame:
         if semi:  # integer columns keep their thousands separators (a width is never 16.384)
             ints = {str(c) for c in df.columns if str(c).strip().lower() in _INT_COLUMNS}
             df = df.apply(lambda col: col if str(col.name) in ints else col.map(_semicolon_cell))
+    if bad:  # the place holders of the records too long for the header: their reason, and their run id
+        first = df.columns[0]
+        names = [str(c).strip().lower() for c in df.columns]
+        marks = df[first].astype(str).str.startswith("\x00bad")
+        df[_READ_ERROR] = None
+        df[_READ_ERROR] = df[_READ_ERROR].astype(object)
+        for i in df.index[marks]:
+            fields = bad[int(str(df.at[i, first])[4:])]
+            df.at[i, _READ_ERROR] = (f"the line has {len(fields)} cells where the header has {len(names)} "
+                                     "(a separator inside a cell that is not quoted?)")
+            for col in ("run_id", "source_key"):
+                if col in names:
+                    k = names.index(col)
+                    df[df.columns[k]] = df[df.columns[k]].astype(object)
+                    df.at[i, df.columns[k]] = fields[k] if k < len(fields) and str(fields[k]).strip() else None
+            if first not in [df.columns[names.index(c)] for c in ("run_id", "source_key") if c in names]:
+                df.at[i, first] = None
     # header cells as the calibration file writes them: trimmed, lower case ("GPU", "tp "); a
     # column whose name only differs in case from one already there is dropped (the exact name wins)
     names = [str(c).strip().lower() for c in df.columns]
@@ -1971,8 +2093,18 @@ def _read(csv_path) -> pd.DataFrame:
     df = df.iloc[:, keep]
     df.columns = [names[i] for i in keep]
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if len(missing) == len(REQUIRED_COLUMNS):
+        raise ValueError(_not_a_csv(path, raw, df.columns))
     if missing:
         raise ValueError(f"missing columns {', '.join(missing)} (expected the columns of calibration.csv)")
+    # a row with no cell at all (",,,,", a spreadsheet's trailing rows) is no run: dropped as a
+    # blank line is; the other rows keep their line numbers
+    cells = df.drop(columns=[_READ_ERROR], errors="ignore")
+    blank = np.ones(len(df), dtype=bool)
+    for k in range(cells.shape[1]):
+        col = cells.iloc[:, k]
+        blank &= col.isna().to_numpy(dtype=bool) | col.astype(str).str.strip().eq("").to_numpy(dtype=bool)
+    df = df[~blank]
     if len(df) == 0:
         raise ValueError("the file has a header but no rows")
     # A row without a run id or source key is still a row: name it by its line, group it apart.
@@ -2051,6 +2183,10 @@ def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict
     scen, idx, skipped = [], [], {}
     for i, r in enumerate(df.to_dict("records")):
         r = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        if r.get(_READ_ERROR):
+            skipped[i] = r[_READ_ERROR]
+            continue
+        r.pop(_READ_ERROR, None)
         s, why = row_to_scenario(r)
         if s is None:
             skipped[i] = why

@@ -336,3 +336,55 @@ def test_an_edited_catalogue_model_is_named_custom():
     assert m["name"] == "custom (llama3-70b)" and m["n_layers"] == 40
     assert not m.get("published_params_total") and not m.get("source")
     assert model_of("model.n_layers=40", "model.name=mine")["name"] == "mine"
+
+
+def test_validate_files_a_user_might_give(tmp_path, monkeypatch):
+    """--csv with a file that is not a calibration CSV: exit 2, one line naming the problem, no
+    traceback; a file with one broken line keeps its other rows (found by a file stress test)."""
+    import pandas as pd
+    from planner import validation
+
+    (tmp_path / "w.xlsx").write_bytes(b"PK\x03\x04\x14\x00\x00\x00")
+    (tmp_path / "r.json").write_text('[{"run_id": "a"}]')
+    (tmp_path / "e.csv").write_text("")
+    for name, expected in (("w.xlsx", "zip archive"), ("r.json", "JSON, not CSV"), ("e.csv", "the file is empty")):
+        for fmt in ("table", "json", "csv"):
+            rc, out, err = run("validate", "--csv", str(tmp_path / name), "--format", fmt)
+            assert rc == 2 and err.count("\n") == 1 and expected in err and "Traceback" not in err, (name, err)
+    rc, _, err = run("validate", "--csv", "")
+    assert rc == 2 and err.count("\n") == 1 and "give the path" in err
+    df = pd.read_csv(validation.DEFAULT_CSV, dtype=str, keep_default_na=False).head(3)
+    lines = df.to_csv(index=False).splitlines(True)
+    lines[1] = lines[1].rstrip("\n") + ",stray,cells\n"
+    (tmp_path / "g.csv").write_text("".join(lines))
+    rc, out, err = run("validate", "--csv", str(tmp_path / "g.csv"), "--format", "json")
+    assert rc == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["status"] for r in rows].count("ok") == 2 and rows[-1]["status"].startswith("skipped: the line has 44")
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(validation, "_read", unreadable)
+    rc, _, err = run("validate", "--csv", str(tmp_path / "g.csv"))
+    assert rc == 2 and err.count("\n") == 1 and "cannot read the file: Permission denied" in err and "Traceback" not in err
+
+
+def test_validate_json_and_csv_output_of_a_file_with_skipped_rows_parse(tmp_path):
+    """--format json is valid JSON (NaN as null) and --format csv reads back with pandas, with
+    skipped rows (no prediction) in the file."""
+    import pandas as pd
+    from planner import validation
+
+    df = pd.read_csv(validation.DEFAULT_CSV, dtype=str, keep_default_na=False).head(3)
+    df.loc[1, "gpu"] = ""
+    df.to_csv(tmp_path / "s.csv", index=False)
+    rc, out, err = run("validate", "--csv", str(tmp_path / "s.csv"), "--format", "json")
+    assert rc == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["status"] for r in rows].count("ok") == 2
+    skipped = [r for r in rows if r["status"] != "ok"][0]
+    assert skipped["predicted"] is None and skipped["status"].startswith("skipped: the gpu cell is empty")
+    rc, out, err = run("validate", "--csv", str(tmp_path / "s.csv"), "--format", "csv")
+    back = pd.read_csv(io.StringIO(out))
+    assert len(back) == 3 and back["status"].eq("ok").sum() == 2

@@ -4,6 +4,7 @@ Thresholds from the issue: per source group median |relative error| <= 10% and m
 """
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -1701,3 +1702,113 @@ def test_sixteen_v100_in_one_node_is_a_dgx2():
         s = _scen(gpu="V100", gpu_count=cell, tp=1, pp=1, model="GPT-2 1.5B", layers=48, hidden=1600, heads=25, ffn=6400,
                   global_batch_seqs=16, seq_len=1024)
         assert (s.cluster.system, s.cluster.n_gpus) == (system, 16), cell
+
+
+def _calib_rows(n=4) -> pd.DataFrame:
+    """The first ``n`` calibration rows, every cell as written."""
+    return pd.read_csv(validation.DEFAULT_CSV, dtype=str, keep_default_na=False).head(n)
+
+
+def _compared(p) -> list:
+    rows, _ = validation.validate(p)
+    return sorted(rows.loc[rows["status"].eq("ok"), "run_id"])
+
+
+def test_utf16_files_are_read_like_utf8(tmp_path):
+    """Excel's "Unicode Text" is UTF-16 with a byte-order mark, tab-separated; other tools write
+    UTF-16 without the mark. Both are text with the calibration columns: read as the UTF-8 file
+    (found by a file stress test: every column was reported missing)."""
+    df = _calib_rows()
+    df.loc[0, "notes"] = "µ × ± – kept"
+    (tmp_path / "u8.csv").write_text(df.to_csv(index=False), encoding="utf-8")
+    want = _compared(tmp_path / "u8.csv")
+    assert len(want) == 4
+    (tmp_path / "u16.txt").write_bytes(df.to_csv(index=False, sep="\t").encode("utf-16"))
+    (tmp_path / "u16le.csv").write_bytes(df.to_csv(index=False).encode("utf-16-le"))
+    (tmp_path / "u16be.csv").write_bytes(df.to_csv(index=False).encode("utf-16-be"))
+    for name in ("u16.txt", "u16le.csv", "u16be.csv"):
+        assert _compared(tmp_path / name) == want, name
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "the file is empty"),
+    (b"\r\n\r\n", "the file is empty"),
+    (b"PK\x03\x04\x14\x00\x00\x00rest of a workbook", "zip archive (an Excel .xlsx"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1old workbook", "old Excel .xls"),
+    (b'[{"run_id": "a", "gpu": "H100"}]', "JSON, not CSV"),
+    (b'{"rows": []}\n', "JSON, not CSV"),
+    (bytes(range(256)), "binary data"),
+    (b"hello world\nnot a csv\n", "names none of the columns of calibration.csv"),
+])
+def test_a_file_that_is_not_a_calibration_csv_says_what_it_is(tmp_path, content, message):
+    """One short line naming what the file is, not the 31 missing column names."""
+    p = tmp_path / "in.csv"
+    p.write_bytes(content)
+    with pytest.raises(ValueError, match=re.escape(message)) as e:
+        validation.validate(p)
+    assert "\n" not in str(e.value) and "run_id, source_key, model, layers, hidden, heads" not in str(e.value)
+
+
+def test_a_title_line_above_the_header_is_named(tmp_path):
+    p = tmp_path / "in.csv"
+    p.write_text("Runs exported 2025-01-01\n" + _calib_rows().to_csv(index=False))
+    with pytest.raises(ValueError, match="the header is on line 2"):
+        validation.validate(p)
+
+
+def test_a_line_with_more_cells_than_the_header_is_skipped_and_the_others_kept(tmp_path):
+    """An unquoted separator in a notes cell gives a line more cells than the header: that row is
+    skipped with the reason, the other rows are still compared (found by a file stress test:
+    the whole file was refused with pandas' tokenizer error)."""
+    df = _calib_rows()
+    for sep, name in ((",", "c.csv"), (";", "s.csv")):
+        lines = df.to_csv(index=False, sep=sep).splitlines(True)
+        lines[2] = lines[2].rstrip("\n") + f"{sep}an unquoted{sep}note\n"  # the second run
+        (tmp_path / name).write_text("".join(lines))
+        rows, _ = validation.validate(tmp_path / name)
+        assert len(rows) == 4
+        ok = rows[rows["status"].eq("ok")]
+        assert sorted(ok["run_id"]) == sorted(df["run_id"].drop(index=1)), name
+        bad = rows[rows["run_id"].eq(df.loc[1, "run_id"])].iloc[0]
+        assert bad["status"].startswith("skipped: the line has 44 cells where the header has 42"), bad["status"]
+        assert bad["source_key"] == df.loc[1, "source_key"]
+
+
+def test_empty_rows_are_dropped_and_an_empty_gpu_cell_is_named(tmp_path):
+    """A row with no cell at all (a spreadsheet's trailing ',,,,' rows) is no run: dropped as a
+    blank line is. A run with no gpu says so, not "no system for GPU 'None'"."""
+    df = _calib_rows()
+    text = df.to_csv(index=False) + "," * (len(df.columns) - 1) + "\n" + " ," * (len(df.columns) - 1) + "\n"
+    (tmp_path / "e.csv").write_text(text)
+    rows, _ = validation.validate(tmp_path / "e.csv")
+    assert len(rows) == 4 and rows["status"].eq("ok").all()
+    (tmp_path / "only.csv").write_text(",".join(df.columns) + "\n" + "," * (len(df.columns) - 1) + "\n")
+    with pytest.raises(ValueError, match="header but no rows"):
+        validation.validate(tmp_path / "only.csv")
+    s, why = validation.row_to_scenario(_row(gpu=None))
+    assert s is None and why.startswith("the gpu cell is empty") and "None" not in why
+
+
+@pytest.mark.parametrize("cell, n", [("1 024", 1024), ("1\u202f024", 1024), ("1e3", 1000), ("1.024e3", 1024),
+                                     ("6.4e1", 64), ("1,024", 1024), ("1024", 1024), (" 64 ", 64)])
+def test_a_plain_gpu_count_is_read_as_every_integer_column_reads_it(cell, n):
+    """parse_number reads '1 024' and '1e3' as 1024 and 1000; the gpu_count cell read them as 1
+    (its leading digit) and the row then failed on a split that did not multiply to 1 GPU."""
+    assert validation._gpu_count(cell, 8) == n
+
+
+def test_a_trailing_separator_or_a_long_first_record_does_not_shift_the_cells(tmp_path):
+    """pandas takes the leading cells of a first record longer than the header for an index and
+    shifts every row's cells (found by a file stress test: a trailing comma on each line, as some
+    exporters write, read cp from the sp column for every row and refused them all). Empty extra
+    cells are dropped; a first record with real extra cells is skipped with the reason."""
+    df = _calib_rows()
+    want = sorted(df["run_id"])
+    lines = df.to_csv(index=False).splitlines(True)
+    (tmp_path / "t.csv").write_text(lines[0] + "".join(x.rstrip("\n") + ",,\n" for x in lines[1:]))
+    assert _compared(tmp_path / "t.csv") == want
+    (tmp_path / "f.csv").write_text(lines[0] + lines[1].rstrip("\n") + ",x,y\n" + "".join(lines[2:]))
+    rows, _ = validation.validate(tmp_path / "f.csv")
+    assert sorted(rows.loc[rows["status"].eq("ok"), "run_id"]) == want[:0] + sorted(df["run_id"][1:])
+    first = rows[rows["run_id"].eq(df.loc[0, "run_id"])].iloc[0]
+    assert first["status"].startswith("skipped: the line has 44 cells")

@@ -367,8 +367,8 @@ def row_settings(r: dict) -> dict:
     # levers it did not use. Only a statement counts here (TorchTitan: also silence).
     # FSDP and the other engines count where the text names them as what ran (not negated nor
     # after a comparison: "compared with Megatron-LM"); so do fused-kernel libraries (Liger).
-    stated_off = compiled is False or (compiled is None and _ran(text, _EAGER_MODE) is True)
-    native_uncompiled = (not titan and not nvidia and not mosaic and stated_off
+    native_uncompiled = (not titan and not nvidia and not mosaic  # cheap tests first: most rows stop here
+                         and (compiled is False or (compiled is None and _ran(text, _EAGER_MODE) is True))
                          and _ran_mentions(text, _PYTORCH_FSDP.pattern)[0]
                          and not _ran_mentions(text, _OTHER_ENGINES.pattern)[0]
                          and not _ran_mentions(text, _FUSED_KERNELS)[0])
@@ -541,7 +541,7 @@ _RC_OPSAC = (r"\b(?:op[-_ ]level|per[-_ ]op)[-_ ](?:sac|ac|selective|activation|
 #: layers, :func:`layer_sac_every`.
 _RC_LAYER_SAC = re.compile(r"every\s+(?:\d+(?:st|nd|rd|th)?|other|second|third)\s+(?:layer|block)"
                            r"|selective[-_]ac[-_]option\s*[=: ]\s*['\"]?\d|layer[-_ ]level\s+(?:sac|ac|selective)"
-                           r"|\bselective[-_ ]layer\b(?!s)|\blayer[-_ ](?:sac|selective\s+ac)\b")
+                           r"|\bselective[-_ ]layer\b(?![-_ ]?norm)|\blayer[-_ ](?:sac|selective\s+ac)\b")
 #: TorchTitan's default layer frequency: ``ActivationCheckpoint.selective_ac_option = "2"``
 #: ("'int' (e.g., 2) for every nth layer, or 'op' for op level ac", torchtitan/config/job_config.py).
 TORCHTITAN_LAYER_SAC_DEFAULT_EVERY = 2
@@ -552,14 +552,15 @@ def layer_sac_every(cell) -> int | None:
     layer (block) checkpointed in full, the others keeping their activations (``every 2nd
     layer``, ``every other block``, ``selective_ac_option=3``, ``selective layer``,
     ``layer-level SAC``: TorchTitan's default k = :data:`TORCHTITAN_LAYER_SAC_DEFAULT_EVERY`
-    when the cell gives none); None for any other cell. The same work and memory as full
-    recompute of ``ceil(layers / k)`` layers, which :func:`row_to_scenario` states as
+    when the cell gives none); None for any other cell, and for Megatron's ``uniform`` method
+    (``full, uniform, every 4 layers``: groups of 4, every layer recomputed). The same work and
+    memory as full recompute of ``ceil(layers / k)`` layers, which :func:`row_to_scenario` states as
     ``recompute = "full"`` with ``recompute_layers`` (Megatron's block method)."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return None
     text = str(cell).strip().lower()
-    if not _RC_LAYER_SAC.search(text) or _RC_NONE.search(text):
-        return None
+    if not _RC_LAYER_SAC.search(text) or _RC_NONE.search(text) or re.search(r"\buniform\b", text):
+        return None  # Megatron's uniform method ("every 4 layers" a group) recomputes every layer
     m = (re.search(r"every\s+(\d+)(?:st|nd|rd|th)?\s+(?:layers?|blocks?)", text)
          or re.search(r"selective[-_]ac[-_]option\s*[=: ]\s*['\"]?(\d+)", text))
     if m:
@@ -1163,7 +1164,9 @@ def _gpu_count(cell, gpus_per_node: int, rack: int | None = None) -> int | None:
     return None
 
 
-_STATED_PER_NODE = re.compile(r"(?<![\w.,])(\d{1,2})\s*[x×]?\s*(GPUs?|GCDs?|accelerators?|devices?|[A-Z]{1,2}\d{3}\w*)"
+#: The model name starts after a space or an "x" of its own ("8x H100", "8xH100"), never right after
+#: the count: the "x" of "4x200Gbps per node" (4 links of 200 Gb/s) is not a letter of a GPU name.
+_STATED_PER_NODE = re.compile(r"(?<![\w.,])(\d{1,2})\s*[x×]?\s*(GPUs?|GCDs?|accelerators?|devices?|(?<!\d)[A-Z]{1,2}\d{3}\w*)"
                               r"\s*(?:\d+\s*GB\s*)?(?:per|/|each\s+|in\s+each|a)\s*(?:node|host|server|machine)\b", re.I)
 
 
@@ -1444,7 +1447,7 @@ def _degree_lists(text: str) -> list[tuple[str, str]]:
     labels in the same order (``8/12/32 (TP/PP/DP)``, ``TP/PP/DP = 8/12/32``, ``(TP, PP, DP) =
     (8, 16, 64)``, ``8 x 16 x 64 (TP x PP x DP)``); [] unless both lists have the same length
     (at least two) and every label is a parallelism."""
-    sep = r"\s*(?:/|,|x|×|\*)\s*"
+    sep = r"\s*(?:/|,|(?<![a-z])x(?![a-z])|×|\*)\s*"  # the x of "expert" / "context" is no separator
     lab = r"(?:TP|PP|DP|CP|EP|VPP|MP|tensor|pipeline|data|context|expert)"
     labels = re.search(r"(?<![\w])(" + lab + r"(?:" + sep + lab + r")+)(?![\w])", text, re.I)
     nums = re.search(r"(?<![\w.])(\d+(?:" + sep + r"\d+)+)(?![\w.])", text)
@@ -1825,12 +1828,14 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         if scope == "gpu" and tp * pp * cp != 1:
             return None, (f"{bcol} = {cell!r} is per GPU and the GPUs are split tp·pp·cp = "
                           f"{tp * pp * cp}: write the global batch")
-        ga = _micro_and_accum(r) if _micro_and_accum(r) else _int(r.get("grad_accum"))
-        if ga and ga > 1:  # HF's per_device_train_batch_size is the micro-batch; MosaicML's per-device
-            # batch is micro-batch x accumulation: the published micro-batch says which
-            if _int(r.get("micro_batch")) is not None and B == mbs:
+        ga_v = parse_number(r.get("grad_accum"))
+        fractional = math.isfinite(ga_v) and ga_v != round(ga_v)  # "2.5": no count of steps (_micro_and_accum)
+        ga = _int(r.get("grad_accum"))
+        if fractional or (ga and ga > 1):  # HF's per_device_train_batch_size is the micro-batch; MosaicML's
+            # per-device batch is micro-batch x accumulation: the published micro-batch says which
+            if not fractional and _int(r.get("micro_batch")) is not None and B == mbs:
                 B *= ga
-            elif _int(r.get("micro_batch")) is None or B != mbs * ga:
+            elif fractional or _int(r.get("micro_batch")) is None or B != mbs * ga:
                 return None, (f"{bcol} = {cell!r} is per GPU beside grad_accum = {r.get('grad_accum')!r}: "
                               "the micro-batch or the step's batch? write the global batch")
         B *= dp
@@ -1896,8 +1901,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                           "(fp16 is what ran; correct the row)")
         prec = "fp16"  # V100: no BF16 units; unstated 16-bit mixed precision there is fp16 (same bytes)
     # every k-th layer in full (TorchTitan's layer SAC): the first ceil(chunk / k) layers of each
-    # pipeline chunk, the same count (Megatron's block method); k = 1 is full recompute
-    k_every = layer_sac_every(r.get("recompute"))
+    # pipeline chunk, the same count (Megatron's block method); k = 1 is full recompute; a
+    # selective cell ("--recompute-activations, every 2nd layer") keeps every layer's selective
+    k_every = layer_sac_every(r.get("recompute")) if recompute == "full" else None
     chunk = -(-L // (pp * vpp))
     rec_layers = -(-chunk // k_every) if k_every and k_every > 1 else None
     grad_dtype = fw["grad_dtype"]
@@ -2126,7 +2132,8 @@ _PER_GPU_BATCH = re.compile(r"^\W*" + _BATCH_UNIT + r"[-\s]*(?:\bper|/|(?:\bon\s
 _PER_REPLICA_BATCH = re.compile(r"^\W*" + _BATCH_UNIT + r"[-\s]*(?:\bper|/|(?:\bon\s+)?\beach)[-\s]*"
                                 r"(?:(?:(?:model|DP|data[-\s]parallel)[-\s]+)?replica|(?:DP|data[-\s]parallel)[-\s]+(?:rank|group))s?\b", re.I)
 _PER_OTHER_BATCH = re.compile(r"^\W*" + _BATCH_UNIT + r"[-\s]*(?:\bper\b|/|(?:\bon\s+)?\beach\b)\s*"
-                              r"(?!(?:optimi[sz]er\s+)?(?:step|iter|update|batch))[A-Za-z]", re.I)
+                              r"(?!(?:(?:optimi[sz]\w*|training|gradient|weight|global|mini)[-\s]*)?(?:step|iter|update|batch)"
+                              r"|(?:of|with|containing)\b)[A-Za-z]", re.I)
 
 
 def _batch_scope(cell) -> str | None:
@@ -2136,7 +2143,8 @@ def _batch_scope(cell) -> str | None:
     (per GPU)``), ``"replica"`` (``2 per DP rank``: × dp whatever the model parallelism);
     ``"mixed"`` when a per-GPU / per-replica number has another number beside it (``2 per GPU
     (global 1024)``, ``2 per GPU x 16 accum``); ``"other"`` for another scope (``64 per
-    node``)."""
+    node``), not for a name of the global batch (``per training step``, ``per global batch``,
+    ``each of 4096 tokens``)."""
     if cell is None or isinstance(cell, (int, float)):
         return None
     text = str(cell)
@@ -2211,7 +2219,7 @@ def _aggregate_pflops(cell) -> float:
         r"\s*([EP])(?:FLOP/?s|FLOPS|F/s)\s*[:=]?\s*(?=\d)", str(cell), re.I)
     if lead:  # "PFLOP/s 502 (aggregate)": a whole-job unit written before the number ("TFLOPS 502" is a per-GPU label)
         v = parse_metric("aggregate_pflops", str(cell)[lead.end():])
-        return v * {"e": 1e3, "p": 1.0, "t": 1e-3, "g": 1e-6}[lead.group(1).lower()] if math.isfinite(v) else v
+        return v * (1e3 if lead.group(1).lower() == "e" else 1.0) if math.isfinite(v) else v
     v = parse_metric("aggregate_pflops", cell)
     if not math.isfinite(v) or cell is None or isinstance(cell, (int, float)):
         return v

@@ -1812,3 +1812,60 @@ def test_a_trailing_separator_or_a_long_first_record_does_not_shift_the_cells(tm
     assert sorted(rows.loc[rows["status"].eq("ok"), "run_id"]) == want[:0] + sorted(df["run_id"][1:])
     first = rows[rows["run_id"].eq(df.loc[0, "run_id"])].iloc[0]
     assert first["status"].startswith("skipped: the line has 44 cells")
+
+
+def test_review_wording_that_names_no_gpu_count_nor_another_batch_scope():
+    """Counter-examples to the rules of this session's cell wording (review): each cell means
+    what the reading below says, whatever the rule's pattern would otherwise catch."""
+    # "4x200Gbps per node" is four 200 Gb/s links per node, not four GPUs per node: a DGX A100
+    # keeps its 8 GPUs per node (16 nodes = 128 GPUs) and each GPU gets 800 / 8 = 100 Gb/s
+    s, why = validation.row_to_scenario(_row(gpu_count="16 nodes", interconnect="4x200Gbps per node", dp=None))
+    assert s is not None, why
+    assert s.cluster.n_gpus == 128
+    assert s.cluster.overrides.nic_bw_per_gpu_bytes_per_s == pytest.approx(100e9 / 8)
+    assert validation._stated_gpus_per_node({"gpu": "A100", "interconnect": "8x400G per node"}) is None
+    assert validation._stated_gpus_per_node({"gpu": "8xH100 per node", "interconnect": ""}) == 8
+    # the global batch named in other words ("per training step", "each of 2048 tokens") is the
+    # global batch, as the bare number is; "per node" stays another scope
+    for cell in ("1536 sequences per training step", "1536 sequences per global batch", "1536 per mini-batch",
+                 "1536 sequences each of 2048 tokens", "1536 (per optimization step)", "1536 per gradient step"):
+        s, why = validation.row_to_scenario(_row(global_batch_seqs=cell))
+        assert s is not None, (cell, why)
+        assert s.training.global_batch_size == 1536, cell
+    s, why = validation.row_to_scenario(_row(global_batch_seqs="1536 per node"))
+    assert s is None and "not the global batch" in why
+
+
+def test_review_recompute_cells_that_are_not_layer_level_sac():
+    """Megatron's selective recompute of the layer norm, its --recompute-activations flag and
+    its uniform method are not TorchTitan's every-k-th-layer SAC: no recompute_layers."""
+    def rc(cell):
+        s, why = validation.row_to_scenario(_row(recompute=cell))
+        assert s is not None, (cell, why)
+        return s.parallelism.recompute, s.parallelism.recompute_layers
+    assert rc("selective layer norm") == ("selective", None)
+    assert rc("selective layer-norm recompute") == ("selective", None)
+    assert rc("--recompute-activations (every 2nd layer)") == ("selective", None)
+    # uniform: the 12 layers of a stage in groups of 4, every layer recomputed
+    assert rc("full (uniform method, every 4 layers)") == ("full", None)
+    # TorchTitan's layer SAC still: every 2nd of the 12 layers per stage (96 layers / pp 8)
+    assert rc("selective layer") == ("full", 6)
+
+
+def test_review_degree_lists_with_expert_or_context_labels():
+    """The x inside "expert" / "context" is no separator of a degree list: "8/1 (TP/expert)" is
+    TP 8, EP 1; a list whose length does not match its labels is refused, never a traceback."""
+    s, why = validation.row_to_scenario(_row(tp="8/1 (TP/expert)"))
+    assert s is not None, why
+    assert (s.parallelism.tp, s.parallelism.ep) == (8, 1)
+    for cell in ("8/8/4 (TP/expert)", "8/2/4 (TP/context)"):
+        s, why = validation.row_to_scenario(_row(tp=cell))
+        assert s is None and "names several degrees" in why, (cell, why)
+
+
+def test_review_a_per_gpu_batch_beside_a_fractional_accumulation_is_refused():
+    """"2 per GPU" beside grad_accum 2.5: no whole number of accumulation steps, so neither the
+    micro-batch reading (x 2.5) nor the step's reading holds: refused, not read as x 2."""
+    s, why = validation.row_to_scenario(_row(tp=1, pp=1, gpu_count=64, global_batch_seqs="2 per GPU",
+                                             micro_batch=2, grad_accum="2.5"))
+    assert s is None and "grad_accum" in why, why

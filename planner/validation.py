@@ -1361,7 +1361,11 @@ _PP_SCHEDULES = (("dualpipe", r"\bdual[-_ ]?pipe\b"), ("zero_bubble", r"\bzero[-
                  ("interleaved", r"\binterleav\w*"), ("gpipe", r"\bgpipe\b"), ("1f1b", r"\b1F1B\b"))
 #: The virtual stages a pp cell states beside the degree (``(VPP 4)``, ``virtual stages: 5``, ``VP=2``).
 _VPP_IN_CELL = re.compile(r"\b(?:VPP|VP|virtual(?:[-_ ]pipeline)?(?:[-_ ](?:stages?|chunks?))?|model[-_ ]chunks?)"
-                          r"\s*[=:]?\s*(\d+)\b", re.I)
+                          r"\s*[=:]?\s*(\d+)\b"
+                          r"|(?<![\w.])(\d+)\s+(?:virtual(?:[-_ ]pipeline)?[-_ ](?:stages?|chunks?)|model[-_ ]chunks?)\b", re.I)
+#: Pipeline schedules the schema has no entry for, named in a pp cell: refused, not run as 1F1B
+#: (DualPipeV, the "cut-in-half" V-shaped DualPipe, has its own bubble).
+_PP_UNMODELLED = re.compile(r"\bdual[-_ ]?pipe[-_ ]?v\b|\bV[-_ ]?shape[d]?\b", re.I)
 #: A degree's own short label, for a cell that wraps ``CP=8`` in other words (``ring attention (CP=8)``).
 _OWN_DEGREE_LABEL = {"tp": r"TP", "pp": r"PP", "dp": r"DP", "cp": r"CP", "ep": r"EP", "vpp": r"VPP|VP"}
 
@@ -1382,8 +1386,11 @@ def _pipeline_cell(out: dict) -> None:
     if _blank(cell) or not re.search(r"[A-Za-z]", str(cell)):
         return
     text = str(cell)
+    if _ran_mentions(text, _PP_UNMODELLED.pattern)[0]:
+        out["pp"] = f"unclear: {text} (a pipeline schedule not modelled: 1f1b, interleaved, gpipe, zero_bubble, dualpipe)"
+        return
     named = [name for name, pat in _PP_SCHEDULES if _ran_mentions(text, pat)[0]]
-    vpps = {int(v) for v in _VPP_IN_CELL.findall(text)}
+    vpps = {int(a or b) for a, b in _VPP_IN_CELL.findall(text)}
     if not named and not vpps:
         return
     rest = _VPP_IN_CELL.sub(" ", text)

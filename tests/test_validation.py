@@ -1463,6 +1463,24 @@ def test_a_network_rate_in_bytes_is_not_read_as_bits():
     assert nb("3.2 Tb/s per node", 8) == pytest.approx(3.2e12 / 8 / 8)
 
 
+def test_pp_cell_with_virtual_stages_before_their_label_and_dualpipev():
+    """'8 (interleaved, 2 virtual stages)' is pp 8 with 2 virtual stages, interleaved (it ran
+    as plain 1F1B, silently: the count came before its label); DualPipeV — the V-shaped,
+    cut-in-half DualPipe, with its own bubble — has no schedule here, so its row is refused
+    instead of run as 1F1B."""
+    base = {**_row(), "gpu_count": 1024, "tp": 8, "dp": None, "layers": 96}
+    s, why = validation.row_to_scenario({**base, "pp": "8 (interleaved, 2 virtual stages)"})
+    assert s is not None, why
+    assert (s.parallelism.pp, s.parallelism.vpp, s.parallelism.schedule) == (8, 2, "interleaved")
+    s, why = validation.row_to_scenario({**base, "pp": "8 (interleaved, 3 model chunks)"})
+    assert (s.parallelism.pp, s.parallelism.vpp) == (8, 3), why
+    for cell in ("16 (DualPipeV)", "DualPipe-V, PP=16"):
+        s, why = validation.row_to_scenario({**base, "pp": cell})
+        assert s is None and "not modelled" in why, (cell, why)
+    s, why = validation.row_to_scenario({**base, "pp": "8 (DualPipe)"})
+    assert s is not None and s.parallelism.schedule == "dualpipe", why
+
+
 def test_h200_nvl_is_a_pcie_card_not_the_sxm_baseboard():
     """H200 NVL is NVIDIA's 600 W PCIe card (NVLink bridges of 2 or 4; ../shared/reference/
     hardware.md: "700 (H200 NVL PCIe: 600)"), like the H100 NVL: no catalogue system, so the row

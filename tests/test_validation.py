@@ -1481,6 +1481,19 @@ def test_pp_cell_with_virtual_stages_before_their_label_and_dualpipev():
     assert s is not None and s.parallelism.schedule == "dualpipe", why
 
 
+def test_a_dense_moe_hybrid_is_refused_not_run_as_plain_moe():
+    """Snowflake Arctic is a "Dense-MoE Hybrid" (a dense MLP residual beside 128 experts in
+    every layer): the schema cannot state it, and run as a plain MoE the dense MLP would be
+    left out silently, so the row is refused with the reason. Shared experts are not a hybrid."""
+    for cell in ("128 (dense-MoE hybrid residual)", "128 experts + residual dense MLP"):
+        s, why = validation.row_to_scenario(_row(moe_experts=cell, moe_topk=2))
+        assert s is None and "dense-MoE hybrid" in why, (cell, why)
+    s, why = validation.row_to_scenario(_row(model="Snowflake Arctic (Dense-MoE Hybrid)", moe_experts=128, moe_topk=2))
+    assert s is None and "dense-MoE hybrid" in why, why
+    s, why = validation.row_to_scenario(_row(moe_experts="64 routed + 2 shared", moe_topk=6))
+    assert s is not None, why
+
+
 def test_h200_nvl_is_a_pcie_card_not_the_sxm_baseboard():
     """H200 NVL is NVIDIA's 600 W PCIe card (NVLink bridges of 2 or 4; ../shared/reference/
     hardware.md: "700 (H200 NVL PCIe: 600)"), like the H100 NVL: no catalogue system, so the row

@@ -118,6 +118,16 @@ by the framework of its source group (what that framework did by default), never
   means FlashAttention-2-class attention (FlashAttention-3 and PyTorch's cuDNN attention
   arrived in 2024). The test checks that every compared calibration row gets the settings
   listed above for its source.
+* **cells pasted from a launch config** (:func:`_config_cells`): Megatron-LM / NeMo flags and
+  YAML keys, TorchTitan TOML, DeepSpeed JSON and HF Trainer arguments give the number of their
+  key (``--tensor-model-parallel-size 8``, ``tensor_parallel_degree = 8``, ``"train_batch_size":
+  2048``, ``per_device_train_batch_size=4``) to the key's column, also from another column's
+  cell; ``--num-layers-per-virtual-pipeline-stage N`` (or ``N layers per virtual stage``) is a
+  layer count: vpp = L / (pp·N); TorchTitan's ``data_parallel_shard_degree`` is FSDP (ZeRO-3 for an
+  empty zero cell) and its ``local_batch_size`` the micro-batch only without pipelining;
+  Megatron's ``--recompute-method block --recompute-num-layers N`` is ``recompute_layers`` N
+  (every layer when N covers the chunk); a config value ``none`` / ``null`` / ``false`` turns
+  its setting off (``mode = 'none'``, ``"bf16": {"enabled": false}``).
 * **vocabulary**: empty = 51,200 (padded GPT-2 BPE, the value the file itself assumes for GPT
   rows); **KV heads**: empty = heads (MHA); **dp**: empty = gpu_count / (tp·pp·cp).
 * **architecture** from the model name: ``llama`` and the other SwiGLU / GeGLU families
@@ -278,7 +288,7 @@ _EAGER_MODE = r"\beager[-_ ](?:mode|pytorch|execution)\b|\bpytorch\s+eager\b"
 TORCHTITAN_COMPILED_LOSS_YEAR = 2025
 _COMPILE = (r"torch[. ]compile|--training\.compile|\btraining\.compile\b"
             r"|(?:\btorch_|--|\b)compile(?=\s*[=:]\s*(?:true|false|on|off)\b|\s+(?:true|false)\b)"
-            r"|\bcompiled (?:model|blocks?|layers?)\b")
+            r"|\bcompiled (?:model|blocks?|layers?)\b|\[compile\]\s*enabled?\b")
 #: PyTorch's own attention (``F.scaled_dot_product_attention``), which TorchTitan runs. On
 #: Hopper its default backend is PyTorch's FlashAttention-2 port: the cuDNN backend was made
 #: opt-in in PyTorch 2.5.1 after the 2.5.0 bugs (pytorch/pytorch#138522, Oct 2024; #142132:
@@ -520,7 +530,32 @@ def _ran(text: str, pattern: str) -> bool | None:
     return None if plain == negated else plain
 
 
-_RC_NONE = re.compile(r"^(?:none|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b|[✗✘](?!\w))")
+_RC_NONE = re.compile(r"^(?:none|null\b|no\b|no\(|off\b|false\b|0\b|without\b|disabled\b|[✗✘](?!\w))")
+#: The key of a recompute setting pasted from a launch config, before its value: Megatron-LM's
+#: ``--recompute-granularity``, NeMo's ``activations_checkpoint_granularity:``, TorchTitan's
+#: ``[activation_checkpoint] mode =``; the value (``full``, ``selective``, ``'none'``, ``null``) is read.
+_RC_CONFIG_KEY = re.compile(r"""^\s*(?:\[activation_checkpoint\]\s*)?(?:--)?(?:recompute[-_]granularity"""
+                            r"""|activations?[-_]checkpoint(?:ing)?[-_]granularity|(?:activation_checkpoint\.)?mode)"""
+                            r"""["']?\s*(?:[:=]\s*|\s+)["']?(\w+)["']?""", re.I)
+#: Megatron's block method with its layer count (``--recompute-method block --recompute-num-layers
+#: 4``, NeMo's ``activations_checkpoint_method: block`` / ``activations_checkpoint_num_layers: 4``):
+#: the first N layers of each pipeline chunk recomputed in full.
+_RC_BLOCK = re.compile(r"(?:recompute|checkpoint(?:ing)?)[-_]method[\"']?\s*[:= ]\s*[\"']?block\b", re.I)
+_RC_NUM_LAYERS = re.compile(r"(?:recompute|checkpoint(?:ing)?)[-_]num[-_]layers[\"']?\s*[:= ]\s*[\"']?(\d+)\b", re.I)
+
+
+def block_recompute_layers(cell) -> int | None:
+    """N of a recompute cell that names Megatron's block method with its layer count
+    (:data:`_RC_BLOCK`, :data:`_RC_NUM_LAYERS`): the first N layers of each pipeline chunk are
+    recomputed, the others keep their activations (``parallelism.recompute_layers``); None for
+    any other cell (the uniform method recomputes every layer, N being its group size)."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return None
+    text = str(cell)
+    n = _RC_NUM_LAYERS.findall(text)
+    if not _RC_BLOCK.search(text) or len(set(n)) != 1 or re.search(r"\buniform\b", text, re.I):
+        return None
+    return max(int(n[0]), 1)
 #: Activation recomputation by name (``checkpointing``, ``--checkpoint-activations``,
 #: ``recompute``, ``rematerialisation``), not a model checkpoint (``checkpoints``).
 _RC_WORDS = r"checkpointing|checkpoint[-_ ]activations?|activation[-_ ]checkpoint\w*|recomput\w*|remat\w*"
@@ -617,6 +652,7 @@ def parse_recompute(cell) -> str:
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "none"
     text = str(cell).strip().lower()
+    text = _RC_CONFIG_KEY.sub(r"\1", text)  # "--recompute-granularity full", "mode = 'none'": the value
     full, _ = _mentions(text, r"\bfull\b")
     selective, _ = _mentions(text, r"\bselective\b")
     if full and selective and re.search(r"full\s+(?:on|for|in)\s+(?:the\s+)?(?:first|last)?\s*\d+\s+layers?", text):
@@ -665,7 +701,10 @@ _RC_MODULE = (r"(?:core[_ ]attn|attn|attention|mlp|moe(?:[_ ]act)?|act(?:ivation
 
 
 _ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|\bstage[-_ ]?([0-3])\b(?!\s+of\b)"
-                     r"|^\s*z\s*=?\s*([0-3])(?![\w.-])|\bz([0-3])_gas\d", re.I)
+                     r"|^\s*z\s*=?\s*([0-3])(?![\w.-])|\bz([0-3])_gas\d"
+                     # a config's key and value: DeepSpeed '"zero_optimization": {"stage": 3}', accelerate
+                     # 'zero_stage: 2', '--zero_stage 3'
+                     r"|(?:\b|_)stage[\"']?\s*(?:[:=]\s*|\s+)[\"']?([0-3])(?![\w.])(?!\s+of\b)", re.I)
 
 
 def parse_zero_stage(cell) -> int | None:
@@ -719,7 +758,7 @@ def parse_zero_stage(cell) -> int | None:
     if re.search(r"zero[-_ ]?offload", text):
         return 2  # ZeRO-Offload is built on ZeRO-2 (Ren et al. 2021 §4)
     sharded_opt = _stated(text, r"shard\w*[-_ ]optimi[sz]er|optimi[sz]er[-_ ](?:state[-_ ])?shard\w*"
-                                r"|dist\.?[-_ ]?opt\w*|distributed[-_ ]adam")
+                                r"|dist\.?[-_ ]?opt\w*|distributed[-_ ](?:fused[-_ ])?adam|distributed[-_ ]optim\b")
     if sharded_opt is not None:
         return 1 if sharded_opt else 0
     dist_opt = _stated(text, r"distributed[-_ ]optimi[sz]er")
@@ -737,6 +776,12 @@ _FP8_GEMM = (r"(?:fp|float)8(?![-_\s]*(?:all[-_ ]?gather|allgather|comm\w*|dispa
              r"|params?\b))|e4m3|e5m2")
 
 
+#: A setting a launch config turns off (``"bf16": {"enabled": false}``, ``enable_float8_linear =
+#: false``, ``bf16=False``, ``fp8: null``): read as the key negated (``no bf16``).
+_CONFIG_OFF = re.compile(r"""["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*(?:\{\s*["']?enabled["']?\s*[:=]\s*)?["']?"""
+                         r"""(?:false|off|null|none|0)(?![\w.])["']?(?:\s*\})?""", re.I)
+
+
 def parse_precision(cell) -> str:
     """GEMM precision of a row's precision cell, first match wins, a negated name skipped
     (``BF16 (FP8 disabled)``, ``bf16, no fp8`` are bf16): ``fp4`` when the text names FP4
@@ -750,7 +795,7 @@ def parse_precision(cell) -> str:
     cell like ``not fp16`` alone says nothing): an unreadable cell is never silently bf16."""
     if cell is None or (isinstance(cell, float) and math.isnan(cell)):
         return "bf16"
-    text = str(cell).strip().lower()
+    text = _CONFIG_OFF.sub(r"no \1", str(cell).strip().lower())  # "bf16": {"enabled": false} → no bf16
     head = re.split(r"[;(]", text, maxsplit=1)[0].strip()
     if head and head != text and re.search(r"separately|separate\s+row|(?:next|other|another)\s+row|\brun\s*:", text) and \
             re.fullmatch(r"(?:amp[_ ])?(?:bf16|bfloat16|fp8|mxfp8|fp8[-_ ]\w+|nvfp4|fp4|fp16)"
@@ -1367,6 +1412,11 @@ _PP_SCHEDULES = (("dualpipe", r"\bdual[-_ ]?pipe\b"), ("zero_bubble", r"\bzero[-
 _VPP_IN_CELL = re.compile(r"\b(?:VPP|VP|virtual(?:[-_ ]pipeline)?(?:[-_ ](?:stages?|chunks?))?|model[-_ ]chunks?)"
                           r"\s*[=:]?\s*(\d+)\b"
                           r"|(?<![\w.])(\d+)\s+(?:virtual(?:[-_ ]pipeline)?[-_ ](?:stages?|chunks?)|model[-_ ]chunks?)\b", re.I)
+#: Layers per virtual stage named in a pp cell (``3 layers per virtual stage``, ``layers per virtual
+#: pipeline stage: 3``, ``num_layers_per_virtual_pipeline_stage=3``): a layer count, not a depth.
+_LAYERS_PER_VSTAGE = re.compile(r"(?<![\w.])(\d+)\s+layers?[-_ ](?:per|/)[-_ ]?virtual(?:[-_ ]pipeline)?[-_ ](?:stages?|chunks?)\b"
+                                r"|\b(?:num[-_ ])?layers?[-_ ]per[-_ ]virtual(?:[-_ ]pipeline)?[-_ ](?:stages?|chunks?)\b"
+                                r"\s*[=:]?\s*(\d+)\b", re.I)
 #: Pipeline schedules the schema has no entry for, named in a pp cell: refused, not run as 1F1B
 #: (DualPipeV, the "cut-in-half" V-shaped DualPipe, has its own bubble).
 _PP_UNMODELLED = re.compile(r"\bdual[-_ ]?pipe[-_ ]?v\b|\bV[-_ ]?shape[d]?\b", re.I)
@@ -1390,6 +1440,17 @@ def _pipeline_cell(out: dict) -> None:
     if _blank(cell) or not re.search(r"[A-Za-z]", str(cell)):
         return
     text = str(cell)
+    per_stage = {int(a or b) for a, b in _LAYERS_PER_VSTAGE.findall(text)}
+    if per_stage:  # "4 (3 layers per virtual stage)": layers, not virtual stages; the depth from them
+        text = _LAYERS_PER_VSTAGE.sub(" ", text)
+        if len(per_stage) == 1 and _blank(out.get("vpp")):
+            out["_layers_per_vstage"] = per_stage.pop()
+        elif len(per_stage) != 1:
+            out["vpp"] = f"unclear: {cell}"
+        if not re.search(r"[A-Za-z]", re.sub(r"\bPP\b", " ", text, flags=re.I)):
+            degrees = re.findall(r"(?<![\w.])(\d+)(?![\w.])", text)
+            out["pp"] = degrees[0] if len(set(degrees)) == 1 else f"unclear: {cell}"
+            return
     if _ran_mentions(text, _PP_UNMODELLED.pattern)[0]:
         out["pp"] = f"unclear: {text} (a pipeline schedule not modelled: 1f1b, interleaved, gpipe, zero_bubble, dualpipe)"
         return
@@ -1473,6 +1534,92 @@ def _degree_lists(text: str) -> list[tuple[str, str]]:
     return [(_DEGREE_ABBR[k], v) for k, v in zip(ls, ns)]
 
 
+#: Keys of launch configurations pasted into a cell — Megatron-LM / NeMo flags and YAML keys,
+#: TorchTitan TOML, DeepSpeed JSON, HF Trainer arguments — and the column whose number each
+#: gives (compared lower-cased, a leading ``--``, quotes and a dotted prefix dropped, ``-`` read as
+#: ``_``). ``_layers_per_vstage``: Megatron's ``--num-layers-per-virtual-pipeline-stage`` (layers,
+#: not the virtual stages); ``_dp_shard``: TorchTitan's FSDP degree (-1: the remaining GPUs);
+#: ``_local_batch``: TorchTitan's per-rank batch (the micro-batch unless pipelined).
+_CONFIG_KEYS = {
+    "tensor_model_parallel_size": "tp", "tensor_parallel_degree": "tp", "tensor_parallel_size": "tp",
+    "pipeline_model_parallel_size": "pp", "pipeline_parallel_degree": "pp", "pipeline_parallel_size": "pp",
+    "virtual_pipeline_model_parallel_size": "vpp", "num_layers_per_virtual_pipeline_stage": "_layers_per_vstage",
+    "context_parallel_size": "cp", "context_parallel_degree": "cp",
+    "expert_model_parallel_size": "ep", "expert_parallel_degree": "ep", "expert_parallel_size": "ep",
+    "data_parallel_shard_degree": "_dp_shard", "data_parallel_size": "dp",
+    "micro_batch_size": "micro_batch", "train_micro_batch_size_per_gpu": "micro_batch",
+    "per_device_train_batch_size": "micro_batch", "local_batch_size": "_local_batch",
+    "global_batch_size": "global_batch_seqs", "train_batch_size": "global_batch_seqs",
+    "gradient_accumulation_steps": "grad_accum",
+    "num_layers": "layers", "num_hidden_layers": "layers", "n_layers": "layers",
+    "hidden_size": "hidden", "num_attention_heads": "heads", "n_heads": "heads",
+    "num_query_groups": "kv_heads", "num_key_value_heads": "kv_heads", "n_kv_heads": "kv_heads",
+    "ffn_hidden_size": "ffn", "intermediate_size": "ffn", "seq_length": "seq_len", "encoder_seq_length": "seq_len",
+    "seq_len": "seq_len", "num_moe_experts": "moe_experts", "num_experts": "moe_experts",
+    "num_local_experts": "moe_experts", "moe_router_topk": "moe_topk", "num_experts_per_tok": "moe_topk",
+    "vocab_size": "vocab",
+}
+#: One ``key value`` assignment of a launch config: ``--micro-batch-size 1``, ``--tp=8``,
+#: ``tensor_model_parallel_size: 4``, ``tensor_parallel_degree = 8``, ``"train_batch_size": 2048``,
+#: ``per_device_train_batch_size=4``, ``model.tensor_model_parallel_size=4``.
+_CONFIG_PAIR = re.compile(r"""(?<![\w.-])(?:--)?["']?([A-Za-z_][\w.-]*?)["']?\s*(?:[:=]\s*|\s+)["']?(-?\d+|null|none|~)["']?"""
+                          r"""(?![\w.])""", re.I)
+
+
+def _config_cells(out: dict) -> None:
+    """Integer cells pasted from a launch configuration (:data:`_CONFIG_KEYS`): each assignment's
+    number to its column — the cell's own, or an empty other one (a different number there makes
+    that column unclear); a cell holding only another column's key is emptied (``--micro-batch-size
+    1`` in the batch cell is the micro-batch, not the global batch). Read only when every number
+    of the cell is the value of a known key and nothing but bare ``--flags`` is left; ``null`` is
+    unset (no interleaving for the virtual stages)."""
+    cols = _INT_COLUMNS + ("grad_accum",)
+    for col in cols:
+        cell = out.get(col)
+        if _blank(cell) or not isinstance(cell, str) or not re.search(r"[A-Za-z]", cell):
+            continue
+        text = re.sub(r"\[[\w.]+\]", " ", cell)  # a TOML section header ("[parallelism]")
+        pairs = [(re.sub(r"^.*\.", "", k).lower().replace("-", "_"), v.lower()) for k, v in _CONFIG_PAIR.findall(text)]
+        leftover = _CONFIG_PAIR.sub(" ", text)
+        if not pairs or any(k not in _CONFIG_KEYS for k, _ in pairs) \
+                or not re.fullmatch(r"""[\s,;{}"']*(?:--[A-Za-z][\w-]*[\s,;{}"']*)*""", leftover):
+            continue
+        if re.search(r"(?<![\w-])--sequence[-_]parallel\b", leftover, re.I):
+            out["_tp_sp"] = True
+        got: dict[str, set] = {}
+        for k, v in pairs:
+            got.setdefault(_CONFIG_KEYS[k], set()).add(None if v in ("null", "none", "~") else int(v))
+        if col not in got:
+            out[col] = None  # another column's key only: this cell states nothing of its own
+        for target, vals in got.items():
+            if len(vals) > 1:
+                v = f"unclear: {cell}"
+            else:
+                v = vals.pop()
+            if target == "_layers_per_vstage":  # layers per virtual stage: the depth from the layers
+                if isinstance(v, int) and v > 0 and _blank(out.get("vpp")):
+                    out["_layers_per_vstage"] = v
+                elif isinstance(v, str) or (isinstance(v, int) and v <= 0):
+                    out["vpp"] = f"unclear: {cell}"
+                continue
+            if target == "_dp_shard":
+                if isinstance(v, int) and v != 1:
+                    out["_dp_fsdp"] = True  # FSDP over this many GPUs (-1: all the remaining ones)
+                target, v = "dp", (None if isinstance(v, int) and v <= 0 else v)
+            elif target == "_local_batch":
+                out["_local_batch"] = True
+                target = "micro_batch"
+            elif target == "global_batch_seqs" and isinstance(v, int) and v <= 0:
+                v = None  # TorchTitan's global_batch_size = -1: local batch x dp, not stated here
+            elif target == "vpp" and v is None:
+                v = 1  # virtual_pipeline_model_parallel_size: null — no interleaving
+            v = None if v is None else str(v)
+            if target == col or _blank(out.get(target)):
+                out[target] = v
+            elif v is not None and (_int(out.get(target)) is None or str(_int(out.get(target))) != v):
+                out[target] = f"unclear: {out.get(target)!r} beside {cell!r}"
+
+
 def _clean_int_cells(r: dict) -> dict:
     """The row with its integer cells made readable where the wording is unambiguous: a labelled
     number (``TP=8``, ``GQA (8)``, ``interleaved (5)``, ``top-2``), a sequence length or vocabulary
@@ -1481,6 +1628,7 @@ def _clean_int_cells(r: dict) -> dict:
     0 for vpp (1), shared experts counted apart (``n_shared_experts``). Anything else is left as
     written for the strict reading of :func:`parse_number`."""
     out = dict(r)
+    _config_cells(out)  # "--tensor-model-parallel-size 8", "tensor_parallel_degree = 8", "train_batch_size": 2048
     if re.search(r"\d\s*,\s*(?:SP|sequence[ -]parallel\w*)\s*$", str(r.get("tp") or ""), re.I):
         out["_tp_sp"] = True  # "TP=4, SP"
     # a whole split written in one cell ("TP8-PP8-CP2", "TP=4, PP=2, DP=8"): each degree to its
@@ -1832,6 +1980,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     if dp < 1:
         return None, f"tp·pp·cp = {tp * pp * cp} exceeds the {n} GPUs"
     mbs = _int(r.get("micro_batch")) or 1
+    if r.get("_local_batch") and pp > 1:
+        return None, ("TorchTitan's local_batch_size is split into pipeline micro-batches "
+                      "(pipeline_parallel_microbatch_size) when pp > 1: write the micro-batch")
     bcol = "global_batch_seqs" if seqs_given else "global_batch_tokens"
     scope = _batch_scope(r.get(bcol))
     if scope is not None and B is not None:  # "2 per GPU": one rank's batch, not the global one
@@ -1921,6 +2072,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     k_every = layer_sac_every(r.get("recompute")) if recompute == "full" else None
     chunk = -(-L // (pp * vpp))
     rec_layers = -(-chunk // k_every) if k_every and k_every > 1 else None
+    n_block = block_recompute_layers(r.get("recompute")) if recompute == "full" else None
+    if n_block is not None:  # Megatron's block method: N layers of each chunk (all when N >= the chunk)
+        rec_layers = n_block if n_block < chunk else None
     grad_dtype = fw["grad_dtype"]
     if grad_dtype == "bf16" and "bf16" not in catalog.accelerators()[sys_.accelerator].peak_flop_per_s:
         grad_dtype = "fp32"

@@ -1900,3 +1900,128 @@ def test_review_a_per_gpu_batch_beside_a_fractional_accumulation_is_refused():
     s, why = validation.row_to_scenario(_row(tp=1, pp=1, gpu_count=64, global_batch_seqs="2 per GPU",
                                              micro_batch=2, grad_accum="2.5"))
     assert s is None and "grad_accum" in why, why
+
+
+def _calib(run_id: str, **cells) -> dict:
+    """The calibration row ``run_id`` as pandas reads it, with ``cells`` pasted over it."""
+    df = pd.read_csv(validation.DEFAULT_CSV)
+    return {**df.loc[df["run_id"].eq(run_id)].iloc[0].to_dict(), **cells}
+
+
+#: NeMo 24.07 Llama 2 70B on 64 H100: TP 4, PP 4, DP 4, VPP 20, 80 layers, micro-batch 1, GBS 128.
+_NEMO70 = "nemo_24.07_DGX-H100_LLAMA2-70B_64_FP8"
+#: NeMo 24.07 GPT-3 175B on 128 H100: TP 4, PP 8, 96 layers.
+_NEMO175 = "nemo_24.07_DGX-H100_GPT3-175B_128_FP8"
+#: MosaicML MPT 3B on 8 A100: FSDP FULL_SHARD, micro-batch 1, grad_accum 2, GBS 16.
+_MPT3B = "mpt_a100_80gb_amp_bf16_3b_seq65536_8gpu_mbs1"
+
+
+@pytest.mark.parametrize("col, cell, want", [
+    # Megatron-LM / NeMo arguments and YAML keys, TorchTitan TOML, DeepSpeed JSON, HF Trainer
+    ("tp", "--tensor-model-parallel-size 4", ("parallelism.tp", 4)),
+    ("tp", "tensor_model_parallel_size: 4", ("parallelism.tp", 4)),
+    ("tp", "tensor_parallel_degree = 4", ("parallelism.tp", 4)),
+    ("pp", "--pipeline-model-parallel-size 4", ("parallelism.pp", 4)),
+    ("pp", "pipeline_parallel_degree = 4", ("parallelism.pp", 4)),
+    ("vpp", "virtual_pipeline_model_parallel_size: 5", ("parallelism.vpp", 5)),
+    ("vpp", "--virtual-pipeline-model-parallel-size 5", ("parallelism.vpp", 5)),
+    ("micro_batch", "--micro-batch-size 2", ("training.micro_batch_size", 2)),
+    ("micro_batch", '"train_micro_batch_size_per_gpu": 2', ("training.micro_batch_size", 2)),
+    ("micro_batch", "per_device_train_batch_size=2", ("training.micro_batch_size", 2)),
+    ("micro_batch", "local_batch_size = 2", None),  # TorchTitan's per-rank batch is split when pp > 1
+    ("global_batch_seqs", "--global-batch-size 256", ("training.global_batch_size", 256)),
+    ("global_batch_seqs", '"train_batch_size": 256', ("training.global_batch_size", 256)),
+    ("cp", "--context-parallel-size 2", ("parallelism.cp", 2)),
+    ("cp", "context_parallel_degree = 2", ("parallelism.cp", 2)),
+])
+def test_launch_config_cells_are_read_by_their_key(col, cell, want):
+    """A cell pasted from a launch config gives the number of its key: it was refused as not a
+    number ('--tensor-model-parallel-size 8'), whatever the framework."""
+    s, why = validation.row_to_scenario(_calib(_NEMO70, **{col: cell}, **({"dp": None} if col == "cp" else {})))
+    if want is None:
+        assert s is None and "local_batch_size" in why, why
+        return
+    assert s is not None, (cell, why)
+    obj = s
+    for part in want[0].split("."):
+        obj = getattr(obj, part)
+    assert obj == want[1], (cell, obj)
+
+
+def test_launch_config_cells_other_columns_and_layers_per_virtual_stage():
+    """Megatron's --num-layers-per-virtual-pipeline-stage is a layer count, not the virtual
+    stages (was read as vpp = 3): 96 layers / (pp 4 · 3) = 8 virtual stages; likewise in words.
+    A key of another column fills that column (a micro-batch key in the batch cell is the
+    micro-batch, not a global batch of 4); TorchTitan's data_parallel_shard_degree = -1 is FSDP
+    over the remaining GPUs; DeepSpeed's gradient_accumulation_steps is read."""
+    for cell in ("--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 3",
+                 "4 (3 layers per virtual stage)", "PP=4, layers per virtual stage 3"):
+        s, why = validation.row_to_scenario(_calib(_NEMO175, pp=cell, vpp=None, dp=None))
+        assert s is not None, (cell, why)
+        assert (s.parallelism.pp, s.parallelism.vpp, s.parallelism.dp) == (4, 8, 8), cell
+    s, why = validation.row_to_scenario(_calib(_MPT3B, global_batch_seqs='"train_micro_batch_size_per_gpu": 4',
+                                               global_batch_tokens=None, micro_batch=None, grad_accum=None))
+    assert s is not None and s.training.micro_batch_size == 4, why
+    assert not validation.batch_published(_calib(_MPT3B, global_batch_seqs="per_device_train_batch_size=4",
+                                                 global_batch_tokens=None, micro_batch=None, grad_accum=None))
+    s, why = validation.row_to_scenario(_calib(_MPT3B, dp="data_parallel_shard_degree = -1", zero_stage=None,
+                                               source="TorchTitan (pytorch/torchtitan, 2025)"))
+    assert s is not None and (s.parallelism.dp, s.parallelism.zero_stage) == (8, 3), why
+    s, why = validation.row_to_scenario(_calib(_MPT3B, grad_accum='"gradient_accumulation_steps": 8',
+                                               global_batch_seqs=None, global_batch_tokens=None))
+    assert s is not None and s.training.global_batch_size == 1 * 8 * 8, why  # micro 1 x accumulation 8 x dp 8
+    s, why = validation.row_to_scenario(_calib(_NEMO70, tp="--tensor-model-parallel-size 4 --sequence-parallel",
+                                               sp=None, source="Megatron-LM 2021"))
+    assert s is not None and s.parallelism.sequence_parallel, why
+
+
+def test_launch_config_recompute_zero_and_precision():
+    """Megatron's block method with N layers is recompute_layers N (was every layer); the uniform
+    method recomputes every layer; a config's none / null recompute is none (TorchTitan's mode =
+    'none' was full); DeepSpeed's zero_optimization stage and NeMo's distributed_fused_adam are
+    read; a precision a config turns off is not the precision (bf16 enabled: false was bf16)."""
+    def rc(cell, **kw):
+        s, why = validation.row_to_scenario(_calib(_NEMO70, recompute=cell, **kw))
+        assert s is not None, (cell, why)
+        return s.parallelism.recompute, s.parallelism.recompute_layers
+    block = "--recompute-granularity full --recompute-method block --recompute-num-layers 4"
+    assert rc(block, vpp=1) == ("full", 4)  # 20 layers per stage, the first 4 recomputed
+    assert rc(block) == ("full", None)  # vpp 20: one layer per chunk, 4 >= it: every layer
+    assert rc("activations_checkpoint_granularity: full, activations_checkpoint_method: block, "
+              "activations_checkpoint_num_layers: 2", vpp=1) == ("full", 2)
+    assert rc("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", vpp=1) == ("full", None)
+    assert rc("--recompute-activations") == ("selective", None)
+    assert rc("activations_checkpoint_granularity: selective") == ("selective", None)
+    for cell in ("[activation_checkpoint] mode = 'none'", "activations_checkpoint_granularity: null"):
+        assert rc(cell) == ("none", None), cell
+    assert rc("[activation_checkpoint] mode = 'selective', selective_ac_option = 'op'") == ("op_sac", None)
+
+    def zero(cell):
+        s, why = validation.row_to_scenario(_calib(_MPT3B, zero_stage=cell))
+        assert s is not None, (cell, why)
+        return s.parallelism.zero_stage
+    assert [zero(f'"zero_optimization": {{"stage": {k}}}') for k in (0, 1, 2, 3)] == [0, 1, 2, 3]
+    assert zero("optim: name: distributed_fused_adam") == 1
+    assert zero("--use-distributed-optimizer") == 1 and zero("--fsdp full_shard auto_wrap") == 3
+
+    def prec(cell):
+        s, why = validation.row_to_scenario(_calib(_MPT3B, precision=cell))
+        return s.training.precision if s is not None else why
+    assert prec('"bf16": {"enabled": false}, "fp16": {"enabled": true}') == "fp16"
+    assert prec('"fp16": {"enabled": false}, "bf16": {"enabled": true}') == "bf16"
+    assert "negated" in prec('"bf16": {"enabled": false}') and "negated" in prec("bf16=False")
+    assert prec("bf16=True") == "bf16"
+    s, why = validation.row_to_scenario(_calib(_NEMO70, precision="enable_float8_linear = true"))
+    assert s is not None and s.training.precision == "fp8", why
+    s, why = validation.row_to_scenario(_calib(_NEMO70, precision="enable_float8_linear = false"))
+    assert s is None or s.training.precision != "fp8", why
+
+
+def test_torchtitan_compile_section_states_compile():
+    """TorchTitan's [compile] enable = true (its TOML since 2025) states torch.compile on, as
+    compile = true does: fused elementwise kernels, not eager."""
+    src = "TorchTitan (pytorch/torchtitan, 2025)"
+    for notes, want in (("compile = true", "fused"), ("[compile] enable = true", "fused"),
+                        ("[compile] enable = false", "eager")):
+        s, why = validation.row_to_scenario(_calib(_MPT3B, source=src, notes=notes))
+        assert s is not None and s.training.elementwise == want, (notes, why)

@@ -246,6 +246,11 @@ _CITED = re.compile(r"\b(?:fork\s+of|as\s+in|cf\.?|following|citing)\b[^;]*?\bar
                     r"|\bet\s+al\.?,?\s*\(?20[12]\d\)?", re.I)
 
 
+def _is_na(cell) -> bool:
+    """A cell pandas left empty: None or a float NaN (an empty string is text, see :func:`_blank`)."""
+    return cell is None or (isinstance(cell, float) and math.isnan(cell))
+
+
 def _year(text, pick) -> int | None:
     t = "" if text is None else str(text)
     uncited = _CITED.sub(" ", t)
@@ -549,7 +554,7 @@ def block_recompute_layers(cell) -> int | None:
     (:data:`_RC_BLOCK`, :data:`_RC_NUM_LAYERS`): the first N layers of each pipeline chunk are
     recomputed, the others keep their activations (``parallelism.recompute_layers``); None for
     any other cell (the uniform method recomputes every layer, N being its group size)."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+    if _is_na(cell):
         return None
     text = str(cell)
     n = _RC_NUM_LAYERS.findall(text)
@@ -591,7 +596,7 @@ def layer_sac_every(cell) -> int | None:
     (``full, uniform, every 4 layers``: groups of 4, every layer recomputed). The same work and
     memory as full recompute of ``ceil(layers / k)`` layers, which :func:`row_to_scenario` states as
     ``recompute = "full"`` with ``recompute_layers`` (Megatron's block method)."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+    if _is_na(cell):
         return None
     text = str(cell).strip().lower()
     if not _RC_LAYER_SAC.search(text) or _RC_NONE.search(text) or re.search(r"\buniform\b", text):
@@ -649,7 +654,7 @@ def parse_recompute(cell) -> str:
     → none. TorchTitan's layer-level SAC (every k-th layer in full, ``selective layer``) → full
     (of ``ceil(layers / k)`` layers: :func:`layer_sac_every`). Raises ``ValueError`` for any
     other text."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+    if _is_na(cell):
         return "none"
     text = str(cell).strip().lower()
     text = _RC_CONFIG_KEY.sub(r"\1", text)  # "--recompute-granularity full", "mode = 'none'": the value
@@ -727,7 +732,7 @@ def parse_zero_stage(cell) -> int | None:
         if re.match(r"^\s*\d\s*/\s*\d", str(cell)):
             raise ValueError(f"zero_stage '{cell}': names more than one stage")
         return int(v)  # a leading whole number is the stage; the rest of the cell explains it
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+    if _is_na(cell):
         return None
     text = str(cell).strip().lower()
     if re.match(r"(?:none|no|off|false)\b", text) and not re.search(r"dist\w*\.?[-_ ]?opt|shard\w*[-_ ]optim", text):
@@ -793,7 +798,7 @@ def parse_precision(cell) -> str:
     ``unknown``, ``not stated``: the default rule). Raises ``ValueError`` for any other text,
     and for a cell whose only precisions are negated (``fp8 (not fp16)`` names fp8 plainly; a
     cell like ``not fp16`` alone says nothing): an unreadable cell is never silently bf16."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+    if _is_na(cell):
         return "bf16"
     text = _CONFIG_OFF.sub(r"no \1", str(cell).strip().lower())  # "bf16": {"enabled": false} → no bf16
     head = re.split(r"[;(]", text, maxsplit=1)[0].strip()
@@ -863,7 +868,7 @@ def parse_fp8_scaling(cell) -> str:
     (``rowwise?``, ``probably rowwise``, ``rowwise (likely)``; the writer's ``assumed`` /
     ``inferred`` is no hedge), both plainly and negated, or beside a plain tensor-wise in the
     same standing (``tensorwise and rowwise``)."""
-    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+    if _is_na(cell):
         return "tensorwise"
     text = str(cell)
     pieces = [c for c in _CLAUSES.split(text) if c.strip()]
@@ -1425,7 +1430,7 @@ _OWN_DEGREE_LABEL = {"tp": r"TP", "pp": r"PP", "dp": r"DP", "cp": r"CP", "ep": r
 
 
 def _blank(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip() == ""
+    return _is_na(v) or str(v).strip() == ""
 
 
 def _pipeline_cell(out: dict) -> None:
@@ -1635,7 +1640,7 @@ def _clean_int_cells(r: dict) -> dict:
     # own column when that one is empty
     for col in ("tp", "pp", "dp", "cp", "ep", "vpp"):
         cell = out.get(col)
-        if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        if _is_na(cell):
             continue
         pairs = re.findall(r"\b(TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", re.sub(r"\([^)]*\)", " ", str(cell)), re.I)
         if len(pairs) < 2:  # "tensor 8 x pipeline 16", "8/12/32 (TP/PP/DP)", "(TP, PP, DP) = (8, 16, 64)"
@@ -1657,7 +1662,7 @@ def _clean_int_cells(r: dict) -> dict:
             out["moe_topk"] = f"unclear: top-k {out.get('moe_topk')!r} beside experts {experts!r}"
     for col in _INT_COLUMNS:
         cell = out.get(col)
-        if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        if _is_na(cell):
             continue
         text = str(cell).strip()
         if col in _OWN_DEGREE_LABEL and math.isnan(parse_number(text)) and not _LABELLED_INT.match(text) \
@@ -1901,7 +1906,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     for col in METRIC_COLUMNS:
         cell = r.get(col)
         v = parse_metric(col, cell)
-        text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
+        text = "" if _is_na(cell) else str(cell).strip()
         if math.isnan(v) and text and not _UNSTATED.match(text.lower()):
             unreadable.append(f"published {col} = {cell!r} " + (
                 "is a range or a ramp: write the one value the run measured" if _range_or_ramp(text)
@@ -1924,7 +1929,7 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         v = parse_number(cell) if col != "global_batch_tokens" else _tokens(cell, _int(r.get("seq_len")))
         if not math.isnan(v) and (not math.isfinite(v) or abs(v) >= 2.0**53 or v != round(v)):
             return None, f"{col} = {cell!r} is not a finite whole number"
-        text = "" if cell is None or (isinstance(cell, float) and math.isnan(cell)) else str(cell).strip()
+        text = "" if _is_na(cell) else str(cell).strip()
         if math.isnan(v) and text and not _UNSTATED.match(text.lower()) and not (
                 col == "gpu_count" and (_NODES.search(text) or _gpu_count(text, 1) is not None)):
             if _range_or_ramp(text):

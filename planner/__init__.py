@@ -13,11 +13,17 @@ Headless (never imports streamlit)::
 
 from __future__ import annotations
 
-from .catalog import CatalogError
-from .engine import Report, evaluate, evaluate_many
-from .hf_config import HFImport, import_hf_config, model_from_hf_config
-from .presets import list_presets, load_preset
-from .schema import InputError, ModelSpec, Scenario, format_errors
+from . import _malloc
+
+# glibc: keep the engine's 128 KiB temporaries on the heap instead of mmap / trim churn
+# (planner/_malloc.py: the figures and the opt-out).
+_malloc.tune()
+
+from .catalog import CatalogError  # noqa: E402
+from .engine import Report, evaluate, evaluate_many  # noqa: E402
+from .hf_config import HFImport, import_hf_config, model_from_hf_config  # noqa: E402
+from .presets import list_presets, load_preset  # noqa: E402
+from .schema import InputError, ModelSpec, Scenario, format_errors  # noqa: E402
 
 __all__ = [
     "CatalogError", "HFImport", "InputError", "ModelSpec", "Report", "Scenario", "evaluate", "evaluate_many",

@@ -50,6 +50,19 @@ def _f(x):
     return np.asarray(x, dtype=np.float64)
 
 
+def _divides(span, total):
+    """``total mod span == 0`` for GPU counts held as floats (arrays (N,) or scalars; bool).
+
+    ``q = total / span`` is an integer exactly when ``span`` divides ``total``; otherwise its
+    distance to the nearest integer is at least ``1/span``, far above the rounding of ``q`` for
+    counts below 2^52, so ``floor(q) == q`` is exact. Three array passes where ``np.fmod`` on
+    float64 costs about seven times as long (the engine's hot loop calls this per collective).
+    ``span`` below 1 (a group of 0 ranks) is taken as 1; callers treat such groups apart.
+    """
+    q = total / np.maximum(span, 1.0)
+    return np.floor(q) == q
+
+
 def placement_domain(domain_size, gpus_per_node, n_gpus):
     """GPUs of one NVLink domain that a job's rank order fills before moving to the next.
 
@@ -103,7 +116,7 @@ def group_layout(n, stride, domain_size):
     big = span > dom
     n1 = np.maximum(n, 1.0)
     g_big = np.minimum(np.maximum(np.floor(dom / stride), 1.0), n1)  # clip(·, 1, n1), cheaper
-    aligned = (np.fmod(dom, span) == 0.0) | (n <= 1.0)  # a group of one is in one domain
+    aligned = _divides(span, dom) | (n <= 1.0)  # a group of one is in one domain
     straddle = ~big & ~aligned
     if straddle.any():
         cut = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
@@ -260,7 +273,7 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
     n = _f(n)
     dom = _f(domain_size)
     span = n if stride is None else n * np.maximum(_f(stride), 1.0)
-    intra = (np.fmod(dom, span) == 0.0) | (n <= 1.0)  # aligned blocks inside one domain (group_layout)
+    intra = _divides(span, dom) | (n <= 1.0)  # aligned blocks inside one domain (group_layout)
     if intra.all():  # every group inside one domain: g = n (or 1 for n < 1), N = 1
         return nvl_eff_bw, (n - 1.0) * alpha_scaleup_s, intra
     g, nd = group_layout(n, 1.0 if stride is None else stride, dom)
@@ -281,7 +294,7 @@ def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha
     n = _f(n)
     size = _f(size_bytes)
     dom = _f(domain_size)
-    intra = (np.fmod(dom, n * np.maximum(_f(stride), 1.0)) == 0.0) | (n <= 1.0)  # group_layout
+    intra = _divides(n * np.maximum(_f(stride), 1.0), dom) | (n <= 1.0)  # group_layout
     nn = np.maximum(n, 1.0)
     if intra.all():
         return np.maximum(n - 1.0, 0.0) / nn * size / nvl_eff_bw + np.maximum(n - 1.0, 0.0) * alpha_scaleup_s
@@ -297,7 +310,7 @@ def p2p_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha
     returns ``(n > 1) · (S / BW + α)`` [s] (arrays (N,)).
     """
     n = _f(n)
-    intra = (np.fmod(_f(domain_size), n * np.maximum(_f(stride), 1.0)) == 0.0) | (n <= 1.0)  # group_layout
+    intra = _divides(n * np.maximum(_f(stride), 1.0), _f(domain_size)) | (n <= 1.0)  # group_layout
     if intra.all():
         bw, alpha = nvl_eff_bw, alpha_scaleup_s
     elif not intra.any():

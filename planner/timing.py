@@ -207,7 +207,7 @@ DP_BUCKET_PARAMS_PER_RANK = 1.0e6
 ZERO_BUBBLE_RESIDUAL = 1.0 / 3.0
 #: Rows per chunk in :func:`stage` (arrays of 16k float64 = 128 KiB stay in cache; the same
 #: as engine.DEFAULT_CHUNK_ROWS: measured fastest of 4k-64k on a 41k-row sweep batch).
-CHUNK_ROWS = 16384
+CHUNK_ROWS = 16_384
 #: Bytes of a 16-bit activation / weight element.
 BYTES_16 = 2.0
 #: FlashAttention-2-class kernels (``attention_kernel = "flash2"``) on Hopper run the Ampere

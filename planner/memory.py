@@ -362,6 +362,8 @@ def _u(b: Batch, k: str, dtype=np.float64):
 
 
 def _any(x) -> bool:
+    if isinstance(x, np.ndarray):
+        return bool(x.any())  # the method: np.any's dispatch costs more than a 1-row reduction
     return bool(np.any(x))
 
 

@@ -108,3 +108,22 @@ def test_all_to_all_network_frac_scales_only_the_network_share():
     # a group inside one node never touches the network: the fraction does not act
     intra = comm.group_collective_s("all_to_all", 1e9, 8, 1, 8, 450e9, 50e9, network_frac=0.5, **kw)
     assert float(intra) == pytest.approx(7 / 8 * 1e9 / 360e9, rel=1e-12)
+
+
+def test_divides_matches_integer_modulo():
+    """comm._divides (floor(q) == q, the engine's cheap alignment test) agrees with integer
+    ``total % span == 0`` for every GPU count pair up to 2^20 tested, including the worst case
+    for rounding (a quotient just below an integer: total = k·span − 1)."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=2000, deadline=None)
+    @given(st.integers(1, 2**20), st.integers(1, 2**20))
+    def check(span, total):
+        assert bool(comm._divides(np.float64(span), np.float64(total))) == (total % span == 0)
+        near = span * (total // span + 1) - 1  # one GPU short of a multiple
+        assert bool(comm._divides(np.float64(span), np.float64(near))) == (near % span == 0)
+
+    check()
+    spans = np.array([1.0, 2, 3, 7, 8, 16, 64, 72, 72, 144, 1e6 + 1])
+    totals = np.array([8.0, 72, 72, 72, 72, 72, 72, 72, 144, 144, (1e6 + 1) * 999])
+    np.testing.assert_array_equal(comm._divides(spans, totals), totals.astype(np.int64) % spans.astype(np.int64) == 0)

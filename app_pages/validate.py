@@ -174,6 +174,15 @@ elif _other:  # every selected group publishes another metric (found by review: 
 else:
     st.info("No run in this selection.")
 
+if "fits" in ok.columns and (_over := int((~ok["fits"].astype(bool)).sum())):
+    st.caption(f"{_over} of {len(ok)} compared runs do not fit in memory as read (column \"fits as read\" "
+               "below): a setting the row leaves out (recompute, activation offload, micro-batch) took a "
+               "default rule the run likely did not use, or the memory model over-estimates them; their "
+               "throughput is compared all the same.")
 with st.expander(f"Every run ({len(rows)}; skipped rows say why)", expanded=False):
     st.dataframe(rows, hide_index=True, key="v_rows",
-                 column_config={"rel_err": st.column_config.NumberColumn("rel. error", format="percent")})
+                 column_config={"rel_err": st.column_config.NumberColumn("rel. error", format="percent"),
+                                "mem_gib": st.column_config.NumberColumn(
+                                    "memory / GPU (GiB)", format="%.1f",
+                                    help="Predicted memory of the most loaded pipeline stage, GiB = 2^30 bytes"),
+                                "fits": st.column_config.CheckboxColumn("fits as read")})

@@ -543,6 +543,16 @@ def cmd_validate(args) -> int:
         print_frame(rows, "table")
         sys.stdout.write("\n")
         print_frame(summary, "table")
+        if "fits" in rows.columns:
+            ok = rows["status"].eq("ok")
+            over = rows[ok & rows["fits"].eq(False)]
+            if len(over):
+                sys.stdout.write(
+                    f"\n{len(over)} of {int(ok.sum())} compared runs do not fit in memory as read (fits = False: "
+                    + ", ".join(over["run_id"].astype(str).head(5)) + (", ..." if len(over) > 5 else "")
+                    + "): a setting the row leaves out (recompute, activation offload, micro-batch) was filled "
+                    "by a default rule the run likely did not use, or the memory model over-estimates; their "
+                    "throughput is compared all the same.\n")
     elif args.format == "json":
         sys.stdout.write(json.dumps({"rows": json.loads(rows.to_json(orient="records")),
                                      "summary": json.loads(summary.to_json(orient="records"))}, indent=2) + "\n")

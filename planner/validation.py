@@ -610,7 +610,8 @@ def layer_sac_every(cell) -> int | None:
     if re.search(r"every\s+third\s+(?:layer|block)", text):
         return 3
     return TORCHTITAN_LAYER_SAC_DEFAULT_EVERY
-_UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given|reported)(?:\s+(?:in|by|on)\b[^\d]*)?|unpublished|none"
+_UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given|reported|disclosed|specified|available)"
+                       r"(?:\s+(?:in|by|on)\b[^\d]*)?|unpublished|undisclosed|unspecified|none"
                        r"|\?|[-–—]+)$")
 
 
@@ -1934,7 +1935,9 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
                 col == "gpu_count" and (_NODES.search(text) or _gpu_count(text, 1) is not None)):
             if _range_or_ramp(text):
                 return None, f"{col} = {cell!r} is a range or a ramp: write the one value the run used"
-            return None, f"{col} = {cell!r} is not a number this column can read (write it in full, e.g. 8192)"
+            eg = {"tp": "8", "pp": "4", "dp": "64", "cp": "2", "ep": "8", "vpp": "2", "gpu_count": "1024",
+                  "micro_batch": "1", "grad_accum": "8"}.get(col, "8192")
+            return None, f"{col} = {cell!r} is not a number this column can read (write the number in full, e.g. {eg})"
         if col in ("tp", "pp", "dp", "cp", "ep", "vpp") and re.match(r"^\s*\d+\s*(?:/|[x×*])\s*\d", text):
             return None, f"{col} = {cell!r} names several degrees: write each in its own column (or label them, TP/PP/DP = 8/12/32)"
         if not math.isnan(v) and v < 1 and col in _POSITIVE_COLUMNS:
@@ -2640,7 +2643,10 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
     Returns
     -------
     rows : DataFrame — one row per CSV row: run_id, group, metric, published, predicted,
-        rel_err (pred/pub − 1 of throughput), predicted step time, MFU, HFU, status.
+        rel_err (pred/pub − 1 of throughput), predicted step time, MFU, HFU, mem_gib (predicted
+        memory per GPU of the most loaded pipeline stage, GiB = 2^30 B) and fits (within the
+        GPU's usable HBM; False flags a row whose unpublished settings were filled by default
+        rules the run likely did not use — it is compared all the same), status.
     summary : DataFrame — per group and overall: n, median, p90 and max |rel_err|.
     """
     b, meta, skipped, out, pred = _predict_csv(csv_path, consts)
@@ -2650,6 +2656,13 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
     rows["step_time_s"] = out["step_time_s"]
     rows["mfu"] = out["mfu"]
     rows["hfu"] = out["hfu"]
+    # The memory model's verdict on the row as read: a published run did run, so "does not fit"
+    # says a setting the row leaves out (recompute, activation offload, micro-batch) was filled
+    # by a default rule the real run did not use, or that the memory model over-estimates it.
+    # Compared all the same (the throughput model does not need the run to fit).
+    if "mem_total_bytes" in b and "fits" in b:
+        rows["mem_gib"] = np.asarray(b["mem_total_bytes"], dtype=float) / 2**30
+        rows["fits"] = np.asarray(b["fits"], dtype=bool)
     rows["status"] = np.where(np.isfinite(rows["rel_err"]), "ok",
                               np.where(meta["batch_published"].to_numpy(), "no published metric",
                                        "not compared: global batch not published (memory check only)"))

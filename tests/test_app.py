@@ -536,6 +536,11 @@ def test_validate_switch_to_out_of_sample_shows_its_groups_and_summary():
     assert charts_by_key(at)  # the scatter of the new set
     assert at.query_params["v_set"] == "out_of_sample"
     assert any("out_of_sample.csv" in c.value and "never" in c.value for c in at.caption)
+    # runs whose memory as read exceeds HBM are counted (the calibration runs all fit)
+    from planner.validation import validate
+    n_over = int((~validate(OUT_OF_SAMPLE)[0].query("status == 'ok'")["fits"].astype(bool)).sum())
+    assert n_over and any(c.value.startswith(f"{n_over} of ") and "do not fit in memory as read" in c.value
+                          for c in at.caption)
     # A metric only the out-of-sample runs publish (MFU) falls back to a calibration metric.
     at.segmented_control(key="v_metric").set_value("mfu").run()
     assert at.query_params["v_metric"] == "mfu"
@@ -544,6 +549,7 @@ def test_validate_switch_to_out_of_sample_shows_its_groups_and_summary():
     assert at.segmented_control(key="v_metric").value not in (None, "mfu")
     assert set(at.pills(key="v_groups").value) == set(at.pills(key="v_groups").options) <= cal
     assert at.query_params["v_set"] == "calibration" and at.query_params["v_metric"] != "mfu"
+    assert not any("do not fit in memory" in c.value for c in at.caption)
 
 
 def test_validate_out_of_sample_link_restores_set_and_group():

@@ -388,3 +388,20 @@ def test_validate_json_and_csv_output_of_a_file_with_skipped_rows_parse(tmp_path
     rc, out, err = run("validate", "--csv", str(tmp_path / "s.csv"), "--format", "csv")
     back = pd.read_csv(io.StringIO(out))
     assert len(back) == 3 and back["status"].eq("ok").sum() == 2
+
+
+def test_validate_table_names_the_runs_that_do_not_fit_as_read():
+    """The table output counts the compared rows whose memory as read exceeds HBM (fits =
+    False) and names the first of them; the JSON rows carry mem_gib and fits."""
+    from planner.validation import OUT_OF_SAMPLE_CSV
+    rc, out, _ = run("validate", "--csv", str(OUT_OF_SAMPLE_CSV), "--format", "json")
+    assert rc == 0
+    rows = json.loads(out)["rows"]
+    over = [r for r in rows if r["status"] == "ok" and r["fits"] is False]
+    assert over and all(r["mem_gib"] > 0 for r in rows if r["status"] == "ok")
+    rc, out, _ = run("validate", "--csv", str(OUT_OF_SAMPLE_CSV))
+    n_ok = sum(r["status"] == "ok" for r in rows)
+    assert rc == 0 and f"{len(over)} of {n_ok} compared runs do not fit in memory as read" in out
+    assert over[0]["run_id"] in out
+    rc, out, _ = run("validate")  # the calibration runs all fit: no such line
+    assert rc == 0 and "do not fit in memory" not in out

@@ -520,6 +520,10 @@ def test_unreadable_or_implausible_cells_skip_the_row_naming_the_cell():
                      (dict(mfu_pct="38–43%"), "mfu_pct = '38–43%' is a range or a ramp"),
                      (dict(tokens_per_s_per_gpu="2.2x H100 per GPU"), "is a comparison"),
                      (dict(tp=None, pp=None), "not published: tp, pp (write 1 for a degree not used)"),
+                     # "not disclosed" is a blank, not an unreadable number (review: the reason was
+                     # "write it in full, e.g. 8192")
+                     (dict(tp="not disclosed", pp="Not specified"), "not published: tp, pp"),
+                     (dict(pp="four"), "pp = 'four' is not a number this column can read (write the number in full, e.g. 4)"),
                      (dict(tflops_per_gpu="470 GFLOP/s"), "in another unit than TFLOP/s"),
                      (dict(sp="maybe"), "sp 'maybe'")):
         s, why = validation.row_to_scenario(_row(**kw))
@@ -2025,3 +2029,19 @@ def test_torchtitan_compile_section_states_compile():
                         ("[compile] enable = false", "eager")):
         s, why = validation.row_to_scenario(_calib(_MPT3B, source=src, notes=notes))
         assert s is not None and s.training.elementwise == want, (notes, why)
+
+
+def test_validate_flags_runs_that_do_not_fit_as_read(result):
+    """Every calibration run fits in memory as read (a published run ran); an out-of-sample row
+    whose unpublished settings take the default rules can exceed HBM, and is flagged, not
+    dropped: Llama 3 70B on 64 GB200 with FSDP, micro-batch 2 x 8,192 tokens, h 8,192, 80
+    layers and no recompute (the row states none): Korthikanti et al.'s 34·s·b·h bytes of
+    activations per layer (no TP) alone are 34 x 16,384 x 8,192 x 80 B = 340 GiB, beside 185
+    GiB of HBM (the real recipe must recompute or offload; the row does not say which)."""
+    rows, _ = result
+    ok = rows[rows["status"].eq("ok")]
+    assert ok["fits"].all() and (ok["mem_gib"] > 0).all()
+    oos, _ = validation.validate(validation.OUT_OF_SAMPLE_CSV)
+    r = oos.set_index("run_id").loc["mbridge_25.11_gb200_llama370b_64gpu_fp8cs"]
+    assert r["status"] == "ok" and not r["fits"]
+    assert r["mem_gib"] > 185.0  # GB200's usable HBM (hardware/accelerators.json: 185 GiB)

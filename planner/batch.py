@@ -52,6 +52,7 @@ Reliability (for each failure class c in FAILURE_CLASSES; rates already times ra
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -322,6 +323,34 @@ def row(b: Batch, i: int = 0) -> dict:
             x = x.item()
         out[k] = x
     return out
+
+
+class OneRow(Mapping):
+    """One scenario's row (a dict of python scalars, as :func:`row` gives) seen as a batch of
+    one: column ``k`` is ``np.asarray([row[k]])``, shape (1,), made on first use and kept (the
+    explain functions read a few dozen of a row's ~250 columns; converting all of them cost
+    them 0.1 ms each). Read-only."""
+
+    __slots__ = ("_row", "_cols")
+
+    def __init__(self, row: dict):
+        self._row = row
+        self._cols: dict = {}
+
+    def __getitem__(self, k):
+        v = self._cols.get(k)
+        if v is None:
+            v = self._cols[k] = np.asarray([self._row[k]])
+        return v
+
+    def __iter__(self):
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __contains__(self, k) -> bool:
+        return k in self._row
 
 
 def col(b: Batch, name: str, dtype=None):

@@ -154,7 +154,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import OFFLOAD, PRECISIONS, RECOMPUTE, SCHEDULES, Batch
+from .batch import OFFLOAD, PRECISIONS, RECOMPUTE, SCHEDULES, Batch, OneRow
 from .model_stats import layers_on_rank
 
 # --------------------------------------------------------------------------------------
@@ -1039,7 +1039,7 @@ def _gib(x) -> str:
 
 def explain(row: dict) -> dict[str, str]:
     """Formula strings with the numbers of one scenario plugged in (most loaded stage)."""
-    b = {k: np.asarray([v]) for k, v in row.items()}
+    b = OneRow(row)
     cm = _common(b)
     g = {k: float(np.ravel(v)[0]) for k, v in cm.items()
          if v is not None and not isinstance(v, bool) and np.asarray(v).dtype != bool}

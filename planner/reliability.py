@@ -80,6 +80,7 @@ import math
 import numpy as np
 
 from . import checkpoint as ck
+from .batch import OneRow
 from .checkpoint import ckpt_interval_daly, ckpt_interval_young  # noqa: F401  (public names)
 from .schema import FAILURE_CLASSES, TIER_KINDS
 
@@ -1477,7 +1478,7 @@ def format_interval_s(interval_s: float) -> str:
 def _row_model(row: dict):
     """The model of one scenario's row at its intervals: (expected_goodput's dict at (1,),
     recovery tier per class (C,) int (−1: none survives), λ_c [1/h] (C,), R_c [s] (C,))."""
-    b = {k: np.array([v]) for k, v in row.items()}
+    b = OneRow(row)
     tt = ck.tier_times(b)
     lam_h = failure_rates_per_h(b)
     R = recovery_s(b)

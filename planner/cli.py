@@ -147,8 +147,11 @@ def validate_input(data: dict) -> Scenario:
 
 
 def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str] = (),
-                        hf_config: str | None = None) -> dict:
-    """The scenario JSON dict of :func:`load_scenario_input`, not yet validated."""
+                        hf_config: str | None = None, sweep_gpus: int | None = None) -> dict:
+    """The scenario JSON dict of :func:`load_scenario_input`, not yet validated.
+
+    ``sweep_gpus``: the GPU count a sweep was given (``--gpus``): its note then says the sweep
+    chooses the split for it, instead of describing the one-node base scenario."""
     bare_hf = hf_config is not None and preset is None and file is None
     if bare_hf:
         preset = "default"
@@ -186,7 +189,10 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
             data["parallelism"] = {"zero_stage": 1, "recompute": "selective"}
             data["cluster"]["n_gpus"] = 8
             data["name"] = imp.model.name
-            if not any(str(x).split("=", 1)[0].strip() in ("cluster.n_gpus", "cluster") for x in sets):
+            if sweep_gpus:
+                sys.stderr.write("note: no scenario given: the default preset's hardware and settings; the sweep "
+                                 f"chooses the split for {sweep_gpus:,} GPUs (--gpus)\n")
+            elif not any(str(x).split("=", 1)[0].strip() in ("cluster.n_gpus", "cluster") for x in sets):
                 sys.stderr.write("note: no scenario given: the default preset's hardware and settings on one "
                                  "8-GPU node, plain data parallel (ZeRO-1); `planner sweep ... --gpus N` chooses the "
                                  "split for N GPUs, --set parallelism.tp=... sets one\n")
@@ -406,7 +412,7 @@ def cmd_export(args) -> int:
 def cmd_sweep(args) -> int:
     from .sweep import OBJECTIVES, count_splits, no_split_reason, plain_base, sweep
 
-    data = scenario_input_json(args.preset, args.file, args.set, args.hf_config)
+    data = scenario_input_json(args.preset, args.file, args.set, args.hf_config, sweep_gpus=args.gpus)
     try:
         s = validate_input(data)
     except UsageError as e:
@@ -504,6 +510,7 @@ def cmd_simulate(args) -> int:
     summary = summarize(df)
     if args.format == "table":
         print_frame(summary, "table")
+        print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed gives the same runs")
     else:
         print_frame(df if args.format == "csv" else summary, args.format)
     note = unfinished_note(df)

@@ -118,6 +118,7 @@ def test_simulate_summary():
     rc, out, err = run("simulate", "--preset", "llama3-8b-h100-64", "--trials", "200", "--seed", "1")
     assert rc == 0, err
     assert "time_to_train_days" in out and "p90" in out
+    assert "200 simulated runs (trials), seed 1" in out  # what the table summarises (review)
     rc, _, err = run("simulate", "--preset", "default", "--trials", "0")
     assert rc == 2 and "--trials 0" in err
 
@@ -405,3 +406,19 @@ def test_validate_table_names_the_runs_that_do_not_fit_as_read():
     assert over[0]["run_id"] in out
     rc, out, _ = run("validate")  # the calibration runs all fit: no such line
     assert rc == 0 and "do not fit in memory" not in out
+
+
+def test_sweep_of_a_bare_hf_config_notes_the_gpus_it_sweeps(tmp_path):
+    """`sweep --hf-config X --gpus 64` said the scenario was 'on one 8-GPU node' (review): the
+    note now names the GPUs the sweep chooses a split for; evaluate keeps the one-node note."""
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048,
+        "intermediate_size": 5632, "num_attention_heads": 32, "num_hidden_layers": 22,
+        "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048,
+        "tie_word_embeddings": False, "hidden_act": "silu"}))
+    rc, _, err = run("sweep", "--hf-config", str(cfg), "--gpus", "64", "--top", "2")
+    assert rc == 0, err
+    assert "the sweep chooses the split for 64 GPUs (--gpus)" in err and "one 8-GPU node" not in err
+    rc, _, err = run("evaluate", "--hf-config", str(cfg))
+    assert rc == 0 and "on one 8-GPU node" in err

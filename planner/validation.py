@@ -2561,6 +2561,7 @@ def calibration_batch(csv_path=None):
         "group": [GROUPS.get(k, k) for k in sub["source_key"].astype(str)],
         "metric": metric, "published": pub, "flop_count": count,
         "batch_published": [batch_published(r) for r in sub.to_dict("records")],
+        "defaults": _defaults_used(sub, b),
     })
     sk = df.iloc[sorted(skipped)]
     skipped_df = pd.DataFrame({
@@ -2569,6 +2570,41 @@ def calibration_batch(csv_path=None):
         "reason": [skipped[i] for i in sorted(skipped)],
     })
     return b, meta, skipped_df
+
+
+#: Settings a row may leave empty that the default rules then fill (docs/timing.md, "Default
+#: rules"): CSV column -> (label, batch column, value names or None for a number).
+_DEFAULTED = (
+    ("micro_batch", "micro-batch", "micro_batch_size", None),
+    ("recompute", "recompute", "recompute", _batch.RECOMPUTE),
+    ("vpp", "vpp", "vpp", None),
+    ("zero_stage", "ZeRO", "zero_stage", None),
+    ("sp", "SP", "sequence_parallel", ("off", "on")),
+)
+
+
+def _defaults_used(sub: pd.DataFrame, b) -> list[str]:
+    """Per row, the settings its CSV cells leave empty and the value the default rules gave
+    them (``"micro-batch 1; recompute none"``), so a reader sees what the prediction assumed;
+    "" when the row states them all. The vpp is not listed when the pp cell gave it (``PP=8
+    interleaved (VPP 4)``)."""
+    out = []
+    for j, r in enumerate(sub.to_dict("records")):
+        parts = []
+        for col, label, bcol, names in _DEFAULTED:
+            cell = r.get(col)
+            if not (_blank(cell) or _UNSTATED.match(str(cell).strip().lower())):
+                continue
+            if col == "vpp" and not re.fullmatch(r"\s*\d+(?:\.0)?\s*", str(r.get("pp") or "")):
+                continue  # the pp cell named the schedule / virtual stages
+            if col == "vpp" and int(b["pp"][j]) <= 1:
+                continue  # no pipeline: no virtual stages
+            if col == "sp" and int(b["tp"][j]) <= 1:
+                continue  # no TP: sequence parallelism does not apply
+            v = b[bcol][j]
+            parts.append(f"{label} {names[int(v)] if names else int(v)}")
+        out.append("; ".join(parts))
+    return out
 
 
 def _tflops_count(cell, src: str, b, j: int) -> float:
@@ -2643,7 +2679,8 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
     Returns
     -------
     rows : DataFrame — one row per CSV row: run_id, group, metric, published, predicted,
-        rel_err (pred/pub − 1 of throughput), predicted step time, MFU, HFU, mem_gib (predicted
+        rel_err (pred/pub − 1 of throughput), predicted step time, MFU, HFU, defaults (the
+        settings the row leaves empty and the values the default rules gave them), mem_gib (predicted
         memory per GPU of the most loaded pipeline stage, GiB = 2^30 B) and fits (within the
         GPU's usable HBM; False flags a row whose unpublished settings were filled by default
         rules the run likely did not use — it is compared all the same), status.
@@ -2663,6 +2700,7 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
     if "mem_total_bytes" in b and "fits" in b:
         rows["mem_gib"] = np.asarray(b["mem_total_bytes"], dtype=float) / 2**30
         rows["fits"] = np.asarray(b["fits"], dtype=bool)
+    rows.insert(len(rows.columns) - 1, "defaults", rows.pop("defaults"))  # beside status: text columns last
     rows["status"] = np.where(np.isfinite(rows["rel_err"]), "ok",
                               np.where(meta["batch_published"].to_numpy(), "no published metric",
                                        "not compared: global batch not published (memory check only)"))

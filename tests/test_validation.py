@@ -2045,3 +2045,19 @@ def test_validate_flags_runs_that_do_not_fit_as_read(result):
     r = oos.set_index("run_id").loc["mbridge_25.11_gb200_llama370b_64gpu_fp8cs"]
     assert r["status"] == "ok" and not r["fits"]
     assert r["mem_gib"] > 185.0  # GB200's usable HBM (hardware/accelerators.json: 185 GiB)
+
+
+def test_validate_names_the_settings_the_default_rules_filled(result):
+    """Each compared row says which of its settings the CSV leaves empty and what the default
+    rules (docs/timing.md) made of them: Narayanan's 1.7B row states neither micro-batch nor
+    ZeRO stage (-> 1 and 0, the pre-2023 Megatron rule; pp = 1 and tp = 1, so no vpp / SP);
+    Korthikanti's rows state all but the ZeRO stage; Megatron-Core's weak-scaling rows leave
+    micro-batch, recompute, vpp, ZeRO and SP empty (-> 1, none, 1, 1 and on with TP; the 7.1B
+    row has pp = 1, so no vpp, the 70B row pp = 2)."""
+    rows, _ = result
+    d = rows.set_index("run_id")["defaults"]
+    assert d["narayanan21_t1_1.7B"] == "micro-batch 1; ZeRO 0"
+    assert d["korthikanti22_22B_fullrecompute"] == "ZeRO 0"
+    assert d["mcore080_h100_weak_7.1B"] == "micro-batch 1; recompute none; ZeRO 1; SP on"
+    assert d["mcore080_h100_weak_70B"] == "micro-batch 1; recompute none; vpp 1; ZeRO 1; SP on"
+    assert list(rows.columns[-2:]) == ["defaults", "status"]

@@ -185,4 +185,8 @@ with st.expander(f"Every run ({len(rows)}; skipped rows say why)", expanded=Fals
                                 "mem_gib": st.column_config.NumberColumn(
                                     "memory / GPU (GiB)", format="%.1f",
                                     help="Predicted memory of the most loaded pipeline stage, GiB = 2^30 bytes"),
-                                "fits": st.column_config.CheckboxColumn("fits as read")})
+                                "fits": st.column_config.CheckboxColumn("fits as read"),
+                                "defaults": st.column_config.TextColumn(
+                                    "defaults assumed",
+                                    help="Settings the run's row leaves empty and the values the default rules "
+                                         "gave them (docs/timing.md, 'The default rule for unpublished settings')")})

@@ -355,6 +355,7 @@ def row_settings(r: dict) -> dict:
     mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(src))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
     flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
+    flash_by_year = flash is None
     flash = modern if flash is None else flash
     # The framework that produced the row is the one its source names (a TorchTitan comparison
     # in the notes of a NeMo row is not a TorchTitan run); statements in the text are read with
@@ -391,7 +392,8 @@ def row_settings(r: dict) -> dict:
     titan_eager = native_uncompiled or titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not compiled)
-    return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
+    return {"flash_attention": flash, "flash_by_year": flash_by_year, "zero_stage": 1 if modern else 0,
+            "sp_default": modern,
             "cross_entropy": "eager" if titan_eager else "fused",
             "elementwise": "eager" if titan_uncompiled else "fused",
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
@@ -2587,7 +2589,8 @@ def _defaults_used(sub: pd.DataFrame, b) -> list[str]:
     """Per row, the settings its CSV cells leave empty and the value the default rules gave
     them (``"micro-batch 1; recompute none"``), so a reader sees what the prediction assumed;
     "" when the row states them all. The vpp is not listed when the pp cell gave it (``PP=8
-    interleaved (VPP 4)``)."""
+    interleaved (VPP 4)``); flash attention is listed when the row's text names no attention
+    kernel (the source-year rule decided it)."""
     out = []
     for j, r in enumerate(sub.to_dict("records")):
         parts = []
@@ -2603,6 +2606,8 @@ def _defaults_used(sub: pd.DataFrame, b) -> list[str]:
                 continue  # no TP: sequence parallelism does not apply
             v = b[bcol][j]
             parts.append(f"{label} {names[int(v)] if names else int(v)}")
+        if row_settings(r)["flash_by_year"]:  # the text names no attention kernel: the year rule
+            parts.append(f"flash attention {'on' if bool(b['flash_attention'][j]) else 'off'} (source year)")
         out.append("; ".join(parts))
     return out
 

@@ -2053,11 +2053,16 @@ def test_validate_names_the_settings_the_default_rules_filled(result):
     ZeRO stage (-> 1 and 0, the pre-2023 Megatron rule; pp = 1 and tp = 1, so no vpp / SP);
     Korthikanti's rows state all but the ZeRO stage; Megatron-Core's weak-scaling rows leave
     micro-batch, recompute, vpp, ZeRO and SP empty (-> 1, none, 1, 1 and on with TP; the 7.1B
-    row has pp = 1, so no vpp, the 70B row pp = 2)."""
+    row has pp = 1, so no vpp, the 70B row pp = 2). None of these rows' text names an attention
+    kernel, so the source-year rule gives flash attention: off for the 2021-22 papers, on after."""
     rows, _ = result
     d = rows.set_index("run_id")["defaults"]
-    assert d["narayanan21_t1_1.7B"] == "micro-batch 1; ZeRO 0"
-    assert d["korthikanti22_22B_fullrecompute"] == "ZeRO 0"
-    assert d["mcore080_h100_weak_7.1B"] == "micro-batch 1; recompute none; ZeRO 1; SP on"
-    assert d["mcore080_h100_weak_70B"] == "micro-batch 1; recompute none; vpp 1; ZeRO 1; SP on"
+    assert d["narayanan21_t1_1.7B"] == "micro-batch 1; ZeRO 0; flash attention off (source year)"
+    assert d["korthikanti22_22B_fullrecompute"] == "ZeRO 0; flash attention off (source year)"
+    assert d["mcore080_h100_weak_7.1B"] == ("micro-batch 1; recompute none; ZeRO 1; SP on; "
+                                            "flash attention on (source year)")
+    assert d["mcore080_h100_weak_70B"] == ("micro-batch 1; recompute none; vpp 1; ZeRO 1; SP on; "
+                                           "flash attention on (source year)")
+    # a row whose text names its attention kernel is not listed for it (MosaicML: FlashAttention)
+    assert "flash" not in d["mpt_a100_80gb_bf16_70b_seq2048_64gpu_mbs8"]
     assert list(rows.columns[-2:]) == ["defaults", "status"]

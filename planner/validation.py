@@ -322,6 +322,14 @@ def _family_of_gpu(r: dict) -> str | None:
     return None if acc is None else acc.family
 
 
+def flash_statement(r: dict) -> bool | None:
+    """What a row's ``source`` and ``notes`` text states about flash attention (True: it ran,
+    False: it did not), a citation of the paper aside; None when the text says nothing (then
+    the source-year rule of :func:`row_settings` decides)."""
+    text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
+    return _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
+
+
 def row_settings(r: dict) -> dict:
     """Framework settings a row leaves unpublished, by the default rule (module docstring):
     ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``,
@@ -354,8 +362,7 @@ def row_settings(r: dict) -> dict:
     nvidia = bool(_NVIDIA_RECIPES.search(src))
     mosaic = bool(_BF16_GRAD_FRAMEWORKS.search(src))
     native = nvidia or (not mosaic and (year is None or year >= NATIVE_ATTENTION_FIRST_YEAR))
-    flash = _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
-    flash_by_year = flash is None
+    flash = flash_statement(r)
     flash = modern if flash is None else flash
     # The framework that produced the row is the one its source names (a TorchTitan comparison
     # in the notes of a NeMo row is not a TorchTitan run); statements in the text are read with
@@ -392,8 +399,7 @@ def row_settings(r: dict) -> dict:
     titan_eager = native_uncompiled or titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not compiled)
-    return {"flash_attention": flash, "flash_by_year": flash_by_year, "zero_stage": 1 if modern else 0,
-            "sp_default": modern,
+    return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
             "cross_entropy": "eager" if titan_eager else "fused",
             "elementwise": "eager" if titan_uncompiled else "fused",
             "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
@@ -2606,7 +2612,7 @@ def _defaults_used(sub: pd.DataFrame, b) -> list[str]:
                 continue  # no TP: sequence parallelism does not apply
             v = b[bcol][j]
             parts.append(f"{label} {names[int(v)] if names else int(v)}")
-        if row_settings(r)["flash_by_year"]:  # the text names no attention kernel: the year rule
+        if flash_statement(r) is None:  # the text names no attention kernel: the source-year rule
             parts.append(f"flash attention {'on' if bool(b['flash_attention'][j]) else 'off'} (source year)")
         out.append("; ".join(parts))
     return out

@@ -2569,7 +2569,7 @@ def calibration_batch(csv_path=None):
         "group": [GROUPS.get(k, k) for k in sub["source_key"].astype(str)],
         "metric": metric, "published": pub, "flop_count": count,
         "batch_published": [batch_published(r) for r in sub.to_dict("records")],
-        "defaults": _defaults_used(sub, b),
+        "defaults": _defaults_used(sub, b, metric, count),
     })
     sk = df.iloc[sorted(skipped)]
     skipped_df = pd.DataFrame({
@@ -2591,12 +2591,14 @@ _DEFAULTED = (
 )
 
 
-def _defaults_used(sub: pd.DataFrame, b) -> list[str]:
+def _defaults_used(sub: pd.DataFrame, b, metric=None, flop_count=None) -> list[str]:
     """Per row, the settings its CSV cells leave empty and the value the default rules gave
     them (``"micro-batch 1; recompute none"``), so a reader sees what the prediction assumed;
     "" when the row states them all. The vpp is not listed when the pp cell gave it (``PP=8
     interleaved (VPP 4)``); flash attention is listed when the row's text names no attention
-    kernel (the source-year rule decided it)."""
+    kernel (the source-year rule decided it); a TFLOP/s figure compared as model FLOPs because
+    its cell names no recompute (``metric``, ``flop_count``: :func:`calibration_batch`'s) says
+    so — "117 (hardware FLOPs incl. recompute)" would be compared with the hardware count."""
     out = []
     for j, r in enumerate(sub.to_dict("records")):
         parts = []
@@ -2614,6 +2616,9 @@ def _defaults_used(sub: pd.DataFrame, b) -> list[str]:
             parts.append(f"{label} {names[int(v)] if names else int(v)}")
         if flash_statement(r) is None:  # the text names no attention kernel: the source-year rule
             parts.append(f"flash attention {'on' if bool(b['flash_attention'][j]) else 'off'} (source year)")
+        if (metric is not None and metric[j] == "tflops_per_gpu" and float(b["hardware_flop_per_step"][j])
+                != float(b["model_flop_per_step"][j]) and flop_count[j] == float(b["model_flop_per_step"][j])):
+            parts.append("TFLOP/s as model FLOPs (the cell names no recompute)")
         out.append("; ".join(parts))
     return out
 

@@ -2066,3 +2066,26 @@ def test_validate_names_the_settings_the_default_rules_filled(result):
     # a row whose text names its attention kernel is not listed for it (MosaicML: FlashAttention)
     assert "flash" not in d["mpt_a100_80gb_bf16_70b_seq2048_64gpu_mbs8"]
     assert list(rows.columns[-2:]) == ["defaults", "status"]
+
+
+def test_defaults_say_when_a_tflops_figure_is_read_as_model_flops(tmp_path):
+    """A TFLOP/s cell that names no recompute is compared with model FLOPs even on a run that
+    recomputes (review: '117 TFLOPS/GPU' of GPT-NeoX-20B was compared with model FLOPs, '117
+    (hardware FLOPs incl. recompute)' with hardware FLOPs, and the output showed neither): the
+    defaults column says so; with the hardware wording it does not, and the two predictions
+    differ by the recompute's share (hardware / model FLOPs of the step)."""
+    df = pd.read_csv(validation.OUT_OF_SAMPLE_CSV)
+    r = df[df["run_id"] == "gptneox_20b_96xa100_40gb"]
+    a, b = r.copy(), r.copy()
+    a["tflops_per_gpu"], a["run_id"] = "117", "bare"
+    b["tflops_per_gpu"], b["run_id"] = "117 (hardware FLOPs incl. recompute)", "hw"
+    path = tmp_path / "neox.csv"
+    pd.concat([a, b]).to_csv(path, index=False)
+    rows, _ = validation.validate(path)
+    rows = rows.set_index("run_id")
+    assert "TFLOP/s as model FLOPs (the cell names no recompute)" in rows.loc["bare", "defaults"]
+    assert "TFLOP/s as model" not in rows.loc["hw", "defaults"]
+    bt = validation.calibration_batch(path)[0]
+    ratio = float(bt["hardware_flop_per_step"][0] / bt["model_flop_per_step"][0])  # > 1: recompute
+    assert ratio > 1.2
+    assert rows.loc["hw", "predicted"] == pytest.approx(rows.loc["bare", "predicted"] * ratio, rel=1e-9)

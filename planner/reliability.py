@@ -547,7 +547,9 @@ class _Block:
         def before(j, k):  # tier j saves more often than tier k (ties: lower index)
             key = (j, k)
             if key not in cache:
-                cache[key] = tau[j] <= tau[k] if j < k else ~before(k, j)
+                # tri-state (True / False where every row agrees: a one-row batch always does),
+                # so the selects below take their scalar shortcuts (same values)
+                cache[key] = _tri(np.asarray(tau[j] <= tau[k])) if j < k else _not(before(k, j))
             return cache[key]
 
         lam: dict = {k: None for k in self.U}

@@ -175,10 +175,10 @@ else:
     st.info("No run in this selection.")
 
 if "fits" in ok.columns and (_over := int((~ok["fits"].astype(bool)).sum())):
-    st.caption(f"{_over} of {len(ok)} compared runs do not fit in memory as read (column \"fits as read\" "
-               "below): a setting the row leaves out (recompute, activation offload, micro-batch) took a "
-               "default rule the run likely did not use, or the memory model over-estimates them; their "
-               "throughput is compared all the same.")
+    st.caption(f"{_over} of {len(ok)} compared run{'s' if len(ok) != 1 else ''} {'does' if _over == 1 else 'do'} "
+               "not fit in memory as read (column \"fits as read\" below): a setting the default rules filled "
+               "(column \"defaults assumed\") may not be what the run used, or, where the row states "
+               "everything, the memory model over-estimates it; the throughput is compared all the same.")
 with st.expander(f"Every run ({len(rows)}; skipped rows say why)", expanded=False):
     st.dataframe(rows, hide_index=True, key="v_rows",
                  column_config={"rel_err": st.column_config.NumberColumn("rel. error", format="percent"),

@@ -520,7 +520,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .validation import accuracy_table, validate
+    from .validation import accuracy_table, fits_note, validate
 
     if args.by_family:
         if args.csv is not None:
@@ -551,15 +551,7 @@ def cmd_validate(args) -> int:
         sys.stdout.write("\n")
         print_frame(summary, "table")
         if "fits" in rows.columns:
-            ok = rows["status"].eq("ok")
-            over = rows[ok & rows["fits"].eq(False)]
-            if len(over):
-                sys.stdout.write(
-                    f"\n{len(over)} of {int(ok.sum())} compared runs do not fit in memory as read (fits = False: "
-                    + ", ".join(over["run_id"].astype(str).head(5)) + (", ..." if len(over) > 5 else "")
-                    + "): a setting the row leaves out (recompute, activation offload, micro-batch) was filled "
-                    "by a default rule the run likely did not use, or the memory model over-estimates; their "
-                    "throughput is compared all the same.\n")
+            sys.stdout.write(fits_note(rows))
     elif args.format == "json":
         sys.stdout.write(json.dumps({"rows": json.loads(rows.to_json(orient="records")),
                                      "summary": json.loads(summary.to_json(orient="records"))}, indent=2) + "\n")

@@ -1900,12 +1900,26 @@ def _catalogue_architecture(r: dict) -> dict | None:
     return spec.model_dump(exclude_none=True)
 
 
-def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
+def _unstated(cell) -> bool:
+    """An empty cell or one that says the value is not published (``n/a``, ``unknown``, ``not
+    stated``); ``none`` is a value (no recompute, ZeRO 0, no SP) and counts as stated."""
+    if _blank(cell):
+        return True
+    text = str(cell).strip().lower()
+    return text != "none" and bool(_UNSTATED.match(text))
+
+
+def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None, str]:
     """One CSV row (dict) → (Scenario, "") or (None, reason it is skipped).
 
     Applies the default rule of the module docstring to every cell the row leaves empty; this
     is the only place that rule lives (validation, calibration and the memory test use it).
+    ``used``: a list the settings the default rules filled are appended to, as ``"label value"``
+    strings (``"micro-batch 1"``, ``"ZeRO 1"``, ``"vpp 12 (interleaved named)"``, ``"flash
+    attention on (source year)"``) — only those no cell of the row stated (an FSDP dp cell
+    states ZeRO 3; "TP=4, SP" states SP).
     """
+    used = [] if used is None else used
     hybrid = " ".join(str(r.get(c) or "") for c in ("moe_experts", "model"))
     if _DENSE_MOE_HYBRID.search(hybrid):
         return None, (f"a dense-MoE hybrid ({hybrid.strip()!r}: a dense MLP beside the experts in every layer, as "
@@ -2023,6 +2037,16 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         B *= dp
     if B is None and _micro_and_accum(r):  # "4 per GPU, 4 accumulation steps": mbs · ga · dp sequences
         B = mbs * _micro_and_accum(r) * dp
+    if _int(r.get("micro_batch")) is None:
+        # the micro-batch the published global batch and accumulation steps imply (B = mbs · ga · dp),
+        # else 1 (the default rule)
+        ga_v = parse_number(r.get("grad_accum"))
+        ga = _int(r.get("grad_accum")) if math.isfinite(ga_v) and ga_v == round(ga_v) else None
+        if ga and ga >= 1 and B is not None and B % (dp * ga) == 0 and B // (dp * ga) >= 1:
+            mbs = B // (dp * ga)
+            used.append(f"micro-batch {mbs} (global batch / (dp · grad_accum))")
+        else:
+            used.append("micro-batch 1")
     if B is None:  # memory worst case: m = p micro-batches in flight (not timed, see batch_published)
         B = pp * mbs * dp
     kv = _int(r.get("kv_heads")) or a
@@ -2048,6 +2072,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
     if sp_cell is None and r.get("_tp_sp") is not None:
         sp_cell = bool(r["_tp_sp"])  # "TP=4, SP", "TP=4 (no SP)"
     sp = sp_cell if sp_cell is not None else ("sequence parallel" in rc_text or (tp > 1 and fw["sp_default"]))
+    if sp_cell is None and tp > 1 and "sequence parallel" not in rc_text:
+        used.append(f"SP {'on' if sp else 'off'}")
     vpp = _int(r.get("vpp"))
     if vpp is None and r.get("_layers_per_vstage") and pp > 1:  # "2 layers per virtual stage"
         vpp = max(1, L // (pp * int(r["_layers_per_vstage"])))
@@ -2056,6 +2082,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         deep = max(2, L // (pp * DEFAULT_LAYERS_PER_VIRTUAL_STAGE))
         named = pp > 1 and pp * deep <= L and (bool(_INTERLEAVED.search(text)) or bool(r.get("_interleaved_named")))
         vpp = deep if named else 1
+        if pp > 1 and not r.get("_schedule"):
+            used.append(f"vpp {vpp}" + (" (interleaved named, default depth)" if named else ""))
     if r.get("_schedule") and vpp > 1:
         return None, f"pp = {r.get('pp')!r} names the {r['_schedule']} schedule beside vpp = {vpp}: which one ran?"
     # A published batch that dp · micro-batch (· pp when interleaved) does not divide — papers
@@ -2069,9 +2097,12 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
             zero = 3  # "FSDP 8" in the dp cell: fully sharded
         if zero is None:
             zero = fw["zero_stage"]
+            used.append(f"ZeRO {zero}")
         prec = parse_precision(r.get("precision"))
         fp8_scaling = parse_fp8_scaling(r.get("precision")) if prec == "fp8" else "tensorwise"
         recompute = parse_recompute(r.get("recompute"))
+        if _unstated(r.get("recompute")):
+            used.append(f"recompute {recompute}")
     except ValueError as e:
         return None, str(e)
     sys_ = catalog.systems()[system]
@@ -2117,6 +2148,8 @@ def row_to_scenario(r: dict) -> tuple[Scenario | None, str]:
         overrides["hbm_usable_bytes"] = hbm
     if overrides:
         scen["cluster"]["overrides"] = overrides
+    if flash_statement(r) is None:  # the text names no attention kernel: the source-year rule
+        used.append(f"flash attention {'on' if fw['flash_attention'] else 'off'} (source year)")
     try:
         return Scenario.model_validate(scen), ""
     except ValueError as e:  # pydantic.ValidationError is a ValueError
@@ -2371,8 +2404,19 @@ def batch_published(r: dict) -> bool:
                 and _micro_and_accum(r) is None)
 
 
-def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict[int, str]]:
-    """Rows → (scenarios, their row indices, {row index: reason} for the skipped rows)."""
+#: Order of the settings in the defaults note (the order of the parallelism / training inputs).
+_DEFAULT_ORDER = ("micro-batch", "recompute", "vpp", "ZeRO", "SP", "flash attention")
+
+
+def _default_order(item: str) -> int:
+    return next((i for i, k in enumerate(_DEFAULT_ORDER) if item.startswith(k)), len(_DEFAULT_ORDER))
+
+
+def rows_to_scenarios(df: pd.DataFrame, defaults_out: list | None = None
+                      ) -> tuple[list[Scenario], list[int], dict[int, str]]:
+    """Rows → (scenarios, their row indices, {row index: reason} for the skipped rows).
+    ``defaults_out``: a list that gets, per scenario, the settings the default rules filled
+    (:func:`row_to_scenario`'s ``used``)."""
     scen, idx, skipped = [], [], {}
     for i, r in enumerate(df.to_dict("records")):
         r = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
@@ -2380,12 +2424,15 @@ def rows_to_scenarios(df: pd.DataFrame) -> tuple[list[Scenario], list[int], dict
             skipped[i] = r[_READ_ERROR]
             continue
         r.pop(_READ_ERROR, None)
-        s, why = row_to_scenario(r)
+        used: list = []
+        s, why = row_to_scenario(r, used)
         if s is None:
             skipped[i] = why
         else:
             scen.append(s)
             idx.append(i)
+            if defaults_out is not None:
+                defaults_out.append("; ".join(sorted(used, key=_default_order)))
     return scen, idx, skipped
 
 
@@ -2507,7 +2554,8 @@ def calibration_batch(csv_path=None):
     skipped : DataFrame — run_id, source_key, group, reason.
     """
     df = _read(csv_path)
-    scen, idx, skipped = rows_to_scenarios(df)
+    used: list[str] = []
+    scen, idx, skipped = rows_to_scenarios(df, used)
     sub = df.iloc[idx].reset_index(drop=True)
     if not scen:
         reasons = [f"{df['run_id'].iloc[i]}: {why}" for i, why in list(skipped.items())[:5]]
@@ -2545,13 +2593,13 @@ def calibration_batch(csv_path=None):
             metric.append("tokens_per_s_per_gpu"); pub.append(tok); count.append(math.nan)
         elif not math.isnan(st):
             metric.append("step_time_s"); pub.append(st); count.append(math.nan)
-        elif not math.isnan(tf):
+        elif not math.isnan(tf) and not (
+                re.match(r"\s*[\d,.]+\s*hardware\b", str(r.get("tflops_per_gpu") or ""), re.I)
+                and not _cell_counts_recompute(r.get("tflops_per_gpu"))):
+            # (hardware FLOPs beside a comparison, "408.8 hardware (vs 350 model)": not compared;
+            # the row's MFU / HFU below is, when it gives one)
             metric.append("tflops_per_gpu"); pub.append(tf)
-            if re.match(r"\s*[\d,.]+\s*hardware\b", str(r.get("tflops_per_gpu") or ""), re.I) \
-                    and not _cell_counts_recompute(r.get("tflops_per_gpu")):
-                metric[-1] = ""; pub[-1] = math.nan; count.append(math.nan)  # hardware FLOPs beside a comparison
-            else:
-                count.append(_tflops_count(r.get("tflops_per_gpu"), src, b, j))
+            count.append(_tflops_count(r.get("tflops_per_gpu"), src, b, j))
         elif not math.isnan(mfu) and _cell_counts_recompute(r.get("mfu_pct")):
             metric.append("hfu"); pub.append(mfu / 100.0); count.append(float(b["hardware_flop_per_step"][j]))
         elif not math.isnan(mfu):
@@ -2569,7 +2617,7 @@ def calibration_batch(csv_path=None):
         "group": [GROUPS.get(k, k) for k in sub["source_key"].astype(str)],
         "metric": metric, "published": pub, "flop_count": count,
         "batch_published": [batch_published(r) for r in sub.to_dict("records")],
-        "defaults": _defaults_used(sub, b, metric, count),
+        "defaults": _defaults_note(used, sub, b, metric, count),
     })
     sk = df.iloc[sorted(skipped)]
     skipped_df = pd.DataFrame({
@@ -2580,44 +2628,21 @@ def calibration_batch(csv_path=None):
     return b, meta, skipped_df
 
 
-#: Settings a row may leave empty that the default rules then fill (docs/timing.md, "Default
-#: rules"): CSV column -> (label, batch column, value names or None for a number).
-_DEFAULTED = (
-    ("micro_batch", "micro-batch", "micro_batch_size", None),
-    ("recompute", "recompute", "recompute", _batch.RECOMPUTE),
-    ("vpp", "vpp", "vpp", None),
-    ("zero_stage", "ZeRO", "zero_stage", None),
-    ("sp", "SP", "sequence_parallel", ("off", "on")),
-)
-
-
-def _defaults_used(sub: pd.DataFrame, b, metric=None, flop_count=None) -> list[str]:
-    """Per row, the settings its CSV cells leave empty and the value the default rules gave
-    them (``"micro-batch 1; recompute none"``), so a reader sees what the prediction assumed;
-    "" when the row states them all. The vpp is not listed when the pp cell gave it (``PP=8
-    interleaved (VPP 4)``); flash attention is listed when the row's text names no attention
-    kernel (the source-year rule decided it); a TFLOP/s figure compared as model FLOPs because
-    its cell names no recompute (``metric``, ``flop_count``: :func:`calibration_batch`'s) says
-    so — "117 (hardware FLOPs incl. recompute)" would be compared with the hardware count."""
+def _defaults_note(used: list[str], sub: pd.DataFrame, b, metric, flop_count) -> list[str]:
+    """Per compared row, what the prediction assumed: the settings the default rules filled
+    (``used``, :func:`rows_to_scenarios`'s ``defaults_out``: ``"micro-batch 1; recompute none;
+    ZeRO 1"``), and "TFLOP/s as model FLOPs" where a TFLOP/s cell that names neither count is
+    compared with model FLOPs on a run that recomputes ("117 (hardware FLOPs incl. recompute)"
+    is compared with the hardware count, "117 (model FLOPs)" says so itself). "" when the row
+    states everything."""
     out = []
     for j, r in enumerate(sub.to_dict("records")):
-        parts = []
-        for col, label, bcol, names in _DEFAULTED:
-            cell = r.get(col)
-            if not (_blank(cell) or _UNSTATED.match(str(cell).strip().lower())):
-                continue
-            if col == "vpp" and not re.fullmatch(r"\s*\d+(?:\.0)?\s*", str(r.get("pp") or "")):
-                continue  # the pp cell named the schedule / virtual stages
-            if col == "vpp" and int(b["pp"][j]) <= 1:
-                continue  # no pipeline: no virtual stages
-            if col == "sp" and int(b["tp"][j]) <= 1:
-                continue  # no TP: sequence parallelism does not apply
-            v = b[bcol][j]
-            parts.append(f"{label} {names[int(v)] if names else int(v)}")
-        if flash_statement(r) is None:  # the text names no attention kernel: the source-year rule
-            parts.append(f"flash attention {'on' if bool(b['flash_attention'][j]) else 'off'} (source year)")
-        if (metric is not None and metric[j] == "tflops_per_gpu" and float(b["hardware_flop_per_step"][j])
-                != float(b["model_flop_per_step"][j]) and flop_count[j] == float(b["model_flop_per_step"][j])):
+        parts = [used[j]] if used[j] else []
+        if (metric[j] == "tflops_per_gpu"
+                and float(b["hardware_flop_per_step"][j]) != float(b["model_flop_per_step"][j])
+                and flop_count[j] == float(b["model_flop_per_step"][j])
+                and not re.search(r"\bmodel\b|\bMFU\b", str(r.get("tflops_per_gpu") or r.get("aggregate_pflops") or ""),
+                                  re.I)):
             parts.append("TFLOP/s as model FLOPs (the cell names no recompute)")
         out.append("; ".join(parts))
     return out
@@ -2729,6 +2754,33 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
         raise ValueError("no row can be compared (" + "; ".join(f"{n} {st}" for st, n in counts.items())
                          + "): a row needs one of " + ", ".join(METRIC_COLUMNS) + " and its global batch")
     return rows, summarise(rows)
+
+
+def fits_note(rows: pd.DataFrame) -> str:
+    """The lines :func:`validate`'s table output ends with about runs that do not fit in memory
+    as read (``fits`` False): the compared ones, then the rows built but not compared (no
+    published metric or batch: a memory check only); "" when every row fits."""
+    if "fits" not in rows.columns:
+        return ""
+    bad = rows["fits"].eq(False)
+    ok = rows["status"].eq("ok")
+    over = rows[ok & bad]
+    memo = rows[~ok & ~rows["status"].astype(str).str.startswith("skipped") & bad]  # no metric or no batch
+
+    def names(df):
+        return ", ".join(df["run_id"].astype(str).head(5)) + (", ..." if len(df) > 5 else "")
+    out = ""
+    if len(over):
+        n, m = len(over), int(ok.sum())
+        out += (f"\n{n} of {m} compared run{'s' if m != 1 else ''} {'does' if n == 1 else 'do'} not fit in memory as "
+                f"read (fits = False: {names(over)}): a setting the default rules filled (the defaults column) may "
+                "not be what the run used, or, where the row states everything, the memory model over-estimates "
+                "it; the throughput is compared all the same.\n")
+    if len(memo):
+        k = len(memo)
+        out += (f"{'' if out else chr(10)}{k} row{'s' if k != 1 else ''} not compared (memory check only) "
+                f"{'does' if k == 1 else 'do'} not fit either (fits = False: {names(memo)}).\n")
+    return out
 
 
 # --- How far to trust a prediction: the published runs like it ------------------------------

@@ -422,3 +422,26 @@ def test_sweep_of_a_bare_hf_config_notes_the_gpus_it_sweeps(tmp_path):
     assert "the sweep chooses the split for 64 GPUs (--gpus)" in err and "one 8-GPU node" not in err
     rc, _, err = run("evaluate", "--hf-config", str(cfg))
     assert rc == 0 and "on one 8-GPU node" in err
+
+
+def test_validate_fits_note_counts_and_wording(tmp_path):
+    """One compared run that cannot fit (MPT-7B at micro-batch 256 x 2,048 tokens on an 80 GB
+    A100: activations alone are far above 80 GB), one that fits, and one not compared (no
+    batch published) that cannot fit either: 'does' for one run, and the memory-only row named
+    on its own line (review: '1 of 2 compared runs do not fit'; memory-only rows never named)."""
+    import pandas as pd
+    from planner import validation
+
+    cal = pd.read_csv(validation.DEFAULT_CSV)
+    base = cal[cal["run_id"] == "mpt_a100_80gb_amp_bf16_7b_seq2048_8gpu_mbs6"]
+    fit, big, memo = base.copy(), base.copy(), base.copy()
+    big["run_id"], big["micro_batch"], big["global_batch_seqs"], big["global_batch_tokens"] = "big", 256, 2048, None
+    memo["run_id"], memo["micro_batch"], memo["global_batch_seqs"], memo["global_batch_tokens"] = "memo", 256, None, None
+    memo["grad_accum"] = None
+    fit["run_id"] = "fit"
+    path = tmp_path / "fits.csv"
+    pd.concat([fit, big, memo]).to_csv(path, index=False)
+    rc, out, err = run("validate", "--csv", str(path))
+    assert rc == 0, err
+    assert "1 of 2 compared runs does not fit in memory as read (fits = False: big)" in out
+    assert "1 row not compared (memory check only) does not fit either (fits = False: memo)" in out

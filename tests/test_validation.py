@@ -2089,3 +2089,46 @@ def test_defaults_say_when_a_tflops_figure_is_read_as_model_flops(tmp_path):
     ratio = float(bt["hardware_flop_per_step"][0] / bt["model_flop_per_step"][0])  # > 1: recompute
     assert ratio > 1.2
     assert rows.loc["hw", "predicted"] == pytest.approx(rows.loc["bare", "predicted"] * ratio, rel=1e-9)
+
+
+def test_defaults_list_only_what_no_cell_states(tmp_path):
+    """The defaults column comes from the parser itself (what the default rules filled), so a
+    value stated in another cell, or a 'none' cell, is not listed (review: 'none' cells, an FSDP
+    dp cell and 'TP=8, SP' were listed as defaults; a vpp the rule filled beside a labelled pp
+    cell was not). Rows varied from Megatron-Core's weak-scaling 70B row (tp 8, pp 2, dp 48;
+    micro-batch, recompute, vpp, ZeRO and SP empty)."""
+    cal = pd.read_csv(validation.DEFAULT_CSV)
+    base = cal[cal["run_id"] == "mcore080_h100_weak_70B"]
+    variants = {
+        "as_is": {},
+        "none_cells": dict(recompute="none", zero_stage="none", sp="none"),
+        "fsdp_dp": dict(dp="FSDP 48", zero_stage=None),
+        "tp_sp": dict(tp="TP=8, SP"),
+        "pp_label": dict(pp="PP=2"),
+        "pp_interleaved": dict(pp="2 (interleaved)"),
+        "pp_vpp": dict(pp="2 (interleaved, VPP 6)"),
+        "ga": dict(grad_accum="4"),  # 384 = mbs · 4 · 48 -> mbs 2
+        "hw_vs_model": dict(tflops_per_gpu="500 hardware (vs 419.7 model)"),
+    }
+    rows = []
+    for name, kw in variants.items():
+        r = base.copy()
+        r["run_id"] = name
+        for k, v in kw.items():
+            r[k] = v
+        rows.append(r)
+    path = tmp_path / "variants.csv"
+    pd.concat(rows).to_csv(path, index=False)
+    out, _ = validation.validate(path)
+    d = out.set_index("run_id")["defaults"]
+    assert d["as_is"] == ("micro-batch 1; recompute none; vpp 1; ZeRO 1; SP on; "
+                          "flash attention on (source year)")
+    assert d["none_cells"] == "micro-batch 1; vpp 1; flash attention on (source year)"
+    assert "ZeRO" not in d["fsdp_dp"] and "SP" not in d["tp_sp"]
+    assert "vpp 1" in d["pp_label"]
+    assert "vpp 42 (interleaved named, default depth)" in d["pp_interleaved"]  # max(2, 84 // (2·1))
+    assert "vpp" not in d["pp_vpp"]
+    assert d["ga"].startswith("micro-batch 2 (global batch / (dp · grad_accum))")
+    # a hardware TFLOP/s figure beside a comparison is not compared; the row's MFU is
+    hw = out.set_index("run_id").loc["hw_vs_model"]
+    assert hw["metric"] == "mfu" and hw["status"] == "ok" and hw["published"] == pytest.approx(0.42)

@@ -11,7 +11,7 @@ validate``, ``tools/calibrate.py`` and the memory test (every run fits) all buil
 scenarios through :func:`row_to_scenario`. Each field is decided by the row's own cells, then
 by the framework of its source group (what that framework did by default), never per row:
 
-* **micro-batch**: the cell, else 1. **vpp**: the cell's leading integer; else, when pp > 1
+* **micro-batch**: the cell; else the global batch / (dp · grad_accum) when the row publishes both; else 1. **vpp**: the cell's leading integer; else, when pp > 1
   and the row's source or notes name an interleaved schedule without its depth (Llama 3,
   Sec. 3.3.2), ``max(2, floor(L/pp))``: one layer per virtual stage, the median depth of the
   calibration file's published interleaved configurations

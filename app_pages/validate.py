@@ -174,19 +174,17 @@ elif _other:  # every selected group publishes another metric (found by review: 
 else:
     st.info("No run in this selection.")
 
-if "fits" in ok.columns and (_over := int((~ok["fits"].astype(bool)).sum())):
-    st.caption(f"{_over} of {len(ok)} compared run{'s' if len(ok) != 1 else ''} {'does' if _over == 1 else 'do'} "
-               "not fit in memory as read (column \"fits as read\" below): a setting the default rules filled "
-               "(column \"defaults assumed\") may not be what the run used, or, where the row states "
-               "everything, the memory model over-estimates it; the throughput is compared all the same.")
+if _fits_line := validation.fits_note(ok):  # the CLI's wording (planner.validation.fits_note)
+    st.caption(_fits_line.strip())
 with st.expander(f"Every run ({len(rows)}; skipped rows say why)", expanded=False):
     st.dataframe(rows, hide_index=True, key="v_rows",
                  column_config={"rel_err": st.column_config.NumberColumn("rel. error", format="percent"),
                                 "mem_gib": st.column_config.NumberColumn(
                                     "memory / GPU (GiB)", format="%.1f",
                                     help="Predicted memory of the most loaded pipeline stage, GiB = 2^30 bytes"),
-                                "fits": st.column_config.CheckboxColumn("fits as read"),
+                                "fits": st.column_config.CheckboxColumn(
+                                    "fits", help="Predicted memory within the GPU's usable HBM, as the row reads"),
                                 "defaults": st.column_config.TextColumn(
-                                    "defaults assumed",
+                                    "defaults",
                                     help="Settings the run's row leaves empty and the values the default rules "
                                          "gave them (docs/timing.md, 'The default rule for unpublished settings')")})

@@ -623,6 +623,15 @@ _UNSTATED = re.compile(r"^(?:n/?a\b.*|unknown|not (?:stated|published|given|repo
                        r"|\?|[-–—]+)$")
 
 
+def _unstated(cell) -> bool:
+    """An empty cell or one that says the value is not published (``n/a``, ``unknown``, ``not
+    stated``); ``none`` is a value (no recompute, ZeRO 0, no SP) and counts as stated."""
+    text = "" if _is_na(cell) else str(cell).strip().lower()
+    if text in ("", "nan"):
+        return True
+    return text != "none" and bool(_UNSTATED.match(text))
+
+
 def parse_bool_cell(cell) -> bool | None:
     """A yes/no cell (``sp``): a leading number (0 → False), else ``yes`` / ``on`` / ``true`` /
     ``enabled`` / ``Y`` / ``✓`` / the name itself (``SP``, ``sequence parallel``) → True, ``no``
@@ -631,10 +640,9 @@ def parse_bool_cell(cell) -> bool | None:
     v = parse_number(cell)
     if not math.isnan(v):
         return bool(v)
-    text = "" if cell is None else str(cell).strip().lower()
-    if text == "" or text == "nan" or _UNSTATED.match(text) and text != "none":
+    if _unstated(cell):
         return None
-    text = re.sub(r"^--", "", text)  # Megatron's flags: --sequence-parallel, --no-sequence-parallel
+    text = re.sub(r"^--", "", str(cell).strip().lower())  # Megatron's flags: --sequence-parallel, --no-sequence-parallel
     if re.match(r"(?:sp\b|seq(?:uence)?[-_ ]parallel\w*)", text) and re.search(
             r"\b(?:no|not|off|false|disabled?|none|0)\b", text):
         return False  # "SP off", "sequence parallel: off", "sp=False"
@@ -1900,15 +1908,6 @@ def _catalogue_architecture(r: dict) -> dict | None:
     return spec.model_dump(exclude_none=True)
 
 
-def _unstated(cell) -> bool:
-    """An empty cell or one that says the value is not published (``n/a``, ``unknown``, ``not
-    stated``); ``none`` is a value (no recompute, ZeRO 0, no SP) and counts as stated."""
-    if _blank(cell):
-        return True
-    text = str(cell).strip().lower()
-    return text != "none" and bool(_UNSTATED.match(text))
-
-
 def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None, str]:
     """One CSV row (dict) → (Scenario, "") or (None, reason it is skipped).
 
@@ -2741,7 +2740,7 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
     if "mem_total_bytes" in b and "fits" in b:
         rows["mem_gib"] = np.asarray(b["mem_total_bytes"], dtype=float) / 2**30
         rows["fits"] = np.asarray(b["fits"], dtype=bool)
-    rows.insert(len(rows.columns) - 1, "defaults", rows.pop("defaults"))  # beside status: text columns last
+    rows["defaults"] = rows.pop("defaults")  # to the end, before status: the text columns last
     rows["status"] = np.where(np.isfinite(rows["rel_err"]), "ok",
                               np.where(meta["batch_published"].to_numpy(), "no published metric",
                                        "not compared: global batch not published (memory check only)"))

@@ -21,6 +21,7 @@ import re
 
 import planner
 from planner import catalog, share
+from planner import schema as _schema
 from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors
 
 GIB = 2**30
@@ -1006,15 +1007,19 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Accelerator override", accs, key="w_acc",
                      format_func=lambda i: _inline_label(inline.get("acc")) if i == INLINE else
                      ("the system's own" if i == SYSTEMS_ACC else _label(catalog.accelerators, i)))
-        st.number_input("Price override, USD per GPU-hour", min_value=0.01, max_value=1e6, value=None,
-                        key="w_price", placeholder="catalogue price", format="%.2f")
-        st.number_input("NIC bandwidth override, GB/s per GPU (1 GB = 10⁹ B)", min_value=0.1, max_value=1e6,
+        st.number_input("Price override, USD per GPU-hour", min_value=_schema.PRICE_USD_RANGE[0],
+                        max_value=_schema.PRICE_USD_RANGE[1], value=None, key="w_price", placeholder="catalogue price", format="%.2f")
+        st.number_input("NIC bandwidth override, GB/s per GPU (1 GB = 10⁹ B)",
+                        min_value=_schema.LINK_BW_RANGE[0] / 1e9, max_value=_schema.LINK_BW_RANGE[1] / 1e9,
                         value=None, key="w_nic", placeholder="catalogue value", format="%.1f")
-        st.number_input("Usable HBM override, GiB (1 GiB = 2³⁰ B)", min_value=0.1, max_value=1e5, value=None,
+        st.number_input("Usable HBM override, GiB (1 GiB = 2³⁰ B)", min_value=_schema.HBM_BYTES_RANGE[0] / 2**30,
+                        max_value=_schema.HBM_BYTES_RANGE[1] / 2**30, value=None,
                         key="w_hbmu", placeholder="catalogue value", format="%.1f")
-        st.number_input("Host memory override, GiB per node", min_value=0.1, max_value=1e7, value=None,
+        st.number_input("Host memory override, GiB per node", min_value=_schema.HOST_MEM_BYTES_RANGE[0] / 2**30,
+                        max_value=_schema.HOST_MEM_BYTES_RANGE[1] / 2**30, value=None,
                         key="w_hostmem", placeholder="catalogue value", format="%.0f")
-        st.number_input("Power limit per GPU, W", min_value=1.0, max_value=1e5, value=None, key="w_pwr",
+        st.number_input("Power limit per GPU, W", min_value=_schema.POWER_W_RANGE[0],
+                        max_value=_schema.POWER_W_RANGE[1], value=None, key="w_pwr",
                         placeholder="the part's TDP", format="%.0f",
                         help="nvidia-smi -pl, from 0.25·TDP to the TDP. Below the TDP the matmul ceiling × "
                         "(limit / TDP)^0.237, a power rule derived from one measured same-die pair (GB200 / "
@@ -1210,7 +1215,7 @@ def _on_upload() -> None:
     if f is None:
         return
     try:
-        data = json.loads(f.getvalue().decode("utf-8"))
+        data = json.loads(f.getvalue().decode("utf-8-sig"))
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")
     except Exception as e:  # noqa: BLE001
@@ -1247,7 +1252,7 @@ def _on_hf_upload() -> None:
     if f is None:
         return
     try:
-        data = json.loads(f.getvalue().decode("utf-8"))
+        data = json.loads(f.getvalue().decode("utf-8-sig"))
         imp = import_hf_config(data, name=None)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         ss["_hf_error"] = f"{f.name}: not a JSON file ({e})"

@@ -317,7 +317,7 @@ with right:
     m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder="2000",
                     on_change=_clamp_widget, args=("pl_mct", *MCT_RANGE, 2000),
                     help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,} here; the time grows with the "
-                         "trials and with the failures per run (about 2 s for 100,000 runs of ~400 failures; a run "
+                         "trials and with the failures per run (about 9 s for 100,000 runs of ~580 failures on a 2-core machine; a run "
                          "expected to fail more than 200,000 times is not simulated). `planner simulate --trials` "
                          "and planner.simulate take up to 1,000,000.")
     m2.number_input("Seed", value=None, step=1, key="pl_mcs", placeholder="0",

@@ -1513,6 +1513,17 @@ def zero_goodput_reason(row: dict) -> str | None:
     long_k = sorted({int(tier[c]) for c in range(len(FAILURE_CLASSES)) if lam_h[c] > 0 and tier[c] >= 0
                      and lam * float(row.get(f"ckpt_{TIER_KINDS[tier[c]]}_interval_opt_s", 0.0)) / 3600.0 > 30.0})
     if long_k and not lost:
+        # every such tier already at the shortest interval it can be saved at (one step, or its
+        # async save): no interval helps, the step itself outlasts the time between failures
+        # (found by review: a 1e-30 B/s NIC advised "shorten the interval" at a 4.7e36 h floor)
+        step = float(row.get("step_time_s", 0.0) or 0.0)
+        floors = {k: max(step, float(row.get(f"ckpt_{TIER_KINDS[k]}_save_s", 0.0) or 0.0)
+                         if row.get("ckpt_async", False) else step) for k in long_k}
+        if all(float(row[f"ckpt_{TIER_KINDS[k]}_interval_opt_s"]) <= floors[k] * (1.0 + 1e-9) for k in long_k):
+            return (f"goodput is 0: a checkpoint can be saved at most once a step ({_g(step / 3600.0)} h per step, "
+                    f"or the async save) and the job fails every {_g(60.0 / lam)} min (λ = {_g(lam)}/h), so a "
+                    "failure loses work faster than the job makes it, whatever the interval. A shorter step (faster "
+                    "hardware, more GPUs, a smaller global batch) or a lower failure rate is needed.")
         tiers = ", ".join(f"{TIER_KINDS[k]} every {_g(float(row[f'ckpt_{TIER_KINDS[k]}_interval_opt_s']) / 3600.0)} h"
                           + (" (never, in effect)" if float(row[f'ckpt_{TIER_KINDS[k]}_interval_opt_s']) >= INTERVAL_MAX_S
                              else "") for k in long_k)

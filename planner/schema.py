@@ -33,6 +33,34 @@ NonNegInt = Annotated[int, Field(ge=0, le=COUNT_MAX)]
 PosFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+#: Physical ranges of the hardware figures a scenario can state (inline accelerators, systems and
+#: storage tiers, ``cluster.overrides``; share links take the same): a few orders of magnitude
+#: around the catalogue's own values (hardware/*.json: 1.6e13–1.5e16 FLOP/s, HBM 34–309 GB at
+#: 0.9–8 TB/s, NICs 6–100 GB/s per GPU, host links 16–450 GB/s, 250–1,400 W, 0.64–7.14 USD/h), so
+#: a slip such as 1e-9 for 1e9 is refused with its range instead of giving inf / NaN results
+#: downstream (found by review: a NIC of 1e-300 B/s crashed ``simulate``).
+FLOP_RATE_RANGE = (1e11, 1e18)          # peak / MAMF FLOP/s per GPU (0.1 TFLOP/s to 1 EFLOP/s)
+HBM_BYTES_RANGE = (0.1 * 2**30, 1e14)   # HBM per GPU (0.1 GiB to 100 TB)
+HBM_BW_RANGE = (1e9, 1e15)              # HBM bandwidth per GPU [B/s]
+LINK_BW_RANGE = (1e8, 1e15)             # NVLink / PCIe / NIC / host-memory bandwidths [B/s] (0.1 GB/s up)
+HOST_MEM_BYTES_RANGE = (0.1 * 2**30, 1e16)  # host memory per node
+NVME_BYTES_MAX = 1e16                   # local NVMe per node (0 = none)
+NVME_BW_RANGE = (1e6, 1e13)             # local NVMe bandwidth per node [B/s] (0 = none)
+STORAGE_BW_RANGE = (1e6, 1e16)          # checkpoint tier bandwidth, per node or aggregate [B/s]
+POWER_W_RANGE = (1.0, 1e5)              # TDP / power limit per GPU [W]
+NODE_POWER_W_RANGE = (1.0, 1e7)         # whole-node power [W]
+PRICE_USD_RANGE = (0.01, 1e6)           # price per GPU-hour [USD]
+#: Failure rates per GPU-, node- or job-hour (the catalogue's are 1e-6 to 1e-2) and the restart /
+#: repair time of a class (minutes to days in the catalogue): one failure a second per unit, a year.
+FAILURE_RATE_MAX = 3600.0
+RECOVERY_S_MAX = 3.2e7
+FlopRate = Annotated[float, Field(ge=FLOP_RATE_RANGE[0], le=FLOP_RATE_RANGE[1], allow_inf_nan=False)]
+LinkBw = Annotated[float, Field(ge=LINK_BW_RANGE[0], le=LINK_BW_RANGE[1], allow_inf_nan=False)]
+StorageBw = Annotated[float, Field(ge=STORAGE_BW_RANGE[0], le=STORAGE_BW_RANGE[1], allow_inf_nan=False)]
+HbmBytes = Annotated[float, Field(ge=HBM_BYTES_RANGE[0], le=HBM_BYTES_RANGE[1], allow_inf_nan=False)]
+HostMemBytes = Annotated[float, Field(ge=HOST_MEM_BYTES_RANGE[0], le=HOST_MEM_BYTES_RANGE[1], allow_inf_nan=False)]
+PowerW = Annotated[float, Field(ge=POWER_W_RANGE[0], le=POWER_W_RANGE[1], allow_inf_nan=False)]
+PriceUsd = Annotated[float, Field(ge=PRICE_USD_RANGE[0], le=PRICE_USD_RANGE[1], allow_inf_nan=False)]
 #: Most tokens a scenario may train on (training.tokens_total; share links and the sidebar's
 #: box take the same bound): 1e16, about 280 times Qwen3's 36T (3.6e13, arXiv:2505.09388) and 640
 #: times Llama 3's 15.6T (arXiv:2407.21783), the largest published pre-training runs.
@@ -119,27 +147,27 @@ class Accelerator(_Sourced):
     name: str
     vendor: str
     family: str = Field(description="Architecture family, keys the GEMM-efficiency curve (e.g. 'hopper').")
-    peak_flop_per_s: dict[Precision, PosFloat] = Field(
+    peak_flop_per_s: dict[Precision, FlopRate] = Field(
         description="Dense (no sparsity) peak FLOP/s by precision."
     )
-    hbm_bytes: PosFloat = Field(description="Physical HBM capacity [bytes].")
-    hbm_usable_bytes: PosFloat = Field(description="HBM visible to the framework [bytes].")
-    hbm_bw_bytes_per_s: PosFloat
-    scaleup_bw_bytes_per_s: PosFloat = Field(description="Scale-up (NVLink / IF) bandwidth per GPU, one direction.")
+    hbm_bytes: HbmBytes = Field(description="Physical HBM capacity [bytes].")
+    hbm_usable_bytes: HbmBytes = Field(description="HBM visible to the framework [bytes].")
+    hbm_bw_bytes_per_s: Annotated[float, Field(ge=HBM_BW_RANGE[0], le=HBM_BW_RANGE[1], allow_inf_nan=False)]
+    scaleup_bw_bytes_per_s: LinkBw = Field(description="Scale-up (NVLink / IF) bandwidth per GPU, one direction.")
     scaleup_domain_size: PosInt = Field(description="GPUs in one scale-up domain on the reference system.")
     host_link: HostLinkKind
-    host_link_bw_bytes_per_s: PosFloat = Field(description="Host link bandwidth per GPU, one direction.")
-    tdp_w: PosFloat
-    price_per_gpu_hour_usd: PosFloat
+    host_link_bw_bytes_per_s: LinkBw = Field(description="Host link bandwidth per GPU, one direction.")
+    tdp_w: PowerW
+    price_per_gpu_hour_usd: PriceUsd
     price_date: str
-    mamf_flop_per_s: dict[Precision, PosFloat] | None = Field(
+    mamf_flop_per_s: dict[Precision, FlopRate] | None = Field(
         None,
         description="Maximum achievable matmul FLOP/s of this part by precision (stas00's MAMF: the best "
         "large GEMM measured, or derived from a measured part of the same die by the power rule "
         "planner.timing.MAMF_POWER_EXPONENT); replaces the family's MAMF fraction for this part. None = "
         "the family's fraction (hardware/calibration.json mamf_frac).",
     )
-    attention_dhead_knee: PosFloat | None = Field(
+    attention_dhead_knee: Annotated[float, Field(ge=1, le=1e4, allow_inf_nan=False)] | None = Field(
         None,
         description="Flash-attention head-dimension knee: the head dim at which one score element's "
         "exp (special-function units) takes as long as its 4·d_h matmul FLOPs, i.e. (matmul FLOP "
@@ -171,13 +199,17 @@ class System(_Sourced):
     accelerator: str = Field(description="Accelerator id in hardware/accelerators.json.")
     gpus_per_node: PosInt
     nvlink_domain_size: PosInt = Field(description="GPUs in one scale-up (NVLink) domain: 8 on DGX, 72 on NVL72.")
-    nic_bw_per_gpu_bytes_per_s: PosFloat = Field(description="Scale-out network bandwidth per GPU, one direction.")
-    host_memory_bytes: PosFloat = Field(description="Host (CPU) memory per node [bytes].")
-    host_memory_bw_bytes_per_s: PosFloat = Field(description="Host memory bandwidth per node.")
-    local_nvme_bytes: NonNegFloat = Field(description="Local NVMe capacity per node; 0 = none.")
-    local_nvme_write_bw_bytes_per_s: NonNegFloat
-    local_nvme_read_bw_bytes_per_s: NonNegFloat
-    node_power_w: PosFloat = Field(description="Whole-node power at full load [W].")
+    nic_bw_per_gpu_bytes_per_s: LinkBw = Field(description="Scale-out network bandwidth per GPU, one direction.")
+    host_memory_bytes: HostMemBytes = Field(description="Host (CPU) memory per node [bytes].")
+    host_memory_bw_bytes_per_s: LinkBw = Field(description="Host memory bandwidth per node.")
+    local_nvme_bytes: Annotated[float, Field(ge=0, le=NVME_BYTES_MAX, allow_inf_nan=False)] = Field(
+        description="Local NVMe capacity per node; 0 = none.")
+    local_nvme_write_bw_bytes_per_s: Annotated[float, Field(ge=0, le=NVME_BW_RANGE[1], allow_inf_nan=False)] = Field(
+        description=f"0 (none) or {NVME_BW_RANGE[0]:g} to {NVME_BW_RANGE[1]:g} B/s.")
+    local_nvme_read_bw_bytes_per_s: Annotated[float, Field(ge=0, le=NVME_BW_RANGE[1], allow_inf_nan=False)] = Field(
+        description=f"0 (none) or {NVME_BW_RANGE[0]:g} to {NVME_BW_RANGE[1]:g} B/s.")
+    node_power_w: Annotated[float, Field(ge=NODE_POWER_W_RANGE[0], le=NODE_POWER_W_RANGE[1], allow_inf_nan=False)] = Field(
+        description="Whole-node power at full load [W].")
     in_network_reduction: bool = Field(False, description="NVLS / SHARP in-network reduction available.")
 
     @model_validator(mode="after")
@@ -187,6 +219,11 @@ class System(_Sourced):
                 f"nvlink_domain_size = {self.nvlink_domain_size} and gpus_per_node = {self.gpus_per_node}: "
                 "one must divide the other"
             )
+        for f in ("local_nvme_write_bw_bytes_per_s", "local_nvme_read_bw_bytes_per_s"):
+            v = getattr(self, f)
+            if 0 < v < NVME_BW_RANGE[0]:
+                raise ValueError(f"{f} = {v:g}: allowed 0 (no local NVMe) or {NVME_BW_RANGE[0]:g} to "
+                                 f"{NVME_BW_RANGE[1]:g} B/s")
         if self.local_nvme_bytes > 0:  # a drive that can neither be written nor read holds no checkpoint
             for f in ("local_nvme_write_bw_bytes_per_s", "local_nvme_read_bw_bytes_per_s"):
                 if getattr(self, f) <= 0:
@@ -202,19 +239,22 @@ class StorageTier(_Sourced):
     name: str
     kind: TierKind
     scope: Literal["node", "shared"] = Field(description="'node': each node has its own; 'shared': one for the job.")
-    write_bw_per_node_bytes_per_s: PosFloat | None = None
-    read_bw_per_node_bytes_per_s: PosFloat | None = None
-    aggregate_write_bw_bytes_per_s: PosFloat | None = Field(None, description="Shared by all writers; null = no limit.")
-    aggregate_read_bw_bytes_per_s: PosFloat | None = None
+    write_bw_per_node_bytes_per_s: StorageBw | None = None
+    read_bw_per_node_bytes_per_s: StorageBw | None = None
+    aggregate_write_bw_bytes_per_s: StorageBw | None = Field(None, description="Shared by all writers; null = no limit.")
+    aggregate_read_bw_bytes_per_s: StorageBw | None = None
     survives: list[FailureClass] = Field(description="Failure classes after which a checkpoint here can be reloaded.")
 
 
 class FailureClassRate(_Strict):
     failure_class: FailureClass = Field(alias="class")
-    rate: NonNegFloat = Field(description="Failures per unit-hour (unit given by `per`).")
+    rate: Annotated[float, Field(ge=0, le=FAILURE_RATE_MAX, allow_inf_nan=False)] = Field(
+        description="Failures per unit-hour (unit given by `per`).")
     per: Literal["gpu_hour", "node_hour", "job_hour"]
-    restart_s: NonNegFloat = Field(description="Detection + restart time for this class [s].")
-    repair_s: NonNegFloat = Field(0.0, description="Extra wait for a replacement node when no hot spare exists [s].")
+    restart_s: Annotated[float, Field(ge=0, le=RECOVERY_S_MAX, allow_inf_nan=False)] = Field(
+        description="Detection + restart time for this class [s].")
+    repair_s: Annotated[float, Field(ge=0, le=RECOVERY_S_MAX, allow_inf_nan=False)] = Field(
+        0.0, description="Extra wait for a replacement node when no hot spare exists [s].")
     source: str
     uncertain: bool = False
 
@@ -480,11 +520,11 @@ POWER_LIMIT_MIN_FRAC = 0.25
 
 
 class ClusterOverrides(_Strict):
-    price_per_gpu_hour_usd: PosFloat | None = None
-    nic_bw_per_gpu_bytes_per_s: PosFloat | None = None
-    host_memory_bytes: PosFloat | None = None
-    hbm_usable_bytes: PosFloat | None = None
-    power_limit_w: PosFloat | None = Field(
+    price_per_gpu_hour_usd: PriceUsd | None = None
+    nic_bw_per_gpu_bytes_per_s: LinkBw | None = None
+    host_memory_bytes: HostMemBytes | None = None
+    hbm_usable_bytes: HbmBytes | None = None
+    power_limit_w: PosFloat | None = Field(  # ranged against the part's TDP (Scenario._check)
         None,
         description="Power limit per GPU (nvidia-smi -pl) [W], from 0.25·TDP to the part's TDP: the sustained "
         "matmul ceiling × (limit / TDP)^0.237 (the power rule, planner.timing.MAMF_POWER_EXPONENT) and the "
@@ -583,7 +623,7 @@ class Scenario(_Strict):
         if hbm_u is not None and hbm_u > acc.hbm_bytes:
             raise ValueError(
                 f"cluster.overrides.hbm_usable_bytes = {hbm_u:g} exceeds {acc.name}'s physical HBM; allowed: "
-                f"0 < hbm_usable_bytes <= {acc.hbm_bytes:g} bytes ({acc.hbm_bytes / 2**30:g} GiB)"
+                f"{HBM_BYTES_RANGE[0] / 2**30:g} GiB <= hbm_usable_bytes <= {acc.hbm_bytes:g} bytes ({acc.hbm_bytes / 2**30:g} GiB)"
             )
         if self.training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
             raise ValueError(
@@ -741,6 +781,62 @@ def _allowed_fields(loc: tuple) -> list[str]:
     return sorted(n if f.alias is None else f.alias for n, f in cls.model_fields.items())
 
 
+def _bounds_at(loc: tuple) -> tuple[float | None, float | None]:
+    """(lower, upper) bound of the number field at ``loc`` inside a :class:`Scenario` (``ge`` /
+    ``gt`` and ``le`` / ``lt``, from its annotation; a dict's values: its value type's), or
+    (None, None) where ``loc`` is not such a field. :func:`_range_text` says which are open."""
+    import annotated_types as at
+
+    cls: Any = Scenario
+    ann: Any = None
+    meta: list = []
+    for part in loc:
+        if isinstance(part, int) or str(part)[:1].isupper() or str(part).startswith(("function-", "union[")):
+            continue
+        if ann is not None and typing.get_origin(ann) is dict:  # a dict's key: its value type's bounds
+            val = typing.get_args(ann)[1]
+            meta = [m for a in typing.get_args(val)[1:] for m in getattr(a, "metadata", [a])]
+            ann = None
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+            return None, None
+        field = cls.model_fields.get(part)
+        if field is None:
+            field = next((f for f in cls.model_fields.values() if f.alias == part), None)
+        if field is None:
+            return None, None
+        ann, meta = field.annotation, list(field.metadata)
+        args = [a for a in (typing.get_args(ann) or ()) if a is not type(None)]
+        if typing.get_origin(ann) in (Union, types.UnionType) and len(args) == 1:
+            ann = args[0]  # Optional[X]
+        if typing.get_origin(ann) is Annotated:
+            meta += [m for a in typing.get_args(ann)[1:] for m in getattr(a, "metadata", [a])]
+            ann = typing.get_args(ann)[0]
+        models = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        for a in typing.get_args(ann):  # list[Model]
+            models += [x for x in typing.get_args(a) if isinstance(x, type) and issubclass(x, BaseModel)]
+        cls = models[0] if models else None
+    lo = next((m.ge if isinstance(m, at.Ge) else m.gt for m in meta if isinstance(m, (at.Ge, at.Gt))), None)
+    hi = next((m.le if isinstance(m, at.Le) else m.lt for m in meta if isinstance(m, (at.Le, at.Lt))), None)
+    return lo, hi
+
+
+def _num(x: float) -> str:
+    """A bound as the user would type it: 4,194,304, 0.01, 1e+08."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) <= 1e7 else f"{x:g}"
+
+
+def _range_text(loc: tuple, kind: str) -> str:
+    """``allowed 1 to 4,194,304`` for the field at ``loc`` (an open bound, ``gt`` / ``lt``: "more
+    than" / "less than"); ``kind`` is the pydantic error type, which tells which bound was crossed."""
+    lo, hi = _bounds_at(loc)
+    lo_open = kind == "greater_than"
+    hi_open = kind == "less_than"
+    left = f"more than {_num(lo)}" if lo_open else _num(lo)
+    right = f"less than {_num(hi)}" if hi_open else _num(hi)
+    return f"allowed {left} to {right}" if not (lo_open or hi_open) else f"allowed {left}, up to {right}"
+
+
 def _loc_str(loc: tuple) -> str:
     parts = []
     for x in loc:
@@ -784,7 +880,8 @@ def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
         raise InputError([f"no file given (an empty path); give {what}"])
     p = Path(path)
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
+        # utf-8-sig: a byte-order mark (Windows Notepad writes one) is dropped, as the CSV reader does
+        return json.loads(p.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise InputError([f"{path}: no such file"]) from None
     except IsADirectoryError:
@@ -855,6 +952,12 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
             allowed = _allowed_fields(loc[:-1])
             if allowed:
                 msg = f"unknown field; allowed: {', '.join(allowed)}"
+        elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and (
+                None not in _bounds_at(loc)) and not (isinstance(inp, str) and str(inp).strip().lower() in (
+                "nan", "inf", "-inf", "+inf", "infinity")):
+            # name the whole range, not only the bound crossed (found by review: "Input should be
+            # greater than or equal to 100000000" left the upper bound to guess)
+            msg = _range_text(loc, str(e.get("type")))
         elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and isinstance(
                 inp, (str, float)) and str(inp).strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity"):
             msg = f"must be a finite number; {msg[0].lower()}{msg[1:]}"

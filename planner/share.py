@@ -52,6 +52,7 @@ from urllib.parse import parse_qsl, urlsplit
 from pydantic import ValidationError
 
 from . import catalog
+from . import schema as _schema
 from .schema import TOKENS_TOTAL_MAX, Scenario, format_errors
 
 __all__ = [
@@ -142,11 +143,12 @@ CLUSTER_KEYS: tuple[Field, ...] = (
     _i("n", ("cluster", "n_gpus")),
     # lower bounds = the Plan page widgets' minimums (0.01 USD, 0.1 GB/s, 0.1 GiB, 1 W): a link value the
     # page could not show is refused with a warning instead of dropped, and the smallest one round-trips
-    Field("price", ("cluster", "overrides", "price_per_gpu_hour_usd"), "optfloat", 0.01, 1e6),
-    Field("nic", ("cluster", "overrides", "nic_bw_per_gpu_bytes_per_s"), "optfloat", 1e8, 1e15),
-    Field("hostmem", ("cluster", "overrides", "host_memory_bytes"), "optfloat", 0.1 * 2**30, 1e16),
-    Field("hbmu", ("cluster", "overrides", "hbm_usable_bytes"), "optfloat", 0.1 * 2**30, 1e14),
-    Field("pwr", ("cluster", "overrides", "power_limit_w"), "optfloat", 1.0, 1e5),
+    # (the schema's ranges: a link carries what the engine accepts, and nothing else)
+    Field("price", ("cluster", "overrides", "price_per_gpu_hour_usd"), "optfloat", *_schema.PRICE_USD_RANGE),
+    Field("nic", ("cluster", "overrides", "nic_bw_per_gpu_bytes_per_s"), "optfloat", *_schema.LINK_BW_RANGE),
+    Field("hostmem", ("cluster", "overrides", "host_memory_bytes"), "optfloat", *_schema.HOST_MEM_BYTES_RANGE),
+    Field("hbmu", ("cluster", "overrides", "hbm_usable_bytes"), "optfloat", *_schema.HBM_BYTES_RANGE),
+    Field("pwr", ("cluster", "overrides", "power_limit_w"), "optfloat", *_schema.POWER_W_RANGE),
     Field("pue", ("cluster", "pue"), "float", 1.0, 3.0),
     Field("util", ("cluster", "utilisation_power_frac"), "float", 0.0, 1.0),
 )

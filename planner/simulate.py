@@ -63,7 +63,10 @@ def round_cap(work_s, tau_s, enabled, stall_s, lam_per_s, expected_failures=None
     expected = float(np.sum(lam_per_s)) * work_s / rate
     if expected_failures is not None and np.isfinite(expected_failures):
         expected = max(expected, float(expected_failures))
-    return int(MAX_ROUNDS_FACTOR * expected + MAX_ROUNDS_FLOOR)
+    cap = MAX_ROUNDS_FACTOR * expected + MAX_ROUNDS_FLOOR
+    # inf / NaN (a run that cannot finish) or beyond an int64: capped (too_many_failures refuses
+    # such runs before they are simulated)
+    return int(cap) if cap < 2.0**62 else 2**62
 
 
 def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery_s, reload_s,
@@ -236,8 +239,9 @@ def simulate_batch_row(out: _batch.Batch, i: int = 0, n_trials: int = 10_000, se
     return simulate_params(**params_from_batch(out, i), n_trials=n_trials, seed=seed, progress=progress)
 
 
-#: Most trials one call simulates (about 20 s and 1 GB of arrays on a laptop core for a run of ~400
-#: failures; 100,000 take 2 s; the time grows with the failures per run, see MAX_EXPECTED_FAILURES).
+#: Most trials one call simulates (measured 2026-11-30 on a 2-core machine for the Llama 3 405B preset, ~580
+#: failures per run: 100,000 trials 9.2 s, 1,000,000 about 100 s; the time grows with the failures per run,
+#: see MAX_EXPECTED_FAILURES).
 MAX_TRIALS = 1_000_000
 #: Seeds accepted: ``np.random.default_rng`` takes any non-negative integer; one int64.
 MAX_SEED = 2**63 - 1
@@ -302,7 +306,13 @@ def expected_rounds(out: _batch.Batch, i: int = 0) -> float:
 def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
     """Why row ``i`` is too long to simulate (more than :data:`MAX_EXPECTED_FAILURES` failures per
     run, :func:`expected_rounds`: each is one round of the Monte Carlo), with the analytic
-    figures to use instead; None when it can be simulated."""
+    figures to use instead, or that its step time is not finite; None when it can be simulated."""
+    step, tps = float(out["step_time_s"][i]), float(out["tokens_per_s"][i])
+    if not (np.isfinite(step) and step > 0 and np.isfinite(tps) and tps > 0):
+        # no finite step: nothing to simulate (found by review: a NIC of 1e-300 B/s, before the
+        # schema's ranges, divided by a zero throughput here)
+        return (f"simulate: the step time is not a finite number of seconds ({step:g} s, {tps:g} tokens/s), so a "
+                "run never finishes and there is nothing to simulate; check the hardware figures and overrides")
     rate_h = float(out["failure_rate_per_h"][i])
     days = float(out["time_to_train_days"][i])
     n = expected_rounds(out, i)

@@ -671,8 +671,8 @@ def no_split_reason(scenario, n_valid: int) -> str:
     """Why a sweep found nothing, in words, for a sweep of ``scenario`` that returned no row:
     no split passes the divisibility rules (``n_valid`` 0); the scenario has no finite time to
     train whatever the split (its checkpoint tiers survive no failure of some class, or
-    failures outpace recovery: the engine's own reason, from :func:`planner.evaluate`); else
-    every valid split runs out of memory."""
+    failures outpace recovery: the engine's own reason, from :func:`planner.evaluate`); no finite
+    step time; else every valid split runs out of memory."""
     if n_valid == 0:
         return ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
                 "try a count with more small factors")
@@ -683,6 +683,10 @@ def no_split_reason(scenario, n_valid: int) -> str:
     if rep is not None and not rep.results.get("goodput", 1.0) > 0.0:
         why = next((n for n in rep.notes if n.lower().startswith("goodput is 0")), "goodput is 0")
         return f"no split has a finite time to train. {why}"
+    step = float(rep.results.get("step_time_s", 1.0)) if rep is not None else 1.0
+    if not (math.isfinite(step) and step > 0.0):  # found by review: told "out of memory" on a NaN step
+        return (f"no split has a finite step time (the scenario's own: {step:g} s): check the hardware figures "
+                "and overrides")
     return "every valid split runs out of memory: try more GPUs, another system, or recompute/offload"
 
 # ---- a base split for a scenario whose own split does not suit it --------------------------

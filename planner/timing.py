@@ -105,6 +105,7 @@ view and the headline show the same number).
 from __future__ import annotations
 
 import json
+import threading
 from functools import lru_cache
 
 import numpy as np
@@ -421,12 +422,16 @@ _TERM_INPUTS: tuple[str, ...] = (
     "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
-    "dropout",
+    "dropout", "recompute_layers", "dp_shard",
 )
 
 
-#: (inputs of the last one-row stage() call, its terms): explain() of that row reuses them.
-_LAST_ONE_ROW: tuple | None = None
+#: Per thread (the app serves sessions from threads): (inputs of the last one-row stage() call, its
+#: terms), which explain() of that row reuses. Found by review: a module-level cache let one
+#: session's explain read another's terms; and recompute_layers / dp_shard were missing from
+#: _TERM_INPUTS, so a row rebuilt after a miss was costed without them (tests/test_timing.py
+#: checks the list against the columns _terms reads).
+_LAST = threading.local()
 
 
 class _Consts:
@@ -878,6 +883,24 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         ep_bytes = a2a = c_ep = ep_hide = c_x_ep = 0.0
         net_frac = a2a_elem_bytes = 1.0
+    if partial is not None:
+        # Partial recompute: each stage's recomputed forward repeats its TP collectives (+2 per
+        # layer) and EP all-to-alls (+2 per MoE layer) on its own share of the layers, as its
+        # compute and CP ring do (found by a property test: with the average share here, adding
+        # layers that the pacing stage did not get moved the share and shortened the step,
+        # Llama 3 70B at 5 → 7 layers on PP 4 × TP 16, one layer recomputed: 0.2338 → 0.2267 s).
+        rec_tp = 2.0 * tp_ar * tp_exposed_frac
+        tp_hi_mb = per_stage_hi * (c_tp + (for_hi - full) * rec_tp)
+        tp_lo_mb = per_stage_lo * (c_tp + (for_lo - full) * rec_tp)
+        if any_moe:
+            def _c_ep(share):
+                n = 4.0 + 2.0 * share
+                return np.where((e > 1) & is_moe, moe_share * np.maximum(n * a2a - ep_hide, 0.0), 0.0)
+            eco = fl("ep_comm_overlap")
+            ep_hi_mb, ep_lo_mb = per_stage_hi * _c_ep(for_hi), per_stage_lo * _c_ep(for_lo)
+            xep_hi_mb, xep_lo_mb = ep_hi_mb * eco, ep_lo_mb * eco
+        else:
+            ep_hi_mb = ep_lo_mb = xep_hi_mb = xep_lo_mb = 0.0
 
     # The slowest stage (DualPipe: rank) sets the step. The candidates: the last stage (DualPipe:
     # rank 0, its two end stages), which carries the output head, and the first stage (DualPipe:
@@ -1054,10 +1077,19 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
         t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
         m_layers = m * layers_stage
-        t_tp = m_layers * c_tp
         t_cp = m * cp_mb
-        t_ep = m_layers * c_ep
-        x_ep = m_layers * c_x_ep
+        if partial is not None:  # the stage's own recompute share (above), as cp_mb
+            def _pick(hi_mb, lo_mb):
+                x = np.where(last_is_slowest, lo_mb, hi_mb)
+                if any_dual:
+                    x = np.where(dual, np.where(last_is_slowest, 0.5 * (hi_mb + lo_mb),
+                                                0.5 * (k_hi * hi_mb + (2.0 - k_hi) * lo_mb)), x)
+                return m * x
+            t_tp, t_ep, x_ep = _pick(tp_hi_mb, tp_lo_mb), _pick(ep_hi_mb, ep_lo_mb), _pick(xep_hi_mb, xep_lo_mb)
+        else:
+            t_tp = m_layers * c_tp
+            t_ep = m_layers * c_ep
+            x_ep = m_layers * c_x_ep
         # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
         x_fwd = layers_stage * (exp_fwd + c_x_ep * 2.0 / n_a2a)
 
@@ -1115,6 +1147,12 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             t_dp_zero = exp_grad + exp_ag
         if serial:
             t_dp_zero = _blend(dpo, t_dp_zero, t_dp_total)
+            # nothing hidden: the tail after the last backward is the whole gradient collective (ZeRO-3:
+            # the last micro-batch's, + the HSDP replica all-reduce), whatever dp_overlap_frac is (found
+            # by a property test: the offload window used the overlapped tail, so the fitted overlap
+            # constant moved rows that overlap nothing, 5.254 → 5.302 s at 0 → 0.9)
+            tail_serial = _blend(z3, z3_mb + (t_rep * f2 if any_hsdp else 0.0), t_grad) if z3.any() else t_grad
+            dp_tail = _blend(dpo, dp_tail, tail_serial)
         t_dp = t_dp_zero * (dp_dense_n > 1.0)
         dp_tail = dp_tail * (dp_dense_n > 1.0)
 
@@ -1150,6 +1188,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             "t_dp_comm_exposed_s": t_dp, "t_offload_s": t_offload, "t_optimizer_s": t_optimizer,
         }
         if detail:
+            # the recompute share of the stage costed (partial recompute: its own; DualPipe: the average)
+            d_share = 0.0 if partial is None else np.where(
+                partial & ~dual if any_dual else partial, np.where(last_is_slowest, for_lo, for_hi), full) - full
             T.update({
                 "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
                 "_ends_slowest": (dual & last_is_slowest) if any_dual else 0.0,
@@ -1157,8 +1198,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
                 "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
-                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll, "_tp_exposed_frac": tp_exposed_frac,
-                "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes, "_n_a2a": n_a2a, "_ep_hide": ep_hide,
+                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll + 2.0 * d_share,
+                "_tp_exposed_frac": tp_exposed_frac,
+                "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes,
+                "_n_a2a": n_a2a + 2.0 * d_share, "_ep_hide": ep_hide,
                 "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
                 "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local,
                 "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
@@ -1210,9 +1253,8 @@ def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
         return {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
     if n_rows == 1 and consts is None:
         # One scenario (planner.evaluate): keep every term for explain() of the same row.
-        global _LAST_ONE_ROW
         T = _terms(b, None, detail=True)
-        _LAST_ONE_ROW = (tuple(np.asarray(b[k]).item(0) if k in b else None for k in _TERM_INPUTS), T)
+        _LAST.one_row = (tuple(np.asarray(b[k]).item(0) if k in b else None for k in _TERM_INPUTS), T)
         out = {k: v for k, v in T.items() if not k.startswith("_")}
     else:
         out = _terms(b, consts, detail=False)
@@ -1308,7 +1350,7 @@ def explain(row: dict) -> dict[str, str]:
 
     ``row``: dict of python scalars of every column (inputs and earlier stages)."""
     C = _calibration()
-    last = _LAST_ONE_ROW
+    last = getattr(_LAST, "one_row", None)
     if last is not None and last[0] == tuple(row.get(k) for k in _TERM_INPUTS):
         terms = last[1]  # stage() just computed this row (planner.evaluate)
     else:
@@ -1346,7 +1388,7 @@ def explain(row: dict) -> dict[str, str]:
            if r.get("fp8_rowwise") and T["_t_row_layer"] else "")
     )
     ex["t_tp_comm_s"] = (
-        f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.0f} × "
+        f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.4g} × "
         f"{_ms(T['_tp_ar'])} (ring all-reduce of b·s·h·2 B = {T['_tp_msg'] / 1e6:.4g} MB over tp = {r['tp']}) × "
         f"{T['_tp_exposed_frac']:.2f} = {T['t_tp_comm_s']:.4g} s"
     )
@@ -1354,8 +1396,8 @@ def explain(row: dict) -> dict[str, str]:
         f"ring attention: fwd (c−1) hops {_ms(T['_cp_fwd'])}, bwd {_ms(T['_cp_bwd'])} per layer, exposed beyond "
         f"the attention compute, × m·layers = {T['t_cp_comm_s']:.4g} s (cp = {r['cp']})"
     )
-    ex["t_ep_comm_s"] = (
-        f"m·moe_layers·max(0, {T['_n_a2a']:.0f} all-to-all × {_ms(T['_a2a'])} − hidden {_ms(T['_ep_hide'])}) "
+    ex["t_ep_comm_s"] = "no MoE layers (a dense model): no expert all-to-all, 0 s" if not r.get("n_experts") else (
+        f"m·moe_layers·max(0, {T['_n_a2a']:.4g} all-to-all × {_ms(T['_a2a'])} − hidden {_ms(T['_ep_hide'])}) "
         f"(b·s·h·top_k·cf·{float(T['_a2a_elem_bytes']):.3g} B = {T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}"
         f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
         f"network share × {float(T['_ep_net_frac']):.3g}"

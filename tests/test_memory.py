@@ -1012,6 +1012,8 @@ def test_more_recompute_and_sharding_never_raise_a_stage_s_memory():
         except planner.InputError:
             return None
 
+    # (a random run on 2026-11-30 found the case of test_op_sac_working_set_known_defect below: a
+    # known defect, kept there as a strict xfail until fixed; the random search can meet its kind)
     @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(case=_small_models())
     def check(case):
@@ -1062,3 +1064,30 @@ def test_dualpipe_rank_recomputes_its_mirror_stage_layer_kind_too():
     w_m = acts("1f1b", "none")[3]
     k = 2 * 1024 * 1024  # 2·h B per token × 1,024 tokens
     assert acts("dualpipe", "full")[0] == pytest.approx(5 * k + (w_m - k), rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known defect (found 2026-11-30 by the random run of the property test above): with recompute the "
+    "memory model adds the recomputed layer's whole working set on top of the stash, without taking out "
+    "that micro-batch's own saved part of the same layer; on a DualPipe rank holding a small dense stage "
+    "and a wide MoE stage (shared expert wider than the dense MLP) op_sac then exceeds no recompute by 0.35 %"))
+def test_op_sac_working_set_known_defect():
+    import copy
+
+    import planner
+
+    d = {"model": {"name": "prop", "n_layers": 2, "hidden_size": 512, "n_heads": 8, "ffn_hidden_size": 1024,
+                   "vocab_size": 1024, "gated_mlp": False, "dropout": 0.0, "tied_embeddings": False,
+                   "moe": {"n_experts": 8, "top_k": 1, "expert_ffn_hidden_size": 2048, "n_shared_experts": 1,
+                           "first_dense_layers": 1}},
+         "cluster": {"system": "dgx-h100", "n_gpus": 2},
+         "training": {"seq_len": 512, "micro_batch_size": 1, "global_batch_size": 4},
+         "parallelism": {"tp": 1, "pp": 2, "dp": 1, "ep": 1, "vpp": 1, "schedule": "dualpipe",
+                         "sequence_parallel": False, "flash_attention": True, "layer_split": "uneven",
+                         "zero_stage": 0}}
+    act = {}
+    for rc in ("none", "op_sac"):
+        e = copy.deepcopy(d)
+        e["parallelism"]["recompute"] = rc
+        act[rc] = planner.evaluate(e).stages[0]["mem_activations_bytes"]
+    assert act["op_sac"] <= act["none"]

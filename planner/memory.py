@@ -684,12 +684,14 @@ def _rank_layer_params(cm: dict, j, layers, is_first, is_last, first_known: bool
     return layers, layers * cm["p_dense"], None
 
 
-def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
+def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) -> dict:
     """Components of pipeline rank ``j`` (array broadcasting with the batch; scalars where the
     inputs are).
 
     ``first`` / ``last`` may be given as ``True`` when ``j`` is known to be 0 or p−1 (saves
-    work in the sweep path); otherwise they are computed from ``j``.
+    work in the sweep path); otherwise they are computed from ``j``. ``detail`` adds
+    ``_stash_own`` / ``_stash_mirror``: one micro-batch's kept activations on stage j and on its
+    DualPipe mirror stage p−1−j (:func:`explain`).
     """
     p, v, m = cm["p"], cm["v"], cm["m"]
     is_first = (j == 0) if first is None else first
@@ -750,24 +752,40 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
         inflight = np.minimum(m, p - j)
     if cm.get("any_gpipe", True):
         inflight = _sel(cm["gpipe"], m, inflight)
-    if cm.get("any_dual"):  # DualPipe: pp + 1 micro-batches of one stage's activations (Table 2)
+    if cm.get("any_dual"):  # DualPipe: pp + 1 micro-batches in flight (Table 2), half on each stage (below)
         inflight = _sel(cm["dual"], np.minimum(m, p + 1.0), inflight)
-    if cm["any_moe"]:
-        per_mb = n_dense * cm["keep_dense"] + n_moe * cm["keep_moe"]
-    else:
-        per_mb = layers * cm["keep_dense"]
-    if cm.get("rc_layers") is not None:  # partial full recompute: only n_rc of the rank's layers,
-        # the first ones (Megatron "block"): leading dense layers before MoE layers; the others
-        # keep what no recompute keeps
+    def stage_mb(layers, n_dense):
+        """One micro-batch's kept activations on a stage of ``layers`` layers (``n_dense`` dense),
+        and the dense / MoE layers it recomputes."""
+        n_moe = layers - n_dense
+        if cm["any_moe"]:
+            per_mb = n_dense * cm["keep_dense"] + n_moe * cm["keep_moe"]
+        else:
+            per_mb = layers * cm["keep_dense"]
+        if cm.get("rc_layers") is None:
+            return per_mb, n_dense, n_moe
+        # partial full recompute: only n_rc of the stage's layers, the first ones (Megatron "block"):
+        # leading dense layers before MoE layers; the others keep what no recompute keeps
         n_rc = _sel(cm["rc_layers"] > 0, np.minimum(cm["rc_layers"] * v, layers), layers)
         rc_d = np.minimum(n_rc, n_dense)
         per_mb = per_mb + (n_dense - rc_d) * (cm["work_dense"] - cm["full_keep"]) * (cm["rc_layers"] > 0)
         if cm["any_moe"]:
             per_mb = per_mb + (n_moe - (n_rc - rc_d)) * (cm["work_moe"] - cm["full_keep"]) * (cm["rc_layers"] > 0)
-        rc_m = n_rc - rc_d
-    else:
-        rc_d, rc_m = n_dense, n_moe
-    stash = inflight * per_mb
+        return per_mb, rc_d, n_rc - rc_d
+
+    per_mb, rc_d, rc_m = stage_mb(layers, n_dense)
+    stash_mb = per_mb_m = per_mb
+    mrec_d, mrec_m = mirror_d, mirror_m  # the mirror stage's recomputed layer kinds (DualPipe)
+    if cm.get("any_dual"):
+        # DualPipe: the rank's micro-batches in flight run on its two stages, half on each (the
+        # mirror's layer kinds also set the recomputed working set below); until 2026-11-30 all were
+        # counted on stage j, so a rank whose mirror holds wider (MoE) layers charged their working
+        # set under recompute but not their stash without it, and more recompute came out higher
+        # (found by the random property test: op_sac 18.94 MB against none 18.87 MB)
+        per_mb_m, rc_d_m, rc_m_m = stage_mb(layers_m, n_dense_m)
+        stash_mb = _sel(dual, 0.5 * (per_mb + per_mb_m), per_mb)
+        mrec_d, mrec_m = dual & (rc_d_m > 0), dual & (rc_m_m > 0)
+    stash = inflight * stash_mb
     # The layer being recomputed (full, op_sac; selective and the others without flash: its
     # scores) holds its working set on top of the stash: the largest of the layer kinds that the
     # rank recomputes (rec_extra_* = 0 on rows without recompute). Partial recompute (Megatron
@@ -780,7 +798,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
     # too (found by review: rank 0 of a dense-then-MoE model charged the dense working set while
     # its mirror, the last stage, recomputes MoE layers)
     if cm["any_moe"]:
-        rec_d, rec_m = (rc_d > 0) | mirror_d, (rc_m > 0) | mirror_m
+        rec_d, rec_m = (rc_d > 0) | mrec_d, (rc_m > 0) | mrec_m
         # x·cond (finite values): one array operation where a select takes four
         rec_extra = np.maximum(cm["rec_extra_dense"] * rec_d, cm["rec_extra_moe"] * rec_m)
     else:
@@ -792,19 +810,11 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
             w_min = np.minimum(_sel(n_dense > 0, cm["work_dense"], cm["work_moe"]),
                                _sel(n_moe > 0, cm["work_moe"], cm["work_dense"]))
         else:
-            freed_v1 = (layers - n_rc) * cm["work_dense"]
+            freed_v1 = (layers - (rc_d + rc_m)) * cm["work_dense"]
             w_min = cm["work_dense"]
         freed = _sel(v > 1, np.maximum(cm["base"] - cm["rc_layers"], 0.0) * w_min, freed_v1)
         rec_extra = _sel(cm["rc_layers"] > 0, np.maximum(rec_extra - freed, 0.0), rec_extra)
-    traffic_mb = per_mb
-    if cm.get("any_dual") and cm["any_host"] and cm.get("any_off_act", True):
-        # DualPipe: half the micro-batches run on each of the rank's two stages (the partial
-        # recompute correction of the mirror stage left out)
-        if cm["any_moe"]:
-            per_mb_m = n_dense_m * cm["keep_dense"] + (layers_m - n_dense_m) * cm["keep_moe"]
-        else:
-            per_mb_m = layers_m * cm["keep_dense"]
-        traffic_mb = _sel(cm["dual"], 0.5 * (per_mb + per_mb_m), per_mb)
+    traffic_mb = stash_mb  # DualPipe: half the micro-batches on each of the rank's two stages
     acts = stash + rec_extra
     if cm["any_host"]:
         any_off_act = cm.get("any_off_act", True)
@@ -867,6 +877,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None) -> dict:
                          else 0.0),
         "_core_bytes": rest, "_inflight": inflight, "_P_ne": P_ne, "_P_ex": 0.0 if P_ex is None else P_ex,
         "_rec_extra": rec_extra,
+        **({"_stash_own": per_mb, "_stash_mirror": per_mb_m if cm.get("any_dual") else per_mb} if detail else {}),
     }
 
 
@@ -1045,7 +1056,7 @@ def explain(row: dict) -> dict[str, str]:
          if v is not None and not isinstance(v, bool) and np.asarray(v).dtype != bool}
     p = int(row["pp"])
     j = int(row.get("mem_worst_stage", 0))
-    parts = {k: float(np.ravel(v)[0]) for k, v in _stage_parts(cm, float(j)).items()}
+    parts = {k: float(np.ravel(v)[0]) for k, v in _stage_parts(cm, float(j), detail=True).items()}
     w, gr, o = parts["mem_weights_bytes"], parts["mem_grads_bytes"], parts["mem_optimizer_bytes"]
     a, lg, bu = parts["mem_activations_bytes"], parts["mem_logits_bytes"], parts["mem_buffers_bytes"]
     layers = float(layers_on_rank(g["L"], p, g["v"], j))
@@ -1086,6 +1097,10 @@ def explain(row: dict) -> dict[str, str]:
                f"{g['keep_moe'] / 2**20:.1f} MiB" + ("; the layers kept whole hold more" if n_rcl else ""))
     else:
         mix = f"{layers:g} layers × {per_layer / 2**20:.1f} MiB"
+    if dualpipe and parts["_stash_mirror"] != parts["_stash_own"]:
+        # half the micro-batches in flight run on each of the rank's two stages
+        mix = (f"DualPipe: the mean of stage {j}'s {parts['_stash_own'] / 2**20:,.1f} MiB ({mix}) and its mirror "
+               f"stage {p - 1 - j}'s {parts['_stash_mirror'] / 2**20:,.1f} MiB, half the micro-batches on each")
     return {
         "mem_weights_bytes": (
             f"{shards(g['wb'], 'w')} on {st} ("

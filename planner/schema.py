@@ -747,6 +747,15 @@ class Scenario(_Strict):
 
         return catalog.resolve_model(self.model)
 
+    def resolved_accelerator(self) -> Accelerator:
+        """The accelerator the scenario runs on: ``cluster.accelerator`` if given, else its system's
+        (ids resolved from the catalogue, inline entries as given)."""
+        from . import catalog
+
+        c = self.cluster
+        return catalog.resolve_accelerator(
+            c.accelerator if c.accelerator is not None else catalog.resolve_system(c.system).accelerator)
+
     def to_json_dict(self) -> dict[str, Any]:
         """The scenario as JSON-ready data (aliases such as ``async`` restored)."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=False)
@@ -757,25 +766,53 @@ class Scenario(_Strict):
 # --------------------------------------------------------------------------------------
 
 
+def _models_in(ann) -> list:
+    """Pydantic models an annotation holds: ``X``, ``X | None``, ``str | X``, ``list[X]``."""
+    models = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
+    for a in typing.get_args(ann):  # list[Model]
+        models += [x for x in typing.get_args(a) if isinstance(x, type) and issubclass(x, BaseModel)]
+    return models
+
+
+def _at_loc(loc: tuple) -> tuple[Any, list] | None:
+    """What an error location ``loc`` inside a :class:`Scenario` points at: (the model class there,
+    or None for a plain field; the constraint metadata of the last field, or of a dict's values
+    for a dict key), or None where ``loc`` names no field. List indexes and pydantic's union-branch
+    tags are skipped (a list element is the list's model)."""
+    cls: Any = Scenario
+    ann: Any = None
+    meta: list = []
+    for part in loc:
+        if isinstance(part, int) or str(part)[:1].isupper() or str(part).startswith(("function-", "union[")):
+            continue
+        if ann is not None and typing.get_origin(ann) is dict:  # a dict's key: its value type's bounds
+            val = typing.get_args(ann)[1]
+            meta = [m for a in typing.get_args(val)[1:] for m in getattr(a, "metadata", [a])]
+            ann = cls = None
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+            return None
+        field = cls.model_fields.get(part) or next(
+            (f for f in cls.model_fields.values() if f.alias == part), None)
+        if field is None:
+            return None
+        ann, meta = field.annotation, list(field.metadata)
+        args = [a for a in (typing.get_args(ann) or ()) if a is not type(None)]
+        if typing.get_origin(ann) in (Union, types.UnionType) and len(args) == 1:
+            ann = args[0]  # Optional[X]
+        if typing.get_origin(ann) is Annotated:
+            meta += [m for a in typing.get_args(ann)[1:] for m in getattr(a, "metadata", [a])]
+            ann = typing.get_args(ann)[0]
+        models = _models_in(ann)
+        cls = models[0] if models else None
+    return cls, meta
+
+
 def _allowed_fields(loc: tuple) -> list[str]:
     """Field names of the model at ``loc`` inside a :class:`Scenario` (``()`` → the sections);
     [] where the location is not a model (a dict, a list element of unknown type)."""
-    import typing
-
-    cls: Any = Scenario
-    for part in loc:
-        if isinstance(part, int) or str(part)[:1].isupper() or str(part).startswith(("function-", "union[")):
-            continue  # a list element (same model as the list's) or a union branch's tag
-        field = cls.model_fields.get(part)
-        if field is None:
-            return []
-        ann = field.annotation
-        models = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
-        for a in typing.get_args(ann):  # list[Model]
-            models += [x for x in typing.get_args(a) if isinstance(x, type) and issubclass(x, BaseModel)]
-        if not models:
-            return []
-        cls = models[0]
+    at = _at_loc(loc)
+    cls = at[0] if at else None
     if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
         return []
     return sorted(n if f.alias is None else f.alias for n, f in cls.model_fields.items())
@@ -787,35 +824,8 @@ def _bounds_at(loc: tuple) -> tuple[float | None, float | None]:
     (None, None) where ``loc`` is not such a field. :func:`_range_text` says which are open."""
     import annotated_types as at
 
-    cls: Any = Scenario
-    ann: Any = None
-    meta: list = []
-    for part in loc:
-        if isinstance(part, int) or str(part)[:1].isupper() or str(part).startswith(("function-", "union[")):
-            continue
-        if ann is not None and typing.get_origin(ann) is dict:  # a dict's key: its value type's bounds
-            val = typing.get_args(ann)[1]
-            meta = [m for a in typing.get_args(val)[1:] for m in getattr(a, "metadata", [a])]
-            ann = None
-            continue
-        if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
-            return None, None
-        field = cls.model_fields.get(part)
-        if field is None:
-            field = next((f for f in cls.model_fields.values() if f.alias == part), None)
-        if field is None:
-            return None, None
-        ann, meta = field.annotation, list(field.metadata)
-        args = [a for a in (typing.get_args(ann) or ()) if a is not type(None)]
-        if typing.get_origin(ann) in (Union, types.UnionType) and len(args) == 1:
-            ann = args[0]  # Optional[X]
-        if typing.get_origin(ann) is Annotated:
-            meta += [m for a in typing.get_args(ann)[1:] for m in getattr(a, "metadata", [a])]
-            ann = typing.get_args(ann)[0]
-        models = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
-        for a in typing.get_args(ann):  # list[Model]
-            models += [x for x in typing.get_args(a) if isinstance(x, type) and issubclass(x, BaseModel)]
-        cls = models[0] if models else None
+    found = _at_loc(loc)
+    meta = found[1] if found else []
     lo = next((m.ge if isinstance(m, at.Ge) else m.gt for m in meta if isinstance(m, (at.Ge, at.Gt))), None)
     hi = next((m.le if isinstance(m, at.Le) else m.lt for m in meta if isinstance(m, (at.Le, at.Lt))), None)
     return lo, hi

@@ -2593,8 +2593,7 @@ def calibration_batch(csv_path=None):
         elif scope is None:
             tok = math.nan  # a scope the reader cannot place ("192k tok/s across 64 GPUs", "192k (3k per GPU)")
         if re.match(r"%?\s*(?:MFU\s+)?of\s+(?:the\s+)?FP8\s+(?:dense\s+)?peak", _metric_unit(r.get("mfu_pct")), re.I):
-            a_ = scen[j].cluster.accelerator or catalog.systems()[scen[j].cluster.system].accelerator
-            acc = catalog.accelerators()[a_] if isinstance(a_, str) else a_
+            acc = scen[j].resolved_accelerator()
             fp8 = acc.peak_flop_per_s.get("fp8")
             mfu = mfu * fp8 / float(b["peak_16bit_flop_per_s"][j]) if fp8 else math.nan  # MFU of the FP8 peak
         if not batch_published(r):
@@ -2627,8 +2626,7 @@ def calibration_batch(csv_path=None):
         # was compared, 1e300 gave an error of -100 % in the summary)
         note = ""
         if metric[-1] and metric[-1] not in ("mfu", "hfu"):
-            a_ = scen[j].cluster.accelerator or catalog.systems()[scen[j].cluster.system].accelerator
-            acc = catalog.accelerators()[a_] if isinstance(a_, str) else a_
+            acc = scen[j].resolved_accelerator()
             top = max(acc.peak_flop_per_s.values())
             flop_s = (pub[-1] * 1e12 if metric[-1] == "tflops_per_gpu"
                       else pub[-1] * float(b["model_flop_per_step"][j]) / (float(b["global_batch_size"][j])
@@ -2930,9 +2928,7 @@ def accuracy_note(scenario) -> str | None:
     """One sentence for the UI and the CLI: :func:`accuracy_band` of a scenario's accelerator
     family and model kind, or None without validation files."""
     s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
-    c = s.cluster
-    system = catalog.resolve_system(c.system)
-    acc = catalog.resolve_accelerator(c.accelerator if c.accelerator is not None else system.accelerator)
+    acc = s.resolved_accelerator()
     family = acc.family if acc.family in _batch.FAMILIES else acc.family or "other"
     band = accuracy_band(family, s.resolved_model().moe is not None, s.training.precision == "fp4")
     if band is None:

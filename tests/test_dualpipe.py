@@ -57,7 +57,8 @@ def _stages(schedule):
 def test_memory_two_stages_of_parameters_and_p_plus_1_in_flight():
     """Rank j holds stages j and p−1−j: its weights, gradients and optimizer states are the 1F1B
     ranks j and p−1−j together (the embedding and head on both end ranks); activations are
-    p + 1 micro-batches of rank j's own layers instead of 1F1B's p − j."""
+    p + 1 micro-batches (DeepSeek-V3 Table 2), half of them on each of its two stages, instead of
+    1F1B's p − j of rank j's own layers."""
     one, dual = _stages("1f1b"), _stages("dualpipe")
     p = len(one)
     for j in range(p):
@@ -65,12 +66,14 @@ def test_memory_two_stages_of_parameters_and_p_plus_1_in_flight():
             assert dual[j][k] == pytest.approx(one[j][k] + one[p - 1 - j][k], rel=1e-12), (j, k)
     # In flight: 1F1B min(m, p − j), DualPipe min(m, p + 1) (m = 120 here). Ranks 1..12 hold 4 MoE
     # layers each (61 layers over 16 stages: 13 of 4, 3 of 3; 3 dense layers on rank 0), so one
-    # micro-batch's activations there are one[1] − one[2], and DualPipe keeps j + 1 more of them.
+    # micro-batch's activations there are one[1] − one[2], 3/4 of that on ranks 13..15. DualPipe
+    # rank j keeps p + 1 micro-batches, half at its own stage's size, half at its mirror's.
     per_mb = one[1]["mem_activations_bytes"] - one[2]["mem_activations_bytes"]
     assert per_mb > 0
     for j in range(1, 12):
+        mirror = per_mb * (3 / 4 if p - 1 - j >= 13 else 1.0)
         assert dual[j]["mem_activations_bytes"] - one[j]["mem_activations_bytes"] == pytest.approx(
-            (j + 1) * per_mb, rel=1e-9), j
+            (p + 1) * 0.5 * (per_mb + mirror) - (p - j) * per_mb, rel=1e-9), j
     # the reverse pipeline's head: logits on both end ranks
     assert dual[0]["mem_logits_bytes"] == dual[p - 1]["mem_logits_bytes"] == one[p - 1]["mem_logits_bytes"] > 0
     assert dual[1]["mem_logits_bytes"] == 0.0

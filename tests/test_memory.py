@@ -733,7 +733,12 @@ def test_activation_explain_adds_up(case):
     assert bool(mix) == (preset == "deepseek-v3-h800-2048" and (not par or par.get("tp") == 4))
     if mix:
         nd, kd, nm, km = (float(x) for x in mix.groups())
-        assert nd * kd + nm * km == pytest.approx(per_mb, rel=2e-3)
+        # DualPipe: the mix is stage j's, whose figure is shown beside its mirror's; their mean is per_mb
+        own = re.search(r"the mean of stage \d+'s ([\d,.]+) MiB \(.*its mirror stage \d+'s ([\d,.]+) MiB", text)
+        if own:
+            a, b = (float(x.replace(",", "")) for x in own.groups())
+            assert 0.5 * (a + b) == pytest.approx(per_mb, rel=2e-3)
+        assert nd * kd + nm * km == pytest.approx(float(own.group(1).replace(",", "")) if own else per_mb, rel=2e-3)
 
 
 def test_a_row_in_a_batch_gets_what_it_gets_alone_moe_beside_all_dense():
@@ -1012,8 +1017,8 @@ def test_more_recompute_and_sharding_never_raise_a_stage_s_memory():
         except planner.InputError:
             return None
 
-    # (a random run on 2026-11-30 found the case of test_op_sac_working_set_known_defect below: a
-    # known defect, kept there as a strict xfail until fixed; the random search can meet its kind)
+    # (a random run on 2026-11-30 found the case of
+    # test_dualpipe_rank_with_a_wide_mirror_stage_more_recompute_never_raises_memory below)
     @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(case=_small_models())
     def check(case):
@@ -1066,12 +1071,11 @@ def test_dualpipe_rank_recomputes_its_mirror_stage_layer_kind_too():
     assert acts("dualpipe", "full")[0] == pytest.approx(5 * k + (w_m - k), rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect (found 2026-11-30 by the random run of the property test above): with recompute the "
-    "memory model adds the recomputed layer's whole working set on top of the stash, without taking out "
-    "that micro-batch's own saved part of the same layer; on a DualPipe rank holding a small dense stage "
-    "and a wide MoE stage (shared expert wider than the dense MLP) op_sac then exceeds no recompute by 0.35 %"))
-def test_op_sac_working_set_known_defect():
+def test_dualpipe_rank_with_a_wide_mirror_stage_more_recompute_never_raises_memory():
+    """Found by the random property test above (2026-11-30): a DualPipe rank holding a small dense
+    stage (j) and a wide MoE stage (its mirror, shared expert wider than the dense MLP) counted its
+    stash on stage j alone but the recomputed working set of the MoE layer, so op_sac (18.94 MB)
+    came out above no recompute (18.87 MB). The stash is now half on each stage."""
     import copy
 
     import planner
@@ -1091,3 +1095,11 @@ def test_op_sac_working_set_known_defect():
         e["parallelism"]["recompute"] = rc
         act[rc] = planner.evaluate(e).stages[0]["mem_activations_bytes"]
     assert act["op_sac"] <= act["none"]
+    # the derandomized run of the property test met the selective → full case of the same kind
+    for lo, hi in (("none", "selective"), ("selective", "full"), ("none", "full")):
+        vals = {}
+        for rc in (lo, hi):
+            e = copy.deepcopy(d)
+            e["parallelism"]["recompute"] = rc
+            vals[rc] = [st["mem_activations_bytes"] for st in planner.evaluate(e).stages]
+        assert all(h <= l_ * (1 + 1e-12) for l_, h in zip(vals[lo], vals[hi])), (lo, hi, vals)

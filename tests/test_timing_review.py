@@ -7,6 +7,7 @@ import inspect
 import re
 import threading
 
+import numpy as np
 import pytest
 
 import planner
@@ -112,3 +113,38 @@ def test_dense_model_ep_explain_says_no_moe():
     r = planner.evaluate(planner.load_preset("default"))
     assert r.results["t_ep_comm_s"] == 0.0
     assert r.explain["t_ep_comm_s"].startswith("no MoE layers (a dense model)")
+
+
+def test_a_larger_nvlink_domain_never_slows_a_ring():
+    # TP 16 over two 8-GPU domains: hierarchical latency (8−1)·2 µs + (2−1)·5 µs = 19 µs per pass;
+    # inside one 16-GPU domain (16−1)·2 µs = 30 µs. The floor (n−1)·α_nvl makes both 30 µs
+    # (alpha_s in hardware/calibration.json: 2 µs NVLink, 5 µs network per step)
+    from planner import comm
+    a_s, a_n = 2e-6, 5e-6
+    n = np.array([16.0])
+    _, split, _ = comm.ring_link(n, None, np.array([8.0]), np.array([1e11]), np.array([1e11]), a_s, a_n)
+    _, one, _ = comm.ring_link(n, None, np.array([16.0]), np.array([1e11]), np.array([1e11]), a_s, a_n)
+    assert one[0] == pytest.approx(15 * a_s)
+    assert split[0] == pytest.approx(15 * a_s)  # was 7·a_s + 1·a_n = 19 µs
+    # the general function agrees
+    _, alpha, _, _ = comm.group_link(n, 1.0, np.array([8.0]), 1e11, 1e11, eff_scaleup=1.0, eff_network=1.0,
+                                     alpha_scaleup_s=a_s, alpha_network_s=a_n)
+    assert alpha[0] == pytest.approx(15 * a_s)
+    # a DP ring of one GPU per domain keeps its network steps: 127·5 µs > 127·2 µs
+    _, dp, _ = comm.ring_link(np.array([128.0]), np.array([8.0]), np.array([8.0]), np.array([1e11]),
+                              np.array([1e11]), a_s, a_n)
+    assert dp[0] == pytest.approx(127 * a_n)
+
+
+def test_step_with_a_16_gpu_domain_is_not_slower_than_with_8():
+    sc = planner.load_preset("llama3-70b-h100-1024").model_copy(deep=True)
+    p = sc.parallelism
+    p.tp, p.pp, p.vpp, p.schedule, p.dp = 16, 4, 1, "1f1b", None
+    steps = []
+    for dom in (8, 16):
+        s = sc.model_copy(deep=True)
+        sysd = catalog.systems()["dgx-h100"].model_dump(mode="json")
+        sysd.update(nvlink_domain_size=dom, gpus_per_node=8 if dom == 8 else 16)
+        s.cluster.system = planner.schema.System.model_validate(sysd)
+        steps.append(planner.evaluate(s).results["step_time_s"])
+    assert steps[1] <= steps[0] * (1 + 1e-12)

@@ -83,6 +83,13 @@ def main() -> None:
     t_multi, dfm = _best(lambda: sw.sweep(s, chunk_size=args.chunk_size, **multi), args.repeat)
     print(f"sweep end to end, 4 sizes x 2 systems: {n_multi:,} configurations in {t_multi:.3f} s = "
           f"{n_multi / t_multi / 1e6:.3f} M configurations/s; {dfm.attrs['n_feasible']:,} feasible")
+    # The same space with top=20 (the CLI's default): with top the sweep runs its chunks on
+    # forked worker processes (every usable CPU; engine.resolve_workers), each returning its
+    # candidates and its feasible rows' Pareto inputs; CLUSTERPLAN_WORKERS=1 gives one process.
+    w_multi = engine.resolve_workers(None, -(-n_multi // min(args.chunk_size, engine.DEFAULT_CHUNK_ROWS)))
+    t_mtop, _ = _best(lambda: sw.sweep(s, top=20, chunk_size=args.chunk_size, **multi), args.repeat)
+    print(f"sweep top=20, 4 sizes x 2 systems: {t_mtop:.3f} s = {n_multi / t_mtop / 1e6:.3f} M configurations/s "
+          f"({w_multi} process{'es' if w_multi > 1 else ''})")
     best = df.iloc[0]
     print("best split (time_to_train):", {k: best[k] for k in (
         "tp", "pp", "dp", "cp", "vpp", "micro_batch_size", "zero_stage", "recompute", "schedule",

@@ -2,6 +2,8 @@
 
 Targets (issue): >= 1 million configurations per second for model stats + memory (when
 planner/memory.py exists) + step time; one scenario through ``planner.evaluate`` in <= 5 ms.
+Printed: one pass, the engine's chunks in this one process, and ``run_batch``'s own path
+over forked worker processes (every usable CPU; ``CLUSTERPLAN_WORKERS`` sets the count).
 
     .venv/bin/python benchmarks/bench_timing.py [--rows 1000000] [--repeat 3]
 
@@ -101,9 +103,26 @@ def main() -> None:
           f"(allocator thresholds {'set' if planner._malloc._applied else 'NOT set'}: planner/_malloc.py)")
     for k, v in per.items():
         print(f"    {k:10s} {v * 1e3:8.1f} ms  -> {n / v / 1e6:6.2f} M configurations/s (chunked)")
-    rate = n / min(best["total"], best_chunked)
+    # The library's own path: engine.run_batch's chunks over forked worker processes (every
+    # usable CPU; engine.resolve_workers), each stage's columns written into shared memory and
+    # every column returned, as a caller gets them (planner.engine._run_chunked is run_batch
+    # over the given stage modules).
+    mods = [model_stats] + ([memory] if HAS_MEMORY else []) + [timing]
+    workers = _engine.resolve_workers(None, len(chunks))
+    best_par = np.inf
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        res_par = _engine._run_chunked(b, mods, workers=None)
+        best_par = min(best_par, time.perf_counter() - t0)
+    assert np.isfinite(res_par["step_time_s"]).mean() > 0.99
+    print(f"  {'run_batch':12s} {best_par * 1e3:8.1f} ms  -> {n / best_par / 1e6:6.2f} M configurations/s "
+          f"(all three stages, {workers} process{'es' if workers > 1 else ''}, every column returned)")
+    one = n / min(best["total"], best_chunked)
+    rate = max(one, n / best_par)
+    how = f"run_batch on {workers} processes" if n / best_par > one else "one process"
     target = "OK" if rate >= 1e6 else "BELOW TARGET"
-    print(f"model stats + memory + timing: {rate / 1e6:.2f} M configurations/s (target >= 1.0): {target}")
+    print(f"model stats + memory + timing: {rate / 1e6:.2f} M configurations/s ({how}; one process "
+          f"{one / 1e6:.2f}) (target >= 1.0): {target}")
 
     s = load_preset("default")
     planner.evaluate(s)  # warm caches

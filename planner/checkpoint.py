@@ -150,6 +150,9 @@ def ckpt_save_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s
                    ckpt_async=False, async_interference_frac=0.0):
     """Save time of one tier and the training stall it causes.
 
+    Every argument broadcasts against the others (:func:`tier_times` passes (N, 1) per-row
+    values against (N, K) per-tier columns).
+
     Parameters
     ----------
     shard_bytes : array_like, shape (N,) — per writing GPU [B].
@@ -166,7 +169,7 @@ def ckpt_save_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s
 
     Returns
     -------
-    dict of ndarray, shape (N,)
+    dict of ndarray, shape (N,) (the broadcast shape of the arguments)
         ``d2h_s`` device-to-host copy, ``save_s`` whole save (slowest stage) and ``stall_s``
         the equivalent training stall per save [s]:
         ``save_s`` (sync) or ``d2h_s + async_interference_frac · (save_s − d2h_s)`` (async).
@@ -176,7 +179,7 @@ def ckpt_save_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s
     net_bw_node = np.asarray(nic_bw_per_gpu_bytes_per_s, dtype=float) * np.asarray(gpus_per_node, dtype=float)
     repl = _over(np.asarray(node_bytes, dtype=float) * np.asarray(replicas, dtype=float), net_bw_node)
     agg = _over(ckpt_bytes, agg_write_bw_bytes_per_s)
-    save = np.maximum.reduce([d2h, node, repl, agg])
+    save = np.maximum(np.maximum(np.maximum(d2h, node), repl), agg)  # broadcasts: (n, 1) against (n, K)
     frac = np.asarray(async_interference_frac, dtype=float)
     with np.errstate(invalid="ignore"):  # 0 · inf for a tier that cannot be written: no slow-down
         drain = np.where(frac > 0.0, frac * (save - d2h), 0.0)
@@ -188,7 +191,7 @@ def ckpt_reload_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per
                      read_bw_per_node_bytes_per_s, agg_read_bw_bytes_per_s, *,
                      from_peer=False, nic_bw_per_gpu_bytes_per_s=np.inf, gpus_per_node=1,
                      n_gpus=None):
-    """Reload time of one tier after a failure [s], shape (N,).
+    """Reload time of one tier after a failure [s], shape (N,) (the arguments' broadcast shape).
 
     Every GPU reads its shard back (with ZeRO-0 every DP replica reads the writers' shard): the
     slowest of host-to-device over the host link, the node's share over the tier's per-node read
@@ -205,7 +208,7 @@ def ckpt_reload_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per
     agg = _over(total, agg_read_bw_bytes_per_s)
     net = _over(node_read, np.asarray(nic_bw_per_gpu_bytes_per_s, dtype=float) * gpn)
     net = np.where(np.asarray(from_peer, dtype=bool), net, 0.0)
-    return np.maximum.reduce([h2d, node, agg, net])
+    return np.maximum(np.maximum(np.maximum(h2d, node), agg), net)  # broadcasts, as in ckpt_save_time
 
 
 def ckpt_interval_young(delta_s, mtbf_s):
@@ -286,35 +289,49 @@ def tier_times(b) -> dict[str, np.ndarray]:
     ckpt = np.asarray(b["params_total"], dtype=float) * ckpt_bytes_per_param(b["precision"] if "precision" in b else None)
     lay = ckpt_layout(ckpt, b["n_gpus"], b["gpus_per_node"], b["dp"], b["zero_stage"])
     n = ckpt.shape[0]
-    K, C = len(TIER_KINDS), len(FAILURE_CLASSES)
-    d2h = np.zeros((n, K)); save = np.zeros((n, K)); stall = np.zeros((n, K))
-    reload = np.zeros((n, K, C))
-    enabled = np.zeros((n, K), dtype=bool)
-    survives = np.zeros((n, K, C), dtype=bool)
+
+    def col(name):  # (n,) float
+        v = np.asarray(b[name], dtype=float)
+        return v if v.shape == (n,) else np.full(n, v)
+
+    def per_tier(q, kinds=TIER_KINDS, dtype=float):  # the tiers' columns ckpt_{kind}_{q}, as (n, K)
+        a = np.zeros((n, len(TIER_KINDS)), dtype=dtype)
+        for k, kind in enumerate(TIER_KINDS):
+            if kind in kinds:
+                a[:, k] = b[f"ckpt_{kind}_{q}"]  # (assignment broadcasts and casts)
+        return a
+
+    # Every tier at once: the per-row inputs as (n, 1) against the tiers' (n, K) columns.
+    node_local = np.array([kind in NODE_LOCAL_TIERS for kind in TIER_KINDS])
+    replicas = np.where(node_local, peer_replicas(per_tier("replicas", NODE_LOCAL_TIERS), col("n_nodes")[:, None]), 0.0)
+    shard, node_b, ck1 = lay["shard_bytes"][:, None], lay["node_bytes"][:, None], ckpt[:, None]
+    host_bw, nic = col("host_link_bw_bytes_per_s")[:, None], col("nic_bw_per_gpu_bytes_per_s")[:, None]
+    gpn, ngpu = col("gpus_per_node")[:, None], col("n_gpus")[:, None]
+    t = ckpt_save_time(
+        shard, node_b, ck1, host_bw, per_tier("write_bw_per_node_bytes_per_s"),
+        per_tier("agg_write_bw_bytes_per_s"), replicas=replicas, nic_bw_per_gpu_bytes_per_s=nic,
+        gpus_per_node=gpn, ckpt_async=np.asarray(b["ckpt_async"], dtype=bool).reshape(-1, 1),
+        async_interference_frac=col("ckpt_async_interference_frac")[:, None],
+    )
+    shape = (n, len(TIER_KINDS))
+    d2h, save, stall = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    d2h[:], save[:], stall[:] = t["d2h_s"], t["save_s"], t["stall_s"]
+    enabled = per_tier("enabled", dtype=bool)
+    # The reload time depends on the class only through from_peer: two evaluations per tier.
+    reload_args = (shard, node_b, ck1, host_bw, per_tier("read_bw_per_node_bytes_per_s"),
+                   per_tier("agg_read_bw_bytes_per_s"))
+    reload_kw = dict(nic_bw_per_gpu_bytes_per_s=nic, gpus_per_node=gpn, n_gpus=ngpu)
+    own = ckpt_reload_time(*reload_args, from_peer=False, **reload_kw)
+    peer = ckpt_reload_time(*reload_args, from_peer=True, **reload_kw) if (replicas > 0).any() else own
+    native = np.zeros((n, len(TIER_KINDS), len(FAILURE_CLASSES)), dtype=bool)
     for k, kind in enumerate(TIER_KINDS):
-        node_local = kind in NODE_LOCAL_TIERS
-        replicas = peer_replicas(b[f"ckpt_{kind}_replicas"], b["n_nodes"]) if node_local else np.zeros(n)
-        t = ckpt_save_time(
-            lay["shard_bytes"], lay["node_bytes"], ckpt, b["host_link_bw_bytes_per_s"],
-            b[f"ckpt_{kind}_write_bw_per_node_bytes_per_s"], b[f"ckpt_{kind}_agg_write_bw_bytes_per_s"],
-            replicas=replicas, nic_bw_per_gpu_bytes_per_s=b["nic_bw_per_gpu_bytes_per_s"],
-            gpus_per_node=b["gpus_per_node"], ckpt_async=b["ckpt_async"],
-            async_interference_frac=b["ckpt_async_interference_frac"],
-        )
-        d2h[:, k], save[:, k], stall[:, k] = t["d2h_s"], t["save_s"], t["stall_s"]
-        enabled[:, k] = np.asarray(b[f"ckpt_{kind}_enabled"], dtype=bool)
-        # The reload time depends on the class only through from_peer: two evaluations per tier.
-        reload_args = (lay["shard_bytes"], lay["node_bytes"], ckpt, b["host_link_bw_bytes_per_s"],
-                       b[f"ckpt_{kind}_read_bw_per_node_bytes_per_s"], b[f"ckpt_{kind}_agg_read_bw_bytes_per_s"])
-        reload_kw = dict(nic_bw_per_gpu_bytes_per_s=b["nic_bw_per_gpu_bytes_per_s"],
-                         gpus_per_node=b["gpus_per_node"], n_gpus=b["n_gpus"])
-        own = ckpt_reload_time(*reload_args, from_peer=False, **reload_kw)
-        peer = ckpt_reload_time(*reload_args, from_peer=True, **reload_kw) if (replicas > 0).any() else own
         for c, fc in enumerate(FAILURE_CLASSES):
-            native = np.asarray(b[f"ckpt_{kind}_survives_{fc}"], dtype=bool)
-            from_peer = (~native) & (replicas > 0) & (fc in NODE_LOSS_CLASSES)
-            survives[:, k, c] = native | from_peer
-            reload[:, k, c] = np.where(from_peer, peer, own)
+            native[:, k, c] = b[f"ckpt_{kind}_survives_{fc}"]
+    node_loss = np.array([fc in NODE_LOSS_CLASSES for fc in FAILURE_CLASSES])
+    from_peer = ~native & (replicas > 0)[:, :, None] & node_loss
+    survives = native | from_peer
+    reload = np.zeros(from_peer.shape)
+    reload[:] = np.where(from_peer, peer[:, :, None], own[:, :, None])
     return {
         "ckpt_bytes": ckpt, "ckpt_shard_bytes": lay["shard_bytes"], "ckpt_node_bytes": lay["node_bytes"],
         "d2h_s": d2h, "save_s": save, "stall_s": stall, "reload_s": reload,

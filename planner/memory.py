@@ -1008,10 +1008,11 @@ def stage(b: Batch) -> Batch:
     host_node = _u(b, "gpus_per_node") * host_gpu
     fits = total <= usable
     res = {k: _expand(v, n) for k, v in out.items()}
-    # the stage index is an integer; float64 when the MoE middle rank was a candidate (its
-    # index is computed in floats), as before
+    # the stage index is an integer (int64 in every batch: a column's dtype must not depend on
+    # which rows share the batch, engine.run_batch's chunks; the middle and DualPipe ranks'
+    # indices are computed in floats, whole numbers)
     res.update(
-        mem_worst_stage=_expand(j_w, n, np.float64 if len(cands) > 2 else np.int64),
+        mem_worst_stage=_expand(np.rint(np.nan_to_num(j_w, nan=0.0)), n, np.int64),
         fits=_expand(fits, n, bool),
         fits_conservative=_expand(fits & (core <= FUJII_SAFE_FRAC * usable), n, bool),
         mem_headroom_bytes=_expand(usable - total, n),

@@ -221,49 +221,43 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
     shape = np.broadcast_shapes(*[t.shape for t in taus])
     nd = len(shape) - 1
 
-    def ex(a):  # (n,) -> (n, 1, ..., 1)
-        return a.reshape(a.shape + (1,) * nd)
+    def ex(a):  # (n, ...) -> (n, 1, ..., 1, ...): the grid axes after the row axis
+        return a.reshape(a.shape[:1] + (1,) * nd + a.shape[1:])
 
+    # Whole-array over the K tiers and C classes (trailing axes; K, C < 8, so numpy's sums over
+    # them add in index order, as a loop would).
     K, C = len(taus), lam_per_s.shape[1]
-    lam_tot = ex(lam_per_s.sum(axis=1))
-    inv_lam = np.where(lam_tot > 0, 1.0 / np.where(lam_tot > 0, lam_tot, 1.0), 0.0)
+    T = np.stack([np.broadcast_to(t, shape) for t in taus], axis=-1)  # (n, *g, K)
+    en = ex(np.asarray(enabled, dtype=bool))                         # (n, 1.., K)
+    lam = ex(lam_per_s)                                               # (n, 1.., C)
+    lam_tot = lam_per_s.sum(axis=1)
+    inv_lam = ex(np.where(lam_tot > 0, 1.0 / np.where(lam_tot > 0, lam_tot, 1.0), 0.0))[..., None]
+    lam_tot = ex(lam_tot)[..., None]                                 # (n, 1.., 1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        overhead = np.zeros(shape)
-        for k in range(K):
-            # a tier at the "never" interval (is_never_saved) is not saved: no stall
-            overhead = overhead + np.where(ex(enabled[:, k]) & ~is_never_saved(taus[k]), ex(stall_s[:, k]) / taus[k], 0.0)
-        lost = np.zeros(shape)
-        restart = np.zeros(shape)
-        y = np.zeros(shape)  # 1 − Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
-        e = np.zeros(shape)  # Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
-        lam_by_tier = [np.zeros(shape) for _ in range(K)]
-        unsurvived = np.zeros(shape)
-        for c in range(C):
-            best_tau = np.full(shape, np.inf)
-            best_reload = np.full(shape, np.inf)
-            best_k = np.full(shape, -1, dtype=np.int8)
-            for k in range(K):
-                ok = ex(enabled[:, k] & survives[:, k, c])
-                cand = np.where(ok, taus[k], np.inf)
-                better = cand < best_tau
-                best_tau = np.where(better, cand, best_tau)
-                best_reload = np.where(better, ex(reload_s[:, k, c]), best_reload)
-                best_k = np.where(better, np.int8(k), best_k)
-            lam = ex(lam_per_s[:, c])
-            has = lam > 0
-            lost = lost + np.where(has, lam * best_tau / 2.0, 0.0)
-            x = ex(recovery_s_[:, c]) + best_reload
-            restart = restart + np.where(has, lam * x, 0.0)
-            y = y + np.where(has & (best_k >= 0), lam * -np.expm1(-lam_tot * x) * inv_lam, 0.0)
-            e = e + np.where(has & (best_k >= 0), lam * np.exp(-lam_tot * x) * inv_lam, 0.0)
-            for k in range(K):
-                lam_by_tier[k] = lam_by_tier[k] + np.where(best_k == k, lam, 0.0)
-            unsurvived = unsurvived + np.where(best_k < 0, lam, 0.0)
-        log_lost = np.zeros(shape)
-        for k in range(K):
-            seg = taus[k] + ex(stall_s[:, k])
-            xk = np.where(lam_by_tier[k] > 0, lam_by_tier[k] * seg, 0.0)
-            log_lost = log_lost + _log_phi(xk)
+        # a tier at the "never" interval (is_never_saved) is not saved: no stall
+        overhead = np.where(en & ~is_never_saved(T), ex(stall_s) / T, 0.0).sum(axis=-1)
+        # per class the enabled surviving tier saved most often (first of equals; none: −1)
+        ok = ex(np.asarray(enabled, dtype=bool)[:, :, None] & np.asarray(survives, dtype=bool))
+        cand = np.where(ok & ~np.isnan(T[..., None]), T[..., None], np.inf)  # (n, *g, K, C)
+        best_tau = cand.min(axis=-2)                                             # (n, *g, C)
+        best_k = np.where(best_tau < np.inf, cand.argmin(axis=-2), -1)
+        reload_full = np.broadcast_to(ex(reload_s), cand.shape)
+        best_reload = np.where(best_k >= 0, np.take_along_axis(
+            reload_full, np.maximum(best_k, 0)[..., None, :], axis=-2)[..., 0, :], np.inf)
+        has = lam > 0
+        lost = np.where(has, lam * best_tau / 2.0, 0.0).sum(axis=-1)
+        x = ex(recovery_s_) + best_reload
+        restart = np.where(has, lam * x, 0.0).sum(axis=-1)
+        saved = has & (best_k >= 0)
+        # y = 1 − Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)} and e = Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
+        y = np.where(saved, lam * -np.expm1(-lam_tot * x) * inv_lam, 0.0).sum(axis=-1)
+        e = np.where(saved, lam * np.exp(-lam_tot * x) * inv_lam, 0.0).sum(axis=-1)
+        # Λ_k: the failure rate that tier k recovers (n, *g, K)
+        lam_by_tier = np.where(best_k[..., None, :] == np.arange(K)[:, None], lam[..., None, :], 0.0).sum(axis=-1)
+        unsurvived = np.where(best_k < 0, lam, 0.0).sum(axis=-1)
+        seg = T + ex(stall_s)
+        xk = np.where(lam_by_tier > 0, lam_by_tier * seg, 0.0)
+        log_lost = _log_phi(xk).sum(axis=-1)
         log_ov = np.log1p(overhead)
         log_rs = _recovery_log_factor(y, e)
         log_lost = np.where(unsurvived > 0, np.inf, log_lost)
@@ -273,9 +267,7 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         g1 = np.where(np.isnan(g1), 0.0, g1)
         g_ren = np.exp(-log_w)
         f_ov, f_lw, f_rs = decompose_loss(log_ov, log_rs, log_lost, log_w)
-        tmin = np.full(shape, np.inf)
-        for k in range(K):
-            tmin = np.minimum(tmin, np.where(ex(enabled[:, k]), taus[k], np.inf))
+        tmin = np.where(en, T, np.inf).min(axis=-1)
     return {
         "goodput": g_ren, "log_wall_per_work": log_w,
         "ckpt_overhead_frac": f_ov, "lost_work_frac": f_lw, "restart_frac": f_rs,

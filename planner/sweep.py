@@ -1034,7 +1034,10 @@ def sweep(
     the later stages (timing, reliability, cost), and the surviving rows of several chunks are
     gathered into one batch of two to three chunks for those stages (their per-call costs
     amortised over more rows; memory bounded by those chunks). Ranking, top-K and Pareto flags
-    work on numpy arrays; the DataFrame is built once, for the returned rows only.
+    work on numpy arrays; the DataFrame is built once, for the returned rows only. With ``top``
+    and at least ``engine.PARALLEL_MIN_CHUNKS`` chunks the chunks run on forked worker processes
+    (:func:`planner.engine.resolve_workers`: every usable CPU, ``CLUSTERPLAN_WORKERS``, serial in
+    a threaded process), each returning its candidates; the table is the same (docs/sweep.md).
     """
     scenario = validate_scenario(scenario)
     if objective not in OBJECTIVES:
@@ -1074,114 +1077,21 @@ def sweep(
     drop_invalid = feasible_only or not space_options.get("include_invalid", False)
     space.broadcast_columns(3 * step if post else step)
 
-    # Per flushed batch: where the shown candidates' columns come from.
-    src_parts: list[dict] = []   # column dicts (full batch, or the gathered candidates with top)
-    pos_parts: list[np.ndarray] = []  # candidate positions in the concatenation of src_parts
-    key_parts, reason_parts, group_parts, fpos_parts = [], [], [], []
-    src_rows = 0
-    par_t, par_c, par_tps, par_hr = [], [], [], []
-    n_feas = 0
-    names: list[str] | None = None
-    probe: Batch | None = None   # one pruned row: learns the result columns when none survive
+    scan_kw = dict(step=step, pre=pre, post=post, objective=objective, top=top,
+                   feasible_only=feasible_only, drop_invalid=drop_invalid)
+    starts = range(0, total, step)
+    # Worker processes only with ``top``: each returns its candidates and the Pareto inputs of its
+    # feasible rows (without ``top`` every row's columns would travel back).
+    workers = _engine.resolve_workers(None, len(starts)) if top is not None else 1
+    if workers > 1:
+        st = _scan_parallel(space, starts, workers, scan_kw, progress)
+    else:
+        st = _scan(space, starts, progress=progress, **scan_kw)
+    src_parts, pos_parts, key_parts = st["src_parts"], st["pos_parts"], st["key_parts"]
+    reason_parts, group_parts, fpos_parts = st["reason_parts"], st["group_parts"], st["fpos_parts"]
+    par_t, par_c, par_tps, par_hr = st["par_t"], st["par_c"], st["par_tps"], st["par_hr"]
+    n_feas, names, probe = st["n_feas"], st["names"], st["probe"]
 
-    def finish(out: Batch, gidx: np.ndarray, g: np.ndarray, rule_reason: np.ndarray) -> None:
-        """Reasons, ranking key, Pareto inputs and the candidate rows of an evaluated batch."""
-        nonlocal names, n_feas, src_rows
-        _add_derived(out)
-        if names is None:
-            names = _result_names(out)
-        n = gidx.size
-        reason = _reasons_after_eval(out, rule_reason)
-        feas = reason == R_OK
-        key = _objective_key(out, objective, n)
-        key = np.where(feas & np.isfinite(key), key, np.inf)
-        # Pareto inputs of the feasible rows (compact: four numbers per row) and each row's
-        # position among them.
-        fpos = n_feas + np.cumsum(feas) - 1
-        n_feas += int(np.count_nonzero(feas))
-        par_t.append(_col_or_nan(out, "time_to_train_days", n)[feas])
-        par_c.append(_col_or_nan(out, "cost_usd", n)[feas])
-        par_tps.append(_col_or_nan(out, "tokens_per_s", n)[feas])
-        par_hr.append(_col_or_nan(out, "mem_headroom_bytes", n)[feas])
-        # Rows that may be shown.
-        cidx = np.flatnonzero(feas) if feasible_only else np.arange(n)
-        if top is not None and cidx.size > top:
-            # The batch's best ``top`` by (key, row number): ties kept in enumeration order.
-            kc = key[cidx]
-            kth = np.partition(kc, top - 1)[top - 1]
-            better = kc < kth
-            ties = np.flatnonzero(kc == kth)[: top - int(np.count_nonzero(better))]
-            better[ties] = True
-            cidx = cidx[better]
-        if top is None:  # every candidate is shown: keep the batch, gather once at the end
-            src_parts.append(out)
-            pos_parts.append(src_rows + cidx)
-            src_rows += n
-        else:
-            src_parts.append({c: np.asarray(out[c]).take(cidx) for c in _SHOWN_SPLIT if c in out}
-                             | {c: np.asarray(out[c]).take(cidx) for c in names if c in out})
-            pos_parts.append(src_rows + np.arange(cidx.size))
-            src_rows += cidx.size
-        key_parts.append(key[cidx])
-        reason_parts.append(reason[cidx])
-        group_parts.append(g[cidx])
-        fpos_parts.append(fpos[cidx])
-
-    pending: list[tuple[Batch, np.ndarray, np.ndarray, np.ndarray]] = []
-    n_pending = 0
-
-    def flush() -> None:
-        nonlocal n_pending
-        if not pending:
-            return
-        out = _gather_rows([(p[0], p[4]) for p in pending], space.broadcast_columns(3 * step))
-        gidx, g, rr = (np.concatenate([p[i] for p in pending]) for i in (1, 2, 3))
-        pending.clear()
-        n_pending = 0
-        for mod in post:
-            out.update(mod.stage(out))
-        finish(out, gidx, g, rr)
-
-    for start in range(0, total, step):  # loop over chunks, not rows
-        stop = min(start + step, total)
-        b, rule_reason, g = space.rows(start, stop)
-        gidx = np.arange(start, stop, dtype=np.int64)
-        if drop_invalid:
-            # NVMe rows on systems without NVMe are not generated.
-            sel = rule_reason == R_OK
-            if not np.all(sel):
-                idx = np.flatnonzero(sel)
-                b = _take_rows(b, idx)
-                g, rule_reason, gidx = g[idx], rule_reason[idx], gidx[idx]
-        if gidx.size:
-            if not post:
-                finish(_evaluate_chunk(b, rule_reason), gidx, g, rule_reason)
-            else:
-                out = dict(b)
-                for mod in pre:
-                    out.update(mod.stage(out))
-                ok = np.asarray(out["fits"], dtype=bool) if "fits" in out else np.ones(gidx.size, bool)
-                if "host_fits" in out:
-                    ok = ok & np.asarray(out["host_fits"], dtype=bool)
-                idx = None  # rows of ``out`` that go on (None: every row)
-                if not np.all(ok):
-                    sel = np.flatnonzero(ok)
-                    if probe is None and names is None:
-                        probe = _take_rows(out, np.arange(1))
-                    g, rule_reason, gidx = g[sel], rule_reason[sel], gidx[sel]
-                    if 4 * sel.size < ok.size:
-                        # few survivors: gather now (the memory held while pending stays bounded)
-                        out = _take_rows(out, sel)
-                    else:  # gathered at the flush, straight into the flushed batch
-                        idx = sel
-                if gidx.size:
-                    pending.append((out, gidx, g, rule_reason, idx))
-                    n_pending += gidx.size
-                    if n_pending >= 2 * step:
-                        flush()
-        if progress is not None:
-            progress(stop, total)
-    flush()
     if names is None and probe is not None:  # no row fits: the columns the stages would give
         for mod in post:
             probe.update(mod.stage(probe))
@@ -1263,6 +1173,180 @@ def sweep(
     if df.empty:  # why, in words (what the CLI prints; found by review: Python got no reason)
         df.attrs["reason"] = no_split_reason(scenario, total)
     return df
+
+
+def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, top, feasible_only: bool,
+          drop_invalid: bool, progress=None) -> dict:
+    """Evaluate the chunks of ``space`` that begin at the rows ``starts`` (in order): memory
+    first, the later stages on the rows that fit, then each evaluated batch's reasons, ranking
+    key, Pareto inputs and candidate rows. Returns those as lists in row order, with positions
+    counted from 0 (:func:`_merge_scans` joins the scans of consecutive ranges)."""
+    # Per flushed batch: where the shown candidates' columns come from.
+    src_parts: list[dict] = []   # column dicts (full batch, or the gathered candidates with top)
+    pos_parts: list[np.ndarray] = []  # candidate positions in the concatenation of src_parts
+    key_parts, reason_parts, group_parts, fpos_parts = [], [], [], []
+    src_rows = 0
+    par_t, par_c, par_tps, par_hr = [], [], [], []
+    n_feas = 0
+    names: list[str] | None = None
+    probe: Batch | None = None   # one pruned row: learns the result columns when none survive
+
+    def finish(out: Batch, gidx: np.ndarray, g: np.ndarray, rule_reason: np.ndarray) -> None:
+        """Reasons, ranking key, Pareto inputs and the candidate rows of an evaluated batch."""
+        nonlocal names, n_feas, src_rows
+        _add_derived(out)
+        if names is None:
+            names = _result_names(out)
+        n = gidx.size
+        reason = _reasons_after_eval(out, rule_reason)
+        feas = reason == R_OK
+        key = _objective_key(out, objective, n)
+        key = np.where(feas & np.isfinite(key), key, np.inf)
+        # Pareto inputs of the feasible rows (compact: four numbers per row) and each row's
+        # position among them.
+        fpos = n_feas + np.cumsum(feas) - 1
+        n_feas += int(np.count_nonzero(feas))
+        par_t.append(_col_or_nan(out, "time_to_train_days", n)[feas])
+        par_c.append(_col_or_nan(out, "cost_usd", n)[feas])
+        par_tps.append(_col_or_nan(out, "tokens_per_s", n)[feas])
+        par_hr.append(_col_or_nan(out, "mem_headroom_bytes", n)[feas])
+        # Rows that may be shown.
+        cidx = np.flatnonzero(feas) if feasible_only else np.arange(n)
+        if top is not None and cidx.size > top:
+            # The batch's best ``top`` by (key, row number): ties kept in enumeration order.
+            kc = key[cidx]
+            kth = np.partition(kc, top - 1)[top - 1]
+            better = kc < kth
+            ties = np.flatnonzero(kc == kth)[: top - int(np.count_nonzero(better))]
+            better[ties] = True
+            cidx = cidx[better]
+        if top is None:  # every candidate is shown: keep the batch, gather once at the end
+            src_parts.append(out)
+            pos_parts.append(src_rows + cidx)
+            src_rows += n
+        else:
+            src_parts.append({c: np.asarray(out[c]).take(cidx) for c in _SHOWN_SPLIT if c in out}
+                             | {c: np.asarray(out[c]).take(cidx) for c in names if c in out})
+            pos_parts.append(src_rows + np.arange(cidx.size))
+            src_rows += cidx.size
+        key_parts.append(key[cidx])
+        reason_parts.append(reason[cidx])
+        group_parts.append(g[cidx])
+        fpos_parts.append(fpos[cidx])
+
+    pending: list[tuple[Batch, np.ndarray, np.ndarray, np.ndarray]] = []
+    n_pending = 0
+
+    def flush() -> None:
+        nonlocal n_pending
+        if not pending:
+            return
+        out = _gather_rows([(p[0], p[4]) for p in pending], space.broadcast_columns(3 * step))
+        gidx, g, rr = (np.concatenate([p[i] for p in pending]) for i in (1, 2, 3))
+        pending.clear()
+        n_pending = 0
+        for mod in post:
+            out.update(mod.stage(out))
+        finish(out, gidx, g, rr)
+
+    total = space.n_rows
+    for start in starts:  # loop over chunks, not rows
+        stop = min(start + step, total)
+        b, rule_reason, g = space.rows(start, stop)
+        gidx = np.arange(start, stop, dtype=np.int64)
+        if drop_invalid:
+            # NVMe rows on systems without NVMe are not generated.
+            sel = rule_reason == R_OK
+            if not np.all(sel):
+                idx = np.flatnonzero(sel)
+                b = _take_rows(b, idx)
+                g, rule_reason, gidx = g[idx], rule_reason[idx], gidx[idx]
+        if gidx.size:
+            if not post:
+                finish(_evaluate_chunk(b, rule_reason), gidx, g, rule_reason)
+            else:
+                out = dict(b)
+                for mod in pre:
+                    out.update(mod.stage(out))
+                ok = np.asarray(out["fits"], dtype=bool) if "fits" in out else np.ones(gidx.size, bool)
+                if "host_fits" in out:
+                    ok = ok & np.asarray(out["host_fits"], dtype=bool)
+                idx = None  # rows of ``out`` that go on (None: every row)
+                if not np.all(ok):
+                    sel = np.flatnonzero(ok)
+                    if probe is None and names is None:
+                        probe = _take_rows(out, np.arange(1))
+                    g, rule_reason, gidx = g[sel], rule_reason[sel], gidx[sel]
+                    if 4 * sel.size < ok.size:
+                        # few survivors: gather now (the memory held while pending stays bounded)
+                        out = _take_rows(out, sel)
+                    else:  # gathered at the flush, straight into the flushed batch
+                        idx = sel
+                if gidx.size:
+                    pending.append((out, gidx, g, rule_reason, idx))
+                    n_pending += gidx.size
+                    if n_pending >= 2 * step:
+                        flush()
+        if progress is not None:
+            progress(stop, total)
+    flush()
+    return dict(src_parts=src_parts, pos_parts=pos_parts, key_parts=key_parts, reason_parts=reason_parts,
+                group_parts=group_parts, fpos_parts=fpos_parts, src_rows=src_rows, par_t=par_t, par_c=par_c,
+                par_tps=par_tps, par_hr=par_hr, n_feas=n_feas, names=names, probe=probe)
+
+
+def _merge_scans(scans: list[dict]) -> dict:
+    """:func:`_scan` results of consecutive row ranges, in order, as one scan of their union:
+    positions into the source parts and among the feasible rows offset by the rows before."""
+    m = dict(src_parts=[], pos_parts=[], key_parts=[], reason_parts=[], group_parts=[], fpos_parts=[],
+             src_rows=0, par_t=[], par_c=[], par_tps=[], par_hr=[], n_feas=0, names=None, probe=None)
+    for st in scans:
+        m["pos_parts"] += [p + m["src_rows"] for p in st["pos_parts"]]
+        m["fpos_parts"] += [f + m["n_feas"] for f in st["fpos_parts"]]
+        for k in ("src_parts", "key_parts", "reason_parts", "group_parts", "par_t", "par_c", "par_tps", "par_hr"):
+            m[k] += st[k]
+        m["src_rows"] += st["src_rows"]
+        m["n_feas"] += st["n_feas"]
+        if m["names"] is None:
+            m["names"] = st["names"]
+        if m["probe"] is None and m["names"] is None:
+            m["probe"] = st["probe"]
+    return m
+
+
+#: (space, chunk starts per task, _scan keywords) for the forked workers of :func:`_scan_parallel`.
+_SWEEP_JOB: tuple | None = None
+
+
+def _fork_scan(i: int) -> dict:
+    space, tasks, kw = _SWEEP_JOB
+    return _scan(space, tasks[i], **kw)
+
+
+def _scan_parallel(space: "SplitSpace", starts: range, workers: int, kw: dict, progress) -> dict:
+    """:func:`_scan` over ``workers`` forked processes: the chunks in consecutive ranges (about
+    four per worker, each at least three chunks so the later stages still see gathered batches),
+    the scans joined in row order by :func:`_merge_scans`. The same table as one process: the
+    candidates of a range are its best ``top`` (ties in row order), so the best ``top`` of their
+    union are those of the whole space, and the Pareto inputs are concatenated in row order."""
+    global _SWEEP_JOB
+    import multiprocessing
+
+    n_tasks = max(1, min(4 * workers, len(starts) // 3))
+    bounds = np.linspace(0, len(starts), n_tasks + 1).round().astype(int)
+    tasks = [starts[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    total = space.n_rows
+    _SWEEP_JOB = (space, tasks, kw)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+            scans = []
+            for task, st in zip(tasks, pool.imap(_fork_scan, range(len(tasks)))):
+                scans.append(st)
+                if progress is not None:
+                    progress(min(task[-1] + kw["step"], total), total)
+    finally:
+        _SWEEP_JOB = None
+    return _merge_scans(scans)
 
 
 #: Split columns of the table, as batch columns (gathered for the candidates with ``top``).

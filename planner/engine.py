@@ -102,81 +102,168 @@ def resolve_workers(workers: int | None, n_chunks: int) -> int:
     if workers is None:
         env = os.environ.get(WORKERS_ENV, "").strip()
         if env:
-            if not (env.isdigit() and int(env) >= 1):
+            if not (env.isascii() and env.isdigit() and int(env) >= 1):
                 raise InputError([f"{WORKERS_ENV}={env!r}: give a whole number of worker processes >= 1 (1: serial)"])
             workers = int(env)
         else:
             workers = _usable_cpus()
-        if (n_chunks < PARALLEL_MIN_CHUNKS or threading.active_count() > 1
-                or multiprocessing.current_process().daemon):
+        if n_chunks < PARALLEL_MIN_CHUNKS or threading.active_count() > 1:
             return 1
     elif isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise InputError([f"run_batch: workers = {workers!r}: give a whole number of processes >= 1 (1: serial) or None"])
-    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+    if (not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods()
+            or multiprocessing.current_process().daemon):  # a daemon process may not have children
         return 1
     return int(max(1, min(int(workers), n_chunks)))
 
 
-class _LayoutChanged(RuntimeError):
-    """A chunk gave other columns or dtypes than the first one (the parallel path's shared
-    buffers cannot hold them; :func:`run_batch` then runs serially, as concatenation would)."""
+class _Serial(RuntimeError):
+    """The parallel path cannot run this batch (a chunk gave other columns or dtypes than the
+    first one, or no shared memory file): the caller runs serially, where concatenation
+    decides, as it always has."""
 
 
-#: (batch, stage modules, chunk rows, {column: shared output array}, every column name) for
-#: the forked workers.
-_FORK_JOB: tuple | None = None
+#: One parallel section at a time per process: a second thread's call runs serially instead
+#: of forking beside the first one's pool.
+_FORK_LOCK = threading.Lock()
+
+#: The job of a forked worker (set in the child by :func:`_init_child`, never in the parent).
+_CHILD_JOB: Any = None
+
+
+def _init_child(job) -> None:
+    global _CHILD_JOB
+    _CHILD_JOB = job
+
+
+def forked_results(fn, items, workers: int, job, *, ordered: bool = True):
+    """Yield ``fn(item)`` for every item, computed in ``workers`` forked processes that see
+    ``job`` as ``engine._CHILD_JOB`` (inherited by the fork, never pickled); in item order
+    when ``ordered``, else as they finish. A worker's exception (``SystemExit`` and
+    ``KeyboardInterrupt`` included) is raised here; a worker that dies (killed, out of
+    memory) raises ``concurrent.futures.process.BrokenProcessPool`` instead of hanging.
+    Leaving early cancels the rest and reaps the workers."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_init_child, initargs=(job,))
+    try:
+        futs = [ex.submit(fn, x) for x in items]
+        for f in (futs if ordered else as_completed(futs)):
+            yield f.result()
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _stage_columns(out: Batch, piece: Batch) -> dict:
+    """The columns of ``out`` that a stage wrote (an input column no stage replaced is the
+    chunk's own array)."""
+    return {k: v for k, v in out.items() if k not in piece or v is not piece[k]}
+
+
+def _put_chunk(out: Batch, piece: Batch, start: int, arrays: dict, names: set) -> str | None:
+    """Write a chunk's stage columns into ``arrays`` at row ``start``; or, without writing,
+    why they do not fit there (other columns, another dtype or length, or an input column a
+    stage replaced in this chunk only)."""
+    rows = _batch.size(piece)
+    if set(out) != names:
+        return f"chunk at row {start}: columns differ from the first chunk's"
+    made = _stage_columns(out, piece)
+    if made.keys() != arrays.keys():
+        return f"chunk at row {start}: stages replaced other input columns than in the first chunk"
+    for k, dst in arrays.items():
+        v = np.asarray(made[k])
+        if v.dtype != dst.dtype or v.shape != (rows,):
+            return f"chunk at row {start}: column {k!r} is {v.dtype}{v.shape}, not {dst.dtype}"
+    for k, dst in arrays.items():
+        dst[start:start + rows] = made[k]
+    return None
+
+
+def _column_offsets(made: dict, n: int) -> tuple[dict, int]:
+    """64-byte aligned offsets of ``n``-row columns of the dtypes of ``made`` in one buffer,
+    widest dtypes first, and the buffer's size in bytes (at least 1)."""
+    offsets, size = {}, 0
+    for k in sorted(made, key=lambda k: -made[k].dtype.itemsize):
+        offsets[k] = size
+        size += -(-n * made[k].dtype.itemsize // 64) * 64
+    return offsets, max(size, 1)
+
+
+def _alloc_columns(made: dict, n: int) -> dict:
+    """Uninitialised ``n``-row columns of the dtypes of ``made``, all in one private anonymous
+    mapping that asks for transparent huge pages (``MADV_HUGEPAGE``, Linux): filling 10^6 rows
+    of 83 columns took 160,000 page faults of 4 KiB, about a second of system time on the
+    2-CPU development machine. Where the kernel gives no huge pages it is an ordinary
+    mapping. The columns share the mapping, which is freed with the last of them."""
+    offsets, size = _column_offsets(made, n)
+    if size < (1 << 21) or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return {k: np.empty(n, dtype=v.dtype) for k, v in made.items()}
+    buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | getattr(mmap, "MAP_ANONYMOUS", 0x20))
+    try:
+        buf.madvise(mmap.MADV_HUGEPAGE)
+    except OSError:
+        pass  # no transparent huge pages here: 4 KiB pages
+    return {k: np.frombuffer(buf, dtype=made[k].dtype, count=n, offset=offsets[k]) for k in made}
+
+
+def _first_layout(b: Batch, mods, chunk_rows: int):
+    """Run the first chunk; return (its output, its stage columns as arrays), or raise
+    ``_Serial`` when a stage column is not a flat numeric array (no preallocated column can
+    hold it)."""
+    chunk0 = _batch.take(b, slice(0, chunk_rows))
+    first = _run_stages(chunk0, mods)
+    made = {k: np.asarray(v) for k, v in _stage_columns(first, chunk0).items()}
+    if any(v.ndim != 1 or v.dtype.hasobject for v in made.values()):
+        raise _Serial("a column that is not a flat numeric array")
+    return first, made
 
 
 def _fork_chunk(start: int) -> int:
-    b, mods, chunk_rows, arrays, names = _FORK_JOB
-    out = _run_stages(_batch.take(b, slice(start, start + chunk_rows)), mods)
-    if set(out) != names:
-        raise _LayoutChanged(f"chunk at row {start}: columns differ from the first chunk's")
-    rows = min(chunk_rows, _batch.size(b) - start)
-    for k, dst in arrays.items():
-        v = np.asarray(out[k])
-        if v.dtype != dst.dtype or v.shape != (rows,):
-            raise _LayoutChanged(f"chunk at row {start}: column {k!r} is {v.dtype}{v.shape}, not {dst.dtype}")
-        dst[start:start + rows] = v
-    return rows
+    b, mods, chunk_rows, arrays, names = _CHILD_JOB
+    piece = _batch.take(b, slice(start, start + chunk_rows))
+    why = _put_chunk(_run_stages(piece, mods), piece, start, arrays, names)
+    if why is not None:
+        raise _Serial(why)
+    return _batch.size(piece)
 
 
 def _run_parallel(b: Batch, mods, chunk_rows: int, workers: int, progress) -> Batch:
     """Chunks over ``workers`` forked processes, each stage's columns written into one shared
-    anonymous mapping (no pickling of results): the first chunk runs here to learn the
-    columns and dtypes, the others in the workers. Same values as the serial path, bit for
-    bit (the same code on the same chunks). Raises ``_LayoutChanged`` when a chunk's columns
-    cannot go into the shared buffers (the caller then runs serially)."""
-    global _FORK_JOB
+    memory file (no pickling of results): the first chunk runs here to learn the columns and
+    dtypes, the others in the workers. Same values as the serial path, bit for bit (the same
+    code on the same chunks). The result maps the file privately (copy-on-write): a write to
+    it, here or in a process forked later, stays in that process, as with ordinary arrays;
+    the columns share the file, so it is freed with the last of them. Raises ``_Serial`` when
+    a chunk's columns cannot go into the file, or without ``os.memfd_create``."""
+    memfd = getattr(os, "memfd_create", None)
+    if memfd is None:
+        raise _Serial("no os.memfd_create")
     n = _batch.size(b)
-    chunk0 = _batch.take(b, slice(0, chunk_rows))
-    first = _run_stages(chunk0, mods)
-    # Columns a stage wrote; an input column no stage replaced is copied from the batch.
-    made = {k: np.asarray(v) for k, v in first.items() if k not in chunk0 or v is not chunk0[k]}
-    if any(v.ndim != 1 or v.dtype.hasobject for v in made.values()):
-        raise _LayoutChanged("a column that is not a flat numeric array")
-    # 64-byte aligned slices of one shared mapping, widest dtypes first.
-    offsets, off = {}, 0
-    for k in sorted(made, key=lambda k: -made[k].dtype.itemsize):
-        offsets[k] = off
-        off += -(-n * made[k].dtype.itemsize // 64) * 64
-    buf = mmap.mmap(-1, max(off, 1))  # MAP_SHARED | MAP_ANONYMOUS: the workers' writes are seen here
-    arrays = {k: np.frombuffer(buf, dtype=made[k].dtype, count=n, offset=offsets[k]) for k in made}
-    for k, v in made.items():
-        arrays[k][: v.size] = v
-    if progress is not None:
-        progress(min(chunk_rows, n), n)
-    _FORK_JOB = (b, mods, chunk_rows, arrays, set(first))
+    # Columns a stage wrote; an input column no stage replaced is the batch's own array.
+    first, made = _first_layout(b, mods, chunk_rows)
+    offsets, size = _column_offsets(made, n)  # 64-byte aligned slices of one file
+    fd = memfd("clusterplan-run_batch", getattr(os, "MFD_CLOEXEC", 0))
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            done = min(chunk_rows, n)
-            for rows in pool.imap_unordered(_fork_chunk, range(chunk_rows, n, chunk_rows)):
-                done += rows
-                if progress is not None:
-                    progress(done, n)
+        os.ftruncate(fd, size)
+        shared = mmap.mmap(fd, size, flags=mmap.MAP_SHARED)  # the workers' writes land in the file
+        arrays = {k: np.frombuffer(shared, dtype=made[k].dtype, count=n, offset=offsets[k]) for k in made}
+        for k, v in made.items():
+            arrays[k][: v.size] = v
+        if progress is not None:
+            progress(min(chunk_rows, n), n)
+        done = min(chunk_rows, n)
+        job = (b, mods, chunk_rows, arrays, set(first))
+        for rows in forked_results(_fork_chunk, range(chunk_rows, n, chunk_rows), workers, job, ordered=False):
+            done += rows
+            if progress is not None:
+                progress(done, n)
+        private = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE)
     finally:
-        _FORK_JOB = None
-    return {k: arrays[k] if k in arrays else b[k] for k in first}
+        os.close(fd)
+    del arrays, job  # the shared mapping goes with its last array
+    res = {k: np.frombuffer(private, dtype=made[k].dtype, count=n, offset=offsets[k]) for k in made}
+    return {k: res[k] if k in res else b[k] for k in first}
 
 
 def run_batch(b: Batch, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None, workers: int | None = None) -> Batch:
@@ -189,12 +276,19 @@ def run_batch(b: Batch, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None, 
 
     ``workers``: processes that run the chunks (:func:`resolve_workers`; default automatic:
     every usable CPU for a batch of at least ``PARALLEL_MIN_CHUNKS`` chunks in a
-    single-threaded process on Linux, else 1). The workers are forked and write every column
-    into shared memory, so the result is identical to the serial one, bit for bit (tested);
-    measured 0.90 -> 1.70 million configurations/s with 2 CPUs (benchmarks/bench_timing.py).
+    single-threaded process on Linux, else 1; one such run at a time per process, a
+    concurrent call runs serially). The workers are forked and write every stage column into
+    one shared memory file that the result then maps privately, so the result is identical to
+    the serial one, bit for bit (tests/test_parallel.py). In one process each chunk's stage
+    columns are written into columns allocated once from the first chunk's layout (a chunk
+    whose layout differs makes the run concatenate its chunks instead, as before). Stats +
+    memory + timing with every column returned: 0.86–0.89 million configurations/s in one
+    process, 1.21–1.31 on 2 CPUs (benchmarks/bench_timing.py, docs/sweep.md).
+    ``CLUSTERPLAN_WORKERS`` is read only for a batch of more than one chunk.
 
     Shapes: every column (N,). No loop over rows. Raises ``ValueError`` for an empty batch or
-    a bad ``workers``.
+    a bad ``workers`` (:class:`InputError`), a worker's exception as it was raised, and
+    ``BrokenProcessPool`` when a worker dies (killed, out of memory).
     """
     n = _batch.size(b)
     if n == 0:
@@ -214,31 +308,65 @@ def _run_chunked(b: Batch, mods, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progre
             progress(n, n)
         return out
     w = resolve_workers(workers, -(-n // chunk_rows))
-    if w > 1:
-        if progress is not None:  # after a fallback the serial pass reports only new ground
-            user_progress, mark = progress, [0]
+    if progress is not None:  # after a fallback the next pass reports only new ground
+        user_progress, mark = progress, [0]
 
-            def progress(done, total):
-                if done > mark[0]:
-                    mark[0] = done
-                    user_progress(done, total)
+        def progress(done, total):
+            if done > mark[0]:
+                mark[0] = done
+                user_progress(done, total)
+    if w > 1 and _FORK_LOCK.acquire(blocking=False):  # else another thread's run holds the workers
         try:
             return _run_parallel(b, mods, chunk_rows, w, progress)
-        except _LayoutChanged:
-            pass  # run serially: concatenation decides, as it always has
-    parts, made, names = [], None, None
+        except _Serial:
+            pass  # run serially
+        finally:
+            _FORK_LOCK.release()
+    try:
+        return _run_serial(b, mods, chunk_rows, progress)
+    except _Serial:
+        return _run_concatenated(b, mods, chunk_rows, progress)
+
+
+def _run_serial(b: Batch, mods, chunk_rows: int, progress) -> Batch:
+    """The chunks in this process, each chunk's stage columns written into columns allocated
+    once from the first chunk's layout (no list of parts, no concatenation: half the memory
+    traffic). Raises ``_Serial`` when a chunk does not fit that layout."""
+    n = _batch.size(b)
+    first, made = _first_layout(b, mods, chunk_rows)
+    arrays = _alloc_columns(made, n)
+    for k, v in made.items():
+        arrays[k][: v.size] = v
+    if progress is not None:
+        progress(min(chunk_rows, n), n)
+    names = set(first)
+    for start in range(chunk_rows, n, chunk_rows):
+        piece = _batch.take(b, slice(start, start + chunk_rows))
+        why = _put_chunk(_run_stages(piece, mods), piece, start, arrays, names)
+        if why is not None:
+            raise _Serial(why)
+        if progress is not None:
+            progress(min(start + chunk_rows, n), n)
+    return {k: arrays[k] if k in arrays else b[k] for k in first}
+
+
+def _run_concatenated(b: Batch, mods, chunk_rows: int, progress) -> Batch:
+    """The chunks whose layouts differ: each chunk's stage columns concatenated (numpy's type
+    promotion decides a dtype that changes; an input column a stage replaced in some chunks
+    only is filled from the batch in the others)."""
+    n = _batch.size(b)
+    parts, names = [], None
     for start in range(0, n, chunk_rows):
         piece = _batch.take(b, slice(start, start + chunk_rows))
         out = _run_stages(piece, mods)
-        # Only the stages' columns are kept per chunk: an input column no stage replaced is
-        # the batch's own array in the result (as for a batch of one chunk), not a copy.
-        if made is None:
+        if names is None:
             names = list(out)
-            made = [k for k, v in out.items() if k not in piece or v is not piece[k]]
-        parts.append({k: out[k] for k in made})
+        parts.append(_stage_columns(out, piece))
         if progress is not None:
             progress(min(start + chunk_rows, n), n)
-    return {k: np.concatenate([p[k] for p in parts]) if k in parts[0] else b[k] for k in names}
+    edges = range(0, n, chunk_rows)
+    return {k: np.concatenate([p[k] if k in p else b[k][a:a + chunk_rows] for p, a in zip(parts, edges)])
+            if any(k in p for p in parts) else b[k] for k in names}
 
 
 class Report(BaseModel):

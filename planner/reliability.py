@@ -454,8 +454,10 @@ def _log_phi_fast(x):
     a block all on one side computes only that side)."""
     x2 = None
     ser = None
-    xmax = float(x.max())
-    if float(x.min()) <= _LOG_PHI_SERIES_X_MAX:
+    # NaN-ignoring extremes: a NaN element must not switch its neighbours to the other form
+    # (found by review: one NaN row moved another row's result by an ulp)
+    xmax = float(np.fmax.reduce(x, axis=None))
+    if float(np.fmin.reduce(x, axis=None)) <= _LOG_PHI_SERIES_X_MAX:
         x2 = x * x
         ser = x * 0.5 + x2 * ((1.0 / 24.0) + x2 * ((-1.0 / 2880.0) + x2 * (1.0 / 181440.0)))
         if xmax <= _LOG_PHI_SERIES_X_MAX:

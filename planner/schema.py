@@ -567,6 +567,18 @@ class Reliability(_Strict):
 
 
 
+def precision_error(training, acc) -> str | None:
+    """Why ``training``'s precision or gradient dtype cannot run on accelerator ``acc`` (its
+    ``peak_flop_per_s`` lacks the precision, or BF16 gradients without BF16 units), or None.
+    Shared by the scenario's checks and the sweep's per-system ones."""
+    if training.precision not in acc.peak_flop_per_s:
+        return (f"training.precision = '{training.precision}' is not supported by {acc.name} "
+                f"(it has dense {', '.join(acc.peak_flop_per_s)} units); choose one of those")
+    if training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
+        return f"training.grad_dtype = 'bf16' is not supported by {acc.name} (no BF16 units); use fp32"
+    return None
+
+
 def replicas_error(checkpoint: Checkpoint, n_nodes: int, where: str = "the job has") -> str | None:
     """The message for a node-local tier whose ``replicas`` exceed ``n_nodes − 1`` (each copy goes
     to another node), or for a shared tier (parallel file system, object store) with replicas at all,
@@ -606,11 +618,8 @@ class Scenario(_Strict):
             catalog.resolve_accelerator(c.accelerator, loc=("cluster", "accelerator"))
         acc = catalog.resolve_accelerator(
             c.accelerator if c.accelerator is not None else system.accelerator, loc=("cluster", "accelerator"))
-        if self.training.precision not in acc.peak_flop_per_s:
-            raise ValueError(
-                f"training.precision = '{self.training.precision}' is not supported by {acc.name} "
-                f"(it has dense {', '.join(acc.peak_flop_per_s)} units); choose one of those"
-            )
+        if err := precision_error(self.training, acc):
+            raise ValueError(err)
         lim = c.overrides.power_limit_w
         lo = POWER_LIMIT_MIN_FRAC * acc.tdp_w
         if lim is not None and not lo <= lim <= acc.tdp_w:
@@ -624,10 +633,6 @@ class Scenario(_Strict):
             raise ValueError(
                 f"cluster.overrides.hbm_usable_bytes = {hbm_u:g} exceeds {acc.name}'s physical HBM; allowed: "
                 f"{HBM_BYTES_RANGE[0] / 2**30:g} GiB <= hbm_usable_bytes <= {acc.hbm_bytes:g} bytes ({acc.hbm_bytes / 2**30:g} GiB)"
-            )
-        if self.training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
-            raise ValueError(
-                f"training.grad_dtype = 'bf16' is not supported by {acc.name} (no BF16 units); use fp32"
             )
         for i, use in enumerate(self.checkpoint.tiers):
             tier = catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
@@ -877,6 +882,9 @@ class InputError(ValueError):
     def __init__(self, lines: list[str]):
         self.lines = list(lines)
         super().__init__("; ".join(self.lines))
+
+    def __reduce__(self):  # pickled whole (from a worker process), not rebuilt from the message
+        return (type(self), (self.lines,))
 
 
 def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:

@@ -69,7 +69,7 @@ from . import batch as _batch
 from . import catalog
 from . import engine as _engine
 from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
-from .schema import InputError, is_whole_number, replicas_error
+from .schema import InputError, is_whole_number, precision_error, replicas_error
 from .engine import RESULT_COLUMNS, run_batch
 from .schema import Scenario, validate_scenario
 
@@ -460,9 +460,15 @@ def build_space(
         raise InputError(["sweep: systems is empty"])
     for sid in sys_list:
         try:
-            catalog.resolve_system(sid, loc=("systems",))
+            system = catalog.resolve_system(sid, loc=("systems",))
         except ValueError as e:
             raise InputError([f"sweep: {e}"]) from None
+        if systems is not None and _system_id(sid) != _system_id(scenario.cluster.system):
+            # the scenario's own system passed the schema; another one drops the accelerator
+            # override (found by review: bf16 on a V100 system raised KeyError 'bf16')
+            acc = catalog.resolve_accelerator(system.accelerator, loc=("systems",))
+            if err := precision_error(scenario.training, acc):
+                raise InputError([f"sweep: systems: {_system_id(sid)}: {err}"])
 
     # --- base rows, one per (system, n_gpus) group ------------------------------------------
     groups = []
@@ -1083,8 +1089,11 @@ def sweep(
     # Worker processes only with ``top``: each returns its candidates and the Pareto inputs of its
     # feasible rows (without ``top`` every row's columns would travel back).
     workers = _engine.resolve_workers(None, len(starts)) if top is not None else 1
-    if workers > 1:
-        st = _scan_parallel(space, starts, workers, scan_kw, progress)
+    if workers > 1 and _engine._FORK_LOCK.acquire(blocking=False):  # else another thread's run holds them
+        try:
+            st = _scan_parallel(space, starts, workers, scan_kw, progress)
+        finally:
+            _engine._FORK_LOCK.release()
     else:
         st = _scan(space, starts, progress=progress, **scan_kw)
     src_parts, pos_parts, key_parts = st["src_parts"], st["pos_parts"], st["key_parts"]
@@ -1314,38 +1323,28 @@ def _merge_scans(scans: list[dict]) -> dict:
     return m
 
 
-#: (space, chunk starts per task, _scan keywords) for the forked workers of :func:`_scan_parallel`.
-_SWEEP_JOB: tuple | None = None
-
-
 def _fork_scan(i: int) -> dict:
-    space, tasks, kw = _SWEEP_JOB
+    space, tasks, kw = _engine._CHILD_JOB
     return _scan(space, tasks[i], **kw)
 
 
 def _scan_parallel(space: "SplitSpace", starts: range, workers: int, kw: dict, progress) -> dict:
-    """:func:`_scan` over ``workers`` forked processes: the chunks in consecutive ranges (about
-    four per worker, each at least three chunks so the later stages still see gathered batches),
-    the scans joined in row order by :func:`_merge_scans`. The same table as one process: the
-    candidates of a range are its best ``top`` (ties in row order), so the best ``top`` of their
-    union are those of the whole space, and the Pareto inputs are concatenated in row order."""
-    global _SWEEP_JOB
-    import multiprocessing
-
+    """:func:`_scan` over ``workers`` forked processes (:func:`planner.engine.forked_results`):
+    the chunks in consecutive ranges (about four per worker, each at least three chunks so the
+    later stages still see gathered batches), the scans joined in row order by
+    :func:`_merge_scans`. The same table as one process: the candidates of a range are its
+    best ``top`` (ties in row order), so the best ``top`` of their union are those of the
+    whole space, and the Pareto inputs are concatenated in row order."""
     n_tasks = max(1, min(4 * workers, len(starts) // 3))
     bounds = np.linspace(0, len(starts), n_tasks + 1).round().astype(int)
     tasks = [starts[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     total = space.n_rows
-    _SWEEP_JOB = (space, tasks, kw)
-    try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
-            scans = []
-            for task, st in zip(tasks, pool.imap(_fork_scan, range(len(tasks)))):
-                scans.append(st)
-                if progress is not None:
-                    progress(min(task[-1] + kw["step"], total), total)
-    finally:
-        _SWEEP_JOB = None
+    scans = []
+    for task, st in zip(tasks, _engine.forked_results(_fork_scan, range(len(tasks)), min(workers, len(tasks)),
+                                                      (space, tasks, kw))):
+        scans.append(st)
+        if progress is not None:
+            progress(min(task[-1] + kw["step"], total), total)
     return _merge_scans(scans)
 
 

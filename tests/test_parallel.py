@@ -8,6 +8,7 @@ the two paths, not a figure), plus hand-set cases for the worker-count rule.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import types
@@ -36,6 +37,8 @@ def _mixed_batch(n_rows: int, seed: int = 0) -> batch.Batch:
     b["recompute"] = rng.integers(0, 3, n_rows)
     b["zero_stage"] = rng.integers(0, 4, n_rows)
     b["offload_optimizer"] = rng.choice([0, 0, 1, 2], n_rows)
+    b["dp_shard"] = b["dp"]  # a valid split: FSDP over every DP rank (found by review: a
+    # dp_shard above dp is an invalid row, whose timing then depended on its batch)
     b["n_gpus"] = b["tp"] * b["pp"] * b["dp"] * b["cp"]
     return b
 
@@ -97,10 +100,10 @@ def test_a_bad_worker_count_is_refused_with_its_name(bad):
         engine.run_batch(_mixed_batch(10), workers=bad)
 
 
-@pytest.mark.parametrize("env", ["0", "two", "-1", "1.5"])
+@pytest.mark.parametrize("env", ["0", "two", "-1", "1.5", "²", "+2"])
 def test_a_bad_environment_worker_count_is_refused_with_its_name(monkeypatch, env):
     monkeypatch.setenv(engine.WORKERS_ENV, env)
-    with pytest.raises(ValueError, match=rf"CLUSTERPLAN_WORKERS='{env}': give a whole number"):
+    with pytest.raises(ValueError, match=re.escape(f"CLUSTERPLAN_WORKERS='{env}': give a whole number")):
         engine.resolve_workers(None, 100)
 
 
@@ -225,3 +228,110 @@ def test_merge_offsets_positions_by_the_rows_before():
     assert [list(p) for p in m["pos_parts"]] == [[0, 2], [4]]
     assert [list(f) for f in m["fpos_parts"]] == [[0, 1], [2]]
     assert m["src_rows"] == 5 and m["n_feas"] == 3 and m["names"] == ["x"]
+
+
+# ---- found by a review of the parallel path (each failed on its first version) ----------------
+
+@linux_fork
+def test_two_threads_running_batches_at_once_each_get_their_own_result():
+    # the job went to the workers through one module global, so a second thread's pool forked
+    # with the first one's job (or none): 37,952 of 40,000 step times came back 0.0
+    b1, b2 = (_mixed_batch(6_000, seed=s) for s in (3, 4))
+    want = [engine.run_batch(b, workers=1)["step_time_s"] for b in (b1, b2)]
+    got = {}
+
+    def job(i, b):
+        got[i] = engine.run_batch(b, chunk_rows=512, workers=2)["step_time_s"]
+
+    ts = [threading.Thread(target=job, args=(i, b)) for i, b in enumerate((b1, b2))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for i in (0, 1):
+        assert np.array_equal(got[i], want[i], equal_nan=True)
+
+
+def _failing(how):
+    def stage(c):
+        if c["x"][0] >= 500:
+            if how == "kill":
+                import os
+                import signal
+                os.kill(os.getpid(), signal.SIGKILL)
+            if how == "exit":
+                sys.exit(3)
+            if how == "input":
+                from planner.schema import InputError
+                raise InputError(["field.x: must be positive (got -1)"])
+        return {"y": c["x"] + 1}
+    return _stage_module(stage)
+
+
+@linux_fork
+def test_a_worker_that_dies_raises_instead_of_hanging():
+    from concurrent.futures.process import BrokenProcessPool
+    with pytest.raises(BrokenProcessPool):
+        engine._run_chunked({"x": np.arange(1_000)}, [_failing("kill")], chunk_rows=100, workers=2)
+    with pytest.raises(SystemExit):
+        engine._run_chunked({"x": np.arange(1_000)}, [_failing("exit")], chunk_rows=100, workers=2)
+
+
+@linux_fork
+def test_an_input_error_from_a_worker_keeps_its_lines():
+    from planner.schema import InputError
+    with pytest.raises(InputError) as e:
+        engine._run_chunked({"x": np.arange(1_000)}, [_failing("input")], chunk_rows=100, workers=2)
+    assert e.value.lines == ["field.x: must be positive (got -1)"]  # was 'f; i; e; l; d; ...'
+
+
+@linux_fork
+def test_a_process_forked_after_a_parallel_run_cannot_change_its_result():
+    import multiprocessing as mp
+    mod = _stage_module(lambda c: {"y": c["x"] * 2.0})
+    out = engine._run_chunked({"x": np.arange(1_000.0)}, [mod], chunk_rows=100, workers=2)
+    p = mp.get_context("fork").Process(target=lambda: out["y"].__setitem__(slice(None), -1.0))
+    p.start()
+    p.join()
+    assert p.exitcode == 0
+    assert list(out["y"][:3]) == [0.0, 2.0, 4.0]  # was [-1, -1, -1]: the result was a shared mapping
+    out["y"][0] = 7.0  # and it is writable here
+    assert out["y"][0] == 7.0
+
+
+def test_explicit_workers_inside_a_daemon_process_run_serially(monkeypatch):
+    monkeypatch.setattr(engine.multiprocessing, "current_process", lambda: types.SimpleNamespace(daemon=True))
+    assert engine.resolve_workers(2, 100) == 1  # a daemon may not have children (was AssertionError)
+
+
+def test_log_phi_of_a_row_does_not_depend_on_a_nan_elsewhere():
+    # found by review: one NaN made the block-wide min / max comparisons false, so every other
+    # element took the closed form instead of the series (an ulp apart)
+    from planner import reliability
+    x = np.array([1e-3, 0.5, 3.0])
+    alone = reliability._log_phi(x)
+    with_nan = reliability._log_phi(np.append(x, np.nan))
+    assert np.array_equal(with_nan[:3], alone) and np.isnan(with_nan[3])
+    # and the series value itself (x/2 + x²/24 − x⁴/2880 at x = 1e-3)
+    assert alone[0] == pytest.approx(5e-4 + 1e-6 / 24 - 1e-12 / 2880, rel=1e-15)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_input_column_a_stage_replaces_in_later_chunks_only_is_kept(workers):
+    # found by review: the columns to keep were taken from the first chunk alone, so a stage
+    # that replaced an input column only from row 500 on lost those values
+    b = {"x": np.arange(1_000.0)}
+    mod = _stage_module(lambda c: {"y": c["x"] + 1} | ({"x": -c["x"]} if c["x"][0] >= 500 else {}))
+    out = engine._run_chunked(b, [mod], chunk_rows=100, workers=workers)
+    assert np.array_equal(out["x"], np.r_[np.arange(500.0), -np.arange(500.0, 1_000.0)])
+    assert np.array_equal(out["y"], np.arange(1_000.0) + 1)
+
+
+def test_the_serial_path_writes_into_columns_allocated_once():
+    # no concatenation: 10 chunks of a 2 MiB+ batch land in one mapping (huge pages asked for)
+    b = {"x": np.arange(300_000.0)}
+    mod = _stage_module(lambda c: {"y": c["x"] * 3.0, "z": c["x"] > 5})
+    out = engine._run_chunked(b, [mod], chunk_rows=30_000, workers=1)
+    assert np.array_equal(out["y"], np.arange(300_000.0) * 3.0)
+    assert out["z"].dtype == bool and out["z"].sum() == 300_000 - 6
+    assert out["y"].base is not None and out["x"] is b["x"]

@@ -98,8 +98,11 @@ COARSE_POINTS = {1: 64, 2: 24, 3: 12, 4: 8}
 FINE_POINTS = 21
 FINE_ROUNDS = 4
 FINE_SWEEPS = 2
-#: Elements per (rows x grid) block: bounds the memory of the vectorised search.
-GRID_BLOCK_ELEMENTS = 1_000_000
+#: Elements per (rows x grid) block: bounds the memory of the vectorised search. Each cell holds
+#: (tiers x failure classes) = 20 numbers in expected_goodput's per-class choice of tier, so a
+#: block of 125,000 cells peaks at ~20 MB per such array (1,000,000 cells took stage_grid's
+#: traced peak from 72 to 174 MiB once that choice became one array; found by review).
+GRID_BLOCK_ELEMENTS = 125_000
 
 
 def failure_rates_per_h(b) -> np.ndarray:

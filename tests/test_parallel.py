@@ -24,23 +24,19 @@ linux_fork = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 
 def _mixed_batch(n_rows: int, seed: int = 0) -> batch.Batch:
-    """Every preset (dense, MoE with leading dense layers, DualPipe, FP8, FSDP, offload) repeated,
-    with the split perturbed so that chunks differ (as benchmarks/_batches.py does)."""
-    small = batch.from_scenarios([load_preset(k) for k in list_presets()])
-    reps = -(-n_rows // batch.size(small))
-    b = {k: np.repeat(v, reps)[:n_rows] for k, v in small.items()}
-    rng = np.random.default_rng(seed)
-    b["tp"] = rng.choice([1, 2, 4, 8], n_rows)
-    b["pp"] = rng.choice([1, 2, 4, 8, 16], n_rows)
-    b["dp"] = rng.choice([1, 8, 32], n_rows)
-    b["micro_batch_size"] = rng.choice([1, 2, 4], n_rows)
-    b["recompute"] = rng.integers(0, 3, n_rows)
-    b["zero_stage"] = rng.integers(0, 4, n_rows)
-    b["offload_optimizer"] = rng.choice([0, 0, 1, 2], n_rows)
-    b["dp_shard"] = b["dp"]  # a valid split: FSDP over every DP rank (found by review: a
-    # dp_shard above dp is an invalid row, whose timing then depended on its batch)
-    b["n_gpus"] = b["tp"] * b["pp"] * b["dp"] * b["cp"]
-    return b
+    """``n_rows`` valid splits drawn from the sweep spaces of every preset (dense, MoE with
+    leading dense layers, DualPipe, FP8, FSDP, offload), shuffled so that each chunk mixes
+    models and systems."""
+    sweep_mod = __import__("importlib").import_module("planner.sweep")
+    parts = []
+    for k in list_presets():
+        space = sweep_mod.build_space(load_preset(k), include_invalid=False, micro_batch_max=2)
+        b, reason, _g = space.rows(0, min(space.n_rows, 4_000))
+        ok = np.flatnonzero(reason == sweep_mod.R_OK)
+        parts.append({c: np.asarray(v)[ok] for c, v in b.items()})
+    allrows = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+    pick = np.random.default_rng(seed).choice(len(allrows["tp"]), n_rows)
+    return {c: v[pick] for c, v in allrows.items()}
 
 
 @linux_fork

@@ -86,7 +86,7 @@ def main() -> None:
     # The same space with top=20 (the CLI's default): with top the sweep runs its chunks on
     # forked worker processes (every usable CPU; engine.resolve_workers), each returning its
     # candidates and its feasible rows' Pareto inputs; CLUSTERPLAN_WORKERS=1 gives one process.
-    w_multi = engine.resolve_workers(None, -(-n_multi // min(args.chunk_size, engine.DEFAULT_CHUNK_ROWS)))
+    w_multi = engine.resolve_workers(None, -(-n_multi // min(args.chunk_size, engine.DEFAULT_CHUNK_ROWS)), n_multi)
     t_mtop, _ = _best(lambda: sw.sweep(s, top=20, chunk_size=args.chunk_size, **multi), args.repeat)
     print(f"sweep top=20, 4 sizes x 2 systems: {t_mtop:.3f} s = {n_multi / t_mtop / 1e6:.3f} M configurations/s "
           f"({w_multi} process{'es' if w_multi > 1 else ''})")

@@ -108,7 +108,7 @@ def main() -> None:
     # every column returned, as a caller gets them (planner.engine._run_chunked is run_batch
     # over the given stage modules).
     mods = [model_stats] + ([memory] if HAS_MEMORY else []) + [timing]
-    workers = _engine.resolve_workers(None, len(chunks))
+    workers = _engine.resolve_workers(None, len(chunks), n)
     best_ser = best_par = np.inf
     for _ in range(args.repeat):
         t0 = time.perf_counter()

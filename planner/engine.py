@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import warnings
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -65,9 +66,11 @@ def _stage_modules():
 #: CPU caches (measured ~2x faster than one pass over 10^6 rows; benchmarks/bench_memory.py).
 DEFAULT_CHUNK_ROWS = 16_384
 
-#: Fewest chunks for which the automatic choice (``workers=None``) forks worker processes:
-#: below it the fork and the pool's start (~10 ms) cost about what a second CPU saves.
-PARALLEL_MIN_CHUNKS = 8
+#: Fewest rows for which the automatic choice (``workers=None``) forks worker processes (8
+#: chunks of ``DEFAULT_CHUNK_ROWS``): below it the fork and the pool's start (~10 ms) cost
+#: about what a second CPU saves. Counted in rows, so a small ``chunk_rows`` does not fork
+#: for a small batch.
+PARALLEL_MIN_ROWS = 131_072
 
 #: Environment variable that sets the worker count of the automatic choice (``1``: serial).
 WORKERS_ENV = "CLUSTERPLAN_WORKERS"
@@ -87,12 +90,13 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def resolve_workers(workers: int | None, n_chunks: int) -> int:
-    """How many processes :func:`run_batch` uses for ``n_chunks`` chunks (1: serial, in this one).
+def resolve_workers(workers: int | None, n_chunks: int, n_rows: int | None = None) -> int:
+    """How many processes :func:`run_batch` uses for ``n_chunks`` chunks of ``n_rows`` rows in
+    all (1: serial, in this one).
 
     ``workers=None`` (automatic): the ``CLUSTERPLAN_WORKERS`` environment variable when set,
     else the CPUs this process may run on; 1 when the batch has fewer than
-    :data:`PARALLEL_MIN_CHUNKS` chunks, when the process runs other threads (a Streamlit
+    :data:`PARALLEL_MIN_ROWS` rows or one chunk, when the process runs other threads (a Streamlit
     server: forking a threaded process can leave a child waiting on a lock another thread
     held), inside a daemon process, or where ``fork`` is not the platform's safe default (only
     Linux is used). An explicit ``workers`` is used as given (capped at the chunk count),
@@ -107,7 +111,8 @@ def resolve_workers(workers: int | None, n_chunks: int) -> int:
             workers = int(env)
         else:
             workers = _usable_cpus()
-        if n_chunks < PARALLEL_MIN_CHUNKS or threading.active_count() > 1:
+        if (n_chunks < 2 or (n_rows if n_rows is not None else n_chunks * DEFAULT_CHUNK_ROWS) < PARALLEL_MIN_ROWS
+                or threading.active_count() > 1):
             return 1
     elif isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise InputError([f"run_batch: workers = {workers!r}: give a whole number of processes >= 1 (1: serial) or None"])
@@ -148,11 +153,33 @@ def forked_results(fn, items, workers: int, job, *, ordered: bool = True):
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                              initializer=_init_child, initargs=(job,))
     try:
-        futs = [ex.submit(fn, x) for x in items]
+        futs = [ex.submit(_in_child, fn, x) for x in items]
         for f in (futs if ordered else as_completed(futs)):
-            yield f.result()
+            value, caught = f.result()
+            for message, category, filename, lineno in caught:  # as if raised here
+                warnings.warn_explicit(message, category, filename, lineno)
+            yield value
     finally:
         ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _in_child(fn, x):
+    """``fn(x)`` in a worker, with the warnings it issued (the caller re-issues them: a
+    worker's stderr is not the caller's ``warnings``), and an exception that would not
+    survive pickling (the pool would only report a broken pool) raised as a RuntimeError
+    naming it."""
+    import pickle
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            value = fn(x)
+    except BaseException as e:
+        try:
+            pickle.loads(pickle.dumps(e))
+        except Exception:
+            raise RuntimeError(f"a worker process raised {type(e).__qualname__}: {e}") from None
+        raise
+    return value, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
 
 
 def _stage_columns(out: Batch, piece: Batch) -> dict:
@@ -228,6 +255,32 @@ def _fork_chunk(start: int) -> int:
     return _batch.size(piece)
 
 
+def _private_map(fd: int, size: int):
+    """The file ``fd`` mapped privately (copy-on-write), as a writable buffer that unmaps
+    itself when its last user is freed. Through libc's ``mmap`` (ctypes), because Python's
+    ``mmap.mmap`` keeps a duplicate of the descriptor open for as long as the mapping lives
+    (found by review: 47 results held at once exhausted a 64-descriptor limit)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    except (OSError, AttributeError):
+        return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE)
+    ptr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE, fd, 0)
+    if ptr is None or ptr == ctypes.c_void_p(-1).value:
+        raise OSError(ctypes.get_errno(), "mmap of the workers' results failed")
+
+    class _Mapped(ctypes.c_char * size):
+        def __del__(self, _munmap=libc.munmap, _ptr=ptr, _size=size):
+            _munmap(_ptr, _size)
+
+    return _Mapped.from_address(ptr)
+
+
 def _run_parallel(b: Batch, mods, chunk_rows: int, workers: int, progress) -> Batch:
     """Chunks over ``workers`` forked processes, each stage's columns written into one shared
     memory file (no pickling of results): the first chunk runs here to learn the columns and
@@ -258,7 +311,7 @@ def _run_parallel(b: Batch, mods, chunk_rows: int, workers: int, progress) -> Ba
             done += rows
             if progress is not None:
                 progress(done, n)
-        private = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE)
+        private = _private_map(fd, size)
     finally:
         os.close(fd)
     del arrays, job  # the shared mapping goes with its last array
@@ -275,7 +328,7 @@ def run_batch(b: Batch, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None, 
     chunk.
 
     ``workers``: processes that run the chunks (:func:`resolve_workers`; default automatic:
-    every usable CPU for a batch of at least ``PARALLEL_MIN_CHUNKS`` chunks in a
+    every usable CPU for a batch of at least ``PARALLEL_MIN_ROWS`` rows in a
     single-threaded process on Linux, else 1; one such run at a time per process, a
     concurrent call runs serially). The workers are forked and write every stage column into
     one shared memory file that the result then maps privately, so the result is identical to
@@ -287,8 +340,9 @@ def run_batch(b: Batch, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None, 
     ``CLUSTERPLAN_WORKERS`` is read only for a batch of more than one chunk.
 
     Shapes: every column (N,). No loop over rows. Raises ``ValueError`` for an empty batch or
-    a bad ``workers`` (:class:`InputError`), a worker's exception as it was raised, and
-    ``BrokenProcessPool`` when a worker dies (killed, out of memory).
+    a bad ``workers`` or ``chunk_rows`` (:class:`InputError`), a worker's exception as it was
+    raised (one that cannot be pickled as a ``RuntimeError`` naming it; a worker's warnings
+    are re-issued here), and ``BrokenProcessPool`` when a worker dies (killed, out of memory).
     """
     n = _batch.size(b)
     if n == 0:
@@ -299,6 +353,10 @@ def run_batch(b: Batch, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None, 
 def _run_chunked(b: Batch, mods, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None,
                  workers: int | None = None) -> Batch:
     """:func:`run_batch` over the given stage modules (the benchmarks time a subset)."""
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1:
+        # found by review: chunk_rows = -3 left the last rows unwritten (zeros), 0 divided by zero
+        raise InputError([f"run_batch: chunk_rows = {chunk_rows!r}: give a whole number of rows >= 1"])
+    chunk_rows = int(chunk_rows)
     n = _batch.size(b)
     if n <= chunk_rows:
         if workers is not None:
@@ -307,7 +365,7 @@ def _run_chunked(b: Batch, mods, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progre
         if progress is not None:
             progress(n, n)
         return out
-    w = resolve_workers(workers, -(-n // chunk_rows))
+    w = resolve_workers(workers, -(-n // chunk_rows), n)
     if progress is not None:  # after a fallback the next pass reports only new ground
         user_progress, mark = progress, [0]
 

@@ -1041,7 +1041,7 @@ def sweep(
     gathered into one batch of two to three chunks for those stages (their per-call costs
     amortised over more rows; memory bounded by those chunks). Ranking, top-K and Pareto flags
     work on numpy arrays; the DataFrame is built once, for the returned rows only. With ``top``
-    and at least ``engine.PARALLEL_MIN_CHUNKS`` chunks the chunks run on forked worker processes
+    and at least ``engine.PARALLEL_MIN_ROWS`` rows the chunks run on forked worker processes
     (:func:`planner.engine.resolve_workers`: every usable CPU, ``CLUSTERPLAN_WORKERS``, serial in
     a threaded process), each returning its candidates; the table is the same (docs/sweep.md).
     """
@@ -1088,7 +1088,8 @@ def sweep(
     starts = range(0, total, step)
     # Worker processes only with ``top``: each returns its candidates and the Pareto inputs of its
     # feasible rows (without ``top`` every row's columns would travel back).
-    workers = _engine.resolve_workers(None, len(starts)) if top is not None else 1
+    # (CLUSTERPLAN_WORKERS is read only where workers could run: with top, over 1 chunk)
+    workers = _engine.resolve_workers(None, len(starts), total) if top is not None and len(starts) > 1 else 1
     if workers > 1 and _engine._FORK_LOCK.acquire(blocking=False):  # else another thread's run holds them
         try:
             st = _scan_parallel(space, starts, workers, scan_kw, progress)
@@ -1204,8 +1205,12 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
         """Reasons, ranking key, Pareto inputs and the candidate rows of an evaluated batch."""
         nonlocal names, n_feas, src_rows
         _add_derived(out)
-        if names is None:
+        # the result columns, learned from a batch that was evaluated (found by review: a first
+        # chunk of rule-invalid rows only, with include_invalid, gave a table without results;
+        # a batch before that one shows NaN there, as column() fills a column a batch lacks)
+        if names is None and bool(np.any(rule_reason == R_OK)):
             names = _result_names(out)
+        batch_names = names if names is not None else _result_names(out)
         n = gidx.size
         reason = _reasons_after_eval(out, rule_reason)
         feas = reason == R_OK
@@ -1235,7 +1240,7 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
             src_rows += n
         else:
             src_parts.append({c: np.asarray(out[c]).take(cidx) for c in _SHOWN_SPLIT if c in out}
-                             | {c: np.asarray(out[c]).take(cidx) for c in names if c in out})
+                             | {c: np.asarray(out[c]).take(cidx) for c in batch_names if c in out})
             pos_parts.append(src_rows + np.arange(cidx.size))
             src_rows += cidx.size
         key_parts.append(key[cidx])

@@ -73,11 +73,13 @@ def test_worker_count_rule(monkeypatch):
     monkeypatch.delenv(engine.WORKERS_ENV, raising=False)
     monkeypatch.setattr(engine, "_usable_cpus", lambda: 4)
     monkeypatch.setattr(engine.threading, "active_count", lambda: 1)
-    few = engine.PARALLEL_MIN_CHUNKS - 1
-    assert engine.resolve_workers(None, few) == 1  # too few chunks to pay for the fork
+    few = engine.PARALLEL_MIN_ROWS - 1
+    assert engine.resolve_workers(None, 100, few) == 1  # too few rows to pay for the fork
+    assert engine.resolve_workers(None, 1, 10**7) == 1  # one chunk: nothing to share out
     assert engine.resolve_workers(1, 100) == 1
     if sys.platform.startswith("linux"):
         assert engine.resolve_workers(None, 100) == 4  # every usable CPU
+        assert engine.resolve_workers(None, 100, engine.PARALLEL_MIN_ROWS) == 4
         assert engine.resolve_workers(3, 2) == 2  # never more workers than chunks
         monkeypatch.setenv(engine.WORKERS_ENV, "3")
         assert engine.resolve_workers(None, 100) == 3
@@ -172,7 +174,7 @@ _SMALL = dict(cp_max=2, zero_stages=(0, 1, 3), recompute=("selective", "full"), 
 
 def _sweep(monkeypatch, workers, **kw):
     monkeypatch.setenv(engine.WORKERS_ENV, str(workers))
-    monkeypatch.setattr(engine, "PARALLEL_MIN_CHUNKS", 2)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_ROWS", 2)
     monkeypatch.setattr(engine.threading, "active_count", lambda: 1)
     return _sweep_mod.sweep(load_preset("default"), **_SMALL, **kw)
 
@@ -201,7 +203,7 @@ def test_a_sweep_whose_ranges_hold_no_feasible_row_still_names_its_columns(monke
     # 1 GPU per node of 8 on a 405B model: nothing fits, every scan returns no candidate
     s = load_preset("llama3-405b-h100-16k")
     monkeypatch.setenv(engine.WORKERS_ENV, "2")
-    monkeypatch.setattr(engine, "PARALLEL_MIN_CHUNKS", 2)
+    monkeypatch.setattr(engine, "PARALLEL_MIN_ROWS", 2)
     monkeypatch.setattr(engine.threading, "active_count", lambda: 1)
     par = _sweep_mod.sweep(s, gpus=8, top=5, chunk_size=50, tp=(1, 2), pp=(1, 2))
     monkeypatch.setenv(engine.WORKERS_ENV, "1")
@@ -331,3 +333,61 @@ def test_the_serial_path_writes_into_columns_allocated_once():
     assert np.array_equal(out["y"], np.arange(300_000.0) * 3.0)
     assert out["z"].dtype == bool and out["z"].sum() == 300_000 - 6
     assert out["y"].base is not None and out["x"] is b["x"]
+
+
+# ---- found by a second review (each failed on the version before) -----------------------------
+
+@pytest.mark.parametrize("bad", [-3, 0, 2.5, True])
+def test_a_bad_chunk_size_is_refused(bad):
+    # -3 left the last rows of the preallocated columns unwritten (zeros); 0 divided by zero
+    with pytest.raises(ValueError, match=r"chunk_rows = .*whole number of rows >= 1"):
+        engine.run_batch(_mixed_batch(50), chunk_rows=bad)
+
+
+@linux_fork
+def test_a_parallel_result_holds_no_file_descriptor():
+    import gc
+    import os
+    mod = _stage_module(lambda c: {"y": c["x"] * 2.0})
+    gc.collect()  # earlier tests' pools may still hold pipes until collected
+    before = len(os.listdir("/proc/self/fd"))
+    kept = [engine._run_chunked({"x": np.arange(1_000.0)}, [mod], chunk_rows=100, workers=2)["y"]
+            for _ in range(5)]
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before  # was one more per result held
+    assert all(np.array_equal(k, np.arange(1_000.0) * 2.0) for k in kept)
+
+
+@linux_fork
+def test_warnings_issued_in_a_worker_reach_the_caller():
+    import warnings
+
+    def stage(c):
+        if c["x"][0] == 500:
+            warnings.warn("chunk at row 500 is odd", RuntimeWarning)
+        return {"y": c["x"] + 1}
+    for w in (1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            engine._run_chunked({"x": np.arange(1_000)}, [_stage_module(stage)], chunk_rows=100, workers=w)
+        assert [str(x.message) for x in caught] == ["chunk at row 500 is odd"], w
+
+
+@linux_fork
+def test_an_exception_that_cannot_be_pickled_is_named_not_a_broken_pool():
+    class TwoArgs(Exception):
+        def __init__(self, a, b):
+            super().__init__(f"{a}/{b}")
+
+    def stage(c):
+        if c["x"][0] >= 500:
+            raise TwoArgs("row", 500)
+        return {"y": c["x"] + 1}
+    with pytest.raises(RuntimeError, match="a worker process raised .*TwoArgs: row/500"):
+        engine._run_chunked({"x": np.arange(1_000)}, [_stage_module(stage)], chunk_rows=100, workers=2)
+
+
+def test_a_one_chunk_sweep_does_not_read_the_worker_variable(monkeypatch):
+    monkeypatch.setenv(engine.WORKERS_ENV, "abc")
+    df = _sweep_mod.sweep(load_preset("default"), top=2, gpus=8)
+    assert df.attrs["n_configurations"] <= engine.DEFAULT_CHUNK_ROWS

@@ -528,3 +528,23 @@ def test_an_empty_sweep_says_why_in_python_too():
     assert df.empty and df.attrs["n_configurations"] == 0
     assert df.attrs["reason"].startswith("no split satisfies the divisibility rules")
     assert "reason" not in planner.sweep(s, top=3).attrs
+
+
+def test_a_first_chunk_of_rule_invalid_rows_keeps_the_result_columns(default_scenario):
+    # found by review: with include_invalid the first 80-row chunk held invalid splits only, the
+    # result columns were learned from it, and the table had no step_time_s or mfu at all
+    kw = dict(top=9, feasible_only=False, include_invalid=True, offload=("none", "cpu", "nvme"))
+    small = sw.sweep(default_scenario, chunk_size=80, **kw)
+    whole = sw.sweep(default_scenario, chunk_size=100_000, **kw)
+    assert {"step_time_s", "mfu", "goodput"} <= set(small.columns)
+    pd.testing.assert_frame_equal(small, whole)
+
+
+def test_a_system_that_cannot_run_the_scenario_s_precision_is_refused_with_the_schema_s_message():
+    # found by review: bf16 on a V100 system raised KeyError 'bf16' (a system without local NVMe
+    # under a local_nvme tier is a per-row reason instead: the test above)
+    s = planner.load_preset("llama31-8b-torchtitan-h100-8")
+    with pytest.raises(planner.InputError, match=r"sweep: systems: dgx1-v100: training.precision = 'bf16' "
+                                                 r"is not supported by .*V100"):
+        sw.sweep(s, top=3, systems=["dgx1-v100"])
+    assert len(sw.sweep(s, top=3, systems=["dgx-h100", "dgx-b200"])) == 3  # systems that can: unchanged

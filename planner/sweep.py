@@ -1088,7 +1088,7 @@ def sweep(
     starts = range(0, total, step)
     # Worker processes only with ``top``: each returns its candidates and the Pareto inputs of its
     # feasible rows (without ``top`` every row's columns would travel back).
-    # (CLUSTERPLAN_WORKERS is read only where workers could run: with top, over 1 chunk)
+    # (CLUSTERPLAN_WORKERS is read only where workers could run: with top, over more than one chunk)
     workers = _engine.resolve_workers(None, len(starts), total) if top is not None and len(starts) > 1 else 1
     if workers > 1 and _engine._FORK_LOCK.acquire(blocking=False):  # else another thread's run holds them
         try:

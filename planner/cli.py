@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 from pathlib import Path
@@ -40,6 +41,8 @@ def _parse_value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except RecursionError:  # nested past the recursion limit: not a value the schema could take
+        raise UsageError([f"--set value nested too deeply to be read as JSON ({len(text):,} characters)"]) from None
 
 
 def _expand_id(where: str, value: str, path: str) -> dict:
@@ -173,6 +176,10 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
             raise UsageError(e.lines) from None
         if not isinstance(data, dict):
             raise UsageError([f"{file}: expected a JSON object (a scenario)"])
+        if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
+            # `planner evaluate --format json` output: its scenario is read back (a round trip)
+            sys.stderr.write(f"note: {file} is an evaluate result; its \"scenario\" is used\n")
+            data = data["scenario"]
     if hf_config is not None:
         from .hf_config import import_hf_config
         from .schema import InputError
@@ -369,8 +376,11 @@ def cmd_presets(args) -> int:
                          "hbm_usable_GiB": round(a.hbm_usable_bytes / 2**30, 1),
                          "nic_GBps_per_gpu": s.nic_bw_per_gpu_bytes_per_s / 1e9,
                          "usd_per_gpu_h": a.price_per_gpu_hour_usd})
+        # no shared limit: "inf" in JSON, as every infinite value there (found by review: a
+        # string among the column's numbers)
+        unlimited = math.inf if args.format == "json" else "no shared limit"
         tiers = [{"storage_tier": k, "scope": t.scope,
-                  "agg_write_GBps": ("no shared limit" if t.aggregate_write_bw_bytes_per_s is None
+                  "agg_write_GBps": (unlimited if t.aggregate_write_bw_bytes_per_s is None
                                      else t.aggregate_write_bw_bytes_per_s / 1e9),
                   "survives": ",".join(t.survives)} for k, t in catalog.storage_tiers().items()]
         profiles = [{"failure_profile": k, "name": p.name, "classes": ",".join(c.failure_class for c in p.classes)}
@@ -385,7 +395,9 @@ def cmd_presets(args) -> int:
         raise UsageError([f"presets: unknown kind '{what}'; allowed: models, scenarios, hardware"])
     # dtype=object from the start: the hardware listing's rows of three shapes would otherwise
     # turn its counts into floats (gpus_per_node 8.0) before the blanks are filled
-    print_frame(pd.DataFrame(rows, dtype=object).fillna(""), args.format)
+    # a field another table's rows do not have: blank in a table or CSV, null in JSON (README)
+    frame = pd.DataFrame(rows, dtype=object)
+    print_frame(frame if args.format == "json" else frame.fillna(""), args.format)
     return 0
 
 
@@ -393,7 +405,11 @@ def cmd_evaluate(args) -> int:
     from .engine import evaluate
 
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
-    print_report(evaluate(s), args.format)
+    report = evaluate(s)
+    print_report(report, args.format)
+    for n in report.notes:  # also on stderr, beside the output a script reads (the exit status stays 0)
+        if n.startswith("Does not fit"):
+            sys.stderr.write(f"planner: warning: {n}\n")
     return 0
 
 
@@ -646,8 +662,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except catalog.CatalogError as e:
         sys.stderr.write(f"planner: data file error: {e}\n")
         return 2
-    except BrokenPipeError:
+    except BrokenPipeError:  # `planner … | head`: the reader has what it wanted
+        _quiet_stdout()
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: no traceback (worker processes stop with the pool)
+        sys.stderr.write("planner: interrupted\n")
+        return 130
+    except OSError as e:  # e.g. output to a full disk (/dev/full): one line, not a traceback
+        _quiet_stdout()
+        sys.stderr.write(f"planner: cannot write the output: {e.strerror or e}\n")
+        return 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of what could not be
+    written raises nothing more (Python's documented recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (captured output)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

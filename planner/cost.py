@@ -4,7 +4,7 @@ Formulas (per configuration, arrays of shape (N,))::
 
     wall_s             = tokens_total / tokens_per_s / goodput
     time_to_train_days = wall_s / 86400
-    gpu_hours          = n_gpus · wall_s / 3600
+    gpu_hours          = (n_gpus + hot_spare_nodes · gpus_per_node) · wall_s / 3600
     cost_usd           = gpu_hours · price_per_gpu_hour_usd
     energy_mwh         = n_nodes · node_power_w · utilisation_power_frac · pue · wall_s/3600 / 1e6
 
@@ -12,7 +12,10 @@ Formulas (per configuration, arrays of shape (N,))::
 vendor; where it is missing (0 or NaN) ``gpus_per_node · tdp_w`` is used instead (GPU power
 only: an underestimate). Power draw is taken as the constant ``utilisation_power_frac`` of it
 for the whole wall time, failures and restarts included (a simplification: idle nodes draw
-less). Hot spare nodes are not charged. ``goodput = 0`` (no progress in expectation, e.g. a
+less). Hot spare nodes (``reliability.hot_spare_nodes``) are reserved for the whole run, so
+their GPU-hours are paid: ``gpu_hours`` and ``cost_usd`` count them (found by review: spares
+were free, so more spares always looked cheaper); their power is not counted in the energy (an
+idle node's draw is not modelled). ``goodput = 0`` (no progress in expectation, e.g. a
 frequent failure class that no enabled checkpoint tier survives) gives infinite time and cost;
 :func:`notes` and :func:`explain` then say why (:func:`planner.reliability.zero_goodput_reason`).
 
@@ -61,6 +64,15 @@ def energy_mwh(n_nodes, node_power_w, utilisation_power_frac, pue, wall_s, *, gp
         return np.where(power_w == 0, 0.0, power_w * wall_h / W_H_PER_MWH)  # NaN power stays NaN
 
 
+def paid_gpus(b) -> np.ndarray:
+    """GPUs paid for over the run, shape (N,): the job's ``n_gpus`` plus the hot spare
+    nodes' GPUs (``hot_spare_nodes · gpus_per_node``; 0 where the column is absent)."""
+    n = np.asarray(b["n_gpus"], dtype=float)
+    if "hot_spare_nodes" not in b:
+        return n
+    return n + np.asarray(b["hot_spare_nodes"], dtype=float) * np.asarray(b["gpus_per_node"], dtype=float)
+
+
 def stage(b) -> dict[str, np.ndarray]:
     """Stage 5: ``time_to_train_days``, ``gpu_hours``, ``cost_usd``, ``energy_mwh``, shape (N,).
 
@@ -71,7 +83,7 @@ def stage(b) -> dict[str, np.ndarray]:
     rate = np.asarray(b["tokens_per_s"], dtype=float) if "tokens_per_s" in b else nan
     goodput = np.asarray(b["goodput"], dtype=float) if "goodput" in b else nan
     wall = wall_time_s(b["tokens_total"], rate, goodput)
-    gpu_hours = np.asarray(b["n_gpus"], dtype=float) * wall / SECONDS_PER_HOUR
+    gpu_hours = paid_gpus(b) * wall / SECONDS_PER_HOUR
     return {
         "time_to_train_days": wall / SECONDS_PER_DAY,
         "gpu_hours": gpu_hours,
@@ -104,13 +116,22 @@ def explain(row: dict) -> dict[str, str]:
             f"tokens {_g(row['tokens_total'])} / {_g(row['tokens_per_s'])} tok/s / goodput "
             f"{_g(row['goodput'])} / 86400 = {_g(row['time_to_train_days'])} d"
         ),
-        "gpu_hours": f"{row['n_gpus']} GPUs × {_g(wall_h)} h = {_g(row['gpu_hours'])}",
+        "gpu_hours": f"{_paid_text(row)} × {_g(wall_h)} h = {_g(row['gpu_hours'])}",
         "cost_usd": f"{_g(row['gpu_hours'])} GPU-h × ${_g(row['price_per_gpu_hour_usd'])} = ${_g(row['cost_usd'])}",
         "energy_mwh": (
             f"{row['n_nodes']} nodes × {_g(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
             f" × PUE {_g(row['pue'])} × {_g(wall_h)} h / 1e6 = {_g(row['energy_mwh'])} MWh"
         ),
     }
+
+
+def _paid_text(row: dict) -> str:
+    spares = int(row.get("hot_spare_nodes") or 0)
+    if spares <= 0:
+        return f"{row['n_gpus']} GPUs"
+    gpn = int(row["gpus_per_node"])
+    return (f"({row['n_gpus']} GPUs + {spares} hot spare node{'s' if spares != 1 else ''} × {gpn}) = "
+            f"{row['n_gpus'] + spares * gpn} GPUs")
 
 
 def _limited(row: dict) -> str:
@@ -128,6 +149,9 @@ def notes(row: dict) -> list[str]:
            "source); the figures come from different years and markets (V100 / A100: AWS on-demand 2018–24; "
            "H100: the 2026 market midpoint; several parts are stand-ins marked uncertain), so compare costs across "
            "generations with your own prices (cluster.overrides.price_per_gpu_hour_usd)."]
+    if int(row.get("hot_spare_nodes") or 0) > 0:
+        out.append("Hot spare nodes are paid for the whole run (in GPU-hours and cost); their power is not "
+                   "counted in the energy (an idle node's draw is not modelled).")
     if "tokens_per_s" not in row:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
     days = row.get("time_to_train_days", np.nan)

@@ -15,6 +15,7 @@ import json
 import mmap
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import warnings
@@ -139,6 +140,9 @@ _CHILD_JOB: Any = None
 def _init_child(job) -> None:
     global _CHILD_JOB
     _CHILD_JOB = job
+    # Ctrl-C reaches the whole process group: the caller stops the run (the pool cancels what
+    # is queued and reaps the workers); a worker that also took it would print its own traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def forked_results(fn, items, workers: int, job, *, ordered: bool = True):
@@ -347,6 +351,8 @@ def run_batch(b: Batch, *, chunk_rows: int = DEFAULT_CHUNK_ROWS, progress=None, 
     n = _batch.size(b)
     if n == 0:
         raise ValueError("an empty batch: give at least one configuration")
+    if progress is not None and not callable(progress):
+        raise InputError([f"run_batch: progress = {progress!r}: give a function of (rows done, rows in all), or None"])
     return _run_chunked(b, _stage_modules(), chunk_rows=chunk_rows, progress=progress, workers=workers)
 
 
@@ -519,8 +525,8 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str) and value[:1] in "[{":
             try:
                 value = json.loads(value)
-            except json.JSONDecodeError:
-                pass
+            except (json.JSONDecodeError, RecursionError):
+                pass  # left as the text: validation names the field
         cur[parts[-1]] = _py(value)
     return nested
 

@@ -194,6 +194,15 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                          "not supported with fp16 training.\" (arguments.py): use bf16 or ep = 1.")
     if p.sequence_parallel and p.tp > 1:
         arg("--sequence-parallel")
+        s_rank = t.seq_len // p.cp if t.seq_len % p.cp == 0 else None
+        if s_rank is None or s_rank % p.tp:
+            # megatron/core/tensor_parallel/mappings.py _reduce_scatter_along_first_dim: "First
+            # dimension of the tensor should be divisible by tensor parallel size" (found by review)
+            notes.append(f"sequence parallelism: Megatron splits each sequence (seq_len / cp = "
+                         f"{t.seq_len} / {p.cp} on a CP rank) over the {p.tp} TP ranks and asserts the first "
+                         "dimension of the tensor is divisible by the tensor parallel size (reduce-scatter "
+                         f"along the sequence): pad the sequences to a multiple of tp·cp = {p.tp * p.cp}, or "
+                         "turn sequence parallelism off.")
     elif p.tp > 1 and p.ep > 1:
         # megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__: "When using expert
         # parallelism and tensor parallelism, sequence parallelism must be used" (a ValueError in

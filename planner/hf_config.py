@@ -102,6 +102,32 @@ _REFUSED = {
 }
 
 
+_ARCH_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
+
+
+def _type_from_architectures(archs: Any) -> str:
+    """The ``model_type`` a config's ``architectures`` names (``LlamaForCausalLM`` → ``llama``,
+    ``Qwen3MoeForCausalLM`` → ``qwen3_moe``, ``GPTNeoXForCausalLM`` → ``gpt_neox``): the class
+    name without its head suffix, compared with the known types without underscores or
+    dashes; '' when none matches (or ``archs`` is not a list of strings)."""
+    if not isinstance(archs, list):
+        return ""
+    known = {t.replace("_", "").replace("-", ""): t
+             for t in (*LLAMA_FAMILY, *GPT_FAMILY, *_REFUSED, *_TIE_DEFAULTS)}
+    for a in archs:
+        if not isinstance(a, str):
+            continue
+        stem = a
+        for suf in _ARCH_SUFFIXES:
+            if stem.endswith(suf) and len(stem) > len(suf):
+                stem = stem[: -len(suf)]
+                break
+        t = known.get(stem.lower())
+        if t:
+            return t
+    return ""
+
+
 class HFImport(NamedTuple):
     """The model read from a ``config.json`` and what the reading had to leave out or assume."""
 
@@ -192,6 +218,8 @@ def _read_file(config: dict | str | Path) -> tuple[Any, str]:
             return json.loads(config), "config.json"
         except ValueError as e:
             raise InputError([f"config.json: not valid JSON ({e})"]) from None
+        except RecursionError:
+            raise InputError(["config.json: not valid JSON (nested too deeply)"]) from None
     if not isinstance(config, (str, Path)):
         return config, "config.json"
     return read_json_file(config, "a config.json file"), Path(config).name
@@ -284,6 +312,11 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     if not isinstance(mtype, str):
         raise InputError([f"{fname} text_config.model_type: expected a string (got {mtype!r})"])
     mtype = mtype.lower()
+    if not mtype:  # found by review: a Llama file without model_type was read as an unknown type
+        mtype = _type_from_architectures(cfg.get("architectures") or config.get("architectures"))
+        if mtype:
+            notes.append(f"model_type absent: read as '{mtype}' from architectures "
+                         f"{cfg.get('architectures') or config.get('architectures')}")
     if mtype == "gemma3" and "text_config" in config:
         mtype = "gemma3_text"
     if mtype in _REFUSED:

@@ -1159,6 +1159,15 @@ def notes(row: dict) -> list[str]:
            f"{FRAGMENTATION_FRAC:.0%} fragmentation (+ under ZeRO-3 2 layers gathered and 1 of "
            "gradients, at most the stage's own); "
            "fits = total <= usable HBM."]
+    gib = 2.0 ** 30
+    if "fits" in row and not row["fits"]:
+        out.append(f"Does not fit in GPU memory: {row['mem_total_bytes'] / gib:,.2f} GiB on pipeline stage "
+                   f"{int(row.get('mem_worst_stage', 0))} > usable HBM {row['hbm_usable_bytes'] / gib:,.2f} GiB "
+                   "(GiB = 2^30 B); the step time, time to train and cost are computed as if it ran.")
+    if "host_fits" in row and not row["host_fits"]:
+        out.append(f"Does not fit in host memory: offload needs {row['host_mem_per_node_bytes'] / gib:,.2f} GiB per "
+                   f"node > the node's {row['host_memory_bytes'] / gib:,.2f} GiB (GiB = 2^30 B); the step time, "
+                   "time to train and cost are computed as if it ran.")
     if int(row.get("schedule", 0)) == _S_ZB:
         out.append("Zero-bubble schedule taken as ZB-H1: activation memory as 1F1B.")
     if int(row.get("recompute", 0)) == _RC_SEL and row.get("flash_attention"):

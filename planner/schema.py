@@ -912,6 +912,8 @@ def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
         raise InputError([f"{path}: not valid JSON ({e.msg} at line {e.lineno})"]) from None
     except ValueError as e:  # e.g. an integer too long for Python's int conversion
         raise InputError([f"{path}: not valid JSON ({e})"]) from None
+    except RecursionError:  # [[[[…]]]] nested past Python's recursion limit
+        raise InputError([f"{path}: not valid JSON (nested too deeply)"]) from None
 
 
 def validate_scenario(data: "Scenario | dict") -> "Scenario":

@@ -455,7 +455,10 @@ def build_space(
     gpu_list = [scenario.cluster.n_gpus] if gpus is None else ([gpus] if np.isscalar(gpus) else list(gpus))
     if not gpu_list or any(int(n) < 1 for n in gpu_list):
         raise InputError([f"sweep: gpus = {gpus!r}: give positive GPU counts"])
-    sys_list = [scenario.cluster.system] if systems is None else list(systems)
+    # a size or system given twice is swept once (found by review: every row came twice, so a
+    # top-K table showed each split twice); the first mention keeps its place in the order
+    gpu_list = list(dict.fromkeys(int(n) for n in gpu_list))
+    sys_list = [scenario.cluster.system] if systems is None else list(dict.fromkeys(systems))
     if not sys_list:
         raise InputError(["sweep: systems is empty"])
     for sid in sys_list:
@@ -693,7 +696,11 @@ def no_split_reason(scenario, n_valid: int) -> str:
     if not (math.isfinite(step) and step > 0.0):  # found by review: told "out of memory" on a NaN step
         return (f"no split has a finite step time (the scenario's own: {step:g} s): check the hardware figures "
                 "and overrides")
-    return "every valid split runs out of memory: try more GPUs, another system, or recompute/offload"
+    return ("every valid split runs out of memory: try more GPUs or a larger-memory system. The sweep chooses "
+            f"recompute ({', '.join(DEFAULT_RECOMPUTE)} by default) and optimizer offload "
+            f"({', '.join(DEFAULT_OFFLOAD)}), but takes offload_master_weights, offload_grads and "
+            "offload_activations from the scenario: set those (e.g. parallelism.offload_master_weights = true) "
+            "to let it offload more (host memory permitting)")
 
 # ---- a base split for a scenario whose own split does not suit it --------------------------
 
@@ -785,8 +792,16 @@ def _objective_key(out: Batch, objective: str, n: int) -> np.ndarray:
     raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
 
 
-def _reasons_after_eval(out: Batch, rule_reason: np.ndarray) -> np.ndarray:
-    """Combine rule reasons with memory / host-memory feasibility of the evaluated rows."""
+#: Objectives that rank by the time to train (or what it prices): a row that never finishes
+#: (goodput 0: no checkpoint tier survives some failure class) cannot be ranked by them.
+_TIME_OBJECTIVES = ("time_to_train", "cost")
+
+
+def _reasons_after_eval(out: Batch, rule_reason: np.ndarray, objective: str = "time_to_train") -> np.ndarray:
+    """Combine rule reasons with memory / host-memory feasibility of the evaluated rows; a
+    non-finite step time is never feasible, a non-finite time to train only under an objective
+    of :data:`_TIME_OBJECTIVES` (MFU and throughput do not depend on it; found by review: with
+    no checkpoint tier an MFU sweep reported no feasible split)."""
     reason = rule_reason.astype(np.int16, copy=True)
     ok = reason == R_OK
     if "fits" in out:
@@ -802,7 +817,7 @@ def _reasons_after_eval(out: Batch, rule_reason: np.ndarray) -> np.ndarray:
         if name in out:
             reason[ok & ~np.asarray(out[name], dtype=bool)] = R_HOST
             ok = reason == R_OK
-    for name in ("step_time_s", "time_to_train_days"):
+    for name in ("step_time_s", "time_to_train_days")[:2 if objective in _TIME_OBJECTIVES else 1]:
         if name in out:
             bad = ok & ~np.isfinite(np.asarray(out[name], dtype=np.float64))
             reason[bad] = R_NOT_EVALUATED
@@ -1061,6 +1076,8 @@ def sweep(
         bad.append(f"sweep: systems = {systems!r}: give a list of system ids, e.g. ['dgx-h100']")
     if not isinstance(feasible_only, (bool, np.bool_)):  # found by review: "no" was taken as True
         bad.append(f"sweep: feasible_only = {feasible_only!r}: give True or False")
+    if progress is not None and not callable(progress):  # found by review: a raw TypeError later
+        bad.append(f"sweep: progress = {progress!r}: give a function of (rows done, rows in all), or None")
     if bad:
         raise InputError(bad)
     _check_space_options(space_options, fixed=_SWEEP_KEYS)
@@ -1212,7 +1229,7 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
             names = _result_names(out)
         batch_names = names if names is not None else _result_names(out)
         n = gidx.size
-        reason = _reasons_after_eval(out, rule_reason)
+        reason = _reasons_after_eval(out, rule_reason, objective)
         feas = reason == R_OK
         key = _objective_key(out, objective, n)
         key = np.where(feas & np.isfinite(key), key, np.inf)

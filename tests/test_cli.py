@@ -445,3 +445,75 @@ def test_validate_fits_note_counts_and_wording(tmp_path):
     assert rc == 0, err
     assert "1 of 2 compared runs does not fit in memory as read (fits = False: big)" in out
     assert "1 row not compared (memory check only) does not fit either (fits = False: memo)" in out
+
+
+# ---- found by a new-user review (2026-11-30): each reproduced on the code before its fix ----
+
+def test_deeply_nested_json_is_one_line_not_a_traceback(tmp_path):
+    """[[[…]]] 100,000 deep: json raised RecursionError (a RuntimeError) through the file reader,
+    the Hugging Face reader and --set; each is now a named one-line error, exit 2."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    for argv in (("evaluate", str(deep)), ("evaluate", "--hf-config", str(deep)),
+                 ("evaluate", "--preset", "default", "--set", "model=" + "[" * 5000 + "]" * 5000)):
+        rc, _, err = run(*argv)
+        assert rc == 2, argv
+        assert "nested too deeply" in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_output_to_a_full_disk_is_one_line_and_ctrl_c_exits_130(monkeypatch):
+    """Writing to /dev/full raised OSError (ENOSPC) through print_report: a traceback, rc 1."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "planner", "presets"], stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=120)
+    assert r.returncode == 1
+    assert r.stderr.strip() == "planner: cannot write the output: No space left on device"
+
+    import planner.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_presets", interrupted)
+    rc, _, err = run("presets")
+    assert rc == 130 and err == "planner: interrupted\n"
+
+
+def test_an_evaluate_result_reads_back_as_its_scenario(tmp_path):
+    """`evaluate --format json > o.json; evaluate o.json` said 'model: Field required'."""
+    rc, out, _ = run("evaluate", "--preset", "default", "--format", "json")
+    assert rc == 0
+    f = tmp_path / "o.json"
+    f.write_text(out)
+    rc2, out2, err2 = run("evaluate", str(f), "--format", "json")
+    assert rc2 == 0, err2
+    assert "is an evaluate result" in err2
+    assert json.loads(out2)["results"]["step_time_s"] == json.loads(out)["results"]["step_time_s"]
+
+
+def test_a_plan_that_does_not_fit_is_said_on_stderr():
+    """GPipe with no recompute holds all 16 micro-batches' activations: 103.66 GiB on the last
+    stage of the default Llama 3 70B split against 79.65 GiB usable. The table said `fits no`
+    and printed days and cost with rc 0 and nothing on stderr."""
+    rc, out, err = run("evaluate", "--preset", "default", "--set", "parallelism.recompute=none",
+                       "--set", "parallelism.schedule=gpipe", "--set", "parallelism.vpp=1")
+    assert rc == 0
+    assert "planner: warning: Does not fit in GPU memory" in err and "> usable HBM 79.65 GiB" in err
+    rc, _, err = run("evaluate", "--preset", "default")
+    assert rc == 0 and "Does not fit" not in err
+
+
+def test_presets_hardware_json_writes_null_for_other_tables_fields_and_inf_for_no_limit():
+    """README: a value that does not apply is null in JSON (was ""), an infinite one "inf" (the
+    host-memory tier's aggregate bandwidth was the string "no shared limit" among numbers)."""
+    rc, out, _ = run("presets", "hardware", "--format", "json")
+    assert rc == 0
+    rows = json.loads(out)
+    sys_row = next(r for r in rows if r.get("system") == "dgx-h100")
+    assert sys_row["storage_tier"] is None and sys_row["failure_profile"] is None
+    tier = next(r for r in rows if r.get("storage_tier") == "host_memory")
+    assert tier["agg_write_GBps"] == "inf" and tier["system"] is None
+    assert all(isinstance(r["agg_write_GBps"], (int, float)) or r["agg_write_GBps"] in ("inf", None) for r in rows)
+    rc, out, _ = run("presets", "hardware")  # the table keeps its words
+    assert "no shared limit" in out

@@ -1,6 +1,7 @@
 """Cost stage (DESIGN §4.5): hand calculations from the stated formulas.
 
-wall = tokens_total / tokens_per_s / goodput; GPU-hours = n_gpus × wall_h; dollars = GPU-hours ×
+wall = tokens_total / tokens_per_s / goodput; GPU-hours = (n_gpus + hot spare nodes × GPUs per
+node) × wall_h (the spares are reserved, so paid, for the whole run); dollars = GPU-hours ×
 price; energy = n_nodes × node_power_w × utilisation_power_frac × pue × wall_h / 1e6 [MWh].
 Throughput of Llama 3 405B from its Table 4 (400 TFLOP/s/GPU on 16,384 H100, 6N FLOPs/token).
 """
@@ -27,7 +28,8 @@ def test_hand_computed_405b():
     out = cost.stage(b)
     wall_s = 15.6e12 / 2.6972e6 / 0.9  # 6.4265e6 s
     assert out["time_to_train_days"][0] == pytest.approx(wall_s / 86400, rel=1e-4)  # 74.4 d
-    gpu_h = 16_384 * wall_s / 3600
+    # the preset's 16 hot spare nodes of 8 GPUs are paid as well: 16,384 + 128 = 16,512 GPUs
+    gpu_h = 16_512 * wall_s / 3600
     assert out["gpu_hours"][0] == pytest.approx(gpu_h, rel=1e-4)
     assert out["cost_usd"][0] == pytest.approx(gpu_h * b["price_per_gpu_hour_usd"][0], rel=1e-4)
     # 2,048 nodes × 10,200 W (DGX H100) × utilisation × PUE × wall_h / 1e6
@@ -89,3 +91,26 @@ def test_no_power_drawn_is_no_energy_even_for_a_run_that_never_ends():
     assert e[1] == pytest.approx(0.192, rel=1e-12)
     # an unknown node power stays unknown (NaN), not 0
     assert np.isnan(cost.energy_mwh(2, np.nan, 0.8, 1.2, 36000.0))
+
+
+def test_hot_spares_are_paid_but_draw_no_counted_power():
+    """Found by review: spares were free, so 1,000,000 spare nodes cost the same as 16 and any
+    cost ranking favoured more spares. Hand calculation with the 405B preset's numbers: the
+    same wall time, (16,384 + s·8) GPUs paid; energy counts the job's 2,048 nodes only."""
+    b = _b()
+    wall_h = 15.6e12 / 2.6972e6 / 0.9 / 3600
+    for spares in (0, 16, 1000):
+        b["hot_spare_nodes"] = np.array([spares])
+        out = cost.stage(b)
+        assert out["gpu_hours"][0] == pytest.approx((16_384 + 8 * spares) * wall_h, rel=1e-4)
+        assert out["cost_usd"][0] == pytest.approx(out["gpu_hours"][0] * b["price_per_gpu_hour_usd"][0], rel=1e-12)
+        e = 2048 * 10_200 * b["utilisation_power_frac"][0] * b["pue"][0] * wall_h / 1e6
+        assert out["energy_mwh"][0] == pytest.approx(e, rel=1e-4)
+
+
+def test_spares_cost_shows_in_the_explain_and_notes():
+    r = planner.evaluate(planner.load_preset("llama3-405b-h100-16k"))
+    assert "(16384 GPUs + 16 hot spare nodes × 8) = 16512 GPUs" in r.explain["gpu_hours"]
+    assert any(n.startswith("Hot spare nodes are paid") for n in r.notes)
+    r0 = planner.evaluate(planner.load_preset("default"))  # no spares: no such note
+    assert not any(n.startswith("Hot spare nodes are paid") for n in r0.notes)

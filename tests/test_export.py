@@ -314,6 +314,26 @@ def test_megatron_notes_a_sequence_cp_cannot_split():
     assert not any("2·cp" in n for n in megatron_args(d).notes)
 
 
+def test_megatron_notes_a_sequence_sp_cannot_split():
+    """Found by review: seq 8191 with TP 8 and SP was exported without a word; Megatron's
+    reduce-scatter along the sequence asserts "First dimension of the tensor should be divisible
+    by tensor parallel size" (core/tensor_parallel/mappings.py). With CP the first dimension on a
+    rank is seq_len / cp: 8192 / 2 = 4096 splits over TP 8; 8200 / 2 = 4100 does not."""
+    d = planner.load_preset("default").to_json_dict()
+    assert d["parallelism"]["tp"] == 8 and d["parallelism"].get("sequence_parallel", True)
+    d["training"]["seq_len"] = 8191
+    assert any(n.startswith("sequence parallelism:") for n in megatron_args(d).notes)
+    d["training"]["seq_len"] = 8192
+    assert not any(n.startswith("sequence parallelism:") for n in megatron_args(d).notes)
+    d["parallelism"]["cp"] = 2
+    d["parallelism"].pop("dp", None)
+    assert not any(n.startswith("sequence parallelism:") for n in megatron_args(d).notes)
+    d["training"]["seq_len"] = 8200  # 2·cp = 4 divides it, tp = 8 does not divide 4,100
+    assert any(n.startswith("sequence parallelism:") for n in megatron_args(d).notes)
+    d["parallelism"]["sequence_parallel"] = False
+    assert not any(n.startswith("sequence parallelism:") for n in megatron_args(d).notes)
+
+
 def test_megatron_notes_expert_parallelism_with_fp16():
     """Megatron-LM ``validate_args`` (arguments.py at 000c4ac2): ``if args.expert_model_parallel_size
     > 1: ... assert not args.fp16, "Expert parallelism is not supported with fp16 training."``"""

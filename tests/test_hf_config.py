@@ -353,3 +353,28 @@ def test_a_count_beyond_the_schema_bound_names_the_range():
     with pytest.raises(InputError, match=r"num_hidden_layers: expected a positive integer up to "
                                                  r"10,000,000 \(got 1e\+30\)"):
         model_from_hf_config({**DATA["llama-3.1-8b"]["config"], "num_hidden_layers": 1e30})
+
+
+def test_architectures_name_the_model_type_when_model_type_is_absent(tmp_path):
+    """Found by review: a Llama config without ``model_type`` was read as an unknown type with
+    PretrainedConfig's tied embeddings; ``LlamaConfig`` defaults to untied (Transformers)."""
+    cfg = {"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}
+    imp = import_hf_config(cfg)
+    assert imp.model.tied_embeddings is False and imp.model.gated_mlp is True
+    assert any("read as 'llama' from architectures" in n for n in imp.notes)
+    # GPT-NeoX by its class name: ungated MLP, LayerNorm; T5 by its class name: refused
+    neox = import_hf_config({**cfg, "architectures": ["GPTNeoXForCausalLM"], "intermediate_size": 16384})
+    assert neox.model.gated_mlp is False
+    with pytest.raises(InputError, match="encoder-decoder"):
+        import_hf_config({**cfg, "architectures": ["T5ForConditionalGeneration"]})
+
+
+def test_a_deeply_nested_file_is_an_input_error(tmp_path):
+    """[[[…]]] past the recursion limit raised RecursionError from the API."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="nested too deeply"):
+        model_from_hf_config(deep)
+    with pytest.raises(InputError, match="nested too deeply"):
+        import_hf_config('{"a":' + "[" * 100_000 + "]" * 100_000 + "}")

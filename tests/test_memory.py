@@ -1103,3 +1103,26 @@ def test_dualpipe_rank_with_a_wide_mirror_stage_more_recompute_never_raises_memo
             e["parallelism"]["recompute"] = rc
             vals[rc] = [st["mem_activations_bytes"] for st in planner.evaluate(e).stages]
         assert all(h <= l_ * (1 + 1e-12) for l_, h in zip(vals[lo], vals[hi])), (lo, hi, vals)
+
+
+def test_a_plan_that_does_not_fit_says_so_in_its_notes():
+    """Found by review: a plan over the HBM (or, with offload, over the node's host memory) was
+    reported with days and cost and no word outside the `fits` column. GPT-3 175B on one DGX
+    A100 80GB, ZeRO-3 with the optimizer, master weights and gradients on the CPU: the node's 8
+    shards are the whole model, 175e9 parameters × (8 B Adam m, v + 4 B fp32 master + 4 B fp32
+    gradients) = 2.8e12 B of host memory against the DGX A100's 2 TiB."""
+    import planner
+    sj = planner.load_preset("gpt3-175b-a100-1024").to_json_dict()
+    sj["cluster"]["n_gpus"] = 8
+    sj["training"]["global_batch_size"] = 64
+    p = sj["parallelism"]
+    p.pop("dp", None)
+    p.update(tp=8, pp=1, vpp=1, schedule="1f1b", zero_stage=3, offload_optimizer="cpu",
+             offload_master_weights=True, offload_grads=True)
+    r = planner.evaluate(sj)
+    assert r.results["host_fits"] is False
+    note = next(n for n in r.notes if n.startswith("Does not fit in host memory"))
+    assert "> the node's 2,048.00 GiB" in note
+    assert r.results["host_mem_per_node_bytes"] == pytest.approx(175e9 * 16, rel=0.01)
+    ok = planner.evaluate(planner.load_preset("default"))
+    assert ok.results["fits"] and not any(n.startswith("Does not fit") for n in ok.notes)

@@ -391,3 +391,14 @@ def test_a_one_chunk_sweep_does_not_read_the_worker_variable(monkeypatch):
     monkeypatch.setenv(engine.WORKERS_ENV, "abc")
     df = _sweep_mod.sweep(load_preset("default"), top=2, gpus=8)
     assert df.attrs["n_configurations"] <= engine.DEFAULT_CHUNK_ROWS
+
+
+def test_workers_leave_ctrl_c_to_the_caller():
+    """Ctrl-C reaches the whole process group: a worker that took it printed its own traceback
+    beside the caller's (found by review). Workers ignore SIGINT; the caller stops the run."""
+    import signal
+
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # the caller's own handler is kept
+    got = list(engine.forked_results(signal.getsignal, [signal.SIGINT] * 2, 2, None))
+    assert got == [signal.SIG_IGN, signal.SIG_IGN]
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN

@@ -548,3 +548,51 @@ def test_a_system_that_cannot_run_the_scenario_s_precision_is_refused_with_the_s
                                                  r"is not supported by .*V100"):
         sw.sweep(s, top=3, systems=["dgx1-v100"])
     assert len(sw.sweep(s, top=3, systems=["dgx-h100", "dgx-b200"])) == 3  # systems that can: unchanged
+
+
+# ---- found by a new-user review (2026-11-30) ----
+
+def test_an_mfu_sweep_needs_no_finite_time_to_train():
+    """With no checkpoint tier the goodput is 0 and the time to train infinite whatever the
+    split; an MFU or throughput sweep does not depend on it, so it ranks the splits that fit
+    (was: 'no feasible split', 0 of 34,272). A time or cost sweep still finds none."""
+    s = planner.load_preset("default").to_json_dict()
+    s["checkpoint"] = {"tiers": []}
+    df = planner.sweep(s, objective="mfu", top=5)
+    assert len(df) == 5 and df.attrs["n_feasible"] > 0
+    assert (df["mfu"].diff().dropna() <= 0).all() and np.isinf(df["time_to_train_days"]).all()
+    assert len(planner.sweep(s, objective="goodput_tokens_per_s", top=5)) == 5
+    assert len(planner.sweep(s, objective="time_to_train", top=5)) == 0
+    assert len(planner.sweep(s, objective="cost", top=5)) == 0
+
+
+def test_a_size_or_system_given_twice_is_swept_once():
+    """Every row came twice (36,848 rows for 18,424 splits), so a top-K table showed each twice."""
+    s = planner.load_preset("default")
+    one = planner.sweep(s, top=None)
+    assert len(planner.sweep(s, gpus=[1024, 1024], top=None)) == len(one)
+    assert len(planner.sweep(s, systems=["dgx-h100", "dgx-h100"], top=None)) == len(one)
+    top = planner.sweep(s, gpus=[1024, 1024], top=10)
+    assert not top.duplicated(subset=["tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage", "recompute",
+                                      "schedule", "offload_optimizer"]).any()
+
+
+def test_a_progress_that_is_not_a_function_is_an_input_error():
+    from planner.schema import InputError
+    with pytest.raises(InputError, match="progress = 5"):
+        planner.sweep(planner.load_preset("default"), progress=5, top=5)
+
+
+def test_out_of_memory_reason_names_the_offload_fields_the_sweep_does_not_choose():
+    """The hint said 'try … recompute/offload'; the sweep already tries full recompute and
+    optimizer offload, and takes offload_master_weights / offload_grads from the scenario:
+    with them set, 8 H100 hold Llama 3 70B (504 feasible splits, found by review)."""
+    from planner.sweep import no_split_reason
+    s = planner.load_preset("default").to_json_dict()
+    s["cluster"]["n_gpus"] = 8
+    s["parallelism"] = {"tp": 8, "pp": 1}
+    assert len(planner.sweep(s)) == 0
+    why = no_split_reason(s, 10)
+    assert "offload_master_weights" in why and "offload_grads" in why
+    s["parallelism"].update(offload_optimizer="cpu", offload_master_weights=True, offload_grads=True)
+    assert len(planner.sweep(s)) > 0

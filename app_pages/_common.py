@@ -293,6 +293,41 @@ def no_fit_text(results: dict, usable_bytes: float | None = None, n_stages: int 
             "a larger TP or PP, ZeRO-3, full recompute or offload lower the peak; Explore lists the splits that fit.")
 
 
+def host_does_not_fit(results: dict) -> bool:
+    """The engine says the node's host memory is exceeded: by the offloaded states (``host_fits``
+    False) or by those and the in-memory checkpoints together (``host_fits_ckpt`` False)."""
+    return any(results.get(k) is not None and not isinstance(results.get(k), str) and not bool(results.get(k))
+               for k in ("host_fits", "host_fits_ckpt")) if results else False
+
+
+def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str = "below") -> str | None:
+    """The message for a scenario whose host (CPU) memory per node is exceeded: the bytes needed
+    (``host_mem_per_node_bytes``, plus ``ckpt_host_mem_per_node_bytes`` for in-memory checkpoints)
+    against the node's host memory, in GiB. None when both fit (or the columns are absent)."""
+    if not host_does_not_fit(results):
+        return None
+    off = num(results, "host_mem_per_node_bytes") or 0.0
+    ck = num(results, "ckpt_host_mem_per_node_bytes") or 0.0
+    have = f"{host_memory_bytes / GIB:,.1f} GiB" if host_memory_bytes is not None else "the host memory"
+    states_over = results.get("host_fits") is not None and not bool(results.get("host_fits"))
+    if states_over:
+        need = (f"the offloaded states (optimizer, master weights, gradients or activations) need "
+                f"{off / GIB:,.1f} GiB of host memory per node but the node has {have}")
+        if ck > 0:
+            need += f", before the in-memory checkpoints' {ck / GIB:,.1f} GiB"
+        fix = "Offload less (or to NVMe), use more GPUs or a larger TP / PP, or set a larger host memory override"
+        stop = "As set, this run stops with a host out-of-memory error"
+    else:
+        need = (f"the in-memory checkpoints (host_memory tier, peer copies included) need {ck / GIB:,.1f} GiB per "
+                f"node" + (f" on top of the offloaded states' {off / GIB:,.1f} GiB" if off > 0 else "")
+                + f": {(ck + off) / GIB:,.1f} GiB, but the node has {have}")
+        fix = ("Use fewer peer copies, drop the host_memory tier, use more GPUs, or set a larger host memory "
+               "override")
+        stop = "As set, the in-memory checkpoints cannot be saved"
+    return (f"**Does not fit in host memory:** {need} (GiB = 2³⁰ B). {stop}; the step time, goodput, days, cost "
+            f"and energy {what} assume that it fits. {fix}.")
+
+
 def engine_zero_goodput_note(notes: list | None) -> str | None:
     """The engine's own reason for goodput 0 (``Report.notes``, from
     ``reliability.zero_goodput_reason``): the note that starts "Goodput is 0", if any."""
@@ -1017,7 +1052,7 @@ def render_sidebar(page: str) -> dict:
                         key="w_hbmu", placeholder="catalogue value", format="%.1f")
         st.number_input("Host memory override, GiB per node", min_value=_schema.HOST_MEM_BYTES_RANGE[0] / 2**30,
                         max_value=_schema.HOST_MEM_BYTES_RANGE[1] / 2**30, value=None,
-                        key="w_hostmem", placeholder="catalogue value", format="%.0f")
+                        key="w_hostmem", placeholder="catalogue value", format="%.1f")  # shows the 0.1 minimum
         st.number_input("Power limit per GPU, W", min_value=_schema.POWER_W_RANGE[0],
                         max_value=_schema.POWER_W_RANGE[1], value=None, key="w_pwr",
                         placeholder="the part's TDP", format="%.0f",
@@ -1110,7 +1145,7 @@ def render_sidebar(page: str) -> dict:
             c1, c2 = st.columns([3, 2])
             c1.number_input(f"{tid}: interval, minutes", min_value=share.CK_INTERVAL_MIN_S / 60.0,
                             max_value=share.CK_INTERVAL_MAX_S / 60.0,
-                            value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.1f",
+                            value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.2f",  # 0.01 min
                             help="Empty = the engine chooses the interval that maximises goodput.")
             shared = _tier_scope(tid, inline_tiers) == "shared"
             # Locked at 0 for a shared tier; one holding a refused count (an imported scenario JSON:
@@ -1233,8 +1268,18 @@ def _on_upload() -> None:
             + (f"; unknown top-level keys: {', '.join(unknown[:8])}" if unknown else "")
             + "). The current scenario is kept.")
         return
+    # A value the sidebar's boxes cannot hold would be swapped by the box for another one (found by
+    # review: seq_len 10⁸ became 1 and the page showed results for it): the import is refused whole,
+    # naming every such field with the range the Plan page takes; the current scenario is kept.
+    bad = share.widget_range_errors(data)
+    if bad:
+        st.session_state["_upload_error"] = (
+            f"Import refused: {f.name} has values the Plan page cannot hold; the current scenario is kept.\n\n"
+            + "\n".join(f"- `{b}`" for b in bad))
+        st.session_state["_upload_error_sj"] = None  # goes once an input differs from the current scenario
+        return
     _, errs = validate(data)
-    if errs:  # a scenario with bad values: loaded so the named fields can be fixed in the sidebar
+    if errs:  # each value representable, a cross-field rule fails: loaded so the named fields can be fixed
         st.session_state["_upload_error"] = "Import: " + "; ".join(errs)
         st.session_state["_upload_error_sj"] = None  # until an input differs from the imported scenario
     _clear_hf_messages()
@@ -1269,6 +1314,13 @@ def _on_hf_upload() -> None:
     if md["name"].endswith("(config.json)") and stem != "config":
         md["name"] = stem  # the file's own name beats "<model_type> (config.json)"
     sj["model"] = md
+    # the architecture the custom fields cannot hold (experts above the box's 100,000, a head dim of
+    # 10⁶): refused whole, the current model kept (found by review: it became a dense model / "auto")
+    bad = share.widget_range_errors({"model": md})
+    if bad:
+        ss["_hf_error"] = (f"{f.name}: refused, the Model section cannot hold these values; the current model "
+                           "is kept.\n\n" + "\n".join(f"- `{b}`" for b in bad))
+        return
     notes = [f"{f.name}: {n}" for n in imp.notes]
     _, errs = validate(sj)
     if errs:  # shown until an input differs from the scenario the import gave

@@ -13,6 +13,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from app_pages import _common as C  # noqa: E402
+from planner import batch as pbatch  # noqa: E402
 from planner import charts, share  # noqa: E402
 
 ss = st.session_state
@@ -34,6 +35,7 @@ NO_FIT_MARK = "✗"
 #: Rows of the metrics table: (result column, label, display kind for C.fmt).
 TABLE_ROWS = (
     ("fits", "fits in HBM", "bool"),
+    ("host_fits", "fits in host memory", "bool"),
     ("mem_total_bytes", "peak memory per GPU", "gib"),
     ("step_time_s", "step time", "s"),
     ("mfu", "MFU", "pct"),
@@ -173,7 +175,8 @@ def _split_text(par: dict, training: dict) -> str:
 _HEADER_KEYS = {"p", "m", "n", "sys", "tp", "pp", "cp", "dp", "mbs", "rc"}
 
 labels, results, reports, slot_params, details, other = [], {}, {}, [], {}, {}
-no_fit: list[int] = []  # slots that do not fit in memory
+no_fit: list[int] = []  # slots that do not fit in memory (HBM or host)
+host_mem: dict[str, float | None] = {}  # host memory per node of each slot (the engine's input column)
 never: list[int] = []  # slots whose analytic time to train is not finite
 for i, (sj, pid) in enumerate(slots):
     slot_params.append(share.scenario_to_params(C._defaults_full(sj), preset=None))
@@ -195,6 +198,10 @@ for i, (sj, _) in enumerate(slots):
         labels.append(label)
         st.error(f"Scenario {i + 1}: the engine failed: {e}")
         continue
+    try:
+        _host = float(pbatch.scenario_row(scen)["host_memory_bytes"])
+    except Exception:  # noqa: BLE001 - the message then says "the host memory"
+        _host = None
     if C.does_not_fit(rep["results"]):
         # marked where it is read first: the header starts with it (a long header is cut at the end)
         label = f"{i + 1}: {NO_FIT_MARK} no fit · {model} · {cl.get('n_gpus')} × {system}"
@@ -202,6 +209,15 @@ for i, (sj, _) in enumerate(slots):
         st.error(f"Scenario {i + 1}: " + C.no_fit_text(rep["results"], None, len(rep["stages"]) or None,
                                                        what=f"in its column (marked {NO_FIT_MARK})"),
                  icon=":material/memory:")
+    elif C.host_does_not_fit(rep["results"]):
+        label = f"{i + 1}: {NO_FIT_MARK} host memory · {model} · {cl.get('n_gpus')} × {system}"
+    if C.host_does_not_fit(rep["results"]):  # found by review: Compare showed such a slot as fine
+        if i not in no_fit:
+            no_fit.append(i)
+        st.error(f"Scenario {i + 1}: " + C.host_no_fit_text(rep["results"], _host,
+                                                            what=f"in its column (marked {NO_FIT_MARK})"),
+                 icon=":material/memory:")
+    host_mem[label] = _host
     # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the
     # micro-batch, the recompute and the other differing fields are rows of the table
     extra = [f"{k}={slot_params[i].get(k, '(base)')}" for k in differing]
@@ -223,11 +239,19 @@ if results:
         return [f"{par.get('tp')}·{par.get('pp')}·{par.get('cp')}·{par.get('dp')}",
                 str(tr.get("micro_batch_size")), str(par.get("recompute"))]
 
-    def _cell(res: dict, col: str, kind: str) -> str:
+    def _cell(res: dict, col: str, kind: str, host: float | None = None) -> str:
         v = C.fmt(res, col, kind)
-        if not C.does_not_fit(res):
+        if col == "host_fits":
+            if not C.host_does_not_fit(res):
+                return v
+            need = (C.num(res, "host_mem_per_node_bytes") or 0.0) + (
+                0.0 if res.get("host_fits_ckpt") is None or bool(res.get("host_fits_ckpt"))
+                else C.num(res, "ckpt_host_mem_per_node_bytes") or 0.0)
+            return f"no {NO_FIT_MARK}" + (f" ({need / C.GIB:,.1f} of {host / C.GIB:,.1f} GiB per node)"
+                                           if host is not None else "")
+        if not C.does_not_fit(res) and not C.host_does_not_fit(res):
             return v
-        if col == "fits":
+        if col == "fits" and C.does_not_fit(res):
             usable = C.usable_hbm_bytes(res)
             peak = C.num(res, "mem_total_bytes")
             return (f"no {NO_FIT_MARK}" + (f" ({peak / C.GIB:,.1f} of {usable / C.GIB:,.1f} GiB)"
@@ -235,7 +259,8 @@ if results:
         return f"{v} {NO_FIT_MARK}" if col in NO_FIT_ROWS and v != C.DASH else v
 
     table = pd.DataFrame(
-        {lab: _split_rows(reports[lab]) + [other[lab]] + [_cell(res, col, kind) for col, _, kind in TABLE_ROWS]
+        {lab: _split_rows(reports[lab]) + [other[lab]]
+         + [_cell(res, col, kind, host_mem.get(lab)) for col, _, kind in TABLE_ROWS]
          for lab, res in results.items()},
         index=["split TP·PP·CP·DP", "micro-batch", "recompute", "other differences"]
         + [name for _, name, _ in TABLE_ROWS])
@@ -250,8 +275,8 @@ if results:
                "micro-batch and recompute are the first rows, then every other field that differs between the "
                "scenarios, as its link key (docs/ui.md). Memory in GiB (2³⁰ B); durations in s, min or h by "
                "size. Every number is the engine's result for that scenario"
-               + (f"; {NO_FIT_MARK} marks a scenario that does not fit in GPU memory (the error above): its time, "
-                  "throughput, cost and energy assume that it fits" if no_fit else "")
+               + (f"; {NO_FIT_MARK} marks a scenario that does not fit in GPU or host memory (the error above): its "
+                  "time, throughput, cost and energy assume that it fits" if no_fit else "")
                + ("; — marks a number the engine reports as infinite or not a number"
                   + (" (see the warning above)" if never else "") if _dash else "") + ".")
     st.altair_chart(charts.compare_chart(results), key="c_chart")

@@ -17,7 +17,7 @@ import streamlit as st  # noqa: E402
 import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import charts  # noqa: E402
-from planner.sweep import no_split_reason, plain_base  # noqa: E402
+from planner.sweep import no_split_reason, no_valid_split_reason, sweep_start  # noqa: E402
 
 ss = st.session_state
 
@@ -48,10 +48,11 @@ SPLIT_FIELDS = ("tp", "pp", "cp", "ep", "vpp", "zero_stage", "recompute", "sched
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def run_sweep(sj_json: str, objective: str, space: str) -> pd.DataFrame:
-    """Every feasible split, best first (planner.sweep)."""
+def run_sweep(sj_json: str, objective: str, space: str, gpus: int | None = None) -> pd.DataFrame:
+    """Every feasible split, best first (planner.sweep); ``gpus``: the GPU count to sweep when the
+    scenario it starts from holds another (see :func:`sweep_start`)."""
     sj = json.loads(sj_json)
-    return planner.sweep(sj, objective=objective, feasible_only=True, **SPACES[space])
+    return planner.sweep(sj, gpus=gpus, objective=objective, feasible_only=True, **SPACES[space])
 
 
 def _sweep_base(sj: dict) -> dict:
@@ -163,19 +164,18 @@ if errs:
     # (a new model, another GPU count, an imported config) is no reason to refuse. Sweep from the
     # same scenario on the plainest split; only errors that remain there stop the page.
     # the plainest split the scenario accepts (planner.sweep.plain_base, as `planner sweep` does)
-    found = plain_base(sj)
-    base, scen2 = found if found is not None else (None, None)
-    if base is None:
+    found = sweep_start(sj)
+    if found is None:
         st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
                  + "\n".join(f"- `{e}`" for e in errs), icon=":material/error:")
         st.stop()
+    base, scen, sweep_gpus = found
     st.info("The sidebar's split does not suit this model / GPU count ("
             + "; ".join(f"`{e}`" for e in errs) + "); the sweep below tries every split instead. "
             "Pick a row (or Open in Plan) to load a valid one.", icon=":material/info:")
-    scen = scen2
     sweep_src = base
 else:
-    sweep_src = sj
+    sweep_src, sweep_gpus = sj, None
 ss["_ex_layer_split"] = (sweep_src.get("parallelism") or {}).get("layer_split")
 
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
@@ -185,7 +185,7 @@ c3.number_input("Top K", min_value=1, max_value=500, step=5, key="ex_top")
 c4.segmented_control("Colour by", ["tp", "pp"], key="ex_color", format_func=str.upper, required=True)
 C.save_page_widgets("explore", _PAGE_KEYS)
 
-st.caption(f"{C.plain(scen.resolved_model().name)} on {scen.cluster.n_gpus:,} GPUs of "
+st.caption(f"{C.plain(scen.resolved_model().name)} on {sweep_gpus or scen.cluster.n_gpus:,} GPUs of "
            f"{C.plain(scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name)}: "
            "every TP · PP · CP · EP · micro-batch · ZeRO · recompute · schedule the engine accepts"
            + (f" — ZeRO sharded over all DP ranks: the scenario's hybrid sharding (dp_shard = "
@@ -195,14 +195,15 @@ st.caption(f"{C.plain(scen.resolved_model().name)} on {scen.cluster.n_gpus:,} GP
               "chunk is not swept" if scen.parallelism.recompute_layers else "") + ".")
 with st.spinner("Sweeping every split ..."):
     try:
-        df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"])
+        df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], sweep_gpus)
     except Exception as e:  # noqa: BLE001
         st.error(f"The sweep failed: {e}")
         st.stop()
 
 if df is None or not len(df):
     n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
-    why = no_split_reason(_sweep_base(sweep_src), n_valid)
+    why = (no_valid_split_reason(scen, sweep_gpus or scen.cluster.n_gpus, **SPACES[ss["ex_space"]]) if n_valid == 0
+           else no_split_reason(_sweep_base(sweep_src), n_valid))
     if why.startswith("every valid split runs out of memory"):
         st.warning("No split of this model fits this cluster. Try more GPUs, a larger-memory system, "
                    "full recompute or the full search space.")
@@ -303,7 +304,7 @@ ss["_ex_pick_labels"] = _labels
 # A new sweep (another model, GPU count, objective, space or top K) starts the box at its row 0.
 # Set through session state, so the browser is sent the new label: it kept showing (and sending
 # back) the old sweep's label otherwise, and "Open in Plan" read that string (review 2026-11-30).
-_sweep_id = (C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], len(top))
+_sweep_id = (C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], len(top), sweep_gpus)
 if ss.get("_ex_pick_sweep") != _sweep_id or pick_index(ss.get("ex_pick"), _labels) != ss.get("ex_pick"):
     ss["ex_pick"] = 0
 ss["_ex_pick_sweep"] = _sweep_id

@@ -58,6 +58,14 @@ def interval_curve(sj_json: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _host_memory(s: Scenario) -> float | None:
+    """Host memory per node: the engine's own input column for this scenario (override or system)."""
+    try:
+        return float(pbatch.scenario_row(s)["host_memory_bytes"])
+    except Exception:  # noqa: BLE001 - the message then says "the host memory"
+        return None
+
+
 def _hbm(s: Scenario) -> tuple[float | None, float | None]:
     """Usable and physical HBM per GPU: the engine's own input columns for this scenario."""
     try:
@@ -118,13 +126,42 @@ def _mc_cell(v: float, decimals: int) -> str:
     return f"{v:,.{decimals}f}"
 
 
+#: Rows of the Monte Carlo summary holding a duration: metric -> (what, its unit in the engine, in s).
+MC_DURATION_ROWS = {"time_to_train_days": ("time to train", 86400.0), "lost_work_h": ("work lost", 3600.0),
+                    "recovery_h": ("recovery", 3600.0)}
+#: Units a duration row may be shown in, largest first: (name, seconds, decimals); the row takes the
+#: first whose size its largest finite value reaches (as the headlines: never "0.0 days" for 1.2 s).
+MC_UNITS = (("days", 86400.0, 1), ("h", 3600.0, 1), ("min", 60.0, 1), ("s", 1.0, 2), ("ms", 1e-3, 1))
+
+
+def _mc_unit(values_s: list[float], engine_unit: str) -> tuple[str, float, int]:
+    """The unit of a duration row: the row's own (days for the time to train, h for the others) when
+    its largest finite value is at least 1 of it, else the largest unit that value reaches."""
+    finite = [abs(v) for v in values_s if math.isfinite(v)]
+    top = max(finite, default=0.0)
+    own = next(u for u in MC_UNITS if u[0] == engine_unit)
+    if top == 0.0 or top >= own[1]:
+        return own
+    return next((u for u in MC_UNITS if top >= u[1]), MC_UNITS[-1])
+
+
 def mc_summary_table(summ: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """``planner.simulate.summarize`` for the page: readable row names with their unit, goodput in %
     like the headline, a fixed number of decimals per row, and columns narrow enough that P90 shows in
-    half of a 1,280 px window (the metric names and fractions were cut off there)."""
+    half of a 1,280 px window (the metric names and fractions were cut off there). A duration row
+    picks its unit by size, as the headlines do: a 1.2 s run reads "time to train, s 1.21", not
+    "days to train 0.0" (review)."""
     rows, index = [], []
     for rec in summ.to_dict("records"):
         label, scale, dec = MC_SUMMARY_ROWS.get(rec["metric"], (str(rec["metric"]).replace("_", " "), 1.0, 2))
+        if rec["metric"] in MC_DURATION_ROWS:
+            what, unit_s = MC_DURATION_ROWS[rec["metric"]]
+            secs = [float(rec[c]) * unit_s for c in ("mean", "p10", "p50", "p90")]
+            own = "days" if unit_s == 86400.0 else "h"
+            name, size, dec = _mc_unit(secs, own)
+            if name != own:  # the row's usual label ("days to train", "work lost, h") when its unit is kept
+                label = f"{what}, {name}"
+            scale = unit_s / size
         index.append(label)
         rows.append({col.upper() if col.startswith("p") else col: _mc_cell(float(rec[col]) * scale, dec)
                      for col in ("mean", "p10", "p50", "p90")})
@@ -221,6 +258,8 @@ HEADLINES = (
 )
 if _no_fit := C.no_fit_text(res, usable, len(rep["stages"]) or None):
     st.error(_no_fit, icon=":material/memory:")
+if _no_host := C.host_no_fit_text(res, _host_memory(scen)):  # found by review: never said on Plan
+    st.error(_no_host, icon=":material/memory:")
 mc_refusal = mc_refusal_of(C.sj_key(sj))  # the Monte Carlo's own refusal (> 200,000 failures per run), or None
 if C.never_finishes(res):
     st.warning(C.never_finishes_text(res, rep.get("explain"), rep.get("notes"), mc_refusal=mc_refusal),

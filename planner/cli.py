@@ -426,7 +426,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import OBJECTIVES, count_splits, no_split_reason, plain_base, sweep
+    from .sweep import OBJECTIVES, count_splits, no_split_reason, no_valid_split_reason, sweep, sweep_start
 
     data = scenario_input_json(args.preset, args.file, args.set, args.hf_config, sweep_gpus=args.gpus)
     try:
@@ -436,10 +436,12 @@ def cmd_sweep(args) -> int:
         # imported config, another size) is no reason to refuse. Start from the plainest split
         # the scenario accepts, as the dashboard's Explore page does; only errors that remain
         # there are reported.
-        found = plain_base(data)
+        found = sweep_start(data)
         if found is None:
             raise
-        base, s = found
+        base, s, start_gpus = found
+        if start_gpus is not None and args.gpus is None:
+            args.gpus = start_gpus  # no split of the scenario's own GPU count is valid: still swept, to say why
         p = base["parallelism"]
         sys.stderr.write(f"note: the scenario's split does not suit it ({'; '.join(e.lines)}); the sweep replaces "
                          f"the split, starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' "
@@ -471,7 +473,7 @@ def cmd_sweep(args) -> int:
     if len(df) == 0:
         n = args.gpus or s.cluster.n_gpus
         n_valid = df.attrs.get("n_configurations", 0)
-        hint = no_split_reason(s, n_valid)
+        hint = no_valid_split_reason(s, n, **space) if n_valid == 0 else no_split_reason(s, n_valid)
         if n_valid == 0 and s.parallelism.layer_split != "uneven":
             n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
             if n_uneven:

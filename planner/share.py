@@ -57,7 +57,7 @@ from .schema import TOKENS_TOTAL_MAX, Scenario, format_errors
 
 __all__ = [
     "scenario_to_params", "params_to_scenario", "parse_link", "prefix_params", "unprefix_params",
-    "last_value", "stray_slot_keys", "ALL_KEYS", "SPLIT_KEYS", "DEFAULT_PRESET",
+    "last_value", "stray_slot_keys", "widget_range_errors", "ALL_KEYS", "SPLIT_KEYS", "DEFAULT_PRESET",
 ]
 
 DEFAULT_PRESET = "default"
@@ -215,6 +215,7 @@ JSON_KEYS: dict[str, tuple[tuple[str, ...], str]] = {
 JSON_MAX_CHARS = 20_000
 ALL_KEYS: tuple[str, ...] = ID_KEYS + tuple(JSON_KEYS) + tuple(f.key for f in MODEL_KEYS) + tuple(f.key for f in SCALAR_FIELDS)
 _MODEL_KEY_SET = {f.key for f in MODEL_KEYS}
+_MODEL_FIELD = {f.key: f for f in MODEL_KEYS}
 
 # --------------------------------------------------------------------------------------
 # Formatting
@@ -508,6 +509,138 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
     return out, errs
 
 
+#: Link keys whose field the Plan page has no box for, or derives: not judged by
+#: :func:`widget_range_errors` (``dp`` is derived from the GPUs and the split; a name is free text).
+_NO_BOX_KEYS = frozenset({"dp", "mn"})
+
+
+def _range_words(f: Field) -> str:
+    """A field's range in words, as the Plan page's box takes it (``1 to 100,000``)."""
+    small = all(x is None or (float(x).is_integer() and abs(x) <= _INT_MAX) for x in (f.lo, f.hi))
+
+    def one(x: float | None) -> str:
+        if x is None:
+            return ""
+        return f"{int(x):,}" if small else fmt_number(x)
+
+    if f.kind == "bool":
+        return "true or false"
+    if f.kind == "choice":
+        return ", ".join(repr(c) if isinstance(c, str) else str(c) for c in f.choices)
+    text = f"more than {one(f.lo)} and at most {one(f.hi)}" if f.lo_open else f"{one(f.lo)} to {one(f.hi)}"
+    if f.kind in ("int", "optint"):
+        text = "a whole number " + text
+    if f.key in _BOX_UNITS and f.lo is not None and f.hi is not None:
+        scale, unit = _BOX_UNITS[f.key]
+        lo, hi = (fmt_number(float(f"{x / scale:.4g}")) for x in (f.lo, f.hi))
+        text += f" (the Plan page's box: {lo} to {hi} {unit})"
+    if f.kind in ("optint", "optfloat"):
+        text += ", or null"
+    return text
+
+
+#: Link keys whose Plan box is not in the field's SI unit: key -> (scale, the box's unit).
+_BOX_UNITS = {"hostmem": (2.0**30, "GiB per node"), "hbmu": (2.0**30, "GiB"), "nic": (1e9, "GB/s per GPU"),
+              "tok": (1e12, "trillion tokens")}
+
+
+def _raw_of(f: Field, v: Any) -> str | None:
+    """A JSON value as the string a link would carry, for :func:`_parse_value`; None when the
+    value is absent (null where the field allows it)."""
+    if v is None:
+        return None
+    if f.kind == "bool":
+        return ("1" if v else "0") if isinstance(v, bool) else str(v)
+    if isinstance(v, bool):  # true for a number: not a number the box can hold
+        return str(v)
+    if isinstance(v, float) and f.kind in ("float", "optfloat"):
+        return repr(v) if not math.isfinite(v) else fmt_number(v)
+    return str(v) if isinstance(v, (int, float, str)) else json.dumps(v, default=str)[:60]
+
+
+def _value_text(v: Any) -> str:
+    if isinstance(v, float) and math.isfinite(v):
+        return fmt_number(v)
+    t = json.dumps(v, default=str) if not isinstance(v, str) else repr(v)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
+def widget_range_errors(scenario_json: Any) -> list[str]:
+    """Every field of a scenario whose value the Plan page's boxes cannot hold exactly, one line
+    each: the field, its value and the range the page (and a share link) accepts.
+
+    The ranges are the link keys' (:data:`MODEL_KEYS` for an inline model, :data:`SCALAR_FIELDS`,
+    the checkpoint interval :data:`CK_INTERVAL_MIN_S` … :data:`CK_INTERVAL_MAX_S` and 0 … 1000 peer
+    copies), which are the sidebar widgets' ranges: a value outside them would be swapped by the
+    widget for another one (review: an imported ``seq_len`` of 10⁸ became 1). An import with any
+    such value is refused whole (app_pages/_common.py); cross-field rules are left to the schema.
+
+    Never raises: a value of the wrong type is reported like one out of range; a scenario that is
+    not a JSON object gives one line.
+    """
+    try:
+        return _widget_range_errors(scenario_json)
+    except Exception as e:  # noqa: BLE001 - an import must never raise
+        return [f"scenario: could not be read ({type(e).__name__})"]
+
+
+def _widget_range_errors(sj: Any) -> list[str]:
+    if not isinstance(sj, Mapping):
+        return ["scenario: must be a JSON object"]
+    out: list[str] = []
+
+    def judge(f: Field, where: str, v: Any) -> None:
+        if f.key in _NO_BOX_KEYS:
+            return
+        raw = _raw_of(f, v)
+        if raw is None:
+            if f.kind in ("optint", "optfloat"):
+                return
+            return  # absent: the schema default (or its "required" error) applies
+        _val, err = _parse_value(f, raw)
+        if err:
+            out.append(f"{where} = {_value_text(v)}: allowed {_range_words(f)}")
+
+    def present(d: Any, path: tuple[str, ...]) -> bool:
+        cur = d
+        for p in path:
+            if not isinstance(cur, Mapping) or p not in cur:
+                return False
+            cur = cur[p]
+        return True
+
+    model = sj.get("model")
+    if isinstance(model, Mapping):
+        for f in MODEL_KEYS:
+            if f.path[0] in ("moe", "mla") and not isinstance(model.get(f.path[0]), Mapping):
+                continue
+            if present(model, f.path):
+                judge(f, _path_text(("model",) + f.path), _get(model, f.path))
+    for f in SCALAR_FIELDS:
+        if present(sj, f.path):
+            judge(f, _path_text(f.path), _get(sj, f.path))
+    tiers = _get(sj, ("checkpoint", "tiers"))
+    if isinstance(tiers, list):
+        lo_min, hi_min = CK_INTERVAL_MIN_S / 60.0, CK_INTERVAL_MAX_S / 60.0
+        for i, u in enumerate(tiers):
+            if not isinstance(u, Mapping):
+                continue
+            iv = u.get("interval_s")
+            if iv is not None:
+                ok = (isinstance(iv, (int, float)) and not isinstance(iv, bool) and math.isfinite(float(iv))
+                      and CK_INTERVAL_MIN_S <= float(iv) <= CK_INTERVAL_MAX_S)
+                if not ok:
+                    out.append(f"checkpoint.tiers[{i}].interval_s = {_value_text(iv)}: allowed "
+                               f"{fmt_number(CK_INTERVAL_MIN_S)} to {fmt_number(CK_INTERVAL_MAX_S)} s (the Plan "
+                               f"page's {fmt_number(lo_min)} to {hi_min:,.0f} minutes), or null for the optimum")
+            rep = u.get("replicas")
+            if rep is not None and not (isinstance(rep, int) and not isinstance(rep, bool) and 0 <= rep <= 1000):
+                if not (isinstance(rep, float) and rep.is_integer() and 0 <= rep <= 1000):
+                    out.append(f"checkpoint.tiers[{i}].replicas = {_value_text(rep)}: allowed 0 to 1,000 "
+                               "(a whole number)")
+    return out
+
+
 def _load_json(raw: str) -> tuple[Any, str | None]:
     if len(raw) > JSON_MAX_CHARS:
         return None, f"longer than {JSON_MAX_CHARS} characters"
@@ -628,15 +761,23 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
                 f"{', '.join(custom_keys)}: architecture fields are used only with m=custom; ignored"
             )
         else:
+            # Each architecture key is recorded like any other link key (path, base value), so that a
+            # cross-field error is blamed on the key at fault and only that key goes back to the base
+            # model's value (review: ma=7 against the base model's 8 KV heads cost the link its whole
+            # custom model, the valid ml and mh with it, without a word about them).
+            model_applied: dict[str, tuple[tuple[str, ...], Any]] = {}
             for f, val in _parsed(MODEL_KEYS, flat, warnings, ("model",)):
                 if f.key == "me" and val == 0:
+                    model_applied[f.key] = (("model", "moe"), copy.deepcopy(model.get("moe")))
                     model.pop("moe", None)
                     continue
                 if f.key == "mlkv" and val == 0:
+                    model_applied[f.key] = (("model", "mla"), copy.deepcopy(model.get("mla")))
                     model.pop("mla", None)
                     continue
                 if f.path[0] in ("moe", "mla") and not isinstance(model.get(f.path[0]), dict):
                     model[f.path[0]] = {}
+                model_applied.setdefault(f.key, (("model",) + f.path, copy.deepcopy(_get(model, f.path))))
                 _set(model, f.path, val)
             moe = model.get("moe")
             if isinstance(moe, dict) and not {"n_experts", "top_k", "expert_ffn_hidden_size"} <= set(moe):
@@ -646,6 +787,10 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
             if isinstance(mla, dict) and not {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"} <= set(mla):
                 warnings.append("mlq/mlkv/...: MLA needs all five fields; kept standard attention")
                 model.pop("mla", None)
+            for key, (path, base_v) in model_applied.items():
+                if len(path) > 2 and not isinstance(model.get(path[1]), dict):
+                    continue  # its MoE / MLA section was dropped above, with a warning
+                applied[key] = (path, base_v)
 
     # Catalogue ids
     def _id(key: str, path: tuple[str, ...], table: Mapping, what: str, allow_none: bool = False):
@@ -1167,12 +1312,17 @@ def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRE
             ref[key] = base
             link_split.pop(key)
         _revert(sj, key, path, base, applied)
+        if key == "m":  # the architecture keys went with the custom model (their own warning says so)
+            for k in [k for k in applied if k in _MODEL_KEY_SET]:
+                applied.pop(k)
+                refused.append((k, (), None))
     if not _valid(sj):
         return sj
     # keep what the repaired scenario accepts after all (with the split fitted to it)
     kept_back = set()
     for key, path, value in reversed(refused):
-        if key in SPLIT_KEYS:
+        if key in SPLIT_KEYS or not path or (path[0] == "model" and len(path) > 1
+                                               and not isinstance(sj.get("model"), dict)):
             continue
         trial = copy.deepcopy(sj)
         _set(trial, path, copy.deepcopy(value))
@@ -1185,13 +1335,28 @@ def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRE
     for key, path, value in refused:
         if key in kept_back:
             continue
+        if not path or (path[0] == "model" and len(path) > 1 and not isinstance(sj.get("model"), dict)):
+            warnings.append(f"{key}: dropped, because the link's m=custom was refused (see m); the model is "
+                            "the base preset's")
+            continue
         trial = copy.deepcopy(sj)
         _set(trial, path, copy.deepcopy(value))
         reason = _first_error(trial) or "the rest of the link did not fit it"
         hint = ""
         if "training.precision" in reason and "prec" not in link_keys:  # the preset's precision, not the link's
             hint = " (the precision is the base preset's: add prec=fp16, or another the part supports, to the link)"
-        warnings.append(f"{key}: refused, {reason}; kept the base value{hint}")
+        elif key in _MODEL_KEY_SET:
+            # another architecture field in the reason that the link does not set: the base model's
+            others = [f for f in MODEL_KEYS if f.key != key and f.key not in link_keys
+                      and re.search(rf"(?<![\w.]){re.escape(f.path[-1])} = ", reason)]
+            if others:
+                hint = (" (the base model's " + ", ".join(
+                    f"{_path_text(('model',) + f.path)} = {_get(sj, ('model',) + f.path)}" for f in others)
+                        + ": the link does not set " + ("it" if len(others) == 1 else "them") + "; add "
+                        + ", ".join(f"{f.key}=…" for f in others) + " to change it)")
+        shown = f"{key}={_show(_fmt_value(_MODEL_FIELD[key], value) or 'none')} ({_path_text(path)})" \
+            if key in _MODEL_KEY_SET and key in _MODEL_FIELD else key
+        warnings.append(f"{shown}: refused, {reason}; kept the base value{hint}")
     warnings.extend(split_notes)
     return sj
 
@@ -1204,7 +1369,9 @@ _PRIMARY_KEYS: tuple[str, ...] = ("m", "sysj", "sys", "accj", "acc", "n")
 def _revert_one(sj: dict, pool: dict, applied: dict, fitted) -> str | None:
     """The link key of ``pool`` whose base value alone makes the scenario valid (with the split
     fitted): the link's other keys first, then n, the accelerator, the system, the model last."""
-    order = [k for k in pool if k not in _PRIMARY_KEYS] + [k for k in reversed(_PRIMARY_KEYS) if k in pool]
+    arch = [k for k in pool if k in _MODEL_KEY_SET]
+    order = ([k for k in pool if k not in _PRIMARY_KEYS and k not in _MODEL_KEY_SET]
+             + [k for k in reversed(_PRIMARY_KEYS) if k in pool and k != "m"] + arch + (["m"] if "m" in pool else []))
     for key in order:
         path, base = pool[key]
         trial = copy.deepcopy(sj)

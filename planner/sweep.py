@@ -761,6 +761,99 @@ def plain_base(scenario_json: dict) -> tuple[dict, Scenario] | None:
     return None
 
 
+def sweep_start(scenario_json: dict) -> tuple[dict, Scenario, int | None] | None:
+    """Where a sweep of a scenario whose own split is not valid starts: :func:`plain_base`, or,
+    when no split of its GPU count is valid at all (found by review: 1,000 GPUs and a global
+    batch of 512 have none), the same scenario on the largest power of two of GPUs below whose
+    plain split is valid, with the GPU count to sweep (the scenario's own), so that the sweep's
+    result, empty or not, says why.
+
+    Returns
+    -------
+    (scenario JSON, validated :class:`Scenario`, GPUs to sweep or None for the scenario's own),
+    or None when the fault is not in the split (the caller reports the scenario's own errors).
+    """
+    found = plain_base(scenario_json)
+    if found is not None:
+        return found[0], found[1], None
+    try:
+        n = int((scenario_json.get("cluster") or {}).get("n_gpus"))
+    except (TypeError, ValueError):
+        return None
+    if not 1 <= n <= 10_000_000:
+        return None
+    g = 1 << (n.bit_length() - 1)
+    while g >= 1:
+        if g != n:
+            trial = copy.deepcopy(scenario_json)
+            trial["cluster"]["n_gpus"] = g
+            found = plain_base(trial)
+            if found is not None:
+                return found[0], found[1], n
+        g //= 2
+    return None
+
+
+#: What each divisibility rule asks of the scenario's fields, for :func:`no_valid_split_reason`
+#: (format fields: heads, kv, seq, gbs, layers, n).
+_RULE_TEXT = {
+    R_HEADS: "TP does not divide model.n_heads = {heads}",
+    R_KV: "TP does not suit model.n_kv_heads = {kv} (neither divides the other)",
+    R_NVLINK: "TP is larger than the system's NVLink domain",
+    R_CP_SEQ: "CP does not divide training.seq_len = {seq}",
+    R_BATCH: ("micro-batch × DP does not divide training.global_batch_size = {gbs} "
+              "(DP = cluster.n_gpus ÷ (TP·PP·CP) = {n} ÷ (TP·PP·CP))"),
+    R_STAGES: "PP·VPP exceeds model.n_layers = {layers}",
+    R_LAYERS: "model.n_layers = {layers} is not divisible by PP·VPP",
+}
+
+
+def no_valid_split_reason(scenario: Scenario, gpus: int, **space_options) -> str:
+    """Why no split of ``gpus`` GPUs passes the sweep's rules, naming the fields that limit it:
+    the rules broken by the splits whose TP·PP·CP divides the GPU count
+    (:func:`enumerate_splits` with ``include_invalid``; the last rule checked first), then what a
+    global batch equal to the GPU count or the nearest powers of two of GPUs would allow
+    (:func:`count_splits` over the same ``space_options``). Never raises."""
+    space_options = {k: v for k, v in space_options.items() if k != "include_invalid"}
+    m = scenario.resolved_model()
+    vals = {"heads": m.n_heads, "kv": m.n_kv_heads or m.n_heads, "seq": scenario.training.seq_len,
+            "gbs": scenario.training.global_batch_size, "layers": m.n_layers, "n": f"{gpus:,}"}
+    try:
+        e = enumerate_splits(scenario, gpus=gpus, include_invalid=True, **space_options)
+        codes, counts = np.unique(np.asarray(e["sweep_reason"]), return_counts=True)
+    except Exception:  # noqa: BLE001 - the general words then
+        return no_split_reason(scenario, 0)
+    # the rules are checked in code order: the highest code stops the splits that met every other rule
+    rules = sorted(((int(k), int(c)) for k, c in zip(codes, counts) if k not in (R_OK, R_GPUS)), reverse=True)
+    text = f"no split of cluster.n_gpus = {gpus:,} GPUs passes the sweep's rules: "
+    if rules:
+        text += ("of the splits whose TP·PP·CP divides the GPU count, "
+                 + "; ".join(f"{c:,} break the rule: " + _RULE_TEXT.get(k, REASONS[k]).format(**vals)
+                             for k, c in rules))
+    else:
+        text += f"no TP·PP·CP of the search space divides {gpus:,}"
+    text += "."
+    hints = []
+    if any(k == R_BATCH for k, _ in rules):
+        try:
+            alt = scenario.model_copy(deep=True)
+            alt.training.global_batch_size = gpus
+            if (k := count_splits(alt, gpus=gpus, **space_options)):
+                hints.append(f"a global batch of {gpus:,} sequences (training.global_batch_size) gives {k:,} "
+                             "valid splits")
+        except Exception:  # noqa: BLE001 - a hint only
+            pass
+    for g in sorted({1 << (gpus.bit_length() - 1), 1 << gpus.bit_length()} - {gpus}):
+        try:
+            if (k := count_splits(scenario, gpus=g, **space_options)):
+                hints.append(f"{g:,} GPUs give {k:,}")
+        except Exception:  # noqa: BLE001 - a hint only
+            pass
+    if hints:
+        text += " So the limit is the global batch and the GPU count together: " + "; ".join(hints) + "."
+    return text
+
+
 # ---- evaluation ----------------------------------------------------------------------------
 
 

@@ -233,7 +233,10 @@ def test_sweep_with_nothing_feasible_says_so():
     # the message goes to stderr so that json / csv output stays parseable
     rc, out, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "json")
     assert rc == 1 and json.loads(out) == []
-    assert "divisibility" in err  # 7 GPUs: no valid split at all (not "try more GPUs")
+    # 7 GPUs: no valid split at all, and not "out of memory": the rules that stop the splits are
+    # named, with the neighbouring powers of two that have splits (4 and 8 GPUs)
+    assert "no split of cluster.n_gpus = 7 GPUs passes the sweep's rules" in err and "8 GPUs give" in err
+    assert "out of memory" not in err
     rc, out, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "csv")
     assert rc == 1 and out.startswith("system,n_gpus,tp,pp")
 

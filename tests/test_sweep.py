@@ -596,3 +596,22 @@ def test_out_of_memory_reason_names_the_offload_fields_the_sweep_does_not_choose
     assert "offload_master_weights" in why and "offload_grads" in why
     s["parallelism"].update(offload_optimizer="cpu", offload_master_weights=True, offload_grads=True)
     assert len(planner.sweep(s)) > 0
+
+
+def test_no_valid_split_names_the_batch_and_gpu_count_that_stop_every_split():
+    """1,000 = 2³·5³ GPUs and a global batch of 512 = 2⁹ sequences: DP must divide both, so DP is
+    1 to 8 and TP·PP·CP at least 125, which the model's 64 heads and 80 layers do not allow with
+    an even split. The sweep still runs on 1,000 GPUs (sweep_start) and the reason names both
+    fields; a global batch of 1,000 lets DP be 1,000 ÷ (TP·PP·CP) (found by review: the page said
+    the sidebar's TP·PP·CP = 32 was the problem)."""
+    from planner.sweep import no_valid_split_reason, sweep_start
+    sj = planner.load_preset("default").to_json_dict()
+    sj["cluster"]["n_gpus"] = 1000
+    base, scen, gpus = sweep_start(sj)
+    assert gpus == 1000 and scen.cluster.n_gpus < 1000
+    assert len(planner.sweep(scen, gpus=gpus, top=5)) == 0
+    why = no_valid_split_reason(scen, 1000)
+    assert "training.global_batch_size = 512" in why and "cluster.n_gpus = 1,000" in why
+    assert "a global batch of 1,000 sequences" in why
+    sj["training"]["global_batch_size"] = 1000
+    assert sweep_start(sj)[2] is None  # now a plain split of 1,000 GPUs is valid

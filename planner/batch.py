@@ -47,7 +47,7 @@ Checkpoint (for each tier kind k in TIER_KINDS)
     ckpt_async, ckpt_async_interference_frac
 Reliability (for each failure class c in FAILURE_CLASSES; rates already times rate_scale)
     fail_{c}_per_gpu_h, fail_{c}_per_node_h, fail_{c}_per_job_h, fail_{c}_restart_s,
-    fail_{c}_repair_s; hot_spare_nodes
+    fail_{c}_repair_s; hot_spare_nodes; rate_scale (already in the rates; read by the explain only)
 """
 
 from __future__ import annotations
@@ -262,6 +262,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
     # Failure profile: rates per unit, scaled.
     prof = catalog.resolve_failure_profile(s.reliability.profile)
     scale = s.reliability.rate_scale
+    row["rate_scale"] = float(scale)
     by_class = {fc.failure_class: fc for fc in prof.classes}
     for fc in FAILURE_CLASSES:
         e = by_class.get(fc)

@@ -105,18 +105,23 @@ def ckpt_bytes_mixed_adam(params_total):
     return np.asarray(params_total, dtype=float) * CKPT_BYTES_PER_PARAM
 
 
-def ckpt_layout(ckpt_bytes, n_gpus, gpus_per_node, dp, zero_stage):
+def ckpt_layout(ckpt_bytes, n_gpus, gpus_per_node, dp, zero_stage, ep=1):
     """How the checkpoint is split over writers.
 
     Parameters
     ----------
     ckpt_bytes : array_like, shape (N,)  — whole-job checkpoint [B].
     n_gpus, gpus_per_node, dp, zero_stage : array_like, shape (N,)
+    ep : array_like, shape (N,) — expert-parallel size (EP groups lie over the DP·CP ranks, so
+        with ZeRO-0 the ``ep`` ranks of each replica's experts hold different experts and all
+        write; found by review: Mixtral 8x7B at EP 8 was written by 4 GPUs, 163 GB each, 6 × a
+        GPU's whole model state).
 
     Returns
     -------
     dict of ndarray, shape (N,)
-        ``n_writers`` (GPUs that write: all with ZeRO >= 1, one DP replica with ZeRO-0),
+        ``n_writers`` (GPUs that write: all with ZeRO >= 1, one DP replica's ``n_gpus / dp``
+        times ``ep`` with ZeRO-0, at most ``n_gpus``),
         ``shard_bytes`` (bytes per writing GPU [B]), ``node_bytes`` (bytes on the busiest node [B]).
 
     Notes
@@ -130,7 +135,8 @@ def ckpt_layout(ckpt_bytes, n_gpus, gpus_per_node, dp, zero_stage):
     ckpt_bytes = np.asarray(ckpt_bytes, dtype=float)
     n_gpus = np.asarray(n_gpus, dtype=float)
     dp = np.maximum(np.asarray(dp, dtype=float), 1.0)
-    n_writers = np.where(np.asarray(zero_stage) >= 1, n_gpus, np.maximum(n_gpus / dp, 1.0))
+    ep = np.maximum(np.asarray(ep, dtype=float), 1.0)
+    n_writers = np.where(np.asarray(zero_stage) >= 1, n_gpus, np.minimum(np.maximum(n_gpus / dp, 1.0) * ep, n_gpus))
     shard = ckpt_bytes / n_writers
     node_bytes = np.minimum(np.asarray(gpus_per_node, dtype=float), n_writers) * shard
     return {"n_writers": n_writers, "shard_bytes": shard, "node_bytes": node_bytes}
@@ -287,7 +293,7 @@ def tier_times(b) -> dict[str, np.ndarray]:
         (N, K, C) bool (a replicated node-local tier survives the node-loss classes).
     """
     ckpt = np.asarray(b["params_total"], dtype=float) * ckpt_bytes_per_param(b["precision"] if "precision" in b else None)
-    lay = ckpt_layout(ckpt, b["n_gpus"], b["gpus_per_node"], b["dp"], b["zero_stage"])
+    lay = ckpt_layout(ckpt, b["n_gpus"], b["gpus_per_node"], b["dp"], b["zero_stage"], b["ep"] if "ep" in b else 1)
     n = ckpt.shape[0]
 
     def col(name):  # (n,) float

@@ -6,10 +6,12 @@ Formulas (per configuration, arrays of shape (N,))::
     time_to_train_days = wall_s / 86400
     gpu_hours          = (n_gpus + hot_spare_nodes · gpus_per_node) · wall_s / 3600
     cost_usd           = gpu_hours · price_per_gpu_hour_usd
-    energy_mwh         = n_nodes · node_power_w · utilisation_power_frac · pue · wall_s/3600 / 1e6
+    energy_mwh         = (n_gpus / gpus_per_node) · node_power_w · utilisation_power_frac · pue · wall_s/3600 / 1e6
 
 ``node_power_w`` is the whole node's power (GPUs, CPUs, NICs, fans) as published by the
-vendor; where it is missing (0 or NaN) ``gpus_per_node · tdp_w`` is used instead (GPU power
+vendor, charged in proportion to the GPUs used (a job on 1 GPU of an 8-GPU node is charged an
+eighth of the node, as its GPU-hours are; found by review: the whole node was charged, 9.8 kWh
+per GPU-hour against 1.2 on a full node); for whole nodes this is ``n_nodes``; where it is missing (0 or NaN) ``gpus_per_node · tdp_w`` is used instead (GPU power
 only: an underestimate). Power draw is taken as the constant ``utilisation_power_frac`` of it
 for the whole wall time, failures and restarts included (a simplification: idle nodes draw
 less). Hot spare nodes (``reliability.hot_spare_nodes``) are reserved for the whole run, so
@@ -47,7 +49,8 @@ def wall_time_s(tokens_total, tokens_per_s, goodput):
 
 
 def energy_mwh(n_nodes, node_power_w, utilisation_power_frac, pue, wall_s, *, gpus_per_node=None, tdp_w=None):
-    """Facility energy [MWh] = n_nodes · node_power_w · utilisation_power_frac · pue · wall_h / 1e6.
+    """Facility energy [MWh] = n_nodes · node_power_w · utilisation_power_frac · pue · wall_h / 1e6
+    (``n_nodes`` may be fractional: the GPUs' share of a partly used node).
 
     Falls back to ``gpus_per_node · tdp_w`` where ``node_power_w`` is 0 or NaN (if given).
     """
@@ -88,7 +91,8 @@ def stage(b) -> dict[str, np.ndarray]:
         "time_to_train_days": wall / SECONDS_PER_DAY,
         "gpu_hours": gpu_hours,
         "cost_usd": gpu_hours * np.asarray(b["price_per_gpu_hour_usd"], dtype=float),
-        "energy_mwh": energy_mwh(b["n_nodes"], b["node_power_w"], b["utilisation_power_frac"], b["pue"],
+        "energy_mwh": energy_mwh(np.asarray(b["n_gpus"], dtype=float) / np.asarray(b["gpus_per_node"], dtype=float),
+                                 b["node_power_w"], b["utilisation_power_frac"], b["pue"],
                                  wall, gpus_per_node=b["gpus_per_node"],
                                  tdp_w=b["power_limit_w"] if "power_limit_w" in b else b["tdp_w"]),
     }
@@ -119,10 +123,18 @@ def explain(row: dict) -> dict[str, str]:
         "gpu_hours": f"{_paid_text(row)} × {_g(wall_h)} h = {_g(row['gpu_hours'])}",
         "cost_usd": f"{_g(row['gpu_hours'])} GPU-h × ${_g(row['price_per_gpu_hour_usd'])} = ${_g(row['cost_usd'])}",
         "energy_mwh": (
-            f"{row['n_nodes']} nodes × {_g(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
+            f"{_nodes_text(row)} × {_g(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
             f" × PUE {_g(row['pue'])} × {_g(wall_h)} h / 1e6 = {_g(row['energy_mwh'])} MWh"
         ),
     }
+
+
+def _nodes_text(row: dict) -> str:
+    """The nodes charged for energy: whole nodes, or the GPUs' share of a partly used one."""
+    n, gpn = int(row["n_gpus"]), int(row["gpus_per_node"])
+    if n % gpn == 0:
+        return f"{n // gpn} nodes"
+    return f"{n}/{gpn} = {n / gpn:.4g} nodes (the GPUs' share)"
 
 
 def _paid_text(row: dict) -> str:

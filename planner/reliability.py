@@ -909,17 +909,18 @@ _STAGE_COLUMNS = (
 
 
 #: Input columns that :func:`_stage_block` reads only through :func:`_writers`.
-_WRITER_COLUMNS = ("zero_stage", "dp")
+_WRITER_COLUMNS = ("zero_stage", "dp", "ep")
 
 
-def _writers(ngpu, zero_stage, dp):
+def _writers(ngpu, zero_stage, dp, ep=1):
     """Checkpoint writers (ranks that each write a shard), shape (n,) or scalar: every GPU
-    with ZeRO >= 1 (the optimizer is sharded over DP), one DP replica with ZeRO-0
-    (:func:`planner.checkpoint.ckpt_layout`). ``ngpu`` float array."""
+    with ZeRO >= 1 (the optimizer is sharded over DP), one DP replica times the EP size with
+    ZeRO-0, at most every GPU (:func:`planner.checkpoint.ckpt_layout`). ``ngpu`` float array."""
     zero1 = _tri(np.asarray(zero_stage) >= 1)
     if zero1 is True:
         return ngpu
     nw = np.maximum(ngpu / np.maximum(np.asarray(dp, dtype=float), 1.0), 1.0)
+    nw = np.minimum(nw * np.maximum(np.asarray(ep, dtype=float), 1.0), ngpu)
     return nw if zero1 is False else np.where(zero1, ngpu, nw)
 
 
@@ -942,7 +943,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
 
     ngpu, gpn = F("n_gpus"), F("gpus_per_node")
     ckpt = F("params_total") * ck.ckpt_bytes_per_param(get("precision") if has("precision") else None)
-    nw = _writers(ngpu, get("zero_stage"), get("dp"))
+    nw = _writers(ngpu, get("zero_stage"), get("dp"), get("ep") if has("ep") else 1)
     shard = ckpt / nw
     node_bytes = np.minimum(gpn, nw) * shard
     d2h = shard / F("host_link_bw_bytes_per_s")  # x/inf = 0: an unlimited link takes no time
@@ -1112,7 +1113,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
 #: The input columns :func:`_stage_block` reads, besides ``step_time_s`` (which only sets the
 #: intervals' lower bound). Rows equal in all of them are one problem (see :func:`stage`).
 _INPUT_COLUMNS: tuple[str, ...] = (
-    ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "precision", "zero_stage", "dp",
+    ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "precision", "zero_stage", "dp", "ep",
      "host_link_bw_bytes_per_s", "nic_bw_per_gpu_bytes_per_s", "ckpt_async",
      "ckpt_async_interference_frac", "hot_spare_nodes")
     + tuple(f"ckpt_{k}_{q}" for k in TIER_KINDS for q in (
@@ -1170,7 +1171,8 @@ def _problems(b, n):
             continue
         cols.append((name, x))
     if any(name in varying for name in _WRITER_COLUMNS):
-        cols.append(("", _writers(np.asarray(b["n_gpus"], dtype=float), b["zero_stage"], b["dp"])))
+        cols.append(("", _writers(np.asarray(b["n_gpus"], dtype=float), b["zero_stage"], b["dp"],
+                                  b["ep"] if "ep" in b else 1)))
     for name, x in cols:
         c = _codes(x)
         if c is None:
@@ -1326,11 +1328,22 @@ def stage(b) -> dict[str, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if n < DEDUP_MIN_ROWS or not _stage_dedup(b, n, out, zero_cols):
             _stage_blocks(b, n, out, zero_cols)
+    _unsaved_host_tier_holds_nothing(out)
     used = out["ckpt_host_mem_per_node_bytes"]
     if "host_mem_per_node_bytes" in b:
         used = used + np.asarray(b["host_mem_per_node_bytes"], dtype=float)
     out["host_fits_ckpt"] = used <= np.asarray(b["host_memory_bytes"], dtype=float)
     return out
+
+
+def _unsaved_host_tier_holds_nothing(out: dict) -> None:
+    """A host-memory tier that is never saved (interval ``INTERVAL_MAX_S``: at the optimum it
+    would recover no failure class, or the interval given is that long) keeps no copy, so it
+    takes no host memory (found by review: its copies were still counted, and a sweep refused
+    every split for host memory the run would never use)."""
+    never = is_never_saved(out["ckpt_host_memory_interval_opt_s"])
+    if np.any(never):
+        out["ckpt_host_mem_per_node_bytes"] = np.where(never, 0.0, out["ckpt_host_mem_per_node_bytes"])
 
 
 def stage_grid(b) -> dict[str, np.ndarray]:
@@ -1385,8 +1398,9 @@ def stage_grid(b) -> dict[str, np.ndarray]:
     replicas = ck.peer_replicas(b["ckpt_host_memory_replicas"], b["n_nodes"])
     host_ckpt = np.where(tt["enabled"][:, hm], tt["ckpt_node_bytes"] * (1.0 + replicas), 0.0)
     out["ckpt_host_mem_per_node_bytes"] = host_ckpt
-    used = host_ckpt + (np.asarray(b["host_mem_per_node_bytes"], dtype=float)
-                        if "host_mem_per_node_bytes" in b else 0.0)
+    _unsaved_host_tier_holds_nothing(out)
+    used = out["ckpt_host_mem_per_node_bytes"] + (np.asarray(b["host_mem_per_node_bytes"], dtype=float)
+                                                  if "host_mem_per_node_bytes" in b else 0.0)
     out["host_fits_ckpt"] = used <= np.asarray(b["host_memory_bytes"], dtype=float)
     return out
 
@@ -1549,8 +1563,10 @@ def explain(row: dict) -> dict[str, str]:
         lam = row.get(f"failure_rate_{fc}_per_h", 0.0)
         if lam:
             terms.append(f"{fc} {_g(lam)}")
+    scale = float(row["rate_scale"]) if row.get("rate_scale") is not None else 1.0
+    scaled = "" if scale == 1.0 else f" × rate_scale {_g(scale)}"  # found by review: the scale was applied unsaid
     e["failure_rate_per_h"] = (
-        "Σ_c (r_gpu·n_gpus + r_node·n_nodes + r_job) = " + " + ".join(terms or ["0"])
+        f"Σ_c (r_gpu·n_gpus + r_node·n_nodes + r_job){scaled} = " + " + ".join(terms or ["0"])
         + f" = {_g(row['failure_rate_per_h'])} /h"
     )
     e["mtbf_h"] = f"1/λ = 1/{_g(row['failure_rate_per_h'])} = {_g(row['mtbf_h'])} h"
@@ -1599,7 +1615,16 @@ def explain(row: dict) -> dict[str, str]:
             how = "given" if given else "chosen to maximise the renewal goodput"
             if given and iv > giv * (1.0 + 1e-12):
                 how = f"given {_g(giv)} s, raised to the shortest the job can save at: one step or the async save"
-            if is_never_saved(iv):
+            if is_never_saved(iv) and given:  # the user's own interval (found by review: explained as the optimum's)
+                e[f"ckpt_{kind}_interval_opt_s"] = (
+                    f"every {_g(iv)} s (given): never, in effect; "
+                    + (f"it is still the tier that recovers {', '.join(rec)}, from a save that far back"
+                       if rec else "it recovers no failure class"))
+            elif is_never_saved(iv) and not any(lam_h[c] > 0 for c in range(len(FAILURE_CLASSES))):
+                e[f"ckpt_{kind}_interval_opt_s"] = (
+                    f"{format_interval_s(iv)}: no failures are expected (failure rate 0), so no save pays for "
+                    "its stall")
+            elif is_never_saved(iv):
                 e[f"ckpt_{kind}_interval_opt_s"] = (
                     f"{format_interval_s(iv)}: at the optimum this tier would recover no failure class "
                     "(a tier saved more often survives all it does), so its saves would only stall")
@@ -1641,7 +1666,7 @@ def notes(row: dict) -> list[str]:
     out = [
         "Checkpoint = 14 B/param (16-bit weights + fp32 master, m, v; no gradients; 12 B with fp32 / tf32 "
         "training, whose fp32 weights are the master copy), split evenly "
-        "over all GPUs with ZeRO >= 1; with ZeRO-0 one DP replica writes.",
+        "over all GPUs with ZeRO >= 1; with ZeRO-0 one DP replica writes (its experts over the EP ranks).",
         "Goodput is the renewal (higher-order) model: Daly 2006 generalised to several tiers by "
         "grouping failure classes by recovery tier (a simplification), with failures also "
         "interrupting recoveries; the intervals maximise it. Its loss 1 − goodput is split into "
@@ -1685,6 +1710,38 @@ def notes(row: dict) -> list[str]:
         if np.isfinite(given) and np.isfinite(used) and used > given * (1.0 + 1e-12):
             out.append(f"The {kind} checkpoint interval given ({_g(given)} s) is shorter than the job can save at "
                        f"(one step, or the async save still running): counted at {_g(used)} s.")
+    if row.get("ckpt_async") and rate_h > 0:
+        # found by review: the renewal model counts an async save as recoverable once its stall
+        # ends; a failure while the save is still being written loses the interval before it too
+        # (to first order the lost work per failure grows by save − stall; docs/reliability.md)
+        try:
+            _res, tier_of, lam_c, _R = _row_model(row)
+        except (KeyError, ValueError, TypeError):
+            tier_of, lam_c = None, None
+        for k, kind in enumerate(TIER_KINDS):
+            iv = float(row.get(f"ckpt_{kind}_interval_opt_s", np.nan))
+            if tier_of is None or not np.isfinite(iv) or is_never_saved(iv):
+                continue
+            lag = float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0) - float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0)
+            lam_k = float(sum(lam_c[c] for c in range(len(FAILURE_CLASSES)) if tier_of[c] == k))  # 1/h
+            if lam_k * lag / 3600.0 > 0.005:
+                out.append(f"Async {kind} checkpoints are written for {_g(lag)} s after their stall ends; a failure "
+                           "in that window loses the interval before as well, which the analytic goodput leaves "
+                           f"out: about λ·(save − stall) = {lam_k * lag / 3600.0:.2g} of the run more is lost (first "
+                           f"order, λ = {_g(lam_k)}/h of the failures this tier recovers); the Monte Carlo "
+                           "(planner.simulate, the Plan page) waits for the save to be durable.")
+    iv_nv = float(row.get("ckpt_local_nvme_interval_opt_s", np.nan))
+    cap = float(row.get("local_nvme_bytes", np.nan) or np.nan)
+    if np.isfinite(iv_nv) and not is_never_saved(iv_nv) and np.isfinite(cap) and cap > 0:
+        shard = float(row.get("ckpt_shard_bytes", 0.0) or 0.0)
+        writers = float(row["ckpt_bytes"]) / shard if shard > 0 else 0.0
+        node_b = min(float(row.get("gpus_per_node", 1)), writers) * shard
+        rep = float(ck.peer_replicas(row.get("ckpt_local_nvme_replicas", 0) or 0, row.get("n_nodes", 1)))
+        need = node_b * (1.0 + rep)
+        if need > cap:  # found by review: never checked (host memory is: host_fits_ckpt)
+            out.append(f"Local NVMe checkpoints do not fit: {need / 1e9:,.1f} GB per node (the node's share × "
+                       f"(1 + {rep:g} peer copies)) > the drive's {cap / 1e9:,.1f} GB (GB = 1e9 B); the goodput "
+                       "counts the tier as if they did.")
     if not row.get("host_fits_ckpt", True):
         out.append("In-memory checkpoints do not fit in the node's host memory.")
     return out

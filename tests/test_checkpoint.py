@@ -50,6 +50,28 @@ def test_layout_zero1_and_zero0():
     assert float(lay0["node_bytes"]) == pytest.approx(8 * 9.8e11 / 32)
 
 
+def test_layout_zero0_with_expert_parallelism_writes_every_ep_rank():
+    """ZeRO-0 with EP over the DP ranks: the EP ranks of a replica hold different experts, so
+    they all write (found by review: Mixtral 8x7B at TP 1, PP 4, DP 16, EP 8 was written by
+    64/16 = 4 GPUs, 163 GB each, six times a GPU's whole model state). 64/16 × 8 = 32 writers;
+    at most every GPU."""
+    lay = ck.ckpt_layout(6.5e11, 64, 8, 16, 0, ep=8)
+    assert float(lay["n_writers"]) == 32
+    assert float(lay["shard_bytes"]) == pytest.approx(6.5e11 / 32)
+    assert float(ck.ckpt_layout(6.5e11, 64, 8, 16, 0, ep=64)["n_writers"]) == 64  # capped at n_gpus
+    assert float(ck.ckpt_layout(6.5e11, 64, 8, 16, 1, ep=8)["n_writers"]) == 64   # ZeRO >= 1: all
+    # the engine, both of its paths: the shard is the checkpoint over 32 writers
+    import planner
+    from planner import reliability as rel
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["parallelism"]["zero_stage"] = 0
+    r = planner.evaluate(d).results
+    assert r["ckpt_shard_bytes"] == pytest.approx(r["ckpt_bytes"] / 32)
+    b = B.from_scenarios([Scenario.model_validate(d)])
+    b.update(planner.model_stats.stats(b))
+    assert float(rel.stage_grid(b)["ckpt_shard_bytes"][0]) == pytest.approx(r["ckpt_bytes"] / 32)
+
+
 def _default_row(**ck_override):
     s = Scenario.model_validate({
         "model": "llama3-70b",

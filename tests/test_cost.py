@@ -114,3 +114,17 @@ def test_spares_cost_shows_in_the_explain_and_notes():
     assert any(n.startswith("Hot spare nodes are paid") for n in r.notes)
     r0 = planner.evaluate(planner.load_preset("default"))  # no spares: no such note
     assert not any(n.startswith("Hot spare nodes are paid") for n in r0.notes)
+
+
+def test_a_partly_used_node_is_charged_its_gpus_share_of_energy():
+    """Found by review: one GPU of a DGX H100 was charged the whole 10,200 W node (9.8 kWh per
+    GPU-hour against 1.2 kWh on a full node). Energy = n_gpus/gpus_per_node × node power ×
+    utilisation × PUE × hours: 1/8 × 10,200 W × 0.8 × 1.2 × wall_h / 1e6 MWh; a whole node is
+    unchanged (8/8)."""
+    b = _b()
+    wall_h = 15.6e12 / 2.6972e6 / 0.9 / 3600
+    for n_gpus, n_nodes in ((1, 1), (8, 1), (12, 2)):
+        b["n_gpus"], b["n_nodes"] = np.array([n_gpus]), np.array([n_nodes])
+        out = cost.stage(b)
+        e = n_gpus / 8 * 10_200 * b["utilisation_power_frac"][0] * b["pue"][0] * wall_h / 1e6
+        assert out["energy_mwh"][0] == pytest.approx(e, rel=1e-4)

@@ -349,12 +349,18 @@ def test_fast_solver_matches_grid_optimum(seed):
     assert np.allclose(fast["goodput"], ref["goodput"], rtol=1e-9, atol=1e-12)
     for col in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac"):
         assert np.allclose(fast[col], ref[col], rtol=1e-9, atol=1e-12, equal_nan=True)
-    # columns that do not depend on the intervals are the same as the reference stage's
+    # columns that do not depend on the intervals are the same as the reference stage's (the
+    # in-memory checkpoints' host bytes do: a host-memory tier that is never saved holds none)
     for col in fast:
         if not (col.endswith("interval_opt_s") or col in ref or col in (
-                "ckpt_interval_s", "goodput", "goodput_first_order")):
+                "ckpt_interval_s", "goodput", "goodput_first_order", "ckpt_host_mem_per_node_bytes",
+                "host_fits_ckpt")):
             assert np.allclose(np.asarray(fast[col], float), np.asarray(grid[col], float),
                                rtol=1e-12, equal_nan=True), col
+    same = (rel.is_never_saved(fast["ckpt_host_memory_interval_opt_s"])
+            == rel.is_never_saved(grid["ckpt_host_memory_interval_opt_s"]))
+    assert np.allclose(fast["ckpt_host_mem_per_node_bytes"][same], grid["ckpt_host_mem_per_node_bytes"][same], rtol=1e-12)
+    assert np.all(fast["ckpt_host_mem_per_node_bytes"][rel.is_never_saved(fast["ckpt_host_memory_interval_opt_s"])] == 0.0)
 
 
 def test_fast_solver_on_the_405b_preset_matches_grid():
@@ -733,3 +739,71 @@ def test_fast_solver_tries_a_pair_at_one_interval_with_the_others_unsaved():
         b = _random_rows(24, seed)
         fast, grid = rel.stage(b), rel.stage_grid(b)
         assert np.all(fast["goodput"] >= grid["goodput"] - 1e-9), seed
+
+
+# ---- found by a second review (2026-11-30) ----
+
+def test_a_host_memory_tier_that_is_never_saved_takes_no_host_memory():
+    """Llama 3 70B on 128 H100 with 15 peer copies of the in-memory checkpoint: the copies would
+    need about 9.9e11 B per node, more than the 5e11 B given, but at the optimum the tier is not
+    saved at all (interval 1e8 s), so it holds nothing; it was counted anyway and a sweep refused
+    every split for host memory the run never uses."""
+    d = planner.load_preset("default").to_json_dict()
+    d["cluster"]["n_gpus"] = 128
+    d["parallelism"]["dp"] = 4
+    d["cluster"]["overrides"]["host_memory_bytes"] = 5e11
+    d["checkpoint"] = {"tiers": [{"tier": "host_memory", "replicas": 15}, {"tier": "pfs"}], "async": True}
+    r = planner.evaluate(d).results
+    assert rel.is_never_saved(r["ckpt_host_memory_interval_opt_s"])
+    assert r["ckpt_host_mem_per_node_bytes"] == 0.0 and r["host_fits_ckpt"]
+    assert planner.sweep(d, top=3).attrs["n_feasible"] > 0
+    b = B.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(planner.model_stats.stats(b))
+    g = rel.stage_grid(b)  # the reference path agrees
+    assert rel.is_never_saved(g["ckpt_host_memory_interval_opt_s"][0])
+    assert g["ckpt_host_mem_per_node_bytes"][0] == 0.0 and g["host_fits_ckpt"][0]
+
+
+def test_explain_says_why_a_tier_is_not_saved_and_shows_the_rate_scale():
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"]["rate_scale"] = 10
+    r = planner.evaluate(d)
+    assert "× rate_scale 10 =" in r.explain["failure_rate_per_h"]
+    assert r.results["failure_rate_per_h"] == pytest.approx(
+        10 * planner.evaluate(planner.load_preset("default")).results["failure_rate_per_h"])
+    d["reliability"]["rate_scale"] = 0
+    r = planner.evaluate(d)
+    assert all("no failures are expected" in r.explain[f"ckpt_{k}_interval_opt_s"]
+               for k in ("host_memory", "pfs"))
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": 1e8}]  # the user's own "never"
+    r = planner.evaluate(d)
+    text = r.explain["ckpt_pfs_interval_opt_s"]
+    assert "(given)" in text and "at the optimum" not in text
+
+
+def test_notes_for_a_slow_async_save_and_a_too_small_nvme_drive():
+    """Async: the 405B preset's file system at 3 GB/s aggregate writes its 5.7 TB checkpoint in
+    1,894 s behind a 38 s stall; the failures it recovers (gpu, node, cluster: 0.2427/h) times the
+    1,856 s lag is 0.13 of the run (first order). NVMe: Llama 3 8B's 64-GPU split puts 14 GB of checkpoint on each
+    node, twice with one peer copy, against a 10 GB drive."""
+    import json
+    pfs = json.loads((Path(__file__).resolve().parents[1] / "hardware" / "storage.json").read_text())["pfs"]
+    d = planner.load_preset("llama3-405b-h100-16k").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory"}, {"tier": dict(pfs, name="slow", aggregate_write_bw_bytes_per_s=3e9)}]
+    r = planner.evaluate(d)
+    lag = r.results["ckpt_pfs_save_s"] - r.results["ckpt_pfs_stall_s"]
+    note = next(n for n in r.notes if n.startswith("Async pfs checkpoints"))
+    # the host-memory tier recovers software and network failures (storage.json), the file system the rest
+    lam = (r.results["failure_rate_per_h"] - r.results["failure_rate_software_per_h"]
+           - r.results["failure_rate_network_per_h"])
+    assert f"{lam * lag / 3600:.2g}" in note
+    sysj = json.loads((Path(__file__).resolve().parents[1] / "hardware" / "systems.json").read_text())["dgx-h100"]
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"]["system"] = dict(sysj, name="small nvme", local_nvme_bytes=1e10)
+    d["checkpoint"] = {"tiers": [{"tier": "local_nvme", "replicas": 1}, {"tier": "pfs", "interval_s": 3600}], "async": True}
+    r = planner.evaluate(d)
+    node_b = r.results["ckpt_shard_bytes"] * 8
+    note = next(n for n in r.notes if n.startswith("Local NVMe checkpoints do not fit"))
+    assert f"{2 * node_b / 1e9:,.1f} GB per node" in note and "10.0 GB" in note
+    assert not any("NVMe" in n or n.startswith("Async") for n in planner.evaluate(planner.load_preset("default")).notes)

@@ -261,6 +261,21 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         notes.append("elementwise 'eager' (PyTorch ops one kernel each) has no Megatron-LM setting: Megatron fuses "
                      "norms, RoPE and SwiGLU (Transformer Engine); the planner's step time assumed eager kernels.")
     arg("--attention-backend", "flash" if p.flash_attention else "unfused")
+    if not p.flash_attention and p.cp > 1:
+        # Found by review. Transformer Engine get_attention_backend
+        # (transformer_engine/pytorch/attention/dot_product_attention/utils.py, NVIDIA/TransformerEngine
+        # at 002a3e57): "if context_parallel and use_unfused_attention: ... Disabling
+        # UnfusedDotProductAttention as it does not support context parallelism"; Megatron's own
+        # (--attention-backend local) DotProductAttention asserts "Context parallelism is only supported
+        # by TEDotProductAttention!" (megatron/core/transformer/dot_product_attention.py at 00caa53a).
+        # Written as planned: the planner's flash_attention = false is materialised scores (memory.py
+        # counts the s×s core), which neither backend runs under CP; flash / fused would be another plan.
+        notes.append(f"--attention-backend unfused with context parallelism (CP {p.cp}): no Megatron-LM backend "
+                     "runs materialised-score attention under CP — Transformer Engine disables it (\"Disabling "
+                     "UnfusedDotProductAttention as it does not support context parallelism\", "
+                     "attention/dot_product_attention/utils.py) and Megatron's local DotProductAttention asserts "
+                     "context_parallel_size == 1. Written as planned: set parallelism.flash_attention = true "
+                     "(--attention-backend flash) or cp = 1.")
     if p.tp_comm_overlap:
         if p.sequence_parallel and p.tp > 1:
             arg("--tp-comm-overlap")
@@ -407,16 +422,81 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                      f"that divides {m.kv_heads}.")
     if p.zero_stage == 0:
         shard, rep = 1, p.dp
-        if p.tp > 1 or p.pp > 1 or p.cp > 1 or p.ep > 1:
-            notes.append("ZeRO-0 is written as pure data-parallel replication (DDP): TorchTitan combines TP / PP / "
-                         "CP / EP with FSDP (its expert parallelism must fit in data_parallel_shard_degree × cp); "
-                         "use ZeRO ≥ 1 for this split.")
+        if p.cp > 1:
+            # Found by review: ParallelDims.fsdp_enabled = dp_shard_enabled or cp_enabled
+            # (torchtitan/distributed/parallel_dims.py at 0119de15; the file is not stored at
+            # TORCHTITAN_COMMIT, and indexed copies of the version with EP but without
+            # expert_tensor_parallel_degree, as this commit's job_config.py has, say the same), and parallelize_llama
+            # applies fully_shard on the ("dp_replicate", "dp_shard_cp") mesh when it is set
+            # (models/llama3/infra/parallelize.py at 81c12433; ["dp_replicate", "fsdp"] at 018740b7).
+            # job_config.py at TORCHTITAN_COMMIT: mixed_precision_param "takes effect via fully_shard
+            # when data_parallel_shard_degree > 1 or context_parallel_degree > 1".
+            notes.append(f"ZeRO-0 with CP {p.cp}: TorchTitan turns FSDP on whenever context_parallel_degree > 1 "
+                         "(ParallelDims.fsdp_enabled = dp_shard_enabled or cp_enabled) and shards the weights, "
+                         f"gradients and optimizer states over the dp_shard·cp = {p.cp} ranks of each CP group"
+                         + (f" (HSDP, replicated over the {rep} data_parallel_replicate ranks)" if rep > 1 else "")
+                         + ": ZeRO-3 over the CP ranks, not the planner's replicated ZeRO-0 (less memory, plus "
+                         "all-gathers and reduce-scatters the planner did not count).")
+        elif rep > 1 and (p.tp > 1 or p.pp > 1):
+            # parallelize_llama: without FSDP, "elif parallel_dims.dp_replicate_enabled: if
+            # world_mesh.ndim > 1: raise RuntimeError("DDP has not supported > 1D parallelism")"
+            # (81c12433; world_size != dp_replicate mesh size at 018740b7).
+            notes.append(f"ZeRO-0 is written as pure data-parallel replication (DDP over {rep} ranks): TorchTitan "
+                         "applies DDP only when data parallelism is the sole parallelism and raises \"DDP has not "
+                         "supported > 1D parallelism\" with TP / PP (parallelize_llama); use ZeRO ≥ 1 for this "
+                         "split.")
     else:
         shard = p.dp_shard or p.dp
         rep = p.dp // shard
         if p.zero_stage in (1, 2):
             notes.append(f"ZeRO-{p.zero_stage} is written as FSDP2: TorchTitan also shards the weights "
                          "(ZeRO-3 memory, ZeRO-3 all-gathers).")
+    if p.ep > 1 and (p.ep % p.cp or (shard * p.cp) % p.ep):
+        # Found by review. ParallelDims._validate: "if ep > 1: # EP would borrow all cp and some dp_shard
+        # degree / assert ep % cp == 0 and (dp_shard * cp) % ep == 0" (torchtitan/distributed/
+        # parallel_dims.py: indexed copies of the version without expert_tensor_parallel_degree, as this
+        # commit's job_config.py has; the same under etp == tp at 0119de15); job_config.py at
+        # TORCHTITAN_COMMIT: "context_parallel_degree <= expert_parallel_degree <=
+        # data_parallel_shard_degree * context_parallel_degree".
+        notes.append(f"EP {p.ep} with CP {p.cp} and data_parallel_shard_degree {shard}: TorchTitan's expert "
+                     "parallelism borrows all of CP and part of the shard degree and asserts ep % cp == 0 and "
+                     f"(dp_shard·cp) % ep == 0 (ParallelDims._validate), here {p.ep} % {p.cp} = {p.ep % p.cp} and "
+                     f"{shard * p.cp} % {p.ep} = {(shard * p.cp) % p.ep}: it refuses this split; choose an ep that "
+                     f"is a multiple of cp and divides dp_shard·cp.")
+    divisor = p.tp * 2 * p.cp
+    if t.seq_len % divisor:
+        # Found by review. parallelize_llama (and the other models' parallelize functions) asserts
+        # "job_config.training.seq_len % parallel_dims.seq_len_divisor == 0" with
+        # ParallelDims.seq_len_divisor = self.tp * (self.cp * 2): TP's sequence sharding and PyTorch's
+        # load-balanced CP (2·cp chunks). The ×2 is there without CP too (cp = 1 gives 2). Neither file is
+        # stored at TORCHTITAN_COMMIT; every indexed parallel_dims.py that defines the divisor has the ×2
+        # (pytorch/torchtitan at 0119de15, and copies of the version without expert_tensor_parallel_degree,
+        # this commit's era; the older 73bb964d has no divisor), and the assertion is in parallelize.py at
+        # 018740b7 (not in the older 81c12433). PyTorch's load-balanced context_parallel needs the 2·cp
+        # chunks whatever TorchTitan checks.
+        notes.append(f"seq_len {t.seq_len} is not a multiple of tp·2·cp = {p.tp}·2·{p.cp} = {divisor}: TorchTitan "
+                     "asserts seq_len % parallel_dims.seq_len_divisor == 0 (seq_len_divisor = tp·(cp·2): "
+                     "sequence-parallel sharding and load-balanced context parallelism; 2 even without CP) and "
+                     "refuses it; pad the sequences or choose another split.")
+    if p.tp > 1 and not p.sequence_parallel:
+        # Found by review. apply_tp (models/llama3/infra/parallelize.py at 81c12433 and 018740b7) puts
+        # SequenceParallel() on "norm", "attention_norm" and "ffn_norm" unconditionally; job_config.py at
+        # TORCHTITAN_COMMIT has no key to turn it off (only disable_loss_parallel).
+        notes.append(f"sequence parallelism off with TP {p.tp}: TorchTitan's apply_tp always shards the norms over "
+                     "the sequence (SequenceParallel on attention_norm, ffn_norm and norm) and has no setting to "
+                     "turn it off, so it runs TP with sequence parallelism (norm activations divided by tp, "
+                     "all-gather / reduce-scatter in place of the all-reduce): evaluate "
+                     "parallelism.sequence_parallel = true to see that plan.")
+    if not p.flash_attention:
+        # Found by review. models/llama3/model/model.py at TORCHTITAN_COMMIT: self.sdpa =
+        # build_attention(use_flex_attn, attn_mask_type), F.scaled_dot_product_attention or FlexAttention;
+        # models/attention.py (at 0012170a) runs SDPA under sdpa_kernel([CUDNN_ATTENTION,
+        # FLASH_ATTENTION, EFFICIENT_ATTENTION, MATH], set_priority=True): fused kernels first.
+        notes.append("flash_attention off (the planner's materialised s×s scores): TorchTitan's attention is "
+                     "F.scaled_dot_product_attention (or FlexAttention), which runs fused kernels (cuDNN, flash "
+                     "or memory-efficient before the math fallback) that do not keep the scores: it runs fused "
+                     "attention, whose memory and time the planner's materialised-score figures do not describe; "
+                     "evaluate parallelism.flash_attention = true to see that plan.")
     if p.recompute == "op_sac":
         mode, opt = "selective", "op"
     elif p.recompute == "full":
@@ -588,7 +668,16 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if p.tp > 1:
         split.append(f"TP {p.tp} (Megatron-DeepSpeed --tensor-model-parallel-size)")
     if p.pp > 1:
-        split.append(f"PP {p.pp} (PipelineModule(num_stages={p.pp}); schedule {p.schedule})")
+        split.append(f"PP {p.pp} (PipelineModule(num_stages={p.pp}); DeepSpeed's 1F1B TrainSchedule)")
+        if p.schedule != "1f1b":
+            # Found by review: PipelineEngine.train_batch builds "sched = schedule.TrainSchedule(
+            # micro_batches=..., stages=self.num_stages, stage_id=self.stage_id)" whatever the config
+            # (deepspeed/runtime/pipe/engine.py, deepspeedai/DeepSpeed at 03f6f75c): 1F1B, one stage per rank.
+            notes.append(f"schedule '{p.schedule}'"
+                         + (f" ({p.vpp} virtual stages per rank)" if p.vpp > 1 else "")
+                         + ": DeepSpeed's PipelineEngine.train_batch always runs schedule.TrainSchedule, 1F1B with "
+                         "one stage per rank (runtime/pipe/engine.py); the planner's step time and memory are for "
+                         f"'{p.schedule}': evaluate schedule = '1f1b' to see what DeepSpeed runs.")
     if p.cp > 1:
         split.append(f"CP {p.cp} (DeepSpeed-Ulysses sequence parallelism)")
     if p.ep > 1:

@@ -182,7 +182,9 @@ def test_plan_says_when_the_offloaded_states_exceed_host_memory():
 
 
 def test_plan_says_when_in_memory_checkpoints_exceed_host_memory():
-    at = _run(PLAN, {"hostmem": "107374182.4"})  # 0.1 GiB per node
+    # 0.1 GiB per node; the Llama 3 405B preset saves its host-memory tier (every 22 s; a tier never
+    # saved holds no copy, so the default preset, which does not save it, would fit)
+    at = _run(PLAN, {"p": "llama3-405b-h100-16k", "hostmem": "107374182.4"})
     res = planner.evaluate(at.session_state["scenario"]).results
     assert res["host_fits_ckpt"] is False and res["host_fits"] is True  # the premise
     err = [e.value for e in at.error if "host memory" in e.value]

@@ -432,3 +432,120 @@ def test_deepspeed_notes_moe_with_zero3():
     assert not any("Stage 3" in n for n in deepspeed_config(d).notes)
     dense = planner.load_preset("mpt-7b-a100-8")  # ZeRO-3, dense
     assert not any("Stage 3" in n for n in deepspeed_config(dense).notes)
+
+
+def test_torchtitan_notes_a_sequence_its_divisor_refuses():
+    """Found by review. TorchTitan's parallelize_llama asserts ``seq_len %
+    parallel_dims.seq_len_divisor == 0`` with ``ParallelDims.seq_len_divisor = tp * (cp * 2)``
+    (torchtitan/distributed/parallel_dims.py; models/llama3/infra/parallelize.py at 018740b7):
+    the ×2 holds with cp = 1 too. By hand: tp 1, cp 1 → 2 (8191 odd: refused, 8192 not); the
+    default preset's tp 8 → 16 (8190 = 16·511 + 14: refused; 8192 = 16·512 not); llama3-8b's cp 2
+    → 4 (8190 = 4·2047 + 2: refused although cp divides it; 8188 = 4·2047 not)."""
+
+    def noted(pid, seq):
+        d = planner.load_preset(pid).to_json_dict()
+        d["training"]["seq_len"] = seq
+        return [n for n in torchtitan_toml(d).notes if "seq_len_divisor" in n]
+
+    assert any("= 2:" in n for n in noted("llama31-8b-torchtitan-h100-8", 8191))
+    assert not noted("llama31-8b-torchtitan-h100-8", 8192)
+    assert any("= 16:" in n for n in noted("default", 8190))
+    assert not noted("default", 8192)
+    assert any("= 4:" in n for n in noted("llama3-8b-h100-64", 8190))
+    assert not noted("llama3-8b-h100-64", 8188)
+
+
+def test_megatron_notes_unfused_attention_under_context_parallelism():
+    """Found by review. Transformer Engine's get_attention_backend
+    (transformer_engine/pytorch/attention/dot_product_attention/utils.py, NVIDIA/TransformerEngine
+    at 002a3e57): "Disabling UnfusedDotProductAttention as it does not support context
+    parallelism"; Megatron's local DotProductAttention asserts context_parallel_size == 1
+    (megatron/core/transformer/dot_product_attention.py at 00caa53a). The planner's
+    flash_attention = false is materialised scores, so the flag stays as planned, with a note."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    assert d["parallelism"]["cp"] == 2
+    d["parallelism"]["flash_attention"] = False
+    ex = megatron_args(d)
+    assert _parse(ex.text).attention_backend == "unfused"
+    assert any("unfused with context parallelism (CP 2)" in n for n in ex.notes)
+    d["parallelism"]["flash_attention"] = True  # flash runs CP: nothing to say
+    assert not any("context parallelism (CP" in n for n in megatron_args(d).notes)
+    d["parallelism"].update(flash_attention=False, cp=1, dp=None)  # unfused without CP runs
+    assert not any("context parallelism (CP" in n for n in megatron_args(d).notes)
+
+
+def test_torchtitan_notes_expert_parallelism_that_does_not_fit_cp():
+    """Found by review. TorchTitan's ParallelDims._validate: "EP would borrow all cp and some
+    dp_shard degree: assert ep % cp == 0 and (dp_shard * cp) % ep == 0" (parallel_dims.py);
+    job_config.py at 6404b932: context_parallel_degree <= expert_parallel_degree <=
+    data_parallel_shard_degree * context_parallel_degree. Mixtral on 64 GPUs with pp 4, cp 4:
+    dp = 64 / 16 = 4 = the shard degree (ZeRO-1); ep 2: 2 % 4 ≠ 0, refused; ep 8: 8 % 4 = 0 and
+    16 % 8 = 0, accepted."""
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["parallelism"].update(cp=4, ep=2, vpp=1, schedule="1f1b", dp=None)
+    tt = torchtitan_toml(d)
+    assert tomllib.loads(tt.text)["parallelism"]["data_parallel_shard_degree"] == 4
+    assert any(n.startswith("EP 2 with CP 4") and "ep % cp == 0" in n for n in tt.notes)
+    d["parallelism"]["ep"] = 8
+    assert not any(n.startswith("EP ") for n in torchtitan_toml(d).notes)
+
+
+def test_torchtitan_says_what_it_runs_without_sequence_parallelism_or_flash_attention():
+    """Found by review. apply_tp (models/llama3/infra/parallelize.py at 81c12433 and 018740b7)
+    puts SequenceParallel() on the norms unconditionally, and job_config.py at 6404b932 has no
+    key to turn it off; the llama3 model's attention (model.py at 6404b932) is
+    F.scaled_dot_product_attention / FlexAttention, fused kernels first (models/attention.py at
+    0012170a). So sequence_parallel = false with TP and flash_attention = false are notes; SP
+    off without TP (llama3-8b-h100-64: tp 1) is nothing to say."""
+    d = planner.load_preset("default").to_json_dict()
+    assert d["parallelism"]["tp"] == 8
+    d["parallelism"]["sequence_parallel"] = False
+    assert any(n.startswith("sequence parallelism off with TP 8") for n in torchtitan_toml(d).notes)
+    d["parallelism"]["sequence_parallel"] = True
+    assert not any(n.startswith("sequence parallelism off") for n in torchtitan_toml(d).notes)
+    small = planner.load_preset("llama3-8b-h100-64")
+    assert small.parallelism.tp == 1 and not small.parallelism.sequence_parallel
+    assert not any(n.startswith("sequence parallelism off") for n in torchtitan_toml(small).notes)
+    d["parallelism"]["flash_attention"] = False
+    assert any(n.startswith("flash_attention off") and "scaled_dot_product_attention" in n
+               for n in torchtitan_toml(d).notes)
+    d["parallelism"]["flash_attention"] = True
+    assert not any(n.startswith("flash_attention off") for n in torchtitan_toml(d).notes)
+
+
+def test_deepspeed_says_its_pipeline_runs_1f1b():
+    """Found by review. DeepSpeed's PipelineEngine.train_batch builds ``schedule.TrainSchedule(
+    micro_batches=..., stages=self.num_stages, stage_id=self.stage_id)`` whatever the config
+    (deepspeed/runtime/pipe/engine.py, deepspeedai/DeepSpeed at 03f6f75c): 1F1B, one stage per
+    rank. Every other schedule is a note, and the PP entry no longer names the scenario's."""
+    from planner.export import deepspeed_config
+    d = planner.load_preset("default").to_json_dict()
+    assert d["parallelism"]["schedule"] == "interleaved" and d["parallelism"]["pp"] == 4
+    ex = deepspeed_config(d)
+    assert any(n.startswith("schedule 'interleaved' (5 virtual stages per rank)") and "TrainSchedule" in n
+               for n in ex.notes)
+    assert not any("schedule interleaved" in n for n in ex.notes)
+    for sch in ("gpipe", "zero_bubble", "dualpipe"):
+        d["parallelism"].update(schedule=sch, vpp=1)
+        assert any(n.startswith(f"schedule '{sch}'") and "TrainSchedule" in n for n in deepspeed_config(d).notes)
+    d["parallelism"]["schedule"] = "1f1b"
+    assert not any(n.startswith("schedule '") for n in deepspeed_config(d).notes)
+
+
+def test_torchtitan_zero0_with_cp_is_sharded_over_the_cp_ranks():
+    """Found by review. TorchTitan: ParallelDims.fsdp_enabled = dp_shard_enabled or cp_enabled
+    (parallel_dims.py), so with CP > 1 parallelize_llama applies fully_shard over the
+    ("dp_replicate", "dp_shard_cp") mesh (parallelize.py at 81c12433); job_config.py at 6404b932:
+    mixed precision "takes effect via fully_shard when data_parallel_shard_degree > 1 or
+    context_parallel_degree > 1". Without CP but with TP / PP, its DDP path raises "DDP has not
+    supported > 1D parallelism"; with DP alone it is DDP, as written (no note)."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["parallelism"]["zero_stage"] = 0
+    notes = torchtitan_toml(d).notes
+    assert any(n.startswith("ZeRO-0 with CP 2") and "over the dp_shard·cp = 2 ranks" in n for n in notes)
+    assert not any("pure data-parallel" in n for n in notes)
+    gpt3 = torchtitan_toml(planner.load_preset("gpt3-175b-a100-1024")).notes  # ZeRO-0, TP 8, PP 8, no CP
+    assert any("DDP has not supported > 1D parallelism" in n for n in gpt3)
+    ddp = planner.load_preset("llama31-8b-torchtitan-h100-8").to_json_dict()  # DP 8 only
+    ddp["parallelism"]["zero_stage"] = 0
+    assert not any(n.startswith("ZeRO-0") for n in torchtitan_toml(ddp).notes)

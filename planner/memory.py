@@ -76,13 +76,23 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     casts (Transformer Engine ``Linear`` / ``LayerNormLinear`` save the fp8 input): QKV and MLP
     inputs (2h -> h each, in the replicated part), attention output (2q -> q) and fc2 input
     (2f -> f), for MoE each routed copy's input and fc2 input; everything else stays 16-bit.
+    fp32 / tf32 (no mixed precision): Table 2's bytes assume 16-bit activations (§4.1: 2 B per
+    element, 1 B per dropout-mask element); without mixed precision each of those tensors is
+    fp32, 4 B (TF32 is a math mode on fp32 tensors), so every 16-bit term above is doubled
+    (``ACT_FP32_SCALE``): ``R = 16h + 2h`` masks, ``S`` and the MoE terms ×2, the score term
+    ``(2·4 + 1)·a·s``, full recompute ``4h``, op_sac's outputs ×2. Masks stay 1 B; the fp32
+    router logits, log-sum-exp and output logits are 4 B already. With dropout and no
+    parallelism: ``s·b·h·(66 + 9·a·s/h)`` instead of ``(34 + 5·a·s/h)``.
 
 Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 2023 [4])
     Rank j of p holds ``layers_j`` layers; with ``uneven_layers`` (and in general) the first
     ``L mod (p·v)`` virtual stages take one extra layer; rank j owns virtual stages
     ``j, j+p, …``. Micro-batches in flight on rank j (each of ``layers_j`` layers):
-    1F1B ``min(m, p − j)``; GPipe ``m``; interleaved (v > 1) ``min(m·v, (v−1)·p + 2(p−j−1) + 1)``
-    chunks of ``layers_j/v`` layers (Megatron's warm-up count + 1), which for j = 0 is
+    1F1B ``min(m, p − j)``; GPipe ``m``; interleaved (v > 1) the peak of Megatron's schedule counted
+    per chunk (:func:`_interleaved_inflight`): ``W + 1`` micro-batch-chunks in flight after each
+    steady-state forward (``W = (v−1)·p + 2(p−j−1)``, Megatron's warm-up; all ``m·v`` when
+    ``m·v <= W``), weighted by the layers of each chunk, which differ by one on an uneven split;
+    with even chunks ``min(m·v, W + 1)/v`` micro-batches of ``layers_j`` layers, for j = 0
     ``p·(1 + (p−1)/(p·v))`` layer-stashes per layer, Korthikanti's factor; zero-bubble is taken
     as ZB-H1, whose peak activation memory equals 1F1B's (Qi et al. 2023 §3; ZB-H2 would need
     about twice). The first stage holds the input embedding and the most micro-batches; the
@@ -126,7 +136,11 @@ Margin (``mem_buffers_bytes`` = comm + ZeRO-3 prefetch + fragmentation), shown o
 
 Offload (ZeRO-Offload [6], ZeRO-Infinity [7]; KARMA, Wahib et al. SC'20 for activations)
     ``offload_optimizer`` "cpu" moves Adam m, v (and the fp32 master if
-    ``offload_master_weights``, the gradients if ``offload_grads``) to host memory; "nvme" to
+    ``offload_master_weights``, the gradients if ``offload_grads``) to host memory. Gradients:
+    ZeRO-2/3 move each reduce-scattered partition to the host as it is produced ([6] §4), so none
+    stay in HBM; ZeRO-0/1 accumulate the full gradient on the GPU over the micro-batches and
+    reduce it there after the last backward (as the step time does), so it stays in HBM and a
+    copy is counted in host memory for the CPU step; "nvme" to
     local NVMe, with a host staging buffer of ``NVME_STAGING_BYTES_PER_GPU`` (DeepSpeed's
     default 4 buffers of 1e8 fp32 elements). ``offload_activations`` keeps one layer of one
     micro-batch in HBM and moves the stash to host. ``host_mem_per_node_bytes`` =
@@ -181,6 +195,16 @@ ACT_ATTN_CORE_PER_AS = 5.0    # softmax output 2, its dropout mask 1, dropout ou
 ACT_DROPOUT_MASKS_PER_H = 2.0
 ACT_ATTN_CORE_DROPOUT_PER_AS = 3.0
 ACT_FULL_RECOMPUTE_PER_H = 2.0  # layer input kept under full recompute
+#: The 16-bit bytes among the above: of ACT_REPLICATED_PER_H all but the two masks (8 per h); of
+#: ACT_ATTN_CORE_PER_AS all but the softmax dropout mask (1 per a·s).
+ACT_REPLICATED_16BIT_PER_H = ACT_REPLICATED_PER_H - ACT_DROPOUT_MASKS_PER_H
+ACT_ATTN_CORE_MASK_PER_AS = 1.0
+#: fp32 / tf32 training (no mixed precision): every tensor that Table 2 counts at 2 B (16-bit;
+#: Korthikanti 2022 §4.1 assumes 16-bit activations, 1-byte dropout masks) is an fp32 tensor of
+#: 4 B (IEEE 754 binary32; TF32 is a Tensor Core math mode on fp32 tensors, their storage stays
+#: fp32: NVIDIA A100 Tensor Core GPU Architecture whitepaper, 2020, "TF32"): × 4/2. Dropout
+#: masks stay 1 B; the fp32 router logits, log-sum-exp and output logits are 4 B already.
+ACT_FP32_SCALE = 4.0 / 2.0
 #: TorchTitan per-op SAC (``op_sac``, model_stats.op_sac_recompute_params): what a layer keeps,
 #: 16-bit outputs of the saved ops: the layer input (2 per h), Q and V (2 per output element),
 #: the attention output (2 per a·d_h) and its fp32 log-sum-exp (4 per head), W1 (2 per f).
@@ -272,7 +296,7 @@ def model_state_bytes(params, dp_shard, zero_stage, *, grad_bytes=4.0, weight_by
 
 def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, recompute="none",
                                flash_attention=False, n_kv_heads=None, head_dim=None, ffn=None,
-                               gated_mlp=False, cp=1, lowp=False, dropout=True):
+                               gated_mlp=False, cp=1, lowp=False, dropout=True, fp32=False):
     """Activation bytes per GPU of one dense transformer layer and one micro-batch.
 
     Korthikanti et al. 2022 [2] Table 2, generalised to GQA and gated MLPs (derivation in the
@@ -301,6 +325,11 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     dropout : bool array-like
         The model trains with dropout (Table 2 assumes it). Without dropout the two 1-byte
         masks (2h) and the softmax dropout mask and output (3·a·s) are not kept.
+    fp32 : bool array-like
+        fp32 / tf32 training: the 16-bit tensors are 4 B (× ``ACT_FP32_SCALE``), the dropout
+        masks stay 1 B, the log-sum-exp of ``op_sac`` is fp32 either way. With dropout, no
+        parallelism and no recompute: ``s·b·h·(66 + 9·a·s/h)`` (34 − 2 masks = 32, doubled,
+        + 2; 5·a·s − 1 mask = 4, doubled, + 1).
 
     Returns
     -------
@@ -312,30 +341,36 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     d = h / a if head_dim is None else np.asarray(head_dim, dtype=np.float64)
     f = 4.0 * h if ffn is None else np.asarray(ffn, dtype=np.float64)
     sl = s / cp
-    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, sl, dropout)
+    e16 = np.where(fp32, ACT_FP32_SCALE, 1.0)
+    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, sl, dropout, e16)
     R = R - np.where(lowp, 2.0 * h, 0.0)
     S = S - np.where(lowp, a * d + f, 0.0)
     core = np.where((rc == _RC_NONE) & ~np.asarray(flash_attention), core, 0.0)
     kept = np.where(sequence_parallel, (R + S + core) / t, R + (S + core) / t)
-    full = ACT_FULL_RECOMPUTE_PER_H * h / np.where(sequence_parallel, t, 1.0)
+    full = ACT_FULL_RECOMPUTE_PER_H * e16 * h / np.where(sequence_parallel, t, 1.0)
     rs_saved = np.asarray(sequence_parallel, dtype=bool) & (t > 1)
-    op = ACT_OPSAC_INPUT_PER_H * h * (1.0 + rs_saved) / np.where(sequence_parallel, t, 1.0) + _opsac_split(
-        a * d, np.maximum(k, t) * d, a, f) / t
+    op = ACT_OPSAC_INPUT_PER_H * e16 * h * (1.0 + rs_saved) / np.where(sequence_parallel, t, 1.0) + _opsac_split(
+        a * d, np.maximum(k, t) * d, a, f, e16) / t
     return sl * b * np.where(rc == _RC_FULL, full, np.where(rc == _RC_OP, np.minimum(op, kept), kept))
 
 
-def _opsac_split(q, kv, a, f):
+def _opsac_split(q, kv, a, f, e16=1.0):
     """Per-token bytes ``op_sac`` keeps of a layer's TP-split tensors: Q (``q = a·d_h``) and V
-    (``kv = k·d_h``) projections, attention output and log-sum-exp, W1's output."""
-    return ACT_OPSAC_PER_OUT * (2.0 * q + kv + f) + ACT_OPSAC_LSE_PER_HEAD * a
+    (``kv = k·d_h``) projections, attention output and log-sum-exp, W1's output (``e16``: the
+    16-bit outputs' scale, ``ACT_FP32_SCALE`` in fp32 training; the log-sum-exp is fp32)."""
+    return ACT_OPSAC_PER_OUT * e16 * (2.0 * q + kv + f) + ACT_OPSAC_LSE_PER_HEAD * a
 
 
-def _layer_terms(h, a, d, kv_heads_eff, f, gated, sl, dropout=True):
-    """Per-token bytes of a dense layer: replicated part R, TP-split part S, attention core."""
+def _layer_terms(h, a, d, kv_heads_eff, f, gated, sl, dropout=True, e16=1.0):
+    """Per-token bytes of a dense layer: replicated part R, TP-split part S, attention core
+    (``e16``: the scale of the 16-bit tensors, ``ACT_FP32_SCALE`` in fp32 training; masks 1 B)."""
     q = a * d
-    R = (ACT_REPLICATED_PER_H - np.where(dropout, 0.0, ACT_DROPOUT_MASKS_PER_H)) * h
-    S = 4.0 * q + 4.0 * kv_heads_eff * d + np.where(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F) * f
-    core = (ACT_ATTN_CORE_PER_AS - np.where(dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS)) * a * sl
+    masks = np.where(dropout, ACT_DROPOUT_MASKS_PER_H, 0.0) * h
+    R = ACT_REPLICATED_16BIT_PER_H * e16 * h + masks
+    S = (4.0 * q + 4.0 * kv_heads_eff * d + np.where(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F) * f) * e16
+    core_mask = np.where(dropout, ACT_ATTN_CORE_MASK_PER_AS, 0.0)
+    core = ((ACT_ATTN_CORE_PER_AS - np.where(dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS) - core_mask) * e16
+            + core_mask) * a * sl
     return R, S, core
 
 
@@ -484,8 +519,15 @@ def _common(b: Batch) -> dict:
         master = _sel(is32, 0.0, MASTER_BYTES) if any32 else MASTER_BYTES
         ob_dev = _sel(off, _sel(G("offload_master_weights"), 0.0, master), ob)
         ob_host = ob - ob_dev
-        gb_dev = _sel(off & G("offload_grads"), 0.0, gb)
-        gb_host = gb - gb_dev
+        # offload_grads: ZeRO-2/3 move each reduce-scattered gradient partition to the host as it
+        # is produced (ZeRO-Offload [6] §4), so none stays in HBM; ZeRO-0/1 accumulate the full
+        # gradient over the micro-batches and reduce it on the GPU after the last backward, so it
+        # stays resident and is then copied to the host for the CPU step: counted on both (until
+        # 2026-12-01 it was taken off the GPU for every stage; found by review: the default preset
+        # at ZeRO-1 showed 0 B of gradients while the step time reduces 8.46 GiB of them on the GPU)
+        og = off & G("offload_grads")
+        gb_dev = _sel(og & (zs >= 2), 0.0, gb)
+        gb_host = _sel(og, gb, 0.0)
     else:
         ob_dev, ob_host, gb_dev, gb_host = ob, 0.0, gb, 0.0
 
@@ -507,9 +549,18 @@ def _common(b: Batch) -> dict:
     q = a * dh
     i_gate = _sel(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F)
     S_attn = 4.0 * q + 4.0 * kv_eff * dh
+    # fp32 / tf32 training: the 16-bit tensors are 4 B (ACT_FP32_SCALE; until 2026-12-01 all
+    # counted at 2 B, found by review: tf32 showed bf16's activations). e16 multiplies every 16-bit
+    # term below (× 1.0 elsewhere: the same values); masks, router logits, log-sum-exp stay.
+    e16 = _sel(is32, ACT_FP32_SCALE, 1.0) if any32 else 1.0
+    if any32:
+        S_attn = S_attn * e16
+        i_gate = i_gate * e16
     S = S_attn + i_gate * f
     has_dropout = F("dropout") > 0
     R = (ACT_REPLICATED_PER_H - _sel(has_dropout, 0.0, ACT_DROPOUT_MASKS_PER_H)) * h
+    if any32:  # the replicated 16-bit part (norm, QKV and MLP inputs) once more on fp32 rows
+        R = R + (e16 - 1.0) * ACT_REPLICATED_16BIT_PER_H * h
     if any_lowp:  # inputs of fp8 GEMMs saved in 1 byte
         R = R - _sel(lowp, 2.0 * h, 0.0)
         S = S - _sel(lowp, q + f, 0.0)
@@ -520,6 +571,9 @@ def _common(b: Batch) -> dict:
         core_t = 0.0
     else:
         core_per_as = ACT_ATTN_CORE_PER_AS - _sel(has_dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS)
+        if any32:  # fp32: the softmax output (and dropout output) at 4 B, the 1-byte mask as it is
+            core_per_as = core_per_as + (e16 - 1.0) * (
+                core_per_as - _sel(has_dropout, ACT_ATTN_CORE_MASK_PER_AS, 0.0))
         # Without flash attention the whole s × s score matrix is stored, a sliding window only
         # masks it (so no window term here).
         core_val = core_per_as * a * F("seq_len") / c
@@ -530,14 +584,16 @@ def _common(b: Batch) -> dict:
     work_dense = sb * (R_t + (S + core_t) / t)
     is_full = rc == _RC_FULL
     full_keep = sb * (ACT_FULL_RECOMPUTE_PER_H * h) / sp_t
+    if any32:
+        full_keep = full_keep * e16
     is_op = rc == _RC_OP
     any_op = _any(is_op)
     if any_op:  # op_sac keeps the saved ops' outputs (ACT_OPSAC_*), never more than no recompute
         # layer input; with TP + SP also the reduce-scatter output after O (2h/t, in the save list)
         rs_saved = np.asarray(sp, dtype=bool) & (np.asarray(t) > 1)
-        op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) * (1.0 + rs_saved) / sp_t
-        op_attn = _opsac_split(q, kv_eff * dh, a, 0.0)  # Q, V, attention output, log-sum-exp
-        op_keep_dense = np.minimum(op_in + sb * _opsac_split(q, kv_eff * dh, a, f) / t, work_dense)
+        op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) * (1.0 + rs_saved) / sp_t * e16
+        op_attn = _opsac_split(q, kv_eff * dh, a, 0.0, e16)  # Q, V, attention output, log-sum-exp
+        op_keep_dense = np.minimum(op_in + sb * _opsac_split(q, kv_eff * dh, a, f, e16) / t, work_dense)
     if np.ndim(is_full) or np.ndim(is_op):  # x·cond (both finite): the same values as np.where
         full_f = np.asarray(is_full, dtype=np.float64)
         op_f = np.asarray(is_op, dtype=np.float64)
@@ -551,15 +607,15 @@ def _common(b: Batch) -> dict:
     if any_moe:
         rcf = F("moe_top_k") * F("moe_capacity_factor")
         fe, fs, nsh = F("expert_ffn_hidden_size"), F("shared_expert_ffn_hidden_size"), F("n_shared_experts")
-        S_moe = S_attn + (rcf * (ACT_MOE_ROUTED_IO_PER_H * h + i_gate * fe) + nsh * i_gate * fs
+        S_moe = S_attn + (rcf * (ACT_MOE_ROUTED_IO_PER_H * e16 * h + i_gate * fe) + nsh * i_gate * fs
                           + ACT_MOE_ROUTER_PER_E * F("n_experts"))
         if any_lowp:
             S_moe = S_moe - _sel(lowp, q + rcf * (h + fe) + nsh * fs, 0.0)
         work_moe = sb * (R_t + (S_moe + core_t) / t)
         if any_op:  # + the dispatched and combined tokens (saved all-to-all outputs; ep > 1), shared W1
             a2a = (F("ep") > 1) * 1.0
-            op_keep_moe = np.minimum(op_in + sb * (op_attn + a2a * rcf * ACT_MOE_ROUTED_IO_PER_H * h
-                                                   + nsh * ACT_OPSAC_PER_OUT * fs) / t, work_moe)
+            op_keep_moe = np.minimum(op_in + sb * (op_attn + a2a * rcf * ACT_MOE_ROUTED_IO_PER_H * e16 * h
+                                                   + nsh * ACT_OPSAC_PER_OUT * e16 * fs) / t, work_moe)
         else:
             op_keep_moe = 0.0
         if np.ndim(is_full) or np.ndim(is_op):
@@ -596,19 +652,9 @@ def _common(b: Batch) -> dict:
     layers_last = vbase + np.minimum(np.maximum(np.ceil((rem - (p - 1.0)) / p), 0.0), v)
     sched = G("schedule")
     inter = (sched == _S_INTER) & (v > 1)
-    # Micro-batches in flight on rank j (see _stage_parts): min(m·v_i, (p − j)·c1 + c0) / v_i,
-    # with v_i = v, c1 = 2, c0 = (v−1)·p − 1 on interleaved rows (Megatron's warm-up count + 1,
-    # in chunks of layers/v) and v_i = 1, c1 = 1, c0 = 0 otherwise (1F1B: min(m, p − j)).
-    # Integer-valued factors chosen by x·cond: the same values as the np.where form.
+    # Micro-batches in flight on rank j (see _stage_parts): 1F1B min(m, p − j); interleaved rows
+    # the exact count per chunk of Megatron's schedule (_interleaved_inflight)
     any_inter = _any(inter)
-    if any_inter:
-        inter_f = inter * 1.0
-        v_i = 1.0 + inter_f * (v - 1.0)
-        c1 = 1.0 + inter_f
-        c0 = inter_f * ((v - 1.0) * p - 1.0)
-        m_v = m * v_i
-    else:
-        v_i, c1, c0, m_v = 1.0, 1.0, 0.0, m
 
     # ---- buffers -----------------------------------------------------------------
     # ZeRO-3 gathers only what it shards: with one shard rank (dp_shard·cp = 1) the weights are
@@ -647,7 +693,7 @@ def _common(b: Batch) -> dict:
         rec_extra_core=rec_extra_core,
         logits=_sel(G("ce_eager"), LOGITS_BYTES_EAGER, LOGITS_BYTES) * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
-        inter=inter, any_inter=any_inter, v_i=v_i, c1=c1, c0=c0, m_v=m_v,
+        inter=inter, any_inter=any_inter,
         gpipe=sched == _S_GPIPE, any_gpipe=_any(sched == _S_GPIPE),
         dual=sched == _S_DUAL, any_dual=_any(sched == _S_DUAL),
         any_z3=any_z3, z3_f=z3_f, ex_gathered=ex_gathered, any_off=any_off, any_host=any_off or _any(off_act),
@@ -669,6 +715,69 @@ def _dense_on_rank(cm: dict, j):
         s = j + k * p
         held = np.clip(nd - (s * base + np.minimum(s, rem)), 0.0, base + (s < rem))
         out = out + (held * (k < v) if np.ndim(v) else held)
+    return out
+
+
+def _interleaved_inflight(cm: dict, j, layers):
+    """Micro-batches in flight on pipeline rank ``j`` under Megatron's interleaved 1F1B schedule,
+    as the peak of the rank's layer-weighted stash divided by its ``layers`` (so that
+    ``inflight × one micro-batch's activations of the rank`` is the stash at its peak).
+
+    Megatron-Core (``pipeline_parallel/schedules.py``, ``get_pp_rank_microbatches`` and
+    ``get_schedule_table``, with the default ``microbatch_group_size_per_vp_stage`` = p and m a
+    multiple of p, as the schema requires) runs ``W = 2(p − j − 1) + (v − 1)·p`` warm-up forwards
+    on rank j (all ``m·v`` if that is no fewer), then, for ``i = 0, 1, …``, forward ``W + i``
+    followed by backward ``i``; forward ``k`` runs chunk ``(k mod p·v) // p`` and backward ``k``
+    chunk ``v − 1 − (k mod p·v) // p``. Rank j's chunk c is virtual stage ``j + c·p`` and holds
+    ``base + 1`` layers for ``c < K = clip(ceil((rem − j)/p), 0, v)``, ``base`` after (the
+    layout of :func:`model_stats.layers_on_rank`). The stash is largest right after a steady-state
+    forward, when ``W + 1`` micro-batch-chunks are in flight: ``base·(W + 1) + E(i)`` layer-stashes,
+    with ``E(i) = A(W + 1 + i) − B(i)`` the chunks of ``base + 1`` layers in flight, ``A(n)`` the
+    forwards among the first n that ran one (``⌊n/pv⌋·K·p + min(n mod pv, K·p)``) and ``B(n)`` the
+    backwards (``⌊n/pv⌋·K·p + max(n mod pv − (pv − K·p), 0)``). ``E`` has period p·v in ``i`` and
+    changes slope only where ``(W + 1 + i) mod pv ∈ {0, K·p}`` or ``i mod pv ∈ {0, pv − K·p}``,
+    so its maximum over ``0 <= i <= min(m·v − W − 1, pv − 1)`` is at one of those points or at an
+    end: 5 candidates, each an array operation. Even chunks (K = 0 or v) give ``min(m·v, W + 1)/v``
+    (the form used until 2026-12-01, Korthikanti's ``p·(1 + (p−1)/(p·v))`` for j = 0); uneven ones
+    more: Llama 3 405B (126 layers, p 16, v 7, m 32) holds 31 micro-batches in its 2-layer chunk
+    0 after W + 1 = 127 forwards and 32 one step later, 159 layer-stashes on rank 0, not
+    ``127/7 × 8`` = 145.1 (found by review). Checked against a step-by-step replay of the schedule
+    (``tests/test_memory.py``)."""
+    p, v, m = cm["p"], cm["v"], cm["m"]
+    base, rem = cm["base"], cm["rem"]
+    P = p * v
+    Kp = np.clip(np.ceil((rem - j) / p), 0.0, v) * p
+    W = 2.0 * (p - j - 1.0) + (v - 1.0) * p
+    d = W + 1.0
+    even = np.minimum(m * v, d) / v  # even chunks: the closed form
+    uneven = (Kp > 0.0) & (Kp < P)
+    if not _any(uneven):
+        return even
+    # the exact count on the rows with uneven chunks only (a sweep's are a minority: gathered, then
+    # scattered back; found by the speed benchmark, 45 % on the memory stage when run on every row)
+    shape = np.broadcast(even, layers, base).shape
+    if shape:
+        idx = np.flatnonzero(np.broadcast_to(uneven, shape))
+        pick = lambda x: np.broadcast_to(x, shape)[idx]  # noqa: E731
+        p, v, m, base, P, Kp, W, d, layers = (pick(x) for x in (p, v, m, base, P, Kp, W, d, layers))
+    i_max = np.maximum(np.minimum(m * v - d, P - 1.0), 0.0)
+
+    def mod(n):
+        return n - P * np.floor(n / P)
+
+    def E(i):
+        A = np.floor((d + i) / P) * Kp + np.minimum(mod(d + i), Kp)
+        B = np.floor(i / P) * Kp + np.maximum(mod(i) - (P - Kp), 0.0)
+        return A - B
+
+    e = E(0.0)
+    for c in (i_max, -d, Kp - d, P - Kp):  # 4 candidates (a loop over them, not over rows)
+        e = np.maximum(e, E(np.minimum(mod(c), i_max)))
+    exact = np.where(W >= m * v, m, (base * d + e) / np.maximum(layers, 1.0))
+    if not shape:
+        return np.where(uneven, exact, even)
+    out = np.array(np.broadcast_to(even, shape), dtype=np.float64)
+    out[idx] = exact
     return out
 
 
@@ -746,10 +855,9 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
     optim = cm["ob_dev"] * osh
 
     # activations: micro-batches in flight × layers
+    inflight = np.minimum(m, p - j)
     if cm["any_inter"]:
-        inflight = np.minimum(cm["m_v"], (p - j) * cm["c1"] + cm["c0"]) / cm["v_i"]
-    else:
-        inflight = np.minimum(m, p - j)
+        inflight = _sel(cm["inter"], _interleaved_inflight(cm, j, layers), inflight)
     if cm.get("any_gpipe", True):
         inflight = _sel(cm["gpipe"], m, inflight)
     if cm.get("any_dual"):  # DualPipe: pp + 1 micro-batches in flight (Table 2), half on each stage (below)
@@ -1111,7 +1219,13 @@ def explain(row: dict) -> dict[str, str]:
             + (f"ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} shard" if zs >= 3 else
                f"ZeRO-{zs}: weights not sharded")
             + ("; experts over dp·cp/ep" if P_ex and zs >= 3 else "") + f") = {_gib(w)}"),
-        "mem_grads_bytes": f"{shards(g['gb_dev'], 'g')} = {_gib(gr)}",
+        "mem_grads_bytes": (
+            f"{shards(g['gb_dev'], 'g')}"
+            + ((" (offloaded: each reduce-scattered partition moves to the host, ZeRO-Offload)" if zs >= 2 else
+                " (kept on the GPU under offload_grads: ZeRO-0/1 reduce the whole accumulated gradient there "
+                "after the last backward; its copy for the CPU step is counted in host memory)")
+               if int(row.get("offload_optimizer", 0)) and row.get("offload_grads") else "")
+            + f" = {_gib(gr)}"),
         "mem_optimizer_bytes": (
             f"{shards(g['ob_dev'], 'o')} ("
             + (("fp32 master and Adam m, v offloaded to the host" if row.get("offload_master_weights") else
@@ -1127,7 +1241,9 @@ def explain(row: dict) -> dict[str, str]:
                f"{layers - n_rc:g} kept whole" if n_rcl else ("; no recompute" if rc == "none" else f"; {rc} recompute"))
             + ("; outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "; Korthikanti 2022 Table 2, generalised")
             + f") × {inflight:g} micro-batches in flight ({sched}, p = {p}, m = {g['m']:g}"
-            + (": p + 1, DeepSeek-V3 Table 2" if dualpipe else "") + ")"
+            + (": p + 1, DeepSeek-V3 Table 2" if dualpipe else "")
+            + ("; the peak of Megatron's interleaved schedule, each chunk's micro-batches weighted by its layers"
+               if sched == "interleaved" and int(row["vpp"]) > 1 else "") + ")"
             + (f" + the recomputed layer's working set {rec_extra / 2**20:,.1f} MiB" if rec_extra else "")
             + f" = {_gib(a)}"),
         "mem_logits_bytes": (
@@ -1178,4 +1294,7 @@ def notes(row: dict) -> list[str]:
         out.append("fp8/fp4: bf16 weights + fp32 master and Adam states kept (as Transformer Engine does); "
                    "no persistent low-precision weight copy is counted; the inputs of fp8 GEMMs are saved "
                    "in 1 byte, other activations in 16 bits.")
+    if int(row.get("precision", -1)) in _FP32_CODES:
+        out.append("fp32/tf32 (no mixed precision): 4 B weights, 8 B Adam m, v (the weights are the master), "
+                   "activations 4 B per element (dropout masks 1 B).")
     return out

@@ -354,4 +354,36 @@ def layers_on_rank(n_layers, pp, vpp, rank):
     return (v * base + extra).astype(np.int64)
 
 
+def dense_layers_on_rank(n_layers, n_dense, pp, vpp, rank):
+    """Leading dense layers (an MoE model's ``first_dense_layers``) held by pipeline rank ``rank``,
+    vectorised: over its virtual stages ``s = rank + k·pp`` (``k < vpp``), each holding ``base +
+    [s < rem]`` layers after ``s·base + min(s, rem)`` earlier ones (the layout of
+    :func:`layers_on_rank`), the dense layers being the model's first ``n_dense``. Float arrays
+    (exact integers). A loop over the ``vpp`` chunks (at most the largest vpp), not over rows.
+
+    Example: 32 layers, 16 dense, pp 2, vpp 1: rank 0 holds 16 dense layers, rank 1 none.
+    """
+    L, nd, p, v, j = (np.asarray(x, dtype=np.float64) for x in (n_layers, n_dense, pp, vpp, rank))
+    shape = np.broadcast(L, nd, p, v, j).shape
+    out = np.zeros(shape)
+    need = nd > 0.0  # rows without dense layers hold none: only the others are computed (gathered)
+    if not need.any():
+        return out
+    if shape:
+        idx = np.flatnonzero(np.broadcast_to(need, shape))
+        L, nd, p, v, j = (np.broadcast_to(x, shape)[idx] for x in (L, nd, p, v, j))
+    stages = p * v
+    base = np.floor(L / stages)
+    rem = L - base * stages
+    got = 0.0
+    for k in range(int(np.max(v)) if v.size else 0):
+        s = j + k * p
+        held = np.clip(nd - (s * base + np.minimum(s, rem)), 0.0, base + (s < rem))
+        got = got + held * (k < v)
+    if not shape:
+        return np.asarray(got, dtype=np.float64)
+    out[idx] = got
+    return out
+
+
 stage = stats

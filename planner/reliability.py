@@ -1710,7 +1710,10 @@ def notes(row: dict) -> list[str]:
         if np.isfinite(given) and np.isfinite(used) and used > given * (1.0 + 1e-12):
             out.append(f"The {kind} checkpoint interval given ({_g(given)} s) is shorter than the job can save at "
                        f"(one step, or the async save still running): counted at {_g(used)} s.")
-    if row.get("ckpt_async") and rate_h > 0:
+    lags = [float(row.get(f"ckpt_{k}_save_s", 0.0) or 0.0) - float(row.get(f"ckpt_{k}_stall_s", 0.0) or 0.0)
+            for k in TIER_KINDS]
+    lag_max = max((x for x in lags if np.isfinite(x)), default=0.0)
+    if row.get("ckpt_async") and rate_h * lag_max / 3600.0 > 0.005:  # (λ_k ≤ λ: no note possible below)
         # found by review: the renewal model counts an async save as recoverable once its stall
         # ends; a failure while the save is still being written loses the interval before it too
         # (to first order the lost work per failure grows by save − stall; docs/reliability.md)

@@ -299,6 +299,7 @@ def mamf_at_power(mamf_ref_flop_per_s, power_ref_w, power_w):
 _FP8 = PRECISIONS.index("fp8")
 _FP4 = PRECISIONS.index("fp4")
 _FP32 = PRECISIONS.index("fp32")
+_TF32 = PRECISIONS.index("tf32")
 _SCHED = {name: i for i, name in enumerate(SCHEDULES)}
 _RC_OPSAC = RECOMPUTE.index("op_sac")
 
@@ -461,6 +462,7 @@ class _Consts:
         npr = len(PRECISIONS)
         bpe = np.full(2 * npr, 2.0)
         bpe[_FP32] = 4.0
+        bpe[_TF32] = 4.0  # TF32 tensor cores read fp32 operands (found by review with the 4-byte activations)
         bpe[npr:] = 1.0
         bpe[npr + _FP4] = 0.5
         self.bpe_tab = bpe
@@ -792,6 +794,22 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_moe:
         n_moe_l = f("n_moe_layers")
         moe_share = np.where(L > 0, n_moe_l / L, 0.0)
+        # MoE share of the first and the last rank's own layers: the leading dense layers sit on the
+        # first virtual stages (model_stats.dense_layers_on_rank, the memory stage's layout; found by
+        # review: the average share on every stage put dense layers on the last stage too, Mixtral
+        # with 16 of 32 layers dense at PP 2 came out 20 % fast). DualPipe ranks hold two stages: the
+        # model's average there (a stated simplification).
+        any_dense_moe = bool(np.any(is_moe & (n_moe_l < L)))  # an MoE model with leading dense layers
+        if any_dense_moe:
+            nd_hi = model_stats.dense_layers_on_rank(L, L - n_moe_l, p, v, 0.0)
+            nd_lo = model_stats.dense_layers_on_rank(L, L - n_moe_l, p, v, p - 1.0)
+            msh_hi = np.where(per_stage_hi > 0, (per_stage_hi - nd_hi) / np.maximum(per_stage_hi, 1.0), 0.0)
+            msh_lo = np.where(per_stage_lo > 0, (per_stage_lo - nd_lo) / np.maximum(per_stage_lo, 1.0), 0.0)
+        else:  # every MoE row all MoE (dense rows: share 0 everywhere): the average is each stage's
+            msh_hi = msh_lo = moe_share
+        if any_dense_moe and bool(np.any(sched == _SCHED["dualpipe"])):
+            is_dual = sched == _SCHED["dualpipe"]
+            msh_hi, msh_lo = np.where(is_dual, moe_share, msh_hi), np.where(is_dual, moe_share, msh_lo)
         layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
         layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe + t_moe_host
         if rowwise is not None:  # attention projections and shared experts (routed experts not charged)
@@ -801,8 +819,20 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             r_exp = opsac * (up1 - 1.0) / up1  # up-projections of (up1 - 1) of up1 matrices
             layer_moe_mb = layer_moe_mb + (r_attn * t_attn_proj + r_exp * t_experts + r_mlp * t_shared
                                            + opsac * t_router + op_core * t_core + opsac * t_elem_moe)
-        layer_mb = (1.0 - moe_share) * layer_mb + moe_share * layer_moe_mb
+        if any_dense_moe:
+            layer_mb_hi = (1.0 - msh_hi) * layer_mb + msh_hi * layer_moe_mb
+            layer_mb_lo = (1.0 - msh_lo) * layer_mb + msh_lo * layer_moe_mb
+            layer_fwd_hi = (1.0 - msh_hi) * layer_fwd + msh_hi * layer_moe_fwd
+            layer_fwd_lo = (1.0 - msh_lo) * layer_fwd + msh_lo * layer_moe_fwd
+        layer_mb = (1.0 - moe_share) * layer_mb + moe_share * layer_moe_mb  # the model's average (explain)
         layer_fwd = (1.0 - moe_share) * layer_fwd + moe_share * layer_moe_fwd
+        if not any_dense_moe:
+            layer_mb_hi = layer_mb_lo = layer_mb
+            layer_fwd_hi = layer_fwd_lo = layer_fwd
+    else:
+        layer_mb_hi = layer_mb_lo = layer_mb
+        layer_fwd_hi = layer_fwd_lo = layer_fwd
+        msh_hi = msh_lo = 0.0
     # Row-wise FP8 casts per layer, averaged over dense and MoE layers as layer_mb is (explain).
     t_row_layer = 0.0
     if rowwise is not None:
@@ -810,19 +840,33 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
     VWt = V * Wt
     t_head_fwd = (VWt * h * qu1 + qW) * inv_pe
+    if bool(np.any(lowhp)):
+        # The output head stays in 16 bits under FP8 / FP4 training: Megatron-Core's output_layer is a
+        # ColumnParallelLinear, not a Transformer Engine module; DeepSeek-V3 §3.3.1 keeps "the output
+        # head" in BF16; torchao's Float8 conversion leaves `output` out (found by review: it ran at
+        # the FP8 peak). The same GEMM model at the 16-bit peak, efficiency and operand bytes.
+        q16 = (0.5 * K.kk) * (peak16 * clock / hbm_raw) * BYTES_16
+        t_head16 = (VWt * h * (1.0 + q16 * (1.0 / tok + inv_h)) + q16 * W) / (peak16 * eff16)
+        t_head_fwd = np.where(lowhp, t_head16, t_head_fwd)
     t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * 0.5 * VWt * inv_hbm
-    first_mb = per_stage_hi * layer_mb
-    last_mb = per_stage_lo * layer_mb + t_head_mb
+    first_mb = per_stage_hi * layer_mb_hi
+    last_mb = per_stage_lo * layer_mb_lo + t_head_mb
     if partial is not None:  # each stage recomputes min(N·v, its layers): its own share of one forward
         nv = f("recompute_layers") * v
         for_hi = np.where(partial, np.minimum(nv, per_stage_hi) / np.maximum(per_stage_hi, 1.0), full)
         for_lo = np.where(partial, np.minimum(nv, per_stage_lo) / np.maximum(per_stage_lo, 1.0), full)
-        first_mb = first_mb + per_stage_hi * (for_hi - full) * layer_fwd
-        last_mb = last_mb + per_stage_lo * (for_lo - full) * layer_fwd
+        first_mb = first_mb + per_stage_hi * (for_hi - full) * layer_fwd_hi
+        last_mb = last_mb + per_stage_lo * (for_lo - full) * layer_fwd_lo
     # --- TP (0 s when t = 1: no volume and no latency) ----------------------------------
-    tp_msg = W  # b·(s/c)·h 16-bit values
-    tp_bw, tp_alpha, _ = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n)
-    tp_inr = inr & ~sp
+    # b·(s/c)·h values of the activations' width: 16 bits, 32 without mixed precision (fp32 / tf32
+    # training keeps fp32 activations; found by review: charged at 2 B)
+    abytes = np.where((prec == _FP32) | (prec == _TF32), 4.0, BYTES_16)
+    tp_msg = W * (abytes / BYTES_16)
+    tp_bw, tp_alpha, tp_intra = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n)
+    # in-network reduction is NVLink SHARP (NVLS) inside the NVSwitch domain: a ring that crosses
+    # the network gets no speed-up (found by review: a DP all-reduce over InfiniBand ran above
+    # the NIC's line rate)
+    tp_inr = inr & ~sp & tp_intra
     if tp_inr.any():
         tp_bw = tp_bw * (1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * tp_inr)
     tp_ar = 2.0 * (t - 1.0) / t * tp_msg / tp_bw + 2.0 * tp_alpha
@@ -831,11 +875,27 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     n_tp_coll = 4.0 + 2.0 * full + opsac * (1.0 + sp)
     tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
     c_tp = n_tp_coll * tp_ar * tp_exposed_frac  # per layer and micro-batch
+    # MoE layers with TP > 1 (expert TP = TP, Megatron-Core's default): the MLP half's two
+    # collectives carry the routed tokens, top_k·cf of them per token (MoEAlltoAllTokenDispatcher
+    # all-gathers the dispatched tokens over the TP group, "AllGather in Tensor Parallel dimension
+    # (if TP > 1)", and the combine reduce-scatters them; found by review: charged as a dense
+    # layer's b·s·h): half of a layer's collectives at × top_k·cf, the attention half as dense.
+    if any_moe:
+        moe_tp_x = 0.5 + 0.5 * np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
+        if any_dense_moe:
+            c_tp_hi = c_tp * ((1.0 - msh_hi) + msh_hi * moe_tp_x)
+            c_tp_lo = c_tp * ((1.0 - msh_lo) + msh_lo * moe_tp_x)
+        c_tp = c_tp * ((1.0 - moe_share) + moe_share * moe_tp_x)  # the model's average (DualPipe)
+        if not any_dense_moe:
+            c_tp_hi = c_tp_lo = c_tp
+    else:
+        moe_tp_x = 1.0
+        c_tp_hi = c_tp_lo = c_tp
 
     # --- CP ring attention (0 s when c = 1) ----------------------------------------------
     if bool((c > 1.0).any()):
         kv_local = np.maximum(f("n_kv_heads") / t, 1.0)
-        kv_block = BYTES_16 * tok * kv_local * (dqk + dv)  # K and V of the local heads
+        kv_block = abytes * tok * kv_local * (dqk + dv)  # K and V of the local heads
         cp_fwd = (c - 1.0) * comm.p2p_link_s(kv_block, c, t, dom, nvl_e, nic_e, a_s, a_n)
         cp_bwd = 2.0 * cp_fwd
         exp_fwd = np.maximum(cp_fwd - t_core, 0.0)
@@ -859,7 +919,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_moe:
         # bytes per element, averaged over the all-to-alls: with FP8 dispatch half of them
         # (forward dispatch, and the gradient sent to the experts) carry 1 B, the combines 2 B
-        a2a_elem_bytes = BYTES_16 - (BYTES_16 - FP8_DISPATCH_BYTES) * EP_DISPATCH_SHARE * fl("ep_dispatch_fp8")
+        a2a_elem_bytes = abytes - (abytes - FP8_DISPATCH_BYTES) * EP_DISPATCH_SHARE * fl("ep_dispatch_fp8")
         ep_bytes = a2a_elem_bytes * tok * h * topk * cf / np.where(sp, t, 1.0)
         # node-limited routing: a token crosses the network once per destination node
         nodes = f("moe_max_nodes_per_token")
@@ -876,12 +936,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # power limit shortened the step 1.4344 → 1.4339 s, flash attention off to 1.4221 s).
         ep_hide = K.tp_overlap_frac * (layer_moe_mb + c_cp) * fl("ep_comm_overlap")
         ep_layer = np.maximum(n_a2a * a2a - ep_hide, 0.0)
-        c_ep = np.where((e > 1) & is_moe, moe_share * ep_layer, 0.0)  # per layer and micro-batch
-        # the remainders the EP overlap leaves widen the DP window; their forward share is 2 of
-        # n_a2a (dispatch + combine). Without the overlap the all-to-alls are in series, as TP's.
-        c_x_ep = c_ep * fl("ep_comm_overlap")
+        c_ep = np.where((e > 1) & is_moe, moe_share * ep_layer, 0.0)  # per layer and micro-batch (average)
+        if any_dense_moe:  # the first / last rank's own share
+            c_ep_hi = np.where((e > 1) & is_moe, msh_hi * ep_layer, 0.0)
+            c_ep_lo = np.where((e > 1) & is_moe, msh_lo * ep_layer, 0.0)
+        else:
+            c_ep_hi = c_ep_lo = c_ep
+        # the remainders the EP overlap leaves widen the DP window (c_x_ep_s in _stage); their
+        # forward share is 2 of n_a2a (dispatch + combine). Without the overlap the all-to-alls
+        # are in series, as TP's.
     else:
-        ep_bytes = a2a = c_ep = ep_hide = c_x_ep = 0.0
+        ep_bytes = a2a = c_ep = ep_hide = c_ep_hi = c_ep_lo = 0.0
         net_frac = a2a_elem_bytes = 1.0
     if partial is not None:
         # Partial recompute: each stage's recomputed forward repeats its TP collectives (+2 per
@@ -890,14 +955,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # layers that the pacing stage did not get moved the share and shortened the step,
         # Llama 3 70B at 5 → 7 layers on PP 4 × TP 16, one layer recomputed: 0.2338 → 0.2267 s).
         rec_tp = 2.0 * tp_ar * tp_exposed_frac
-        tp_hi_mb = per_stage_hi * (c_tp + (for_hi - full) * rec_tp)
-        tp_lo_mb = per_stage_lo * (c_tp + (for_lo - full) * rec_tp)
+        rec_hi = rec_tp * ((1.0 - msh_hi) + msh_hi * moe_tp_x) if any_moe else rec_tp
+        rec_lo = rec_tp * ((1.0 - msh_lo) + msh_lo * moe_tp_x) if any_moe else rec_tp
+        tp_hi_mb = per_stage_hi * (c_tp_hi + (for_hi - full) * rec_hi)
+        tp_lo_mb = per_stage_lo * (c_tp_lo + (for_lo - full) * rec_lo)
         if any_moe:
-            def _c_ep(share):
+            def _c_ep(share, msh):
                 n = 4.0 + 2.0 * share
-                return np.where((e > 1) & is_moe, moe_share * np.maximum(n * a2a - ep_hide, 0.0), 0.0)
+                return np.where((e > 1) & is_moe, msh * np.maximum(n * a2a - ep_hide, 0.0), 0.0)
             eco = fl("ep_comm_overlap")
-            ep_hi_mb, ep_lo_mb = per_stage_hi * _c_ep(for_hi), per_stage_lo * _c_ep(for_lo)
+            ep_hi_mb, ep_lo_mb = per_stage_hi * _c_ep(for_hi, msh_hi), per_stage_lo * _c_ep(for_lo, msh_lo)
             xep_hi_mb, xep_lo_mb = ep_hi_mb * eco, ep_lo_mb * eco
         else:
             ep_hi_mb = ep_lo_mb = xep_hi_mb = xep_lo_mb = 0.0
@@ -928,7 +995,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     zb = sched == _SCHED["zero_bubble"]
     if zb.any():
         frac0 = frac0 * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
-    p2p_msg = W / t
+    p2p_msg = tp_msg / t
     p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
     t_p2p = 2.0 * v * m * p2p
 
@@ -956,25 +1023,29 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n)
     else:
         n_shard = dp_dense_n
-    bw_d, al_d, _ = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
+    bw_d, al_d, intra_d = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
     X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
     inr_any = bool(inr.any())
-    if inr_any:
-        inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * inr
-    def dp_colls(Xq, al):
-        """(gradient reduce-scatter, 16-bit parameter all-gather, gradient all-reduce) [s] of
-        ``Xq`` s per byte-per-parameter over a ring whose pass latency is ``al``."""
-        rs = gb * Xq + al
-        ar = 2.0 * (gb * Xq / inr_f + al) if inr_any else 2.0 * rs
-        return rs, BYTES_16 * Xq + al, ar
 
-    t_grad_rs, t_param_ag, t_grad_ar = dp_colls(X, al_d)
+    def dp_colls(Xq, al, intra):
+        """(gradient reduce-scatter, 16-bit parameter all-gather, gradient all-reduce) [s] of
+        ``Xq`` s per byte-per-parameter over a ring whose pass latency is ``al``; the all-reduce
+        gets the in-network speed-up only on a group inside one NVLink domain (``intra``)."""
+        rs = gb * Xq + al
+        if inr_any:
+            inr_f = 1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * (inr & intra)
+            ar = 2.0 * (gb * Xq / inr_f + al)
+        else:
+            ar = 2.0 * rs
+        return rs, abytes * Xq + al, ar  # the weights' width: 16 bits, fp32 without mixed precision
+
+    t_grad_rs, t_param_ag, t_grad_ar = dp_colls(X, al_d, intra_d)
     if any_moe:
         dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
-        bw_e, al_e, _ = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
+        bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
         has_e = P_exp_local > 0
         X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
-        rs_e, ag_e, ar_e = dp_colls(X_e, al_e)
+        rs_e, ag_e, ar_e = dp_colls(X_e, al_e, intra_e)
         t_grad_ar = t_grad_ar + ar_e * has_e
         t_grad_rs = t_grad_rs + rs_e * has_e
         t_param_ag = t_param_ag + ag_e * has_e
@@ -989,7 +1060,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # of one, a larger vocabulary) lowered the per-parameter average and so the floor, and more
     # parameters shortened the step (found by a property test: FFN × 2, 0.141406 → 0.141240 s).
     Xb = (n_shard - 1.0) / n_shard * np.minimum(bucket, P_dense_local) / bw_d
-    fb_rs, fb_ag, fb_ar = dp_colls(Xb, al_d)
+    fb_rs, fb_ag, fb_ar = dp_colls(Xb, al_d, intra_d)
     z0 = zero == 0
     z3 = zero == 3
     zs = ~z0  # ZeRO >= 1 (stage codes 0-3)
@@ -1035,7 +1106,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         gpn = f("gpus_per_node")
         host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
         t_down = P_shard * 4.0 / host_bw
-        t_up = P_shard * BYTES_16 / host_bw
+        t_up = P_shard * abytes / host_bw
         t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
         nvme = off_code == 2
         if nvme.any():
@@ -1074,10 +1145,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                                     layers_stage)
             head_share = np.where(dual, 0.5 * last_is_slowest, head_share)
         t_compute = m * stage_mb
-        t_fwd_mb = layers_stage * layer_fwd + t_head_fwd * head_share
+        fwd_layer = np.where(last_is_slowest, layer_fwd_lo, layer_fwd_hi)  # the stage's own mix of layers
+        if any_dual:
+            fwd_layer = np.where(dual, layer_fwd, fwd_layer)
+        t_fwd_mb = layers_stage * fwd_layer + t_head_fwd * head_share
         t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
         m_layers = m * layers_stage
         t_cp = m * cp_mb
+        c_ep_s = np.where(last_is_slowest, c_ep_lo, c_ep_hi) if any_moe else 0.0  # the stage's own MoE share
+        if any_moe and any_dual:
+            c_ep_s = np.where(dual, c_ep, c_ep_s)
+        c_x_ep_s = c_ep_s * fl("ep_comm_overlap") if any_moe else 0.0
         if partial is not None:  # the stage's own recompute share (above), as cp_mb
             def _pick(hi_mb, lo_mb):
                 x = np.where(last_is_slowest, lo_mb, hi_mb)
@@ -1087,11 +1165,14 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 return m * x
             t_tp, t_ep, x_ep = _pick(tp_hi_mb, tp_lo_mb), _pick(ep_hi_mb, ep_lo_mb), _pick(xep_hi_mb, xep_lo_mb)
         else:
-            t_tp = m_layers * c_tp
-            t_ep = m_layers * c_ep
-            x_ep = m_layers * c_x_ep
+            c_tp_s = np.where(last_is_slowest, c_tp_lo, c_tp_hi) if any_moe else c_tp
+            if any_moe and any_dual:
+                c_tp_s = np.where(dual, c_tp, c_tp_s)
+            t_tp = m_layers * c_tp_s
+            t_ep = m_layers * c_ep_s
+            x_ep = m_layers * c_x_ep_s
         # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
-        x_fwd = layers_stage * (exp_fwd + c_x_ep * 2.0 / n_a2a)
+        x_fwd = layers_stage * (exp_fwd + c_x_ep_s * 2.0 / n_a2a)
 
         # Windows. The CP ring and (with ep_comm_overlap) the EP all-to-all leave exposed remainders,
         # max(0, comm − compute), per layer; while the GPU waits on them a DP collective keeps running,
@@ -1109,7 +1190,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         if any_dual:  # DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) per step, with F&B = F + B
             # (two chunks' compute, their communication overlapped) and W = half of the backward
             # without its recomputed forward: (p/2 − 1)(F + B/2 + 3R/2) over the step's m·(F + B)
-            t_rec = full * layers_stage * layer_fwd  # the full-recompute forward inside B
+            t_rec = full * layers_stage * fwd_layer  # the full-recompute forward inside B
             # F and B with the exposed CP / EP-overlap remainders of their own pass (x_fwd, x_bwd):
             # the fraction is applied to compute + communication, so weighing it on compute alone
             # let slower attention (its ring hops hidden instead of exposed) shift the split and
@@ -1195,10 +1276,19 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
                 "_ends_slowest": (dual & last_is_slowest) if any_dual else 0.0,
                 "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
-                "_layer_mb": layer_mb, "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
+                # the costed stage's own mix of dense and MoE layers (DualPipe: the model's average)
+                "_layer_mb": (np.where(dual, layer_mb, np.where(last_is_slowest, layer_mb_lo, layer_mb_hi))
+                              if any_dual else np.where(last_is_slowest, layer_mb_lo, layer_mb_hi)),
+                "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
                 "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
-                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": n_tp_coll + 2.0 * d_share,
+                # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
+                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": (n_tp_coll + 2.0 * d_share) * (
+                    1.0 if not any_moe else np.where(last_is_slowest, (1.0 - msh_lo) + msh_lo * moe_tp_x,
+                                                     (1.0 - msh_hi) + msh_hi * moe_tp_x) if not any_dual else
+                    np.where(dual, (1.0 - moe_share) + moe_share * moe_tp_x,
+                             np.where(last_is_slowest, (1.0 - msh_lo) + msh_lo * moe_tp_x,
+                                      (1.0 - msh_hi) + msh_hi * moe_tp_x))),
                 "_tp_exposed_frac": tp_exposed_frac,
                 "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes,
                 "_n_a2a": n_a2a + 2.0 * d_share, "_ep_hide": ep_hide,
@@ -1275,6 +1365,11 @@ def stage(b: Batch, consts: dict | None = None) -> dict[str, np.ndarray]:
 # ----------------------------------------------------------------------------- explain
 def _row_batch(row: dict) -> Batch:
     return {k: np.asarray([row[k]]) for k in _TERM_INPUTS if k in row}
+
+
+def _abytes(r: dict) -> float:
+    """Bytes per activation element of a row: 4 without mixed precision (fp32 / tf32), else 2."""
+    return 4.0 if r.get("precision") in (_FP32, _TF32) else BYTES_16
 
 
 def _ms(x: float) -> str:
@@ -1389,7 +1484,7 @@ def explain(row: dict) -> dict[str, str]:
     )
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.4g} × "
-        f"{_ms(T['_tp_ar'])} (ring all-reduce of b·s·h·2 B = {T['_tp_msg'] / 1e6:.4g} MB over tp = {r['tp']}) × "
+        f"{_ms(T['_tp_ar'])} (ring all-reduce of b·s·h·{_abytes(r):g} B = {T['_tp_msg'] / 1e6:.4g} MB over tp = {r['tp']}) × "
         f"{T['_tp_exposed_frac']:.2f} = {T['t_tp_comm_s']:.4g} s"
     )
     ex["t_cp_comm_s"] = (
@@ -1425,7 +1520,7 @@ def explain(row: dict) -> dict[str, str]:
             f"m = {T['_m']:.4g} × (compute + TP + CP + EP) = {T['t_pp_bubble_s']:.4g} s"
         )
     ex["t_pp_p2p_s"] = (
-        f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} (b·s·h/t·2 B = "
+        f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} (b·s·h/t·{_abytes(r):g} B = "
         f"{T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
     )
     ds = r.get("dp_shard", r["dp"])

@@ -279,9 +279,11 @@ def test_explain_has_numbers():
 
 
 def test_offload_moves_to_host():
-    on = run(_llama(offload_optimizer="cpu", offload_master_weights=True, offload_grads=True,
+    # ZeRO-2: each reduce-scattered gradient partition goes to the host (ZeRO-Offload §4), so no
+    # gradient stays in HBM; ZeRO-0/1 keep theirs (test_offload_grads_zero01_stay_on_gpu)
+    on = run(_llama(zero_stage=2, offload_optimizer="cpu", offload_master_weights=True, offload_grads=True,
                     offload_activations=True))
-    off = run(_llama())
+    off = run(_llama(zero_stage=2))
     assert on["mem_optimizer_bytes"][0] == 0 and on["mem_grads_bytes"][0] == 0
     assert on["host_mem_per_node_bytes"][0] > 0 and off["host_mem_per_node_bytes"][0] == 0
     assert on["mem_total_bytes"][0] < off["mem_total_bytes"][0]
@@ -1126,3 +1128,159 @@ def test_a_plan_that_does_not_fit_says_so_in_its_notes():
     assert r.results["host_mem_per_node_bytes"] == pytest.approx(175e9 * 16, rel=0.01)
     ok = planner.evaluate(planner.load_preset("default"))
     assert ok.results["fits"] and not any(n.startswith("Does not fit") for n in ok.notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Review 2026-12-01: offload_grads under ZeRO-0/1, fp32 activations, uneven interleaved chunks
+# ---------------------------------------------------------------------------------------
+def _preset(name, **kw):
+    """A preset's scenario with ``section__field=value`` overrides, evaluated (results dict)."""
+    import planner
+    d = planner.load_preset(name).to_json_dict()
+    for k, v in kw.items():
+        sec, field = k.split("__")
+        d[sec][field] = v
+    return planner.evaluate(d).results
+
+
+# Llama 3 70B (default preset: tp 8, pp 4, vpp 5, even 80/20 = 4 layers per chunk, dp 32) by hand:
+# layer = Q h² + K, V 2·h·k·d_h + O h² + MLP 3·h·f + 2 norms 2h
+#       = 67,108,864 + 16,777,216 + 67,108,864 + 704,643,072 + 16,384 = 855,654,400;
+# stage 0 per GPU = 20 layers/8 + embedding V·h/8 = 2,139,136,000 + 131,334,144 = 2,270,470,144;
+# the last stage adds the final norm h = 8,192 (head V·h/8 for the embedding): 2,270,478,336.
+_P70_FIRST = 20 * 855_654_400 // 8 + 128_256 * 8192 // 8
+_P70_LAST = _P70_FIRST + 8192
+
+
+@pytest.mark.parametrize("zero", [0, 1])
+def test_offload_grads_zero01_stay_on_gpu(zero):
+    """ZeRO-0/1 accumulate the full gradient over the micro-batches and reduce it on the GPU after
+    the last backward (all-reduce / reduce-scatter of the resident buffer), so with
+    ``offload_grads`` it stays in HBM and is then copied to the host for the CPU Adam step
+    (DeepSpeed's ZeRO-Offload moves *reduce-scattered partitions*, i.e. ZeRO-2/3: Ren et al. 2021
+    §4). Default preset (fp32 gradients, 4 B): 4 × 2,270,470,144 = 9,081,880,576 B = 8.46 GiB on
+    stage 0. Before the fix: 0 B. Host memory per node (8 GPUs, worst stage = the last, which holds
+    8,192 more parameters): the gradient copy 4·P plus Adam m, v 8·P / shard_o (ZeRO-0: 1;
+    ZeRO-1: dp = 32), the fp32 master kept on the GPU."""
+    r = _preset("default", parallelism__zero_stage=zero, parallelism__offload_optimizer="cpu",
+                parallelism__offload_grads=True)
+    assert r["mem_worst_stage"] == 0
+    assert r["mem_grads_bytes"] == 4 * _P70_FIRST == 9_081_880_576
+    shard_o = 1 if zero == 0 else 32
+    assert r["host_mem_per_node_bytes"] == pytest.approx(8 * (4.0 + 8.0 / shard_o) * _P70_LAST, rel=1e-12)
+    # ZeRO-2 for contrast: the partitions go to the host, none in HBM; host 8 × 12 B × P/32
+    r2 = _preset("default", parallelism__zero_stage=2, parallelism__offload_optimizer="cpu",
+                 parallelism__offload_grads=True)
+    assert r2["mem_grads_bytes"] == 0.0
+    assert r2["host_mem_per_node_bytes"] == pytest.approx(8 * 12.0 * _P70_LAST / 32, rel=1e-12)
+
+
+def test_fp32_activations_default_preset():
+    """fp32 / tf32 training keeps its activations in 4 B (Korthikanti 2022 §4.1's 2 B per element
+    assumes 16-bit training). Default preset by hand (Llama 3 70B: h 8192, q 8192, kv 8·128 =
+    1024, f 28672, gated; no dropout, so no masks; flash + selective, so no score term; t 8 + SP;
+    s·b = 8192 tokens): bf16 per token (8h + 4q + 4kv + 6f)/t = (65,536 + 32,768 + 4,096 +
+    172,032)/8 = 34,304 B; × 8192 = 281,018,368 B a layer and micro-batch. Stage 0 holds 20
+    layers and, interleaved (p 4, v 5, m 16), (W + 1)/v = (2·3 + 4·4 + 1)/5 = 4.6 micro-batches:
+    92 layer-stashes = 25,853,689,856 B = 24.08 GiB. tf32 doubles every term (all 16-bit):
+    51,707,379,712 B = 48.16 GiB. Before the fix: 24.08 GiB both."""
+    bf = _preset("default")
+    assert bf["mem_activations_bytes"] == pytest.approx(92 * 281_018_368, rel=1e-12)
+    for prec in ("tf32", "fp32"):
+        r = _preset("default", training__precision=prec)
+        assert 92 * 2 * 281_018_368 == 51_707_379_712
+        assert r["mem_activations_bytes"] == pytest.approx(51_707_379_712, rel=1e-12), prec
+
+
+def test_fp32_activations_masks_stay_one_byte():
+    """With dropout the 1-byte masks do not double. Table 2, no parallelism, no recompute, no
+    flash (s 2048, b 1, h 1024, a 16, f 4h, plain MLP): bf16 s·b·h·(34 + 5·a·s/h); fp32 the 16-bit
+    parts double, the masks (2h, a·s) stay: s·b·h·(2·32 + 2 + (2·4 + 1)·a·s/h) = s·b·h·(66 +
+    9·a·s/h). a·s/h = 32: bf16 2048·1024·194 = 406,847,488 B, fp32 2048·1024·354 =
+    742,391,808 B. Checked on the pure function and on a one-GPU, 2-layer model through the stage
+    (1F1B with p = 1: one micro-batch of 2 layers)."""
+    kw = dict(flash_attention=False, recompute="none")
+    assert float(memory.activation_bytes_per_layer(2048, 1, 1024, 16, 1, **kw)) == 406_847_488
+    assert float(memory.activation_bytes_per_layer(2048, 1, 1024, 16, 1, fp32=True, **kw)) == 742_391_808
+    # full recompute keeps the layer input: 2h per token, 4h in fp32
+    assert float(memory.activation_bytes_per_layer(2048, 1, 1024, 16, 1, recompute="full", fp32=True)) \
+        == 2048 * 4 * 1024
+    small = dict(name="s", n_layers=2, hidden_size=1024, n_heads=16, ffn_hidden_size=4096, vocab_size=32000,
+                 gated_mlp=False, dropout=0.1)
+    for prec, per_layer in (("bf16", 406_847_488), ("fp32", 742_391_808)):
+        b = one(model=small, training={"seq_len": 2048, "global_batch_size": 1, "micro_batch_size": 1,
+                                       "precision": prec},
+                parallelism={"tp": 1, "pp": 1, "dp": 1, "recompute": "none", "flash_attention": False},
+                cluster={"system": "dgx-h100", "n_gpus": 1})
+        assert run(b)["mem_activations_bytes"][0] == 2 * per_layer, prec
+
+
+def _megatron_interleaved_peak(p, v, m, j, L):
+    """Peak layer-weighted stash on rank j, replaying Megatron-Core's interleaved schedule step by
+    step (``pipeline_parallel/schedules.py``: ``get_pp_rank_microbatches`` warm-up
+    ``2(p − j − 1) + (v − 1)·N``, all ``m·v`` if no fewer; ``get_schedule_table`` with group size
+    N = p; steady state forward ``W + i`` then backward ``i``, the backward's chunk ``v − 1 −``
+    the table's). Chunk c of rank j is virtual stage ``j + c·p``: ``L // (p·v)`` layers, one more
+    for the first ``L mod (p·v)`` virtual stages (``model_stats.layers_on_rank``)."""
+    base, rem = divmod(L, p * v)
+    lay = [base + (j + c * p < rem) for c in range(v)]
+    table = []
+    for lo in range(0, m, p):
+        hi = m if lo + p >= m else lo + p
+        table += [c for c in range(v) for _ in range(lo, hi)]
+    total = m * v
+    warm = min(2 * (p - j - 1) + (v - 1) * p, total)
+    cnt, peak = [0] * v, 0
+    for k in range(warm):
+        cnt[table[k]] += 1
+        peak = max(peak, sum(c * n for c, n in zip(cnt, lay)))
+    for i in range(total - warm):
+        cnt[table[warm + i]] += 1
+        peak = max(peak, sum(c * n for c, n in zip(cnt, lay)))
+        cnt[v - 1 - table[i]] -= 1
+    return peak
+
+
+def test_interleaved_uneven_llama405b_first_stage():
+    """Llama 3 405B preset (126 layers, p 16, v 7 -> 112 virtual stages, the first 14 with 2
+    layers, so rank 0's chunk 0 holds 2 and its chunks 1–6 one each: 8 layers), global batch
+    4096 -> m = 4096/(1·128) = 32. Warm-up on rank 0: 2·15 + 6·16 = 126 forwards; forward k runs
+    chunk (k mod 112) // 16. After 127 forwards chunk 0 holds 16 + 15 = 31 micro-batches and
+    chunks 1–6 16 each (31·2 + 96 = 158 layer-stashes); the first backward frees one of chunk 6
+    and forward 127 adds a 32nd to chunk 0: 32·2 + 5·16 + 15 = 159, which holds until chunk 0's
+    backwards start (backward 96). Per layer and micro-batch (h 16384, q 16384, kv 1024, f 53248,
+    gated, no dropout, flash, no recompute, t 8 + SP, 8192 tokens): (8h + 4q + 4kv + 6f)/8 =
+    (131,072 + 65,536 + 4,096 + 319,488)/8 = 65,024 B × 8192 = 532,676,608 B (508 MiB).
+    Stage 0: 159 × 532,676,608 = 84,695,580,672 B (78.88 GiB); before the fix 127/7 × 8 = 145.1
+    layer-stashes, 72.00 GiB. At the preset's m = 16 every forward is warm-up (112 < 126): 16
+    micro-batches of all 8 layers, 128 layer-stashes, as before."""
+    per = 532_676_608
+    assert _megatron_interleaved_peak(16, 7, 32, 0, 126) == 159
+    assert _megatron_interleaved_peak(16, 7, 16, 0, 126) == 128
+    r = _preset("llama3-405b-h100-16k", training__global_batch_size=4096)
+    assert r["mem_worst_stage"] == 0
+    assert r["mem_activations_bytes"] == pytest.approx(159 * per, rel=1e-12)
+    r16 = _preset("llama3-405b-h100-16k")
+    assert r16["mem_activations_bytes"] == pytest.approx(128 * per, rel=1e-12)
+
+
+@pytest.mark.parametrize("p, v, L", [(2, 2, 5), (2, 3, 7), (3, 2, 8), (4, 2, 9), (4, 3, 13), (4, 2, 14)])
+def test_interleaved_inflight_matches_schedule_replay(p, v, L):
+    """Every stage of an uneven interleaved split holds, at its peak, the layer-stashes of a
+    step-by-step replay of Megatron's schedule (_megatron_interleaved_peak), for m = p … 4p; and
+    rank 0 holds the most (the worst-stage search looks at the first and last stage only).
+    Small dense model (h 256, a 4, f 1024; flash, no recompute, no TP), so a layer's activations
+    per micro-batch are activation_bytes_per_layer's (Table 2, no dropout)."""
+    model = dict(name="tiny", n_layers=L, hidden_size=256, n_heads=4, ffn_hidden_size=1024, vocab_size=1024,
+                 gated_mlp=False)
+    per = float(memory.activation_bytes_per_layer(512, 1, 256, 4, 1, flash_attention=True, dropout=False))
+    for m in (p, 2 * p, 3 * p, 4 * p):
+        b = one(model=model, training={"seq_len": 512, "global_batch_size": m, "micro_batch_size": 1},
+                parallelism={"tp": 1, "pp": p, "dp": 1, "vpp": v, "schedule": "interleaved",
+                             "layer_split": "uneven", "recompute": "none", "flash_attention": True},
+                cluster={"system": "dgx-h100", "n_gpus": p})
+        stages = memory.per_stage(run(b), 0)
+        want = [_megatron_interleaved_peak(p, v, m, j, L) for j in range(p)]
+        got = [s["mem_activations_bytes"] / per for s in stages]
+        assert got == pytest.approx(want, rel=1e-12), (m, got, want)
+        assert want[0] == max(want)

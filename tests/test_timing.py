@@ -1105,13 +1105,23 @@ def test_a_host_bound_step_says_so():
 
 def test_the_slowest_stage_counts_its_communication():
     """1F1B, DeepSeek-V3's 61 layers over 16 stages (uneven: 4 on the first, 3 + the output head on
-    the last), EP 64 not overlapped: the last stage has more compute, but the first's extra MoE
-    layer carries its all-to-alls, so the first stage is the slower one and sets the step (found
-    by review: the stage was chosen on compute alone). By hand per micro-batch: first 4·(layer +
-    c) against last (3 layers + head) + 3·c."""
+    the last), EP 64 not overlapped, every layer MoE (its 3 leading dense layers made MoE: with
+    them the first stage holds 3 dense layers and 1 MoE layer, and the last, 3 MoE layers and the
+    head, is the slower — the step time places them there since a review found them averaged
+    over the stages): the last stage has more compute, but the first's extra MoE layer carries
+    its all-to-alls, so the first stage is the slower one and sets the step (found by review: the
+    stage was chosen on compute alone). By hand per micro-batch: first 4·(layer + c) against last
+    (3 layers + head) + 3·c."""
+    import json
+    from pathlib import Path
+
     from planner import batch, model_stats
 
     s = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    m = json.loads((Path(__file__).resolve().parents[1] / "presets" / "models.json").read_text())["deepseek-v3"]
+    m = {k: v for k, v in m.items() if not k.startswith("published_")}
+    m["moe"] = dict(m["moe"], first_dense_layers=0)
+    s["model"] = m
     s["parallelism"].update(schedule="1f1b", ep_comm_overlap=False, tp=1, dp=None)
     b = batch.from_scenarios([planner.Scenario.model_validate(s)])
     b.update(model_stats.stats(b))

@@ -148,3 +148,88 @@ def test_step_with_a_16_gpu_domain_is_not_slower_than_with_8():
         s.cluster.system = planner.schema.System.model_validate(sysd)
         steps.append(planner.evaluate(s).results["step_time_s"])
     assert steps[1] <= steps[0] * (1 + 1e-12)
+
+
+def test_in_network_reduction_speeds_up_only_a_ring_inside_one_nvlink_domain():
+    """NVLink SHARP reduces inside the NVSwitch (hardware/systems.json: IB SHARP is not modelled).
+    Found by review: the default preset's DGX H100 ZeRO-0 gradient all-reduce over its 32 DP
+    ranks (stride tp·pp... one GPU per node in each ring) got the speed-up and ran above the
+    50 GB/s NIC. Hand calculation: Llama 3 70B's 70.55e9 parameters over tp·pp = 32 are 2.205e9
+    per GPU, fp32 gradients 8.82e9 B; ring 2·31/32 · 8.82e9 B / (50e9 B/s × 0.92) + 2·31 · 5 µs."""
+    import planner
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(zero_stage=0, dp_comm_overlap=False)
+    r = planner.evaluate(d)
+    import json
+    from pathlib import Path
+    cal = json.loads((Path(__file__).resolve().parents[1] / "hardware" / "calibration.json").read_text())
+    eff, alpha = cal["link_eff"]["value"]["network"], cal["alpha_s"]["value"]["network"]  # 0.92, 5 µs
+    p_local = r.results["params_total"] / 32
+    hand = 2 * 31 / 32 * 4 * p_local / (50e9 * eff) + 2 * 31 * alpha
+    assert r.results["t_dp_comm_exposed_s"] == pytest.approx(hand, rel=2e-3)
+
+
+def test_leading_dense_layers_sit_on_the_first_stage_for_the_step_time():
+    """Found by review: the step time spread an MoE model's leading dense layers over every stage
+    (the average MoE share), while memory and the layout put them on the first ranks. Mixtral
+    8x7B with 16 of its 32 layers dense at PP 2 (1F1B): stage 1 holds layers 16–31, all MoE, and
+    carries the head, so it runs exactly what the last stage of the all-MoE model runs — the same
+    compute and the same all-to-all time (16 MoE layers × 4 all-to-alls × 8 micro-batches); the
+    average share gave 20 % less."""
+    import json
+    from pathlib import Path
+    from planner import model_stats
+    assert float(model_stats.dense_layers_on_rank(32, 16, 2, 1, 0)) == 16.0
+    assert float(model_stats.dense_layers_on_rank(32, 16, 2, 1, 1)) == 0.0
+    # interleaved: 32 layers, pp 2, vpp 4 → virtual stages of 4; rank 0 holds stages 0, 2, 4, 6
+    # (layers 0–3, 8–11, 16–19, 24–27): 8 of the first 16 are dense there, 8 on rank 1
+    assert float(model_stats.dense_layers_on_rank(32, 16, 2, 4, 0)) == 8.0
+    assert float(model_stats.dense_layers_on_rank(32, 16, 2, 4, 1)) == 8.0
+    models = json.loads((Path(__file__).resolve().parents[1] / "presets" / "models.json").read_text())
+    m = dict(models["mixtral-8x7b"])
+    m.pop("published_params_total", None)
+    m.pop("published_params_active", None)
+    out = {}
+    for fd in (0, 16):
+        m["moe"] = dict(m["moe"], first_dense_layers=fd)
+        d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+        d["model"] = m
+        d["parallelism"].update(pp=2, vpp=1, schedule="1f1b", dp=None)
+        out[fd] = planner.evaluate(d).results
+    assert out[16]["t_compute_s"] == pytest.approx(out[0]["t_compute_s"], rel=1e-12)
+    assert out[16]["t_ep_comm_s"] == pytest.approx(out[0]["t_ep_comm_s"], rel=1e-12)
+
+
+def test_moe_layers_with_tp_move_the_routed_tokens_in_their_mlp_collectives():
+    """Megatron-Core's alltoall dispatcher with expert TP = TP all-gathers the dispatched tokens over
+    the TP group and reduce-scatters them in the combine (MoEAlltoAllTokenDispatcher): the MLP
+    half's two collectives carry top_k·cf tokens per token (found by review: charged as a dense
+    layer's b·s·h). Mixtral 8x7B (top-2, capacity factor 1) at TP 2, EP 4, every layer MoE:
+    4 × (½ + ½·2) = 6 collectives' worth per layer against a dense layer's 4."""
+    from planner import batch, model_stats
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["parallelism"].update(tp=2, ep=4, dp=None)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    T = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()}
+    assert T["_n_tp_coll"] == pytest.approx(6.0)
+    assert T["t_tp_comm_s"] == pytest.approx(T["_m"] * T["_layers_stage"] * 6.0 * T["_tp_ar"] * T["_tp_exposed_frac"],
+                                             rel=1e-12)
+
+
+def test_fp32_training_moves_4_byte_activations_and_weights():
+    """Without mixed precision (fp32 / tf32) activations and weights are 4 B: the TP all-reduce of
+    b·s·h, the pipeline p2p of b·s·h/t and the ZeRO parameter all-gather carry twice the bytes of
+    bf16 (found by review: charged at 2 B). Default preset: b·s·h = 1 × 8,192 × 8,192, so
+    134.2 MB in bf16 and 268.4 MB in tf32; the same for the p2p message over t = 8."""
+    from planner import batch, model_stats
+    T = {}
+    for p in ("bf16", "tf32"):
+        d = planner.load_preset("default").to_json_dict()
+        d["training"]["precision"] = p
+        b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+        b.update(model_stats.stats(b))
+        T[p] = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()}
+    assert T["bf16"]["_tp_msg"] == pytest.approx(2 * 8192 * 8192) and T["tf32"]["_tp_msg"] == pytest.approx(4 * 8192 * 8192)
+    assert T["tf32"]["_p2p_msg"] == pytest.approx(2 * T["bf16"]["_p2p_msg"])
+    assert T["tf32"]["t_tp_comm_s"] > 1.9 * T["bf16"]["t_tp_comm_s"]

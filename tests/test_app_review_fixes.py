@@ -14,8 +14,6 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 import planner
 from planner import share
@@ -25,23 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PLAN = str(ROOT / "app_pages" / "plan.py")
 EXPLORE = str(ROOT / "app_pages" / "explore.py")
 COMPARE = str(ROOT / "app_pages" / "compare.py")
-TIMEOUT = 120
 GIB = 2**30
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    yield
-
-
-def _run(path, params=None):
-    at = AppTest.from_file(path, default_timeout=TIMEOUT)
-    if params:
-        at.query_params.update(params)
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
+# the dashboard tests' AppTest helpers: the per-test cache clearing (an autouse fixture) and _run
+from test_app import TIMEOUT, _clear_caches, _run  # noqa: E402,F401
 
 
 def _upload(at, label, name, payload: bytes):

@@ -1261,6 +1261,8 @@ def _on_upload() -> None:
                                              "use Model → Import a Hugging Face config.json. The current "
                                              "scenario is kept.")
         return
+    if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
+        data = data["scenario"]  # `planner evaluate --format json` output: its scenario, as the CLI reads it
     unknown = sorted(set(data) - set(Scenario.model_fields))
     if "model" not in data or "cluster" not in data or unknown:
         st.session_state["_upload_error"] = (

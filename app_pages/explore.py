@@ -205,8 +205,9 @@ if df is None or not len(df):
     why = (no_valid_split_reason(scen, sweep_gpus or scen.cluster.n_gpus, **SPACES[ss["ex_space"]]) if n_valid == 0
            else no_split_reason(_sweep_base(sweep_src), n_valid))
     if why.startswith("every valid split runs out of memory"):
-        st.warning("No split of this model fits this cluster. Try more GPUs, a larger-memory system, "
-                   "full recompute or the full search space.")
+        # the engine's own hint (planner.sweep.no_split_reason), as `planner sweep` prints it (found by
+        # review: the page advised full recompute, which the sweep already tries)
+        st.warning("No split of this model fits this cluster: " + why)
     else:
         st.warning("No split found: " + why)
     st.stop()

@@ -477,8 +477,8 @@ def cmd_sweep(args) -> int:
         if n_valid == 0 and s.parallelism.layer_split != "uneven":
             n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
             if n_uneven:
-                hint += (f", or allow an uneven layer split (--set parallelism.layer_split=uneven: "
-                         f"{n_uneven:,} valid splits)")
+                hint = (hint.rstrip(".") + f"; or allow an uneven layer split (--set parallelism.layer_split=uneven: "
+                        f"{n_uneven:,} valid splits)")
         # the message on stderr; stdout stays parseable in the format asked for
         sys.stderr.write(f"planner: no feasible split of {n} GPUs ({n_valid} valid splits evaluated, "
                          f"{df.attrs.get('n_feasible', 0)} feasible): {hint}\n")

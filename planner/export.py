@@ -677,7 +677,7 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                          + (f" ({p.vpp} virtual stages per rank)" if p.vpp > 1 else "")
                          + ": DeepSpeed's PipelineEngine.train_batch always runs schedule.TrainSchedule, 1F1B with "
                          "one stage per rank (runtime/pipe/engine.py); the planner's step time and memory are for "
-                         f"'{p.schedule}': evaluate schedule = '1f1b' to see what DeepSpeed runs.")
+                         f"'{p.schedule}': evaluate schedule = '1f1b' (with vpp = 1) to see what DeepSpeed runs.")
     if p.cp > 1:
         split.append(f"CP {p.cp} (DeepSpeed-Ulysses sequence parallelism)")
     if p.ep > 1:

@@ -103,6 +103,11 @@ _REFUSED = {
 
 
 _ARCH_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Model")
+#: Architecture classes named for the wrapper whose language model has its own type: Gemma 3's
+#: multimodal class wraps a gemma3_text model (the caller reads its text_config), its causal-LM
+#: class is one; Llama 4's classes run a llama4_text model (Transformers' configs).
+_ARCH_TYPES = {"Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
+               "Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4_text"}
 
 
 def _type_from_architectures(archs: Any) -> str:
@@ -113,10 +118,12 @@ def _type_from_architectures(archs: Any) -> str:
     if not isinstance(archs, list):
         return ""
     known = {t.replace("_", "").replace("-", ""): t
-             for t in (*LLAMA_FAMILY, *GPT_FAMILY, *_REFUSED, *_TIE_DEFAULTS)}
+             for t in (*LLAMA_FAMILY, *GPT_FAMILY, *_REFUSED, *_TIE_DEFAULTS, "dbrx", "chatglm")}
     for a in archs:
         if not isinstance(a, str):
             continue
+        if a in _ARCH_TYPES:  # classes whose language model is a *_text type (found by review)
+            return _ARCH_TYPES[a]
         stem = a
         for suf in _ARCH_SUFFIXES:
             if stem.endswith(suf) and len(stem) > len(suf):

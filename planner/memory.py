@@ -935,7 +935,10 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
             else:
                 work = cm["work_layer_dense"]
             acts = _sel(cm["off_act"], work, acts)
-        host = cm["gb_host"] * gsh + cm["ob_host"] * osh
+        # the gradients the CPU step reads: the optimizer's partition (all of them under ZeRO-0,
+        # 1/dp under ZeRO-1, as the step time moves them; found by review: ZeRO-1 counted each
+        # GPU's whole gradient on the host, 67.7 GiB per node too many on the default preset)
+        host = (cm["gb_host"] + cm["ob_host"]) * osh
         if cm.get("any_nvme", True):
             host = _sel(cm["nvme"], np.minimum(host, NVME_STAGING_BYTES_PER_GPU), host)
         if any_off_act:
@@ -1223,7 +1226,8 @@ def explain(row: dict) -> dict[str, str]:
             f"{shards(g['gb_dev'], 'g')}"
             + ((" (offloaded: each reduce-scattered partition moves to the host, ZeRO-Offload)" if zs >= 2 else
                 " (kept on the GPU under offload_grads: ZeRO-0/1 reduce the whole accumulated gradient there "
-                "after the last backward; its copy for the CPU step is counted in host memory)")
+                "after the last backward; the optimizer's partition of it, which the CPU step reads, is counted "
+                "in host memory)")
                if int(row.get("offload_optimizer", 0)) and row.get("offload_grads") else "")
             + f" = {_gib(gr)}"),
         "mem_optimizer_bytes": (

@@ -1746,5 +1746,12 @@ def notes(row: dict) -> list[str]:
                        f"(1 + {rep:g} peer copies)) > the drive's {cap / 1e9:,.1f} GB (GB = 1e9 B); the goodput "
                        "counts the tier as if they did.")
     if not row.get("host_fits_ckpt", True):
-        out.append("In-memory checkpoints do not fit in the node's host memory.")
+        gib = 2.0 ** 30
+        ck_b = float(row.get("ckpt_host_mem_per_node_bytes", 0.0) or 0.0)
+        off_b = float(row.get("host_mem_per_node_bytes", 0.0) or 0.0)
+        have = row.get("host_memory_bytes")
+        out.append(f"Does not fit in host memory: the in-memory checkpoints need {ck_b / gib:,.2f} GiB per node"
+                   + (f" beside the offloaded states' {off_b / gib:,.2f} GiB" if off_b > 0 else "")
+                   + (f" > the node's {float(have) / gib:,.2f} GiB" if have is not None else "")
+                   + " (GiB = 2^30 B); the goodput counts the host-memory tier as if they did.")
     return out

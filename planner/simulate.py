@@ -280,6 +280,8 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
     from .engine import run_batch
 
     bad = check_trials_seed(n_trials, seed)
+    if progress is not None and not callable(progress):  # found by review: a TypeError after the whole run
+        bad = [*bad, f"simulate: progress = {progress!r}: give a function of the finished fraction, or None"]
     if bad:
         raise InputError(bad)
     s = validate_scenario(scenario)

@@ -699,8 +699,9 @@ def no_split_reason(scenario, n_valid: int) -> str:
     return ("every valid split runs out of memory: try more GPUs or a larger-memory system. The sweep chooses "
             f"recompute ({', '.join(DEFAULT_RECOMPUTE)} by default) and optimizer offload "
             f"({', '.join(DEFAULT_OFFLOAD)}), but takes offload_master_weights, offload_grads and "
-            "offload_activations from the scenario: set those (e.g. parallelism.offload_master_weights = true) "
-            "to let it offload more (host memory permitting)")
+            "offload_activations from the scenario: set those, with offload_optimizer = cpu (e.g. "
+            "parallelism.offload_optimizer = cpu and parallelism.offload_master_weights = true), to let it "
+            "offload more (host memory permitting)")
 
 # ---- a base split for a scenario whose own split does not suit it --------------------------
 
@@ -887,14 +888,15 @@ def _objective_key(out: Batch, objective: str, n: int) -> np.ndarray:
 
 #: Objectives that rank by the time to train (or what it prices): a row that never finishes
 #: (goodput 0: no checkpoint tier survives some failure class) cannot be ranked by them.
-_TIME_OBJECTIVES = ("time_to_train", "cost")
+_TIME_OBJECTIVES = ("time_to_train", "cost", "goodput_tokens_per_s")
 
 
 def _reasons_after_eval(out: Batch, rule_reason: np.ndarray, objective: str = "time_to_train") -> np.ndarray:
     """Combine rule reasons with memory / host-memory feasibility of the evaluated rows; a
     non-finite step time is never feasible, a non-finite time to train only under an objective
-    of :data:`_TIME_OBJECTIVES` (MFU and throughput do not depend on it; found by review: with
-    no checkpoint tier an MFU sweep reported no feasible split)."""
+    of :data:`_TIME_OBJECTIVES` (MFU does not depend on it; found by review: with no checkpoint
+    tier an MFU sweep reported no feasible split; a goodput-weighted throughput is 0 on every
+    such row, so it ranks nothing and is refused with the time objectives)."""
     reason = rule_reason.astype(np.int16, copy=True)
     ok = reason == R_OK
     if "fits" in out:

@@ -255,3 +255,36 @@ def test_every_sidebar_number_box_can_show_its_minimum():
         lo = b.proto.min
         if lo > 0:
             assert b.proto.format % lo != b.proto.format % 0, (b.key, b.proto.format, lo)
+
+
+# --- a last review of the fixes -------------------------------------------------------------------
+
+def test_import_takes_the_scenario_of_an_evaluate_result_as_the_cli_does():
+    """`planner evaluate --format json` writes {"scenario", "results", ...}; the CLI reads such a file
+    back as its scenario, the page refused it ("unknown top-level keys"; found by review)."""
+    import io
+    from contextlib import redirect_stdout
+    from planner.cli import main
+    sj = preset_json("llama3-8b-h100-64")
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["evaluate", "--preset", "llama3-8b-h100-64", "--format", "json"]) == 0
+    at = _run(PLAN)
+    _upload(at, "Import scenario JSON", "result.json", buf.getvalue().encode())
+    assert "_upload_error" not in at.session_state
+    assert planner.Scenario.model_validate(at.session_state["scenario"]) == planner.Scenario.model_validate(sj)
+
+
+def test_monte_carlo_table_shows_a_run_of_centuries_in_years_as_the_headline():
+    """The headline turns days into years above 1,000 days ("380 years"); the table row said
+    "days to train 138,619.3" (found by review): the row is now in Julian years too."""
+    from planner.simulate import summarize
+
+    at = _run(PLAN, {"tok": "1e16", "pl_mct": "200", "pl_mcs": "1"})
+    at.button(key="pl_mc_run").click().run()
+    table = next(d.value for d in at.dataframe if list(d.value.columns)[:1] == ["mean"])
+    want = summarize(planner.simulate(at.session_state["scenario"], n_trials=200, seed=1)).set_index("metric")
+    p50_days = want.loc["time_to_train_days", "p50"]
+    assert p50_days > 1000  # the premise: the headline is in years
+    assert "days to train" not in table.index and "time to train, years" in table.index
+    assert table.loc["time to train, years", "P50"] == f"{p50_days / 365.25:,.1f}"

@@ -520,3 +520,14 @@ def test_presets_hardware_json_writes_null_for_other_tables_fields_and_inf_for_n
     assert all(isinstance(r["agg_write_GBps"], (int, float)) or r["agg_write_GBps"] in ("inf", None) for r in rows)
     rc, out, _ = run("presets", "hardware")  # the table keeps its words
     assert "no shared limit" in out
+
+
+def test_in_memory_checkpoints_over_host_memory_warn_on_stderr_and_the_split_hint_reads_well():
+    """Found by review: the in-memory checkpoint overrun had a note the CLI did not echo (README
+    promises 'planner: warning: Does not fit …'); and the no-split message ended '11,592., or'."""
+    rc, _, err = run("evaluate", "--preset", "default", "--set", "checkpoint.tiers.0.interval_s=600",
+                     "--set", "checkpoint.tiers.0.replicas=1", "--set", "cluster.overrides.host_memory_bytes=5e9",
+                     "--format", "csv")
+    assert rc == 0 and "planner: warning: Does not fit in host memory: the in-memory checkpoints need" in err
+    rc, _, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "csv")
+    assert rc == 1 and "., or" not in err and "; or allow an uneven layer split" in err

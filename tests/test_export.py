@@ -523,7 +523,7 @@ def test_deepspeed_says_its_pipeline_runs_1f1b():
     assert d["parallelism"]["schedule"] == "interleaved" and d["parallelism"]["pp"] == 4
     ex = deepspeed_config(d)
     assert any(n.startswith("schedule 'interleaved' (5 virtual stages per rank)") and "TrainSchedule" in n
-               for n in ex.notes)
+               and "(with vpp = 1)" in n for n in ex.notes)  # 1f1b alone is refused with vpp 5 (found by review)
     assert not any("schedule interleaved" in n for n in ex.notes)
     for sch in ("gpipe", "zero_bubble", "dualpipe"):
         d["parallelism"].update(schedule=sch, vpp=1)

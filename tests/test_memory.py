@@ -1160,14 +1160,16 @@ def test_offload_grads_zero01_stay_on_gpu(zero):
     (DeepSpeed's ZeRO-Offload moves *reduce-scattered partitions*, i.e. ZeRO-2/3: Ren et al. 2021
     §4). Default preset (fp32 gradients, 4 B): 4 × 2,270,470,144 = 9,081,880,576 B = 8.46 GiB on
     stage 0. Before the fix: 0 B. Host memory per node (8 GPUs, worst stage = the last, which holds
-    8,192 more parameters): the gradient copy 4·P plus Adam m, v 8·P / shard_o (ZeRO-0: 1;
+    8,192 more parameters): the gradient copy 4·P plus Adam m, v 8·P, both / shard_o (ZeRO-0: 1;
     ZeRO-1: dp = 32), the fp32 master kept on the GPU."""
     r = _preset("default", parallelism__zero_stage=zero, parallelism__offload_optimizer="cpu",
                 parallelism__offload_grads=True)
     assert r["mem_worst_stage"] == 0
     assert r["mem_grads_bytes"] == 4 * _P70_FIRST == 9_081_880_576
     shard_o = 1 if zero == 0 else 32
-    assert r["host_mem_per_node_bytes"] == pytest.approx(8 * (4.0 + 8.0 / shard_o) * _P70_LAST, rel=1e-12)
+    # the gradient copy the CPU step reads is the optimizer's partition (1/dp under ZeRO-1: found by a
+    # later review, the whole gradient was counted): (4 + 8) B × P / shard_o per GPU
+    assert r["host_mem_per_node_bytes"] == pytest.approx(8 * 12.0 / shard_o * _P70_LAST, rel=1e-12)
     # ZeRO-2 for contrast: the partitions go to the host, none in HBM; host 8 × 12 B × P/32
     r2 = _preset("default", parallelism__zero_stage=2, parallelism__offload_optimizer="cpu",
                  parallelism__offload_grads=True)
@@ -1284,3 +1286,18 @@ def test_interleaved_inflight_matches_schedule_replay(p, v, L):
         got = [s["mem_activations_bytes"] / per for s in stages]
         assert got == pytest.approx(want, rel=1e-12), (m, got, want)
         assert want[0] == max(want)
+
+
+def test_zero1_offload_grads_counts_the_optimizer_partition_on_the_host():
+    """The CPU step of ZeRO-1 reads its optimizer partition of the gradient, 1/dp of it (as the
+    step time moves it); found by review: each GPU's whole gradient was counted on the host.
+    Default preset (Llama 3 70B, TP 8 × PP 4 × DP 32, fp32 gradients): host memory is counted on
+    the last stage, which holds 2,270,478,336 parameters (the first's 2,270,470,144 + 8,192), so
+    offload_grads adds 8 GPUs × 4 B × 2,270,478,336 / 32 B per node."""
+    import planner
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["offload_optimizer"] = "cpu"
+    base = planner.evaluate(d).results["host_mem_per_node_bytes"]
+    d["parallelism"]["offload_grads"] = True
+    r = planner.evaluate(d).results
+    assert r["host_mem_per_node_bytes"] - base == pytest.approx(8 * 4 * 2_270_478_336 / 32, rel=1e-12)

@@ -246,3 +246,10 @@ def test_a_tier_left_unsaved_changes_nothing_in_the_monte_carlo():
     a = planner.simulate(one, n_trials=300, seed=3)
     b = planner.simulate(two, n_trials=300, seed=3)
     assert np.allclose(a["time_to_train_days"], b["time_to_train_days"], rtol=1e-12)
+
+
+def test_a_progress_that_is_not_a_function_is_an_input_error_before_the_run():
+    """Found by review: a TypeError from inside the loop, after the whole simulation had run."""
+    import planner
+    with pytest.raises(planner.InputError, match="progress = 5"):
+        planner.simulate(planner.load_preset("llama3-8b-h100-64"), n_trials=10, progress=5)

@@ -1312,6 +1312,16 @@ def parse_metric(col: str, cell) -> float:
             return math.nan  # "2.8k-3.1k": a range
         return float(k.group(1)) * (1e6 if k.group(2) == "M" else 1e3)  # "1.2M (whole job)": millions
     v = parse_number(cell)
+    if isinstance(cell, str) and not math.isnan(v) and _NUM.match(cell):
+        rest = cell[_NUM.match(cell).end():]
+        # a second value given as an alternative ("1500/1600", "1500 or 1600"): which ran is not
+        # said, as for a range (found by review: read as 1500 without a word)
+        if re.match(r"\s*(?:/|\bor\b)\s*[~≈]?\s*\d", rest, re.I):
+            return math.nan
+        # a unit the column does not hold ("74%" as TFLOP/s, "738 TFLOP/s" or "37% MFU" as tokens/s;
+        # found by review: read as the column's own unit and compared, +896 … +4,038 %)
+        if _UNIT_CONTRADICTS.get(col) and re.match(_UNIT_CONTRADICTS[col], rest, re.I):
+            return math.nan
     if col in ("mfu_pct", "hfu_pct") and 0.0 < v <= 1.0 and "%" not in str(cell):
         return v * 100.0  # "0.38": MFU written as a fraction (no run reaches only 1 % of peak)
     if col == "tflops_per_gpu" and isinstance(cell, str) and not math.isnan(v) and re.match(
@@ -1335,6 +1345,17 @@ def parse_metric(col: str, cell) -> float:
     x = v
     unit = m.group(1).lower() if m else label_unit
     return x / 1e3 if unit.startswith("m") and not unit.startswith("min") else x * 60.0 if unit.startswith("min") else x
+
+
+#: After a metric cell's number, a unit that belongs to another column: the cell is not read
+#: (``"74%"`` in tflops_per_gpu, ``"738 TFLOP/s"`` or ``"37% MFU"`` in tokens_per_s_per_gpu).
+_UNIT_CONTRADICTS = {
+    "tokens_per_s_per_gpu": r"\s*(?:%|[TPG]FLOP|[TPG]F/s|[TPG]FLOPS|MFU|HFU|s\b|sec|ms\b)",
+    "tflops_per_gpu": r"\s*(?:%|tok|MFU|HFU|s\b|sec|ms\b)",
+    "mfu_pct": r"\s*(?:[TPG]FLOP|[TPG]F/s|tok|s\b|sec|ms\b)",
+    "hfu_pct": r"\s*(?:[TPG]FLOP|[TPG]F/s|tok|s\b|sec|ms\b)",
+    "step_time_s": r"\s*(?:%|tok|[TPG]FLOP|[TPG]F/s|MFU|HFU)",
+}
 
 
 #: Integer columns of a row; a cell there must be a finite number below 2^53.
@@ -2055,6 +2076,12 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         B = pp * mbs * dp
     kv = _int(r.get("kv_heads")) or a
     V = _int(r.get("vocab")) or DEFAULT_VOCAB
+    # architecture fills are defaults too (found by review: an empty vocab moved a row 4.8 %, an
+    # empty kv_heads 7.8 %, and the defaults column did not say so)
+    if _int(r.get("kv_heads")) is None:
+        used.append(f"kv_heads {a} (= heads: multi-head attention)")
+    if _int(r.get("vocab")) is None:
+        used.append(f"vocab {DEFAULT_VOCAB:,} (default)")
     arch = _arch(r.get("model", ""))
     is_gpt = arch.pop("gpt", False)
     model = {"name": str(r.get("model", "model")), "n_layers": L, "hidden_size": h, "n_heads": a,
@@ -2158,7 +2185,9 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
     if overrides:
         scen["cluster"]["overrides"] = overrides
     if flash_statement(r) is None:  # the text names no attention kernel: the source-year rule
-        used.append(f"flash attention {'on' if fw['flash_attention'] else 'off'} (source year)")
+        year_known = not _is_na(r.get("source")) and str(r.get("source")).strip()
+        used.append(f"flash attention {'on' if fw['flash_attention'] else 'off'} "
+                    + ("(source year)" if year_known else "(no source given: the rule for a year not known)"))
     try:
         return Scenario.model_validate(scen), ""
     except ValueError as e:  # pydantic.ValidationError is a ValueError
@@ -2427,11 +2456,18 @@ def rows_to_scenarios(df: pd.DataFrame, defaults_out: list | None = None
     ``defaults_out``: a list that gets, per scenario, the settings the default rules filled
     (:func:`row_to_scenario`'s ``used``)."""
     scen, idx, skipped = [], [], {}
+    first_of: dict[str, int] = {}
     for i, r in enumerate(df.to_dict("records")):
         r = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
         if r.get(_READ_ERROR):
             skipped[i] = r[_READ_ERROR]
             continue
+        rid = str(r.get("run_id", "")).strip()
+        if rid and rid in first_of:  # found by review: a repeated row was counted again in the summary
+            skipped[i] = f"duplicate run_id (first on data row {first_of[rid] + 1}); only the first is compared"
+            continue
+        if rid:
+            first_of[rid] = i
         r.pop(_READ_ERROR, None)
         used: list = []
         s, why = row_to_scenario(r, used)
@@ -2633,7 +2669,12 @@ def calibration_batch(csv_path=None):
                                                                           * float(b["seq_len"][j]))
                       if metric[-1] == "tokens_per_s_per_gpu"
                       else float(b["model_flop_per_step"][j]) / (pub[-1] * float(b["n_gpus"][j])))
-            if flop_s > top:
+            low = 1e-3 * min(acc.peak_flop_per_s.values())  # 0.1 % of the part's lowest peak
+            if 0.0 < flop_s < low:  # found by review: 1e-300 tokens/s was compared (error 1.5e303)
+                note = (f"not compared: the published {metric[-1]} ({pub[-1]:.4g}) means {flop_s / 1e12:.3g} TFLOP/s "
+                        f"per GPU, below 0.1 % of the accelerator's lowest peak: a typo or another unit?")
+                metric[-1], pub[-1], count[-1] = "", math.nan, math.nan
+            elif flop_s > top:
                 tf_ = pub[-1] if metric[-1] == "tflops_per_gpu" else flop_s / 1e12
                 means = ("is" if metric[-1] == "tflops_per_gpu" else "means") + (
                     f" {tf_:,.0f}" if tf_ < 1e7 else f" {tf_:.3g}") + " TFLOP/s per GPU" + (
@@ -2646,7 +2687,9 @@ def calibration_batch(csv_path=None):
         # (found by review: tflops_per_gpu "fast" beside an MFU compared the MFU without a word)
         order = {"tokens_per_s_per_gpu": 0, "step_time_s": 1, "tflops_per_gpu": 2, "mfu": 3, "hfu": 3}
         rank = order.get(metric[-1], 9)
-        skipped_cells = [c for c, v in zip(METRIC_COLUMNS[:3], (tok, st, tf)) if order[c] < rank and math.isnan(v)
+        order.update({"mfu_pct": 3, "hfu_pct": 4})  # an unread MFU beside a compared HFU is said too
+        rank = order.get(metric[-1], 9) if metric[-1] != "hfu" else 4
+        skipped_cells = [c for c, v in zip(METRIC_COLUMNS, (tok, st, tf, mfu, hfu)) if order[c] < rank and math.isnan(v)
                          and not _is_na(r.get(c)) and str(r.get(c)).strip()
                          and not _UNSTATED.match(str(r.get(c)).strip().lower())
                          and not _RELATIVE.search(re.sub(r"\([^)]*\)", " ", str(r.get(c))))]

@@ -531,3 +531,17 @@ def test_in_memory_checkpoints_over_host_memory_warn_on_stderr_and_the_split_hin
     assert rc == 0 and "planner: warning: Does not fit in host memory: the in-memory checkpoints need" in err
     rc, _, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "csv")
     assert rc == 1 and "., or" not in err and "; or allow an uneven layer split" in err
+
+
+def test_validate_says_when_a_csv_has_no_source_or_notes_column(tmp_path):
+    """The default rules read the framework, year and flags from those columns; a file without
+    them moved 97 of the calibration file's 98 errors with no word (found by review)."""
+    import pandas as pd
+    from planner import validation
+    cal = pd.read_csv(validation.DEFAULT_CSV).head(3).drop(columns=["source", "notes"])
+    path = tmp_path / "bare.csv"
+    cal.to_csv(path, index=False)
+    rc, _, err = run("validate", "--csv", str(path), "--format", "csv")
+    assert rc == 0 and "has no 'source' / 'notes' column" in err
+    rc, _, err = run("validate", "--format", "csv")
+    assert rc == 0 and "column" not in err

@@ -692,7 +692,9 @@ def test_metric_cells_with_qualifiers_units_and_unreadable_neighbours(tmp_path):
     assert validation.parse_number(">180") == 180 and validation.parse_number("≈ 41.0") == 41.0
     assert validation.parse_metric("step_time_s", "10300 ms") == pytest.approx(10.3)
     assert validation.parse_metric("step_time_s", "1.5 min") == 90.0
-    assert validation.parse_metric("tflops_per_gpu", "10300 ms") == 10300
+    # a time unit in the TFLOP/s column belongs to another column: not read (a later review: a cell
+    # in another column's unit was read as this column's and compared)
+    assert math.isnan(validation.parse_metric("tflops_per_gpu", "10300 ms"))
     rows = [_row(run_id="a", tflops_per_gpu="up to 140", mfu_pct="not reported"),
             _row(run_id="b", step_time_s="40100 ms"),
             _row(run_id="c", mfu_pct="TBD")]
@@ -2135,3 +2137,61 @@ def test_defaults_list_only_what_no_cell_states(tmp_path):
     # a hardware TFLOP/s figure beside a comparison is not compared; the row's MFU is
     hw = out.set_index("run_id").loc["hw_vs_model"]
     assert hw["metric"] == "mfu" and hw["status"] == "ok" and hw["published"] == pytest.approx(0.42)
+
+
+# ---- found by a review of `planner validate` (2026-11-30) ----
+
+def _one_row_csv(tmp_path, **cells):
+    import pandas as pd
+    from planner import validation
+    cal = pd.read_csv(validation.DEFAULT_CSV)
+    row = cal[cal["run_id"] == "nemo_24.07_DGX-H100_LLAMA3-70B_64_FP8"].copy()
+    for k, v in cells.items():
+        row[k] = v
+    path = tmp_path / "one.csv"
+    row.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(("col", "cell"), [("tokens_per_s_per_gpu", "738 TFLOP/s"), ("tokens_per_s_per_gpu", "37% MFU"),
+                                           ("tokens_per_s_per_gpu", "1500/1600"), ("tokens_per_s_per_gpu", "1500 or 1600"),
+                                           ("tflops_per_gpu", "74%")])
+def test_a_metric_cell_with_another_columns_unit_or_two_values_is_not_read(col, cell):
+    """'74%' was read as 74 TFLOP/s, '738 TFLOP/s' as 738 tokens/s (+107 %), '1500/1600' as 1500:
+    a unit that belongs to another column, or an alternative, says the cell is not this column's
+    one value."""
+    from planner.validation import parse_metric
+    assert math.isnan(parse_metric(col, cell))
+    assert parse_metric("tokens_per_s_per_gpu", "1533 tok/s") == 1533.0
+    assert parse_metric("tflops_per_gpu", "160 TFLOP/s") == 160.0
+
+
+def test_an_implausibly_small_figure_and_a_duplicate_run_are_not_compared(tmp_path):
+    """1e-300 tokens/s was compared (error 1.5e303 in the summary); a run_id given twice was
+    counted twice. 1e-300 tokens/s of a 70B model is far below 0.1 % of an H100's peak."""
+    import pandas as pd
+    from planner import validation
+    cal = pd.read_csv(validation.DEFAULT_CSV)
+    bad = cal[cal["run_id"] == "nemo_24.07_DGX-H100_LLAMA3-70B_64_FP8"].copy()
+    bad["run_id"], bad["tokens_per_s_per_gpu"] = "tiny", "1e-300"
+    ok = cal[cal["run_id"] == "nemo_24.07_DGX-H100_LLAMA3-8B_8_FP8"]
+    path = tmp_path / "tiny.csv"
+    pd.concat([bad, ok]).to_csv(path, index=False)
+    rows, _ = validation.validate(path)
+    st = rows.set_index("run_id").loc["tiny", "status"]
+    assert st.startswith("not compared") and "below 0.1 %" in st
+    two = cal[cal["run_id"] == "nemo_24.07_DGX-H100_LLAMA3-70B_64_FP8"]
+    path = tmp_path / "dup.csv"
+    pd.concat([two, two]).to_csv(path, index=False)
+    rows, summary = validation.validate(path)
+    assert int(summary.loc[summary["group"] == "overall", "n"].iloc[0]) == 1
+    assert any("duplicate run_id" in str(x) for x in rows["status"])
+
+
+def test_architecture_fills_are_named_in_defaults(tmp_path):
+    """An empty vocab (51,200) or kv_heads (= heads) moved a row by 4.8 / 7.8 % with the same
+    defaults text as the complete row's."""
+    from planner import validation
+    rows, _ = validation.validate(_one_row_csv(tmp_path, vocab=None, kv_heads=None))
+    d = rows["defaults"].iloc[0]
+    assert "vocab 51,200 (default)" in d and "kv_heads 64 (= heads" in d

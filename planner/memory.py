@@ -139,8 +139,9 @@ Offload (ZeRO-Offload [6], ZeRO-Infinity [7]; KARMA, Wahib et al. SC'20 for acti
     ``offload_master_weights``, the gradients if ``offload_grads``) to host memory. Gradients:
     ZeRO-2/3 move each reduce-scattered partition to the host as it is produced ([6] §4), so none
     stay in HBM; ZeRO-0/1 accumulate the full gradient on the GPU over the micro-batches and
-    reduce it there after the last backward (as the step time does), so it stays in HBM and a
-    copy is counted in host memory for the CPU step; "nvme" to
+    reduce it there after the last backward (as the step time does), so it stays in HBM, and the
+    host holds the optimizer's partition of it for the CPU step (all of it under ZeRO-0, 1/dp
+    under ZeRO-1); "nvme" to
     local NVMe, with a host staging buffer of ``NVME_STAGING_BYTES_PER_GPU`` (DeepSpeed's
     default 4 buffers of 1e8 fp32 elements). ``offload_activations`` keeps one layer of one
     micro-batch in HBM and moves the stash to host. ``host_mem_per_node_bytes`` =

@@ -1745,7 +1745,9 @@ def notes(row: dict) -> list[str]:
             out.append(f"Local NVMe checkpoints do not fit: {need / 1e9:,.1f} GB per node (the node's share × "
                        f"(1 + {rep:g} peer copies)) > the drive's {cap / 1e9:,.1f} GB (GB = 1e9 B); the goodput "
                        "counts the tier as if they did.")
-    if not row.get("host_fits_ckpt", True):
+    if not row.get("host_fits_ckpt", True) and float(row.get("ckpt_host_mem_per_node_bytes", 0.0) or 0.0) > 0:
+        # (with no in-memory checkpoint held, the offloaded states alone are over: the memory
+        # stage's own note says so; found by review: a second note of 0.00 GiB of checkpoints)
         gib = 2.0 ** 30
         ck_b = float(row.get("ckpt_host_mem_per_node_bytes", 0.0) or 0.0)
         off_b = float(row.get("host_mem_per_node_bytes", 0.0) or 0.0)

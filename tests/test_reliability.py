@@ -807,3 +807,16 @@ def test_notes_for_a_slow_async_save_and_a_too_small_nvme_drive():
     note = next(n for n in r.notes if n.startswith("Local NVMe checkpoints do not fit"))
     assert f"{2 * node_b / 1e9:,.1f} GB per node" in note and "10.0 GB" in note
     assert not any("NVMe" in n or n.startswith("Async") for n in planner.evaluate(planner.load_preset("default")).notes)
+
+
+def test_no_in_memory_checkpoint_note_when_the_tier_holds_nothing():
+    """Offloaded states alone over a 1 GB host: the memory note says so; the host-memory tier is
+    never saved (0 B of checkpoints), so a second note of '0.00 GiB of checkpoints' was wrong
+    (found by review)."""
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(offload_optimizer="cpu", offload_master_weights=True)
+    d["cluster"]["overrides"]["host_memory_bytes"] = 1e9
+    r = planner.evaluate(d)
+    assert not r.results["host_fits"] and r.results["ckpt_host_mem_per_node_bytes"] == 0.0
+    assert any(n.startswith("Does not fit in host memory: offload needs") for n in r.notes)
+    assert not any("in-memory checkpoints need" in n for n in r.notes)

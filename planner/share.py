@@ -259,11 +259,16 @@ def _fmt_value(f: Field, v: Any) -> str | None:
     return fmt_number(v)
 
 
-def _get(d: Mapping, path: tuple[str, ...]) -> Any:
+_ABSENT = object()
+
+
+def _get(d: Mapping, path: tuple[str, ...], default: Any = None) -> Any:
+    """The value at ``path``, or ``default`` where the path is absent (``_ABSENT`` tells an
+    absent field from an explicit null)."""
     cur: Any = d
     for p in path:
         if not isinstance(cur, Mapping) or p not in cur:
-            return None
+            return default
         cur = cur[p]
     return cur
 
@@ -593,21 +598,14 @@ def _widget_range_errors(sj: Any) -> list[str]:
         if f.key in _NO_BOX_KEYS:
             return
         raw = _raw_of(f, v)
-        if raw is None:
-            if f.kind in ("optint", "optfloat"):
-                return
-            return  # absent: the schema default (or its "required" error) applies
+        if raw is None:  # null (an optional field's default) or absent: the schema decides
+            return
         _val, err = _parse_value(f, raw)
         if err:
             out.append(f"{where} = {_value_text(v)}: allowed {_range_words(f)}")
 
     def present(d: Any, path: tuple[str, ...]) -> bool:
-        cur = d
-        for p in path:
-            if not isinstance(cur, Mapping) or p not in cur:
-                return False
-            cur = cur[p]
-        return True
+        return _get(d, path, _ABSENT) is not _ABSENT
 
     model = sj.get("model")
     if isinstance(model, Mapping):

@@ -1145,16 +1145,19 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                                     layers_stage)
             head_share = np.where(dual, 0.5 * last_is_slowest, head_share)
         t_compute = m * stage_mb
-        fwd_layer = np.where(last_is_slowest, layer_fwd_lo, layer_fwd_hi)  # the stage's own mix of layers
-        if any_dual:
-            fwd_layer = np.where(dual, layer_fwd, fwd_layer)
+
+        def own(hi, lo):
+            """The costed stage's own value of a per-layer term that depends on its mix of dense and
+            MoE layers (the first / the last rank; DualPipe rows hold the model's average in both,
+            their MoE shares being the average: msh_hi / msh_lo above)."""
+            return np.where(last_is_slowest, lo, hi)
+
+        fwd_layer = own(layer_fwd_hi, layer_fwd_lo)  # the stage's own mix of layers
         t_fwd_mb = layers_stage * fwd_layer + t_head_fwd * head_share
         t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
         m_layers = m * layers_stage
         t_cp = m * cp_mb
-        c_ep_s = np.where(last_is_slowest, c_ep_lo, c_ep_hi) if any_moe else 0.0  # the stage's own MoE share
-        if any_moe and any_dual:
-            c_ep_s = np.where(dual, c_ep, c_ep_s)
+        c_ep_s = own(c_ep_hi, c_ep_lo) if any_moe else 0.0  # the stage's own MoE share
         c_x_ep_s = c_ep_s * fl("ep_comm_overlap") if any_moe else 0.0
         if partial is not None:  # the stage's own recompute share (above), as cp_mb
             def _pick(hi_mb, lo_mb):
@@ -1165,10 +1168,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 return m * x
             t_tp, t_ep, x_ep = _pick(tp_hi_mb, tp_lo_mb), _pick(ep_hi_mb, ep_lo_mb), _pick(xep_hi_mb, xep_lo_mb)
         else:
-            c_tp_s = np.where(last_is_slowest, c_tp_lo, c_tp_hi) if any_moe else c_tp
-            if any_moe and any_dual:
-                c_tp_s = np.where(dual, c_tp, c_tp_s)
-            t_tp = m_layers * c_tp_s
+            t_tp = m_layers * (own(c_tp_hi, c_tp_lo) if any_moe else c_tp)
             t_ep = m_layers * c_ep_s
             x_ep = m_layers * c_x_ep_s
         # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
@@ -1277,18 +1277,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_ends_slowest": (dual & last_is_slowest) if any_dual else 0.0,
                 "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
                 # the costed stage's own mix of dense and MoE layers (DualPipe: the model's average)
-                "_layer_mb": (np.where(dual, layer_mb, np.where(last_is_slowest, layer_mb_lo, layer_mb_hi))
-                              if any_dual else np.where(last_is_slowest, layer_mb_lo, layer_mb_hi)),
+                "_layer_mb": own(layer_mb_hi, layer_mb_lo),
                 "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
                 "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
                 # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
                 "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": (n_tp_coll + 2.0 * d_share) * (
-                    1.0 if not any_moe else np.where(last_is_slowest, (1.0 - msh_lo) + msh_lo * moe_tp_x,
-                                                     (1.0 - msh_hi) + msh_hi * moe_tp_x) if not any_dual else
-                    np.where(dual, (1.0 - moe_share) + moe_share * moe_tp_x,
-                             np.where(last_is_slowest, (1.0 - msh_lo) + msh_lo * moe_tp_x,
-                                      (1.0 - msh_hi) + msh_hi * moe_tp_x))),
+                    1.0 if not any_moe else own((1.0 - msh_hi) + msh_hi * moe_tp_x, (1.0 - msh_lo) + msh_lo * moe_tp_x)),
                 "_tp_exposed_frac": tp_exposed_frac,
                 "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes,
                 "_n_a2a": n_a2a + 2.0 * d_share, "_ep_hide": ep_hide,

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 import re
 
 import planner
-from planner import catalog, share
+from planner import catalog, charts, share
 from planner import schema as _schema
 from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors
 
@@ -120,9 +120,10 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
     return f"{x:,.4g}"
 
 
-#: Days in a (Julian) year, for durations above :data:`YEARS_ABOVE_DAYS`.
-DAYS_PER_YEAR = 365.25
-YEARS_ABOVE_DAYS = 1000.0
+#: Days in a (Julian) year, for durations of :data:`YEARS_ABOVE_DAYS` or more (the histogram's
+#: threshold, ``planner.charts``).
+DAYS_PER_YEAR = charts.DURATION_UNITS[0][1] / 86400.0
+YEARS_ABOVE_DAYS = charts.YEARS_ABOVE_DAYS
 _SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -1326,9 +1327,12 @@ def _on_hf_upload() -> None:
     notes = [f"{f.name}: {n}" for n in imp.notes]
     _, errs = validate(sj)
     if errs:  # shown until an input differs from the scenario the import gave
+        near = share.nearest_split(sj)  # named, not applied: the split is the user's (a link's is fitted)
         ss["_hf_split_note"] = ("With this model the current split or batch is not valid (the error is shown "
-                                "above the results): change TP / PP / VPP or the batch, set the layer split to "
-                                "uneven, or let Explore find a split.")
+                                "above the results): "
+                                + (f"the nearest split that fits changes {near[1]}; or " if near else "")
+                                + "change TP / PP / VPP or the batch, set the layer split to uneven, or let "
+                                "Explore find a split.")
         ss["_hf_split_sj"] = None
     ss["_hf_notes"] = notes
     load_into_widgets(sj, ss.get("preset_id"))

@@ -129,25 +129,19 @@ def _mc_cell(v: float, decimals: int) -> str:
 #: Rows of the Monte Carlo summary holding a duration: metric -> (what, its unit in the engine, in s).
 MC_DURATION_ROWS = {"time_to_train_days": ("time to train", 86400.0), "lost_work_h": ("work lost", 3600.0),
                     "recovery_h": ("recovery", 3600.0)}
-#: Units a duration row may be shown in, largest first: (name, seconds, decimals); the row takes the
-#: first whose size its largest finite value reaches (as the headlines: never "0.0 days" for 1.2 s).
-MC_UNITS = (("years", C.DAYS_PER_YEAR * 86400.0, 1), ("days", 86400.0, 1), ("h", 3600.0, 1), ("min", 60.0, 1),
-            ("s", 1.0, 2), ("ms", 1e-3, 1))
+#: Decimals of a Monte Carlo duration row by its unit (the unit itself: ``charts.duration_unit``, the
+#: histogram's rule, so the table and the chart read in one unit).
+MC_UNIT_DECIMALS = {"years": 1, "days": 1, "h": 1, "min": 1, "s": 2, "ms": 1}
 
 
 def _mc_unit(values_s: list[float], engine_unit: str) -> tuple[str, float, int]:
-    """The unit of a duration row: the row's own (days for the time to train, h for the others) when
-    its largest finite value is at least 1 of it, else the largest unit that value reaches; a time to
-    train above the headline's year threshold (``C.YEARS_ABOVE_DAYS``) in years, as the headline
-    (found by review: "380 years" above a table row of 138,619.3 days)."""
+    """(unit, seconds per unit, decimals) of a duration row: :func:`planner.charts.duration_unit` of
+    its largest finite value (the row's own unit, days for the time to train and h for the others,
+    when the value reaches 1 of it, else the largest unit it reaches; a time to train of 1,000 days or
+    more in years, as the headline: found by review, "380 years" above a row of 138,619.3 days)."""
     finite = [abs(v) for v in values_s if math.isfinite(v)]
-    top = max(finite, default=0.0)
-    own = next(u for u in MC_UNITS if u[0] == engine_unit)
-    if engine_unit == "days" and top >= C.YEARS_ABOVE_DAYS * 86400.0:
-        return MC_UNITS[0]
-    if top == 0.0 or top >= own[1]:
-        return own
-    return next((u for u in MC_UNITS[1:] if top >= u[1]), MC_UNITS[-1])
+    name, size = charts.duration_unit(max(finite, default=0.0), engine_unit)
+    return name, size, MC_UNIT_DECIMALS[name]
 
 
 def mc_summary_table(summ: pd.DataFrame) -> tuple[pd.DataFrame, dict]:

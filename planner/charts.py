@@ -179,21 +179,57 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
         height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle="◆ optimum  ○ in use"))
 
 
+#: Units a duration axis may take, largest first: (name, seconds). Days in a year as the Plan
+#: page's headlines count them (app_pages/_common.py, DAYS_PER_YEAR).
+DURATION_UNITS: tuple[tuple[str, float], ...] = (
+    ("years", 365.25 * 86400.0), ("days", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3))
+#: A time to train at or above this many days is shown in years (the headlines' threshold).
+YEARS_ABOVE_DAYS = 1000.0
+
+
+def duration_unit(top_s: float, own: str = "days") -> tuple[str, float]:
+    """(unit, seconds per unit) for durations whose largest value is ``top_s`` seconds: ``own`` when
+    the value reaches 1 of it (days: years from :data:`YEARS_ABOVE_DAYS` days on), else the largest
+    unit the value reaches (ms below 1 s). The rule of the Plan page's Monte Carlo table
+    (``app_pages/plan.py``, ``_mc_unit``), so the histogram and the table read in one unit."""
+    sizes = dict(DURATION_UNITS)
+    if own == "days" and _finite(top_s) and top_s >= YEARS_ABOVE_DAYS * 86400.0:
+        return "years", sizes["years"]
+    if not _finite(top_s) or top_s <= 0 or top_s >= sizes[own]:
+        return own, sizes[own]
+    return next(((n, u) for n, u in DURATION_UNITS[1:] if top_s >= u), DURATION_UNITS[-1])
+
+
 def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bins: int = 40) -> alt.Chart:
-    """Monte Carlo distribution of the time to train (days), with the analytic expectation
-    as a rule when given."""
-    df = pd.DataFrame({"days": pd.to_numeric(sim["time_to_train_days"], errors="coerce")}).dropna()
+    """Monte Carlo distribution of the time to train, with the analytic expectation as a rule
+    when given. The unit is chosen by size from the trials' mean and P10 / P50 / P90 (the
+    quantities of the summary table, :func:`duration_unit`): a 1.2 s run is drawn in s, not as
+    0.00001 days, a run of centuries in years (found by review: the axis said days under a table in
+    s). Trials that never finish (not finite) are left out of the bars."""
+    v = pd.to_numeric(sim["time_to_train_days"], errors="coerce").to_numpy(dtype=float)
+    fin = v[np.isfinite(v)]
+    if len(v):
+        with np.errstate(invalid="ignore"):
+            q = np.percentile(v, [10, 50, 90])
+        marks = [float(np.mean(v)), *(float(x) for x in q)]
+    else:
+        marks = []
+    top_s = max((abs(x) * 86400.0 for x in marks if _finite(x)), default=0.0)
+    unit, size = duration_unit(top_s, "days")
+    scale = 86400.0 / size
+    df = pd.DataFrame({"t": fin * scale})
+    title = f"time to train ({unit})"
     hist = alt.Chart(df).mark_bar(opacity=0.8).encode(
-        x=alt.X("days:Q", bin=alt.Bin(maxbins=bins), title="time to train (days)"),
+        x=alt.X("t:Q", bin=alt.Bin(maxbins=bins), title=title),
         y=alt.Y("count():Q", title="trials"),
         tooltip=[alt.Tooltip("count():Q", title="trials")],
     )
     layers = [hist]
     if analytic_days is not None and _finite(analytic_days):
-        layers.append(alt.Chart(pd.DataFrame({"days": [float(analytic_days)], "what": ["analytic expectation"]}))
+        layers.append(alt.Chart(pd.DataFrame({"t": [float(analytic_days) * scale], "what": ["analytic expectation"]}))
                       .mark_rule(color="#d62728", strokeDash=[6, 4], size=2)
-                      .encode(x="days:Q", tooltip=["what:N", alt.Tooltip("days:Q", format=".2f")]))
-    return alt.layer(*layers).properties(height=260, title="Monte Carlo: time to train (days)")
+                      .encode(x="t:Q", tooltip=["what:N", alt.Tooltip("t:Q", title=unit, format=".3g")]))
+    return alt.layer(*layers).properties(height=260, title=f"Monte Carlo: time to train ({unit})")
 
 
 def throughput_memory_scatter(df: pd.DataFrame, color_by: str = "tp") -> alt.Chart:

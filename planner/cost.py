@@ -139,11 +139,13 @@ def _nodes_text(row: dict) -> str:
 
 def _paid_text(row: dict) -> str:
     spares = int(row.get("hot_spare_nodes") or 0)
+    n = int(row["n_gpus"])
+    gpus = f"{n} GPU{'s' if n != 1 else ''}"  # found by review: "1 GPUs"
     if spares <= 0:
-        return f"{row['n_gpus']} GPUs"
+        return gpus
     gpn = int(row["gpus_per_node"])
-    return (f"({row['n_gpus']} GPUs + {spares} hot spare node{'s' if spares != 1 else ''} × {gpn}) = "
-            f"{row['n_gpus'] + spares * gpn} GPUs")
+    return (f"({gpus} + {spares} hot spare node{'s' if spares != 1 else ''} × {gpn}) = "
+            f"{n + spares * gpn} GPUs")
 
 
 def _limited(row: dict) -> str:

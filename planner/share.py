@@ -648,26 +648,55 @@ def _load_json(raw: str) -> tuple[Any, str | None]:
         return None, f"not JSON ({type(e).__name__})"
 
 
-def _schema_error(cls_name: str, obj: Any) -> str | None:
+def _at_scenario_path(e: ValidationError, loc: tuple) -> ValidationError:
+    """``e`` (raised by a part of a scenario validated on its own) with every error located at
+    ``loc`` inside the scenario, so :func:`format_errors` names the scenario field and reads its
+    allowed fields and ranges there (found by review: an unknown key in ``ckj`` was answered with
+    the scenario's sections, "allowed: checkpoint, cluster, model, ..."); ``e`` itself when the
+    errors cannot be rebuilt."""
+    try:
+        errs = []
+        for d in e.errors(include_url=False):
+            item = {"type": d["type"], "loc": tuple(loc) + tuple(d.get("loc", ())), "input": d.get("input")}
+            if "ctx" in d:
+                item["ctx"] = d["ctx"]
+            errs.append(item)
+        return ValidationError.from_exception_data(e.title, errs)
+    except Exception:  # noqa: BLE001 - a link must never raise; the unlocated lines are still right
+        return e
+
+
+def _schema_error(cls_name: str, obj: Any, loc: tuple = ()) -> str | None:
+    """Why ``obj`` is not a valid ``planner.schema.<cls_name>``, its errors named at ``loc``, the
+    place it takes in a scenario (``("checkpoint", "tiers", 0)``); None when it is valid."""
     from . import schema
 
     try:
         getattr(schema, cls_name).model_validate(copy.deepcopy(obj))
         return None
     except ValidationError as e:
-        return "not a valid " + cls_name + ": " + "; ".join(format_errors(e))[:300]
+        lines = format_errors(_at_scenario_path(e, loc))
+        shown: list[str] = []
+        for line in lines:  # whole lines only, the rest counted (a cut line named half a field)
+            if shown and sum(len(x) + 2 for x in shown) + len(line) > 400:
+                break
+            shown.append(line[:400])
+        more = len(lines) - len(shown)
+        return ("not a valid " + cls_name + ": " + "; ".join(shown)
+                + (f"; and {more} more problem{'s' if more > 1 else ''}" if more else ""))
     except Exception as e:  # noqa: BLE001 - a link must never raise
         return f"not a valid {cls_name}: {type(e).__name__}"
 
 
-def _parse_json_object(raw: str, cls_name: str) -> tuple[dict | None, str | None]:
-    """An inline object from compact JSON, validated with ``planner.schema.<cls_name>``."""
+def _parse_json_object(raw: str, cls_name: str, loc: tuple = ()) -> tuple[dict | None, str | None]:
+    """An inline object from compact JSON, validated with ``planner.schema.<cls_name>`` (its errors
+    named at ``loc``, its place in the scenario)."""
     obj, err = _load_json(raw)
     if err:
         return None, err
     if not isinstance(obj, dict):
         return None, f"must be a JSON object ({cls_name})"
-    err = _schema_error(cls_name, obj)
+    err = _schema_error(cls_name, obj, loc)
     return (None, err) if err else (obj, None)
 
 
@@ -681,10 +710,10 @@ def _parse_json_tiers(raw: str) -> tuple[list | None, str | None]:
     if not obj:
         # like an empty ck=: "no checkpointing" is written ck=none, an empty list is a broken link
         return None, "an empty tier list; refused (no checkpointing is ck=none)"
-    for u in obj:
+    for i, u in enumerate(obj):
         if not isinstance(u, dict):
             return None, "each tier use must be a JSON object"
-        err = _schema_error("CheckpointTierUse", u)
+        err = _schema_error("CheckpointTierUse", u, ("checkpoint", "tiers", i))
         if err:
             return None, err
     return obj, None
@@ -727,9 +756,20 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
     sj, pid = _base_scenario(flat.get("p"), warnings)
     applied: dict[str, tuple[tuple[str, ...], Any]] = {}  # key -> (path, base value) for repair
 
+    slot_keys: dict[str, list[str]] = {}
     for k in flat:
         if k not in ALL_KEYS:
-            warnings.append(f"{_show(k)}: unknown link parameter ignored")
+            slot = re.fullmatch(r"([1-9])\.(\w+)", k)
+            if slot and slot.group(2) in ALL_KEYS:
+                slot_keys.setdefault(slot.group(1), []).append(k)
+            else:
+                warnings.append(f"{_show(k)}: unknown link parameter ignored")
+    for n_slot, keys in slot_keys.items():
+        # a Compare link pasted where one scenario is read: one line per scenario, not one per key
+        # (found by review: forty "'1.tp': unknown link parameter ignored" lines, none saying why)
+        shown = ", ".join(keys[:3]) + (f", … ({len(keys)} keys)" if len(keys) > 3 else "")
+        warnings.append(f"{shown}: the Compare page's keys of its scenario {n_slot}, ignored; a link here holds "
+                        "one scenario: use that scenario's Open in Plan and copy the Plan page's link")
 
     # Model
     mval = flat.get("m")
@@ -812,7 +852,7 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
     for key, (path, cls_name) in JSON_KEYS.items():
         if key not in flat or key == "ckj":
             continue
-        obj, err = _parse_json_object(flat[key], cls_name)
+        obj, err = _parse_json_object(flat[key], cls_name, path)
         if err:
             warnings.append(f"{key}={_show(flat[key])}: {err}; kept the base value")
             continue
@@ -844,7 +884,9 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
         if isinstance(par, dict):
             par.pop("dp", None)
 
-    return _repair(sj, applied, warnings, pid), warnings
+    sj = _repair(sj, applied, warnings, pid)
+    # each warning once (found by review: ck=::::,,, gave the same "unknown storage tier ''" four times)
+    return sj, list(dict.fromkeys(warnings))
 
 
 def _path_text(path: tuple[str, ...]) -> str:
@@ -1171,6 +1213,35 @@ def _link_first(link_split: Mapping[str, Any]) -> list[str]:
 def _first_error(sj: dict) -> str | None:
     lines = _link_errors(sj)
     return lines[0] if lines else None
+
+
+def nearest_split(sj: dict) -> tuple[dict, str] | None:
+    """The nearest split that makes the scenario ``sj`` (JSON dict) valid, and what it changes.
+
+    The same search a share link's split goes through (:func:`_fit_split`: one field, then two,
+    the layer split, interleaving, schedule, EP and CP before TP and PP; then a rebuild from a
+    plain split), with every changed field that the result accepts after all put back. Returns
+    ``(scenario, "vpp 5 → 1")`` with the changed fields by their parallelism field names, or None
+    when ``sj`` is valid already, no split makes it valid (the fault is elsewhere: the batch, the
+    GPU count) or the nearest one changes more than two fields (a rebuilt grid is no suggestion).
+    Used by the dashboard to name a split that fits an imported model without changing the one
+    the user set."""
+    try:
+        if _valid(sj):
+            return None
+        ref = {k: _get(sj, _PAR_FIELDS[k].path) for k in SPLIT_KEYS}
+        fit = _fit_split(sj, {}, {})
+        if fit is None or not _valid(fit):
+            return None
+        fit, _ = _split_warnings(fit, ref, {}, {}, "")  # puts back each value the fit accepts
+        diff = [k for k in SPLIT_KEYS if _split_get(fit, k) != (_par_default(k) if ref[k] is None else ref[k])
+                and k != "dp"]
+        if not diff or len(diff) > 2:  # a rebuilt grid (TP 64 for a global batch of 7) is no suggestion
+            return None
+        return fit, ", ".join(f"{_PAR_FIELDS[k].path[-1]} {_split_show(k, ref[k])} → "
+                              f"{_split_show(k, _get(fit, _PAR_FIELDS[k].path))}" for k in diff)
+    except Exception:  # noqa: BLE001 - a suggestion must never raise
+        return None
 
 
 def _split_warnings(sj: dict, ref: Mapping[str, Any], link_split: Mapping[str, Any],

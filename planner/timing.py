@@ -819,6 +819,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             r_exp = opsac * (up1 - 1.0) / up1  # up-projections of (up1 - 1) of up1 matrices
             layer_moe_mb = layer_moe_mb + (r_attn * t_attn_proj + r_exp * t_experts + r_mlp * t_shared
                                            + opsac * t_router + op_core * t_core + opsac * t_elem_moe)
+        layer_mb_d, layer_fwd_d = layer_mb, layer_fwd  # a dense layer's (a middle rank's mix below)
         if any_dense_moe:
             layer_mb_hi = (1.0 - msh_hi) * layer_mb + msh_hi * layer_moe_mb
             layer_mb_lo = (1.0 - msh_lo) * layer_mb + msh_lo * layer_moe_mb
@@ -882,6 +883,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # layer's b·s·h): half of a layer's collectives at × top_k·cf, the attention half as dense.
     if any_moe:
         moe_tp_x = 0.5 + 0.5 * np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
+        c_tp_d = c_tp  # a dense layer's (a middle rank's mix below)
         if any_dense_moe:
             c_tp_hi = c_tp * ((1.0 - msh_hi) + msh_hi * moe_tp_x)
             c_tp_lo = c_tp * ((1.0 - msh_lo) + msh_lo * moe_tp_x)
@@ -979,6 +981,30 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # with the wider DP window and shorten the step, 1.220 → 1.204 s on a 48-GPU MPT-7B-like run).
     dual = sched == _SCHED["dualpipe"]
     any_dual = bool(np.any(dual))
+
+    def _rank_terms(j):
+        """The per-micro-batch terms of pipeline rank ``j`` ((N,) float, a rank without the head), as
+        the first stage's above: its own layers (model_stats.layers_on_rank), of which its own
+        leading dense layers (model_stats.dense_layers_on_rank), MoE rows with leading dense layers."""
+        n_j = model_stats.layers_on_rank(L, p, v, j).astype(np.float64)
+        nd_j = np.minimum(model_stats.dense_layers_on_rank(L, L - n_moe_l, p, v, j), n_j)
+        msh_j = np.where(n_j > 0, (n_j - nd_j) / np.maximum(n_j, 1.0), 0.0)
+        lmb = (1.0 - msh_j) * layer_mb_d + msh_j * layer_moe_mb
+        lfw = (1.0 - msh_j) * layer_fwd_d + msh_j * layer_moe_fwd
+        cth = c_tp_d * ((1.0 - msh_j) + msh_j * moe_tp_x)
+        out = {"rank": j, "per_stage_hi": n_j, "msh_hi": msh_j, "layer_mb_hi": lmb, "layer_fwd_hi": lfw,
+               "first_mb": n_j * lmb, "c_tp_hi": cth, "cp_hi_mb": n_j * c_cp,
+               "c_ep_hi": np.where((e > 1) & is_moe, msh_j * ep_layer, 0.0)}
+        if partial is not None:
+            for_j = np.where(partial, np.minimum(nv, n_j) / np.maximum(n_j, 1.0), full)
+            rec_j = rec_tp * ((1.0 - msh_j) + msh_j * moe_tp_x)
+            ep_j = n_j * _c_ep(for_j, msh_j)
+            out.update(first_mb=out["first_mb"] + n_j * (for_j - full) * lfw,
+                       cp_hi_mb=out["cp_hi_mb"] + n_j * (for_j - full) * exp_fwd,
+                       tp_hi_mb=n_j * (cth + (for_j - full) * rec_j), ep_hi_mb=ep_j,
+                       xep_hi_mb=ep_j * fl("ep_comm_overlap"), for_hi=for_j)
+        return out
+
     if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
         ends = 0.5 * (first_mb + last_mb)  # rank 0: the first and the last stage
         # the most loaded middle rank j (1 ≤ j < p/2) holds stages j and p−1−j; of the r = L mod p
@@ -1127,10 +1153,20 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_act = act = 0.0
     t_optimizer = t_opt_gpu * ~off
 
-    def _stage(last_is_slowest):
+    def _stage(last_is_slowest, rank=None):
         # One candidate's step, (N,) columns. last_is_slowest, (N,) bool: True costs the head-carrying
         # last stage (DualPipe: rank 0, its two end stages), False the first stage (DualPipe: the most
-        # loaded middle rank).
+        # loaded middle rank) or, with ``rank`` (the terms of a middle rank, :func:`_rank_terms`), that
+        # rank in its place.
+        R = rank or {}
+        first_mb, per_stage_hi = R.get("first_mb", first_mb_0), R.get("per_stage_hi", per_stage_hi_0)
+        cp_hi_mb, layer_fwd_hi, layer_mb_hi = R.get("cp_hi_mb", cp_hi_mb_0), R.get("layer_fwd_hi", layer_fwd_hi_0), \
+            R.get("layer_mb_hi", layer_mb_hi_0)
+        c_tp_hi, c_ep_hi, msh_hi = R.get("c_tp_hi", c_tp_hi_0), R.get("c_ep_hi", c_ep_hi_0), R.get("msh_hi", msh_hi_0)
+        if partial is not None:
+            tp_hi_mb, ep_hi_mb, xep_hi_mb = R.get("tp_hi_mb", tp_hi_mb_0), R.get("ep_hi_mb", ep_hi_mb_0), \
+                R.get("xep_hi_mb", xep_hi_mb_0)
+            for_hi = R.get("for_hi", for_hi_0)
         stage_mb = np.where(last_is_slowest, last_mb, first_mb)
         layers_stage = per_stage_hi - (per_stage_hi - per_stage_lo) * last_is_slowest
         head_share = last_is_slowest * 1.0  # share of the micro-batches that run the output head
@@ -1272,8 +1308,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # the recompute share of the stage costed (partial recompute: its own; DualPipe: the average)
             d_share = 0.0 if partial is None else np.where(
                 partial & ~dual if any_dual else partial, np.where(last_is_slowest, for_lo, for_hi), full) - full
+            if partial is not None and any_dual:
+                # DualPipe: its two stages' own shares weighted by their layers, as _pick costs them (found
+                # by review: the model's average share made the TP explain's product 1.6 % off its total,
+                # Megatron 3.6B, 30 layers on PP 8, 2 recomputed per chunk)
+                w_hi = np.where(last_is_slowest, 1.0, k_hi) * per_stage_hi
+                w_lo = np.where(last_is_slowest, 1.0, 2.0 - k_hi) * per_stage_lo
+                d_dual = (w_hi * (for_hi - full) + w_lo * (for_lo - full)) / np.maximum(w_hi + w_lo, 1.0)
+                d_share = np.where(partial & dual, d_dual, d_share)
             T.update({
                 "_m": m, "_layers_stage": layers_stage, "_last_is_slowest": last_is_slowest,
+                "_mid_rank": R.get("rank", -1.0), "_first_mb_0": first_mb_0,
                 "_ends_slowest": (dual & last_is_slowest) if any_dual else 0.0,
                 "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
                 # the costed stage's own mix of dense and MoE layers (DualPipe: the model's average)
@@ -1297,6 +1342,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             })
         return T
 
+    # the closure's defaults (a candidate rank passes its own in their place)
+    first_mb_0, per_stage_hi_0, cp_hi_mb_0, layer_fwd_hi_0, layer_mb_hi_0 = (
+        first_mb, per_stage_hi, cp_hi_mb, layer_fwd_hi, layer_mb_hi)
+    c_tp_hi_0, c_ep_hi_0, msh_hi_0 = c_tp_hi, c_ep_hi, msh_hi
+    if partial is not None:
+        tp_hi_mb_0, ep_hi_mb_0, xep_hi_mb_0, for_hi_0 = tp_hi_mb, ep_hi_mb, xep_hi_mb, for_hi
+
     # the head-carrying stage (DualPipe: rank 0) first; the other only where it can be the slower:
     # an uneven split (a DualPipe middle rank needs p > 2)
     T = _stage(np.ones_like(first_mb, dtype=bool))
@@ -1306,6 +1358,28 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         pick = other & (T2["step_time_s"] > T["step_time_s"])
         if bool(np.any(pick)):
             T = {k: np.where(pick, T2[k], x) if k in T2 else x for k, x in T.items()}
+    # MoE with leading dense layers (not DualPipe, whose ranks hold the average mix): the dense
+    # layers sit on the first ranks, so a middle rank holding only MoE layers (or the rank before
+    # it, its last dense layers beside MoE ones) can hold as many layers as rank 0 and each of them
+    # slower. Costed as the memory stage's middle candidates (memory._candidates): the first virtual
+    # stage without a dense layer, on rank sd mod p, and the rank before, clipped to 1 … p − 2 (found
+    # by review: DeepSeek-V3-like, 61 layers of which 3 dense with a 1024-wide FFN, PP 16 1F1B: rank
+    # 1's four MoE layers take 124 ms a micro-batch, the step was costed on the last stage's 105 ms).
+    if any_moe and any_dense_moe:
+        nd_tot = L - n_moe_l
+        mid_rows = is_moe & (nd_tot > 0.0) & (n_moe_l > 0.0) & (p > 2.0) & ~dual
+        if bool(np.any(mid_rows)):
+            rem = L - base * pv
+            big = rem * (base + 1.0)  # layers on the rem virtual stages that hold one more
+            sd = np.where(nd_tot <= big, np.ceil(nd_tot / (base + 1.0)),
+                          rem + np.ceil((nd_tot - big) / np.maximum(base, 1.0)))
+            for jm in (sd, sd - 1.0):
+                jm = jm - p * np.floor(jm / p)
+                jm = np.where(mid_rows, np.clip(jm, 1.0, np.maximum(p - 2.0, 1.0)), 0.0)
+                T3 = _stage(np.zeros_like(first_mb, dtype=bool), rank=_rank_terms(jm))
+                pick = mid_rows & (T3["step_time_s"] > T["step_time_s"])
+                if bool(np.any(pick)):
+                    T = {k: np.where(pick, T3[k], x) if k in T3 else x for k, x in T.items()}
     # Results as (N,) arrays; the detail terms (explain only) may stay scalars.
     return {k: _expand(x, n_rows) if k[0] != "_" else x for k, x in T.items()}
 
@@ -1385,6 +1459,11 @@ def _stage_text(r: dict, T: dict) -> str:
                       f"average {_ms(ends)} of compute"), n * per
     elif T["_last_is_slowest"]:
         txt, shown = f"(= {n:.4g} layers × {_ms(per)} + head+loss {_ms(head)}", n * per + head
+    elif T.get("_mid_rank", -1.0) >= 1.0:
+        txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, rank {T['_mid_rank']:.0f} of {r['pp']}: the leading dense "
+                      f"layers sit on the first ranks, so this middle rank holds more MoE layers; its step is "
+                      f"longer than the first stage's ({_ms(T['_first_mb_0'])}) and the last one's "
+                      f"({_ms(T['_last_mb'])} with its head+loss)"), n * per
     elif T["_last_mb"] > T["_first_mb"]:
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage: the last one computes more "
                       f"({_ms(T['_last_mb'])} with its head+loss) but its layer fewer of TP / CP / EP "

@@ -1119,7 +1119,9 @@ def render_sidebar(page: str) -> dict:
                      help="Memory of the logits on the last stage: fused / vocab-parallel / compiled loss "
                           "keeps fp32 logits, 4 B per logit; PyTorch eager F.cross_entropy on fp32 logits "
                           "peaks at 12 B per logit (log-softmax output + two gradients) at the start of the "
-                          "backward.")
+                          "backward, 16 B with TP (PyTorch's loss_parallel()), and with PP PyTorch "
+                          "pipelining's last stage also keeps every micro-batch's logits (+ 4 B × the "
+                          "micro-batches).")
         st.selectbox("Elementwise kernels", ["fused", "eager"], key="w_ew",
                      help="Step time of norms, RoPE and activations: fused (Transformer Engine, Apex, "
                           "torch.compile) reads and writes each once; eager PyTorch runs one kernel per op "

@@ -37,9 +37,10 @@ SPACES = {
 SPACE_HELP = ("focused: ZeRO-1, selective or full recompute, no offload, 1F1B or interleaved (VPP ≤ 4), "
               "CP ≤ 4, micro-batch ≤ 4. full: the engine's whole default space plus op_sac recompute "
               "(TorchTitan's per-op selective checkpointing) and the DualPipe schedule (slower).")
-#: The top-K table's column that each objective ranks on (goodput × throughput has none of its own:
-#: its goodput column leads).
-RANK_COLUMN = {"time_to_train": "days", "cost": "M USD", "goodput_tokens_per_s": "goodput %", "mfu": "MFU %"}
+#: The top-K table's column that each objective ranks on. Goodput × throughput has a column of its own,
+#: shown only under that objective (found by review: the table said it was ranked on goodput %, which was
+#: 96.4 % in every row of the default preset's sweep; the rows were in MFU order).
+RANK_COLUMN = {"time_to_train": "days", "cost": "M USD", "goodput_tokens_per_s": "gp·Mtok/s", "mfu": "MFU %"}
 SPLIT_COLUMNS = ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO", "recomp.", "sched.")
 #: Points sent to the scatter charts (best first; every Pareto point is added).
 MAX_POINTS = 3000
@@ -53,6 +54,28 @@ def run_sweep(sj_json: str, objective: str, space: str, gpus: int | None = None)
     scenario it starts from holds another (see :func:`sweep_start`)."""
     sj = json.loads(sj_json)
     return planner.sweep(sj, gpus=gpus, objective=objective, feasible_only=True, **SPACES[space])
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int) -> str:
+    """Why the sweep of ``space`` on ``gpus`` GPUs found no split, naming the fields and what would work
+    (planner.sweep.no_valid_split_reason / no_split_reason, told this page's search space and GPU
+    count); when the space is not the widest, how many splits the widest space finds on the same
+    GPUs (found by review: the focused space found none for Llama 3 70B on 16 H100 and the page
+    advised CPU offload, which that space never tries; the full space has 927 splits that fit)."""
+    sj = json.loads(sj_json)
+    scen = planner.Scenario.model_validate(copy.deepcopy(sj))
+    opts = SPACES[space]
+    if n_valid == 0:
+        return no_valid_split_reason(scen, gpus, **opts)
+    why = no_split_reason(sj, n_valid, gpus=gpus, **opts)
+    wide = list(SPACES)[-1]
+    if space != wide and why.startswith("every valid split runs out of memory"):
+        k = len(run_sweep(sj_json, "time_to_train", wide, gpus))
+        if k:
+            why += (f". On these {gpus:,} GPUs the {wide} search space (Search space: {wide}: ZeRO 0–3, optimizer "
+                    f"offload to the CPU, every recompute mode) finds {k:,} splits that fit")
+    return why
 
 
 def _sweep_base(sj: dict) -> dict:
@@ -202,11 +225,10 @@ with st.spinner("Sweeping every split ..."):
 
 if df is None or not len(df):
     n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
-    why = (no_valid_split_reason(scen, sweep_gpus or scen.cluster.n_gpus, **SPACES[ss["ex_space"]]) if n_valid == 0
-           else no_split_reason(_sweep_base(sweep_src), n_valid))
+    why = empty_reason(C.sj_key(_sweep_base(sweep_src)), ss["ex_space"], sweep_gpus or scen.cluster.n_gpus, n_valid)
     if why.startswith("every valid split runs out of memory"):
         # the engine's own hint (planner.sweep.no_split_reason), as `planner sweep` prints it (found by
-        # review: the page advised full recompute, which the sweep already tries)
+        # review: the page advised full recompute, which the sweep already tries), for this page's space
         st.warning("No split of this model fits this cluster: " + why)
     else:
         st.warning("No split found: " + why)
@@ -261,6 +283,8 @@ _cols = {
     "MFU %": 100 * top["mfu"],
     "GiB": top["mem_total_bytes"] / C.GIB,
 }
+if ss["ex_obj"] == "goodput_tokens_per_s":  # the ranked quantity: goodput × tokens/s (planner.sweep)
+    _cols["gp·Mtok/s"] = top["goodput_tokens_per_s"] / 1e6
 if not _is_moe:  # a dense model: EP is 1 in every row
     del _cols["EP"]
 _rank_col = RANK_COLUMN.get(ss["ex_obj"])
@@ -282,15 +306,17 @@ TABLE_HELP = {
     "goodput %": "expected fraction of wall time that advances training, %",
     "days": "wall-clock days to train (failures included)", "M USD": "cost to train, millions of USD",
     "offload": "optimizer states (and what the sidebar offloads with them) on the host: none / cpu / nvme",
+    "gp·Mtok/s": "useful throughput: goodput × tokens/s of the whole cluster, millions of tokens/s (what "
+                 "this ranking maximises)",
 }
 #: Column widths in px: every column of a dense model's sweep fits the 818 px a 1,280 px window leaves
 #: the table with the sidebar open (the row-selection markers take about 40 px; no index column).
 #: A MoE model adds EP and still fits; an offloading row adds "offload": then GiB may scroll.
 _WIDTH = {"TP": 34, "PP": 34, "DP": 48, "CP": 34, "EP": 34, "VPP": 38, "mb": 34, "ZeRO": 44, "recomp.": 68,
-          "sched.": 86, "days": 62, "M USD": 62, "goodput %": 72, "MFU %": 54, "GiB": 46, "offload": 60}
-_FMT = {"days": "%.1f", "M USD": "%.2f", "goodput %": "%.1f", "MFU %": "%.1f", "GiB": "%.1f"}
+          "sched.": 86, "days": 62, "M USD": 62, "goodput %": 72, "MFU %": 54, "GiB": 46, "offload": 60, "gp·Mtok/s": 64}
+_FMT = {"days": "%.1f", "M USD": "%.2f", "goodput %": "%.1f", "MFU %": "%.1f", "GiB": "%.1f", "gp·Mtok/s": "%.3f"}
 _cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format=_FMT[c], width=_WIDTH[c])
-        for c in _FMT}
+        for c in _FMT if c in show.columns}
 _cfg.update({c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], width=_WIDTH[c])
              for c in ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO") if c in show.columns})
 _cfg.update({c: st.column_config.TextColumn(c, help=TABLE_HELP[c], width=_WIDTH[c])

@@ -473,7 +473,10 @@ def cmd_sweep(args) -> int:
     if len(df) == 0:
         n = args.gpus or s.cluster.n_gpus
         n_valid = df.attrs.get("n_configurations", 0)
-        hint = no_valid_split_reason(s, n, **space) if n_valid == 0 else no_split_reason(s, n_valid)
+        # the space tried and the fewest GPUs that fit, as the Explore page says (found by review:
+        # --recompute selective was answered as if the default recompute list had been tried)
+        hint = (no_valid_split_reason(s, n, **space) if n_valid == 0
+                else no_split_reason(s, n_valid, gpus=n, **space))
         if n_valid == 0 and s.parallelism.layer_split != "uneven":
             n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
             if n_uneven:

@@ -513,13 +513,32 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                      "that mode to see them).")
     fp8_gather = t.precision == "fp8" and t.fp8_scaling == "tensorwise" and p.zero_stage == 3
     if t.precision == "fp8":
-        notes.append(f"FP8: [model] converters = [\"float8\"] and [float8] recipe_name = \"{t.fp8_scaling}\" "
-                     "(training.fp8_scaling) are written"
-                     + ("; with FSDP also torchao's float8 weight all-gather (enable_fsdp_float8_all_gather, "
-                        "precompute_float8_dynamic_scale_for_fsdp), the setup whose throughput the planner's "
-                        "tensorwise figure was checked against; the planner still counts those all-gathers in "
-                        "bf16 (2 B per parameter), an upper bound on their time." if fp8_gather else ".")
+        # Found by review. Float8Converter.__init__ (torchtitan/components/quantization/float8.py, the
+        # version of TORCHTITAN_COMMIT's era, with [float8] moe_fqns_prototype): "if
+        # float8_config.recipe_name is not None: assert not float8_config.enable_fsdp_float8_all_gather,
+        # 'using `float8_config.enable_fsdp_float8_all_gather` together with `float8_config.recipe_name`
+        # is not supported'" (and precompute_scale = False); with recipe_name left out (None) it builds
+        # Float8LinearConfig(enable_fsdp_float8_all_gather=...), dynamic tensor-wise scaling.
+        notes.append("FP8: [model] converters = [\"float8\"] and "
+                     + ("torchao's float8 weight all-gather with FSDP (enable_fsdp_float8_all_gather, "
+                        "precompute_float8_dynamic_scale_for_fsdp) are written, without recipe_name: TorchTitan's "
+                        "Float8Converter asserts that recipe_name is not combined with the all-gather, and its "
+                        "default (no recipe) is dynamic tensor-wise scaling (training.fp8_scaling 'tensorwise'), "
+                        "the setup whose throughput the planner's tensorwise figure was checked against; the "
+                        "planner still counts those all-gathers in bf16 (2 B per parameter), an upper bound on "
+                        "their time." if fp8_gather else
+                        f"[float8] recipe_name = \"{t.fp8_scaling}\" (training.fp8_scaling) are written.")
                      + (" Row-wise scaling gathers weights in bf16." if t.fp8_scaling == "rowwise" else ""))
+        if m.moe is not None:
+            # Float8Converter.convert: convert_to_float8_training swaps nn.Linear modules only; the
+            # experts (GroupedExperts, nn.Parameter weights run by grouped GEMMs) are converted only for
+            # the FQNs of [float8] moe_fqns_prototype ("a prototype feature that requires the torchao
+            # nightly build", float8 row-wise, asserting pipeline_parallel_degree == 1 and
+            # context_parallel_degree == 1).
+            notes.append("FP8 with MoE: TorchTitan's float8 converter swaps nn.Linear modules only, so the routed "
+                         "experts' grouped GEMMs stay bf16 (the planner runs them in fp8); [float8] "
+                         "moe_fqns_prototype = [\"experts\"] converts them (torchao nightly prototype, row-wise, "
+                         "PP = 1 and CP = 1 only): not written.")
     elif t.precision not in ("bf16", "fp32"):
         notes.append(f"precision '{t.precision}': TorchTitan's parameters are bfloat16 or float32 "
                      "(FP8 through float8 converters): bfloat16 written.")
@@ -569,9 +588,11 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     L += ["", "[job]", f"description = {_toml_str(s.name or m.name)}",
           "", "[model]", f"name = {_toml_str(name)}", f"flavor = {_toml_str(flavor)}"]
     if t.precision == "fp8":
-        L += ['converters = ["float8"]', "", "[float8]", f"recipe_name = {_toml_str(t.fp8_scaling)}"]
-        if fp8_gather:
+        L += ['converters = ["float8"]', "", "[float8]"]
+        if fp8_gather:  # recipe_name left out: TorchTitan refuses it with the float8 all-gather
             L += ["enable_fsdp_float8_all_gather = true", "precompute_float8_dynamic_scale_for_fsdp = true"]
+        else:
+            L += [f"recipe_name = {_toml_str(t.fp8_scaling)}"]
     L += ["", "[training]", f"local_batch_size = {local}",
           f"global_batch_size = {t.global_batch_size}", f"seq_len = {t.seq_len}", f"steps = {_steps(s)}",
           f"mixed_precision_param = {_toml_str('float32' if t.precision == 'fp32' else 'bfloat16')}",
@@ -642,6 +663,17 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if p.pp > 1 and p.zero_stage >= 2:
         notes.append(f"ZeRO-{p.zero_stage} with PP {p.pp}: DeepSpeed's pipeline engine refuses ZeRO-2/3 with "
                      "pipeline parallelism (use ZeRO-1, or Megatron-DeepSpeed's own pipeline).")
+    if p.pp > 1 and p.dp_comm_overlap and p.zero_stage <= 1:
+        # Found by review. deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: "# We schedule the
+        # all-reduces, so disable it in super().backward() / self.enable_backward_allreduce = False"; the
+        # TrainSchedule reduces the gradients once, after the last micro-batch (ReduceGrads), and
+        # _configure_zero_optimizer (runtime/engine.py) turns overlap_comm off for a PipelineModule:
+        # "Pipeline parallelism does not support overlapped communication, will be disabled."
+        notes.append(f"overlap_comm with PP {p.pp}: DeepSpeed's PipelineEngine reduces the data-parallel gradients "
+                     "after the last micro-batch (its ReduceGrads step; enable_backward_allreduce = False) and turns "
+                     "overlap_comm off (\"Pipeline parallelism does not support overlapped communication, will be "
+                     "disabled.\", runtime/engine.py): the gradient reduction runs after the backward, which the "
+                     "planner's step time overlapped; evaluate parallelism.dp_comm_overlap = false to see that plan.")
     if p.offload_optimizer != "none" and p.zero_stage == 0:
         notes.append("optimizer offload needs ZeRO ≥ 1 in DeepSpeed: not written for ZeRO-0.")
     elif p.offload_optimizer == "nvme" and p.zero_stage < 3:

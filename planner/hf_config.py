@@ -21,10 +21,11 @@ tied_embeddings            tie_word_embeddings; when absent, the model class's d
                            Transformers (``_TIE_DEFAULTS``: false for Llama, Mistral, Mixtral,
                            Qwen2/3 (MoE), DeepSeek-V2/V3, Phi-3, OLMo, GPT-OSS, Granite, GPT-NeoX,
                            GPT-J, CodeGen, Phi, StableLM, GLM, InternLM2, Yi, Baichuan, Llama 4,
-                           Apertus; true for Gemma, Cohere), else
+                           Apertus, Nemotron, Persimmon; true for Gemma, Cohere), else
                            ``PretrainedConfig``'s true; a note says which was taken
 gated_mlp, norm            by ``model_type``: the Llama family (SwiGLU / GeGLU, RMSNorm) or the
-                           GPT family (plain MLP, LayerNorm)
+                           GPT family (plain MLP, LayerNorm; also Nemotron and Persimmon, whose
+                           squared-ReLU MLPs are ungated)
 linear_bias                attention_bias / bias / use_bias / add_bias_linear / enable_bias / MPT's no_bias; the GPT family's
                            own rule otherwise (GPT-2, NeoX, OPT, BLOOM, Phi: biases; Falcon: none)
 learned_pos_embeddings     GPT-2 n_positions; OPT max_position_embeddings (+ 2, its offset)
@@ -81,11 +82,14 @@ LLAMA_FAMILY = frozenset({
     "hunyuan_v1_dense", "ernie4_5", "ernie4_5_moe", "smollm3", "apertus",
 })
 #: model_type values read as GPT-style decoders: plain (ungated) MLP and LayerNorm.
+#: Nemotron (Nemotron-4 / Minitron: NemotronMLP = up_proj, squared ReLU, down_proj; LayerNorm1P) and
+#: Persimmon (dense_h_to_4h, squared ReLU, dense_4h_to_h; LayerNorm) are ungated despite their
+#: non-GeLU activation (found by review: Nemotron was read as a gated MLP, +22 % parameters).
 GPT_FAMILY = frozenset({"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2",
-                        "gpt_bigcode", "mpt", "codegen", "gpt_neo"})
+                        "gpt_bigcode", "mpt", "codegen", "gpt_neo", "nemotron", "persimmon"})
 #: GPT-family types whose linear layers carry biases when the config has no bias key.
 _GPT_BIAS = frozenset({"gpt2", "gpt_neox", "opt", "bloom", "phi", "starcoder2", "gpt_bigcode", "codegen", "gpt_neo",
-                       "gptj"})
+                       "gptj", "persimmon"})
 #: Architectures the planner does not model (refused with a reason).
 _REFUSED = {
     "t5": "encoder-decoder", "mt5": "encoder-decoder", "bart": "encoder-decoder", "mbart": "encoder-decoder",
@@ -158,7 +162,7 @@ _TIE_DEFAULTS: dict[str, bool] = {
     **{t: False for t in ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2",
                           "deepseek_v3", "phi3", "olmo", "olmo2", "gpt_oss", "granite", "granitemoe", "gpt_neox",
                           "gptj", "codegen", "phi", "stablelm", "glm", "glm4", "internlm2", "yi", "baichuan",
-                          "llama4_text", "apertus")},
+                          "llama4_text", "apertus", "nemotron", "persimmon")},
     **{t: True for t in ("gemma", "gemma2", "gemma3_text", "cohere")},
 }
 

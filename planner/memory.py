@@ -97,7 +97,10 @@ Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 
     as ZB-H1, whose peak activation memory equals 1F1B's (Qi et al. 2023 §3; ZB-H2 would need
     about twice). The first stage holds the input embedding and the most micro-batches; the
     last holds the output head, final norm, logits and loss (fp32 ``s·b·V/t``, one
-    micro-batch; 12 B per logit with an eager PyTorch cross-entropy, ``training.cross_entropy``). A middle stage never exceeds the first in any component (no more layers, no
+    micro-batch; with an eager PyTorch cross-entropy, ``training.cross_entropy``, 12 B per logit,
+    16 B under TP where it runs as ``loss_parallel()``, and with pp > 1 PyTorch pipelining's last
+    stage also keeps every micro-batch's fp32 logits until the step ends, + 4 B × m:
+    :func:`_logit_bytes_per_element`). A middle stage never exceeds the first in any component (no more layers, no
     more micro-batches, no embedding), so the most loaded stage is the max of first and last;
     with MoE leading dense layers (placed from rank 0 on; approximate when v > 1) the first
     rank holding only MoE layers is evaluated too (:func:`candidate_stages`).
@@ -226,6 +229,22 @@ LOGITS_BYTES = 4.0
 #: (4 B), the gradient reaching it from the NLL loss (4 B, dense) and the gradient it returns
 #: for the logits (4 B) are alive together, while every layer's activations are still stashed.
 LOGITS_BYTES_EAGER = 12.0
+#: The eager loss with TP > 1: the logits are vocab-sharded DTensors and ``F.cross_entropy`` runs
+#: under PyTorch's ``loss_parallel()`` (TorchTitan applies it whenever TP is on), whose fused
+#: backward (``torch/distributed/tensor/parallel/loss.py``, ``_nll_loss_and_log_softmax_backward``)
+#: computes ``(grad_input + torch.exp(x)) * grad_output`` with ``grad_input = torch.zeros_like(x)``
+#: and ``x`` the saved log-softmax output: ``x``, ``grad_input``, their sum and its product with
+#: the scalar gradient (or ``torch.exp(x)`` before the sum is taken) are alive together, 4 fp32
+#: tensors of the local vocabulary shard = 16 B per logit (found by review against TorchTitan's
+#: 70B FSDP 32 × TP 8 runs, 0.78–0.83 of the published peak with 12 B; 0.89–0.95 with 16 B).
+LOGITS_BYTES_LOSS_PARALLEL = 16.0
+#: PyTorch pipelining (``torch.distributed.pipelining``, the pipeline of the PyTorch-native stacks
+#: that run an eager loss, ``training.cross_entropy = "eager"``): the last stage appends every
+#: micro-batch's output (the fp32 logits, 4 B each) to ``output_chunks`` in ``forward_one_chunk``
+#: and frees them only in ``clear_runtime_states`` at the next step (``stage.py``; pytorch/pytorch
+#: issue #159251: "the forward output of each micro batch ... keeps alive during the step
+#: period"), so at the last micro-batch's backward all m are held beside the loss's own bytes.
+PP_OUTPUT_CACHE_BYTES = 4.0
 
 #: CUDA context + NCCL communicator buffers, fixed per GPU (1 GiB). The CUDA context of a
 #: PyTorch process takes about 0.3–0.6 GiB (PyTorch "CUDA semantics" notes on memory
@@ -524,7 +543,7 @@ def _common(b: Batch) -> dict:
         # is produced (ZeRO-Offload [6] §4), so none stays in HBM; ZeRO-0/1 accumulate the full
         # gradient over the micro-batches and reduce it on the GPU after the last backward, so it
         # stays resident and is then copied to the host for the CPU step: counted on both (until
-        # 2026-12-01 it was taken off the GPU for every stage; found by review: the default preset
+        # 2026-11-30 it was taken off the GPU for every stage; found by review: the default preset
         # at ZeRO-1 showed 0 B of gradients while the step time reduces 8.46 GiB of them on the GPU)
         og = off & G("offload_grads")
         gb_dev = _sel(og & (zs >= 2), 0.0, gb)
@@ -550,7 +569,7 @@ def _common(b: Batch) -> dict:
     q = a * dh
     i_gate = _sel(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F)
     S_attn = 4.0 * q + 4.0 * kv_eff * dh
-    # fp32 / tf32 training: the 16-bit tensors are 4 B (ACT_FP32_SCALE; until 2026-12-01 all
+    # fp32 / tf32 training: the 16-bit tensors are 4 B (ACT_FP32_SCALE; until 2026-11-30 all
     # counted at 2 B, found by review: tf32 showed bf16's activations). e16 multiplies every 16-bit
     # term below (× 1.0 elsewhere: the same values); masks, router logits, log-sum-exp stay.
     e16 = _sel(is32, ACT_FP32_SCALE, 1.0) if any32 else 1.0
@@ -692,7 +711,7 @@ def _common(b: Batch) -> dict:
         work_moe=(work_moe + sb * core_w / t) if any_moe else None,
         full_keep=full_keep, rec_extra_dense=rec_extra_dense, rec_extra_moe=rec_extra_moe,
         rec_extra_core=rec_extra_core,
-        logits=_sel(G("ce_eager"), LOGITS_BYTES_EAGER, LOGITS_BYTES) * sb * V / t,
+        logits=_logit_bytes_per_element(G("ce_eager"), t, p, m) * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
         inter=inter, any_inter=any_inter,
         gpipe=sched == _S_GPIPE, any_gpipe=_any(sched == _S_GPIPE),
@@ -701,6 +720,21 @@ def _common(b: Batch) -> dict:
         off_act=off_act, nvme=G("offload_optimizer") == _OFF_NVME,
         any_nvme=_any(G("offload_optimizer") == _OFF_NVME), any_off_act=_any(off_act),
     )
+
+
+def _logit_bytes_per_element(ce_eager, t, p, m):
+    """Bytes per logit of one micro-batch on the last stage (× s·b/c·V/t): 4 with a fused /
+    vocab-parallel / compiled loss (``LOGITS_BYTES``); the eager PyTorch loss 12 B without TP
+    (``LOGITS_BYTES_EAGER``) and 16 B with TP, where it runs under ``loss_parallel()``
+    (``LOGITS_BYTES_LOSS_PARALLEL``; until 2026-11-30 12 B either way); with the eager loss and
+    pp > 1, PyTorch pipelining's last stage also holds the fp32 logits of all m micro-batches
+    (``PP_OUTPUT_CACHE_BYTES`` × m; until 2026-11-30 not counted, found by review: TorchTitan's
+    405B CP runs at 0.80–0.90 of their published peak)."""
+    if not _any(ce_eager):
+        return LOGITS_BYTES
+    eager = np.where(t > 1, LOGITS_BYTES_LOSS_PARALLEL, LOGITS_BYTES_EAGER) + np.where(
+        p > 1, PP_OUTPUT_CACHE_BYTES * m, 0.0)
+    return _sel(ce_eager, eager, LOGITS_BYTES)
 
 
 def _dense_on_rank(cm: dict, j):
@@ -739,7 +773,7 @@ def _interleaved_inflight(cm: dict, j, layers):
     changes slope only where ``(W + 1 + i) mod pv ∈ {0, K·p}`` or ``i mod pv ∈ {0, pv − K·p}``,
     so its maximum over ``0 <= i <= min(m·v − W − 1, pv − 1)`` is at one of those points or at an
     end: 5 candidates, each an array operation. Even chunks (K = 0 or v) give ``min(m·v, W + 1)/v``
-    (the form used until 2026-12-01, Korthikanti's ``p·(1 + (p−1)/(p·v))`` for j = 0); uneven ones
+    (the form used until 2026-11-30, Korthikanti's ``p·(1 + (p−1)/(p·v))`` for j = 0); uneven ones
     more: Llama 3 405B (126 layers, p 16, v 7, m 32) holds 31 micro-batches in its 2-layer chunk
     0 after W + 1 = 127 forwards and 32 one step later, 159 layer-stashes on rank 0, not
     ``127/7 × 8`` = 145.1 (found by review). Checked against a step-by-step replay of the schedule
@@ -1252,8 +1286,7 @@ def explain(row: dict) -> dict[str, str]:
             + (f" + the recomputed layer's working set {rec_extra / 2**20:,.1f} MiB" if rec_extra else "")
             + f" = {_gib(a)}"),
         "mem_logits_bytes": (
-            f"{_logit_bytes(row):g} B per logit ({'eager PyTorch' if row.get('ce_eager') else 'fused / vocab-parallel'} "
-            f"cross-entropy) × s·b/c·V/t = {row['seq_len']:g}·{row['micro_batch_size']:g}/{row['cp']:g}·"
+            f"{_logit_bytes(row):g} B per logit ({_logit_kind(row)}) × s·b/c·V/t = {row['seq_len']:g}·{row['micro_batch_size']:g}/{row['cp']:g}·"
             f"{row['vocab_size']:g}/{row['tp']:g} on the last stage"
             + (" (DualPipe: and on the first, the reverse pipeline's last)" if dualpipe else "") + f" = {_gib(lg)}"
             if (j == p - 1 or (dualpipe and end_rank)) else
@@ -1271,7 +1304,21 @@ def explain(row: dict) -> dict[str, str]:
 
 
 def _logit_bytes(row: dict) -> float:
-    return LOGITS_BYTES_EAGER if row.get("ce_eager") else LOGITS_BYTES
+    return float(_logit_bytes_per_element(bool(row.get("ce_eager")), float(row["tp"]), float(row["pp"]),
+                                          float(row["global_batch_size"]) / (float(row["micro_batch_size"])
+                                                                             * float(row["dp"]))))
+
+
+def _logit_kind(row: dict) -> str:
+    if not row.get("ce_eager"):
+        return "fused / vocab-parallel cross-entropy"
+    m = float(row["global_batch_size"]) / (float(row["micro_batch_size"]) * float(row["dp"]))
+    kind = ("eager PyTorch cross-entropy under loss_parallel(), 16 B" if float(row["tp"]) > 1
+            else "eager PyTorch cross-entropy, 12 B")
+    if float(row["pp"]) > 1:
+        kind += (f" + PyTorch pipelining's last stage holding the fp32 logits of all {m:g} micro-batches "
+                 f"until the step ends, 4 B × {m:g}")
+    return kind
 
 
 def notes(row: dict) -> list[str]:

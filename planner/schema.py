@@ -406,7 +406,10 @@ class Training(_Strict):
         description="Loss kernel, for the logits' memory on the last stage: 'fused' = vocab-parallel / "
         "fused / compiled cross-entropy keeping fp32 logits, 4 B per logit (Korthikanti et al. 2022 "
         "§4); 'eager' = PyTorch eager F.cross_entropy on fp32 logits, 12 B per logit at the start "
-        "of the backward (the saved log-softmax, its incoming gradient and the logits' gradient).",
+        "of the backward (the saved log-softmax, its incoming gradient and the logits' gradient), "
+        "16 B with TP > 1 (PyTorch's loss_parallel() backward), and with PP > 1 + 4 B × the "
+        "micro-batches (PyTorch pipelining's last stage keeps every micro-batch's logits until the "
+        "step ends).",
     )
     elementwise: Literal["fused", "eager"] = Field(
         "fused",

@@ -442,7 +442,16 @@ def build_space(
         bad = [v for v in vals if v not in allowed]
         if bad:
             raise InputError([f"sweep: {name} {bad}: allowed: {', '.join(allowed)}"])
-    bad = [z for z in zero_stages if z not in (0, 1, 2, 3)]
+    # found by review: True was taken as ZeRO stage 1, and allow_uneven = "no" (a non-empty string)
+    # as True, so "no" allowed uneven layer splits
+    bad = [z for z in zero_stages if isinstance(z, (bool, np.bool_)) or z not in (0, 1, 2, 3)]
+    flags = [f"sweep: {name} = {v!r}: give True or False" + (" (or None: the scenario's layer_split)"
+                                                               if name == "allow_uneven" else "")
+             for name, v in (("allow_tp_beyond_nvlink", allow_tp_beyond_nvlink), ("allow_uneven", allow_uneven),
+                             ("include_invalid", include_invalid))
+             if not (isinstance(v, (bool, np.bool_)) or (v is None and name == "allow_uneven"))]
+    if flags:
+        raise InputError(flags)
     if bad:
         raise InputError([f"sweep: zero_stages {bad}: allowed: 0, 1, 2, 3"])
     if not (zero_stages and recompute and offload and schedules):
@@ -676,12 +685,20 @@ def enumerate_splits(scenario: Scenario, *, gpus=None, systems=None, **space_opt
 
 
 
-def no_split_reason(scenario, n_valid: int) -> str:
+def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems: Sequence[str] | None = None,
+                    **space_options) -> str:
     """Why a sweep found nothing, in words, for a sweep of ``scenario`` that returned no row:
     no split passes the divisibility rules (``n_valid`` 0); the scenario has no finite time to
     train whatever the split (its checkpoint tiers survive no failure of some class, or
     failures outpace recovery: the engine's own reason, from :func:`planner.evaluate`); no finite
-    step time; else every valid split runs out of memory."""
+    step time; else every valid split runs out of memory.
+
+    ``space_options`` (the options the sweep was given: ``zero_stages``, ``recompute``,
+    ``offload`` ...) make the out-of-memory text name what the sweep tried (found by review: the
+    dashboard's focused space, ZeRO-1 without offload, was told that the sweep tries CPU offload
+    and that setting ``offload_optimizer = cpu`` would help; it overrode that setting on every
+    row). With ``gpus`` (the one GPU count swept) the text also names the fewest GPUs, doubling
+    from ``gpus``, at which a split of the same space fits (:func:`fewest_gpus_that_fit`)."""
     if n_valid == 0:
         return ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
                 "try a count with more small factors")
@@ -696,12 +713,75 @@ def no_split_reason(scenario, n_valid: int) -> str:
     if not (math.isfinite(step) and step > 0.0):  # found by review: told "out of memory" on a NaN step
         return (f"no split has a finite step time (the scenario's own: {step:g} s): check the hardware figures "
                 "and overrides")
-    return ("every valid split runs out of memory: try more GPUs or a larger-memory system. The sweep chooses "
-            f"recompute ({', '.join(DEFAULT_RECOMPUTE)} by default) and optimizer offload "
-            f"({', '.join(DEFAULT_OFFLOAD)}), but takes offload_master_weights, offload_grads and "
-            "offload_activations from the scenario: set those, with offload_optimizer = cpu (e.g. "
-            "parallelism.offload_optimizer = cpu and parallelism.offload_master_weights = true), to let it "
-            "offload more (host memory permitting)")
+
+    def _tried(name, default):
+        v = space_options.get(name)
+        if v is None:
+            return tuple(default)
+        return tuple(dict.fromkeys((v,) if isinstance(v, (str, int, np.integer)) else tuple(v)))
+
+    zero = _tried("zero_stages", DEFAULT_ZERO_STAGES)
+    rec = _tried("recompute", DEFAULT_RECOMPUTE)
+    off = _tried("offload", DEFAULT_OFFLOAD)
+    default_space = not any(k in space_options for k in ("zero_stages", "recompute", "offload"))
+    tried = (f"recompute ({', '.join(rec)}{' by default' if default_space else ''}) and optimizer offload "
+             f"({', '.join(off)})" + ("" if default_space else f" with ZeRO stage {', '.join(map(str, zero))}"))
+    text = "every valid split runs out of memory: try more GPUs or a larger-memory system. "
+    if any(o != "none" for o in off):
+        text += (f"The sweep chooses {tried}, but takes offload_master_weights, offload_grads and "
+                 "offload_activations from the scenario: set those, with offload_optimizer = cpu (e.g. "
+                 "parallelism.offload_optimizer = cpu and parallelism.offload_master_weights = true), to let it "
+                 "offload more (host memory permitting)")
+    else:
+        text += (f"The sweep tried {tried} only: it offloads nothing, whatever the scenario's offload settings; "
+                 "a search space with more ZeRO stages and optimizer offload = cpu may fit")
+    if gpus is not None:
+        try:
+            found = fewest_gpus_that_fit(scenario, int(gpus), systems=systems, **space_options)
+        except Exception:  # noqa: BLE001 - a hint only
+            found = None
+        if found is not None and found[0] is not None:
+            text += (f". With this search space, {found[0]:,} GPUs (cluster.n_gpus, doubling from {int(gpus):,}) "
+                     f"give {found[1]:,} splits that fit")
+        elif found is not None:
+            text += (f". No GPU count from {int(gpus):,} to {found[1]:,} (doubling) fits with this search space: "
+                     "a larger-memory system (cluster.system) or a smaller model is needed")
+    return text
+
+
+#: :func:`fewest_gpus_that_fit`: most doublings tried, and most rows evaluated over all of them.
+FIT_HINT_DOUBLINGS = 12
+FIT_HINT_MAX_ROWS = 2_000_000
+
+
+def fewest_gpus_that_fit(scenario, gpus: int, *, systems: Sequence[str] | None = None,
+                         max_doublings: int = FIT_HINT_DOUBLINGS, max_rows: int = FIT_HINT_MAX_ROWS,
+                         **space_options) -> tuple[int | None, int] | None:
+    """The fewest GPUs among ``2·gpus, 4·gpus, ...`` (at most ``max_doublings`` doublings, at most
+    10,000,000 GPUs) at which some split of the same search space fits: ``(n_gpus, feasible
+    splits)``; ``(None, last count tried)`` when none does; None when the rows to evaluate would
+    exceed ``max_rows`` before an answer (a hint must stay cheap: :func:`count_splits` first).
+    Each count is one :func:`sweep` with ``top=1``."""
+    s = validate_scenario(scenario)
+    opts = {k: v for k, v in space_options.items() if k in _SPACE_KEYS and k != "include_invalid"}
+    rows = 0
+    g = int(gpus)
+    last = g
+    for _ in range(int(max_doublings)):
+        g *= 2
+        if g > 10_000_000:
+            break
+        k = count_splits(s, gpus=g, systems=systems, **opts)
+        rows += k
+        if rows > max_rows:
+            return None
+        last = g
+        if k == 0:
+            continue
+        df = sweep(s, gpus=g, systems=systems, top=1, **opts)
+        if df.attrs.get("n_feasible", 0) > 0:
+            return g, int(df.attrs["n_feasible"])
+    return None, last
 
 # ---- a base split for a scenario whose own split does not suit it --------------------------
 
@@ -809,7 +889,8 @@ _RULE_TEXT = {
 }
 
 
-def no_valid_split_reason(scenario: Scenario, gpus: int, **space_options) -> str:
+def no_valid_split_reason(scenario: Scenario, gpus: int, *, systems: Sequence[str] | None = None,
+                          **space_options) -> str:
     """Why no split of ``gpus`` GPUs passes the sweep's rules, naming the fields that limit it:
     the rules broken by the splits whose TP·PP·CP divides the GPU count
     (:func:`enumerate_splits` with ``include_invalid``; the last rule checked first), then what a
@@ -820,7 +901,7 @@ def no_valid_split_reason(scenario: Scenario, gpus: int, **space_options) -> str
     vals = {"heads": m.n_heads, "kv": m.n_kv_heads or m.n_heads, "seq": scenario.training.seq_len,
             "gbs": scenario.training.global_batch_size, "layers": m.n_layers, "n": f"{gpus:,}"}
     try:
-        e = enumerate_splits(scenario, gpus=gpus, include_invalid=True, **space_options)
+        e = enumerate_splits(scenario, gpus=gpus, systems=systems, include_invalid=True, **space_options)
         codes, counts = np.unique(np.asarray(e["sweep_reason"]), return_counts=True)
     except Exception:  # noqa: BLE001 - the general words then
         return no_split_reason(scenario, 0)
@@ -839,14 +920,14 @@ def no_valid_split_reason(scenario: Scenario, gpus: int, **space_options) -> str
         try:
             alt = scenario.model_copy(deep=True)
             alt.training.global_batch_size = gpus
-            if (k := count_splits(alt, gpus=gpus, **space_options)):
+            if (k := count_splits(alt, gpus=gpus, systems=systems, **space_options)):
                 hints.append(f"a global batch of {gpus:,} sequences (training.global_batch_size) gives {k:,} "
                              "valid splits")
         except Exception:  # noqa: BLE001 - a hint only
             pass
     for g in sorted({1 << (gpus.bit_length() - 1), 1 << gpus.bit_length()} - {gpus}):
         try:
-            if (k := count_splits(scenario, gpus=g, **space_options)):
+            if (k := count_splits(scenario, gpus=g, systems=systems, **space_options)):
                 hints.append(f"{g:,} GPUs give {k:,}")
         except Exception:  # noqa: BLE001 - a hint only
             pass
@@ -1173,6 +1254,9 @@ def sweep(
         bad.append(f"sweep: feasible_only = {feasible_only!r}: give True or False")
     if progress is not None and not callable(progress):  # found by review: a raw TypeError later
         bad.append(f"sweep: progress = {progress!r}: give a function of (rows done, rows in all), or None")
+    inv = space_options.get("include_invalid", False)
+    if not isinstance(inv, (bool, np.bool_)):  # checked before feasible_only overrides it
+        bad.append(f"sweep: include_invalid = {inv!r}: give True or False")
     if bad:
         raise InputError(bad)
     _check_space_options(space_options, fixed=_SWEEP_KEYS)
@@ -1293,7 +1377,21 @@ def sweep(
     df.attrs["n_feasible"] = int(n_feas)
     df.attrs["objective"] = objective
     if df.empty:  # why, in words (what the CLI prints; found by review: Python got no reason)
-        df.attrs["reason"] = no_split_reason(scenario, total)
+        n_valid = space.count_valid()
+        tried = {k: v for k, v in space_options.items() if k in ("zero_stages", "recompute", "offload")}
+        if total and not n_valid:
+            # found by review: offload=("nvme",) on a system without NVMe was "out of memory"
+            no_nvme = [sid for (sid, _, _), has in zip(space.groups, space.group_has_nvme) if not has]
+            df.attrs["reason"] = (f"no split is valid: offload = nvme needs local NVMe, and {', '.join(no_nvme)} "
+                                  "has none (add 'cpu' or 'none' to offload)")
+        elif not n_valid and len({n for _, n, _ in space.groups}) == 1:
+            # which rules stop the splits, naming the fields, and what would work (as the CLI says;
+            # found by review: Python got "try a count with more small factors" alone)
+            detail = no_valid_split_reason(scenario, space.groups[0][1], systems=systems, **space_options)
+            df.attrs["reason"] = ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU "
+                                  "count. " + detail[:1].upper() + detail[1:])
+        else:
+            df.attrs["reason"] = no_split_reason(scenario, n_valid, **tried)
     return df
 
 

@@ -179,6 +179,7 @@ The relative error is ``predicted / published − 1`` of the throughput metric.
 
 from __future__ import annotations
 
+import csv
 import math
 import re
 from functools import lru_cache
@@ -1975,6 +1976,9 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
             continue  # the sequences decide; the tokens cell is not read
         cell = r.get(col)
         v = parse_number(cell) if col != "global_batch_tokens" else _tokens(cell, _int(r.get("seq_len")))
+        if not math.isnan(v) and math.isfinite(v) and abs(v) >= 2.0**53 and v == round(v):
+            # found by review: 9007199254740993 (a whole number) was "not a finite whole number"
+            return None, f"{col} = {cell!r} is too large to be a count (below 2^53 = 9,007,199,254,740,992)"
         if not math.isnan(v) and (not math.isfinite(v) or abs(v) >= 2.0**53 or v != round(v)):
             return None, f"{col} = {cell!r} is not a finite whole number"
         text = "" if _is_na(cell) else str(cell).strip()
@@ -2359,6 +2363,19 @@ def _read(csv_path) -> pd.DataFrame:
         raise ValueError(_not_a_csv(path, raw, df.columns))
     if missing:
         raise ValueError(f"missing columns {', '.join(missing)} (expected the columns of calibration.csv)")
+    # A header naming a column twice: pandas reads the second as "tp.1", which no rule reads, so its
+    # cells were silently ignored (found by review). Named with both positions, as the file has them.
+    seen: dict[str, int] = {}
+    twice: list[str] = []
+    for k, cell in enumerate(next(csv.reader([head], delimiter=sep), []), start=1):
+        n = cell.strip().strip('"').strip()
+        if n and n in seen:
+            twice.append(f"'{n}' (columns {seen[n]} and {k})")
+        elif n:
+            seen[n] = k
+    if twice:
+        raise ValueError(f"the header names a column twice: {', '.join(twice)}; keep one of each (only the "
+                         "first would be read)")
     # a row with no cell at all (",,,,", a spreadsheet's trailing rows) is no run: dropped as a
     # blank line is; the other rows keep their line numbers
     cells = df.drop(columns=[_READ_ERROR], errors="ignore")

@@ -438,13 +438,14 @@ def test_op_sac_layer_by_hand():
 
 def test_torchtitan_memory_against_published_peaks():
     """TorchTitan publishes the peak reserved memory per GPU. With the default rule's readings
-    (per-op SAC, the eager cross-entropy of its 2024 versions: 12 B per logit; the compiled
-    loss of 2025) every run without pipeline parallelism is predicted at 0.75–1.05 of it
-    (reserved ≥ allocated); measured 0.78–1.01, the 8B runs 0.90–1.01 (0.906: the uncompiled
-    bf16 run on 128 GPUs, whose eager norms / RoPE / SwiGLU keep intermediates the memory model
-    does not hold; its compiled twin is at 0.977). With 4 B per logit (a fused loss) the 2024
-    8B runs would be 0.61–0.79. The pipeline-parallel 405B runs are left
-    out: predicted 0.35–0.61 of the published peak, a miss the model does not explain."""
+    (per-op SAC, the eager cross-entropy of its 2024 versions: 12 B per logit, 16 B under TP's
+    loss_parallel(); the compiled loss of 2025) every run without pipeline parallelism is
+    predicted at 0.75–1.05 of it (reserved ≥ allocated); measured 0.89–1.01, the 8B runs
+    0.90–1.01 (0.906: the uncompiled bf16 run on 128 GPUs, whose eager norms / RoPE / SwiGLU keep
+    intermediates the memory model does not hold; its compiled twin is at 0.977). With 4 B per
+    logit (a fused loss) the 2024 8B runs would be 0.61–0.79. The pipeline-parallel 405B runs
+    are left out: 0.88–1.00 at PP 8 (with PyTorch pipelining's cached logits,
+    tests/test_review13b_memory.py) but 0.61–0.64 at PP 16, a miss the model does not explain."""
     import planner
     path = Path(__file__).resolve().parent.parent / "validation" / "out_of_sample.csv"
     df = pd.read_csv(path)
@@ -1131,7 +1132,7 @@ def test_a_plan_that_does_not_fit_says_so_in_its_notes():
 
 
 # ---------------------------------------------------------------------------------------
-# Review 2026-12-01: offload_grads under ZeRO-0/1, fp32 activations, uneven interleaved chunks
+# Review 2026-11-30: offload_grads under ZeRO-0/1, fp32 activations, uneven interleaved chunks
 # ---------------------------------------------------------------------------------------
 def _preset(name, **kw):
     """A preset's scenario with ``section__field=value`` overrides, evaluated (results dict)."""

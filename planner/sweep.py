@@ -170,6 +170,17 @@ def _divisors(n: int) -> np.ndarray:
     return np.unique(np.concatenate([small, n // small]))
 
 
+def _vpp_candidates(n_layers: int, vpp_max: int) -> np.ndarray:
+    """Default VPP candidates 2 ... ``min(vpp_max, n_layers)``: the powers of two and every
+    divisor of ``n_layers``. An even split needs ``pp·vpp`` to divide the layers, so ``vpp``
+    divides them: every even interleaved split up to ``vpp_max`` is enumerated (Llama 3 70B's 80
+    layers on PP 4 with VPP 5, the NeMo / Megatron-Bridge recipe and the default preset, had been
+    missed by the powers of two alone; found by review), and uneven splits keep the powers of two."""
+    hi = min(int(vpp_max), int(n_layers))
+    divs = [v for v in range(2, hi + 1) if n_layers % v == 0]
+    return np.asarray(sorted(set(_pow2_upto(hi, start=2).tolist()) | set(divs)), dtype=np.int64)
+
+
 def _pow2_upto(limit: int, start: int = 1) -> np.ndarray:
     limit = max(int(limit), 0)
     out = []
@@ -424,7 +435,9 @@ def build_space(
         Candidate values; default: TP divisors of n_gpus up to n_heads, PP divisors of n_gpus
         up to n_layers, CP powers of two up to ``cp_max``, EP divisors of n_experts (1 for a
         dense model), micro-batch sizes the divisors of global_batch_size (up to
-        ``micro_batch_max``), VPP (interleaved only) powers of two 2 ... ``vpp_max``. Every candidate is then checked against the rules.
+        ``micro_batch_max``), VPP (interleaved only) 2 ... ``vpp_max``: the powers of two and the
+        divisors of n_layers (:func:`_vpp_candidates`: every even interleaved split). Every
+        candidate is then checked against the rules.
     zero_stages, recompute, offload, schedules : candidates of the inner options.
     allow_tp_beyond_nvlink : allow TP groups larger than the NVLink domain.
     allow_uneven : allow pp·vpp not dividing n_layers (default: the scenario's
@@ -572,7 +585,7 @@ def build_space(
     for name in schedules:
         code = SCHEDULES.index(name)
         if name == "interleaved":
-            vpp_c = _pow2_upto(min(vpp_max, L), start=2) if vpp is None else [v for v in vpp if v >= 2]
+            vpp_c = _vpp_candidates(L, vpp_max) if vpp is None else [v for v in vpp if v >= 2]
             for v in vpp_c:
                 sv_sched.append(code)
                 sv_vpp.append(int(v))

@@ -182,3 +182,18 @@ def test_cli_out_of_memory_names_the_space_tried_and_the_fewest_gpus(capsys):
     assert planner.sweep(s, gpus=n, top=1, recompute=("none",)).attrs["n_feasible"] == k > 0
     assert planner.sweep(s, gpus=n // 2, top=1, recompute=("none",)).attrs["n_feasible"] == 0
     assert f"{n:,} GPUs (cluster.n_gpus, doubling from 16) give {k:,} splits that fit" in err
+
+
+def test_every_even_interleaved_split_is_enumerated():
+    """The default preset's own split, Llama 3 70B (80 layers) on PP 4 with VPP 5 (the NeMo /
+    Megatron-Bridge recipe), was never swept: VPP took powers of two only. An even split needs
+    pp·vpp to divide the 80 layers, pp > 1 dividing the 1,024 GPUs (2, 4, 8, 16, ...): vpp | 40,
+    20, 10, 5 respectively, up to vpp_max 16, gives {2, 4, 5, 8, 10} (16 would need pp·16 | 80,
+    pp = 5, which does not divide 1,024)."""
+    s = planner.load_preset("default")
+    assert (s.parallelism.pp, s.parallelism.vpp, s.parallelism.layer_split) == (4, 5, "even")
+    df = planner.sweep(s, feasible_only=False)
+    inter = df[df["schedule"] == "interleaved"]
+    assert sorted(set(inter["vpp"].tolist())) == [2, 4, 5, 8, 10]
+    own = df[(df["tp"] == 8) & (df["pp"] == 4) & (df["vpp"] == 5) & (df["schedule"] == "interleaved")]
+    assert len(own) > 0

@@ -272,6 +272,26 @@ def usable_hbm_bytes(results: dict) -> float | None:
     return None if peak is None or head is None else peak + head
 
 
+def gib_decimals(*values_bytes: float) -> int:
+    """Decimals of GiB (2³⁰ B) that tell ``values_bytes`` apart: 1, or more (up to 6) while two
+    different values would read the same. Found by review: a peak 0.02 GiB above the usable HBM read
+    "40.5 GiB of 40.5 GiB usable" beside "Fits in HBM: no"."""
+    v = [float(x) / GIB for x in values_bytes if x is not None and math.isfinite(float(x))]
+    d = 1
+    while d < 6 and any(a != b and round(a, d) == round(b, d) for a in v for b in v):
+        d += 1
+    return d
+
+
+def gib_text(x_bytes: float, decimals: int = 1) -> str:
+    """Bytes as GiB with ``decimals`` decimals; a non-zero amount that would read 0 keeps two
+    significant digits (0.02 GiB over, not 0.0)."""
+    g = float(x_bytes) / GIB
+    if g != 0 and round(g, decimals) == 0:
+        return f"{g:.2g} GiB"
+    return f"{g:,.{decimals}f} GiB"
+
+
 def no_fit_text(results: dict, usable_bytes: float | None = None, n_stages: int | None = None,
                 what: str = "below") -> str | None:
     """The message for a scenario that does not fit in memory: peak vs usable HBM (GiB) and the
@@ -285,8 +305,9 @@ def no_fit_text(results: dict, usable_bytes: float | None = None, n_stages: int 
     if stage is not None:
         where += f" (stage {int(stage)}" + (f" of {n_stages})" if n_stages else ")")
     if peak is not None and usable is not None:
-        need = (f"{where} needs {peak / GIB:,.1f} GiB per GPU but only {usable / GIB:,.1f} GiB of HBM is usable "
-                f"({(peak - usable) / GIB:,.1f} GiB too much; GiB = 2³⁰ B)")
+        d = gib_decimals(peak, usable)  # found by review: "40.5 GiB ... only 40.5 GiB ... (0.0 GiB too much)"
+        need = (f"{where} needs {gib_text(peak, d)} per GPU but only {gib_text(usable, d)} of HBM is usable "
+                f"({gib_text(peak - usable, d)} too much; GiB = 2³⁰ B)")
     else:
         need = f"{where} needs more memory per GPU than the usable HBM"
     return (f"**Does not fit in GPU memory:** {need}. As set, this run stops with an out-of-memory error. "

@@ -39,20 +39,40 @@ def mc_refusal_of(sj_json: str) -> str | None:
         return None
 
 
+def curve_grid(in_use_s) -> np.ndarray:
+    """Intervals the goodput curve is drawn at: :data:`CURVE_GRID_S` (10 s to 7 days), widened to
+    reach every interval in use that is saved (finite, below the engine's never-saved value) and
+    with those intervals themselves on the grid, so each tier's ○ lies on its line and the ◆ (the
+    line's best point) is never worse than it. Found by review: Llama 3.1 405B on 131,072 GPUs
+    saves host memory every 7.40 s, below the plotted 10 s: no ○ was drawn and the ◆ sat at the
+    10 s edge, 0.013 points of goodput below the engine's own optimum."""
+    iv = np.asarray([x for x in in_use_s if x is not None and math.isfinite(x) and 0 < x < 0.999 * C.NEVER_SAVED_S],
+                    dtype=float)
+    if not len(iv):
+        return CURVE_GRID_S
+    lo, hi = min(CURVE_GRID_S[0], float(iv.min())), max(CURVE_GRID_S[-1], float(iv.max()))
+    return np.unique(np.concatenate([np.geomspace(lo, hi, len(CURVE_GRID_S)), iv]))
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def interval_curve(sj_json: str) -> pd.DataFrame:
     """Goodput (the headline ``goodput`` column) against each enabled tier's interval, from
     the engine's ``reliability.goodput_vs_interval``: the other tiers stay at the intervals the
-    engine chose (or the user set)."""
+    engine chose (or the user set). The grid: :func:`curve_grid` of the intervals in use."""
     s = Scenario.model_validate(json.loads(sj_json))
     out = engine.run_batch(pbatch.from_scenarios([s]))
     col = reliability.CURVE_COLUMNS.index("goodput")
+    kinds = [catalog.resolve_storage(use.tier).kind for use in s.checkpoint.tiers]
+    in_use = []
+    for kind in kinds:
+        c = f"ckpt_{kind}_interval_opt_s"
+        in_use.append(float(np.asarray(out[c], dtype=float)[0]) if c in out else None)
+    grid = curve_grid(in_use)
     frames = []
-    for use in s.checkpoint.tiers:
-        kind = catalog.resolve_storage(use.tier).kind
+    for use, kind in zip(s.checkpoint.tiers, kinds):
         tier_id = use.tier if isinstance(use.tier, str) else use.tier.name
-        g = reliability.goodput_vs_interval(out, kind, CURVE_GRID_S)
-        frames.append(pd.DataFrame({"tier": tier_id, "interval_s": CURVE_GRID_S, "goodput": g[:, col]}))
+        g = reliability.goodput_vs_interval(out, kind, grid)
+        frames.append(pd.DataFrame({"tier": tier_id, "interval_s": grid, "goodput": g[:, col]}))
     if not frames:
         return pd.DataFrame(columns=["tier", "interval_s", "goodput"])
     return pd.concat(frames, ignore_index=True)
@@ -92,18 +112,37 @@ def _why_missing(results: dict, key: str) -> str | None:
             "expander for the inputs.")
 
 
-def _metric(col, label, results, key, kind, help_, delta=None, delta_color="normal", delta_arrow="auto"):
+def _metric(col, label, results, key, kind, help_, delta=None, delta_color="normal", delta_arrow="auto",
+            value: str | None = None):
     """One headline number; a missing or non-finite engine value shows "—" and says why."""
     why = _why_missing(results, key)
     help_full = help_ if why is None else f"{help_}\n\n**Shown as —:** {why}"
     x = C.num(results, key)
     if x is not None and kind in ("days", "usd", "mwh"):  # a value shown in another unit: the exact one too
-        exact = {"days": f"{x:,.1f} days", "usd": f"${x:,.0f}", "mwh": f"{x:,.4g} MWh"}[kind]
+        exact = exact_text(x, kind)
         if C.fmt(results, key, kind) != exact:
             help_full += f"\n\nExactly: {exact}."
-    col.metric(label, C.fmt(results, key, kind), help=help_full, delta=delta, delta_color=delta_color,
-               delta_arrow=delta_arrow)
+    col.metric(label, C.fmt(results, key, kind) if value is None else value, help=help_full, delta=delta,
+               delta_color=delta_color, delta_arrow=delta_arrow)
     return why
+
+
+def exact_text(x: float, kind: str) -> str:
+    """A days / USD / MWh headline in its engine unit for the help's "Exactly:" line: days with one
+    decimal from 1 day on, USD whole from $10 on, MWh whole from 1,000 MWh on, smaller amounts with
+    four significant digits (never an exponent). Found by review: a 3.9 min run's help said
+    "Exactly: 0.0 days" and a $0.19 one "Exactly: $0", fewer digits than the headline itself."""
+    unit = {"days": " days", "usd": "", "mwh": " MWh"}[kind]
+    whole = {"days": (1.0, 1), "usd": (10.0, 0), "mwh": (1000.0, 0)}[kind]  # from this on: fixed decimals
+    body = (f"{x:,.{whole[1]}f}" if abs(x) >= whole[0] else f"{x:.4g}") if x != 0 else "0"
+    if "e" in body:  # below 10⁻⁴: the digits without an exponent a reader may miss
+        body = np.format_float_positional(x, precision=4, unique=False, fractional=False, trim="-")
+    return f"${body}" if kind == "usd" else f"{body}{unit}"
+
+
+# GiB with as many decimals as tell the peak and the usable HBM apart (shared with the no-fit
+# message: app_pages/_common.py)
+gib_decimals, gib_text = C.gib_decimals, C.gib_text
 
 
 #: Rows of the Monte Carlo summary: planner.simulate.summarize's metric -> (label, scale, decimals).
@@ -175,6 +214,9 @@ def _clamp_widget(key: str, lo: int, hi: int, default: int) -> None:
     of range the nearest bound, so the box, the session and the URL always agree."""
     v = ss.get(key)
     last = ss.get(f"_last_{key}", default)
+    # the link's refusal of this box ("pl_mct='5': refused; ... using 2000") is about a value the user
+    # has now replaced: drop it (found by review: it stayed on screen beside the new value)
+    ss["_pl_warnings"] = [w for w in ss.get("_pl_warnings", []) if not w.startswith(f"{key}=")]
     if v is None:
         ss[key] = last
         ss["_pl_mc_note"] = f"{'Trials' if key == 'pl_mct' else 'Seed'}: empty; kept {last:,}"
@@ -230,10 +272,11 @@ C.render_io(sj, res)
 usable, physical = _hbm(scen)
 
 st.caption(
-    f"{C.plain(scen.resolved_model().name)} on {scen.cluster.n_gpus:,} GPUs "
+    f"{C.plain(scen.resolved_model().name)} on {scen.cluster.n_gpus:,} GPU{'' if scen.cluster.n_gpus == 1 else 's'} "
     f"({C.plain(scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name)}) · "
-    f"dp = {rep['scenario']['parallelism'].get('dp')} "
-    "(derived) · memory and checkpoint sizes in GiB (2³⁰ B); bandwidths in GB/s (10⁹ B/s)."
+    f"dp = {int(rep['scenario']['parallelism'].get('dp') or 0):,} "
+    + ("(derived) " if sj.get("parallelism", {}).get("dp") is None else "")
+    + "· memory and checkpoint sizes in GiB (2³⁰ B); bandwidths in GB/s (10⁹ B/s)."
 )
 
 # Headline numbers ------------------------------------------------------------------------
@@ -245,7 +288,7 @@ HEADLINES = (
      "GiB = 2³⁰ bytes."),
     ("Step time", "step_time_s", "s", "Wall time of one optimizer step (s, min or h by size)."),
     ("MFU", "mfu", "pct", "Model FLOP/s ÷ (GPUs × dense 16-bit peak FLOP/s), in %."),
-    ("Throughput", "tokens_per_s", "tok", "Tokens per second, whole job (M = 10⁶)."),
+    ("Throughput", "tokens_per_s", "tok", "Tokens per second, whole job (M = 10⁶, B = 10⁹)."),
     ("MTBF (job)", "mtbf_h", "h", "Mean time between failures of the whole job (s, min or h by size)."),
     ("Goodput", "goodput", "pct", "Expected fraction of wall time that advances training, in %: "
      "checkpoint stalls, lost work and restarts removed."),
@@ -264,6 +307,8 @@ if C.never_finishes(res):
     st.warning(C.never_finishes_text(res, rep.get("explain"), rep.get("notes"), mc_refusal=mc_refusal),
                icon=":material/warning:")
 missing = []
+_peak = C.num(res, "mem_total_bytes")
+_gd = gib_decimals(_peak, usable)
 # rows of four: at 1,280 px with the sidebar open, five columns clipped values ("0.87 M t…")
 for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
     c = st.columns(4)
@@ -271,14 +316,17 @@ for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
         if key == "fits":
             fits = res.get("fits")
             over = None
-            if C.does_not_fit(res) and usable is not None and C.num(res, "mem_total_bytes") is not None:
-                over = f"{(C.num(res, 'mem_total_bytes') - usable) / C.GIB:,.1f} GiB over"
+            if C.does_not_fit(res) and usable is not None and _peak is not None:
+                over = f"{gib_text(_peak - usable, _gd)} over"
             col.metric(label, C.DASH if fits is None else ("yes" if fits else "no"), help=help_,
                        delta=over, delta_color="inverse", delta_arrow="off")  # red when it does not fit
         elif key == "mem_total_bytes":
+            # peak and usable with the decimals that tell them apart (a peak just over the usable HBM
+            # never reads as equal to it beside "no")
             why = _metric(col, label, res, key, kind, help_,
-                          delta=None if usable is None else f"of {usable / C.GIB:,.1f} GiB usable",
-                          delta_color="inverse" if C.does_not_fit(res) else "off", delta_arrow="off")
+                          delta=None if usable is None else f"of {usable / C.GIB:,.{_gd}f} GiB usable",
+                          delta_color="inverse" if C.does_not_fit(res) else "off", delta_arrow="off",
+                          value=None if _peak is None else f"{_peak / C.GIB:,.{_gd}f} GiB")
         else:
             why = _metric(col, label, res, key, kind, help_)
         if key != "fits" and why:
@@ -324,15 +372,23 @@ with left:
             curve = None
             st.info(f"The goodput curve is not available: {e}")
         cur_rows, in_use = [], []
+        lo_s, hi_s = ((float(curve["interval_s"].min()), float(curve["interval_s"].max()))
+                      if curve is not None and len(curve) else (CURVE_GRID_S[0], CURVE_GRID_S[-1]))
+        no_failures = C.num(res, "failure_rate_per_h") == 0
         for use in scen.checkpoint.tiers:
             kind = catalog.resolve_storage(use.tier).kind
             name = use.tier if isinstance(use.tier, str) else use.tier.name
             iv = C.num(res, f"ckpt_{kind}_interval_opt_s")
-            in_use.append(f"**{name}**: {C.fmt_interval(iv)}")
+            if no_failures and iv is not None and 0.999 * C.NEVER_SAVED_S <= iv <= 1.001 * C.NEVER_SAVED_S:
+                # the solver's "never" with no failure at all: no other tier covers anything (found by
+                # review: every tier read "another tier covers every failure class")
+                in_use.append(f"**{name}**: not saved (no failures to recover from: the failure rate is 0)")
+            else:
+                in_use.append(f"**{name}**: {C.fmt_interval(iv)}")
             if iv is not None and iv >= 0.999 * C.NEVER_SAVED_S:
                 pass  # in effect not saved to: no ○
-            elif iv is not None and not CURVE_GRID_S[0] <= iv <= CURVE_GRID_S[-1]:
-                in_use[-1] += " (outside the plotted 10 s to 7 days: no ○)"
+            elif iv is not None and not lo_s * (1 - 1e-12) <= iv <= hi_s * (1 + 1e-12):
+                in_use[-1] += f" (outside the plotted {C.fmt_duration(lo_s)} to {C.fmt_duration(hi_s)}: no ○)"
             elif iv is not None:
                 cur_rows.append({"tier": name, "interval_s": iv, "goodput": res["goodput"]})
         if curve is not None and len(curve):
@@ -340,7 +396,9 @@ with left:
             st.caption("Each line: the engine's expected goodput (the headline number: Daly's renewal model "
                        "over the tiers) with that tier's interval varied and the other tiers at their chosen "
                        "intervals. ◆ best interval on the line, ○ the interval in use (the engine's optimum "
-                       "unless you set one).")
+                       "unless you set one)."
+                       + (" No failures (failure rate 0): every save only costs time, so each line rises to its "
+                          "longest interval." if no_failures else ""))
         if in_use:
             st.markdown("Intervals in use: " + " · ".join(in_use))
         elif not scen.checkpoint.tiers:
@@ -413,7 +471,20 @@ with right:
         if note := unfinished_note(sim):
             st.warning(note)
         analytic_days = C.num(res, "time_to_train_days")
-        st.altair_chart(charts.time_to_train_hist(sim, analytic_days), key="pl_mc_hist")
+        # the analytic expectation for a run of this length (planner.simulate.expected_days: the
+        # finite-run form where the notes say the steady-state headline is longer; found by review: a
+        # 2-day run with the PFS saved every 11.6 days drew its line at 112 days beside bars at 3.6)
+        finite_days = None
+        try:
+            from planner.simulate import expected_days
+
+            x = float(expected_days(engine.run_batch(pbatch.from_scenarios([scen])), 0))
+            if math.isfinite(x) and x != analytic_days:
+                finite_days = x
+        except Exception:  # noqa: BLE001 - the headline's line then
+            finite_days = None
+        line_days = finite_days if finite_days is not None else analytic_days
+        st.altair_chart(charts.time_to_train_hist(sim, line_days), key="pl_mc_hist")
         try:
             from planner.simulate import summarize
 
@@ -421,7 +492,11 @@ with right:
             st.dataframe(summ, key="pl_mc_sum", column_config=summ_cfg)
         except Exception:  # noqa: BLE001
             st.dataframe(sim.describe().T, key="pl_mc_sum")
-        if analytic_days is not None:
+        if finite_days is not None:
+            st.caption("Histogram: simulated runs; red dashed line: the analytic expectation for a run of this "
+                       f"length ({C.fmt_days(finite_days)}; the headline, {C.fmt(res, 'time_to_train_days', 'days')}, "
+                       "is the steady-state rate: the notes below say why it is longer).")
+        elif analytic_days is not None:
             st.caption("Histogram: simulated runs; red dashed line: the analytic expectation "
                        f"({C.fmt(res, 'time_to_train_days', 'days')}).")
         else:
@@ -452,7 +527,9 @@ with st.expander("Formulas: every number with its inputs plugged in", expanded=F
     st.markdown("**Headline numbers**")
     for label, key, kind, _ in HEADLINES:
         f = _formula(explain, key)
-        st.markdown(f"**{label}** = {C.fmt(res, key, kind)} &nbsp;(`{key}`)  \n"
+        shown = (f"{_peak / C.GIB:,.{_gd}f} GiB" if key == "mem_total_bytes" and _peak is not None
+                 else C.fmt(res, key, kind))
+        st.markdown(f"**{label}** = {shown} &nbsp;(`{key}`)  \n"
                     + (f"`{f}`" if f else "_no formula string from the engine yet_"))
     others = [k for k in explain if k not in {h[1] for h in HEADLINES}]
     if others:

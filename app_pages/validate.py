@@ -75,6 +75,13 @@ def _on_set_change() -> None:
     ss["_v_warnings"], ss["_v_set_warnings"] = [], []  # the link's warnings were about the old view
 
 
+def _drop_link_warning(prefix: str) -> None:
+    """on_change of the metric / group choice: the link's warning about that choice is about a value
+    the user has now replaced (found by review: "v_metric='bogus' unknown" stayed after a metric was
+    picked)."""
+    ss["_v_warnings"] = [w for w in ss.get("_v_warnings", []) if not w.startswith(prefix)]
+
+
 _KEYS = ("v_set", "v_metric", "v_groups")
 C.keep_page_widgets("validate", _KEYS)
 qp = st.query_params
@@ -147,10 +154,11 @@ with st.expander("By accelerator family and kind: the band the Plan page shows",
                                     "high": st.column_config.NumberColumn(format="%.2f"),
                                     "out_of_sample_only": st.column_config.CheckboxColumn("out of sample only")})
 
-st.segmented_control("Published metric", metrics, key="v_metric", required=True, format_func=lambda m: LABELS.get(m, m))
+st.segmented_control("Published metric", metrics, key="v_metric", required=True, format_func=lambda m: LABELS.get(m, m),
+                     on_change=_drop_link_warning, args=("v_metric",))
 # Pills, full width: every group stays visible (a multiselect hid chips behind "+1").
 st.pills("Source groups", groups, selection_mode="multi", key="v_groups",
-         help="Click a group to show or hide its runs.")
+         help="Click a group to show or hide its runs.", on_change=_drop_link_warning, args=("v_group",))
 C.save_page_widgets("validate", _KEYS)
 metric = ss.get("v_metric") or (metrics[0] if metrics else None)
 st.query_params.from_dict({"v_set": run_set, "v_metric": metric or "",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import decimal
 import math
 import os
 import re
@@ -603,14 +604,18 @@ def _whole(allowed: str):
             return int(t)
         except ValueError:
             pass
+        # exact decimal reading (found by review: "--seed 1e17", within 0 to 2^63 − 1, was "out of
+        # range" through a float's 2^53 limit, and "1e400" "not a whole number"); a value beyond
+        # 10^30 is out of every option's range and is not expanded into an int
         try:
-            x = float(t)
-        except ValueError:
-            x = math.nan
-        if math.isfinite(x) and x.is_integer() and abs(x) <= 2**53:
-            return int(x)
-        if math.isfinite(x) and x.is_integer():
-            raise argparse.ArgumentTypeError(f"{text!r} is out of range; allowed {allowed}")
+            x = decimal.Decimal(t)
+        except (decimal.InvalidOperation, ValueError):
+            x = None
+        if x is not None and x.is_finite():
+            if x.adjusted() > 30:
+                raise argparse.ArgumentTypeError(f"{text!r} is out of range; allowed {allowed}")
+            if x == x.to_integral_value():
+                return int(x)
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; allowed {allowed}")
 
     parse.__name__ = "whole number"

@@ -43,7 +43,7 @@ def wall_time_s(tokens_total, tokens_per_s, goodput):
     t = np.asarray(tokens_total, dtype=float)
     r = np.asarray(tokens_per_s, dtype=float)
     g = np.asarray(goodput, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a goodput of 1e-300: inf
         w = t / r / g
     return np.where((g <= 0) & (t > 0), np.inf, w)
 

@@ -233,17 +233,23 @@ def params_from_batch(out: _batch.Batch, i: int = 0) -> dict:
     }
 
 
-def expected_days(out: _batch.Batch, i: int = 0) -> float:
+def expected_days(out: _batch.Batch, i: int = 0, *, conservative: bool = False) -> float:
     """The analytic expected time to train of row ``i`` [days] for a run of its length: the
     renewal model's finite-run form (:func:`planner.reliability.finite_run_days`) where it is
     shorter than the headline by more than ``FINITE_RUN_NOTE_REL`` (where the scenario's notes say
     so), else the headline ``time_to_train_days`` (a steady-state rate, which charges the last,
     partial interval as a whole one: found by review, a 2-day run with the PFS saved every 116
-    days was expected to take 3e23 days and the Monte Carlo refused it, while it takes 3.6)."""
+    days was expected to take 3e23 days and the Monte Carlo refused it, while it takes 3.6).
+
+    ``conservative``: where several tiers recover failures the finite-run figure can be far too
+    low (:func:`planner.reliability.finite_run`), so the headline, an upper bound, is kept: what
+    the refusal and the trial sizing use (found by review: at 100× the failure rate, host memory
+    every 600 s beside a PFS every 1e6 s, the finite-run figure was 50 days for a run the Monte
+    Carlo never finishes, and the run was no longer refused)."""
     days = float(out["time_to_train_days"][i])
-    fin = rel.finite_run_days(_batch.row(out, i))
+    fin, exact = rel.finite_run(_batch.row(out, i))
     shorter = np.isfinite(fin) and (np.isinf(days) or fin < days * (1.0 - rel.FINITE_RUN_NOTE_REL))
-    return fin if shorter else days
+    return fin if shorter and (exact or not conservative) else days
 
 
 def simulate_batch_row(out: _batch.Batch, i: int = 0, n_trials: int = 10_000, seed: int = 0,
@@ -311,7 +317,7 @@ def expected_rounds(out: _batch.Batch, i: int = 0) -> float:
     round cap it gives up at, ``MAX_ROUNDS_FACTOR`` × λ × the failure-free wall time +
     ``MAX_ROUNDS_FLOOR``."""
     rate_h = float(out["failure_rate_per_h"][i])
-    n = rate_h * expected_days(out, i) * 24.0
+    n = rate_h * expected_days(out, i, conservative=True) * 24.0
     if np.isfinite(n):
         return n
     p = params_from_batch(out, i)
@@ -329,7 +335,7 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
         return (f"simulate: the step time is not a finite number of seconds ({step:g} s, {tps:g} tokens/s), so a "
                 "run never finishes and there is nothing to simulate; check the hardware figures and overrides")
     rate_h = float(out["failure_rate_per_h"][i])
-    days = expected_days(out, i)
+    days = expected_days(out, i, conservative=True)
     n = expected_rounds(out, i)
     if not n > MAX_EXPECTED_FAILURES:
         return None

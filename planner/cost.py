@@ -20,6 +20,13 @@ were free, so more spares always looked cheaper); their power is not counted in 
 idle node's draw is not modelled). ``goodput = 0`` (no progress in expectation, e.g. a
 frequent failure class that no enabled checkpoint tier survives) gives infinite time and cost;
 :func:`notes` and :func:`explain` then say why (:func:`planner.reliability.zero_goodput_reason`).
+So does a goodput above 0 so small that the time, GPU-hours, cost or energy exceeds the largest
+float (about 1.8e308; a goodput near 1e-300, e.g. recoveries of ~700 mean times between
+failures): all four are then inf together, the run never finishes in practice, and the notes
+say so with the goodput. The products are taken in an order whose intermediates stay below the
+result (``n · (wall / 3600)``, ``power · (wall_h / 1e6)``). Found by review: ``n · wall / 3600``
+overflowed with a RuntimeWarning to an infinite ``gpu_hours`` of a finite 4.9e306 beside a
+finite ``time_to_train_days`` of 2e302, and the explain blamed a goodput of 0.
 
 Reads ``tokens_per_s`` (stage 3, timing) and ``goodput`` (stage 4: the renewal model's expected
 goodput, the headline; not the first-order ``goodput_first_order``, which collapses to 0 when
@@ -63,8 +70,8 @@ def energy_mwh(n_nodes, node_power_w, utilisation_power_frac, pue, wall_s, *, gp
         * np.asarray(pue, dtype=float)
     # no power drawn: no energy, however long (found by review: 0 W for a run that never finishes
     # gave 0 · inf = NaN and a RuntimeWarning)
-    with np.errstate(invalid="ignore"):
-        return np.where(power_w == 0, 0.0, power_w * wall_h / W_H_PER_MWH)  # NaN power stays NaN
+    with np.errstate(invalid="ignore", over="ignore"):  # beyond the float range: inf (stage() says why)
+        return np.where(power_w == 0, 0.0, power_w * (wall_h / W_H_PER_MWH))  # NaN power stays NaN
 
 
 def paid_gpus(b) -> np.ndarray:
@@ -86,16 +93,43 @@ def stage(b) -> dict[str, np.ndarray]:
     rate = np.asarray(b["tokens_per_s"], dtype=float) if "tokens_per_s" in b else nan
     goodput = np.asarray(b["goodput"], dtype=float) if "goodput" in b else nan
     wall = wall_time_s(b["tokens_total"], rate, goodput)
-    gpu_hours = paid_gpus(b) * wall / SECONDS_PER_HOUR
+    with np.errstate(over="ignore"):  # a goodput near 1e-300: beyond the float range, handled below
+        # wall / 3600 first: paid_gpus · wall overflowed where the GPU-hours themselves are a float
+        gpu_hours = paid_gpus(b) * (wall / SECONDS_PER_HOUR)
+        cost = gpu_hours * np.asarray(b["price_per_gpu_hour_usd"], dtype=float)
+    energy = energy_mwh(np.asarray(b["n_gpus"], dtype=float) / np.asarray(b["gpus_per_node"], dtype=float),
+                        b["node_power_w"], b["utilisation_power_frac"], b["pue"],
+                        wall, gpus_per_node=b["gpus_per_node"],
+                        tdp_w=b["power_limit_w"] if "power_limit_w" in b else b["tdp_w"])
+    # One of them beyond the float range: the run never finishes in practice, and all four say so
+    # (inf), not a finite time beside an infinite cost (energy stays 0 where no power is drawn).
+    never = np.isinf(wall) | np.isinf(gpu_hours) | np.isinf(cost) | np.isinf(energy)
+    if never.any():
+        wall = np.where(never, np.inf, wall)
+        gpu_hours = np.where(never, np.inf, gpu_hours)
+        cost = np.where(never, np.inf, cost)
+        energy = np.where(never & (energy != 0.0), np.inf, energy)
     return {
         "time_to_train_days": wall / SECONDS_PER_DAY,
         "gpu_hours": gpu_hours,
-        "cost_usd": gpu_hours * np.asarray(b["price_per_gpu_hour_usd"], dtype=float),
-        "energy_mwh": energy_mwh(np.asarray(b["n_gpus"], dtype=float) / np.asarray(b["gpus_per_node"], dtype=float),
-                                 b["node_power_w"], b["utilisation_power_frac"], b["pue"],
-                                 wall, gpus_per_node=b["gpus_per_node"],
-                                 tdp_w=b["power_limit_w"] if "power_limit_w" in b else b["tdp_w"]),
+        "cost_usd": cost,
+        "energy_mwh": energy,
     }
+
+
+def _never_reason(row: dict) -> str:
+    """Why a row's time to train is infinite, in words: the goodput of 0 (reliability's reason),
+    or a goodput above 0 too small for the time, GPU-hours, cost or energy to be a float."""
+    why = zero_goodput_reason(row)
+    if why:
+        return why
+    g = row.get("goodput", 0.0)
+    if g is not None and g > 0.0:
+        return (f"goodput is {_g(g)}, above 0 but so small that the expected time (tokens / tokens_per_s / "
+                "goodput), its GPU-hours, cost or energy exceed the largest float (1.8e308): the run never "
+                "finishes in practice (failures and recoveries take nearly all the time; see the goodput's "
+                "explain)")
+    return "goodput is 0"
 
 
 def _g(x: float) -> str:
@@ -106,7 +140,7 @@ def explain(row: dict) -> dict[str, str]:
     """Formula strings with one scenario's numbers plugged in."""
     days = row.get("time_to_train_days", np.nan)
     if days is not None and np.isinf(days):
-        why = zero_goodput_reason(row) or "goodput is 0"
+        why = _never_reason(row)
         s = f"tokens / tokens_per_s / goodput {_g(row.get('goodput', 0.0))} = inf: {why}"
         out = {k: s for k in ("time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh")}
         if row.get("energy_mwh") == 0.0:  # no power drawn (utilisation 0): no energy, however long
@@ -170,7 +204,7 @@ def notes(row: dict) -> list[str]:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
     days = row.get("time_to_train_days", np.nan)
     if days is not None and np.isinf(days):
-        why = zero_goodput_reason(row) or "goodput is 0"
+        why = _never_reason(row)
         what = "Time, GPU-hours and cost are" if row.get("energy_mwh") == 0.0 else "Time, GPU-hours, cost and energy are"
         out.append(f"{what} infinite: {why}")
     return out

@@ -481,7 +481,12 @@ def evaluate(scenario: Scenario | dict) -> Report:
       * ``results``: dict of every result column (python floats / bools / str) — units in the
         names: ``*_bytes`` bytes (GiB = 2**30 B only for display), ``*_s`` seconds, ``*_h``
         hours, ``*_days``, ``*_flop*`` FLOP, ``*_usd`` dollars, ``*_mwh`` MWh, ``*_per_s`` /
-        ``*_per_h`` rates; ``mfu``, ``hfu``, ``goodput`` fractions in [0, 1];
+        ``*_per_h`` rates; ``goodput`` a fraction in [0, 1]; ``mfu``, ``hfu`` fractions of the
+        16-bit peak, not clipped (an FP8 / FP4 run can exceed 1; docs/timing.md),
+        ``mfu_precision_peak`` of the GEMM precision's peak; inf only in ``mtbf_h`` without
+        failures and in the time / GPU-hours / cost / energy of a run that never finishes
+        (goodput 0, or too small for them to be a float); NaN only where a value does not apply
+        (the interval of a tier not in use; ``ckpt_interval_s`` without any tier);
       * ``stages``: list (one dict per pipeline stage) of that stage's memory parts in bytes;
       * ``explain``: dict column -> the formula with the numbers plugged in;
       * ``notes``: list of the stated simplifications that apply to this scenario;

@@ -1216,9 +1216,9 @@ def explain(row: dict) -> dict[str, str]:
 
     def shards(nbytes: float, sh: str) -> str:  # bytes × params / shard, experts over their own group
         if P_ex:
-            return (f"{nbytes:g} B × ({P_ne / 1e9:.3f}e9 non-expert params / {g['shard_' + sh]:g} + "
-                    f"{P_ex / 1e9:.3f}e9 expert params / {g['eshard_' + sh]:g})")
-        return f"{nbytes:g} B × {n_par / 1e9:.3f}e9 params / {g['shard_' + sh]:g}"
+            return (f"{nbytes:g} B × ({_params_text(P_ne)} non-expert params / {g['shard_' + sh]:g} + "
+                    f"{_params_text(P_ex)} expert params / {g['eshard_' + sh]:g})")
+        return f"{nbytes:g} B × {_params_text(n_par)} params / {g['shard_' + sh]:g}"
 
     st = f"stage {j} of {p}"
     zs = int(row["zero_stage"])
@@ -1301,6 +1301,13 @@ def explain(row: dict) -> dict[str, str]:
             f"{_gib(parts['mem_total_bytes'])} ({st}, the most loaded) vs usable HBM "
             f"{_gib(row['hbm_usable_bytes'])}"),
     }
+
+
+def _params_text(n: float) -> str:
+    """A parameter count for the explain: ``70.554e9`` (3 decimals of 1e9, as before), or 4
+    significant digits in powers of ten beyond 1e15 (found by review: a 7e12-parameter model read
+    ``7000000400000.010e9``)."""
+    return f"{n / 1e9:.3f}e9" if abs(n) < 1e15 else f"{n:.4g}"
 
 
 def _logit_bytes(row: dict) -> float:

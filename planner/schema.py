@@ -61,6 +61,16 @@ HbmBytes = Annotated[float, Field(ge=HBM_BYTES_RANGE[0], le=HBM_BYTES_RANGE[1], 
 HostMemBytes = Annotated[float, Field(ge=HOST_MEM_BYTES_RANGE[0], le=HOST_MEM_BYTES_RANGE[1], allow_inf_nan=False)]
 PowerW = Annotated[float, Field(ge=POWER_W_RANGE[0], le=POWER_W_RANGE[1], allow_inf_nan=False)]
 PriceUsd = Annotated[float, Field(ge=PRICE_USD_RANGE[0], le=PRICE_USD_RANGE[1], allow_inf_nan=False)]
+#: Most pipeline stages (``parallelism.pp``) and virtual stages per GPU (``parallelism.vpp``) a
+#: scenario may ask for. Published runs use pp <= 64 (Megatron-LM's 1T model, Narayanan et al.
+#: 2021 Table 1; Llama 3 405B: 16) and vpp <= 8 (the presets); the bounds are the Plan page's
+#: widget bounds (share.WIDGET_DEGREE_MAX, share.WIDGET_VPP_MAX). Found by review: the engine's
+#: work grows with both — ``evaluate`` lists every pipeline stage's memory (pp = 1e6 took 4.3 s and
+#: 1.7 GB, so the admitted 1e7 about 17 GB) and counts each rank's dense layers of an MoE model
+#: over its virtual stages (vpp = 5e6 about 70 s) — so pp = vpp = 10,000,000, which the schema
+#: admitted (pp·vpp <= n_layers <= 1e7), could exhaust memory instead of answering.
+PP_MAX = 100_000
+VPP_MAX = 1_000
 #: Most tokens a scenario may train on (training.tokens_total; share links and the sidebar's
 #: box take the same bound): 1e16, about 280 times Qwen3's 36T (3.6e13, arXiv:2505.09388) and 640
 #: times Llama 3's 15.6T (arXiv:2407.21783), the largest published pre-training runs.
@@ -439,11 +449,13 @@ class Training(_Strict):
 
 class Parallelism(_Strict):
     tp: PosInt = 1
-    pp: PosInt = 1
+    pp: Annotated[int, Field(ge=1, le=PP_MAX)] = Field(
+        1, description=f"Pipeline stages, 1 to {PP_MAX:,} (schema.PP_MAX: far beyond any published run's 64).")
     dp: PosInt | None = Field(None, description="Derived from n_gpus / (tp·pp·cp) when omitted.")
     cp: PosInt = 1
     ep: PosInt = 1
-    vpp: PosInt = Field(1, description="Virtual pipeline stages per GPU (interleaved 1F1B).")
+    vpp: Annotated[int, Field(ge=1, le=VPP_MAX)] = Field(
+        1, description=f"Virtual pipeline stages per GPU (interleaved 1F1B), 1 to {VPP_MAX:,} (schema.VPP_MAX).")
     sequence_parallel: bool = True
     zero_stage: Literal[0, 1, 2, 3] = Field(1, description="1 = Megatron distributed optimizer; 3 = FSDP.")
     dp_shard: PosInt | None = Field(
@@ -527,7 +539,9 @@ class ClusterOverrides(_Strict):
     nic_bw_per_gpu_bytes_per_s: LinkBw | None = None
     host_memory_bytes: HostMemBytes | None = None
     hbm_usable_bytes: HbmBytes | None = None
-    power_limit_w: PosFloat | None = Field(  # ranged against the part's TDP (Scenario._check)
+    # ranged against the part's TDP in Scenario._check, 0 and below too (found by review: 0 said
+    # "allowed more than 0", and 1 W then "allowed 175 <= power_limit_w <= 700 W")
+    power_limit_w: Annotated[float, Field(allow_inf_nan=False)] | None = Field(
         None,
         description="Power limit per GPU (nvidia-smi -pl) [W], from 0.25·TDP to the part's TDP: the sustained "
         "matmul ceiling × (limit / TDP)^0.237 (the power rule, planner.timing.MAMF_POWER_EXPONENT) and the "
@@ -805,6 +819,13 @@ def _at_loc(loc: tuple) -> tuple[Any, list] | None:
         if field is None:
             return None
         ann, meta = field.annotation, list(field.metadata)
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and isinstance(extra.get("maximum"), (int, float)):
+            # an upper bound checked by a validator (training.tokens_total): named in the range too
+            # (found by review: tokens_total = 0 said only "greater than 0", not the 1e16 ceiling)
+            import annotated_types as _at
+
+            meta.append(_at.Le(extra["maximum"]))
         args = [a for a in (typing.get_args(ann) or ()) if a is not type(None)]
         if typing.get_origin(ann) in (Union, types.UnionType) and len(args) == 1:
             ann = args[0]  # Optional[X]
@@ -826,16 +847,26 @@ def _allowed_fields(loc: tuple) -> list[str]:
     return sorted(n if f.alias is None else f.alias for n, f in cls.model_fields.items())
 
 
-def _bounds_at(loc: tuple) -> tuple[float | None, float | None]:
-    """(lower, upper) bound of the number field at ``loc`` inside a :class:`Scenario` (``ge`` /
-    ``gt`` and ``le`` / ``lt``, from its annotation; a dict's values: its value type's), or
-    (None, None) where ``loc`` is not such a field. :func:`_range_text` says which are open."""
+def _bound_meta(loc: tuple) -> tuple[float | None, bool, float | None, bool]:
+    """(lower, lower is open, upper, upper is open) of the number field at ``loc`` inside a
+    :class:`Scenario`, from its annotation (``ge`` / ``gt``, ``le`` / ``lt``; a dict's values: its
+    value type's); None for a missing bound."""
     import annotated_types as at
 
     found = _at_loc(loc)
     meta = found[1] if found else []
-    lo = next((m.ge if isinstance(m, at.Ge) else m.gt for m in meta if isinstance(m, (at.Ge, at.Gt))), None)
-    hi = next((m.le if isinstance(m, at.Le) else m.lt for m in meta if isinstance(m, (at.Le, at.Lt))), None)
+    lo_m = next((m for m in meta if isinstance(m, (at.Ge, at.Gt))), None)
+    hi_m = next((m for m in meta if isinstance(m, (at.Le, at.Lt))), None)
+    lo = None if lo_m is None else (lo_m.ge if isinstance(lo_m, at.Ge) else lo_m.gt)
+    hi = None if hi_m is None else (hi_m.le if isinstance(hi_m, at.Le) else hi_m.lt)
+    return lo, isinstance(lo_m, at.Gt), hi, isinstance(hi_m, at.Lt)
+
+
+def _bounds_at(loc: tuple) -> tuple[float | None, float | None]:
+    """(lower, upper) bound of the number field at ``loc`` inside a :class:`Scenario` (``ge`` /
+    ``gt`` and ``le`` / ``lt``, from its annotation; a dict's values: its value type's), or
+    (None, None) where ``loc`` is not such a field. :func:`_range_text` says which are open."""
+    lo, _, hi, _ = _bound_meta(loc)
     return lo, hi
 
 
@@ -844,14 +875,18 @@ def _num(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() and abs(x) <= 1e7 else f"{x:g}"
 
 
-def _range_text(loc: tuple, kind: str) -> str:
-    """``allowed 1 to 4,194,304`` for the field at ``loc`` (an open bound, ``gt`` / ``lt``: "more
-    than" / "less than"); ``kind`` is the pydantic error type, which tells which bound was crossed."""
-    lo, hi = _bounds_at(loc)
-    lo_open = kind == "greater_than"
-    hi_open = kind == "less_than"
-    left = f"more than {_num(lo)}" if lo_open else _num(lo)
-    right = f"less than {_num(hi)}" if hi_open else _num(hi)
+def _range_text(loc: tuple, kind: str = "") -> str:
+    """``allowed 1 to 4,194,304`` for the field at ``loc``; an open bound (``gt`` / ``lt`` in the
+    field's annotation) reads "more than" / "less than" (found by review: the open side was taken
+    from the bound crossed, so model.dropout = -1 read "allowed 0 to 1", 1 being excluded), a
+    missing one is left out. ``kind`` (the pydantic error type) is no longer needed."""
+    lo, lo_open, hi, hi_open = _bound_meta(loc)
+    left = None if lo is None else (f"more than {_num(lo)}" if lo_open else _num(lo))
+    right = None if hi is None else (f"less than {_num(hi)}" if hi_open else _num(hi))
+    if left is None:
+        return f"allowed up to {right}" if right is not None else "out of range"
+    if right is None:
+        return f"allowed {left}" if lo_open else f"allowed {left} or more"
     return f"allowed {left} to {right}" if not (lo_open or hi_open) else f"allowed {left}, up to {right}"
 
 
@@ -983,7 +1018,15 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
             msg = _range_text(loc, str(e.get("type")))
         elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and isinstance(
                 inp, (str, float)) and str(inp).strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity"):
-            msg = f"must be a finite number; {msg[0].lower()}{msg[1:]}"
+            # the whole range where the field has both bounds (found by review: pue = inf said
+            # only "less than or equal to 3")
+            msg = (f"must be a finite number; {_range_text(loc, '')}" if None not in _bounds_at(loc)
+                   else f"must be a finite number; {msg[0].lower()}{msg[1:]}")
+        elif e.get("type") == "finite_number" and None not in _bounds_at(loc):
+            msg = f"must be a finite number; {_range_text(loc, '')}"
+        elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and (
+                None in _bounds_at(loc)) and _bounds_at(loc) != (None, None):
+            msg = _range_text(loc, str(e.get("type")))
         line = f"{prefix}{where}: {msg}{shown}" if where != "(scenario)" else f"{prefix}{msg}{shown}"
         if line not in seen:
             seen.add(line)

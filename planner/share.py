@@ -68,7 +68,7 @@ _FLOAT_MAX = 1e30
 #: another scenario without a word (review 2026-11-30: ``tok=1e5`` became 1e6, ``mbs=200000``
 #: became 1, ``me=200000`` a dense model).
 WIDGET_DEGREE_MAX = 100_000      # TP, PP, CP, EP, micro-batch, head dim, MoE counts, hot spares
-WIDGET_VPP_MAX = 1_000
+WIDGET_VPP_MAX = _schema.VPP_MAX  # the schema's ceiling (PP's is schema.PP_MAX = WIDGET_DEGREE_MAX)
 TOKENS_MIN, TOKENS_MAX = 1e6, TOKENS_TOTAL_MAX  # tokens to train (the box: 1e-6 … 1e4 trillion; max: the schema's)
 DROPOUT_MAX = 0.99
 CK_INTERVAL_MIN_S, CK_INTERVAL_MAX_S = 0.6, 6e8  # checkpoint interval (the box: 0.01 … 1e7 minutes)

@@ -51,8 +51,9 @@ def _progress_rate(tau_s, enabled, stall_s) -> tuple[float, np.ndarray, np.ndarr
     # model: no stall, nothing to restart from
     en = np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0) & ~rel.is_never_saved(tau)
     tau = np.where(en, tau, np.inf)
-    stall = np.asarray(stall_s, dtype=float)
-    return 1.0 / (1.0 + float(np.sum(np.where(en, stall / tau, 0.0)))), tau, en
+    # a disabled tier's stall may be inf or NaN (a system without local NVMe): masked, never divided
+    stall = np.where(en, np.asarray(stall_s, dtype=float), 0.0)
+    return 1.0 / (1.0 + float(np.sum(stall / tau))), tau, en
 
 
 def round_cap(work_s, tau_s, enabled, stall_s, lam_per_s, expected_failures=None) -> int:
@@ -111,7 +112,8 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     # of the save that does not stall it (async: save − stall; a sync save stalls for all of it,
     # so nothing is made meanwhile). Until 2026-11-30 the whole save time counted, so a sync save
     # cost every failure an extra δ of lost work (−3 pp against Daly at δ = 30 min, M = 10 h).
-    lag = np.where(en, np.maximum(np.asarray(save_s, dtype=float) - stall, 0.0) * rate, 0.0)
+    with np.errstate(invalid="ignore"):  # a disabled tier's inf − inf (masked below)
+        lag = np.where(en, np.maximum(np.asarray(save_s, dtype=float) - stall, 0.0) * rate, 0.0)
     cum_p = np.cumsum(lam_c / lam) if lam > 0 else np.ones(C)
     cum_p[-1] = 1.0
     n = int(n_trials)

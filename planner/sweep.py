@@ -530,10 +530,21 @@ def build_space(
         raise InputError([f"sweep: vpp_max = {vpp_max!r}: give a positive integer (1 = no interleaving)"])
     if micro_batch_max is not None and not (is_whole_number(micro_batch_max) and micro_batch_max >= 1):
         raise InputError([f"sweep: micro_batch_max = {micro_batch_max!r}: give a positive integer or None"])
+    from .schema import PP_MAX, VPP_MAX
+
+    # the schema's ceilings (a row beyond them would not validate as a scenario; found by review:
+    # vpp=[2048] gave rows that Plan refused)
+    vpp_max = min(int(vpp_max), VPP_MAX)
     if vpp is not None:
         vpp = _int_candidates("vpp", vpp)
+        if np.any(vpp > VPP_MAX):
+            raise InputError([f"sweep: vpp candidates {vpp[vpp > VPP_MAX].tolist()}: allowed 1 to {VPP_MAX:,} "
+                              "(parallelism.vpp)"])
     tp_c = _int_candidates("tp", tp) if tp is not None else all_n_div[all_n_div <= heads]
-    pp_c = _int_candidates("pp", pp) if pp is not None else all_n_div[all_n_div <= L]
+    pp_c = _int_candidates("pp", pp) if pp is not None else all_n_div[(all_n_div <= L) & (all_n_div <= PP_MAX)]
+    if pp is not None and np.any(pp_c > PP_MAX):
+        raise InputError([f"sweep: pp candidates {pp_c[pp_c > PP_MAX].tolist()}: allowed 1 to {PP_MAX:,} "
+                          "(parallelism.pp)"])
     cp_c = _int_candidates("cp", cp) if cp is not None else _pow2_upto(cp_max)
     if ep is not None:
         ep_c = _int_candidates("ep", ep)

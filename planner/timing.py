@@ -562,6 +562,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     v = 1.0 + (f("vpp") - 1.0) * inter
     peak = f("peak_flop_per_s")
     peak16 = f("peak_16bit_flop_per_s")
+    # The attention core, the materialised scores and the router run at the 16-bit tensor peak
+    # under FP8 / FP4 (not converted) and at the precision's own peak in fp32 / tf32 (found by
+    # review: at the 16-bit peak an fp32 MPT-7B at seq 65,536 reached 2.31 × its fp32 peak).
+    peak_core = np.minimum(peak16, f("peak_flop_per_s"))
     hbm_raw = f("hbm_bw_bytes_per_s")
     hbm_bw = hbm_raw * K.hbm_eff
     inv_hbm = 1.0 / hbm_bw
@@ -645,7 +649,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         n_local_experts = np.where(is_moe, E / e, 0.0)
         t_experts = np.where(is_moe, n_local_experts * mlp_t(tok_expert, np.maximum(fe, 1.0)) * cf, 0.0)
         t_shared = np.where(is_moe & (n_sh > 0), n_sh * mlp_t(tok, np.maximum(f_sh, 1.0)), 0.0)
-        t_router = np.where(is_moe, 2.0 * tok * h * E / (peak16 * eff16), 0.0)
+        t_router = np.where(is_moe, 2.0 * tok * h * E / (peak_core * eff16), 0.0)
         t_mlp_moe = t_experts + t_shared + t_router
         # Routed experts' host time per layer and micro-batch, fwd + bwd (not a GEMM pass).
         t_moe_host = n_local_experts * MOE_HOST_S_PER_LOCAL_EXPERT
@@ -671,14 +675,14 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         fa2_rows = (g("attention_kernel") == _FLASH2) & K.fa2_applies[fam]
         if np.any(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
             eff_attn = np.where(fa2_rows, eff_attn * _flash2_factor(K, dqk), eff_attn)
-        return causal_frac * attn_full_flop / (peak16 * eff_attn)
+        return causal_frac * attn_full_flop / (peak_core * eff_attn)
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
-        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak16 * clock, hbm_raw, 2.0, K.kk)
+        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak_core * clock, hbm_raw, 2.0, K.kk)
         score_elems = mb * (a / t) * s_c * s
         score_bytes = SCORE_BYTES_SOFTMAX_FWD + SCORE_BYTES_DROPOUT_FWD * (f("dropout") > 0.0) if "dropout" in b \
             else SCORE_BYTES_FWD
-        return Wt * s * a * (dqk + dv) / (peak16 * x_core) + score_bytes * score_elems * inv_hbm
+        return Wt * s * a * (dqk + dv) / (peak_core * x_core) + score_bytes * score_elems * inv_hbm
 
     if flash.all():
         t_core = core_flash()

@@ -197,3 +197,15 @@ def test_every_even_interleaved_split_is_enumerated():
     assert sorted(set(inter["vpp"].tolist())) == [2, 4, 5, 8, 10]
     own = df[(df["tp"] == 8) & (df["pp"] == 4) & (df["vpp"] == 5) & (df["schedule"] == "interleaved")]
     assert len(own) > 0
+
+
+def test_sweep_candidates_beyond_the_schema_are_refused_or_capped():
+    """Found by review: vpp=[2048] returned rows with vpp 2,048, which the schema (VPP_MAX 1,000)
+    refuses, so Open in Plan failed; vpp_max is capped at the same ceiling."""
+    from planner.schema import InputError, VPP_MAX
+
+    s = planner.load_preset("mpt-7b-a100-8")
+    with pytest.raises(InputError, match=f"allowed 1 to {VPP_MAX:,}"):
+        planner.sweep(s, vpp=[VPP_MAX + 1], schedules=["interleaved"])
+    df = planner.sweep(s, vpp_max=10**9)
+    assert df["vpp"].max() <= VPP_MAX

@@ -62,7 +62,7 @@ def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int) -> str:
     (planner.sweep.no_valid_split_reason / no_split_reason, told this page's search space and GPU
     count); when the space is not the widest, how many splits the widest space finds on the same
     GPUs (found by review: the focused space found none for Llama 3 70B on 16 H100 and the page
-    advised CPU offload, which that space never tries; the full space has 927 splits that fit)."""
+    advised CPU offload, which that space never tries; the full space has 1,256 splits that fit since the VPP candidates include the layers' divisors; 927 before)."""
     sj = json.loads(sj_json)
     scen = planner.Scenario.model_validate(copy.deepcopy(sj))
     opts = SPACES[space]

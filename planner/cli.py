@@ -484,7 +484,7 @@ def cmd_sweep(args) -> int:
                 hint = (hint.rstrip(".") + f"; or allow an uneven layer split (--set parallelism.layer_split=uneven: "
                         f"{n_uneven:,} valid splits)")
         # the message on stderr; stdout stays parseable in the format asked for
-        sys.stderr.write(f"planner: no feasible split of {n} GPUs ({n_valid} valid splits evaluated, "
+        sys.stderr.write(f"planner: no feasible split of {n:,} GPUs ({n_valid:,} valid splits evaluated, "
                          f"{df.attrs.get('n_feasible', 0)} feasible): {hint}\n")
         if args.format != "table":
             print_frame(df, args.format)
@@ -666,7 +666,7 @@ def build_parser() -> argparse.ArgumentParser:
     scenario_args(sp, format_help="table and json: the summary (mean, P10, P50, P90 per metric); "
                                   "csv: one row per simulated run")
     sp.add_argument("--trials", type=_whole("1 to 1,000,000"), default=10_000,
-                    help="simulated runs, 1 to 1,000,000 (default 10,000; 10,000 take about 1 s and 100,000 about 9 s for a run with ~580 failures, measured on a 2-core machine, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
+                    help="simulated runs, 1 to 1,000,000 (default 10,000; 10,000 take about 1 s and 100,000 6–9 s, by the machine's load, for a run with ~580 failures, measured on a 2-core machine, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
     sp.add_argument("--seed", type=_whole("0 to 2^63 − 1"), default=0, help="random seed, 0 to 2^63 − 1 (default 0); same seed, same runs")
     sp.set_defaults(func=cmd_simulate)
 

@@ -63,7 +63,7 @@ PowerW = Annotated[float, Field(ge=POWER_W_RANGE[0], le=POWER_W_RANGE[1], allow_
 PriceUsd = Annotated[float, Field(ge=PRICE_USD_RANGE[0], le=PRICE_USD_RANGE[1], allow_inf_nan=False)]
 #: Most pipeline stages (``parallelism.pp``) and virtual stages per GPU (``parallelism.vpp``) a
 #: scenario may ask for. Published runs use pp <= 64 (Megatron-LM's 1T model, Narayanan et al.
-#: 2021 Table 1; Llama 3 405B: 16) and vpp <= 8 (the presets); the bounds are the Plan page's
+#: 2021 Table 1; Llama 3 405B: 16) and vpp <= 12 (Nemotron-4 340B in the calibration file; the presets use <= 8); the bounds are the Plan page's
 #: widget bounds (share.WIDGET_DEGREE_MAX, share.WIDGET_VPP_MAX). Found by review: the engine's
 #: work grows with both — ``evaluate`` lists every pipeline stage's memory (pp = 1e6 took 4.3 s and
 #: 1.7 GB, so the admitted 1e7 about 17 GB) and counts each rank's dense layers of an MoE model
@@ -400,7 +400,11 @@ class Training(_Strict):
     seq_len: Annotated[int, Field(ge=1, le=4_194_304)] = 4096
     global_batch_size: PosInt = Field(1024, description="Sequences per optimizer step.")
     micro_batch_size: PosInt = Field(1, description="Sequences per micro-batch per DP rank.")
-    precision: Precision = Field("bf16", description="GEMM precision; fp8 keeps bf16 weights + fp32 master/optimizer.")
+    precision: Precision = Field(
+        "bf16", description="GEMM precision. fp8 / fp4: GEMMs at that peak, bf16 weights + fp32 master / optimizer "
+        "kept, the attention core and MoE router at the 16-bit peak; fp32 / tf32: 4-byte weights, activations and "
+        "communication, and every matmul, the attention core and router included, at that precision's own peak "
+        "(docs/timing.md, docs/memory.md).")
     fp8_scaling: Literal["tensorwise", "rowwise"] = Field(
         "tensorwise",
         description="FP8 scaling granularity, for the step time of fp8 runs: 'tensorwise' = one scale "

@@ -443,12 +443,79 @@ def fmt_col(results: dict, key: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def plain(text) -> str:
+#: Characters a name or message from a link / an import never needs and that change how the rest
+#: of the line reads: C0 / C1 controls (a terminal escape, a NUL), bidirectional embeddings,
+#: overrides and isolates (U+202A–E, U+2066–9, the marks U+200E/F, U+061C) that reverse the text
+#: after them, and invisible zero-width characters (U+200B–D, U+2060, U+FEFF). Stripped, never
+#: shown (review 13i).
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+#: Longest user name shown in a sentence, a label or a table header (characters).
+NAME_MAX = 200
+#: Longest user-derived message (a link warning, an import error) shown (characters).
+MESSAGE_MAX = 3000
+
+
+def one_line(text, limit: int | None = NAME_MAX) -> str:
+    """``text`` as one line: invisible / control characters (:data:`_INVISIBLE`) removed, every
+    run of white space (newlines included) one space, cut at ``limit`` characters with "…"."""
+    t = " ".join(_INVISIBLE.sub("", str(text)).split())
+    return t if limit is None or len(t) <= limit else t[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def plain(text, limit: int | None = NAME_MAX) -> str:
     """User text (a model or system name from a link or an import) safe inside st.caption /
-    st.markdown: one line, markdown, LaTeX ($) and colour directives (:red[...]) escaped, so a
-    link cannot inject headers or formatted text into the page."""
-    t = " ".join(str(text).split())[:200]
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!$:|~<>])", r"\\\1", t)
+    st.markdown and a widget label: one line (:func:`one_line`, at most ``limit`` characters),
+    markdown, HTML, LaTeX ($) and colour directives (:red[...]) escaped, so a link cannot inject
+    headers or formatted text into the page."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!$:|~<>&])", r"\\\1", one_line(text, limit))
+
+
+#: Markdown that one character opens and closes (emphasis, strikethrough, LaTeX, code): harmless
+#: while the text holds only one of it (nothing to pair with), so that one is left as it is.
+_MD_PAIRED = (
+    re.compile(r"\*"), re.compile(r"~"), re.compile(r"\$"), re.compile(r"`"),
+    re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])"),  # an intraword _ (n_gpus) never pairs
+)
+_MD_ALWAYS = (
+    (re.compile(r"<(?=[A-Za-z/!?])"), r"\\<"),  # an HTML tag or an <http://...> autolink
+    (re.compile(r"&(?=#?[A-Za-z0-9]+;)"), r"\\&"),  # an entity (&#x202e; is a right-to-left override)
+    (re.compile(r"\](?=[(\[])"), r"\\]"),  # the end of a link or image label: [text](url), ![alt](src)
+    # a text directive (:red[...], :blue-background[...], a bare " :word", which Streamlit renders as
+    # an empty span, dropping the word); only after a non-word character, as the directive itself
+    # (escaping the colons of "pfs:auto:0" would split the text and let ":auto:" read as an emoji)
+    (re.compile(r"(?<![A-Za-z0-9_]):(?=[A-Za-z])"), r"\\:"),
+)
+
+
+def md_text(text, limit: int | None = MESSAGE_MAX, *, whole: bool = True) -> str:
+    """A message that quotes user text (a link warning, an import or validation error) safe
+    inside st.warning / st.error / st.caption / a label / a tooltip: one line (:func:`one_line`, at
+    most ``limit`` characters) in which no markdown construct can form — emphasis, strikethrough,
+    code, LaTeX, links and images, HTML tags, entities, colour directives — while ordinary
+    punctuation stays as it is (``cluster.n_gpus``, ``tp='abc'``, ``1.* keys``, ``[]``), so the
+    message reads as in the CLI. ``whole``: the result is all the markdown of its paragraph (or
+    follows plain words only), so a pairing character (``*`` ``~`` ``$`` `````` ``_``) that occurs
+    once is left; pass False for text set inside other markdown (``**name**``), where every one is
+    escaped. Not escapable (Streamlit rewrites the text after parsing): a bare URL (``www.x.com``)
+    is still made a link, shown in full, and a known emoji shortcode (``:smile:``) an emoji."""
+    t = one_line(text, limit).replace("\\", "\\\\")
+    for pat in _MD_PAIRED:
+        if not whole or len(pat.findall(t)) > 1:
+            t = pat.sub(lambda m: "\\" + m.group(0), t)
+    for pat, rep in _MD_ALWAYS:
+        t = pat.sub(rep, t)
+    return t
+
+
+def code(text, limit: int | None = MESSAGE_MAX) -> str:
+    """``text`` as one inline code span whatever it holds: one line (:func:`one_line`), fenced
+    with one backtick more than its longest run of backticks (CommonMark), so a backtick in a
+    name cannot close the span and let the rest be read as markdown."""
+    t = one_line(text, limit)
+    run = max((len(m) for m in re.findall(r"`+", t)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if run or t.startswith(" ") or t.endswith(" ") else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
 
 
 def sj_key(sj: dict) -> str:
@@ -568,7 +635,7 @@ def link_int(key: str, lo: int, hi: int, default: int, warnings: list[str]) -> i
 
 def show_link_warnings() -> None:
     for w in st.session_state.get(WARN_KEY, []):
-        st.warning(f"Link: {w}", icon=":material/link_off:")
+        st.warning(f"Link: {md_text(w)}", icon=":material/link_off:")
 
 
 def write_url(sj: dict, extra: dict[str, str] | None = None) -> None:
@@ -965,9 +1032,20 @@ def _label(table: Callable[[], dict], i: str) -> str:
         return str(i)
 
 
+#: Longest inline object name in a select box option (characters; the option is plain text).
+OPTION_NAME_MAX = 80
+
+
 def _inline_label(obj: Any) -> str:
+    """A select box option for an inline object: its name as one line, at most
+    :data:`OPTION_NAME_MAX` characters (Streamlit shows options as plain text, no markdown)."""
     name = obj.get("name", "unnamed") if isinstance(obj, dict) else "unnamed"
-    return f"inline: {name} (from link / JSON)"
+    return f"inline: {one_line(name, OPTION_NAME_MAX) or 'unnamed'} (from link / JSON)"
+
+
+def _tier_option(i: str, inline_tiers: dict) -> str:
+    """A Tiers option: the catalogue label, or an inline tier's id (``inline:<name>``) as one line."""
+    return f"{one_line(i, OPTION_NAME_MAX)} (inline)" if i in inline_tiers else _label(catalog.storage_tiers, i)
 
 
 #: The field's usual names for the schema's ids (the ids stay in links, JSON and the CLI).
@@ -998,7 +1076,7 @@ def render_sidebar(page: str) -> dict:
     sb.selectbox("Start from a scenario preset", presets, key=PRESET_KEY, on_change=_on_preset,
                  help="Loads every input below from presets/scenarios.json.")
     if "_preset_error" in ss:
-        sb.error(ss.pop("_preset_error"))
+        sb.error(md_text(ss.pop("_preset_error")))
 
     models = _ids(catalog.models)
     with sb.expander("Model", expanded=True):
@@ -1012,9 +1090,9 @@ def render_sidebar(page: str) -> dict:
                          "biases, tied embeddings) from a Transformers config.json into the custom fields; "
                          "the rest of the scenario is kept. What the planner cannot hold is listed below.")
         if ss.get("_hf_error"):
-            st.error(ss["_hf_error"])
+            st.error(ss["_hf_error"])  # escaped where it is written (_on_hf_upload)
         for note in ss.get("_hf_notes") or []:
-            st.caption(note)
+            st.caption(md_text(note))
         hf_split_box = st.empty()  # filled at the end, once it is known whether the note still holds
         if ss.get("w_model") == CUSTOM:
             st.text_input("Name", key="w_m_name")
@@ -1161,13 +1239,14 @@ def render_sidebar(page: str) -> dict:
         _prev_replicas = {_tier_key(u): u.get("replicas") for u in
                           (_get(ss.get(SCENARIO_KEY) or {}, ("checkpoint", "tiers")) or []) if isinstance(u, dict)}
         st.multiselect("Tiers", tiers, key="w_tiers",
-                       format_func=lambda i: f"{i} (inline)" if i in inline_tiers else _label(catalog.storage_tiers, i))
+                       format_func=lambda i: _tier_option(i, inline_tiers))
         for tid in ss.get("w_tiers", []):
             for k, v in ((f"w_ck_{tid}", None), (f"w_ckr_{tid}", 0)):
                 if k not in ss:
                     ss[k] = v
             c1, c2 = st.columns([3, 2])
-            c1.number_input(f"{tid}: interval, minutes", min_value=share.CK_INTERVAL_MIN_S / 60.0,
+            # the label is markdown: an inline tier's id holds the link's / the import's name
+            c1.number_input(f"{md_text(tid, 60)}: interval, minutes", min_value=share.CK_INTERVAL_MIN_S / 60.0,
                             max_value=share.CK_INTERVAL_MAX_S / 60.0,
                             value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.2f",  # 0.01 min
                             help="Empty = the engine chooses the interval that maximises goodput.")
@@ -1219,7 +1298,7 @@ def render_sidebar(page: str) -> dict:
                 ss.pop(msg, None)
                 ss.pop(at)
     if ss.get("_hf_split_note"):
-        hf_split_box.caption(ss["_hf_split_note"])
+        hf_split_box.caption(md_text(ss["_hf_split_note"]))
     return sj
 
 
@@ -1249,7 +1328,7 @@ def render_io(sj: dict, results: dict | None) -> None:
             try:
                 meg, tt, ds = megatron_args(sj), torchtitan_toml(sj), deepspeed_config(sj)
             except Exception as e:  # noqa: BLE001 - an invalid scenario has its error on the page
-                st.caption(f"Launch configurations need a valid scenario ({e}).")
+                st.caption(f"Launch configurations need a valid scenario ({md_text(e)}).")
             else:
                 st.download_button("Megatron-LM arguments", meg.text, file_name="megatron_args.txt",
                                    mime="text/plain", key="dl_meg",
@@ -1278,20 +1357,20 @@ def _on_upload() -> None:
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")
     except Exception as e:  # noqa: BLE001
-        st.session_state["_upload_error"] = f"Import: not a scenario JSON ({e})"
+        st.session_state["_upload_error"] = md_text(f"Import: not a scenario JSON ({e})")
         return
     if "model_type" in data or "architectures" in data:
-        st.session_state["_upload_error"] = (f"Import: {f.name} is a Hugging Face config.json, not a scenario: "
-                                             "use Model → Import a Hugging Face config.json. The current "
-                                             "scenario is kept.")
+        st.session_state["_upload_error"] = md_text(f"Import: {f.name} is a Hugging Face config.json, not a "
+                                                    "scenario: use Model → Import a Hugging Face config.json. The "
+                                                    "current scenario is kept.")
         return
     if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
         data = data["scenario"]  # `planner evaluate --format json` output: its scenario, as the CLI reads it
     unknown = sorted(set(data) - set(Scenario.model_fields))
     if "model" not in data or "cluster" not in data or unknown:
-        st.session_state["_upload_error"] = (
+        st.session_state["_upload_error"] = md_text(
             f"Import: {f.name} is not a scenario JSON (a scenario has 'model' and 'cluster'"
-            + (f"; unknown top-level keys: {', '.join(unknown[:8])}" if unknown else "")
+            + (f"; unknown top-level keys: {', '.join(one_line(k, 60) for k in unknown[:8])}" if unknown else "")
             + "). The current scenario is kept.")
         return
     # A value the sidebar's boxes cannot hold would be swapped by the box for another one (found by
@@ -1300,13 +1379,13 @@ def _on_upload() -> None:
     bad = share.widget_range_errors(data)
     if bad:
         st.session_state["_upload_error"] = (
-            f"Import refused: {f.name} has values the Plan page cannot hold; the current scenario is kept.\n\n"
-            + "\n".join(f"- `{b}`" for b in bad))
+            md_text(f"Import refused: {f.name} has values the Plan page cannot hold; the current scenario is kept.")
+            + "\n\n" + "\n".join(f"- {code(b)}" for b in bad))
         st.session_state["_upload_error_sj"] = None  # goes once an input differs from the current scenario
         return
     _, errs = validate(data)
     if errs:  # each value representable, a cross-field rule fails: loaded so the named fields can be fixed
-        st.session_state["_upload_error"] = "Import: " + "; ".join(errs)
+        st.session_state["_upload_error"] = md_text("Import: " + "; ".join(errs))
         st.session_state["_upload_error_sj"] = None  # until an input differs from the imported scenario
     _clear_hf_messages()
     load_into_widgets(data)
@@ -1326,13 +1405,15 @@ def _on_hf_upload() -> None:
         data = json.loads(f.getvalue().decode("utf-8-sig"))
         imp = import_hf_config(data, name=None)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        ss["_hf_error"] = f"{f.name}: not a JSON file ({e})"
+        ss["_hf_error"] = md_text(f"{f.name}: not a JSON file ({e})")
         return
     except InputError as e:
-        ss["_hf_error"] = f"{f.name}: " + "; ".join(line.removeprefix("config.json").lstrip(": ") for line in e.lines)
+        ss["_hf_error"] = md_text(f"{f.name}: " + "; ".join(line.removeprefix("config.json").lstrip(": ")
+                                                            for line in e.lines))
         return
     except Exception as e:  # noqa: BLE001 - never a stack trace in the UI
-        ss["_hf_error"] = f"{f.name}: could not be read as a Hugging Face config.json ({type(e).__name__}: {e})"
+        ss["_hf_error"] = md_text(f"{f.name}: could not be read as a Hugging Face config.json "
+                                  f"({type(e).__name__}: {e})")
         return
     sj = scenario_from_widgets()
     md = imp.model.model_dump(mode="json", exclude_none=True)
@@ -1344,8 +1425,8 @@ def _on_hf_upload() -> None:
     # 10⁶): refused whole, the current model kept (found by review: it became a dense model / "auto")
     bad = share.widget_range_errors({"model": md})
     if bad:
-        ss["_hf_error"] = (f"{f.name}: refused, the Model section cannot hold these values; the current model "
-                           "is kept.\n\n" + "\n".join(f"- `{b}`" for b in bad))
+        ss["_hf_error"] = (md_text(f"{f.name}: refused, the Model section cannot hold these values; the current "
+                                   "model is kept.") + "\n\n" + "\n".join(f"- {code(b)}" for b in bad))
         return
     notes = [f"{f.name}: {n}" for n in imp.notes]
     _, errs = validate(sj)

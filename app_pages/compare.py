@@ -27,6 +27,8 @@ DEFAULT_SLOTS = ("default", "llama3-405b-h100-16k", "gpt3-175b-a100-1024", "mixt
 #: header is cut with "…"; hovering it shows the whole label and the scenario's split).
 COL_WIDTH = {2: 300, 3: 220, 4: 164}
 INDEX_WIDTH = 150
+#: Longest model or system name in a scenario's label (characters).
+LABEL_NAME_MAX = 60
 #: Rows that a scenario which does not fit in memory marks with NO_FIT_MARK: the numbers that would
 #: otherwise make it look fast or cheap.
 NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "time_to_train_days", "cost_usd", "energy_mwh")
@@ -64,7 +66,7 @@ def _init_from_url() -> None:
         if not 2 <= n <= MAX_SLOTS:
             raise ValueError
     except ValueError:
-        warnings.append(f"c_n={qp.get('c_n')!r}: refused; allowed 2 to {MAX_SLOTS}; using 2")
+        warnings.append(f"c_n={share._show(qp.get('c_n'))}: refused; allowed 2 to {MAX_SLOTS}; using 2")
         n = 2
     ss["c_n"] = n
     defaults = [p for p in DEFAULT_SLOTS if p in presets] + [p for p in presets if p not in DEFAULT_SLOTS]
@@ -135,7 +137,7 @@ C.keep_page_widgets("compare", _KEYS)
 _init_from_url()
 st.title("Compare scenarios")
 for w in ss.get("_c_warnings", []):
-    st.warning(f"Link: {w}", icon=":material/link_off:")
+    st.warning(f"Link: {C.md_text(w)}", icon=":material/link_off:")
 
 presets = C.preset_ids()
 st.columns([1, 3])[0].number_input("Scenarios (2 to 4)", min_value=2, max_value=MAX_SLOTS, step=1, key="c_n")
@@ -154,7 +156,7 @@ for i in range(n):
                 st.caption("No link pasted yet: this column shows the default preset until one is.")
         sj, warns, pid = _slot_scenario(i)
         for w in warns:
-            st.warning(f"Scenario {i + 1}: {w}")
+            st.warning(f"Scenario {i + 1}: {C.md_text(w)}")
         st.button("Open in Plan", key=f"c_open{i}", on_click=_open, args=(i,))
     slots.append((sj, pid))
     url[f"c_src{i + 1}"] = ss[f"c_src{i}"]
@@ -187,16 +189,19 @@ for i, (sj, _) in enumerate(slots):
     model = sj.get("model") if isinstance(sj.get("model"), str) else (sj.get("model") or {}).get("name", "custom")
     cl = sj.get("cluster") or {}
     system = cl.get("system") if isinstance(cl.get("system"), str) else (cl.get("system") or {}).get("name")
+    # names from a link or an import: one line, at most LABEL_NAME_MAX characters each (a header, a
+    # chart legend and the CSV's scenario column; a 10,000-character name was the whole header and tooltip)
+    model, system = C.one_line(model, LABEL_NAME_MAX), C.one_line(system, LABEL_NAME_MAX)
     label = f"{i + 1}: {model} · {cl.get('n_gpus')} × {system}"
     if errs:
         labels.append(label)
-        st.error(f"Scenario {i + 1} is not valid: " + "; ".join(errs))
+        st.error(f"Scenario {i + 1} is not valid: " + "; ".join(C.code(e) for e in errs))
         continue
     try:
         rep = C.evaluate_cached(C.sj_key(sj))
     except Exception as e:  # noqa: BLE001
         labels.append(label)
-        st.error(f"Scenario {i + 1}: the engine failed: {e}")
+        st.error(f"Scenario {i + 1}: the engine failed: {C.md_text(e)}")
         continue
     try:
         _host = float(pbatch.scenario_row(scen)["host_memory_bytes"])
@@ -220,7 +225,7 @@ for i, (sj, _) in enumerate(slots):
     host_mem[label] = _host
     # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the
     # micro-batch, the recompute and the other differing fields are rows of the table
-    extra = [f"{k}={slot_params[i].get(k, '(base)')}" for k in differing]
+    extra = [f"{k}={C.one_line(slot_params[i].get(k, '(base)'), LABEL_NAME_MAX)}" for k in differing]
     details[label] = (_split_text(rep["scenario"].get("parallelism") or {}, rep["scenario"].get("training") or {})
                       + (" · " + " ".join(extra) if extra else ""))
     other[label] = " ".join(extra) if extra else "—"
@@ -266,7 +271,9 @@ if results:
         + [name for _, name, _ in TABLE_ROWS])
     st.subheader("Side by side")
     _w = COL_WIDTH.get(len(results), COL_WIDTH[MAX_SLOTS])
-    _cfg = {lab: st.column_config.TextColumn(lab, help=f"{lab} · {details[lab]}", width=_w) for lab in results}
+    # the help tooltip is markdown: the label holds the link's names, the details its values (pfs:auto:0)
+    _cfg = {lab: st.column_config.TextColumn(lab, help=C.md_text(f"{lab} · {details[lab]}"), width=_w)
+            for lab in results}
     _cfg["_index"] = st.column_config.TextColumn("", width=INDEX_WIDTH)
     st.dataframe(table, key="c_table", width="stretch", height=35 * (len(table) + 1) + 3,  # every row, no scroll
                  column_config=_cfg)

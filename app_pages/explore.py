@@ -180,7 +180,7 @@ C.write_url(sj, {"ex_obj": ss["ex_obj"], "ex_space": ss["ex_space"], "ex_color":
 st.title("Explore every split")
 C.show_link_warnings()
 for _msg in ss.get("_ex_warnings", []):
-    st.warning(f"Link: {_msg}", icon=":material/link_off:")
+    st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
 scen, errs = C.validate(sj)
 if errs:
     # The sweep replaces the split: a split that does not suit the sidebar's model or GPU count
@@ -190,11 +190,11 @@ if errs:
     found = sweep_start(sj)
     if found is None:
         st.error("The sidebar scenario is not valid, so there is nothing to sweep from:\n\n"
-                 + "\n".join(f"- `{e}`" for e in errs), icon=":material/error:")
+                 + "\n".join(f"- {C.code(e)}" for e in errs), icon=":material/error:")
         st.stop()
     base, scen, sweep_gpus = found
     st.info("The sidebar's split does not suit this model / GPU count ("
-            + "; ".join(f"`{e}`" for e in errs) + "); the sweep below tries every split instead. "
+            + "; ".join(C.code(e) for e in errs) + "); the sweep below tries every split instead. "
             "Pick a row (or Open in Plan) to load a valid one.", icon=":material/info:")
     sweep_src = base
 else:
@@ -220,7 +220,7 @@ with st.spinner("Sweeping every split ..."):
     try:
         df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], sweep_gpus)
     except Exception as e:  # noqa: BLE001
-        st.error(f"The sweep failed: {e}")
+        st.error(f"The sweep failed: {C.md_text(e)}")
         st.stop()
 
 if df is None or not len(df):

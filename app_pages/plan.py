@@ -253,10 +253,10 @@ C.write_url(sj, {"pl_mct": ss["pl_mct"], "pl_mcs": ss["pl_mcs"]})
 st.title("Plan a training run")
 C.show_link_warnings()
 for _msg in ss.get("_pl_warnings", []):
-    st.warning(f"Link: {_msg}", icon=":material/link_off:")
+    st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
 scen, errs = C.validate(sj)
 if errs:
-    st.error("This scenario is not valid; the other inputs are kept:\n\n" + "\n".join(f"- `{e}`" for e in errs),
+    st.error("This scenario is not valid; the other inputs are kept:\n\n" + "\n".join(f"- {C.code(e)}" for e in errs),
              icon=":material/error:")
     C.render_io(sj, None)
     st.stop()
@@ -264,7 +264,7 @@ if errs:
 try:
     rep = C.evaluate_cached(C.sj_key(sj))
 except Exception as e:  # noqa: BLE001 - an engine failure is shown, not raised
-    st.error(f"The engine could not evaluate this scenario: {e}")
+    st.error(f"The engine could not evaluate this scenario: {C.md_text(e)}")
     C.render_io(sj, None)
     st.stop()
 res = rep["results"]
@@ -370,7 +370,7 @@ with left:
             curve = interval_curve(C.sj_key(sj))
         except Exception as e:  # noqa: BLE001
             curve = None
-            st.info(f"The goodput curve is not available: {e}")
+            st.info(f"The goodput curve is not available: {C.md_text(e)}")
         cur_rows, in_use = [], []
         lo_s, hi_s = ((float(curve["interval_s"].min()), float(curve["interval_s"].max()))
                       if curve is not None and len(curve) else (CURVE_GRID_S[0], CURVE_GRID_S[-1]))
@@ -378,13 +378,14 @@ with left:
         for use in scen.checkpoint.tiers:
             kind = catalog.resolve_storage(use.tier).kind
             name = use.tier if isinstance(use.tier, str) else use.tier.name
+            shown = C.md_text(name, 60, whole=False)  # an inline tier's name is the link's / the import's text
             iv = C.num(res, f"ckpt_{kind}_interval_opt_s")
             if no_failures and iv is not None and 0.999 * C.NEVER_SAVED_S <= iv <= 1.001 * C.NEVER_SAVED_S:
                 # the solver's "never" with no failure at all: no other tier covers anything (found by
                 # review: every tier read "another tier covers every failure class")
-                in_use.append(f"**{name}**: not saved (no failures to recover from: the failure rate is 0)")
+                in_use.append(f"**{shown}**: not saved (no failures to recover from: the failure rate is 0)")
             else:
-                in_use.append(f"**{name}**: {C.fmt_interval(iv)}")
+                in_use.append(f"**{shown}**: {C.fmt_interval(iv)}")
             if iv is not None and iv >= 0.999 * C.NEVER_SAVED_S:
                 pass  # in effect not saved to: no ○
             elif iv is not None and not lo_s * (1 - 1e-12) <= iv <= hi_s * (1 + 1e-12):
@@ -462,7 +463,7 @@ with right:
         except planner.InputError as e:  # e.g. too many failures per run to simulate one by one
             st.warning("Not simulated. " + " ".join(C.mc_refusal_text(x) for x in e.lines))
         except Exception as e:  # noqa: BLE001
-            st.error(f"Monte Carlo failed: {e}")
+            st.error(f"Monte Carlo failed: {C.md_text(e)}")
         bar.empty()
     if ss.get("pl_mc") and ss["pl_mc"][0] == mc_key:
         sim = ss["pl_mc"][1]

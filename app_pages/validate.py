@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from app_pages import _common as C  # noqa: E402
-from planner import charts, validation  # noqa: E402
+from planner import charts, share, validation  # noqa: E402
 
 ss = st.session_state
 
@@ -87,7 +87,7 @@ C.keep_page_widgets("validate", _KEYS)
 qp = st.query_params
 if "v_set" not in ss:  # once per session, from the link
     ss["v_set"] = qp.get("v_set") if qp.get("v_set") in SETS else DEFAULT_SET
-    ss["_v_set_warnings"] = ([f"v_set={qp.get('v_set')!r} unknown; allowed {', '.join(SETS)}"]
+    ss["_v_set_warnings"] = ([f"v_set={share._show(qp.get('v_set'))} unknown; allowed {', '.join(SETS)}"]
                              if qp.get("v_set") not in (None, *SETS) else [])
 st.title("How far to trust it")
 st.segmented_control("Runs", list(SETS), key="v_set", required=True, on_change=_on_set_change,
@@ -102,7 +102,7 @@ st.caption(_caption)
 try:
     rows, summary = run_validation(run_set)
 except Exception as e:  # noqa: BLE001
-    st.error(f"The validation could not run: {e}")
+    st.error(f"The validation could not run: {C.md_text(e)}")
     st.query_params.from_dict({})
     st.stop()
 
@@ -113,15 +113,15 @@ if "v_metric" not in ss:
     wanted = [g for g in _given if g in groups]
     bad = [g for g in _given if g not in groups]
     if bad:
-        _w.append(f"v_group {', '.join(map(repr, bad))} unknown; allowed {', '.join(groups)}")
+        _w.append(f"v_group {', '.join(map(share._show, bad[:8]))}{' …' if len(bad) > 8 else ''} unknown; allowed {', '.join(groups)}")
     ss["v_groups"] = [] if qp.get_all("v_group") == ["none"] else (wanted or list(groups))
     ss["v_metric"] = (qp.get("v_metric") if qp.get("v_metric") in metrics
                       else _most_published(ok, ss["v_groups"]))
     if qp.get("v_metric") not in (None, *metrics):
-        _w.append(f"v_metric={qp.get('v_metric')!r} unknown; allowed {', '.join(metrics)}")
+        _w.append(f"v_metric={share._show(qp.get('v_metric'))} unknown; allowed {', '.join(metrics)}")
     ss["_v_warnings"] = _w
 for _msg in ss.get("_v_set_warnings", []) + ss.get("_v_warnings", []):
-    st.warning(f"Link: {_msg}", icon=":material/link_off:")
+    st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
 
 st.subheader("Error per source group")
 # the relative error as the caption above defines it (a step time is published ÷ predicted − 1: found

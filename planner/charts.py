@@ -151,6 +151,7 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
     scenario as set (optional).
     """
     df = curve.copy()
+    df["tier"] = df["tier"].map(lambda t: TIER_LABELS.get(t, t))  # found by review: the legend read pfs
     df["interval_min"] = df["interval_s"] / 60.0
     df["goodput_pct"] = 100.0 * df["goodput"]
     x = alt.X("interval_min:Q", scale=alt.Scale(type="log"), title="checkpoint interval (minutes, log scale)")
@@ -167,6 +168,7 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
     layers = [line, opt]
     if current is not None and len(current):
         cur = current.copy()
+        cur["tier"] = cur["tier"].map(lambda t: TIER_LABELS.get(t, t))
         cur["interval_min"] = cur["interval_s"] / 60.0
         cur["goodput_pct"] = 100.0 * cur["goodput"]
         # in the tier's colour (found by review: a black ○ on two overlapping lines did not say
@@ -222,7 +224,9 @@ def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bi
     hist = alt.Chart(df).mark_bar(opacity=0.8).encode(
         x=alt.X("t:Q", bin=alt.Bin(maxbins=bins), title=title),
         y=alt.Y("count():Q", title="trials"),
-        tooltip=[alt.Tooltip("count():Q", title="trials")],
+        # the bar's range with its count (found by review: the tooltip said only "trials | 73")
+        tooltip=[alt.Tooltip("t:Q", bin=alt.Bin(maxbins=bins), title=unit, format=".3g"),
+                 alt.Tooltip("count():Q", title="trials")],
     )
     layers = [hist]
     if analytic_days is not None and _finite(analytic_days):
@@ -232,13 +236,29 @@ def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bi
     return alt.layer(*layers).properties(height=260, title=f"Monte Carlo: time to train ({unit})")
 
 
+#: Tooltip titles of a sweep row's split columns (the field's usual names, not the column ids;
+#: found by review: the Explore charts' tooltips read micro_batch_size, zero_stage).
+SPLIT_TITLES = {"tp": "TP", "pp": "PP", "dp": "DP", "cp": "CP", "ep": "EP", "vpp": "VPP",
+                "micro_batch_size": "micro-batch", "zero_stage": "ZeRO stage", "recompute": "recompute",
+                "schedule": "schedule"}
+
+
+def _split_tips(d: pd.DataFrame, cols) -> list:
+    return [alt.Tooltip(f"{c}:{'N' if c in ('recompute', 'schedule') else 'Q'}", title=SPLIT_TITLES.get(c, c))
+            for c in cols if c in d.columns]
+
+
+#: Readable names of the checkpoint tiers for chart legends (the ids stay in links and JSON).
+TIER_LABELS = {"host_memory": "host memory", "local_nvme": "local NVMe", "pfs": "parallel file system",
+               "object_store": "object store"}
+
+
 def throughput_memory_scatter(df: pd.DataFrame, color_by: str = "tp") -> alt.Chart:
     """Sweep: tokens/s against peak memory per GPU, coloured by TP or PP."""
     d = df.copy()
     d["mem_gib"] = d["mem_total_bytes"] / GIB
     d["tokens_per_s_m"] = d["tokens_per_s"] / 1e6
-    tips = [c for c in ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage", "recompute")
-            if c in d.columns]
+    tips = _split_tips(d, ("tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch_size", "zero_stage", "recompute"))
     return alt.Chart(d).mark_circle(size=40, opacity=0.7).encode(
         x=alt.X("mem_gib:Q", title="peak memory per GPU (GiB)"),
         y=alt.Y("tokens_per_s_m:Q", title="throughput (million tokens/s)"),
@@ -253,7 +273,7 @@ def pareto_cost_days_chart(df: pd.DataFrame, front_col: str = "pareto_time_cost"
     (engine's ``pareto_time_cost`` flag) as a line."""
     d = df.copy()
     d["cost_musd"] = d["cost_usd"] / 1e6
-    tips = [c for c in ("tp", "pp", "dp", "cp", "micro_batch_size") if c in d.columns]
+    tips = _split_tips(d, ("tp", "pp", "dp", "cp", "micro_batch_size"))
     base = alt.Chart(d).mark_circle(size=30, color="#9e9e9e", opacity=0.5).encode(
         x=alt.X("time_to_train_days:Q", title="time to train (days)", scale=alt.Scale(zero=False)),
         y=alt.Y("cost_musd:Q", title="cost (million USD)", scale=alt.Scale(zero=False)),
@@ -313,12 +333,18 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
         y=alt.Y("value:Q", title=None),
         color=alt.Color("scenario:N", title="scenario", legend=alt.Legend(orient="bottom", direction="vertical",
                                                                           labelLimit=480)),
-        opacity=alt.Opacity("memory:N", title="memory", scale=alt.Scale(domain=["fits", NO_FIT], range=[1.0, 0.3]),
+        # one legend for the three channels of the same field, ordinal with its domain's order (found by
+        # review: Vega warned "opacity should not be used with an unsorted discrete field" and of a
+        # conflicting legend, two channels without a legend beside one with it)
+        opacity=alt.Opacity("memory:O", title="memory", sort=mem.domain,
+                            scale=alt.Scale(domain=mem.domain, range=[1.0, 0.3]),
                             legend=alt.Legend(orient="bottom", direction="vertical")),
-        stroke=alt.Stroke("memory:N", scale=alt.Scale(domain=mem.domain, range=["transparent", "#d62728"]),
-                          legend=None),
-        strokeDash=alt.StrokeDash("memory:N", scale=alt.Scale(domain=mem.domain, range=[[1, 0], [4, 2]]),
-                                  legend=None),
+        stroke=alt.Stroke("memory:O", title="memory", sort=mem.domain,
+                          scale=alt.Scale(domain=mem.domain, range=["transparent", "#d62728"]),
+                          legend=alt.Legend(orient="bottom", direction="vertical")),
+        strokeDash=alt.StrokeDash("memory:O", title="memory", sort=mem.domain,
+                                  scale=alt.Scale(domain=mem.domain, range=[[1, 0], [4, 2]]),
+                                  legend=alt.Legend(orient="bottom", direction="vertical")),
         tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=".3g"), "memory:N"],
     ).properties(width=130, height=160).facet(
         facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in COMPARE_METRICS]), columns=4,
@@ -345,7 +371,12 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
         shape=(alt.Shape(f"{color}:N", title=color) if color and d[color].nunique() > 20 else alt.value("circle")),
         # the relative error as the tables show it, in % (found by review: the tooltip said 0.0208 beside
         # the table's 2.08 %)
-        tooltip=[alt.Tooltip(f"{c}:Q", format=".1%", title="rel. error") if c == "rel_err" else c for c in d.columns],
+        # predicted / published with 4 significant digits and the unit, the run id as "run" (found by
+        # review: "predicted | 22666.1482525" beside "published | 23559", no unit)
+        tooltip=[alt.Tooltip(f"{c}:Q", format=".1%", title="rel. error") if c == "rel_err"
+                 else alt.Tooltip(f"{c}:Q", format=",.4~g", title=f"{'published' if c == x else 'predicted'}{u}")
+                 if c in (x, y) else alt.Tooltip(f"{c}:N", title="run") if c == "run_id" else c
+                 for c in d.columns],
     )
     diag = alt.Chart(pd.DataFrame({"v": [lo / 1.2, hi * 1.2]})).mark_line(
         color="#7f7f7f", strokeDash=[4, 4]).encode(x="v:Q", y="v:Q")

@@ -179,7 +179,7 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
             raise UsageError([f"{file}: expected a JSON object (a scenario)"])
         if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
             # `planner evaluate --format json` output: its scenario is read back (a round trip)
-            sys.stderr.write(f"note: {file} is an evaluate result; its \"scenario\" is used\n")
+            _err(f"note: {file} is an evaluate result; its \"scenario\" is used")
             data = data["scenario"]
     if hf_config is not None:
         from .hf_config import import_hf_config
@@ -190,7 +190,7 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
         except InputError as e:
             raise UsageError([f"--hf-config {line}" for line in e.lines]) from None
         for note in imp.notes:
-            sys.stderr.write(f"note: {note}\n")
+            _err(f"note: {note}")
         data["model"] = imp.model.model_dump(mode="json", exclude_none=True)
         data["name"] = imp.model.name  # the preset's name described its own model
         if bare_hf:  # a split valid for any model: one 8-GPU node, plain data parallel
@@ -211,6 +211,25 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
 
 
 # ---------------------------------------------------------------------------------- output
+
+#: Characters of a name or message (from a scenario file, a config.json or a calibration CSV) that a
+#: terminal would act on or that change how the line reads: C0 controls but tab (a newline, ESC
+#: starting an escape sequence such as "\\x1b[2J"), DEL, C1 controls, the line / paragraph
+#: separators, bidirectional embeddings / overrides / isolates and zero-width characters.
+_TTY_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def tty_line(text: Any) -> str:
+    """``text`` as one line that is safe to print: each :data:`_TTY_UNSAFE` character written as
+    its Python escape (``\\x1b``, ``\\n``, ``\\u202e``), as ``repr`` shows it, so the line stays
+    one line, the terminal runs no escape sequence and the reader sees that the name holds one."""
+    return _TTY_UNSAFE.sub(lambda m: repr(m.group(0))[1:-1], str(text))
+
+
+def _err(text: str) -> None:
+    """One line on stderr (:func:`tty_line`, then a newline)."""
+    sys.stderr.write(tty_line(text) + "\n")
+
 
 #: Display units by column suffix (checked in order; the engine itself works in SI).
 UNITS = {
@@ -289,7 +308,7 @@ def print_report(report, fmt: str, out=None) -> None:
         line = f"{col:<{width}}  {val:>12} {unit:<5}"
         if col in report.explain:
             line += f"  {report.explain[col]}"
-        out.write(line.rstrip() + "\n")
+        out.write(tty_line(line.rstrip()) + "\n")
     if report.stages:
         out.write("\nmemory per pipeline stage (GiB):\n")
         df = pd.DataFrame(report.stages)
@@ -299,7 +318,7 @@ def print_report(report, fmt: str, out=None) -> None:
         df[[c for c in num if c.endswith("_bytes")]] = df[[c for c in num if c.endswith("_bytes")]] / 2**30
         out.write(df.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n")
     for n in report.notes + ([accuracy] if accuracy else []):
-        out.write(f"note: {n}\n")
+        out.write(tty_line(f"note: {n}") + "\n")
 
 
 def _accuracy(scenario) -> str | None:
@@ -330,7 +349,10 @@ def print_frame(df: pd.DataFrame, fmt: str, out=None) -> None:
         out.write(json.dumps(_json_safe(records), indent=2, allow_nan=False) + "\n")
     elif fmt == "csv":
         df.to_csv(out, index=False)
-    else:
+    else:  # text cells (a calibration CSV's source and notes) printed as one safe line each
+        text = [c for c in df.columns if df[c].dtype == object or pd.api.types.is_string_dtype(df[c].dtype)]
+        if text:
+            df = df.assign(**{str(c): df[c].map(lambda v: tty_line(v) if isinstance(v, str) else v) for c in text})
         out.write(df.to_string(index=False, float_format=lambda x: f"{x:.4g}") + "\n")
 
 
@@ -410,7 +432,7 @@ def cmd_evaluate(args) -> int:
     print_report(report, args.format)
     for n in report.notes:  # also on stderr, beside the output a script reads (the exit status stays 0)
         if n.startswith("Does not fit"):
-            sys.stderr.write(f"planner: warning: {n}\n")
+            _err(f"planner: warning: {n}")
     return 0
 
 
@@ -422,7 +444,7 @@ def cmd_export(args) -> int:
     sys.stdout.write(out.text)
     if args.to == "deepspeed":  # JSON has no comments: the notes go to stderr
         for n in out.notes:
-            sys.stderr.write(f"note: {n}\n")
+            _err(f"note: {n}")
     return 0
 
 
@@ -444,9 +466,9 @@ def cmd_sweep(args) -> int:
         if start_gpus is not None and args.gpus is None:
             args.gpus = start_gpus  # no split of the scenario's own GPU count is valid: still swept, to say why
         p = base["parallelism"]
-        sys.stderr.write(f"note: the scenario's split does not suit it ({'; '.join(e.lines)}); the sweep replaces "
+        _err(f"note: the scenario's split does not suit it ({'; '.join(e.lines)}); the sweep replaces "
                          f"the split, starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' "
-                         "(pp·vpp need not divide n_layers)\n")
+                         "(pp·vpp need not divide n_layers)")
     if args.objective not in OBJECTIVES:
         raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
     if args.gpus is not None and not 1 <= args.gpus <= 10_000_000:
@@ -465,8 +487,8 @@ def cmd_sweep(args) -> int:
             raise UsageError([f"--{opt} {text!r}: a comma-separated list of {', '.join(allowed)}"])
         space[opt] = vals
     if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
-        sys.stderr.write(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
-                         "(hybrid sharding) is not swept\n")
+        _err(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
+                         "(hybrid sharding) is not swept")
     try:
         df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top, **space)
     except ValueError as e:
@@ -484,8 +506,8 @@ def cmd_sweep(args) -> int:
                 hint = (hint.rstrip(".") + f"; or allow an uneven layer split (--set parallelism.layer_split=uneven: "
                         f"{n_uneven:,} valid splits)")
         # the message on stderr; stdout stays parseable in the format asked for
-        sys.stderr.write(f"planner: no feasible split of {n:,} GPUs ({n_valid:,} valid splits evaluated, "
-                         f"{df.attrs.get('n_feasible', 0)} feasible): {hint}\n")
+        _err(f"planner: no feasible split of {n:,} GPUs ({n_valid:,} valid splits evaluated, "
+                         f"{df.attrs.get('n_feasible', 0)} feasible): {hint}")
         if args.format != "table":
             print_frame(df, args.format)
         return 1
@@ -537,7 +559,7 @@ def cmd_simulate(args) -> int:
         print_frame(df if args.format == "csv" else summary, args.format)
     note = unfinished_note(df)
     if note:
-        print(f"note: {note}", file=sys.stderr)
+        _err(f"note: {note}")
     return 0
 
 
@@ -575,9 +597,9 @@ def cmd_validate(args) -> int:
         from .validation import _read
         missing = [c for c in ("source", "notes") if c not in _read(path).columns]
         if missing:
-            sys.stderr.write(f"note: {path} has no {' / '.join(repr(c) for c in missing)} column: the default rules "
+            _err(f"note: {path} has no {' / '.join(repr(c) for c in missing)} column: the default rules "
                              "read the framework, the year and settings such as TP-comm overlap from it, so those "
-                             "settings take their fallbacks (see each row's defaults)\n")
+                             "settings take their fallbacks (see each row's defaults)")
     if args.format == "table":
         print_frame(rows, "table")
         sys.stdout.write("\n")
@@ -624,7 +646,7 @@ def _whole(allowed: str):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own errors: one line, status 2
-        sys.stderr.write(f"planner: {message}\n")
+        _err(f"planner: {message}")
         raise SystemExit(2)
 
 
@@ -699,24 +721,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except UsageError as e:
         for line in e.lines:
-            sys.stderr.write(f"planner: {line}\n")
+            _err(f"planner: {line}")
         return 2
     except InputError as e:  # raised by the engine itself (e.g. a run too long to simulate)
         for line in e.lines:
-            sys.stderr.write(f"planner: {line}\n")
+            _err(f"planner: {line}")
         return 2
     except catalog.CatalogError as e:
-        sys.stderr.write(f"planner: data file error: {e}\n")
+        _err(f"planner: data file error: {e}")
         return 2
     except BrokenPipeError:  # `planner … | head`: the reader has what it wanted
         _quiet_stdout()
         return 0
     except KeyboardInterrupt:  # Ctrl-C: no traceback (worker processes stop with the pool)
-        sys.stderr.write("planner: interrupted\n")
+        _err("planner: interrupted")
         return 130
     except OSError as e:  # e.g. output to a full disk (/dev/full): one line, not a traceback
         _quiet_stdout()
-        sys.stderr.write(f"planner: cannot write the output: {e.strerror or e}\n")
+        _err(f"planner: cannot write the output: {e.strerror or e}")
         return 1
 
 

@@ -22,6 +22,7 @@ benchmarking setup), and says so.
 from __future__ import annotations
 
 import math
+import re
 from typing import NamedTuple
 
 from .schema import Scenario, validate_scenario
@@ -36,6 +37,29 @@ class Export(NamedTuple):
 
     text: str
     notes: list[str]
+
+
+#: Characters a name never needs and that would break out of a ``#`` comment line or change how a
+#: terminal or an editor shows the file: C0 / C1 controls (a newline, ESC), Unicode line and
+#: paragraph separators, bidirectional embeddings / overrides / isolates, zero-width characters.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: Longest scenario or model name written into a launch configuration (characters).
+NAME_MAX = 200
+
+
+def _name(x: str) -> str:
+    """A scenario or model name (from a link, an imported JSON or config.json) for a comment, a
+    note or a TOML string: one line, :data:`_UNSAFE` characters removed (a newline in the name
+    would otherwise start a line of shell arguments or TOML keys of its own), at most
+    :data:`NAME_MAX` characters."""
+    t = _UNSAFE.sub("", " ".join(str(x).split()))  # line breaks a space, other such characters dropped
+    return t if len(t) <= NAME_MAX else t[: NAME_MAX - 1] + "…"
+
+
+def _comment(prefix: str, text: str) -> str:
+    """One ``#`` comment line: ``text`` with its line breaks made spaces and its other :data:`_UNSAFE`
+    characters dropped (as :func:`_name` does)."""
+    return prefix + _UNSAFE.sub("", " ".join(str(text).split()))
 
 
 def _hardware_notes(s: Scenario) -> list[str]:
@@ -327,14 +351,14 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     if t.cross_entropy == "fused":
         arg("--cross-entropy-loss-fusion")
 
-    head = [f"# Megatron-LM arguments for '{s.name or m.name}', written by clusterplan",
+    head = [f"# Megatron-LM arguments for '{_name(s.name or m.name)}', written by clusterplan",
             f"# (flags of megatron/training/arguments.py at {MEGATRON_COMMIT[:8]}).",
             f"# World size {s.cluster.n_gpus} = TP {p.tp} x PP {p.pp} x CP {p.cp} x DP {p.dp}"
             + (f" (EP {p.ep} inside DP x CP)" if p.ep > 1 else "") + ".",
             f"# Paste after the launch command on {s.cluster.n_gpus} ranks, e.g. "
             "torchrun --nnodes N --nproc-per-node 8 ... pretrain_gpt.py \\"]
     notes.extend(_hardware_notes(s))
-    head += [f"# note: {n}" for n in notes]
+    head += [_comment("# note: ", n) for n in notes]
     text = "\n".join(head) + "\n" + " \\\n".join(a) + "\n"
     return Export(text, notes)
 
@@ -372,7 +396,10 @@ def _tt_flavor(m) -> tuple[str, str] | None:
 
 
 def _toml_str(x: str) -> str:
-    return '"' + x.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A TOML basic string: backslash and quote escaped, and every control character TOML 1.0
+    does not allow raw in one (U+0000–U+001F but tab, U+007F) as ``\\uXXXX``."""
+    body = x.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + re.sub("[\x00-\x08\x0a-\x1f\x7f]", lambda c: f"\\u{ord(c.group(0)):04X}", body) + '"'
 
 
 def torchtitan_toml(scenario: Scenario | dict) -> Export:
@@ -406,7 +433,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         llama_like = m.gated_mlp and m.norm == "rmsnorm" and not m.learned_pos_embeddings and m.rope
         name = "deepseek_v3" if m.mla is not None else ("llama3" if m.moe is None and llama_like else "CHOOSE")
         flavor = "custom"
-        notes.append(f"'{m.name}' has none of the architectures of the TorchTitan flavors the planner knows "
+        notes.append(f"'{_name(m.name)}' has none of the architectures of the TorchTitan flavors the planner knows "
                      "(Llama 3 8B/70B/405B, DeepSeek-V3): register it as a flavor of "
                      + ({"llama3": "the llama3 model", "deepseek_v3": "the deepseek_v3 model"}.get(name,
                         "a TorchTitan MoE model" if m.moe is not None else
@@ -580,12 +607,12 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     # global_batch_size; with PP, local_batch_size is the DP rank's share of the step, cut into
     # pipeline micro-batches.
     local = t.micro_batch_size if p.pp == 1 else t.global_batch_size // p.dp
-    L = [f"# TorchTitan job for '{s.name or m.name}', written by clusterplan",
+    L = [f"# TorchTitan job for '{_name(s.name or m.name)}', written by clusterplan",
          f"# (keys of torchtitan/config/job_config.py at {TORCHTITAN_COMMIT[:8]}); "
          f"{s.cluster.n_gpus} ranks."]
     notes.extend(_hardware_notes(s))
-    L += [f"# note: {n}" for n in notes]
-    L += ["", "[job]", f"description = {_toml_str(s.name or m.name)}",
+    L += [_comment("# note: ", n) for n in notes]
+    L += ["", "[job]", f"description = {_toml_str(_name(s.name or m.name))}",
           "", "[model]", f"name = {_toml_str(name)}", f"flavor = {_toml_str(flavor)}"]
     if t.precision == "fp8":
         L += ['converters = ["float8"]', "", "[float8]"]

@@ -141,3 +141,59 @@ def test_the_interval_in_use_is_drawn_in_its_tiers_colour():
     assert mark["encoding"]["color"]["field"] == line["encoding"]["color"]["field"] == "tier"
     assert mark["mark"]["filled"] is False and "color" not in mark["mark"]
     assert [d["tier"] for d in spec["datasets"][mark["data"]["name"]]] == ["b"]
+
+
+# Review 13 (browser): tooltips and legends a user reads ---------------------------------------
+
+def _tooltips(spec):
+    """Every tooltip entry (dicts) in a chart spec, layers and facets included."""
+    out = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            tt = node.get("encoding", {}).get("tooltip") if isinstance(node.get("encoding"), dict) else None
+            if tt:
+                out.extend(tt if isinstance(tt, list) else [tt])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(spec)
+    return out
+
+
+def test_sweep_chart_tooltips_use_the_fields_names():
+    """Found by review: the Explore charts' tooltips read micro_batch_size, zero_stage."""
+    import planner
+    df = planner.sweep(planner.load_preset("mpt-7b-a100-8"), top=20)
+    for chart in (charts.throughput_memory_scatter(df), charts.pareto_cost_days_chart(df)):
+        titles = [t.get("title", t.get("field")) for t in _tooltips(chart.to_dict())]
+        assert "micro-batch" in titles and "micro_batch_size" not in titles
+        assert "zero_stage" not in titles
+
+
+def test_validation_tooltip_rounds_and_names_the_unit():
+    """Found by review: "predicted | 22666.1482525" beside "published | 23559", no unit."""
+    rows = pd.DataFrame({"run_id": ["a"], "published": [23559.0], "predicted": [22666.1482525], "rel_err": [-0.038]})
+    spec = charts.validation_scatter(rows, "published", "predicted", unit="tokens/s", tooltip=["run_id", "rel_err"]).to_dict()
+    tips = {t.get("title"): t for t in _tooltips(spec)}
+    assert tips["predicted (tokens/s)"]["format"] == ",.4~g"
+    assert "published (tokens/s)" in tips and "run" in tips
+
+
+def test_monte_carlo_tooltip_names_the_bar_range():
+    """Found by review: the histogram's tooltip said only "trials | 73", not which days."""
+    sim = pd.DataFrame({"time_to_train_days": [10.0, 11.0, 12.0, 13.0]})
+    tips = _tooltips(charts.time_to_train_hist(sim).to_dict())
+    assert any(t.get("bin") and t.get("field") == "t" for t in tips)
+
+
+def test_compare_chart_has_one_memory_legend():
+    """Found by review: Vega warned of opacity on an unsorted discrete field and of a conflicting
+    legend (two channels of the same field without a legend beside one with it)."""
+    spec = charts.compare_chart({"a": {"step_time_s": 1.0, "fits": True},
+                                 "b": {"step_time_s": 2.0, "fits": False}}).to_dict()
+    enc = spec["spec"]["encoding"]
+    for ch in ("opacity", "stroke", "strokeDash"):
+        assert enc[ch]["type"] == "ordinal" and enc[ch].get("legend") is not None, ch

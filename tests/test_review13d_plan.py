@@ -96,7 +96,7 @@ def test_interval_below_ten_seconds_is_on_the_goodput_chart():
     assert "no ○" not in text
     spec, data = next((s, d) for s, d in _charts(at) if "Goodput vs checkpoint interval" in json.dumps(s.get("title")))
     line, best, cur = (_layer_data(spec, data, i) for i in range(3))
-    assert set(cur["tier"]) == {"host_memory", "pfs"}
+    assert set(cur["tier"]) == {"host memory", "parallel file system"}  # charts.TIER_LABELS
     for _, c in cur.iterrows():
         assert c["goodput_pct"] == pytest.approx(100 * res["goodput"], rel=1e-12)
         on_line = line[(line["tier"] == c["tier"]) & (line["interval_s"] == c["interval_s"])]

@@ -406,3 +406,74 @@ def test_the_app_fetches_nothing_from_outside(app_url, browser):
     outside = sorted({u for u in seen if _up(u).scheme in ("http", "https", "ws", "wss") and _up(u).netloc != host})
     assert outside == []
     ctx.close()
+
+
+def test_narrow_window_wraps_the_columns(app_url, browser):
+    """At 800 px the sidebar stays open (Streamlit hides it only at 768 px and below) and leaves the
+    main area 468 px: four headline numbers per row were cut ("0.87 …", "207.…"), the goodput-vs-
+    interval chart shrank to a vertical line with its title cut, the Monte Carlo summary hid P50 /
+    P90 and Explore's "Colour by" cut its PP choice (review 2026-11-30). app.py's NARROW_CSS wraps
+    the rows of a main area under 800 px: nothing cut, each chart as wide as the main area."""
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 800, "height": 1000})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/?p=default&pl_mct=200", wait_until="domcontentloaded")
+    _settle(page)
+    expect(page.get_by_test_id("stSidebar").get_by_label("GPUs", exact=True)).to_be_visible()  # still open
+    content = page.get_by_test_id("stMainBlockContainer").evaluate(
+        "e => { const s = getComputedStyle(e); return e.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight); }")
+    assert content < 600
+    for tid in ("stMetricLabel", "stMetricValue", "stMetricDelta"):
+        assert not page.get_by_test_id(tid).evaluate_all(_CLIPPED_JS), tid
+    page.get_by_role("button", name="Run simulation").click()
+    summary = page.get_by_test_id("stDataFrame").filter(has_text="P90")
+    expect(summary).to_have_count(1, timeout=TIMEOUT_MS)
+    _settle(page)
+    assert summary.evaluate(_GRID_OVER_JS) <= 1
+    widths = page.get_by_test_id("stVegaLiteChart").evaluate_all("els => els.map(e => e.getBoundingClientRect().width)")
+    assert len(widths) == 4 and min(widths) >= content - 2, (content, widths)
+    page.screenshot(path=str(ARTIFACTS / "e2e-plan-800.png"))
+
+    page.goto(f"{app_url}/explore?p=default", wait_until="domcontentloaded")
+    _wait_page(page, "stDataFrame")
+    assert not page.get_by_test_id("stButtonGroup").evaluate_all(_CLIPPED_JS)
+    widths = page.get_by_test_id("stVegaLiteChart").evaluate_all("els => els.map(e => e.getBoundingClientRect().width)")
+    assert len(widths) == 2 and min(widths) >= content - 2, (content, widths)
+    ctx.close()
+
+
+def test_hostile_link_renders_as_text_and_fetches_nothing(app_url, browser):
+    """Review 13i: Plan opened from a link whose custom model, inline system and inline tier carry
+    markdown (tests/test_review13i_inject.py's PAY): no image element, no request to the image's
+    host, no bold / strike / LaTeX from the names, no right-to-left override in the text."""
+    import json
+    import sys
+    from pathlib import Path
+    from urllib.parse import urlencode
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_review13i_inject import PAY, _inline, _tier_link
+
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    params = {"p": PAY, "m": "custom", "mn": "M" + PAY, "ckj": _tier_link("T" + PAY),
+              "sysj": json.dumps(_inline("systems", "dgx-h100", "S" + PAY))}
+    page.goto(f"{app_url}/?" + urlencode(params), wait_until="domcontentloaded")
+    page.get_by_text("Intervals in use").wait_for(timeout=90_000)
+    page.wait_for_timeout(2_000)
+    found = page.evaluate("""() => {
+        const q = s => Array.from(document.querySelectorAll(s));
+        return {img: q('img').map(e => e.getAttribute('src') || '').filter(s => s.includes('127.0.0.1:9')),
+                bold: q('strong, b').map(e => e.textContent).filter(t => t.trim() === 'PWN'),
+                del: q('del').length, katex: q('.katex').length,
+                rtl: (document.body.innerText.match(/\\u202e/g) || []).length,
+                warn: q('[data-testid="stAlert"]').map(e => e.innerText).join(' ')};
+    }""")
+    ctx.close()
+    assert "p='**PWN**" in found["warn"], found["warn"][:300]  # the value is shown, as text
+    assert found["img"] == [] and found["bold"] == [] and found["del"] == 0 and found["katex"] == 0, found
+    assert found["rtl"] == 0
+    assert not [r for r in requests if "127.0.0.1:9/" in r], requests

@@ -555,6 +555,17 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         raise InputError(r.errors)
     nm = config.get("_name_or_path")
     name = name or (nm.strip() if isinstance(nm, str) and nm.strip() else f"{mtype or 'model'} (config.json)")
+    # a valid display name (schema.Name): one line, no control or invisible characters, at most
+    # NAME_MAX_CHARS (found by review: _name_or_path or model_type could carry an ESC sequence)
+    from .schema import _NAME_INVISIBLE, NAME_MAX_CHARS
+
+    clean = " ".join(_NAME_INVISIBLE.sub("", str(name)).split()) or "model (config.json)"
+    if len(clean) > NAME_MAX_CHARS:
+        clean = clean[: NAME_MAX_CHARS - 1].rstrip() + "…"
+    if clean != name:
+        notes.append(f"the model's name was made a display name of at most {NAME_MAX_CHARS} characters without "
+                     "control or invisible characters")
+    name = clean
     data = {
         "name": name, "n_layers": n_layers, "hidden_size": hidden, "n_heads": heads, "n_kv_heads": kv,
         "head_dim": head_dim, "ffn_hidden_size": ffn, "vocab_size": vocab,

@@ -13,18 +13,45 @@ line per problem that the CLI and the UI show.
 from __future__ import annotations
 
 import math
+import re
 import types
 import typing
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
+    StringConstraints,
     ValidationError,
     field_validator,
     model_validator,
 )
+
+#: Longest name a scenario, model, accelerator, system, storage tier or failure profile may have
+#: (the catalogue's longest is 66 characters). Names are shown in the dashboard, the CLI and the
+#: exports; control, bidirectional-override and zero-width characters are refused in them (found
+#: by review: a name holding an ESC sequence cleared the terminal, a right-to-left override
+#: reversed the page's text, a 10,000-character name filled the Compare page's header); newlines
+#: and tabs fold to spaces. The pages and the CLI also render every name as plain text, one line.
+NAME_MAX_CHARS = 200
+_NAME_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def _check_name(v: str) -> str:
+    # white space (newlines, tabs) folds to single spaces: a name is one line (a pasted name keeps
+    # its words); the other invisible characters are refused
+    v = " ".join(v.split()) if any(c.isspace() and c != " " for c in v) else v
+    m = _NAME_INVISIBLE.search(v)
+    if m:
+        raise ValueError(f"a name may not hold control, bidirectional-override or zero-width characters "
+                         f"(U+{ord(m.group(0)):04X} at position {m.start() + 1})")
+    return v
+
+
+#: A display name: at most NAME_MAX_CHARS characters, no invisible or control characters.
+Name = Annotated[str, StringConstraints(max_length=NAME_MAX_CHARS), AfterValidator(_check_name)]
 
 #: Largest count any integer field takes (layers, GPUs, batch, replicas, ...).
 COUNT_MAX = 10_000_000
@@ -154,7 +181,7 @@ class _Sourced(_Strict):
 class Accelerator(_Sourced):
     """One accelerator (per GPU; GB200/GB300 per GPU of the NVL72 rack)."""
 
-    name: str
+    name: Name
     vendor: str
     family: str = Field(description="Architecture family, keys the GEMM-efficiency curve (e.g. 'hopper').")
     peak_flop_per_s: dict[Precision, FlopRate] = Field(
@@ -205,7 +232,7 @@ class Accelerator(_Sourced):
 class System(_Sourced):
     """A node type and its network: the unit a cluster is built from."""
 
-    name: str
+    name: Name
     accelerator: str = Field(description="Accelerator id in hardware/accelerators.json.")
     gpus_per_node: PosInt
     nvlink_domain_size: PosInt = Field(description="GPUs in one scale-up (NVLink) domain: 8 on DGX, 72 on NVL72.")
@@ -246,7 +273,7 @@ class StorageTier(_Sourced):
     """A checkpoint tier. Per-node bandwidths left null are taken from the system
     (host memory bandwidth, local NVMe bandwidth)."""
 
-    name: str
+    name: Name
     kind: TierKind
     scope: Literal["node", "shared"] = Field(description="'node': each node has its own; 'shared': one for the job.")
     write_bw_per_node_bytes_per_s: StorageBw | None = None
@@ -272,7 +299,7 @@ class FailureClassRate(_Strict):
 class FailureProfile(_Strict):
     """Field failure rates by class, from a published fleet."""
 
-    name: str
+    name: Name
     classes: list[FailureClassRate]
     reference: str = Field(description="The fleet and period the rates come from.")
     source: str
@@ -329,7 +356,7 @@ class MLASpec(_Strict):
 class ModelSpec(_Strict):
     """A decoder-only transformer. Parameter counting: DESIGN §4.1."""
 
-    name: str
+    name: Name
     n_layers: PosInt
     hidden_size: PosInt
     n_heads: PosInt
@@ -620,7 +647,7 @@ def replicas_error(checkpoint: Checkpoint, n_nodes: int, where: str = "the job h
 class Scenario(_Strict):
     """One training run to evaluate. Every field has a default except the model and the system."""
 
-    name: str = ""
+    name: Name = ""
     model: Union[str, ModelSpec]
     training: Training = Field(default_factory=Training)
     parallelism: Parallelism = Field(default_factory=Parallelism)

@@ -143,7 +143,7 @@ def test_validate_and_compare_link_warnings_are_escaped_and_bounded():
 def test_an_inline_tier_name_does_not_format_the_page_or_its_labels():
     """Found by review: an inline checkpoint tier's name (ckj) was bold-wrapped raw in "Intervals
     in use" and was the raw label of its interval box (labels are markdown): its image was fetched."""
-    at = _run(PLAN, {"ckj": _tier_link("T" + PAY + "\u202e" + "z" * 10_000)})
+    at = _run(PLAN, {"ckj": _tier_link("T" + PAY)})
     intervals = next(m.value for m in at.markdown if m.value.startswith("Intervals in use"))
     assert_inert(intervals)
     assert "**T\\*\\*PWN" in intervals and len(intervals) < 600
@@ -153,7 +153,7 @@ def test_an_inline_tier_name_does_not_format_the_page_or_its_labels():
         assert_inert(lab)
         assert len(lab) < 300
     opts = [o for ms in at.multiselect for o in ms.options if o.startswith("inline:")]
-    assert opts and all("\u202e" not in o and len(o) <= 100 for o in opts), opts
+    assert opts and all(len(o) <= 100 for o in opts), opts
     for src in _sources(at):
         assert_inert(src)
 
@@ -228,7 +228,9 @@ def test_a_config_json_s_strings_are_escaped():
 
 # --- launch configurations ---------------------------------------------------------------------
 
-_EVIL = "x\n--load /tmp/evil \\\nrm -rf ~ #\r[job]\nX = 1\x1b[2J\u2028y\"\\"
+# (no ESC: the schema refuses control characters in names since review 13i; its newlines fold to
+# spaces there, and the exports' own line guard is checked with the raw string below)
+_EVIL = "x\n--load /tmp/evil \\\nrm -rf ~ #\r[job]\nX = 1[2J\u2028y\"\\"
 
 
 def _evil_scenario() -> dict:
@@ -301,11 +303,15 @@ def test_a_scenario_file_cannot_make_the_cli_print_escape_sequences(tmp_path):
     rc, out, err = _cli("evaluate", str(f), "--format", "table")
     assert rc == 2
     assert "\x1b" not in err and "\u202e" not in err
-    assert err.count("\n") == 1 and err.startswith("planner: ") and "acc\\x1b[2J" in err and "\\nline2" in err
+    # refused by the schema since review 13i (schema.Name): one line per field, each naming it
+    lines = err.splitlines()
+    assert all(ln.startswith("planner: ") for ln in lines)
+    assert any("name:" in ln and "U+001B" in ln for ln in lines), err
+    assert any("accelerator.name:" in ln and "U+001B" in ln for ln in lines), err
     f.write_text(json.dumps(sj))
     for to in ("megatron", "torchtitan", "deepspeed"):
         rc, out, err = _cli("export", str(f), "--to", to)
-        assert rc == 0, err
+        assert rc == 2, err  # the names are refused (schema.Name), nothing is exported
         assert "\x1b" not in out + err and "\x07" not in out + err
 
 
@@ -335,3 +341,24 @@ def test_cli_table_prints_text_cells_as_one_safe_line():
 # The real-browser check of the same link is tests/e2e/test_browser.py
 # ::test_hostile_link_renders_as_text_and_fetches_nothing (it shares the e2e session's server and
 # Chromium: a second sync Playwright in the same process fails inside the first one's loop).
+
+
+def test_a_name_with_invisible_characters_or_too_long_is_refused_naming_the_field():
+    """schema.Name (review 13i): a right-to-left override, an ESC or a zero-width character in a
+    name, or a name over NAME_MAX_CHARS (200) characters, is refused with the field; a newline folds
+    to a space. In a link the tier is refused and the base value kept, with a warning."""
+    from planner.schema import NAME_MAX_CHARS, Scenario, format_errors
+    from pydantic import ValidationError
+
+    sj = planner.load_preset("default").to_json_dict()
+    for bad, needle in (("a\u202eb", "U+202E"), ("a\x1bb", "U+001B"), ("a\u200bb", "U+200B"),
+                        ("z" * (NAME_MAX_CHARS + 1), f"at most {NAME_MAX_CHARS} characters")):
+        sj["name"] = bad
+        with pytest.raises(ValidationError) as e:
+            Scenario.model_validate(sj)
+        assert any(ln.startswith("name: ") and needle in ln for ln in format_errors(e.value)), format_errors(e.value)
+    sj["name"] = "two\nlines\tand a tab"
+    assert Scenario.model_validate(sj).name == "two lines and a tab"
+    at = _run(PLAN, {"ckj": _tier_link("T\u202ez")})
+    assert any("checkpoint.tiers[" in w.value and "U+202E" in w.value for w in at.warning), \
+        [w.value for w in at.warning]

@@ -20,7 +20,6 @@ import json
 import re
 import sys
 import tomllib
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pandas as pd
@@ -276,16 +275,7 @@ def test_toml_string_round_trips_every_character(raw):
 
 # --- command line ------------------------------------------------------------------------------
 
-def _cli(*argv):
-    from planner.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+from test_input_ranges import _cli  # noqa: E402  (rc, stdout, stderr of one CLI call)
 
 
 def test_a_scenario_file_cannot_make_the_cli_print_escape_sequences(tmp_path):

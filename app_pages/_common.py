@@ -443,23 +443,17 @@ def fmt_col(results: dict, key: str) -> str:
 # --------------------------------------------------------------------------------------
 
 
-#: Characters a name or message from a link / an import never needs and that change how the rest
-#: of the line reads: C0 / C1 controls (a terminal escape, a NUL), bidirectional embeddings,
-#: overrides and isolates (U+202A–E, U+2066–9, the marks U+200E/F, U+061C) that reverse the text
-#: after them, and invisible zero-width characters (U+200B–D, U+2060, U+FEFF). Stripped, never
-#: shown (review 13i).
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-#: Longest user name shown in a sentence, a label or a table header (characters).
-NAME_MAX = 200
+#: Longest user name shown in a sentence, a label or a table header (characters): the schema's.
+NAME_MAX = _schema.NAME_MAX_CHARS
 #: Longest user-derived message (a link warning, an import error) shown (characters).
 MESSAGE_MAX = 3000
 
 
 def one_line(text, limit: int | None = NAME_MAX) -> str:
-    """``text`` as one line: invisible / control characters (:data:`_INVISIBLE`) removed, every
-    run of white space (newlines included) one space, cut at ``limit`` characters with "…"."""
-    t = " ".join(_INVISIBLE.sub("", str(text)).split())
-    return t if limit is None or len(t) <= limit else t[: max(limit - 1, 0)].rstrip() + "…"
+    """``text`` as one line (``planner.schema.one_line``): white space folded, the characters that
+    change how text reads without being seen (controls, bidirectional overrides, zero-width;
+    ``schema.INVISIBLE``) stripped, never shown (review 13i), cut at ``limit`` with "…"."""
+    return _schema.one_line(text, limit)
 
 
 def plain(text, limit: int | None = NAME_MAX) -> str:

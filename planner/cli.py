@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from . import catalog
 from .schema import InputError
 from .presets import list_presets, preset_json
+from .schema import INVISIBLE as _schema_invisible
 from .schema import Scenario, format_errors
 
 
@@ -216,7 +217,7 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
 #: terminal would act on or that change how the line reads: C0 controls but tab (a newline, ESC
 #: starting an escape sequence such as "\\x1b[2J"), DEL, C1 controls, the line / paragraph
 #: separators, bidirectional embeddings / overrides / isolates and zero-width characters.
-_TTY_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_TTY_UNSAFE = re.compile("(?!\t)" + _schema_invisible.pattern)  # schema.INVISIBLE but the tab
 
 
 def tty_line(text: Any) -> str:

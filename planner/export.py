@@ -25,6 +25,7 @@ import math
 import re
 from typing import NamedTuple
 
+from . import schema as _schema
 from .schema import Scenario, validate_scenario
 
 #: The sources the names were checked against (see the module docstring).
@@ -39,27 +40,17 @@ class Export(NamedTuple):
     notes: list[str]
 
 
-#: Characters a name never needs and that would break out of a ``#`` comment line or change how a
-#: terminal or an editor shows the file: C0 / C1 controls (a newline, ESC), Unicode line and
-#: paragraph separators, bidirectional embeddings / overrides / isolates, zero-width characters.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-#: Longest scenario or model name written into a launch configuration (characters).
-NAME_MAX = 200
-
-
 def _name(x: str) -> str:
     """A scenario or model name (from a link, an imported JSON or config.json) for a comment, a
-    note or a TOML string: one line, :data:`_UNSAFE` characters removed (a newline in the name
-    would otherwise start a line of shell arguments or TOML keys of its own), at most
-    :data:`NAME_MAX` characters."""
-    t = _UNSAFE.sub("", " ".join(str(x).split()))  # line breaks a space, other such characters dropped
-    return t if len(t) <= NAME_MAX else t[: NAME_MAX - 1] + "…"
+    note or a TOML string: ``schema.one_line`` (line breaks spaces, invisible characters dropped,
+    at most ``schema.NAME_MAX_CHARS``), so a newline in the name cannot start a line of shell
+    arguments or TOML keys of its own."""
+    return _schema.one_line(x)
 
 
 def _comment(prefix: str, text: str) -> str:
-    """One ``#`` comment line: ``text`` with its line breaks made spaces and its other :data:`_UNSAFE`
-    characters dropped (as :func:`_name` does)."""
-    return prefix + _UNSAFE.sub("", " ".join(str(text).split()))
+    """One ``#`` comment line: ``text`` as one line (``schema.one_line``, not cut)."""
+    return prefix + _schema.one_line(text, None)
 
 
 def _hardware_notes(s: Scenario) -> list[str]:
@@ -397,7 +388,8 @@ def _tt_flavor(m) -> tuple[str, str] | None:
 
 def _toml_str(x: str) -> str:
     """A TOML basic string: backslash and quote escaped, and every control character TOML 1.0
-    does not allow raw in one (U+0000–U+001F but tab, U+007F) as ``\\uXXXX``."""
+    does not allow raw in one (U+0000–U+001F but tab, U+007F) as a ``\\u`` escape of four hex
+    digits."""
     body = x.replace("\\", "\\\\").replace('"', '\\"')
     return '"' + re.sub("[\x00-\x08\x0a-\x1f\x7f]", lambda c: f"\\u{ord(c.group(0)):04X}", body) + '"'
 

@@ -557,11 +557,9 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     name = name or (nm.strip() if isinstance(nm, str) and nm.strip() else f"{mtype or 'model'} (config.json)")
     # a valid display name (schema.Name): one line, no control or invisible characters, at most
     # NAME_MAX_CHARS (found by review: _name_or_path or model_type could carry an ESC sequence)
-    from .schema import _NAME_INVISIBLE, NAME_MAX_CHARS
+    from .schema import NAME_MAX_CHARS, one_line
 
-    clean = " ".join(_NAME_INVISIBLE.sub("", str(name)).split()) or "model (config.json)"
-    if len(clean) > NAME_MAX_CHARS:
-        clean = clean[: NAME_MAX_CHARS - 1].rstrip() + "…"
+    clean = one_line(name) or "model (config.json)"
     if clean != name:
         notes.append(f"the model's name was made a display name of at most {NAME_MAX_CHARS} characters without "
                      "control or invisible characters")

@@ -36,14 +36,27 @@ from pydantic import (
 #: reversed the page's text, a 10,000-character name filled the Compare page's header); newlines
 #: and tabs fold to spaces. The pages and the CLI also render every name as plain text, one line.
 NAME_MAX_CHARS = 200
-_NAME_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+#: Characters that change how text is read without being seen: C0 / C1 controls (ESC sequences,
+#: line breaks), the Arabic letter mark, zero-width characters and marks, line / paragraph
+#: separators, bidirectional embeddings, overrides and isolates, word joiners and the BOM. One
+#: set for the schema's names, the dashboard (app_pages/_common.py), the exports and the CLI.
+INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def one_line(text: Any, limit: int | None = NAME_MAX_CHARS) -> str:
+    """``text`` as one line: white space (line breaks, tabs) folded to single spaces, the other
+    :data:`INVISIBLE` characters removed, cut at ``limit`` characters with "…" (None: no cut).
+    What a name from a config.json becomes, and how the pages and exports show user text."""
+    t = " ".join(INVISIBLE.sub("", " ".join(str(text).split())).split())
+    return t if limit is None or len(t) <= limit else t[: max(limit - 1, 0)].rstrip() + "…"
+
 
 
 def _check_name(v: str) -> str:
     # white space (newlines, tabs) folds to single spaces: a name is one line (a pasted name keeps
     # its words); the other invisible characters are refused
     v = " ".join(v.split()) if any(c.isspace() and c != " " for c in v) else v
-    m = _NAME_INVISIBLE.search(v)
+    m = INVISIBLE.search(v)
     if m:
         raise ValueError(f"a name may not hold control, bidirectional-override or zero-width characters "
                          f"(U+{ord(m.group(0)):04X} at position {m.start() + 1})")

@@ -954,14 +954,21 @@ def test_plan_configuration_that_does_not_fit_says_so_with_peak_usable_and_stage
     assert not [e for e in _run(PLAN).error]
 
 
-def test_compare_slot_that_does_not_fit_is_marked_in_header_table_and_chart():
-    from streamlit import dataframe_util
-
+def _compare_default_and_link(link_params: dict):
+    """Compare with the default preset in slot 1 and a link scenario (``link_params``, link keys)
+    in slot 2: (the AppTest, its table, the two column headers)."""
     params = {"c_n": "2", "c_src1": "default", "c_src2": "link"}
-    params.update({f"2.{k}": v for k, v in NO_FIT.items()})
+    params.update({f"2.{k}": v for k, v in link_params.items()})
     at = _run(COMPARE, params)
     t = at.dataframe[0].value
     c1, c2 = list(t.columns)
+    return at, t, c1, c2
+
+
+def test_compare_slot_that_does_not_fit_is_marked_in_header_table_and_chart():
+    from streamlit import dataframe_util
+
+    at, t, c1, c2 = _compare_default_and_link(NO_FIT)
     assert "no fit" not in c1 and c2.startswith("2: ✗ no fit · llama3-70b · 8 × dgx-h100")
     assert t.loc["fits in HBM", c1] == "yes" and t.loc["fits in HBM", c2].startswith("no ✗")
     for row in ("time to train", "cost to train", "step time"):

@@ -22,10 +22,9 @@ from planner.presets import preset_json
 ROOT = Path(__file__).resolve().parents[1]
 PLAN = str(ROOT / "app_pages" / "plan.py")
 EXPLORE = str(ROOT / "app_pages" / "explore.py")
-COMPARE = str(ROOT / "app_pages" / "compare.py")
 GIB = 2**30
 # the dashboard tests' AppTest helpers: the per-test cache clearing (an autouse fixture) and _run
-from test_app import TIMEOUT, _clear_caches, _run  # noqa: E402,F401
+from test_app import TIMEOUT, _clear_caches, _compare_default_and_link, _run  # noqa: E402,F401
 
 
 def _upload(at, label, name, payload: bytes):
@@ -177,11 +176,7 @@ def test_plan_says_when_in_memory_checkpoints_exceed_host_memory():
 
 
 def test_compare_marks_a_slot_that_exceeds_host_memory():
-    params = {"c_n": "2", "c_src1": "default", "c_src2": "link"}
-    params.update({f"2.{k}": v for k, v in HOST.items()})
-    at = _run(COMPARE, params)
-    t = at.dataframe[0].value
-    c1, c2 = list(t.columns)
+    at, t, c1, c2 = _compare_default_and_link(HOST)
     assert "✗" not in c1 and "✗" in c2 and "host memory" in c2
     assert t.loc["fits in host memory", c1] == "yes"
     assert t.loc["fits in host memory", c2].startswith("no ✗") and f"{DGX_A100_HOST_GIB:,.1f} GiB" in \

@@ -1154,9 +1154,12 @@ def render_sidebar(page: str) -> dict:
                         "(limit / TDP)^0.237, a power rule derived from one measured same-die pair (GB200 / "
                         "B200; poorly determined, docs/timing.md), and the GPUs' share of node power × limit / TDP.")
         st.number_input("PUE", min_value=1.0, max_value=3.0, step=0.05, key="w_pue",
-                        help="Facility power ÷ IT power.")
+                        help="Facility power ÷ IT power; energy only. Default 1.2: between a hyperscaler's fleet "
+                        "(Google 1.10, 2023) and the industry average 1.56–1.58 (Uptime Institute survey 2023 / 2024).")
         st.number_input("Average power draw, fraction of node power", min_value=0.0, max_value=1.0, step=0.05,
-                        format="%.2f", key="w_util", help="Average power as a fraction of whole-node power at full load.")
+                        format="%.2f", key="w_util", help="Average power as a fraction of whole-node power at full load. Default 0.8: BLOOM's "
+                        "637 W per A100-hour (TDP + the nodes' idle draw; Luccioni et al., JMLR 2023) is 0.78 of a DGX A100's "
+                        "6.5 kW / 8.")
 
     with sb.expander("Parallelism", expanded=True):
         c1, c2, c3 = st.columns(3)

@@ -154,7 +154,8 @@ MC_SUMMARY_ROWS = {
     "recovery_h": ("recovery, h", 1.0, 1),
 }
 MC_SUMMARY_HELP = {
-    "mean": "mean over the trials", "P10": "10th percentile of the trials", "P50": "median (50th percentile)",
+    "mean": ("mean over the trials; for goodput the pooled value, all the trials' work over their "
+             "wall time (work ÷ mean time to train), which the headline goodput estimates"), "P10": "10th percentile of the trials", "P50": "median (50th percentile)",
     "P90": "90th percentile of the trials",
 }
 

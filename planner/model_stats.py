@@ -18,7 +18,9 @@ Counting conventions (DESIGN §4.1)
   do); ``model_flop_per_step_causal`` counts only the causal half, ``6·B·s²·a·d_h·L`` (as
   Megatron-LM ``num_floating_point_operations`` does since 2026). ``N_matmul_active`` is the
   matmul parameters that touch each token: layers plus the output head (an input embedding
-  lookup is no matmul); norms and biases are not counted.
+  lookup is no matmul); norms (MLA's latent RMSNorms too) and biases are not counted; an MoE
+  layer's router ``h·E`` is (Megatron's ``num_floating_point_operations`` omits it: 8e-5 of
+  Mixtral 8x7B's total; otherwise identical to it, tests/test_review14d_anchors.py).
 * Sliding-window attention (Mistral 7B, Gemma 2, GPT-OSS; Beltagy et al. 2020): a layer with
   window ``w < s`` lets each query see ``w`` keys, so the full count is ``s·w`` per
   sequence-layer and the causal work ``s·w − w²/2``; with a share ``f`` of such layers the
@@ -215,7 +217,12 @@ def stats(b: Batch) -> Batch:
         q_lora_rank=G("q_lora_rank"), kv_lora_rank=G("kv_lora_rank"),
         qk_nope_head_dim=G("qk_nope_head_dim"), qk_rope_head_dim=G("qk_rope_head_dim"),
     )
-    attn_matmul = attn - where(bias & ~G("mla"), (a + 2.0 * k) * d_h + h, 0.0)
+    # matmul weights only: less the biases, and for MLA less the RMSNorms of the query and KV
+    # latents (r_q where q is low-rank, r_kv): norm weights, not matmuls (until 2026-12-01 they
+    # were in N_matmul_active, +124,928 on DeepSeek-V3, 3.4e-6 of its model FLOPs; review 14d)
+    rq_norm = where(F("q_lora_rank") > 0, F("q_lora_rank"), 0.0)
+    attn_matmul = attn - where(bias & ~G("mla"), (a + 2.0 * k) * d_h + h, 0.0) - where(
+        G("mla"), rq_norm + F("kv_lora_rank"), 0.0)
     dense_mlp = mlp_params(h, f, gated=G("gated_mlp"), linear_bias=bias)
     dense_mlp_matmul = mlp_params(h, f, gated=G("gated_mlp"), linear_bias=False)
 

@@ -377,6 +377,11 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
 
     Columns: ``metric``, ``mean``, ``p10``, ``p50``, ``p90``. The rows are
     ``time_to_train_days``, ``goodput``, ``n_failures``, ``lost_work_h``, ``recovery_h``.
+    The goodput row's ``mean`` is the pooled goodput, the work of all runs over their wall time:
+    every run does the same work W, so it is W / mean(T), the harmonic mean of the per-run
+    goodputs W/T (0 when a run never finishes) — the quantity the headline ``goodput``
+    (W / E[T]) estimates. The plain mean of the per-run W/T is larger (Jensen's inequality),
+    by a visible amount on runs of a few failures (review 14c, docs/reliability.md).
     """
     rows = []
     for m in ("time_to_train_days", "goodput", "n_failures", "lost_work_h", "recovery_h"):
@@ -388,5 +393,9 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         if not np.isnan(v).any():  # a NaN here can only be that: the quantile is inf
             q = np.where(np.isnan(q), np.inf, q)
         p10, p50, p90 = (float(x) for x in q)
-        rows.append({"metric": m, "mean": float(np.mean(v)), "p10": p10, "p50": p50, "p90": p90})
+        if m == "goodput":  # pooled: W / mean(T) = 1 / mean(1 / g); a run that never finishes → 0
+            mean = 0.0 if (v <= 0.0).any() else float(1.0 / np.mean(1.0 / v))
+        else:
+            mean = float(np.mean(v))
+        rows.append({"metric": m, "mean": mean, "p10": p10, "p50": p50, "p90": p90})
     return pd.DataFrame(rows, columns=["metric", "mean", "p10", "p50", "p90"])

@@ -590,15 +590,25 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     attn_max = K.attn_max_tab[fam]
     own_hp = 0.0  # the part's own MAMF fraction in use (0: the family's), for explain
     # A part with its own MAMF (measured, or derived by the power rule: MAMF_POWER_EXPONENT)
-    # replaces the family's fraction, times the same fitted scale.
+    # replaces the family's fraction, times the same fitted scale. The roofline ridge moves with
+    # it (R = peak · own eff_max / family eff_max / HBM bw, as the power rule's clock moves it
+    # below): the MAMF measures large, compute-bound GEMMs, so memory-bound GEMMs keep the
+    # family's speed per HBM byte. Until 2026-12-01 R stayed at peak / HBM bw, so a part's own
+    # MAMF below its family's slowed its memory-bound GEMMs (GB200 6 %, MI300X 17 %), the
+    # H100 with a MAMF derived by the power rule at 490 W ran 0.5 % slower than the same H100 at a
+    # 490 W power limit (Llama 3 8B on 64 H100), and more peak at the same MAMF slowed a step
+    # (GB200, 4 × peak: +22 %; found by a property test, review 14b).
+    ridge16 = ridge_g = 1.0  # R's factor for the 16-bit and the GEMM-precision ceilings
     if "mamf_frac_16bit" in b:
         own16, own_g = f("mamf_frac_16bit"), f("mamf_frac_gemm")
         if np.any(own16 > 0) or np.any(own_g > 0):
+            fam16, fam_g = eff16, eff_gemm_max
             eff16 = np.where(own16 > 0, np.minimum(own16 * K.scale_tab[fam], 1.0), eff16)
             attn_max = np.where(own16 > 0, np.minimum(K.attn_eff_rel * eff16, 1.0), attn_max)
             own_hp = np.where(lowhp, own_g, own16)
             eff_gemm_max = np.where(own_hp > 0, np.minimum(own_hp * K.scale_tab[fam + K.n_fam * lowhp], 1.0),
                                     eff_gemm_max)
+            ridge16, ridge_g = eff16 / fam16, eff_gemm_max / fam_g
     # A power limit below the TDP (cluster.overrides.power_limit_w): the power rule on every
     # tensor-core ceiling (GEMMs and the attention core) and on the roofline ridge (peak·clock /
     # HBM bw), so memory-bound GEMMs and HBM-bound work keep their speed.
@@ -619,7 +629,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # Every layer GEMM has M = tokens and h as K or N, and flop/X = 2·M·h for its third
     # dimension X, so  t = (flop·(1 + q·(1/M + 1/h)) + q·2·M·h) / (peak · eff_max).
     inv_pe = 1.0 / (peak * eff_gemm_max)
-    q = (0.5 * K.kk) * (peak * clock / hbm_raw) * bpe
+    q = (0.5 * K.kk) * (peak * clock * ridge_g / hbm_raw) * bpe
     inv_h = 1.0 / h
     W = 2.0 * tok * h  # 2·M·h; also the bytes of one b·s·h 16-bit activation (BYTES_16 = 2)
     qW = q * W
@@ -678,7 +688,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         return causal_frac * attn_full_flop / (peak_core * eff_attn)
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
-        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak_core * clock, hbm_raw, 2.0, K.kk)
+        x_core = gemm_efficiency(s_c, dqk, s, eff16, peak_core * clock * ridge16, hbm_raw, 2.0, K.kk)
         score_elems = mb * (a / t) * s_c * s
         score_bytes = SCORE_BYTES_SOFTMAX_FWD + SCORE_BYTES_DROPOUT_FWD * (f("dropout") > 0.0) if "dropout" in b \
             else SCORE_BYTES_FWD
@@ -850,7 +860,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # ColumnParallelLinear, not a Transformer Engine module; DeepSeek-V3 §3.3.1 keeps "the output
         # head" in BF16; torchao's Float8 conversion leaves `output` out (found by review: it ran at
         # the FP8 peak). The same GEMM model at the 16-bit peak, efficiency and operand bytes.
-        q16 = (0.5 * K.kk) * (peak16 * clock / hbm_raw) * BYTES_16
+        q16 = (0.5 * K.kk) * (peak16 * clock * ridge16 / hbm_raw) * BYTES_16
         t_head16 = (VWt * h * (1.0 + q16 * (1.0 / tok + inv_h)) + q16 * W) / (peak16 * eff16)
         t_head_fwd = np.where(lowhp, t_head16, t_head_fwd)
     t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * 0.5 * VWt * inv_hbm
@@ -1194,6 +1204,15 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
         fwd_layer = own(layer_fwd_hi, layer_fwd_lo)  # the stage's own mix of layers
         t_fwd_mb = layers_stage * fwd_layer + t_head_fwd * head_share
+        if any_moe:
+            # the routed experts' host time (fwd + bwd, in stage_mb) in the pass that launches the
+            # kernels: the forward's one set of expert kernels of 1 + BWD_OVER_FWD (the backward's
+            # data and weight gradients), as the GEMMs. Until 2026-12-01 all of it fell in the
+            # backward window, so the forward window that hides the ZeRO-1/2 parameter gather was
+            # the GPU's work alone (Qwen3-30B-A3B, TP 4 × CP 4 × EP 4 on 64 Gaudi 3: a 9 ms forward
+            # beside a 301 ms backward, 276 ms of it host time; ZeRO-1 came out 8.5 % slower than
+            # ZeRO-3, which pools both passes; found by a property test, review 14b)
+            t_fwd_mb = t_fwd_mb + layers_stage * own(msh_hi, msh_lo) * t_moe_host / (1.0 + BWD_OVER_FWD)
         t_bwd_mb = np.maximum(stage_mb - t_fwd_mb, 0.0)
         m_layers = m * layers_stage
         t_cp = m * cp_mb
@@ -1252,7 +1271,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         z2 = zero == 2
         if z2.any():
             m_prev = np.maximum(m - 1.0, 0.0)
-            exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), fb_rs_mb)
+            # the floor: the last bucket, or the last layer's reduce-scatter when a layer is smaller
+            # (DeepSpeed stage 2 / FSDP SHARD_GRAD_OP reduce as the backward frees each unit, as
+            # ZeRO-3's per-micro-batch reduce). Until 2026-12-01 the bucket alone, which grows with
+            # dp·cp (1M parameters per rank) until it holds the stage's whole dense gradient, so
+            # every micro-batch's reduce-scatter came out exposed where ZeRO-3, which adds two
+            # gathers, hid its own (Qwen3-30B-A3B, TP 8 × PP 3 × CP 4 × DP 16 on 1,536 B200:
+            # ZeRO-2 0.188 s of DP time against ZeRO-3's 0.033 s; found by a property test,
+            # review 14b)
+            fb_z2 = np.minimum(fb_rs_mb, t_rs_mb / np.maximum(layers_stage, 1.0))
+            exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), fb_z2)
         exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), fb_ag_step) * (zero >= 1)
         if z3.any():
             z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
@@ -1634,7 +1662,7 @@ def explain(row: dict) -> dict[str, str]:
         if zs == 2 and T["_m"] > 1:
             parts_txt += (f" + {T['_m'] - 1:.4g} earlier micro-batches' reduce-scatters × {float(T['_t_rs_mb']):.4g} s "
                           "(ZeRO-2 keeps only its gradient shard: every backward reduces, each hidden behind its "
-                          "micro-batch's forward + backward)")
+                          "micro-batch's forward + backward except the last bucket or, if smaller, the last layer's)")
     ex["t_dp_comm_exposed_s"] = (
         f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
         f"{(ds if hsdp else r['dp']) * r['cp']:g}: {parts_txt} = {T['_t_dp_total']:.4g} s in total; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import planner
@@ -146,7 +147,21 @@ def test_summarize_percentiles():
     t = df["time_to_train_days"]
     assert s.loc["time_to_train_days", "p10"] == pytest.approx(np.percentile(t, 10))
     assert s.loc["time_to_train_days", "p50"] <= s.loc["time_to_train_days", "p90"]
-    assert s.loc["goodput", "mean"] == pytest.approx(df["goodput"].mean())
+    # pooled goodput: the (equal) work of every run over the mean wall time (review 14c)
+    work = (df["goodput"] * df["time_to_train_days"]).to_numpy()
+    assert np.allclose(work, work[0], rtol=1e-9)
+    assert s.loc["goodput", "mean"] == pytest.approx(work[0] / t.mean(), rel=1e-12)
+    assert s.loc["goodput", "mean"] <= df["goodput"].mean()
+
+
+def test_summarize_goodput_mean_is_pooled_and_zero_with_an_unfinished_run():
+    """Two runs of the same work W = 1 day: 1 day and 3 days of wall time → per-run goodputs
+    1 and 1/3 (their plain mean 2/3), pooled W / mean(T) = 1 / 2 = 0.5; a run that never
+    finishes (T = inf, goodput 0) makes the pooled goodput 0."""
+    df = pd.DataFrame({"time_to_train_days": [1.0, 3.0], "goodput": [1.0, 1.0 / 3.0]})
+    assert sim.summarize(df).set_index("metric").loc["goodput", "mean"] == pytest.approx(0.5, rel=1e-15)
+    df = pd.DataFrame({"time_to_train_days": [1.0, np.inf], "goodput": [1.0, 0.0]})
+    assert sim.summarize(df).set_index("metric").loc["goodput", "mean"] == 0.0
 
 
 def test_public_simulate_on_a_scenario():

@@ -1354,7 +1354,8 @@ def _on_upload() -> None:
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")
     except Exception as e:  # noqa: BLE001
-        st.session_state["_upload_error"] = md_text(f"Import: not a scenario JSON ({e})")
+        st.session_state["_upload_error"] = md_text(f"Import: {one_line(f.name, 80)} is not a scenario JSON ({e}). "
+                                                    "The current scenario is kept.")
         return
     if "model_type" in data or "architectures" in data:
         st.session_state["_upload_error"] = md_text(f"Import: {f.name} is a Hugging Face config.json, not a "
@@ -1382,7 +1383,7 @@ def _on_upload() -> None:
         return
     _, errs = validate(data)
     if errs:  # each value representable, a cross-field rule fails: loaded so the named fields can be fixed
-        st.session_state["_upload_error"] = md_text("Import: " + "; ".join(errs))
+        st.session_state["_upload_error"] = md_text(f"Import: {one_line(f.name, 80)}: " + "; ".join(errs))
         st.session_state["_upload_error_sj"] = None  # until an input differs from the imported scenario
     _clear_hf_messages()
     load_into_widgets(data)

@@ -108,7 +108,12 @@ def _changes_preset(pid: str, params: dict) -> bool:
 def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
     src = ss.get(f"c_src{i}")
     if src == LINK:
-        params = share.parse_link(ss.get(f"c_link{i}", ""))
+        text = str(ss.get(f"c_link{i}", "") or "").strip()
+        if text and "=" not in text:  # no key=value at all: not a link (review 14a: it read as "unknown parameter")
+            sj, warns = share.params_to_scenario({})
+            return sj, [f"{share.one_line_show(text)} is not a share link (a link carries ?key=value parameters); "
+                        "showing the default scenario"] + warns, None
+        params = share.parse_link(text)
         # a page's own keys (Plan's pl_*, Explore's ex_*, ...) in a link copied from that page say
         # nothing about the scenario: left out without a warning
         params = {k: v for k, v in params.items() if not str(k).startswith(C.PAGE_PREFIXES)}

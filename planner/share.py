@@ -369,11 +369,23 @@ def _json(obj: Any) -> str:
 
 
 def _range_text(f: Field) -> str:
-    lo = "" if f.lo is None else fmt_number(f.lo)
-    hi = "" if f.hi is None else fmt_number(f.hi)
-    if f.lo_open:
-        return f"{lo} < value ≤ {hi}"
-    return f"{lo} to {hi}"
+    """A link value's allowed range for a refusal: whole-number bounds with thousands separators
+    (``1 to 10,000,000``, as the CLI and the schema say it), others in their shortest form; a key
+    whose Plan box is in another unit also gives the box's range in that unit (review 14a:
+    ``hbmu`` said "107374182.4 to 1e14" and no unit, beside a box in GiB)."""
+    small = all(x is None or (float(x).is_integer() and abs(x) <= _INT_MAX) for x in (f.lo, f.hi))
+
+    def one(x: float | None) -> str:
+        if x is None:
+            return ""
+        return f"{int(x):,}" if small else fmt_number(x)
+
+    text = f"{one(f.lo)} < value ≤ {one(f.hi)}" if f.lo_open else f"{one(f.lo)} to {one(f.hi)}"
+    if f.key in _BOX_UNITS and f.lo is not None and f.hi is not None:
+        scale, unit = _BOX_UNITS[f.key]
+        lo, hi = (fmt_number(float(f"{x / scale:.4g}")) for x in (f.lo, f.hi))
+        text += f" {_SI_UNITS.get(f.key, '')} (the Plan page's box: {lo} to {hi} {unit})".replace("  ", " ")
+    return text
 
 
 def _parsed(fields, flat: Mapping[str, str], warnings: list[str], prefix: tuple[str, ...] = ()):
@@ -434,6 +446,11 @@ def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
 def _show(raw: str) -> str:
     r = repr(raw)
     return r if len(r) <= 40 else r[:37] + "...'"
+
+
+def one_line_show(raw: str) -> str:
+    """A pasted text quoted for a warning, at most 40 characters (as link values are shown)."""
+    return _show(str(raw))
 
 
 def _last(v: Any) -> str:
@@ -547,6 +564,8 @@ def _range_words(f: Field) -> str:
 #: Link keys whose Plan box is not in the field's SI unit: key -> (scale, the box's unit).
 _BOX_UNITS = {"hostmem": (2.0**30, "GiB per node"), "hbmu": (2.0**30, "GiB"), "nic": (1e9, "GB/s per GPU"),
               "tok": (1e12, "trillion tokens")}
+#: The link value's own (SI) unit for those keys.
+_SI_UNITS = {"hostmem": "bytes", "hbmu": "bytes", "nic": "bytes/s", "tok": "tokens"}
 
 
 def _raw_of(f: Field, v: Any) -> str | None:
@@ -885,6 +904,11 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
             par.pop("dp", None)
 
     sj = _repair(sj, applied, warnings, pid)
+    if any(w.startswith("ck: refused") for w in warnings):
+        # the whole tier list went back to the base: a part's own fallback ("used 'auto'", "used 0")
+        # did not happen (review 14a: ck=pfs:xx:1 said "used 'auto'", then "refused ... kept the base")
+        warnings = [re.sub(r"; used ('auto' \(the optimum\)|0)$", "", w) if w.startswith("ck: ") else w
+                    for w in warnings]
     # each warning once (found by review: ck=::::,,, gave the same "unknown storage tier ''" four times)
     return sj, list(dict.fromkeys(warnings))
 

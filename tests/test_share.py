@@ -107,8 +107,8 @@ def test_unknown_value_warns_and_keeps_the_rest():
 def test_out_of_range_is_refused_with_the_range():
     back, warnings = share.params_to_scenario({"tp": "0", "s": "99999999", "pue": "7"})
     text = " ".join(warnings)
-    assert "tp='0'" in text and "allowed 1 to 100000" in text  # the TP box's range (share.WIDGET_DEGREE_MAX)
-    assert "s='99999999'" in text and "4194304" in text
+    assert "tp='0'" in text and "allowed 1 to 100,000" in text  # the TP box's range (share.WIDGET_DEGREE_MAX)
+    assert "s='99999999'" in text and "4,194,304" in text
     assert "pue='7'" in text and "1 to 3" in text
     assert _norm(back) == _norm(preset_json("default"))
 
@@ -426,7 +426,7 @@ def test_link_tokens_take_the_schema_bound():
     planner.Scenario.model_validate(sj)
     sj, warns = share.params_to_scenario({"p": "default", "tok": "1e17"})
     assert sj["training"]["tokens_total"] == 15e12
-    assert warns == ["tok='1e17' (training.tokens_total): out of range; allowed 1e6 to 1e16; kept the base value"]
+    assert warns == ["tok='1e17' (training.tokens_total): out of range; allowed 1e6 to 1e16 tokens (the Plan page's box: 1e-6 to 10000 trillion tokens); kept the base value"]
 
 
 # ---- review 2026-11-30: the model a link names is kept; the split is fitted to it --------------
@@ -536,7 +536,7 @@ def test_one_bad_key_does_not_cost_the_link_its_model():
     assert back["cluster"]["n_gpus"] == 256
     tp, pp, vpp, sch, ls = _split(back)
     assert (tp, pp, sch, ls) == (8, 4, "interleaved", "even") and 32 % (pp * vpp) == 0
-    assert warnings[0] == "vpp='0' (parallelism.vpp): out of range; allowed 1 to 1000; kept the base value"
+    assert warnings[0] == "vpp='0' (parallelism.vpp): out of range; allowed 1 to 1,000; kept the base value"
     assert len(warnings) == 2 and warnings[1].startswith(f"vpp=5 → {vpp}: the base preset 'default' sets this")
     assert "n_layers = 32" in warnings[1] and "pp·vpp = 20" in warnings[1]
 

@@ -12,7 +12,10 @@ planner field              config.json keys (first present wins)
 n_layers                   num_hidden_layers, n_layer, num_layers, n_layers
 hidden_size                hidden_size, n_embd, n_embed (BLOOM, Falcon), d_model
 n_heads                    num_attention_heads, n_head, n_heads
-n_kv_heads                 num_key_value_heads, num_kv_heads, multi_query (→ 1); else = heads
+n_kv_heads                 num_key_value_heads, num_kv_heads, n_head_kv, multi_query (→ 1; GPTBigCode's
+                           default true); else = heads. Falcon: 1 when multi_query (default true)
+                           and not new_decoder_architecture, whatever num_kv_heads says
+                           (FalconAttention)
 head_dim                   head_dim (when given)
 ffn_hidden_size            intermediate_size, n_inner, ffn_dim, ffn_hidden_size; GPT-2's null
                            n_inner = 4 · hidden (``GPT2MLP``)
@@ -38,7 +41,8 @@ moe                        num_local_experts / num_experts / n_routed_experts,
                            num_experts_per_tok / experts_per_token, moe_intermediate_size
                            (else intermediate_size), n_shared_experts or Qwen2-MoE's one
                            shared expert of shared_expert_intermediate_size,
-                           first_k_dense_replace / leading mlp_only_layers; one expert is
+                           first_k_dense_replace / leading mlp_only_layers (with
+                           moe_layer_freq: MoE at multiples of it from that layer on); one expert is
                            a dense MLP, and more experts per token than experts is refused
                            (also with one expert)
 mla                        q_lora_rank (null → 0), kv_lora_rank, qk_nope_head_dim,
@@ -47,15 +51,19 @@ mla                        q_lora_rank (null → 0), kv_lora_rank, qk_nope_head_
 
 Families that nest or rename keys are read first into these names: DBRX (``attn_config`` /
 ``ffn_config``), ChatGLM (``padded_vocab_size``, ``multi_query_group_num``, ``kv_channels``),
-Llama 4 (one shared expert always, MoE every ``interleave_moe_layer_step``-th layer, dense
-layers of ``intermediate_size_mlp``), Gemma 3 (keys its ``text_config`` leaves out take
+Llama 4 (one shared expert always, MoE at the listed ``moe_layers`` or else every
+``interleave_moe_layer_step``-th layer, dense layers of ``intermediate_size_mlp``; a
+``text_config`` without its own model_type is still Llama 4's), Falcon's original
+``RefinedWeb`` / ``RefinedWebModel`` types (read as ``falcon``), Gemma 3 (keys its ``text_config`` leaves out take
 ``Gemma3TextConfig``'s defaults). MoE in every k-th layer (``decoder_sparse_step``,
 ``moe_layer_freq``, Llama 4) or at listed ``mlp_only_layers`` is counted exactly, with the dense
 layers placed first (the planner's dense layers lead), which moves pipeline-stage balance.
 
 What the planner's model cannot hold is listed in the returned notes, never silently dropped:
 Qwen2's Q/K/V-only biases, DeepSeek-V3's multi-token-prediction module, group-limited routing,
-OPT's projected embedding, Llama 4's chunked attention, vision towers of multimodal configs.
+OPT's projected embedding, Llama 4's chunked attention, vision towers of multimodal configs,
+``quantization_config`` (the file's weight storage; training runs at the scenario's precision),
+Gemma 2's logit soft-capping, GPT-OSS's attention sinks.
 Encoder-decoder, encoder-only, state-space, hybrid (Mamba, linear attention, convolution)
 and recurrent models are refused, as are layer types other than full / sliding attention,
 configs without the keys above, values of the wrong type (named by key) and a planner
@@ -111,7 +119,14 @@ _ARCH_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "LMHeadModel", "Mod
 #: multimodal class wraps a gemma3_text model (the caller reads its text_config), its causal-LM
 #: class is one; Llama 4's classes run a llama4_text model (Transformers' configs).
 _ARCH_TYPES = {"Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
-               "Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4_text"}
+               "Llama4ForCausalLM": "llama4_text", "Llama4ForConditionalGeneration": "llama4_text",
+               "RWForCausalLM": "falcon"}
+
+#: model_type values of files written before Transformers had the family: Falcon's original
+#: remote code called its configs ``RefinedWeb`` (40B, new decoder architecture) and
+#: ``RefinedWebModel`` (7B); FalconConfig reads the same keys (n_layer, n_head, n_head_kv,
+#: multi_query, ...). Found by review: they were refused as "no FFN size".
+_TYPE_ALIASES = {"refinedweb": "falcon", "refinedwebmodel": "falcon", "rw": "falcon"}
 
 
 def _type_from_architectures(archs: Any) -> str:
@@ -257,7 +272,13 @@ def _flatten_family(cfg: dict, mtype: str, notes: list[str]) -> dict:
             notes.append("ChatGLM's Q/K/V-only biases are not counted (under 0.01 % of the parameters).")
     elif mtype == "llama4_text":  # Llama4TextConfig
         step = cfg.get("interleave_moe_layer_step", 1)
-        out["moe_layer_freq"] = step
+        if cfg.get("moe_layers") is not None:
+            # Llama4TextConfig: moe_layers, when given, lists the MoE layers (the decoder layers test
+            # layer_idx in config.moe_layers); interleave_moe_layer_step only makes the default list.
+            # Found by review: a file with moe_layers and no step was read as MoE in every layer.
+            out["_moe_layers"] = cfg["moe_layers"]
+        else:
+            out["moe_layer_freq"] = step
         out["intermediate_size_dense"] = cfg.get("intermediate_size_mlp")
         out["n_shared_experts"] = 1  # Llama4TextMoe: one shared expert of intermediate_size, always
         out["moe_intermediate_size"] = cfg.get("intermediate_size")
@@ -328,8 +349,16 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         if mtype:
             notes.append(f"model_type absent: read as '{mtype}' from architectures "
                          f"{cfg.get('architectures') or config.get('architectures')}")
+    if mtype in _TYPE_ALIASES:
+        notes.append(f"model_type '{cfg.get('model_type') or top_type}' is the original name of "
+                     f"'{_TYPE_ALIASES[mtype]}' (Falcon's first remote code): read as '{_TYPE_ALIASES[mtype]}'.")
+        mtype = _TYPE_ALIASES[mtype]
     if mtype == "gemma3" and "text_config" in config:
         mtype = "gemma3_text"
+    if mtype == "llama4" and "text_config" in config:
+        # found by review: a Llama 4 text_config without its own model_type was read as an unknown
+        # type (no shared expert, no dense layers): Maverick 778B / 11B instead of 400B / 17B
+        mtype = "llama4_text"
     if mtype in _REFUSED:
         raise InputError([f"{fname} model_type '{mtype}': {_REFUSED[mtype]} models are not modelled; "
                           "the planner models decoder-only transformers"])
@@ -358,7 +387,17 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     heads = r.need("attention head count", ("num_attention_heads", "n_head", "n_heads"))
     vocab = r.need("vocabulary size", ("vocab_size",))
     kv = r.opt_int(("num_key_value_heads", "num_kv_heads", "n_head_kv"))
-    if kv is None and r.bool_("multi_query", False):
+    if mtype == "falcon":
+        # FalconAttention: num_kv_heads if new_decoder_architecture or not multi_query, else 1
+        # (FalconConfig: multi_query defaults to true, new_decoder_architecture to false). Found by
+        # review: a Falcon-7B file saved by Transformers carries num_kv_heads = 71 beside
+        # multi_query = true and was read as 71 K/V heads (8.22B parameters instead of 6.92B).
+        if r.bool_("multi_query", True) and not r.bool_("new_decoder_architecture", False):
+            if kv is not None and kv != 1:
+                notes.append(f"Falcon: multi_query = true without new_decoder_architecture: one K/V head "
+                             f"(FalconAttention), the file's {kv} K/V heads are not used.")
+            kv = 1
+    elif kv is None and r.bool_("multi_query", mtype == "gpt_bigcode"):  # GPTBigCodeConfig: multi_query true
         kv = 1
     head_dim = r.opt_int(("head_dim",))
 
@@ -424,7 +463,34 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
                              "is not.")
         k_step, step = r.present(("decoder_sparse_step", "moe_layer_freq"))
         step = r.int_(k_step, step) if k_step is not None else 1
-        if step and step > 1 and n_layers:
+        moe_layers = cfg.get("_moe_layers")
+        if moe_layers is not None:  # Llama 4's explicit list of MoE layers
+            ok = isinstance(moe_layers, list) and all(
+                isinstance(x, int) and not isinstance(x, bool) and 0 <= x < (n_layers or 0) for x in moe_layers)
+            if not ok:
+                r.bad("moe_layers", f"a list of layer indices from 0 to {(n_layers or 1) - 1}", moe_layers)
+            elif n_layers:
+                n_moe = len(set(moe_layers))
+                first_dense = max(first_dense, n_layers - n_moe)
+                if n_moe == 0:
+                    r.errors.append(f"{fname} moe_layers: empty with num_local_experts = {n_exp} (no MoE layer; "
+                                    "the planner's MoE model needs at least one)")
+                elif n_moe < n_layers:
+                    notes.append(f"moe_layers lists {n_moe} MoE layers of {n_layers}: the {n_layers - n_moe} dense "
+                                 "ones are placed first (the planner's dense layers lead): totals are exact, "
+                                 "pipeline stage balance is not.")
+        elif step and step > 1 and n_layers and mtype in ("deepseek_v2", "deepseek_v3"):
+            # DeepseekV2/V3 decoder layer: MoE where idx >= first_k_dense_replace and idx % moe_layer_freq == 0
+            # (found by review: n_layers // step ignored first_k_dense_replace, 3 and freq 2 of 27 layers
+            # gave 13 MoE layers instead of 12)
+            k0 = first_dense
+            n_moe = len(range(-(-k0 // step) * step, n_layers, step))
+            first_dense = n_layers - n_moe
+            notes.append(f"MoE in the layers from {k0} (first_k_dense_replace) that are multiples of {step} "
+                         f"({k_step} = {step}): {n_moe} MoE and {n_layers - n_moe} dense layers, the dense ones "
+                         "placed first (the planner's dense layers lead): totals are exact, pipeline stage balance "
+                         "is not.")
+        elif step and step > 1 and n_layers:
             n_moe = n_layers // step  # MoE in layers step−1, 2·step−1, ... (Qwen2-MoE, Llama 4)
             first_dense = max(first_dense, n_layers - n_moe)
             notes.append(f"MoE in 1 of every {step} layers ({k_step} = {step}): {n_moe} MoE and {n_layers - n_moe} "
@@ -453,6 +519,21 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
                 r.errors.append(f"{fname}: MLA (kv_lora_rank given) without {k}")
             else:
                 mla[k] = r.int_(k, cfg[k])
+    qc = cfg.get("quantization_config", config.get("quantization_config"))
+    if isinstance(qc, dict) and qc:
+        qm = qc.get("quant_method") or qc.get("quant_algo") or "?"
+        notes.append(f"quantization_config (quant_method = '{qm}') says how the file's weights are stored; it is not "
+                     "read: the planner counts the parameters and trains at the scenario's precision "
+                     "(training.precision; bf16 weights with fp32 master weights and optimizer state).")
+    caps = {k: cfg[k] for k in ("attn_logit_softcapping", "final_logit_softcapping")
+            if isinstance(cfg.get(k), (int, float)) and not isinstance(cfg.get(k), bool) and cfg[k]}
+    if caps:  # Gemma 2: tanh soft-capping of the attention and output logits
+        notes.append("logit soft-capping (" + ", ".join(f"{k} = {v:g}" for k, v in caps.items()) + ") is not "
+                     "modelled (its element-wise tanh is not counted); flash attention needs a kernel with "
+                     "soft-capping (FlashAttention 2.6+; PyTorch's scaled_dot_product_attention has none).")
+    if mtype == "gpt_oss" and heads and n_layers:  # GptOssAttention.sinks: one learned logit per head
+        notes.append(f"GPT-OSS's attention sinks ({heads} per layer, {heads * n_layers:,} parameters) are not "
+                     "counted; the attention core is counted as plain softmax attention.")
     if cfg.get("num_nextn_predict_layers"):
         notes.append(f"the multi-token-prediction module ({cfg['num_nextn_predict_layers']} layer) is not "
                      "counted: the planner models the main model.")

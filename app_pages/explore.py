@@ -44,16 +44,20 @@ RANK_COLUMN = {"time_to_train": "days", "cost": "M USD", "goodput_tokens_per_s":
 SPLIT_COLUMNS = ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO", "recomp.", "sched.")
 #: Points sent to the scatter charts (best first; every Pareto point is added).
 MAX_POINTS = 3000
+#: Most HBM the page lets a sweep keep free, in % of the usable HBM.
+HEADROOM_MAX_PCT = 50
 SPLIT_FIELDS = ("tp", "pp", "cp", "ep", "vpp", "zero_stage", "recompute", "schedule",
                 "sequence_parallel", "offload_optimizer")
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def run_sweep(sj_json: str, objective: str, space: str, gpus: int | None = None) -> pd.DataFrame:
+def run_sweep(sj_json: str, objective: str, space: str, gpus: int | None = None, headroom_pct: int = 0) -> pd.DataFrame:
     """Every feasible split, best first (planner.sweep); ``gpus``: the GPU count to sweep when the
-    scenario it starts from holds another (see :func:`sweep_start`)."""
+    scenario it starts from holds another (see :func:`sweep_start`); ``headroom_pct``: the share of
+    usable HBM every split must leave free, in % (``planner.sweep``'s ``min_headroom``)."""
     sj = json.loads(sj_json)
-    return planner.sweep(sj, gpus=gpus, objective=objective, feasible_only=True, **SPACES[space])
+    return planner.sweep(sj, gpus=gpus, objective=objective, feasible_only=True,
+                         min_headroom=headroom_pct / 100.0, **SPACES[space])
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -163,7 +167,7 @@ if (_open_sj := ss.pop("_ex_open_sj", None)) is not None:  # set below, loaded b
     C.open_in_plan(_open_sj)
     st.switch_page("app_pages/plan.py")
 
-_PAGE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_color")
+_PAGE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_color", "ex_head")
 C.keep_page_widgets("explore", _PAGE_KEYS)
 sj = C.render_sidebar("explore")
 qp = st.query_params
@@ -173,9 +177,10 @@ if "ex_obj" not in ss:
     ss["ex_space"] = C.link_choice("ex_space", list(SPACES), "focused", _w)
     ss["ex_color"] = C.link_choice("ex_color", ["tp", "pp"], "tp", _w)
     ss["ex_top"] = C.link_int("ex_top", 1, 500, 20, _w)
+    ss["ex_head"] = C.link_int("ex_head", 0, HEADROOM_MAX_PCT, 0, _w)
     ss["_ex_warnings"] = _w
 C.write_url(sj, {"ex_obj": ss["ex_obj"], "ex_space": ss["ex_space"], "ex_color": ss["ex_color"],
-                 "ex_top": ss["ex_top"]})
+                 "ex_top": ss["ex_top"], "ex_head": ss["ex_head"]})
 
 st.title("Explore every split")
 C.show_link_warnings()
@@ -201,10 +206,15 @@ else:
     sweep_src, sweep_gpus = sj, None
 ss["_ex_layer_split"] = (sweep_src.get("parallelism") or {}).get("layer_split")
 
-c1, c2, c3, c4 = st.columns([2, 1, 1, 1])
+c1, c2, c3, c5, c4 = st.columns([2, 1, 1, 1, 1])
 c1.selectbox("Rank by", list(OBJECTIVES), key="ex_obj", format_func=OBJECTIVES.get)
 c2.selectbox("Search space", list(SPACES), key="ex_space", help=SPACE_HELP)
 c3.number_input("Top K", min_value=1, max_value=500, step=5, key="ex_top")
+c5.number_input("HBM left free, %", min_value=0, max_value=HEADROOM_MAX_PCT, step=5, key="ex_head",
+                help="Share of the usable HBM every split must leave free (planner.sweep's min_headroom). The "
+                     "memory estimate is within about ±8 % of most published peaks but misses some by 30 % "
+                     "(docs/memory.md): 10 keeps the margin practitioners usually leave; 0 ranks splits up to the "
+                     "last byte.")
 c4.segmented_control("Colour by", ["tp", "pp"], key="ex_color", format_func=str.upper, required=True)
 C.save_page_widgets("explore", _PAGE_KEYS)
 
@@ -218,7 +228,7 @@ st.caption(f"{C.plain(scen.resolved_model().name)} on {sweep_gpus or scen.cluste
               "chunk is not swept" if scen.parallelism.recompute_layers else "") + ".")
 with st.spinner("Sweeping every split ..."):
     try:
-        df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], sweep_gpus)
+        df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], sweep_gpus, int(ss["ex_head"]))
     except Exception as e:  # noqa: BLE001
         st.error(f"The sweep failed: {C.md_text(e)}")
         st.stop()
@@ -226,6 +236,9 @@ with st.spinner("Sweeping every split ..."):
 if df is None or not len(df):
     n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
     why = empty_reason(C.sj_key(_sweep_base(sweep_src)), ss["ex_space"], sweep_gpus or scen.cluster.n_gpus, n_valid)
+    if int(ss["ex_head"]) > 0 and n_valid:
+        why += (f" (with {int(ss['ex_head'])} % of the usable HBM left free: set \"HBM left free\" to 0 to rank "
+                "the splits that fit without it)")
     if why.startswith("every valid split runs out of memory"):
         # the engine's own hint (planner.sweep.no_split_reason), as `planner sweep` prints it (found by
         # review: the page advised full recompute, which the sweep already tries), for this page's space
@@ -331,7 +344,7 @@ ss["_ex_pick_labels"] = _labels
 # A new sweep (another model, GPU count, objective, space or top K) starts the box at its row 0.
 # Set through session state, so the browser is sent the new label: it kept showing (and sending
 # back) the old sweep's label otherwise, and "Open in Plan" read that string (review 2026-11-30).
-_sweep_id = (C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], len(top), sweep_gpus)
+_sweep_id = (C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], len(top), sweep_gpus, int(ss["ex_head"]))
 if ss.get("_ex_pick_sweep") != _sweep_id or pick_index(ss.get("ex_pick"), _labels) != ss.get("ex_pick"):
     ss["ex_pick"] = 0
 ss["_ex_pick_sweep"] = _sweep_id

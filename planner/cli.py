@@ -476,6 +476,12 @@ def cmd_sweep(args) -> int:
         raise UsageError([f"--gpus {args.gpus}: allowed 1 to 10,000,000"])
     if not 1 <= args.top <= 1_000_000:
         raise UsageError([f"--top {args.top}: allowed 1 to 1,000,000"])
+    from .sweep import MEMORY_RULES
+
+    if args.memory_rule not in MEMORY_RULES:
+        raise UsageError([f"--memory-rule {args.memory_rule!r}: allowed: {', '.join(MEMORY_RULES)}"])
+    if not (math.isfinite(args.min_headroom) and 0.0 <= args.min_headroom < 1.0):
+        raise UsageError([f"--min-headroom {args.min_headroom!r}: allowed 0 to below 1 (a fraction of usable HBM)"])
     from .batch import RECOMPUTE, SCHEDULES
 
     space = {}
@@ -491,7 +497,8 @@ def cmd_sweep(args) -> int:
         _err(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept")
     try:
-        df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top, **space)
+        df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top,
+                   memory_rule=args.memory_rule, min_headroom=args.min_headroom, **space)
     except ValueError as e:
         raise UsageError([str(e)]) from None
     if len(df) == 0:
@@ -645,6 +652,21 @@ def _whole(allowed: str):
     return parse
 
 
+def _fraction_arg(text: str) -> float:
+    """An argparse type for ``--min-headroom``: a finite number, refused with its range otherwise
+    (the range itself is checked by the command)."""
+    try:
+        x = float(str(text).strip())
+    except ValueError:
+        x = math.nan
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; allowed 0 to below 1")
+    return x
+
+
+_fraction_arg.__name__ = "fraction"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own errors: one line, status 2
         _err(f"planner: {message}")
@@ -681,8 +703,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="recompute modes to try, comma-separated (default: none,selective,full; "
                          "op_sac = TorchTitan's per-op selective checkpointing)")
     sp.add_argument("--schedules", default=None,
-                    help="pipeline schedules to try, comma-separated (default: 1f1b,interleaved,zero_bubble; "
-                         "also gpipe, dualpipe)")
+                    help="pipeline schedules to try, comma-separated (default: 1f1b,interleaved,zero_bubble "
+                         "and the scenario's own; also gpipe, dualpipe)")
+    sp.add_argument("--memory-rule", default="fits",
+                    help="fits (default: the memory estimate, margin included, within usable HBM) or "
+                         "conservative (also model states + activations at most 80 %% of usable HBM)")
+    sp.add_argument("--min-headroom", type=_fraction_arg, default=0.0,
+                    help="share of usable HBM each split must leave free, 0 (default) to below 1; "
+                         "0.1 keeps the 10 %% practitioners usually leave")
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")

@@ -93,7 +93,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     ``optim_grads_params`` and ``--use-distributed-optimizer`` (required by Megatron-FSDP); recompute selective = ``--recompute-granularity selective`` (the
     attention core), full = ``full`` with ``uniform`` method, 1 layer per checkpoint; the
     interleaved schedule = ``--num-virtual-stages-per-pipeline-rank``; flash attention =
-    ``--attention-backend flash``; FP8 = ``--fp8-format hybrid`` on ``--bf16``.
+    ``--attention-backend flash`` (``fused`` for MLA, whose Q/K and V head sizes differ);
+    FP8 = ``--fp8-format hybrid`` on ``--bf16``; fp32 gradients under ``--fp16`` =
+    ``--accumulate-allreduce-grads-in-fp32``, bf16 gradients = ``--grad-reduce-in-bf16`` (with ``--bf16``).
     """
     s = validate_scenario(scenario)
     m, p, t = s.resolved_model(), s.parallelism, s.training
@@ -275,7 +277,25 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     if t.elementwise == "eager":
         notes.append("elementwise 'eager' (PyTorch ops one kernel each) has no Megatron-LM setting: Megatron fuses "
                      "norms, RoPE and SwiGLU (Transformer Engine); the planner's step time assumed eager kernels.")
-    arg("--attention-backend", "flash" if p.flash_attention else "unfused")
+    # Found by review (2026-12). Transformer Engine get_attention_backend
+    # (transformer_engine/pytorch/attention/dot_product_attention/utils.py, NVIDIA/TransformerEngine at
+    # a0b36d0c): "if head_dim_qk != head_dim_v: ... Disabling FlashAttention as it does not support MLA."
+    # (FlashAttention 2 and 3), FusedAttention kept for the hd_hd_hd layouts; --attention-backend flash
+    # switches the other backends off, so an MLA model gets no backend at all. Fused (cuDNN) attention
+    # keeps no s×s scores either: the planner's flash_attention = true.
+    mla_dims = m.mla is not None and m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim != m.mla.v_head_dim
+    if p.flash_attention and mla_dims:
+        arg("--attention-backend", "fused")
+        notes.append(f"MLA (Q/K head {m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim}, V head {m.mla.v_head_dim}): "
+                     "--attention-backend fused (cuDNN), not flash: Transformer Engine disables FlashAttention when "
+                     "the Q/K and V head sizes differ (\"Disabling FlashAttention as it does not support MLA.\", "
+                     "attention/dot_product_attention/utils.py), and flash alone would leave no backend.")
+        if p.cp > 1:
+            notes.append(f"MLA with context parallelism (CP {p.cp}): Transformer Engine (at a0b36d0c) also disables "
+                         "FusedAttention (\"does not support context parallelism with MLA\") and the unfused backend "
+                         "under CP, leaving no attention backend: check your Transformer Engine version or set cp = 1.")
+    else:
+        arg("--attention-backend", "flash" if p.flash_attention else "unfused")
     if not p.flash_attention and p.cp > 1:
         # Found by review. Transformer Engine get_attention_backend
         # (transformer_engine/pytorch/attention/dot_product_attention/utils.py, NVIDIA/TransformerEngine
@@ -337,8 +357,24 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                          "row-wise step time does not describe it.")
     elif t.precision == "fp4":
         arg("--fp4-format", "e2m1")
-    if t.grad_dtype == "bf16":
+    # Found by review (2026-12). validate_args (arguments.py at MEGATRON_COMMIT) reads --grad-reduce-in-bf16
+    # and switches accumulate_allreduce_grads_in_fp32 on only under "if args.bf16:"; get_model
+    # (megatron/training/training.py) builds the DDP gradient buffers with grad_reduce_in_fp32 =
+    # args.accumulate_allreduce_grads_in_fp32, else in the parameters' dtype: fp16 gradients under --fp16,
+    # fp32 ones without --bf16 / --fp16.
+    bf16_run = t.precision in ("bf16", "fp8", "fp4")
+    if t.grad_dtype == "bf16" and bf16_run:
         arg("--grad-reduce-in-bf16")
+    elif t.grad_dtype == "fp32" and t.precision == "fp16":
+        arg("--accumulate-allreduce-grads-in-fp32")
+        notes.append("fp32 gradients with --fp16: --accumulate-allreduce-grads-in-fp32 written (Megatron sets it by "
+                     "itself only for --bf16; without it the gradient buffers are fp16).")
+    elif t.grad_dtype == "bf16":
+        notes.append(f"grad_dtype 'bf16' with precision '{t.precision}': Megatron takes --grad-reduce-in-bf16 only "
+                     "with --bf16 (validate_args) and keeps the gradient buffers in the parameters' dtype, "
+                     + ("fp16 (2 B, the planner's size, another format)" if t.precision == "fp16" else
+                        "fp32 (4 B, where the planner counted 2 B: evaluate grad_dtype = 'fp32')")
+                     + "; not written.")
     if t.cross_entropy == "fused":
         arg("--cross-entropy-loss-fusion")
 
@@ -384,6 +420,82 @@ def _tt_flavor(m) -> tuple[str, str] | None:
         if mid in models and _arch(models[mid]) == _arch(m):
             return nf
     return None
+
+
+#: TorchTitan schedules with one stage per rank (PipelineScheduleSingle); the others are looped or
+#: V-shaped (PipelineScheduleMulti) and get 2 stages per rank unless
+#: pipeline_parallel_layers_per_stage says otherwise.
+_TT_SINGLE_STAGE = ("1f1b", "gpipe")
+
+
+def _tt_split(n_layers: int, n_stages: int, w_in: int, w_out: int) -> list[int] | None:
+    """Transformer layers per pipeline stage as TorchTitan's ``generate_llm_fqn_per_model_part``
+    cuts them (``torchtitan/distributed/pipeline_parallel.py``; ``generate_split_points`` of
+    ``distributed/pipeline.py`` before it, same arithmetic): the embedding counts as ``w_in``
+    layers on the first stage and norm + output as ``w_out`` on the last
+    (``pipeline_parallel_first_stage_less_layers`` / ``..._last_stage_less_layers``, 1 by default
+    in ``job_config.py`` at :data:`TORCHTITAN_COMMIT`); ``n_layers + w_in + w_out`` effective layers
+    are shared out evenly, the remainder one each to the first stages. None where TorchTitan
+    raises (more stages than effective layers, or a weight above the layers per stage)."""
+    eff = n_layers + w_in + w_out
+    per, extra = divmod(eff, n_stages)
+    if n_stages < 2 or per == 0 or max(w_in, w_out) > per:
+        return None
+    split = [per + (i < extra) for i in range(n_stages)]
+    split[0] -= w_in
+    split[-1] -= w_out
+    return split
+
+
+def _fmt_split(split: list[int]) -> str:
+    """[a, b, b, c] written short: runs of equal counts as ``b×k``."""
+    runs: list[list[int]] = []
+    for x in split:
+        if runs and runs[-1][0] == x:
+            runs[-1][1] += 1
+        else:
+            runs.append([x, 1])
+    return "[" + ", ".join(f"{x}×{k}" if k > 1 else f"{x}" for x, k in runs) + "]"
+
+
+def _tt_stage_notes(n_layers: int, p) -> list[str]:
+    """How TorchTitan would cut the planner's pipeline stages, and the keys that give the planner's
+    split (found by review, 2026-12: its default first / last-stage weights of 1 give the first and
+    last stage one layer fewer than Megatron's and the planner's split, which puts the embedding and
+    the output on top of an equal share of layers)."""
+    S = p.pp * p.vpp  # the planner's (virtual) stages, in model order
+    planned = [n_layers // S + (i < n_layers % S) for i in range(S)]
+    zero = ("pipeline_parallel_first_stage_less_layers = 0 and pipeline_parallel_last_stage_less_layers = 0 "
+            "in [parallelism]")
+    tt_stages = p.pp * (1 if p.schedule in _TT_SINGLE_STAGE else 2)  # without layers_per_stage
+    if p.schedule in ("zero_bubble", "dualpipe"):
+        # TorchTitan's 2 stages per rank are a schedule of their own (noted with the schedule)
+        return [f"pipeline split: {_TT_SCHEDULE[p.schedule]} runs 2 stages per rank, {2 * p.pp} in all, cut by "
+                "TorchTitan's first / last-stage weights (pipeline_parallel_first_stage_less_layers and "
+                f"pipeline_parallel_last_stage_less_layers, 1 each by default), where the planner counts {S} stages "
+                f"of {_fmt_split(planned)} layers; list the stages' modules in module_fqns_per_model_part for "
+                "another cut (not written)."]
+    if tt_stages == S:
+        default = _tt_split(n_layers, S, 1, 1)
+        if default == planned:
+            return []
+        share = "an equal share" + (f", the first {n_layers % S} stages one more" if n_layers % S else "")
+        return [f"pipeline split: TorchTitan's default first / last-stage weights (1 each: the embedding and the "
+                f"output counted as a layer) cut the {n_layers} layers into {S} stages as "
+                + (_fmt_split(default) if default else "an error (too few layers per stage)")
+                + f", not the planner's {_fmt_split(planned)} ({share}): set {zero} for the planner's split (not written "
+                "by this export: add them)."]
+    # interleaved with vpp != 2: TorchTitan would run 2 stages per rank without layers_per_stage
+    if n_layers % S == 0:
+        fix = (f"set pipeline_parallel_layers_per_stage = {n_layers // S} with {zero}: TorchTitan then cuts "
+               f"ceil({n_layers} / {n_layers // S}) = {S} stages, {p.vpp} per rank, the planner's split")
+    else:
+        fix = (f"{n_layers} layers do not divide into {S} equal stages, so no pipeline_parallel_layers_per_stage "
+               f"gives the planner's split {_fmt_split(planned)}: list the stages' modules in "
+               "module_fqns_per_model_part")
+    return [f"interleaved with {p.vpp} virtual stages per rank: without pipeline_parallel_layers_per_stage "
+            f"TorchTitan runs 2 stages per rank; {fix} (not written"
+            + (" by this export: add them)." if n_layers % S == 0 else ").")]
 
 
 def _toml_str(x: str) -> str:
@@ -573,14 +685,16 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if not p.dp_comm_overlap:
         notes.append("DP overlap off: TorchTitan's FSDP2 always prefetches its all-gathers and overlaps the "
                      "reduce-scatter; the planner's step time assumed them in series with compute.")
-    if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
-        notes.append(f"uneven layer split (the first {m.n_layers % (p.pp * p.vpp)} stages one layer more): "
-                     "TorchTitan's first / last-stage options cannot express it; set module_fqns_per_model_part "
-                     "(not written).")
-    if p.vpp > 1:
-        notes.append(f"interleaved with {p.vpp} virtual stages per rank: set pipeline_parallel_layers_per_stage "
-                     f"(TorchTitan cuts stages by layer count; {m.n_layers} layers over pp·vpp = {p.pp * p.vpp} "
-                     "stages here) — not written, as its counting of the embedding and output differs by version.")
+    if p.pp > 1:
+        notes.extend(_tt_stage_notes(m.n_layers, p))
+    if p.ep_comm_overlap or p.ep_dispatch_fp8:
+        # Found by review (2026-12): job_config.py at TORCHTITAN_COMMIT has no key for either; newer
+        # TorchTitan overlaps the expert all-to-all only inside DualPipeV
+        # (parallelism.pipeline_parallel_expert_parallel_overlap, distributed/pipeline_parallel.py).
+        notes.append("expert all-to-all overlap (ep_comm_overlap) / FP8 dispatch (ep_dispatch_fp8): TorchTitan at "
+                     "this commit has no setting for either (later versions overlap the all-to-all only inside "
+                     "DualPipeV: parallelism.pipeline_parallel_expert_parallel_overlap); not written, and the "
+                     "planner's step time assumed them.")
     if p.schedule == "dualpipe":
         notes.append("DualPipe: written as DualPipeV (PyTorch's V-shaped DualPipe variant, recent PyTorch only; "
                      "one copy of the parameters instead of two).")
@@ -717,9 +831,21 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     cfg["communication_data_type"] = "bf16" if t.grad_dtype == "bf16" else "fp32"
     split = []
     if p.tp > 1:
-        split.append(f"TP {p.tp} (Megatron-DeepSpeed --tensor-model-parallel-size)")
+        # Found by review (2026-12): sequence parallelism and TP overlap were dropped without a word.
+        split.append(f"TP {p.tp} (Megatron-DeepSpeed --tensor-model-parallel-size, "
+                     + ("with --sequence-parallel" if p.sequence_parallel else "without sequence parallelism")
+                     + (" and TP communication overlap" if p.tp_comm_overlap else "") + ")")
     if p.pp > 1:
-        split.append(f"PP {p.pp} (PipelineModule(num_stages={p.pp}); DeepSpeed's 1F1B TrainSchedule)")
+        S = p.pp  # DeepSpeed's PipelineEngine: one stage per rank
+        # Found by review (2026-12). deepspeed/runtime/pipe/module.py: PipelineModule(...,
+        # partition_method='parameters') balances parameter counts over the stages (the embedding's
+        # parameters count), 'type:<regex>' balances the layers whose class name matches, 'uniform'
+        # the number of layer specs (embedding and head included).
+        split.append(f"PP {p.pp} (PipelineModule(num_stages={p.pp}, partition_method='type:<your transformer layer "
+                     f"class>') balances the transformer layers, the planner's "
+                     f"{_fmt_split([m.n_layers // S + (i < m.n_layers % S) for i in range(S)])} per stage; the default "
+                     "'parameters' balances parameter counts, the embedding's included; DeepSpeed's 1F1B "
+                     "TrainSchedule)")
         if p.schedule != "1f1b":
             # Found by review: PipelineEngine.train_batch builds "sched = schedule.TrainSchedule(
             # micro_batches=..., stages=self.num_stages, stage_id=self.stage_id)" whatever the config
@@ -730,7 +856,12 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                          "one stage per rank (runtime/pipe/engine.py); the planner's step time and memory are for "
                          f"'{p.schedule}': evaluate schedule = '1f1b' (with vpp = 1) to see what DeepSpeed runs.")
     if p.cp > 1:
-        split.append(f"CP {p.cp} (DeepSpeed-Ulysses sequence parallelism)")
+        # Found by review (2026-12). DeepSpeedConfig.__init__ (deepspeed/runtime/config.py at 3a890ec5): the
+        # batch check uses mpu.get_data_parallel_world_size() with an mpu, else dist.get_world_size() /
+        # config["sequence_parallel_size"] when that key is there, else the whole world size.
+        split.append(f"CP {p.cp} (DeepSpeed-Ulysses sequence parallelism; without an mpu DeepSpeedConfig checks "
+                     "train_batch_size against the world size divided by \"sequence_parallel_size\" (the whole "
+                     f"world size when it is missing): add \"sequence_parallel_size\": {p.cp} then, not written)")
     if p.ep > 1:
         split.append(f"EP {p.ep} (deepspeed.moe ep_size)")
     if split:
@@ -742,5 +873,15 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if p.recompute != "none":
         notes.append(f"recompute '{p.recompute}': set in the model code (deepspeed.checkpointing or "
                      "Megatron-DeepSpeed --checkpoint-activations), not in this file.")
+    if p.offload_activations:
+        # Found by review (2026-12): dropped without a word before. deepspeed/runtime/activation_checkpointing/
+        # config.py: ACT_CHKPT = 'activation_checkpointing', ACT_CHKPT_CPU_CHECKPOINTING = 'cpu_checkpointing'
+        # (the checkpointed layer inputs of deepspeed.checkpointing, moved to the CPU).
+        notes.append("activation offload: DeepSpeed moves only the checkpointed layer inputs of deepspeed.checkpointing "
+                     "to the CPU (\"activation_checkpointing\": {\"cpu_checkpointing\": true}, with recompute in the "
+                     "model code); not written, and not the planner's swap of every stashed activation.")
+    if p.ep > 1 and (p.ep_comm_overlap or p.ep_dispatch_fp8):
+        notes.append("expert all-to-all overlap (ep_comm_overlap) / FP8 dispatch (ep_dispatch_fp8): deepspeed.moe has "
+                     "no setting for either in this file; not written, and the planner's step time assumed them.")
     notes.extend(_hardware_notes(s))
     return Export(json.dumps(cfg, indent=2) + "\n", notes)

@@ -105,6 +105,8 @@ R_HOST = 13
 R_NOT_EVALUATED = 14
 R_DUALPIPE = 15
 R_CKPT_NVME = 16
+R_MEM_TIGHT = 17
+R_HEADROOM = 18
 #: Codes from R_OOM on mean "OOM on stage (code − R_OOM)".
 R_OOM = 32
 
@@ -127,6 +129,8 @@ REASONS: tuple[str, ...] = (
     "not evaluated (non-finite result)",
     "dualpipe needs an even pp and an even number of micro-batches, at least 2·pp",
     "checkpoint tier local_nvme needs local NVMe (the system has none)",
+    "memory rule 'conservative': model states + activations above 80 % of usable HBM (Fujii et al. 2024)",
+    "less HBM left free than min_headroom",
 )
 
 #: Columns of the returned table before the result columns.
@@ -311,6 +315,8 @@ class SplitSpace:
     inner: dict
     base_offload_master: bool = False
     base_offload_grads: bool = False
+    #: Some group's scenario overlaps the expert all-to-all (``ep_comm_overlap``).
+    base_ep_overlap: bool = False
     group_has_nvme: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     #: Broadcast views (stride 0) of the base columns that do not vary, of length
     #: ``_bcast_len``; a chunk's column is a slice of one (no copy, no per-call broadcast).
@@ -372,10 +378,39 @@ class SplitSpace:
         b["offload_optimizer"] = off
         b["offload_master_weights"] = (off != 0) & self.base_offload_master
         b["offload_grads"] = (off != 0) & self.base_offload_grads
+        if self.base_ep_overlap:
+            # the expert all-to-all overlap needs a second micro-batch's work beside it: PP 1
+            # (Megatron-Core's combined 1F1B), interleaved (MCore: "if PP > 1, set VPP") or
+            # DualPipe; on a plain 1F1B / zero-bubble / GPipe pipeline it is off (review 14g)
+            n_micro = np.asarray(b["global_batch_size"]) // np.maximum(b["micro_batch_size"] * b["dp"], 1)
+            b["ep_comm_overlap"] = np.asarray(b["ep_comm_overlap"], dtype=bool) & _ep_overlap_possible(
+                b["pp"], b["schedule"], n_micro, b["recompute"])
         reason = self.struct["reason"][s].copy()
         nvme_bad = (off == OFFLOAD.index("nvme")) & ~self.group_has_nvme[g]
         reason[(reason == R_OK) & nvme_bad] = R_NVME
         return b, reason, g
+
+
+def _ep_overlap_possible(pp, schedule, n_micro, recompute) -> np.ndarray:
+    """Where ``ep_comm_overlap`` can be had, shape of ``pp``: the expert all-to-all of one
+    micro-batch hides behind another micro-batch's computation, so the step needs at least two
+    micro-batches (``n_micro`` = global batch / (micro-batch · dp)) and a schedule that runs two at
+    once — no pipeline (Megatron-Core's combined 1F1B, ``--overlap-moe-expert-parallel-comm``: the
+    forward of one micro-batch beside the backward of the one before), the interleaved schedule
+    (Megatron-Bridge: "if PP > 1, set virtual_pipeline_model_parallel_size") or DualPipe
+    (DeepSeek-V3 §3.2.1). The sweep turns the scenario's overlap off elsewhere (found by review
+    14g: DeepSeek-V3's best split was a zero-bubble PP 4 whose 8.5 s of all-to-all per step were
+    counted hidden, MFU 0.68; with them exposed it is 0.40, below the DualPipe layout's 0.51; and,
+    with 10 % HBM left free, PP 1 with one micro-batch of 15 sequences per rank, 9.9 s of
+    all-to-all hidden behind "another micro-batch" that does not exist). Megatron-Core's overlap
+    also refuses full recompute (``transformer_config.py``: "disable full recomputation when
+    enabling overlap_moe_expert_parallel_comm"); DualPipe is DeepSeek's own schedule and keeps the
+    scenario's setting (the DeepSeek-V3 preset stands in full recompute for its RMSNorm / MLA one)."""
+    pp = np.asarray(pp)
+    schedule = np.asarray(schedule)
+    mcore = (((pp == 1) | (schedule == SCHEDULES.index("interleaved")))
+             & (np.asarray(recompute) != RECOMPUTE.index("full")))
+    return (mcore | (schedule == SCHEDULES.index("dualpipe"))) & (np.asarray(n_micro) >= 2)
 
 
 def _base_scenario_for(s: Scenario, system_id, n_gpus: int) -> Scenario:
@@ -398,6 +433,23 @@ def _int_candidates(name: str, x) -> np.ndarray:
     return np.asarray([int(v) for v in vals], dtype=np.int64)
 
 
+def default_options(scenario: Scenario) -> dict[str, tuple[str, ...]]:
+    """The default candidates of the inner options and the schedules: :data:`DEFAULT_RECOMPUTE`,
+    :data:`DEFAULT_OFFLOAD`, :data:`DEFAULT_SCHEDULES`, each followed by the scenario's own mode
+    when it is not one of them (``op_sac`` recompute, ``nvme`` offload, the ``dualpipe`` or
+    ``gpipe`` schedule). Found by review 14g: the published splits of the DeepSeek-V3 preset
+    (DualPipe, DeepSeek-V3 report §3.2.1) and the TorchTitan Llama 3.1 8B preset (per-op SAC) were
+    not in their own default sweep, so the sweep could not rank the layout it was compared with."""
+    p = scenario.parallelism
+
+    def plus(default, value):
+        return tuple(default) + (() if value in default else (value,))
+
+    return {"recompute": plus(DEFAULT_RECOMPUTE, p.recompute),
+            "offload": plus(DEFAULT_OFFLOAD, p.offload_optimizer),
+            "schedules": plus(DEFAULT_SCHEDULES, p.schedule)}
+
+
 def build_space(
     scenario: Scenario,
     *,
@@ -410,9 +462,9 @@ def build_space(
     micro_batch_size: Sequence[int] | None = None,
     vpp: Sequence[int] | None = None,
     zero_stages: Sequence[int] = DEFAULT_ZERO_STAGES,
-    recompute: Sequence[str] = DEFAULT_RECOMPUTE,
-    offload: Sequence[str] = DEFAULT_OFFLOAD,
-    schedules: Sequence[str] = DEFAULT_SCHEDULES,
+    recompute: Sequence[str] | None = None,
+    offload: Sequence[str] | None = None,
+    schedules: Sequence[str] | None = None,
     cp_max: int = DEFAULT_CP_MAX,
     vpp_max: int = DEFAULT_VPP_MAX,
     micro_batch_max: int | None = None,
@@ -438,7 +490,10 @@ def build_space(
         ``micro_batch_max``), VPP (interleaved only) 2 ... ``vpp_max``: the powers of two and the
         divisors of n_layers (:func:`_vpp_candidates`: every even interleaved split). Every
         candidate is then checked against the rules.
-    zero_stages, recompute, offload, schedules : candidates of the inner options.
+    zero_stages, recompute, offload, schedules : candidates of the inner options; recompute,
+        offload and schedules not given (None) are the defaults (:data:`DEFAULT_RECOMPUTE`,
+        :data:`DEFAULT_OFFLOAD`, :data:`DEFAULT_SCHEDULES`) plus the scenario's own mode
+        (:func:`default_options`), so the scenario's own split is always in the default space.
     allow_tp_beyond_nvlink : allow TP groups larger than the NVLink domain.
     allow_uneven : allow pp·vpp not dividing n_layers (default: the scenario's
         ``parallelism.layer_split == "uneven"``).
@@ -448,6 +503,9 @@ def build_space(
     def _opts(v):  # one value or a sequence; repeats dropped (order kept)
         return tuple(dict.fromkeys((v,) if isinstance(v, (str, int, np.integer)) else tuple(v)))
 
+    own = default_options(scenario)
+    recompute, offload, schedules = (own[name] if v is None else v for name, v in
+                                     (("recompute", recompute), ("offload", offload), ("schedules", schedules)))
     zero_stages, recompute, offload, schedules = (_opts(x) for x in (zero_stages, recompute, offload, schedules))
     for name, vals, allowed in (
         ("recompute", recompute, RECOMPUTE), ("offload", offload, OFFLOAD), ("schedules", schedules, SCHEDULES),
@@ -545,7 +603,10 @@ def build_space(
     if pp is not None and np.any(pp_c > PP_MAX):
         raise InputError([f"sweep: pp candidates {pp_c[pp_c > PP_MAX].tolist()}: allowed 1 to {PP_MAX:,} "
                           "(parallelism.pp)"])
-    cp_c = _int_candidates("cp", cp) if cp is not None else _pow2_upto(cp_max)
+    if cp is not None:
+        cp_c = _int_candidates("cp", cp)
+    else:  # powers of two, and the scenario's own degree within cp_max (a CP of 3 or 6 is valid)
+        cp_c = np.union1d(_pow2_upto(cp_max), [p.cp] if p.cp <= cp_max else []).astype(np.int64)
     if ep is not None:
         ep_c = _int_candidates("ep", ep)
     else:
@@ -596,7 +657,10 @@ def build_space(
     for name in schedules:
         code = SCHEDULES.index(name)
         if name == "interleaved":
-            vpp_c = _vpp_candidates(L, vpp_max) if vpp is None else [v for v in vpp if v >= 2]
+            if vpp is None:  # and the scenario's own depth within vpp_max (an uneven one: 405B's 5)
+                vpp_c = np.union1d(_vpp_candidates(L, vpp_max), [p.vpp] if 2 <= p.vpp <= vpp_max else [])
+            else:
+                vpp_c = [v for v in vpp if v >= 2]
             for v in vpp_c:
                 sv_sched.append(code)
                 sv_vpp.append(int(v))
@@ -659,6 +723,7 @@ def build_space(
     return SplitSpace(
         groups=groups, base=base, varying=varying, struct=struct, inner=inner,
         base_offload_master=bool(p.offload_master_weights), base_offload_grads=bool(p.offload_grads),
+        base_ep_overlap=bool(np.any(base.get("ep_comm_overlap", False))),
         group_has_nvme=group_has_nvme,
     )
 
@@ -670,7 +735,14 @@ _SPACE_KEYS = (
 
 
 #: Keyword arguments of :func:`sweep` besides the split-space options.
-_SWEEP_KEYS = ("gpus", "systems", "objective", "top", "feasible_only", "chunk_size", "progress")
+_SWEEP_KEYS = ("gpus", "systems", "objective", "top", "feasible_only", "chunk_size", "progress", "memory_rule",
+               "min_headroom")
+
+#: :func:`sweep`'s ``memory_rule``: "fits" (the memory estimate, margin included, within usable HBM;
+#: the default) or "conservative" (also ``fits_conservative``: model states + activations + logits
+#: at most 80 % of usable HBM, the rule under which none of Fujii et al. 2024's 454 Llama runs ran
+#: out of memory; docs/memory.md).
+MEMORY_RULES: tuple[str, ...] = ("fits", "conservative")
 
 
 def _check_space_options(opts: dict, fixed: Sequence[str] = ("gpus", "systems"), where: str = "sweep") -> None:
@@ -744,9 +816,13 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
             return tuple(default)
         return tuple(dict.fromkeys((v,) if isinstance(v, (str, int, np.integer)) else tuple(v)))
 
+    try:  # what a sweep without these options tried: the defaults and the scenario's own modes
+        own = default_options(validate_scenario(scenario))
+    except ValueError:
+        own = {"recompute": DEFAULT_RECOMPUTE, "offload": DEFAULT_OFFLOAD}
     zero = _tried("zero_stages", DEFAULT_ZERO_STAGES)
-    rec = _tried("recompute", DEFAULT_RECOMPUTE)
-    off = _tried("offload", DEFAULT_OFFLOAD)
+    rec = _tried("recompute", own["recompute"])
+    off = _tried("offload", own["offload"])
     default_space = not any(k in space_options for k in ("zero_stages", "recompute", "offload"))
     tried = (f"recompute ({', '.join(rec)}{' by default' if default_space else ''}) and optimizer offload "
              f"({', '.join(off)})" + ("" if default_space else f" with ZeRO stage {', '.join(map(str, zero))}"))
@@ -996,7 +1072,16 @@ def _objective_key(out: Batch, objective: str, n: int) -> np.ndarray:
 _TIME_OBJECTIVES = ("time_to_train", "cost", "goodput_tokens_per_s")
 
 
-def _reasons_after_eval(out: Batch, rule_reason: np.ndarray, objective: str = "time_to_train") -> np.ndarray:
+def _headroom_ok(out: Batch, min_headroom: float) -> np.ndarray:
+    """Rows whose memory estimate leaves at least ``min_headroom`` of the usable HBM free:
+    ``mem_total_bytes <= (1 − min_headroom) · hbm_usable_bytes`` (bool, shape (n,))."""
+    total = np.asarray(out["mem_total_bytes"], dtype=np.float64)
+    usable = np.asarray(out["hbm_usable_bytes"] if "hbm_usable_bytes" in out else out["hbm_bytes"], dtype=np.float64)
+    return total <= (1.0 - float(min_headroom)) * usable
+
+
+def _reasons_after_eval(out: Batch, rule_reason: np.ndarray, objective: str = "time_to_train",
+                        memory_rule: str = "fits", min_headroom: float = 0.0) -> np.ndarray:
     """Combine rule reasons with memory / host-memory feasibility of the evaluated rows; a
     non-finite step time is never feasible, a non-finite time to train only under an objective
     of :data:`_TIME_OBJECTIVES` (MFU does not depend on it; found by review: with no checkpoint
@@ -1012,6 +1097,12 @@ def _reasons_after_eval(out: Batch, rule_reason: np.ndarray, objective: str = "t
         else:
             code = np.full(reason.shape, R_OOM - 1, dtype=np.int16)  # "OOM"
         reason[oom] = code[oom]
+        ok = reason == R_OK
+    if memory_rule == "conservative" and "fits_conservative" in out:
+        reason[ok & ~np.asarray(out["fits_conservative"], dtype=bool)] = R_MEM_TIGHT
+        ok = reason == R_OK
+    if min_headroom > 0.0 and "fits" in out:
+        reason[ok & ~_headroom_ok(out, min_headroom)] = R_HEADROOM
         ok = reason == R_OK
     for name in ("host_fits", "host_fits_ckpt"):  # offloaded states; in-memory checkpoints
         if name in out:
@@ -1206,6 +1297,8 @@ def sweep(
     feasible_only: bool = True,
     chunk_size: int = 250_000,
     progress: Callable[[int, int], None] | None = None,
+    memory_rule: str = "fits",
+    min_headroom: float = 0.0,
     **space_options,
 ) -> pd.DataFrame:
     """Evaluate every valid split of a scenario and rank them.
@@ -1225,6 +1318,15 @@ def sweep(
         and five numbers per feasible row (for the Pareto fronts).
     progress : callable ``progress(done_rows, total_rows)`` called after each chunk (rows
         counted in the whole enumerated space).
+    memory_rule : "fits" (default: the estimate, margin included, within usable HBM) or
+        "conservative" (also ``fits_conservative``, :data:`MEMORY_RULES`): a row beyond it is
+        infeasible with its own reason. Found by review 14g: the best DeepSeek-V3 split used
+        79.64 of 79.65 GiB, the best Qwen3-235B split 183.6 of 185.0 GiB and GPT-3 175B's 79.1 of
+        80 GiB, where the estimate's error on the published peaks of validation/out_of_sample.csv
+        is several per cent.
+    min_headroom : fraction of the usable HBM a row must leave free, 0 (default) to below 1:
+        ``mem_total_bytes <= (1 − min_headroom) · hbm_usable_bytes``, else infeasible ("less HBM
+        left free than min_headroom"). 0.1 keeps the 10 % a practitioner usually leaves.
     **space_options : passed to :func:`build_space` (candidate lists, ``allow_uneven``,
         ``allow_tp_beyond_nvlink``, ``include_invalid`` ...).
 
@@ -1274,6 +1376,12 @@ def sweep(
             bad.append(f"sweep: gpus = {gpus!r}: give a positive whole number of GPUs or a list of them")
     if systems is not None and (isinstance(systems, (str, bytes)) or not all(isinstance(x, str) for x in systems)):
         bad.append(f"sweep: systems = {systems!r}: give a list of system ids, e.g. ['dgx-h100']")
+    if not (isinstance(memory_rule, str) and memory_rule in MEMORY_RULES):
+        bad.append(f"sweep: memory_rule = {memory_rule!r}: allowed: {', '.join(MEMORY_RULES)}")
+    if (isinstance(min_headroom, (bool, np.bool_)) or not isinstance(min_headroom, (int, float, np.integer, np.floating))
+            or not 0.0 <= float(min_headroom) < 1.0):
+        bad.append(f"sweep: min_headroom = {min_headroom!r}: give a fraction of usable HBM from 0 to below 1 "
+                   "(e.g. 0.1)")
     if not isinstance(feasible_only, (bool, np.bool_)):  # found by review: "no" was taken as True
         bad.append(f"sweep: feasible_only = {feasible_only!r}: give True or False")
     if progress is not None and not callable(progress):  # found by review: a raw TypeError later
@@ -1303,7 +1411,8 @@ def sweep(
     drop_invalid = feasible_only or not space_options.get("include_invalid", False)
     space.broadcast_columns(3 * step if post else step)
 
-    scan_kw = dict(step=step, pre=pre, post=post, objective=objective, top=top,
+    scan_kw = dict(step=step, pre=pre, post=post, objective=objective, top=top, memory_rule=memory_rule,
+                   min_headroom=float(min_headroom) if not isinstance(min_headroom, (bool, np.bool_)) else 0.0,
                    feasible_only=feasible_only, drop_invalid=drop_invalid)
     starts = range(0, total, step)
     # Worker processes only with ``top``: each returns its candidates and the Pareto inputs of its
@@ -1416,11 +1525,17 @@ def sweep(
                                   "count. " + detail[:1].upper() + detail[1:])
         else:
             df.attrs["reason"] = no_split_reason(scenario, n_valid, **tried)
+            if memory_rule == "conservative":
+                df.attrs["reason"] = ("with memory_rule = 'conservative' (model states + activations at most 80 % of "
+                                      "usable HBM; 'fits' accepts more): " + df.attrs["reason"])
+            if min_headroom:
+                df.attrs["reason"] = (f"with min_headroom = {float(min_headroom):g} (at least {100 * float(min_headroom):g} % "
+                                      "of usable HBM left free): " + df.attrs["reason"])
     return df
 
 
 def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, top, feasible_only: bool,
-          drop_invalid: bool, progress=None) -> dict:
+          drop_invalid: bool, progress=None, memory_rule: str = "fits", min_headroom: float = 0.0) -> dict:
     """Evaluate the chunks of ``space`` that begin at the rows ``starts`` (in order): memory
     first, the later stages on the rows that fit, then each evaluated batch's reasons, ranking
     key, Pareto inputs and candidate rows. Returns those as lists in row order, with positions
@@ -1446,7 +1561,7 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
             names = _result_names(out)
         batch_names = names if names is not None else _result_names(out)
         n = gidx.size
-        reason = _reasons_after_eval(out, rule_reason, objective)
+        reason = _reasons_after_eval(out, rule_reason, objective, memory_rule, min_headroom)
         feas = reason == R_OK
         key = _objective_key(out, objective, n)
         key = np.where(feas & np.isfinite(key), key, np.inf)
@@ -1517,6 +1632,10 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
                 for mod in pre:
                     out.update(mod.stage(out))
                 ok = np.asarray(out["fits"], dtype=bool) if "fits" in out else np.ones(gidx.size, bool)
+                if memory_rule == "conservative" and "fits_conservative" in out:
+                    ok = ok & np.asarray(out["fits_conservative"], dtype=bool)
+                if min_headroom > 0.0 and "mem_total_bytes" in out:
+                    ok = ok & _headroom_ok(out, min_headroom)
                 if "host_fits" in out:
                     ok = ok & np.asarray(out["host_fits"], dtype=bool)
                 idx = None  # rows of ``out`` that go on (None: every row)
@@ -1616,6 +1735,10 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
     if par["offload_optimizer"] == "none":
         par["offload_master_weights"] = False
         par["offload_grads"] = False
+    n_micro = data["training"]["global_batch_size"] // (int(row["micro_batch_size"]) * int(row["dp"]))
+    if not bool(_ep_overlap_possible(int(row["pp"]), SCHEDULES.index(par["schedule"]), n_micro,
+                                     RECOMPUTE.index(par["recompute"]))):
+        par["ep_comm_overlap"] = False  # as the sweep row (SplitSpace.rows)
     model = scenario.resolved_model()
     stages = int(row["pp"]) * int(row["vpp"])
     if model.n_layers % stages:

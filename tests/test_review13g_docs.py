@@ -108,15 +108,21 @@ def test_sweep_doc_candidate_caps_are_refused_with_the_range():
     assert "`schema.PP_MAX` (100,000" in SWEEP_MD and "`schema.VPP_MAX` = 1,000" in SWEEP_MD
 
 
-def test_readme_python_example_runs_as_written(tmp_path, monkeypatch):
-    """README.md's Python block, run as written (the config.json it reads: Llama 3.1 8B's from
-    tests/data/hf_configs.json), gives the types its comments name."""
+def run_readme_python_block(tmp_path, monkeypatch) -> dict:
+    """README.md's Python block run as written, in ``tmp_path`` holding the config.json it reads
+    (Llama 3.1 8B's from tests/data/hf_configs.json): its namespace."""
     block = re.search(r"```python\n(.*?)```", README, re.S).group(1)
     cfg = json.loads((ROOT / "tests" / "data" / "hf_configs.json").read_text())["llama-3.1-8b"]["config"]
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     monkeypatch.chdir(tmp_path)
     ns: dict = {}
     exec(compile(block, "README.md", "exec"), ns)  # noqa: S102 - the documented example itself
+    return ns
+
+
+def test_readme_python_example_runs_as_written(tmp_path, monkeypatch):
+    """README.md's Python block, run as written, gives the types its comments name."""
+    ns = run_readme_python_block(tmp_path, monkeypatch)
     assert isinstance(ns["r"], planner.Report) and 0.0 < ns["r"].results["mfu"] < 1.0
     assert isinstance(ns["t"], pd.DataFrame) and len(ns["t"]) == 2
     assert isinstance(ns["df"], pd.DataFrame) and len(ns["df"]) == 20

@@ -74,13 +74,9 @@ def test_readme_python_block_evaluates_the_imported_model(tmp_path, monkeypatch)
     """README's Python block ended with the imported model put into the 70B variant (pp·vpp =
     20 stages), which `planner.evaluate` refused for Llama 3.1 8B's 32 layers; the block now
     sets the uneven split and evaluates it."""
-    block = re.search(r"```python\n(.*?)```", README, re.S).group(1)
-    cfg = json.loads((ROOT / "tests" / "data" / "hf_configs.json").read_text())["llama-3.1-8b"]["config"]
-    (tmp_path / "config.json").write_text(json.dumps(cfg))
-    monkeypatch.chdir(tmp_path)
-    ns: dict = {}
-    exec(compile(block, "README.md", "exec"), ns)  # noqa: S102 - the documented example itself
-    r8 = ns["r8"]
+    from test_review13g_docs import run_readme_python_block
+
+    r8 = run_readme_python_block(tmp_path, monkeypatch)["r8"]
     assert isinstance(r8, planner.Report)
     # Llama 3.1 8B's published total, 8.03 B (docs/inputs.md: within 0.5 %)
     assert abs(r8.results["params_total"] / 8.03e9 - 1) < 0.005

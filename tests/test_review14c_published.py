@@ -8,10 +8,8 @@ the others are quoted with their source. Expected values are published figures o
 calculations, never the planner's own output.
 """
 
-import csv
 import importlib
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,18 +20,12 @@ from planner import checkpoint as ck
 from planner import engine
 from planner.schema import validate_scenario
 
+from test_review13e_presets import _fact
+
 sim = importlib.import_module("planner.simulate")  # planner.simulate is also the function
 
-ROOT = Path(__file__).resolve().parent.parent
-FACTS = ROOT.parent / "shared" / "validation" / "reliability_facts.csv"
 
 
-def _fact(fact_id: str) -> str:
-    with FACTS.open(newline="", encoding="utf-8") as fh:
-        for r in csv.DictReader(fh):
-            if r["fact_id"] == fact_id:
-                return r["value"]
-    raise AssertionError(f"{fact_id} not in {FACTS}")
 
 
 def _count(fact_id: str) -> int:

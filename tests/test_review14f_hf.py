@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from planner import batch as B
-from planner import model_stats
 from planner.hf_config import import_hf_config
-from planner.schema import InputError, Scenario
+from planner.schema import InputError
+
+from test_hf_config import _params
 
 DATA = Path(__file__).parent / "data" / "hf_configs14"
 
@@ -31,12 +31,9 @@ def cfg(name: str) -> dict:
 
 
 def counts(model) -> tuple[int, int]:
-    s = Scenario.model_validate({"model": model.model_dump(mode="json", exclude_none=True),
-                                 "cluster": {"system": "dgx-h100", "n_gpus": 8},
-                                 "training": {"global_batch_size": 8, "seq_len": 2048},
-                                 "parallelism": {"tp": 1, "pp": 1}})
-    st = model_stats.stats(B.from_scenarios([s]))
-    return int(st["params_total"][0]), int(st["params_active"][0])
+    """Total and active parameters of an imported model (test_hf_config's helper), as integers."""
+    t, act = _params(model)
+    return int(t), int(act)
 
 
 # --- architecture, typed from each config file -----------------------------------------------

@@ -1349,16 +1349,19 @@ def _on_upload() -> None:
     st.session_state.pop("_upload_error_sj", None)
     if f is None:
         return
+    # the file's name as every message below quotes it: one line, at most 80 characters (review 14j:
+    # three of the five messages quoted a 255-character name whole)
+    name = one_line(f.name, 80)
     try:
         data = json.loads(f.getvalue().decode("utf-8-sig"))
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")
     except Exception as e:  # noqa: BLE001
-        st.session_state["_upload_error"] = md_text(f"Import: {one_line(f.name, 80)} is not a scenario JSON ({e}). "
+        st.session_state["_upload_error"] = md_text(f"Import: {name} is not a scenario JSON ({e}). "
                                                     "The current scenario is kept.")
         return
     if "model_type" in data or "architectures" in data:
-        st.session_state["_upload_error"] = md_text(f"Import: {f.name} is a Hugging Face config.json, not a "
+        st.session_state["_upload_error"] = md_text(f"Import: {name} is a Hugging Face config.json, not a "
                                                     "scenario: use Model → Import a Hugging Face config.json. The "
                                                     "current scenario is kept.")
         return
@@ -1367,7 +1370,7 @@ def _on_upload() -> None:
     unknown = sorted(set(data) - set(Scenario.model_fields))
     if "model" not in data or "cluster" not in data or unknown:
         st.session_state["_upload_error"] = md_text(
-            f"Import: {f.name} is not a scenario JSON (a scenario has 'model' and 'cluster'"
+            f"Import: {name} is not a scenario JSON (a scenario has 'model' and 'cluster'"
             + (f"; unknown top-level keys: {', '.join(one_line(k, 60) for k in unknown[:8])}" if unknown else "")
             + "). The current scenario is kept.")
         return
@@ -1377,13 +1380,13 @@ def _on_upload() -> None:
     bad = share.widget_range_errors(data)
     if bad:
         st.session_state["_upload_error"] = (
-            md_text(f"Import refused: {f.name} has values the Plan page cannot hold; the current scenario is kept.")
+            md_text(f"Import refused: {name} has values the Plan page cannot hold; the current scenario is kept.")
             + "\n\n" + "\n".join(f"- {code(b)}" for b in bad))
         st.session_state["_upload_error_sj"] = None  # goes once an input differs from the current scenario
         return
     _, errs = validate(data)
     if errs:  # each value representable, a cross-field rule fails: loaded so the named fields can be fixed
-        st.session_state["_upload_error"] = md_text(f"Import: {one_line(f.name, 80)}: " + "; ".join(errs))
+        st.session_state["_upload_error"] = md_text(f"Import: {name}: " + "; ".join(errs))
         st.session_state["_upload_error_sj"] = None  # until an input differs from the imported scenario
     _clear_hf_messages()
     load_into_widgets(data)
@@ -1399,18 +1402,19 @@ def _on_hf_upload() -> None:
     _clear_hf_messages()
     if f is None:
         return
+    name = one_line(f.name, 80)  # as the scenario import quotes it (review 14j)
     try:
         data = json.loads(f.getvalue().decode("utf-8-sig"))
         imp = import_hf_config(data, name=None)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        ss["_hf_error"] = md_text(f"{f.name}: not a JSON file ({e})")
+        ss["_hf_error"] = md_text(f"{name}: not a JSON file ({e})")
         return
     except InputError as e:
-        ss["_hf_error"] = md_text(f"{f.name}: " + "; ".join(line.removeprefix("config.json").lstrip(": ")
+        ss["_hf_error"] = md_text(f"{name}: " + "; ".join(line.removeprefix("config.json").lstrip(": ")
                                                             for line in e.lines))
         return
     except Exception as e:  # noqa: BLE001 - never a stack trace in the UI
-        ss["_hf_error"] = md_text(f"{f.name}: could not be read as a Hugging Face config.json "
+        ss["_hf_error"] = md_text(f"{name}: could not be read as a Hugging Face config.json "
                                   f"({type(e).__name__}: {e})")
         return
     sj = scenario_from_widgets()
@@ -1423,10 +1427,10 @@ def _on_hf_upload() -> None:
     # 10⁶): refused whole, the current model kept (found by review: it became a dense model / "auto")
     bad = share.widget_range_errors({"model": md})
     if bad:
-        ss["_hf_error"] = (md_text(f"{f.name}: refused, the Model section cannot hold these values; the current "
+        ss["_hf_error"] = (md_text(f"{name}: refused, the Model section cannot hold these values; the current "
                                    "model is kept.") + "\n\n" + "\n".join(f"- {code(b)}" for b in bad))
         return
-    notes = [f"{f.name}: {n}" for n in imp.notes]
+    notes = [f"{name}: {n}" for n in imp.notes]
     _, errs = validate(sj)
     if errs:  # shown until an input differs from the scenario the import gave
         near = share.nearest_split(sj)  # named, not applied: the split is the user's (a link's is fitted)

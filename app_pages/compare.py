@@ -117,6 +117,16 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
         # a page's own keys (Plan's pl_*, Explore's ex_*, ...) in a link copied from that page say
         # nothing about the scenario: left out without a warning
         params = {k: v for k, v in params.items() if not str(k).startswith(C.PAGE_PREFIXES)}
+        if params and not any(str(k) in share.ALL_KEYS or (len(str(k)) > 2 and str(k)[0] in "123456789"
+                                                           and str(k)[1] == "." and str(k)[2:] in share.ALL_KEYS)
+                              for k in params):
+            # key=value pairs, none of them a share link's (review 14j: a pasted search URL said only
+            # "'q': unknown link parameter ignored" and showed the default scenario without a word)
+            sj, warns = share.params_to_scenario({})
+            keys = ", ".join(share.one_line_show(str(k)) for k in list(params)[:3])
+            return sj, [f"{share.one_line_show(text)} is not a share link (none of its parameters, {keys}"
+                        f"{', …' if len(params) > 3 else ''}, is one of this app's); showing the default scenario"
+                        ] + warns, None
         sj, warns = share.params_to_scenario(params)
         return sj, warns, share.last_value(params.get("p"))
     sj, warns = share.params_to_scenario({"p": src})

@@ -17,7 +17,8 @@ import streamlit as st  # noqa: E402
 import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import charts  # noqa: E402
-from planner.sweep import no_split_reason, no_valid_split_reason, sweep_start  # noqa: E402
+from planner.batch import RECOMPUTE, SCHEDULES  # noqa: E402
+from planner.sweep import _ep_overlap_possible, no_split_reason, no_valid_split_reason, sweep_start  # noqa: E402
 
 ss = st.session_state
 
@@ -61,7 +62,7 @@ def run_sweep(sj_json: str, objective: str, space: str, gpus: int | None = None,
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int) -> str:
+def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct: int = 0) -> str:
     """Why the sweep of ``space`` on ``gpus`` GPUs found no split, naming the fields and what would work
     (planner.sweep.no_valid_split_reason / no_split_reason, told this page's search space and GPU
     count); when the space is not the widest, how many splits the widest space finds on the same
@@ -72,13 +73,15 @@ def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int) -> str:
     opts = SPACES[space]
     if n_valid == 0:
         return no_valid_split_reason(scen, gpus, **opts)
-    why = no_split_reason(sj, n_valid, gpus=gpus, **opts)
+    # with the page's "HBM left free" (review 14j: the reason and both hints were counted without it)
+    why = no_split_reason(sj, n_valid, gpus=gpus, min_headroom=headroom_pct / 100.0, **opts)
     wide = list(SPACES)[-1]
     if space != wide and why.startswith("every valid split runs out of memory"):
-        k = len(run_sweep(sj_json, "time_to_train", wide, gpus))
+        k = len(run_sweep(sj_json, "time_to_train", wide, gpus, headroom_pct))
         if k:
             why += (f". On these {gpus:,} GPUs the {wide} search space (Search space: {wide}: ZeRO 0–3, optimizer "
-                    f"offload to the CPU, every recompute mode) finds {k:,} splits that fit")
+                    f"offload to the CPU, every recompute mode) finds {k:,} splits that fit"
+                    + (f" with {headroom_pct} % of the usable HBM left free" if headroom_pct else ""))
     return why
 
 
@@ -110,6 +113,18 @@ def row_scenario(sj: dict, row: dict) -> dict:
     if par.get("offload_optimizer", "none") == "none":  # master weights / grads go with the optimizer
         par["offload_master_weights"] = False
         par["offload_grads"] = False
+    if par.get("ep_comm_overlap"):
+        # the expert all-to-all overlap only where the sweep row had it (planner.sweep.scenario_for_row;
+        # review 14j: a swept plain-1F1B PP 4 row of Mixtral opened in Plan with the overlap still on,
+        # 2.98 s per step where the table said 3.08 s)
+        gbs = (out.get("training") or {}).get("global_batch_size")
+        if gbs is None:
+            gbs = planner.Scenario.model_validate(copy.deepcopy(sj)).training.global_batch_size
+        mbs = int(out["training"].get("micro_batch_size") or 1)
+        dp = int(row["dp"]) if row.get("dp") is not None else 1
+        if not bool(_ep_overlap_possible(int(par.get("pp", 1)), SCHEDULES.index(par.get("schedule", "1f1b")),
+                                         int(gbs) // max(mbs * dp, 1), RECOMPUTE.index(par.get("recompute", "none")))):
+            par["ep_comm_overlap"] = False
     return out
 
 
@@ -235,10 +250,8 @@ with st.spinner("Sweeping every split ..."):
 
 if df is None or not len(df):
     n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
-    why = empty_reason(C.sj_key(_sweep_base(sweep_src)), ss["ex_space"], sweep_gpus or scen.cluster.n_gpus, n_valid)
-    if int(ss["ex_head"]) > 0 and n_valid:
-        why += (f" (with {int(ss['ex_head'])} % of the usable HBM left free: set \"HBM left free\" to 0 to rank "
-                "the splits that fit without it)")
+    why = empty_reason(C.sj_key(_sweep_base(sweep_src)), ss["ex_space"], sweep_gpus or scen.cluster.n_gpus, n_valid,
+                       int(ss["ex_head"]))
     if why.startswith("every valid split runs out of memory"):
         # the engine's own hint (planner.sweep.no_split_reason), as `planner sweep` prints it (found by
         # review: the page advised full recompute, which the sweep already tries), for this page's space

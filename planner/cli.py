@@ -507,7 +507,8 @@ def cmd_sweep(args) -> int:
         # the space tried and the fewest GPUs that fit, as the Explore page says (found by review:
         # --recompute selective was answered as if the default recompute list had been tried)
         hint = (no_valid_split_reason(s, n, **space) if n_valid == 0
-                else no_split_reason(s, n_valid, gpus=n, **space))
+                else no_split_reason(s, n_valid, gpus=n, memory_rule=args.memory_rule,
+                                     min_headroom=args.min_headroom, **space))
         if n_valid == 0 and s.parallelism.layer_split != "uneven":
             n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
             if n_uneven:
@@ -562,7 +563,8 @@ def cmd_simulate(args) -> int:
     summary = summarize(df)
     if args.format == "table":
         print_frame(summary, "table")
-        print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed gives the same runs")
+        print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed gives the same runs; "
+              "goodput's mean is pooled, the runs' work over their mean time to train (0 if one never finishes)")
     else:
         print_frame(df if args.format == "csv" else summary, args.format)
     note = unfinished_note(df)

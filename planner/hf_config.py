@@ -472,9 +472,9 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
             elif n_layers:
                 n_moe = len(set(moe_layers))
                 first_dense = max(first_dense, n_layers - n_moe)
-                if n_moe == 0:
-                    r.errors.append(f"{fname} moe_layers: empty with num_local_experts = {n_exp} (no MoE layer; "
-                                    "the planner's MoE model needs at least one)")
+                if n_moe == 0:  # as a DeepSeek first_k_dense_replace of every layer: dense, said (review 14j)
+                    notes.append(f"moe_layers is empty: no MoE layer, every layer dense (num_local_experts = "
+                                 f"{n_exp} is not used).")
                 elif n_moe < n_layers:
                     notes.append(f"moe_layers lists {n_moe} MoE layers of {n_layers}: the {n_layers - n_moe} dense "
                                  "ones are placed first (the planner's dense layers lead): totals are exact, "
@@ -502,6 +502,11 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         if cfg.get("topk_group") and isinstance(n_group, int) and n_group > 1:
             notes.append(f"group-limited routing (topk_group = {cfg['topk_group']} of n_group = {n_group}) "
                          "is not set as max_nodes_per_token: set it when the groups are nodes (DeepSeek-V3: 4).")
+        if n_layers and first_dense >= n_layers and not any("no MoE layer" in x for x in notes):
+            # every layer dense (first_k_dense_replace, a step beyond the layers, ...): said, not
+            # silent (review 14j: it imported as an "MoE" model with no MoE layer and no word)
+            notes.append(f"no MoE layer: all {n_layers} layers are dense ({n_exp} experts per MoE layer "
+                         "are not used); the model is evaluated as a dense one.")
         moe = {"n_experts": n_exp, "top_k": topk, "expert_ffn_hidden_size": e_ffn,
                "n_shared_experts": shared, "first_dense_layers": first_dense}
         if shared_ffn is not None:

@@ -373,19 +373,36 @@ def _range_text(f: Field) -> str:
     (``1 to 10,000,000``, as the CLI and the schema say it), others in their shortest form; a key
     whose Plan box is in another unit also gives the box's range in that unit (review 14a:
     ``hbmu`` said "107374182.4 to 1e14" and no unit, beside a box in GiB)."""
-    small = all(x is None or (float(x).is_integer() and abs(x) <= _INT_MAX) for x in (f.lo, f.hi))
-
     def one(x: float | None) -> str:
-        if x is None:
-            return ""
-        return f"{int(x):,}" if small else fmt_number(x)
+        return "" if x is None else _bound_text(x)
 
     text = f"{one(f.lo)} < value ≤ {one(f.hi)}" if f.lo_open else f"{one(f.lo)} to {one(f.hi)}"
     if f.key in _BOX_UNITS and f.lo is not None and f.hi is not None:
-        scale, unit = _BOX_UNITS[f.key]
-        lo, hi = (fmt_number(float(f"{x / scale:.4g}")) for x in (f.lo, f.hi))
-        text += f" {_SI_UNITS.get(f.key, '')} (the Plan page's box: {lo} to {hi} {unit})".replace("  ", " ")
+        text += f" {_SI_UNITS.get(f.key, '')} {_box_range(f)}".replace("  ", " ")
     return text
+
+
+def _bound_text(x: float) -> str:
+    """A range bound as people read it: a whole number below 10^9 with thousands separators
+    (``10,000,000``; review 14j: "price 0.01 to 1e6"), else its shortest form (``1e14``, ``0.01``)."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e9:
+        return f"{int(x):,}"
+    return fmt_number(x)
+
+
+def _box_range(f: Field) -> str:
+    """``(the Plan page's box: lo to hi unit)`` for a key whose box is in another unit: values of 1
+    or more to one decimal, grouped (``0.1 to 93,132.3 GiB``; review 14j: "93130", the box takes up
+    to 93,132.26), smaller ones to 4 significant digits (``1e-6``)."""
+    scale, unit = _BOX_UNITS[f.key]
+
+    def num(v: float) -> str:
+        if abs(v) >= 1.0:
+            return f"{round(v, 1):,.1f}".removesuffix(".0")
+        return fmt_number(float(f"{v:.4g}"))
+
+    return f"(the Plan page's box: {num(f.lo / scale)} to {num(f.hi / scale)} {unit})"
 
 
 def _parsed(fields, flat: Mapping[str, str], warnings: list[str], prefix: tuple[str, ...] = ()):
@@ -511,9 +528,10 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
                 if not math.isfinite(iv) or not CK_INTERVAL_MIN_S <= iv <= CK_INTERVAL_MAX_S:
                     raise ValueError
             except (ValueError, OverflowError):
+                # digits grouped as the other link ranges (review 14j: "0.6 to 6e+08 seconds")
                 errs.append(f"ck: interval {_show(bits[1])} for tier '{tid}' refused; allowed {CK_INTERVAL_MIN_S:g} to "
-                            f"{CK_INTERVAL_MAX_S:g} seconds (the Plan page's 0.01 to 1e7 minutes) or 'auto'; used "
-                            "'auto' (the optimum)")
+                            f"{CK_INTERVAL_MAX_S:,.0f} seconds (the Plan page's {CK_INTERVAL_MIN_S / 60:g} to "
+                            f"{CK_INTERVAL_MAX_S / 60:,.0f} minutes) or 'auto'; used 'auto' (the optimum)")
                 iv = None
         rep = 0
         if len(bits) > 2 and bits[2].strip():
@@ -527,6 +545,9 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
         seen.add(tid)
         out.append({"tier": tid, "interval_s": iv, "replicas": rep})
     if not out and r:
+        # review 14j: ck=foo:1:1 said "unknown storage tier 'foo'" and kept the base tiers silently
+        errs = list(dict.fromkeys(errs))
+        errs[-1] += "; no tier left in the list, kept the base value"
         return None, errs
     return out, errs
 
@@ -553,9 +574,7 @@ def _range_words(f: Field) -> str:
     if f.kind in ("int", "optint"):
         text = "a whole number " + text
     if f.key in _BOX_UNITS and f.lo is not None and f.hi is not None:
-        scale, unit = _BOX_UNITS[f.key]
-        lo, hi = (fmt_number(float(f"{x / scale:.4g}")) for x in (f.lo, f.hi))
-        text += f" (the Plan page's box: {lo} to {hi} {unit})"
+        text += f" {_box_range(f)}"
     if f.kind in ("optint", "optfloat"):
         text += ", or null"
     return text

@@ -394,7 +394,10 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
             q = np.where(np.isnan(q), np.inf, q)
         p10, p50, p90 = (float(x) for x in q)
         if m == "goodput":  # pooled: W / mean(T) = 1 / mean(1 / g); a run that never finishes → 0
-            mean = 0.0 if (v <= 0.0).any() else float(1.0 / np.mean(1.0 / v))
+            # equal values (one trial): that value itself, not 1 / (1 / g), an ulp off the
+            # percentiles beside it (review 14j: 1 trial gave mean 0.9750138071025605, P50 ...604)
+            mean = (0.0 if (v <= 0.0).any() else float(v[0]) if (v == v[0]).all()
+                    else float(1.0 / np.mean(1.0 / v)))
         else:
             mean = float(np.mean(v))
         rows.append({"metric": m, "mean": mean, "p10": p10, "p50": p50, "p90": p90})

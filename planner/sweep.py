@@ -392,25 +392,13 @@ class SplitSpace:
 
 
 def _ep_overlap_possible(pp, schedule, n_micro, recompute) -> np.ndarray:
-    """Where ``ep_comm_overlap`` can be had, shape of ``pp``: the expert all-to-all of one
-    micro-batch hides behind another micro-batch's computation, so the step needs at least two
-    micro-batches (``n_micro`` = global batch / (micro-batch · dp)) and a schedule that runs two at
-    once — no pipeline (Megatron-Core's combined 1F1B, ``--overlap-moe-expert-parallel-comm``: the
-    forward of one micro-batch beside the backward of the one before), the interleaved schedule
-    (Megatron-Bridge: "if PP > 1, set virtual_pipeline_model_parallel_size") or DualPipe
-    (DeepSeek-V3 §3.2.1). The sweep turns the scenario's overlap off elsewhere (found by review
+    """Where ``ep_comm_overlap`` can be had: :func:`planner.timing.ep_overlap_possible` (the engine
+    applies the same rule, so a swept row and its scenario on the Plan page agree). Found by review
     14g: DeepSeek-V3's best split was a zero-bubble PP 4 whose 8.5 s of all-to-all per step were
-    counted hidden, MFU 0.68; with them exposed it is 0.40, below the DualPipe layout's 0.51; and,
-    with 10 % HBM left free, PP 1 with one micro-batch of 15 sequences per rank, 9.9 s of
-    all-to-all hidden behind "another micro-batch" that does not exist). Megatron-Core's overlap
-    also refuses full recompute (``transformer_config.py``: "disable full recomputation when
-    enabling overlap_moe_expert_parallel_comm"); DualPipe is DeepSeek's own schedule and keeps the
-    scenario's setting (the DeepSeek-V3 preset stands in full recompute for its RMSNorm / MLA one)."""
-    pp = np.asarray(pp)
-    schedule = np.asarray(schedule)
-    mcore = (((pp == 1) | (schedule == SCHEDULES.index("interleaved")))
-             & (np.asarray(recompute) != RECOMPUTE.index("full")))
-    return (mcore | (schedule == SCHEDULES.index("dualpipe"))) & (np.asarray(n_micro) >= 2)
+    counted hidden, MFU 0.68; with them exposed it is 0.40, below the DualPipe layout's 0.51."""
+    from .timing import ep_overlap_possible
+
+    return ep_overlap_possible(pp, schedule, n_micro, recompute)
 
 
 def _base_scenario_for(s: Scenario, system_id, n_gpus: int) -> Scenario:
@@ -781,8 +769,33 @@ def enumerate_splits(scenario: Scenario, *, gpus=None, systems=None, **space_opt
 
 
 
+def _limits_text(memory_rule: str, min_headroom) -> str:
+    """The sweep's memory limits beyond "fits", in words ("" when none)."""
+    parts = []
+    try:
+        h = float(min_headroom)
+    except (TypeError, ValueError):
+        h = 0.0
+    if h > 0.0:
+        parts.append(f"min_headroom = {h:g} (at least {100 * h:g} % of usable HBM left free)")
+    if memory_rule == "conservative":
+        parts.append("memory_rule = 'conservative' (model states + activations at most 80 % of usable HBM)")
+    return " and ".join(parts)
+
+
+def _n_fit_without_limits(scenario, gpus, systems, space_options: dict) -> int | None:
+    """Feasible splits of the same search space with memory_rule 'fits' and no headroom (None when
+    that sweep cannot run: a hint only)."""
+    opts = {k: v for k, v in space_options.items() if k in _SPACE_KEYS and k != "include_invalid"}
+    try:
+        df = sweep(scenario, gpus=gpus, systems=systems, top=1, **opts)
+    except Exception:  # noqa: BLE001 - a hint only
+        return None
+    return int(df.attrs.get("n_feasible", 0))
+
+
 def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems: Sequence[str] | None = None,
-                    **space_options) -> str:
+                    memory_rule: str = "fits", min_headroom: float = 0.0, swept_gpus=None, **space_options) -> str:
     """Why a sweep found nothing, in words, for a sweep of ``scenario`` that returned no row:
     no split passes the divisibility rules (``n_valid`` 0); the scenario has no finite time to
     train whatever the split (its checkpoint tiers survive no failure of some class, or
@@ -794,7 +807,13 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
     dashboard's focused space, ZeRO-1 without offload, was told that the sweep tries CPU offload
     and that setting ``offload_optimizer = cpu`` would help; it overrode that setting on every
     row). With ``gpus`` (the one GPU count swept) the text also names the fewest GPUs, doubling
-    from ``gpus``, at which a split of the same space fits (:func:`fewest_gpus_that_fit`)."""
+    from ``gpus``, at which a split of the same space fits (:func:`fewest_gpus_that_fit`).
+
+    ``memory_rule`` and ``min_headroom`` (as the sweep was given them): when splits fit in memory
+    without them, the text says so and which option to lower (found by review 14j: a sweep with
+    ``min_headroom`` 0.99 was told "every valid split runs out of memory" and that 128 GPUs give
+    37,022 splits that fit, both counted without the headroom). ``swept_gpus``: the GPU count or
+    list the sweep ran on (default ``gpus``; else the scenario's own), for that check."""
     if n_valid == 0:
         return ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
                 "try a count with more small factors")
@@ -826,6 +845,17 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
     default_space = not any(k in space_options for k in ("zero_stages", "recompute", "offload"))
     tried = (f"recompute ({', '.join(rec)}{' by default' if default_space else ''}) and optimizer offload "
              f"({', '.join(off)})" + ("" if default_space else f" with ZeRO stage {', '.join(map(str, zero))}"))
+    limits = _limits_text(memory_rule, min_headroom)
+    if limits:
+        n_fit = _n_fit_without_limits(scenario, gpus if swept_gpus is None else swept_gpus, systems, space_options)
+        if n_fit:
+            fix = []
+            if float(min_headroom) > 0.0:
+                fix.append("lower min_headroom (planner sweep --min-headroom; the Explore page's 'HBM left free, %')")
+            if memory_rule != "fits":
+                fix.append("use memory_rule = 'fits' (planner sweep --memory-rule fits)")
+            return (f"no split meets {limits}: {n_fit:,} valid splits fit in memory without "
+                    f"{'it' if len(fix) == 1 else 'them'}. To rank those, " + " or ".join(fix))
     text = "every valid split runs out of memory: try more GPUs or a larger-memory system. "
     if any(o != "none" for o in off):
         text += (f"The sweep chooses {tried}, but takes offload_master_weights, offload_grads and "
@@ -837,11 +867,13 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
                  "a search space with more ZeRO stages and optimizer offload = cpu may fit")
     if gpus is not None:
         try:
-            found = fewest_gpus_that_fit(scenario, int(gpus), systems=systems, **space_options)
+            found = fewest_gpus_that_fit(scenario, int(gpus), systems=systems, memory_rule=memory_rule,
+                                         min_headroom=min_headroom, **space_options)
         except Exception:  # noqa: BLE001 - a hint only
             found = None
         if found is not None and found[0] is not None:
-            text += (f". With this search space, {found[0]:,} GPUs (cluster.n_gpus, doubling from {int(gpus):,}) "
+            text += (f". With this search space{' and ' + limits if limits else ''}, {found[0]:,} GPUs (cluster.n_gpus, "
+                     f"doubling from {int(gpus):,}) "
                      f"give {found[1]:,} splits that fit")
         elif found is not None:
             text += (f". No GPU count from {int(gpus):,} to {found[1]:,} (doubling) fits with this search space: "
@@ -856,12 +888,14 @@ FIT_HINT_MAX_ROWS = 2_000_000
 
 def fewest_gpus_that_fit(scenario, gpus: int, *, systems: Sequence[str] | None = None,
                          max_doublings: int = FIT_HINT_DOUBLINGS, max_rows: int = FIT_HINT_MAX_ROWS,
+                         memory_rule: str = "fits", min_headroom: float = 0.0,
                          **space_options) -> tuple[int | None, int] | None:
     """The fewest GPUs among ``2·gpus, 4·gpus, ...`` (at most ``max_doublings`` doublings, at most
     10,000,000 GPUs) at which some split of the same search space fits: ``(n_gpus, feasible
     splits)``; ``(None, last count tried)`` when none does; None when the rows to evaluate would
     exceed ``max_rows`` before an answer (a hint must stay cheap: :func:`count_splits` first).
-    Each count is one :func:`sweep` with ``top=1``."""
+    Each count is one :func:`sweep` with ``top=1`` (and ``memory_rule`` / ``min_headroom``, as the
+    sweep being explained had them)."""
     s = validate_scenario(scenario)
     opts = {k: v for k, v in space_options.items() if k in _SPACE_KEYS and k != "include_invalid"}
     rows = 0
@@ -878,7 +912,7 @@ def fewest_gpus_that_fit(scenario, gpus: int, *, systems: Sequence[str] | None =
         last = g
         if k == 0:
             continue
-        df = sweep(s, gpus=g, systems=systems, top=1, **opts)
+        df = sweep(s, gpus=g, systems=systems, top=1, memory_rule=memory_rule, min_headroom=min_headroom, **opts)
         if df.attrs.get("n_feasible", 0) > 0:
             return g, int(df.attrs["n_feasible"])
     return None, last
@@ -1511,7 +1545,6 @@ def sweep(
     df.attrs["objective"] = objective
     if df.empty:  # why, in words (what the CLI prints; found by review: Python got no reason)
         n_valid = space.count_valid()
-        tried = {k: v for k, v in space_options.items() if k in ("zero_stages", "recompute", "offload")}
         if total and not n_valid:
             # found by review: offload=("nvme",) on a system without NVMe was "out of memory"
             no_nvme = [sid for (sid, _, _), has in zip(space.groups, space.group_has_nvme) if not has]
@@ -1524,13 +1557,11 @@ def sweep(
             df.attrs["reason"] = ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU "
                                   "count. " + detail[:1].upper() + detail[1:])
         else:
-            df.attrs["reason"] = no_split_reason(scenario, n_valid, **tried)
-            if memory_rule == "conservative":
-                df.attrs["reason"] = ("with memory_rule = 'conservative' (model states + activations at most 80 % of "
-                                      "usable HBM; 'fits' accepts more): " + df.attrs["reason"])
-            if min_headroom:
-                df.attrs["reason"] = (f"with min_headroom = {float(min_headroom):g} (at least {100 * float(min_headroom):g} % "
-                                      "of usable HBM left free): " + df.attrs["reason"])
+            # the space swept, for the check without the memory limits (review 14j: the reason said
+            # "runs out of memory" where only min_headroom / memory_rule left no split)
+            opts = {k: v for k, v in space_options.items() if k != "include_invalid"}
+            df.attrs["reason"] = no_split_reason(scenario, n_valid, systems=systems, swept_gpus=gpus,
+                                                 memory_rule=memory_rule, min_headroom=float(min_headroom), **opts)
     return df
 
 

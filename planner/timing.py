@@ -353,6 +353,22 @@ def gemm_efficiency(M, K, N, eff_max, peak_flop_per_s, hbm_bw_bytes_per_s, bytes
     return eff_max * intensity / (intensity + ridge_mult * ridge)
 
 
+def ep_overlap_possible(pp, schedule, n_micro, recompute) -> np.ndarray:
+    """Where ``parallelism.ep_comm_overlap`` can hide the expert all-to-all (bool, broadcast shape
+    of the inputs; ``schedule`` and ``recompute`` as batch codes, ``n_micro`` micro-batches per
+    step per pipeline): one micro-batch's all-to-all runs beside another micro-batch's compute,
+    so the step needs at least two micro-batches and a schedule that runs two at once — PP 1
+    (Megatron-Core's combined 1F1B, ``--overlap-moe-expert-parallel-comm``), the interleaved
+    schedule (Megatron-Bridge: "if PP > 1, set virtual_pipeline_model_parallel_size"), both
+    without full recompute (Megatron-Core ``transformer_config.py``: "disable full recomputation
+    when enabling overlap_moe_expert_parallel_comm"), or DualPipe (DeepSeek-V3 §3.2.1; DeepSeek's
+    own schedule keeps the setting with any recompute). The engine and the sweep both apply it."""
+    pp = np.asarray(pp)
+    schedule = np.asarray(schedule)
+    mcore = ((pp == 1) | (schedule == _SCHED["interleaved"])) & (np.asarray(recompute) != RECOMPUTE.index("full"))
+    return (mcore | (schedule == _SCHED["dualpipe"])) & (np.asarray(n_micro) >= 2)
+
+
 def bubble_fraction(pp, m, vpp, schedule):
     """Pipeline bubble as a fraction of the ideal per-stage time (Narayanan et al. 2021 §2.2).
 
@@ -621,6 +637,14 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     bpe = K.bpe_tab[prec + K.n_prec * lowhp]
 
     m = B / (mb * d)  # micro-batches per step per pipeline
+    # ep_comm_overlap hides one micro-batch's expert all-to-all behind another's compute, so it
+    # needs a schedule that runs two at once — no pipeline (Megatron-Core's combined 1F1B), the
+    # interleaved schedule (Megatron-Bridge: "if PP > 1, set VPP") without full recompute
+    # (Megatron-Core's transformer_config.py refuses it), or DualPipe — and at least two
+    # micro-batches: ep_overlap_possible. Elsewhere it is off, with a note (until 2026-12-01 the
+    # engine hid it on any schedule while the sweep turned it off: a Mixtral plain-1F1B PP 4 row
+    # read 3.08 s in Explore and 2.98 s on the Plan page, review 14j).
+    eco = fl("ep_comm_overlap") & ep_overlap_possible(p, sched, m, rc) if "ep_comm_overlap" in b else False
     s_c = s / c
     tok = mb * s_c  # tokens of one micro-batch on one CP rank (GEMM M dimension)
 
@@ -950,7 +974,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # against compute alone, slower attention shrank the CP remainder by as much as it added
         # compute and the EP remainder shrank besides — Qwen3-30B-A3B, CP 4 × EP 8, half the TDP
         # power limit shortened the step 1.4344 → 1.4339 s, flash attention off to 1.4221 s).
-        ep_hide = K.tp_overlap_frac * (layer_moe_mb + c_cp) * fl("ep_comm_overlap")
+        ep_hide = K.tp_overlap_frac * (layer_moe_mb + c_cp) * eco
         ep_layer = np.maximum(n_a2a * a2a - ep_hide, 0.0)
         c_ep = np.where((e > 1) & is_moe, moe_share * ep_layer, 0.0)  # per layer and micro-batch (average)
         if any_dense_moe:  # the first / last rank's own share
@@ -979,7 +1003,6 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             def _c_ep(share, msh):
                 n = 4.0 + 2.0 * share
                 return np.where((e > 1) & is_moe, msh * np.maximum(n * a2a - ep_hide, 0.0), 0.0)
-            eco = fl("ep_comm_overlap")
             ep_hi_mb, ep_lo_mb = per_stage_hi * _c_ep(for_hi, msh_hi), per_stage_lo * _c_ep(for_lo, msh_lo)
             xep_hi_mb, xep_lo_mb = ep_hi_mb * eco, ep_lo_mb * eco
         else:
@@ -1016,7 +1039,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             out.update(first_mb=out["first_mb"] + n_j * (for_j - full) * lfw,
                        cp_hi_mb=out["cp_hi_mb"] + n_j * (for_j - full) * exp_fwd,
                        tp_hi_mb=n_j * (cth + (for_j - full) * rec_j), ep_hi_mb=ep_j,
-                       xep_hi_mb=ep_j * fl("ep_comm_overlap"), for_hi=for_j)
+                       xep_hi_mb=ep_j * eco, for_hi=for_j)
         return out
 
     if any_dual:  # a DualPipe rank runs half its micro-batches on each of its two stages (j, p−1−j)
@@ -1217,7 +1240,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         m_layers = m * layers_stage
         t_cp = m * cp_mb
         c_ep_s = own(c_ep_hi, c_ep_lo) if any_moe else 0.0  # the stage's own MoE share
-        c_x_ep_s = c_ep_s * fl("ep_comm_overlap") if any_moe else 0.0
+        c_x_ep_s = c_ep_s * eco if any_moe else 0.0
         if partial is not None:  # the stage's own recompute share (above), as cp_mb
             def _pick(hi_mb, lo_mb):
                 x = np.where(last_is_slowest, lo_mb, hi_mb)
@@ -1819,6 +1842,17 @@ def notes(row: dict) -> list[str]:
         why = "the model has no MoE layer" if not row.get("n_moe_layers") else "ep = 1 (no all-to-all)"
         out.append(f"{' and '.join('parallelism.' + k for k in ep_opts)} "
                    f"{'have' if len(ep_opts) > 1 else 'has'} no effect: {why}.")
+    elif row.get("ep_comm_overlap"):
+        n_micro = float(row["global_batch_size"]) / (float(row["micro_batch_size"]) * float(row["dp"]))
+        if not bool(ep_overlap_possible(float(row["pp"]), int(row["schedule"]), n_micro, int(row["recompute"]))):
+            sched = SCHEDULES[int(row["schedule"])]
+            why = ("one micro-batch per step: there is no other micro-batch to hide it behind" if n_micro < 2 else
+                   f"full recompute (Megatron-Core refuses the overlap with it)" if int(row["recompute"]) == RECOMPUTE.index("full")
+                   and (float(row["pp"]) == 1 or sched == "interleaved") else
+                   f"the {sched} schedule with pp = {float(row['pp']):g} runs one micro-batch at a time (PP 1, the "
+                   "interleaved schedule or DualPipe can overlap)")
+            out.append(f"parallelism.ep_comm_overlap has no effect here: {why}; the expert all-to-all is counted "
+                       "exposed, as the sweep counts it.")
     if "dp_comm_overlap" in row and not row["dp_comm_overlap"]:
         if float(row.get("dp", 1)) * float(row.get("cp", 1)) > 1:
             out.append("DP communication not overlapped (parallelism.dp_comm_overlap off): every gradient "

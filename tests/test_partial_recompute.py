@@ -105,9 +105,12 @@ def test_export_and_link():
 def test_each_stage_recomputes_its_own_share_on_uneven_splits():
     """DeepSeek-V3 (61 layers, pp 16, uneven: first 13 stages 4 layers, last 3 stages 3 layers) with
     N = 3: the first stage recomputes 3 of 4 layers, the last all of its 3; the step is paced by
-    the slower stage, so its compute equals full recompute's when the last stage paces it."""
+    the slower stage, so its compute equals full recompute's when the last stage paces it. EP 16:
+    on 1F1B the expert all-to-all is exposed (the overlap needs PP 1, interleaving or DualPipe,
+    timing.ep_overlap_possible, review 14j), and the preset's EP 64 all-to-all would make a
+    4-layer stage the slowest instead."""
     d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
-    d["parallelism"].update(schedule="1f1b", recompute="full", recompute_layers=3)
+    d["parallelism"].update(schedule="1f1b", recompute="full", recompute_layers=3, ep=16)
     n3 = planner.evaluate(d).results
     d["parallelism"]["recompute_layers"] = None
     full = planner.evaluate(d).results

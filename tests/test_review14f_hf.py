@@ -299,8 +299,23 @@ def test_llama4_moe_layers_list_is_authoritative():
     for bad in ([48], "1,3", [True], [-1]):
         with pytest.raises(InputError, match="moe_layers"):
             import_hf_config({**c, "text_config": {**c["text_config"], "moe_layers": bad}})
-    with pytest.raises(InputError, match="moe_layers: empty"):
-        import_hf_config({**c, "text_config": {**c["text_config"], "moe_layers": []}})
+    # an empty list: every layer dense, said in a note, as a DeepSeek first_k_dense_replace of every
+    # layer is (the schema takes first_dense_layers = n_layers; review 14j: one was refused, the other
+    # imported without a word)
+    r = import_hf_config({**c, "text_config": {**c["text_config"], "moe_layers": []}})
+    assert r.model.moe.first_dense_layers == r.model.n_layers == 48
+    assert any(n.startswith("moe_layers is empty: no MoE layer") for n in r.notes)
+
+
+def test_a_moe_config_with_no_moe_layer_says_it_is_dense():
+    """DeepSeek-V3 with first_k_dense_replace = 61 (all its layers), or moe_layer_freq = 100 from
+    layer 3 (layer indices 3 to 60 hold no multiple of 100 — DeepseekV3DecoderLayer's rule): no MoE
+    layer; the import says so instead of naming a MoE model silently."""
+    d = cfg("deepseek_v3")
+    for extra in ({"first_k_dense_replace": 61}, {"first_k_dense_replace": 3, "moe_layer_freq": 100}):
+        r = import_hf_config({**d, **extra})
+        assert r.model.moe.first_dense_layers == 61
+        assert any(n.startswith("no MoE layer: all 61 layers are dense") for n in r.notes), extra
 
 
 def test_deepseek_moe_layer_freq_counts_from_first_k_dense_replace():

@@ -426,7 +426,7 @@ def test_link_tokens_take_the_schema_bound():
     planner.Scenario.model_validate(sj)
     sj, warns = share.params_to_scenario({"p": "default", "tok": "1e17"})
     assert sj["training"]["tokens_total"] == 15e12
-    assert warns == ["tok='1e17' (training.tokens_total): out of range; allowed 1e6 to 1e16 tokens (the Plan page's box: 1e-6 to 10000 trillion tokens); kept the base value"]
+    assert warns == ["tok='1e17' (training.tokens_total): out of range; allowed 1,000,000 to 1e16 tokens (the Plan page's box: 1e-6 to 10,000 trillion tokens); kept the base value"]
 
 
 # ---- review 2026-11-30: the model a link names is kept; the split is fitted to it --------------

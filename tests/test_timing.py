@@ -1208,7 +1208,8 @@ def test_a_lower_power_limit_cannot_flip_to_the_stage_with_the_wider_window():
 
 
 def test_ep_overlap_window_includes_the_cp_remainder():
-    """Qwen3-30B-A3B on 512 MI300X, TP 8 × CP 4 × EP 8 with ep_comm_overlap, ZeRO-2: the CP ring
+    """Qwen3-30B-A3B on 512 MI300X, TP 8 × CP 4 × EP 8 with ep_comm_overlap (interleaved, which the
+    overlap needs with PP > 1 since review 14j; GPipe before), ZeRO-2: the CP ring
     leaves an exposed remainder per layer and the all-to-all hides behind the MoE layer. Slower
     attention (a lower power limit, or flash attention off) adds to the attention core what it
     takes from the CP remainder (max(0, ring − core)), so the layer's wall time is unchanged, and
@@ -1220,7 +1221,7 @@ def test_ep_overlap_window_includes_the_cp_remainder():
     all-to-all is hidden whole here."""
     d = {"model": "qwen3-30b-a3b", "cluster": {"system": "mi300x-8", "n_gpus": 512},
          "training": {"seq_len": 2048, "global_batch_size": 256, "micro_batch_size": 2, "precision": "bf16"},
-         "parallelism": {"tp": 8, "pp": 2, "cp": 4, "ep": 8, "schedule": "gpipe", "zero_stage": 2,
+         "parallelism": {"tp": 8, "pp": 2, "vpp": 2, "cp": 4, "ep": 8, "schedule": "interleaved", "zero_stage": 2,
                          "recompute": "selective", "sequence_parallel": False, "offload_optimizer": "none",
                          "offload_activations": True, "flash_attention": True, "tp_comm_overlap": True,
                          "dp_comm_overlap": True, "ep_comm_overlap": True, "layer_split": "uneven"}}

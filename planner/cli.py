@@ -702,8 +702,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "goodput_tokens_per_s or mfu (highest first); default time_to_train")
     sp.add_argument("--top", type=_whole("1 to 1,000,000"), default=20, help="rows to print, 1 to 1,000,000 (default 20)")
     sp.add_argument("--recompute", default=None,
-                    help="recompute modes to try, comma-separated (default: none,selective,full; "
-                         "op_sac = TorchTitan's per-op selective checkpointing)")
+                    help="recompute modes to try, comma-separated (default: none,selective,full and the "
+                         "scenario's own; op_sac = TorchTitan's per-op selective checkpointing)")
     sp.add_argument("--schedules", default=None,
                     help="pipeline schedules to try, comma-separated (default: 1f1b,interleaved,zero_bubble "
                          "and the scenario's own; also gpipe, dualpipe)")
@@ -711,8 +711,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fits (default: the memory estimate, margin included, within usable HBM) or "
                          "conservative (also model states + activations at most 80 %% of usable HBM)")
     sp.add_argument("--min-headroom", type=_fraction_arg, default=0.0,
-                    help="share of usable HBM each split must leave free, 0 (default) to below 1; "
-                         "0.1 keeps the 10 %% practitioners usually leave")
+                    help="share of usable HBM each split must leave free, 0 (default) to below 1 "
+                         "(0.1: 10 %% of usable HBM left free)")
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")

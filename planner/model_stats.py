@@ -219,7 +219,7 @@ def stats(b: Batch) -> Batch:
     )
     # matmul weights only: less the biases, and for MLA less the RMSNorms of the query and KV
     # latents (r_q where q is low-rank, r_kv): norm weights, not matmuls (until 2026-12-01 they
-    # were in N_matmul_active, +124,928 on DeepSeek-V3, 3.4e-6 of its model FLOPs; review 14d)
+    # were in N_matmul_active, +124,928 on DeepSeek-V3, 3.4e-6 of it, 2.7e-6 of the model FLOPs; review 14d)
     rq_norm = where(F("q_lora_rank") > 0, F("q_lora_rank"), 0.0)
     attn_matmul = attn - where(bias & ~G("mla"), (a + 2.0 * k) * d_h + h, 0.0) - where(
         G("mla"), rq_norm + F("kv_lora_rank"), 0.0)

@@ -1368,7 +1368,7 @@ def sweep(
         is several per cent.
     min_headroom : fraction of the usable HBM a row must leave free, 0 (default) to below 1:
         ``mem_total_bytes <= (1 − min_headroom) · hbm_usable_bytes``, else infeasible ("less HBM
-        left free than min_headroom"). 0.1 keeps the 10 % a practitioner usually leaves.
+        left free than min_headroom"). 0.1 leaves 10 % of the usable HBM free.
     **space_options : passed to :func:`build_space` (candidate lists, ``allow_uneven``,
         ``allow_tp_beyond_nvlink``, ``include_invalid`` ...).
 

@@ -85,6 +85,20 @@ def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct
     return why
 
 
+#: Result columns whose equality makes two swept splits the same result (:func:`distinct_results`).
+TIE_COLUMNS = ("step_time_s", "mem_total_bytes", "time_to_train_days", "cost_usd")
+
+
+def distinct_results(df: pd.DataFrame) -> pd.DataFrame:
+    """The ranked sweep without the rows whose :data:`TIE_COLUMNS` all equal (to 12 significant
+    digits) those of a better-ranked row: one row per result, the best-ranked split kept."""
+    cols = [c for c in TIE_COLUMNS if c in df.columns]
+    if not cols or not len(df):
+        return df
+    key = df[cols].apply(lambda col: col.map(lambda x: f"{float(x):.12g}"))
+    return df.loc[~key.duplicated(keep="first")]
+
+
 def _sweep_base(sj: dict) -> dict:
     """The scenario the sweep starts from (a copy: the sweep overwrites its split)."""
     return copy.deepcopy(sj)
@@ -182,7 +196,7 @@ if (_open_sj := ss.pop("_ex_open_sj", None)) is not None:  # set below, loaded b
     C.open_in_plan(_open_sj)
     st.switch_page("app_pages/plan.py")
 
-_PAGE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_color", "ex_head")
+_PAGE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_color", "ex_head", "ex_ties")
 C.keep_page_widgets("explore", _PAGE_KEYS)
 sj = C.render_sidebar("explore")
 qp = st.query_params
@@ -193,9 +207,10 @@ if "ex_obj" not in ss:
     ss["ex_color"] = C.link_choice("ex_color", ["tp", "pp"], "tp", _w)
     ss["ex_top"] = C.link_int("ex_top", 1, 500, 20, _w)
     ss["ex_head"] = C.link_int("ex_head", 0, HEADROOM_MAX_PCT, 0, _w)
+    ss["ex_ties"] = C.link_choice("ex_ties", ["0", "1"], "0", _w) == "1"
     ss["_ex_warnings"] = _w
 C.write_url(sj, {"ex_obj": ss["ex_obj"], "ex_space": ss["ex_space"], "ex_color": ss["ex_color"],
-                 "ex_top": ss["ex_top"], "ex_head": ss["ex_head"]})
+                 "ex_top": ss["ex_top"], "ex_head": ss["ex_head"], "ex_ties": "1" if ss["ex_ties"] else "0"})
 
 st.title("Explore every split")
 C.show_link_warnings()
@@ -276,7 +291,15 @@ with right:
 if len(df) > MAX_POINTS:
     st.caption(f"Charts show the best {MAX_POINTS:,} splits plus every Pareto point; the table ranks all {len(df):,}.")
 
-top = df.head(int(ss["ex_top"])).reset_index(drop=True)
+st.toggle("One row per result", key="ex_ties",
+          help="Hide the splits whose step time, memory per GPU, days and cost all equal a better-ranked "
+               "row's: DP 64 × CP 1 × micro-batch 1 and DP 8 × CP 8 × micro-batch 8, for example, often tie "
+               "(the same tokens per GPU, the ring hidden), so a top 20 can hold only a few distinct results.")
+ranked = distinct_results(df) if ss["ex_ties"] else df
+top = ranked.head(int(ss["ex_top"])).reset_index(drop=True)
+if ss["ex_ties"] and len(ranked) < len(df):
+    st.caption(f"{len(df) - len(ranked):,} of the {len(df):,} feasible splits tie a better-ranked one and are "
+               "hidden from the table.")
 ss["_ex_top_rows"] = top.to_dict("records")
 _labels = [f"#{i + 1}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "
            f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
@@ -357,7 +380,8 @@ ss["_ex_pick_labels"] = _labels
 # A new sweep (another model, GPU count, objective, space or top K) starts the box at its row 0.
 # Set through session state, so the browser is sent the new label: it kept showing (and sending
 # back) the old sweep's label otherwise, and "Open in Plan" read that string (review 2026-11-30).
-_sweep_id = (C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], len(top), sweep_gpus, int(ss["ex_head"]))
+_sweep_id = (C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], len(top), sweep_gpus, int(ss["ex_head"]),
+             bool(ss["ex_ties"]))
 if ss.get("_ex_pick_sweep") != _sweep_id or pick_index(ss.get("ex_pick"), _labels) != ss.get("ex_pick"):
     ss["ex_pick"] = 0
 ss["_ex_pick_sweep"] = _sweep_id

@@ -1,0 +1,70 @@
+"""Explore's "One row per result" (review 14g: a top 20 held about five distinct results, the
+rest exact ties such as DP 64 × CP 1 × micro-batch 1 and DP 8 × CP 8 × micro-batch 8).
+
+Expected rows come from the sweep itself through the definition — two splits tie when step time,
+memory per GPU, days and cost are equal — not from the page's output."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import planner
+
+from test_app import EXPLORE, _clear_caches, _run  # noqa: F401
+
+
+def _page_space(name: str) -> dict:
+    """The Explore page's own search-space options (its SPACES literal, read from the source)."""
+    tree = ast.parse(Path(EXPLORE).read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "SPACES")
+    spaces = {}
+    for k, v in zip(node.value.keys, node.value.values):  # dict(key=value, ...) calls of literals
+        spaces[ast.literal_eval(k)] = {kw.arg: ast.literal_eval(kw.value) for kw in v.keywords}
+    return spaces[name]
+
+
+def _page_sweep(preset: str):
+    return planner.sweep(planner.load_preset(preset), objective="time_to_train", feasible_only=True,
+                         **_page_space("focused"))
+
+
+def _distinct_by_hand(df):
+    seen, keep = set(), []
+    for i, r in df.iterrows():
+        k = tuple(f"{float(r[c]):.12g}" for c in ("step_time_s", "mem_total_bytes", "time_to_train_days", "cost_usd"))
+        if k not in seen:
+            seen.add(k)
+            keep.append(i)
+    return df.loc[keep]
+
+
+def test_one_row_per_result_hides_ties_and_says_how_many():
+    df = _page_sweep("llama3-8b-h100-64")
+    want = _distinct_by_hand(df).head(20)
+    assert len(want) == 20 and len(df.head(20).drop_duplicates(
+        subset=["step_time_s", "mem_total_bytes"])) < 20  # the premise: the plain top 20 holds ties
+    at = _run(EXPLORE, {"p": "llama3-8b-h100-64", "ex_ties": "1"})
+    assert not at.exception
+    assert at.toggle(key="ex_ties").value is True
+    table = at.dataframe[0].value
+    assert len(table) == 20
+    assert [int(x) for x in table["DP"]] == [int(x) for x in want["dp"]]
+    assert [int(x) for x in table["CP"]] == [int(x) for x in want["cp"]]
+    hidden = len(df) - len(_distinct_by_hand(df))
+    assert any(f"{hidden:,} of the {len(df):,} feasible splits tie a better-ranked one" in c.value for c in at.caption)
+
+
+def test_ties_shown_by_default_and_the_toggle_rides_in_the_link():
+    at = _run(EXPLORE, {"p": "llama3-8b-h100-64"})
+    assert at.toggle(key="ex_ties").value is False
+    df = _page_sweep("llama3-8b-h100-64").head(20)
+    assert [int(x) for x in at.dataframe[0].value["DP"]] == [int(x) for x in df["dp"]]
+    at.toggle(key="ex_ties").set_value(True).run()
+    assert at.query_params.get("ex_ties") in ("1", ["1"])
+
+
+def test_bad_ties_link_value_is_refused():
+    at = _run(EXPLORE, {"p": "llama3-8b-h100-64", "ex_ties": "yes"})
+    assert at.toggle(key="ex_ties").value is False
+    assert any("ex_ties='yes': refused; allowed 0, 1" in w.value for w in at.warning)

@@ -18,7 +18,8 @@ import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import charts  # noqa: E402
 from planner.batch import RECOMPUTE, SCHEDULES  # noqa: E402
-from planner.sweep import _ep_overlap_possible, no_split_reason, no_valid_split_reason, sweep_start  # noqa: E402
+from planner.sweep import distinct_results, no_split_reason, no_valid_split_reason, sweep_start  # noqa: E402
+from planner.timing import ep_overlap_possible  # noqa: E402
 
 ss = st.session_state
 
@@ -85,20 +86,6 @@ def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct
     return why
 
 
-#: Result columns whose equality makes two swept splits the same result (:func:`distinct_results`).
-TIE_COLUMNS = ("step_time_s", "mem_total_bytes", "time_to_train_days", "cost_usd")
-
-
-def distinct_results(df: pd.DataFrame) -> pd.DataFrame:
-    """The ranked sweep without the rows whose :data:`TIE_COLUMNS` all equal (to 12 significant
-    digits) those of a better-ranked row: one row per result, the best-ranked split kept."""
-    cols = [c for c in TIE_COLUMNS if c in df.columns]
-    if not cols or not len(df):
-        return df
-    key = df[cols].apply(lambda col: col.map(lambda x: f"{float(x):.12g}"))
-    return df.loc[~key.duplicated(keep="first")]
-
-
 def _sweep_base(sj: dict) -> dict:
     """The scenario the sweep starts from (a copy: the sweep overwrites its split)."""
     return copy.deepcopy(sj)
@@ -136,7 +123,7 @@ def row_scenario(sj: dict, row: dict) -> dict:
             gbs = planner.Scenario.model_validate(copy.deepcopy(sj)).training.global_batch_size
         mbs = int(out["training"].get("micro_batch_size") or 1)
         dp = int(row["dp"]) if row.get("dp") is not None else 1
-        if not bool(_ep_overlap_possible(int(par.get("pp", 1)), SCHEDULES.index(par.get("schedule", "1f1b")),
+        if not bool(ep_overlap_possible(int(par.get("pp", 1)), SCHEDULES.index(par.get("schedule", "1f1b")),
                                          int(gbs) // max(mbs * dp, 1), RECOMPUTE.index(par.get("recompute", "none")))):
             par["ep_comm_overlap"] = False
     return out

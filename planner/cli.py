@@ -497,8 +497,18 @@ def cmd_sweep(args) -> int:
         _err(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept")
     try:
-        df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top,
-                   memory_rule=args.memory_rule, min_headroom=args.min_headroom, **space)
+        if args.distinct:  # ties removed from the whole ranking first, then the top rows
+            from .sweep import distinct_results
+
+            df = sweep(s, gpus=args.gpus, objective=args.objective, top=None,
+                       memory_rule=args.memory_rule, min_headroom=args.min_headroom, **space)
+            n_all = len(df)
+            df = distinct_results(df)
+            df.attrs["n_ties_hidden"] = n_all - len(df)
+            df = df.head(args.top)
+        else:
+            df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top,
+                       memory_rule=args.memory_rule, min_headroom=args.min_headroom, **space)
     except ValueError as e:
         raise UsageError([str(e)]) from None
     if len(df) == 0:
@@ -713,6 +723,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--min-headroom", type=_fraction_arg, default=0.0,
                     help="share of usable HBM each split must leave free, 0 (default) to below 1 "
                          "(0.1: 10 %% of usable HBM left free)")
+    sp.add_argument("--distinct", action="store_true",
+                    help="one row per result: leave out the splits whose step time, memory, days and cost "
+                         "all equal a better-ranked one's (n_ties_hidden counts them)")
     sp.set_defaults(func=cmd_sweep)
 
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")

@@ -1114,6 +1114,26 @@ def _objective_key(out: Batch, objective: str, n: int) -> np.ndarray:
 _TIME_OBJECTIVES = ("time_to_train", "cost", "goodput_tokens_per_s")
 
 
+#: Result columns whose equality makes two swept splits the same result (:func:`distinct_results`).
+TIE_COLUMNS = ("step_time_s", "mem_total_bytes", "time_to_train_days", "cost_usd")
+
+
+def distinct_results(df: pd.DataFrame) -> pd.DataFrame:
+    """A ranked sweep table without the rows whose :data:`TIE_COLUMNS` all equal (to 12
+    significant digits) those of a better-ranked row: one row per result, the best-ranked split of
+    each kept, in order. Splits such as DP 64 × CP 1 × micro-batch 1 and DP 8 × CP 8 × micro-batch 8
+    often tie exactly (the same tokens per GPU, the CP ring hidden), so a top 20 could hold only a
+    few distinct results (review 14g). Used by the Explore page's "One row per result" and
+    ``planner sweep --distinct``."""
+    cols = [c for c in TIE_COLUMNS if c in df.columns]
+    if not cols or not len(df):
+        return df
+    key = df[cols].apply(lambda col: col.map(lambda x: f"{float(x):.12g}"))
+    out = df.loc[~key.duplicated(keep="first")]
+    out.attrs.update(df.attrs)
+    return out
+
+
 def _headroom_ok(out: Batch, min_headroom: float) -> np.ndarray:
     """Rows whose memory estimate leaves at least ``min_headroom`` of the usable HBM free:
     ``mem_total_bytes <= (1 − min_headroom) · hbm_usable_bytes`` (bool, shape (n,))."""

@@ -68,3 +68,22 @@ def test_bad_ties_link_value_is_refused():
     at = _run(EXPLORE, {"p": "llama3-8b-h100-64", "ex_ties": "yes"})
     assert at.toggle(key="ex_ties").value is False
     assert any("ex_ties='yes': refused; allowed 0, 1" in w.value for w in at.warning)
+
+
+def test_api_and_cli_distinct_results_by_the_definition():
+    import io
+    import pandas as pd
+    from planner.sweep import distinct_results
+    from test_input_ranges import _cli
+
+    df = planner.sweep(planner.load_preset("llama3-8b-h100-64"))
+    want = _distinct_by_hand(df)
+    got = distinct_results(df)
+    assert list(got.index) == list(want.index) and got.attrs["n_feasible"] == df.attrs["n_feasible"]
+    rc, out, err = _cli("sweep", "--preset", "llama3-8b-h100-64", "--top", "10", "--distinct", "--format", "csv")
+    assert rc == 0, err
+    cli = pd.read_csv(io.StringIO(out))
+    assert list(cli["dp"]) == list(want.head(10)["dp"]) and list(cli["zero_stage"]) == list(want.head(10)["zero_stage"])
+    assert len(cli.drop_duplicates(subset=["step_time_s", "mem_total_bytes", "time_to_train_days", "cost_usd"])) == 10
+    rc, out, err = _cli("sweep", "--preset", "llama3-8b-h100-64", "--top", "3", "--distinct")
+    assert rc == 0 and f"n_ties_hidden = {len(df) - len(want)}" in out

@@ -1128,8 +1128,19 @@ def distinct_results(df: pd.DataFrame) -> pd.DataFrame:
     cols = [c for c in TIE_COLUMNS if c in df.columns]
     if not cols or not len(df):
         return df
-    key = df[cols].apply(lambda col: col.map(lambda x: f"{float(x):.12g}"))
-    out = df.loc[~key.duplicated(keep="first")]
+    # Vectorised (review 14m: a per-value f"{x:.12g}" took 1.6 s on a 746,655-row sweep, on every
+    # rerun of the page): x = m · 10^e with 1 <= |m| < 10, the key is (round(m · 10^11), e), i.e. x
+    # to 12 significant digits; 0, inf and NaN keep e = 0 (NaN keys equal each other, as before).
+    x = df[cols].to_numpy(dtype=np.float64, na_value=np.nan)
+    ok = np.isfinite(x) & (x != 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        e = np.where(ok, np.floor(np.log10(np.abs(np.where(ok, x, 1.0)))), 0.0)
+        m = np.where(ok, np.round(x / np.power(10.0, e) * 1e11), x)
+    carry = ok & (np.abs(m) >= 1e12)  # 9.9999999999995 rounds up to 10.0000000000
+    m = np.where(carry, m / 10.0, m)
+    e = np.where(carry, e + 1.0, e)
+    key = pd.DataFrame(np.concatenate([m, e], axis=1))
+    out = df.loc[~key.duplicated(keep="first").to_numpy()]
     out.attrs.update(df.attrs)
     return out
 

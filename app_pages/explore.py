@@ -288,9 +288,17 @@ if ss["ex_ties"] and len(ranked) < len(df):
     st.caption(f"{len(df) - len(ranked):,} of the {len(df):,} feasible splits tie a better-ranked one and are "
                "hidden from the table.")
 ss["_ex_top_rows"] = top.to_dict("records")
-_labels = [f"#{i + 1}: TP {top['tp'][i]} · PP {top['pp'][i]} · CP {top['cp'][i]} · "
-           f"mb {top['micro_batch_size'][i]} · {top['schedule'][i]} · "
-           f"{C.fmt_days(float(top['time_to_train_days'][i]))}" for i in range(len(top))]
+def _pick_label(i: int, r: dict) -> str:
+    """The pick box's label of table row ``i``: every split field that can tell two rows apart
+    (review 14m: VPP, ZeRO and recompute were left out, so two rows could share a label)."""
+    sched = r["schedule"] + (f" (VPP {r['vpp']})" if int(r["vpp"]) > 1 else "")
+    extra = (f" · EP {r['ep']}" if int(r["ep"]) > 1 else "") + (
+        f" · offload {r['offload_optimizer']}" if r["offload_optimizer"] != "none" else "")
+    return (f"#{i + 1}: TP {r['tp']} · PP {r['pp']} · CP {r['cp']} · mb {r['micro_batch_size']} · "
+            f"ZeRO {r['zero_stage']} · {r['recompute']} · {sched}{extra} · {C.fmt_days(float(r['time_to_train_days']))}")
+
+
+_labels = [_pick_label(i, r) for i, r in enumerate(top.to_dict("records"))]
 _stale_click = _open_req is not None and _open_req[1] is not None and (
     _open_req[0] >= len(_labels) or _labels[_open_req[0]] != _open_req[1])
 if _stale_click:  # the table changed under the click (a sweep still computing): say so, open nothing

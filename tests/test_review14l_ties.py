@@ -87,3 +87,15 @@ def test_api_and_cli_distinct_results_by_the_definition():
     assert len(cli.drop_duplicates(subset=["step_time_s", "mem_total_bytes", "time_to_train_days", "cost_usd"])) == 10
     rc, out, err = _cli("sweep", "--preset", "llama3-8b-h100-64", "--top", "3", "--distinct")
     assert rc == 0 and f"n_ties_hidden = {len(df) - len(want)}" in out
+
+
+def test_pick_labels_name_every_split_field_that_differs():
+    """The "Or pick a row" labels name ZeRO, recompute and the VPP (review 14m: they were left out,
+    so two rows of a table could share a label); the full space's top 100 rows all differ."""
+    at = _run(EXPLORE, {"p": "default", "ex_space": "full", "ex_top": "100"})
+    assert not at.exception
+    opts = at.selectbox(key="ex_pick").options
+    table = at.dataframe[0].value
+    assert len(opts) == len(table) == 100 and len(set(opts)) == 100
+    r0 = table.iloc[0]
+    assert f"ZeRO {r0['ZeRO']} · " in opts[0]

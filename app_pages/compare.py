@@ -117,9 +117,7 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
         # a page's own keys (Plan's pl_*, Explore's ex_*, ...) in a link copied from that page say
         # nothing about the scenario: left out without a warning
         params = {k: v for k, v in params.items() if not str(k).startswith(C.PAGE_PREFIXES)}
-        if params and not any(str(k) in share.ALL_KEYS or (len(str(k)) > 2 and str(k)[0] in "123456789"
-                                                           and str(k)[1] == "." and str(k)[2:] in share.ALL_KEYS)
-                              for k in params):
+        if params and not any(share.is_link_key(k) for k in params):
             # key=value pairs, none of them a share link's (review 14j: a pasted search URL said only
             # "'q': unknown link parameter ignored" and showed the default scenario without a word)
             sj, warns = share.params_to_scenario({})

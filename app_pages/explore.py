@@ -63,6 +63,13 @@ def run_sweep(sj_json: str, objective: str, space: str, gpus: int | None = None,
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
+def distinct_sweep(sj_json: str, objective: str, space: str, gpus: int | None = None, headroom_pct: int = 0) -> pd.DataFrame:
+    """:func:`run_sweep`'s table with one row per result (``planner.sweep.distinct_results``),
+    cached like it: a rerun for a colour or pick-box change does not filter the table again."""
+    return distinct_results(run_sweep(sj_json, objective, space, gpus, headroom_pct))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
 def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct: int = 0) -> str:
     """Why the sweep of ``space`` on ``gpus`` GPUs found no split, naming the fields and what would work
     (planner.sweep.no_valid_split_reason / no_split_reason, told this page's search space and GPU
@@ -282,7 +289,8 @@ st.toggle("One row per result", key="ex_ties",
           help="Hide the splits whose step time, memory per GPU, days and cost all equal a better-ranked "
                "row's: DP 64 × CP 1 × micro-batch 1 and DP 8 × CP 8 × micro-batch 8, for example, often tie "
                "(the same tokens per GPU, the ring hidden), so a top 20 can hold only a few distinct results.")
-ranked = distinct_results(df) if ss["ex_ties"] else df
+ranked = distinct_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], sweep_gpus,
+                        int(ss["ex_head"])) if ss["ex_ties"] else df
 top = ranked.head(int(ss["ex_top"])).reset_index(drop=True)
 if ss["ex_ties"] and len(ranked) < len(df):
     st.caption(f"{len(df) - len(ranked):,} of the {len(df):,} feasible splits tie a better-ranked one and are "

@@ -57,7 +57,7 @@ from .schema import TOKENS_TOTAL_MAX, Scenario, format_errors
 
 __all__ = [
     "scenario_to_params", "params_to_scenario", "parse_link", "prefix_params", "unprefix_params",
-    "last_value", "stray_slot_keys", "widget_range_errors", "ALL_KEYS", "SPLIT_KEYS", "DEFAULT_PRESET",
+    "last_value", "is_link_key", "stray_slot_keys", "widget_range_errors", "ALL_KEYS", "SPLIT_KEYS", "DEFAULT_PRESET",
 ]
 
 DEFAULT_PRESET = "default"
@@ -559,12 +559,8 @@ _NO_BOX_KEYS = frozenset({"dp", "mn"})
 
 def _range_words(f: Field) -> str:
     """A field's range in words, as the Plan page's box takes it (``1 to 100,000``)."""
-    small = all(x is None or (float(x).is_integer() and abs(x) <= _INT_MAX) for x in (f.lo, f.hi))
-
     def one(x: float | None) -> str:
-        if x is None:
-            return ""
-        return f"{int(x):,}" if small else fmt_number(x)
+        return "" if x is None else _bound_text(x)
 
     if f.kind == "bool":
         return "true or false"
@@ -1572,6 +1568,13 @@ def last_value(v: Any) -> str | None:
     """The value a link uses for a key read by :func:`parse_link` / :func:`unprefix_params` (the
     last of repeated values); None for None."""
     return None if v is None else _last(v)
+
+
+def is_link_key(key: Any) -> bool:
+    """Whether ``key`` is one of this app's share-link keys, bare or with a scenario slot's
+    ``N.`` prefix (``tp``, ``2.tp``)."""
+    k = str(key)
+    return k in ALL_KEYS or (len(k) > 2 and k[0] in "123456789" and k[1] == "." and k[2:] in ALL_KEYS)
 
 
 def stray_slot_keys(params: Mapping[str, Any], n_slots: int) -> list[str]:

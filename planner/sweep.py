@@ -69,6 +69,7 @@ from . import batch as _batch
 from . import catalog
 from . import engine as _engine
 from .batch import OFFLOAD, RECOMPUTE, SCHEDULES, Batch
+from .timing import ep_overlap_possible
 from .schema import InputError, is_whole_number, precision_error, replicas_error
 from .engine import RESULT_COLUMNS, run_batch
 from .schema import Scenario, validate_scenario
@@ -383,22 +384,12 @@ class SplitSpace:
             # (Megatron-Core's combined 1F1B), interleaved (MCore: "if PP > 1, set VPP") or
             # DualPipe; on a plain 1F1B / zero-bubble / GPipe pipeline it is off (review 14g)
             n_micro = np.asarray(b["global_batch_size"]) // np.maximum(b["micro_batch_size"] * b["dp"], 1)
-            b["ep_comm_overlap"] = np.asarray(b["ep_comm_overlap"], dtype=bool) & _ep_overlap_possible(
+            b["ep_comm_overlap"] = np.asarray(b["ep_comm_overlap"], dtype=bool) & ep_overlap_possible(
                 b["pp"], b["schedule"], n_micro, b["recompute"])
         reason = self.struct["reason"][s].copy()
         nvme_bad = (off == OFFLOAD.index("nvme")) & ~self.group_has_nvme[g]
         reason[(reason == R_OK) & nvme_bad] = R_NVME
         return b, reason, g
-
-
-def _ep_overlap_possible(pp, schedule, n_micro, recompute) -> np.ndarray:
-    """Where ``ep_comm_overlap`` can be had: :func:`planner.timing.ep_overlap_possible` (the engine
-    applies the same rule, so a swept row and its scenario on the Plan page agree). Found by review
-    14g: DeepSeek-V3's best split was a zero-bubble PP 4 whose 8.5 s of all-to-all per step were
-    counted hidden, MFU 0.68; with them exposed it is 0.40, below the DualPipe layout's 0.51."""
-    from .timing import ep_overlap_possible
-
-    return ep_overlap_possible(pp, schedule, n_micro, recompute)
 
 
 def _base_scenario_for(s: Scenario, system_id, n_gpus: int) -> Scenario:
@@ -1806,7 +1797,7 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
         par["offload_master_weights"] = False
         par["offload_grads"] = False
     n_micro = data["training"]["global_batch_size"] // (int(row["micro_batch_size"]) * int(row["dp"]))
-    if not bool(_ep_overlap_possible(int(row["pp"]), SCHEDULES.index(par["schedule"]), n_micro,
+    if not bool(ep_overlap_possible(int(row["pp"]), SCHEDULES.index(par["schedule"]), n_micro,
                                      RECOMPUTE.index(par["recompute"]))):
         par["ep_comm_overlap"] = False  # as the sweep row (SplitSpace.rows)
     model = scenario.resolved_model()

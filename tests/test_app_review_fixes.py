@@ -49,7 +49,7 @@ def _with(sj: dict, path: tuple, value) -> dict:
 # (path, value, the range the Plan page's box takes, as the box is defined in _common.py)
 _OUT_OF_BOX = [
     (("training", "seq_len"), 10**8, "1 to 4,194,304"),
-    (("training", "tokens_total"), 1e20, "1e6 to 1e16"),
+    (("training", "tokens_total"), 1e20, "1,000,000 to 1e16"),
     (("reliability", "rate_scale"), 1000, "0 to 100"),
     (("cluster", "pue"), 10, "1 to 3"),
     (("parallelism", "vpp"), 5000, "1 to 1,000"),

@@ -276,11 +276,9 @@ def gib_decimals(*values_bytes: float) -> int:
     """Decimals of GiB (2³⁰ B) that tell ``values_bytes`` apart: 1, or more (up to 6) while two
     different values would read the same. Found by review: a peak 0.02 GiB above the usable HBM read
     "40.5 GiB of 40.5 GiB usable" beside "Fits in HBM: no"."""
-    v = [float(x) / GIB for x in values_bytes if x is not None and math.isfinite(float(x))]
-    d = 1
-    while d < 6 and any(a != b and round(a, d) == round(b, d) for a in v for b in v):
-        d += 1
-    return d
+    from planner.memory import gib_decimals as _decimals
+
+    return _decimals(*values_bytes, start=1, most=6)
 
 
 def gib_text(x_bytes: float, decimals: int = 1) -> str:

@@ -265,15 +265,20 @@ if results:
             need = (C.num(res, "host_mem_per_node_bytes") or 0.0) + (
                 0.0 if res.get("host_fits_ckpt") is None or bool(res.get("host_fits_ckpt"))
                 else C.num(res, "ckpt_host_mem_per_node_bytes") or 0.0)
-            return f"no {NO_FIT_MARK}" + (f" ({need / C.GIB:,.1f} of {host / C.GIB:,.1f} GiB per node)"
+            d = C.gib_decimals(need, host) if host is not None else 1  # two figures that differ read apart
+            return f"no {NO_FIT_MARK}" + (f" ({need / C.GIB:,.{d}f} of {host / C.GIB:,.{d}f} GiB per node)"
                                            if host is not None else "")
         if not C.does_not_fit(res) and not C.host_does_not_fit(res):
             return v
+        usable, peak = C.usable_hbm_bytes(res), C.num(res, "mem_total_bytes")
+        # as many decimals as tell the peak from the usable HBM (found by review 15c: "no ✗ (41.3 of
+        # 41.3 GiB)" where the Plan page reads "41.32 GiB of 41.31 GiB usable")
+        d = C.gib_decimals(peak, usable) if peak is not None and usable is not None else 1
         if col == "fits" and C.does_not_fit(res):
-            usable = C.usable_hbm_bytes(res)
-            peak = C.num(res, "mem_total_bytes")
-            return (f"no {NO_FIT_MARK}" + (f" ({peak / C.GIB:,.1f} of {usable / C.GIB:,.1f} GiB)"
+            return (f"no {NO_FIT_MARK}" + (f" ({peak / C.GIB:,.{d}f} of {usable / C.GIB:,.{d}f} GiB)"
                                             if peak is not None and usable is not None else ""))
+        if col == "mem_total_bytes" and C.does_not_fit(res) and peak is not None:
+            return f"{peak / C.GIB:,.{d}f} GiB {NO_FIT_MARK}"
         return f"{v} {NO_FIT_MARK}" if col in NO_FIT_ROWS and v != C.DASH else v
 
     table = pd.DataFrame(

@@ -18,7 +18,8 @@ import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import charts  # noqa: E402
 from planner.batch import RECOMPUTE, SCHEDULES  # noqa: E402
-from planner.sweep import distinct_results, no_split_reason, no_valid_split_reason, sweep_start  # noqa: E402
+from planner.sweep import (EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, SEARCH_SPACES,  # noqa: E402
+                           distinct_results, no_split_reason, no_valid_split_reason, sweep_start)
 from planner.timing import ep_overlap_possible  # noqa: E402
 
 ss = st.session_state
@@ -29,13 +30,8 @@ OBJECTIVES = {
     "goodput_tokens_per_s": "most useful tokens/s (goodput × throughput)",
     "mfu": "highest MFU",
 }
-#: Search spaces offered (options of planner.sweep.build_space).
-SPACES = {
-    "focused": dict(zero_stages=(1,), recompute=("selective", "full"), offload=("none",),
-                    schedules=("1f1b", "interleaved"), cp_max=4, vpp_max=4, micro_batch_max=4),
-    "full": dict(recompute=("none", "selective", "full", "op_sac"),
-                 schedules=("1f1b", "interleaved", "zero_bubble", "dualpipe")),
-}
+#: Search spaces offered (planner.sweep.SEARCH_SPACES: options of planner.sweep.build_space).
+SPACES = SEARCH_SPACES
 SPACE_HELP = ("focused: ZeRO-1, selective or full recompute, no offload, 1F1B or interleaved (VPP ≤ 4), "
               "CP ≤ 4, micro-batch ≤ 4. full: the engine's whole default space plus op_sac recompute "
               "(TorchTitan's per-op selective checkpointing) and the DualPipe schedule (slower).")
@@ -46,8 +42,8 @@ RANK_COLUMN = {"time_to_train": "days", "cost": "M USD", "goodput_tokens_per_s":
 SPLIT_COLUMNS = ("TP", "PP", "DP", "CP", "EP", "VPP", "mb", "ZeRO", "recomp.", "sched.")
 #: Points sent to the scatter charts (best first; every Pareto point is added).
 MAX_POINTS = 3000
-#: Most HBM the page lets a sweep keep free, in % of the usable HBM.
-HEADROOM_MAX_PCT = 50
+#: Most HBM the page lets a sweep keep free, in % of the usable HBM (planner.sweep).
+HEADROOM_MAX_PCT = EXPLORE_HEADROOM_MAX_PCT
 SPLIT_FIELDS = ("tp", "pp", "cp", "ep", "vpp", "zero_stage", "recompute", "schedule",
                 "sequence_parallel", "offload_optimizer")
 
@@ -196,12 +192,12 @@ sj = C.render_sidebar("explore")
 qp = st.query_params
 if "ex_obj" not in ss:
     _w: list[str] = []
-    ss["ex_obj"] = C.link_choice("ex_obj", list(OBJECTIVES), "time_to_train", _w)
-    ss["ex_space"] = C.link_choice("ex_space", list(SPACES), "focused", _w)
+    ss["ex_obj"] = C.link_choice("ex_obj", list(OBJECTIVES), EXPLORE_DEFAULTS["ex_obj"], _w)
+    ss["ex_space"] = C.link_choice("ex_space", list(SPACES), EXPLORE_DEFAULTS["ex_space"], _w)
     ss["ex_color"] = C.link_choice("ex_color", ["tp", "pp"], "tp", _w)
-    ss["ex_top"] = C.link_int("ex_top", 1, 500, 20, _w)
-    ss["ex_head"] = C.link_int("ex_head", 0, HEADROOM_MAX_PCT, 0, _w)
-    ss["ex_ties"] = C.link_choice("ex_ties", ["0", "1"], "0", _w) == "1"
+    ss["ex_top"] = C.link_int("ex_top", 1, EXPLORE_TOP_MAX, int(EXPLORE_DEFAULTS["ex_top"]), _w)
+    ss["ex_head"] = C.link_int("ex_head", 0, HEADROOM_MAX_PCT, int(EXPLORE_DEFAULTS["ex_head"]), _w)
+    ss["ex_ties"] = C.link_choice("ex_ties", ["0", "1"], EXPLORE_DEFAULTS["ex_ties"], _w) == "1"
     ss["_ex_warnings"] = _w
 C.write_url(sj, {"ex_obj": ss["ex_obj"], "ex_space": ss["ex_space"], "ex_color": ss["ex_color"],
                  "ex_top": ss["ex_top"], "ex_head": ss["ex_head"], "ex_ties": "1" if ss["ex_ties"] else "0"})
@@ -233,7 +229,7 @@ ss["_ex_layer_split"] = (sweep_src.get("parallelism") or {}).get("layer_split")
 c1, c2, c3, c5, c4 = st.columns([2, 1, 1, 1, 1])
 c1.selectbox("Rank by", list(OBJECTIVES), key="ex_obj", format_func=OBJECTIVES.get)
 c2.selectbox("Search space", list(SPACES), key="ex_space", help=SPACE_HELP)
-c3.number_input("Top K", min_value=1, max_value=500, step=5, key="ex_top")
+c3.number_input("Top K", min_value=1, max_value=EXPLORE_TOP_MAX, step=5, key="ex_top")
 c5.number_input("HBM left free, %", min_value=0, max_value=HEADROOM_MAX_PCT, step=5, key="ex_head",
                 help="Share of the usable HBM every split must leave free (planner.sweep's min_headroom). The "
                      "memory estimate is within 8 % of 22 of the 35 published peaks in the out-of-sample file, "

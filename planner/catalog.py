@@ -58,6 +58,13 @@ def _load_file(path: Path, cls: type[T]) -> dict[str, T]:
             continue
         if "sources" in cls.model_fields and isinstance(entry, dict) and "sources" not in entry:
             raise CatalogError(f"{path.name}: entry '{key}': sources: every catalogue number needs a source")
+        if "sources" in cls.model_fields and isinstance(entry, dict) and isinstance(entry.get("sources"), dict):
+            # a wildcard or a blank source would pass the schema's per-number check (an inline
+            # object a user types may use '*'; a catalogue file names each number's source)
+            bad = sorted(k for k, v in entry["sources"].items() if k == "*" or not str(v).strip())
+            if bad:
+                raise CatalogError(f"{path.name}: entry '{key}': sources: {', '.join(map(repr, bad))}: a catalogue "
+                                   "file gives each number its own non-empty source (no '*' wildcard)")
         try:
             out[key] = cls.model_validate(entry)
         except ValidationError as e:

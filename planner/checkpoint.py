@@ -105,6 +105,21 @@ def ckpt_bytes_mixed_adam(params_total):
     return np.asarray(params_total, dtype=float) * CKPT_BYTES_PER_PARAM
 
 
+def host_copy_bw(host_link_bw_bytes_per_s, host_memory_bw_bytes_per_s, gpus_copying_per_node):
+    """Per-GPU bandwidth of a device↔host checkpoint copy [B/s], shape: the arguments' broadcast.
+
+    Each GPU copies over its own host link, but all GPUs of a node that copy at once land in (or
+    read from) the same host DRAM: ``min(host_link, host_memory_bw / gpus_copying_per_node)``.
+    It binds where GPUs × link exceeds the DRAM bandwidth, e.g. a GB200 tray (4 × 225e9 B/s of
+    NVLink-C2C against 778e9 B/s of LPDDR5X, hardware.md §3a) or a DGX B300 (8 × 63e9 against
+    614e9 does not bind). Found by review 15a: the async stall counted the link only.
+    """
+    link = np.asarray(host_link_bw_bytes_per_s, dtype=float)
+    dram = np.asarray(host_memory_bw_bytes_per_s, dtype=float) / np.maximum(
+        np.asarray(gpus_copying_per_node, dtype=float), 1.0)
+    return np.minimum(link, dram)
+
+
 def ckpt_layout(ckpt_bytes, n_gpus, gpus_per_node, dp, zero_stage, ep=1):
     """How the checkpoint is split over writers.
 
@@ -204,11 +219,15 @@ def ckpt_reload_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per
     bandwidth, the job total ``n_gpus · shard_bytes`` over the aggregate read bandwidth, and,
     when ``from_peer`` (a lost node's copy held by a peer replica), the node's share over the
     network. Same pipelining simplification as :func:`ckpt_save_time`.
+
+    A node reads the shards of the job's GPUs on it: ``min(gpus_per_node, n_gpus)`` of them (found
+    by review: a 4-GPU job on an 8-GPU node was charged 8 shards, twice its whole checkpoint).
     """
     shard = np.asarray(shard_bytes, dtype=float)
     gpn = np.asarray(gpus_per_node, dtype=float)
     h2d = _over(shard, host_link_bw_bytes_per_s)
-    node_read = gpn * shard
+    readers = gpn if n_gpus is None else np.minimum(gpn, np.asarray(n_gpus, dtype=float))
+    node_read = readers * shard
     node = _over(node_read, read_bw_per_node_bytes_per_s)
     total = ckpt_bytes if n_gpus is None else np.asarray(n_gpus, dtype=float) * shard
     agg = _over(total, agg_read_bw_bytes_per_s)
@@ -249,7 +268,7 @@ def ckpt_interval_daly(delta_s, mtbf_s):
     -------
     ndarray — compute time between checkpoints [s]:
     ``τ = sqrt(2δM)·[1 + (1/3)·sqrt(δ/(2M)) + δ/(18M)] − δ`` for δ < 2M, else ``τ = M``
-    (Daly 2006 [6], eq. 37).
+    (Daly 2006 [6], eq. 37). NaN where ``delta_s`` or ``mtbf_s`` is NaN.
 
     Notes
     -----
@@ -267,7 +286,8 @@ def ckpt_interval_daly(delta_s, mtbf_s):
     with np.errstate(divide="ignore", invalid="ignore"):
         x = d / (2.0 * m)
         t = np.sqrt(2.0 * d * m) * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
-    return np.where(d < 2.0 * m, t, m)
+    # an unknown δ stays unknown (found by review: δ = NaN fell to the δ >= 2M branch and gave M)
+    return np.where(np.isnan(d), np.nan, np.where(d < 2.0 * m, t, m))
 
 
 
@@ -311,8 +331,13 @@ def tier_times(b) -> dict[str, np.ndarray]:
     node_local = np.array([kind in NODE_LOCAL_TIERS for kind in TIER_KINDS])
     replicas = np.where(node_local, peer_replicas(per_tier("replicas", NODE_LOCAL_TIERS), col("n_nodes")[:, None]), 0.0)
     shard, node_b, ck1 = lay["shard_bytes"][:, None], lay["node_bytes"][:, None], ckpt[:, None]
-    host_bw, nic = col("host_link_bw_bytes_per_s")[:, None], col("nic_bw_per_gpu_bytes_per_s")[:, None]
+    nic = col("nic_bw_per_gpu_bytes_per_s")[:, None]
     gpn, ngpu = col("gpus_per_node")[:, None], col("n_gpus")[:, None]
+    # device↔host copies share the node's DRAM: the writers of the busiest node on save, every
+    # GPU of a node on reload (host_copy_bw)
+    link, dram = col("host_link_bw_bytes_per_s")[:, None], col("host_memory_bw_bytes_per_s")[:, None]
+    host_bw = host_copy_bw(link, dram, node_b / shard)
+    host_bw_read = host_copy_bw(link, dram, np.minimum(gpn, ngpu))
     t = ckpt_save_time(
         shard, node_b, ck1, host_bw, per_tier("write_bw_per_node_bytes_per_s"),
         per_tier("agg_write_bw_bytes_per_s"), replicas=replicas, nic_bw_per_gpu_bytes_per_s=nic,
@@ -324,7 +349,7 @@ def tier_times(b) -> dict[str, np.ndarray]:
     d2h[:], save[:], stall[:] = t["d2h_s"], t["save_s"], t["stall_s"]
     enabled = per_tier("enabled", dtype=bool)
     # The reload time depends on the class only through from_peer: two evaluations per tier.
-    reload_args = (shard, node_b, ck1, host_bw, per_tier("read_bw_per_node_bytes_per_s"),
+    reload_args = (shard, node_b, ck1, host_bw_read, per_tier("read_bw_per_node_bytes_per_s"),
                    per_tier("agg_read_bw_bytes_per_s"))
     reload_kw = dict(nic_bw_per_gpu_bytes_per_s=nic, gpus_per_node=gpn, n_gpus=ngpu)
     own = ckpt_reload_time(*reload_args, from_peer=False, **reload_kw)

@@ -1,4 +1,8 @@
-"""Command line: ``planner evaluate | sweep | simulate | export | presets | validate``.
+"""Command line: ``planner evaluate | sweep | simulate | export | link | presets | validate``.
+
+Each scenario command reads a preset, a scenario JSON file or a share link of the dashboard
+(``--link``, read by :func:`planner.share.params_to_scenario` as the app reads it); ``planner link``
+writes one.
 
 Bad input exits with status 2 and one line per problem naming the field, the value and what
 is allowed; never a traceback. ``sweep`` with no split that fits exits with status 1 (like
@@ -126,19 +130,58 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
 
 
 #: The scenario commands' inputs: the messages when none is given, or two that exclude each other.
-NO_INPUT = ("no scenario given: give --preset NAME, FILE.json or --hf-config CONFIG.json "
-            "(--hf-config also goes with --preset or FILE.json, replacing its model)")
-TWO_INPUTS = ("give --preset NAME or FILE.json, not both (--hf-config CONFIG.json may go with either)")
+NO_INPUT = ("no scenario given: give --preset NAME, FILE.json or --hf-config CONFIG.json, or --link URL (a share "
+            "link of the dashboard); --hf-config also goes with the others, replacing the model")
+TWO_INPUTS = ("give one input: --preset NAME, FILE.json or --link URL, not both of any two (--hf-config "
+              "CONFIG.json may go with any of them)")
 
 
 def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str] = (),
-                        hf_config: str | None = None) -> Scenario:
-    """A validated scenario from a preset id or a JSON file, with ``--set`` overrides.
+                        hf_config: str | None = None, link: str | None = None) -> Scenario:
+    """A validated scenario from a preset id, a JSON file or a share link, with ``--set`` overrides.
 
     ``hf_config``: path of a Hugging Face ``config.json`` whose architecture replaces the
     scenario's model (before the ``--set`` overrides; without a preset or file, the
-    ``default`` preset supplies the rest). Its notes go to stderr as ``note:`` lines."""
-    return validate_input(scenario_input_json(preset, file, sets, hf_config))
+    ``default`` preset supplies the rest). Its notes go to stderr as ``note:`` lines.
+    ``link``: a share link of the dashboard (or its ``?query``), read as the app reads it
+    (:func:`link_input`)."""
+    return validate_input(scenario_input_json(preset, file, sets, hf_config, link=link))
+
+
+#: Link keys that belong to one page of the dashboard, not to the scenario (app_pages/_common.py
+#: PAGE_PREFIXES: Plan's Monte Carlo box, Explore's controls, Compare's slots, Validate's).
+PAGE_PREFIXES = ("pl_", "ex_", "c_", "v_")
+
+
+def link_input(text: str) -> tuple[dict, dict[str, str]]:
+    """(scenario JSON, the link's page keys) of a share link of the dashboard, or its ``?query``.
+
+    The scenario is read with :func:`planner.share.params_to_scenario`, the function the app
+    reads a link with, so the command computes the numbers the app shows for the same link (found
+    by review 15c: the CLI took no link, and a link had to be retyped as ``--set`` flags). The page
+    keys (``pl_mct``, ``ex_obj``, ...) are returned for the commands that take them. Every value
+    the app would refuse or change (its "Link:" warnings) is bad input here: one line each, status 2.
+    A Compare page link (several scenarios, ``1.tp`` ...) is refused: it names no one scenario."""
+    from . import share
+
+    t = (text or "").strip()
+    if not t:
+        raise UsageError(["--link: empty; give a share link of the dashboard (its address, e.g. "
+                          "'http://localhost:8501/?p=default&n=512') or its ?query"])
+    params = share.parse_link(t)
+    slots = sorted({k.split(".", 1)[0] for k in params if share.is_link_key(k) and "." in k})
+    if slots:
+        raise UsageError([f"--link: a Compare page link (scenarios {', '.join(slots)}); it holds several scenarios: "
+                          "use that scenario's Open in Plan and copy the Plan page's link"])
+    page = {k: share.last_value(v) for k, v in params.items() if k.startswith(PAGE_PREFIXES)}
+    scen = {k: v for k, v in params.items() if not k.startswith(PAGE_PREFIXES)}
+    if params and not page and not any(share.is_link_key(k) for k in params):
+        raise UsageError([f"--link {share.one_line_show(t)}: not a share link (no ?key=value query); copy the "
+                          "dashboard's address, e.g. 'http://localhost:8501/?p=default&n=512'"])
+    sj, warnings = share.params_to_scenario(scen)
+    if warnings:
+        raise UsageError([f"--link: {w}" for w in warnings])
+    return sj, page
 
 
 def validate_input(data: dict) -> Scenario:
@@ -152,11 +195,19 @@ def validate_input(data: dict) -> Scenario:
 
 
 def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str] = (),
-                        hf_config: str | None = None, sweep_gpus: int | None = None) -> dict:
+                        hf_config: str | None = None, sweep_gpus: int | None = None,
+                        link: str | None = None) -> dict:
     """The scenario JSON dict of :func:`load_scenario_input`, not yet validated.
 
     ``sweep_gpus``: the GPU count a sweep was given (``--gpus``): its note then says the sweep
     chooses the split for it, instead of describing the one-node base scenario."""
+    if link is not None:
+        if preset is not None or file is not None:
+            raise UsageError([TWO_INPUTS])
+        data = link_input(link)[0]
+        if hf_config is not None:
+            data = _with_hf_model(data, hf_config)
+        return apply_sets(data, sets)
     bare_hf = hf_config is not None and preset is None and file is None
     if bare_hf:
         preset = "default"
@@ -183,21 +234,10 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
             _err(f"note: {file} is an evaluate result; its \"scenario\" is used")
             data = data["scenario"]
     if hf_config is not None:
-        from .hf_config import import_hf_config
-        from .schema import InputError
-
-        try:
-            imp = import_hf_config(hf_config)
-        except InputError as e:
-            raise UsageError([f"--hf-config {line}" for line in e.lines]) from None
-        for note in imp.notes:
-            _err(f"note: {note}")
-        data["model"] = imp.model.model_dump(mode="json", exclude_none=True)
-        data["name"] = imp.model.name  # the preset's name described its own model
+        data = _with_hf_model(data, hf_config)
         if bare_hf:  # a split valid for any model: one 8-GPU node, plain data parallel
             data["parallelism"] = {"zero_stage": 1, "recompute": "selective"}
             data["cluster"]["n_gpus"] = 8
-            data["name"] = imp.model.name
             if sweep_gpus:
                 sys.stderr.write("note: no scenario given: the default preset's hardware and settings; the sweep "
                                  f"chooses the split for {sweep_gpus:,} GPUs (--gpus)\n")
@@ -209,6 +249,22 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
                 sys.stderr.write("note: no scenario given: the default preset's hardware and settings, plain data "
                                  "parallel (ZeRO-1) over the GPUs set; --set parallelism.tp=... sets a split\n")
     return apply_sets(data, sets)
+
+
+def _with_hf_model(data: dict, hf_config: str) -> dict:
+    """``data`` with its model replaced by a Hugging Face config.json's (notes on stderr)."""
+    from .hf_config import import_hf_config
+    from .schema import InputError
+
+    try:
+        imp = import_hf_config(hf_config)
+    except InputError as e:
+        raise UsageError([f"--hf-config {line}" for line in e.lines]) from None
+    for note in imp.notes:
+        _err(f"note: {note}")
+    data["model"] = imp.model.model_dump(mode="json", exclude_none=True)
+    data["name"] = imp.model.name  # the preset's name described its own model
+    return data
 
 
 # ---------------------------------------------------------------------------------- output
@@ -242,7 +298,6 @@ UNITS = {
     "_days": ("days", 1.0),
     "_usd": ("USD", 1.0),
     "_mwh": ("MWh", 1.0),
-    "_frac": ("", 1.0),
 }
 #: Display units of columns whose name carries no suffix.
 NAMED_UNITS = {"tflops_per_gpu": ("TFLOP/s", 1.0), "gpu_hours": ("GPU-h", 1.0)}
@@ -261,6 +316,19 @@ def _json_safe(x):
     return x
 
 
+#: Result columns that are shares, written in % in the tables (``_frac`` columns too).
+PERCENT_COLUMNS = ("mfu", "hfu", "goodput", "goodput_first_order", "mfu_precision_peak")
+
+
+def pct_text(share: float) -> str:
+    """A share (0.42) as a percentage without the sign, as the dashboard writes one: one decimal
+    from 0.1 % on (``42.2``), two significant digits below (``0.025``), never a non-zero share as 0."""
+    v = 100.0 * float(share)
+    if v == 0 or abs(v) >= 0.1:
+        return f"{v:.1f}"
+    return f"{v:.2g}" if abs(v) >= 0.001 else ("< 0.001" if v > 0 else "> -0.001")
+
+
 def _fmt_value(name: str, value: Any) -> tuple[str, str]:
     if isinstance(value, (bool, np.bool_)):
         return ("yes" if value else "no"), ""
@@ -272,11 +340,13 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
     if name in NAMED_UNITS:
         unit, div = NAMED_UNITS[name]
         return f"{v / div:,.4g}", unit
+    if name in PERCENT_COLUMNS or name.endswith("_frac"):
+        # a share in %, as the Plan page writes it (found by review 15c: ckpt_overhead_frac 0.0002469
+        # here, "0.025 %" there; goodput 0.0004 read "0.0 %")
+        return pct_text(v), "%"
     for suffix, (unit, div) in UNITS.items():
         if name.endswith(suffix):
             return f"{v / div:,.4g}", unit
-    if name in ("mfu", "hfu", "goodput"):
-        return f"{100 * v:.1f}", "%"
     if name.startswith("params"):
         return f"{v / 1e9:,.3f}", "billion"
     if name.endswith("_flop_per_step"):
@@ -301,14 +371,32 @@ def print_report(report, fmt: str, out=None) -> None:
     if fmt == "csv":
         pd.DataFrame([report.results]).to_csv(out, index=False)
         return
-    width = max(len(c) for c in RESULT_COLUMNS)
-    for col in RESULT_COLUMNS:
-        if col not in report.results:
+    cols = table_columns(RESULT_COLUMNS, report.explain)
+    res = dict(report.results)
+    usable = _usable_hbm(report.scenario)
+    if usable is not None and "hbm_bytes" in cols:
+        # the capacity `fits` compares the peak with, beside the physical HBM (found by review 15c: the
+        # table showed only hbm_bytes, 80 GiB, above "fits no" for a 79.8 GiB peak; the Plan page says
+        # "of 79.6 GiB usable")
+        res["hbm_usable_bytes"] = usable
+        cols.insert(cols.index("hbm_bytes") + 1, "hbm_usable_bytes")
+    from .memory import gib_decimals
+
+    gib_dec = gib_decimals(res.get("mem_total_bytes"), usable)  # peak and usable read apart (review 15c)
+    explain = dict(report.explain)
+    explain.setdefault("hbm_usable_bytes", "usable HBM per GPU (physical less what the driver and runtime keep): "
+                                           "fits = mem_total_bytes ≤ hbm_usable_bytes")
+    width = max(len(c) for c in cols)
+    for col in cols:
+        if col not in res:
             continue
-        val, unit = _fmt_value(col, report.results[col])
+        if col in ("mem_total_bytes", "hbm_usable_bytes") and _finite(res[col]):
+            val, unit = f"{float(res[col]) / 2**30:,.{gib_dec}f}", "GiB"
+        else:
+            val, unit = _fmt_value(col, res[col])
         line = f"{col:<{width}}  {val:>12} {unit:<5}"
-        if col in report.explain:
-            line += f"  {report.explain[col]}"
+        if col in explain:
+            line += f"  {explain[col]}"
         out.write(tty_line(line.rstrip()) + "\n")
     if report.stages:
         out.write("\nmemory per pipeline stage (GiB):\n")
@@ -320,6 +408,40 @@ def print_report(report, fmt: str, out=None) -> None:
         out.write(df.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n")
     for n in report.notes + ([accuracy] if accuracy else []):
         out.write(tty_line(f"note: {n}") + "\n")
+
+
+def table_columns(result_columns: Sequence[str], explain: dict) -> list[str]:
+    """The rows of ``evaluate``'s table: the engine's headline columns, with every other result the
+    engine explains (each tier's checkpoint interval, the logits' memory, first-order goodput) placed
+    before the next explained headline column, in the explanation's order. Found by review 15c: the
+    table left out the per-tier intervals the Plan page shows (Llama 3.1 405B on 16,384 H100: the
+    PFS every 42.9 s was not in the table, only the most frequent tier's 22.1 s)."""
+    cols = list(result_columns)
+    pending: list[str] = []
+    for k in explain:
+        if k in cols:
+            if pending:
+                i = cols.index(k)
+                cols[i:i] = pending
+                pending = []
+        else:
+            pending.append(k)
+    return cols + pending
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(float(x))
+
+
+def _usable_hbm(scenario) -> float | None:
+    """Usable HBM per GPU of a scenario (override or catalogue), the engine's own input column."""
+    from . import batch
+
+    try:
+        s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+        return float(batch.scenario_row(s)["hbm_usable_bytes"])
+    except Exception:  # noqa: BLE001 - a row left out, never a failed command
+        return None
 
 
 def _accuracy(scenario) -> str | None:
@@ -428,7 +550,7 @@ def cmd_presets(args) -> int:
 def cmd_evaluate(args) -> int:
     from .engine import evaluate
 
-    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     report = evaluate(s)
     print_report(report, args.format)
     for n in report.notes:  # also on stderr, beside the output a script reads (the exit status stays 0)
@@ -440,7 +562,7 @@ def cmd_evaluate(args) -> int:
 def cmd_export(args) -> int:
     from .export import deepspeed_config, megatron_args, torchtitan_toml
 
-    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     out = {"megatron": megatron_args, "torchtitan": torchtitan_toml, "deepspeed": deepspeed_config}[args.to](s)
     sys.stdout.write(out.text)
     if args.to == "deepspeed":  # JSON has no comments: the notes go to stderr
@@ -449,10 +571,100 @@ def cmd_export(args) -> int:
     return 0
 
 
+def _sweep_link_options(args) -> None:
+    """The sweep's options not given on the command line: from an Explore page link's own keys
+    when ``--link`` is one (``ex_obj`` → ``--objective``, ``ex_space`` → its search space,
+    ``ex_top`` → ``--top``, ``ex_head`` (%) → ``--min-headroom``, ``ex_ties`` → ``--distinct``,
+    with the page's defaults for absent keys), else the command's own defaults. Found by review
+    15c: the same scenario ranked other splits here than on the Explore page, whose default
+    "focused" space the command could not express."""
+    from .sweep import EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, OBJECTIVES, SEARCH_SPACES
+
+    page = link_input(args.link)[1] if args.link is not None else {}
+    explore = any(k.startswith("ex_") for k in page)
+    got = {k: page.get(k, EXPLORE_DEFAULTS[k]) for k in EXPLORE_DEFAULTS} if explore else {}
+    used = []
+
+    def take(opt: str, key: str, parse, default):
+        if getattr(args, opt) is not None:
+            return
+        if key in got:
+            try:
+                setattr(args, opt, parse(got[key]))
+            except (ValueError, TypeError, argparse.ArgumentTypeError):
+                raise UsageError([f"--link: {key}={got[key]!r} (the Explore page's) is refused; "
+                                  f"{_explore_allowed(key)}"]) from None
+            if key in page:
+                used.append(f"{key}={page[key]}")
+        else:
+            setattr(args, opt, default)
+
+    def choice(allowed):
+        def parse(v):
+            if v not in allowed:
+                raise ValueError(v)
+            return v
+        return parse
+
+    take("objective", "ex_obj", choice(OBJECTIVES), "time_to_train")
+    take("top", "ex_top", lambda v: _in_range(int(v), 1, EXPLORE_TOP_MAX), 20)
+    take("min_headroom", "ex_head", lambda v: _in_range(int(v), 0, EXPLORE_HEADROOM_MAX_PCT) / 100.0, 0.0)
+    take("distinct", "ex_ties", lambda v: choice(("0", "1"))(v) == "1", False)
+    space = got.get("ex_space")
+    if space is not None:
+        if space not in SEARCH_SPACES:
+            raise UsageError([f"--link: ex_space={space!r} (the Explore page's) is refused; {_explore_allowed('ex_space')}"])
+        for opt, v in SEARCH_SPACES[space].items():  # build_space's options are the command's attributes
+            if getattr(args, opt) is None:
+                setattr(args, opt, ",".join(map(str, v)) if isinstance(v, tuple) else v)
+        if "ex_space" in page:
+            used.append(f"ex_space={space}")
+    if explore:
+        rest = [f"{k}={v}" for k, v in EXPLORE_DEFAULTS.items() if k not in page]
+        parts = ([", ".join(used)] if used else []) + (["the page's defaults " + ", ".join(rest)] if rest else [])
+        _err("note: --link is an Explore page link: the sweep ranks as the page does (" + "; ".join(parts)
+             + "); a flag given here wins")
+
+
+def _in_range(x: int, lo: int, hi: int) -> int:
+    if not lo <= x <= hi:
+        raise ValueError(x)
+    return x
+
+
+def _explore_allowed(key: str) -> str:
+    """What an Explore link key allows (its box on the page)."""
+    from .sweep import EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, OBJECTIVES, SEARCH_SPACES
+
+    return {"ex_obj": "allowed: " + ", ".join(OBJECTIVES), "ex_space": "allowed: " + ", ".join(SEARCH_SPACES),
+            "ex_top": f"allowed a whole number 1 to {EXPLORE_TOP_MAX}",
+            "ex_head": f"allowed a whole number 0 to {EXPLORE_HEADROOM_MAX_PCT} (% of usable HBM)",
+            "ex_ties": "allowed: 0, 1"}[key]
+
+
+def cmd_link(args) -> int:
+    """The scenario as the dashboard's Plan page link (``planner.share.scenario_to_params``, what
+    the page writes into its address), so a plan made here opens with the same numbers there."""
+    from urllib.parse import urlencode
+
+    from . import share
+
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
+    base = args.preset
+    if base is None and args.link is not None:
+        base = share.last_value(share.parse_link(args.link).get("p"))
+    params = share.scenario_to_params(s.to_json_dict(), preset=base or share.DEFAULT_PRESET)
+    url = (args.base_url or "").strip()
+    sys.stdout.write(f"{url.split('?', 1)[0]}?{urlencode(params)}\n")
+    return 0
+
+
 def cmd_sweep(args) -> int:
     from .sweep import OBJECTIVES, count_splits, no_split_reason, no_valid_split_reason, sweep, sweep_start
 
-    data = scenario_input_json(args.preset, args.file, args.set, args.hf_config, sweep_gpus=args.gpus)
+    _sweep_link_options(args)
+    data = scenario_input_json(args.preset, args.file, args.set, args.hf_config, sweep_gpus=args.gpus,
+                               link=args.link)
     try:
         s = validate_input(data)
     except UsageError as e:
@@ -484,15 +696,25 @@ def cmd_sweep(args) -> int:
         raise UsageError([f"--min-headroom {args.min_headroom!r}: allowed 0 to below 1 (a fraction of usable HBM)"])
     from .batch import RECOMPUTE, SCHEDULES
 
+    from .batch import OFFLOAD
+
     space = {}
-    for opt, allowed in (("recompute", RECOMPUTE), ("schedules", SCHEDULES)):
+    for opt, allowed in (("recompute", RECOMPUTE), ("schedules", SCHEDULES), ("offload", OFFLOAD),
+                         ("zero_stages", ("0", "1", "2", "3"))):
         text = getattr(args, opt)
         if text is None:
             continue
-        vals = tuple(x.strip() for x in text.split(",") if x.strip())
+        vals = tuple(x.strip() for x in str(text).split(",") if x.strip())
         if not vals or any(x not in allowed for x in vals):
-            raise UsageError([f"--{opt} {text!r}: a comma-separated list of {', '.join(allowed)}"])
-        space[opt] = vals
+            raise UsageError([f"--{opt.replace('_', '-')} {text!r}: a comma-separated list of {', '.join(allowed)}"])
+        space[opt] = tuple(int(x) for x in vals) if opt == "zero_stages" else vals
+    for opt, hi in (("cp_max", 100_000), ("vpp_max", 100_000), ("micro_batch_max", 10_000_000)):
+        v = getattr(args, opt)
+        if v is None:
+            continue
+        if not 1 <= int(v) <= hi:
+            raise UsageError([f"--{opt.replace('_', '-')} {v}: allowed 1 to {hi:,}"])
+        space[opt] = int(v)
     if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
         _err(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept")
@@ -544,17 +766,24 @@ SWEEP_TABLE = (
     ("dp", "dp", 1.0), ("cp", "cp", 1.0), ("ep", "ep", 1.0), ("vpp", "vpp", 1.0),
     ("micro_batch_size", "mbs", 1.0), ("zero_stage", "zero", 1.0), ("recompute", "recompute", 1.0),
     ("schedule", "schedule", 1.0), ("offload_optimizer", "offload", 1.0),
-    ("mem_total_bytes", "mem_GiB", 2.0**30), ("step_time_s", "step_s", 1.0), ("mfu", "mfu", 1.0),
-    ("tokens_per_s", "Mtok_per_s", 1e6), ("goodput", "goodput", 1.0),
+    ("mem_total_bytes", "mem_GiB", 2.0**30), ("step_time_s", "step_s", 1.0), ("mfu", "mfu_pct", 0.01),
+    ("tokens_per_s", "Mtok_per_s", 1e6), ("goodput", "goodput_pct", 0.01),
+    ("goodput_tokens_per_s", "gp_Mtok_per_s", 1e6),
     ("time_to_train_days", "days", 1.0), ("cost_usd", "cost_MUSD", 1e6),
     ("pareto_time_cost", "pareto", 1.0), ("infeasible_reason", "reason", 1.0),
 )
 
 
 def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The sweep's top rows with the columns a person reads first, in display units."""
+    """The sweep's top rows with the columns a person reads first, in display units: MFU and goodput
+    in % as ``evaluate`` and the Explore page show them, and under the ``goodput_tokens_per_s``
+    objective the ranked quantity itself (found by review 15c: the table showed mfu 0.5966 and
+    goodput 0.9932 beside evaluate's "59.7 %", and not the goodput × tokens/s it was ranked on,
+    which the Explore page shows as gp·Mtok/s)."""
     out = pd.DataFrame(index=df.index)
     for col, label, div in SWEEP_TABLE:
+        if col == "goodput_tokens_per_s" and df.attrs.get("objective") != col:
+            continue
         if col in df:
             out[label] = df[col] / div if div != 1.0 else df[col]
     out.attrs.update(df.attrs)
@@ -564,7 +793,22 @@ def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
 def cmd_simulate(args) -> int:
     from .simulate import MAX_TRIALS, simulate, summarize, unfinished_note
 
-    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config)
+    s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
+    page = link_input(args.link)[1] if args.link is not None else {}
+    for opt, key, default in (("trials", "pl_mct", 10_000), ("seed", "pl_mcs", 0)):
+        if getattr(args, opt) is None:
+            # a Plan page link's Monte Carlo boxes, as the page runs them (found by review 15c: the link
+            # of a 2,000-trial table gave 10,000 other runs here)
+            text = page.get(key)
+            if text is not None:
+                try:
+                    setattr(args, opt, _whole(f"--{opt}")(text))
+                except argparse.ArgumentTypeError:
+                    raise UsageError([f"--link: {key}={text!r} (the Plan page's {opt.rstrip('s')} box) is not a "
+                                      "whole number"]) from None
+                _err(f"note: --{opt} {getattr(args, opt):,} from the link's {key} (the Plan page's Monte Carlo)")
+            else:
+                setattr(args, opt, default)
     if args.trials < 1 or args.trials > MAX_TRIALS:
         raise UsageError([f"--trials {args.trials}: allowed 1 to {MAX_TRIALS:,}"])
     if not 0 <= args.seed < 2**63:
@@ -572,7 +816,7 @@ def cmd_simulate(args) -> int:
     df = simulate(s, n_trials=args.trials, seed=args.seed)
     summary = summarize(df)
     if args.format == "table":
-        print_frame(summary, "table")
+        print_frame(simulate_table(summary), "table")
         print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed gives the same runs; "
               "goodput's mean is pooled, the runs' work over their mean time to train (0 if one never finishes)")
     else:
@@ -581,6 +825,20 @@ def cmd_simulate(args) -> int:
     if note:
         _err(f"note: {note}")
     return 0
+
+
+def simulate_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """``simulate``'s summary for the terminal: goodput in % (row ``goodput_pct``), as ``evaluate``
+    and the Plan page's Monte Carlo table ("goodput, %") show it (found by review 15c: 0.9378 here,
+    93.8 % there); JSON and CSV keep the fraction, as every result column."""
+    out = summary.copy()
+    if "metric" in out:
+        rows = out["metric"] == "goodput"
+        num = [c for c in out.columns if c != "metric"]
+        out[num] = out[num].astype(float)
+        out.loc[rows, num] = out.loc[rows, num] * 100.0
+        out.loc[rows, "metric"] = "goodput_pct"
+    return out
 
 
 def cmd_validate(args) -> int:
@@ -694,6 +952,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--preset", help="scenario preset id (planner presets scenarios)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="override a field, e.g. --set parallelism.tp=4 (repeatable)")
+        sp.add_argument("--link", metavar="URL", default=None,
+                        help="a share link of the dashboard (its address, or the ?query), read as the app reads "
+                             "it: the same scenario and numbers (--set and --hf-config apply on top)")
         sp.add_argument("--hf-config", metavar="CONFIG.json", default=None,
                         help="a Hugging Face config.json whose architecture replaces the scenario's model "
                              "(without FILE or --preset: the default preset on one 8-GPU node, plain data parallel)")
@@ -707,10 +968,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("sweep", help="evaluate every valid split")
     scenario_args(sp)
     sp.add_argument("--gpus", type=_whole("1 to 10,000,000"), default=None, help="cluster size (default: the scenario's)")
-    sp.add_argument("--objective", default="time_to_train",
+    sp.add_argument("--objective", default=None,
                     help="ranking: time_to_train (days, lowest first), cost (USD, lowest first), "
                          "goodput_tokens_per_s or mfu (highest first); default time_to_train")
-    sp.add_argument("--top", type=_whole("1 to 1,000,000"), default=20, help="rows to print, 1 to 1,000,000 (default 20)")
+    sp.add_argument("--top", type=_whole("1 to 1,000,000"), default=None, help="rows to print, 1 to 1,000,000 (default 20)")
     sp.add_argument("--recompute", default=None,
                     help="recompute modes to try, comma-separated (default: none,selective,full and the "
                          "scenario's own; op_sac = TorchTitan's per-op selective checkpointing)")
@@ -720,10 +981,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--memory-rule", default="fits",
                     help="fits (default: the memory estimate, margin included, within usable HBM) or "
                          "conservative (also model states + activations at most 80 %% of usable HBM)")
-    sp.add_argument("--min-headroom", type=_fraction_arg, default=0.0,
+    sp.add_argument("--zero-stages", default=None,
+                    help="ZeRO stages to try, comma-separated (default: 0,1,2,3)")
+    sp.add_argument("--offload", default=None,
+                    help="optimizer offload targets to try, comma-separated: none, cpu, nvme (default: none,cpu "
+                         "and the scenario's own)")
+    sp.add_argument("--cp-max", type=_whole("1 to 100,000"), default=None,
+                    help="largest context-parallel degree tried (powers of two; default 16)")
+    sp.add_argument("--vpp-max", type=_whole("1 to 100,000"), default=None,
+                    help="largest virtual-pipeline degree tried (default 16)")
+    sp.add_argument("--micro-batch-max", type=_whole("1 to 10,000,000"), default=None,
+                    help="largest micro-batch tried (default: the global batch). The Explore page's 'focused' "
+                         "space is --zero-stages 1 --recompute selective,full --offload none --schedules "
+                         "1f1b,interleaved --cp-max 4 --vpp-max 4 --micro-batch-max 4")
+    sp.add_argument("--min-headroom", type=_fraction_arg, default=None,
                     help="share of usable HBM each split must leave free, 0 (default) to below 1 "
                          "(0.1: 10 %% of usable HBM left free)")
-    sp.add_argument("--distinct", action="store_true",
+    sp.add_argument("--distinct", action="store_true", default=None,
                     help="one row per result: leave out the splits whose step time, memory, days and cost "
                          "all equal a better-ranked one's (n_ties_hidden counts them)")
     sp.set_defaults(func=cmd_sweep)
@@ -731,9 +1005,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")
     scenario_args(sp, format_help="table and json: the summary (mean, P10, P50, P90 per metric); "
                                   "csv: one row per simulated run")
-    sp.add_argument("--trials", type=_whole("1 to 1,000,000"), default=10_000,
+    sp.add_argument("--trials", type=_whole("1 to 1,000,000"), default=None,
                     help="simulated runs, 1 to 1,000,000 (default 10,000; 10,000 take about 1 s and 100,000 6–9 s, by the machine's load, for a run with ~580 failures, measured on a 2-core machine, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
-    sp.add_argument("--seed", type=_whole("0 to 2^63 − 1"), default=0, help="random seed, 0 to 2^63 − 1 (default 0); same seed, same runs")
+    sp.add_argument("--seed", type=_whole("0 to 2^63 − 1"), default=None, help="random seed, 0 to 2^63 − 1 (default 0); same seed, same runs")
     sp.set_defaults(func=cmd_simulate)
 
     sp = sub.add_parser("export", help="the scenario as Megatron-LM arguments, a TorchTitan TOML or a DeepSpeed JSON")
@@ -742,6 +1016,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="megatron: command-line arguments; torchtitan: a job TOML (notes as # comments); "
                          "deepspeed: a config JSON (notes on stderr)")
     sp.set_defaults(func=cmd_export)
+
+    sp = sub.add_parser("link", help="the scenario as a share link of the dashboard (opens the same numbers)")
+    scenario_args(sp, formats=False)
+    sp.add_argument("--base-url", default="http://localhost:8501/",
+                    help="the dashboard's address the link starts with (default http://localhost:8501/)")
+    sp.set_defaults(func=cmd_link)
 
     sp = sub.add_parser("presets", help="list presets")
     sp.add_argument("what", nargs="?", choices=["models", "scenarios", "hardware"])

@@ -167,7 +167,7 @@ def _nodes_text(row: dict) -> str:
     """The nodes charged for energy: whole nodes, or the GPUs' share of a partly used one."""
     n, gpn = int(row["n_gpus"]), int(row["gpus_per_node"])
     if n % gpn == 0:
-        return f"{n // gpn} nodes"
+        return f"{n // gpn} node{'s' if n // gpn != 1 else ''}"  # found by review: "1 nodes"
     return f"{n}/{gpn} = {n / gpn:.4g} nodes (the GPUs' share)"
 
 

@@ -1191,8 +1191,21 @@ def per_stage(out: Batch, i: int) -> list[dict]:
 # --------------------------------------------------------------------------------------
 
 
-def _gib(x) -> str:
-    return f"{float(x) / 2**30:.2f} GiB"
+def _gib(x, decimals: int = 2) -> str:
+    return f"{float(x) / 2**30:.{decimals}f} GiB"
+
+
+def gib_decimals(*values_bytes, start: int = 2, most: int = 9) -> int:
+    """Decimals of GiB (2^30 B) that tell ``values_bytes`` apart: ``start``, or more (up to
+    ``most``) while two different values would read the same. Non-finite or None values are
+    ignored. Used wherever a peak is shown beside the capacity it is compared with (the notes,
+    the explanation, the CLI table, the dashboard): found by reviews, a peak above the usable HBM
+    read "41.32 GiB > usable HBM 41.32 GiB"."""
+    v = [float(x) / 2**30 for x in values_bytes if x is not None and np.isfinite(float(x))]
+    d = start
+    while d < most and any(a != b and round(a, d) == round(b, d) for a in v for b in v):
+        d += 1
+    return d
 
 
 def explain(row: dict) -> dict[str, str]:
@@ -1221,6 +1234,7 @@ def explain(row: dict) -> dict[str, str]:
         return f"{nbytes:g} B × {_params_text(n_par)} params / {g['shard_' + sh]:g}"
 
     st = f"stage {j} of {p}"
+    dt = gib_decimals(parts["mem_total_bytes"], row["hbm_usable_bytes"])  # peak and capacity read apart
     zs = int(row["zero_stage"])
     hsdp = float(row.get("dp_shard", row["dp"])) < float(row["dp"])
     rc = RECOMPUTE[int(row["recompute"])]
@@ -1267,8 +1281,9 @@ def explain(row: dict) -> dict[str, str]:
             + f" = {_gib(gr)}"),
         "mem_optimizer_bytes": (
             f"{shards(g['ob_dev'], 'o')} ("
-            + (("fp32 master and Adam m, v offloaded to the host" if row.get("offload_master_weights") else
-                "fp32 master kept on GPU, Adam m, v offloaded to the host") if int(row.get("offload_optimizer", 0))
+            + (("fp32 master and Adam m, v offloaded to " if row.get("offload_master_weights") else
+                "fp32 master kept on GPU, Adam m, v offloaded to ") + _offload_target(row)
+               if int(row.get("offload_optimizer", 0))
                else ("Adam m, v kept on GPU; the fp32 weights are the master copy"
                      if int(row.get("precision", -1)) in _FP32_CODES else "fp32 master + Adam m, v kept on GPU"))
             + f") = {_gib(o)}"),
@@ -1298,9 +1313,15 @@ def explain(row: dict) -> dict[str, str]:
             f"{_gib(parts['mem_fragmentation_bytes'])} = {_gib(bu)}"),
         "mem_total_bytes": (
             f"{_gib(w)} + {_gib(gr)} + {_gib(o)} + {_gib(a)} + logits {_gib(lg)} + buffers {_gib(bu)} = "
-            f"{_gib(parts['mem_total_bytes'])} ({st}, the most loaded) vs usable HBM "
-            f"{_gib(row['hbm_usable_bytes'])}"),
+            f"{_gib(parts['mem_total_bytes'], dt)} ({st}, the most loaded) vs usable HBM "
+            f"{_gib(row['hbm_usable_bytes'], dt)}"),
     }
+
+
+def _offload_target(row: dict) -> str:
+    """Where offloaded optimizer states live: the host's memory, or NVMe (ZeRO-Infinity)."""
+    code = int(row.get("offload_optimizer", 0))
+    return "NVMe (ZeRO-Infinity)" if code == _OFF_NVME else "the host"
 
 
 def _params_text(n: float) -> str:
@@ -1336,12 +1357,14 @@ def notes(row: dict) -> list[str]:
            "fits = total <= usable HBM."]
     gib = 2.0 ** 30
     if "fits" in row and not row["fits"]:
-        out.append(f"Does not fit in GPU memory: {row['mem_total_bytes'] / gib:,.2f} GiB on pipeline stage "
-                   f"{int(row.get('mem_worst_stage', 0))} > usable HBM {row['hbm_usable_bytes'] / gib:,.2f} GiB "
+        d = gib_decimals(row["mem_total_bytes"], row["hbm_usable_bytes"])  # the two read apart (review 15c)
+        out.append(f"Does not fit in GPU memory: {row['mem_total_bytes'] / gib:,.{d}f} GiB on pipeline stage "
+                   f"{int(row.get('mem_worst_stage', 0))} > usable HBM {row['hbm_usable_bytes'] / gib:,.{d}f} GiB "
                    "(GiB = 2^30 B); the step time, time to train and cost are computed as if it ran.")
     if "host_fits" in row and not row["host_fits"]:
-        out.append(f"Does not fit in host memory: offload needs {row['host_mem_per_node_bytes'] / gib:,.2f} GiB per "
-                   f"node > the node's {row['host_memory_bytes'] / gib:,.2f} GiB (GiB = 2^30 B); the step time, "
+        d = gib_decimals(row["host_mem_per_node_bytes"], row["host_memory_bytes"])
+        out.append(f"Does not fit in host memory: offload needs {row['host_mem_per_node_bytes'] / gib:,.{d}f} GiB per "
+                   f"node > the node's {row['host_memory_bytes'] / gib:,.{d}f} GiB (GiB = 2^30 B); the step time, "
                    "time to train and cost are computed as if it ran.")
     if int(row.get("schedule", 0)) == _S_ZB:
         out.append("Zero-bubble schedule taken as ZB-H1: activation memory as 1F1B.")

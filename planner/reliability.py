@@ -946,7 +946,10 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     nw = _writers(ngpu, get("zero_stage"), get("dp"), get("ep") if has("ep") else 1)
     shard = ckpt / nw
     node_bytes = np.minimum(gpn, nw) * shard
-    d2h = shard / F("host_link_bw_bytes_per_s")  # x/inf = 0: an unlimited link takes no time
+    # x/inf = 0: an unlimited link takes no time; the node's DRAM is shared (ck.host_copy_bw)
+    link, dram = F("host_link_bw_bytes_per_s"), F("host_memory_bw_bytes_per_s")
+    d2h = shard / ck.host_copy_bw(link, dram, node_bytes / shard)
+    h2d = shard / ck.host_copy_bw(link, dram, np.minimum(gpn, ngpu))
     asyn = _tri(Bm("ckpt_async"))
     frac = F("ckpt_async_interference_frac") if asyn is not False else None
     step = np.fmax(F("step_time_s"), INTERVAL_MIN_S) if has("step_time_s") else np.full(n, INTERVAL_MIN_S)
@@ -1003,8 +1006,8 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             if fixed is not False:
                 given_reach.append(np.broadcast_to(_pick(fixed, b0, np.inf), (n,)))
         if gs is None:
-            gs, tot = gpn * shard, ngpu * shard
-        r = np.maximum(np.maximum(d2h, gs / F(f"ckpt_{kind}_read_bw_per_node_bytes_per_s")),
+            gs, tot = np.minimum(gpn, ngpu) * shard, ngpu * shard  # a job smaller than a node reads only its own GPUs
+        r = np.maximum(np.maximum(h2d, gs / F(f"ckpt_{kind}_read_bw_per_node_bytes_per_s")),
                        tot / F(f"ckpt_{kind}_agg_read_bw_bytes_per_s"))
         rel[k] = r
         if repm[k] is not False:
@@ -1114,7 +1117,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
 #: intervals' lower bound). Rows equal in all of them are one problem (see :func:`stage`).
 _INPUT_COLUMNS: tuple[str, ...] = (
     ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "precision", "zero_stage", "dp", "ep",
-     "host_link_bw_bytes_per_s", "nic_bw_per_gpu_bytes_per_s", "ckpt_async",
+     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "nic_bw_per_gpu_bytes_per_s", "ckpt_async",
      "ckpt_async_interference_frac", "hot_spare_nodes")
     + tuple(f"ckpt_{k}_{q}" for k in TIER_KINDS for q in (
         "enabled", "interval_s", "write_bw_per_node_bytes_per_s", "agg_write_bw_bytes_per_s",
@@ -1708,6 +1711,7 @@ def explain(row: dict) -> dict[str, str]:
             "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · 1/Σ_c(λ_c/λ)e^(−λ(R_c+reload_c))"
             f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {float(rec_f):.6g} × {float(phi_f):.6g}"
             f" = {_g(1.0 / G) if G > 0 else 'inf'} → goodput {_g(G)}"
+            + _recovery_floor_text(res)
         )
         share = ("share of the loss 1 − G = {:.4g} in proportion to the renewal factors "
                  "log(1 + Σ stall/τ) : Σ log φ : log recovery").format(1.0 - G)
@@ -1749,6 +1753,9 @@ def explain(row: dict) -> dict[str, str]:
                     f"{format_interval_s(iv)} ({how}); recovers "
                     + (", ".join(rec) if rec else "no failure class")
                 )
+        for kind in TIER_KINDS:
+            if row.get(f"ckpt_{kind}_enabled") and f"ckpt_{kind}_save_s" in row:
+                e.update(_tier_time_text(row, kind))
         tm = row.get("ckpt_interval_s", np.nan)
         kinds = [kind for kind in TIER_KINDS if row.get(f"ckpt_{kind}_interval_opt_s", np.nan) == tm]
         e["ckpt_interval_s"] = (f"most frequent enabled tier ({', '.join(kinds) or 'none'}): "
@@ -1757,6 +1764,55 @@ def explain(row: dict) -> dict[str, str]:
         e["ckpt_interval_s"] = f"most frequent enabled tier: {format_interval_s(row['ckpt_interval_s'])}"
     return e
 
+
+
+def _tier_time_text(row: dict, kind: str) -> dict[str, str]:
+    """The save and stall of one enabled tier as formulas with the row's numbers (found by review
+    15a: ``ckpt_{tier}_save_s`` / ``_stall_s`` had no explanation and were shown nowhere). The same
+    terms as :func:`planner.checkpoint.ckpt_save_time`, evaluated on this row's inputs."""
+    gpn, ngpu = float(row["gpus_per_node"]), float(row["n_gpus"])
+    lay = ck.ckpt_layout(np.array([float(row["ckpt_bytes"])]), ngpu, gpn, float(row["dp"]),
+                         int(row["zero_stage"]), float(row.get("ep", 1) or 1))
+    shard, node_b, total = float(lay["shard_bytes"][0]), float(lay["node_bytes"][0]), float(row["ckpt_bytes"])
+    writers = node_b / shard
+    link, dram = float(row["host_link_bw_bytes_per_s"]), float(row["host_memory_bw_bytes_per_s"])
+    hbw = float(ck.host_copy_bw(link, dram, writers))
+    wbw = float(row[f"ckpt_{kind}_write_bw_per_node_bytes_per_s"])
+    abw = float(row[f"ckpt_{kind}_agg_write_bw_bytes_per_s"])
+    d2h = shard / hbw if np.isfinite(hbw) else 0.0
+    terms = [f"shard {_g(shard / 1e9)} GB / host copy {_g(hbw / 1e9)} GB/s (min(link {_g(link / 1e9)}, DRAM "
+             f"{_g(dram / 1e9)} / {writers:g} GPUs)) = {_g(d2h)} s",
+             f"node share {_g(node_b / 1e9)} GB / write {_g(wbw / 1e9)} GB/s per node = {_g(node_b / wbw)} s"]
+    if kind in ck.NODE_LOCAL_TIERS:
+        rep = float(ck.peer_replicas(float(row.get(f"ckpt_{kind}_replicas", 0) or 0), float(row["n_nodes"])))
+        if rep > 0:
+            net = float(row["nic_bw_per_gpu_bytes_per_s"]) * gpn
+            terms.append(f"{rep:g} peer copies × {_g(node_b / 1e9)} GB / network {_g(net / 1e9)} GB/s per node "
+                         f"= {_g(rep * node_b / net)} s")
+    if np.isfinite(abw):
+        terms.append(f"whole checkpoint {_g(total / 1e9)} GB / aggregate {_g(abw / 1e9)} GB/s = {_g(total / abw)} s")
+    save, stall = float(row[f"ckpt_{kind}_save_s"]), float(row[f"ckpt_{kind}_stall_s"])
+    out = {f"ckpt_{kind}_save_s": "max(" + "; ".join(terms) + f") = {_g(save)} s (GB = 10⁹ B)"}
+    if row.get("ckpt_async"):
+        frac = float(row["ckpt_async_interference_frac"])
+        out[f"ckpt_{kind}_stall_s"] = (f"async: device-to-host copy {_g(d2h)} s + interference {frac:g} × the drain "
+                                       f"({_g(save)} − {_g(d2h)} s) = {_g(stall)} s per save")
+    else:
+        out[f"ckpt_{kind}_stall_s"] = f"synchronous: training waits for the whole save = {_g(stall)} s per save"
+    return out
+
+
+def _recovery_floor_text(res: dict) -> str:
+    """The goodput explain's note where the recovery factor is the engine's floor, not the formula:
+    ``_recovery_log_factor`` floors E = Σ_c (λ_c/λ)e^(−λ(R_c+reload_c)) at 1e-300, so the factor
+    shows as 1e300 where the formula's is larger (found by review: a 710 h recovery at λ = 1/h,
+    e^710 ≈ 2.2e308, was shown as 1e+300 with no word of it)."""
+    lr = float(np.ravel(res["log_recovery_factor"])[0])
+    if np.isfinite(lr) and lr >= -np.log(1e-300) * (1.0 - 1e-12):
+        return (" (the recovery factor is held at 1e300: E is floored at 1e-300, below which a float "
+                "loses it; the formula's factor is larger and the goodput smaller still — the run "
+                "never finishes in practice)")
+    return ""
 
 
 def spare_shortage_probability(nodes_in_repair: float, spares: int) -> float:

@@ -295,6 +295,18 @@ class StorageTier(_Sourced):
     aggregate_read_bw_bytes_per_s: StorageBw | None = None
     survives: list[FailureClass] = Field(description="Failure classes after which a checkpoint here can be reloaded.")
 
+    @model_validator(mode="after")
+    def _kind_matches_scope(self):
+        # The engine places a tier by its kind (host memory and local NVMe sit in each node, a PFS
+        # or object store is one store for the job); a scope that says otherwise would be ignored
+        # (review 15a: a 'pfs' tier with scope 'node' got no network cost and no replica term).
+        want = "node" if self.kind in ("host_memory", "local_nvme") else "shared"
+        if self.scope != want:
+            raise ValueError(f"scope = '{self.scope}' does not fit kind = '{self.kind}', which needs scope "
+                             f"'{want}' (host_memory and local_nvme are per node; pfs and object_store "
+                             "are shared by the job)")
+        return self
+
 
 class FailureClassRate(_Strict):
     failure_class: FailureClass = Field(alias="class")

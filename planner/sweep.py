@@ -78,6 +78,22 @@ from .schema import Scenario, validate_scenario
 #: goodput_tokens_per_s (tokens_per_s·goodput, maximised), mfu (maximised).
 OBJECTIVES: tuple[str, ...] = ("time_to_train", "cost", "goodput_tokens_per_s", "mfu")
 
+#: Named search spaces (options of :func:`build_space`): the Explore page's "Search space" box and
+#: ``planner sweep``'s ``--link`` of an Explore link (``ex_space``) read this one definition.
+SEARCH_SPACES: dict[str, dict] = {
+    "focused": dict(zero_stages=(1,), recompute=("selective", "full"), offload=("none",),
+                    schedules=("1f1b", "interleaved"), cp_max=4, vpp_max=4, micro_batch_max=4),
+    "full": dict(recompute=("none", "selective", "full", "op_sac"),
+                 schedules=("1f1b", "interleaved", "zero_bubble", "dualpipe")),
+}
+#: The Explore page's link keys, their defaults (what the page shows when a key is absent) and
+#: ranges; the page and ``planner sweep --link`` read them.
+EXPLORE_DEFAULTS: dict[str, str] = {"ex_obj": "time_to_train", "ex_space": "focused", "ex_top": "20",
+                                    "ex_head": "0", "ex_ties": "0"}
+EXPLORE_TOP_MAX = 500
+#: Most HBM the Explore page lets a sweep keep free, in % of the usable HBM.
+EXPLORE_HEADROOM_MAX_PCT = 50
+
 #: Default search space (all may be overridden through ``**space_options`` of :func:`sweep`).
 DEFAULT_ZERO_STAGES: tuple[int, ...] = (0, 1, 2, 3)
 DEFAULT_RECOMPUTE: tuple[str, ...] = ("none", "selective", "full")

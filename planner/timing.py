@@ -1603,26 +1603,25 @@ def explain(row: dict) -> dict[str, str]:
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
-           if r.get("n_experts") else "")
+           if r.get("n_experts") and _moe_dense_layers(r)[0] > 0 else "")  # none charged without MoE layers (15e)
         + (f"; FP8 row-wise scaling adds {FP8_ROWWISE_BYTES:g} B per cast element (every linear: forward M·K + K·N, "
            f"backward 2·M·N + M·K + K·N{(', the forward again with full recompute' + (' of the layers it covers' if r.get('recompute_layers') else '')) if r.get('recompute') == RECOMPUTE.index('full') else ''}) "
            f"/ HBM bw = {_ms(T['_t_row_layer'])} per layer and micro-batch"
            + (" (MoE layers: their attention projections and shared experts; the routed experts are not charged)"
-              if r.get("n_experts") else "")
+              if r.get("n_experts") and _moe_dense_layers(r)[0] > 0 else "")  # none charged without MoE layers (15e)
            if r.get("fp8_rowwise") and T["_t_row_layer"] else "")
     )
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.4g} × "
-        f"{_ms(T['_tp_ar'])} (ring all-reduce of b·s·h·{_abytes(r):g} B = {T['_tp_msg'] / 1e6:.4g} MB over tp = {r['tp']}) × "
-        f"{T['_tp_exposed_frac']:.2f} = {T['t_tp_comm_s']:.4g} s"
+        f"{_ms(T['_tp_ar'])} (ring all-reduce of {_msg_text(r)} = {T['_tp_msg'] / 1e6:.4g} MB over "
+        f"tp = {r['tp']}) × {T['_tp_exposed_frac']:.2f} = {T['t_tp_comm_s']:.4g} s"
+        + _tp_coll_text(r, T)
     )
-    ex["t_cp_comm_s"] = (
-        f"ring attention: fwd (c−1) hops {_ms(T['_cp_fwd'])}, bwd {_ms(T['_cp_bwd'])} per layer, exposed beyond "
-        f"the attention compute, × m·layers = {T['t_cp_comm_s']:.4g} s (cp = {r['cp']})"
-    )
+    ex["t_cp_comm_s"] = _cp_text(r, T)
     ex["t_ep_comm_s"] = "no MoE layers (a dense model): no expert all-to-all, 0 s" if not r.get("n_experts") else (
-        f"m·moe_layers·max(0, {T['_n_a2a']:.4g} all-to-all × {_ms(T['_a2a'])} − hidden {_ms(T['_ep_hide'])}) "
-        f"(b·s·h·top_k·cf·{float(T['_a2a_elem_bytes']):.3g} B = {T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}"
+        f"m·moe_layers·max(0, {T['_n_a2a']:.4g} all-to-all × {_ms(T['_a2a'])} − hidden {_ms(T['_ep_hide'])})"
+        f"{_ep_layers_text(r, T)} "
+        f"({_ep_msg_text(r, T)} = {T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}"
         f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
         f"network share × {float(T['_ep_net_frac']):.3g}"
         f"{' (node-limited routing: min(top_k, M)/top_k)' if r.get('moe_max_nodes_per_token') else ''}; "
@@ -1649,8 +1648,8 @@ def explain(row: dict) -> dict[str, str]:
             f"m = {T['_m']:.4g} × (compute + TP + CP + EP) = {T['t_pp_bubble_s']:.4g} s"
         )
     ex["t_pp_p2p_s"] = (
-        f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} (b·s·h/t·{_abytes(r):g} B = "
-        f"{T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
+        f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} ({_msg_text(r, '/t', '/' + format(float(r['tp']), 'g'))} "
+        f"= {T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
     )
     ds = r.get("dp_shard", r["dp"])
     where = ("in the grad time" if int(r["zero_stage"]) < 3 else
@@ -1681,7 +1680,12 @@ def explain(row: dict) -> dict[str, str]:
     elif zs == 0:
         parts_txt = f"gradient all-reduce {T['_t_grad']:.4g} s{dual_txt}"
     else:
-        parts_txt = f"gradient reduce-scatter {T['_t_grad']:.4g} s + param gather {T['_t_ag_step']:.4g} s{dual_txt}"
+        if ds < r["dp"]:  # HSDP: the replica all-reduce rides in the gradient's time (_t_grad holds both)
+            rep = float(T["_t_rep"]) * (2.0 if r.get("schedule") == _SCHED["dualpipe"] else 1.0)
+            parts_txt = (f"gradient reduce-scatter {T['_t_grad'] - rep:.4g} s + replica all-reduce {rep:.4g} s + "
+                         f"param gather {T['_t_ag_step']:.4g} s{dual_txt}")
+        else:
+            parts_txt = f"gradient reduce-scatter {T['_t_grad']:.4g} s + param gather {T['_t_ag_step']:.4g} s{dual_txt}"
         if zs == 2 and T["_m"] > 1:
             parts_txt += (f" + {T['_m'] - 1:.4g} earlier micro-batches' reduce-scatters × {float(T['_t_rs_mb']):.4g} s "
                           "(ZeRO-2 keeps only its gradient shard: every backward reduces, each hidden behind its "
@@ -1710,7 +1714,8 @@ def explain(row: dict) -> dict[str, str]:
     ex["t_offload_s"] = (" + ".join(off_parts) + f" = {T['t_offload_s']:.4g} s") if off_parts else "no offload: 0 s"
     ex["t_optimizer_s"] = (
         "optimizer offloaded: its CPU step is in t_offload_s, 0 s on the GPU" if r.get("offload_optimizer", 0) else
-        f"{T['_P_shard'] / 1e6:.4g} M params of the local shard × {r['grad_bytes'] + OPT_BYTES_BASE:.0f} B / "
+        f"{T['_P_shard'] / 1e6:.4g} M params of the local shard (sized on the stages' average, params_total / "
+        f"(tp·pp), docs/timing.md) × (grad {r['grad_bytes']:g} + {OPT_BYTES_BASE:g}) B / "
         f"(HBM {r['hbm_bw_bytes_per_s'] / 1e12:.3g} TB/s × {C['hbm_eff']}) = {T['t_optimizer_s']:.4g} s"
     )
     ex["step_time_s"] = " + ".join(
@@ -1729,6 +1734,78 @@ def explain(row: dict) -> dict[str, str]:
     ex["hfu"] = (f"hardware FLOP / (step · N · peak16) = {hf:.4g} / ({step:.4g} × {n} × "
                  f"{_flop_rate(pk)}) = {_frac(hf / (step * n * pk))}")
     return ex
+
+
+def _msg_text(r: dict, extra_sym: str = "", extra_val: str = "") -> str:
+    """A message size as its formula and the row's numbers: ``b·(s/c)·h{extra}·B B = 1·8192/4·8192{…}·2 B``
+    (one activation of a micro-batch, ``/c`` only with context parallelism)."""
+    cp = float(r.get("cp", 1) or 1)
+    sym = "b·(s/c)·h" if cp > 1 else "b·s·h"
+    s_txt = f"{r['seq_len']:g}/{cp:g}" if cp > 1 else f"{r['seq_len']:g}"
+    return (f"{sym}{extra_sym}·B = {r['micro_batch_size']:g}·{s_txt}·{r['hidden_size']:g}{extra_val}·"
+            f"{_abytes(r):g} B")
+
+
+def _ep_msg_text(r: dict, T: dict) -> str:
+    """The all-to-all message b·(s/c)·h·top_k·cf (/t with SP) × bytes per element, numbers in."""
+    cp = float(r.get("cp", 1) or 1)
+    sym = ("b·(s/c)·h" if cp > 1 else "b·s·h") + "·top_k·cf"
+    s_txt = f"{r['seq_len']:g}/{cp:g}" if cp > 1 else f"{r['seq_len']:g}"
+    val = (f"{r['micro_batch_size']:g}·{s_txt}·{r['hidden_size']:g}·{float(r['moe_top_k']):g}·"
+           f"{max(float(r.get('moe_capacity_factor') or 1.0), 1.0):g}")
+    if r.get("sequence_parallel") and float(r["tp"]) > 1:
+        sym, val = sym + "/t (SP)", val + f"/{float(r['tp']):g}"
+    return f"{sym}·B = {val}·{float(T['_a2a_elem_bytes']):.3g} B"
+
+
+def _tp_coll_text(r: dict, T: dict) -> str:
+    """Where a collective count other than 4 (+2 full recompute) comes from: MoE layers' MLP half
+    carries top_k·cf tokens; partial recompute averages the +2."""
+    if not r.get("n_experts") or float(r.get("n_moe_layers", 0) or 0) <= 0:
+        return ""
+    x = float(r["moe_top_k"]) * max(float(r.get("moe_capacity_factor") or 1.0), 1.0)
+    return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 or 2 with op_sac) × (½ + ½·{x:g} "
+            f"top_k·cf on MoE layers: their MLP half moves "
+            f"the routed tokens), averaged over the stage's layers")
+
+
+def _cp_text(r: dict, T: dict) -> str:
+    """The CP ring's exposed time: m·layers × per layer max(0, fwd − core)·(1 + re-run) + max(0, bwd − k·core)."""
+    t_cp, m, n = float(T["t_cp_comm_s"]), float(T["_m"]), float(T["_layers_stage"])
+    head = (f"ring attention (cp = {r['cp']}): per layer, fwd (c−1) hops {_ms(T['_cp_fwd'])} and bwd "
+            f"{_ms(T['_cp_bwd'])}, exposed beyond the attention core ({_ms(T['_t_core'])} fwd")
+    if float(r.get("cp", 1) or 1) <= 1 or t_cp == 0.0:
+        return head + f"); m·layers = {m:.4g} × {n:.4g} × 0 ms = 0 s"
+    k = FLASH_BWD_OVER_FWD if r.get("flash_attention") else BWD_OVER_FWD
+    core = float(T["_t_core"])
+    e_f, e_b = max(float(T["_cp_fwd"]) - core, 0.0), max(float(T["_cp_bwd"]) - k * core, 0.0)
+    rc = RECOMPUTE[int(r.get("recompute", 0))]
+    rerun = 1.0 if rc in ("full", "selective") else 0.0
+    why = "a recomputed forward replays its hops" if rerun else "no re-run forward"
+    n_rcl = float(r.get("recompute_layers") or 0) if rc == "full" else 0.0
+    if n_rcl > 0 and n > 0:  # partial recompute: the stage's own recomputed share min(N·vpp, n)/n
+        rerun = min(n_rcl * float(r.get("vpp", 1) or 1), n) / n
+        why = f"its {min(n_rcl * float(r.get('vpp', 1) or 1), n):g} of {n:g} recomputed layers replay their hops"
+    per = t_cp / (m * n) if m * n > 0 else 0.0
+    formula = (f"max(0, {_ms(T['_cp_fwd'])} − {_ms(core)}) × {1 + rerun:.4g} + max(0, {_ms(T['_cp_bwd'])} − "
+               f"{k:g} × {_ms(core)}) = {_ms(e_f * (1 + rerun) + e_b)}")
+    if abs(e_f * (1 + rerun) + e_b - per) <= 1e-6 * max(per, 1e-30):
+        body = (f"; × {1 + rerun:.4g}: {why}, backward {k:g} × the core): {formula} per layer")
+    else:  # partial recompute or DualPipe: the stage's own recompute share / the two stages' average
+        whose = ("DualPipe: the rank's two stages average" if r.get("schedule") == _SCHED["dualpipe"]
+                 else "the costed stage's layers average")
+        body = f"; {formula} per layer with × {1 + rerun:.4g} ({why})); {whose} {_ms(per)} per layer"
+    return head + body + f"; m·layers = {m:.4g} × {n:.4g} × {_ms(per)} = {t_cp:.4g} s"
+
+
+def _ep_layers_text(r: dict, T: dict) -> str:
+    """m × the costed stage's MoE layers × the exposed all-to-all time of one layer, numbers in."""
+    m, t_ep = float(T["_m"]), float(T["t_ep_comm_s"])
+    per = max(float(T["_n_a2a"]) * float(T["_a2a"]) - float(T["_ep_hide"]), 0.0)
+    if per <= 0.0 or t_ep <= 0.0 or m <= 0.0:
+        return f" = {m:.4g} × moe_layers × 0 ms"
+    n_moe = t_ep / (m * per)  # the costed stage's MoE layers (its own share of dense and MoE layers)
+    return f" = {m:.4g} × {n_moe:.4g} MoE layers of the costed stage × {_ms(per)}"
 
 
 def _flop_rate(x: float) -> str:

@@ -2082,9 +2082,11 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
     V = _int(r.get("vocab")) or DEFAULT_VOCAB
     # architecture fills are defaults too (found by review: an empty vocab moved a row 4.8 %, an
     # empty kv_heads 7.8 %, and the defaults column did not say so)
-    if _int(r.get("kv_heads")) is None:
+    # only where the row's own cells build the model: a catalogue architecture replaces them
+    # below (review 15e: DeepSeek-V3's row listed "vocab 51,200 (default)" while it ran 129,280)
+    if cat is None and _int(r.get("kv_heads")) is None:
         used.append(f"kv_heads {a} (= heads: multi-head attention)")
-    if _int(r.get("vocab")) is None:
+    if cat is None and _int(r.get("vocab")) is None:
         used.append(f"vocab {DEFAULT_VOCAB:,} (default)")
     arch = _arch(r.get("model", ""))
     is_gpt = arch.pop("gpt", False)

@@ -55,6 +55,7 @@ def _single_tier_batch(delta_s, mtbf_s):
         b[f"ckpt_{k}_interval_s"] = np.full(n, np.nan)
     ckpt = 14.0 * b["params_total"]
     b["host_link_bw_bytes_per_s"] = np.full(n, np.inf)
+    b["host_memory_bw_bytes_per_s"] = np.full(n, np.inf)  # no device-host copy time at all
     b["ckpt_pfs_write_bw_per_node_bytes_per_s"] = np.full(n, np.inf)
     b["ckpt_pfs_agg_write_bw_bytes_per_s"] = ckpt / delta_s.ravel()
     b["ckpt_pfs_agg_read_bw_bytes_per_s"] = np.full(n, np.inf)

@@ -6,7 +6,6 @@ memory per GPU, days and cost are equal — not from the page's output."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import planner
@@ -15,13 +14,10 @@ from test_app import EXPLORE, _clear_caches, _run  # noqa: F401
 
 
 def _page_space(name: str) -> dict:
-    """The Explore page's own search-space options (its SPACES literal, read from the source)."""
-    tree = ast.parse(Path(EXPLORE).read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "SPACES")
-    spaces = {}
-    for k, v in zip(node.value.keys, node.value.values):  # dict(key=value, ...) calls of literals
-        spaces[ast.literal_eval(k)] = {kw.arg: ast.literal_eval(kw.value) for kw in v.keywords}
-    return spaces[name]
+    """The Explore page's search-space options (it reads planner.sweep.SEARCH_SPACES)."""
+    import sys
+    assert "SPACES = SEARCH_SPACES" in Path(EXPLORE).read_text(encoding="utf-8")
+    return sys.modules["planner.sweep"].SEARCH_SPACES[name]
 
 
 def _page_sweep(preset: str):

@@ -1,0 +1,219 @@
+"""Session-15 fixes made outside the reviewers' own files (each reproduced before the fix)."""
+import numpy as np
+import pytest
+
+import planner
+from planner import batch as B, engine, reliability as rel
+from planner.schema import validate_scenario
+
+
+def _small_job(tier="object_store"):
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"]["n_gpus"] = 4
+    d["parallelism"].update(tp=1, pp=1, dp=None, cp=1, zero_stage=3, vpp=1, schedule="1f1b")
+    d["training"]["global_batch_size"] = 16
+    d["checkpoint"]["tiers"] = [{"tier": tier}]
+    d["checkpoint"]["async"] = False
+    d["reliability"]["rate_scale"] = 100
+    return validate_scenario(d)
+
+
+def test_headline_and_grid_agree_for_a_job_smaller_than_one_node():
+    """Review 15a: a 4-GPU job on an 8-GPU node reloads 4 shards per node, not 8. The headline
+    (`reliability.stage`) used gpus_per_node · shard while the grid / Monte Carlo path capped it
+    at the job's GPUs, so the two goodputs differed (0.80579 vs 0.80590 before the fix)."""
+    out = engine.run_batch(B.from_scenarios([_small_job()]))
+    f, g = rel.stage(out), rel.stage_grid(out)
+    assert f["goodput"][0] == pytest.approx(g["goodput"][0], rel=1e-12)
+    assert f["restart_frac"][0] == pytest.approx(g["restart_frac"][0], rel=1e-12)
+
+
+@pytest.mark.parametrize("kind,scope", [("pfs", "node"), ("object_store", "node"),
+                                        ("host_memory", "shared"), ("local_nvme", "shared")])
+def test_a_custom_tier_whose_scope_contradicts_its_kind_is_refused(kind, scope):
+    """Review 15a: the engine places a tier by its kind, so a 'pfs' tier with scope 'node' was
+    accepted and its replicas and network cost silently ignored. Now refused, naming both fields."""
+    d = planner.load_preset("default").to_json_dict()
+    t = {"name": "x", "kind": kind, "scope": scope, "write_bw_per_node_bytes_per_s": 25e9,
+         "read_bw_per_node_bytes_per_s": 40e9, "survives": ["software"]}
+    d["checkpoint"]["tiers"] = [{"tier": t}]
+    with pytest.raises(ValueError) as e:
+        planner.evaluate(d)
+    msg = str(e.value)
+    assert "checkpoint.tiers[0].tier" in msg and f"scope = '{scope}'" in msg and f"kind = '{kind}'" in msg
+
+
+def test_a_custom_tier_whose_scope_fits_its_kind_is_accepted():
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": {"name": "x", "kind": "pfs", "scope": "shared",
+                                          "write_bw_per_node_bytes_per_s": 25e9,
+                                          "read_bw_per_node_bytes_per_s": 40e9,
+                                          "survives": ["software", "gpu", "node", "network", "cluster"]}}]
+    assert 0 < planner.evaluate(d).results["goodput"] < 1
+
+
+def test_defaults_column_does_not_list_fills_a_catalogue_architecture_replaced():
+    """Review 15e: a row whose model is taken from the catalogue (DeepSeek-V3: MLA, vocab
+    129,280 per its config.json) listed "kv_heads 128" and "vocab 51,200 (default)" as filled,
+    though neither was used."""
+    from pathlib import Path
+    from planner import validation as V
+    df = V._read(Path(__file__).resolve().parent.parent / "validation" / "out_of_sample.csv")
+    r = df[df["run_id"] == "deepseekv3_671b_2048gpu_gbs15360"].iloc[0].to_dict()
+    used: list = []
+    s, why = V.row_to_scenario(r, used)
+    assert s is not None, why
+    assert s.model.vocab_size == 129280 and s.model.mla is not None
+    assert not any(u.startswith(("vocab", "kv_heads")) for u in used), used
+
+
+@pytest.mark.parametrize("sources", [{"*": "datasheet"}, {"write_bw_per_node_bytes_per_s": " ",
+                                                          "read_bw_per_node_bytes_per_s": "x"}])
+def test_a_catalogue_file_refuses_a_wildcard_or_blank_source(tmp_path, sources):
+    """Review 15b: the per-number source check accepts '*' (meant for inline user objects) and an
+    empty string, so a catalogue entry could carry numbers with no real source."""
+    import json
+    from planner import catalog
+    from planner.schema import StorageTier
+    entry = {"name": "t", "kind": "pfs", "scope": "shared", "write_bw_per_node_bytes_per_s": 1e9,
+             "read_bw_per_node_bytes_per_s": 1e9, "survives": ["software"], "sources": sources}
+    f = tmp_path / "storage.json"
+    f.write_text(json.dumps({"t": entry}))
+    with pytest.raises(catalog.CatalogError, match="entry 't': sources: .*no '\\*' wildcard"):
+        catalog._load_file(f, StorageTier)
+    entry["sources"] = {"write_bw_per_node_bytes_per_s": "vendor sheet", "read_bw_per_node_bytes_per_s": "vendor sheet"}
+    f.write_text(json.dumps({"t": entry}))
+    assert catalog._load_file(f, StorageTier)["t"].kind == "pfs"
+
+
+def test_docs_name_every_part_that_carries_its_own_measured_mamf():
+    """Review 15b gave GH200 its measured MAMF (hardware.md §6a); docs/timing.md and
+    docs/inputs.md list the measured parts and must name each one the catalogue measures."""
+    from pathlib import Path
+    from planner import catalog
+    root = Path(__file__).resolve().parent.parent
+    timing_md = (root / "docs" / "timing.md").read_text()
+    inputs_md = (root / "docs" / "inputs.md").read_text()
+    label = {"h200-sxm-141gb": "H200", "b300": "B300", "gh200-96gb": "GH200", "gb200": "GB200", "mi300x": "MI300X"}
+    measured = {k for k, a in catalog.accelerators().items()
+                if a.mamf_flop_per_s and a.sources["mamf_flop_per_s"].startswith("stas-accel")}
+    assert measured == set(label), measured
+    para = timing_md[timing_md.index("**A part's own MAMF"):][:900]
+    line = inputs_md[inputs_md.index("An accelerator may carry `mamf_flop_per_s`"):][:300]
+    for k, name in label.items():
+        assert name in para and name in line, (k, name)
+
+
+def test_device_host_copy_shares_the_nodes_dram():
+    """Review 15a: all GPUs of a node copy into one host DRAM. A GB200 tray has 4 GPUs of
+    225e9 B/s NVLink-C2C each (900 GB/s both ways per Grace, shared by its two GPUs; hardware.md
+    §3a) but 777.8e9 B/s of LPDDR5X (systems.json), so each GPU's copy runs at 777.8e9 / 4, not
+    225e9. A DGX H100 (8 × 63e9 = 504e9 < 614.4e9) keeps its PCIe link rate."""
+    from planner import checkpoint as ck, catalog
+    for preset, system, binds in (("qwen3-235b-gb200-256", "gb200-nvl72", True),
+                                  ("llama3-70b-h100-1024", "dgx-h100", False)):
+        s = planner.load_preset(preset)
+        assert s.cluster.system == system
+        out = engine.run_batch(B.from_scenarios([s]))
+        t = ck.tier_times(out)
+        sysm = catalog.systems()[system]
+        link = catalog.accelerators()[sysm.accelerator].host_link_bw_bytes_per_s
+        writers = t["ckpt_node_bytes"][0] / t["ckpt_shard_bytes"][0]
+        assert writers == sysm.gpus_per_node
+        bw = min(link, sysm.host_memory_bw_bytes_per_s / writers)
+        assert (bw < link) == binds
+        assert t["d2h_s"][0, 0] == pytest.approx(t["ckpt_shard_bytes"][0] / bw, rel=1e-12)
+        # the headline path (reliability.stage) charges the same stall per tier
+        res = planner.evaluate(s).results
+        for k, kind in enumerate(ck.TIER_KINDS):
+            assert res[f"ckpt_{kind}_stall_s"] == pytest.approx(t["stall_s"][0, k], rel=1e-12), kind
+
+
+@pytest.mark.parametrize("sp,ratio", [(False, 5 / 4), (True, 6 / 4)])
+def test_op_sac_tp_collectives_per_layer_as_docs_timing_states(sp, ratio):
+    """docs/timing.md (t_tp_comm_s): 4 + 2·[full] + [op_sac]·(1 + [SP]) collectives per layer —
+    op_sac re-runs O's all-reduce without SP (TorchTitan saves the reduce-scatters, not the
+    all-reduce), the two all-gathers feeding K and W3 with SP. The docs said 2 either way (15d)."""
+    t = {}
+    for rc in ("none", "op_sac"):
+        s = planner.load_preset("llama31-8b-torchtitan-h100-8")
+        s.parallelism.tp, s.parallelism.dp = 2, None
+        s.parallelism.sequence_parallel, s.parallelism.recompute = sp, rc
+        t[rc] = planner.evaluate(s).results["t_tp_comm_s"]
+    assert t["op_sac"] / t["none"] == pytest.approx(ratio, rel=1e-12)
+
+
+def test_compare_shows_peak_and_usable_hbm_with_decimals_that_tell_them_apart():
+    """Review 15c: with the usable HBM 0.01 GiB below the peak, Compare read "no ✗ (41.3 of 41.3
+    GiB)" while the Plan page reads "41.32 GiB of 41.31 GiB usable"."""
+    from test_app import COMPARE, _run
+    s = planner.load_preset("default")
+    s.cluster.n_gpus, s.parallelism.dp = 512, None  # dp follows the GPUs, as the link's n=512 does
+    peak = planner.evaluate(s).results["mem_total_bytes"]
+    usable = peak - 0.01 * 2**30
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link", "2.p": "default", "2.n": "512",
+                        "2.hbmu": f"{usable:.2f}"})
+    table = at.dataframe[0].value
+    col = table.columns[1]
+    fits, mem = table.loc["fits in HBM", col], table.loc["peak memory per GPU", col]
+    d = 2
+    want_peak, want_usable = f"{peak / 2**30:,.{d}f}", f"{usable / 2**30:,.{d}f}"
+    assert want_peak != want_usable
+    assert f"({want_peak} of {want_usable} GiB)" in fits, fits
+    assert mem.startswith(f"{want_peak} GiB"), mem
+
+
+def test_memory_note_and_explanation_read_the_peak_apart_from_the_usable_hbm():
+    """Review 15c: the note said "41.32 GiB … > usable HBM 41.32 GiB" for a peak 0.0009 GiB above
+    the usable HBM; the note and the explanation now add decimals until the two differ."""
+    import re
+    s = planner.load_preset("default")
+    s.cluster.n_gpus, s.parallelism.dp = 512, None
+    peak = planner.evaluate(s).results["mem_total_bytes"]
+    s.cluster.overrides.hbm_usable_bytes = peak - 0.0009 * 2**30
+    rep = planner.evaluate(s)
+    assert not rep.results["fits"]
+    note = next(n for n in rep.notes if n.startswith("Does not fit in GPU memory"))
+    a, b = (float(x.replace(",", "")) for x in re.findall(r"([\d,]+\.\d+) GiB", note)[:2])
+    assert a > b, note
+    ex = rep.explain["mem_total_bytes"]
+    tail = ex[ex.index("= ", ex.index("buffers")):]
+    a, b = (float(x) for x in re.findall(r"(\d+\.\d+) GiB", tail)[:2])
+    assert a > b, ex
+
+
+def test_moe_host_time_is_not_explained_where_no_layer_is_moe():
+    """Review 15e: with every layer dense (first_dense_layers = n_layers) the t_compute_s text
+    still said "MoE layers add the routed experts' host time …", which is not charged."""
+    s = planner.load_preset("mixtral-8x7b-h100-64")
+    base = planner.evaluate(s)
+    assert "routed experts' host time" in base.explain["t_compute_s"]
+    from planner.cli import apply_sets
+    d = apply_sets(s.to_json_dict(), ["model.moe.first_dense_layers=32", "parallelism.ep=1"])
+    assert d["model"]["n_layers"] == 32
+    rep = planner.evaluate(d)
+    assert "routed experts' host time" not in rep.explain["t_compute_s"]
+
+
+@pytest.mark.parametrize("preset", ["llama3-405b-h100-16k", "qwen3-235b-gb200-256", "default"])
+@pytest.mark.parametrize("asyn", [True, False])
+def test_each_enabled_tiers_save_and_stall_are_explained_with_numbers_that_reproduce_them(preset, asyn):
+    """Review 15a: ckpt_{tier}_save_s and _stall_s had no formula. The save is the max of its terms
+    (each "= X s"); the stall is the save (sync) or copy + frac × (save − copy) (async)."""
+    import re
+    s = planner.load_preset(preset)
+    s.checkpoint.async_ = asyn
+    rep = planner.evaluate(s)
+    tiers = [t for t in ("host_memory", "local_nvme", "pfs", "object_store") if f"ckpt_{t}_save_s" in rep.explain]
+    assert tiers
+    for t in tiers:
+        save, stall = rep.results[f"ckpt_{t}_save_s"], rep.results[f"ckpt_{t}_stall_s"]
+        terms = [float(x) for x in re.findall(r"= ([\d.e+-]+) s", rep.explain[f"ckpt_{t}_save_s"])]
+        assert max(terms[:-1]) == pytest.approx(save, rel=1e-3) and terms[-1] == pytest.approx(save, rel=1e-3)
+        text = rep.explain[f"ckpt_{t}_stall_s"]
+        if asyn:
+            d2h, frac = terms[0], s.checkpoint.async_interference_frac
+            assert text.startswith("async") and stall == pytest.approx(d2h + frac * (save - d2h), rel=1e-3)
+        else:
+            assert text.startswith("synchronous") and stall == save
+        assert float(re.findall(r"= ([\d.e+-]+) s per save", text)[0]) == pytest.approx(stall, rel=1e-3)

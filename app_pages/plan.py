@@ -387,6 +387,13 @@ with left:
                 in_use.append(f"**{shown}**: not saved (no failures to recover from: the failure rate is 0)")
             else:
                 in_use.append(f"**{shown}**: {C.fmt_interval(iv)}")
+                save, stall = C.num(res, f"ckpt_{kind}_save_s"), C.num(res, f"ckpt_{kind}_stall_s")
+                if iv is not None and iv < 0.999 * C.NEVER_SAVED_S and save is not None and stall is not None:
+                    # how long a save takes and what training pays for it (found by review 15a: shown nowhere;
+                    # the formulas are in the Formulas expander, ckpt_<tier>_save_s / _stall_s)
+                    in_use[-1] += (f" (a save takes {C.fmt_duration(save)}"
+                                   + (f"; training stalls {C.fmt_duration(stall)}" if stall < save else
+                                      ", training waits for it") + ")")
             if iv is not None and iv >= 0.999 * C.NEVER_SAVED_S:
                 pass  # in effect not saved to: no ○
             elif iv is not None and not lo_s * (1 - 1e-12) <= iv <= hi_s * (1 + 1e-12):

@@ -217,3 +217,17 @@ def test_each_enabled_tiers_save_and_stall_are_explained_with_numbers_that_repro
         else:
             assert text.startswith("synchronous") and stall == save
         assert float(re.findall(r"= ([\d.e+-]+) s per save", text)[0]) == pytest.approx(stall, rel=1e-3)
+
+
+def test_plan_page_says_how_long_each_used_tiers_save_takes_and_what_training_pays():
+    """Review 15a: a tier's save and stall time were shown nowhere on the Plan page; "Intervals in
+    use" now gives both, from the engine's ckpt_<tier>_save_s / _stall_s."""
+    from test_app import PLAN, _run
+    from app_pages import _common as C
+    at = _run(PLAN, {"p": "llama3-405b-h100-16k"})
+    res = planner.evaluate(planner.load_preset("llama3-405b-h100-16k")).results
+    text = next(m.value for m in at.markdown if m.value.startswith("Intervals in use"))
+    pfs = text[text.index("**pfs**"):]
+    assert f"a save takes {C.fmt_duration(res['ckpt_pfs_save_s'])}" in pfs
+    assert f"training stalls {C.fmt_duration(res['ckpt_pfs_stall_s'])}" in pfs
+    assert res["ckpt_pfs_stall_s"] < res["ckpt_pfs_save_s"]  # async: the drain mostly overlaps

@@ -153,6 +153,54 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
 PAGE_PREFIXES = ("pl_", "ex_", "c_", "v_")
 
 
+#: The Plan page's Monte Carlo boxes: link key -> (option, box, lowest, highest, the page's default);
+#: app_pages/plan.py MCT_RANGE / MCS_RANGE and its defaults (a test keeps the two alike).
+PLAN_MC_KEYS: dict[str, tuple[str, str, int, int, int]] = {
+    "pl_mct": ("trials", "Trials", 100, 100_000, 2000),
+    "pl_mcs": ("seed", "Seed", 0, 2**31 - 1, 0),
+}
+
+
+def _page_int(text: str, lo: int, hi: int) -> int:
+    """A page's whole-number link value as the page reads it (app_pages/_common.py link_int:
+    ``int(v.strip())`` in [lo, hi]); ValueError otherwise."""
+    x = int(str(text).strip())
+    if not lo <= x <= hi:
+        raise ValueError(x)
+    return x
+
+
+def page_key_errors(page: dict[str, Any]) -> list[str]:
+    """One line per page key of a link that its page would refuse ("Link: ... refused; using ..."):
+    the Plan page's Monte Carlo boxes (``pl_mct``, ``pl_mcs``) and the Explore page's controls
+    (``ex_obj``, ``ex_space``, ``ex_top``, ``ex_head``, ``ex_ties``, ``ex_color``), each named with
+    what it allows, and a page key given twice with different values (the page used the last
+    without a word). Found by review 15f: ``simulate --link ...&pl_mct=5`` ran 5 trials and
+    ``pl_mcs=99999999999`` that seed, where the Plan page refuses both and runs 2,000 / seed 0."""
+    from . import share
+
+    out = []
+    for k, v in page.items():
+        if isinstance(v, (list, tuple)):
+            out.append(f"--link: {k}: given {len(v)} times ({', '.join(share.one_line_show(x) for x in v)}); "
+                       "give it once")
+            continue
+        if k in PLAN_MC_KEYS:
+            _opt, box, lo, hi, _d = PLAN_MC_KEYS[k]
+            try:
+                _page_int(v, lo, hi)
+            except (ValueError, TypeError):
+                out.append(f"--link: {k}={share.one_line_show(v)} (the Plan page's Monte Carlo {box} box) is refused; "
+                           f"allowed a whole number {lo:,} to {hi:,}")
+        elif k in _EXPLORE_KEYS:
+            try:
+                _explore_value(k, v)
+            except (ValueError, TypeError):
+                out.append(f"--link: {k}={share.one_line_show(v)} (the Explore page's) is refused; "
+                           f"{_explore_allowed(k)}")
+    return out
+
+
 def link_input(text: str) -> tuple[dict, dict[str, str]]:
     """(scenario JSON, the link's page keys) of a share link of the dashboard, or its ``?query``.
 
@@ -160,8 +208,11 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
     reads a link with, so the command computes the numbers the app shows for the same link (found
     by review 15c: the CLI took no link, and a link had to be retyped as ``--set`` flags). The page
     keys (``pl_mct``, ``ex_obj``, ...) are returned for the commands that take them. Every value
-    the app would refuse or change (its "Link:" warnings) is bad input here: one line each, status 2.
-    A Compare page link (several scenarios, ``1.tp`` ...) is refused: it names no one scenario."""
+    the app would refuse or change (its "Link:" warnings, the page keys' too: :func:`page_key_errors`)
+    is bad input here: one line each, status 2. A Compare page link (several scenarios, ``1.tp`` ...)
+    and a Validate page link (``v_set`` ...: no scenario) are refused, and so is a link with no
+    ``key=value`` at all (``?``, or a query after the ``#``), which would be the default preset
+    without a word (found by review 15f: both ran the default preset with status 0)."""
     from . import share
 
     t = (text or "").strip()
@@ -169,19 +220,31 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
         raise UsageError(["--link: empty; give a share link of the dashboard (its address, e.g. "
                           "'http://localhost:8501/?p=default&n=512') or its ?query"])
     params = share.parse_link(t)
+    where = (" before the '#'; what follows a '#' is the address's fragment, not its query"
+             if "#" in t and "=" in t.split("#", 1)[1] else "")
+    not_link = (f"--link {share.one_line_show(t)}: not a share link (no ?key=value query{where}); copy the "
+                "dashboard's address, e.g. 'http://localhost:8501/?p=default&n=512'")
+    if not params:
+        raise UsageError([not_link])
     slots = sorted({k.split(".", 1)[0] for k in params if share.is_link_key(k) and "." in k})
     if slots:
         raise UsageError([f"--link: a Compare page link (scenarios {', '.join(slots)}); it holds several scenarios: "
                           "use that scenario's Open in Plan and copy the Plan page's link"])
-    page = {k: share.last_value(v) for k, v in params.items() if k.startswith(PAGE_PREFIXES)}
+    page = {k: (v if isinstance(v, str) else list(v)) for k, v in params.items() if k.startswith(PAGE_PREFIXES)}
     scen = {k: v for k, v in params.items() if not k.startswith(PAGE_PREFIXES)}
-    if params and not page and not any(share.is_link_key(k) for k in params):
-        raise UsageError([f"--link {share.one_line_show(t)}: not a share link (no ?key=value query); copy the "
-                          "dashboard's address, e.g. 'http://localhost:8501/?p=default&n=512'"])
+    if not any(share.is_link_key(k) for k in params):
+        other = sorted({k[:2] for k in page if k.startswith(("v_", "c_"))})
+        if other:
+            name = "a Validate page link" if other == ["v_"] else "a Compare page link"
+            raise UsageError([f"--link: {name} ({', '.join(sorted(k for k in page if k.startswith(tuple(other))))}); "
+                              "it holds no scenario: copy the Plan page's link (or Compare's Open in Plan)"])
+        if not page:
+            raise UsageError([not_link])
     sj, warnings = share.params_to_scenario(scen)
-    if warnings:
-        raise UsageError([f"--link: {w}" for w in warnings])
-    return sj, page
+    lines = [f"--link: {w}" for w in warnings] + page_key_errors(page)
+    if lines:
+        raise UsageError(lines)
+    return sj, {k: share.last_value(v) for k, v in page.items()}
 
 
 def validate_input(data: dict) -> Scenario:
@@ -577,43 +640,38 @@ def _sweep_link_options(args) -> None:
     ``ex_top`` → ``--top``, ``ex_head`` (%) → ``--min-headroom``, ``ex_ties`` → ``--distinct``,
     with the page's defaults for absent keys), else the command's own defaults. Found by review
     15c: the same scenario ranked other splits here than on the Explore page, whose default
-    "focused" space the command could not express."""
-    from .sweep import EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, OBJECTIVES, SEARCH_SPACES
+    "focused" space the command could not express. The values were checked by :func:`link_input`
+    (:func:`page_key_errors`)."""
+    from .sweep import EXPLORE_DEFAULTS, SEARCH_SPACES
 
+    if args.link is not None and (args.preset is not None or args.file is not None):
+        raise UsageError([TWO_INPUTS])  # before the link's note, which would describe a sweep not run
     page = link_input(args.link)[1] if args.link is not None else {}
-    explore = any(k.startswith("ex_") for k in page)
+    explore = any(k in _EXPLORE_KEYS for k in page)
     got = {k: page.get(k, EXPLORE_DEFAULTS[k]) for k in EXPLORE_DEFAULTS} if explore else {}
     used = []
 
-    def take(opt: str, key: str, parse, default):
+    for opt, key, default in (("objective", "ex_obj", "time_to_train"), ("top", "ex_top", 20),
+                              ("min_headroom", "ex_head", 0.0), ("distinct", "ex_ties", False)):
         if getattr(args, opt) is not None:
-            return
+            continue
         if key in got:
             try:
-                setattr(args, opt, parse(got[key]))
-            except (ValueError, TypeError, argparse.ArgumentTypeError):
+                setattr(args, opt, _explore_value(key, got[key]))
+            except (ValueError, TypeError):
                 raise UsageError([f"--link: {key}={got[key]!r} (the Explore page's) is refused; "
                                   f"{_explore_allowed(key)}"]) from None
             if key in page:
                 used.append(f"{key}={page[key]}")
         else:
             setattr(args, opt, default)
-
-    def choice(allowed):
-        def parse(v):
-            if v not in allowed:
-                raise ValueError(v)
-            return v
-        return parse
-
-    take("objective", "ex_obj", choice(OBJECTIVES), "time_to_train")
-    take("top", "ex_top", lambda v: _in_range(int(v), 1, EXPLORE_TOP_MAX), 20)
-    take("min_headroom", "ex_head", lambda v: _in_range(int(v), 0, EXPLORE_HEADROOM_MAX_PCT) / 100.0, 0.0)
-    take("distinct", "ex_ties", lambda v: choice(("0", "1"))(v) == "1", False)
     space = got.get("ex_space")
     if space is not None:
-        if space not in SEARCH_SPACES:
-            raise UsageError([f"--link: ex_space={space!r} (the Explore page's) is refused; {_explore_allowed('ex_space')}"])
+        try:
+            space = _explore_value("ex_space", space)
+        except ValueError:
+            raise UsageError([f"--link: ex_space={space!r} (the Explore page's) is refused; "
+                              f"{_explore_allowed('ex_space')}"]) from None
         for opt, v in SEARCH_SPACES[space].items():  # build_space's options are the command's attributes
             if getattr(args, opt) is None:
                 setattr(args, opt, ",".join(map(str, v)) if isinstance(v, tuple) else v)
@@ -626,10 +684,37 @@ def _sweep_link_options(args) -> None:
              + "); a flag given here wins")
 
 
-def _in_range(x: int, lo: int, hi: int) -> int:
-    if not lo <= x <= hi:
-        raise ValueError(x)
-    return x
+#: The Explore page's link keys (app_pages/explore.py _PAGE_KEYS): its controls; ex_color colours
+#: its charts only (tp or pp), not read by the sweep but refused as the page refuses it.
+_EXPLORE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_head", "ex_ties", "ex_color")
+
+
+def _explore_value(key: str, text: Any) -> Any:
+    """An Explore link key's value as the page reads it (app_pages/_common.py link_choice: the exact
+    text among the allowed; link_int: ``int(v.strip())`` in range), as the sweep's option: ex_head
+    in % → the fraction of usable HBM, ex_ties → bool. ValueError for what the page refuses."""
+    from .sweep import EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, OBJECTIVES, SEARCH_SPACES
+
+    v = str(text)
+
+    def choice(allowed):
+        if v not in allowed:
+            raise ValueError(v)
+        return v
+
+    if key == "ex_obj":
+        return choice(tuple(OBJECTIVES))
+    if key == "ex_space":
+        return choice(tuple(SEARCH_SPACES))
+    if key == "ex_top":
+        return _page_int(v, 1, EXPLORE_TOP_MAX)
+    if key == "ex_head":
+        return _page_int(v, 0, EXPLORE_HEADROOM_MAX_PCT) / 100.0
+    if key == "ex_ties":
+        return choice(("0", "1")) == "1"
+    if key == "ex_color":
+        return choice(("tp", "pp"))
+    raise ValueError(key)
 
 
 def _explore_allowed(key: str) -> str:
@@ -639,7 +724,7 @@ def _explore_allowed(key: str) -> str:
     return {"ex_obj": "allowed: " + ", ".join(OBJECTIVES), "ex_space": "allowed: " + ", ".join(SEARCH_SPACES),
             "ex_top": f"allowed a whole number 1 to {EXPLORE_TOP_MAX}",
             "ex_head": f"allowed a whole number 0 to {EXPLORE_HEADROOM_MAX_PCT} (% of usable HBM)",
-            "ex_ties": "allowed: 0, 1"}[key]
+            "ex_ties": "allowed: 0, 1", "ex_color": "allowed: tp, pp"}[key]
 
 
 def cmd_link(args) -> int:
@@ -654,8 +739,12 @@ def cmd_link(args) -> int:
     if base is None and args.link is not None:
         base = share.last_value(share.parse_link(args.link).get("p"))
     params = share.scenario_to_params(s.to_json_dict(), preset=base or share.DEFAULT_PRESET)
+    if args.link is not None:  # a Plan link's Monte Carlo boxes go on with it (checked by link_input)
+        params.update({k: v for k, v in link_input(args.link)[1].items() if k in PLAN_MC_KEYS})
     url = (args.base_url or "").strip()
-    sys.stdout.write(f"{url.split('?', 1)[0]}?{urlencode(params)}\n")
+    # the address without its query or fragment: a query after a '#' is no query (found by review 15f:
+    # --base-url 'http://host/#top' wrote http://host/#top?p=..., which opens the default preset)
+    sys.stdout.write(f"{url.split('#', 1)[0].split('?', 1)[0]}?{urlencode(params)}\n")
     return 0
 
 
@@ -794,21 +883,20 @@ def cmd_simulate(args) -> int:
     from .simulate import MAX_TRIALS, simulate, summarize, unfinished_note
 
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
-    page = link_input(args.link)[1] if args.link is not None else {}
-    for opt, key, default in (("trials", "pl_mct", 10_000), ("seed", "pl_mcs", 0)):
-        if getattr(args, opt) is None:
-            # a Plan page link's Monte Carlo boxes, as the page runs them (found by review 15c: the link
-            # of a 2,000-trial table gave 10,000 other runs here)
-            text = page.get(key)
-            if text is not None:
-                try:
-                    setattr(args, opt, _whole(f"--{opt}")(text))
-                except argparse.ArgumentTypeError:
-                    raise UsageError([f"--link: {key}={text!r} (the Plan page's {opt.rstrip('s')} box) is not a "
-                                      "whole number"]) from None
-                _err(f"note: --{opt} {getattr(args, opt):,} from the link's {key} (the Plan page's Monte Carlo)")
-            else:
-                setattr(args, opt, default)
+    page = link_input(args.link)[1] if args.link is not None else {}  # its pl_* values checked there
+    plan = any(k in PLAN_MC_KEYS for k in page)
+    for key, (opt, _box, lo, hi, page_default) in PLAN_MC_KEYS.items():
+        if getattr(args, opt) is not None:
+            continue
+        # a Plan page link's Monte Carlo boxes, as the page runs them (found by review 15c: the link
+        # of a 2,000-trial table gave 10,000 other runs here); a box the link leaves out is the page's
+        # default (2,000 trials, seed 0), as the page shows it (review 15f)
+        if plan:
+            setattr(args, opt, _page_int(page[key], lo, hi) if key in page else page_default)
+            _err(f"note: --{opt} {getattr(args, opt):,} from the link's {key} (the Plan page's Monte Carlo)" if key in page
+                 else f"note: --{opt} {getattr(args, opt):,}, the Plan page's default (the link has no {key})")
+        else:
+            setattr(args, opt, 10_000 if opt == "trials" else 0)
     if args.trials < 1 or args.trials > MAX_TRIALS:
         raise UsageError([f"--trials {args.trials}: allowed 1 to {MAX_TRIALS:,}"])
     if not 0 <= args.seed < 2**63:
@@ -947,14 +1035,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="planner", description="Plan a large-model training run.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def scenario_args(sp, formats=True, format_help=None):
+    def scenario_args(sp, formats=True, format_help=None, link_help=""):
         sp.add_argument("file", nargs="?", help="scenario JSON file")
         sp.add_argument("--preset", help="scenario preset id (planner presets scenarios)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="override a field, e.g. --set parallelism.tp=4 (repeatable)")
         sp.add_argument("--link", metavar="URL", default=None,
                         help="a share link of the dashboard (its address, or the ?query), read as the app reads "
-                             "it: the same scenario and numbers (--set and --hf-config apply on top)")
+                             "it: the same scenario and numbers (--set and --hf-config apply on top); a value the "
+                             "page would warn about is refused. Quote it in a shell ('...'): its & would end the "
+                             "command" + link_help)
         sp.add_argument("--hf-config", metavar="CONFIG.json", default=None,
                         help="a Hugging Face config.json whose architecture replaces the scenario's model "
                              "(without FILE or --preset: the default preset on one 8-GPU node, plain data parallel)")
@@ -966,7 +1056,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_evaluate)
 
     sp = sub.add_parser("sweep", help="evaluate every valid split")
-    scenario_args(sp)
+    scenario_args(sp, link_help=". An Explore page link also gives the ranking, search space, rows, HBM left "
+                                "free and one row per result (ex_obj, ex_space, ex_top, ex_head, ex_ties; the page's "
+                                "defaults for those it lacks) in place of the defaults below; a flag given wins")
     sp.add_argument("--gpus", type=_whole("1 to 10,000,000"), default=None, help="cluster size (default: the scenario's)")
     sp.add_argument("--objective", default=None,
                     help="ranking: time_to_train (days, lowest first), cost (USD, lowest first), "
@@ -1004,7 +1096,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("simulate", help="Monte Carlo of the whole run with failures")
     scenario_args(sp, format_help="table and json: the summary (mean, P10, P50, P90 per metric); "
-                                  "csv: one row per simulated run")
+                                  "csv: one row per simulated run",
+                  link_help=". A Plan page link also gives its Monte Carlo trials and seed (pl_mct, pl_mcs; the "
+                            "page's 2,000 and 0 for one it lacks) in place of the defaults below; a flag given wins")
     sp.add_argument("--trials", type=_whole("1 to 1,000,000"), default=None,
                     help="simulated runs, 1 to 1,000,000 (default 10,000; 10,000 take about 1 s and 100,000 6–9 s, by the machine's load, for a run with ~580 failures, measured on a 2-core machine, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
     sp.add_argument("--seed", type=_whole("0 to 2^63 − 1"), default=None, help="random seed, 0 to 2^63 − 1 (default 0); same seed, same runs")
@@ -1017,8 +1111,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "deepspeed: a config JSON (notes on stderr)")
     sp.set_defaults(func=cmd_export)
 
-    sp = sub.add_parser("link", help="the scenario as a share link of the dashboard (opens the same numbers)")
-    scenario_args(sp, formats=False)
+    sp = sub.add_parser("link", help="the scenario as a share link of the dashboard (opens the same numbers)",
+                        description="Writes the scenario as the dashboard's Plan page link on stdout, unquoted: open "
+                                    "it in a browser, or quote it in a shell (planner evaluate --link \"$(planner "
+                                    "link ...)\"); its & would end a command.")
+    scenario_args(sp, formats=False, link_help=". A Plan link's pl_mct and pl_mcs go on to the link written")
     sp.add_argument("--base-url", default="http://localhost:8501/",
                     help="the dashboard's address the link starts with (default http://localhost:8501/)")
     sp.set_defaults(func=cmd_link)

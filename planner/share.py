@@ -1546,6 +1546,10 @@ def parse_link(text: str) -> dict[str, str | list[str]]:
     if not t:
         return {}
     try:
+        # what follows a '#' is the address's fragment (a heading's anchor, #plan-a-training-run), never
+        # part of the query, as a browser reads it (found by review 15f: 'localhost:8501/?n=512#x' read
+        # n as '512#x', and '#x?n=512', with no query, as n=512); a '#' in a value is written %23
+        t = t.split("#", 1)[0]
         if "?" in t:
             t = urlsplit(t).query if "://" in t else t.split("?", 1)[1]
         out: dict[str, list[str]] = {}

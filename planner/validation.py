@@ -988,17 +988,19 @@ def hbm_override_for_gpu(name) -> float | None:
 
 #: A line rate in bits per second: ``400 Gb/s``, ``1,600 Gbps``, ``3.2 Tb/s``. Case-sensitive on
 #: purpose: ``GB/s`` (bytes, as NVLink is usually quoted) is not a line rate.
-_RATE = r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?-i:b/s|bps|bit/s)\b"  # lower-case b: bits (GB/s is bytes, even in a re.I pattern)
+_RATE = (r"(?<![\d.,eE])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*([GT])(?-i:b/s|bps|bit/s|bits?|b)(?![\w/])")
+# lower-case b: bits (GB/s is bytes, even in a re.I pattern); "100Gb" and "100 Gbit" without "/s"
+# are rates too (review 15h: InternEvo's "4 * 100Gb RoCE per node" was not read)
 _PER_GPU = (r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+per[\s-](?:GPU|GCD|accelerator(?![\s-]+(?:node|server|host))"
             r"|HPU(?=[^;]*scale[\s-]?out))\b")
 _PER_NODE = r"(?:\s+[A-Za-z][\w-]*){0,2}?\s+(?:per[\s-]node|node[\s-](?:to[\s-])?node)\b"
 #: "[<k> x] <bw> [≤ 2 words] per GPU" (``dual-rail 2x200Gb/s per GPU``: k links per GPU)
-_NET_PER_GPU = re.compile(r"(?:\b(\d+)\s*[x×]\s*)?" + _RATE + _PER_GPU)
+_NET_PER_GPU = re.compile(r"(?:\b(\d+)\s*[x×*]\s*)?" + _RATE + _PER_GPU)
 #: "<k> [NICs | HCAs | ports | links | rails | adapters] x [≤ 3 words, none naming GPUs] <bw>"
 #: (k NICs of a node) and "<bw> x <k> [per node]"
-_NET_K_NICS = re.compile(r"\b(\d+)\s*(?:(?:NIC|HCA|port|link|rail|adapter|card)s?\s*)?[x×]\s*"
+_NET_K_NICS = re.compile(r"\b(\d+)\s*(?:(?:NIC|HCA|port|link|rail|adapter|card)s?\s*)?[x×*]\s*"
                          r"(?:(?![A-Za-z]*GPU)[A-Za-z][\w-]*\s+){0,3}" + _RATE, re.I)
-_NET_BW_X_K = re.compile(_RATE + r"\s*[x×]\s*(\d+)\b")
+_NET_BW_X_K = re.compile(_RATE + r"\s*[x×*]\s*(\d+)\b")
 #: "<bw> [≤ 2 words] per node" / "<bw> node-node"
 _NET_PER_NODE = re.compile(_RATE + _PER_NODE)
 
@@ -2185,6 +2187,11 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
     nic = network_bw_per_gpu(r.get("interconnect"), _stated_gpus_per_node(r) or sys_.gpus_per_node)
     if nic is not None:
         overrides["nic_bw_per_gpu_bytes_per_s"] = nic
+    elif not _blank(r.get("interconnect")) and sys_.nic_bw_per_gpu_bytes_per_s is not None:
+        # the text is there but states no rate read as one: say that the catalogue's is used (review
+        # 15h: "4 * 100Gb RoCE per node" was ignored without a word in the defaults column)
+        used.append(f"network {sys_.nic_bw_per_gpu_bytes_per_s * 8 / 1e9:g} Gb/s per GPU (the system's; no rate "
+                    "read from the interconnect cell)")
     hbm = hbm_override_for_gpu(r.get("gpu"))
     if hbm is not None:
         overrides["hbm_usable_bytes"] = hbm

@@ -75,7 +75,7 @@ def test_llama3_405b_throughput_and_mfu_against_table_4():
     """Llama Team, arXiv:2407.21783, Table 4 (out_of_sample.csv llama3_405b_seq8k_16384gpu): 400
     TFLOP/s per GPU, 41 % BF16 MFU on 16,384 H100 with TP 8, PP 16, DP 128. Tolerance ±10 %
     (TFLOP/s) and ±3 points (MFU): the 10th–90th percentile band of the Hopper dense runs the
-    constants were never fitted on is 0.88–1.12."""
+    constants were never fitted on is 0.88–1.17 (0.88–1.12 before the 13 runs review 15h added)."""
     row = _row("llama3_405b_seq8k_16384gpu")
     r = _ev("llama3-405b-h100-16k")
     assert r["tflops_per_gpu"] / float(row["tflops_per_gpu"]) == pytest.approx(1.0, abs=0.10)
@@ -87,7 +87,7 @@ def test_llama3_405b_gpu_hours_against_the_model_card():
     H100-80GB GPU-hours for Llama 3.1 405B (39.3M is the total of the 8B, 70B and 405B rows, not
     the 405B's). The planner's GPU-hours include failures, restarts and checkpoints; the card's
     include the batch ramp and the long-context stage the preset does not model. Tolerance ±10 %
-    (the throughput band of these runs, 0.88–1.12)."""
+    (the throughput band of these runs, 0.88–1.17)."""
     r = _ev("llama3-405b-h100-16k")
     assert r["gpu_hours"] / 30.84e6 == pytest.approx(1.0, abs=0.10)
 

@@ -231,3 +231,20 @@ def test_plan_page_says_how_long_each_used_tiers_save_takes_and_what_training_pa
     assert f"a save takes {C.fmt_duration(res['ckpt_pfs_save_s'])}" in pfs
     assert f"training stalls {C.fmt_duration(res['ckpt_pfs_stall_s'])}" in pfs
     assert res["ckpt_pfs_stall_s"] < res["ckpt_pfs_save_s"]  # async: the drain mostly overlaps
+
+
+@pytest.mark.parametrize("text,want", [
+    ("4 * 100 Gb/s per node", 4 * 100e9 / 8 / 8),      # was read as one 100 Gb/s NIC: 1.5625e9
+    ("4 * 100Gb RoCE per node", 4 * 100e9 / 8 / 8),    # InternEvo's wording: was not read at all
+    ("4 x 100Gb RoCE per node", 4 * 100e9 / 8 / 8),
+    ("4×100Gb RoCE per node", 4 * 100e9 / 8 / 8),
+    ("100 Gbit per node", 100e9 / 8 / 8),
+    ("80Gb HBM", None),                                # no count, no per node / GPU: not a network
+    ("900 GB/s NVLink", None),                         # bytes: how NVLink is quoted
+])
+def test_interconnect_text_with_star_or_bare_gb_is_read(text, want):
+    """Review 15h: the count separator '*' and a rate written '100Gb' (no '/s') were not read; the
+    catalogue's rate was then used with nothing in the defaults column."""
+    from planner.validation import network_bw_per_gpu
+    got = network_bw_per_gpu(text, 8)
+    assert got == (None if want is None else pytest.approx(want, rel=1e-12))

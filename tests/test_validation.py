@@ -2063,11 +2063,14 @@ def test_validate_names_the_settings_the_default_rules_filled(result):
     rows, _ = result
     d = rows.set_index("run_id")["defaults"]
     assert d["narayanan21_t1_1.7B"] == "micro-batch 1; ZeRO 0; flash attention off (source year)"
-    assert d["korthikanti22_22B_fullrecompute"] == "ZeRO 0; flash attention off (source year)"
+    # an interconnect cell that states no rate ("Selene DGX A100 (NVLink/NVSwitch + HDR IB)", "DGX H100
+    # (NVLink4/NVSwitch)") leaves the system's network, and says so (review 15h)
+    net = "; network {} Gb/s per GPU (the system's; no rate read from the interconnect cell)"
+    assert d["korthikanti22_22B_fullrecompute"] == "ZeRO 0; flash attention off (source year)" + net.format(200)
     assert d["mcore080_h100_weak_7.1B"] == ("micro-batch 1; recompute none; ZeRO 1; SP on; "
-                                            "flash attention on (source year)")
+                                            "flash attention on (source year)" + net.format(400))
     assert d["mcore080_h100_weak_70B"] == ("micro-batch 1; recompute none; vpp 1; ZeRO 1; SP on; "
-                                           "flash attention on (source year)")
+                                           "flash attention on (source year)" + net.format(400))
     # a row whose text names its attention kernel is not listed for it (MosaicML: FlashAttention)
     assert "flash" not in d["mpt_a100_80gb_bf16_70b_seq2048_64gpu_mbs8"]
     assert list(rows.columns[-2:]) == ["defaults", "status"]
@@ -2126,9 +2129,10 @@ def test_defaults_list_only_what_no_cell_states(tmp_path):
     pd.concat(rows).to_csv(path, index=False)
     out, _ = validation.validate(path)
     d = out.set_index("run_id")["defaults"]
+    net = "; network 400 Gb/s per GPU (the system's; no rate read from the interconnect cell)"
     assert d["as_is"] == ("micro-batch 1; recompute none; vpp 1; ZeRO 1; SP on; "
-                          "flash attention on (source year)")
-    assert d["none_cells"] == "micro-batch 1; vpp 1; flash attention on (source year)"
+                          "flash attention on (source year)" + net)
+    assert d["none_cells"] == "micro-batch 1; vpp 1; flash attention on (source year)" + net
     assert "ZeRO" not in d["fsdp_dp"] and "SP" not in d["tp_sp"]
     assert "vpp 1" in d["pp_label"]
     assert "vpp 42 (interleaved named, default depth)" in d["pp_interleaved"]  # max(2, 84 // (2·1))

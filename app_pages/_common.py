@@ -598,10 +598,22 @@ def init_state() -> None:
     load_into_widgets(sj, pid)
 
 
+def _page_value(key: str, warnings: list[str]) -> str | None:
+    """A page's own link value (the last one), with a warning when the key is given more than once
+    with different values, as the scenario keys get (review 15f: ``ex_top=5&ex_top=7`` used 7 without
+    a word here, while ``planner sweep --link`` refuses it)."""
+    v = st.query_params.get(key)
+    every = st.query_params.get_all(key)
+    if v is not None and len(set(every)) > 1:
+        shown = ", ".join(share._show(x) for x in every[:5]) + (f", … {len(every) - 5:,} more" if len(every) > 5 else "")
+        warnings.append(f"{key}: given {len(every):,} times ({shown}); used the last, {share._show(v)}")
+    return v
+
+
 def link_choice(key: str, allowed: list | tuple, default: Any, warnings: list[str]) -> Any:
     """A page's own link value ``key`` if it is one of ``allowed``; else ``default``, with a
     warning naming the key, the value and the allowed values."""
-    v = st.query_params.get(key)
+    v = _page_value(key, warnings)
     if v is None:
         return default
     if v in allowed:
@@ -612,7 +624,7 @@ def link_choice(key: str, allowed: list | tuple, default: Any, warnings: list[st
 
 def link_int(key: str, lo: int, hi: int, default: int, warnings: list[str]) -> int:
     """A page's own whole-number link value in [lo, hi]; else ``default``, with a warning."""
-    v = st.query_params.get(key)
+    v = _page_value(key, warnings)
     if v is None:
         return default
     try:
@@ -1003,6 +1015,16 @@ def scenario_from_widgets() -> dict:
                 u["replicas"] = int(r)
             tiers.append(u)
         _set(sj, ("checkpoint", "tiers"), tiers)
+    # the preset's name describes its model and cluster: changed in the sidebar, it goes (as a link
+    # or `--set` drops it; review 15f)
+    pid = ss.get("preset_id")
+    if pid:
+        try:
+            from planner.presets import drop_stale_name, preset_json
+
+            drop_stale_name(sj, preset_json(pid))
+        except Exception:  # noqa: BLE001 - an unknown preset keeps the name
+            pass
     return sj
 
 

@@ -20,6 +20,7 @@ from planner import charts  # noqa: E402
 from planner.batch import RECOMPUTE, SCHEDULES  # noqa: E402
 from planner.sweep import (EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, SEARCH_SPACES,  # noqa: E402
                            distinct_results, no_split_reason, no_valid_split_reason, sweep_start)
+from planner.share import EXPLORE_COLOR_CHOICES  # noqa: E402
 from planner.timing import ep_overlap_possible  # noqa: E402
 
 ss = st.session_state
@@ -194,7 +195,7 @@ if "ex_obj" not in ss:
     _w: list[str] = []
     ss["ex_obj"] = C.link_choice("ex_obj", list(OBJECTIVES), EXPLORE_DEFAULTS["ex_obj"], _w)
     ss["ex_space"] = C.link_choice("ex_space", list(SPACES), EXPLORE_DEFAULTS["ex_space"], _w)
-    ss["ex_color"] = C.link_choice("ex_color", ["tp", "pp"], "tp", _w)
+    ss["ex_color"] = C.link_choice("ex_color", list(EXPLORE_COLOR_CHOICES), EXPLORE_COLOR_CHOICES[0], _w)
     ss["ex_top"] = C.link_int("ex_top", 1, EXPLORE_TOP_MAX, int(EXPLORE_DEFAULTS["ex_top"]), _w)
     ss["ex_head"] = C.link_int("ex_head", 0, HEADROOM_MAX_PCT, int(EXPLORE_DEFAULTS["ex_head"]), _w)
     ss["ex_ties"] = C.link_choice("ex_ties", ["0", "1"], EXPLORE_DEFAULTS["ex_ties"], _w) == "1"
@@ -235,7 +236,7 @@ c5.number_input("HBM left free, %", min_value=0, max_value=HEADROOM_MAX_PCT, ste
                      "memory estimate is within 8 % of 22 of the 35 published peaks in the out-of-sample file, "
                      "and below 6 of them by 36–80 % (docs/memory.md): a margin guards against that; 0 ranks "
                      "splits up to the last byte.")
-c4.segmented_control("Colour by", ["tp", "pp"], key="ex_color", format_func=str.upper, required=True)
+c4.segmented_control("Colour by", list(EXPLORE_COLOR_CHOICES), key="ex_color", format_func=str.upper, required=True)
 C.save_page_widgets("explore", _PAGE_KEYS)
 
 st.caption(f"{C.plain(scen.resolved_model().name)} on {sweep_gpus or scen.cluster.n_gpus:,} GPUs of "

@@ -17,7 +17,7 @@ import streamlit as st  # noqa: E402
 import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import batch as pbatch  # noqa: E402
-from planner import catalog, charts, engine, reliability  # noqa: E402
+from planner import catalog, charts, engine, reliability, share  # noqa: E402
 from planner.schema import Scenario  # noqa: E402
 
 ss = st.session_state
@@ -232,15 +232,16 @@ def _clamp_widget(key: str, lo: int, hi: int, default: int) -> None:
 _PAGE_KEYS = ("pl_mct", "pl_mcs")
 C.keep_page_widgets("plan", _PAGE_KEYS)
 sj = C.render_sidebar("plan")
-MCT_RANGE, MCS_RANGE = (100, 100_000), (0, 2**31 - 1)
+MCT_RANGE, MCS_RANGE = share.PLAN_MC_TRIALS_RANGE, share.PLAN_MC_SEED_RANGE  # planner.share: the CLI reads them too
+MCT_DEFAULT = share.PLAN_MC_TRIALS_DEFAULT
 #: Most trial × failure rounds the page simulates at once (about 20 s on one core).
 MC_PAGE_BUDGET = 1e8
 if "pl_mct" not in ss:
     _w: list[str] = []
-    ss["pl_mct"] = C.link_int("pl_mct", *MCT_RANGE, 2000, _w)
-    ss["pl_mcs"] = C.link_int("pl_mcs", *MCS_RANGE, 0, _w)
+    ss["pl_mct"] = C.link_int("pl_mct", *MCT_RANGE, MCT_DEFAULT, _w)
+    ss["pl_mcs"] = C.link_int("pl_mcs", *MCS_RANGE, share.PLAN_MC_SEED_DEFAULT, _w)
     ss["_pl_warnings"] = _w
-for _k, _rng, _d in (("pl_mct", MCT_RANGE, 2000), ("pl_mcs", MCS_RANGE, 0)):
+for _k, _rng, _d in (("pl_mct", MCT_RANGE, MCT_DEFAULT), ("pl_mcs", MCS_RANGE, share.PLAN_MC_SEED_DEFAULT)):
     if ss.get(_k) is None:  # never let an emptied box reach the URL or the simulation
         ss[_k] = ss.get(f"_last_{_k}", _d)
     else:
@@ -419,14 +420,14 @@ with right:
     m1, m2 = st.columns(2)  # wide enough boxes for 100,000 trials and a 10-digit seed
     # No min / max in the box itself: the browser would keep an out-of-range entry on screen without
     # sending it (box and URL disagree) and reset an emptied box to the minimum. The callback clamps.
-    m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder="2000",
-                    on_change=_clamp_widget, args=("pl_mct", *MCT_RANGE, 2000),
+    m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder=str(MCT_DEFAULT),
+                    on_change=_clamp_widget, args=("pl_mct", *MCT_RANGE, MCT_DEFAULT),
                     help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,} here; the time grows with the "
                          "trials and with the failures per run (about 9 s for 100,000 runs of ~580 failures on a 2-core machine; a run "
                          "expected to fail more than 200,000 times is not simulated). `planner simulate --trials` "
                          "and planner.simulate take up to 1,000,000.")
     m2.number_input("Seed", value=None, step=1, key="pl_mcs", placeholder="0",
-                    on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, 0),
+                    on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, share.PLAN_MC_SEED_DEFAULT),
                     help="Random seed: the same seed gives the same draws (here up to 2³¹ − 1; the CLI and API "
                          "take up to 2⁶³ − 1).")
     run_mc = st.button("Run simulation", key="pl_mc_run", type="primary", disabled=bool(mc_refusal))

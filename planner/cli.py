@@ -26,6 +26,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from . import catalog
+from . import share as _share
 from .schema import InputError
 from .presets import list_presets, preset_json
 from .schema import INVISIBLE as _schema_invisible
@@ -153,11 +154,11 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
 PAGE_PREFIXES = ("pl_", "ex_", "c_", "v_")
 
 
-#: The Plan page's Monte Carlo boxes: link key -> (option, box, lowest, highest, the page's default);
-#: app_pages/plan.py MCT_RANGE / MCS_RANGE and its defaults (a test keeps the two alike).
+#: The Plan page's Monte Carlo boxes: link key -> (option, box, lowest, highest, the page's default),
+#: from planner.share (the page reads the same constants).
 PLAN_MC_KEYS: dict[str, tuple[str, str, int, int, int]] = {
-    "pl_mct": ("trials", "Trials", 100, 100_000, 2000),
-    "pl_mcs": ("seed", "Seed", 0, 2**31 - 1, 0),
+    "pl_mct": ("trials", "Trials", *_share.PLAN_MC_TRIALS_RANGE, _share.PLAN_MC_TRIALS_DEFAULT),
+    "pl_mcs": ("seed", "Seed", *_share.PLAN_MC_SEED_RANGE, _share.PLAN_MC_SEED_DEFAULT),
 }
 
 
@@ -182,8 +183,8 @@ def page_key_errors(page: dict[str, Any]) -> list[str]:
     out = []
     for k, v in page.items():
         if isinstance(v, (list, tuple)):
-            out.append(f"--link: {k}: given {len(v)} times ({', '.join(share.one_line_show(x) for x in v)}); "
-                       "give it once")
+            shown = ", ".join(share.one_line_show(x) for x in v[:5]) + (", …" if len(v) > 5 else "")
+            out.append(f"--link: {k}: given {len(v):,} times ({shown}); give it once")
             continue
         if k in PLAN_MC_KEYS:
             _opt, box, lo, hi, _d = PLAN_MC_KEYS[k]
@@ -199,6 +200,10 @@ def page_key_errors(page: dict[str, Any]) -> list[str]:
                 out.append(f"--link: {k}={share.one_line_show(v)} (the Explore page's) is refused; "
                            f"{_explore_allowed(k)}")
     return out
+
+
+#: Most problems of one link listed, one line each (the rest counted on one more line).
+LINK_LINES_MAX = 20
 
 
 def link_input(text: str) -> tuple[dict, dict[str, str]]:
@@ -242,6 +247,8 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
             raise UsageError([not_link])
     sj, warnings = share.params_to_scenario(scen)
     lines = [f"--link: {w}" for w in warnings] + page_key_errors(page)
+    if len(lines) > LINK_LINES_MAX:  # a link of 50,000 unknown keys: not 50,000 lines on the terminal
+        lines = lines[:LINK_LINES_MAX] + [f"--link: … and {len(lines) - LINK_LINES_MAX:,} more problems in the link"]
     if lines:
         raise UsageError(lines)
     return sj, {k: share.last_value(v) for k, v in page.items()}
@@ -434,6 +441,9 @@ def print_report(report, fmt: str, out=None) -> None:
     if fmt == "csv":
         pd.DataFrame([report.results]).to_csv(out, index=False)
         return
+    line = split_line(report.scenario)
+    if line:
+        out.write(tty_line(line) + "\n")
     cols = table_columns(RESULT_COLUMNS, report.explain)
     res = dict(report.results)
     usable = _usable_hbm(report.scenario)
@@ -471,6 +481,26 @@ def print_report(report, fmt: str, out=None) -> None:
         out.write(df.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n")
     for n in report.notes + ([accuracy] if accuracy else []):
         out.write(tty_line(f"note: {n}") + "\n")
+
+
+def split_line(scenario) -> str:
+    """The run the table describes, in one line: model, GPUs × system, and the split the engine
+    used (found by review 15g: after ``--set cluster.n_gpus=256`` the re-derived DP appeared only
+    inside an explanation)."""
+    try:
+        sj = scenario if isinstance(scenario, dict) else scenario.to_json_dict()
+        par, tr, cl = sj.get("parallelism") or {}, sj.get("training") or {}, sj.get("cluster") or {}
+        model = sj.get("model")
+        mname = model if isinstance(model, str) else (model or {}).get("name", "custom model")
+        parts = [f"{k.upper()} {par[k]}" for k in ("tp", "pp", "cp", "dp", "ep") if par.get(k) is not None]
+        if int(par.get("vpp") or 1) > 1:
+            parts.append(f"VPP {par['vpp']}")
+        more = [f"micro-batch {tr.get('micro_batch_size')}", f"global batch {tr.get('global_batch_size')}",
+                f"ZeRO {par.get('zero_stage')}", f"recompute {par.get('recompute')}", f"schedule {par.get('schedule')}"]
+        return (f"{mname} on {int(cl.get('n_gpus')):,} GPUs ({cl.get('system')}): " + " · ".join(parts)
+                + "; " + ", ".join(more))
+    except Exception:  # noqa: BLE001 - a header line left out, never a failed command
+        return ""
 
 
 def table_columns(result_columns: Sequence[str], explain: dict) -> list[str]:
@@ -713,7 +743,7 @@ def _explore_value(key: str, text: Any) -> Any:
     if key == "ex_ties":
         return choice(("0", "1")) == "1"
     if key == "ex_color":
-        return choice(("tp", "pp"))
+        return choice(_share.EXPLORE_COLOR_CHOICES)
     raise ValueError(key)
 
 

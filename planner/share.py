@@ -71,6 +71,13 @@ WIDGET_DEGREE_MAX = 100_000      # TP, PP, CP, EP, micro-batch, head dim, MoE co
 WIDGET_VPP_MAX = _schema.VPP_MAX  # the schema's ceiling (PP's is schema.PP_MAX = WIDGET_DEGREE_MAX)
 TOKENS_MIN, TOKENS_MAX = 1e6, TOKENS_TOTAL_MAX  # tokens to train (the box: 1e-6 … 1e4 trillion; max: the schema's)
 DROPOUT_MAX = 0.99
+#: The Plan page's Monte Carlo boxes (link keys ``pl_mct``, ``pl_mcs``): range and default of each.
+#: The page and ``planner simulate --link`` read these (one definition: review 15f found the CLI
+#: running 5 trials from a link the page refuses).
+PLAN_MC_TRIALS_RANGE, PLAN_MC_TRIALS_DEFAULT = (100, 100_000), 2000
+PLAN_MC_SEED_RANGE, PLAN_MC_SEED_DEFAULT = (0, 2**31 - 1), 0
+#: The Explore page's "Colour by" choices (link key ``ex_color``).
+EXPLORE_COLOR_CHOICES: tuple[str, ...] = ("tp", "pp")
 CK_INTERVAL_MIN_S, CK_INTERVAL_MAX_S = 0.6, 6e8  # checkpoint interval (the box: 0.01 … 1e7 minutes)
 
 
@@ -440,19 +447,25 @@ def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
     if f.kind in ("optfloat", "optint") and r.lower() in ("", "none", "default"):
         return None, None
     whole = f.kind in ("int", "optint")
+    # every refusal of a number names the range too (review 15f: "tp='abc': must be a whole number"
+    # said nothing of what is allowed)
+    rng = f"; allowed {_range_text(f)}" if f.lo is not None or f.hi is not None else ""
     if not r.isascii():  # float() also reads other scripts' digits ('４'): a link holds ASCII numbers
-        return None, "must be a number written in ASCII digits" if not whole else "must be a whole number (ASCII digits)"
+        return None, ("must be a number written in ASCII digits" if not whole
+                      else "must be a whole number (ASCII digits)") + rng
     try:
         x = float(r) if not whole else None
         if whole:
             xf = float(r)
+            if math.isinf(xf) and r.lstrip("+-")[:1].isdigit():  # 100,000 digits: a number, out of range
+                return None, "out of range" + rng
             if not math.isfinite(xf) or not xf.is_integer():
-                return None, "must be a whole number"
+                return None, "must be a whole number" + rng
             x = int(xf)
     except (ValueError, OverflowError):
-        return None, "must be a number" if not whole else "must be a whole number"
+        return None, ("must be a number" if not whole else "must be a whole number") + rng
     if not math.isfinite(x):
-        return None, "must be finite"
+        return None, ("out of range" if r.lstrip("+-")[:1].isdigit() else "must be finite") + rng
     if f.lo is not None and (x < f.lo or (f.lo_open and x == f.lo)):
         return None, f"out of range; allowed {_range_text(f)}"
     if f.hi is not None and x > f.hi:
@@ -783,11 +796,12 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
         for k, v in dict(params).items():  # tp=2&tp=4: the last one is used, never without a word
             if isinstance(v, (list, tuple)) and len({str(x) for x in v}) > 1:
                 name = k if k in ALL_KEYS else _show(str(k))
-                given = ", ".join(_show(str(x)) for x in v)
+                given = ", ".join(_show(str(x)) for x in v[:5]) + (f", … {len(v) - 5:,} more" if len(v) > 5 else "")
                 warnings.append(f"{name}: given {len(v)} times ({given}); used the last, {_show(flat[str(k)])}")
     except Exception:
         return _base_scenario(None, [])[0], ["link: unreadable query parameters ignored"]
     sj, pid = _base_scenario(flat.get("p"), warnings)
+    base0 = copy.deepcopy(sj)  # what the base preset's name describes
     applied: dict[str, tuple[tuple[str, ...], Any]] = {}  # key -> (path, base value) for repair
 
     slot_keys: dict[str, list[str]] = {}
@@ -919,6 +933,11 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
             par.pop("dp", None)
 
     sj = _repair(sj, applied, warnings, pid)
+    # A preset's name describes its model and cluster: a link that changes either drops it, as
+    # `planner ... --set` and the Plan page do (review 15f: a 1,024-GPU link exported "... on 16,384 H100").
+    from .presets import drop_stale_name
+
+    drop_stale_name(sj, base0)
     if any(w.startswith("ck: refused") for w in warnings):
         # the whole tier list went back to the base: a part's own fallback ("used 'auto'", "used 0")
         # did not happen (review 14a: ck=pfs:xx:1 said "used 'auto'", then "refused ... kept the base")

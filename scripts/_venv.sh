@@ -26,7 +26,15 @@ else
     echo "  Run with a newer interpreter: PYTHON=python3.11 bash $0" >&2
     exit 1
   fi
-  "$PY" -m venv .venv
+  if ! "$PY" -m venv .venv; then
+    echo "clusterplan: '$PY -m venv .venv' failed (on Debian / Ubuntu: apt install python3-venv); then: rm -rf .venv" >&2
+    exit 1
+  fi
+fi
+if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then  # a venv made without pip (python3-venv missing)
+  echo "clusterplan: .venv has no pip (made without it: on Debian / Ubuntu install python3-venv)." >&2
+  echo "  Remove it and start again: rm -rf .venv && bash $0" >&2
+  exit 1
 fi
 STAMP=.venv/.clusterplan-installed
 WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)-${EXTRAS:-}"
@@ -39,6 +47,7 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
     set -e
     return "$rc"
   }
+  echo "clusterplan: installing into .venv (first run or pyproject.toml changed; a minute or two)..." >&2
   _pip --upgrade pip || echo "clusterplan: warning: could not upgrade pip; installing with the one in .venv" >&2
   if ! _pip -e ".${EXTRAS:+[$EXTRAS]}"; then
     echo "clusterplan: installing the project into .venv failed (pip's message above; a package index must be reachable)." >&2

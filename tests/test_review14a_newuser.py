@@ -85,9 +85,10 @@ def test_readme_python_block_evaluates_the_imported_model(tmp_path, monkeypatch)
 
 # --- scripts/_venv.sh: the first-run install -------------------------------------------------
 
-def _fake_python(path: Path, version: str, pip_fails: bool = False) -> Path:
+def _fake_python(path: Path, version: str, pip_fails: bool = False, no_pip: bool = False) -> Path:
     """A stand-in interpreter: answers the version probe with ``version`` (status 0 when it
-    is 3.11 or newer, as the real probe), and `-m pip` / `-m venv` as told."""
+    is 3.11 or newer, as the real probe), and `-m pip` / `-m venv` as told (``no_pip``: a venv
+    made without pip, `-m pip --version` fails)."""
     ok = tuple(int(x) for x in version.split(".")) >= (3, 11)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
@@ -95,7 +96,9 @@ def _fake_python(path: Path, version: str, pip_fails: bool = False) -> Path:
         f'if [ "$1" = "-c" ]; then echo {version}; exit {0 if ok else 1}; fi\n'
         'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then mkdir -p "$3/bin"; '
         f'cp "$0" "$3/bin/python"; exit 0; fi\n'
-        'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then '
+        + ('if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "No module named pip" >&2; exit 1; fi\n'
+           if no_pip else 'if [ "$1" = "-m" ] && [ "$2" = "pip" ] && [ "$3" = "--version" ]; then exit 0; fi\n')
+        + 'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then '
         + ('echo "ERROR: Could not find a version that satisfies the requirement streamlit>=1.50" >&2; exit 1; '
            if pip_fails else "exit 0; ")
         + "fi\n"
@@ -154,6 +157,16 @@ def test_venv_script_stops_when_pip_fails(tmp_path):
     assert "installing the project into .venv failed" in r.stderr
     assert not (repo / ".venv" / ".clusterplan-installed").exists()
     assert "INSTALLED" not in r.stdout
+
+
+def test_venv_script_names_a_venv_without_pip(tmp_path):
+    """Review 15g: a .venv made without pip (python3-venv missing on Debian) failed every later
+    run with "a package index must be reachable", which blames the wrong thing."""
+    repo = _checkout(tmp_path)
+    r = _run(repo, _fake_python(tmp_path / "bin" / "python3.12", "3.12", no_pip=True))
+    assert r.returncode == 1, r
+    assert ".venv has no pip" in r.stderr and "rm -rf .venv" in r.stderr and "python3-venv" in r.stderr
+    assert "package index" not in r.stderr and "INSTALLED" not in r.stdout
 
 
 def test_venv_script_installs_once_with_a_good_python(tmp_path):

@@ -248,3 +248,62 @@ def test_interconnect_text_with_star_or_bare_gb_is_read(text, want):
     from planner.validation import network_bw_per_gpu
     got = network_bw_per_gpu(text, 8)
     assert got == (None if want is None else pytest.approx(want, rel=1e-12))
+
+
+@pytest.mark.parametrize("key,raw,want", [
+    ("tp", "abc", "must be a whole number; allowed 1 to 100,000"),
+    ("n", "NaN", "must be a whole number; allowed 1 to 10,000,000"),
+    ("n", "9" * 400, "out of range; allowed 1 to 10,000,000"),       # a number, not "not a number"
+    ("tok", "1e400", "out of range; allowed 1,000,000 to 1e16 tokens"),
+    ("pue", "inf", "must be finite; allowed 1 to 3"),
+])
+def test_a_link_number_refused_for_its_form_also_names_the_range(key, raw, want):
+    """Review 15f: "tp='abc': must be a whole number" said nothing of what is allowed, and a
+    400-digit n or tok=1e400 were called not whole / not finite rather than out of range."""
+    from planner import share
+    _, warnings = share.params_to_scenario({"p": "default", key: raw})
+    assert len(warnings) == 1 and want in warnings[0], warnings
+
+
+def test_a_key_repeated_thousands_of_times_gives_a_short_warning():
+    """Review 15f: "n: given 4999 times (…)" listed every value on one 43 kB line."""
+    from planner import share
+    _, warnings = share.params_to_scenario({"p": "default", "n": [str(i) for i in range(1, 5000)]})
+    w = next(x for x in warnings if x.startswith("n: given 4,999 times") or x.startswith("n: given 4999 times"))
+    assert len(w) < 300 and "4,994 more" in w
+
+
+def test_a_page_key_given_twice_with_different_values_is_warned_about():
+    """Review 15f: the Explore page used the last of ex_top=5&ex_top=7 without a word (the scenario
+    keys are warned about; `planner sweep --link` refuses it)."""
+    from test_app import EXPLORE, _run
+    at = _run(EXPLORE, {"p": "default", "ex_top": ["5", "7"]})
+    warns = " ".join(w.value for w in at.warning)
+    assert "ex_top: given 2 times ('5', '7'); used the last, '7'" in warns, warns
+    assert at.session_state["ex_top"] == 7
+
+
+def test_a_link_that_changes_the_cluster_drops_the_presets_name_as_set_does():
+    """Review 15f: `export --link '?p=llama3-405b-h100-16k&n=1024'` headed its file "Llama 3.1
+    405B on 16,384 H100" for 1,024 ranks; `--set cluster.n_gpus=1024` drops the stale name."""
+    from planner import share
+    from planner.export import megatron_args
+    sj, warnings = share.params_to_scenario({"p": "llama3-405b-h100-16k", "n": "1024"})
+    assert not warnings and sj["name"] == ""
+    assert "16,384" not in megatron_args(planner.evaluate(sj).scenario).text.splitlines()[0]
+    same, _ = share.params_to_scenario({"p": "llama3-405b-h100-16k", "n": "16384"})
+    assert same["name"] == planner.load_preset("llama3-405b-h100-16k").name  # nothing changed: kept
+
+
+def test_evaluate_table_starts_with_the_split_it_used():
+    """Review 15g: after --set cluster.n_gpus=256 the re-derived DP (256 / (TP 8 · PP 4 · CP 1) = 8)
+    appeared only inside an explanation string."""
+    import io
+    from contextlib import redirect_stdout, redirect_stderr
+    from planner.cli import main
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert main(["evaluate", "--preset", "default", "--set", "cluster.n_gpus=256"]) == 0
+    first = out.getvalue().splitlines()[0]
+    assert first.startswith("llama3-70b on 256 GPUs (dgx-h100): TP 8 · PP 4 · CP 1 · DP 8"), first
+    assert "micro-batch 1" in first and "ZeRO 1" in first

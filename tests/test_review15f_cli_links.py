@@ -45,15 +45,14 @@ def _bad(rc: int, out: str, err: str) -> None:
 # ---- the Plan page's Monte Carlo keys ---------------------------------------------------------
 
 def test_plan_mc_ranges_are_the_plan_pages():
-    """The CLI's copy of the Plan page's boxes equals the page's (MCT_RANGE, MCS_RANGE and the
-    defaults it passes to link_int), read from the page's source."""
+    """The CLI and the Plan page read one definition of the Monte Carlo boxes (planner.share), and
+    the figures are the page's: Trials 100–100,000 (default 2,000), Seed 0–2³¹−1 (default 0)."""
+    from planner import share
     src = (ROOT / "app_pages" / "plan.py").read_text(encoding="utf-8")
-    m = re.search(r"MCT_RANGE, MCS_RANGE = \((\d[\d_]*), (\d[\d_]*)\), \((\d+), 2\*\*31 - 1\)", src)
-    assert m, "app_pages/plan.py no longer defines MCT_RANGE, MCS_RANGE as read here"
-    assert cli.PLAN_MC_KEYS["pl_mct"][2:4] == (int(m.group(1)), int(m.group(2))) == (100, 100_000)
-    assert cli.PLAN_MC_KEYS["pl_mcs"][2:4] == (int(m.group(3)), 2**31 - 1) == (0, 2_147_483_647)
-    assert 'C.link_int("pl_mct", *MCT_RANGE, 2000, _w)' in src and cli.PLAN_MC_KEYS["pl_mct"][4] == 2000
-    assert 'C.link_int("pl_mcs", *MCS_RANGE, 0, _w)' in src and cli.PLAN_MC_KEYS["pl_mcs"][4] == 0
+    assert "MCT_RANGE, MCS_RANGE = share.PLAN_MC_TRIALS_RANGE, share.PLAN_MC_SEED_RANGE" in src
+    assert "MCT_DEFAULT = share.PLAN_MC_TRIALS_DEFAULT" in src
+    assert cli.PLAN_MC_KEYS["pl_mct"][2:] == (*share.PLAN_MC_TRIALS_RANGE, share.PLAN_MC_TRIALS_DEFAULT) == (100, 100_000, 2000)
+    assert cli.PLAN_MC_KEYS["pl_mcs"][2:] == (*share.PLAN_MC_SEED_RANGE, share.PLAN_MC_SEED_DEFAULT) == (0, 2**31 - 1, 0)
 
 
 @pytest.mark.parametrize("query, key, allowed", [
@@ -225,3 +224,16 @@ def test_help_texts_say_what_a_link_brings_and_to_quote_it(capsys):
         assert "Quote it in a shell" in text or "quote it in a shell" in text
         for w in words:
             assert w in text, (cmd, w)
+
+
+def test_a_very_long_tampered_link_gives_a_short_answer():
+    """50,000 unknown keys gave 50,000 lines (2.9 MB) on stderr, and a page key repeated 20,001 times
+    one line of 169 kB; now 20 lines and a count, and the first five values."""
+    rc, out, err = _cli("evaluate", "--link", "?p=default&" + "&".join(f"x{i}=1" for i in range(50_000)))
+    _bad(rc, out, err)
+    lines = err.splitlines()
+    assert len(lines) == 21 and lines[0] == "planner: --link: 'x0': unknown link parameter ignored"
+    assert lines[-1] == "planner: --link: … and 49,980 more problems in the link"
+    rc, out, err = _cli("evaluate", "--link", "?p=default&" + "&".join(f"ex_top={i}" for i in range(1, 20_002)))
+    _bad(rc, out, err)
+    assert err == "planner: --link: ex_top: given 20,001 times ('1', '2', '3', '4', '5', …); give it once\n"

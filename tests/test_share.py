@@ -218,6 +218,7 @@ def test_inline_system_accelerator_profile_and_tier_round_trip():
     sj["reliability"] = {"profile": prof, "hot_spare_nodes": 2, "rate_scale": 1.5}
     sj["checkpoint"] = {"tiers": [{"tier": "host_memory", "interval_s": 300, "replicas": 1},
                                   {"tier": tier, "interval_s": 7200}]}
+    sj["name"] = ""  # the preset's name describes its own cluster, not this one (review 15f)
     params = share.scenario_to_params(_norm(sj), preset="default")
     assert {"sysj", "accj", "fpj", "ckj"} <= set(params) and not {"sys", "acc", "fp", "ck"} & set(params)
     import json as _json
@@ -288,7 +289,7 @@ def test_bad_link_value_names_the_key_and_the_field():
     sj, warnings = share.params_to_scenario({"p": "default", "ew": "compiled", "tp": "abc", "m": "custom",
                                              "mrope": "maybe", "gbs": "256"})
     assert "ew='compiled' (training.elementwise): allowed: fused, eager; kept the base value" in warnings
-    assert "tp='abc' (parallelism.tp): must be a whole number; kept the base value" in warnings
+    assert "tp='abc' (parallelism.tp): must be a whole number; allowed 1 to 100,000; kept the base value" in warnings
     assert "mrope='maybe' (model.rope): must be 1 or 0; kept the base value" in warnings
     assert sj["training"]["global_batch_size"] == 256 and sj["training"].get("elementwise", "fused") == "fused"
 
@@ -307,7 +308,7 @@ def test_link_values_below_the_plan_widgets_minimum_are_refused_with_a_warning(k
 def test_link_numbers_in_other_scripts_digits_are_refused():
     # float('４') == 4.0 in Python; a link carries ASCII numbers only
     scen, warnings = share.params_to_scenario({"p": "default", "tp": "４"})
-    assert warnings == ["tp='４' (parallelism.tp): must be a whole number (ASCII digits); kept the base value"]
+    assert warnings == ["tp='４' (parallelism.tp): must be a whole number (ASCII digits); allowed 1 to 100,000; kept the base value"]
 
 
 def test_link_checkpoint_interval_refused_says_what_was_used():
@@ -513,6 +514,7 @@ def test_a_model_without_mla_on_the_deepseek_preset_stays_without_mla():
         md.pop(k, None)
     md["name"] = "deepseek-v3 with GQA"
     sj["model"] = md
+    sj["name"] = ""  # the preset's name ("DeepSeek-V3 on 2,048 H800") no longer describes the model (review 15f)
     sj = _norm(sj)
     assert sj["model"]["mla"] is None
     params = share.scenario_to_params(sj, preset=pid)

@@ -38,8 +38,8 @@ SYSTEMS_ACC = "(system's)"
 #: Selectbox value standing for an inline (not catalogued) object from a link or imported JSON.
 INLINE = "(inline)"
 INLINE_TIER = "inline:"
-#: URL keys that belong to one page, not to the scenario.
-PAGE_PREFIXES = ("pl_", "ex_", "c_", "v_")
+#: URL keys that belong to one page, not to the scenario (planner.share; the CLI reads them too).
+PAGE_PREFIXES = share.PAGE_PREFIXES
 
 
 # --------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
 from planner import charts  # noqa: E402
 from planner.batch import RECOMPUTE, SCHEDULES  # noqa: E402
-from planner.sweep import (EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, SEARCH_SPACES,  # noqa: E402
+from planner.sweep import (EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_PAGE_KEYS,  # noqa: E402
+                           EXPLORE_TOP_MAX, SEARCH_SPACES,
                            distinct_results, no_split_reason, no_valid_split_reason, sweep_start)
 from planner.share import EXPLORE_COLOR_CHOICES  # noqa: E402
 from planner.timing import ep_overlap_possible  # noqa: E402
@@ -187,7 +188,7 @@ if (_open_sj := ss.pop("_ex_open_sj", None)) is not None:  # set below, loaded b
     C.open_in_plan(_open_sj)
     st.switch_page("app_pages/plan.py")
 
-_PAGE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_color", "ex_head", "ex_ties")
+_PAGE_KEYS = EXPLORE_PAGE_KEYS  # planner.sweep: the CLI's --link checks the same keys
 C.keep_page_widgets("explore", _PAGE_KEYS)
 sj = C.render_sidebar("explore")
 qp = st.query_params

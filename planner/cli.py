@@ -149,9 +149,8 @@ def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str
     return validate_input(scenario_input_json(preset, file, sets, hf_config, link=link))
 
 
-#: Link keys that belong to one page of the dashboard, not to the scenario (app_pages/_common.py
-#: PAGE_PREFIXES: Plan's Monte Carlo box, Explore's controls, Compare's slots, Validate's).
-PAGE_PREFIXES = ("pl_", "ex_", "c_", "v_")
+#: Link keys that belong to one page of the dashboard, not to the scenario (planner.share).
+PAGE_PREFIXES = _share.PAGE_PREFIXES
 
 
 #: The Plan page's Monte Carlo boxes: link key -> (option, box, lowest, highest, the page's default),
@@ -714,9 +713,9 @@ def _sweep_link_options(args) -> None:
              + "); a flag given here wins")
 
 
-#: The Explore page's link keys (app_pages/explore.py _PAGE_KEYS): its controls; ex_color colours
-#: its charts only (tp or pp), not read by the sweep but refused as the page refuses it.
-_EXPLORE_KEYS = ("ex_obj", "ex_space", "ex_top", "ex_head", "ex_ties", "ex_color")
+#: The Explore page's link keys (planner.sweep.EXPLORE_PAGE_KEYS, which the page reads): its
+#: controls; ex_color colours its charts only, not read by the sweep but refused as the page refuses it.
+from .sweep import EXPLORE_PAGE_KEYS as _EXPLORE_KEYS  # noqa: E402
 
 
 def _explore_value(key: str, text: Any) -> Any:
@@ -754,7 +753,7 @@ def _explore_allowed(key: str) -> str:
     return {"ex_obj": "allowed: " + ", ".join(OBJECTIVES), "ex_space": "allowed: " + ", ".join(SEARCH_SPACES),
             "ex_top": f"allowed a whole number 1 to {EXPLORE_TOP_MAX}",
             "ex_head": f"allowed a whole number 0 to {EXPLORE_HEADROOM_MAX_PCT} (% of usable HBM)",
-            "ex_ties": "allowed: 0, 1", "ex_color": "allowed: tp, pp"}[key]
+            "ex_ties": "allowed: 0, 1", "ex_color": "allowed: " + ", ".join(_share.EXPLORE_COLOR_CHOICES)}[key]
 
 
 def cmd_link(args) -> int:

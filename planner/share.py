@@ -78,6 +78,9 @@ PLAN_MC_TRIALS_RANGE, PLAN_MC_TRIALS_DEFAULT = (100, 100_000), 2000
 PLAN_MC_SEED_RANGE, PLAN_MC_SEED_DEFAULT = (0, 2**31 - 1), 0
 #: The Explore page's "Colour by" choices (link key ``ex_color``).
 EXPLORE_COLOR_CHOICES: tuple[str, ...] = ("tp", "pp")
+#: Link keys that belong to one page of the dashboard, not to the scenario: Plan's Monte Carlo
+#: boxes, Explore's controls, Compare's slots, Validate's (the pages and ``--link`` read these).
+PAGE_PREFIXES: tuple[str, ...] = ("pl_", "ex_", "c_", "v_")
 CK_INTERVAL_MIN_S, CK_INTERVAL_MAX_S = 0.6, 6e8  # checkpoint interval (the box: 0.01 … 1e7 minutes)
 
 

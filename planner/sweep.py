@@ -90,6 +90,9 @@ SEARCH_SPACES: dict[str, dict] = {
 #: ranges; the page and ``planner sweep --link`` read them.
 EXPLORE_DEFAULTS: dict[str, str] = {"ex_obj": "time_to_train", "ex_space": "focused", "ex_top": "20",
                                     "ex_head": "0", "ex_ties": "0"}
+#: Every link key of the Explore page: its controls above and "Colour by" (charts only;
+#: planner.share.EXPLORE_COLOR_CHOICES).
+EXPLORE_PAGE_KEYS: tuple[str, ...] = ("ex_obj", "ex_space", "ex_top", "ex_color", "ex_head", "ex_ties")
 EXPLORE_TOP_MAX = 500
 #: Most HBM the Explore page lets a sweep keep free, in % of the usable HBM.
 EXPLORE_HEADROOM_MAX_PCT = 50

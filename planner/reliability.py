@@ -976,7 +976,9 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             save = np.maximum(save, node_bytes * rep / netbw, out=save)
         stall = save
         if asyn is not False:
-            stall = _pick(asyn, d2h + frac * (save - d2h), save)
+            with np.errstate(invalid="ignore"):  # 0 · inf (no slow-down, a tier that cannot be written): 0
+                drain = np.where(frac > 0.0, frac * (save - d2h), 0.0)  # as checkpoint.ckpt_save_time (15i)
+            stall = _pick(asyn, d2h + drain, save)
         out[f"ckpt_{kind}_stall_s"][sl] = stall
         if kind == "host_memory":
             hm_bytes = node_bytes * (1.0 + (rep if rep is not None else 0.0))
@@ -1781,13 +1783,14 @@ def _tier_time_text(row: dict, kind: str) -> dict[str, str]:
     abw = float(row[f"ckpt_{kind}_agg_write_bw_bytes_per_s"])
     d2h = shard / hbw if np.isfinite(hbw) else 0.0
     terms = [f"shard {_g(shard / 1e9)} GB / host copy {_g(hbw / 1e9)} GB/s (min(link {_g(link / 1e9)}, DRAM "
-             f"{_g(dram / 1e9)} / {writers:g} GPUs)) = {_g(d2h)} s",
+             f"{_g(dram / 1e9)} / {writers:g} GPU{'s' if writers != 1 else ''})) = {_g(d2h)} s",
              f"node share {_g(node_b / 1e9)} GB / write {_g(wbw / 1e9)} GB/s per node = {_g(node_b / wbw)} s"]
     if kind in ck.NODE_LOCAL_TIERS:
         rep = float(ck.peer_replicas(float(row.get(f"ckpt_{kind}_replicas", 0) or 0), float(row["n_nodes"])))
         if rep > 0:
             net = float(row["nic_bw_per_gpu_bytes_per_s"]) * gpn
-            terms.append(f"{rep:g} peer copies × {_g(node_b / 1e9)} GB / network {_g(net / 1e9)} GB/s per node "
+            terms.append(f"{rep:g} peer cop{'ies' if rep != 1 else 'y'} × {_g(node_b / 1e9)} GB / network "
+                         f"{_g(net / 1e9)} GB/s per node "
                          f"= {_g(rep * node_b / net)} s")
     if np.isfinite(abw):
         terms.append(f"whole checkpoint {_g(total / 1e9)} GB / aggregate {_g(abw / 1e9)} GB/s = {_g(total / abw)} s")

@@ -307,3 +307,20 @@ def test_evaluate_table_starts_with_the_split_it_used():
     first = out.getvalue().splitlines()[0]
     assert first.startswith("llama3-70b on 256 GPUs (dgx-h100): TP 8 · PP 4 · CP 1 · DP 8"), first
     assert "micro-batch 1" in first and "ZeRO 1" in first
+
+
+def test_a_disabled_unwritable_tiers_async_stall_is_not_nan_in_the_headline():
+    """Review 15i: on a system with no local NVMe (gh200-quad) and interference 0, the headline's
+    ckpt_local_nvme_stall_s was 0 · inf = NaN while the grid gave the copy time; both now say the
+    same (copy + 0 × the drain)."""
+    from planner import checkpoint as ck
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"]["system"] = "gh200-quad"
+    d["parallelism"]["dp"] = None
+    d["checkpoint"].update({"async": True, "async_interference_frac": 0.0})
+    s = validate_scenario(d)
+    out = engine.run_batch(B.from_scenarios([s]))
+    res = planner.evaluate(s).results
+    k = ck.TIER_KINDS.index("local_nvme")
+    assert np.isfinite(res["ckpt_local_nvme_stall_s"])
+    assert res["ckpt_local_nvme_stall_s"] == pytest.approx(ck.tier_times(out)["stall_s"][0, k], rel=1e-12)

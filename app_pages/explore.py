@@ -68,7 +68,8 @@ def distinct_sweep(sj_json: str, objective: str, space: str, gpus: int | None = 
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct: int = 0) -> str:
+def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct: int = 0,
+                 objective: str = "time_to_train") -> str:
     """Why the sweep of ``space`` on ``gpus`` GPUs found no split, naming the fields and what would work
     (planner.sweep.no_valid_split_reason / no_split_reason, told this page's search space and GPU
     count); when the space is not the widest, how many splits the widest space finds on the same
@@ -80,7 +81,7 @@ def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct
     if n_valid == 0:
         return no_valid_split_reason(scen, gpus, **opts)
     # with the page's "HBM left free" (review 14j: the reason and both hints were counted without it)
-    why = no_split_reason(sj, n_valid, gpus=gpus, min_headroom=headroom_pct / 100.0, **opts)
+    why = no_split_reason(sj, n_valid, gpus=gpus, min_headroom=headroom_pct / 100.0, objective=objective, **opts)
     wide = list(SPACES)[-1]
     if space != wide and why.startswith("every valid split runs out of memory"):
         k = len(run_sweep(sj_json, "time_to_train", wide, gpus, headroom_pct))
@@ -110,7 +111,11 @@ def row_scenario(sj: dict, row: dict) -> dict:
     if "micro_batch_size" in row:
         out.setdefault("training", {})["micro_batch_size"] = int(row["micro_batch_size"])
     cl = out.setdefault("cluster", {})
-    if "system" in row and isinstance(row["system"], str):
+    cur = cl.get("system")
+    cur_id = cur if isinstance(cur, str) else (cur or {}).get("name") if isinstance(cur, dict) else None
+    if "system" in row and isinstance(row["system"], str) and row["system"] != cur_id:
+        # another system's row; an inline sidebar system's rows carry its name and keep the inline
+        # object (review 15l: its name was set as a catalogue id, an unknown system in Plan)
         cl["system"] = row["system"]
     if "n_gpus" in row:
         cl["n_gpus"] = int(row["n_gpus"])
@@ -258,7 +263,7 @@ with st.spinner("Sweeping every split ..."):
 if df is None or not len(df):
     n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
     why = empty_reason(C.sj_key(_sweep_base(sweep_src)), ss["ex_space"], sweep_gpus or scen.cluster.n_gpus, n_valid,
-                       int(ss["ex_head"]))
+                       int(ss["ex_head"]), ss["ex_obj"])
     if why.startswith("every valid split runs out of memory"):
         # the engine's own hint (planner.sweep.no_split_reason), as `planner sweep` prints it (found by
         # review: the page advised full recompute, which the sweep already tries), for this page's space

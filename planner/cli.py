@@ -856,9 +856,10 @@ def cmd_sweep(args) -> int:
         n_valid = df.attrs.get("n_configurations", 0)
         # the space tried and the fewest GPUs that fit, as the Explore page says (found by review:
         # --recompute selective was answered as if the default recompute list had been tried)
+        # with the sweep's objective (review 15l: an mfu sweep was told "no finite time to train")
         hint = (no_valid_split_reason(s, n, **space) if n_valid == 0
                 else no_split_reason(s, n_valid, gpus=n, memory_rule=args.memory_rule,
-                                     min_headroom=args.min_headroom, **space))
+                                     min_headroom=args.min_headroom, objective=args.objective, **space))
         if n_valid == 0 and s.parallelism.layer_split != "uneven":
             n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
             if n_uneven:

@@ -24,7 +24,8 @@ Model states (Rajbhandari et al. 2020 [1] §3, Fig. 1; Megatron-LM ``theoretical
     ``max(k, t)/t`` of them). MoE: routed experts are divided by EP and TP (expert TP = TP
     assumed) and sharded over the expert-data-parallel group ``dp·cp/ep``; attention, shared
     experts, router and norms over ``dp·cp``. Norm weights are counted as TP-sharded (they
-    are replicated in reality; < 0.01 % of a layer).
+    are replicated in reality; < 0.01 % of a layer); the final norm is whole on the last
+    stage, ``h`` (RMSNorm) or ``2h`` (LayerNorm weight and bias), as ``model_stats`` counts it.
     fp8 / fp4 precision: weights stay in bf16 with fp32 master + Adam states, as Transformer
     Engine and Megatron do. Our choice: **no** extra persistent fp8 weight copy
     (``LOWP_WEIGHT_COPY_BYTES`` = 0): the cast is taken as transient, or as replacing the
@@ -97,7 +98,8 @@ Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 
     as ZB-H1, whose peak activation memory equals 1F1B's (Qi et al. 2023 §3; ZB-H2 would need
     about twice). The first stage holds the input embedding and the most micro-batches; the
     last holds the output head, final norm, logits and loss (fp32 ``s·b·V/t``, one
-    micro-batch; with an eager PyTorch cross-entropy, ``training.cross_entropy``, 12 B per logit,
+    micro-batch; under GPipe the loss's saved 4 B of all m, whose forwards all run before the
+    first backward, ``LOSS_SAVED_BYTES``; with an eager PyTorch cross-entropy, ``training.cross_entropy``, 12 B per logit,
     16 B under TP where it runs as ``loss_parallel()``, and with pp > 1 PyTorch pipelining's last
     stage also keeps every micro-batch's fp32 logits until the step ends, + 4 B × m:
     :func:`_logit_bytes_per_element`). A middle stage never exceeds the first in any component (no more layers, no
@@ -245,6 +247,13 @@ LOGITS_BYTES_LOSS_PARALLEL = 16.0
 #: issue #159251: "the forward output of each micro batch ... keeps alive during the step
 #: period"), so at the last micro-batch's backward all m are held beside the loss's own bytes.
 PP_OUTPUT_CACHE_BYTES = 4.0
+#: The loss's own saved fp32 tensor per logit of a micro-batch between its forward and its
+#: backward: Megatron's ``_VocabParallelCrossEntropy`` saves the softmax (``exp_logits``,
+#: ``ctx.save_for_backward``), PyTorch's eager ``F.cross_entropy`` / ``loss_parallel()`` its
+#: log-softmax output; 4 B either way. Held for every micro-batch whose forward ran and whose
+#: backward has not: one under 1F1B / interleaved / ZB-H1 (the last stage runs each backward
+#: right after its forward), m under GPipe (:func:`_logit_bytes_per_element`).
+LOSS_SAVED_BYTES = 4.0
 
 #: CUDA context + NCCL communicator buffers, fixed per GPU (1 GiB). The CUDA context of a
 #: PyTorch process takes about 0.3–0.6 GiB (PyTorch "CUDA semantics" notes on memory
@@ -519,10 +528,15 @@ def _common(b: Batch) -> dict:
     # a plain nn.Embedding beside the VocabParallelEmbedding); only the word embedding is split
     p_emb = Vh_t + lpe * h if (np.ndim(lpe) or lpe) else Vh_t
     tied = G("tied_embeddings")
+    # the final norm, whole on the last stage: h weights (RMSNorm), + h biases (LayerNorm), as
+    # model_stats counts it (until 2026-12-01 h for both: a LayerNorm model's stages summed to h
+    # parameters fewer than params_total, found by review 15k against DeepSpeed's 18·Ψ/N)
+    ln = G("layernorm") if "layernorm" in b else False
+    norm_f = h * (1.0 + ln) if (np.ndim(ln) or ln) else h
     if _any(tied):  # tied head: none on a single stage (the embedding is the head)
-        p_head = _sel(tied & (p == 1), 0.0, Vh_t) + h
+        p_head = _sel(tied & (p == 1), 0.0, Vh_t) + norm_f
     else:
-        p_head = Vh_t + h
+        p_head = Vh_t + norm_f
 
     # bytes per parameter
     is32 = (prec == _FP32_CODES[0]) | (prec == _FP32_CODES[1])
@@ -711,7 +725,7 @@ def _common(b: Batch) -> dict:
         work_moe=(work_moe + sb * core_w / t) if any_moe else None,
         full_keep=full_keep, rec_extra_dense=rec_extra_dense, rec_extra_moe=rec_extra_moe,
         rec_extra_core=rec_extra_core,
-        logits=_logit_bytes_per_element(G("ce_eager"), t, p, m) * sb * V / t,
+        logits=_logit_bytes_per_element(G("ce_eager"), t, p, m, gpipe=sched == _S_GPIPE) * sb * V / t,
         base=base, rem=rem, layers_first=layers_first, layers_last=layers_last,
         inter=inter, any_inter=any_inter,
         gpipe=sched == _S_GPIPE, any_gpipe=_any(sched == _S_GPIPE),
@@ -722,19 +736,31 @@ def _common(b: Batch) -> dict:
     )
 
 
-def _logit_bytes_per_element(ce_eager, t, p, m):
+def _logit_bytes_per_element(ce_eager, t, p, m, gpipe=False):
     """Bytes per logit of one micro-batch on the last stage (× s·b/c·V/t): 4 with a fused /
     vocab-parallel / compiled loss (``LOGITS_BYTES``); the eager PyTorch loss 12 B without TP
     (``LOGITS_BYTES_EAGER``) and 16 B with TP, where it runs under ``loss_parallel()``
     (``LOGITS_BYTES_LOSS_PARALLEL``; until 2026-11-30 12 B either way); with the eager loss and
     pp > 1, PyTorch pipelining's last stage also holds the fp32 logits of all m micro-batches
     (``PP_OUTPUT_CACHE_BYTES`` × m; until 2026-11-30 not counted, found by review: TorchTitan's
-    405B CP runs at 0.80–0.90 of their published peak)."""
+    405B CP runs at 0.80–0.90 of their published peak).
+
+    ``gpipe`` (the GPipe schedule, every row or an array): the last stage runs all m forwards,
+    each with its loss, before the first backward, so the loss's saved fp32 tensor (Megatron's
+    vocab-parallel softmax, the eager loss's log-softmax: ``LOSS_SAVED_BYTES`` = 4 B per logit)
+    is held for the m − 1 micro-batches not yet in their backward (PyTorch
+    ``pipelining/schedules.py``, ``ScheduleGPipe._step_microbatches``: every forward's loss is
+    computed and kept in ``_internal_losses`` before the backward loop). Until 2026-12-01 one
+    micro-batch's was counted whatever the schedule (found by review 15k: GPipe's last stage
+    held m micro-batches of activations but one of logits)."""
+    gp = _any(gpipe)
+    held = np.where(gpipe, LOSS_SAVED_BYTES * (m - 1.0), 0.0) if gp else 0.0
     if not _any(ce_eager):
-        return LOGITS_BYTES
+        return LOGITS_BYTES + held if gp else LOGITS_BYTES
     eager = np.where(t > 1, LOGITS_BYTES_LOSS_PARALLEL, LOGITS_BYTES_EAGER) + np.where(
         p > 1, PP_OUTPUT_CACHE_BYTES * m, 0.0)
-    return _sel(ce_eager, eager, LOGITS_BYTES)
+    out = _sel(ce_eager, eager, LOGITS_BYTES)
+    return out + held if gp else out
 
 
 def _dense_on_rank(cm: dict, j):
@@ -1331,22 +1357,30 @@ def _params_text(n: float) -> str:
     return f"{n / 1e9:.3f}e9" if abs(n) < 1e15 else f"{n:.4g}"
 
 
+def _is_gpipe(row: dict) -> bool:
+    return int(row.get("schedule", -1)) == SCHEDULES.index("gpipe")
+
+
 def _logit_bytes(row: dict) -> float:
     return float(_logit_bytes_per_element(bool(row.get("ce_eager")), float(row["tp"]), float(row["pp"]),
                                           float(row["global_batch_size"]) / (float(row["micro_batch_size"])
-                                                                             * float(row["dp"]))))
+                                                                             * float(row["dp"])),
+                                          gpipe=_is_gpipe(row)))
 
 
 def _logit_kind(row: dict) -> str:
-    if not row.get("ce_eager"):
-        return "fused / vocab-parallel cross-entropy"
     m = float(row["global_batch_size"]) / (float(row["micro_batch_size"]) * float(row["dp"]))
+    # GPipe: every forward's loss is kept until the backward loop (review 15k)
+    held = (f" + GPipe's {m - 1:g} other micro-batches' saved loss, {LOSS_SAVED_BYTES:g} B × {m - 1:g}"
+            if _is_gpipe(row) and m > 1 else "")
+    if not row.get("ce_eager"):
+        return "fused / vocab-parallel cross-entropy" + held
     kind = ("eager PyTorch cross-entropy under loss_parallel(), 16 B" if float(row["tp"]) > 1
             else "eager PyTorch cross-entropy, 12 B")
     if float(row["pp"]) > 1:
         kind += (f" + PyTorch pipelining's last stage holding the fp32 logits of all {m:g} micro-batches "
                  f"until the step ends, 4 B × {m:g}")
-    return kind
+    return kind + held
 
 
 def notes(row: dict) -> list[str]:
@@ -1368,6 +1402,13 @@ def notes(row: dict) -> list[str]:
                    "time to train and cost are computed as if it ran.")
     if int(row.get("schedule", 0)) == _S_ZB:
         out.append("Zero-bubble schedule taken as ZB-H1: activation memory as 1F1B.")
+    m_gp = float(row["global_batch_size"]) / (float(row["micro_batch_size"]) * float(row["dp"]))
+    if _is_gpipe(row) and float(row["pp"]) == 1 and m_gp > 1:
+        # review 15k: GPipe at pp = 1 keeps every micro-batch's activations (PyTorch's ScheduleGPipe runs
+        # all forwards first); plain gradient accumulation is the 1F1B setting here
+        out.append(f"GPipe with pp = 1 runs all {m_gp:g} forwards before any backward, so every micro-batch's "
+                   "activations are held; plain gradient accumulation (one micro-batch at a time) is "
+                   "schedule = 1f1b.")
     if int(row.get("recompute", 0)) == _RC_SEL and row.get("flash_attention"):
         out.append("Selective recompute with flash attention saves no activation memory here: flash attention "
                    "already keeps no score matrix; it still re-runs the attention core (step time). Less "

@@ -120,7 +120,12 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     P = np.zeros(n)            # progress (compute seconds done and kept)
     t = np.zeros(n)            # wall time
     pend = np.zeros(n)         # recovery time still to wait before progress resumes
-    valid_from = np.zeros((n, K))  # tier k holds valid saves only at positions >= this
+    # Tier k holds valid saves only at positions strictly above this (the last rollback target).
+    # Strict, not ``>= target + 1e-9``: found by review 15j, that epsilon is below half an ulp
+    # from 2^23 s (97 days of compute) on, so a tier destroyed by a failure was credited with a save
+    # at the rollback point and the next failure reloaded from it (13.07 days against the exact
+    # 13.65 with the times scaled by 1,024: host memory free to reload, the PFS 3,000 s).
+    valid_from = np.zeros((n, K))
     # Newest durable save of tier k kept across a rollback (the one reloaded, or an older one of
     # another tier): progress restarts at or after it, so ``floor((q - lag) / τ)`` alone would
     # miss it while progress is back within ``lag`` of it (a failure during the restart).
@@ -163,7 +168,7 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
                 if not en[k]:
                     continue
                 cand = np.floor((qf - lag[k]) / tau[k]) * tau[k]
-                cand = np.where(cand >= valid_from[af, k], cand, 0.0)
+                cand = np.where(cand > valid_from[af, k], cand, 0.0)
                 cand = np.where(surv[k, c], np.maximum(cand, durable[af, k]), 0.0)
                 # What tier k holds after this failure (nothing if class c destroys it); never
                 # above the rollback target, which is the newest of all tiers' saves.
@@ -178,7 +183,7 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
             # 2026-11-30 a lost tier counted as empty up to the *failure* position: after a
             # rollback to an old PFS save, host memory stayed useless until progress passed the
             # failure point again — 0.40 against the analytic 0.67 on a two-tier run.)
-            valid_from[af, :] = target[:, None] + 1e-9
+            valid_from[af, :] = target[:, None]
             lost[af] += qf - target
             P[af] = target
             reload_t = np.where(tier >= 0, reload[np.maximum(tier, 0), c], 0.0)
@@ -360,16 +365,23 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
 
 def unfinished_note(df: pd.DataFrame) -> str | None:
     """A sentence for runs the simulator gave up on (``finished`` False: the round cap of
-    ``MAX_ROUNDS_FACTOR`` × the expected failures + ``MAX_ROUNDS_FLOOR`` was hit, time to train
-    inf), or None when every trial finished."""
+    :func:`round_cap` was hit, time to train inf; the sentence gives the cap, the failures of such a
+    run), or None when every trial finished."""
     if "finished" not in df or bool(df["finished"].all()):
         return None
-    k, n = int((~df["finished"].astype(bool)).sum()), len(df)
-    return (f"{k:,} of {n:,} simulated runs never finished (time to train ∞): they were stopped after "
-            f"{MAX_ROUNDS_FACTOR:g}× the failures the run should take. The failures come faster than the run can "
-            "make progress between them with these checkpoint tiers (none enabled, none saved often enough, or "
-            "none that survives the common failure classes), so each restart loses the work since the start or a "
-            "long-ago checkpoint. Add a tier that survives node failures or shorten its interval.")
+    unf = ~df["finished"].astype(bool)
+    k, n = int(unf.sum()), len(df)
+    # An unfinished run failed in every round, so its failures are the cap itself (found by review
+    # 15j: "10× the failures the run should take" beside 15,410 failures, 28× the 541 of the run's
+    # failure-free length, for a run the analytic model never expects to finish).
+    cap = f" {int(df.loc[unf, 'n_failures'].max()):,} failures each," if "n_failures" in df else ""
+    return (f"{k:,} of {n:,} simulated runs never finished (time to train ∞): they were stopped after{cap} "
+            f"the simulator's cap ({MAX_ROUNDS_FACTOR:g}× the failures expected over the run's failure-free wall "
+            f"time, or over the analytic time to train where longer and finite, + {MAX_ROUNDS_FLOOR:,}). "
+            "The failures come faster than the run can make progress between them with these checkpoint tiers "
+            "(none enabled, none saved often enough, or none that survives the common failure classes), so each "
+            "restart loses the work since the start or a long-ago checkpoint. Add a tier that survives node "
+            "failures or shorten its interval.")
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -390,8 +402,14 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         v = df[m].to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):  # inf − inf between two unfinished trials
             q = np.percentile(v, [10, 50, 90])
-        if not np.isnan(v).any():  # a NaN here can only be that: the quantile is inf
-            q = np.where(np.isnan(q), np.inf, q)
+        if not np.isnan(v).any():
+            # A NaN here comes from an unfinished run's inf in numpy's interpolation: inf − inf
+            # (the quantile is inf), or inf × 0 where the quantile falls exactly on the last finite
+            # value (found by review 15j: 10 finished runs of 1 to 10 days and one unfinished gave
+            # P90 inf for the 10th value, 10 days, while goodput's P10 read 0.1 = 1/10).
+            pos = np.array([10, 50, 90]) / 100.0 * (v.size - 1)
+            exact = np.sort(v)[np.floor(pos).astype(int)]
+            q = np.where(np.isnan(q), np.where(pos == np.floor(pos), exact, np.inf), q)
         p10, p50, p90 = (float(x) for x in q)
         if m == "goodput":  # pooled: W / mean(T) = 1 / mean(1 / g); a run that never finishes → 0
             # equal values (one trial): that value itself, not 1 / (1 / g), an ulp off the

@@ -801,19 +801,38 @@ def _limits_text(memory_rule: str, min_headroom) -> str:
     return " and ".join(parts)
 
 
-def _n_fit_without_limits(scenario, gpus, systems, space_options: dict) -> int | None:
+def _n_fit_without_limits(scenario, gpus, systems, space_options: dict, objective: str = "time_to_train") -> int | None:
     """Feasible splits of the same search space with memory_rule 'fits' and no headroom (None when
     that sweep cannot run: a hint only)."""
     opts = {k: v for k, v in space_options.items() if k in _SPACE_KEYS and k != "include_invalid"}
     try:
-        df = sweep(scenario, gpus=gpus, systems=systems, top=1, **opts)
+        df = sweep(scenario, gpus=gpus, systems=systems, top=1, objective=objective, **opts)
     except Exception:  # noqa: BLE001 - a hint only
         return None
     return int(df.attrs.get("n_feasible", 0))
 
 
+def _fail_counts(scenario, gpus, systems, memory_rule: str, min_headroom: float, space_options: dict) -> dict | None:
+    """Why the rule-valid splits of a sweep fail (:func:`_scan`'s counts: ``oom`` rows out of HBM,
+    ``host`` rows that fit in HBM and the memory limits but not in host memory, ``host_need_min``
+    the least host memory per node those need), by one scan of the same space (None when it cannot
+    run: a hint only)."""
+    opts = {k: v for k, v in space_options.items() if k in _SPACE_KEYS and k != "include_invalid"}
+    try:
+        space = build_space(validate_scenario(scenario), gpus=gpus, systems=systems, **opts)
+        return _scan_space(space, chunk_size=250_000, objective="time_to_train", top=1, feasible_only=True,
+                           memory_rule=memory_rule, min_headroom=float(min_headroom), include_invalid=False)["fail"]
+    except Exception:  # noqa: BLE001 - a hint only
+        return None
+
+
+def _gib(x: float) -> str:
+    return f"{x / 2**30:,.1f} GiB"
+
+
 def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems: Sequence[str] | None = None,
-                    memory_rule: str = "fits", min_headroom: float = 0.0, swept_gpus=None, **space_options) -> str:
+                    memory_rule: str = "fits", min_headroom: float = 0.0, swept_gpus=None,
+                    fail_counts: dict | None = None, objective: str = "time_to_train", **space_options) -> str:
     """Why a sweep found nothing, in words, for a sweep of ``scenario`` that returned no row:
     no split passes the divisibility rules (``n_valid`` 0); the scenario has no finite time to
     train whatever the split (its checkpoint tiers survive no failure of some class, or
@@ -831,7 +850,15 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
     without them, the text says so and which option to lower (found by review 14j: a sweep with
     ``min_headroom`` 0.99 was told "every valid split runs out of memory" and that 128 GPUs give
     37,022 splits that fit, both counted without the headroom). ``swept_gpus``: the GPU count or
-    list the sweep ran on (default ``gpus``; else the scenario's own), for that check."""
+    list the sweep ran on (default ``gpus``; else the scenario's own), for that check.
+
+    When splits fit in HBM but not in host memory (offloaded optimizer states, in-memory checkpoint
+    copies), the text says so, with how many and the least host memory per node they need, not "out
+    of memory" (review 15l: a CPU-offload space on nodes with little host memory was told to offload
+    more). ``fail_counts``: the sweep's own counts (:func:`_scan`), else one scan of the space counts
+    them. ``objective``: the sweep's; an ``mfu`` sweep ranks splits without a finite time to train,
+    so a goodput of 0 is not why it found nothing (review 15l: Llama 3 405B on 8 GPUs with a host-memory
+    checkpoint tier alone was told "no split has a finite time to train" where no split fits in HBM)."""
     if n_valid == 0:
         return ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
                 "try a count with more small factors")
@@ -839,7 +866,7 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
         rep = _engine.evaluate(scenario)
     except ValueError:
         rep = None
-    if rep is not None and not rep.results.get("goodput", 1.0) > 0.0:
+    if rep is not None and not rep.results.get("goodput", 1.0) > 0.0 and objective in _TIME_OBJECTIVES:
         why = next((n for n in rep.notes if n.lower().startswith("goodput is 0")), "goodput is 0")
         return f"no split has a finite time to train. {why}"
     step = float(rep.results.get("step_time_s", 1.0)) if rep is not None else 1.0
@@ -865,7 +892,8 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
              f"({', '.join(off)})" + ("" if default_space else f" with ZeRO stage {', '.join(map(str, zero))}"))
     limits = _limits_text(memory_rule, min_headroom)
     if limits:
-        n_fit = _n_fit_without_limits(scenario, gpus if swept_gpus is None else swept_gpus, systems, space_options)
+        n_fit = _n_fit_without_limits(scenario, gpus if swept_gpus is None else swept_gpus, systems, space_options,
+                                      objective)
         if n_fit:
             fix = []
             if float(min_headroom) > 0.0:
@@ -874,19 +902,38 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
                 fix.append("use memory_rule = 'fits' (planner sweep --memory-rule fits)")
             return (f"no split meets {limits}: {n_fit:,} valid splits fit in memory without "
                     f"{'it' if len(fix) == 1 else 'them'}. To rank those, " + " or ".join(fix))
-    text = "every valid split runs out of memory: try more GPUs or a larger-memory system. "
-    if any(o != "none" for o in off):
-        text += (f"The sweep chooses {tried}, but takes offload_master_weights, offload_grads and "
-                 "offload_activations from the scenario: set those, with offload_optimizer = cpu (e.g. "
-                 "parallelism.offload_optimizer = cpu and parallelism.offload_master_weights = true), to let it "
-                 "offload more (host memory permitting)")
+    if fail_counts is None:
+        fail_counts = _fail_counts(scenario, gpus if swept_gpus is None else swept_gpus, systems, memory_rule,
+                                   min_headroom, space_options)
+    n_host = int(fail_counts["host"]) if fail_counts else 0
+    if n_host:
+        try:
+            have = (f"the {_gib(float(_batch.scenario_row(validate_scenario(scenario))['host_memory_bytes']))} "
+                    if systems is None else "")
+        except (ValueError, KeyError):
+            have = ""
+        n_oom = int(fail_counts["oom"])
+        text = (f"no split fits in host memory: {n_host:,} valid splits fit in HBM"
+                f"{' and meet ' + limits if limits else ''} but need more host memory per node than {have}each "
+                f"node has (the least any of them needs: {_gib(fail_counts['host_need_min'])} per node, for "
+                "offloaded optimizer states and in-memory checkpoint copies; the system's host_memory_bytes, or cluster.overrides.host_memory_bytes)"
+                + (f", and the other {n_oom:,} run out of HBM" if n_oom else "")
+                + ". Try a system with more host memory, offloading less (offload_master_weights, offload_grads, "
+                "or 'none' among the optimizer offload targets) or more GPUs")  # not: offload more
+    elif any(o != "none" for o in off):
+        text = ("every valid split runs out of memory: try more GPUs or a larger-memory system. "
+                f"The sweep chooses {tried}, but takes offload_master_weights, offload_grads and "
+                "offload_activations from the scenario: set those, with offload_optimizer = cpu (e.g. "
+                "parallelism.offload_optimizer = cpu and parallelism.offload_master_weights = true), to let it "
+                "offload more (host memory permitting)")
     else:
-        text += (f"The sweep tried {tried} only: it offloads nothing, whatever the scenario's offload settings; "
-                 "a search space with more ZeRO stages and optimizer offload = cpu may fit")
+        text = ("every valid split runs out of memory: try more GPUs or a larger-memory system. "
+                f"The sweep tried {tried} only: it offloads nothing, whatever the scenario's offload settings; "
+                "a search space with more ZeRO stages and optimizer offload = cpu may fit")
     if gpus is not None:
         try:
             found = fewest_gpus_that_fit(scenario, int(gpus), systems=systems, memory_rule=memory_rule,
-                                         min_headroom=min_headroom, **space_options)
+                                         min_headroom=min_headroom, objective=objective, **space_options)
         except Exception:  # noqa: BLE001 - a hint only
             found = None
         if found is not None and found[0] is not None:
@@ -906,14 +953,15 @@ FIT_HINT_MAX_ROWS = 2_000_000
 
 def fewest_gpus_that_fit(scenario, gpus: int, *, systems: Sequence[str] | None = None,
                          max_doublings: int = FIT_HINT_DOUBLINGS, max_rows: int = FIT_HINT_MAX_ROWS,
-                         memory_rule: str = "fits", min_headroom: float = 0.0,
+                         memory_rule: str = "fits", min_headroom: float = 0.0, objective: str = "time_to_train",
                          **space_options) -> tuple[int | None, int] | None:
     """The fewest GPUs among ``2·gpus, 4·gpus, ...`` (at most ``max_doublings`` doublings, at most
     10,000,000 GPUs) at which some split of the same search space fits: ``(n_gpus, feasible
     splits)``; ``(None, last count tried)`` when none does; None when the rows to evaluate would
     exceed ``max_rows`` before an answer (a hint must stay cheap: :func:`count_splits` first).
-    Each count is one :func:`sweep` with ``top=1`` (and ``memory_rule`` / ``min_headroom``, as the
-    sweep being explained had them)."""
+    Each count is one :func:`sweep` with ``top=1`` (and ``memory_rule`` / ``min_headroom`` and
+    ``objective``, as the sweep being explained had them: an ``mfu`` sweep counts splits without a
+    finite time to train)."""
     s = validate_scenario(scenario)
     opts = {k: v for k, v in space_options.items() if k in _SPACE_KEYS and k != "include_invalid"}
     rows = 0
@@ -930,7 +978,8 @@ def fewest_gpus_that_fit(scenario, gpus: int, *, systems: Sequence[str] | None =
         last = g
         if k == 0:
             continue
-        df = sweep(s, gpus=g, systems=systems, top=1, memory_rule=memory_rule, min_headroom=min_headroom, **opts)
+        df = sweep(s, gpus=g, systems=systems, top=1, memory_rule=memory_rule, min_headroom=min_headroom,
+                   objective=objective, **opts)
         if df.attrs.get("n_feasible", 0) > 0:
             return g, int(df.attrs["n_feasible"])
     return None, last
@@ -970,9 +1019,17 @@ def plain_splits(scenario_json: dict, limit: int = 400) -> list[tuple[int, int]]
 
 def plain_base(scenario_json: dict) -> tuple[dict, Scenario] | None:
     """The scenario on the first of :func:`plain_splits` that the schema accepts: that TP and PP,
-    no CP / EP / interleaving, 1F1B, DP derived, ZeRO over all DP ranks, full recompute of every
-    layer (when full), ``layer_split = "uneven"`` (so a PP that does not divide the layers is
-    allowed, here and in the sweep started from it). The rest of the scenario is kept.
+    no EP / interleaving, DP derived, ZeRO over all DP ranks, full recompute of every layer (when
+    full), ``layer_split = "uneven"`` (so a PP that does not divide the layers is allowed, here and
+    in the sweep started from it). The rest of the scenario is kept.
+
+    The scenario's own CP degree and schedule (1F1B for an interleaved one: VPP is reset) are kept
+    when some pair accepts them, else CP 1 and 1F1B: the sweep adds a scenario's own CP and schedule
+    to its candidates (:func:`default_options`), so a DualPipe or GPipe scenario whose split did not
+    suit it still has its schedule swept (review 15l: ``--set parallelism.schedule=dualpipe`` on
+    the default preset, whose VPP 5 refuses it, swept no DualPipe row). The scenario's micro-batch
+    size is kept when a pair accepts it, else 1 (the sweep sets it row by row; review 15l: a
+    micro-batch of 3 that divides no share of a batch of 512 was refused instead of swept).
 
     Used by ``planner sweep`` and the dashboard's Explore page when the scenario's split does
     not suit the model or the GPU count.
@@ -982,15 +1039,26 @@ def plain_base(scenario_json: dict) -> tuple[dict, Scenario] | None:
     (scenario JSON dict, validated :class:`Scenario`), or None when no plain split is valid (the
     fault lies elsewhere: the caller reports the scenario's own errors).
     """
-    for tp, pp in plain_splits(scenario_json):
-        cand = copy.deepcopy(scenario_json)
-        cand["parallelism"] = {**(cand.get("parallelism") or {}), "tp": tp, "pp": pp, "cp": 1, "ep": 1,
-                               "vpp": 1, "dp": None, "dp_shard": None, "schedule": "1f1b",
-                               "recompute_layers": None, "layer_split": "uneven"}
-        try:
-            return cand, Scenario.model_validate(copy.deepcopy(cand))
-        except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
-            continue
+    own = scenario_json.get("parallelism") or {}
+    sched = own.get("schedule", "1f1b")
+    sched = "1f1b" if sched in (None, "interleaved") else sched
+    cp = own.get("cp", 1)
+    tries = [(cp, sched), (1, "1f1b")] if (cp, sched) != (1, "1f1b") else [(1, "1f1b")]
+    mbs = (scenario_json.get("training") or {}).get("micro_batch_size")
+    pairs = plain_splits(scenario_json)
+    for cp_, sched_ in tries:
+        for mb in ((None, 1) if mbs not in (None, 1) else (None,)):
+            for tp, pp in pairs:
+                cand = copy.deepcopy(scenario_json)
+                cand["parallelism"] = {**(cand.get("parallelism") or {}), "tp": tp, "pp": pp, "cp": cp_, "ep": 1,
+                                       "vpp": 1, "dp": None, "dp_shard": None, "schedule": sched_,
+                                       "recompute_layers": None, "layer_split": "uneven"}
+                if mb is not None and isinstance(cand.get("training"), dict):
+                    cand["training"] = {**cand["training"], "micro_batch_size": mb}
+                try:
+                    return cand, Scenario.model_validate(copy.deepcopy(cand))
+                except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+                    continue
     return None
 
 
@@ -1479,43 +1547,16 @@ def sweep(
         space_options["include_invalid"] = False
     space = build_space(scenario, gpus=gpus, systems=systems, **space_options)
     total = space.n_rows
-    # The engine runs fastest on cache-sized pieces (engine.DEFAULT_CHUNK_ROWS); cutting the
-    # sweep at that size here also keeps the engine from concatenating the input columns.
-    step = min(int(chunk_size), int(getattr(_engine, "DEFAULT_CHUNK_ROWS", chunk_size)))
-    mods = _engine._stage_modules()
-    mod_names = [m.__name__ for m in mods]
-    # Stages run per enumerated chunk (``pre``) and, with ``feasible_only``, on the rows that
-    # fit in memory only (``post``, gathered over chunks).
-    if feasible_only and "planner.memory" in mod_names:
-        cut = mod_names.index("planner.memory") + 1
-    else:
-        cut = len(mods)
-    pre, post = mods[:cut], mods[cut:]
-    drop_invalid = feasible_only or not space_options.get("include_invalid", False)
-    space.broadcast_columns(3 * step if post else step)
-
-    scan_kw = dict(step=step, pre=pre, post=post, objective=objective, top=top, memory_rule=memory_rule,
-                   min_headroom=float(min_headroom) if not isinstance(min_headroom, (bool, np.bool_)) else 0.0,
-                   feasible_only=feasible_only, drop_invalid=drop_invalid)
-    starts = range(0, total, step)
-    # Worker processes only with ``top``: each returns its candidates and the Pareto inputs of its
-    # feasible rows (without ``top`` every row's columns would travel back).
-    # (CLUSTERPLAN_WORKERS is read only where workers could run: with top, over more than one chunk)
-    workers = _engine.resolve_workers(None, len(starts), total) if top is not None and len(starts) > 1 else 1
-    if workers > 1 and _engine._FORK_LOCK.acquire(blocking=False):  # else another thread's run holds them
-        try:
-            st = _scan_parallel(space, starts, workers, scan_kw, progress)
-        finally:
-            _engine._FORK_LOCK.release()
-    else:
-        st = _scan(space, starts, progress=progress, **scan_kw)
+    st = _scan_space(space, chunk_size=chunk_size, objective=objective, top=top, feasible_only=feasible_only,
+                     memory_rule=memory_rule, min_headroom=min_headroom,
+                     include_invalid=bool(space_options.get("include_invalid", False)), progress=progress)
     src_parts, pos_parts, key_parts = st["src_parts"], st["pos_parts"], st["key_parts"]
     reason_parts, group_parts, fpos_parts = st["reason_parts"], st["group_parts"], st["fpos_parts"]
     par_t, par_c, par_tps, par_hr = st["par_t"], st["par_c"], st["par_tps"], st["par_hr"]
     n_feas, names, probe = st["n_feas"], st["names"], st["probe"]
 
     if names is None and probe is not None:  # no row fits: the columns the stages would give
-        for mod in post:
+        for mod in st["post"]:
             probe.update(mod.stage(probe))
         _add_derived(probe)
         names = _result_names(probe)
@@ -1589,7 +1630,10 @@ def sweep(
     data["pareto_time_cost"] = on_tc
     data["pareto_throughput_memory"] = on_tm
     df = pd.DataFrame(data, copy=False)
-    df.attrs["n_configurations"] = total
+    # the splits evaluated: every rule-valid row (found by review 15l: NVMe-offload rows on a system
+    # without NVMe, never generated nor evaluated, were counted, so `planner sweep` told of "2,196
+    # valid splits evaluated" where 1,464 were); with include_invalid every generated row
+    df.attrs["n_configurations"] = total if space_options.get("include_invalid", False) else space.count_valid()
     df.attrs["n_feasible"] = int(n_feas)
     df.attrs["objective"] = objective
     if df.empty:  # why, in words (what the CLI prints; found by review: Python got no reason)
@@ -1610,8 +1654,48 @@ def sweep(
             # "runs out of memory" where only min_headroom / memory_rule left no split)
             opts = {k: v for k, v in space_options.items() if k != "include_invalid"}
             df.attrs["reason"] = no_split_reason(scenario, n_valid, systems=systems, swept_gpus=gpus,
-                                                 memory_rule=memory_rule, min_headroom=float(min_headroom), **opts)
+                                                 memory_rule=memory_rule, min_headroom=float(min_headroom),
+                                                 fail_counts=st["fail"], objective=objective, **opts)
     return df
+
+
+def _scan_space(space: "SplitSpace", *, chunk_size: int, objective: str, top, feasible_only: bool,
+                memory_rule: str, min_headroom, include_invalid: bool, progress=None) -> dict:
+    """Evaluate every row of ``space`` in chunks (:func:`_scan`, or :func:`_scan_parallel` on
+    forked workers with ``top``): what :func:`sweep` ranks, and :func:`_fail_counts` counts."""
+    total = space.n_rows
+    # The engine runs fastest on cache-sized pieces (engine.DEFAULT_CHUNK_ROWS); cutting the
+    # sweep at that size here also keeps the engine from concatenating the input columns.
+    step = min(int(chunk_size), int(getattr(_engine, "DEFAULT_CHUNK_ROWS", chunk_size)))
+    mods = _engine._stage_modules()
+    mod_names = [m.__name__ for m in mods]
+    # Stages run per enumerated chunk (``pre``) and, with ``feasible_only``, on the rows that
+    # fit in memory only (``post``, gathered over chunks).
+    if feasible_only and "planner.memory" in mod_names:
+        cut = mod_names.index("planner.memory") + 1
+    else:
+        cut = len(mods)
+    pre, post = mods[:cut], mods[cut:]
+    drop_invalid = feasible_only or not include_invalid
+    space.broadcast_columns(3 * step if post else step)
+
+    scan_kw = dict(step=step, pre=pre, post=post, objective=objective, top=top, memory_rule=memory_rule,
+                   min_headroom=float(min_headroom) if not isinstance(min_headroom, (bool, np.bool_)) else 0.0,
+                   feasible_only=feasible_only, drop_invalid=drop_invalid)
+    starts = range(0, total, step)
+    # Worker processes only with ``top``: each returns its candidates and the Pareto inputs of its
+    # feasible rows (without ``top`` every row's columns would travel back).
+    # (CLUSTERPLAN_WORKERS is read only where workers could run: with top, over more than one chunk)
+    workers = _engine.resolve_workers(None, len(starts), total) if top is not None and len(starts) > 1 else 1
+    if workers > 1 and _engine._FORK_LOCK.acquire(blocking=False):  # else another thread's run holds them
+        try:
+            st = _scan_parallel(space, starts, workers, scan_kw, progress)
+        finally:
+            _engine._FORK_LOCK.release()
+    else:
+        st = _scan(space, starts, progress=progress, **scan_kw)
+    st["post"] = post
+    return st
 
 
 def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, top, feasible_only: bool,
@@ -1629,6 +1713,16 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
     n_feas = 0
     names: list[str] | None = None
     probe: Batch | None = None   # one pruned row: learns the result columns when none survive
+    # Why rule-valid rows failed, for the reason of an empty sweep (:func:`no_split_reason`): rows
+    # out of HBM, rows that fit in HBM (and the memory limits) but not in host memory, and the
+    # least host memory per node such a row needs (review 15l: every split of a CPU-offload space
+    # over host memory was reported as "runs out of memory", with advice to offload more).
+    fail = {"oom": 0, "host": 0, "host_need_min": math.inf}
+
+    def host_fail(need: np.ndarray) -> None:
+        fail["host"] += int(need.size)
+        if need.size:
+            fail["host_need_min"] = min(fail["host_need_min"], float(np.min(need)))
 
     def finish(out: Batch, gidx: np.ndarray, g: np.ndarray, rule_reason: np.ndarray) -> None:
         """Reasons, ranking key, Pareto inputs and the candidate rows of an evaluated batch."""
@@ -1643,6 +1737,14 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
         n = gidx.size
         reason = _reasons_after_eval(out, rule_reason, objective, memory_rule, min_headroom)
         feas = reason == R_OK
+        fail["oom"] += int(np.count_nonzero(reason >= R_OOM - 1))
+        hf = reason == R_HOST
+        if hf.any():
+            need = _col_or_nan(out, "host_mem_per_node_bytes", n)[hf]
+            if "host_fits_ckpt" in out:
+                need = np.where(np.asarray(out["host_fits_ckpt"], dtype=bool)[hf], need,
+                                need + _col_or_nan(out, "ckpt_host_mem_per_node_bytes", n)[hf])
+            host_fail(np.nan_to_num(need, nan=0.0))
         key = _objective_key(out, objective, n)
         key = np.where(feas & np.isfinite(key), key, np.inf)
         # Pareto inputs of the feasible rows (compact: four numbers per row) and each row's
@@ -1712,11 +1814,15 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
                 for mod in pre:
                     out.update(mod.stage(out))
                 ok = np.asarray(out["fits"], dtype=bool) if "fits" in out else np.ones(gidx.size, bool)
+                fail["oom"] += int(np.count_nonzero(~ok & (rule_reason == R_OK)))
                 if memory_rule == "conservative" and "fits_conservative" in out:
                     ok = ok & np.asarray(out["fits_conservative"], dtype=bool)
                 if min_headroom > 0.0 and "mem_total_bytes" in out:
                     ok = ok & _headroom_ok(out, min_headroom)
                 if "host_fits" in out:
+                    hf = ok & ~np.asarray(out["host_fits"], dtype=bool) & (rule_reason == R_OK)
+                    if hf.any():
+                        host_fail(_col_or_nan(out, "host_mem_per_node_bytes", gidx.size)[hf])
                     ok = ok & np.asarray(out["host_fits"], dtype=bool)
                 idx = None  # rows of ``out`` that go on (None: every row)
                 if not np.all(ok):
@@ -1739,15 +1845,18 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
     flush()
     return dict(src_parts=src_parts, pos_parts=pos_parts, key_parts=key_parts, reason_parts=reason_parts,
                 group_parts=group_parts, fpos_parts=fpos_parts, src_rows=src_rows, par_t=par_t, par_c=par_c,
-                par_tps=par_tps, par_hr=par_hr, n_feas=n_feas, names=names, probe=probe)
+                par_tps=par_tps, par_hr=par_hr, n_feas=n_feas, names=names, probe=probe, fail=fail)
 
 
 def _merge_scans(scans: list[dict]) -> dict:
     """:func:`_scan` results of consecutive row ranges, in order, as one scan of their union:
     positions into the source parts and among the feasible rows offset by the rows before."""
     m = dict(src_parts=[], pos_parts=[], key_parts=[], reason_parts=[], group_parts=[], fpos_parts=[],
-             src_rows=0, par_t=[], par_c=[], par_tps=[], par_hr=[], n_feas=0, names=None, probe=None)
+             src_rows=0, par_t=[], par_c=[], par_tps=[], par_hr=[], n_feas=0, names=None, probe=None,
+             fail={"oom": 0, "host": 0, "host_need_min": math.inf})
     for st in scans:
+        m["fail"] = {k: (min(m["fail"][k], st["fail"][k]) if k == "host_need_min" else m["fail"][k] + st["fail"][k])
+                     for k in m["fail"]}
         m["pos_parts"] += [p + m["src_rows"] for p in st["pos_parts"]]
         m["fpos_parts"] += [f + m["n_feas"] for f in st["fpos_parts"]]
         for k in ("src_parts", "key_parts", "reason_parts", "group_parts", "par_t", "par_c", "par_tps", "par_hr"):
@@ -1797,9 +1906,13 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
     """The single validated :class:`Scenario` of one sweep row (a row of the table returned by
     :func:`sweep`, or a dict with the same split keys): for "open in Plan" and for checks."""
     data = scenario.to_json_dict()
-    if "system" in row and row["system"] is not None and isinstance(data["cluster"]["system"], str):
-        if row["system"] != data["cluster"]["system"]:
-            data["cluster"]["system"] = row["system"]
+    # a row of another system than the scenario's (``systems=``: catalogue ids) drops the accelerator
+    # override and the cluster overrides, as the sweep did (:func:`_base_scenario_for`); an inline
+    # system is compared by its name (found by review 15l: a scenario with an inline system swept on
+    # dgx-b200 rebuilt its rows on the inline system, 7.39 s per step where the row said 3.70 s)
+    if "system" in row and row["system"] is not None:
+        if str(row["system"]) != _system_id(scenario.cluster.system):
+            data["cluster"]["system"] = str(row["system"])
             data["cluster"]["accelerator"] = None
             data["cluster"]["overrides"] = {}
     data["cluster"]["n_gpus"] = int(row["n_gpus"])

@@ -13,6 +13,8 @@ import sys
 import threading
 import types
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -219,13 +221,15 @@ def test_merge_offsets_positions_by_the_rows_before():
     a = dict(src_parts=[{"x": np.arange(3)}], pos_parts=[np.array([0, 2])], key_parts=[np.array([1.0, 2.0])],
              reason_parts=[np.zeros(2, int)], group_parts=[np.zeros(2, int)], fpos_parts=[np.array([0, 1])],
              src_rows=3, par_t=[np.ones(2)], par_c=[np.ones(2)], par_tps=[np.ones(2)], par_hr=[np.ones(2)],
-             n_feas=2, names=["x"], probe=None)
+             n_feas=2, names=["x"], probe=None, fail={"oom": 1, "host": 0, "host_need_min": math.inf})
     b = dict(a, pos_parts=[np.array([1])], fpos_parts=[np.array([0])], key_parts=[np.array([0.5])],
-             n_feas=1, src_rows=2, names=["x"])
+             n_feas=1, src_rows=2, names=["x"], fail={"oom": np.int64(2), "host": 3, "host_need_min": 5e9})
     m = _sweep_mod._merge_scans([a, b])
     assert [list(p) for p in m["pos_parts"]] == [[0, 2], [4]]
     assert [list(f) for f in m["fpos_parts"]] == [[0, 1], [2]]
     assert m["src_rows"] == 5 and m["n_feas"] == 3 and m["names"] == ["x"]
+    # why rows failed (review 15l): counts add, the least host memory needed is the minimum
+    assert m["fail"] == {"oom": 3, "host": 3, "host_need_min": 5e9}
 
 
 # ---- found by a review of the parallel path (each failed on its first version) ----------------

@@ -324,3 +324,52 @@ def test_a_disabled_unwritable_tiers_async_stall_is_not_nan_in_the_headline():
     k = ck.TIER_KINDS.index("local_nvme")
     assert np.isfinite(res["ckpt_local_nvme_stall_s"])
     assert res["ckpt_local_nvme_stall_s"] == pytest.approx(ck.tier_times(out)["stall_s"][0, k], rel=1e-12)
+
+
+def test_gpipe_logits_explanation_adds_the_other_micro_batches_saved_loss():
+    """Review 15k: GPipe's last stage holds every micro-batch's saved loss (4 B per logit × (m − 1)
+    beyond one micro-batch's 4 B); the explanation said "4 B per logit … = 4.60 GiB". GPT-3 175B,
+    TP 8, PP 8, m = 96: (4 + 4·95) B × 2048 × 50,257 / 8 = 4,940,464,128 B = 4.60 GiB."""
+    from planner.cli import apply_sets
+    d = apply_sets(planner.load_preset("gpt3-175b-a100-1024").to_json_dict(),
+                   ["parallelism.schedule=gpipe", "parallelism.vpp=1"])
+    rep = planner.evaluate(d)
+    assert rep.stages[-1]["mem_logits_bytes"] == pytest.approx(384 * 2048 * 50257 / 8, rel=1e-12)
+    text = rep.explain["mem_logits_bytes"]
+    assert text.startswith("384 B per logit") and "4 B × 95" in text and text.endswith("= 4.60 GiB")
+
+
+def test_gpipe_at_one_stage_says_it_holds_every_micro_batch():
+    """Review 15k: schedule = gpipe at pp = 1 charges m micro-batches of activations (PyTorch's
+    ScheduleGPipe runs all forwards first) — 272 GiB on llama3-8b-h100-64 — without a word."""
+    from planner.cli import apply_sets
+    base = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    gp = planner.evaluate(apply_sets(base, ["parallelism.schedule=gpipe"]))
+    assert any(n.startswith("GPipe with pp = 1 runs all 16 forwards") for n in gp.notes)
+    one = planner.evaluate(planner.load_preset("llama3-8b-h100-64"))
+    assert not any("GPipe" in n for n in one.notes)
+    assert gp.results["mem_activations_bytes"] == pytest.approx(16 * one.results["mem_activations_bytes"], rel=1e-9)
+
+
+def test_explore_row_of_an_inline_system_keeps_the_inline_system():
+    """Review 15l: Explore's row_scenario set cluster.system to the row's system *name* for an
+    inline sidebar system — an unknown catalogue id when opened in Plan."""
+    from planner import catalog
+    from test_app import EXPLORE
+    sysd = catalog.systems()["dgx-h100"].model_dump(mode="json", exclude_none=True)
+    sysd["name"] = "my H100 pod"
+    sj = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    sj["cluster"]["system"] = sysd
+    src = open(EXPLORE, encoding="utf-8").read()
+    fn_src = src[src.index("def row_scenario("):src.index("\n\n\n", src.index("def row_scenario("))]
+    ns = {"copy": __import__("copy"), "SPLIT_FIELDS": ("tp", "pp", "cp", "ep", "vpp", "zero_stage", "recompute",
+                                                      "schedule", "sequence_parallel", "offload_optimizer")}
+    exec(fn_src, ns)
+    row = {"tp": 2, "pp": 1, "cp": 1, "ep": 1, "vpp": 1, "zero_stage": 1, "recompute": "selective",
+           "schedule": "1f1b", "sequence_parallel": True, "offload_optimizer": "none",
+           "micro_batch_size": 1, "system": "my H100 pod", "n_gpus": 64}
+    out = ns["row_scenario"](sj, row)
+    assert out["cluster"]["system"] == sysd
+    assert planner.evaluate(out).results["step_time_s"] > 0
+    other = ns["row_scenario"](sj, {**row, "system": "dgx-b200"})
+    assert other["cluster"]["system"] == "dgx-b200"

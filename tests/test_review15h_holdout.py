@@ -10,13 +10,10 @@ no other row uses — and that ``planner validate --csv`` reads every row and co
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from planner.cli import main
 from planner.validation import parse_number
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,14 +34,7 @@ def _holdout() -> list[dict]:
     return [r for r in _rows(OOS) if r["source_key"] in HOLDOUT_KEYS]
 
 
-def _run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:  # argparse
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+from test_cli import run as _run  # noqa: E402  (the CLI in-process: status, stdout, stderr)
 
 
 def test_holdout_rows_are_there_and_parse():

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 import planner
 from planner.batch import OFFLOAD, RECOMPUTE, SCHEDULES
 from planner.schema import Scenario
+from test_sweep import schema_accepts_split  # noqa: E402
 
 sw = importlib.import_module("planner.sweep")
 
@@ -66,15 +67,8 @@ def _brute_structural(s: Scenario, n: int, uneven: bool, nvlink: int, cps, vpps)
                     for vpp in (vpps if sched == "interleaved" else [1]):
                         if pp == 1 and sched != "1f1b":
                             continue
-                        d = {**base, "parallelism": {**base["parallelism"], "tp": tp, "pp": pp, "cp": cp, "ep": ep,
-                                                      "dp": None, "vpp": vpp, "schedule": sched,
-                                                      "layer_split": "uneven" if uneven else "even"},
-                             "training": {**base["training"], "micro_batch_size": mbs}}
-                        try:
-                            Scenario.model_validate(d)
-                        except ValidationError:
-                            continue
-                        found.add((tp, pp, cp, ep, mbs, sched, vpp))
+                        if schema_accepts_split(base, n, tp, pp, cp, ep, mbs, sched, vpp, uneven):
+                            found.add((tp, pp, cp, ep, mbs, sched, vpp))
     return found
 
 

@@ -83,6 +83,21 @@ def test_hand_count_tiny_8_gpus():
     assert np.array_equal(b["sequence_parallel"], b["tp"] > 1)
 
 
+def schema_accepts_split(base: dict, n_gpus, tp, pp, cp, ep, mbs, sched, vpp, uneven=False) -> bool:
+    """Whether the schema itself (pydantic) accepts scenario JSON ``base`` with this split on
+    ``n_gpus`` GPUs (dp derived): the oracle of the brute-force sweep checks."""
+    d = {**base, "parallelism": {**base["parallelism"], "tp": tp, "pp": pp, "cp": cp, "ep": ep,
+                                  "dp": None, "vpp": vpp, "schedule": sched,
+                                  "layer_split": "uneven" if uneven else "even"},
+         "training": {**base["training"], "micro_batch_size": mbs},
+         "cluster": {**base["cluster"], "n_gpus": n_gpus}}
+    try:
+        Scenario.model_validate(d)
+    except ValidationError:
+        return False
+    return True
+
+
 def _oracle_valid(s: Scenario, n_gpus, tps, pps, cps, eps, mbss, sched_vpp, nvlink=8, uneven=False):
     """Brute force: every combination validated by the schema itself (pydantic), TP within
     the NVLink domain, pp = 1 only with 1F1B (the sweep's redundancy rule)."""
@@ -91,16 +106,8 @@ def _oracle_valid(s: Scenario, n_gpus, tps, pps, cps, eps, mbss, sched_vpp, nvli
     for tp, pp, cp, ep, mbs, (sched, vpp) in itertools.product(tps, pps, cps, eps, mbss, sched_vpp):
         if tp > nvlink or (pp == 1 and sched != "1f1b"):
             continue
-        d = {**base, "parallelism": {**base["parallelism"], "tp": tp, "pp": pp, "cp": cp, "ep": ep,
-                                      "dp": None, "vpp": vpp, "schedule": sched,
-                                      "layer_split": "uneven" if uneven else "even"},
-             "training": {**base["training"], "micro_batch_size": mbs},
-             "cluster": {**base["cluster"], "n_gpus": n_gpus}}
-        try:
-            Scenario.model_validate(d)
-        except ValidationError:
-            continue
-        found.add((tp, pp, cp, ep, mbs, sched, vpp))
+        if schema_accepts_split(base, n_gpus, tp, pp, cp, ep, mbs, sched, vpp, uneven):
+            found.add((tp, pp, cp, ep, mbs, sched, vpp))
     return found
 
 

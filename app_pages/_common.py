@@ -567,6 +567,8 @@ def in_widget_units(msg: str) -> str:
                      lambda m: f"more than 0 and at most {_v(m)} {unit}", msg)
         msg = re.sub(rf"{field} <= ({_NUM})(?: bytes)?(?: \([^)]*\))?",
                      lambda m: f"at most {_v(m)} {unit}", msg)
+        # "allowed 0.1 to 80 GiB (1.07374e+08 to 8.58993e+10 bytes)": the box's unit only
+        msg = re.sub(rf"(allowed {_NUM} to {_NUM} {re.escape(unit.split()[0])}) \({_NUM} to {_NUM} bytes\)", r"\1", msg)
         msg += f" ({path} in JSON and links, in bytes)"
     return msg
 

@@ -202,11 +202,16 @@ def mc_summary_table(summ: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
                 label = f"{what}, {name}"
             scale = unit_s / size
         index.append(label)
-        rows.append({col.upper() if col.startswith("p") else col: _mc_cell(float(rec[col]) * scale, dec)
-                     for col in ("mean", "p10", "p50", "p90")})
+        cells = {col.upper() if col.startswith("p") else col: _mc_cell(float(rec[col]) * scale, dec)
+                 for col in ("mean", "p10", "p50", "p90")}
+        m = float(rec["mean"])
+        if rec["metric"] == "n_failures" and math.isfinite(m) and 0 < m < 10:
+            # a mean of 0.4 failures read "0" beside non-zero work lost (review 15n): two significant digits
+            cells["mean"] = f"{m:.2g}"
+        rows.append(cells)
     df = pd.DataFrame(rows, index=index, columns=["mean", "P10", "P50", "P90"])
     cfg = {c: st.column_config.TextColumn(c, help=MC_SUMMARY_HELP[c], width=64, alignment="right") for c in df.columns}
-    cfg["_index"] = st.column_config.TextColumn("", width=110)
+    cfg["_index"] = st.column_config.TextColumn("", width=132)  # "time to train, years" whole (review 15n: 110 cut it)
     return df, cfg
 
 
@@ -380,7 +385,10 @@ with left:
         for use in scen.checkpoint.tiers:
             kind = catalog.resolve_storage(use.tier).kind
             name = use.tier if isinstance(use.tier, str) else use.tier.name
-            shown = C.md_text(name, 60, whole=False)  # an inline tier's name is the link's / the import's text
+            # the chart legend's name (charts.TIER_LABELS; review 15n: "pfs" here, "parallel file system" there);
+            # an inline tier's name is the link's / the import's text
+            shown = C.md_text(charts.TIER_LABELS.get(name, name) if isinstance(use.tier, str) else name, 60,
+                              whole=False)
             iv = C.num(res, f"ckpt_{kind}_interval_opt_s")
             if no_failures and iv is not None and 0.999 * C.NEVER_SAVED_S <= iv <= 1.001 * C.NEVER_SAVED_S:
                 # the solver's "never" with no failure at all: no other tier covers anything (found by
@@ -388,6 +396,12 @@ with left:
                 in_use.append(f"**{shown}**: not saved (no failures to recover from: the failure rate is 0)")
             else:
                 in_use.append(f"**{shown}**: {C.fmt_interval(iv)}")
+                given = use.interval_s
+                if given is not None and iv is not None and iv > given * (1.0 + 1e-9) and iv < 0.999 * C.NEVER_SAVED_S:
+                    # the engine raised a given interval to the shortest the job can save at; said here,
+                    # not only in the Formulas expander (review 15n: "every 6.47 s" beside a box of 0.02 min)
+                    in_use[-1] += (f" (you set {C.fmt_duration(given)}; raised to the shortest it can save at: "
+                                   "one step or the async save)")
                 save, stall = C.num(res, f"ckpt_{kind}_save_s"), C.num(res, f"ckpt_{kind}_stall_s")
                 if iv is not None and iv < 0.999 * C.NEVER_SAVED_S and save is not None and stall is not None:
                     # how long a save takes and what training pays for it (found by review 15a: shown nowhere;

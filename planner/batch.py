@@ -52,13 +52,15 @@ Reliability (for each failure class c in FAILURE_CLASSES; rates already times ra
 
 from __future__ import annotations
 
+import typing
+
 from collections.abc import Mapping
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from . import catalog
-from .schema import FAILURE_CLASSES, TIER_KINDS, Scenario
+from .schema import FAILURE_CLASSES, TIER_KINDS, AcceleratorFamily, Scenario
 
 Batch = dict[str, np.ndarray]
 
@@ -67,9 +69,7 @@ RECOMPUTE: tuple[str, ...] = ("none", "selective", "full", "op_sac")
 SCHEDULES: tuple[str, ...] = ("1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe")
 OFFLOAD: tuple[str, ...] = ("none", "cpu", "nvme")
 ATTENTION_KERNELS: tuple[str, ...] = ("native", "flash2")
-FAMILIES: tuple[str, ...] = (
-    "volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3", "cdna4", "gaudi2", "gaudi3", "other",
-)
+FAMILIES: tuple[str, ...] = typing.get_args(AcceleratorFamily)  # the schema's (one list)
 
 INT_COLUMNS = {
     "n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_hidden_size", "vocab_size",

@@ -160,7 +160,15 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
         x=x, y=y, color=alt.Color("tier:N", title="tier"),
         tooltip=["tier:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".3g"),
                  alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")])
-    best = df.loc[df.groupby("tier")["goodput"].idxmax()] if len(df) else df
+    if len(df):
+        # of equal best goodputs the longest interval: below one step (or the async save) the engine
+        # counts every interval as that floor, so the curve is flat there and its first point is an
+        # interval the job cannot save at (review 15n: ◆ at 10 s beside a 658 s step and the ○ there)
+        top = df.groupby("tier")["goodput"].transform("max")
+        tied = df[df["goodput"] >= top * (1.0 - 1e-12)]
+        best = tied.loc[tied.groupby("tier")["interval_s"].idxmax()]
+    else:
+        best = df
     opt = alt.Chart(best.assign(mark="optimum")).mark_point(shape="diamond", size=140, filled=True).encode(
         x=x, y=y, color=alt.Color("tier:N"),
         tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".3g"),

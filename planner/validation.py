@@ -3009,8 +3009,8 @@ def accuracy_note(scenario) -> str | None:
         ratio = (f"is {band['median']:.2f} on that run — one run is too few for a band, so read it as an "
                  "example, not a range")
     else:
-        runs = (f"{n} runs never used in the fit" if band["out_of_sample_only"] else
-                f"{n} runs, {n_oos} of them never used in the fit")
+        runs = (f"{n} runs never used in the fit" if band["out_of_sample_only"] or n_oos == n else
+                f"{n} runs, {n_oos} of them never used in the fit")  # not "5 runs, 5 of them" (review 15o)
         ratio = f"is {band['low']:.2f}–{band['high']:.2f} ({how}), median {band['median']:.2f}"
     return (f"Accuracy on published runs like this one ({band['scope']}; {runs}): the model's throughput ÷ "
             f"the published one {ratio}. "

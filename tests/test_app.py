@@ -323,12 +323,14 @@ def test_checkpoint_intervals_are_shown_in_words_and_by_magnitude():
     at = _run(PLAN)
     text = " ".join(m.value for m in at.markdown if m.value.startswith("Intervals in use"))
     assert "Intervals in use" in text and "27,778 h" not in text
+    from planner.charts import TIER_LABELS  # the legend's names (review 15n)
+
     for kind in ("host_memory", "pfs"):
         iv = res[f"ckpt_{kind}_interval_opt_s"]
         if iv >= 1e8 * 0.999:
-            assert f"**{kind}**: not saved (another tier covers every failure class)" in text
+            assert f"**{TIER_LABELS[kind]}**: not saved (another tier covers every failure class)" in text
         else:
-            assert f"**{kind}**: every " in text and " 0 h" not in text
+            assert f"**{TIER_LABELS[kind]}**: every " in text and " 0 h" not in text
 
 
 def test_duration_formatting_picks_the_unit_by_magnitude():
@@ -1123,8 +1125,8 @@ def test_usable_hbm_override_error_is_in_the_box_unit():
     from planner import batch as pbatch
 
     phys = float(pbatch.scenario_row(planner.Scenario.model_validate(planner.load_preset("default")))["hbm_bytes"]) / C.GIB
-    assert "Usable HBM override = 200 GiB" in msg and f"at most {phys:,.4g} GiB" in msg
-    assert "e+" not in msg and "bytes <=" not in msg
+    assert "Usable HBM override = 200 GiB" in msg and f"allowed 0.1 to {phys:,.4g} GiB" in msg
+    assert "e+" not in msg and "bytes <=" not in msg and "<=" not in msg  # one unit (review 15n)
 
 
 def test_a_run_the_monte_carlo_refuses_says_so_once_before_the_button():

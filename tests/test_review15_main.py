@@ -227,7 +227,7 @@ def test_plan_page_says_how_long_each_used_tiers_save_takes_and_what_training_pa
     at = _run(PLAN, {"p": "llama3-405b-h100-16k"})
     res = planner.evaluate(planner.load_preset("llama3-405b-h100-16k")).results
     text = next(m.value for m in at.markdown if m.value.startswith("Intervals in use"))
-    pfs = text[text.index("**pfs**"):]
+    pfs = text[text.index("**parallel file system**"):]  # the chart legend's name (review 15n)
     assert f"a save takes {C.fmt_duration(res['ckpt_pfs_save_s'])}" in pfs
     assert f"training stalls {C.fmt_duration(res['ckpt_pfs_stall_s'])}" in pfs
     assert res["ckpt_pfs_stall_s"] < res["ckpt_pfs_save_s"]  # async: the drain mostly overlaps
@@ -373,3 +373,28 @@ def test_explore_row_of_an_inline_system_keeps_the_inline_system():
     assert planner.evaluate(out).results["step_time_s"] > 0
     other = ns["row_scenario"](sj, {**row, "system": "dgx-b200"})
     assert other["cluster"]["system"] == "dgx-b200"
+
+
+def test_plan_intervals_use_the_legends_tier_names_and_say_when_a_given_interval_was_raised():
+    """Review 15n: "Intervals in use" said **pfs** under a legend reading "parallel file system",
+    and a PFS interval set to 1 s read "every 6.47 s" with the raise explained only in the
+    collapsed Formulas expander."""
+    from test_app import PLAN, _run
+    at = _run(PLAN, {"p": "llama3-405b-h100-16k", "ck": "pfs:1:0"})
+    text = next(m.value for m in at.markdown if m.value.startswith("Intervals in use"))
+    assert "**parallel file system**: every" in text and "**pfs**" not in text
+    assert "(you set 1.00 s; raised to the shortest it can save at" in text, text
+
+
+def test_goodput_chart_marks_the_longest_of_equal_best_intervals():
+    """Review 15n: below one step the engine counts every interval as one step, so the curve is flat
+    there; the ◆ sat at its first point (10 s beside a 658 s step). Of equal best goodputs the
+    chart now marks the longest interval."""
+    import pandas as pd
+    from planner import charts
+    curve = pd.DataFrame({"tier": ["pfs"] * 4, "interval_s": [10.0, 100.0, 658.0, 5000.0],
+                          "goodput": [0.9, 0.9, 0.9, 0.8]})
+    spec = charts.goodput_interval_chart(curve).to_dict()
+    layer = spec["layer"][1]
+    data = spec["datasets"][layer["data"]["name"]]
+    assert [round(r["interval_s"]) for r in data] == [658]

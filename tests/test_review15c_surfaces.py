@@ -176,7 +176,7 @@ def test_evaluate_table_shows_each_tiers_interval_as_the_plan_page():
         val, unit = rows[f"ckpt_{kind}_interval_opt_s"]
         assert unit == "s" and float(val) == pytest.approx(js[f"ckpt_{kind}_interval_opt_s"], rel=5e-4)
     md = " ".join(m.value for m in _run(PLAN, {"p": "llama3-405b-h100-16k"}).markdown if "Intervals in use" in m.value)
-    assert f"**pfs**: every {js['ckpt_pfs_interval_opt_s']:.1f} s" in md
+    assert f"**parallel file system**: every {js['ckpt_pfs_interval_opt_s']:.1f} s" in md
     assert float(rows["mtbf_h"][0]) == pytest.approx(1 / js["failure_rate_per_h"], rel=5e-4)
 
 

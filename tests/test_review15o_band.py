@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,6 @@ import pandas as pd
 import pytest
 
 from planner import validation
-from planner.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CAL = ROOT.parent / "shared" / "validation" / "calibration.csv"
@@ -34,14 +32,7 @@ OOS = ROOT / "validation" / "out_of_sample.csv"
 SETS = {"calibration": CAL, "out of sample": OOS}
 
 
-def _cli(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+from test_cli import run as _cli  # noqa: E402  (the CLI in-process: status, stdout, stderr)
 
 
 def _family(gpu: str) -> str:

@@ -135,14 +135,14 @@ def sci(x: float, digits: int = 2) -> str:
 
 def fmt_days(x: float) -> str:
     """Days to train: ``36.4 days``; above 1,000 days in years (``63.9 years``, ``43k years``,
-    ``1.2 M years``); below 0.01 day as a duration (``1.21 s``, ``8.6 min``)."""
+    ``1.2 M years``); below one day as a duration (``1.21 s``, ``17.7 min``, ``12.0 h``), the unit the
+    Monte Carlo table and histogram pick (review 15n: the headline read "0.014 days" above a table in
+    minutes; until 2026-12-01 only below 0.01 day)."""
     a = abs(x)
     if x == 0:
         return "0.0 days"
-    if a < 0.01:
-        return fmt_duration(x * 86400.0)
     if a < 1:
-        return f"{x:.2g} days"
+        return fmt_duration(x * 86400.0)
     if a < YEARS_ABOVE_DAYS:
         return f"{x:,.1f} days"
     y = x / DAYS_PER_YEAR

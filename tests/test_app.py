@@ -843,7 +843,7 @@ def test_validate_with_no_group_selected_draws_nothing():
 
 
 def test_small_amounts_keep_two_significant_digits():
-    assert C.fmt({"x": 0.0123}, "x", "days") == "0.012 days"
+    assert C.fmt({"x": 0.0123}, "x", "days") == "17.7 min"  # 0.0123 × 1,440 min, below a day as a duration
     assert C.fmt({"x": 0.43}, "x", "usd") == "$0.43"
     assert C.fmt({"x": 0.0031}, "x", "mwh") == "3.1 kWh"  # below 1 MWh in kWh (review 2026-11-30)
     assert C.fmt({"x": 1234.0}, "x", "usd") == "$1,234" and C.fmt({"x": 0.0}, "x", "mwh") == "0 MWh"
@@ -1092,7 +1092,7 @@ def test_compact_formats_by_magnitude():
     assert C.fmt_days(36.44) == "36.4 days" and C.fmt_days(999.94) == "999.9 days"
     assert C.fmt_days(1000.0) == f"{1000 / 365.25:,.1f} years"
     assert C.fmt_days(4e6) == f"{4e6 / 365.25 / 1e3:,.0f}k years" and C.fmt_days(4e9).endswith(" M years")
-    assert C.fmt_days(0.005) == "7.2 min" and C.fmt_days(0.0123) == "0.012 days"
+    assert C.fmt_days(0.005) == "7.2 min" and C.fmt_days(0.0123) == "17.7 min" and C.fmt_days(0.5) == "12.0 h"
     assert C.fmt_usd(9.654e6) == "$9.65 M" and C.fmt_usd(7.34e11) == "$734.0 B" and C.fmt_usd(1.5e12) == "$1.50 T"
     assert C.fmt_mwh(5483.2) == "5,483 MWh" and C.fmt_mwh(36_550) == "36.5 GWh" and C.fmt_mwh(3.6e6) == "3.6 TWh"
     assert C.fmt_mwh(0.00042) == "420 Wh" and C.fmt_mwh(0.5) == "500 kWh"

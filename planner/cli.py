@@ -12,6 +12,7 @@ is allowed; never a traceback. ``sweep`` with no split that fits exits with stat
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import decimal
 import math
@@ -72,7 +73,11 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
     """Apply ``path=value`` overrides (``parallelism.tp=4``, ``checkpoint.tiers.0.interval_s=60``
     or ``checkpoint.tiers[0].interval_s=60``; the value is parsed as JSON when it can be, else
     taken as a string). Setting the model or the cluster's system, size or accelerator drops
-    the preset's name unless ``name`` is set too."""
+    the preset's name unless ``name`` is set too (:func:`planner.presets.drop_stale_name`, the rule
+    share links and the Plan page's sidebar follow)."""
+    from .presets import drop_stale_name
+
+    before = copy.deepcopy(data)
     for item in sets or ():
         if "=" not in item:
             raise UsageError([f"--set {item!r}: expected path=value, e.g. parallelism.tp=4"])
@@ -111,22 +116,18 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
         if isinstance(cur, list):
             if not last.isdigit() or int(last) >= len(cur):
                 raise UsageError([f"--set {path}: needs an index from 0 to {len(cur) - 1}"])
-            old, cur[int(last)] = cur[int(last)], _parse_value(value)
-            changed = old != cur[int(last)]
+            cur[int(last)] = _parse_value(value)
         else:
-            old, cur[last] = cur.get(last), _parse_value(value)
-            changed = old != cur[last]
-        # A preset's name describes its model and cluster: changing either drops it (exports and
-        # tables then name the model) unless the name is set too.
-        if changed and (parts[0] == "model" or path.strip() in ("cluster.system", "cluster.n_gpus",
-                                                                 "cluster.accelerator")) \
-                and not any(s.split("=", 1)[0].strip() == "name" for s in sets):
-            data["name"] = ""
+            cur[last] = _parse_value(value)
         # Changing the split or the cluster size re-derives dp unless the user set it.
         if parts[0] == "parallelism" and parts[-1] in ("tp", "pp", "cp") or path.strip() == "cluster.n_gpus":
             if not any(s.split("=", 1)[0].strip() == "parallelism.dp" for s in sets):
                 if isinstance(data.get("parallelism"), dict):
                     data["parallelism"].pop("dp", None)
+    # a preset's name describes its model and cluster: changing either drops it (exports and tables
+    # then name the model) unless the name is set too
+    if not any(s.split("=", 1)[0].strip() == "name" for s in sets or ()):
+        drop_stale_name(data, before)
     return data
 
 

@@ -398,3 +398,16 @@ def test_goodput_chart_marks_the_longest_of_equal_best_intervals():
     layer = spec["layer"][1]
     data = spec["datasets"][layer["data"]["name"]]
     assert [round(r["interval_s"]) for r in data] == [658]
+
+
+@pytest.mark.parametrize("sets,want", [
+    (["cluster.n_gpus=1024"], ""),                                   # the cluster changed: name dropped
+    (["model.n_layers=40"], ""),                                     # the model changed: name dropped
+    (["parallelism.pp=8"], "Llama 3.1 405B on 16,384 H100"),         # the split alone: the name still holds
+    (["cluster.n_gpus=1024", "name=mine"], "mine"),                  # a name set with it wins
+])
+def test_set_drops_a_stale_preset_name_by_the_shared_rule(sets, want):
+    """`--set` follows planner.presets.drop_stale_name, as links and the Plan page's sidebar do."""
+    from planner.cli import apply_sets
+    d = apply_sets(planner.load_preset("llama3-405b-h100-16k").to_json_dict(), sets)
+    assert d["name"] == want

@@ -1165,7 +1165,7 @@ def render_sidebar(page: str) -> dict:
                         value=None, key="w_nic", placeholder="catalogue value", format="%.1f")
         st.number_input("Usable HBM override, GiB (1 GiB = 2³⁰ B)", min_value=_schema.HBM_BYTES_RANGE[0] / 2**30,
                         max_value=_schema.HBM_BYTES_RANGE[1] / 2**30, value=None,
-                        key="w_hbmu", placeholder="catalogue value", format="%.1f")
+                        key="w_hbmu", placeholder="catalogue value", format="%.4f")  # 4 decimals: a peak 0.0007 GiB over the override must not read the same (review 15n)
         st.number_input("Host memory override, GiB per node", min_value=_schema.HOST_MEM_BYTES_RANGE[0] / 2**30,
                         max_value=_schema.HOST_MEM_BYTES_RANGE[1] / 2**30, value=None,
                         key="w_hostmem", placeholder="catalogue value", format="%.1f")  # shows the 0.1 minimum

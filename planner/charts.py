@@ -14,6 +14,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from .memory import gib_decimals
+
 GIB = 2**30
 
 #: Memory components stacked in the per-stage chart, bottom to top: (result column, label).
@@ -71,7 +73,10 @@ def memory_stages_frame(stages: Sequence[dict]) -> pd.DataFrame:
                 continue
             rows.append({"stage": f"stage {j}", "stage_index": j, "component": label,
                          "gib": float(v) / GIB, "order": order})
-    return pd.DataFrame(rows, columns=["stage", "stage_index", "component", "gib", "order"])
+    df = pd.DataFrame(rows, columns=["stage", "stage_index", "component", "gib", "order"])
+    # the stage's whole bar (GiB), shown in every segment's tooltip beside the component
+    df["stage_total_gib"] = df.groupby("stage_index")["gib"].transform("sum")
+    return df
 
 
 def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
@@ -85,6 +90,11 @@ def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
     df = memory_stages_frame(stages)
     labels = [lab for _, lab in MEMORY_COMPONENTS]
     n = max(1, df["stage"].nunique())
+    # decimals that tell each stage's total apart from the capacity lines: with a fixed one
+    # decimal a peak 0.0007 GiB above the usable HBM read the same as it (review 15n)
+    d = gib_decimals(*(df.drop_duplicates("stage_index")["stage_total_gib"] * GIB),
+                     hbm_usable_bytes, hbm_bytes)
+    gib_fmt = f".{d}f"
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("stage:N", title="pipeline stage", sort=alt.SortField("stage_index")),
         y=alt.Y("sum(gib):Q", stack="zero", title="memory per GPU (GiB, 2³⁰ B)"),
@@ -92,7 +102,8 @@ def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
                         scale=alt.Scale(domain=labels, range=list(MEMORY_COLORS)),
                         legend=alt.Legend(labelLimit=280)),
         order=alt.Order("order:Q"),
-        tooltip=["stage:N", "component:N", alt.Tooltip("gib:Q", title="GiB", format=".2f")],
+        tooltip=["stage:N", "component:N", alt.Tooltip("gib:Q", title="GiB", format=gib_fmt),
+                 alt.Tooltip("stage_total_gib:Q", title="stage total, GiB", format=gib_fmt)],
     )
     layers = [bars]
     lines = []
@@ -113,7 +124,7 @@ def memory_stages_chart(stages: Sequence[dict], hbm_usable_bytes: float | None,
                               scale=alt.Scale(domain=dom, range=[style[n][0] for n in dom])),
             strokeDash=alt.StrokeDash("line:N", title="capacity",
                                       scale=alt.Scale(domain=dom, range=[style[n][1] for n in dom])),
-            tooltip=["line:N", alt.Tooltip("gib:Q", title="GiB", format=".1f")],
+            tooltip=["line:N", alt.Tooltip("gib:Q", title="GiB", format=gib_fmt)],
         )
         layers.append(rule)
     return alt.layer(*layers).resolve_scale(color="independent").properties(

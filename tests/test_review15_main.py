@@ -411,3 +411,36 @@ def test_set_drops_a_stale_preset_name_by_the_shared_rule(sets, want):
     from planner.cli import apply_sets
     d = apply_sets(planner.load_preset("llama3-405b-h100-16k").to_json_dict(), sets)
     assert d["name"] == want
+
+
+def test_memory_chart_tooltips_tell_a_peak_just_over_usable_hbm_apart():
+    """Review 15n: the chart's capacity tooltip showed one decimal, so a stage 0.0007 GiB over
+    the usable HBM read the same as the line. 79.3007 vs 79.3000 GiB first differ at the 4th
+    decimal (0.0007 rounds to 0.001 at 3 decimals: 79.301 vs 79.300), so gib_decimals gives 3."""
+    from planner import charts
+    gib = 2**30
+    usable = 79.3 * gib
+    stage = {"stage": 0, "mem_weights_bytes": 40 * gib, "mem_grads_bytes": 0.0, "mem_optimizer_bytes": 0.0,
+             "mem_activations_bytes": 39.3007 * gib, "mem_logits_bytes": 0.0, "mem_buffers_bytes": 0.0}
+    spec = charts.memory_stages_chart([stage], usable, 80 * gib).to_dict()
+    bars, rule = spec["layer"]
+    fmts = {t["title"]: t.get("format") for t in bars["encoding"]["tooltip"] if "title" in t}
+    assert fmts == {"GiB": ".3f", "stage total, GiB": ".3f"}
+    assert [t["format"] for t in rule["encoding"]["tooltip"] if "format" in t] == [".3f"]
+    # the stage total is in every segment's row: 40 + 39.3007 GiB
+    data = spec["datasets"][bars["data"]["name"]]
+    assert {round(d["stage_total_gib"], 4) for d in data} == {79.3007}
+    assert f"{79.3007:.3f}" != f"{79.3:.3f}"
+    # far apart values keep the two-decimal default
+    stage2 = dict(stage, mem_activations_bytes=10 * gib)
+    spec2 = charts.memory_stages_chart([stage2], usable, 80 * gib).to_dict()
+    assert [t["format"] for t in spec2["layer"][1]["encoding"]["tooltip"] if "format" in t] == [".2f"]
+
+
+def test_usable_hbm_override_box_shows_four_decimals():
+    """Review 15n: the sidebar's usable-HBM override box showed one decimal (format %.1f)."""
+    import re
+    from pathlib import Path
+    src = Path(__file__).resolve().parents[1].joinpath("app_pages", "_common.py").read_text()
+    m = re.search(r'key="w_hbmu"[^\n]*format="([^"]+)"', src)
+    assert m and m.group(1) == "%.4f"

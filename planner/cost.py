@@ -28,6 +28,14 @@ result (``n · (wall / 3600)``, ``power · (wall_h / 1e6)``). Found by review: `
 overflowed with a RuntimeWarning to an infinite ``gpu_hours`` of a finite 4.9e306 beside a
 finite ``time_to_train_days`` of 2e302, and the explain blamed a goodput of 0.
 
+Billing is per GPU used: a job that leaves GPUs of its last node idle (12 GPUs on 8-GPU nodes), or
+of the NVL72 racks the step time places it on (64 to a rack, :func:`planner.comm.placement_domain`),
+is charged for the GPUs it uses; :func:`notes` then gives what whole nodes or racks would bill
+(found by review 16c: said nowhere). The price note states the price charged and, where the batch
+carries ``price_override``, whether it is the scenario's own or the catalogue's (found by review
+16c: it called the DeepSeek-V3 preset's own $2 "the catalogue's figure", and the A100's $2.97,
+a Capacity Block / on-demand midpoint, "AWS on-demand").
+
 Reads ``tokens_per_s`` (stage 3, timing) and ``goodput`` (stage 4: the renewal model's expected
 goodput, the headline; not the first-order ``goodput_first_order``, which collapses to 0 when
 failures are frequent). While the timing stage is missing, the columns are NaN and
@@ -149,13 +157,15 @@ def explain(row: dict) -> dict[str, str]:
     if not np.isfinite(days if days is not None else np.nan):
         return {}
     wall_h = row["time_to_train_days"] * 24.0
+    own = " (the scenario's own price)" if row.get("price_override") else ""
     return {
         "time_to_train_days": (
             f"tokens {_g(row['tokens_total'])} / {_g(row['tokens_per_s'])} tok/s / goodput "
             f"{_g(row['goodput'])} / 86400 = {_g(row['time_to_train_days'])} d"
         ),
         "gpu_hours": f"{_paid_text(row)} × {_g(wall_h)} h = {_g(row['gpu_hours'])}",
-        "cost_usd": f"{_g(row['gpu_hours'])} GPU-h × ${_g(row['price_per_gpu_hour_usd'])} = ${_g(row['cost_usd'])}",
+        "cost_usd": (f"{_g(row['gpu_hours'])} GPU-h × ${_g(row['price_per_gpu_hour_usd'])}{own} "
+                     f"= ${_g(row['cost_usd'])}"),
         "energy_mwh": (
             f"{_nodes_text(row)} × {_g(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
             f" × PUE {_g(row['pue'])} × {_g(wall_h)} h / 1e6 = {_g(row['energy_mwh'])} MWh"
@@ -193,13 +203,16 @@ def _limited(row: dict) -> str:
 def notes(row: dict) -> list[str]:
     """Stated simplifications and missing inputs."""
     out = ["Energy: whole-node power × utilisation × PUE for the whole wall time (idle time included).",
-           "Price per GPU-hour: the catalogue's figure for the accelerator (hardware/accelerators.json, with its "
-           "source); the figures come from different years and markets (V100 / A100: AWS on-demand 2018–24; "
-           "H100: the 2026 market midpoint; several parts are stand-ins marked uncertain), so compare costs across "
-           "generations with your own prices (cluster.overrides.price_per_gpu_hour_usd)."]
+           _price_note(row)]
     if int(row.get("hot_spare_nodes") or 0) > 0:
         out.append("Hot spare nodes are paid for the whole run (in GPU-hours and cost); their power is not "
                    "counted in the energy (an idle node's draw is not modelled).")
+    part = _partial_node_note(row)
+    if part:
+        out.append(part)
+    low = _low_node_power_note(row)
+    if low:
+        out.append(low)
     if "tokens_per_s" not in row:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
     days = row.get("time_to_train_days", np.nan)
@@ -208,3 +221,99 @@ def notes(row: dict) -> list[str]:
         what = "Time, GPU-hours and cost are" if row.get("energy_mwh") == 0.0 else "Time, GPU-hours, cost and energy are"
         out.append(f"{what} infinite: {why}")
     return out
+
+
+#: Where the catalogue's prices come from (hardware/accelerators.json and ../shared/reference/
+#: hardware.md §4): V100 = AWS p3dn.24xlarge on-demand / 8 ($3.90); A100 = the midpoint of AWS
+#: p4d.24xlarge's late-2024 Capacity Block ($1.84) and on-demand ($4.10) prices per GPU; H100 = the
+#: midpoint of the 2026 market range (Vast spot $1.52 to RunPod on-demand $2.79); H200 = AWS p5e
+#: Capacity Block 2024 ($5.41) to a 2026 neocloud ($2.25). Found by review 16c: the note said "V100 /
+#: A100: AWS on-demand", which is $4.10 for an A100 against the $2.97 charged.
+CATALOGUE_PRICE_BASIS = (
+    "V100: AWS on-demand, 2018–24; A100: midpoint of AWS's late-2024 Capacity Block and on-demand prices; "
+    "H100: midpoint of the 2026 market, spot to on-demand; H200: AWS Capacity Block 2024 to a 2026 neocloud; "
+    "several parts are stand-ins marked uncertain")
+
+
+def _price_note(row: dict) -> str:
+    """Where the row's price per GPU-hour comes from, with its value.
+
+    ``price_override`` (a batch column: True where ``cluster.overrides.price_per_gpu_hour_usd`` is
+    set) tells the scenario's own price from the catalogue's; without that column the note names
+    both possible origins. Found by review 16c: the note always said "the catalogue's figure", also
+    for the DeepSeek-V3 preset, whose $2 is its own override (the catalogue's H800 figure is $2.155).
+    """
+    price = row.get("price_per_gpu_hour_usd")
+    # USD, not "$": the Plan page renders notes as markdown, where two "$" make a formula (review 16c)
+    val = f" {_g(price)} USD" if price is not None and np.isfinite(price) else ""
+    tail = (f"the catalogue's figures come from different years and markets ({CATALOGUE_PRICE_BASIS}), so compare "
+            "costs across generations with your own prices (cluster.overrides.price_per_gpu_hour_usd); one price "
+            "for the whole run: reserved, committed or spot rates are yours to enter.")
+    over = row.get("price_override")
+    if over is not None and bool(over):
+        return (f"Price per GPU-hour{val}: the scenario's own (cluster.overrides.price_per_gpu_hour_usd), not the "
+                f"catalogue's; {tail}")
+    if over is not None:
+        return (f"Price per GPU-hour{val}: the catalogue's figure for the accelerator (hardware/accelerators.json, "
+                f"with its source); {tail}")
+    return (f"Price per GPU-hour{val}: cluster.overrides.price_per_gpu_hour_usd where the scenario sets it, else "
+            f"the catalogue's figure for the accelerator (hardware/accelerators.json, with its source); {tail}")
+
+
+def _partial_node_note(row: dict) -> str | None:
+    """A job that leaves GPUs of the nodes (or NVLink racks) it occupies idle: GPU-hours, cost and
+    energy count the GPUs it uses (per-GPU billing), not the whole nodes or racks a provider renting
+    by the node or rack bills; the note gives that bill as a factor. Found by review 16c: 12 GPUs on
+    8-GPU nodes were charged 12 GPU-hours an hour without a word, where an instance such as AWS's
+    p5.48xlarge (8 GPUs) bills 16; and 256 GB200 GPUs, which the step time places 64 to a rack
+    (:func:`planner.comm.placement_domain`) on 4 NVL72 racks, were charged 256 GPUs, not 288."""
+    try:
+        n, gpn = int(row["n_gpus"]), int(row["gpus_per_node"])
+        dom = int(row.get("nvlink_domain_size") or gpn)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if n <= 0 or gpn <= 0:
+        return None
+    if dom > gpn and n > dom:  # several NVLink racks (NVL72): filled in blocks, as the step time assumes
+        from .comm import placement_domain
+
+        block = int(placement_domain(np.array([dom]), np.array([gpn]), np.array([n]))[0])
+        racks = -(-n // block)
+        whole = racks * dom
+        where = (f"placed {block} to an NVLink domain (as the step time assumes) on {racks} domains of {dom} "
+                 f"GPUs ({whole - n} idle)")
+        unit = f"whole {dom}-GPU domains (racks)"
+    else:
+        if n % gpn == 0:
+            return None
+        nodes = -(-n // gpn)
+        whole = nodes * gpn
+        where = f"on {nodes} node{'s' if nodes != 1 else ''} of {gpn} ({whole - n} idle)"
+        unit = "whole nodes"
+    if whole == n:
+        return None
+    spares = " (hot spares apart)" if int(row.get("hot_spare_nodes") or 0) > 0 else ""
+    gpus, are = (f"{n} GPUs", "are") if n != 1 else ("1 GPU", "is")  # not "1 GPUs"
+    return (f"The job's {gpus} {are} {where}: GPU-hours, cost and energy count the {gpus} used (per-GPU "
+            f"billing); a provider that rents {unit} bills {whole} GPUs{spares}, {whole / n:.4g} × the cost.")
+
+
+def _low_node_power_note(row: dict) -> str | None:
+    """A node power below its own GPUs' draw (``gpus_per_node · power_limit_w``), which no real node
+    has: the energy is understated, at least by that ratio. Found by review 16c: an inline system
+    with ``node_power_w`` = 1 W for 8 × 700 W H100 gave 0.61 MWh for the default run (6,255 MWh with
+    DGX H100's 10.2 kW) without a word; likewise a ``cluster.accelerator`` hotter than the system's
+    own (MI355X, 8 × 1,400 W, in a 10.2 kW DGX H100) keeps the system's node power."""
+    try:
+        p = float(row["node_power_w"])
+        gpn = float(row["gpus_per_node"])
+        lim = float(row.get("power_limit_w") or row["tdp_w"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    gpus = gpn * lim
+    if not (np.isfinite(p) and p > 0 and np.isfinite(gpus)) or p >= gpus * (1.0 - 1e-12):
+        return None
+    return (f"Node power {_g(p)} W is below its own GPUs' draw, {int(gpn)} × {_g(lim)} W = {_g(gpus)} W: the "
+            f"energy is understated (at least {_g(gpus / p)} ×). Check the system's node_power_w (the whole node "
+            "at full load: GPUs, CPUs, NICs, fans); a cluster.accelerator that replaces the system's GPUs keeps "
+            "the system's node power.")

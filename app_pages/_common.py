@@ -879,6 +879,7 @@ def _model_widget_values(md: dict) -> dict[str, Any]:
     vals["w_m_rope"] = bool(md.get("rope", True))
     vals["w_m_pos"] = int(md.get("learned_pos_embeddings") or 0)
     vals["w_m_do"] = float(md.get("dropout") or 0.0)
+    vals["w_m_mtp"] = int(md.get("mtp_layers") or 0)
     moe = md.get("moe") or {}
     for key, field, _ in _MOE_FIELDS:
         v = moe.get(field)
@@ -970,6 +971,7 @@ def scenario_from_widgets() -> dict:
         md["rope"] = bool(ss.get("w_m_rope", True))
         md["learned_pos_embeddings"] = int(ss.get("w_m_pos") or 0)
         md["dropout"] = float(ss.get("w_m_do") or 0.0)
+        md["mtp_layers"] = int(ss.get("w_m_mtp") or 0)
         ne = int(ss.get("w_m_experts") or 0)
         if ne > 0:
             moe = dict(md.get("moe") or {})
@@ -1124,6 +1126,8 @@ def render_sidebar(page: str) -> dict:
             st.number_input("Dropout probability", min_value=0.0, max_value=share.DROPOUT_MAX, step=0.05, format="%.2f",
                             key="w_m_do", help="0 = no dropout masks (Llama, Mistral, DeepSeek); GPT-3 used 0.1, "
                             "whose masks add activation memory (Korthikanti et al. 2022, Table 2).")
+            st.number_input("MTP modules (multi-token prediction)", min_value=0, max_value=_schema.MTP_LAYERS_MAX,
+                            step=1, key="w_m_mtp", help=_schema.ModelSpec.model_fields["mtp_layers"].description)
             st.checkbox("Gated MLP (SwiGLU)", key="w_m_gated")
             st.checkbox("Tied input / output embeddings", key="w_m_tied")
             st.checkbox("Biases in linear layers", key="w_m_bias")

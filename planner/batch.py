@@ -17,6 +17,7 @@ Model
     shared_expert_ffn_hidden_size, first_dense_layers, moe_capacity_factor,
     moe_max_nodes_per_token (0 = no node limit)
     mla (bool), q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+    mtp_layers (multi-token-prediction depth D; 0 = none; optional: absent = 0)
 Training
     seq_len, global_batch_size, micro_batch_size, precision (code, PRECISIONS),
     grad_bytes (4 = fp32 accumulation, 2 = bf16), ce_eager (eager cross-entropy), elem_eager
@@ -75,7 +76,7 @@ INT_COLUMNS = {
     "n_layers", "hidden_size", "n_heads", "n_kv_heads", "head_dim", "ffn_hidden_size", "vocab_size",
     "learned_pos_embeddings", "n_experts", "moe_top_k", "expert_ffn_hidden_size", "n_shared_experts",
     "shared_expert_ffn_hidden_size", "first_dense_layers", "q_lora_rank", "kv_lora_rank",
-    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "seq_len", "global_batch_size",
+    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "seq_len", "global_batch_size",
     "micro_batch_size", "precision", "tp", "pp", "dp", "dp_shard", "cp", "ep", "vpp", "zero_stage", "recompute", "recompute_layers",
     "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
     "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window",
@@ -161,6 +162,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "qk_nope_head_dim": mla.qk_nope_head_dim if mla else 0,
         "qk_rope_head_dim": mla.qk_rope_head_dim if mla else 0,
         "v_head_dim": mla.v_head_dim if mla else m.d_head,
+        "mtp_layers": m.mtp_layers,
         "seq_len": t.seq_len,
         "global_batch_size": t.global_batch_size,
         "micro_batch_size": t.micro_batch_size,

@@ -178,6 +178,10 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--qk-head-dim", m.mla.qk_nope_head_dim)
         arg("--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim)
         arg("--v-head-dim", m.mla.v_head_dim)
+    if m.mtp_layers:
+        # Megatron-LM docs/user-guide/features/multi_token_prediction.md: mtp_num_layers (D modules on
+        # the last pipeline stage), loss weight mtp_loss_scaling_factor (default 0.1, not modelled)
+        arg("--mtp-num-layers", m.mtp_layers)
 
     # parallelism
     arg("--tensor-model-parallel-size", p.tp)
@@ -543,6 +547,13 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                         "a TorchTitan MoE model" if m.moe is not None else
                         "a TorchTitan model that has its LayerNorm / plain MLP / positions (llama3 has not)")
                         + " and set [model] name / flavor."))
+    if m.mtp_layers:
+        # torchtitan/models/deepseek_v3/README.md "Supported Features": FSDP, HSDP, activation
+        # checkpointing, TP, EP; no multi-token prediction
+        notes.append(f"{m.mtp_layers} multi-token-prediction module{'s' if m.mtp_layers != 1 else ''} (model.mtp_layers): "
+                     "TorchTitan's models have none (torchtitan/models/deepseek_v3/README.md lists FSDP, HSDP, "
+                     "activation checkpointing, TP and EP); not written. The planner's step time and memory "
+                     "include them: set model.mtp_layers = 0 to plan the run this file describes.")
     if name == "llama3" and p.tp > m.kv_heads:
         # torchtitan/models/llama3/model/model.py (TORCHTITAN_COMMIT): wk / wv are nn.Linear(dim,
         # n_kv_heads·head_dim), sharded column-wise by the TP plan (ColwiseParallel), and

@@ -58,9 +58,11 @@ Llama 4 (one shared expert always, MoE at the listed ``moe_layers`` or else ever
 ``Gemma3TextConfig``'s defaults). MoE in every k-th layer (``decoder_sparse_step``,
 ``moe_layer_freq``, Llama 4) or at listed ``mlp_only_layers`` is counted exactly, with the dense
 layers placed first (the planner's dense layers lead), which moves pipeline-stage balance.
+``num_nextn_predict_layers`` (DeepSeek-V3: 1) becomes ``mtp_layers``: the multi-token-prediction
+modules are counted (a note says so and how to leave them out).
 
 What the planner's model cannot hold is listed in the returned notes, never silently dropped:
-Qwen2's Q/K/V-only biases, DeepSeek-V3's multi-token-prediction module, group-limited routing,
+Qwen2's Q/K/V-only biases, group-limited routing,
 OPT's projected embedding, Llama 4's chunked attention, vision towers of multimodal configs,
 ``quantization_config`` (the file's weight storage; training runs at the scenario's precision),
 Gemma 2's logit soft-capping, GPT-OSS's attention sinks.
@@ -80,7 +82,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from .schema import COUNT_MAX as HF_INT_MAX  # the schema's bound on every count of a model
-from .schema import InputError, ModelSpec, format_errors, read_json_file
+from .schema import MTP_LAYERS_MAX, InputError, ModelSpec, format_errors, read_json_file
 
 #: model_type values read as Llama-style decoders: gated MLP (SwiGLU / GeGLU) and RMSNorm.
 LLAMA_FAMILY = frozenset({
@@ -539,9 +541,21 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     if mtype == "gpt_oss" and heads and n_layers:  # GptOssAttention.sinks: one learned logit per head
         notes.append(f"GPT-OSS's attention sinks ({heads} per layer, {heads * n_layers:,} parameters) are not "
                      "counted; the attention core is counted as plain softmax attention.")
-    if cfg.get("num_nextn_predict_layers"):
-        notes.append(f"the multi-token-prediction module ({cfg['num_nextn_predict_layers']} layer) is not "
-                     "counted: the planner models the main model.")
+    mtp = 0
+    if cfg.get("num_nextn_predict_layers") is not None:
+        # DeepSeek-V3 (1), GLM-4.5, MiMo: multi-token-prediction modules (DeepSeek-V3 report §2.2), each a
+        # decoder layer of the MoE kind + eh_proj + enorm / hnorm / shared_head.norm, with the embedding and
+        # output head shared (the checkpoint stores its own copies of both): model.mtp_layers
+        mtp = r.int_("num_nextn_predict_layers", cfg["num_nextn_predict_layers"], lo=0) or 0
+        if mtp > MTP_LAYERS_MAX:  # the schema's bound (ModelSpec.mtp_layers), named by the file's key
+            r.bad("num_nextn_predict_layers", f"an integer from 0 to {MTP_LAYERS_MAX} (model.mtp_layers)", mtp)
+            mtp = 0
+        if mtp:
+            notes.append(f"the multi-token-prediction module (num_nextn_predict_layers = {mtp}) is modelled as "
+                         f"mtp_layers = {mtp}: its block, projection and norms count in the parameters (the "
+                         "checkpoint's own copies of the embedding and output head are shared in training, not "
+                         "counted again), FLOPs, step time and memory of the last stage; set the model's "
+                         "mtp_layers to 0 to plan the main model alone.")
 
     # --- family rules ----------------------------------------------------------------------
     gpt_like = mtype in GPT_FAMILY
@@ -657,7 +671,7 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         "norm": "layernorm" if gpt_like else "rmsnorm", "linear_bias": bool(bias),
         "learned_pos_embeddings": pos, "rope": rope, "dropout": dropout, "sliding_window": window,
         "sliding_window_layer_frac": frac if window is not None else 1.0,
-        "moe": moe, "mla": mla,
+        "moe": moe, "mla": mla, "mtp_layers": mtp,
         "source": f"Hugging Face config.json (model_type '{mtype or '?'}')"
                   + (f", {nm}" if isinstance(nm, str) and nm.strip() else ""),
     }

@@ -107,6 +107,18 @@ Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 
     with MoE leading dense layers (placed from rank 0 on; approximate when v > 1) the first
     rank holding only MoE layers is evaluated too (:func:`candidate_stages`).
 
+Multi-token prediction (``mtp_layers`` = D, DeepSeek-V3 §2.2)
+    Megatron-Core puts every MTP module on the last pipeline stage (``mtp_on_this_rank``); here it
+    sits with the output head (DualPipe: both end ranks). Per GPU: D × (a block of the model's
+    MoE-layer kind, experts over ep·t and sharded over the expert group; ``eh_proj`` 2h·h/t; three
+    norms) and, with pp > 1 outside DualPipe, a copy of the input embedding (Megatron builds it on
+    the MTP stage, ``tie_word_embeddings_state_dict``; a tied model's head weight is that copy), under
+    the row's ZeRO stage like the stage's other parameters. Activations: D × (the block's kept bytes
+    as a layer of its kind + ``ACT_MTP_INPUTS_PER_H`` = 10h per token of inputs, concatenation and
+    final-norm input, 4h under full recompute) for 1 micro-batch in flight (1F1B, zero-bubble,
+    interleaved: the last (virtual) stage runs each backward after its forward), m under GPipe,
+    half the rank's under DualPipe. Logits × (1 + D): each depth has its own logits and loss.
+
 Margin (``mem_buffers_bytes`` = comm + ZeRO-3 prefetch + fragmentation), shown on its own
     * ``mem_comm_buffers_bytes``: a fixed CUDA context + NCCL reserve ``CONTEXT_NCCL_RESERVE_BYTES``
       (1 GiB). Gradient communication buckets add nothing: Megatron-Core's DDP buckets are views
@@ -221,6 +233,13 @@ ACT_MLP_PLAIN_PER_F = 4.0     # GeLU input + output, 16-bit
 ACT_MLP_GATED_PER_F = 6.0     # fc1 output (2f wide) + fc2 input, 16-bit
 ACT_MOE_ROUTED_IO_PER_H = 4.0  # dispatched input 2h + expert output 2h, per routed copy
 ACT_MOE_ROUTER_PER_E = 8.0    # fp32 router logits + probabilities
+#: Multi-token prediction, bytes per token (× h) kept besides its block, 16-bit (Megatron-Core
+#: MultiTokenPredictionLayer): the inputs of enorm (the embedding) and hnorm (the incoming hidden
+#: state) 2 + 2, their concatenation (eh_proj's input) 4, the final norm's input 2.
+ACT_MTP_CONCAT_PER_H = 4.0
+ACT_MTP_INPUTS_PER_H = 2.0 + 2.0 + ACT_MTP_CONCAT_PER_H + 2.0
+#: Under full recompute the checkpointed function's two inputs (hidden state and embedding), 2 + 2.
+ACT_MTP_FULL_RECOMPUTE_PER_H = 4.0
 #: Logits and loss on the last stage, bytes per (token × vocabulary) element: fp32 logits
 #: kept for the loss (Korthikanti et al. 2022 §4: 4·s·b·v/t; a fused, vocab-parallel or
 #: compiled cross-entropy).
@@ -706,7 +725,40 @@ def _common(b: Batch) -> dict:
     ex_gathered = (edp > 1.0) * 1.0 if any_moe and any_z3 else 0.0
     off_act = G("offload_activations")
 
+    # ---- multi-token prediction (ModelSpec.mtp_layers = D; DeepSeek-V3 §2.2) ------------
+    # On the head-carrying stage (Megatron-Core: every MTP layer on the last pipeline stage,
+    # mtp_on_this_rank; DualPipe: both end ranks, which hold the head), per GPU: D × (one block of the
+    # model's MoE-layer kind, its experts over ep·t and the expert group; eh_proj 2h·h/t, column-
+    # parallel; enorm, hnorm, final_layernorm whole) and, with pp > 1 outside DualPipe, a copy of the
+    # input embedding (Megatron builds the embedding on the MTP stage and ties it to the first stage's,
+    # tie_word_embeddings_state_dict; a tied model's head weight on that stage already is that copy,
+    # only a learned position table is added). Activations per micro-batch: D × (the block's kept
+    # activations, as a layer of its kind, + the MTP inputs: enorm and hnorm inputs 2h + 2h, the
+    # concatenation 4h (eh_proj's input, 1 B per element under fp8), the final norm's input 2h; under
+    # full recompute only the two checkpointed inputs, 4h), h-wide: split by TP with SP only.
+    any_mtp = "mtp_layers" in b and _any(np.asarray(b["mtp_layers"]) > 0)
+    if any_mtp:
+        D = F("mtp_layers")
+        if any_moe:
+            is_moe_row = F("n_experts") > 0
+            blk_ne = _sel(is_moe_row, p_moe_ne, p_dense)
+            p_mtp_ex = D * _sel(is_moe_row, p_moe_ex, 0.0)
+            keep_blk = _sel(is_moe_row, keep_moe, keep_dense)
+        else:
+            blk_ne, p_mtp_ex, keep_blk = p_dense, None, keep_dense
+        emb_copy = _sel(tied, p_emb - Vh_t, p_emb) if _any(tied) else p_emb
+        dual_rows = sched == _S_DUAL
+        p_mtp_ne = D * (blk_ne + 2.0 * h * h / t + 3.0 * norm_f) + emb_copy * ((p > 1) & ~dual_rows)
+        mtp_in = ACT_MTP_INPUTS_PER_H - _sel(is_full, ACT_MTP_INPUTS_PER_H - ACT_MTP_FULL_RECOMPUTE_PER_H, 0.0)
+        mtp_in = mtp_in * e16 * h
+        if any_lowp:  # eh_proj's input in 1 byte (an fp8 GEMM), when it is kept
+            mtp_in = mtp_in - _sel(lowp & ~is_full, ACT_MTP_CONCAT_PER_H / 2.0 * h, 0.0)
+        keep_mtp = D * (keep_blk + sb * mtp_in / sp_t)
+    else:
+        D = p_mtp_ne = p_mtp_ex = keep_mtp = None
+
     return dict(
+        any_mtp=any_mtp, D=D, p_mtp_ne=p_mtp_ne, p_mtp_ex=p_mtp_ex, keep_mtp=keep_mtp,
         t=t, p=p, v=v, m=m, L=L, n_dense_tot=L - n_moe, any_moe=any_moe,
         p_dense=p_dense, p_moe_ne=p_moe_ne, p_moe_ex=p_moe_ex, p_emb=p_emb, p_head=p_head,
         wb=wb, gb_dev=gb_dev, gb_host=gb_host, ob_dev=ob_dev, ob_host=ob_host, gb=gb,
@@ -902,6 +954,13 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
         mirror_d = mirror_m = False
     P_ne = P_ne + emb
     P_ne = P_ne + head
+    if cm.get("any_mtp"):  # the MTP modules sit with the head (DualPipe: both end ranks)
+        at_head = is_last
+        if cm.get("any_dual"):
+            at_head = _sel(cm["dual"], np.logical_or(is_first, is_last), at_head)
+        P_ne = P_ne + _sel(at_head, cm["p_mtp_ne"], 0.0)
+        if P_ex is not None and cm["p_mtp_ex"] is not None:
+            P_ex = P_ex + _sel(at_head, cm["p_mtp_ex"], 0.0)
     w_sh = P_ne / cm["shard_w"]
     gsh = P_ne / cm["shard_g"]
     osh = P_ne / cm["shard_o"]
@@ -955,6 +1014,14 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
         stash_mb = _sel(dual, 0.5 * (per_mb + per_mb_m), per_mb)
         mrec_d, mrec_m = dual & (rc_d_m > 0), dual & (rc_m_m > 0)
     stash = inflight * stash_mb
+    if cm.get("any_mtp"):
+        # the MTP blocks' activations with the head: of the micro-batches in flight on the stage that
+        # carries it (1F1B, zero-bubble and interleaved: the last (virtual) stage runs each backward
+        # right after its forward, 1; GPipe: all m; DualPipe: half the rank's, as its layers' stash)
+        mtp_inflight = _sel(cm["inter"], 1.0, inflight) if cm["any_inter"] else inflight
+        if cm.get("any_dual"):
+            mtp_inflight = _sel(cm["dual"], 0.5 * inflight, mtp_inflight)
+        stash = stash + _sel(at_head, mtp_inflight * cm["keep_mtp"], 0.0)
     # The layer being recomputed (full, op_sac; selective and the others without flash: its
     # scores) holds its working set on top of the stash: the largest of the layer kinds that the
     # rank recomputes (rec_extra_* = 0 on rows without recompute). Partial recompute (Megatron
@@ -1009,6 +1076,8 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
     logits = cm["logits"] if last is True else _sel(is_last, cm["logits"], 0.0)
     if cm.get("any_dual"):  # the reverse pipeline's head sits on rank 0
         logits = _sel(cm["dual"], _sel(np.logical_or(is_first, is_last), cm["logits"], 0.0), logits)
+    if cm.get("any_mtp"):  # each MTP depth computes its own logits and loss over the vocabulary
+        logits = logits * (1.0 + cm["D"])
 
     comm = np.full(np.shape(P_all), CONTEXT_NCCL_RESERVE_BYTES)  # buckets are views of the grads
     if cm["any_z3"]:
@@ -1272,7 +1341,17 @@ def explain(row: dict) -> dict[str, str]:
     # the stash per micro-batch and the recomputed layer's working set, as the stage computed
     # them (a = inflight × per micro-batch + working layer): the text adds up by construction
     rec_extra = parts["_rec_extra"]
-    per_mb_b = (a - rec_extra) / inflight if inflight else 0.0
+    # multi-token prediction: its modules sit with the head (the last stage; DualPipe: the end ranks)
+    D = g.get("D", 0.0) if cm.get("any_mtp") else 0.0
+    mtp_here = bool(D) and (j == p - 1 or (dualpipe and end_rank))
+    mtp_mb = 0.0
+    if mtp_here and not row.get("offload_activations"):
+        mtp_mb = inflight if not (sched == "interleaved" and int(row["vpp"]) > 1) else 1.0
+        mtp_mb = 0.5 * inflight if dualpipe else mtp_mb
+    mtp_stash = mtp_mb * g["keep_mtp"] if mtp_mb else 0.0
+    mtp_params = (g["p_mtp_ne"] + g.get("p_mtp_ex", 0.0)) if mtp_here else 0.0
+    mods = f"{D:g} MTP module{'s' if D != 1 else ''}"
+    per_mb_b = (a - rec_extra - mtp_stash) / inflight if inflight else 0.0
     nd_j = float(np.ravel(_dense_on_rank(cm, float(j)))[0]) if moe_layers and g.get("n_dense_tot", 0) else 0.0
     nd_j = min(nd_j, layers)
     if n_rcl and not (moe_layers and nd_j > 0):  # recomputed layers keep their input, the others all
@@ -1296,7 +1375,12 @@ def explain(row: dict) -> dict[str, str]:
             + "; "
             + (f"ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} shard" if zs >= 3 else
                f"ZeRO-{zs}: weights not sharded")
-            + ("; experts over dp·cp/ep" if P_ex and zs >= 3 else "") + f") = {_gib(w)}"),
+            + ("; experts over dp·cp/ep" if P_ex and zs >= 3 else "")
+            + (f"; with the head, {mods}: {_params_text(mtp_params)} params per GPU before sharding (each a "
+               "block of the MoE-layer kind, eh_proj 2h·h/t, 3 norms"
+               + ("; + a copy of the input embedding, Megatron's MTP stage" if p > 1 and not dualpipe else "")
+               + ")" if mtp_here else "")
+            + f") = {_gib(w)}"),
         "mem_grads_bytes": (
             f"{shards(g['gb_dev'], 'g')}"
             + ((" (offloaded: each reduce-scattered partition moves to the host, ZeRO-Offload)" if zs >= 2 else
@@ -1325,10 +1409,14 @@ def explain(row: dict) -> dict[str, str]:
             + ("; the peak of Megatron's interleaved schedule, each chunk's micro-batches weighted by its layers"
                if sched == "interleaved" and int(row["vpp"]) > 1 else "") + ")"
             + (f" + the recomputed layer's working set {rec_extra / 2**20:,.1f} MiB" if rec_extra else "")
+            + (f" + {mods} with the head: {mtp_mb:g} micro-batch{'es' if mtp_mb != 1 else ''} × "
+               f"{g['keep_mtp'] / 2**20:,.1f} MiB (a layer of its kind + its inputs, concatenation and final-norm "
+               "input)" if mtp_stash else "")
             + f" = {_gib(a)}"),
         "mem_logits_bytes": (
             f"{_logit_bytes(row):g} B per logit ({_logit_kind(row)}) × s·b/c·V/t = {row['seq_len']:g}·{row['micro_batch_size']:g}/{row['cp']:g}·"
-            f"{row['vocab_size']:g}/{row['tp']:g} on the last stage"
+            f"{row['vocab_size']:g}/{row['tp']:g}" + (f" × (1 + {D:g}): the main head and {mods}, each with its "
+                                                     "own logits and loss" if D else "") + " on the last stage"
             + (" (DualPipe: and on the first, the reverse pipeline's last)" if dualpipe else "") + f" = {_gib(lg)}"
             if (j == p - 1 or (dualpipe and end_rank)) else
             f"the logits live on the {'end ranks' if dualpipe else 'last stage'}, not on {st}: 0 GiB"),
@@ -1400,6 +1488,11 @@ def notes(row: dict) -> list[str]:
         out.append(f"Does not fit in host memory: offload needs {row['host_mem_per_node_bytes'] / gib:,.{d}f} GiB per "
                    f"node > the node's {row['host_memory_bytes'] / gib:,.{d}f} GiB (GiB = 2^30 B); the step time, "
                    "time to train and cost are computed as if it ran.")
+    if float(row.get("mtp_layers", 0) or 0) > 0:
+        out.append(f"Multi-token prediction ({float(row['mtp_layers']):g} module(s)): parameters, gradients, optimizer "
+                   "states, activations and logits on the head-carrying stage (DualPipe: the end ranks), plus a copy "
+                   "of the input embedding there when pp > 1 (Megatron-Core); each depth's logits at the main "
+                   "head's bytes per logit; not in the ZeRO-3 prefetch unit or the recomputed working set.")
     if int(row.get("schedule", 0)) == _S_ZB:
         out.append("Zero-bubble schedule taken as ZB-H1: activation memory as 1F1B.")
     m_gp = float(row["global_batch_size"]) / (float(row["micro_batch_size"]) * float(row["dp"]))

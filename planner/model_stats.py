@@ -25,6 +25,16 @@ Counting conventions (DESIGN §4.1)
   window ``w < s`` lets each query see ``w`` keys, so the full count is ``s·w`` per
   sequence-layer and the causal work ``s·w − w²/2``; with a share ``f`` of such layers the
   averages are :func:`attention_keys` (``s`` and ``s/2`` without a window).
+* Multi-token prediction (``mtp_layers`` = D; DeepSeek-V3 report §2.2; Megatron-Core
+  ``multi_token_prediction.py``): each module adds one block of the model's MoE-layer kind (dense
+  for a dense model), ``eh_proj`` ``2h²`` and three norms (enorm, hnorm, final) to the parameters
+  (``params_mtp``, in ``params_total``; the embedding and output head are shared, not counted
+  again), and per token ``6·(block's active matmuls + 2h² + V·h)`` plus the block's attention
+  core to the model FLOPs: Megatron-LM's ``num_floating_point_operations`` form (logits × (D + 1),
+  ``2h²`` per module; its ``3h`` norm term is left out, norms are not matmuls here), which its
+  reported throughput and MFU include; ``6·N·D`` conventions (Kaplan, Chinchilla) count the main
+  model only, and the DeepSeek-V3 report gives no MFU. Full recompute re-runs the block and
+  ``eh_proj`` whatever ``recompute_layers`` is (Megatron's ``_checkpointed_forward``).
 * Hardware FLOPs (the HFU numerator) add the recomputed forward: full recompute one forward
   of the transformer layers (``2·N_layers·tokens`` + attention forward; the output head is not
   recomputed), selective recompute the attention core forward only (Korthikanti et al. 2022 §5),
@@ -185,7 +195,8 @@ def stats(b: Batch) -> Batch:
         params_total, params_active [count]; params_embedding (input + output + position
         tables); params_layer_dense, params_layer_moe_total, params_layer_moe_active,
         params_attention (per layer); params_expert (one routed expert);
-        n_moe_layers, n_dense_layers; matmul_params_active (per token); tokens_per_step;
+        n_moe_layers, n_dense_layers; params_mtp (the multi-token-prediction modules, in
+        params_total; 0 without them); matmul_params_active (per token); tokens_per_step;
         attn_fwd_flop_per_step (attention core forward, full counting);
         model_flop_per_step, model_flop_per_step_causal, hardware_flop_per_step [FLOP].
     """
@@ -255,6 +266,29 @@ def stats(b: Batch) -> Batch:
         + n_moe * (attn_matmul + topk * expert_mm + shared_mm + router)
         + V * h  # output head (computed even when tied)
     )
+    # Multi-token prediction (DeepSeek-V3 §2.2; Megatron-Core MultiTokenPredictionLayer): D modules,
+    # each a transformer block of the model's MoE-layer kind (dense for a dense model), the projection
+    # eh_proj (2h -> h, 2h² weights), three norms (enorm, hnorm, final_layernorm) and the shared
+    # embedding and output head (not counted again). Per token each adds its block's active matmuls,
+    # eh_proj and one more pass through the output head (Megatron num_floating_point_operations:
+    # logits × (D + 1)). Only on batches with a row that has D > 0 (others are left as they were).
+    has_mtp = "mtp_layers" in b and bool(np.any(np.asarray(b["mtp_layers"]) > 0))
+    if has_mtp:
+        D = F("mtp_layers")
+        mtp_extra = 2.0 * h * h + 3.0 * norm  # eh_proj + enorm, hnorm, final_layernorm
+        mtp_total = D * (where(is_moe, moe_total, layer_dense) + mtp_extra)
+        mtp_active = D * (where(is_moe, moe_active, layer_dense) + mtp_extra)
+        mtp_block_mm = where(is_moe, attn_matmul + topk * expert_mm + shared_mm + router,
+                             attn_matmul + dense_mlp_matmul)
+        mtp_matmul = D * (mtp_block_mm + 2.0 * h * h + V * h)
+        total = total + mtp_total
+        active = active + mtp_active
+        matmul_active = matmul_active + mtp_matmul
+        L_attn = L + D  # the MTP blocks' attention cores
+    else:
+        D = 0.0
+        mtp_total = 0.0
+        L_attn = L
     B = F("global_batch_size")
     s = F("seq_len")
     tokens = B * s
@@ -263,24 +297,37 @@ def stats(b: Batch) -> Batch:
     # (s·keys with sliding-window layers: attention_keys).
     if "sliding_window" in b and bool(np.any(np.asarray(b["sliding_window"]) > 0)):
         keys_full, keys_causal = attention_keys(s, F("sliding_window"), F("swa_layer_frac"))
-        attn_fwd = 2.0 * B * s * keys_full * a * (d_qk + d_v) * L
-        attn_causal = 2.0 * B * s * keys_causal * a * (d_qk + d_v) * L
+        attn_fwd = 2.0 * B * s * keys_full * a * (d_qk + d_v) * L_attn
+        attn_causal = 2.0 * B * s * keys_causal * a * (d_qk + d_v) * L_attn
         model_flop_causal = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 3.0 * attn_causal
     else:
-        attn_fwd = 2.0 * B * s * s * a * (d_qk + d_v) * L
+        attn_fwd = 2.0 * B * s * s * a * (d_qk + d_v) * L_attn
         model_flop_causal = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 1.5 * attn_fwd
     model_flop = FLOP_PER_PARAM_PER_TOKEN_TRAIN * matmul_active * tokens + 3.0 * attn_fwd
     rc = G("recompute")
     # Full recompute re-runs the transformer layers' forward, not the output head (Megatron
     # checkpoints layer inputs only; Narayanan et al. 2021 eq. 3 counts it this way: 96 vs 72
     # on the layer terms, 6·B·s·h·V unchanged for the logits).
-    recompute_flop = where(
-        rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
-        where(rc == 1, attn_fwd, 0.0),
-    )
+    if has_mtp:
+        # the MTP blocks' share (block + eh_proj forward, attention core), kept apart: Megatron's
+        # MultiTokenPredictionLayer checkpoints its whole block under full recompute whatever
+        # recompute_layers is (_checkpointed_forward); the heads are not recomputed
+        attn_main = attn_fwd * (L / L_attn)
+        mtp_rc_full = FLOP_PER_PARAM_PER_TOKEN_FWD * D * (mtp_block_mm + 2.0 * h * h) * tokens + (attn_fwd - attn_main)
+        recompute_flop = where(
+            rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - mtp_matmul - V * h) * tokens + attn_main,
+            where(rc == 1, attn_main, 0.0),
+        )
+    else:
+        recompute_flop = where(
+            rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
+            where(rc == 1, attn_fwd, 0.0),
+        )
     if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
         recompute_flop = recompute_flop * full_recompute_fraction(
             F("recompute_layers"), L, F("pp"), F("vpp"), rc == 2)
+    if has_mtp:
+        recompute_flop = recompute_flop + where(rc == 2, mtp_rc_full, where(rc == 1, attn_fwd - attn_main, 0.0))
     opsac = rc == RC_OPSAC
     if np.any(opsac):  # op_sac: the recomputed matmuls; the attention core only without flash
         attn_rc = op_sac_recompute_params(  # the attention part (f = 0: no MLP)
@@ -292,7 +339,9 @@ def stats(b: Batch) -> Batch:
         moe_rc = attn_rc + op_sac_moe_recompute_params(
             h, G("expert_ffn_hidden_size"), topk, G("n_shared_experts"),
             G("shared_expert_ffn_hidden_size"), E, gated=G("gated_mlp"))
-        op_flop = FLOP_PER_PARAM_PER_TOKEN_FWD * (n_dense * dense_rc + n_moe * moe_rc) * tokens + where(
+        n_rc_moe = n_moe + D * is_moe if has_mtp else n_moe  # an MTP block: one more layer of its kind
+        n_rc_dense = n_dense + D * ~is_moe if has_mtp else n_dense
+        op_flop = FLOP_PER_PARAM_PER_TOKEN_FWD * (n_rc_dense * dense_rc + n_rc_moe * moe_rc) * tokens + where(
             G("flash_attention"), 0.0, attn_fwd)
         recompute_flop = where(opsac, op_flop, recompute_flop)
     out = {
@@ -306,6 +355,7 @@ def stats(b: Batch) -> Batch:
         "params_expert": where(is_moe, expert, 0.0),
         "n_moe_layers": n_moe,
         "n_dense_layers": n_dense,
+        "params_mtp": mtp_total,
         "matmul_params_active": matmul_active,
         "tokens_per_step": tokens,
         "attn_fwd_flop_per_step": attn_fwd,

@@ -111,6 +111,10 @@ PriceUsd = Annotated[float, Field(ge=PRICE_USD_RANGE[0], le=PRICE_USD_RANGE[1], 
 #: admitted (pp·vpp <= n_layers <= 1e7), could exhaust memory instead of answering.
 PP_MAX = 100_000
 VPP_MAX = 1_000
+#: Largest multi-token-prediction depth accepted (ModelSpec.mtp_layers): DeepSeek-V3 trains with D = 1
+#: (report §2.2, §4.2); Gloeckle et al. 2024 (arXiv:2404.19737) study up to 8 future tokens. 16 leaves
+#: room for experiments without admitting a typo such as 100.
+MTP_LAYERS_MAX = 16
 #: Most tokens a scenario may train on (training.tokens_total; share links and the sidebar's
 #: box take the same bound): 1e16, about 280 times Qwen3's 36T (3.6e13, arXiv:2505.09388) and 640
 #: times Llama 3's 15.6T (arXiv:2407.21783), the largest published pre-training runs.
@@ -421,6 +425,15 @@ class ModelSpec(_Strict):
         "0.5 = alternating (Gemma 2, GPT-OSS); the rest attend to the whole sequence.")
     moe: MoESpec | None = None
     mla: MLASpec | None = None
+    mtp_layers: Annotated[int, Field(ge=0, le=MTP_LAYERS_MAX)] = Field(
+        0,
+        description="Multi-token-prediction depth D (DeepSeek-V3 report §2.2; Megatron-Core mtp_num_layers; "
+        "Hugging Face num_nextn_predict_layers): D sequential MTP modules on the last pipeline stage, each "
+        "one transformer block of the model's MoE-layer kind (dense for a dense model), a 2h×h projection, "
+        "three RMSNorms and the shared embedding and output head, with its own cross-entropy over the "
+        "vocabulary. Counted in parameters, model FLOPs, step time and memory. 0 = none (DeepSeek-V3 "
+        "trained with 1).",
+    )
     source: str = ""
     published_params_total: PosFloat | None = None
     published_params_active: PosFloat | None = None

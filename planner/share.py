@@ -132,6 +132,8 @@ MODEL_KEYS: tuple[Field, ...] = (
     Field("mdo", ("dropout",), "float", 0.0, DROPOUT_MAX),
     Field("msw", ("sliding_window",), "optint", 1, _INT_MAX),
     Field("mswf", ("sliding_window_layer_frac",), "float", 0.0, 1.0),
+    # multi-token-prediction depth (DeepSeek-V3: 1); the schema's range
+    _i("mtp", ("mtp_layers",), lo=0, hi=_schema.MTP_LAYERS_MAX),
     # MoE (me = 0 means dense: the moe object is removed)
     _i("me", ("moe", "n_experts"), lo=0, hi=WIDGET_DEGREE_MAX),
     _i("mtk", ("moe", "top_k"), hi=WIDGET_DEGREE_MAX),

@@ -90,6 +90,9 @@ the pace; everything is per GPU of that stage:
   up over the host link, CPU Adam bound by host DRAM bandwidth shared by the node's GPUs;
   the gradient download overlaps the last backward, the CPU step and upload are exposed.
 * optimizer (on GPU): memory bound, ``OPT_BYTES_PER_PARAM`` per parameter of the local shard.
+* multi-token prediction (``mtp_layers`` = D): on the head-carrying stage, per micro-batch
+  ``D · (a block of the MoE-layer kind + eh_proj GEMM tok × 2h × h/t + the head and loss again)``,
+  with the block's TP / EP / CP communication; recompute as Megatron (docs/timing.md).
 
 Outputs: ``tokens_per_s`` (whole job), ``tflops_per_gpu`` (model FLOP/s per GPU in
 TFLOP/s, i.e. 1e12 FLOP/s), ``mfu = model_flop_per_step / (step · n_gpus ·
@@ -439,7 +442,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
-    "dropout", "recompute_layers", "dp_shard",
+    "dropout", "recompute_layers", "dp_shard", "mtp_layers",
 )
 
 
@@ -888,8 +891,37 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_head16 = (VWt * h * (1.0 + q16 * (1.0 / tok + inv_h)) + q16 * W) / (peak16 * eff16)
         t_head_fwd = np.where(lowhp, t_head16, t_head_fwd)
     t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * 0.5 * VWt * inv_hbm
+    # Multi-token prediction (ModelSpec.mtp_layers = D; DeepSeek-V3 §2.2, Megatron-Core
+    # MultiTokenPredictionLayer), on the head-carrying stage, per micro-batch: D × (one block of the
+    # model's MoE-layer kind, fwd + bwd as the model's layers, + the eh_proj GEMM tok × 2h × h/t
+    # (column-parallel), fwd + bwd, + the output head and cross-entropy again, t_head). Recompute as
+    # Megatron: under full recompute the block and eh_proj run forward again whatever recompute_layers
+    # is (_checkpointed_forward); selective / op_sac as a layer of its kind; the head is not recomputed.
+    # Not counted: the three norms, the concatenation and the TP all-gather after eh_proj (h-wide
+    # elementwise work and one b·s·h collective, small beside the block).
+    has_mtp = "mtp_layers" in b and bool(np.any(np.asarray(b["mtp_layers"]) > 0))
+    if has_mtp:
+        D = f("mtp_layers")
+        full_flag = (rc == 2) * 1.0
+        if any_moe:
+            blk_mb = np.where(is_moe, layer_moe_mb, layer_mb_d)
+            blk_fwd = np.where(is_moe, layer_moe_fwd, layer_fwd_d)
+        else:
+            blk_mb, blk_fwd = layer_mb, layer_fwd
+        if partial is not None:  # the block is recomputed whole, not the average share in layer_mb
+            blk_mb = blk_mb + (full_flag - full) * blk_fwd
+        # GEMM M×K×N = tok × 2h × h/t: flop·(1 + q·(1/M + 1/K + 1/N)) / (peak·eff_max)
+        eh_flop = 4.0 * tok * h * h / t
+        t_eh_fwd = (eh_flop + q * (4.0 * h * h / t + 2.0 * tok * h / t + 4.0 * tok * h)) * inv_pe
+        t_mtp_fwd = D * (blk_fwd + t_eh_fwd + t_head_fwd)
+        t_mtp_mb = D * (blk_mb + (1.0 + BWD_OVER_FWD + full_flag) * t_eh_fwd + t_head_mb)
+    else:
+        D = 0.0
+        t_mtp_fwd = t_mtp_mb = 0.0
     first_mb = per_stage_hi * layer_mb_hi
     last_mb = per_stage_lo * layer_mb_lo + t_head_mb
+    if has_mtp:
+        last_mb = last_mb + t_mtp_mb
     if partial is not None:  # each stage recomputes min(N·v, its layers): its own share of one forward
         nv = f("recompute_layers") * v
         for_hi = np.where(partial, np.minimum(nv, per_stage_hi) / np.maximum(per_stage_hi, 1.0), full)
@@ -988,6 +1020,12 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         ep_bytes = a2a = c_ep = ep_hide = c_ep_hi = c_ep_lo = 0.0
         net_frac = a2a_elem_bytes = 1.0
+    if has_mtp:  # per MTP block and micro-batch: a layer of its kind (dense rows: a dense layer's)
+        if any_moe:
+            c_tp_mtp = c_tp_d * np.where(is_moe, moe_tp_x, 1.0)
+            c_ep_mtp = np.where((e > 1) & is_moe, ep_layer, 0.0)
+        else:
+            c_tp_mtp, c_ep_mtp = c_tp, 0.0
     if partial is not None:
         # Partial recompute: each stage's recomputed forward repeats its TP collectives (+2 per
         # layer) and EP all-to-alls (+2 per MoE layer) on its own share of the layers, as its
@@ -1049,7 +1087,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # none (found by review: two full stages were assumed, a rank that need not exist — the
         # DeepSeek-V3 preset at PP 6, 11 layers per middle rank where each holds 10)
         k_hi = dualpipe_middle_extra_stages(L - pv * base, p)
-        mid_mb = 0.5 * (k_hi * first_mb + (2.0 - k_hi) * (last_mb - t_head_mb))
+        mid_mb = 0.5 * (k_hi * first_mb + (2.0 - k_hi) * (last_mb - t_head_mb - t_mtp_mb))
         mid_layers = per_stage_lo + 0.5 * k_hi
 
     # --- PP (0 s when p = 1) ------------------------------------------------------------------
@@ -1068,7 +1106,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     dp_dense_n = d * c
     ovl = K.dp_overlap_frac
     if any_moe:
-        P_expert = n_moe_l * E * f("params_expert")  # 0 on dense rows (no MoE layers)
+        # 0 on dense rows (no MoE layers); an MoE model's MTP blocks hold E experts each (in params_total)
+        P_expert = (n_moe_l + D * is_moe if has_mtp else n_moe_l) * E * f("params_expert")
         P_dense_local = (f("params_total") - P_expert) / tp_pp
         P_exp_local = P_expert / (tp_pp * e)
     else:
@@ -1227,6 +1266,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
         fwd_layer = own(layer_fwd_hi, layer_fwd_lo)  # the stage's own mix of layers
         t_fwd_mb = layers_stage * fwd_layer + t_head_fwd * head_share
+        if has_mtp:  # the MTP modules run with the head (DualPipe: on both end ranks)
+            t_fwd_mb = t_fwd_mb + t_mtp_fwd * head_share
         if any_moe:
             # the routed experts' host time (fwd + bwd, in stage_mb) in the pass that launches the
             # kernels: the forward's one set of expert kernels of 1 + BWD_OVER_FWD (the backward's
@@ -1253,6 +1294,18 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             t_tp = m_layers * (own(c_tp_hi, c_tp_lo) if any_moe else c_tp)
             t_ep = m_layers * c_ep_s
             x_ep = m_layers * c_x_ep_s
+        t_tp_mtp = t_cp_mtp = t_ep_mtp = 0.0
+        if has_mtp:
+            # the MTP blocks' collectives, with the head: TP per layer of the block's kind, EP all-to-all
+            # (MoE blocks), CP ring remainder (head_share: 1 on the last stage, ½ on DualPipe's end ranks)
+            mtp_n = m * head_share * D
+            t_tp_mtp, t_cp_mtp = mtp_n * c_tp_mtp, mtp_n * c_cp
+            t_tp = t_tp + t_tp_mtp
+            t_cp = t_cp + t_cp_mtp
+            if any_moe:
+                t_ep_mtp = mtp_n * c_ep_mtp
+                t_ep = t_ep + t_ep_mtp
+                x_ep = x_ep + t_ep_mtp * eco
         # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
         x_fwd = layers_stage * (exp_fwd + c_x_ep_s * 2.0 / n_a2a)
 
@@ -1376,6 +1429,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_mid_rank": R.get("rank", -1.0), "_first_mb_0": first_mb_0,
                 "_ends_slowest": (dual & last_is_slowest) if any_dual else 0.0,
                 "_first_mb": first_mb, "_last_mb": last_mb, "_per_stage_hi": per_stage_hi, "_stage_mb": stage_mb, "_t_head_mb": t_head_mb,
+                "_t_mtp_mb": t_mtp_mb, "_mtp_D": D, "_mtp_n": head_share * D,
+                "_t_tp_mtp": t_tp_mtp, "_t_cp_mtp": t_cp_mtp, "_t_ep_mtp": t_ep_mtp,
                 # the costed stage's own mix of dense and MoE layers (DualPipe: the model's average)
                 "_layer_mb": own(layer_mb_hi, layer_mb_lo),
                 "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
@@ -1503,28 +1558,34 @@ def _ms(x: float) -> str:
 def _stage_text(r: dict, T: dict) -> str:
     """How the slowest stage's time per micro-batch is made up, for explain."""
     n, per, head = T["_layers_stage"], T["_layer_mb"], T["_t_head_mb"]
+    mtp, D = T.get("_t_mtp_mb", 0.0), T.get("_mtp_D", 0.0)
+    # multi-token prediction: its D modules run with the head (the last stage; DualPipe: the end ranks)
+    mtp_txt = (f" + MTP {D:g} module{'s' if D != 1 else ''} (block, eh_proj, head+loss again) {_ms(mtp)}"
+               if mtp else "")
+    hl = "head+loss and MTP" if mtp else "head+loss"
     ends = 0.5 * (T["_first_mb"] + T["_last_mb"])
     if r.get("schedule") == _SCHED["dualpipe"]:
         if T["_ends_slowest"]:
             return (f"(DualPipe: each rank runs half its micro-batches on each of its two stages, "
-                    f"½ × (first stage {_ms(T['_first_mb'])} + last stage {_ms(T['_last_mb'])}))")
+                    f"½ × (first stage {_ms(T['_first_mb'])} + last stage {_ms(T['_last_mb'])}"
+                    + (f", with its head+loss {_ms(head)}{mtp_txt}" if mtp else "") + "))")
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}: DualPipe, the most loaded middle rank (stages j and p−1−j, "
                       f"{n:.4g} layers on average), its step — compute, its layers' TP / CP / EP time and what its "
                       f"windows leave of the DP / offload transfers — longer than rank 0's, whose two end stages "
                       f"average {_ms(ends)} of compute"), n * per
     elif T["_last_is_slowest"]:
-        txt, shown = f"(= {n:.4g} layers × {_ms(per)} + head+loss {_ms(head)}", n * per + head
+        txt, shown = f"(= {n:.4g} layers × {_ms(per)} + head+loss {_ms(head)}{mtp_txt}", n * per + head + mtp
     elif T.get("_mid_rank", -1.0) >= 1.0:
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, rank {T['_mid_rank']:.0f} of {r['pp']}: the leading dense "
                       f"layers sit on the first ranks, so this middle rank holds more MoE layers; its step is "
                       f"longer than the first stage's ({_ms(T['_first_mb_0'])}) and the last one's "
-                      f"({_ms(T['_last_mb'])} with its head+loss)"), n * per
+                      f"({_ms(T['_last_mb'])} with its {hl})"), n * per
     elif T["_last_mb"] > T["_first_mb"]:
         txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage: the last one computes more "
-                      f"({_ms(T['_last_mb'])} with its head+loss) but its layer fewer of TP / CP / EP "
+                      f"({_ms(T['_last_mb'])} with its {hl}) but its layer fewer of TP / CP / EP "
                       "communication, and the DP / offload time its wider windows hide, leave its step shorter"), n * per
     else:
-        txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage; the last one's {_ms(head)} head+loss "
+        txt, shown = (f"(= {n:.4g} layers × {_ms(per)}, the first stage; the last one's {_ms(head + mtp)} {hl} "
                       "leaves it faster"), n * per
     rest = T["_stage_mb"] - shown
     if abs(rest) > 1e-6 * max(T["_stage_mb"], 1e-30):  # partial recompute: this stage's own share
@@ -1614,7 +1675,7 @@ def explain(row: dict) -> dict[str, str]:
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.4g} × "
         f"{_ms(T['_tp_ar'])} (ring all-reduce of {_msg_text(r)} = {T['_tp_msg'] / 1e6:.4g} MB over "
-        f"tp = {r['tp']}) × {T['_tp_exposed_frac']:.2f} = {T['t_tp_comm_s']:.4g} s"
+        f"tp = {r['tp']}) × {T['_tp_exposed_frac']:.2f}{_mtp_comm_text(T, '_t_tp_mtp')} = {T['t_tp_comm_s']:.4g} s"
         + _tp_coll_text(r, T)
     )
     ex["t_cp_comm_s"] = _cp_text(r, T)
@@ -1625,8 +1686,8 @@ def explain(row: dict) -> dict[str, str]:
         f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
         f"network share × {float(T['_ep_net_frac']):.3g}"
         f"{' (node-limited routing: min(top_k, M)/top_k)' if r.get('moe_max_nodes_per_token') else ''}; "
-        f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap) = "
-        f"{T['t_ep_comm_s']:.4g} s"
+        f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap)"
+        f"{_mtp_comm_text(T, '_t_ep_mtp')} = {T['t_ep_comm_s']:.4g} s"
     )
     if int(r.get("schedule", 0)) == _SCHED["dualpipe"]:
         ex["t_pp_bubble_s"] = (
@@ -1730,6 +1791,10 @@ def explain(row: dict) -> dict[str, str]:
     pk = r["peak_16bit_flop_per_s"]
     ex["mfu"] = (f"model FLOP / (step · N · peak16) = {mf:.4g} / ({step:.4g} × {n} × "
                  f"{_flop_rate(pk)}) = {_frac(mf / (step * n * pk))}")
+    if float(r.get("mtp_layers", 0) or 0) > 0:  # the model FLOPs include the MTP modules (model_stats)
+        D = float(r["mtp_layers"])
+        ex["mfu"] += (f" (model FLOP include the {D:g} MTP module{'s' if D != 1 else ''}: block, eh_proj and "
+                      "one more output head each, as Megatron-LM's num_floating_point_operations counts them)")
     hf = r["hardware_flop_per_step"]
     ex["hfu"] = (f"hardware FLOP / (step · N · peak16) = {hf:.4g} / ({step:.4g} × {n} × "
                  f"{_flop_rate(pk)}) = {_frac(hf / (step * n * pk))}")
@@ -1769,9 +1834,19 @@ def _tp_coll_text(r: dict, T: dict) -> str:
             f"the routed tokens), averaged over the stage's layers")
 
 
+def _mtp_comm_text(T: dict, key: str) -> str:
+    """`` + MTP …`` : the MTP blocks' share of a communication term (empty without MTP)."""
+    x = float(T.get(key, 0.0) or 0.0)
+    if not x:
+        return ""
+    n = float(T["_mtp_n"])
+    return f" + the MTP blocks with the head (m × {n:g} block{'s' if n != 1 else ''} of their kind) {x:.4g} s"
+
+
 def _cp_text(r: dict, T: dict) -> str:
     """The CP ring's exposed time: m·layers × per layer max(0, fwd − core)·(1 + re-run) + max(0, bwd − k·core)."""
-    t_cp, m, n = float(T["t_cp_comm_s"]), float(T["_m"]), float(T["_layers_stage"])
+    mtp_cp = float(T.get("_t_cp_mtp", 0.0) or 0.0)
+    t_cp, m, n = float(T["t_cp_comm_s"]) - mtp_cp, float(T["_m"]), float(T["_layers_stage"])
     head = (f"ring attention (cp = {r['cp']}): per layer, fwd (c−1) hops {_ms(T['_cp_fwd'])} and bwd "
             f"{_ms(T['_cp_bwd'])}, exposed beyond the attention core ({_ms(T['_t_core'])} fwd")
     if float(r.get("cp", 1) or 1) <= 1 or t_cp == 0.0:
@@ -1795,12 +1870,15 @@ def _cp_text(r: dict, T: dict) -> str:
         whose = ("DualPipe: the rank's two stages average" if r.get("schedule") == _SCHED["dualpipe"]
                  else "the costed stage's layers average")
         body = f"; {formula} per layer with × {1 + rerun:.4g} ({why})); {whose} {_ms(per)} per layer"
+    if mtp_cp:
+        return (head + body + f"; m·layers = {m:.4g} × {n:.4g} × {_ms(per)} = {t_cp:.4g} s"
+                + _mtp_comm_text(T, "_t_cp_mtp") + f" = {t_cp + mtp_cp:.4g} s")
     return head + body + f"; m·layers = {m:.4g} × {n:.4g} × {_ms(per)} = {t_cp:.4g} s"
 
 
 def _ep_layers_text(r: dict, T: dict) -> str:
     """m × the costed stage's MoE layers × the exposed all-to-all time of one layer, numbers in."""
-    m, t_ep = float(T["_m"]), float(T["t_ep_comm_s"])
+    m, t_ep = float(T["_m"]), float(T["t_ep_comm_s"]) - float(T.get("_t_ep_mtp", 0.0) or 0.0)
     per = max(float(T["_n_a2a"]) * float(T["_a2a"]) - float(T["_ep_hide"]), 0.0)
     if per <= 0.0 or t_ep <= 0.0 or m <= 0.0:
         return f" = {m:.4g} × moe_layers × 0 ms"
@@ -1848,6 +1926,14 @@ def notes(row: dict) -> list[str]:
         "blocks of nodes (64 of an NVL72 rack's 72 GPUs); network bandwidth shared per GPU (no congestion "
         "or rail topology).",
     ]
+    if float(row.get("mtp_layers", 0) or 0) > 0:
+        out.append(f"Multi-token prediction ({float(row['mtp_layers']):g} module(s), DeepSeek-V3 §2.2): each runs a block "
+                   "of the model's MoE-layer kind, the eh_proj GEMM and the output head + loss once more on the "
+                   "head-carrying stage (DualPipe: the end ranks), fwd + bwd, recomputed whole under full recompute; "
+                   "not counted: its norms, concatenation and the all-gather after eh_proj. Its parameters enter "
+                   "the DP collectives and optimizer step through params_total, spread over the stages as every "
+                   "parameter is there (the last stage holds them all: its DP time is underestimated). The layer "
+                   "split does not make room for it (DeepSeek balanced its stages by hand).")
     if row.get("n_experts"):
         out.append("MoE: expert GEMMs, all-to-all, load imbalance and the routed experts' host time (0.18 ms per "
                    "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "

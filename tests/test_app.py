@@ -602,7 +602,7 @@ _STAGE_MODEL = {"w_model": "custom"}
 _STAGE_REST = {
     "w_m_name": "rt-moe", "w_m_layers": 24, "w_m_hidden": 2048, "w_m_heads": 16, "w_m_kv": 4,
     "w_m_ffn": 5632, "w_m_vocab": 50000, "w_m_hd": 160, "w_m_pos": 2048, "w_m_norm": "layernorm",
-    "w_m_do": 0.1, "w_m_gated": False, "w_m_tied": True, "w_m_bias": True, "w_m_rope": False,
+    "w_m_do": 0.1, "w_m_mtp": 1, "w_m_gated": False, "w_m_tied": True, "w_m_bias": True, "w_m_rope": False,
     "w_m_experts": 8, "w_m_topk": 4, "w_m_eff": 1408, "w_m_shared": 1, "w_m_fd": 1, "w_m_cf": 1.25, "w_m_nodes": 2,
     "w_sys": "dgx-h200", "w_n": 256, "w_acc": "h100-sxm-80gb", "w_price": 1.5, "w_nic": 40.0,
     "w_hbmu": 70.0, "w_hostmem": 1500.0, "w_pwr": 600.0, "w_pue": 1.3, "w_util": 0.7,

@@ -91,8 +91,14 @@ def test_deepseek_v3_mla_moe_and_what_is_left_out():
             m.mla.v_head_dim) == (1536, 512, 128, 64, 128)
     assert (m.moe.n_experts, m.moe.top_k, m.moe.expert_ffn_hidden_size, m.moe.n_shared_experts,
             m.moe.shared_expert_ffn_hidden_size, m.moe.first_dense_layers) == (256, 8, 2048, 1, 2048, 3)
-    total, active = _params(m)
+    assert m.mtp_layers == 1  # num_nextn_predict_layers: 1
+    total, active = _params(m.model_copy(update={"mtp_layers": 0}))
     assert total == pytest.approx(671e9, rel=0.005)      # report: 671B total (MTP excluded)
+    # the MTP module by hand: one MoE block (MLA 187,107,328 + 256 routed and 1 shared expert of
+    # 3·7168·2048 + router 256·7168 + 2 norms 2·7168) + eh_proj 2·7168² + 3 norms 3·7168
+    mla = 7168 * 1536 + 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 + 512 * 128 * 256 + 128 * 128 * 7168
+    block = mla + 257 * 3 * 7168 * 2048 + 256 * 7168 + 2 * 7168
+    assert _params(m)[0] - total == block + 2 * 7168**2 + 3 * 7168 == 11_610_067_968
     assert active == pytest.approx(37e9, rel=0.02)       # report: 37B activated (rounded)
     text = " ".join(imp.notes)
     assert "multi-token-prediction" in text and "max_nodes_per_token" in text

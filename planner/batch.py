@@ -86,7 +86,7 @@ BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "rope", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
     "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
-    "ce_eager", "elem_eager", "fp8_rowwise",
+    "ce_eager", "elem_eager", "fp8_rowwise", "price_override",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
@@ -104,13 +104,23 @@ def _mamf_frac(acc, precision: str) -> float:
     return float(own / peak) if own and peak else 0.0
 
 
-def _node_power_w(system, acc, power_limit_w) -> float:
+def _node_power_w(system, acc, power_limit_w, system_acc=None) -> float:
     """Node power [W] at full load under a GPU power limit: the GPUs' share ``min(gpus_per_node ·
     TDP, node power)`` scales by ``limit / TDP``, the rest of the node (CPUs, NICs, fans) stays. A
     stated simplification (the GPUs are taken to draw their limit at full load). Without a limit,
-    or without a node power in the catalogue, the catalogue value."""
+    or without a node power in the catalogue, the catalogue value.
+
+    ``system_acc``: the system's own accelerator, when ``cluster.accelerator`` puts another part in
+    the node: the node's GPU share ``min(gpus_per_node · own TDP, node power)`` is replaced by
+    ``gpus_per_node ·`` the new part's TDP, the rest of the node kept. Found by review 16c: an MI355X
+    (8 × 1,400 W) in a DGX H100 kept the 10.2 kW sized for 8 × 700 W H100s, below its GPUs' own draw
+    (the rule gives 15.8 kW, the catalogue's own ``mi355x-8`` figure), and a B200 in it ~20 % low."""
     node = system.node_power_w
-    if not power_limit_w or not node > 0:
+    if not node > 0:
+        return node
+    if system_acc is not None and system_acc != acc and system_acc.tdp_w and acc.tdp_w:
+        node = node - min(system.gpus_per_node * system_acc.tdp_w, node) + system.gpus_per_node * acc.tdp_w
+    if not power_limit_w:
         return node
     gpus = min(system.gpus_per_node * acc.tdp_w, node)
     return node - gpus + gpus * power_limit_w / acc.tdp_w
@@ -217,11 +227,14 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "local_nvme_bytes": system.local_nvme_bytes,
         "local_nvme_write_bw_bytes_per_s": system.local_nvme_write_bw_bytes_per_s,
         "local_nvme_read_bw_bytes_per_s": system.local_nvme_read_bw_bytes_per_s,
-        "node_power_w": _node_power_w(system, acc, ov.power_limit_w),
+        "node_power_w": _node_power_w(system, acc, ov.power_limit_w,
+                                      catalog.resolve_accelerator(system.accelerator)),
         "tdp_w": acc.tdp_w,
         "power_limit_w": ov.power_limit_w or acc.tdp_w,
         "in_network_reduction": system.in_network_reduction,
         "price_per_gpu_hour_usd": ov.price_per_gpu_hour_usd or acc.price_per_gpu_hour_usd,
+        # the scenario's own price (cost.notes says whose price was charged; review 16c)
+        "price_override": ov.price_per_gpu_hour_usd is not None,
         "pue": c.pue,
         "utilisation_power_frac": c.utilisation_power_frac,
         "ckpt_async": s.checkpoint.async_,

@@ -302,8 +302,8 @@ def _low_node_power_note(row: dict) -> str | None:
     """A node power below its own GPUs' draw (``gpus_per_node · power_limit_w``), which no real node
     has: the energy is understated, at least by that ratio. Found by review 16c: an inline system
     with ``node_power_w`` = 1 W for 8 × 700 W H100 gave 0.61 MWh for the default run (6,255 MWh with
-    DGX H100's 10.2 kW) without a word; likewise a ``cluster.accelerator`` hotter than the system's
-    own (MI355X, 8 × 1,400 W, in a 10.2 kW DGX H100) keeps the system's node power."""
+    DGX H100's 10.2 kW) without a word. (A ``cluster.accelerator`` other than the system's own has
+    its TDP swapped into the node power, ``batch._node_power_w``, so it does not trip this.)"""
     try:
         p = float(row["node_power_w"])
         gpn = float(row["gpus_per_node"])
@@ -315,5 +315,4 @@ def _low_node_power_note(row: dict) -> str | None:
         return None
     return (f"Node power {_g(p)} W is below its own GPUs' draw, {int(gpn)} × {_g(lim)} W = {_g(gpus)} W: the "
             f"energy is understated (at least {_g(gpus / p)} ×). Check the system's node_power_w (the whole node "
-            "at full load: GPUs, CPUs, NICs, fans); a cluster.accelerator that replaces the system's GPUs keeps "
-            "the system's node power.")
+            "at full load: GPUs, CPUs, NICs, fans).")

@@ -1111,6 +1111,10 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
         elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and (
                 None in _bounds_at(loc)) and _bounds_at(loc) != (None, None):
             msg = _range_text(loc, str(e.get("type")))
+        elif e.get("type") == "missing" and _bounds_at(loc) != (None, None):
+            # a required number names its range too (found by review 16c: an inline accelerator
+            # without a price said only "Field required")
+            msg = f"{msg}; {_range_text(loc, '')}"
         line = f"{prefix}{where}: {msg}{shown}" if where != "(scenario)" else f"{prefix}{msg}{shown}"
         if line not in seen:
             seen.add(line)

@@ -22,3 +22,32 @@ def test_torchtitan_export_says_mtp_is_not_written():
     with_mtp = export.torchtitan_toml(_dsv3(1)).notes
     assert any("multi-token-prediction" in n and "not written" in n for n in with_mtp)
     assert not any("multi-token-prediction" in n for n in export.torchtitan_toml(_dsv3(0)).notes)
+
+
+def test_price_note_names_the_scenarios_own_price_end_to_end():
+    """Review 16c: the batch now carries price_override, so the note says whose price was charged:
+    the DeepSeek-V3 preset's own 2 USD (the catalogue's H800 figure is 2.155) vs the default's catalogue H100."""
+    import planner
+    ds = next(n for n in planner.evaluate(load_preset("deepseek-v3-h800-2048")).notes if n.startswith("Price per GPU-hour"))
+    assert ds.startswith("Price per GPU-hour 2 USD: the scenario's own")
+    de = next(n for n in planner.evaluate(load_preset("default")).notes if n.startswith("Price per GPU-hour"))
+    assert "the catalogue's figure for the accelerator" in de and "scenario's own" not in de
+    cols = planner.evaluate_many([load_preset("default")]).columns
+    assert {"price_per_gpu_hour_usd", "node_power_w", "pue", "utilisation_power_frac", "hot_spare_nodes"} <= set(cols)
+
+
+def test_a_missing_number_names_its_range():
+    """Review 16c: an inline accelerator without a price said only "Field required"; the range of
+    PriceUsd (schema.PRICE_USD_RANGE, 0.01 to 1e6 USD per GPU-hour) is named too."""
+    import pytest
+    import planner
+    from planner import catalog
+    from planner.schema import InputError
+    d = load_preset("default").to_json_dict()
+    a = catalog.resolve_accelerator("h100-sxm-80gb").model_dump(mode="json", exclude_none=True)
+    a.pop("price_per_gpu_hour_usd")
+    d["cluster"]["accelerator"] = a
+    with pytest.raises(InputError) as ei:
+        planner.evaluate(d)
+    assert ("cluster.accelerator.price_per_gpu_hour_usd: Field required; allowed 0.01 to 1,000,000"
+            in str(ei.value))

@@ -241,13 +241,32 @@ def test_node_power_below_its_gpus_draw_is_said():
     assert "8 × 700 W = 5600 W" in note and "understated (at least 5600 ×)" in note and "node_power_w" in note
 
 
-def test_accelerator_hotter_than_the_systems_own_is_said():
-    """cluster.accelerator = MI355X (8 x 1,400 W = 11,200 W) on DGX H100 (10,200 W, sized for 8 x 700 W
-    H100) keeps the system's node power: below the GPUs' own draw, so the note says so."""
+def _node_w(d: dict) -> float:
+    """The node power the cost stage used (a key input column of evaluate_many since review 16c)."""
+    return float(planner.evaluate_many([d])["node_power_w"].iloc[0])
+
+
+def test_accelerator_other_than_the_systems_own_swaps_its_tdp_into_the_node_power():
+    """cluster.accelerator = MI355X (8 x 1,400 W) on DGX H100 (10,200 W, sized for 8 x 700 W H100):
+    the node power was kept at 10,200 W, below the GPUs' own 11,200 W. Now the GPU share is swapped:
+    10,200 - 8 x 700 + 8 x 1,400 = 15,800 W (the catalogue's own mi355x-8 node figure), and no note."""
     d = planner.load_preset("default").to_json_dict()
     d["cluster"]["accelerator"] = "mi355x"
-    note = next(n for n in planner.evaluate(d).notes if n.startswith("Node power"))
-    assert "8 × 1400 W = 1.12e+04 W" in note and "at least 1.098 ×" in note  # 11,200 / 10,200
+    rep = planner.evaluate(d)
+    assert _node_w(d) == pytest.approx(10_200 - 8 * 700 + 8 * 1_400)
+    assert catalog.resolve_system("mi355x-8").node_power_w == pytest.approx(15_800)
+    assert not any(n.startswith("Node power") for n in rep.notes)
+    # a B200 (1,000 W) in it: 10,200 - 5,600 + 8,000 = 12,600 W; under a 600 W limit the GPU share
+    # scales by 600 / 1,000: 12,600 - 8,000 + 8,000 x 0.6 = 9,400 W
+    d["cluster"]["accelerator"] = "b200"
+    assert _node_w(d) == pytest.approx(12_600)
+    d["cluster"].setdefault("overrides", {})["power_limit_w"] = 600
+    assert _node_w(d) == pytest.approx(9_400)
+    # the system's own accelerator named explicitly changes nothing
+    d = planner.load_preset("default").to_json_dict()
+    base = _node_w(d)
+    d["cluster"]["accelerator"] = catalog.resolve_system(d["cluster"]["system"]).accelerator
+    assert _node_w(d) == base == pytest.approx(10_200)
 
 
 @pytest.mark.parametrize("system", sorted(catalog.systems()))

@@ -24,6 +24,16 @@ Model (DESIGN §4.4, stated simplifications):
   for the device-to-host copy, plus ``async_interference_frac`` of the time the rest of the save
   drains in the background (steps run that much slower meanwhile). Each tier's save is taken
   to make its own device-to-host copy (conservative when a slow tier drains from the host copy).
+* **Staging buffer** (async only). An asynchronous save first copies each writing GPU's shard
+  into a host (CPU, pinned) buffer and writes the tier from there (PyTorch DCP ``async_save``
+  [7], Megatron-LM / NeMo ``FileSystemWriterAsync`` [8]): ``node_bytes`` of host DRAM per node
+  per save in flight (:func:`async_staging_bytes_per_node`). One save of a tier is in flight at
+  a time (the next starts no sooner than the last ends: the interval floor), and each tier's save
+  is taken to stage its own copy, as for the device-to-host time above: ``node_bytes`` times the
+  tiers other than host memory that are saved. Not reused from the host-memory tier's copy (a
+  stated simplification, conservative: that copy is replaced at the next in-memory save, every
+  τ_host, while a slower tier's drain still reads its own snapshot). Synchronous saves: none
+  counted (the GPU waits while its shard is written, tensor by tensor).
 * **Reload** after a failure = the slowest of the shard over the host link (host to device),
   the node's share over the tier's per-node read bandwidth, the job's total over the aggregate
   read bandwidth, and, when a lost node's copy is fetched from a peer replica, the node's share
@@ -43,6 +53,16 @@ References
     Commun. ACM 17(9), 1974. doi:10.1145/361147.361115
 [6] J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart
     dumps", Future Generation Computer Systems 22(3), 2006. doi:10.1016/j.future.2004.11.016
+[7] PyTorch, "Asynchronous Saving with Distributed Checkpoint (DCP)" (recipe, PyTorch 2.4+,
+    https://pytorch.org/tutorials/recipes/distributed_async_checkpoint_recipe.html): async_save
+    "works by first copying models into internal CPU-buffers", which "does raise CPU memory by a
+    factor of checkpoint_size_per_rank X number_of_ranks"; the default stager
+    (``torch.distributed.checkpoint.staging``) copies the whole state dict to CPU RAM before the
+    background write.
+[8] NVIDIA Megatron-LM, ``megatron/core/dist_checkpointing/strategies/filesystem_async.py``,
+    ``FileSystemWriterAsync.preload_tensors``: every tensor of the rank's write buckets is
+    copied to host memory (pinned, ``non_blocking``) before the forked writer processes write
+    them (NeMo's async distributed checkpointing uses this writer: NVIDIA/NeMo PR #9028).
 """
 
 from __future__ import annotations
@@ -289,6 +309,29 @@ def ckpt_interval_daly(delta_s, mtbf_s):
     # an unknown δ stays unknown (found by review: δ = NaN fell to the δ >= 2M branch and gave M)
     return np.where(np.isnan(d), np.nan, np.where(d < 2.0 * m, t, m))
 
+
+
+def async_staging_bytes_per_node(node_bytes, ckpt_async, n_saved_tiers) -> np.ndarray:
+    """Host memory held per node by asynchronous saves' staging buffers [B], shape: the
+    arguments' broadcast.
+
+    ``node_bytes · n_saved_tiers`` where ``ckpt_async``, else 0: each async save copies the node's
+    writing GPUs' shards (``node_bytes``, :func:`ckpt_layout`) into host memory before writing the
+    tier from there (PyTorch DCP async_save [7]: CPU memory grows by "checkpoint_size_per_rank X
+    number_of_ranks"; Megatron-LM / NeMo ``FileSystemWriterAsync.preload_tensors`` [8]), one save
+    of each tier in flight, each tier staging its own copy (module docstring).
+    ``n_saved_tiers``: tiers other than host memory that are enabled and saved (not at the "never"
+    interval). The host-memory tier itself is a host copy: counted apart, as its copies.
+
+    Examples
+    --------
+    >>> float(async_staging_bytes_per_node(14e9, True, 1))  # DGX H100, 8 GPUs x 1.75 GB, PFS
+    14000000000.0
+    >>> float(async_staging_bytes_per_node(14e9, False, 2))  # synchronous: no staging buffer
+    0.0
+    """
+    nb = np.asarray(node_bytes, dtype=float) * np.asarray(n_saved_tiers, dtype=float)
+    return np.where(np.asarray(ckpt_async, dtype=bool), nb, 0.0)
 
 
 def peer_replicas(replicas, n_nodes) -> np.ndarray:

@@ -59,6 +59,15 @@ Model (DESIGN §4.4):
   optimum (its saves would only cost stall time), so it is not saved in practice.
   :func:`stage_grid` / :func:`optimize_intervals_grid` keep the earlier search (joint
   log-spaced grid + coordinate refinement, ~1,000x slower) as the reference of the tests.
+  A row's candidates, starts and stopping rule depend on that row alone, so a scenario gets the
+  same intervals alone and in any batch (review 16a). Where the goodput is 0 at every interval (a
+  class no enabled tier survives, recoveries that never end) both searches rank the intervals by
+  the rest of the model (``log_wall_per_work_finite`` of :func:`expected_goodput`).
+* **Host memory.** ``ckpt_host_mem_per_node_bytes``: the host-memory tier's copies where it is
+  saved, plus, with async saves, one staging buffer of the node's share per other saved tier
+  (``ckpt_async_staging_bytes_per_node``; :func:`planner.checkpoint.async_staging_bytes_per_node`,
+  PyTorch DCP async_save, Megatron-LM FileSystemWriterAsync); ``host_fits_ckpt`` adds
+  ``host_mem_per_node_bytes`` and compares with ``host_memory_bytes``.
 
 References
 ----------
@@ -212,7 +221,10 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
     -------
     dict of ndarray (n, *g)
         ``goodput`` (renewal model, see the module docstring), ``log_wall_per_work`` (its
-        log(1/goodput)), ``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac`` (its loss
+        log(1/goodput)), ``log_wall_per_work_finite`` (the same without the classes no enabled
+        tier survives and with an infinite recovery factor taken as 1: finite where
+        ``log_wall_per_work`` is inf at every interval, and the intervals' ranking there),
+        ``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac`` (its loss
         1 − goodput split by :func:`decompose_loss`), ``goodput_first_order`` (clipped to [0, 1])
         and its unclipped terms ``ckpt_overhead_frac_first_order``,
         ``lost_work_frac_first_order``, ``restart_frac_first_order``; ``tau_recovery_min_s``
@@ -263,6 +275,10 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         log_lost = _log_phi(xk).sum(axis=-1)
         log_ov = np.log1p(overhead)
         log_rs = _recovery_log_factor(y, e)
+        # the model without what makes the goodput 0 at every interval (a class no tier survives,
+        # recoveries that never end): how the intervals are ranked where log_w is inf at all of
+        # them, in the grid search as in the headline solver (review 16a)
+        log_fin = log_ov + np.where(np.isinf(log_rs), 0.0, log_rs) + log_lost
         log_lost = np.where(unsurvived > 0, np.inf, log_lost)
         log_w = log_ov + log_rs + log_lost
         log_w = np.where(np.isnan(log_w), np.inf, log_w)
@@ -277,6 +293,7 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         "goodput_first_order": g1, "ckpt_overhead_frac_first_order": overhead,
         "lost_work_frac_first_order": lost, "restart_frac_first_order": restart,
         "tau_recovery_min_s": tmin, "log_recovery_factor": log_rs, "log_lost_work_factor": log_lost,
+        "log_wall_per_work_finite": log_fin,
     }
 
 
@@ -285,8 +302,19 @@ def _take(p: dict, idx) -> dict:
 
 
 def _objective(p: dict, taus):
-    return expected_goodput(taus, p["stall_s"], p["enabled"], p["lam_per_s"], p["recovery_s"],
-                            p["reload_s"], p["survives"])["log_wall_per_work"]
+    """log(1/goodput) at ``taus``, shape (n, *g); a row where it is inf at every point of the grid
+    (goodput 0 at every interval: a class no enabled tier survives, recoveries that never end) is
+    ranked by ``log_wall_per_work_finite`` instead, the rest of the model, as the headline solver
+    ranks it (review 16a: the grid took its first point, one step, for every free tier, the
+    headline the optimum of the rest and "never" for a tier that recovers nothing)."""
+    r = expected_goodput(taus, p["stall_s"], p["enabled"], p["lam_per_s"], p["recovery_s"],
+                         p["reload_s"], p["survives"])
+    lw = r["log_wall_per_work"]
+    n = lw.shape[0]
+    dead = np.isinf(lw).reshape(n, -1).all(axis=1)
+    if not dead.any():
+        return lw
+    return np.where(dead.reshape((n,) + (1,) * (lw.ndim - 1)), r["log_wall_per_work_finite"], lw)
 
 
 def optimize_intervals_grid(tau_given, free, lo, hi, p: dict) -> np.ndarray:
@@ -471,7 +499,8 @@ def _log_phi_fast(x):
 
 
 class _Group:
-    """Failure classes of a block that recover the same way: summed rate and per-tier terms.
+    """A failure class of a block (one class per group since review 16a: see _stage_block): its
+    rate and per-tier terms.
 
     ``members`` lists (λ_c [1/s], R_c [s]) of its classes; ``lr[k]`` = Σ_c λ_c·reload_k (first
     order), ``ey[k]`` = Σ_c (λ_c/λ)·(1 − e^{−λ(R_c + reload_k)}) and ``ee[k]`` =
@@ -494,8 +523,10 @@ class _Block:
     pays only for the terms it has. No loop over rows.
     """
 
-    def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv, track_lo=False, lam_tot=None):
+    def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv, track_lo=False, lam_tot=None, en=None):
         self.n = n
+        #: tier -> rows where it is enabled (tri-state; every tier of U in every row if not given)
+        self.en = en if en is not None else {k: True for k in U}
         #: With ``track_lo``: ``lo_reach`` (n,), the smallest value any lower bound was applied
         #: to, ``max(x, lo)``, over the whole solve (inf if none). Every lower bound here is
         #: ``max(step, c)`` for a c that does not depend on the step time, so the same rows with
@@ -589,14 +620,17 @@ class _Block:
             if lam[k] is not None:
                 llw = llw + _log_phi_fast(lam[k] * (tau[k] + self.s[k]))
         f = lov + lrs + llw
-        return f, {"lam": lam, "rterm": rterm, "ov": ov, "lrs": lrs, "llw": llw}
+        # where f is inf (recoveries that never end, at this assignment): the rest of the model
+        # ranks the candidates (see expected_goodput's log_wall_per_work_finite)
+        ftb = lov + np.where(np.isinf(lrs), 0.0, lrs) + llw
+        return f, {"lam": lam, "rterm": rterm, "ov": ov, "lrs": lrs, "llw": llw, "ftb": ftb}
 
     # -- solver -------------------------------------------------------------------------------
     def _set(self, tau, k, t):
         tau[k] = _pick(self.free[k], t, self.tau_base[k])
 
     def _unit(self, u):
-        """Stall S_u [s] (floored at 1e-300), bounds and the rate the unit's tiers survive
+        """Stall S_u [s] (floored at 1e-150), bounds and the rate the unit's tiers survive
         (cached: the same for every candidate)."""
         cache = self.__dict__.setdefault("_units", {})
         if u in cache:
@@ -606,7 +640,7 @@ class _Block:
         for k in u[1:]:
             S = S + self.s[k]
             lo, hi = np.maximum(lo, self.lo[k]), np.maximum(hi, self.hi[k])
-        S = S + 1e-300
+        S = S + 1e-150  # (> 0; and a unit that recovers nothing goes to the maximum: solve)
         ls = None
         for g in self.groups:
             a = False
@@ -614,9 +648,11 @@ class _Block:
                 a = _or(a, g.ok[k])
             if a is not False:
                 ls = _acc(ls, _pick(a, g.lam, 0.0))
-        young = None if ls is None else np.minimum(
-            self._max_lo(np.sqrt(2.0 * S / np.maximum(ls, _LP_MIN)), lo), hi)
-        cache[u] = (S, lo, hi, young, (4.0 * S, S * S, 2.0 * S))
+        # rows where the unit survives no class (ls = 0) start at the maximum, as a block with no
+        # such class at all (ls None) does: a row's start must not depend on its block (review 16a)
+        young = None if ls is None else np.where(ls > 0, np.minimum(
+            self._max_lo(np.sqrt(2.0 * S / np.maximum(ls, _LP_MIN)), lo), hi), hi)
+        cache[u] = (S, lo, hi, young, (4.0 * S, S * S, 2.0 * S), ls)
         return cache[u]
 
     def start(self, units, last=(), pin=None, init=None):
@@ -634,44 +670,28 @@ class _Block:
             tau[k] = _pick(self.free[k], v, self.tau_base[k])
         info = []
         for u in units:
-            S, lo, hi, young, consts = self._unit(u)
+            S, lo, hi, young, consts, ls = self._unit(u)
             mult = {k: 1.0 for k in u}
             if len(u) == 2 and u[0] > u[1]:
                 mult[u[0]] = 1.0 - _TIE_EPS
             if young is None:
                 t0 = hi
             elif all(k in last for k in u):
-                t0 = hi * (1.0 - _TIE_EPS * (len(last) - max(last.index(k) for k in u)))
+                # offset by the free tiers (in this row) at or after the unit's place in ``last``:
+                # a tier of ``last`` free only in other rows of the block leaves this row's start
+                # as it is alone (review 16a: the offsets counted every tier of the block)
+                cnt = 0.0
+                for j in last[max(last.index(k) for k in u):]:
+                    cnt = _acc(cnt, _pick(self.free[j], 1.0, 0.0))
+                t0 = np.where(ls > 0, hi * (1.0 - _TIE_EPS * cnt), hi)
             elif init is not None and u[0] in init:
-                t0 = init[u[0]]
+                t0 = np.where(ls > 0, init[u[0]], hi)
             else:
                 t0 = young
             for k in u:
                 self._set(tau, k, t0 * mult[k])
             info.append([u, S, *consts, lo, hi, t0, mult])
         return tau, info
-
-    def order(self, tau):
-        """The tiers of U from most to least frequent as a tuple when that order is the same in
-        every row of the block, else None."""
-        U = self.U
-        wins = {k: 0 for k in U}
-        for ia, a in enumerate(U):
-            for b in U[ia + 1:]:
-                m = _tri(self._before(tau, a, b))
-                if not isinstance(m, bool):
-                    return None
-                wins[a if m else b] += 1
-        return tuple(sorted(U, key=lambda k: -wins[k]))
-
-    def signature(self, order):
-        """Class-group -> recovery tier for a uniform order (None if masks are not uniform)."""
-        sig = []
-        for g in self.groups:
-            if not all(isinstance(g.ok[k], bool) for k in self.U):
-                return None
-            sig.append(next((k for k in order if g.ok[k]), -1))
-        return tuple(sig)
 
     def solve(self, tau, info):
         """Stationary intervals from a start point (:meth:`start`); ``info`` lists the units
@@ -694,6 +714,16 @@ class _Block:
         if not info:
             return tau
         done = False  # rows whose iteration has stopped (a row's stop depends on it alone)
+        # rows where a unit moves no tier (its tiers fixed or disabled there: free only in other
+        # rows of the block) keep its start value, so they add no step to that row's stopping
+        # rule (review 16a: such "ghost" steps decided when a row stopped, and its intervals moved
+        # ~1e-6 with the batch)
+        ghost = []
+        for it in info:
+            fm = False
+            for k in it[0]:
+                fm = _or(fm, self.free[k])
+            ghost.append(_not(fm))
         for n_it in range(SOLVER_MAX_ITER + 1):
             lam, _r = self.assign(tau)
             ov = {k: self.s[k] / tau[k] for k in self.U}
@@ -701,9 +731,17 @@ class _Block:
             for k in self.U:
                 sov = _acc(sov, ov[k])
             C = 1.0 + sov
-            err = xr = None
+            # x_k = Λ_k(τ_k + s_k) of every tier of the row (free or fixed: the same in a row alone
+            # and in any block); the largest sets the contraction rate of the stopping rule
+            xs, xr = {}, None
+            if n_it > 0:
+                for k in self.U:
+                    if lam[k] is not None:
+                        xs[k] = x = lam[k] * (tau[k] + self.s[k])
+                        xr = x if xr is None else np.maximum(xr, x)
+            err = None
             new = []
-            for u, S, S4, S2, S_2, lo, hi, t, mult in info:
+            for (u, S, S4, S2, S_2, lo, hi, t, mult), gh in zip(info, ghost):
                 D = C - ov[u[0]]
                 for k in u[1:]:
                     D = D - ov[k]
@@ -714,19 +752,22 @@ class _Block:
                     if n_it == 0:  # Young (ψ = 1/2), with the coupling D
                         P = _acc(P, 0.5 * lam[k])
                     else:
-                        x = lam[k] * (t + self.s[k])
-                        xr = x if xr is None else np.maximum(xr, x)
-                        P = _acc(P, lam[k] * _psi(x))
+                        P = _acc(P, lam[k] * _psi(xs[k]))
                 if P is None:
                     tn = hi
                 else:
+                    # P = 0 in a row (the unit recovers nothing there) gives the maximum, as P None
+                    # does (S_u >= 1e-150: sqrt(S_u/D)·1e100 > INTERVAL_MAX_S)
                     P = np.maximum(P, _LP_MIN)
                     tn = S_2 / (P * (S + np.sqrt(S2 + S4 * D / P)))
                     tn = np.minimum(self._max_lo(tn, lo), hi)
+                frz = _or(done, gh)
+                if frz is not False:
+                    tn = t if frz is True else np.where(frz, t, tn)
                 if n_it > 0:
                     e = np.abs(tn / t - 1.0)
                     err = e if err is None else np.maximum(err, e)
-                new.append(tn if done is False else np.where(done, t, tn))
+                new.append(tn)
             for it, tn in zip(info, new):
                 it[7] = tn
                 for k in it[0]:
@@ -756,15 +797,22 @@ class _Block:
         2. orders: for each sequence Q of up to ``_MAX_LAST`` free tiers, the same but Q start
            at the maximum, in that order (the least frequent last). Q's tiers that then
            recover nothing stay at the maximum (the objective's optimum for a useless tier:
-           "never" — it is not saved); the others settle in the last places. Starts whose
-           class-to-tier assignment equals an earlier start's are skipped (with host memory +
-           PFS, only "host memory last" remains);
+           "never" — it is not saved); the others settle in the last places. A start whose
+           class-to-tier assignment (the rates Λ_k) equals an earlier start's in a row is not
+           used in that row (with host memory + PFS, only "host memory last" remains);
         3. boundaries, where no candidate so far ended with free tier a before (after) tier b:
            a started just before (after) b, and a held at b's interval, just before (after)
            it (a shared interval when b is free): the optimum on the edge of the region where
            a recovers the classes both survive (where b does);
         4. for each pair of free tiers, the pair at one interval and the other free tiers
-           started at the maximum (on the rows where both are free).
+           started at the maximum (on the rows where both are free and a third tier is
+           enabled).
+
+        Each candidate is kept only on the rows it is defined for by that row alone (its tiers
+        free, resp. fixed, in the row; not a duplicate of a start tried in the row), and its
+        start and stopping rule in a row depend on that row alone, so a row gets the candidates,
+        in the same order, and the same values, alone or in any block (review 16a: before,
+        candidates built for other rows of the block moved a row's intervals by ~1e-6).
         """
         Fr = [k for k in self.U if self.free[k] is not False]
         if not Fr:
@@ -773,16 +821,11 @@ class _Block:
             parts["f"] = f
             return tau, parts
         units = [(k,) for k in Fr]
+        en = self.en
         tau0, info = self.start(units)
-        order0 = self.order(tau0)
-        seen_sig = set()
-        seen_lam = []
-        if order0 is not None and self.signature(order0) is not None:
-            seen_sig.add(self.signature(order0))
-        else:
-            seen_lam.append(self.assign(tau0)[0])
+        seen = [(self.assign(tau0)[0], True)]  # (Λ_k at a start, rows it was used in)
         best = self.solve(tau0, info)
-        solved = [best]
+        solved = [(best, True)]  # (a candidate's intervals, rows it was used in)
         best = dict(best)
         fbest, parts = self.objective(best)
 
@@ -791,14 +834,30 @@ class _Block:
                 return None
             return _pick(m, 0.0 if x is None else x, 0.0 if y is None else y)
 
+        def all_free(ks):
+            m = True
+            for k in ks:
+                m = _and(m, self.free[k])
+            return m
+
+        def any_free(ks):
+            m = False
+            for k in ks:
+                m = _or(m, self.free[k])
+            return m
+
         def consider(tau, only=True):
             """Keep ``tau`` where it is better, on the rows ``only`` (tri-state) it was tried for."""
             nonlocal fbest
             f, p = self.objective(tau)
-            better = _and(_tri(f < fbest - _F_MARGIN), only)  # same optimum by another path: keep the first
+            cmp = f < fbest - _F_MARGIN  # same optimum by another path: keep the first
+            if np.isinf(fbest).any():  # goodput 0 at both: ranked by the rest of the model
+                cmp = np.where(np.isinf(f) & np.isinf(fbest), p["ftb"] < parts["ftb"] - _F_MARGIN, cmp)
+            better = _and(_tri(cmp), only)
             if better is False:
                 return
             fbest = _pick(better, f, fbest)
+            parts["ftb"] = _pick(better, p["ftb"], parts["ftb"])
             for k in self.U:
                 if tau[k] is not best[k]:
                     best[k] = _pick(better, tau[k], best[k])
@@ -808,25 +867,36 @@ class _Block:
             parts["lrs"] = _pick(better, p["lrs"], parts["lrs"])
             parts["llw"] = _pick(better, p["llw"], parts["llw"])
 
+        def same_rates(l0, l1):
+            """Rows where two starts give every tier the same recovered rate (None = 0)."""
+            m = True
+            for k in self.U:
+                x, y = l0[k], l1[k]
+                if x is None and y is None:
+                    continue
+                m = _and(m, _tri(np.asarray((0.0 if x is None else x) == (0.0 if y is None else y))))
+                if m is False:
+                    break
+            return m
+
         for size in range(1, min(len(Fr), _MAX_LAST) + 1):
             for Q in itertools.permutations(Fr, size):
-                if order0 is not None and seen_sig:
-                    o = tuple(k for k in order0 if k not in Q) + Q
-                    sig = self.signature(o)
-                    if sig in seen_sig:
-                        continue
-                    seen_sig.add(sig)
-                    tau0, info = self.start(units, last=Q)
-                else:
-                    tau0, info = self.start(units, last=Q)
-                    lam0 = self.assign(tau0)[0]
-                    if any(all(_same(lam0[k], l[k]) for k in self.U) for l in seen_lam):
-                        continue
-                    seen_lam.append(lam0)
+                use = all_free(Q)  # rows where every tier of Q is free
+                if use is False:
+                    continue
+                tau0, info = self.start(units, last=Q)
+                lam0 = self.assign(tau0)[0]
+                for l_prev, used in seen:
+                    use = _and(use, _not(_and(used, same_rates(lam0, l_prev))))
+                    if use is False:
+                        break
+                if use is False:
+                    continue
+                seen.append((lam0, use))
                 tau = self.solve(tau0, info)
-                solved.append(tau)
-                consider(tau)
-        sep = solved[0]
+                solved.append((tau, use))
+                consider(tau, use)
+        sep = solved[0][0]
         for a in Fr:
             for b in self.U:
                 if b == a:
@@ -835,7 +905,7 @@ class _Block:
                     if side == "after" and self.free[b] is True:
                         continue  # = b just before a, tried when b is the free one
                     covered = None
-                    for t in solved:
+                    for t, used in solved:
                         c = self._before(t, a, b) if side == "before" else self._before(t, b, a)
                         # only where a is saved at all: a tier left at the maximum (never saved) is
                         # "after" every other trivially and says nothing of the edge just after b
@@ -843,14 +913,19 @@ class _Block:
                         # free — its optimum just after the NVMe's interval was never tried, 0.23
                         # points of goodput lost, unless another row of the block needed it)
                         c = c & (t[a] < self.hi[a])
+                        if used is not True:  # a candidate says nothing of rows it was not used in
+                            c = c & used
                         covered = c if covered is None else covered | c
-                    if bool(np.all(covered)):
+                    # Kept only on the rows it is tried for: a free, b enabled (and, after b, b
+                    # fixed), not covered; (pinned / shared candidates) b fixed, resp. free. Kept
+                    # on every row of the block, a row's candidates depended on the other rows and
+                    # its optimum moved with its batch by the solver's tolerance (found by a
+                    # batch-independence property test)
+                    need = _and(_and(self.free[a], en[b]), _tri(np.logical_not(covered)))
+                    if side == "after":
+                        need = _and(need, _not(self.free[b]))
+                    if need is False:
                         continue
-                    # Kept only on the rows it is tried for: not covered, and (pinned / shared
-                    # candidates) b fixed, resp. free. Kept on every row of the block, a row's
-                    # candidates depended on the other rows and its optimum moved with its batch
-                    # by the solver's tolerance (found by a batch-independence property test)
-                    need = _tri(np.logical_not(covered))
                     eps = (-1.0 if side == "before" else 1.0) * _TIE_EPS
                     near = np.minimum(self._max_lo(sep[b] * (1.0 + eps), self.lo[a]), self.hi[a])
                     for init in ({a: near}, {**best, a: near}):  # others from Young / best
@@ -858,6 +933,8 @@ class _Block:
                         consider(self.solve(tau0, info), need)
                     if self.free[b] is not True:  # b fixed (in some rows): a held next to b
                         need_fixed = _and(need, _not(self.free[b]))
+                        if need_fixed is False:
+                            continue
                         tie = (a < b) == (side == "before")
                         pin = np.minimum(self._max_lo(self.tau_base[b] * (1.0 if tie else 1.0 + eps),
                                                       self.lo[a]), self.hi[a])
@@ -868,35 +945,42 @@ class _Block:
                         # pay): a tier pinned next to a fixed one can make them redundant, a basin
                         # the start above misses (found by the grid property test)
                         others = tuple(k for k in Fr if k != a)
-                        if others:
+                        need_others = _and(need_fixed, any_free(others)) if others else False
+                        if need_others is not False:
                             tau0, info = self.start(rest, pin={a: pin}, last=others)
-                            consider(self.solve(tau0, info), need_fixed)
+                            consider(self.solve(tau0, info), need_others)
                     if self.free[b] is not False and side == "before":  # b free: one interval
-                        tau0, info = self.start([(a, b)] + [u for u in units if u[0] not in (a, b)])
-                        consider(self.solve(tau0, info), _and(need, self.free[b]))
+                        need_shared = _and(need, self.free[b])
+                        if need_shared is not False:
+                            tau0, info = self.start([(a, b)] + [u for u in units if u[0] not in (a, b)])
+                            consider(self.solve(tau0, info), need_shared)
         # 4. two free tiers at one interval with the other free tiers started at the maximum
-        # (unsaved unless they pay), on every row where both are free: the pair can make the
-        # others redundant, a basin the starts above miss, and "covered" (a strictly before or
-        # after b) says nothing of a shared interval (found by the grid property test: local NVMe
-        # + object store at one interval with the PFS unsaved, 2.3e-4 of goodput above the best
-        # candidate; 2 of 800 random blocks of 24 rows)
+        # (unsaved unless they pay), on every row where both and another are free: the pair can
+        # make the others redundant, a basin the starts above miss, and "covered" (a strictly
+        # before or after b) says nothing of a shared interval (found by the grid property test:
+        # local NVMe + object store at one interval with the PFS unsaved, 2.3e-4 of goodput above
+        # the best candidate; 2 of 800 random blocks of 24 rows)
         for i, a in enumerate(Fr):
             for b in Fr[i + 1:]:
                 others = tuple(k for k in Fr if k not in (a, b))
-                if not others:
-                    continue  # the pair alone (no other tier to leave unsaved): nothing new to
-                    # try beyond structure 3's shared candidate (running it on every row changed
-                    # no goodput over 150 random blocks of 24 rows: review)
+                # on the rows where both are free and a third tier is enabled, free or fixed:
+                # structure 3's shared candidate runs only where no candidate ended with a before
+                # b, and a row whose optimum is the pair at one interval beside a fixed tier was
+                # found only when another row of its block had a third free tier (review 16a:
+                # local NVMe + PFS free, host memory fixed at 385 s, 1.3e-4 of goodput below the
+                # grid alone, test seed 599982112). Two tiers alone (host memory + PFS, the
+                # presets): not run, as before (no goodput changed over 150 random blocks: review)
+                third = False
+                for k in self.U:
+                    if k not in (a, b):
+                        third = _or(third, en[k])
+                use = _and(_and(self.free[a], self.free[b]), third)
+                if use is False:
+                    continue
                 tau0, info = self.start([(a, b)] + [u for u in units if u[0] not in (a, b)], last=others)
-                consider(self.solve(tau0, info), _and(self.free[a], self.free[b]))
+                consider(self.solve(tau0, info), use)
         parts["f"] = fbest
         return best, parts
-
-
-def _same(a, b) -> bool:
-    if a is None or b is None:
-        return a is b
-    return a is b or bool(np.array_equal(a, b))
 
 
 _STAGE_COLUMNS = (
@@ -904,7 +988,7 @@ _STAGE_COLUMNS = (
     + ["ckpt_bytes", "ckpt_shard_bytes"]
     + [f"ckpt_{k}_{q}" for k in TIER_KINDS for q in ("save_s", "stall_s", "interval_opt_s")]
     + ["ckpt_interval_s", "ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput",
-       "goodput_first_order", "ckpt_host_mem_per_node_bytes"]
+       "goodput_first_order", "ckpt_host_mem_per_node_bytes", "ckpt_async_staging_bytes_per_node"]
 )
 
 
@@ -984,8 +1068,6 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             hm_bytes = node_bytes * (1.0 + (rep if rep is not None else 0.0))
         e = _tri(Bm(f"ckpt_{kind}_enabled"))
         en[k] = e
-        if kind == "host_memory":
-            out["ckpt_host_mem_per_node_bytes"][sl] = _pick(e, hm_bytes, 0.0)
         if e is False:
             out[f"ckpt_{kind}_interval_opt_s"][sl] = np.nan
             continue
@@ -1054,13 +1136,12 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             unsurv = _acc(unsurv, lam)
             continue
         uniform = all(isinstance(ok[k], bool) and isinstance(peer[k], bool) for k in U)
-        key = tuple((ok[k], peer[k]) for k in U) if uniform else ("class", c)
-        if key in groups:
-            groups[key].lam = groups[key].lam + lam
-            groups[key].members.append((lam, R))
-        else:
-            reload = {k: _pick(peer[k], relp.get(k), rel[k]) for k in U if ok[k] is not False}
-            groups[key] = _Group(lam, ok, reload, [(lam, R)])
+        # One group per class, also where classes recover alike in every row of the block: merged,
+        # their rates were summed in another order than in a block where they differ, and a
+        # row's intervals moved by ~1e-12 with its batch (review 16a); ~10% slower on blocks of
+        # like rows, exact
+        reload = {k: _pick(peer[k], relp.get(k), rel[k]) for k in U if ok[k] is not False}
+        groups[("class", c)] = _Group(lam, ok, reload, [(lam, R)])
         if not uniform:
             none_ok = True
             for k in U:
@@ -1072,8 +1153,24 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
     np.divide(1.0, lam_tot, out=out["mtbf_h"][sl])  # 1/0 = inf: no failures
 
     blk = _Block(n, U, s, lo, hi, free, base, list(groups.values()), unsurv, track_lo,
-                 lam_tot=lam_tot / 3600.0)
+                 lam_tot=lam_tot / 3600.0, en=en)
     tau, parts = blk.optimum()
+
+    # Host memory held by checkpoints at the chosen intervals: the host-memory tier's copies
+    # (where it is saved) and the async staging buffers of the other saved tiers (review 16a)
+    hm_k = TIER_KINDS.index("host_memory")
+    host_part, n_stage = 0.0, 0.0
+    for k in U:
+        saved = _and(en[k], _tri(~is_never_saved(tau[k])))
+        if saved is False:
+            continue
+        if k == hm_k:
+            host_part = _pick(saved, hm_bytes, 0.0)
+        else:
+            n_stage = n_stage + _pick(saved, 1.0, 0.0)
+    staging = ck.async_staging_bytes_per_node(node_bytes, Bm("ckpt_async"), n_stage)
+    out["ckpt_async_staging_bytes_per_node"][sl] = staging
+    out["ckpt_host_mem_per_node_bytes"][sl] = host_part + staging
 
     # Outputs at the chosen intervals (expected_goodput's formulas).
     lam = parts["lam"]
@@ -1303,7 +1400,10 @@ def stage(b) -> dict[str, np.ndarray]:
         enabled tier), ``goodput`` (renewal model, higher order), ``ckpt_overhead_frac``,
         ``lost_work_frac``, ``restart_frac`` (its loss 1 − goodput split by
         :func:`decompose_loss`), ``goodput_first_order`` (DESIGN §4.4's first-order formula,
-        clipped to [0, 1]), ``ckpt_host_mem_per_node_bytes``, ``host_fits_ckpt``.
+        clipped to [0, 1]), ``ckpt_host_mem_per_node_bytes`` (host memory the checkpoints hold
+        per node: the host-memory tier's copies and the async staging buffers,
+        :func:`ckpt_host_mem_per_node`), ``ckpt_async_staging_bytes_per_node`` (the staging part),
+        ``host_fits_ckpt`` (that plus ``host_mem_per_node_bytes`` <= ``host_memory_bytes``).
 
     Notes
     -----
@@ -1333,7 +1433,6 @@ def stage(b) -> dict[str, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if n < DEDUP_MIN_ROWS or not _stage_dedup(b, n, out, zero_cols):
             _stage_blocks(b, n, out, zero_cols)
-    _unsaved_host_tier_holds_nothing(out)
     used = out["ckpt_host_mem_per_node_bytes"]
     if "host_mem_per_node_bytes" in b:
         used = used + np.asarray(b["host_mem_per_node_bytes"], dtype=float)
@@ -1341,14 +1440,24 @@ def stage(b) -> dict[str, np.ndarray]:
     return out
 
 
-def _unsaved_host_tier_holds_nothing(out: dict) -> None:
-    """A host-memory tier that is never saved (interval ``INTERVAL_MAX_S``: at the optimum it
-    would recover no failure class, or the interval given is that long) keeps no copy, so it
-    takes no host memory (found by review: its copies were still counted, and a sweep refused
-    every split for host memory the run would never use)."""
-    never = is_never_saved(out["ckpt_host_memory_interval_opt_s"])
-    if np.any(never):
-        out["ckpt_host_mem_per_node_bytes"] = np.where(never, 0.0, out["ckpt_host_mem_per_node_bytes"])
+def ckpt_host_mem_per_node(node_bytes, host_replicas, ckpt_async, enabled, tau):
+    """Host memory held per node by checkpoints [B]: (total, async staging part), each (N,).
+
+    The host-memory tier's copies, ``node_bytes · (1 + replicas)``, where it is enabled and saved,
+    plus the staging buffers of the asynchronous saves of the other saved tiers,
+    :func:`planner.checkpoint.async_staging_bytes_per_node` (review 16a: not counted before). A tier
+    that is never saved (interval ``INTERVAL_MAX_S``: at the optimum it would recover no failure
+    class, or the interval given is that long) keeps no copy and stages nothing (found by review:
+    its copies were still counted, and a sweep refused every split for host memory the run would
+    never use). ``enabled``, ``tau``: (N, K) over ``TIER_KINDS``; ``host_replicas`` the peer
+    copies kept (:func:`planner.checkpoint.peer_replicas`)."""
+    saved = np.asarray(enabled, dtype=bool) & ~is_never_saved(np.nan_to_num(tau, nan=INTERVAL_MAX_S))
+    hm = TIER_KINDS.index("host_memory")
+    nb = np.asarray(node_bytes, dtype=float)
+    host = np.where(saved[:, hm], nb * (1.0 + np.asarray(host_replicas, dtype=float)), 0.0)
+    n_stage = saved.sum(axis=1) - saved[:, hm]
+    staging = ck.async_staging_bytes_per_node(nb, ckpt_async, n_stage)
+    return host + staging, staging
 
 
 def stage_grid(b) -> dict[str, np.ndarray]:
@@ -1399,11 +1508,9 @@ def stage_grid(b) -> dict[str, np.ndarray]:
     out["ckpt_interval_s"] = np.where(np.isinf(tmin), np.nan, tmin)
     for key in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput", "goodput_first_order"):
         out[key] = res[key]
-    hm = TIER_KINDS.index("host_memory")
     replicas = ck.peer_replicas(b["ckpt_host_memory_replicas"], b["n_nodes"])
-    host_ckpt = np.where(tt["enabled"][:, hm], tt["ckpt_node_bytes"] * (1.0 + replicas), 0.0)
-    out["ckpt_host_mem_per_node_bytes"] = host_ckpt
-    _unsaved_host_tier_holds_nothing(out)
+    out["ckpt_host_mem_per_node_bytes"], out["ckpt_async_staging_bytes_per_node"] = ckpt_host_mem_per_node(
+        tt["ckpt_node_bytes"], replicas, b["ckpt_async"], tt["enabled"], tau)
     used = out["ckpt_host_mem_per_node_bytes"] + (np.asarray(b["host_mem_per_node_bytes"], dtype=float)
                                                   if "host_mem_per_node_bytes" in b else 0.0)
     out["host_fits_ckpt"] = used <= np.asarray(b["host_memory_bytes"], dtype=float)
@@ -1618,6 +1725,35 @@ def finite_run(row: dict) -> tuple[float, bool]:
 FINITE_RUN_NOTE_REL = 0.01
 
 
+def _zero_everywhere_text(res: dict, tier, lam_h) -> str | None:
+    """Why the renewal goodput is 0 whatever the intervals, in a few words (for the interval
+    explanations), or None: a failing class that no enabled tier survives (each such failure
+    restarts training from the beginning), or a recovery factor that is infinite (recoveries
+    interrupted before they end). ``res``, ``tier``, ``lam_h``: :func:`_row_model`'s."""
+    if not np.isinf(res["log_wall_per_work"]):
+        return None
+    lost = [fc for c, fc in enumerate(FAILURE_CLASSES) if lam_h[c] > 0 and tier[c] < 0]
+    if lost:
+        return "no enabled tier survives a failure of class " + ", ".join(lost)
+    if np.isinf(res["log_recovery_factor"]):
+        return "recoveries are interrupted by the next failure before they end"
+    return None
+
+
+def goodput_zero_at_every_interval(row: dict) -> bool:
+    """True where one scenario's row has goodput 0 whatever its checkpoint intervals (a failing
+    class no enabled tier survives, or recoveries that never end): its goodput-vs-interval curve
+    is 0 everywhere, and its intervals are chosen on the rest of the model (review 16a), so a
+    chart should mark no "optimum" on that curve."""
+    if not row.get("goodput", 1.0) <= 0.0:
+        return False
+    try:
+        res, tier, lam_h, _R = _row_model(row)
+    except (KeyError, ValueError, TypeError):
+        return False
+    return _zero_everywhere_text(res, tier, lam_h) is not None
+
+
 def zero_goodput_reason(row: dict) -> str | None:
     """Why a scenario's goodput is 0 (no progress in expectation), in words; None if it is not."""
     if not row.get("goodput", 1.0) <= 0.0:
@@ -1727,6 +1863,7 @@ def explain(row: dict) -> dict[str, str]:
             f" = {_g(raw)}" + ("" if 0.0 <= raw <= 1.0 else " → clipped to [0, 1]")
             + f" = {_g(row['goodput_first_order'])} (DESIGN §4.4; valid only where λ·τ and λ·R ≪ 1)"
         )
+        dead = _zero_everywhere_text(res, tier, lam_h)
         for k, kind in enumerate(TIER_KINDS):
             iv = row.get(f"ckpt_{kind}_interval_opt_s", np.nan)
             if iv is None or np.isnan(iv):
@@ -1737,7 +1874,17 @@ def explain(row: dict) -> dict[str, str]:
             how = "given" if given else "chosen to maximise the renewal goodput"
             if given and iv > giv * (1.0 + 1e-12):
                 how = f"given {_g(giv)} s, raised to the shortest the job can save at: one step or the async save"
-            if is_never_saved(iv) and given:  # the user's own interval (found by review: explained as the optimum's)
+            if dead and not given:  # review 16a: the headline and the grid reference now agree here
+                how = (f"the goodput is 0 at every interval ({dead}), so the interval is chosen to maximise "
+                       "the rest of the renewal model (the failures the enabled tiers survive; recoveries "
+                       "taken as ending)")
+            if dead and not given and is_never_saved(iv):
+                e[f"ckpt_{kind}_interval_opt_s"] = (
+                    f"{format_interval_s(iv)}: the goodput is 0 at every interval ({dead}), and "
+                    "at the intervals that maximise the rest of the model (the failures the enabled tiers "
+                    "survive) this tier would recover no failure class that a tier saved more often does "
+                    "not, so its saves would only stall")
+            elif is_never_saved(iv) and given:  # the user's own interval (found by review: explained as the optimum's)
                 e[f"ckpt_{kind}_interval_opt_s"] = (
                     f"every {_g(iv)} s (given): never, in effect; "
                     + (f"it is still the tier that recovers {', '.join(rec)}, from a save that far back"
@@ -1758,6 +1905,7 @@ def explain(row: dict) -> dict[str, str]:
         for kind in TIER_KINDS:
             if row.get(f"ckpt_{kind}_enabled") and f"ckpt_{kind}_save_s" in row:
                 e.update(_tier_time_text(row, kind))
+        e.update(_host_mem_text(row))
         tm = row.get("ckpt_interval_s", np.nan)
         kinds = [kind for kind in TIER_KINDS if row.get(f"ckpt_{kind}_interval_opt_s", np.nan) == tm]
         e["ckpt_interval_s"] = (f"most frequent enabled tier ({', '.join(kinds) or 'none'}): "
@@ -1766,6 +1914,55 @@ def explain(row: dict) -> dict[str, str]:
         e["ckpt_interval_s"] = f"most frequent enabled tier: {format_interval_s(row['ckpt_interval_s'])}"
     return e
 
+
+
+def _host_mem_text(row: dict) -> dict[str, str]:
+    """The host memory the checkpoints hold per node, as formulas with the row's numbers
+    (:func:`ckpt_host_mem_per_node`): the host-memory tier's copies and the async staging buffers
+    (review 16a). Empty where the row lacks the columns."""
+    try:
+        total = float(row["ckpt_host_mem_per_node_bytes"])
+        stg = float(row.get("ckpt_async_staging_bytes_per_node", 0.0) or 0.0)
+        shard = float(row["ckpt_shard_bytes"])
+        writers = float(row["ckpt_bytes"]) / shard if shard > 0 else 0.0
+        gpn = float(row["gpus_per_node"])
+    except (KeyError, TypeError, ValueError):
+        return {}
+    node_b = min(gpn, writers) * shard
+    gb = 1e9
+
+    def saved(kind: str) -> bool:
+        iv = row.get(f"ckpt_{kind}_interval_opt_s")
+        return bool(row.get(f"ckpt_{kind}_enabled")) and iv is not None and np.isfinite(float(iv)) \
+            and not is_never_saved(float(iv))
+
+    share = (f"node share {_g(node_b / gb)} GB (min({gpn:g} GPUs, {writers:g} writers) × shard "
+             f"{_g(shard / gb)} GB)")
+    stage_tiers = [k for k in TIER_KINDS if k != "host_memory" and saved(k)]
+    if row.get("ckpt_async") and stage_tiers:
+        t_stg = (f"async: each save first copies the {share} into a host buffer and writes the tier from it "
+                 "(PyTorch DCP async_save; Megatron-LM / NeMo FileSystemWriterAsync); one buffer per saved tier "
+                 f"other than host memory ({', '.join(stage_tiers)}): {len(stage_tiers)} × {_g(node_b / gb)} GB "
+                 f"= {_g(stg / gb)} GB per node")
+    elif row.get("ckpt_async"):
+        t_stg = "async, but no tier other than host memory is saved: no staging buffer, 0 B"
+    else:
+        t_stg = "synchronous saves write from GPU memory: no staging buffer, 0 B"
+    hm = total - stg
+    if saved("host_memory"):
+        rep = float(ck.peer_replicas(float(row.get("ckpt_host_memory_replicas", 0) or 0),
+                                     float(row.get("n_nodes", 1) or 1)))
+        t_hm = f"host-memory tier: {share} × (1 + {rep:g} peer cop{'y' if rep == 1 else 'ies'}) = {_g(hm / gb)} GB"
+    else:
+        t_hm = ("host-memory tier: " + ("not saved (never), no copy" if row.get("ckpt_host_memory_enabled")
+                                        else "disabled") + ", 0 B")
+    return {
+        "ckpt_async_staging_bytes_per_node": t_stg,
+        "ckpt_host_mem_per_node_bytes": (f"{t_hm} + async staging {_g(stg / gb)} GB = {_g(total / gb)} GB = "
+                                         f"{total / 2**30:,.2f} GiB per node (GB = 10⁹ B, GiB = 2³⁰ B); "
+                                         "host_fits_ckpt adds the offloaded states and compares with the "
+                                         "node's host memory"),
+    }
 
 
 def _tier_time_text(row: dict, kind: str) -> dict[str, str]:
@@ -2002,15 +2199,25 @@ def notes(row: dict) -> list[str]:
             out.append(f"Local NVMe checkpoints do not fit: {need / 1e9:,.1f} GB per node (the node's share × "
                        f"(1 + {rep:g} peer copies)) > the drive's {cap / 1e9:,.1f} GB (GB = 1e9 B); the goodput "
                        "counts the tier as if they did.")
-    if not row.get("host_fits_ckpt", True) and float(row.get("ckpt_host_mem_per_node_bytes", 0.0) or 0.0) > 0:
-        # (with no in-memory checkpoint held, the offloaded states alone are over: the memory
+    ck_b = float(row.get("ckpt_host_mem_per_node_bytes", 0.0) or 0.0)
+    stg_b = float(row.get("ckpt_async_staging_bytes_per_node", 0.0) or 0.0)
+    if not row.get("host_fits_ckpt", True) and ck_b > 0 and (ck_b - stg_b > 0 or row.get("host_fits", True)):
+        # (with no in-memory checkpoint held and the offloaded states alone over, the memory
         # stage's own note says so; found by review: a second note of 0.00 GiB of checkpoints)
         gib = 2.0 ** 30
-        ck_b = float(row.get("ckpt_host_mem_per_node_bytes", 0.0) or 0.0)
         off_b = float(row.get("host_mem_per_node_bytes", 0.0) or 0.0)
         have = row.get("host_memory_bytes")
-        out.append(f"Does not fit in host memory: the in-memory checkpoints need {ck_b / gib:,.2f} GiB per node"
+        parts = []
+        if ck_b - stg_b > 0:
+            parts.append(f"the host-memory tier's copies, peer copies included, {(ck_b - stg_b) / gib:,.2f} GiB")
+        if stg_b > 0:  # review 16a: the async saves' host buffers were not counted
+            parts.append(f"the async saves' staging buffers (each saved tier's node share, copied to host memory "
+                         f"before it is written) {stg_b / gib:,.2f} GiB")
+        out.append(f"Does not fit in host memory: the in-memory checkpoints need {ck_b / gib:,.2f} GiB per node ("
+                   + "; ".join(parts) + ")"
                    + (f" beside the offloaded states' {off_b / gib:,.2f} GiB" if off_b > 0 else "")
                    + (f" > the node's {float(have) / gib:,.2f} GiB" if have is not None else "")
-                   + " (GiB = 2^30 B); the goodput counts the host-memory tier as if they did.")
+                   + " (GiB = 2^30 B); the goodput counts the checkpoints as if they did"
+                   + (" (save synchronously, or use more GPUs, to drop or shrink the staging buffers)"
+                      if stg_b > 0 else "") + ".")
     return out

@@ -109,12 +109,15 @@ def test_host_memory_columns():
     b = _llama405()
     out = rel.stage(b)
     shard = 14.0 * b["params_total"][0] / 16384
-    assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(8 * shard)
+    # host-memory tier 8 shards + the async PFS save's staging buffer, 8 shards (review 16a: the
+    # staging buffer was not counted: 8 shards)
+    assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(8 * shard + 8 * shard)
+    assert out["ckpt_async_staging_bytes_per_node"][0] == pytest.approx(8 * shard)
     assert bool(out["host_fits_ckpt"][0])
     b["ckpt_host_memory_replicas"] = np.array([2])
     b["host_mem_per_node_bytes"] = np.array([b["host_memory_bytes"][0] - 2 * 8 * shard])
     out = rel.stage(b)
-    assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(3 * 8 * shard)
+    assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(3 * 8 * shard + 8 * shard)
     assert not bool(out["host_fits_ckpt"][0])
 
 
@@ -355,13 +358,19 @@ def test_fast_solver_matches_grid_optimum(seed):
     for col in fast:
         if not (col.endswith("interval_opt_s") or col in ref or col in (
                 "ckpt_interval_s", "goodput", "goodput_first_order", "ckpt_host_mem_per_node_bytes",
-                "host_fits_ckpt")):
+                "ckpt_async_staging_bytes_per_node", "host_fits_ckpt")):
             assert np.allclose(np.asarray(fast[col], float), np.asarray(grid[col], float),
                                rtol=1e-12, equal_nan=True), col
-    same = (rel.is_never_saved(fast["ckpt_host_memory_interval_opt_s"])
-            == rel.is_never_saved(grid["ckpt_host_memory_interval_opt_s"]))
-    assert np.allclose(fast["ckpt_host_mem_per_node_bytes"][same], grid["ckpt_host_mem_per_node_bytes"][same], rtol=1e-12)
-    assert np.all(fast["ckpt_host_mem_per_node_bytes"][rel.is_never_saved(fast["ckpt_host_memory_interval_opt_s"])] == 0.0)
+    # (review 16a: the async staging buffers depend on which tiers are saved, as the host-memory
+    # tier's copies do: compared where the two agree on every tier)
+    same = np.ones(len(fast["goodput"]), dtype=bool)
+    for k in TIER_KINDS:
+        c = f"ckpt_{k}_interval_opt_s"
+        same &= rel.is_never_saved(np.nan_to_num(fast[c])) == rel.is_never_saved(np.nan_to_num(grid[c]))
+    for c in ("ckpt_host_mem_per_node_bytes", "ckpt_async_staging_bytes_per_node"):
+        assert np.allclose(fast[c][same], grid[c][same], rtol=1e-12), c
+    hm_part = fast["ckpt_host_mem_per_node_bytes"] - fast["ckpt_async_staging_bytes_per_node"]
+    assert np.all(hm_part[rel.is_never_saved(fast["ckpt_host_memory_interval_opt_s"])] == 0.0)
 
 
 def test_fast_solver_on_the_405b_preset_matches_grid():
@@ -756,13 +765,16 @@ def test_a_host_memory_tier_that_is_never_saved_takes_no_host_memory():
     d["checkpoint"] = {"tiers": [{"tier": "host_memory", "replicas": 15}, {"tier": "pfs"}], "async": True}
     r = planner.evaluate(d).results
     assert rel.is_never_saved(r["ckpt_host_memory_interval_opt_s"])
-    assert r["ckpt_host_mem_per_node_bytes"] == 0.0 and r["host_fits_ckpt"]
+    # only the async PFS save's staging buffer, the node's 8 shards (review 16a; it was 0)
+    assert r["ckpt_host_mem_per_node_bytes"] == pytest.approx(8 * r["ckpt_shard_bytes"], rel=1e-12)
+    assert r["ckpt_async_staging_bytes_per_node"] == r["ckpt_host_mem_per_node_bytes"] and r["host_fits_ckpt"]
     assert planner.sweep(d, top=3).attrs["n_feasible"] > 0
     b = B.from_scenarios([planner.Scenario.model_validate(d)])
     b.update(planner.model_stats.stats(b))
     g = rel.stage_grid(b)  # the reference path agrees
     assert rel.is_never_saved(g["ckpt_host_memory_interval_opt_s"][0])
-    assert g["ckpt_host_mem_per_node_bytes"][0] == 0.0 and g["host_fits_ckpt"][0]
+    assert g["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(8 * r["ckpt_shard_bytes"], rel=1e-12)
+    assert g["host_fits_ckpt"][0]
 
 
 def test_explain_says_why_a_tier_is_not_saved_and_shows_the_rate_scale():
@@ -818,6 +830,9 @@ def test_no_in_memory_checkpoint_note_when_the_tier_holds_nothing():
     d["parallelism"].update(offload_optimizer="cpu", offload_master_weights=True)
     d["cluster"]["overrides"]["host_memory_bytes"] = 1e9
     r = planner.evaluate(d)
-    assert not r.results["host_fits"] and r.results["ckpt_host_mem_per_node_bytes"] == 0.0
+    # the host-memory tier holds nothing; the async PFS save's staging buffer, the node's 8 shards,
+    # is held (review 16a; it was 0)
+    assert not r.results["host_fits"] and r.results["ckpt_host_mem_per_node_bytes"] == pytest.approx(
+        8 * r.results["ckpt_shard_bytes"], rel=1e-12) == r.results["ckpt_async_staging_bytes_per_node"]
     assert any(n.startswith("Does not fit in host memory: offload needs") for n in r.notes)
     assert not any("in-memory checkpoints need" in n for n in r.notes)

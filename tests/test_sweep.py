@@ -242,10 +242,13 @@ def test_host_memory_reason_hand_case():
     # 70B, TP 8 × PP 4 × DP 32, ZeRO-1, optimizer offloaded to the CPU: each GPU's optimizer
     # shard is 12 B × 70.6e9 / (8·4·32) = 0.83 GB of fp32 master + Adam states; 8 GPUs per
     # node put 6.6 GB in host memory. Host memory overridden to 1 GB: exceeded. Without
-    # offload the same split fits (checkpoints go to the PFS only, so they use no host memory).
+    # offload the same split fits (checkpoints go to the PFS only, synchronously, so they use no
+    # host memory; an async save would stage the node's share, 8 × 14 B × 70.6e9 / 1024 = 7.7 GB,
+    # in host memory first: review 16a).
     data = planner.presets.preset_json("default")
     data["cluster"]["overrides"] = {"host_memory_bytes": 1e9}
     data["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": None}]
+    data["checkpoint"]["async"] = False
     s = Scenario.model_validate(data)
     df = sw.sweep(s, feasible_only=False, tp=[8], pp=[4], cp=[1], zero_stages=(1,),
                   recompute=("selective",), micro_batch_size=[1], schedules=("1f1b",))

@@ -338,12 +338,19 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
         fix = "Offload less (or to NVMe), use more GPUs or a larger TP / PP, or set a larger host memory override"
         stop = "As set, this run stops with a host out-of-memory error"
     else:
-        need = (f"the in-memory checkpoints (host_memory tier, peer copies included) need {ck / GIB:,.1f} GiB per "
-                f"node" + (f" on top of the offloaded states' {off / GIB:,.1f} GiB" if off > 0 else "")
+        stg = min(num(results, "ckpt_async_staging_bytes_per_node") or 0.0, ck)
+        parts = []
+        if ck - stg > 0:
+            parts.append(f"the in-memory checkpoints (host_memory tier, peer copies included) {(ck - stg) / GIB:,.1f} GiB")
+        if stg > 0:  # review 16a: async saves stage each shard in host memory before writing it
+            parts.append(f"the async saves' staging buffers {stg / GIB:,.1f} GiB")
+        need = (f"the checkpoints need {ck / GIB:,.1f} GiB per node (" + " and ".join(parts) + ")"
+                + (f" on top of the offloaded states' {off / GIB:,.1f} GiB" if off > 0 else "")
                 + f": {(ck + off) / GIB:,.1f} GiB, but the node has {have}")
-        fix = ("Use fewer peer copies, drop the host_memory tier, use more GPUs, or set a larger host memory "
-               "override")
-        stop = "As set, the in-memory checkpoints cannot be saved"
+        fix = ("Use fewer peer copies, drop the host_memory tier, "
+               + ("save synchronously (no staging buffers), " if stg > 0 else "")
+               + "use more GPUs, or set a larger host memory override")
+        stop = "As set, the checkpoints cannot be saved"
     return (f"**Does not fit in host memory:** {need} (GiB = 2³⁰ B). {stop}; the step time, goodput, days, cost "
             f"and energy {what} assume that it fits. {fix}.")
 

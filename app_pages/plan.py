@@ -422,7 +422,10 @@ with left:
                        "intervals. ◆ best interval on the line, ○ the interval in use (the engine's optimum "
                        "unless you set one)."
                        + (" No failures (failure rate 0): every save only costs time, so each line rises to its "
-                          "longest interval." if no_failures else ""))
+                          "longest interval." if no_failures else "")
+                       + (" Goodput is 0 at every plotted interval (the reason is above), so no line has an "
+                          "optimum (no ◆); the intervals in use are chosen on the rest of the model."
+                          if not bool((curve["goodput"] > 0.0).any()) else ""))
         if in_use:
             st.markdown("Intervals in use: " + " · ".join(in_use))
         elif not scen.checkpoint.tiers:

@@ -178,6 +178,9 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
         top = df.groupby("tier")["goodput"].transform("max")
         tied = df[df["goodput"] >= top * (1.0 - 1e-12)]
         best = tied.loc[tied.groupby("tier")["interval_s"].idxmax()]
+        # a line at goodput 0 everywhere has no optimum (a failure class no tier survives, or
+        # recoveries that never end): no ◆ on it (review 16a: it sat at the grid's longest interval)
+        best = best[best["goodput"] > 0.0]
     else:
         best = df
     opt = alt.Chart(best.assign(mark="optimum")).mark_point(shape="diamond", size=140, filled=True).encode(
@@ -196,8 +199,10 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
             shape="circle", size=110, filled=False, strokeWidth=2.5).encode(
             x=x, y=y, color=alt.Color("tier:N"), tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".3g"),
                                alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")]))
+    zero = len(df) > 0 and not bool((df["goodput"] > 0.0).any())
     return alt.layer(*layers).properties(
-        height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle="◆ optimum  ○ in use"))
+        height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle=(
+            "goodput 0 at every interval: no optimum  ○ in use" if zero else "◆ optimum  ○ in use")))
 
 
 #: Units a duration axis may take, largest first: (name, seconds). Days in a year as the Plan

@@ -51,3 +51,38 @@ def test_a_missing_number_names_its_range():
         planner.evaluate(d)
     assert ("cluster.accelerator.price_per_gpu_hour_usd: Field required; allowed 0.01 to 1,000,000"
             in str(ei.value))
+
+
+def test_host_no_fit_text_names_the_async_staging_buffers():
+    """Review 16a: async saves now stage their shards in host memory (ckpt_async_staging_bytes_per_node,
+    inside ckpt_host_mem_per_node_bytes); the Plan page's message named only the host_memory tier.
+    20 GiB in all = 8 GiB tier copies + 12 GiB staging, against a 16 GiB node."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from app_pages import _common as C
+    gib = 2**30
+    res = {"host_fits": True, "host_fits_ckpt": False, "host_mem_per_node_bytes": 0.0,
+           "ckpt_host_mem_per_node_bytes": 20 * gib, "ckpt_async_staging_bytes_per_node": 12 * gib}
+    txt = C.host_no_fit_text(res, 16 * gib)
+    assert "the checkpoints need 20.0 GiB per node" in txt
+    assert "(host_memory tier, peer copies included) 8.0 GiB and the async saves' staging buffers 12.0 GiB" in txt
+    assert "save synchronously" in txt and "16.0 GiB" in txt
+    res["ckpt_async_staging_bytes_per_node"] = 0.0  # a synchronous save: no staging, no such advice
+    txt = C.host_no_fit_text(res, 16 * gib)
+    assert "staging" not in txt and "save synchronously" not in txt
+
+
+def test_goodput_chart_marks_no_optimum_on_a_line_at_zero():
+    """Review 16a: with goodput 0 at every interval the ◆ sat at the grid's longest interval."""
+    import pandas as pd
+    from planner import charts
+    curve = pd.DataFrame({"tier": ["host_memory"] * 3 + ["pfs"] * 3, "interval_s": [60, 600, 6000] * 2,
+                          "goodput": [0.0, 0.0, 0.0, 0.5, 0.7, 0.6]})
+    spec = charts.goodput_interval_chart(curve).to_dict()
+    best = spec["datasets"][spec["layer"][1]["data"]["name"]]
+    assert [(d["tier"], d["interval_s"]) for d in best] == [("parallel file system", 600)]
+    assert spec["title"]["subtitle"] == "◆ optimum  ○ in use"
+    spec0 = charts.goodput_interval_chart(curve.assign(goodput=0.0)).to_dict()
+    assert spec0["datasets"][spec0["layer"][1]["data"]["name"]] == []  # no ◆ at all
+    assert spec0["title"]["subtitle"].startswith("goodput 0 at every interval")

@@ -9,6 +9,7 @@ if _ROOT not in sys.path:  # AppTest.from_file on this page alone
 
 from urllib.parse import urlencode  # noqa: E402
 
+import altair as alt  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
@@ -30,9 +31,14 @@ INDEX_WIDTH = 150
 #: Longest model or system name in a scenario's label (characters).
 LABEL_NAME_MAX = 60
 #: Rows that a scenario which does not fit in memory marks with NO_FIT_MARK: the numbers that would
-#: otherwise make it look fast or cheap.
-NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "time_to_train_days", "cost_usd", "energy_mwh")
+#: otherwise make it look fast or cheap. Goodput too (review 16d: the error above the table says "the
+#: step time, throughput, goodput, days, cost and energy in its column (marked ✗)", goodput was not).
+NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "goodput", "time_to_train_days", "cost_usd", "energy_mwh")
 NO_FIT_MARK = "✗"
+#: What the chart's memory legend says of a scenario that fits in HBM but not in host memory.
+HOST_NO_FIT = "does not fit in host memory"
+#: The marked rows as the caption names them.
+NO_FIT_WORDS = "step time, MFU, throughput, goodput, time to train, cost and energy"
 
 #: Rows of the metrics table: (result column, label, display kind for C.fmt).
 TABLE_ROWS = (
@@ -48,6 +54,32 @@ TABLE_ROWS = (
     ("cost_usd", "cost to train", "usd"),
     ("energy_mwh", "energy", "mwh"),
 )
+
+
+def _compare_chart(results: dict[str, dict], host_only: list[str]):
+    """``charts.compare_chart`` with a scenario that fits in HBM but not in host memory drawn as one
+    that does not fit (pale, dashed red outline) and named so in the memory legend and tooltip (review
+    16d: the chart drew it as "memory: fits" while the caption under it said it was pale), and the
+    tooltip's value in plain notation."""
+    ch = charts.compare_chart({lab: ({**res, "fits": False} if lab in host_only else res)
+                               for lab, res in results.items()})
+    # the value with four significant digits in plain notation (review 16d: ".3g" showed a time to train
+    # of 23,330 days as "2.33e+4", and 178.8 GiB as "179")
+    ch.spec.encoding["tooltip"] = [alt.Tooltip("scenario:N"), alt.Tooltip("metric:N"),
+                                   alt.Tooltip("value:Q", format=",.4~r"), alt.Tooltip("memory:N")]
+    if not host_only:
+        return ch
+    df = ch.data.copy()
+    df.loc[df["scenario"].isin(host_only), "memory"] = HOST_NO_FIT
+    ch.data = df
+    for channel in ("opacity", "stroke", "strokeDash"):  # one legend: the three channels alike
+        enc = ch.spec.encoding[channel]
+        dom, rng = list(enc["scale"]["domain"]), list(enc["scale"]["range"])
+        enc["scale"]["domain"] = dom + [HOST_NO_FIT]
+        enc["scale"]["range"] = rng + [rng[-1]]  # the not-fit style
+        enc["sort"] = dom + [HOST_NO_FIT]
+        enc["legend"]["labelLimit"] = 320  # Vega's default 160 px cut "does not fit in host mem…"
+    return ch
 
 
 def _slot_prefix(i: int) -> str:
@@ -86,10 +118,19 @@ def _init_from_url() -> None:
                 warnings.append(f"c_src{i + 1}={shown!r}: unknown preset, and the link has no "
                                 f"{_slot_prefix(i)}* keys for this slot; using preset {src!r} (a link goes "
                                 f"in its keys: {_slot_prefix(i)}tp=4, or in the slot's share-link box)")
-        elif src != LINK and params and _changes_preset(src, params):
-            # a preset slot with keys of its own (2.sys=...): the preset is the base they change
-            params = {"p": src, **params}
-            src = LINK
+        elif src != LINK and params:
+            base = share.last_value(params.get("p"))
+            if base is not None and base != src:
+                # review 16d: c_src1=default with 1.p=mixtral-… showed 'default' without a word (and
+                # with other keys besides, Mixtral): the slot's choice wins, with a warning
+                warnings.append(f"c_src{i + 1}={src!r} and {_slot_prefix(i)}p={share.one_line_show(str(base))} "
+                                f"name different presets; the slot shows preset {src!r}"
+                                + (" with its other keys" if set(params) - {"p"} else ""))
+                params = {**params, "p": src}
+            if _changes_preset(src, params):
+                # a preset slot with keys of its own (2.sys=...): the preset is the base they change
+                params = {**params, "p": src}
+                src = LINK
         ss[f"c_src{i}"] = src
         ss[f"c_link{i}"] = "?" + urlencode(params, doseq=True) if params else ""
     ss["_c_warnings"] = warnings
@@ -109,6 +150,10 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
     src = ss.get(f"c_src{i}")
     if src == LINK:
         text = str(ss.get(f"c_link{i}", "") or "").strip()
+        # a link copied with the quotes a shell needs (README: "quote a link you pass on") or the <…> of
+        # Markdown and mail: the pair is not part of it (review 16d: n="512'" was refused, 1,024 GPUs shown)
+        while len(text) >= 2 and (text[0], text[-1]) in (("'", "'"), ('"', '"'), ("<", ">"), ("`", "`")):
+            text = text[1:-1].strip()
         if text and "=" not in text:  # no key=value at all: not a link (review 14a: it read as "unknown parameter")
             sj, warns = share.params_to_scenario({})
             return sj, [f"{share.one_line_show(text)} is not a share link (a link carries ?key=value parameters); "
@@ -116,7 +161,16 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
         params = share.parse_link(text)
         # a page's own keys (Plan's pl_*, Explore's ex_*, ...) in a link copied from that page say
         # nothing about the scenario: left out without a warning
+        page_keys = [k for k in params if str(k).startswith(C.PAGE_PREFIXES)]
         params = {k: v for k, v in params.items() if not str(k).startswith(C.PAGE_PREFIXES)}
+        if page_keys and not params:
+            # nothing but page keys (review 16d: a Validate link, v_set=…&v_metric=…, showed the default
+            # scenario without a word)
+            sj, warns = share.params_to_scenario({})
+            keys = ", ".join(share.one_line_show(str(k)) for k in page_keys[:3])
+            return sj, [f"{share.one_line_show(text)} holds no scenario, only a page's own settings ({keys}"
+                        f"{', …' if len(page_keys) > 3 else ''}); showing the default scenario (a Plan page "
+                        "link holds one)"] + warns, None
         if params and not any(share.is_link_key(k) for k in params):
             # key=value pairs, none of them a share link's (review 14j: a pasted search URL said only
             # "'q': unknown link parameter ignored" and showed the default scenario without a word)
@@ -148,6 +202,12 @@ if ss.pop("_c_goto_plan", False):
 _KEYS = ("c_n",) + tuple(f"c_src{i}" for i in range(MAX_SLOTS)) + tuple(f"c_link{i}" for i in range(MAX_SLOTS))
 C.keep_page_widgets("compare", _KEYS)
 _init_from_url()
+# a slot's widgets are not drawn while "Scenarios" is below its number, and Streamlit drops the state
+# of a widget that a run does not draw: re-set as plain state, slots 3 and 4 keep their preset or link
+# through 4 → 2 → 4 (review 16d: they came back as empty link slots showing the default scenario)
+for _k in _KEYS:
+    if _k in ss:
+        ss[_k] = ss[_k]
 st.title("Compare scenarios")
 for w in ss.get("_c_warnings", []):
     st.warning(f"Link: {C.md_text(w)}", icon=":material/link_off:")
@@ -160,8 +220,11 @@ slots = []
 url: dict[str, str] = {"c_n": str(n)}
 for i in range(n):
     with cols[i]:
+        # the preset id alone (review 16d: "preset: " pushed the end of every id but "default" out of a
+        # 4-slot box at 1,280 px, "preset: deepseek-v3-h80"); the help says what the choices are
         st.selectbox(f"Scenario {i + 1}", [LINK] + presets, key=f"c_src{i}",
-                     format_func=lambda v: "from a share link" if v == LINK else f"preset: {v}")
+                     format_func=lambda v: "from a share link" if v == LINK else v,
+                     help="A scenario preset (`planner presets scenarios`), or a share link pasted below.")
         if ss[f"c_src{i}"] == LINK:
             st.text_input("Share link (or its ?query)", key=f"c_link{i}",
                           placeholder="http://localhost:8501/?m=llama3-70b&n=1024&tp=8 ...")
@@ -182,21 +245,40 @@ def _split_text(par: dict, training: dict) -> str:
     """The split of a (validated, defaults filled) scenario: TP·PP·CP·DP, micro-batch, recompute."""
     dp = par.get("dp")
     return (f"TP{par.get('tp', 1)}·PP{par.get('pp', 1)}·CP{par.get('cp', 1)}·DP{dp if dp is not None else '?'}"
-            f" · mbs {training.get('micro_batch_size', '?')} · {par.get('recompute', '?')}")
+            + _ep_text(par) + f" · mbs {training.get('micro_batch_size', '?')} · {par.get('recompute', '?')}")
 
 
-#: Link keys already in the header (model, GPUs, system, split, micro-batch, recompute) or not
-#: describing the scenario (the base preset).
-_HEADER_KEYS = {"p", "m", "n", "sys", "tp", "pp", "cp", "dp", "mbs", "rc"}
+def _ep_text(par: dict) -> str:
+    """" · EP n" for a split with expert parallelism (a MoE model), else "": the split row of a MoE
+    slot names its expert-parallel degree (review 16d: Mixtral's EP 8 was only in "other differences",
+    cut at 1,280 px); a dense model's EP is 1."""
+    try:
+        ep = int(par.get("ep") or 1)
+    except (TypeError, ValueError):
+        return ""
+    return f" · EP {ep}" if ep > 1 else ""
+
+
+#: Link keys already in the header or the first rows (model, GPUs, system, split with EP, micro-batch,
+#: recompute) or not describing the scenario (the base preset).
+_HEADER_KEYS = {"p", "m", "n", "sys", "tp", "pp", "cp", "dp", "ep", "mbs", "rc"}
+#: The differing link keys that say most about a run first in "other differences" (a 4-slot cell shows
+#: about 25 characters at 1,280 px; review 16d: in alphabetical order it read "ak=native ce=fused ep8=0 e…"):
+#: global batch, sequence length, tokens, precision, ZeRO stage, schedule, interleaving, price, checkpoints,
+#: offload; the rest alphabetically after them.
+_DIFF_FIRST = ("gbs", "s", "tok", "prec", "z", "sch", "vpp", "price", "ck", "off")
 
 labels, results, reports, slot_params, details, other = [], {}, {}, [], {}, {}
 no_fit: list[int] = []  # slots that do not fit in memory (HBM or host)
+hbm_no_fit: list[int] = []  # of those, the slots that do not fit in HBM
+host_only: list[str] = []  # labels of the slots that fit in HBM but not in host memory
 host_mem: dict[str, float | None] = {}  # host memory per node of each slot (the engine's input column)
 never: list[int] = []  # slots whose analytic time to train is not finite
 for i, (sj, pid) in enumerate(slots):
     slot_params.append(share.scenario_to_params(C._defaults_full(sj), preset=None))
 differing = sorted({k for k in set().union(*slot_params) if k not in _HEADER_KEYS
-                    and len({sp.get(k) for sp in slot_params}) > 1})
+                    and len({sp.get(k) for sp in slot_params}) > 1},
+                   key=lambda k: (_DIFF_FIRST.index(k) if k in _DIFF_FIRST else len(_DIFF_FIRST), k))
 for i, (sj, _) in enumerate(slots):
     scen, errs = C.validate(sj)
     model = sj.get("model") if isinstance(sj.get("model"), str) else (sj.get("model") or {}).get("name", "custom")
@@ -224,6 +306,7 @@ for i, (sj, _) in enumerate(slots):
         # marked where it is read first: the header starts with it (a long header is cut at the end)
         label = f"{i + 1}: {NO_FIT_MARK} no fit · {model} · {cl.get('n_gpus')} × {system}"
         no_fit.append(i)
+        hbm_no_fit.append(i)
         st.error(f"Scenario {i + 1}: " + C.no_fit_text(rep["results"], None, len(rep["stages"]) or None,
                                                        what=f"in its column (marked {NO_FIT_MARK})"),
                  icon=":material/memory:")
@@ -236,6 +319,8 @@ for i, (sj, _) in enumerate(slots):
                                                             what=f"in its column (marked {NO_FIT_MARK})"),
                  icon=":material/memory:")
     host_mem[label] = _host
+    if i in no_fit and i not in hbm_no_fit:
+        host_only.append(label)
     # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the
     # micro-batch, the recompute and the other differing fields are rows of the table
     extra = [f"{k}={C.one_line(slot_params[i].get(k, '(base)'), LABEL_NAME_MAX)}" for k in differing]
@@ -254,7 +339,7 @@ for i, (sj, _) in enumerate(slots):
 if results:
     def _split_rows(rep: dict) -> list[str]:
         par, tr = rep["scenario"].get("parallelism") or {}, rep["scenario"].get("training") or {}
-        return [f"{par.get('tp')}·{par.get('pp')}·{par.get('cp')}·{par.get('dp')}",
+        return [f"{par.get('tp')}·{par.get('pp')}·{par.get('cp')}·{par.get('dp')}{_ep_text(par)}",
                 str(tr.get("micro_batch_size")), str(par.get("recompute"))]
 
     def _cell(res: dict, col: str, kind: str, host: float | None = None) -> str:
@@ -299,15 +384,31 @@ if results:
     st.caption("Column = scenario: number · model · GPUs × system (hover a header for all of it); its split, "
                "micro-batch and recompute are the first rows, then every other field that differs between the "
                "scenarios, as its link key (docs/ui.md). Memory in GiB (2³⁰ B); durations in s, min or h by "
-               "size. Every number is the engine's result for that scenario"
+               "size, time to train in days (years above 1,000 days). Every number is the engine's result for "
+               "that scenario"
                + (f"; {NO_FIT_MARK} marks a scenario that does not fit in GPU or host memory (the error above): its "
-                  "time, throughput, cost and energy assume that it fits" if no_fit else "")
+                  f"{NO_FIT_WORDS} assume that it fits" if no_fit else "")
                + ("; — marks a number the engine reports as infinite or not a number"
                   + (" (see the warning above)" if never else "") if _dash else "") + ".")
-    st.altair_chart(charts.compare_chart(results), key="c_chart")
+    st.altair_chart(_compare_chart(results, host_only), key="c_chart")
     if no_fit:
-        st.caption(f"Pale bars with a dashed red outline: {charts.NO_FIT} (scenario "
-                   + ", ".join(str(i + 1) for i in no_fit) + "); their numbers assume that it fits.")
+        _host_slots = [i for i in no_fit if i not in hbm_no_fit]
+        _which = [f"{what} (scenario {', '.join(str(i + 1) for i in sl)})"
+                  for what, sl in ((charts.NO_FIT, hbm_no_fit), (HOST_NO_FIT, _host_slots)) if sl]
+        st.caption("Pale bars with a dashed red outline: " + " or ".join(_which)
+                   + "; their numbers assume that it fits.")
+    # a metric the engine gives as infinite or not a number has no bar (review 16d: the goodput-0
+    # scenario's empty "cost" panel read as the cheapest run)
+    _nobar = [f"scenario {lab.split(':')[0]}: {', '.join(missing)}"
+              for lab, res in results.items()
+              if (missing := [name.split(" (")[0] for col, name, _ in charts.COMPARE_METRICS
+                              if C.num(res, col) is None])]
+    if _nobar:
+        st.caption("No bar for " + "; ".join(_nobar) + ": the engine gives no finite value (— in the table); "
+                   "not zero.")
     csv = pd.DataFrame([{"scenario": f"{lab} · {details[lab]}", **res}
                         for lab, res in results.items()]).to_csv(index=False)
     st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv")
+else:  # review 16d: with every slot refused the page ended on the errors, with no word of what to do
+    st.info(f"Nothing to compare: none of the {n} scenarios could be evaluated (the errors above say why). "
+            "Choose another preset in a slot, or paste another share link.", icon=":material/info:")

@@ -1114,7 +1114,7 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
         elif e.get("type") == "missing" and _bounds_at(loc) != (None, None):
             # a required number names its range too (found by review 16c: an inline accelerator
             # without a price said only "Field required")
-            msg = f"{msg}; {_range_text(loc, '')}"
+            msg = f"{msg} ({_range_text(loc, '')})"  # no "; ": that separates whole problems
         line = f"{prefix}{where}: {msg}{shown}" if where != "(scenario)" else f"{prefix}{msg}{shown}"
         if line not in seen:
             seen.add(line)

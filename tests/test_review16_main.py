@@ -49,7 +49,7 @@ def test_a_missing_number_names_its_range():
     d["cluster"]["accelerator"] = a
     with pytest.raises(InputError) as ei:
         planner.evaluate(d)
-    assert ("cluster.accelerator.price_per_gpu_hour_usd: Field required; allowed 0.01 to 1,000,000"
+    assert ("cluster.accelerator.price_per_gpu_hour_usd: Field required (allowed 0.01 to 1,000,000)"
             in str(ei.value))
 
 

@@ -199,14 +199,16 @@ class _Reader:
                 return k, self.cfg[k]
         return None, None
 
-    def int_(self, key: str, value: Any, lo: int = 1) -> int | None:
+    def int_(self, key: str, value: Any, lo: int = 1, hi: int = HF_INT_MAX, field: str = "") -> int | None:
         ok = (isinstance(value, int) and not isinstance(value, bool)) or (
             isinstance(value, float) and math.isfinite(value) and value.is_integer())
         # the schema's bound on every count (schema.PosInt); found by review: 1e30 layers was
-        # "expected a positive integer", which it is
-        if not ok or int(value) < lo or int(value) > HF_INT_MAX:
-            self.bad(key, f"a positive integer up to {HF_INT_MAX:,}" if lo == 1 else
-                     f"an integer from {lo} to {HF_INT_MAX:,}", value)
+        # "expected a positive integer", which it is. ``hi`` / ``field``: a field with its own
+        # bound names it for every bad value (review 16f: num_nextn_predict_layers = -1 was told
+        # "0 to 10,000,000", only 17 and up heard of the real 0 to 16)
+        if not ok or int(value) < lo or int(value) > hi:
+            what = (f"a positive integer up to {hi:,}" if lo == 1 else f"an integer from {lo} to {hi:,}")
+            self.bad(key, what + (f" ({field})" if field else ""), value)
             return None
         return int(value)
 
@@ -546,10 +548,9 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         # DeepSeek-V3 (1), GLM-4.5, MiMo: multi-token-prediction modules (DeepSeek-V3 report §2.2), each a
         # decoder layer of the MoE kind + eh_proj + enorm / hnorm / shared_head.norm, with the embedding and
         # output head shared (the checkpoint stores its own copies of both): model.mtp_layers
-        mtp = r.int_("num_nextn_predict_layers", cfg["num_nextn_predict_layers"], lo=0) or 0
-        if mtp > MTP_LAYERS_MAX:  # the schema's bound (ModelSpec.mtp_layers), named by the file's key
-            r.bad("num_nextn_predict_layers", f"an integer from 0 to {MTP_LAYERS_MAX} (model.mtp_layers)", mtp)
-            mtp = 0
+        # the schema's bound (ModelSpec.mtp_layers), named by the file's key for every bad value
+        mtp = r.int_("num_nextn_predict_layers", cfg["num_nextn_predict_layers"], lo=0, hi=MTP_LAYERS_MAX,
+                     field="model.mtp_layers") or 0
         if mtp:
             notes.append(f"the multi-token-prediction module (num_nextn_predict_layers = {mtp}) is modelled as "
                          f"mtp_layers = {mtp}: its block, projection and norms count in the parameters (the "

@@ -699,6 +699,8 @@ _reg("w_tp", ("parallelism", "tp"), int, int)
 _reg("w_pp", ("parallelism", "pp"), int, int)
 _reg("w_cp", ("parallelism", "cp"), int, int)
 _reg("w_ep", ("parallelism", "ep"), int, int)
+_reg("w_etp", ("parallelism", "etp"), lambda v: None if v is None else int(v),
+     lambda v: None if v is None else int(v))
 _reg("w_vpp", ("parallelism", "vpp"), int, int)
 _reg("w_z", ("parallelism", "zero_stage"), int, int)
 _reg("w_dps", ("parallelism", "dp_shard"), lambda v: None if v is None else int(v),
@@ -754,7 +756,7 @@ MLA_HELP = ("Multi-head latent attention (DeepSeek-V2/V3) ranks and the sliding 
             "window in tokens and share of windowed layers) and in scenario JSON.")
 
 
-_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem", "w_pwr", "w_dps", "w_rcl")
+_OPTIONAL = ("w_price", "w_nic", "w_hbmu", "w_hostmem", "w_pwr", "w_dps", "w_etp", "w_rcl")
 
 
 def _tier_key(use: Any) -> str | None:
@@ -1203,6 +1205,8 @@ def render_sidebar(page: str) -> dict:
         c2.number_input("VPP", min_value=1, max_value=share.WIDGET_VPP_MAX, step=1, key="w_vpp",
                         help="Virtual stages per GPU (needs the interleaved schedule).")
         c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
+        st.number_input("Expert TP (MoE)", min_value=None, max_value=None, step=1, value=None, key="w_etp",
+                        placeholder="= TP", help=Parallelism.model_fields["etp"].description)
         st.number_input("ZeRO shard group (HSDP), DP ranks", min_value=None, max_value=None, step=1,
                         value=None, key="w_dps", placeholder="all DP ranks (full sharding)",
                         help=Parallelism.model_fields["dp_shard"].description)

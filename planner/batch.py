@@ -23,7 +23,8 @@ Training
     grad_bytes (4 = fp32 accumulation, 2 = bf16), ce_eager (eager cross-entropy), elem_eager
     (eager elementwise kernels), fp8_rowwise (FP8 row-wise scaling), tokens_total
 Parallelism
-    tp, pp, dp, dp_shard (ZeRO sharding group in DP ranks; = dp unless HSDP), cp, ep, vpp,
+    tp, pp, dp, dp_shard (ZeRO sharding group in DP ranks; = dp unless HSDP), cp, ep, etp (expert
+    tensor parallelism; optional: absent = tp, and left out when every row has etp = tp), vpp,
     sequence_parallel, zero_stage, recompute (code, RECOMPUTE), recompute_layers (full recompute
     of this many layers per pipeline chunk; 0 = all),
     schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
@@ -77,7 +78,7 @@ INT_COLUMNS = {
     "learned_pos_embeddings", "n_experts", "moe_top_k", "expert_ffn_hidden_size", "n_shared_experts",
     "shared_expert_ffn_hidden_size", "first_dense_layers", "q_lora_rank", "kv_lora_rank",
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "seq_len", "global_batch_size",
-    "micro_batch_size", "precision", "tp", "pp", "dp", "dp_shard", "cp", "ep", "vpp", "zero_stage", "recompute", "recompute_layers",
+    "micro_batch_size", "precision", "tp", "pp", "dp", "dp_shard", "cp", "ep", "etp", "vpp", "zero_stage", "recompute", "recompute_layers",
     "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
     "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window",
 }
@@ -188,6 +189,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "dp_shard": p.dp_shard or p.dp,
         "cp": p.cp,
         "ep": p.ep,
+        "etp": p.etp or p.tp,
         "vpp": p.vpp,
         "sequence_parallel": p.sequence_parallel,
         "zero_stage": p.zero_stage,
@@ -312,6 +314,11 @@ def from_rows(rows: Sequence[dict]) -> Batch:
     for dtype, names in groups.items():
         block = np.array([[r[k] for k in names] for r in rows], dtype=dtype).T.copy()
         out.update(zip(names, block))
+    # expert TP equal to TP on every row: no column (absent = tp), so a batch of such scenarios is
+    # the batch it was before parallelism.etp existed (and a caller that changes tp afterwards, as
+    # the benchmarks' random splits do, keeps expert TP = TP)
+    if "etp" in out and np.array_equal(out["etp"], out["tp"]):
+        keys.remove("etp")
     return {k: out[k] for k in keys}
 
 

@@ -22,6 +22,10 @@ group of ``n`` ranks spaced ``stride`` apart in the global rank order has
 ``g = clip(domain // stride, 1, n)`` members inside one NVLink domain and spans
 ``N = ceil(n/g)`` domains. ``domain`` is the part of an NVLink domain a job fills before the
 next (:func:`placement_domain`: 64 of an NVL72 rack's 72 GPUs for a job larger than a rack).
+Expert groups follow Megatron-Core's expert rank order (tp-cp-ep-dp-pp with tp = the expert TP
+``etp`` and cp = 1, ``initialize_model_parallel``): the EP group is ``ep`` ranks ``etp`` apart
+(``tp`` apart with the default etp = tp), the expert data-parallel group ``tp·cp·dp/(etp·ep)``
+ranks ``etp·ep`` apart (planner.timing passes those strides).
 
 * ``N = 1``: the whole ring runs over NVLink (``scaleup_bw_bytes_per_s``).
 * ``N > 1``: the ring crosses domains. NCCL runs one ring per NIC, so each of the ``g``

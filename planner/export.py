@@ -208,6 +208,12 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                      f"multiple of {2 * p.cp}: pad the sequences or choose another CP.")
     if p.ep > 1:
         arg("--expert-model-parallel-size", p.ep)
+    if m.moe is not None and p.etp is not None:
+        # Megatron-LM arguments.py: --expert-tensor-parallel-size, default = --tensor-model-parallel-size
+        # (parallel_state.initialize_model_parallel: "if expert_tensor_parallel_size is None:
+        # expert_tensor_parallel_size = tensor_model_parallel_size"); written when the scenario sets it
+        arg("--expert-tensor-parallel-size", p.etp)
+    if p.ep > 1:
         if t.precision == "fp16":
             # validate_args in arguments.py: assert not args.fp16, "Expert parallelism is not supported
             # with fp16 training."
@@ -593,6 +599,13 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
         if p.zero_stage in (1, 2):
             notes.append(f"ZeRO-{p.zero_stage} is written as FSDP2: TorchTitan also shards the weights "
                          "(ZeRO-3 memory, ZeRO-3 all-gathers).")
+    if m.moe is not None and p.etp is not None and p.etp != p.tp:
+        # job_config.py at TORCHTITAN_COMMIT: [parallelism] has expert_parallel_degree and no expert
+        # tensor-parallel degree (the field list of class Parallelism)
+        notes.append(f"expert TP {p.etp} ≠ TP {p.tp} (parallelism.etp): TorchTitan's job_config.py at this commit has "
+                     "expert_parallel_degree but no expert tensor-parallel degree, so its experts follow its own "
+                     "TP / EP plan; not written. The planner's step time and memory are for expert TP "
+                     f"{p.etp}: evaluate etp = tp to compare.")
     if p.ep > 1 and (p.ep % p.cp or (shard * p.cp) % p.ep):
         # Found by review. ParallelDims._validate: "if ep > 1: # EP would borrow all cp and some dp_shard
         # degree / assert ep % cp == 0 and (dp_shard * cp) % ep == 0" (torchtitan/distributed/
@@ -875,6 +888,13 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                      f"world size when it is missing): add \"sequence_parallel_size\": {p.cp} then, not written)")
     if p.ep > 1:
         split.append(f"EP {p.ep} (deepspeed.moe ep_size)")
+    if m.moe is not None and p.etp is not None and p.etp != p.tp:
+        # deepspeed.moe.layer.MoE(..., enable_expert_tensor_parallelism=False): the experts either split
+        # over the model's whole TP group (True) or not at all (False, the default): expert TP 1 or tp
+        split.append(f"expert TP {p.etp} (deepspeed.moe.layer.MoE enable_expert_tensor_parallelism="
+                     + ("False, the default: experts not split over TP)" if p.etp == 1 else
+                        f"True splits them over all {p.tp} TP ranks, False over none: expert TP {p.etp} has no "
+                        "setting)"))
     if split:
         notes.append("set in the model code, not in this file: " + "; ".join(split) + ".")
     if t.elementwise == "fused":

@@ -21,9 +21,14 @@ Model states (Rajbhandari et al. 2020 [1] §3, Fig. 1; Megatron-LM ``theoretical
     both sharded by TP (a tied head is still kept on the last stage when pp > 1, as Megatron
     does); a learned position table (GPT-3) is replicated over TP, as Megatron's serial
     ``position_embeddings`` (``torch.nn.Embedding``) is. Attention K/V weights are replicated when tp > n_kv_heads (each TP rank keeps
-    ``max(k, t)/t`` of them). MoE: routed experts are divided by EP and TP (expert TP = TP
-    assumed) and sharded over the expert-data-parallel group ``dp·cp/ep``; attention, shared
-    experts, router and norms over ``dp·cp``. Norm weights are counted as TP-sharded (they
+    ``max(k, t)/t`` of them). MoE: routed experts are divided by EP and the expert TP
+    ``etp`` (``parallelism.etp``, = tp unless set: Megatron-Core ``--expert-tensor-parallel-size``) and
+    sharded over the expert-data-parallel group ``tp·cp·dp/(etp·ep)`` (``dp·cp/ep`` when etp = tp;
+    Megatron-Core ``parallel_state``: ``expert_data_parallel_size = world_size / (etp·ep·pp)``);
+    attention, shared experts, router and norms over ``dp·cp``. The routed experts' activations are
+    counted as split by tp whatever etp is (``r·cf·(4h + I_e)/t`` per token): exact for etp = 1, where
+    each rank dispatches its own ``s/t`` tokens; for etp > 1 the dispatched input gathered over the
+    etp ranks (``2h·etp/t`` per routed copy, not ``2h/t``) is under-counted (a stated simplification). Norm weights are counted as TP-sharded (they
     are replicated in reality; < 0.01 % of a layer); the final norm is whole on the last
     stage, ``h`` (RMSNorm) or ``2h`` (LayerNorm weight and bias), as ``model_stats`` counts it.
     fp8 / fp4 precision: weights stay in bf16 with fp32 master + Adam states, as Transformer
@@ -538,7 +543,9 @@ def _common(b: Batch) -> dict:
     if any_moe:
         p_exp_all = F("n_experts") * F("params_expert")
         p_moe_ne = (F("params_layer_moe_total") - p_exp_all + kv_extra) / t  # non-expert part
-        p_moe_ex = p_exp_all / (F("ep") * t)
+        # routed experts over ep·etp (expert TP; = tp unless parallelism.etp says otherwise)
+        et = F("etp") if "etp" in b else t
+        p_moe_ex = p_exp_all / (F("ep") * et)
     else:
         p_moe_ne = p_moe_ex = None
     Vh_t = V * h / t
@@ -592,7 +599,9 @@ def _common(b: Batch) -> dict:
     shard_g = 1.0 + (zs >= 2) * dpc1
     shard_o = 1.0 + (zs >= 1) * dpc1
     if any_moe:
-        edp = dpc_s / F("ep")  # HSDP with ep > 1 is refused by the schema: dpc_s = dpc there
+        # the expert data-parallel group tp·cp·dp/(etp·ep) (Megatron-Core parallel_state); = dp·cp/ep when
+        # etp = tp. HSDP with ep > 1 (or etp ≠ tp) is refused by the schema: dpc_s = dpc there
+        edp = dpc_s / F("ep") if "etp" not in b or not _any(et != t) else dpc_s * (t / et) / F("ep")
         eshard = (_sel(zs >= 3, edp, 1.0), _sel(zs >= 2, edp, 1.0), _sel(zs >= 1, edp, 1.0))
     else:
         eshard = (None, None, None)
@@ -1322,10 +1331,19 @@ def explain(row: dict) -> dict[str, str]:
     P_ne, P_ex = parts["_P_ne"], parts["_P_ex"]
     n_par = P_ne + P_ex
 
+    # expert tensor parallelism ≠ TP (parallelism.etp): the routed experts over ep·etp, their ZeRO group
+    # the expert data-parallel group tp·cp·dp/(etp·ep) (Megatron-Core parallel_state)
+    etp, tp_ = float(row.get("etp", row["tp"]) or row["tp"]), float(row["tp"])
+    etp_txt = ""
+    if P_ex and etp != tp_:
+        etp_txt = (f" (routed experts over ep·etp = {float(row['ep']):g}·{etp:g}, expert TP {etp:g} ≠ TP {tp_:g}; "
+                   f"their ZeRO group the expert data-parallel ranks tp·cp·dp/(etp·ep) = "
+                   f"{tp_ * float(row['cp']) * float(row['dp']) / (etp * float(row['ep'])):g})")
+
     def shards(nbytes: float, sh: str) -> str:  # bytes × params / shard, experts over their own group
         if P_ex:
             return (f"{nbytes:g} B × ({_params_text(P_ne)} non-expert params / {g['shard_' + sh]:g} + "
-                    f"{_params_text(P_ex)} expert params / {g['eshard_' + sh]:g})")
+                    f"{_params_text(P_ex)} expert params / {g['eshard_' + sh]:g}){etp_txt}")
         return f"{nbytes:g} B × {_params_text(n_par)} params / {g['shard_' + sh]:g}"
 
     st = f"stage {j} of {p}"
@@ -1375,7 +1393,8 @@ def explain(row: dict) -> dict[str, str]:
             + "; "
             + (f"ZeRO-{zs}, {'dp_shard·cp (HSDP)' if hsdp else 'dp·cp'} shard" if zs >= 3 else
                f"ZeRO-{zs}: weights not sharded")
-            + ("; experts over dp·cp/ep" if P_ex and zs >= 3 else "")
+            + (("; experts over dp·cp/ep" if etp == tp_ else "; experts over tp·cp·dp/(etp·ep)")
+               if P_ex and zs >= 3 else "")
             + (f"; with the head, {mods}: {_params_text(mtp_params)} params per GPU before sharding (each a "
                "block of the MoE-layer kind, eh_proj 2h·h/t, 3 norms"
                + ("; + a copy of the input embedding, Megatron's MTP stage" if p > 1 and not dualpipe else "")

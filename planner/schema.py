@@ -529,6 +529,15 @@ class Parallelism(_Strict):
     dp: PosInt | None = Field(None, description="Derived from n_gpus / (tp·pp·cp) when omitted.")
     cp: PosInt = 1
     ep: PosInt = 1
+    etp: PosInt | None = Field(
+        None,
+        description="Expert tensor parallelism (Megatron-Core --expert-tensor-parallel-size): the routed "
+        "experts' GEMMs split over etp ranks while attention and dense layers use tp; the expert group "
+        "etp·ep, the expert data-parallel group tp·cp·dp/(etp·ep). None = tp (Megatron's default). MoE "
+        "only; must divide tp, and etp·ep must divide tp·cp·dp (Megatron-Core parallel_state: world_size "
+        "% (etp·ep·pp) == 0); etp < tp needs sequence parallelism. Recipes run etp = 1 with tp > 1 "
+        "(Megatron-Bridge Qwen3 MoE: expert_tensor_parallel_size=1).",
+    )
     vpp: Annotated[int, Field(ge=1, le=VPP_MAX)] = Field(
         1, description=f"Virtual pipeline stages per GPU (interleaved 1F1B), 1 to {VPP_MAX:,} (schema.VPP_MAX).")
     sequence_parallel: bool = True
@@ -667,6 +676,14 @@ class Reliability(_Strict):
 
 
 
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n`` ≥ 1, ascending (O(√n))."""
+    import math
+
+    small = [k for k in range(1, math.isqrt(n) + 1) if n % k == 0]
+    return sorted({d for k in small for d in (k, n // k)})
+
+
 def precision_error(training, acc) -> str | None:
     """Why ``training``'s precision or gradient dtype cannot run on accelerator ``acc`` (its
     ``peak_flop_per_s`` lacks the precision, or BF16 gradients without BF16 units), or None.
@@ -773,6 +790,10 @@ class Scenario(_Strict):
             if p.dp_shard < dp and p.ep > 1:
                 raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with ep = {p.ep}: hybrid "
                                  "sharding of expert-parallel models is not modelled; use dp_shard = dp or ep = 1")
+            if p.dp_shard < dp and p.etp is not None and p.etp != p.tp:
+                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with etp = {p.etp} ≠ tp = "
+                                 f"{p.tp}: hybrid sharding with expert TP ≠ TP is not modelled; use dp_shard = dp "
+                                 "or etp = tp (or leave etp unset)")
         if p.recompute_layers is not None:
             if p.recompute != "full":
                 raise ValueError(f"parallelism.recompute_layers = {p.recompute_layers} needs recompute = 'full' "
@@ -792,16 +813,43 @@ class Scenario(_Strict):
         if model.moe is None:
             if p.ep != 1:
                 raise ValueError(f"parallelism.ep = {p.ep} needs an MoE model; allowed: 1")
+            if p.etp is not None and p.etp != p.tp:
+                raise ValueError(f"parallelism.etp = {p.etp} needs an MoE model (expert tensor parallelism splits "
+                                 f"the routed experts); allowed for a dense model: unset or = tp ({p.tp})")
         else:
             if model.moe.n_experts % p.ep:
                 raise ValueError(
                     f"parallelism.ep = {p.ep} must divide model.moe.n_experts = {model.moe.n_experts}"
                 )
-            if (dp * p.cp) % p.ep:
-                raise ValueError(
-                    f"parallelism.ep = {p.ep} must divide dp·cp = {dp * p.cp} (experts are laid out "
-                    "over the data-parallel ranks)"
-                )
+            if p.etp is None or p.etp == p.tp:
+                if (dp * p.cp) % p.ep:
+                    raise ValueError(
+                        f"parallelism.ep = {p.ep} must divide dp·cp = {dp * p.cp} (experts are laid out "
+                        "over the data-parallel ranks)"
+                        + ("; with parallelism.etp < tp the expert group etp·ep may take TP ranks too"
+                           if p.tp > 1 else "")
+                    )
+            else:
+                # Megatron-Core parallel_state.initialize_model_parallel: expert_tensor_model_pipeline_
+                # parallel_size = etp·ep·pp must divide world_size (a RuntimeError), i.e. etp·ep | tp·cp·dp.
+                # The planner also needs etp | tp (the expert-TP group inside the TP group: the token
+                # all-gather of the dispatcher runs on TP's link; etp > tp is not modelled).
+                if p.tp % p.etp:
+                    raise ValueError(
+                        f"parallelism.etp = {p.etp} must divide tp = {p.tp} (allowed: a divisor of tp, "
+                        f"{', '.join(str(k) for k in _divisors(p.tp))}; expert TP "
+                        "above TP or not dividing it is not modelled)")
+                if (p.tp * p.cp * dp) % (p.etp * p.ep):
+                    raise ValueError(
+                        f"parallelism: etp·ep = {p.etp}·{p.ep} = {p.etp * p.ep} must divide tp·cp·dp = "
+                        f"{p.tp}·{p.cp}·{dp} = {p.tp * p.cp * dp} (Megatron-Core initialize_model_parallel: "
+                        "world_size must be divisible by etp·ep·pp; the expert data-parallel size is "
+                        "tp·cp·dp/(etp·ep))")
+                if p.tp > 1 and not p.sequence_parallel:
+                    raise ValueError(
+                        f"parallelism.etp = {p.etp} ≠ tp = {p.tp} needs sequence_parallel = true (Megatron-Core's "
+                        "MoELayer refuses MoE training with TP > 1 without sequence parallelism; with it each "
+                        "TP rank dispatches its own tokens)")
         if t.global_batch_size % (t.micro_batch_size * dp):
             raise ValueError(
                 f"training.global_batch_size = {t.global_batch_size} is not divisible by "

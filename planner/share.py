@@ -183,6 +183,8 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     _i("dp", ("parallelism", "dp")),
     _i("cp", ("parallelism", "cp"), hi=WIDGET_DEGREE_MAX),
     _i("ep", ("parallelism", "ep"), hi=WIDGET_DEGREE_MAX),
+    # expert TP (absent = tp, Megatron's default); 1 to WIDGET_DEGREE_MAX, the schema checks etp | tp
+    Field("etp", ("parallelism", "etp"), "optint", 1, WIDGET_DEGREE_MAX),
     _i("vpp", ("parallelism", "vpp"), hi=WIDGET_VPP_MAX),
     _b("sp", ("parallelism", "sequence_parallel")),
     _c("z", ("parallelism", "zero_stage"), (0, 1, 2, 3)),
@@ -993,10 +995,10 @@ def _revert(sj: dict, key: str, path: tuple, base, applied: dict) -> None:
 
 #: Link keys of the split, in the order their messages are worded (a key's warning is checked
 #: against the link values of the keys after it: ``tp=3&pp=7`` names 3·7 for tp, 8·7 for pp).
-SPLIT_KEYS: tuple[str, ...] = ("tp", "pp", "cp", "ep", "vpp", "sch", "ls", "dps", "dp")
+SPLIT_KEYS: tuple[str, ...] = ("tp", "pp", "cp", "ep", "etp", "vpp", "sch", "ls", "dps", "dp")
 #: The order changes are tried in (least disruptive first: the layer split, the interleaving,
 #: EP and CP before the TP·PP grid).
-_SPLIT_SEARCH: tuple[str, ...] = ("ls", "vpp", "sch", "ep", "cp", "dps", "dp", "tp", "pp")
+_SPLIT_SEARCH: tuple[str, ...] = ("ls", "vpp", "sch", "ep", "etp", "cp", "dps", "dp", "tp", "pp")
 _PAR_FIELDS = {f.key: f for f in PARALLEL_KEYS}
 #: Link keys that depend on the split rather than the other way round (N layers recomputed per
 #: pipeline chunk): a value the fitted split cannot hold is refused, the split is not bent to it.
@@ -1005,7 +1007,7 @@ _LINK_COST = 100  # changing a split key the link sets costs more than any numbe
 #: What a change of one split field costs: the schedule side (layer split, interleaving, ZeRO
 #: group) before EP, before the GPU grid (TP, PP, CP), so ``mbs=16`` on the default preset ends
 #: 1F1B on the same TP·PP rather than CP 4.
-_SPLIT_WEIGHT = {"ls": 1, "sch": 1, "vpp": 1, "dps": 1, "dp": 1, "ep": 2, "cp": 3, "tp": 3, "pp": 3}
+_SPLIT_WEIGHT = {"ls": 1, "sch": 1, "vpp": 1, "dps": 1, "dp": 1, "ep": 2, "etp": 2, "cp": 3, "tp": 3, "pp": 3}
 
 
 def _par_default(key: str) -> Any:
@@ -1038,7 +1040,7 @@ def _split_show(key: str, v: Any) -> str:
     if v is None:
         v = _par_default(key)
     if v is None:
-        return "derived" if key == "dp" else "all DP ranks"
+        return {"dp": "derived", "etp": "tp (unset)"}.get(key, "all DP ranks")
     return repr(v) if isinstance(v, str) else str(v)
 
 
@@ -1076,8 +1078,8 @@ def _split_alternatives(key: str, cur: Any, base: Any = None, n_gpus: Any = None
         out.extend(divs[:4])
     elif key in ("vpp", "ep", "cp", "tp", "pp"):
         out.extend(_divisors_below(cur))
-    elif key in ("dps", "dp"):
-        out.append(None)
+    elif key in ("dps", "dp", "etp"):
+        out.append(None)  # derived DP, all DP ranks shard, expert TP = TP
     seen, res = set(), []
     for v in out:
         e = _par_default(key) if v is None else v
@@ -1116,7 +1118,7 @@ def _plain_start(sj: dict) -> dict | None:
 
     for tp, pp in plain_splits(sj, limit=100):
         cand = _split_copy(sj)
-        for key, v in (("tp", tp), ("pp", pp), ("cp", 1), ("ep", 1), ("vpp", 1), ("sch", "1f1b"),
+        for key, v in (("tp", tp), ("pp", pp), ("cp", 1), ("ep", 1), ("etp", None), ("vpp", 1), ("sch", "1f1b"),
                        ("ls", "uneven"), ("dps", None), ("dp", None)):
             _split_put(cand, key, v)
         if _valid(cand):

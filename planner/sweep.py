@@ -390,6 +390,7 @@ class SplitSpace:
                      "sequence_parallel", "uneven_layers"):
             b[name] = self.struct[name][s]
         b.pop("dp_shard", None)  # the sweep shards over all DP ranks (HSDP is not swept): no column = dp
+        b.pop("etp", None)  # and keeps expert TP = TP (parallelism.etp is not swept): no column = tp
         b.pop("recompute_layers", None)  # and recomputes every layer with full recompute
         zero = self.inner["zero_stage"][i]
         off = self.inner["offload_optimizer"][i]
@@ -1051,7 +1052,7 @@ def plain_base(scenario_json: dict) -> tuple[dict, Scenario] | None:
             for tp, pp in pairs:
                 cand = copy.deepcopy(scenario_json)
                 cand["parallelism"] = {**(cand.get("parallelism") or {}), "tp": tp, "pp": pp, "cp": cp_, "ep": 1,
-                                       "vpp": 1, "dp": None, "dp_shard": None, "schedule": sched_,
+                                       "vpp": 1, "dp": None, "dp_shard": None, "etp": None, "schedule": sched_,
                                        "recompute_layers": None, "layer_split": "uneven"}
                 if mb is not None and isinstance(cand.get("training"), dict):
                     cand["training"] = {**cand["training"], "micro_batch_size": mb}
@@ -1920,6 +1921,7 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
     for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage"):
         par[k] = int(row[k])
     par["dp_shard"] = None  # sweep rows shard over all DP ranks
+    par["etp"] = None  # ... and keep expert TP = TP (etp is not swept)
     par["recompute_layers"] = None  # ... and recompute every layer with full recompute
     par["sequence_parallel"] = bool(row["sequence_parallel"])
     par["recompute"] = str(row["recompute"])

@@ -61,6 +61,11 @@ the pace; everything is per GPU of that stage:
   most ``M`` = 4 nodes per token, ``moe_max_nodes_per_token``): a token crosses the network
   once per destination node, so the network share of the routed copies is
   ``min(top_k, M)/top_k``; FP8 dispatch (``ep_dispatch_fp8``) sends the dispatches in 1 B.
+* Expert TP (``etp`` column, ``parallelism.etp``; absent = tp, Megatron-Core's default): the
+  routed experts' GEMMs ``tok·top_k·ep·(etp/tp)/E × h × fe/etp`` per local expert, the MoE
+  layers' MLP-half TP collectives over the etp ranks (none for etp = 1), the EP all-to-all over
+  ep ranks etp apart, the expert DP collectives over ``tp·cp·dp/(etp·ep)`` ranks etp·ep apart
+  (Megatron-Core parallel_state: expert rank order tp-cp-ep-dp-pp with tp = etp, cp = 1).
 * PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
   ``(p−1)/(v·m)``, zero-bubble ``ZERO_BUBBLE_RESIDUAL · (p−1)/m``, of the per-stage time;
   DualPipe ``(p/2 − 1)(F + B/2)`` per step (:func:`dualpipe_bubble_fraction`; its ranks hold
@@ -75,7 +80,8 @@ the pace; everything is per GPU of that stage:
   behind the next forward except the first bucket; ZeRO-3 gathers parameters forward and
   backward and reduce-scatters every micro-batch, hidden behind that micro-batch except the
   first layer's gather and the last layer's reduce. Dense parameters over ``dp·cp``, expert
-  parameters over ``dp·cp/ep``. Hybrid sharding (HSDP, ``dp_shard < dp``): the ZeRO
+  parameters over ``dp·cp/ep`` (``tp·cp·dp/(etp·ep)`` with expert TP ≠ TP). Hybrid sharding
+  (HSDP, ``dp_shard < dp``): the ZeRO
   collectives run over the shard group ``dp_shard·cp`` (the inner DP ranks, often one node),
   and the gradient shard is ring-all-reduced over the ``dp/dp_shard`` replicas once per step
   (``2·(r−1)/r · g·P/(dp_shard·cp) / BW``), hidden with the gradient reduce (PyTorch FSDP
@@ -442,7 +448,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
-    "dropout", "recompute_layers", "dp_shard", "mtp_layers",
+    "dropout", "recompute_layers", "dp_shard", "mtp_layers", "etp",
 )
 
 
@@ -596,6 +602,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     a_s, a_n = K.alpha_scaleup_s, K.alpha_network_s
     inr = fl("in_network_reduction")
     any_moe = bool(np.asarray(b["n_experts"]).any())  # batch-level shortcut: skips dead work
+    # Expert tensor parallelism (parallelism.etp; the column is optional, absent = tp): etp_diff when a
+    # MoE row of the batch has etp ≠ tp. Every term below takes the etp = tp path (the formulas and
+    # operations as before) unless it does, so a batch without such a row is costed bit for bit as
+    # without the column.
+    et = t
+    etp_diff = False
+    if any_moe and "etp" in b:
+        et_col = f("etp")
+        if bool(np.any(et_col != t)):
+            et, etp_diff = et_col, True
 
     # GEMM eff_max and bytes per element: the FP8/FP4 unit when the row asks for it (the schema
     # refuses a precision the part has no peak for, so the unit exists), else 16-bit (table
@@ -682,9 +698,23 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                     + 4.0 * q * tokens * h) * inv_pe
 
         # Tokens reaching one local expert: tok·top_k·ep/E (balanced) times the imbalance factor.
-        tok_expert = np.where(is_moe, tok * topk * e / np.maximum(E, 1.0), 1.0)
+        # Expert TP ≠ TP (etp_diff): tok·top_k·ep·(etp/tp)/E tokens per local expert and micro-batch
+        # (each rank dispatches its s/(c·t) sequence-parallel tokens; the all-to-all over ep and the
+        # all-gather over the etp ranks bring etp·ep of those shares to a rank), in GEMMs M × h ×
+        # fe/etp: the FLOPs per GPU of etp = tp, in GEMMs tp/etp times taller and narrower
+        # (Megatron-Core MoEAlltoAllTokenDispatcher: permute → A2A(EP) → AG(expert TP) → experts →
+        # RS(expert TP) → A2A(EP) → unpermute).
+        if etp_diff:
+            tok_expert = np.where(is_moe, tok * topk * e * (et / t) / np.maximum(E, 1.0), 1.0)
+
+            def mlp_e(tokens, fh):  # up + down GEMMs of tokens × h × fh on one expert-TP rank
+                return (2.0 * tokens * h * (up1 * fh) / et * (1.0 + q * (1.0 / tokens + inv_h))
+                        + 4.0 * q * tokens * h) * inv_pe
+        else:
+            tok_expert = np.where(is_moe, tok * topk * e / np.maximum(E, 1.0), 1.0)
+            mlp_e = mlp_t
         n_local_experts = np.where(is_moe, E / e, 0.0)
-        t_experts = np.where(is_moe, n_local_experts * mlp_t(tok_expert, np.maximum(fe, 1.0)) * cf, 0.0)
+        t_experts = np.where(is_moe, n_local_experts * mlp_e(tok_expert, np.maximum(fe, 1.0)) * cf, 0.0)
         t_shared = np.where(is_moe & (n_sh > 0), n_sh * mlp_t(tok, np.maximum(f_sh, 1.0)), 0.0)
         t_router = np.where(is_moe, 2.0 * tok * h * E / (peak_core * eff16), 0.0)
         t_mlp_moe = t_experts + t_shared + t_router
@@ -951,8 +981,22 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # all-gathers the dispatched tokens over the TP group, "AllGather in Tensor Parallel dimension
     # (if TP > 1)", and the combine reduce-scatters them; found by review: charged as a dense
     # layer's b·s·h): half of a layer's collectives at × top_k·cf, the attention half as dense.
+    # Expert TP ≠ TP (parallelism.etp, etp | tp): the dispatcher's all-gather and reduce-scatter of the
+    # routed tokens run over the etp ranks (Megatron-Core MoEAlltoAllTokenDispatcher: "A2A(EP)->AG(TP)",
+    # its tp_group the expert-TP group), each rank contributing its s/(c·t) tokens × top_k·cf: per
+    # all-reduce equivalent (AG + RS) 2·(etp−1)/etp · (etp/t)·msg / bw_etp + 2·α_etp, the MLP half of
+    # an MoE layer at × top_k·cf of that instead of tp's (none with etp = 1; the attention half stays
+    # on tp). Folded into moe_tp_x as ½ + ½·top_k·cf·(etp collective / tp collective): tp > 1
+    # wherever etp < tp. The shared experts' own all-gather / reduce-scatter over tp are not
+    # counted, with any etp (as before).
     if any_moe:
         moe_tp_x = 0.5 + 0.5 * np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
+        if etp_diff:
+            e_bw, e_alpha, _ = comm.ring_link(et, None, dom, nvl_e, nic_e, a_s, a_n)
+            etp_ar = 2.0 * (et - 1.0) / et * (et / t) * tp_msg / e_bw + 2.0 * e_alpha
+            x_moe = np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
+            moe_tp_x = np.where(et == t, moe_tp_x,
+                                0.5 + 0.5 * x_moe * etp_ar / np.where(tp_ar > 0.0, tp_ar, 1.0))
         c_tp_d = c_tp  # a dense layer's (a middle rank's mix below)
         if any_dense_moe:
             c_tp_hi = c_tp * ((1.0 - msh_hi) + msh_hi * moe_tp_x)
@@ -996,7 +1040,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # node-limited routing: a token crosses the network once per destination node
         nodes = f("moe_max_nodes_per_token")
         net_frac = np.where(nodes > 0, np.minimum(topk, nodes) / np.maximum(topk, 1.0), 1.0)
-        a2a = comm.a2a_link_s(ep_bytes, e, t, dom, nvl_e, nic_e, a_s, a_n, network_frac=net_frac)
+        # the EP group: ep ranks etp apart (Megatron-Core's expert rank order tp-cp-ep-dp-pp with the
+        # expert TP innermost and cp folded away: the expert group etp·ep is a block of consecutive
+        # ranks of one pipeline stage)
+        a2a = comm.a2a_link_s(ep_bytes, e, et, dom, nvl_e, nic_e, a_s, a_n, network_frac=net_frac)
         # With ep_comm_overlap the all-to-all of one micro-batch runs while another computes
         # (DualPipe, DeepSeek-V3 §3.2.1): per MoE layer and micro-batch only what exceeds
         # tp_overlap_frac × that layer's compute stays exposed (the comm-overlap efficiency
@@ -1109,7 +1156,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # 0 on dense rows (no MoE layers); an MoE model's MTP blocks hold E experts each (in params_total)
         P_expert = (n_moe_l + D * is_moe if has_mtp else n_moe_l) * E * f("params_expert")
         P_dense_local = (f("params_total") - P_expert) / tp_pp
-        P_exp_local = P_expert / (tp_pp * e)
+        P_exp_local = P_expert / ((et * p if etp_diff else tp_pp) * e)  # over etp·pp·ep
     else:
         P_dense_local = f("params_total") / tp_pp
     # DualPipe: a rank holds two stages' parameters: the once-per-step collectives and the
@@ -1143,8 +1190,14 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     t_grad_rs, t_param_ag, t_grad_ar = dp_colls(X, al_d, intra_d)
     if any_moe:
-        dp_exp_n = n_shard / e  # = dp·cp/ep; HSDP rows (ep = 1): the shard group
-        bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
+        # = dp·cp/ep; HSDP rows (ep = 1): the shard group. Expert TP ≠ TP: the expert data-parallel
+        # group tp·cp·dp/(etp·ep), ranks etp·ep apart (Megatron-Core parallel_state)
+        if etp_diff:
+            dp_exp_n = n_shard * (t / et) / e
+            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, et * e, dom, nvl_e, nic_e, a_s, a_n)
+        else:
+            dp_exp_n = n_shard / e
+            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
         has_e = P_exp_local > 0
         X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
         rs_e, ag_e, ar_e = dp_colls(X_e, al_e, intra_e)
@@ -1440,6 +1493,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": (n_tp_coll + 2.0 * d_share) * (
                     1.0 if not any_moe else own((1.0 - msh_hi) + msh_hi * moe_tp_x, (1.0 - msh_lo) + msh_lo * moe_tp_x)),
                 "_tp_exposed_frac": tp_exposed_frac,
+                "_etp_ar": etp_ar if etp_diff else 0.0,
                 "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes,
                 "_n_a2a": n_a2a + 2.0 * d_share, "_ep_hide": ep_hide,
                 "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
@@ -1613,12 +1667,29 @@ def _mlp_text(r: dict, T: dict) -> str:
     return f"dense MLP {_ms(T['_t_mlp_dense'])} ({n_dense:.0f} layers), " + moe
 
 
+def _etp(r: dict) -> float:
+    """The row's expert TP (``etp`` column; absent = tp)."""
+    return float(r.get("etp") or r["tp"])
+
+
 def _expert_eff(r: dict, T: dict, tok: float, up: float) -> float:
     """GEMM efficiency of one routed expert's MLP (M = tokens per local expert, K/N = h and the
-    expert width over TP), as the MoE layer's time uses it."""
-    tok_e = tok * r["moe_top_k"] * r["ep"] / max(float(r["n_experts"]), 1.0)
+    expert width over the expert TP), as the MoE layer's time uses it."""
+    etp = _etp(r)
+    tok_e = tok * r["moe_top_k"] * r["ep"] * (etp / float(r["tp"])) / max(float(r["n_experts"]), 1.0)
     fe = max(float(r["expert_ffn_hidden_size"]), 1.0)
-    return float(T["_eff_gemm_max"] / (1.0 + T["_q"] * (1.0 / tok_e + 1.0 / r["hidden_size"] + r["tp"] / (up * fe))))
+    return float(T["_eff_gemm_max"] / (1.0 + T["_q"] * (1.0 / tok_e + 1.0 / r["hidden_size"] + etp / (up * fe))))
+
+
+def _etp_text(r: dict) -> str:
+    """`` (expert TP … ≠ TP …: …)`` after the expert GEMM efficiency; empty when etp = tp."""
+    etp, tp = _etp(r), float(r["tp"])
+    if not r.get("n_experts") or etp == tp:
+        return ""
+    tok = r["micro_batch_size"] * r["seq_len"] / r["cp"]
+    tok_e = tok * r["moe_top_k"] * r["ep"] * (etp / tp) / max(float(r["n_experts"]), 1.0)
+    return (f" (expert TP {etp:g} ≠ TP {tp:g}: GEMMs of {tok_e:,.4g} tokens per local expert, "
+            f"tok·top_k·ep·etp/(tp·E), × h × expert width/{etp:g})")
 
 
 def _elem_text(r: dict, T: dict) -> str:
@@ -1660,7 +1731,7 @@ def explain(row: dict) -> dict[str, str]:
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "
         + (f"MLP GEMM eff {eff_mlp:.3f}" if _moe_dense_layers(r)[1] > 0 else "")
         + (("; " if _moe_dense_layers(r)[1] > 0 else "") + f"expert GEMM eff {_expert_eff(r, T, tok, up):.3f}"
-           if _moe_dense_layers(r)[0] > 0 else "")
+           + _etp_text(r) if _moe_dense_layers(r)[0] > 0 else "")
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
@@ -1683,7 +1754,10 @@ def explain(row: dict) -> dict[str, str]:
         f"m·moe_layers·max(0, {T['_n_a2a']:.4g} all-to-all × {_ms(T['_a2a'])} − hidden {_ms(T['_ep_hide'])})"
         f"{_ep_layers_text(r, T)} "
         f"({_ep_msg_text(r, T)} = {T['_ep_bytes'] / 1e6:.4g} MB over ep = {r['ep']}"
-        f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
+        + (f" ranks {_etp(r):g} apart (expert TP {_etp(r):g} ≠ TP {float(r['tp']):g}: the expert group etp·ep = "
+           f"{_etp(r) * float(r['ep']):g} consecutive ranks, Megatron's expert rank order)"
+           if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
+        + f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
         f"network share × {float(T['_ep_net_frac']):.3g}"
         f"{' (node-limited routing: min(top_k, M)/top_k)' if r.get('moe_max_nodes_per_token') else ''}; "
         f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap)"
@@ -1753,7 +1827,12 @@ def explain(row: dict) -> dict[str, str]:
                           "micro-batch's forward + backward except the last bucket or, if smaller, the last layer's)")
     ex["t_dp_comm_exposed_s"] = (
         f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
-        f"{(ds if hsdp else r['dp']) * r['cp']:g}: {parts_txt} = {T['_t_dp_total']:.4g} s in total; "
+        f"{(ds if hsdp else r['dp']) * r['cp']:g}"
+        + (f" (the routed experts' over the expert data-parallel group tp·cp·dp/(etp·ep) = "
+           f"{float(r['tp']) * r['cp'] * r['dp'] / (_etp(r) * float(r['ep'])):g} ranks, {_etp(r) * float(r['ep']):g} "
+           f"apart: expert TP {_etp(r):g} ≠ TP {float(r['tp']):g})"
+           if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
+        + f": {parts_txt} = {T['_t_dp_total']:.4g} s in total; "
         f"{hidden} → exposed {T['t_dp_comm_exposed_s']:.4g} s"
     )
     off_parts = []
@@ -1829,6 +1908,17 @@ def _tp_coll_text(r: dict, T: dict) -> str:
     if not r.get("n_experts") or float(r.get("n_moe_layers", 0) or 0) <= 0:
         return ""
     x = float(r["moe_top_k"]) * max(float(r.get("moe_capacity_factor") or 1.0), 1.0)
+    etp, tp = _etp(r), float(r["tp"])
+    if etp != tp:
+        e_ar = float(T.get("_etp_ar", 0.0) or 0.0)
+        how = ("none: with expert TP 1 each rank dispatches its own sequence-parallel tokens, Megatron's "
+               "alltoall dispatcher all-gathers / reduce-scatters nothing" if etp == 1 else
+               f"an all-gather + reduce-scatter of the routed tokens over the {etp:g} expert-TP ranks, "
+               f"{_ms(e_ar)} per all-reduce equivalent, 2·(etp−1)/etp · (etp/tp)·msg")
+        return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 or 2 with op_sac) × (½ + ½·{x:g} "
+                f"top_k·cf × (expert-TP collective / TP collective) on MoE layers: expert TP {etp:g} ≠ TP {tp:g}, "
+                f"their MLP half moves the routed tokens over the expert-TP group ({how}); the attention half "
+                f"stays on TP), averaged over the stage's layers")
     return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 or 2 with op_sac) × (½ + ½·{x:g} "
             f"top_k·cf on MoE layers: their MLP half moves "
             f"the routed tokens), averaged over the stage's layers")
@@ -1943,6 +2033,14 @@ def notes(row: dict) -> list[str]:
                    "B200 / B300 / H100 nodes (GPT-OSS up to 2.0×; worst at micro-batch 1 with 16 experts per GPU). Read MoE step times as what a well-tuned "
                    "stack (CUDA graphs, fused router, DeepEP / HybridEP) reaches; prefer splits that give each local "
                    "expert several thousand tokens per micro-batch.")
+        etp, tp = _etp(row), float(row["tp"])
+        if etp != tp:
+            out.append(f"Expert TP {etp:g} ≠ TP {tp:g} (parallelism.etp, Megatron-Core --expert-tensor-parallel-size): "
+                       "expert GEMMs, the expert-TP all-gather / reduce-scatter of the routed tokens, the EP all-to-all "
+                       "group (ep ranks etp apart) and the expert data-parallel group tp·cp·dp/(etp·ep) follow it; not "
+                       "counted: the shared experts' own TP all-gather / reduce-scatter (with any etp), and for etp > 1 "
+                       "the dispatched tokens the expert-TP all-gather replicates in activation memory "
+                       "(docs/timing.md, docs/memory.md). The sweep keeps expert TP = TP.")
     # Below tens of µs per layer and micro-batch the host sets the pace (found by review: a tiny
     # model on one GPU had a 6.75 ns step): a layer's forward + backward launches a few dozen
     # kernels, each a few µs of launch latency (CUDA), none of which is modelled.

@@ -606,7 +606,7 @@ _STAGE_REST = {
     "w_m_experts": 8, "w_m_topk": 4, "w_m_eff": 1408, "w_m_shared": 1, "w_m_fd": 1, "w_m_cf": 1.25, "w_m_nodes": 2,
     "w_sys": "dgx-h200", "w_n": 256, "w_acc": "h100-sxm-80gb", "w_price": 1.5, "w_nic": 40.0,
     "w_hbmu": 70.0, "w_hostmem": 1500.0, "w_pwr": 600.0, "w_pue": 1.3, "w_util": 0.7,
-    "w_tp": 2, "w_pp": 2, "w_cp": 2, "w_ep": 2, "w_vpp": 1, "w_z": 2, "w_dps": 32, "w_rcl": 4, "w_rc": "full", "w_sch": "zero_bubble",
+    "w_tp": 2, "w_pp": 2, "w_cp": 2, "w_ep": 2, "w_etp": 2, "w_vpp": 1, "w_z": 2, "w_dps": 32, "w_rcl": 4, "w_rc": "full", "w_sch": "zero_bubble",
     "w_off": "cpu", "w_offw": True, "w_offg": True, "w_offa": True, "w_ls": "uneven",
     "w_sp": False, "w_fa": False, "w_ak": "flash2", "w_tpo": True, "w_dpo": False, "w_epo": True, "w_ep8": True,
     "w_seq": 4096, "w_gbs": 256, "w_mbs": 2, "w_prec": "fp8", "w_f8s": "rowwise", "w_gd": "bf16", "w_ce": "eager", "w_ew": "eager", "w_tok": 2.5,

@@ -837,6 +837,10 @@ def cmd_sweep(args) -> int:
     if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
         _err(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept")
+    if s.parallelism.etp is not None and s.parallelism.etp != s.parallelism.tp:
+        # the sweep does not search expert TP: its rows run the experts over each row's TP (review 16e)
+        _err(f"note: the sweep runs the experts over each split's TP: etp = {s.parallelism.etp} "
+             "(expert tensor parallelism) is not swept")
     try:
         if args.distinct:  # ties removed from the whole ranking first, then the top rows
             from .sweep import distinct_results

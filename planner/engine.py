@@ -47,7 +47,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 
 #: Input columns kept beside the results in ``evaluate_many``'s table.
 KEY_INPUT_COLUMNS: tuple[str, ...] = (
-    "n_gpus", "tp", "pp", "dp", "dp_shard", "cp", "ep", "vpp", "micro_batch_size", "global_batch_size",
+    "n_gpus", "tp", "pp", "dp", "dp_shard", "cp", "ep", "etp", "vpp", "micro_batch_size", "global_batch_size",
     "seq_len", "zero_stage", "recompute", "schedule", "sequence_parallel", "offload_optimizer",
     # the cost inputs, so a table row's cost and energy can be reproduced from it (review 16c)
     "price_per_gpu_hour_usd", "node_power_w", "pue", "utilisation_power_frac", "hot_spare_nodes",

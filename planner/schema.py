@@ -1159,6 +1159,11 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
         elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and (
                 None in _bounds_at(loc)) and _bounds_at(loc) != (None, None):
             msg = _range_text(loc, str(e.get("type")))
+        elif str(e.get("type", "")) in ("int_type", "int_parsing", "int_from_float", "float_type",
+                                         "float_parsing") and _bounds_at(loc) != (None, None):
+            # a number of the wrong kind names the range too (found by review 16f: --set
+            # model.n_layers=2.5 said "should be a valid integer" without what is allowed)
+            msg = f"{msg}, {_range_text(loc, '')}"
         elif e.get("type") == "missing" and _bounds_at(loc) != (None, None):
             # a required number names its range too (found by review 16c: an inline accelerator
             # without a price said only "Field required")

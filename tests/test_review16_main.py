@@ -86,3 +86,43 @@ def test_goodput_chart_marks_no_optimum_on_a_line_at_zero():
     spec0 = charts.goodput_interval_chart(curve.assign(goodput=0.0)).to_dict()
     assert spec0["datasets"][spec0["layer"][1]["data"]["name"]] == []  # no ◆ at all
     assert spec0["title"]["subtitle"].startswith("goodput 0 at every interval")
+
+
+def _qwen_etp1() -> dict:
+    """Qwen3-235B-A22B, TP 4 × PP 2 × DP 16 on 128 H100, EP 8, experts at ETP 1 (review 16e's case)."""
+    par = {"tp": 4, "pp": 2, "dp": 16, "ep": 8, "etp": 1, "sequence_parallel": True, "zero_stage": 1,
+           "recompute": "selective", "schedule": "1f1b"}
+    return {"model": "qwen3-235b-a22b", "cluster": {"system": "dgx-h100", "n_gpus": 128},
+            "training": {"seq_len": 4096, "global_batch_size": 512, "micro_batch_size": 1, "precision": "bf16"},
+            "parallelism": par}
+
+
+def test_evaluate_many_shows_etp_where_a_row_sets_it():
+    """Review 16e: etp is a key input of the tables (KEY_INPUT_COLUMNS) where a row differs from TP."""
+    import planner
+    df = planner.evaluate_many([_qwen_etp1(), load_preset("default")])
+    assert list(df["etp"]) == [1, df["tp"].iloc[1]]  # absent = TP
+    assert "etp" not in planner.evaluate_many([load_preset("default")]).columns  # all at TP: left out
+
+
+def test_cli_sweep_says_expert_tp_is_not_swept(tmp_path):
+    """Review 16e: the sweep runs each row's experts at its TP; a scenario's etp ≠ tp is said, as dp_shard is."""
+    import json
+    from tests.test_cli import run
+    f = tmp_path / "q.json"
+    f.write_text(json.dumps(_qwen_etp1()))
+    rc, _out, err = run("sweep", str(f), "--top", "1")
+    assert rc == 0, err
+    assert "note: the sweep runs the experts over each split's TP: etp = 1 (expert tensor parallelism) is not swept" \
+        in err
+
+
+def test_a_number_of_the_wrong_kind_names_its_range():
+    """Review 16f: --set model.n_layers=2.5 / parallelism.tp=null / cluster.pue=abc named no range."""
+    from tests.test_cli import run
+    for kv, want in (("model.n_layers=2.5", "model.n_layers: "), ("parallelism.tp=null", "parallelism.tp: "),
+                     ("cluster.pue=abc", "cluster.pue: ")):
+        rc, _out, err = run("evaluate", "--preset", "default", "--set", kv)
+        assert rc == 2 and want in err and "Traceback" not in err, (kv, err)
+        rng = ", allowed 1 to 3 (got " if kv.startswith("cluster.pue") else ", allowed 1 to 10,000,000 (got "
+        assert rng in err, (kv, err)

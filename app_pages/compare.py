@@ -9,7 +9,6 @@ if _ROOT not in sys.path:  # AppTest.from_file on this page alone
 
 from urllib.parse import urlencode  # noqa: E402
 
-import altair as alt  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
@@ -36,7 +35,7 @@ LABEL_NAME_MAX = 60
 NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "goodput", "time_to_train_days", "cost_usd", "energy_mwh")
 NO_FIT_MARK = "✗"
 #: What the chart's memory legend says of a scenario that fits in HBM but not in host memory.
-HOST_NO_FIT = "does not fit in host memory"
+HOST_NO_FIT = charts.HOST_NO_FIT
 #: The marked rows as the caption names them.
 NO_FIT_WORDS = "step time, MFU, throughput, goodput, time to train, cost and energy"
 
@@ -54,32 +53,6 @@ TABLE_ROWS = (
     ("cost_usd", "cost to train", "usd"),
     ("energy_mwh", "energy", "mwh"),
 )
-
-
-def _compare_chart(results: dict[str, dict], host_only: list[str]):
-    """``charts.compare_chart`` with a scenario that fits in HBM but not in host memory drawn as one
-    that does not fit (pale, dashed red outline) and named so in the memory legend and tooltip (review
-    16d: the chart drew it as "memory: fits" while the caption under it said it was pale), and the
-    tooltip's value in plain notation."""
-    ch = charts.compare_chart({lab: ({**res, "fits": False} if lab in host_only else res)
-                               for lab, res in results.items()})
-    # the value with four significant digits in plain notation (review 16d: ".3g" showed a time to train
-    # of 23,330 days as "2.33e+4", and 178.8 GiB as "179")
-    ch.spec.encoding["tooltip"] = [alt.Tooltip("scenario:N"), alt.Tooltip("metric:N"),
-                                   alt.Tooltip("value:Q", format=",.4~r"), alt.Tooltip("memory:N")]
-    if not host_only:
-        return ch
-    df = ch.data.copy()
-    df.loc[df["scenario"].isin(host_only), "memory"] = HOST_NO_FIT
-    ch.data = df
-    for channel in ("opacity", "stroke", "strokeDash"):  # one legend: the three channels alike
-        enc = ch.spec.encoding[channel]
-        dom, rng = list(enc["scale"]["domain"]), list(enc["scale"]["range"])
-        enc["scale"]["domain"] = dom + [HOST_NO_FIT]
-        enc["scale"]["range"] = rng + [rng[-1]]  # the not-fit style
-        enc["sort"] = dom + [HOST_NO_FIT]
-        enc["legend"]["labelLimit"] = 320  # Vega's default 160 px cut "does not fit in host mem…"
-    return ch
 
 
 def _slot_prefix(i: int) -> str:
@@ -271,7 +244,6 @@ _DIFF_FIRST = ("gbs", "s", "tok", "prec", "z", "sch", "vpp", "price", "ck", "off
 labels, results, reports, slot_params, details, other = [], {}, {}, [], {}, {}
 no_fit: list[int] = []  # slots that do not fit in memory (HBM or host)
 hbm_no_fit: list[int] = []  # of those, the slots that do not fit in HBM
-host_only: list[str] = []  # labels of the slots that fit in HBM but not in host memory
 host_mem: dict[str, float | None] = {}  # host memory per node of each slot (the engine's input column)
 never: list[int] = []  # slots whose analytic time to train is not finite
 for i, (sj, pid) in enumerate(slots):
@@ -319,8 +291,6 @@ for i, (sj, _) in enumerate(slots):
                                                             what=f"in its column (marked {NO_FIT_MARK})"),
                  icon=":material/memory:")
     host_mem[label] = _host
-    if i in no_fit and i not in hbm_no_fit:
-        host_only.append(label)
     # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the
     # micro-batch, the recompute and the other differing fields are rows of the table
     extra = [f"{k}={C.one_line(slot_params[i].get(k, '(base)'), LABEL_NAME_MAX)}" for k in differing]
@@ -390,7 +360,7 @@ if results:
                   f"{NO_FIT_WORDS} assume that it fits" if no_fit else "")
                + ("; — marks a number the engine reports as infinite or not a number"
                   + (" (see the warning above)" if never else "") if _dash else "") + ".")
-    st.altair_chart(_compare_chart(results, host_only), key="c_chart")
+    st.altair_chart(charts.compare_chart(results), key="c_chart")
     if no_fit:
         _host_slots = [i for i in no_fit if i not in hbm_no_fit]
         _which = [f"{what} (scenario {', '.join(str(i + 1) for i in sl)})"

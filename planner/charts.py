@@ -331,13 +331,25 @@ COMPARE_METRICS: tuple[tuple[str, str, float], ...] = (
 NO_FIT = "does not fit in HBM"
 
 
+#: The Compare chart's memory value of a scenario that fits in HBM but not in the node's host
+#: memory (the engine's ``host_fits`` or ``host_fits_ckpt`` False): drawn as one that does not fit.
+HOST_NO_FIT = "does not fit in host memory"
+
+
+def _false(res: dict, key: str) -> bool:
+    v = res.get(key)
+    return v is not None and not isinstance(v, str) and not bool(v)
+
+
 def compare_frame(results: dict[str, dict]) -> pd.DataFrame:
     """Long table (scenario, metric, value, memory) over ``COMPARE_METRICS`` for ``{label: results}``;
-    ``memory`` is "fits" or :data:`NO_FIT` (the engine's ``fits``)."""
+    ``memory`` is "fits", :data:`NO_FIT` (the engine's ``fits`` False) or :data:`HOST_NO_FIT`
+    (fits in HBM, but ``host_fits`` or ``host_fits_ckpt`` False; review 16d: such a slot was drawn
+    as "memory: fits" while the page's caption called it pale)."""
     rows = []
     for name, res in results.items():
-        fits = res.get("fits")
-        memory = NO_FIT if fits is not None and not bool(fits) else "fits"
+        memory = (NO_FIT if _false(res, "fits") else
+                  HOST_NO_FIT if _false(res, "host_fits") or _false(res, "host_fits_ckpt") else "fits")
         for col, label, scale in COMPARE_METRICS:
             v = res.get(col)
             if v is None or not _finite(v):
@@ -351,7 +363,14 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
     that does not fit in memory is drawn pale (opacity 0.3) with a dashed red outline, so its
     time and cost never pass for the cheapest option."""
     df = compare_frame(results)
-    mem = alt.Scale(domain=["fits", NO_FIT])
+    # the host-memory value only when a scenario has it (a legend entry no bar uses is noise)
+    dom = ["fits", NO_FIT] + ([HOST_NO_FIT] if (df["memory"] == HOST_NO_FIT).any() else [])
+    mem = alt.Scale(domain=dom)
+    pale = [1.0] + [0.3] * (len(dom) - 1)
+    outline = ["transparent"] + ["#d62728"] * (len(dom) - 1)
+    dash = [[1, 0]] + [[4, 2]] * (len(dom) - 1)
+    # Vega's default 160 px cut "does not fit in host mem…" (review 16d)
+    mem_legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=320)
     return alt.Chart(df).mark_bar(strokeWidth=2).encode(
         x=alt.X("scenario:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("value:Q", title=None),
@@ -360,16 +379,14 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
         # one legend for the three channels of the same field, ordinal with its domain's order (found by
         # review: Vega warned "opacity should not be used with an unsorted discrete field" and of a
         # conflicting legend, two channels without a legend beside one with it)
-        opacity=alt.Opacity("memory:O", title="memory", sort=mem.domain,
-                            scale=alt.Scale(domain=mem.domain, range=[1.0, 0.3]),
-                            legend=alt.Legend(orient="bottom", direction="vertical")),
-        stroke=alt.Stroke("memory:O", title="memory", sort=mem.domain,
-                          scale=alt.Scale(domain=mem.domain, range=["transparent", "#d62728"]),
-                          legend=alt.Legend(orient="bottom", direction="vertical")),
-        strokeDash=alt.StrokeDash("memory:O", title="memory", sort=mem.domain,
-                                  scale=alt.Scale(domain=mem.domain, range=[[1, 0], [4, 2]]),
-                                  legend=alt.Legend(orient="bottom", direction="vertical")),
-        tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=".3g"), "memory:N"],
+        opacity=alt.Opacity("memory:O", title="memory", sort=dom,
+                            scale=alt.Scale(domain=dom, range=pale), legend=mem_legend),
+        stroke=alt.Stroke("memory:O", title="memory", sort=dom,
+                          scale=alt.Scale(domain=dom, range=outline), legend=mem_legend),
+        strokeDash=alt.StrokeDash("memory:O", title="memory", sort=dom,
+                                  scale=alt.Scale(domain=dom, range=dash), legend=mem_legend),
+        # four significant digits in plain notation (review 16d: ".3g" showed 23,330 days as "2.33e+4")
+        tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=",.4~r"), "memory:N"],
     ).properties(width=130, height=160).facet(
         facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in COMPARE_METRICS]), columns=4,
     ).resolve_scale(y="independent")

@@ -126,3 +126,18 @@ def test_a_number_of_the_wrong_kind_names_its_range():
         assert rc == 2 and want in err and "Traceback" not in err, (kv, err)
         rng = ", allowed 1 to 3 (got " if kv.startswith("cluster.pue") else ", allowed 1 to 10,000,000 (got "
         assert rng in err, (kv, err)
+
+
+def test_compare_chart_draws_a_host_memory_miss_itself():
+    """Review 16d: the page patched charts.compare_chart for host-memory misses; the chart now does it
+    (the app stays thin): memory value per scenario, three-entry domain only when used, plain tooltips."""
+    from planner import charts
+    res = {"a": {"fits": True, "step_time_s": 1.0}, "b": {"fits": False, "step_time_s": 2.0},
+           "c": {"fits": True, "host_fits": True, "host_fits_ckpt": False, "step_time_s": 3.0}}
+    df = charts.compare_frame(res)
+    assert dict(zip(df["scenario"], df["memory"])) == {"a": "fits", "b": charts.NO_FIT, "c": charts.HOST_NO_FIT}
+    enc = charts.compare_chart(res).to_dict()["spec"]["encoding"]
+    assert enc["opacity"]["scale"] == {"domain": ["fits", charts.NO_FIT, charts.HOST_NO_FIT], "range": [1.0, 0.3, 0.3]}
+    assert [t.get("format") for t in enc["tooltip"] if t.get("field") == "value"] == [",.4~r"]
+    two = charts.compare_chart({k: res[k] for k in "ab"}).to_dict()["spec"]["encoding"]
+    assert two["opacity"]["scale"]["domain"] == ["fits", charts.NO_FIT]

@@ -213,6 +213,17 @@ def notes(row: dict) -> list[str]:
     low = _low_node_power_note(row)
     if low:
         out.append(low)
+    tok, per = row.get("tokens_total"), row.get("tokens_per_step")
+    try:
+        short = float(tok) < float(per)
+    except (TypeError, ValueError):
+        short = False
+    if short:
+        # wall = tokens / throughput is continuous: below one optimizer step it is a fraction of one
+        # (review 16d: 1e6 tokens read 1.80 s beside a 7.51 s step)
+        out.append(f"The run's {_g(float(tok))} tokens are less than one optimizer step's {_g(float(per))} "
+                   f"(global batch × sequence length): the time, GPU-hours, cost and energy are that fraction "
+                   f"({_g(float(tok) / float(per))}) of one step's, which a real run cannot stop at.")
     if "tokens_per_s" not in row:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
     days = row.get("time_to_train_days", np.nan)

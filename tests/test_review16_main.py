@@ -141,3 +141,16 @@ def test_compare_chart_draws_a_host_memory_miss_itself():
     assert [t.get("format") for t in enc["tooltip"] if t.get("field") == "value"] == [",.4~r"]
     two = charts.compare_chart({k: res[k] for k in "ab"}).to_dict()["spec"]["encoding"]
     assert two["opacity"]["scale"]["domain"] == ["fits", charts.NO_FIT]
+
+
+def test_a_run_shorter_than_one_step_is_said():
+    """Review 16d: 1e6 tokens read 1.80 s beside a 7.51 s step. The default preset's step holds
+    1,024 sequences × 4,096 tokens = 4,194,304 tokens, so 1e6 tokens are 0.2384 of one step."""
+    import planner
+    d = load_preset("default").to_json_dict()
+    d["training"]["tokens_total"] = 1e6
+    rep = planner.evaluate(d)
+    note = next(n for n in rep.notes if "less than one optimizer step" in n)
+    assert "4.194e+06" in note and "(0.2384)" in note
+    d["training"]["tokens_total"] = 4194304.0  # exactly one step: no note
+    assert not any("less than one optimizer step" in n for n in planner.evaluate(d).notes)

@@ -130,6 +130,19 @@ by the framework of its source group (what that framework did by default), never
   its setting off (``mode = 'none'``, ``"bf16": {"enabled": false}``).
 * **vocabulary**: empty = 51,200 (padded GPT-2 BPE, the value the file itself assumes for GPT
   rows); **KV heads**: empty = heads (MHA); **dp**: empty = gpu_count / (tp·pp·cp).
+* **expert tensor parallelism** (``parallelism.etp``, Megatron-Core
+  ``expert_tensor_parallel_size``): the optional ``etp`` column, read by its name like every
+  column (its place in the header does not matter; the calibration file has none,
+  ``validation/out_of_sample.csv`` has it last). No column, or an empty / unstated cell
+  (``n/a``, ``-``, ``unknown``) = tp — Megatron-Core's default (``ModelParallelConfig`` sets it
+  to ``tensor_model_parallel_size`` when None) — so a file without it reads exactly as before
+  and adds nothing to the defaults column. A number, a labelled one (``ETP=1``, ``expert tensor
+  parallel 1``) or a pasted ``--expert-tensor-parallel-size 1``; an ``ETP`` named in the tp or ep
+  cell (``EP=32 (ETP=1)``, ``TP2-EP32-ETP1``) goes to an empty etp cell (a different number there
+  makes it unclear). Refused, the row skipped with ``etp = ...`` in its status: text that is no
+  number, a fraction, 0, ``no`` / ``none`` / ``off`` (1 or tp?) and an unclear cell; the
+  schema's rules then apply (etp divides tp, etp·ep divides tp·cp·dp, etp ≠ tp only on a MoE
+  model, with sequence parallelism), each refusal naming ``parallelism.etp``.
 * **architecture** from the model name: ``llama`` and the other SwiGLU / GeGLU families
   (``mistral``, ``mixtral``, ``qwen``, ``deepseek``, ``baichuan``, ``internlm``, ``olmo``,
   ``yi``, ``phi-3``, ``stablelm``, ``glm``, ``dbrx``, ``aquila``, ``skywork``:
@@ -1095,7 +1108,7 @@ METRIC_COLUMNS = ("tokens_per_s_per_gpu", "step_time_s", "tflops_per_gpu", "mfu_
 #: Integer columns that must be at least 1 when given (dp ≤ 0 and vpp / ep 0 are read by
 #: :func:`_clean_int_cells`).
 _POSITIVE_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len", "moe_topk",
-                     "global_batch_seqs", "global_batch_tokens", "gpu_count", "tp", "pp", "cp", "micro_batch")
+                     "global_batch_seqs", "global_batch_tokens", "gpu_count", "tp", "pp", "cp", "micro_batch", "etp")
 #: A GPU count written in nodes (``64 nodes``, ``8 x 64 nodes``, ``64 nodes x 8``).
 _NODES = re.compile(r"\bnodes?\b", re.I)
 
@@ -1364,7 +1377,7 @@ _UNIT_CONTRADICTS = {
 #: Integer columns of a row; a cell there must be a finite number below 2^53.
 _INT_COLUMNS = ("layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq_len", "moe_experts", "moe_topk",
                 "global_batch_seqs", "global_batch_tokens", "gpu_count", "tp", "pp", "dp", "cp", "ep", "vpp",
-                "micro_batch")
+                "micro_batch", "etp")
 
 
 def _int(x) -> int | None:
@@ -1378,7 +1391,7 @@ _LABELLED_INT = re.compile(r"^\s*([A-Za-z][A-Za-z_ .-]*?)(\s*[=:(-]|(?<=top)[_ ]
                            r"(?:\([^)]*\)|,\s*(?:SP|sequence[ -]parallel\w*))?\s*$", re.I)
 #: Columns whose label may stand without ``=`` / ``:`` / ``(`` (``TP 8``, ``EP8``, ``GQA 8``);
 #: sizes (layers, hidden, vocab, sequence) need one, and so do FSDP / DDP (``FSDP2`` is a version).
-_BARE_LABEL_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "kv_heads", "moe_topk", "moe_experts", "micro_batch",
+_BARE_LABEL_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "etp", "vpp", "kv_heads", "moe_topk", "moe_experts", "micro_batch",
                        "global_batch_seqs")
 #: The labels a column's integer may carry (lower case, spaces and underscores as one):
 #: ``TP=8`` in tp, ``GQA (8)`` in kv_heads, ``top-2`` in moe_topk; ``PP=4`` in tp or ``tokens:
@@ -1386,6 +1399,7 @@ _BARE_LABEL_COLUMNS = ("tp", "pp", "dp", "cp", "ep", "vpp", "kv_heads", "moe_top
 _COLUMN_LABELS = {
     "tp": r"tp|tensor(?: model)? parallel\w*|mp", "pp": r"pp|pipeline(?: model)?(?: parallel\w*)?",
     "cp": r"cp|context(?: parallel\w*)?", "ep": r"ep|expert(?: parallel\w*)?",
+    "etp": r"etp|expert tensor(?: model)?(?: parallel\w*)?(?: size)?",
     "dp": r"dp|data(?: parallel\w*)?|fsdp|ddp", "vpp": r"vpp|vp|v|virtual(?: pipeline)?(?: stages?)?|interleaved|chunks?",
     "micro_batch": r"mbs|micro(?: |-)?batch(?: size)?|micro", "kv_heads": r"kv|kv heads|gqa|mqa|query groups|num query groups|n kv|n kv heads|num kv heads",
     "moe_topk": r"top|topk|top k|k", "moe_experts": r"experts?|e|moe", "gpu_count": r"gpus?|n|count",
@@ -1472,7 +1486,7 @@ _LAYERS_PER_VSTAGE = re.compile(r"(?<![\w.])(\d+)\s+layers?[-_ ](?:per|/)[-_ ]?v
 #: (DualPipeV, the "cut-in-half" V-shaped DualPipe, has its own bubble).
 _PP_UNMODELLED = re.compile(r"\bdual[-_ ]?pipe[-_ ]?v\b|\bV[-_ ]?shape[d]?\b", re.I)
 #: A degree's own short label, for a cell that wraps ``CP=8`` in other words (``ring attention (CP=8)``).
-_OWN_DEGREE_LABEL = {"tp": r"TP", "pp": r"PP", "dp": r"DP", "cp": r"CP", "ep": r"EP", "vpp": r"VPP|VP"}
+_OWN_DEGREE_LABEL = {"tp": r"TP", "pp": r"PP", "dp": r"DP", "cp": r"CP", "ep": r"EP", "vpp": r"VPP|VP", "etp": r"ETP"}
 
 
 def _blank(v) -> bool:
@@ -1597,6 +1611,7 @@ _CONFIG_KEYS = {
     "virtual_pipeline_model_parallel_size": "vpp", "num_layers_per_virtual_pipeline_stage": "_layers_per_vstage",
     "context_parallel_size": "cp", "context_parallel_degree": "cp",
     "expert_model_parallel_size": "ep", "expert_parallel_degree": "ep", "expert_parallel_size": "ep",
+    "expert_tensor_parallel_size": "etp",
     "data_parallel_shard_degree": "_dp_shard", "data_parallel_size": "dp",
     "micro_batch_size": "micro_batch", "train_micro_batch_size_per_gpu": "micro_batch",
     "per_device_train_batch_size": "micro_batch", "local_batch_size": "_local_batch",
@@ -1688,7 +1703,7 @@ def _clean_int_cells(r: dict) -> dict:
         cell = out.get(col)
         if _is_na(cell):
             continue
-        pairs = re.findall(r"\b(TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", re.sub(r"\([^)]*\)", " ", str(cell)), re.I)
+        pairs = re.findall(r"\b(ETP|TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", re.sub(r"\([^)]*\)", " ", str(cell)), re.I)
         if len(pairs) < 2:  # "tensor 8 x pipeline 16", "8/12/32 (TP/PP/DP)", "(TP, PP, DP) = (8, 16, 64)"
             pairs = _degree_words(str(cell)) or _degree_lists(str(cell))
         if len({k.lower() for k, _ in pairs}) >= 2 and len({k.lower() for k, _ in pairs}) == len(pairs):
@@ -1697,6 +1712,19 @@ def _clean_int_cells(r: dict) -> dict:
                 other = out.get(k)
                 if k == col or other is None or (isinstance(other, float) and math.isnan(other)) or str(other).strip() == "":
                     out[k] = v
+    # the expert TP named beside another degree ("EP=16 (ETP=1)", "TP=2 (ETP 1)"): to an empty etp
+    # cell; a different number there makes the etp unclear (refused, naming both)
+    said = {(col, int(v)) for col in ("tp", "ep") if not _blank(out.get(col))
+            for v in re.findall(r"\bETP\s*[=:]?\s*(\d+)\b", str(out.get(col)), re.I)}
+    if said:
+        vals = {v for _, v in said}
+        etp = out.get("etp")
+        if _blank(etp):
+            out["etp"] = str(vals.pop()) if len(vals) == 1 else "unclear: " + "; ".join(
+                f"{c} {out.get(c)!r}" for c in sorted({c for c, _ in said}))
+        elif len(vals) != 1 or _int(etp) != next(iter(vals)):
+            out["etp"] = f"unclear: etp {etp!r} beside " + "; ".join(
+                f"{c} {out.get(c)!r}" for c in sorted({c for c, _ in said}))
     _pipeline_cell(out)
     experts = out.get("moe_experts")
     if not _blank(experts) and _TOPK_IN_EXPERTS.search(str(experts)):
@@ -1984,14 +2012,18 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         if not math.isnan(v) and (not math.isfinite(v) or abs(v) >= 2.0**53 or v != round(v)):
             return None, f"{col} = {cell!r} is not a finite whole number"
         text = "" if _is_na(cell) else str(cell).strip()
+        if col == "etp" and re.fullmatch(r"(?:no\b.*|none|off|false|disabled)", text, re.I):
+            # "none" / "no" / "off": no expert TP (1) or not stated (= tp)? Refused rather than guessed
+            return None, (f"etp = {cell!r} is ambiguous: write 1 for experts not split by tensor parallelism, "
+                          "or leave the cell empty for etp = tp (Megatron-Core's default)")
         if math.isnan(v) and text and not _UNSTATED.match(text.lower()) and not (
                 col == "gpu_count" and (_NODES.search(text) or _gpu_count(text, 1) is not None)):
             if _range_or_ramp(text):
                 return None, f"{col} = {cell!r} is a range or a ramp: write the one value the run used"
-            eg = {"tp": "8", "pp": "4", "dp": "64", "cp": "2", "ep": "8", "vpp": "2", "gpu_count": "1024",
+            eg = {"tp": "8", "pp": "4", "dp": "64", "cp": "2", "ep": "8", "etp": "1", "vpp": "2", "gpu_count": "1024",
                   "micro_batch": "1", "grad_accum": "8"}.get(col, "8192")
             return None, f"{col} = {cell!r} is not a number this column can read (write the number in full, e.g. {eg})"
-        if col in ("tp", "pp", "dp", "cp", "ep", "vpp") and re.match(r"^\s*\d+\s*(?:/|[x×*])\s*\d", text):
+        if col in ("tp", "pp", "dp", "cp", "ep", "etp", "vpp") and re.match(r"^\s*\d+\s*(?:/|[x×*])\s*\d", text):
             return None, f"{col} = {cell!r} names several degrees: write each in its own column (or label them, TP/PP/DP = 8/12/32)"
         if not math.isnan(v) and v < 1 and col in _POSITIVE_COLUMNS:
             return None, f"{col} = {cell!r} must be at least 1"
@@ -2176,6 +2208,7 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
                      "grad_dtype": grad_dtype, "cross_entropy": fw["cross_entropy"],
                      "elementwise": fw["elementwise"], "fp8_scaling": fp8_scaling},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
+                        "etp": _int(r.get("etp")),  # empty / no column: None = tp (Megatron-Core's default)
                         "schedule": "interleaved" if vpp > 1 else r.get("_schedule") or "1f1b", "sequence_parallel": sp,
                         "zero_stage": zero, "recompute": recompute, "recompute_layers": rec_layers,
                         "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],

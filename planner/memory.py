@@ -25,10 +25,10 @@ Model states (Rajbhandari et al. 2020 [1] §3, Fig. 1; Megatron-LM ``theoretical
     ``etp`` (``parallelism.etp``, = tp unless set: Megatron-Core ``--expert-tensor-parallel-size``) and
     sharded over the expert-data-parallel group ``tp·cp·dp/(etp·ep)`` (``dp·cp/ep`` when etp = tp;
     Megatron-Core ``parallel_state``: ``expert_data_parallel_size = world_size / (etp·ep·pp)``);
-    attention, shared experts, router and norms over ``dp·cp``. The routed experts' activations are
-    counted as split by tp whatever etp is (``r·cf·(4h + I_e)/t`` per token): exact for etp = 1, where
-    each rank dispatches its own ``s/t`` tokens; for etp > 1 the dispatched input gathered over the
-    etp ranks (``2h·etp/t`` per routed copy, not ``2h/t``) is under-counted (a stated simplification). Norm weights are counted as TP-sharded (they
+    attention, shared experts, router and norms over ``dp·cp``. The routed experts' activations
+    follow etp: the dispatched input gathered over the etp ranks is ``2h·etp/t`` per routed copy
+    and token (``r·cf·(2h·etp + 2h + I_e)/t`` per token with SP; until 2026-12-01 ``2h/t``, as if
+    etp = 1: review 16e, fixed in 16h; derivation under Activations). Norm weights are counted as TP-sharded (they
     are replicated in reality; < 0.01 % of a layer); the final norm is whole on the last
     stage, ``h`` (RMSNorm) or ``2h`` (LayerNorm weight and bias), as ``model_stats`` counts it.
     fp8 / fp4 precision: weights stay in bf16 with fp32 master + Adam states, as Transformer
@@ -69,7 +69,12 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     DeepSeek and Nemotron-4 use 0), so the no-dropout sum is 32h, not 34h. A flash-attention logsumexp (4·a·s bytes per sequence) is not counted.
     MoE layer: the MLP intermediate becomes ``r·cf·(2h + I_e + 2h) + n_shared·I_s + 8E``
     (each of the r routed copies keeps its dispatched input, the expert intermediate ``I_e``
-    and its output for the gate-weighted combine; fp32 router logits and probabilities).
+    and its output for the gate-weighted combine; fp32 router logits and probabilities). With
+    TP > 1 each at its per-rank size (Megatron-Core MoEAlltoAllTokenDispatcher,
+    "A2A(EP)->AG(TP)" over the etp expert-TP ranks): the dispatched input is all-gathered, so
+    ``2h·etp`` (``/t`` like the rest), the ``I_e``-wide tensors are split by etp as the tokens
+    grow by it (``/t``), the combined output is the rank's own (``2h``, ``/t`` with SP); without
+    SP (etp = tp) the dispatched input and the output are replicated, ``2h·t`` each (review 16h).
     Selective recompute or flash attention removes the ``5·a·s`` term; full recompute keeps
     only the layer input ``2h`` per token (``/t`` with SP) plus, as a working set, one whole
     layer of one micro-batch while it is recomputed, of the largest kind (dense, MoE) that the
@@ -115,14 +120,20 @@ Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 
 Multi-token prediction (``mtp_layers`` = D, DeepSeek-V3 §2.2)
     Megatron-Core puts every MTP module on the last pipeline stage (``mtp_on_this_rank``); here it
     sits with the output head (DualPipe: both end ranks). Per GPU: D × (a block of the model's
-    MoE-layer kind, experts over ep·t and sharded over the expert group; ``eh_proj`` 2h·h/t; three
+    MoE-layer kind, a dense layer on a dense model, experts over ep·etp and sharded over the expert
+    group; ``eh_proj`` 2h·h/t; three
     norms) and, with pp > 1 outside DualPipe, a copy of the input embedding (Megatron builds it on
     the MTP stage, ``tie_word_embeddings_state_dict``; a tied model's head weight is that copy), under
     the row's ZeRO stage like the stage's other parameters. Activations: D × (the block's kept bytes
     as a layer of its kind + ``ACT_MTP_INPUTS_PER_H`` = 10h per token of inputs, concatenation and
     final-norm input, 4h under full recompute) for 1 micro-batch in flight (1F1B, zero-bubble,
     interleaved: the last (virtual) stage runs each backward after its forward), m under GPipe,
-    half the rank's under DualPipe. Logits × (1 + D): each depth has its own logits and loss.
+    half the rank's under DualPipe. Full recompute checkpoints the module with Megatron's uniform
+    method only: under partial recompute (``recompute_layers`` > 0, the block method)
+    ``MultiTokenPredictionLayer._checkpointed_forward`` skips it ("Skipping recompute"), so the
+    module keeps its no-recompute activations (the block's and 10h of inputs). With
+    ``offload_activations`` they are in the host stash and cross the host link with the layers'
+    (``act_offload_traffic_bytes``). Logits × (1 + D): each depth has its own logits and loss.
 
 Margin (``mem_buffers_bytes`` = comm + ZeRO-3 prefetch + fragmentation), shown on its own
     * ``mem_comm_buffers_bytes``: a fixed CUDA context + NCCL reserve ``CONTEXT_NCCL_RESERVE_BYTES``
@@ -237,6 +248,15 @@ ACT_OPSAC_LSE_PER_HEAD = 4.0
 ACT_MLP_PLAIN_PER_F = 4.0     # GeLU input + output, 16-bit
 ACT_MLP_GATED_PER_F = 6.0     # fc1 output (2f wide) + fc2 input, 16-bit
 ACT_MOE_ROUTED_IO_PER_H = 4.0  # dispatched input 2h + expert output 2h, per routed copy
+#: Its two parts, 16-bit, per routed token-copy that the rank holds: the experts' fc1 input (the
+#: dispatched token, saved by the grouped GEMM for its weight gradient) and the combined expert
+#: output (the unpermute input, saved for the gate-probability product). With TP > 1 the rank holds
+#: different numbers of each (Megatron-Core MoEAlltoAllTokenDispatcher, "permute->A2A(EP)->AG(TP)",
+#: its TP group the expert-TP group): the fc1 input after the all-gather over the etp ranks, etp
+#: times the rank's own routed tokens; the output after the reduce-scatter, the rank's own
+#: (derivation in :func:`_common` and docs/memory.md; review 16h).
+ACT_MOE_FC1_IN_PER_H = 2.0
+ACT_MOE_OUT_PER_H = 2.0
 ACT_MOE_ROUTER_PER_E = 8.0    # fp32 router logits + probabilities
 #: Multi-token prediction, bytes per token (× h) kept besides its block, 16-bit (Megatron-Core
 #: MultiTokenPredictionLayer): the inputs of enorm (the embedding) and hnorm (the incoming hidden
@@ -669,10 +689,27 @@ def _common(b: Batch) -> dict:
     if any_moe:
         rcf = F("moe_top_k") * F("moe_capacity_factor")
         fe, fs, nsh = F("expert_ffn_hidden_size"), F("shared_expert_ffn_hidden_size"), F("n_shared_experts")
-        S_moe = S_attn + (rcf * (ACT_MOE_ROUTED_IO_PER_H * e16 * h + i_gate * fe) + nsh * i_gate * fs
+        # Routed experts, per rank (S_moe is divided by t below; r = top_k·cf routed copies per token).
+        # Megatron-Core MoEAlltoAllTokenDispatcher: "permute->A2A(EP)->AG(TP)", its TP group the
+        # expert-TP group of etp ranks. With SP the rank routes its own sb/t tokens: sb·r/t copies
+        # leave it and, balanced, sb·r/t arrive over the EP all-to-all; the all-gather over the etp
+        # ranks makes them sb·r·etp/t, the tokens every expert GEMM of the rank runs on. Saved for
+        # backward, by shape:
+        #   fc1 input      [sb·r·etp/t, h]         2h·r·etp/t per token  (h-wide, replicated over etp)
+        #   fc1 output     [sb·r·etp/t, 2fe/etp]   4fe·r/t   (gated; plain fe/etp wide: 2fe·r/t)
+        #   fc2 input      [sb·r·etp/t, fe/etp]    2fe·r/t   (the i_gate·fe·r/t of Table 2, generalised)
+        #   expert output  [sb·r/t, h]             2h·r/t    (after the reduce-scatter over etp and the
+        #                                                      combine all-to-all: the unpermute input)
+        # so per token r·(2h·etp + 2h + i_gate·fe)/t: only the fc1 input grows with etp (until 2026-12-01
+        # r·(4h + i_gate·fe)/t, as if etp = 1; review 16e/16h). Without SP (etp = tp only) every TP rank
+        # holds all sb tokens and routes them all: fc1 input and output sb·r each (replicated, no
+        # gather needed), the fe-wide tensors sharded as above: 2h·r·etp/t and 2h·r·t/t with etp = t.
+        # TP = 1: 4h·r, as before (the same operations on the same values).
+        io = ACT_MOE_FC1_IN_PER_H * et + ACT_MOE_OUT_PER_H * (t / sp_t)
+        S_moe = S_attn + (rcf * (io * e16 * h + i_gate * fe) + nsh * i_gate * fs
                           + ACT_MOE_ROUTER_PER_E * F("n_experts"))
-        if any_lowp:
-            S_moe = S_moe - _sel(lowp, q + rcf * (h + fe) + nsh * fs, 0.0)
+        if any_lowp:  # the 1-byte casts of the fc1 input (etp/t of a token-copy per token) and fc2 input
+            S_moe = S_moe - _sel(lowp, q + rcf * (h * et + fe) + nsh * fs, 0.0)
         work_moe = sb * (R_t + (S_moe + core_t) / t)
         if any_op:  # + the dispatched and combined tokens (saved all-to-all outputs; ep > 1), shared W1
             a2a = (F("ep") > 1) * 1.0
@@ -737,31 +774,46 @@ def _common(b: Batch) -> dict:
     # ---- multi-token prediction (ModelSpec.mtp_layers = D; DeepSeek-V3 §2.2) ------------
     # On the head-carrying stage (Megatron-Core: every MTP layer on the last pipeline stage,
     # mtp_on_this_rank; DualPipe: both end ranks, which hold the head), per GPU: D × (one block of the
-    # model's MoE-layer kind, its experts over ep·t and the expert group; eh_proj 2h·h/t, column-
-    # parallel; enorm, hnorm, final_layernorm whole) and, with pp > 1 outside DualPipe, a copy of the
+    # model's MoE-layer kind (a dense layer on a dense model), its experts over ep·etp and the expert
+    # group; eh_proj 2h·h/t, column-parallel; enorm, hnorm, final_layernorm whole) and, with pp > 1
+    # outside DualPipe, a copy of the
     # input embedding (Megatron builds the embedding on the MTP stage and ties it to the first stage's,
     # tie_word_embeddings_state_dict; a tied model's head weight on that stage already is that copy,
     # only a learned position table is added). Activations per micro-batch: D × (the block's kept
     # activations, as a layer of its kind, + the MTP inputs: enorm and hnorm inputs 2h + 2h, the
     # concatenation 4h (eh_proj's input, 1 B per element under fp8), the final norm's input 2h; under
-    # full recompute only the two checkpointed inputs, 4h), h-wide: split by TP with SP only.
+    # full recompute with Megatron's uniform method only the two checkpointed inputs, 4h), h-wide:
+    # split by TP with SP only. Partial recompute (recompute_layers > 0, Megatron's block method):
+    # MultiTokenPredictionLayer._checkpointed_forward skips the MTP recompute ("recompute_method ==
+    # 'block' is not supported for MTP yet. Skipping recompute."), so the module keeps what it keeps
+    # without recompute: its block's no-recompute activations (work_*, with the score matrix when
+    # flash attention is off) and the 10h of inputs (until 2026-12-01 the checkpointed 4h, review 16f).
     any_mtp = "mtp_layers" in b and _any(np.asarray(b["mtp_layers"]) > 0)
     if any_mtp:
         D = F("mtp_layers")
+        mtp_rc = is_full  # the MTP module is checkpointed: full recompute, uniform method
+        part_rows = None
+        if "recompute_layers" in b and _any(np.asarray(b["recompute_layers"]) > 0):
+            part_rows = is_full & (F("recompute_layers") > 0)
+            mtp_rc = is_full & ~part_rows
         if any_moe:
             is_moe_row = F("n_experts") > 0
             blk_ne = _sel(is_moe_row, p_moe_ne, p_dense)
             p_mtp_ex = D * _sel(is_moe_row, p_moe_ex, 0.0)
             keep_blk = _sel(is_moe_row, keep_moe, keep_dense)
+            if part_rows is not None:
+                keep_blk = _sel(part_rows, _sel(is_moe_row, work_moe, work_dense) + sb * core_w / t, keep_blk)
         else:
             blk_ne, p_mtp_ex, keep_blk = p_dense, None, keep_dense
+            if part_rows is not None:
+                keep_blk = _sel(part_rows, work_dense + sb * core_w / t, keep_blk)
         emb_copy = _sel(tied, p_emb - Vh_t, p_emb) if _any(tied) else p_emb
         dual_rows = sched == _S_DUAL
         p_mtp_ne = D * (blk_ne + 2.0 * h * h / t + 3.0 * norm_f) + emb_copy * ((p > 1) & ~dual_rows)
-        mtp_in = ACT_MTP_INPUTS_PER_H - _sel(is_full, ACT_MTP_INPUTS_PER_H - ACT_MTP_FULL_RECOMPUTE_PER_H, 0.0)
+        mtp_in = ACT_MTP_INPUTS_PER_H - _sel(mtp_rc, ACT_MTP_INPUTS_PER_H - ACT_MTP_FULL_RECOMPUTE_PER_H, 0.0)
         mtp_in = mtp_in * e16 * h
         if any_lowp:  # eh_proj's input in 1 byte (an fp8 GEMM), when it is kept
-            mtp_in = mtp_in - _sel(lowp & ~is_full, ACT_MTP_CONCAT_PER_H / 2.0 * h, 0.0)
+            mtp_in = mtp_in - _sel(lowp & ~mtp_rc, ACT_MTP_CONCAT_PER_H / 2.0 * h, 0.0)
         keep_mtp = D * (keep_blk + sb * mtp_in / sp_t)
     else:
         D = p_mtp_ne = p_mtp_ex = keep_mtp = None
@@ -1060,6 +1112,15 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
         freed = _sel(v > 1, np.maximum(cm["base"] - cm["rc_layers"], 0.0) * w_min, freed_v1)
         rec_extra = _sel(cm["rc_layers"] > 0, np.maximum(rec_extra - freed, 0.0), rec_extra)
     traffic_mb = stash_mb  # DualPipe: half the micro-batches on each of the rank's two stages
+    if cm.get("any_mtp"):
+        # the MTP modules' activations go to the host and back with the layers' (they are in the host
+        # stash above): one micro-batch's keep_mtp per micro-batch on the head-carrying stage, half the
+        # rank's micro-batches on DualPipe's end ranks (until 2026-12-01 left out of the traffic, so of
+        # t_offload_s, while the host stash held them; review 16f)
+        mtp_tr = cm["keep_mtp"]
+        if cm.get("any_dual"):
+            mtp_tr = _sel(cm["dual"], 0.5 * mtp_tr, mtp_tr)
+        traffic_mb = traffic_mb + _sel(at_head, mtp_tr, 0.0)
     acts = stash + rec_extra
     if cm["any_host"]:
         any_off_act = cm.get("any_off_act", True)
@@ -1369,6 +1430,10 @@ def explain(row: dict) -> dict[str, str]:
     mtp_stash = mtp_mb * g["keep_mtp"] if mtp_mb else 0.0
     mtp_params = (g["p_mtp_ne"] + g.get("p_mtp_ex", 0.0)) if mtp_here else 0.0
     mods = f"{D:g} MTP module{'s' if D != 1 else ''}"
+    # the MTP block is a layer of the model's MoE-layer kind, a dense layer on a dense model
+    mtp_kind = "the MoE-layer kind" if float(row.get("n_experts", 0) or 0) > 0 else "a dense layer"
+    mtp_rc_txt = ("; not recomputed: Megatron skips the MTP recompute under the block method"
+                  if n_rcl else "")
     per_mb_b = (a - rec_extra - mtp_stash) / inflight if inflight else 0.0
     nd_j = float(np.ravel(_dense_on_rank(cm, float(j)))[0]) if moe_layers and g.get("n_dense_tot", 0) else 0.0
     nd_j = min(nd_j, layers)
@@ -1396,7 +1461,7 @@ def explain(row: dict) -> dict[str, str]:
             + (("; experts over dp·cp/ep" if etp == tp_ else "; experts over tp·cp·dp/(etp·ep)")
                if P_ex and zs >= 3 else "")
             + (f"; with the head, {mods}: {_params_text(mtp_params)} params per GPU before sharding (each a "
-               "block of the MoE-layer kind, eh_proj 2h·h/t, 3 norms"
+               f"block of {mtp_kind}, eh_proj 2h·h/t, 3 norms"
                + ("; + a copy of the input embedding, Megatron's MTP stage" if p > 1 and not dualpipe else "")
                + ")" if mtp_here else "")
             + f") = {_gib(w)}"),
@@ -1418,7 +1483,9 @@ def explain(row: dict) -> dict[str, str]:
             + f") = {_gib(o)}"),
         "mem_activations_bytes": (
             f"activations offloaded to the host (the stash of {layers:g} layers × {inflight:g} micro-batches "
-            f"lives there): one layer's working set on the GPU = {_gib(a)}" if row.get("offload_activations") else
+            + (f"and of the {mods} with the head " if mtp_here else "")
+            + f"lives there and crosses the host link each micro-batch): one layer's working set on the GPU = "
+            f"{_gib(a)}" if row.get("offload_activations") else
             f"{per_mb_b / 2**20:,.1f} MiB per micro-batch ({mix}"
             + (f"; full recompute of {n_rc:g} of the rank's layers ({n_rcl} per chunk), the other "
                f"{layers - n_rc:g} kept whole" if n_rcl else ("; no recompute" if rc == "none" else f"; {rc} recompute"))
@@ -1429,8 +1496,8 @@ def explain(row: dict) -> dict[str, str]:
                if sched == "interleaved" and int(row["vpp"]) > 1 else "") + ")"
             + (f" + the recomputed layer's working set {rec_extra / 2**20:,.1f} MiB" if rec_extra else "")
             + (f" + {mods} with the head: {mtp_mb:g} micro-batch{'es' if mtp_mb != 1 else ''} × "
-               f"{g['keep_mtp'] / 2**20:,.1f} MiB (a layer of its kind + its inputs, concatenation and final-norm "
-               "input)" if mtp_stash else "")
+               f"{g['keep_mtp'] / 2**20:,.1f} MiB (a block of {mtp_kind} + its inputs, concatenation and final-norm "
+               f"input{mtp_rc_txt})" if mtp_stash else "")
             + f" = {_gib(a)}"),
         "mem_logits_bytes": (
             f"{_logit_bytes(row):g} B per logit ({_logit_kind(row)}) × s·b/c·V/t = {row['seq_len']:g}·{row['micro_batch_size']:g}/{row['cp']:g}·"

@@ -34,7 +34,9 @@ Counting conventions (DESIGN §4.1)
   ``2h²`` per module; its ``3h`` norm term is left out, norms are not matmuls here), which its
   reported throughput and MFU include; ``6·N·D`` conventions (Kaplan, Chinchilla) count the main
   model only, and the DeepSeek-V3 report gives no MFU. Full recompute re-runs the block and
-  ``eh_proj`` whatever ``recompute_layers`` is (Megatron's ``_checkpointed_forward``).
+  ``eh_proj`` with Megatron's uniform method (``recompute_layers`` = 0); partial recompute
+  (``recompute_layers`` > 0, ``--recompute-method block``) re-runs none of it:
+  ``MultiTokenPredictionLayer._checkpointed_forward`` skips the MTP recompute under ``block``.
 * Hardware FLOPs (the HFU numerator) add the recomputed forward: full recompute one forward
   of the transformer layers (``2·N_layers·tokens`` + attention forward; the output head is not
   recomputed), selective recompute the attention core forward only (Korthikanti et al. 2022 §5),
@@ -310,8 +312,11 @@ def stats(b: Batch) -> Batch:
     # on the layer terms, 6·B·s·h·V unchanged for the logits).
     if has_mtp:
         # the MTP blocks' share (block + eh_proj forward, attention core), kept apart: Megatron's
-        # MultiTokenPredictionLayer checkpoints its whole block under full recompute whatever
-        # recompute_layers is (_checkpointed_forward); the heads are not recomputed
+        # MultiTokenPredictionLayer checkpoints its whole block under full recompute with the uniform
+        # method (_checkpointed_forward); under the block method (recompute_layers > 0, exported as
+        # --recompute-method block) it warns "recompute_method == 'block' is not supported for MTP
+        # yet. Skipping recompute." and runs the block plainly: nothing of it is recomputed there
+        # (until 2026-12-01 it was, review 16f). The heads are never recomputed.
         attn_main = attn_fwd * (L / L_attn)
         mtp_rc_full = FLOP_PER_PARAM_PER_TOKEN_FWD * D * (mtp_block_mm + 2.0 * h * h) * tokens + (attn_fwd - attn_main)
         recompute_flop = where(
@@ -327,7 +332,10 @@ def stats(b: Batch) -> Batch:
         recompute_flop = recompute_flop * full_recompute_fraction(
             F("recompute_layers"), L, F("pp"), F("vpp"), rc == 2)
     if has_mtp:
-        recompute_flop = recompute_flop + where(rc == 2, mtp_rc_full, where(rc == 1, attn_fwd - attn_main, 0.0))
+        mtp_full = rc == 2
+        if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
+            mtp_full = mtp_full & ~(F("recompute_layers") > 0)  # block method: MTP not recomputed
+        recompute_flop = recompute_flop + where(mtp_full, mtp_rc_full, where(rc == 1, attn_fwd - attn_main, 0.0))
     opsac = rc == RC_OPSAC
     if np.any(opsac):  # op_sac: the recomputed matmuls; the attention core only without flash
         attn_rc = op_sac_recompute_params(  # the attention part (f = 0: no MLP)

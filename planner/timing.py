@@ -97,8 +97,10 @@ the pace; everything is per GPU of that stage:
   the gradient download overlaps the last backward, the CPU step and upload are exposed.
 * optimizer (on GPU): memory bound, ``OPT_BYTES_PER_PARAM`` per parameter of the local shard.
 * multi-token prediction (``mtp_layers`` = D): on the head-carrying stage, per micro-batch
-  ``D · (a block of the MoE-layer kind + eh_proj GEMM tok × 2h × h/t + the head and loss again)``,
-  with the block's TP / EP / CP communication; recompute as Megatron (docs/timing.md).
+  ``D · (a block of the model's MoE-layer kind, a dense layer on a dense model, + eh_proj GEMM
+  tok × 2h × h/t + the head and loss again)``, with the block's TP / EP / CP communication;
+  recompute as Megatron: whole under full recompute with the uniform method, none under the
+  block method (``recompute_layers`` > 0, which Megatron skips for MTP) (docs/timing.md).
 
 Outputs: ``tokens_per_s`` (whole job), ``tflops_per_gpu`` (model FLOP/s per GPU in
 TFLOP/s, i.e. 1e12 FLOP/s), ``mfu = model_flop_per_step / (step · n_gpus ·
@@ -923,22 +925,28 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     t_head_mb = (1.0 + BWD_OVER_FWD) * t_head_fwd + LOGIT_BYTES * 0.5 * VWt * inv_hbm
     # Multi-token prediction (ModelSpec.mtp_layers = D; DeepSeek-V3 §2.2, Megatron-Core
     # MultiTokenPredictionLayer), on the head-carrying stage, per micro-batch: D × (one block of the
-    # model's MoE-layer kind, fwd + bwd as the model's layers, + the eh_proj GEMM tok × 2h × h/t
-    # (column-parallel), fwd + bwd, + the output head and cross-entropy again, t_head). Recompute as
-    # Megatron: under full recompute the block and eh_proj run forward again whatever recompute_layers
-    # is (_checkpointed_forward); selective / op_sac as a layer of its kind; the head is not recomputed.
+    # model's MoE-layer kind (a dense layer on a dense model), fwd + bwd as the model's layers, + the
+    # eh_proj GEMM tok × 2h × h/t (column-parallel), fwd + bwd, + the output head and cross-entropy
+    # again, t_head). Recompute as Megatron (MultiTokenPredictionLayer._checkpointed_forward): under
+    # full recompute with the uniform method (recompute_layers = 0) the block and eh_proj run forward
+    # again; with the block method (recompute_layers > 0) Megatron skips the MTP recompute
+    # ("recompute_method == 'block' is not supported for MTP yet. Skipping recompute."), so nothing
+    # of it runs again and its TP / CP / EP collectives carry no recompute share (full_flag, not the
+    # stage-averaged `full`; until 2026-12-01 recomputed whole, review 16f); selective / op_sac as a
+    # layer of its kind; the head is not recomputed.
     # Not counted: the three norms, the concatenation and the TP all-gather after eh_proj (h-wide
     # elementwise work and one b·s·h collective, small beside the block).
     has_mtp = "mtp_layers" in b and bool(np.any(np.asarray(b["mtp_layers"]) > 0))
     if has_mtp:
         D = f("mtp_layers")
-        full_flag = (rc == 2) * 1.0
+        # 1 where the MTP block is recomputed whole: full recompute, uniform method only
+        full_flag = ((rc == 2) & ~partial) * 1.0 if partial is not None else (rc == 2) * 1.0
         if any_moe:
             blk_mb = np.where(is_moe, layer_moe_mb, layer_mb_d)
             blk_fwd = np.where(is_moe, layer_moe_fwd, layer_fwd_d)
         else:
             blk_mb, blk_fwd = layer_mb, layer_fwd
-        if partial is not None:  # the block is recomputed whole, not the average share in layer_mb
+        if partial is not None:  # the block's own recompute (full_flag), not the average share in layer_mb
             blk_mb = blk_mb + (full_flag - full) * blk_fwd
         # GEMM M×K×N = tok × 2h × h/t: flop·(1 + q·(1/M + 1/K + 1/N)) / (peak·eff_max)
         eh_flop = 4.0 * tok * h * h / t
@@ -1067,12 +1075,25 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         ep_bytes = a2a = c_ep = ep_hide = c_ep_hi = c_ep_lo = 0.0
         net_frac = a2a_elem_bytes = 1.0
+    c_cp_mtp = c_cp
     if has_mtp:  # per MTP block and micro-batch: a layer of its kind (dense rows: a dense layer's)
         if any_moe:
             c_tp_mtp = c_tp_d * np.where(is_moe, moe_tp_x, 1.0)
             c_ep_mtp = np.where((e > 1) & is_moe, ep_layer, 0.0)
         else:
             c_tp_mtp, c_ep_mtp = c_tp, 0.0
+        if partial is not None:
+            # its recompute collectives follow full_flag (the block's own recompute: none under the block
+            # method), not the stage-averaged `full` that c_tp / c_cp / n_a2a carry: TP +2 all-reduce
+            # equivalents, the CP ring's forward hops once more, EP +2 all-to-alls per recompute
+            d_rc = full_flag - full
+            c_tp_mtp = c_tp_mtp + d_rc * 2.0 * tp_ar * tp_exposed_frac * (
+                np.where(is_moe, moe_tp_x, 1.0) if any_moe else 1.0)
+            c_cp_mtp = c_cp + d_rc * exp_fwd
+            if any_moe:  # hidden behind the block's own compute (its recompute share included)
+                hide_mtp = K.tp_overlap_frac * (blk_mb + c_cp_mtp) * eco
+                c_ep_mtp = np.where((e > 1) & is_moe,
+                                    np.maximum((4.0 + 2.0 * full_flag) * a2a - hide_mtp, 0.0), 0.0)
     if partial is not None:
         # Partial recompute: each stage's recomputed forward repeats its TP collectives (+2 per
         # layer) and EP all-to-alls (+2 per MoE layer) on its own share of the layers, as its
@@ -1352,7 +1373,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # the MTP blocks' collectives, with the head: TP per layer of the block's kind, EP all-to-all
             # (MoE blocks), CP ring remainder (head_share: 1 on the last stage, ½ on DualPipe's end ranks)
             mtp_n = m * head_share * D
-            t_tp_mtp, t_cp_mtp = mtp_n * c_tp_mtp, mtp_n * c_cp
+            t_tp_mtp, t_cp_mtp = mtp_n * c_tp_mtp, mtp_n * c_cp_mtp
             t_tp = t_tp + t_tp_mtp
             t_cp = t_cp + t_cp_mtp
             if any_moe:
@@ -2017,9 +2038,12 @@ def notes(row: dict) -> list[str]:
         "or rail topology).",
     ]
     if float(row.get("mtp_layers", 0) or 0) > 0:
+        kind = "the model's MoE-layer kind" if float(row.get("n_experts", 0) or 0) > 0 else "a dense layer"
+        rc_txt = ("recomputed whole under full recompute (Megatron's uniform method), not under partial recompute "
+                  "(recompute_layers, the block method: Megatron skips the MTP recompute)")
         out.append(f"Multi-token prediction ({float(row['mtp_layers']):g} module(s), DeepSeek-V3 §2.2): each runs a block "
-                   "of the model's MoE-layer kind, the eh_proj GEMM and the output head + loss once more on the "
-                   "head-carrying stage (DualPipe: the end ranks), fwd + bwd, recomputed whole under full recompute; "
+                   f"of {kind}, the eh_proj GEMM and the output head + loss once more on the "
+                   f"head-carrying stage (DualPipe: the end ranks), fwd + bwd, {rc_txt}; "
                    "not counted: its norms, concatenation and the all-gather after eh_proj. Its parameters enter "
                    "the DP collectives and optimizer step through params_total, spread over the stages as every "
                    "parameter is there (the last stage holds them all: its DP time is underestimated). The layer "

@@ -1,5 +1,6 @@
 """Review 16f: multi-token prediction (model.mtp_layers, commit 36a65fc) tried by a Megatron-Core MoE
-user. Defects are xfail(strict=True) until their fix lands; the rest pins what was checked and held.
+user. The three defects (partial recompute, activation-offload traffic, a dense model's block called
+MoE) were xfail(strict=True) until their fix (review 16h); the rest pins what was checked and held.
 
 Expected values come from hand calculations (Llama 3 8B and DeepSeek-V3 config dimensions) and from
 Megatron-LM's own code:
@@ -68,8 +69,6 @@ assert MTP_KEEP_PER_TOKEN_8B == 22 * H
 # --- defects ------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="review 16f: under --recompute-method block (recompute_layers) "
-                   "Megatron-Core skips the MTP layer's recompute; the planner recomputes it")
 def test_block_partial_recompute_does_not_recompute_the_mtp_block():
     """recompute = full with recompute_layers = 1 is Megatron's ``--recompute-method block
     --recompute-num-layers 1`` (planner/export.py). MultiTokenPredictionLayer._checkpointed_forward
@@ -102,8 +101,6 @@ def test_block_partial_recompute_does_not_recompute_the_mtp_block():
     assert dt_part == pytest.approx(dt_none, rel=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="review 16f: the MTP module's activations sit in the offloaded "
-                   "stash but not in act_offload_traffic_bytes (the host-link swap time)")
 def test_activation_offload_swaps_the_mtp_activations_too():
     """PP 1, TP 2 (SP), 8 GPUs: dp 4, m = 64 / 4 = 16 micro-batches. With offload_activations every
     micro-batch's kept activations go to the host in the forward and come back in the backward; the
@@ -127,8 +124,6 @@ def test_hf_import_names_the_mtp_range_for_every_bad_value(bad):
     assert "num_nextn_predict_layers" in msg and "0 to 16" in msg and "10,000,000" not in msg
 
 
-@pytest.mark.xfail(strict=True, reason="review 16f: on a dense model the explain and notes call the "
-                   "MTP block 'of the MoE-layer kind'")
 def test_a_dense_models_mtp_block_is_not_called_moe():
     """Llama 3 8B (dense), PP 2, D = 2: stage 1 (the MTP stage) is the most loaded, so its weights'
     explain names the MTP modules; their block is a dense layer, as docs/inputs.md says."""
@@ -208,3 +203,86 @@ def test_mtp_explain_strings_add_up_on_the_head_stage():
     mtp_part = float(ex.split("of their kind) ")[1].split(" s")[0])
     layers_part = r.results["t_tp_comm_s"] - mtp_part
     assert mtp_part == pytest.approx(layers_part * 2 / 16, rel=1e-3)  # the printed value has 4 digits
+
+
+# --- review 16h: the fixes' further consequences --------------------------------------------------
+
+
+def _mtp_share(d: dict, key: str) -> float:
+    return planner.evaluate(_with_model(d, mtp_layers=1)).results[key] - planner.evaluate(d).results[key]
+
+
+@pytest.mark.parametrize("key, par", [("t_tp_comm_s", {}), ("t_cp_comm_s", dict(cp=16, tp=8, n_gpus=512))])
+def test_block_partial_recompute_adds_no_mtp_recompute_collectives(key, par):
+    """Llama 3 8B, PP 4, TP 2 (SP): the MTP block's TP collectives are 4 per micro-batch without
+    recompute, 6 under full recompute (its forward runs again: + 2) and, under the block method
+    (recompute_layers = 1, Megatron skips the MTP recompute), 4 again; the CP ring (CP 16 × TP 8, where
+    its remainder is exposed) likewise runs its forward hops once, not twice (not the stage-averaged
+    recompute share of the decoder layers)."""
+    none = _mtp_share(_llama8b(recompute="none", **par), key)
+    part = _mtp_share(_llama8b(recompute="full", recompute_layers=1, **par), key)
+    full = _mtp_share(_llama8b(recompute="full", **par), key)
+    assert none > 0
+    assert part == pytest.approx(none, rel=1e-12)
+    if key == "t_tp_comm_s":
+        assert full == pytest.approx(1.5 * none, rel=1e-12)  # 6 of 4 collectives
+    else:
+        assert full > none
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_block_partial_recompute_adds_no_mtp_all_to_alls(overlap):
+    """Mixtral 8x7B, PP 4 (1F1B), EP 8, one MTP module: its block's EP all-to-alls are 4 per micro-batch
+    without recompute, 6 under full recompute and 4 under the block method; with ep_comm_overlap each
+    hides behind the block's own compute, which under the block method has no recompute share."""
+    def mk(**par):
+        d = preset_json("mixtral-8x7b-h100-64")
+        q = dict(tp=1, pp=4, vpp=1, schedule="1f1b", recompute="none", ep_comm_overlap=overlap)
+        q.update(par)
+        d["parallelism"].update(q)
+        return d
+    none = _mtp_share(mk(), "t_ep_comm_s")
+    part = _mtp_share(mk(recompute="full", recompute_layers=1), "t_ep_comm_s")
+    full = _mtp_share(mk(recompute="full"), "t_ep_comm_s")
+    assert part == pytest.approx(none, rel=1e-12)
+    if not overlap:
+        assert none > 0 and full == pytest.approx(1.5 * none, rel=1e-12)
+
+
+def test_dualpipe_activation_offload_swaps_half_the_mtp_micro_batches():
+    """DualPipe, PP 2 (both ranks end ranks, the MTP module on each), TP 2 (SP), 16 GPUs: dp 4, m = 16.
+    Each rank runs half of its p + 1 = 3 micro-batches in flight on the stage with the head: its host
+    stash holds 1.5 micro-batches' MTP activations (22h B per token) more, and its traffic per step
+    m/2 = 8 micro-batches' more."""
+    d0 = _llama8b(pp=2, n_gpus=16, schedule="dualpipe", offload_activations=True)
+    d1 = _with_model(d0, mtp_layers=1)
+    r0, r1 = planner.evaluate(d0), planner.evaluate(d1)
+    per_mb = MTP_KEEP_PER_TOKEN_8B * 4096
+    for s0, s1 in zip(r0.stages, r1.stages):
+        assert s1["mem_act_offload_bytes"] - s0["mem_act_offload_bytes"] == pytest.approx(1.5 * per_mb, rel=1e-12)
+    d_traffic = r1.results["act_offload_traffic_bytes"] - r0.results["act_offload_traffic_bytes"]
+    assert d_traffic == pytest.approx(8 * per_mb, rel=1e-12)
+    assert "1 MTP module with the head" in r1.explain["mem_activations_bytes"]
+
+
+def test_block_partial_recompute_explain_and_notes_say_the_mtp_block_is_not_recomputed():
+    d = _with_model(_llama8b(pp=1, n_gpus=8, recompute="full", recompute_layers=1), mtp_layers=1)
+    r = planner.evaluate(d)
+    assert "not recomputed" in r.explain["mem_activations_bytes"]
+    assert any("not under partial recompute" in n for n in r.notes)
+
+
+def test_block_partial_recompute_keeps_an_moe_mtp_block_whole():
+    """Mixtral 8x7B (h 4096, 32 heads, 8 KV heads of 128, 8 experts of 14,336, top-2), PP 4 (1F1B), TP 1,
+    EP 8, flash attention, recompute_layers = 1: the MTP module on the last stage (1 micro-batch in
+    flight) keeps its MoE block's no-recompute activations, 8h + 4q + 4kv + 8E (router, fp32) +
+    2·(4h + 6fe) = 258,112 B per token, and its inputs 10h = 40,960 B per token."""
+    d0 = preset_json("mixtral-8x7b-h100-64")
+    d0["parallelism"].update(tp=1, pp=4, vpp=1, schedule="1f1b", recompute="full", recompute_layers=1,
+                             flash_attention=True)
+    d1 = _with_model(d0, mtp_layers=1)
+    h, q, kv, E, fe = 4096, 4096, 8 * 128, 8, 14336
+    per_tok = 8 * h + 4 * q + 4 * kv + 8 * E + 2 * (4 * h + 6 * fe) + 10 * h
+    assert per_tok == 258_112 + 40_960
+    s0, s1 = planner.evaluate(d0).stages, planner.evaluate(d1).stages
+    assert s1[3]["mem_activations_bytes"] - s0[3]["mem_activations_bytes"] == pytest.approx(per_tok * 4096, rel=1e-12)

@@ -269,13 +269,16 @@ def test_power_limit_scales_the_roofline_ridge_too():
 
 
 def test_power_limit_with_an_accelerator_override_keeps_node_power_positive():
-    """DGX A100 node (6,500 W) with a B300 (1,100 W TDP) at 300 W: the GPUs' share is
-    min(8 × 1,100, 6,500) = 6,500 W, scaled by 300/1,100 → 1,772.7 W (not 6,500 − 8 × 800 < 0)."""
+    """DGX A100 node (6,500 W) with a B300 (1,100 W TDP) at 300 W. Since review 16c the B300's TDP
+    is swapped into the node first: 6,500 − 8 × 400 (the A100s) + 8 × 1,100 = 12,100 W; the GPUs'
+    share min(8 × 1,100, 12,100) = 8,800 W then scales by 300/1,100: 12,100 − 8,800 + 2,400 =
+    5,700 W (until then 6,500 × 300/1,100 = 1,772.7 W, the A100 node's power taken as the B300s')."""
     d = _scenario("dgx-a100-80gb", power_limit_w=300)
     d["cluster"]["accelerator"] = "b300"
     s = planner.Scenario.model_validate(d)
     b = batch.from_scenarios([s])
-    assert float(b["node_power_w"][0]) == pytest.approx(6500 * 300 / 1100, rel=1e-12)
+    assert float(b["node_power_w"][0]) == pytest.approx(6500 - 8 * 400 + 8 * 1100 - 8 * 1100 + 8 * 300, rel=1e-12)
+    assert float(b["node_power_w"][0]) > 0
 
 
 def test_fp4_takes_the_parts_fp8_mamf():

@@ -367,7 +367,8 @@ def check(rep) -> list[str]:
             if mm.group(1) and int(mm.group(1)) + int(mm.group(2)) * int(mm.group(3)) != n: bad("gpu_hours", "spares", t)
         else: bad("gpu_hours", "unparsed", t)
         t = ex["cost_usd"]
-        mm = re.match(rf"({NUM}) GPU-h × \$({NUM}) = \$({NUM})$", t)
+        # "(the scenario's own price)" after a price override (review 16c)
+        mm = re.match(rf"({NUM}) GPU-h × \$({NUM})(?: \(the scenario's own price\))? = \$({NUM})$", t)
         if not close(V.of(mm.group(1)) * V.of(mm.group(2)), V.of(mm.group(3))): bad("cost_usd", "arith", t)
         t = ex["energy_mwh"]
         mm = re.match(rf"(?:(\d+) nodes?|\d+/\d+ = ({NUM}) nodes \(the GPUs' share\)) × ({NUM}) W.*? × ({NUM}) × PUE ({NUM}) × ({NUM}) h / 1e6 = ({NUM}) MWh", t)

@@ -338,7 +338,7 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
         fix = "Offload less (or to NVMe), use more GPUs or a larger TP / PP, or set a larger host memory override"
         stop = "As set, this run stops with a host out-of-memory error"
     else:
-        stg = min(num(results, "ckpt_async_staging_bytes_per_node") or 0.0, ck)
+        stg = min(num(results, "ckpt_async_staging_per_node_bytes") or 0.0, ck)
         parts = []
         if ck - stg > 0:
             parts.append(f"the in-memory checkpoints (host_memory tier, peer copies included) {(ck - stg) / GIB:,.1f} GiB")
@@ -347,8 +347,11 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
         need = (f"the checkpoints need {ck / GIB:,.1f} GiB per node (" + " and ".join(parts) + ")"
                 + (f" on top of the offloaded states' {off / GIB:,.1f} GiB" if off > 0 else "")
                 + f": {(ck + off) / GIB:,.1f} GiB, but the node has {have}")
-        fix = ("Use fewer peer copies, drop the host_memory tier, "
-               + ("save synchronously (no staging buffers), " if stg > 0 else "")
+        # advice for the parts that are there (review 16 new-user: "drop the host_memory tier" for a tier
+        # that held nothing)
+        fix = ("Use " + ("fewer peer copies, drop the host_memory tier, " if ck - stg > 0 else "")
+               + ("save synchronously (no staging buffers; the host-memory tier may then be chosen instead), "
+                  if stg > 0 else "")
                + "use more GPUs, or set a larger host memory override")
         stop = "As set, the checkpoints cannot be saved"
     return (f"**Does not fit in host memory:** {need} (GiB = 2³⁰ B). {stop}; the step time, goodput, days, cost "
@@ -1205,7 +1208,7 @@ def render_sidebar(page: str) -> dict:
         c2.number_input("VPP", min_value=1, max_value=share.WIDGET_VPP_MAX, step=1, key="w_vpp",
                         help="Virtual stages per GPU (needs the interleaved schedule).")
         c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
-        st.number_input("Expert TP (MoE)", min_value=None, max_value=None, step=1, value=None, key="w_etp",
+        st.number_input("Expert TP (MoE)", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, value=None, key="w_etp",
                         placeholder="= TP", help=Parallelism.model_fields["etp"].description)
         st.number_input("ZeRO shard group (HSDP), DP ranks", min_value=None, max_value=None, step=1,
                         value=None, key="w_dps", placeholder="all DP ranks (full sharding)",

@@ -895,6 +895,11 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                      + ("False, the default: experts not split over TP)" if p.etp == 1 else
                         f"True splits them over all {p.tp} TP ranks, False over none: expert TP {p.etp} has no "
                         "setting)"))
+    if m.mtp_layers:
+        # DeepSpeed's config has no model architecture: the MTP modules are model code (review 16 new-user:
+        # the export was the same with and without them, without a word)
+        split.append(f"{m.mtp_layers} multi-token-prediction module{'s' if m.mtp_layers != 1 else ''} "
+                     "(model.mtp_layers; the planner's step time and memory include them)")
     if split:
         notes.append("set in the model code, not in this file: " + "; ".join(split) + ".")
     if t.elementwise == "fused":

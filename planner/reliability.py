@@ -65,7 +65,7 @@ Model (DESIGN §4.4):
   the rest of the model (``log_wall_per_work_finite`` of :func:`expected_goodput`).
 * **Host memory.** ``ckpt_host_mem_per_node_bytes``: the host-memory tier's copies where it is
   saved, plus, with async saves, one staging buffer of the node's share per other saved tier
-  (``ckpt_async_staging_bytes_per_node``; :func:`planner.checkpoint.async_staging_bytes_per_node`,
+  (``ckpt_async_staging_per_node_bytes``; :func:`planner.checkpoint.async_staging_bytes_per_node`,
   PyTorch DCP async_save, Megatron-LM FileSystemWriterAsync); ``host_fits_ckpt`` adds
   ``host_mem_per_node_bytes`` and compares with ``host_memory_bytes``.
 
@@ -988,7 +988,7 @@ _STAGE_COLUMNS = (
     + ["ckpt_bytes", "ckpt_shard_bytes"]
     + [f"ckpt_{k}_{q}" for k in TIER_KINDS for q in ("save_s", "stall_s", "interval_opt_s")]
     + ["ckpt_interval_s", "ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput",
-       "goodput_first_order", "ckpt_host_mem_per_node_bytes", "ckpt_async_staging_bytes_per_node"]
+       "goodput_first_order", "ckpt_host_mem_per_node_bytes", "ckpt_async_staging_per_node_bytes"]
 )
 
 
@@ -1169,7 +1169,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
         else:
             n_stage = n_stage + _pick(saved, 1.0, 0.0)
     staging = ck.async_staging_bytes_per_node(node_bytes, Bm("ckpt_async"), n_stage)
-    out["ckpt_async_staging_bytes_per_node"][sl] = staging
+    out["ckpt_async_staging_per_node_bytes"][sl] = staging
     out["ckpt_host_mem_per_node_bytes"][sl] = host_part + staging
 
     # Outputs at the chosen intervals (expected_goodput's formulas).
@@ -1402,7 +1402,7 @@ def stage(b) -> dict[str, np.ndarray]:
         :func:`decompose_loss`), ``goodput_first_order`` (DESIGN §4.4's first-order formula,
         clipped to [0, 1]), ``ckpt_host_mem_per_node_bytes`` (host memory the checkpoints hold
         per node: the host-memory tier's copies and the async staging buffers,
-        :func:`ckpt_host_mem_per_node`), ``ckpt_async_staging_bytes_per_node`` (the staging part),
+        :func:`ckpt_host_mem_per_node`), ``ckpt_async_staging_per_node_bytes`` (the staging part),
         ``host_fits_ckpt`` (that plus ``host_mem_per_node_bytes`` <= ``host_memory_bytes``).
 
     Notes
@@ -1509,7 +1509,7 @@ def stage_grid(b) -> dict[str, np.ndarray]:
     for key in ("ckpt_overhead_frac", "lost_work_frac", "restart_frac", "goodput", "goodput_first_order"):
         out[key] = res[key]
     replicas = ck.peer_replicas(b["ckpt_host_memory_replicas"], b["n_nodes"])
-    out["ckpt_host_mem_per_node_bytes"], out["ckpt_async_staging_bytes_per_node"] = ckpt_host_mem_per_node(
+    out["ckpt_host_mem_per_node_bytes"], out["ckpt_async_staging_per_node_bytes"] = ckpt_host_mem_per_node(
         tt["ckpt_node_bytes"], replicas, b["ckpt_async"], tt["enabled"], tau)
     used = out["ckpt_host_mem_per_node_bytes"] + (np.asarray(b["host_mem_per_node_bytes"], dtype=float)
                                                   if "host_mem_per_node_bytes" in b else 0.0)
@@ -1922,7 +1922,7 @@ def _host_mem_text(row: dict) -> dict[str, str]:
     (review 16a). Empty where the row lacks the columns."""
     try:
         total = float(row["ckpt_host_mem_per_node_bytes"])
-        stg = float(row.get("ckpt_async_staging_bytes_per_node", 0.0) or 0.0)
+        stg = float(row.get("ckpt_async_staging_per_node_bytes", 0.0) or 0.0)
         shard = float(row["ckpt_shard_bytes"])
         writers = float(row["ckpt_bytes"]) / shard if shard > 0 else 0.0
         gpn = float(row["gpus_per_node"])
@@ -1957,7 +1957,7 @@ def _host_mem_text(row: dict) -> dict[str, str]:
         t_hm = ("host-memory tier: " + ("not saved (never), no copy" if row.get("ckpt_host_memory_enabled")
                                         else "disabled") + ", 0 B")
     return {
-        "ckpt_async_staging_bytes_per_node": t_stg,
+        "ckpt_async_staging_per_node_bytes": t_stg,
         "ckpt_host_mem_per_node_bytes": (f"{t_hm} + async staging {_g(stg / gb)} GB = {_g(total / gb)} GB = "
                                          f"{total / 2**30:,.2f} GiB per node (GB = 10⁹ B, GiB = 2³⁰ B); "
                                          "host_fits_ckpt adds the offloaded states and compares with the "
@@ -2200,7 +2200,7 @@ def notes(row: dict) -> list[str]:
                        f"(1 + {rep:g} peer copies)) > the drive's {cap / 1e9:,.1f} GB (GB = 1e9 B); the goodput "
                        "counts the tier as if they did.")
     ck_b = float(row.get("ckpt_host_mem_per_node_bytes", 0.0) or 0.0)
-    stg_b = float(row.get("ckpt_async_staging_bytes_per_node", 0.0) or 0.0)
+    stg_b = float(row.get("ckpt_async_staging_per_node_bytes", 0.0) or 0.0)
     if not row.get("host_fits_ckpt", True) and ck_b > 0 and (ck_b - stg_b > 0 or row.get("host_fits", True)):
         # (with no in-memory checkpoint held and the offloaded states alone over, the memory
         # stage's own note says so; found by review: a second note of 0.00 GiB of checkpoints)

@@ -112,7 +112,7 @@ def test_host_memory_columns():
     # host-memory tier 8 shards + the async PFS save's staging buffer, 8 shards (review 16a: the
     # staging buffer was not counted: 8 shards)
     assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(8 * shard + 8 * shard)
-    assert out["ckpt_async_staging_bytes_per_node"][0] == pytest.approx(8 * shard)
+    assert out["ckpt_async_staging_per_node_bytes"][0] == pytest.approx(8 * shard)
     assert bool(out["host_fits_ckpt"][0])
     b["ckpt_host_memory_replicas"] = np.array([2])
     b["host_mem_per_node_bytes"] = np.array([b["host_memory_bytes"][0] - 2 * 8 * shard])
@@ -358,7 +358,7 @@ def test_fast_solver_matches_grid_optimum(seed):
     for col in fast:
         if not (col.endswith("interval_opt_s") or col in ref or col in (
                 "ckpt_interval_s", "goodput", "goodput_first_order", "ckpt_host_mem_per_node_bytes",
-                "ckpt_async_staging_bytes_per_node", "host_fits_ckpt")):
+                "ckpt_async_staging_per_node_bytes", "host_fits_ckpt")):
             assert np.allclose(np.asarray(fast[col], float), np.asarray(grid[col], float),
                                rtol=1e-12, equal_nan=True), col
     # (review 16a: the async staging buffers depend on which tiers are saved, as the host-memory
@@ -367,9 +367,9 @@ def test_fast_solver_matches_grid_optimum(seed):
     for k in TIER_KINDS:
         c = f"ckpt_{k}_interval_opt_s"
         same &= rel.is_never_saved(np.nan_to_num(fast[c])) == rel.is_never_saved(np.nan_to_num(grid[c]))
-    for c in ("ckpt_host_mem_per_node_bytes", "ckpt_async_staging_bytes_per_node"):
+    for c in ("ckpt_host_mem_per_node_bytes", "ckpt_async_staging_per_node_bytes"):
         assert np.allclose(fast[c][same], grid[c][same], rtol=1e-12), c
-    hm_part = fast["ckpt_host_mem_per_node_bytes"] - fast["ckpt_async_staging_bytes_per_node"]
+    hm_part = fast["ckpt_host_mem_per_node_bytes"] - fast["ckpt_async_staging_per_node_bytes"]
     assert np.all(hm_part[rel.is_never_saved(fast["ckpt_host_memory_interval_opt_s"])] == 0.0)
 
 
@@ -767,7 +767,7 @@ def test_a_host_memory_tier_that_is_never_saved_takes_no_host_memory():
     assert rel.is_never_saved(r["ckpt_host_memory_interval_opt_s"])
     # only the async PFS save's staging buffer, the node's 8 shards (review 16a; it was 0)
     assert r["ckpt_host_mem_per_node_bytes"] == pytest.approx(8 * r["ckpt_shard_bytes"], rel=1e-12)
-    assert r["ckpt_async_staging_bytes_per_node"] == r["ckpt_host_mem_per_node_bytes"] and r["host_fits_ckpt"]
+    assert r["ckpt_async_staging_per_node_bytes"] == r["ckpt_host_mem_per_node_bytes"] and r["host_fits_ckpt"]
     assert planner.sweep(d, top=3).attrs["n_feasible"] > 0
     b = B.from_scenarios([planner.Scenario.model_validate(d)])
     b.update(planner.model_stats.stats(b))
@@ -833,6 +833,6 @@ def test_no_in_memory_checkpoint_note_when_the_tier_holds_nothing():
     # the host-memory tier holds nothing; the async PFS save's staging buffer, the node's 8 shards,
     # is held (review 16a; it was 0)
     assert not r.results["host_fits"] and r.results["ckpt_host_mem_per_node_bytes"] == pytest.approx(
-        8 * r.results["ckpt_shard_bytes"], rel=1e-12) == r.results["ckpt_async_staging_bytes_per_node"]
+        8 * r.results["ckpt_shard_bytes"], rel=1e-12) == r.results["ckpt_async_staging_per_node_bytes"]
     assert any(n.startswith("Does not fit in host memory: offload needs") for n in r.notes)
     assert not any("in-memory checkpoints need" in n for n in r.notes)

@@ -54,7 +54,7 @@ def test_a_missing_number_names_its_range():
 
 
 def test_host_no_fit_text_names_the_async_staging_buffers():
-    """Review 16a: async saves now stage their shards in host memory (ckpt_async_staging_bytes_per_node,
+    """Review 16a: async saves now stage their shards in host memory (ckpt_async_staging_per_node_bytes,
     inside ckpt_host_mem_per_node_bytes); the Plan page's message named only the host_memory tier.
     20 GiB in all = 8 GiB tier copies + 12 GiB staging, against a 16 GiB node."""
     import sys
@@ -63,12 +63,12 @@ def test_host_no_fit_text_names_the_async_staging_buffers():
     from app_pages import _common as C
     gib = 2**30
     res = {"host_fits": True, "host_fits_ckpt": False, "host_mem_per_node_bytes": 0.0,
-           "ckpt_host_mem_per_node_bytes": 20 * gib, "ckpt_async_staging_bytes_per_node": 12 * gib}
+           "ckpt_host_mem_per_node_bytes": 20 * gib, "ckpt_async_staging_per_node_bytes": 12 * gib}
     txt = C.host_no_fit_text(res, 16 * gib)
     assert "the checkpoints need 20.0 GiB per node" in txt
     assert "(host_memory tier, peer copies included) 8.0 GiB and the async saves' staging buffers 12.0 GiB" in txt
     assert "save synchronously" in txt and "16.0 GiB" in txt
-    res["ckpt_async_staging_bytes_per_node"] = 0.0  # a synchronous save: no staging, no such advice
+    res["ckpt_async_staging_per_node_bytes"] = 0.0  # a synchronous save: no staging, no such advice
     txt = C.host_no_fit_text(res, 16 * gib)
     assert "staging" not in txt and "save synchronously" not in txt
 
@@ -154,3 +154,52 @@ def test_a_run_shorter_than_one_step_is_said():
     assert "4.194e+06" in note and "(0.2384)" in note
     d["training"]["tokens_total"] = 4194304.0  # exactly one step: no note
     assert not any("less than one optimizer step" in n for n in planner.evaluate(d).notes)
+
+
+def test_evaluate_table_header_and_host_verdicts():
+    """Review 16 new-user: the table's header left out an accelerator override, expert TP and the
+    HSDP shard group, and the host-memory verdicts were only in the JSON."""
+    from tests.test_cli import run
+    rc, out, err = run("evaluate", "--preset", "llama3-8b-h100-64", "--set", "cluster.accelerator=b200")
+    assert rc == 0, err
+    assert out.splitlines()[0].startswith("llama3-8b on 64 GPUs (dgx-h100 with b200): ")
+    rc, out, err = run("evaluate", "--preset", "default", "--set", "parallelism.zero_stage=3",
+                       "--set", "parallelism.dp_shard=8")
+    assert rc == 0, err
+    assert "· ZeRO shard group 8 (HSDP) ·" in out.splitlines()[0]
+    rows = {ln.split()[0]: ln for ln in out.splitlines()[1:] if ln.strip()}
+    # DGX H100: 2 TiB of host memory (hardware/systems.json), nothing offloaded
+    assert "host_fits" in rows and "yes" in rows["host_fits"] and "2,048.00 GiB" in rows["host_fits"]
+    assert "host_fits_ckpt" in rows and "host_mem_per_node_bytes" in rows
+    assert "ckpt_async_staging_per_node_bytes" in rows and "GiB" in rows["ckpt_async_staging_per_node_bytes"]
+
+
+def test_qwen_etp_header(tmp_path):
+    """The table's header names expert TP when it differs from TP (review 16 new-user)."""
+    import json
+    from tests.test_cli import run
+    f = tmp_path / "q.json"
+    f.write_text(json.dumps(_qwen_etp1()))
+    rc, out, err = run("evaluate", str(f))
+    assert rc == 0, err
+    assert "TP 4 · PP 2 · CP 1 · DP 16 · EP 8 · ETP 1;" in out.splitlines()[0]
+
+
+def test_deepspeed_export_names_the_mtp_modules():
+    """Review 16 new-user: the DeepSpeed config was the same with and without MTP, without a word."""
+    notes = export.deepspeed_config(_dsv3(1)).notes
+    assert any("1 multi-token-prediction module (model.mtp_layers" in n for n in notes)
+    assert not any("multi-token-prediction" in n for n in export.deepspeed_config(_dsv3(0)).notes)
+
+
+def test_host_no_fit_advice_only_for_parts_that_are_there():
+    """Review 16 new-user: "drop the host_memory tier" was advised for a tier that held nothing."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from app_pages import _common as C
+    gib = 2**30
+    res = {"host_fits": True, "host_fits_ckpt": False, "host_mem_per_node_bytes": 0.0,
+           "ckpt_host_mem_per_node_bytes": 12 * gib, "ckpt_async_staging_per_node_bytes": 12 * gib}
+    txt = C.host_no_fit_text(res, 8 * gib)
+    assert "drop the host_memory tier" not in txt and "save synchronously" in txt

@@ -71,7 +71,7 @@ def test_async_pfs_save_stages_the_nodes_share_in_host_memory_by_hand():
     b = _dgx_h100_batch(pfs=3600.0)
     b["ckpt_async"] = np.array([True])
     for out in (rel.stage(b), rel.stage_grid(b)):
-        assert out["ckpt_async_staging_bytes_per_node"][0] == pytest.approx(14e9, rel=1e-12)
+        assert out["ckpt_async_staging_per_node_bytes"][0] == pytest.approx(14e9, rel=1e-12)
         assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(14e9, rel=1e-12)
         assert bool(out["host_fits_ckpt"][0])  # 14e9 B << the DGX H100's 2 TiB
 
@@ -84,11 +84,11 @@ def test_async_staging_adds_to_the_host_memory_tier_and_counts_each_saved_tier_b
     b["ckpt_async"] = np.array([True])
     b["ckpt_host_memory_replicas"] = np.array([1])
     for out in (rel.stage(b), rel.stage_grid(b)):
-        assert out["ckpt_async_staging_bytes_per_node"][0] == pytest.approx(28e9, rel=1e-12)
+        assert out["ckpt_async_staging_per_node_bytes"][0] == pytest.approx(28e9, rel=1e-12)
         assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(56e9, rel=1e-12)
     out = rel.stage(b)
     e = rel.explain(_row(out, b))
-    assert "(local_nvme, pfs): 2 × 14 GB = 28 GB per node" in e["ckpt_async_staging_bytes_per_node"]
+    assert "(local_nvme, pfs): 2 × 14 GB = 28 GB per node" in e["ckpt_async_staging_per_node_bytes"]
     text = e["ckpt_host_mem_per_node_bytes"]
     assert "node share 14 GB (min(8 GPUs, 64 writers) × shard 1.75 GB) × (1 + 1 peer copy) = 28 GB" in text
     assert "+ async staging 28 GB = 56 GB = 52.15 GiB per node" in text  # 56e9 / 2^30 = 52.154
@@ -100,10 +100,10 @@ def test_synchronous_saves_add_no_staging_buffer():
     b["ckpt_async"] = np.array([False])
     b["ckpt_host_memory_replicas"] = np.array([1])
     for out in (rel.stage(b), rel.stage_grid(b)):
-        assert out["ckpt_async_staging_bytes_per_node"][0] == 0.0
+        assert out["ckpt_async_staging_per_node_bytes"][0] == 0.0
         assert out["ckpt_host_mem_per_node_bytes"][0] == pytest.approx(28e9, rel=1e-12)
     e = rel.explain(_row(rel.stage(b), b))
-    assert e["ckpt_async_staging_bytes_per_node"].startswith("synchronous saves write from GPU memory")
+    assert e["ckpt_async_staging_per_node_bytes"].startswith("synchronous saves write from GPU memory")
 
 
 def test_a_tier_that_is_never_saved_stages_nothing():
@@ -111,7 +111,7 @@ def test_a_tier_that_is_never_saved_stages_nothing():
     b = _dgx_h100_batch(local_nvme=1200.0, pfs=1e8)
     b["ckpt_async"] = np.array([True])
     for out in (rel.stage(b), rel.stage_grid(b)):
-        assert out["ckpt_async_staging_bytes_per_node"][0] == pytest.approx(14e9, rel=1e-12)
+        assert out["ckpt_async_staging_per_node_bytes"][0] == pytest.approx(14e9, rel=1e-12)
 
 
 def test_a_node_too_small_for_the_staging_buffer_does_not_fit_and_says_why():
@@ -125,7 +125,7 @@ def test_a_node_too_small_for_the_staging_buffer_does_not_fit_and_says_why():
     r = planner.evaluate(d)
     res = r.results
     need = 1.75 * res["params_total"]  # 8 GPUs × 14 B/param / 64 GPUs
-    assert res["ckpt_async_staging_bytes_per_node"] == pytest.approx(need, rel=1e-12)
+    assert res["ckpt_async_staging_per_node_bytes"] == pytest.approx(need, rel=1e-12)
     assert res["host_fits"] and not res["host_fits_ckpt"]
     note = next(n for n in r.notes if n.startswith("Does not fit in host memory: the in-memory checkpoints need"))
     assert f"staging buffers (each saved tier's node share, copied to host memory before it is written) " \

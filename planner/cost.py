@@ -202,7 +202,10 @@ def _limited(row: dict) -> str:
 
 def notes(row: dict) -> list[str]:
     """Stated simplifications and missing inputs."""
-    out = ["Energy: whole-node power × utilisation × PUE for the whole wall time (idle time included).",
+    # the job's share of its nodes, as energy_mwh's explanation (review 16 new-user: "whole-node power"
+    # beside an explanation of 12/8 = 1.5 nodes)
+    out = ["Energy: node power (the whole node at full load: GPUs, CPUs, NICs, fans) × the job's share of "
+           "nodes (n_gpus / gpus_per_node) × utilisation × PUE for the whole wall time (idle time included).",
            _price_note(row)]
     if int(row.get("hot_spare_nodes") or 0) > 0:
         out.append("Hot spare nodes are paid for the whole run (in GPU-hours and cost); their power is not "

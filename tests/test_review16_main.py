@@ -203,3 +203,10 @@ def test_host_no_fit_advice_only_for_parts_that_are_there():
            "ckpt_host_mem_per_node_bytes": 12 * gib, "ckpt_async_staging_per_node_bytes": 12 * gib}
     txt = C.host_no_fit_text(res, 8 * gib)
     assert "drop the host_memory tier" not in txt and "save synchronously" in txt
+
+
+def test_energy_note_names_the_jobs_share_of_nodes():
+    """Review 16 new-user: the note said "whole-node power" where the energy counts the job's share."""
+    import planner
+    note = next(n for n in planner.evaluate(load_preset("default")).notes if n.startswith("Energy:"))
+    assert "the job's share of nodes (n_gpus / gpus_per_node)" in note

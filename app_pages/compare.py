@@ -246,8 +246,13 @@ no_fit: list[int] = []  # slots that do not fit in memory (HBM or host)
 hbm_no_fit: list[int] = []  # of those, the slots that do not fit in HBM
 host_mem: dict[str, float | None] = {}  # host memory per node of each slot (the engine's input column)
 never: list[int] = []  # slots whose analytic time to train is not finite
+# with a custom (inline) model in any slot, the catalogue models are compared field by field too (review 16
+# new-user: a preset slot beside a custom copy of its model listed every architecture key as differing);
+# preset models alone stay named in the headers, their architecture keys not repeated
+_any_inline = any(not isinstance(sj.get("model"), str) for sj, _ in slots)
 for i, (sj, pid) in enumerate(slots):
-    slot_params.append(share.scenario_to_params(C._defaults_full(sj), preset=None))
+    slot_params.append(share.scenario_to_params(C._defaults_full(share.inline_model(sj) if _any_inline else sj),
+                                                preset=None))
 differing = sorted({k for k in set().union(*slot_params) if k not in _HEADER_KEYS
                     and len({sp.get(k) for sp in slot_params}) > 1},
                    key=lambda k: (_DIFF_FIRST.index(k) if k in _DIFF_FIRST else len(_DIFF_FIRST), k))
@@ -293,7 +298,7 @@ for i, (sj, _) in enumerate(slots):
     host_mem[label] = _host
     # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the
     # micro-batch, the recompute and the other differing fields are rows of the table
-    extra = [f"{k}={C.one_line(slot_params[i].get(k, '(base)'), LABEL_NAME_MAX)}" for k in differing]
+    extra = [f"{k}={C.one_line(slot_params[i].get(k, '(default)'), LABEL_NAME_MAX)}" for k in differing]
     details[label] = (_split_text(rep["scenario"].get("parallelism") or {}, rep["scenario"].get("training") or {})
                       + (" · " + " ".join(extra) if extra else ""))
     other[label] = " ".join(extra) if extra else "—"

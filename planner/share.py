@@ -304,6 +304,22 @@ def _tier_id(t: Any) -> str | None:
     return None
 
 
+def inline_model(sj: dict) -> dict:
+    """``sj`` with a catalogue model id replaced by that model's whole architecture (a copy; ``sj``
+    itself when the id is unknown or the model is already inline), so that the link keys of a preset
+    model and of a custom model with the same architecture are the same keys with the same values.
+    Compare's "other differences" uses it (review 16 new-user: a preset slot beside a custom slot of
+    the same model listed every architecture key as "(base)" against its value)."""
+    m = sj.get("model") if isinstance(sj, Mapping) else None
+    if not isinstance(m, str):
+        return sj
+    try:
+        spec = catalog.resolve_model(m)
+    except Exception:  # noqa: BLE001 - an unknown id: the scenario as given (its own error is shown)
+        return sj
+    return {**sj, "model": spec.model_dump(mode="json", exclude_none=True)}
+
+
 def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = None) -> dict[str, str]:
     """The whole scenario as compact query parameters.
 

@@ -428,7 +428,8 @@ def test_compare_headers_differ_when_only_the_split_differs():
     assert t.loc["split TP·PP·CP·DP", cols[0]] == "8·4·1·32" and t.loc["recompute", cols[0]] == "selective"
     assert t.loc["split TP·PP·CP·DP", cols[1]] == "4·8·1·32" and t.loc["recompute", cols[1]] == "full"
     # another differing field, by its link key
-    assert t.loc["other differences", cols[1]] == "price=1" and t.loc["other differences", cols[0]] == "price=(base)"
+    # (review 16 new-user: "(default)", the catalogue price here, not "(base)")
+    assert t.loc["other differences", cols[1]] == "price=1" and t.loc["other differences", cols[0]] == "price=(default)"
 
 
 def test_compare_never_finishing_slot_warns():

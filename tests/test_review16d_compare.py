@@ -304,3 +304,17 @@ def test_a_pasted_link_with_only_page_settings_says_it_holds_no_scenario(text, k
     # a Plan link with its page keys beside the scenario's: read without a warning, as before
     at.text_input(key="c_link1").set_value("http://localhost:8501/?p=default&n=512&pl_mct=500").run()
     assert not at.warning and _col(at.dataframe[0].value, 2) == "2: llama3-70b · 512 × dgx-h100"
+
+
+def test_a_custom_copy_of_a_preset_model_differs_only_where_it_differs():
+    """Review 16 new-user: DeepSeek-V3's preset beside a custom copy with one MTP module listed some
+    30 architecture keys as "(base)" against their values; only the MTP depth differs (and the name a
+    custom model gets). A refused value (mtp=99, range 0 to 16) leaves the copy equal: no mtp at all."""
+    at = _run(COMPARE, _slots("deepseek-v3-h800-2048", {"p": "deepseek-v3-h800-2048", "m": "custom", "mtp": "1"}))
+    t = at.dataframe[0].value
+    d1, d2 = t.loc["other differences", _col(t, 1)], t.loc["other differences", _col(t, 2)]
+    assert "mtp=0" in d1 and "mtp=1" in d2 and "(default)" not in d1 + d2
+    assert set(re.findall(r"(?:^| )([a-z0-9]+)=", d2)) == {"mn", "mtp"}, d2  # the name: "custom (deepseek-v3)"
+    at = _run(COMPARE, _slots("deepseek-v3-h800-2048", {"p": "deepseek-v3-h800-2048", "m": "custom", "mtp": "99"}))
+    t = at.dataframe[0].value
+    assert "mtp=" not in t.loc["other differences", _col(t, 2)]

@@ -552,26 +552,27 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
-def _host_memory(scenario) -> float | None:
-    """Host memory per node of a scenario (override or catalogue) [bytes], the engine's input column."""
+def _input_column(scenario, column: str) -> float | None:
+    """One of the engine's own input columns of a scenario (override or catalogue), e.g.
+    ``hbm_usable_bytes`` (per GPU) or ``host_memory_bytes`` (per node); None where it cannot be
+    read (a table row left out, never a failed command)."""
     from . import batch
 
     try:
         s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
-        return float(batch.scenario_row(s)["host_memory_bytes"])
+        return float(batch.scenario_row(s)[column])
     except Exception:  # noqa: BLE001 - a row left out, never a failed command
         return None
+
+
+def _host_memory(scenario) -> float | None:
+    """Host memory per node of a scenario [bytes]."""
+    return _input_column(scenario, "host_memory_bytes")
 
 
 def _usable_hbm(scenario) -> float | None:
-    """Usable HBM per GPU of a scenario (override or catalogue), the engine's own input column."""
-    from . import batch
-
-    try:
-        s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
-        return float(batch.scenario_row(s)["hbm_usable_bytes"])
-    except Exception:  # noqa: BLE001 - a row left out, never a failed command
-        return None
+    """Usable HBM per GPU of a scenario [bytes]."""
+    return _input_column(scenario, "hbm_usable_bytes")
 
 
 def _accuracy(scenario) -> str | None:

@@ -164,15 +164,9 @@ def test_a_batch_gives_each_scenario_what_it_gives_alone(ds):
             assert _same(one[c][0], alone[c], 0.0), (c, one[c][0], alone[c])
 
 
-def test_a_fixed_interval_tier_beside_a_free_one_in_the_batch_leaves_the_interval_as_alone():
-    """Found by review 15i (reported, reliability.py): a row's free interval depends on which tiers
-    are free in the *other* rows of its block (the solver's first start and candidate set are
-    built from the tiers free in any row). Host memory every 600 s (given) + the object store
-    (free): alone the object store's optimum is τ1, beside a row whose host-memory interval is
-    free it is τ2 with |τ2 − τ1|/τ1 ≈ 7e-7, the goodput the same to 1e-14 (Mixtral 8x7B on a DGX
-    H100 with a tenth of its NIC, a quarter of its DRAM bandwidth; object store 1.25e8 B/s write).
-    Fixed by review 16a (each row's candidates depend on that row alone): the intervals now agree
-    to OPT_REL = 1e-12 as well."""
+def _mixtral_slow_object_store() -> dict:
+    """Review 15i's case: Mixtral 8x7B on 64 H100 (a tenth of the NIC, a quarter of the DRAM
+    bandwidth), host memory every 600 s (given), slow object store (free), local NVMe (free)."""
     d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
     sysm = _inline(catalog.systems()["dgx-h100"])
     sysm.update(name="DGX H100, slow NIC and DRAM", nic_bw_per_gpu_bytes_per_s=5e9, host_memory_bw_bytes_per_s=153.6e9,
@@ -183,6 +177,19 @@ def test_a_fixed_interval_tier_beside_a_free_one_in_the_batch_leaves_the_interva
     d["checkpoint"] = {"tiers": [{"tier": "host_memory", "interval_s": 600.0, "replicas": 1},
                                  {"tier": obj}, {"tier": "local_nvme", "replicas": 2}],
                        "async": True, "async_interference_frac": 1.0}
+    return d
+
+
+def test_a_fixed_interval_tier_beside_a_free_one_in_the_batch_leaves_the_interval_as_alone():
+    """Found by review 15i (reported, reliability.py): a row's free interval depends on which tiers
+    are free in the *other* rows of its block (the solver's first start and candidate set are
+    built from the tiers free in any row). Host memory every 600 s (given) + the object store
+    (free): alone the object store's optimum is τ1, beside a row whose host-memory interval is
+    free it is τ2 with |τ2 − τ1|/τ1 ≈ 7e-7, the goodput the same to 1e-14 (Mixtral 8x7B on a DGX
+    H100 with a tenth of its NIC, a quarter of its DRAM bandwidth; object store 1.25e8 B/s write).
+    Fixed by review 16a (each row's candidates depend on that row alone): the intervals now agree
+    to OPT_REL = 1e-12 as well."""
+    d = _mixtral_slow_object_store()
     other = copy.deepcopy(d)
     other["checkpoint"]["tiers"][0]["interval_s"] = None
     a, b = validate_scenario(d), validate_scenario(other)

@@ -27,6 +27,7 @@ from planner import batch as B
 from planner import catalog, engine, model_stats
 from planner import reliability as rel
 from planner.schema import FAILURE_CLASSES, TIER_KINDS, validate_scenario
+from test_review15i_ckpt_props import _mixtral_slow_object_store
 
 GB = 1e9
 GIB = 2.0 ** 30
@@ -139,33 +140,9 @@ def test_a_node_too_small_for_the_staging_buffer_does_not_fit_and_says_why():
 
 # ------------------------------------------------------------------ 2. a scenario alone = in a batch
 
-def _llama405():
-    b = B.from_scenarios([planner.load_preset("llama3-405b-h100-16k")])
-    b.update(model_stats.stage(b))
-    return b
-
-
-def _random_rows(n, seed):
-    """As tests/test_reliability.py: perturbed copies of the 405B preset (random tier subsets,
-    bandwidths, failure rates, step times, sync/async, spares, replicas, some fixed intervals)."""
-    rng = np.random.default_rng(seed)
-    b = B.take(_llama405(), np.zeros(n, dtype=int))
-    b["step_time_s"] = 10 ** rng.uniform(-1, 2, n)
-    b["ckpt_async"] = rng.random(n) < 0.5
-    b["hot_spare_nodes"] = rng.choice([0, 16], n)
-    for k in TIER_KINDS:
-        b[f"ckpt_{k}_enabled"] = rng.random(n) < 0.6
-        f = 10 ** rng.uniform(-2, 2, n)
-        for col in ("write_bw_per_node_bytes_per_s", "read_bw_per_node_bytes_per_s",
-                    "agg_write_bw_bytes_per_s", "agg_read_bw_bytes_per_s"):
-            b[f"ckpt_{k}_{col}"] = b[f"ckpt_{k}_{col}"] * f
-        b[f"ckpt_{k}_interval_s"] = np.where(rng.random(n) < 0.15, 10 ** rng.uniform(1, 4, n), np.nan)
-    b["ckpt_host_memory_replicas"] = rng.choice([0, 0, 1, 2], n)
-    scale = 10 ** rng.uniform(-2, 2, n)
-    for c in FAILURE_CLASSES:
-        for u in ("gpu", "node", "job"):
-            b[f"fail_{c}_per_{u}_h"] = b[f"fail_{c}_per_{u}_h"] * scale * 10 ** rng.uniform(-1, 1, n)
-    return b
+# perturbed copies of the 405B preset (random tier subsets, bandwidths, failure rates, step times,
+# sync/async, spares, replicas, some fixed intervals): tests/test_reliability.py's builder, shared
+from test_reliability import _random_rows  # noqa: E402
 
 
 def _rel_diff(x, y):
@@ -188,22 +165,6 @@ def test_each_row_of_a_mixed_block_gets_what_it_gets_alone(seed):
             c = f"ckpt_{k}_interval_opt_s"
             assert _rel_diff(one[c][0], many[c][i]) <= 1e-12, (seed, i, k, one[c][0], many[c][i])
         assert one["goodput"][0] == pytest.approx(many["goodput"][i], rel=0, abs=1e-15)
-
-
-def _mixtral_slow_object_store() -> dict:
-    """Review 15i's case: Mixtral 8x7B on 64 H100 (a tenth of the NIC, a quarter of the DRAM
-    bandwidth), host memory every 600 s (given), slow object store (free), local NVMe (free)."""
-    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
-    sysm = _inline(catalog.systems()["dgx-h100"])
-    sysm.update(name="DGX H100, slow NIC and DRAM", nic_bw_per_gpu_bytes_per_s=5e9, host_memory_bw_bytes_per_s=153.6e9,
-                local_nvme_write_bw_bytes_per_s=275e9)
-    d["cluster"].update(system=sysm, overrides={})
-    obj = _inline(catalog.storage_tiers()["object_store"])
-    obj.update(name="slow object store", write_bw_per_node_bytes_per_s=1.25e8, read_bw_per_node_bytes_per_s=6.25e10)
-    d["checkpoint"] = {"tiers": [{"tier": "host_memory", "interval_s": 600.0, "replicas": 1},
-                                 {"tier": obj}, {"tier": "local_nvme", "replicas": 2}],
-                       "async": True, "async_interference_frac": 1.0}
-    return d
 
 
 def test_evaluate_alone_equals_the_same_scenario_in_a_batch_of_very_different_ones():

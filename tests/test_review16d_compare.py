@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 import pytest
+from shown import COMPARE_ROWS, UNITS_SI, parse_shown
 from test_app import COMPARE, _clear_caches, _run  # noqa: F401  (the pages' AppTest helper and cache fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,26 +74,12 @@ def _captions(at) -> str:
 
 # --- every number against the CLI ------------------------------------------------------------
 
-_SCALE = {"GiB": GIB, "s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0, "%": 0.01, "days": 86400.0,
-          "years": 365.25 * 86400.0, "M tok/s": 1e6, "k tok/s": 1e3, "tok/s": 1.0, "B tok/s": 1e9,
-          "$": 1.0, "$ M": 1e6, "$ B": 1e9, "$ T": 1e12, "MWh": 1.0, "GWh": 1e3, "kWh": 1e-3}
-#: Table row -> (engine column, the column's unit in SI).
-_ROWS = {"peak memory per GPU": ("mem_total_bytes", 1.0), "step time": ("step_time_s", 1.0), "MFU": ("mfu", 1.0),
-         "throughput": ("tokens_per_s", 1.0), "MTBF (job)": ("mtbf_h", 3600.0), "goodput": ("goodput", 1.0),
-         "time to train": ("time_to_train_days", 86400.0), "cost to train": ("cost_usd", 1.0),
-         "energy": ("energy_mwh", 1.0)}
+_SCALE, _ROWS = UNITS_SI, COMPARE_ROWS  # tests/shown.py
 
 
 def _parse(cell: str) -> tuple[float, float]:
-    """(value in SI, half a unit of the last digit shown) of a table cell such as "$11.01 M ✗"."""
-    t = cell.replace(",", "").replace("✗", "").strip()
-    m = re.fullmatch(r"(\$)?([0-9.]+)\s*(.*)", t)
-    assert m, f"unreadable cell {cell!r}"
-    dollar, num, unit = m.groups()
-    unit = (f"$ {unit}".strip() if dollar else unit).strip()
-    assert unit in _SCALE, f"unit {unit!r} of {cell!r}"
-    dec = len(num.split(".")[1]) if "." in num else 0
-    return float(num) * _SCALE[unit], 0.5 * 10.0**-dec * _SCALE[unit]
+    """(value in SI, half a unit of the last digit shown) of a shown number (tests/shown.py)."""
+    return parse_shown(cell, _SCALE)
 
 
 def _cli(link_keys: dict) -> dict:

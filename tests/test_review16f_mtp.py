@@ -37,13 +37,7 @@ Q_W, KV_W = A * DH, KV * DH
 LAYER_8B_MM = H * Q_W + 2 * H * KV_W + Q_W * H + 3 * H * F  # matmul weights of one layer
 
 
-def _with_model(data: dict, **fields) -> dict:
-    d = copy.deepcopy(data)
-    mid = d["model"] if isinstance(d["model"], str) else None
-    m = catalog.models()[mid].model_dump(mode="json") if mid else copy.deepcopy(d["model"])
-    m.update(fields)
-    d["model"] = m
-    return d
+from test_review16b_mtp import _with_model  # noqa: E402  (the model inlined, fields set)
 
 
 def _llama8b(pp: int = 4, n_gpus: int = 32, **par) -> dict:

@@ -14,6 +14,7 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from shown import UNITS_SI, parse_shown
 
 from .conftest import ARTIFACTS
 
@@ -22,12 +23,7 @@ TIMEOUT_MS = 120_000
 GIB = 2.0**30
 
 #: Unit of a displayed number -> its size in SI (durations in s); ``_BASE`` turns it to the column's unit.
-_SCALE = {
-    "GiB": GIB, "s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0, "%": 0.01, "days": 86400.0,
-    "years": 365.25 * 86400.0,
-    "M tok/s": 1e6, "k tok/s": 1e3, "tok/s": 1.0, "$": 1.0, "$ M": 1e6, "$ B": 1e9, "$ k": 1e3,
-    "MWh": 1.0, "GWh": 1e3, "kWh": 1e-3,
-}
+_SCALE = UNITS_SI  # tests/shown.py
 #: Headline label -> engine result column.
 _COLUMN = {
     "Peak memory per GPU": "mem_total_bytes", "Step time": "step_time_s", "MFU": "mfu",
@@ -64,15 +60,8 @@ _BASE = {"mtbf_h": 3600.0, "time_to_train_days": 86400.0}
 
 
 def _parse(text: str) -> tuple[float, float]:
-    """(value in the engine's unit, half a unit of the last digit shown, same unit)."""
-    t = text.replace(",", "").strip()
-    m = re.fullmatch(r"(\$)?([0-9.]+)\s*(.*)", t)
-    assert m, f"unreadable headline {text!r}"
-    dollar, num, unit = m.groups()
-    unit = (f"$ {unit}".strip() if dollar else unit).strip()
-    assert unit in _SCALE, f"unit {unit!r} of {text!r}"
-    decimals = len(num.split(".")[1]) if "." in num else 0
-    return float(num) * _SCALE[unit], 0.5 * 10.0**-decimals * _SCALE[unit]
+    """(value in SI, half a unit of the last digit shown) of a shown number (tests/shown.py)."""
+    return parse_shown(text, _SCALE)
 
 
 def _engine(url: str) -> dict:

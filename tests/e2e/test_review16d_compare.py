@@ -14,6 +14,7 @@ import sys
 from urllib.parse import parse_qsl, urlencode, urlparse
 
 import pytest
+from shown import COMPARE_ROWS, UNITS_SI, parse_shown
 
 from .conftest import ARTIFACTS, ROOT
 
@@ -27,13 +28,7 @@ HOST_NO_FIT = {"p": "gpt3-175b-a100-1024", "n": "8", "tp": "8", "pp": "1", "vpp"
 QUERY = {"c_n": "4", "c_src1": "default", "c_src2": "mixtral-8x7b-h100-64", "c_src3": "link", "c_src4": "link",
          **{f"3.{k}": v for k, v in HBM_NO_FIT.items()}, **{f"4.{k}": v for k, v in HOST_NO_FIT.items()}}
 
-_SCALE = {"GiB": GIB, "s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0, "%": 0.01, "days": 86400.0,
-          "years": 365.25 * 86400.0, "M tok/s": 1e6, "k tok/s": 1e3, "tok/s": 1.0, "B tok/s": 1e9,
-          "$": 1.0, "$ M": 1e6, "$ B": 1e9, "$ T": 1e12, "MWh": 1.0, "GWh": 1e3, "kWh": 1e-3}
-_ROWS = {"peak memory per GPU": ("mem_total_bytes", 1.0), "step time": ("step_time_s", 1.0), "MFU": ("mfu", 1.0),
-         "throughput": ("tokens_per_s", 1.0), "MTBF (job)": ("mtbf_h", 3600.0), "goodput": ("goodput", 1.0),
-         "time to train": ("time_to_train_days", 86400.0), "cost to train": ("cost_usd", 1.0),
-         "energy": ("energy_mwh", 1.0)}
+_SCALE, _ROWS = UNITS_SI, COMPARE_ROWS  # tests/shown.py
 
 
 def _settle(page):
@@ -62,14 +57,8 @@ def _table(page) -> tuple[list[str], dict[str, list[str]]]:
 
 
 def _parse(cell: str) -> tuple[float, float]:
-    t = cell.replace(",", "").replace("✗", "").strip()
-    m = re.fullmatch(r"(\$)?([0-9.]+)\s*(.*)", t)
-    assert m, f"unreadable cell {cell!r}"
-    dollar, num, unit = m.groups()
-    unit = (f"$ {unit}".strip() if dollar else unit).strip()
-    assert unit in _SCALE, f"unit {unit!r} of {cell!r}"
-    dec = len(num.split(".")[1]) if "." in num else 0
-    return float(num) * _SCALE[unit], 0.5 * 10.0**-dec * _SCALE[unit]
+    """(value in SI, half a unit of the last digit shown) of a shown number (tests/shown.py)."""
+    return parse_shown(cell, _SCALE)
 
 
 def _cli(url: str, slot: int) -> dict:

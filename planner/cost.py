@@ -288,14 +288,14 @@ def _partial_node_note(row: dict) -> str | None:
         return None
     if n <= 0 or gpn <= 0:
         return None
-    if dom > gpn and n > dom:  # several NVLink racks (NVL72): filled in blocks, as the step time assumes
+    if dom > gpn and n > gpn:  # NVLink racks (NVL72), one or several: filled in blocks, as the step time assumes (review 16i: one rack was left out)
         from .comm import placement_domain
 
         block = int(placement_domain(np.array([dom]), np.array([gpn]), np.array([n]))[0])
         racks = -(-n // block)
         whole = racks * dom
-        where = (f"placed {block} to an NVLink domain (as the step time assumes) on {racks} domains of {dom} "
-                 f"GPUs ({whole - n} idle)")
+        where = (f"placed {block} to an NVLink domain (as the step time assumes) on {racks} "
+                 f"domain{'s' if racks != 1 else ''} of {dom} GPUs ({whole - n} idle)")
         unit = f"whole {dom}-GPU domains (racks)"
     else:
         if n % gpn == 0:

@@ -606,6 +606,10 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
     if columns is not None:
         if isinstance(columns, str):
             columns = [columns]
+        if "etp" in columns and "etp" not in out and "tp" in out:
+            # the batch leaves etp out where every row runs its experts at TP (batch.from_rows); asked for
+            # by name it is each row's TP, whatever the other rows are (review 16i)
+            out["etp"] = out["tp"]
         unknown = [c for c in columns if c not in out]
         if unknown:
             raise InputError([f"evaluate_many: columns: unknown {', '.join(map(repr, unknown))}; allowed: any of "

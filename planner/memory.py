@@ -809,7 +809,7 @@ def _common(b: Batch) -> dict:
                 keep_blk = _sel(part_rows, work_dense + sb * core_w / t, keep_blk)
         emb_copy = _sel(tied, p_emb - Vh_t, p_emb) if _any(tied) else p_emb
         dual_rows = sched == _S_DUAL
-        p_mtp_ne = D * (blk_ne + 2.0 * h * h / t + 3.0 * norm_f) + emb_copy * ((p > 1) & ~dual_rows)
+        p_mtp_ne = D * (blk_ne + 2.0 * h * h / t + 3.0 * norm_f) + emb_copy * ((p > 1) & ~dual_rows & (D > 0))  # (review 16i: D > 0, or a batch neighbour's MTP charged it)
         mtp_in = ACT_MTP_INPUTS_PER_H - _sel(mtp_rc, ACT_MTP_INPUTS_PER_H - ACT_MTP_FULL_RECOMPUTE_PER_H, 0.0)
         mtp_in = mtp_in * e16 * h
         if any_lowp:  # eh_proj's input in 1 byte (an fp8 GEMM), when it is kept

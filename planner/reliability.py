@@ -955,7 +955,8 @@ class _Block:
                             tau0, info = self.start([(a, b)] + [u for u in units if u[0] not in (a, b)])
                             consider(self.solve(tau0, info), need_shared)
         # 4. two free tiers at one interval with the other free tiers started at the maximum
-        # (unsaved unless they pay), on every row where both and another are free: the pair can
+        # (unsaved unless they pay), on every row where both are free and a third tier is enabled
+        # (free or fixed; review 16a, found by review 16i: this comment said "free"): the pair can
         # make the others redundant, a basin the starts above miss, and "covered" (a strictly
         # before or after b) says nothing of a shared interval (found by the grid property test:
         # local NVMe + object store at one interval with the PFS unsaved, 2.3e-4 of goodput above
@@ -1402,7 +1403,8 @@ def stage(b) -> dict[str, np.ndarray]:
         :func:`decompose_loss`), ``goodput_first_order`` (DESIGN §4.4's first-order formula,
         clipped to [0, 1]), ``ckpt_host_mem_per_node_bytes`` (host memory the checkpoints hold
         per node: the host-memory tier's copies and the async staging buffers,
-        :func:`ckpt_host_mem_per_node`), ``ckpt_async_staging_per_node_bytes`` (the staging part),
+        the formula of :func:`ckpt_host_mem_per_node`, which the grid path calls and the headline
+        path applies inline), ``ckpt_async_staging_per_node_bytes`` (the staging part),
         ``host_fits_ckpt`` (that plus ``host_mem_per_node_bytes`` <= ``host_memory_bytes``).
 
     Notes

@@ -2061,10 +2061,10 @@ def notes(row: dict) -> list[str]:
         if etp != tp:
             out.append(f"Expert TP {etp:g} ≠ TP {tp:g} (parallelism.etp, Megatron-Core --expert-tensor-parallel-size): "
                        "expert GEMMs, the expert-TP all-gather / reduce-scatter of the routed tokens, the EP all-to-all "
-                       "group (ep ranks etp apart) and the expert data-parallel group tp·cp·dp/(etp·ep) follow it; not "
-                       "counted: the shared experts' own TP all-gather / reduce-scatter (with any etp), and for etp > 1 "
-                       "the dispatched tokens the expert-TP all-gather replicates in activation memory "
-                       "(docs/timing.md, docs/memory.md). The sweep keeps expert TP = TP.")
+                       "group (ep ranks etp apart), the expert data-parallel group tp·cp·dp/(etp·ep) and the routed experts' "
+                       "saved fc1 input, gathered over the expert-TP group (2h·r·etp/t B per token, docs/memory.md), "
+                       "follow it; not counted: the shared experts' own TP all-gather / reduce-scatter (with any etp) "
+                       "(docs/timing.md). The sweep keeps expert TP = TP.")
     # Below tens of µs per layer and micro-batch the host sets the pace (found by review: a tiny
     # model on one GPU had a 6.75 ns step): a layer's forward + backward launches a few dozen
     # kernels, each a few µs of launch latency (CUDA), none of which is modelled.

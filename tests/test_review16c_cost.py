@@ -116,8 +116,10 @@ def test_nvl72_job_placed_64_to_a_rack_says_what_whole_racks_bill():
     rep = planner.evaluate(planner.load_preset("qwen3-235b-gb200-256"))
     note = next(n for n in rep.notes if n.startswith("The job's 256 GPUs"))
     assert "on 4 domains of 72 GPUs (32 idle)" in note and "bills 288 GPUs, 1.125 × the cost" in note
-    # one rack or less, or 8-GPU nodes filled whole: no note
-    assert cost._partial_node_note(_row(n_gpus=64, gpus_per_node=4, nvlink_domain_size=72)) is None
+    # inside one rack: 64 of its 72 GPUs, 72 / 64 = 1.125 x (review 16i: one rack had no note);
+    # 8-GPU nodes filled whole: no note
+    one = cost._partial_node_note(_row(n_gpus=64, gpus_per_node=4, nvlink_domain_size=72))
+    assert "on 1 domain of 72 GPUs (8 idle)" in one and "bills 72 GPUs, 1.125 × the cost" in one
     assert cost._partial_node_note(_row(n_gpus=16_384)) is None
     # 144 GPUs = 2 racks' worth, but placed 64 to a rack: 3 racks, 216 GPUs
     n = cost._partial_node_note(_row(n_gpus=144, gpus_per_node=4, nvlink_domain_size=72))

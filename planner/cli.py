@@ -446,7 +446,7 @@ def print_report(report, fmt: str, out=None) -> None:
         out.write(tty_line(line) + "\n")
     cols = table_columns(RESULT_COLUMNS, report.explain)
     res = dict(report.results)
-    usable = _usable_hbm(report.scenario)
+    usable, host = _input_columns(report.scenario, "hbm_usable_bytes", "host_memory_bytes")
     if usable is not None and "hbm_bytes" in cols:
         # the capacity `fits` compares the peak with, beside the physical HBM (found by review 15c: the
         # table showed only hbm_bytes, 80 GiB, above "fits no" for a 79.8 GiB peak; the Plan page says
@@ -460,7 +460,6 @@ def print_report(report, fmt: str, out=None) -> None:
     explain.setdefault("hbm_usable_bytes", "usable HBM per GPU (physical less what the driver and runtime keep): "
                                            "fits = mem_total_bytes ≤ hbm_usable_bytes")
     # the host-memory verdicts beside the HBM one (review 16 new-user: only the JSON had them)
-    host = _host_memory(report.scenario)
     hdec = gib_decimals(res.get("host_mem_per_node_bytes"),
                         (res.get("host_mem_per_node_bytes") or 0.0) + (res.get("ckpt_host_mem_per_node_bytes") or 0.0),
                         host)
@@ -552,27 +551,19 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
-def _input_column(scenario, column: str) -> float | None:
-    """One of the engine's own input columns of a scenario (override or catalogue), e.g.
-    ``hbm_usable_bytes`` (per GPU) or ``host_memory_bytes`` (per node); None where it cannot be
-    read (a table row left out, never a failed command)."""
+def _input_columns(scenario, *columns: str) -> list[float | None]:
+    """The engine's own input columns of a scenario (override or catalogue), e.g.
+    ``hbm_usable_bytes`` (per GPU) and ``host_memory_bytes`` (per node), from one
+    ``batch.scenario_row``; None for each where the scenario cannot be read (a table row left out,
+    never a failed command)."""
     from . import batch
 
     try:
         s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
-        return float(batch.scenario_row(s)[column])
+        row = batch.scenario_row(s)
+        return [float(row[c]) for c in columns]
     except Exception:  # noqa: BLE001 - a row left out, never a failed command
-        return None
-
-
-def _host_memory(scenario) -> float | None:
-    """Host memory per node of a scenario [bytes]."""
-    return _input_column(scenario, "host_memory_bytes")
-
-
-def _usable_hbm(scenario) -> float | None:
-    """Usable HBM per GPU of a scenario [bytes]."""
-    return _input_column(scenario, "hbm_usable_bytes")
+        return [None] * len(columns)
 
 
 def _accuracy(scenario) -> str | None:

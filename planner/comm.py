@@ -118,25 +118,39 @@ def group_layout(n, stride, domain_size):
     slowest group sets the pace, so such groups count as spanning 2 domains, with
     ``gcd(span, domain)/stride`` members on the smaller side of the worst cut. A block larger
     than the domain holds ``clip(domain // stride, 1, n)`` members per domain and spans
-    ``ceil(n / g)`` domains.
+    ``ceil(n / g)`` domains — when ``stride`` divides the domain and ``span`` is not a multiple of
+    it, the blocks start at every multiple of ``gcd(span, domain)`` inside a domain, so the worst
+    group has only ``gcd(span, domain)/stride`` members in one of its domains, and that domain's
+    NICs carry its ring: ``g`` is that count, as for a straddling block (until review 17c the
+    fuller side's ``domain // stride``: DP 12 at TP 1 on 8-GPU nodes, ranks 0–11 on 8 + 4 GPUs,
+    had its network bandwidth counted over 8 NICs where the 4-GPU side has 4; TP 4 × DP 3 over
+    8 + 4 GPUs over 2 NICs where one side has 1).
     """
     n, stride, dom = _f(n), _f(stride), _f(domain_size)
     stride = np.maximum(stride, 1.0)
     span = n * stride
     big = span > dom
     n1 = np.maximum(n, 1.0)
-    g_big = np.minimum(np.maximum(np.floor(dom / stride), 1.0), n1)  # clip(·, 1, n1), cheaper
+    g_full = np.minimum(np.maximum(np.floor(dom / stride), 1.0), n1)  # clip(·, 1, n1), cheaper
+    nd_big = np.ceil(n / g_full)  # domains a block larger than one spans
+    g_big = g_full
+    # a block larger than the domain, its stride dividing the domain but its span not a multiple
+    # of it: the worst-placed group has gcd(span, domain)/stride members in one domain (docstring)
+    ragged = big & ~_divides(dom, span) & _divides(stride, dom)
+    if ragged.any():
+        worst = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
+        g_big = np.where(ragged, np.maximum(np.minimum(worst, g_full), 1.0), g_full)
     aligned = _divides(span, dom) | (n <= 1.0)  # a group of one is in one domain
     straddle = ~big & ~aligned
     if straddle.any():
         cut = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
         g = np.where(big, g_big, np.where(aligned, n1, np.maximum(cut, 1.0)))
-        nd = np.where(big, np.ceil(n / g_big), np.where(aligned, 1.0, 2.0))
+        nd = np.where(big, nd_big, np.where(aligned, 1.0, 2.0))
         return g, nd
     # no group straddles a domain boundary (the usual case): the same values, without the
     # integer gcd; x·cond sums of finite values (exact) instead of selects
     nb = ~big
-    return g_big * big + n1 * nb, np.ceil(n / g_big) * big + nb
+    return g_big * big + n1 * nb, nd_big * big + nb
 
 
 def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network):

@@ -405,7 +405,7 @@ class SplitSpace:
             # DualPipe; on a plain 1F1B / zero-bubble / GPipe pipeline it is off (review 14g)
             n_micro = np.asarray(b["global_batch_size"]) // np.maximum(b["micro_batch_size"] * b["dp"], 1)
             b["ep_comm_overlap"] = np.asarray(b["ep_comm_overlap"], dtype=bool) & ep_overlap_possible(
-                b["pp"], b["schedule"], n_micro, b["recompute"])
+                b["pp"], b["schedule"], n_micro, b["recompute"], b["vpp"])
         reason = self.struct["reason"][s].copy()
         nvme_bad = (off == OFFLOAD.index("nvme")) & ~self.group_has_nvme[g]
         reason[(reason == R_OK) & nvme_bad] = R_NVME
@@ -1932,7 +1932,7 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
         par["offload_grads"] = False
     n_micro = data["training"]["global_batch_size"] // (int(row["micro_batch_size"]) * int(row["dp"]))
     if not bool(ep_overlap_possible(int(row["pp"]), SCHEDULES.index(par["schedule"]), n_micro,
-                                     RECOMPUTE.index(par["recompute"]))):
+                                     RECOMPUTE.index(par["recompute"]), int(row["vpp"]))):
         par["ep_comm_overlap"] = False  # as the sweep row (SplitSpace.rows)
     model = scenario.resolved_model()
     stages = int(row["pp"]) * int(row["vpp"])

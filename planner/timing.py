@@ -364,7 +364,7 @@ def gemm_efficiency(M, K, N, eff_max, peak_flop_per_s, hbm_bw_bytes_per_s, bytes
     return eff_max * intensity / (intensity + ridge_mult * ridge)
 
 
-def ep_overlap_possible(pp, schedule, n_micro, recompute) -> np.ndarray:
+def ep_overlap_possible(pp, schedule, n_micro, recompute, vpp=None) -> np.ndarray:
     """Where ``parallelism.ep_comm_overlap`` can hide the expert all-to-all (bool, broadcast shape
     of the inputs; ``schedule`` and ``recompute`` as batch codes, ``n_micro`` micro-batches per
     step per pipeline): one micro-batch's all-to-all runs beside another micro-batch's compute,
@@ -373,10 +373,21 @@ def ep_overlap_possible(pp, schedule, n_micro, recompute) -> np.ndarray:
     schedule (Megatron-Bridge: "if PP > 1, set virtual_pipeline_model_parallel_size"), both
     without full recompute (Megatron-Core ``transformer_config.py``: "disable full recomputation
     when enabling overlap_moe_expert_parallel_comm"), or DualPipe (DeepSeek-V3 §3.2.1; DeepSeek's
-    own schedule keeps the setting with any recompute). The engine and the sweep both apply it."""
+    own schedule keeps the setting with any recompute). The engine and the sweep both apply it.
+
+    ``vpp`` (optional, the virtual stages per rank): the interleaved schedule counts only with
+    ``vpp > 1``. With one chunk it is 1F1B — Megatron's ``arguments.py`` sets a
+    ``virtual_pipeline_model_parallel_size`` of 1 to None, and ``transformer_config.py`` then
+    refuses the overlap at PP > 1 ("virtual_pipeline_model_parallel_size must be specified when
+    pipeline_model_parallel_size > 1"); until review 17c an interleaved row with vpp = 1 hid the
+    all-to-all that the same 1F1B row exposed. Without ``vpp`` every interleaved row counts (the
+    sweep's interleaved candidates all have vpp >= 2)."""
     pp = np.asarray(pp)
     schedule = np.asarray(schedule)
-    mcore = ((pp == 1) | (schedule == _SCHED["interleaved"])) & (np.asarray(recompute) != RECOMPUTE.index("full"))
+    inter = schedule == _SCHED["interleaved"]
+    if vpp is not None:
+        inter = inter & (np.asarray(vpp) > 1)
+    mcore = ((pp == 1) | inter) & (np.asarray(recompute) != RECOMPUTE.index("full"))
     return (mcore | (schedule == _SCHED["dualpipe"])) & (np.asarray(n_micro) >= 2)
 
 
@@ -665,7 +676,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # micro-batches: ep_overlap_possible. Elsewhere it is off, with a note (until 2026-12-01 the
     # engine hid it on any schedule while the sweep turned it off: a Mixtral plain-1F1B PP 4 row
     # read 3.08 s in Explore and 2.98 s on the Plan page, review 14j).
-    eco = fl("ep_comm_overlap") & ep_overlap_possible(p, sched, m, rc) if "ep_comm_overlap" in b else False
+    eco = fl("ep_comm_overlap") & ep_overlap_possible(p, sched, m, rc, v) if "ep_comm_overlap" in b else False
     s_c = s / c
     tok = mb * s_c  # tokens of one micro-batch on one CP rank (GEMM M dimension)
 
@@ -2129,11 +2140,14 @@ def notes(row: dict) -> list[str]:
                    f"{'have' if len(ep_opts) > 1 else 'has'} no effect: {why}.")
     elif row.get("ep_comm_overlap"):
         n_micro = float(row["global_batch_size"]) / (float(row["micro_batch_size"]) * float(row["dp"]))
-        if not bool(ep_overlap_possible(float(row["pp"]), int(row["schedule"]), n_micro, int(row["recompute"]))):
+        vpp_ = float(row.get("vpp", 1) or 1)
+        if not bool(ep_overlap_possible(float(row["pp"]), int(row["schedule"]), n_micro, int(row["recompute"]), vpp_)):
             sched = SCHEDULES[int(row["schedule"])]
             why = ("one micro-batch per step: there is no other micro-batch to hide it behind" if n_micro < 2 else
                    f"full recompute (Megatron-Core refuses the overlap with it)" if int(row["recompute"]) == RECOMPUTE.index("full")
-                   and (float(row["pp"]) == 1 or sched == "interleaved") else
+                   and (float(row["pp"]) == 1 or (sched == "interleaved" and vpp_ > 1)) else
+                   f"the interleaved schedule with one chunk (vpp = 1) is 1F1B, and with pp = {float(row['pp']):g} "
+                   "Megatron-Core needs vpp > 1 for the overlap" if sched == "interleaved" else
                    f"the {sched} schedule with pp = {float(row['pp']):g} runs one micro-batch at a time (PP 1, the "
                    "interleaved schedule or DualPipe can overlap)")
             out.append(f"parallelism.ep_comm_overlap has no effect here: {why}; the expert all-to-all is counted "

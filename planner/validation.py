@@ -19,7 +19,9 @@ by the framework of its source group (what that framework did by default), never
   else the one the pp cell names (``zero bubble``, ``DualPipe``, ``GPipe``: :func:`_pipeline_cell`), else ``1f1b``. **layer split**: ``uneven`` (first stages
   take one extra layer, Megatron-Core ``--decoder-first-pipeline-num-layers``) when pp·vpp
   does not divide L, else ``even``.
-* **global batch**: ``global_batch_seqs``, else ``global_batch_tokens / seq_len``; when
+* **global batch**: ``global_batch_seqs``, else ``global_batch_tokens / seq_len`` (a token count
+  written in the sequences column, ``262,144 tokens``, is read as the tokens cell; so is a
+  micro-batch in tokens, ``16K tokens``, in whole sequences); when
   neither is published, ``pp · micro-batch · dp`` (m = p micro-batches: the 1F1B worst case
   for activation memory) and the row is built for the memory check only — its throughput is
   not compared (status ``not compared: ...``), since step time depends on the batch.
@@ -1701,9 +1703,11 @@ def _clean_int_cells(r: dict) -> dict:
     # own column when that one is empty
     for col in ("tp", "pp", "dp", "cp", "ep", "vpp"):
         cell = out.get(col)
-        if _is_na(cell):
+        if _is_na(cell) or str(cell).startswith("unclear:"):
             continue
-        pairs = re.findall(r"\b(ETP|TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)\b", re.sub(r"\([^)]*\)", " ", str(cell)), re.I)
+        # "TP8/PP1", also run together ("tp8pp1", "TP8xPP2"; found by review 17a: refused as unreadable)
+        pairs = re.findall(r"(?:(?<![A-Za-z])|(?<=\d[x×]))(ETP|TP|PP|DP|CP|EP|VPP)\s*[=:]?\s*(\d+)(?![\d.])",
+                           re.sub(r"\([^)]*\)", " ", str(cell)), re.I)
         if len(pairs) < 2:  # "tensor 8 x pipeline 16", "8/12/32 (TP/PP/DP)", "(TP, PP, DP) = (8, 16, 64)"
             pairs = _degree_words(str(cell)) or _degree_lists(str(cell))
         if len({k.lower() for k, _ in pairs}) >= 2 and len({k.lower() for k, _ in pairs}) == len(pairs):
@@ -1712,6 +1716,10 @@ def _clean_int_cells(r: dict) -> dict:
                 other = out.get(k)
                 if k == col or other is None or (isinstance(other, float) and math.isnan(other)) or str(other).strip() == "":
                     out[k] = v
+                elif _int(other) is not None and _int(other) != int(v):
+                    # "TP4/PP2" in tp beside pp = 1: two degrees for one column, refused naming both
+                    # (found by review 17a: the PP2 was dropped without a word)
+                    out[k] = f"unclear: {k} {other!r} beside {col} {cell!r}"
     # the expert TP named beside another degree ("EP=16 (ETP=1)", "TP=2 (ETP 1)"): to an empty etp
     # cell; a different number there makes the etp unclear (refused, naming both)
     said = {(col, int(v)) for col in ("tp", "ep") if not _blank(out.get(col))
@@ -1734,6 +1742,14 @@ def _clean_int_cells(r: dict) -> dict:
             out["moe_topk"] = str(ks.pop()) if len(ks) == 1 else f"unclear: {experts}"
         elif len(ks) != 1 or _int(out.get("moe_topk")) != next(iter(ks)):
             out["moe_topk"] = f"unclear: top-k {out.get('moe_topk')!r} beside experts {experts!r}"
+    # the global batch written as a token count in the sequences column ("262,144 tokens", "256K
+    # tokens", "~4M tok"): the tokens column's reading (÷ seq_len), not 262,144 sequences (found by
+    # review 17a: read as sequences without a word); an empty tokens column takes the cell
+    gbs = out.get("global_batch_seqs")
+    if not _blank(gbs) and _BATCH_IN_TOKENS.match(str(gbs)):
+        if _blank(out.get("global_batch_tokens")):
+            out["global_batch_tokens"] = str(gbs)
+        out["global_batch_seqs"] = None
     for col in _INT_COLUMNS:
         cell = out.get(col)
         if _is_na(cell):
@@ -1848,7 +1864,22 @@ def _clean_int_cells(r: dict) -> dict:
                 out["_shared_experts"] = int(_SHARED_EXPERTS.search(text).group(1))
         elif col == "dp" and re.match(r"^\s*(?:auto|derived|rest|fsdp|ddp|-)", text, re.I):
             out[col] = None
+    # a micro-batch written as a token count ("16384 tokens", "16K tokens"): whole sequences of the
+    # row's length, else refused (found by review 17a: "16384 tokens" was 16,384 sequences)
+    mb = out.get("micro_batch")
+    if not _blank(mb) and _BATCH_IN_TOKENS.match(str(mb)):
+        s = _int(out.get("seq_len"))
+        tok = _tokens(str(mb), s)
+        out["micro_batch"] = (str(int(tok) // s) if s and math.isfinite(tok) and tok >= s and tok % s == 0 else
+                              f"unclear: {mb} (a token count that is not a whole number of {s or '?'}-token sequences)")
     return out
+
+
+#: A batch cell that counts tokens: one number (``262,144``, ``256K``, ``4M``, ``~4 million``)
+#: and then the word ``tokens`` / ``tok`` (not ``tokens/s``); ``32 x 8192 tokens`` and ``32
+#: (262,144 tokens)`` count sequences first and do not match.
+_BATCH_IN_TOKENS = re.compile(r"^\s*" + _NUM_QUALIFIER + r"\s*\d[\d,]*(?:\.\d+)?\s*(?:[kKmM]|million|thousand)?\s*"
+                              r"(?:tokens?|tok)\b(?!\s*(?:/|per\s+s(?:ec\w*)?\b))", re.I)
 
 
 def _sp_comment(c: str) -> bool | None:

@@ -751,6 +751,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             own = f("attn_dhead_knee")
             if np.any(own > 0):
                 knee = np.where(own > 0, own, knee)
+        # The knee is exp throughput against the 16-bit matmul peak; a core at a lower peak (fp32
+        # / tf32, peak_core < peak16) waits on the exp units proportionally less: knee ×
+        # peak_core / peak16 (until review 17c the 16-bit knee, so flash in fp32 could be slower
+        # than materialised scores: Llama 2 7B on H100).
+        knee = knee * (peak_core / np.maximum(peak16, 1.0))
         eff_attn = attn_max * dqk / (dqk + knee)
         fa2_rows = (g("attention_kernel") == _FLASH2) & K.fa2_applies[fam]
         if np.any(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
@@ -2023,6 +2028,9 @@ def _attn_label(r: dict) -> str:
         return "materialised scores"
     fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
     knee = r.get("attn_dhead_knee") or ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT)
+    p16, pk = float(r.get("peak_16bit_flop_per_s") or 0.0), float(r.get("peak_flop_per_s") or 0.0)
+    if 0.0 < pk < p16:  # fp32 / tf32: the core at its own lower peak (_terms' core_flash)
+        knee = knee * pk / p16
     if r.get("attention_kernel") and fam in FLASH2_FAMILIES:
         rel = flash2_speed_ratio(fam, float(r.get("head_dim") or 128.0))
         how = ("the A100-calibrated FA2 × 35/73, head-dim knee "

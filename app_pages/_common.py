@@ -650,7 +650,7 @@ def link_int(key: str, lo: int, hi: int, default: int, warnings: list[str]) -> i
 
 
 def show_link_warnings() -> None:
-    for w in st.session_state.get(WARN_KEY, []):
+    for w in share.capped_warnings(st.session_state.get(WARN_KEY, [])):  # not 200 boxes (review 17b)
         st.warning(f"Link: {md_text(w)}", icon=":material/link_off:")
 
 

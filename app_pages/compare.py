@@ -66,6 +66,7 @@ def _init_from_url() -> None:
     qp_all = {k: st.query_params.get_all(k) for k in st.query_params}  # a repeated key: share warns
     presets = C.preset_ids()
     warnings = share.stray_slot_keys(qp, MAX_SLOTS)  # 5.tp=3: no such slot, not ignored silently
+    warnings += share.foreign_page_keys(qp, "compare")  # tp=4, zzz=1: not read here (review 17b)
     try:
         n = int(qp.get("c_n", 2))
         if not 2 <= n <= MAX_SLOTS:
@@ -182,7 +183,7 @@ for _k in _KEYS:
     if _k in ss:
         ss[_k] = ss[_k]
 st.title("Compare scenarios")
-for w in ss.get("_c_warnings", []):
+for w in share.capped_warnings(ss.get("_c_warnings", [])):  # not 200 boxes (review 17b)
     st.warning(f"Link: {C.md_text(w)}", icon=":material/link_off:")
 
 presets = C.preset_ids()
@@ -204,7 +205,7 @@ for i in range(n):
             if not str(ss.get(f"c_link{i}") or "").strip():
                 st.caption("No link pasted yet: this column shows the default preset until one is.")
         sj, warns, pid = _slot_scenario(i)
-        for w in warns:
+        for w in share.capped_warnings(warns):
             st.warning(f"Scenario {i + 1}: {C.md_text(w)}")
         st.button("Open in Plan", key=f"c_open{i}", on_click=_open, args=(i,))
     slots.append((sj, pid))

@@ -330,12 +330,17 @@ elif _open_req is not None and (_sj_open := _row_to_open(int(_open_req[0]))) is 
 # left out: in one sweep (same model, GPUs, batch and price) both are fixed multiples of 1 / MFU, so
 # MFU ranks the same rows (the scatter chart and the CSV have tokens/s; Plan has the step time).
 _is_moe = scen.resolved_model().moe is not None or bool((top["ep"] != 1).any())
+_T, _T_SCALE, _T_DEC = charts.days_column(top["time_to_train_days"])
+_CU, _CU_SCALE, _CU_DEC = charts.cost_column(top["cost_usd"])
 _cols = {
     "TP": top["tp"], "PP": top["pp"], "DP": top["dp"], "CP": top["cp"], "EP": top["ep"], "VPP": top["vpp"],
     "mb": top["micro_batch_size"], "ZeRO": top["zero_stage"], "recomp.": top["recompute"],
     "sched.": top["schedule"],
-    "days": top["time_to_train_days"],
-    "M USD": top["cost_usd"] / 1e6,
+    # the time and cost columns in a unit by size (charts.days_column / cost_column): "days" and "M USD"
+    # for a pre-training run, h / min and k USD / USD for a short one (review 17b: 10⁸ tokens on 8 GPUs
+    # read 0.0 days and 0.00 M USD in every row, the ranking column unreadable)
+    _T: top["time_to_train_days"] * _T_SCALE,
+    _CU: top["cost_usd"] * _CU_SCALE,
     "goodput %": 100 * top["goodput"],
     "MFU %": 100 * top["mfu"],
     "GiB": top["mem_total_bytes"] / C.GIB,
@@ -344,7 +349,7 @@ if ss["ex_obj"] == "goodput_tokens_per_s":  # the ranked quantity: goodput × to
     _cols["gp·Mtok/s"] = top["goodput_tokens_per_s"] / 1e6
 if not _is_moe:  # a dense model: EP is 1 in every row
     del _cols["EP"]
-_rank_col = RANK_COLUMN.get(ss["ex_obj"])
+_rank_col = {"days": _T, "M USD": _CU}.get(RANK_COLUMN.get(ss["ex_obj"]), RANK_COLUMN.get(ss["ex_obj"]))
 if _rank_col in _cols:  # the ranking column first among the results
     _cols = {k: v for k, v in _cols.items() if k in SPLIT_COLUMNS} | {_rank_col: _cols[_rank_col]} | {
         k: v for k, v in _cols.items() if k not in SPLIT_COLUMNS and k != _rank_col}
@@ -371,7 +376,14 @@ TABLE_HELP = {
 #: A MoE model adds EP and still fits; an offloading row adds "offload": then GiB may scroll.
 _WIDTH = {"TP": 34, "PP": 34, "DP": 48, "CP": 34, "EP": 34, "VPP": 38, "mb": 34, "ZeRO": 44, "recomp.": 68,
           "sched.": 86, "days": 62, "M USD": 62, "goodput %": 72, "MFU %": 54, "GiB": 46, "offload": 60, "gp·Mtok/s": 64}
-_FMT = {"days": "%.1f", "M USD": "%.2f", "goodput %": "%.1f", "MFU %": "%.1f", "GiB": "%.1f", "gp·Mtok/s": "%.3f"}
+_FMT = {_T: f"%.{_T_DEC}f", _CU: f"%.{_CU_DEC}f", "goodput %": "%.1f", "MFU %": "%.1f", "GiB": "%.1f",
+        "gp·Mtok/s": "%.3f"}
+if _T != "days":
+    TABLE_HELP[_T] = f"wall-clock time to train, {_T} (failures included)"
+    _WIDTH[_T] = _WIDTH["days"]
+if _CU != "M USD":
+    TABLE_HELP[_CU] = f"cost to train, {'thousands of USD' if _CU == 'k USD' else 'USD'}"
+    _WIDTH[_CU] = _WIDTH["M USD"]
 _cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format=_FMT[c], width=_WIDTH[c])
         for c in _FMT if c in show.columns}
 _cfg.update({c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], width=_WIDTH[c])

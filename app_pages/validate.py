@@ -89,6 +89,8 @@ if "v_set" not in ss:  # once per session, from the link
     ss["v_set"] = qp.get("v_set") if qp.get("v_set") in SETS else DEFAULT_SET
     ss["_v_set_warnings"] = ([f"v_set={share._show(qp.get('v_set'))} unknown; allowed {', '.join(SETS)}"]
                              if qp.get("v_set") not in (None, *SETS) else [])
+    # keys this page does not read (p=default, zzz=1) are said, not dropped silently (review 17b)
+    ss["_v_set_warnings"] += share.foreign_page_keys(qp.to_dict(), "validate")
 st.title("How far to trust it")
 st.segmented_control("Runs", list(SETS), key="v_set", required=True, on_change=_on_set_change,
                      format_func=lambda s: SETS[s][0])
@@ -120,7 +122,7 @@ if "v_metric" not in ss:
     if qp.get("v_metric") not in (None, *metrics):
         _w.append(f"v_metric={share._show(qp.get('v_metric'))} unknown; allowed {', '.join(metrics)}")
     ss["_v_warnings"] = _w
-for _msg in ss.get("_v_set_warnings", []) + ss.get("_v_warnings", []):
+for _msg in share.capped_warnings(ss.get("_v_set_warnings", []) + ss.get("_v_warnings", [])):
     st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
 
 st.subheader("Error per source group")

@@ -226,6 +226,41 @@ def duration_unit(top_s: float, own: str = "days") -> tuple[str, float]:
     return next(((n, u) for n, u in DURATION_UNITS[1:] if top_s >= u), DURATION_UNITS[-1])
 
 
+#: Decimals of a duration in each unit (the Plan page's Monte Carlo table's, ``app_pages/plan.py``).
+DURATION_DECIMALS = {"years": 1, "days": 1, "h": 1, "min": 1, "s": 2, "ms": 1}
+
+#: Units a cost column may take, largest first: (name, USD per unit); "M USD" is the usual one.
+COST_UNITS: tuple[tuple[str, float], ...] = (("M USD", 1e6), ("k USD", 1e3), ("USD", 1.0))
+
+
+def _top(values) -> float:
+    v = pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce").to_numpy(dtype=float)
+    v = np.abs(v[np.isfinite(v)])
+    return float(v.max()) if len(v) else 0.0
+
+
+def days_column(days: Iterable[float]) -> tuple[str, float, int]:
+    """(unit, factor from days, decimals) for a column of times to train in days: days, years from
+    1,000 days on (:func:`duration_unit`, the headlines' rule), and below one day the largest unit
+    the longest value reaches (h, min, s). Found by review 17b: Explore's table for 10⁸ tokens on 8
+    GPUs read "0.0" days and "0.00" M USD in every row, the column it is ranked on unreadable."""
+    unit, size = duration_unit(_top(days) * 86400.0, "days")
+    return unit, 86400.0 / size, DURATION_DECIMALS[unit]
+
+
+def cost_column(usd: Iterable[float]) -> tuple[str, float, int]:
+    """(unit, factor from USD, decimals) for a column of costs: M USD from $1 M on (two decimals),
+    k USD from $1,000 (one decimal), else USD with two decimals, or below $1 as many as give the
+    largest value three significant digits ($0.00340)."""
+    top = _top(usd)
+    if top == 0:  # no finite cost (or all zero): the usual unit
+        return "M USD", 1e-6, 2
+    name, size = next(((n, u) for n, u in COST_UNITS if top >= u), COST_UNITS[-1])
+    if name == "USD" and 0 < top < 1:
+        return name, 1.0, min(12, int(np.ceil(-np.log10(top))) + 2)
+    return name, 1.0 / size, {"M USD": 2, "k USD": 1, "USD": 2}[name]
+
+
 def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bins: int = 40) -> alt.Chart:
     """Monte Carlo distribution of the time to train, with the analytic expectation as a rule
     when given. The unit is chosen by size from the trials' mean and P10 / P50 / P90 (the
@@ -296,23 +331,28 @@ def pareto_cost_days_chart(df: pd.DataFrame, front_col: str = "pareto_time_cost"
     """Sweep: cost (USD) against days to train, every feasible split grey, Pareto front
     (engine's ``pareto_time_cost`` flag) as a line."""
     d = df.copy()
-    d["cost_musd"] = d["cost_usd"] / 1e6
+    # units by size, as the Explore table's columns (days_column / cost_column; review 17b: a 10⁸-token
+    # sweep's tooltips read "days 0.0", "M USD 0.00" on every point)
+    t_unit, t_scale, t_dec = days_column(d["time_to_train_days"])
+    c_unit, c_scale, c_dec = cost_column(d["cost_usd"])
+    d["t_shown"] = d["time_to_train_days"] * t_scale
+    d["cost_shown"] = d["cost_usd"] * c_scale
+    c_title = {"M USD": "million USD"}.get(c_unit, c_unit)
     tips = _split_tips(d, ("tp", "pp", "dp", "cp", "micro_batch_size"))
+    val_tips = [alt.Tooltip("t_shown:Q", title=t_unit, format=f",.{t_dec}f"),
+                alt.Tooltip("cost_shown:Q", title=c_unit, format=f",.{c_dec}f")]
     base = alt.Chart(d).mark_circle(size=30, color="#9e9e9e", opacity=0.5).encode(
-        x=alt.X("time_to_train_days:Q", title="time to train (days)", scale=alt.Scale(zero=False)),
-        y=alt.Y("cost_musd:Q", title="cost (million USD)", scale=alt.Scale(zero=False)),
-        tooltip=tips + [alt.Tooltip("time_to_train_days:Q", title="days", format=".1f"),
-                        alt.Tooltip("cost_musd:Q", title="M USD", format=".2f")])
+        x=alt.X("t_shown:Q", title=f"time to train ({t_unit})", scale=alt.Scale(zero=False)),
+        y=alt.Y("cost_shown:Q", title=f"cost ({c_title})", scale=alt.Scale(zero=False)),
+        tooltip=tips + val_tips)
     layers = [base]
     if front_col in d.columns:
         f = d[d[front_col].astype(bool)].sort_values("time_to_train_days")
         # Explicit point colour: Streamlit's chart theme would otherwise draw the points blue.
         layers.append(alt.Chart(f).mark_line(
             color="#d62728", point=alt.OverlayMarkDef(color="#d62728", size=70, filled=True)).encode(
-            x="time_to_train_days:Q", y="cost_musd:Q",
-            tooltip=tips + [alt.Tooltip("time_to_train_days:Q", title="days", format=".1f"),
-                            alt.Tooltip("cost_musd:Q", title="M USD", format=".2f")]))
-    return alt.layer(*layers).properties(height=320, title="Cost vs days to train (red: Pareto front)")
+            x="t_shown:Q", y="cost_shown:Q", tooltip=tips + val_tips))
+    return alt.layer(*layers).properties(height=320, title=f"Cost vs time to train ({t_unit}; red: Pareto front)")
 
 
 #: Metrics of the Compare page: (column, label with unit, scale for display).
@@ -341,16 +381,27 @@ def _false(res: dict, key: str) -> bool:
     return v is not None and not isinstance(v, str) and not bool(v)
 
 
+def compare_metrics(results: dict[str, dict]) -> list[tuple[str, str, float]]:
+    """:data:`COMPARE_METRICS` with the time to train and the cost in a unit by size over the slots
+    (:func:`days_column`, :func:`cost_column`): "time to train (min)", "cost (USD)" when every slot
+    is short. Found by review 17b: two 10⁸-token runs were drawn as 0.0171 days and 0.000007 M USD."""
+    t_unit, t_scale, _ = days_column([r.get("time_to_train_days") for r in results.values()])
+    c_unit, c_scale, _ = cost_column([r.get("cost_usd") for r in results.values()])
+    own = {"time_to_train_days": (f"time to train ({t_unit})", t_scale), "cost_usd": (f"cost ({c_unit})", c_scale)}
+    return [(col, *own[col]) if col in own else (col, label, scale) for col, label, scale in COMPARE_METRICS]
+
+
 def compare_frame(results: dict[str, dict]) -> pd.DataFrame:
     """Long table (scenario, metric, value, memory) over ``COMPARE_METRICS`` for ``{label: results}``;
     ``memory`` is "fits", :data:`NO_FIT` (the engine's ``fits`` False) or :data:`HOST_NO_FIT`
     (fits in HBM, but ``host_fits`` or ``host_fits_ckpt`` False; review 16d: such a slot was drawn
     as "memory: fits" while the page's caption called it pale)."""
     rows = []
+    metrics = compare_metrics(results)
     for name, res in results.items():
         memory = (NO_FIT if _false(res, "fits") else
                   HOST_NO_FIT if _false(res, "host_fits") or _false(res, "host_fits_ckpt") else "fits")
-        for col, label, scale in COMPARE_METRICS:
+        for col, label, scale in metrics:
             v = res.get(col)
             if v is None or not _finite(v):
                 continue
@@ -388,7 +439,7 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
         # four significant digits in plain notation (review 16d: ".3g" showed 23,330 days as "2.33e+4")
         tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=",.4~r"), "memory:N"],
     ).properties(width=130, height=160).facet(
-        facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in COMPARE_METRICS]), columns=4,
+        facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in compare_metrics(results)]), columns=4,
     ).resolve_scale(y="independent")
 
 

@@ -789,10 +789,22 @@ def _explore_allowed(key: str) -> str:
 def cmd_link(args) -> int:
     """The scenario as the dashboard's Plan page link (``planner.share.scenario_to_params``, what
     the page writes into its address), so a plan made here opens with the same numbers there."""
-    from urllib.parse import urlencode
+    from urllib.parse import urlencode, urlsplit
 
     from . import share
 
+    url = (args.base_url or "").strip()
+    # an address a browser opens: http(s)://host[:port]/path (review 17b: 'localhost:8871', the
+    # address without its scheme, was written as 'localhost:8871?p=...', which no terminal or chat
+    # makes a link and a browser reads as a search; 'ftp://x' and '' were taken as well)
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is not a number or above 65,535, a bad IPv6 address
+        ok = False
+    if not ok:
+        raise UsageError([f"--base-url {url!r}: expected the dashboard's address, http:// or https:// and a host "
+                          "(a port 1 to 65,535 if any), e.g. http://localhost:8501/"])
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     base = args.preset
     if base is None and args.link is not None:
@@ -800,7 +812,6 @@ def cmd_link(args) -> int:
     params = share.scenario_to_params(s.to_json_dict(), preset=base or share.DEFAULT_PRESET)
     if args.link is not None:  # a Plan link's Monte Carlo boxes go on with it (checked by link_input)
         params.update({k: v for k, v in link_input(args.link)[1].items() if k in PLAN_MC_KEYS})
-    url = (args.base_url or "").strip()
     # the address without its query or fragment: a query after a '#' is no query (found by review 15f:
     # --base-url 'http://host/#top' wrote http://host/#top?p=..., which opens the default preset)
     sys.stdout.write(f"{url.split('#', 1)[0].split('?', 1)[0]}?{urlencode(params)}\n")
@@ -933,9 +944,18 @@ def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
     objective the ranked quantity itself (found by review 15c: the table showed mfu 0.5966 and
     goodput 0.9932 beside evaluate's "59.7 %", and not the goodput × tokens/s it was ranked on,
     which the Explore page shows as gp·Mtok/s)."""
+    from .charts import cost_column, days_column
+
     out = pd.DataFrame(index=df.index)
     for col, label, div in SWEEP_TABLE:
         if col == "goodput_tokens_per_s" and df.attrs.get("objective") != col:
+            continue
+        if col in ("time_to_train_days", "cost_usd") and col in df:
+            # the unit by size, as the Explore table's (review 17b: 10⁸ tokens read "days 0.01522",
+            # "cost_MUSD 6.299e-06"): days / years, h, min, s; M USD, k USD, USD
+            unit, scale, _ = (days_column if col == "time_to_train_days" else cost_column)(df[col])
+            label = unit if col == "time_to_train_days" else "cost_" + unit.replace(" ", "")
+            out[label] = df[col] * scale
             continue
         if col in df:
             out[label] = df[col] / div if div != 1.0 else df[col]
@@ -965,6 +985,9 @@ def cmd_simulate(args) -> int:
         raise UsageError([f"--trials {args.trials}: allowed 1 to {MAX_TRIALS:,}"])
     if not 0 <= args.seed < 2**63:
         raise UsageError([f"--seed {args.seed}: allowed 0 to 2^63 − 1"])
+    long_note = simulate_time_note(s, args.trials)
+    if long_note:
+        _err(f"note: {long_note}")
     df = simulate(s, n_trials=args.trials, seed=args.seed)
     summary = summarize(df)
     if args.format == "table":
@@ -977,6 +1000,43 @@ def cmd_simulate(args) -> int:
     if note:
         _err(f"note: {note}")
     return 0
+
+
+#: Simulated failures (trials × failures per run, one Monte Carlo round each) above which ``simulate``
+#: says first how long it will take: the Plan page's budget (``app_pages/plan.py``, MC_PAGE_BUDGET).
+SIMULATE_NOTE_ROUNDS = 1e8
+#: Rounds per second the note's estimate assumes, measured on a 2-core machine (review 17b, default
+#: preset at 10¹⁵ tokens, 6,876 failures per run): 10,000 trials (6.9·10⁷ rounds) in 4.5 s and 50,000
+#: (3.4·10⁸) in 22.7 s, 1.5·10⁷ a second; the help's 10⁵ trials × 580 failures in 6–9 s, 0.6–1·10⁷.
+SIMULATE_ROUNDS_PER_S = 1e7
+
+
+def simulate_time_note(s, trials: int) -> str | None:
+    """A note, before a Monte Carlo of more than :data:`SIMULATE_NOTE_ROUNDS` rounds, with its
+    expected failures per run (``planner.simulate.expected_rounds``), its likely duration and the
+    trials that stay within the budget; None below it or when it cannot be estimated (simulate
+    itself then says why). Found by review 17b: 1,000,000 trials of the default preset at 10¹⁶
+    tokens (68,700 failures per run, 6.9·10¹⁰ rounds, about 4 h) printed nothing for as long."""
+    from . import batch as _batch
+    from . import engine as _engine
+    from .simulate import expected_rounds, too_many_failures
+
+    try:
+        out = _engine.run_batch(_batch.from_scenarios([s]))
+        if too_many_failures(out, 0) is not None:  # refused by simulate, with its own reason
+            return None
+        n = float(expected_rounds(out, 0))
+    except Exception:  # noqa: BLE001 - only an estimate; simulate checks the scenario itself
+        return None
+    rounds = trials * n
+    if not (np.isfinite(rounds) and rounds > SIMULATE_NOTE_ROUNDS):
+        return None
+    secs = rounds / SIMULATE_ROUNDS_PER_S
+    took = f"{secs / 3600:,.1f} h" if secs >= 3600 else f"{secs / 60:,.0f} min" if secs >= 120 else f"{secs:,.0f} s"
+    fewer = max(1, int(SIMULATE_NOTE_ROUNDS // n))
+    return (f"{trials:,} trials × about {n:,.0f} failures per run = {rounds:.2g} simulated failures: roughly {took} "
+            f"(about 10⁷ a second on a 2-core machine; Ctrl-C stops it); --trials {fewer:,} takes about "
+            f"{SIMULATE_NOTE_ROUNDS / SIMULATE_ROUNDS_PER_S:.0f} s")
 
 
 def simulate_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -1181,7 +1241,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "link ...)\"); its & would end a command.")
     scenario_args(sp, formats=False, link_help=". A Plan link's pl_mct and pl_mcs go on to the link written")
     sp.add_argument("--base-url", default="http://localhost:8501/",
-                    help="the dashboard's address the link starts with (default http://localhost:8501/)")
+                    help="the dashboard's address the link starts with, http:// or https:// and its host "
+                         "(default http://localhost:8501/; another port: http://localhost:8600/)")
     sp.set_defaults(func=cmd_link)
 
     sp = sub.add_parser("presets", help="list presets")

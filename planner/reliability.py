@@ -2340,7 +2340,15 @@ def notes(row: dict) -> list[str]:
                 continue
             lag = float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0) - float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0)
             lam_k = float(sum(lam_c[c] for c in range(len(FAILURE_CLASSES)) if tier_of[c] == k))  # 1/h
-            if lam_k * lag / 3600.0 > 0.005:
+            x = lam_k * lag / 3600.0
+            if x >= 1.0:  # a first-order share of the run above 1 means nothing (found by review 17d)
+                out.append(f"Async {kind} checkpoints are written for {_g(lag)} s after their stall ends, and "
+                           f"λ·(save − stall) = {x:.2g} ≥ 1 (λ = {_g(lam_k)}/h of the failures this tier "
+                           "recovers): a failure is expected while nearly every such save is still being "
+                           "written, which loses the interval before as well; the analytic goodput leaves this "
+                           "out and no first-order estimate holds here: use the Monte Carlo (planner.simulate, "
+                           "the Plan page), which waits for the save to be durable.")
+            elif x > 0.005:
                 out.append(f"Async {kind} checkpoints are written for {_g(lag)} s after their stall ends; a failure "
                            "in that window loses the interval before as well, which the analytic goodput leaves "
                            f"out: about λ·(save − stall) = {lam_k * lag / 3600.0:.2g} of the run more is lost (first "

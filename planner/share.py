@@ -46,7 +46,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import ValidationError
@@ -1633,6 +1633,59 @@ def stray_slot_keys(params: Mapping[str, Any], n_slots: int) -> list[str]:
         if "." in k and not k.startswith(ok):
             out.append(f"{_show(k)}: no scenario slot '{k.split('.', 1)[0]}' (allowed prefixes 1. to {n_slots}.); "
                        "ignored")
+    return out
+
+
+#: Most warnings about one link a page shows, one box each; the rest are counted in one more box (as
+#: ``planner --link`` lists at most 20 lines, ``cli.LINK_LINES_MAX``).
+LINK_WARNINGS_MAX = 20
+
+
+def capped_warnings(lines: Sequence[str], limit: int = LINK_WARNINGS_MAX) -> list[str]:
+    """``lines`` as a page shows them: the first ``limit``, then one line counting the rest. Found by
+    review 17b: a link of 200 unknown keys drew 200 warning boxes above the numbers."""
+    lines = list(lines)
+    if len(lines) <= limit:
+        return lines
+    more = len(lines) - limit
+    return lines[:limit] + [f"… and {more:,} more problem{'s' if more > 1 else ''} in the link, not listed "
+                            "(unknown or refused keys like those above)"]
+
+
+#: The keys of their own that the Compare and Validate pages read (neither shows one scenario).
+COMPARE_PAGE_KEYS = ("c_n", "c_src1", "c_src2", "c_src3", "c_src4")
+VALIDATE_PAGE_KEYS = ("v_set", "v_metric", "v_group")
+
+
+def foreign_page_keys(params: Mapping[str, Any], page: str) -> list[str]:
+    """Warnings for the keys of a Compare (``page="compare"``) or Validate (``"validate"``) page
+    link that the page does not read, so none is ignored silently, as Plan and Explore warn of an
+    unknown key: a scenario key without a slot prefix on Compare (``tp=4``: its slots read
+    ``1.tp``), any scenario key on Validate, an unknown key of the page's own prefix (``c_zzz``,
+    ``v_x``) and any other unknown key. The other pages' own keys (``pl_*``, ``ex_*``, and on
+    Validate ``c_*`` and slot keys) are passed over silently, as Plan and Explore pass over each
+    other's; Compare's slot keys are checked by :func:`stray_slot_keys` and each slot's link. Found
+    by review 17b: ``/compare?zzz=1`` and ``/validate?p=default&tp=3`` said nothing. Never raises."""
+    own = COMPARE_PAGE_KEYS if page == "compare" else VALIDATE_PAGE_KEYS
+    own_prefix = "c_" if page == "compare" else "v_"
+    name = "Compare" if page == "compare" else "Validate"
+    out = []
+    for k in params:
+        k = str(k)
+        if k in own or re.fullmatch(r"[1-9]\..*", k) and page == "compare":
+            continue
+        if k.startswith(own_prefix):
+            out.append(f"{_show(k)}: not a key of the {name} page (allowed: {', '.join(own)}); ignored")
+        elif k.startswith(PAGE_PREFIXES) or (page == "validate" and re.fullmatch(r"[1-9]\..*", k)):
+            continue  # another page's own key
+        elif k in ALL_KEYS and page == "compare":
+            out.append(f"{_show(k)}: a scenario key without a slot prefix; this page reads each scenario's "
+                       f"keys as 1.{k}, 2.{k}, …; ignored")
+        elif k in ALL_KEYS:
+            out.append(f"{_show(k)}: a scenario key; the Validate page shows no scenario (open the link on "
+                       "Plan); ignored")
+        else:
+            out.append(f"{_show(k)}: unknown link parameter ignored")
     return out
 
 

@@ -39,3 +39,24 @@ def test_fp32_knee_is_the_16bit_knee_times_the_peak_ratio_in_the_explain_string(
         m = re.search(r"head-dim knee ([\d.]+)", text)
         assert m, text
         assert float(m.group(1)) == pytest.approx(knee, rel=1e-3), (prec, m.group(1))
+
+
+def test_async_lag_note_does_not_print_a_share_of_the_run_above_one():
+    """Review 17d: at λ·(save − stall) ≥ 1 the async note printed "about 2 of the run more is
+    lost". One failure class at 8 per job-hour and a PFS written at 1 GB/s aggregate (a ~988 s
+    save behind a ~30 s stall, tests/test_review13_reliability._slow_async_scenario): λ·lag =
+    8/h × ~958 s / 3600 ≈ 2.1, by hand."""
+    from tests.test_review13_reliability import _slow_async_scenario
+
+    d = _slow_async_scenario()
+    d["reliability"]["profile"]["classes"][0]["rate"] = 8.0
+    r = planner.evaluate(d)
+    lag = r.results["ckpt_pfs_save_s"] - r.results["ckpt_pfs_stall_s"]
+    assert 8.0 * lag / 3600.0 >= 1.0
+    notes = [n for n in r.notes if n.startswith("Async pfs checkpoints")]
+    assert notes and "no first-order estimate holds" in notes[0]
+    assert "of the run more is lost" not in notes[0]
+    # below 1 the first-order share is still printed (rate 2/h: λ·lag ≈ 0.53)
+    d["reliability"]["profile"]["classes"][0]["rate"] = 2.0
+    notes = [n for n in planner.evaluate(d).notes if n.startswith("Async pfs checkpoints")]
+    assert notes and "of the run more is lost" in notes[0]

@@ -327,10 +327,17 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     config, fname = _read_file(config)
     if not isinstance(config, dict):
         raise InputError([f"{fname}: expected a JSON object (got {type(config).__name__})"])
-    if isinstance(config.get("model"), (str, dict)) and isinstance(config.get("cluster"), dict):
+    def _is_scenario(d) -> bool:
+        return isinstance(d, dict) and isinstance(d.get("model"), (str, dict)) and isinstance(d.get("cluster"), dict)
+
+    if _is_scenario(config):
         raise InputError([f"{fname}: this is a planner scenario (it has 'model' and 'cluster'), not a Hugging "
                           "Face config.json; load it as a scenario (CLI: the FILE argument; app: Export / import "
                           "→ Import scenario JSON)"])
+    if _is_scenario(config.get("scenario")):  # `planner evaluate --format json` output (found by review 17b)
+        raise InputError([f"{fname}: this is the output of `planner evaluate --format json` (its 'scenario' is a "
+                          "planner scenario), not a Hugging Face config.json; load it as a scenario (CLI: the FILE "
+                          "argument, which reads its 'scenario'; app: Export / import → Import scenario JSON)"])
     notes: list[str] = []
     cfg = config
     top_type = config.get("model_type", "")

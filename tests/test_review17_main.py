@@ -60,3 +60,20 @@ def test_async_lag_note_does_not_print_a_share_of_the_run_above_one():
     d["reliability"]["profile"]["classes"][0]["rate"] = 2.0
     notes = [n for n in planner.evaluate(d).notes if n.startswith("Async pfs checkpoints")]
     assert notes and "of the run more is lost" in notes[0]
+
+
+def test_hf_import_of_an_evaluate_json_output_says_what_it_is(tmp_path):
+    """Review 17b: `planner evaluate --format json` output given to --hf-config (or the sidebar's
+    config.json uploader) gave five "no layer count" lines; a bare scenario already got "this is a
+    planner scenario". The wrapper now gets its own line, and the FILE argument reads it."""
+    import json
+
+    from planner.hf_config import model_from_hf_config
+
+    rep = planner.evaluate(planner.load_preset("default"))
+    out = {"scenario": rep.scenario, "results": {"step_time_s": 1.0}}
+    p = tmp_path / "e.json"
+    p.write_text(json.dumps(out))
+    with pytest.raises(planner.InputError) as e:
+        model_from_hf_config(p)
+    assert len(e.value.lines) == 1 and "output of `planner evaluate --format json`" in e.value.lines[0]

@@ -338,12 +338,25 @@ def _family_of_gpu(r: dict) -> str | None:
     return None if acc is None else acc.family
 
 
+#: cuDNN's fused (flash-class: tiled, no materialised scores) attention named as what ran:
+#: Transformer Engine's ``NVTE_FUSED_ATTN=1``, ``cuDNN fused attention``, ``cudnn_flash_te``
+#: (MaxText), cuDNN FMHA / flash. Transformer Engine picks it over the flash-attn package when
+#: ``NVTE_FLASH_ATTN=0``: that flag turns one flash-class backend off, not flash-class attention.
+_CUDNN_FUSED_ATTN = (r"nvte_fused_attn\s*=\s*1\b|cudnn[-_ ]?(?:fused[-_ ]?(?:attention|attn)|flash\w*|fmha)")
+
+
 def flash_statement(r: dict) -> bool | None:
     """What a row's ``source`` and ``notes`` text states about flash attention (True: it ran,
     False: it did not), a citation of the paper aside; None when the text says nothing (then
-    the source-year rule of :func:`row_settings` decides)."""
-    text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
-    return _stated(_FLASH_CITED.sub(" ", text), _FLASH_NAME)
+    the source-year rule of :func:`row_settings` decides). cuDNN's fused attention named as
+    what ran (:data:`_CUDNN_FUSED_ATTN`, not negated nor a comparison) is flash-class attention
+    whatever the text says of the flash-attn package (review 17e: NeMo's ``NVTE_FLASH_ATTN=0,
+    NVTE_FUSED_ATTN=1`` read as attention without flash, twice the step time)."""
+    text = _FLASH_CITED.sub(" ", " ".join(str(r.get(k) or "") for k in ("source", "notes")))
+    stated = _stated(text, _FLASH_NAME)
+    if stated is not True and _ran(text, _CUDNN_FUSED_ATTN) is True:
+        return True
+    return stated
 
 
 def row_settings(r: dict) -> dict:
@@ -820,6 +833,17 @@ _CONFIG_OFF = re.compile(r"""["']?([A-Za-z_][\w.-]*)["']?\s*[:=]\s*(?:\{\s*["']?
                          r"""(?:false|off|null|none|0)(?![\w.])["']?(?:\s*\})?""", re.I)
 
 
+def _config_off_key(m: re.Match) -> str:
+    """``no KEY`` for a :data:`_CONFIG_OFF` match, KEY the last part of a dotted config path
+    (``model.fp8=False`` → ``no fp8``, ``float8.enabled: false`` → ``no float8``): a clause
+    ends at a full stop (:data:`_CLAUSE`), so ``no model.fp8`` left ``fp8`` named plainly and a
+    bf16 row read as FP8 (review 17e: NeMo's ``model.fp8=False``)."""
+    parts = [x for x in m.group(1).split(".") if x]
+    while len(parts) > 1 and parts[-1].lower() in ("enabled", "enable", "use", "on", "active"):
+        parts.pop()
+    return "no " + (parts[-1] if parts else m.group(1))
+
+
 def parse_precision(cell) -> str:
     """GEMM precision of a row's precision cell, first match wins, a negated name skipped
     (``BF16 (FP8 disabled)``, ``bf16, no fp8`` are bf16): ``fp4`` when the text names FP4
@@ -833,7 +857,7 @@ def parse_precision(cell) -> str:
     cell like ``not fp16`` alone says nothing): an unreadable cell is never silently bf16."""
     if _is_na(cell):
         return "bf16"
-    text = _CONFIG_OFF.sub(r"no \1", str(cell).strip().lower())  # "bf16": {"enabled": false} → no bf16
+    text = _CONFIG_OFF.sub(_config_off_key, str(cell).strip().lower())  # "bf16": {"enabled": false} → no bf16
     head = re.split(r"[;(]", text, maxsplit=1)[0].strip()
     if head and head != text and re.search(r"separately|separate\s+row|(?:next|other|another)\s+row|\brun\s*:", text) and \
             re.fullmatch(r"(?:amp[_ ])?(?:bf16|bfloat16|fp8|mxfp8|fp8[-_ ]\w+|nvfp4|fp4|fp16)"

@@ -134,7 +134,8 @@ def row_scenario(sj: dict, row: dict) -> dict:
         mbs = int(out["training"].get("micro_batch_size") or 1)
         dp = int(row["dp"]) if row.get("dp") is not None else 1
         if not bool(ep_overlap_possible(int(par.get("pp", 1)), SCHEDULES.index(par.get("schedule", "1f1b")),
-                                         int(gbs) // max(mbs * dp, 1), RECOMPUTE.index(par.get("recompute", "none")))):
+                                         int(gbs) // max(mbs * dp, 1), RECOMPUTE.index(par.get("recompute", "none")),
+                                         int(par.get("vpp") or 1))):  # vpp = 1 interleaved is 1F1B (review 17c)
             par["ep_comm_overlap"] = False
     return out
 

@@ -802,9 +802,13 @@ def cmd_link(args) -> int:
         ok = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
     except ValueError:  # a port that is not a number or above 65,535, a bad IPv6 address
         ok = False
+    # a space or control character inside it (review 17f: 'http://my host:8501/' was written out as
+    # 'http://my host:8501/?p=...', a link cut at the space; a host has none, a path writes %20)
+    if ok and any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        ok = False
     if not ok:
         raise UsageError([f"--base-url {url!r}: expected the dashboard's address, http:// or https:// and a host "
-                          "(a port 1 to 65,535 if any), e.g. http://localhost:8501/"])
+                          "(a port 1 to 65,535 if any; no spaces, a path writes %20), e.g. http://localhost:8501/"])
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     base = args.preset
     if base is None and args.link is not None:

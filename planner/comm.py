@@ -94,7 +94,7 @@ def placement_domain(domain_size, gpus_per_node, n_gpus):
     return np.where(n <= dom, n, np.minimum(block, dom))
 
 
-def group_layout(n, stride, domain_size):
+def group_layout(n, stride, domain_size, n_total=None):
     """Members of a group per NVLink domain and the number of domains it spans.
 
     Parameters
@@ -103,6 +103,8 @@ def group_layout(n, stride, domain_size):
     stride : array (N,) — distance between consecutive group members in the global rank
         order (TP: 1; CP: tp; DP: tp·cp; PP: tp·cp·dp).
     domain_size : array (N,) — GPUs per NVLink domain (8 on DGX, 72 on NVL72).
+    n_total : array (N,), optional — GPUs of the job (the ranks the blocks fill: ``n_total /
+        span`` blocks). Without it every offset of a block inside a domain is taken to occur.
 
     Returns
     -------
@@ -116,7 +118,8 @@ def group_layout(n, stride, domain_size):
     domain. A block smaller than the domain that does not divide it (TP 16 on a 72-GPU NVL72
     domain: ranks 64–79 straddle two domains) has groups that cross a domain boundary; the
     slowest group sets the pace, so such groups count as spanning 2 domains, with
-    ``gcd(span, domain)/stride`` members on the smaller side of the worst cut. A block larger
+    ``gcd(span, domain)/stride`` members on the smaller side of the worst cut (with ``n_total``
+    and fewer blocks than offsets, the worst cut of the blocks present, as below). A block larger
     than the domain holds ``clip(domain // stride, 1, n)`` members per domain and spans
     ``ceil(n / g)`` domains — when ``stride`` divides the domain and ``span`` is not a multiple of
     it, the blocks start at every multiple of ``gcd(span, domain)`` inside a domain, so the worst
@@ -124,7 +127,13 @@ def group_layout(n, stride, domain_size):
     NICs carry its ring: ``g`` is that count, as for a straddling block (until review 17c the
     fuller side's ``domain // stride``: DP 12 at TP 1 on 8-GPU nodes, ranks 0–11 on 8 + 4 GPUs,
     had its network bandwidth counted over 8 NICs where the 4-GPU side has 4; TP 4 × DP 3 over
-    8 + 4 GPUs over 2 NICs where one side has 1).
+    8 + 4 GPUs over 2 NICs where one side has 1). Those offsets all occur only when the job holds
+    at least ``domain / gcd(span, domain)`` blocks (always when the job fills whole domains);
+    with ``n_total`` given and fewer blocks, ``g`` is the fewest members a group of the blocks
+    present has in one domain, ``min((domain − r)/stride, ((r + span) mod domain)/stride)`` over
+    their offsets ``r = b·span mod domain`` (found by review 17f: 216 GB200 GPUs in blocks of 64
+    per rack, 64 + 64 + 64 + 24, TP 4 × DP 54: the one DP block has 24/4 = 6 members in the last
+    rack, where ``gcd(216, 64)/4`` counted 2 NICs).
     """
     n, stride, dom = _f(n), _f(stride), _f(domain_size)
     stride = np.maximum(stride, 1.0)
@@ -138,12 +147,26 @@ def group_layout(n, stride, domain_size):
     # of it: the worst-placed group has gcd(span, domain)/stride members in one domain (docstring)
     ragged = big & ~_divides(dom, span) & _divides(stride, dom)
     if ragged.any():
-        worst = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
+        gcd = np.gcd(span.astype(np.int64), dom.astype(np.int64))
+        worst = gcd / stride
+        if n_total is not None:  # fewer blocks than offsets: the offsets of the blocks present
+            blocks = np.maximum(np.floor(_f(n_total) / np.maximum(span, 1.0)), 1.0)
+            few = ragged & (blocks < dom / gcd) & (blocks <= FEW_BLOCKS_MAX)
+            if few.any():
+                worst = np.where(few, _present_blocks_worst(*np.broadcast_arrays(span, stride, dom, blocks, few)),
+                                 worst)
         g_big = np.where(ragged, np.maximum(np.minimum(worst, g_full), 1.0), g_full)
     aligned = _divides(span, dom) | (n <= 1.0)  # a group of one is in one domain
     straddle = ~big & ~aligned
     if straddle.any():
-        cut = np.gcd(span.astype(np.int64), dom.astype(np.int64)) / stride
+        gcd_s = np.gcd(span.astype(np.int64), dom.astype(np.int64))
+        cut = gcd_s / stride
+        if n_total is not None:  # as for a ragged block: the offsets of the blocks the job holds
+            blocks = np.maximum(np.floor(_f(n_total) / np.maximum(span, 1.0)), 1.0)
+            few = straddle & (blocks < dom / gcd_s) & _divides(stride, dom) & (blocks <= FEW_BLOCKS_MAX)
+            if few.any():
+                worst = _present_blocks_worst(*np.broadcast_arrays(span, stride, dom, blocks, few))
+                cut = np.where(few, np.minimum(worst, n1), cut)
         g = np.where(big, g_big, np.where(aligned, n1, np.maximum(cut, 1.0)))
         nd = np.where(big, nd_big, np.where(aligned, 1.0, 2.0))
         return g, nd
@@ -153,13 +176,52 @@ def group_layout(n, stride, domain_size):
     return g_big * big + n1 * nb, nd_big * big + nb
 
 
-def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network):
+#: Most blocks :func:`group_layout` places one by one (a job with fewer blocks than a block has
+#: offsets in a domain); beyond it, only with a domain of over 4,096 GPUs (the blocks are fewer than
+#: ``domain / gcd(span, domain)``), the gcd rule's count stands, the worst offset's.
+FEW_BLOCKS_MAX = 4096
+_FEW_BLOCKS_CELLS = 1 << 20
+
+
+def _present_blocks_worst(span, stride, dom, blocks, sel):
+    """(N,) array, at ``sel`` rows: the fewest members a group has in one domain over the blocks
+    ``b = 0 … blocks − 1`` of a job that cross a domain boundary, for a stride dividing the domain
+    (:func:`group_layout`): the block at offset ``r = b·span mod domain`` crosses one when ``r +
+    span > domain`` and then holds ``(domain − r)/stride`` members of each group in its first
+    domain, full domains after it, and ``((r + span) mod domain)/stride`` in its last (a full one
+    when it ends on a boundary). Only rows with fewer blocks than ``domain / gcd(span, domain)``
+    (the distinct offsets) and at most :data:`FEW_BLOCKS_MAX` blocks come here; ``inf`` elsewhere
+    and where no block crosses."""
+    S = span[sel].astype(np.int64)[:, None]
+    D = dom[sel].astype(np.int64)[:, None]
+    s = stride[sel][:, None]
+    B = blocks[sel][:, None]
+    full = D / s
+    worst = np.full(len(S), np.inf)
+    k = int(B.max())  # <= FEW_BLOCKS_MAX (group_layout)
+    step = max(1, _FEW_BLOCKS_CELLS // len(S))  # blocks per pass: at most ~1M cells at a time
+    for b0 in range(0, k, step):  # over block offsets, each pass vectorised over the rows
+        b = np.arange(b0, min(k, b0 + step), dtype=np.int64)[None, :]
+        r = np.mod(b * S, D)
+        end = np.mod(r + S, D)
+        first = (D - r) / s
+        last = np.where(end > 0, end / s, full)
+        crosses = (b < B) & (r + S > D)
+        per_block = np.where(crosses, np.minimum(np.minimum(first, last), full), np.inf)
+        worst = np.minimum(worst, per_block.min(axis=1))
+    out = np.full(span.shape, np.inf)
+    out[sel] = worst
+    return out
+
+
+def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network, n_total=None):
     """Achieved ring bandwidth [bytes/s] of a group and whether it stays in one domain.
 
     ``intra``: ``scaleup_bw · eff_scaleup``; else ``min(scaleup_bw · eff_scaleup,
-    g · nic_bw · eff_network)`` (see the module docstring). Returns ``(bw, intra, g, n_domains)``.
+    g · nic_bw · eff_network)`` (see the module docstring). Returns ``(bw, intra, g, n_domains)``;
+    ``n_total``: the job's GPUs (:func:`group_layout`).
     """
-    g, nd = group_layout(n, stride, domain_size)
+    g, nd = group_layout(n, stride, domain_size, n_total)
     nvl = _f(scaleup_bw) * _f(eff_scaleup)
     net = g * _f(nic_bw) * _f(eff_network)
     intra = nd <= 1.0
@@ -201,7 +263,7 @@ def p2p_s(size_bytes, bw_bytes_per_s, alpha_s=0.0):
 
 def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic_bw, *,
                        eff_scaleup, eff_network, alpha_scaleup_s, alpha_network_s,
-                       in_network_reduction=False, network_frac=1.0):
+                       in_network_reduction=False, network_frac=1.0, n_total=None):
     """Time [s] of one collective of a placed group.
 
     Parameters
@@ -229,7 +291,8 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     """
     size = _f(size_bytes)
     n = _f(n)
-    bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network)
+    bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network,
+                                       n_total)
     steps_nvl = np.where(intra, n - 1.0, g - 1.0)
     steps_net = np.where(intra, 0.0, nd - 1.0)
     # never below the same ring inside one domain, (n−1)·α_nvl (see the module docstring)
@@ -266,7 +329,7 @@ def group_p2p_s(size_bytes, n, stride, domain_size, scaleup_bw, nic_bw, *, eff_s
 
 
 def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_network,
-               alpha_scaleup_s, alpha_network_s):
+               alpha_scaleup_s, alpha_network_s, n_total=None):
     """Achieved ring bandwidth [bytes/s] and latency of one ring pass [s] of a placed group.
 
     The pieces of :func:`group_collective_s`, computed once per group so that several
@@ -274,7 +337,8 @@ def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_n
     ``2·(n−1)/n·S/bw + 2·alpha``, a reduce-scatter or all-gather ``(n−1)/n·S/bw + alpha``.
     Returns ``(bw, alpha_pass, intra, g)`` (arrays (N,)).
     """
-    bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network)
+    bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network,
+                                       n_total)
     n = _f(n)
     alpha = np.where(intra, (n - 1.0) * _f(alpha_scaleup_s),
                      np.maximum((g - 1.0) * _f(alpha_scaleup_s) + (nd - 1.0) * _f(alpha_network_s),
@@ -288,11 +352,12 @@ def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_n
 # ``np.where`` on row values (a data-dependent select costs ~10 array operations when the
 # rows vary at random). Results equal the general functions' to floating-point rounding.
 
-def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s):
+def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s, n_total=None):
     """Achieved ring bandwidth [bytes/s], one ring pass' latency [s] and ``intra`` of a group.
 
     As :func:`group_link`, with ``nvl_eff_bw = scaleup_bw · eff_scaleup`` and ``nic_eff_bw =
-    nic_bw · eff_network`` given (arrays (N,)); ``stride=None`` means 1 (the TP group).
+    nic_bw · eff_network`` given (arrays (N,)); ``stride=None`` means 1 (the TP group); ``n_total``
+    the job's GPUs (:func:`group_layout`: the blocks it holds).
 
     ``intra`` (one domain) holds exactly when ``g = n``, so ``bw = min(NVL, max(g·NIC,
     intra·NVL))`` and ``alpha = max((min(n, g) − 1)·α_nvl + (N − 1)·α_net, (n − 1)·α_nvl)`` equal
@@ -304,7 +369,7 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
     intra = _divides(span, dom) | (n <= 1.0)  # aligned blocks inside one domain (group_layout)
     if intra.all():  # every group inside one domain: g = n (or 1 for n < 1), N = 1
         return nvl_eff_bw, (n - 1.0) * alpha_scaleup_s, intra
-    g, nd = group_layout(n, 1.0 if stride is None else stride, dom)
+    g, nd = group_layout(n, 1.0 if stride is None else stride, dom, n_total)
     bw = np.minimum(nvl_eff_bw, np.maximum(g * nic_eff_bw, nvl_eff_bw * intra))
     alpha = np.maximum((np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s,
                        (n - 1.0) * alpha_scaleup_s)
@@ -312,7 +377,7 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
 
 
 def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s,
-               network_frac=1.0):
+               network_frac=1.0, n_total=None):
     """:func:`group_collective_s` ``("all_to_all", ...)`` with pre-multiplied achieved
     bandwidths (see :func:`ring_link`) [s], arrays (N,).
 
@@ -327,7 +392,7 @@ def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha
     nn = np.maximum(n, 1.0)
     if intra.all():
         return np.maximum(n - 1.0, 0.0) / nn * size / nvl_eff_bw + np.maximum(n - 1.0, 0.0) * alpha_scaleup_s
-    g, nd = group_layout(n, stride, dom)
+    g, nd = group_layout(n, stride, dom, n_total)
     t = np.maximum((g - 1.0) / nn * size / nvl_eff_bw, (n - g) / nn * size * _f(network_frac) / nic_eff_bw)
     return t + np.maximum((np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s,
                           (n - 1.0) * alpha_scaleup_s)

@@ -2273,7 +2273,9 @@ def notes(row: dict) -> list[str]:
                  and row.get("goodput", 0) > 0)
     stretched_gap = float(row.get("goodput", np.nan)) - grp["estimate"]
     departs = short is not None or _async_lag_large(row) or slow_note or bool(grp["redundant"])
-    if g1 is not None and abs(row.get("goodput", g1) - g1) > 0.01:
+    # only with failures: at a zero failure rate (MTBF inf) the two differ by the save stalls alone
+    # (1 − s/τ against τ/(τ + s)), and "Failures are frequent (MTBF inf h)" was said (review 17f)
+    if g1 is not None and rate_h > 0.0 and abs(row.get("goodput", g1) - g1) > 0.01:
         # (found by review: "which tracks the Monte Carlo" was said of a run 30 × shorter in the
         # Monte Carlo than the renewal model's steady state; the notes below say where it does not.
         # Review 17d: also of a run where the grouping by tier was 1.5 pp above the Monte Carlo, with

@@ -609,7 +609,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     inv_hbm = 1.0 / hbm_bw
     # A job no larger than one NVLink domain sits inside it; a larger one fills each domain
     # in power-of-two blocks of nodes (64 of an NVL72 rack's 72 GPUs): comm.placement_domain.
-    dom = comm.placement_domain(f("nvlink_domain_size"), f("gpus_per_node"), f("n_gpus"))
+    n_gpus = f("n_gpus")  # the job: how many group blocks it holds (comm.group_layout)
+    dom = comm.placement_domain(f("nvlink_domain_size"), f("gpus_per_node"), n_gpus)
     nvl_e = f("scaleup_bw_bytes_per_s") * K.eff_scaleup
     nic_e = f("nic_bw_per_gpu_bytes_per_s") * K.eff_network
     a_s, a_n = K.alpha_scaleup_s, K.alpha_network_s
@@ -987,7 +988,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # training keeps fp32 activations; found by review: charged at 2 B)
     abytes = np.where((prec == _FP32) | (prec == _TF32), 4.0, BYTES_16)
     tp_msg = W * (abytes / BYTES_16)
-    tp_bw, tp_alpha, tp_intra = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n)
+    tp_bw, tp_alpha, tp_intra = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
     # in-network reduction is NVLink SHARP (NVLS) inside the NVSwitch domain: a ring that crosses
     # the network gets no speed-up (found by review: a DP all-reduce over InfiniBand ran above
     # the NIC's line rate)
@@ -1016,7 +1017,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_moe:
         moe_tp_x = 0.5 + 0.5 * np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
         if etp_diff:
-            e_bw, e_alpha, _ = comm.ring_link(et, None, dom, nvl_e, nic_e, a_s, a_n)
+            e_bw, e_alpha, _ = comm.ring_link(et, None, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
             etp_ar = 2.0 * (et - 1.0) / et * (et / t) * tp_msg / e_bw + 2.0 * e_alpha
             x_moe = np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
             moe_tp_x = np.where(et == t, moe_tp_x,
@@ -1067,7 +1068,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # the EP group: ep ranks etp apart (Megatron-Core's expert rank order tp-cp-ep-dp-pp with the
         # expert TP innermost and cp folded away: the expert group etp·ep is a block of consecutive
         # ranks of one pipeline stage)
-        a2a = comm.a2a_link_s(ep_bytes, e, et, dom, nvl_e, nic_e, a_s, a_n, network_frac=net_frac)
+        a2a = comm.a2a_link_s(ep_bytes, e, et, dom, nvl_e, nic_e, a_s, a_n, network_frac=net_frac,
+                             n_total=n_gpus)
         # With ep_comm_overlap the all-to-all of one micro-batch runs while another computes
         # (DualPipe, DeepSeek-V3 §3.2.1): per MoE layer and micro-batch only what exceeds
         # tp_overlap_frac × that layer's compute stays exposed (the comm-overlap efficiency
@@ -1206,10 +1208,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_hsdp:
         n_shard = f("dp_shard") * c
         n_rep = d / f("dp_shard")
-        bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n)
+        bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
     else:
         n_shard = dp_dense_n
-    bw_d, al_d, intra_d = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n)
+    bw_d, al_d, intra_d = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
     X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
     inr_any = bool(inr.any())
 
@@ -1231,10 +1233,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # group tp·cp·dp/(etp·ep), ranks etp·ep apart (Megatron-Core parallel_state)
         if etp_diff:
             dp_exp_n = n_shard * (t / et) / e
-            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, et * e, dom, nvl_e, nic_e, a_s, a_n)
+            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, et * e, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
         else:
             dp_exp_n = n_shard / e
-            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n)
+            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
         has_e = P_exp_local > 0
         X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
         rs_e, ag_e, ar_e = dp_colls(X_e, al_e, intra_e)

@@ -115,7 +115,8 @@ by the framework of its source group (what that framework did by default), never
   empty cell (NARAYANAN21 / KORTHIKANTI22), a later or unknown year flash attention and ZeRO
   1; an NVIDIA recipe (NeMo, Megatron-Bridge) means TP overlap on and bf16 gradient
   reduction (NEMO_24.07); a published ``tp-comm-overlap`` flag means TP overlap on
-  (MCORE_R080_H100); MosaicML llm-foundry / Composer means bf16 gradients,
+  (MCORE_R080_H100), one given off (``TP_COMM_OVERLAP=False``) means off, also for an NVIDIA
+  recipe (:func:`tp_overlap_statement`); MosaicML llm-foundry / Composer means bf16 gradients,
   FlashAttention-2 and DP collectives not overlapped (MOSAIC_MPT); outside the NVIDIA recipes a source year before 2024 also
   means FlashAttention-2-class attention (FlashAttention-3 and PyTorch's cuDNN attention
   arrived in 2024). The test checks that every compared calibration row gets the settings
@@ -230,8 +231,37 @@ NATIVE_ATTENTION_FIRST_YEAR = 2024
 FLASH_FIRST_YEAR = 2023
 _ARXIV = re.compile(r"arxiv[:\s/]*(\d{2})(\d{2})\.\d{4,5}", re.I)
 _YEAR = re.compile(r"(?<!\d)(20[12]\d)(?!\d)")
-_NVIDIA_RECIPES = re.compile(r"\bnemo\b|megatron[- ]bridge", re.I)
+#: An NVIDIA recipe named in a row's source: NeMo (also as the last part of an MLPerf
+#: implementation folder / container tag, ``eos-dfw_n64_ngc25.01_nemo``, ``tyche_ngpu256_ngc25.04_nemo``:
+#: an underscore is a word character, so ``\bnemo\b`` missed it before review 17g; not Nemotron) or
+#: Megatron-Bridge.
+_NVIDIA_RECIPES = re.compile(r"(?<![A-Za-z0-9])nemo(?![A-Za-z0-9])|megatron[- ]bridge", re.I)
 _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
+#: The value a launch config gives the TP-overlap flag right after its name (``TP_COMM_OVERLAP=False``,
+#: ``ub_tp_comm_overlap: false``, ``tp_comm_overlap = 0``; ``=True`` / ``: true`` / ``1``).
+_TP_OVERLAP_VALUE = re.compile(r"""["']?\s*[:=]\s*["']?(false|off|no|none|null|0|true|on|yes|1)(?![\w.])""", re.I)
+
+
+def tp_overlap_statement(text: str) -> bool | None:
+    """What a row's text states about TP communication overlap: True for a flag given on
+    (``--tp-comm-overlap``, ``TP_COMM_OVERLAP=True``, ``ub_tp_comm_overlap: true``), False for one
+    given off (``TP_COMM_OVERLAP=False``, ``tp_comm_overlap: false``, ``=0``) or named negated
+    (``no tp-comm-overlap``, ``without --tp-comm-overlap``); None when the text names no such
+    flag or names it both ways. Before review 17g any mention counted as on, so MLPerf v5.1's
+    ``TP_COMM_OVERLAP=False`` (NVIDIA llama31_405b FP4 configs) was read as TP overlap on."""
+    on = off = False
+    for m in _TP_OVERLAP_FLAG.finditer(text):
+        v = _TP_OVERLAP_VALUE.match(text, m.end())
+        if v:
+            if v.group(1).lower() in ("true", "on", "yes", "1"):
+                on = True
+            else:
+                off = True
+            continue
+        plain, negated = _mentions(text[max(0, m.start() - 40):m.end() + 40],
+                                   re.escape(m.group(0)))
+        on, off = on or (plain and not negated), off or negated
+    return None if on == off else on
 #: A row's text that states flash attention off (``no flash attention``, ``without
 #: FlashAttention``, ``pre-FlashAttention``, ``--no-flash-attn``, ``flash_attention: false``,
 #: ``FlashAttention was not used``) or on (``FlashAttention``, ``--use-flash-attn``,
@@ -425,13 +455,14 @@ def row_settings(r: dict) -> dict:
                          and not _ran_mentions(text, _OTHER_ENGINES.pattern)[0]
                          and not _ran_mentions(text, _FUSED_KERNELS)[0])
     titan_uncompiled = (titan and not compiled) or native_uncompiled
+    tp_stated = tp_overlap_statement(text)  # a stated flag value beats the recipe default
     titan_eager = native_uncompiled or titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not compiled)
     return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
             "cross_entropy": "eager" if titan_eager else "fused",
             "elementwise": "eager" if titan_uncompiled else "fused",
-            "tp_comm_overlap": nvidia or bool(_TP_OVERLAP_FLAG.search(text)),
+            "tp_comm_overlap": nvidia if tp_stated is None else tp_stated,
             "dp_comm_overlap": not mosaic,
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}

@@ -888,13 +888,13 @@ def test_accuracy_band_is_the_percentiles_of_the_matching_out_of_sample_runs():
 
 
 def test_accuracy_band_of_fp4_runs_is_apart():
-    """The three NVFP4 Megatron-Bridge rows (GB200 / GB300): their own range, not the dense BF16 /
-    FP8 band."""
+    """The three NVFP4 Megatron-Bridge rows (GB200 / GB300) and review 17g's two MLPerf v5.1 FP4
+    GB200 rows: their own range, not the dense BF16 / FP8 band."""
     v = _validated_with_columns()
-    fp4 = v[v["run_id"].str.contains("nvfp4")]
+    fp4 = v[v["run_id"].str.contains("nvfp4") | v["run_id"].str.startswith("mlperf_v5.1_nvidia_gb200")]
     r = 1.0 + fp4["rel_err"].to_numpy()
     band = validation.accuracy_band("blackwell", False, fp4=True)
-    assert band["n"] == len(r) == 3 and not band["percentiles"]
+    assert band["n"] == len(r) == 5 and not band["percentiles"]
     assert (band["low"], band["high"]) == pytest.approx((r.min(), r.max()), rel=1e-12)
 
 
@@ -915,8 +915,9 @@ def test_accuracy_band_of_a_kind_nobody_ran_falls_back_to_its_nearest_runs():
     assert not (rows["moe"] & rows["fp4"]).any()
     band = validation.accuracy_band("blackwell", True, fp4=True)
     assert band["scope"].startswith("no published MoE FP4 run: every FP4 run")
-    # three NVFP4 Megatron-Bridge rows and, since review 17a, AMD's MLPerf v6.0 MXFP4 MI355X row
-    assert band["n"] == int(rows["fp4"].sum()) == 4
+    # three NVFP4 Megatron-Bridge rows, AMD's MLPerf v6.0 MXFP4 MI355X row (review 17a) and
+    # NVIDIA's two MLPerf v5.1 FP4 GB200 rows (review 17g)
+    assert band["n"] == int(rows["fp4"].sum()) == 6
     band = validation.accuracy_band("ampere", True)  # Ampere has dense runs only
     assert band["scope"].startswith("no published ampere MoE run: every MoE run on other hardware")
 

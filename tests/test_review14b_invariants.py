@@ -50,18 +50,26 @@ def _valid(d):
         return None
 
 
+def _draw_split(draw, moe: bool, schedules: tuple[str, ...]):
+    """TP, PP, CP, DP, EP, micro-batch, micro-batches per step, schedule and recompute of a random
+    split (shared with tests/test_review17c_invariants.py)."""
+    tp, pp = draw(st.sampled_from([1, 2, 4, 8])), draw(st.sampled_from([1, 2, 3, 4]))
+    cp, dp = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 2, 4, 8]))
+    ep = draw(st.sampled_from([1, 2, 4, 8])) if moe else 1
+    mbs, n_mb = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2, 4, 8, 16]))
+    sched = draw(st.sampled_from(list(schedules)))
+    rec = draw(st.sampled_from(["none", "selective", "full", "op_sac"]))
+    return tp, pp, cp, dp, ep, mbs, n_mb, sched, rec
+
+
 @st.composite
 def scenarios(draw):
     """A valid scenario: a catalogue model and system, a random split, ZeRO stage, recompute,
     schedule, precision and the flags the step time and memory read."""
     model = draw(st.sampled_from(MODELS))
     moe = catalog.resolve_model(model).moe is not None
-    tp, pp = draw(st.sampled_from([1, 2, 4, 8])), draw(st.sampled_from([1, 2, 3, 4]))
-    cp, dp = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 2, 4, 8]))
-    ep = draw(st.sampled_from([1, 2, 4, 8])) if moe else 1
-    mbs, n_mb = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2, 4, 8, 16]))
-    sched = draw(st.sampled_from(["1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"]))
-    rec = draw(st.sampled_from(["none", "selective", "full", "op_sac"]))
+    tp, pp, cp, dp, ep, mbs, n_mb, sched, rec = _draw_split(
+        draw, moe, ("1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"))
     dp_shard = draw(st.sampled_from([None, 1, 2]))
     d = {
         "model": model,

@@ -49,7 +49,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 import planner
 from planner import catalog, comm, timing
@@ -64,11 +63,7 @@ MODELS = ("llama3-8b", "llama2-7b", "mixtral-8x7b", "gpt3-175b", "mpt-7b", "qwen
 SYSTEMS = ("dgx-h100", "dgx-a100-80gb", "gb200-nvl72", "dgx-b200", "mi300x-8", "dgx-h200")
 
 
-def _valid(d):
-    try:
-        return planner.Scenario.model_validate(d)
-    except (ValidationError, ValueError):
-        return None
+from tests.test_review14b_invariants import _draw_split, _valid  # noqa: E402  (shared with review 14b)
 
 
 @st.composite
@@ -77,12 +72,7 @@ def scenarios(draw, precisions=("bf16", "bf16", "fp8", "fp16")):
     recompute and the flags the step time and memory read."""
     model = draw(st.sampled_from(MODELS))
     moe = catalog.resolve_model(model).moe is not None
-    tp, pp = draw(st.sampled_from([1, 2, 4, 8])), draw(st.sampled_from([1, 2, 3, 4]))
-    cp, dp = draw(st.sampled_from([1, 2, 4])), draw(st.sampled_from([1, 2, 4, 8]))
-    ep = draw(st.sampled_from([1, 2, 4, 8])) if moe else 1
-    mbs, n_mb = draw(st.sampled_from([1, 2])), draw(st.sampled_from([1, 2, 4, 8, 16]))
-    sched = draw(st.sampled_from(["1f1b", "interleaved", "gpipe", "zero_bubble"]))
-    rec = draw(st.sampled_from(["none", "selective", "full", "op_sac"]))
+    tp, pp, cp, dp, ep, mbs, n_mb, sched, rec = _draw_split(draw, moe, ("1f1b", "interleaved", "gpipe", "zero_bubble"))
     d = {
         "model": model,
         "cluster": {"system": draw(st.sampled_from(SYSTEMS)), "n_gpus": tp * pp * cp * dp},

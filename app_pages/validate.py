@@ -82,7 +82,31 @@ def _drop_link_warning(prefix: str) -> None:
     ss["_v_warnings"] = [w for w in ss.get("_v_warnings", []) if not w.startswith(prefix)]
 
 
+def _open_run() -> None:
+    """on_click of "Open on the Plan page": the picked run's scenario as the model reads it
+    (``validation.run_scenario``: the comparison's own reading) becomes the current scenario; the
+    page then switches to Plan (below), which shows every part of its step with its formula."""
+    rid = ss.get("v_open")
+    if not rid:
+        return
+    run_set = ss.get("v_set") if ss.get("v_set") in SETS else DEFAULT_SET
+    try:
+        scen, _ = validation.run_scenario(str(rid), SETS[run_set][1])
+    except Exception as e:  # noqa: BLE001 - shown on the page, never raised
+        ss["_v_open_error"] = f"{rid}: {e}"
+        return
+    C.init_state()
+    C.open_in_plan(scen.to_json_dict())
+    ss["_v_goto_plan"] = True
+
+
 _KEYS = ("v_set", "v_metric", "v_groups")
+if ss.pop("_v_goto_plan", False):  # set by "Open on the Plan page" (below)
+    try:
+        st.switch_page("app_pages/plan.py")
+    except Exception:  # noqa: BLE001 - this page run on its own (streamlit run app_pages/validate.py): no Plan page
+        ss["_v_open_error"] = ("the Plan page is not part of this app: start the dashboard with "
+                               "`streamlit run app.py` (README), where the run opens on the Plan page")
 C.keep_page_widgets("validate", _KEYS)
 qp = st.query_params
 if "v_set" not in ss:  # once per session, from the link
@@ -198,3 +222,18 @@ with st.expander(f"Every run ({len(rows)}; skipped rows say why)", expanded=Fals
                                     "defaults",
                                     help="Settings the run's row leaves empty and the values the default rules "
                                          "gave them (docs/timing.md, 'The default rule for unpublished settings')")})
+
+# One run, part by part: its scenario on the Plan page (the CLI's `planner validate --run RUN_ID`)
+_ids = ok["run_id"].astype(str).tolist() if "run_id" in ok.columns else []
+if _ids:
+    _c1, _c2 = st.columns([3, 1], vertical_alignment="bottom")
+    _c1.selectbox("Open a run on the Plan page", _ids, index=None, key="v_open",
+                  placeholder=f"Pick one of the {len(_ids)} compared runs",
+                  help="The run's scenario as the model reads it (the settings its row leaves empty filled by "
+                       "the default rules, listed in the table's defaults column): the Plan page shows each part "
+                       "of its step with its formula, its memory per stage and the rest. The same numbers as "
+                       "`planner validate --run RUN_ID` on the command line.")
+    _c2.button("Open on the Plan page", key="v_open_btn", on_click=_open_run, disabled=not ss.get("v_open"),
+               icon=":material/calculate:")
+if _open_err := ss.pop("_v_open_error", None):
+    st.error(f"Could not open the run: {C.md_text(_open_err)}")

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import decimal
+import json
 import math
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -1061,6 +1062,8 @@ def cmd_validate(args) -> int:
     from .validation import accuracy_table, fits_note, validate
 
     if args.by_family:
+        if args.run is not None:
+            raise UsageError(["--by-family summarises every run; drop --run (or --by-family)"])
         if args.csv is not None:
             raise UsageError(["--by-family uses the calibration and out-of-sample files; drop --csv"])
         try:
@@ -1077,6 +1080,8 @@ def cmd_validate(args) -> int:
         raise UsageError(["--csv: give the path of a CSV file with the columns of calibration.csv"])
     if path is not None and not Path(path).is_file():
         raise UsageError([f"--csv {path}: no such file" if not Path(path).exists() else f"--csv {path}: not a file"])
+    if args.run is not None:
+        return _validate_run(args.run, path, args.format)
     try:
         rows, summary = validate(path)
     except (ValueError, UnicodeDecodeError) as e:
@@ -1105,6 +1110,70 @@ def cmd_validate(args) -> int:
                                      "summary": json.loads(summary.to_json(orient="records"))}, indent=2) + "\n")
     else:
         rows.to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _validate_run(run_id: str, path: str | None, fmt: str) -> int:
+    """``planner validate --run``: one run as the model reads it. Table: the published and predicted
+    figures, the defaults the row took, and each part of the predicted step with its formula
+    (``planner.evaluate`` of the row's scenario, :func:`planner.validation.run_scenario`: the same
+    step time as the comparison). JSON: the scenario alone, a file ``planner evaluate``,
+    ``sweep`` and ``link`` read. CSV: the run's row of ``planner validate``."""
+    from .charts import STEP_PARTS
+    from .validation import run_scenario, validate
+
+    rid = str(run_id).strip()
+    if not rid:
+        raise UsageError(["--run: give a run_id of the CSV (the first column of `planner validate`)"])
+    where = f"--csv {path}" if path else "the calibration file"
+    try:
+        scen, defaults = run_scenario(rid, path)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError([f"--run {tty_line(rid)}: {tty_line(e)} ({where})"]) from None
+    except OSError as e:
+        raise UsageError([f"--run {tty_line(rid)}: cannot read {where}: {e.strerror or e}"]) from None
+    if fmt == "json":
+        sys.stdout.write(json.dumps(_json_safe(scen.to_json_dict()), indent=2, allow_nan=False) + "\n")
+        return 0
+    try:
+        rows, _ = validate(path, require_compared=False)
+    except (ValueError, UnicodeDecodeError, OSError) as e:
+        raise UsageError([f"--run {tty_line(rid)}: {tty_line(e)} ({where})"]) from None
+    row = rows[rows["run_id"].astype(str).str.strip().eq(rid)].head(1)
+    if fmt == "csv":
+        row.to_csv(sys.stdout, index=False)
+        return 0
+    r = row.iloc[0].to_dict()
+    from .engine import evaluate
+
+    rep = evaluate(scen)
+    res, ex = rep.results, rep.explain
+    out = [f"run {tty_line(rid)} (group {tty_line(r.get('group'))}; {where})"]
+    metric = str(r.get("metric") or "")
+    if r.get("status") == "ok":
+        pub, pred, err = float(r["published"]), float(r["predicted"]), float(r["rel_err"])
+        sense = "published / predicted − 1" if metric == "step_time_s" else "predicted / published − 1"
+        out.append(f"  published {metric} {pub:,.4g}; predicted {pred:,.4g}: error {err:+.1%} ({sense}; "
+                   "+ = the model is faster than the run)")
+    else:  # validate's status says why ("not compared: global batch not published ...", "no published metric")
+        status = str(r.get("status") or "")
+        out.append(f"  {tty_line(status if status.startswith('not compared') else 'not compared: ' + status)}")
+        if "global batch not published" in status:  # the scenario's batch is no published figure
+            out.append(f"  the scenario's global batch {scen.training.global_batch_size:,} is the memory check's placeholder "
+                       "(pp · micro-batch · dp: 1F1B's most activations in flight), not the run's")
+    # validate's own defaults column (it adds the FLOP count a TFLOP/s cell was read as)
+    shown = r.get("defaults") if isinstance(r.get("defaults"), str) else defaults
+    out.append(f"  defaults the row took: {tty_line(shown) if shown else 'none (the row publishes every setting read)'}")
+    out.append(f"step time {res['step_time_s']:.4g} s per optimizer step (planner evaluate of the scenario, below):")
+    for col, label in STEP_PARTS:
+        out.append(f"  {label:<18} {res[col]:>10.4g} s   {tty_line(ex.get(col, ''))}")
+    for col in ("tflops_per_gpu", "mfu", "mem_total_bytes"):
+        if col in ex:
+            out.append(f"  {col}: {tty_line(ex[col])}")
+    src = f" --csv {shlex.quote(path)}" if path else ""  # a command to paste: quoted (review 18d)
+    out.append(f"the scenario: planner validate --run {tty_line(shlex.quote(rid))}{tty_line(src)} --format json > run.json, then "
+               "planner evaluate run.json (every result), planner link run.json (the dashboard's Plan page)")
+    sys.stdout.write("\n".join(out) + "\n")
     return 0
 
 
@@ -1257,6 +1326,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("validate", help="predicted vs published throughput")
     sp.add_argument("--csv", default=None, help="CSV with the calibration file's columns")
     sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    sp.add_argument("--run", default=None, metavar="RUN_ID",
+                    help="one run as the model reads it: published vs predicted, the defaults it took and "
+                    "each part of the step with its formula; --format json writes its scenario (a file "
+                    "evaluate / sweep / link read)")
     sp.add_argument("--by-family", action="store_true",
                     help="the band per accelerator family and kind over the calibration and out-of-sample "
                     "runs (what the Plan page and evaluate state); cannot be combined with --csv")

@@ -101,6 +101,10 @@ by the framework of its source group (what that framework did by default), never
   calibration row changes with it.
 * **TP communication overlap**: on for MCORE_R080_H100 (``--tp-comm-overlap`` published) and
   NEMO_24.07 (``ub_tp_comm_overlap: true`` in the recipes), off otherwise.
+* **EP all-to-all overlap** (``parallelism.ep_comm_overlap``): as the row's text states it
+  (:func:`ep_overlap_statement`: ``--overlap-moe-expert-parallel-comm``, ``moe_a2a_overlap``,
+  ``1F1B overlap``); else on for a DualPipe schedule (DeepSeek-V3 §3.2.1), off otherwise. It
+  hides only where the schedule allows (``timing.ep_overlap_possible``).
 * **DP communication overlap** (``parallelism.dp_comm_overlap``): off for MosaicML llm-foundry
   / Composer (PyTorch FSDP1; its micro-batch sweep ``larger_mb_1.md`` shows each micro-batch
   paying its all-gathers and reduce-scatter in full, docs/timing.md), on otherwise.
@@ -167,8 +171,8 @@ by the framework of its source group (what that framework did by default), never
   none keeps the catalogue value.
 * **GPU**: the system of the accelerator the name contains (``A100`` → ``dgx-a100-80gb``, or
   ``dgx-a100-40gb`` when the name says 40 GB; ``H100`` → ``dgx-h100``; ``H200``, ``H800``,
-  ``B200``, ``B300``, ``GB200``/``GB300`` (NVL72), ``GH200``, ``MI300X``, ``MI325X``, ``MI355X``,
-  Gaudi 2 / 3, ``A800`` (an A100 with 400 GB/s NVLink): see ``_GPU_SYSTEMS``; ``V100`` →
+  ``B200``, ``B300``, ``GB200``/``GB300`` (NVL72), ``GH200``, ``MI300X``, ``MI325X``, ``MI350X``,
+  ``MI355X``, Gaudi 2 / 3, ``A800`` (an A100 with 400 GB/s NVLink): see ``_GPU_SYSTEMS``; ``V100`` →
   ``dgx1-v100``, or ``dgx2-v100`` when the name or interconnect names a DGX-2 / HGX-2 or
   NVSwitch; ``MI250X`` → ``frontier-mi250x``, one GPU per GCD, as the Frontier papers count;
   an H100 named HBM2e / lower-TDP / 500 W → ``hgx-h100-96gb-hbm2e``).
@@ -242,6 +246,14 @@ _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 _TP_OVERLAP_VALUE = re.compile(r"""["']?\s*[:=]\s*["']?(false|off|no|none|null|0|true|on|yes|1)(?![\w.])""", re.I)
 
 
+#: A row's text naming the expert-parallel all-to-all overlap: Megatron-Core's
+#: ``--overlap-moe-expert-parallel-comm``, Megatron-Bridge's ``moe_a2a_overlap``, or its words
+#: (``EP A2A overlap``, ``all-to-all overlap``, the MoE Model Zoo's ``1F1B overlap``: the combined
+#: 1F1B schedule that runs one micro-batch's all-to-all beside another's compute).
+_EP_OVERLAP_FLAG = re.compile(r"overlap[-_]moe[-_]expert[-_]parallel[-_]comm|moe[-_]a2a[-_]overlap|ep[-_]comm[-_]overlap"
+                              r"|(?:ep[-_ ]|expert[-_ ])?(?:a2a|all[-_ ]to[-_ ]all)[-_ ]overlap|1f1b[-_ ]overlap", re.I)
+
+
 def tp_overlap_statement(text: str) -> bool | None:
     """What a row's text states about TP communication overlap: True for a flag given on
     (``--tp-comm-overlap``, ``TP_COMM_OVERLAP=True``, ``ub_tp_comm_overlap: true``), False for one
@@ -249,19 +261,81 @@ def tp_overlap_statement(text: str) -> bool | None:
     (``no tp-comm-overlap``, ``without --tp-comm-overlap``); None when the text names no such
     flag or names it both ways. Before review 17g any mention counted as on, so MLPerf v5.1's
     ``TP_COMM_OVERLAP=False`` (NVIDIA llama31_405b FP4 configs) was read as TP overlap on."""
+    return _flag_statement(text, _TP_OVERLAP_FLAG)
+
+
+def ep_overlap_statement(text: str) -> bool | None:
+    """What a row's text states about the expert all-to-all overlap
+    (``parallelism.ep_comm_overlap``), read as :func:`tp_overlap_statement` reads its flag:
+    ``--overlap-moe-expert-parallel-comm``, ``moe_a2a_overlap=True``, ``EP A2A overlap`` or ``1F1B
+    overlap`` on; ``moe_a2a_overlap=False`` or a negated mention off; None when the text names
+    none (or both ways). Until 2026-12-01 (review 18b) no row's text was read for it: the MoE
+    Model Zoo's Qwen3-235B rows with and without "+1F1B overlap" were one scenario."""
+    stated = _flag_statement(text, _EP_OVERLAP_FLAG)
+    if stated is None and _EP_NOT_OVERLAPPED.search(text):
+        return False
+    return stated
+
+
+#: Prose that says the expert all-to-all ran exposed (``the all-to-all is not overlapped``,
+#: ``no EP all-to-all overlap``): off, where no flag is named (review 18d).
+_EP_NOT_OVERLAPPED = re.compile(r"(?:all[-_ ]to[-_ ]all|a2a|EP\s+comm\w*)\s+(?:is|was|are|were)\s+(?:not|never)\s+"
+                                r"overlapped|\bno\s+(?:EP\s+|expert\s+)?(?:all[-_ ]to[-_ ]all|a2a)\s+overlap", re.I)
+
+
+#: Sentence boundaries for :func:`_flag_statement`: ``;`` and a full stop that is no decimal point.
+_SENTENCE = re.compile(r";|\.(?!\d)")
+#: A flag given a number that is no on / off value (``a2a overlap = 0.5``): it states neither.
+_FLAG_NUMBER = re.compile(r"""["']?\s*[:=]\s*["']?\d*\.\d""")
+#: Words after a flag's name, in its clause, that turn it off (beside :data:`_NEG_AFTER`): ``is not
+#: set`` / ``was not passed`` / ``not given``, ``turned off``, ``does not apply`` (review 18d).
+_FLAG_OFF_AFTER = re.compile(r"^[\w\s-]{0,12}?\b(?:(?:is|was|are|were)\s+)?(?:not|never)\s+(?:set|passed|given|enabled|"
+                             r"used|applied|on)\b|^\s*(?:turned|switched|set)\s+off\b|^\s*(?:does|did)\s*(?:not|n't)\s+apply\b",
+                             re.I)
+
+
+def _flag_statement(text: str, flag: re.Pattern) -> bool | None:
+    """A flag's state in a row's text: the values given to it (``=True``, ``: false``) when there
+    are any (a value beats prose about the flag: review 18b's ``moe_a2a_overlap=True (...), which no
+    CSV column states`` read the "no" as a negation), else its plain or negated mentions
+    (:func:`_mentions`, and :data:`_FLAG_OFF_AFTER`); None when it is not named, or named both
+    ways. A mention in a clause about another row or run, or after a comparison (``the next row
+    adds +1F1B overlap``, ``unlike ... (moe_a2a_overlap=True)``, ``compare with the
+    moe_a2a_overlap=True row``: :data:`_OTHER_ROW`, :data:`_COMPARED_BEFORE`) states nothing about
+    this row (review 18d), nor does a number given to the flag (``= 0.5``)."""
     on = off = False
-    for m in _TP_OVERLAP_FLAG.finditer(text):
+    von = voff = False
+    for m in flag.finditer(text):
+        head = text[max(0, m.start() - 80):m.start()]
+        tail = text[m.end():m.end() + 80]
+        clause_after = _CLAUSE.split(tail)[0]
+        # its sentence (split at ';' and full stops), and its clause with parentheses kept inside
+        sentence = _SENTENCE.split(head)[-1] + " " + _SENTENCE.split(tail)[0]
+        clause_wide = re.split(r"[,;]|\.(?!\d)", head)[-1]
+        if (_OTHER_ROW.search(sentence) or re.search(r"\brow\s+(?:below|above)\b", sentence, re.I)
+                or _COMPARED_BEFORE.search(head[-30:])
+                or re.search(r"\b(?:compare[sd]?|comparing|unlike|versus|rather\s+than|instead\s+of)\b", clause_wide, re.I)
+                or re.search(r"^\s*(?:=\s*\w+\s+)?row\b", clause_after, re.I)):
+            continue
+        if _FLAG_NUMBER.match(text, m.end()):
+            continue
         v = _TP_OVERLAP_VALUE.match(text, m.end())
         if v:
             if v.group(1).lower() in ("true", "on", "yes", "1"):
-                on = True
+                von = True
             else:
-                off = True
+                voff = True
+            continue
+        if _FLAG_OFF_AFTER.match(clause_after):
+            off = True
             continue
         plain, negated = _mentions(text[max(0, m.start() - 40):m.end() + 40],
                                    re.escape(m.group(0)))
         on, off = on or (plain and not negated), off or negated
+    if von or voff:
+        on, off = von, voff
     return None if on == off else on
+
 #: A row's text that states flash attention off (``no flash attention``, ``without
 #: FlashAttention``, ``pre-FlashAttention``, ``--no-flash-attn``, ``flash_attention: false``,
 #: ``FlashAttention was not used``) or on (``FlashAttention``, ``--use-flash-attn``,
@@ -456,6 +530,7 @@ def row_settings(r: dict) -> dict:
                          and not _ran_mentions(text, _FUSED_KERNELS)[0])
     titan_uncompiled = (titan and not compiled) or native_uncompiled
     tp_stated = tp_overlap_statement(text)  # a stated flag value beats the recipe default
+    ep_stated = ep_overlap_statement(text)
     titan_eager = native_uncompiled or titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not compiled)
@@ -463,6 +538,7 @@ def row_settings(r: dict) -> dict:
             "cross_entropy": "eager" if titan_eager else "fused",
             "elementwise": "eager" if titan_uncompiled else "fused",
             "tp_comm_overlap": nvidia if tp_stated is None else tp_stated,
+            "ep_comm_overlap": ep_stated,
             "dp_comm_overlap": not mosaic,
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}
@@ -986,7 +1062,7 @@ def parse_fp8_scaling(cell) -> str:
 _GPU_SYSTEMS: tuple[tuple[str, str], ...] = (
     ("GB300", "gb300-nvl72"), ("GB200", "gb200-nvl72"), ("GH200", "gh200-quad"),
     ("B300", "dgx-b300"), ("B200", "dgx-b200"), ("H200", "dgx-h200"), ("H800", "hgx-h800"),
-    ("H100", "dgx-h100"), ("MI355", "mi355x-8"), ("MI300X", "mi300x-8"), ("GAUDI3", "gaudi3-8"),
+    ("H100", "dgx-h100"), ("MI355", "mi355x-8"), ("MI350", "mi350x-8"), ("MI300X", "mi300x-8"), ("GAUDI3", "gaudi3-8"),
     ("GAUDI2", "gaudi2-8"), ("MI325", "mi325x-8"), ("MI250", "frontier-mi250x"), ("A100", "dgx-a100-80gb"),
     ("A800", "hgx-a800"), ("V100", "dgx1-v100"), ("GRACE HOPPER", "gh200-quad"),
     # cloud instances by name (AWS p4d / p4de / p5 / p5e / p5en, GCP a2 / a3, Azure ND v4 / v5):
@@ -2299,6 +2375,10 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
                         "zero_stage": zero, "recompute": recompute, "recompute_layers": rec_layers,
                         "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],
                         "tp_comm_overlap": fw["tp_comm_overlap"], "dp_comm_overlap": fw["dp_comm_overlap"],
+                        # stated, else on with DualPipe (its point: the all-to-all beside the other
+                        # direction's compute, DeepSeek-V3 §3.2.1), else off
+                        "ep_comm_overlap": (fw["ep_comm_overlap"] if fw["ep_comm_overlap"] is not None
+                                            else r.get("_schedule") == "dualpipe"),
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": system, "n_gpus": n},
     }
@@ -2321,9 +2401,14 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         used.append(f"flash attention {'on' if fw['flash_attention'] else 'off'} "
                     + ("(source year)" if year_known else "(no source given: the rule for a year not known)"))
     try:
-        return Scenario.model_validate(scen), ""
+        out = Scenario.model_validate(scen)
     except ValueError as e:  # pydantic.ValidationError is a ValueError
         return None, "invalid scenario: " + "; ".join(format_errors(e))
+    if fw["ep_comm_overlap"] is None and out.model.moe is not None and (out.parallelism.ep or 1) > 1:
+        # the EP-overlap rule moves a MoE row a lot (review 18d: 46 points on a DualPipe row): say it
+        used.append("EP all-to-all overlap on (DualPipe)" if scen["parallelism"]["ep_comm_overlap"]
+                    else "EP all-to-all overlap off (not stated)")
+    return out, ""
 
 
 def _semicolon_cell(v):
@@ -2402,6 +2487,10 @@ def _read(csv_path) -> pd.DataFrame:
 
         def parse(**more):
             bad.clear()
+            if "dtype" not in kw and "dtype" not in more and rid_cols:
+                # run ids as written ("001", "1e3"), never numbers (review 18d: an all-numeric id
+                # column read as 1.0 and 1000.0, so --run 001 found no run)
+                more = {**more, "dtype": {c: str for c in rid_cols}}
             try:
                 return pd.read_csv(path, **kw, **more)
             except UnicodeDecodeError:  # a file saved by a spreadsheet in Windows-1252 / Latin-1
@@ -2431,8 +2520,10 @@ def _read(csv_path) -> pd.DataFrame:
             d = d.iloc[1:]
             d.index = d.index - 1
             d.columns = columns
-            if "dtype" not in kw:  # numbers as the default reading gives them
+            if "dtype" not in kw:  # numbers as the default reading gives them (run ids stay text)
                 for c in d.columns:
+                    if c in rid_cols:
+                        continue
                     try:
                         d[c] = pd.to_numeric(d[c])
                     except (ValueError, TypeError):
@@ -2452,6 +2543,10 @@ def _read(csv_path) -> pd.DataFrame:
     head = (raw.decode(enc, errors="replace") if enc else raw.decode("utf-8", errors="replace")).lstrip("\ufeff")
     head = head.splitlines()[0] if head.strip() else ""
     sep = max((",", ";", "\t"), key=head.count) if head.strip() else ","
+    try:  # the header's own spelling of the run id column(s): read as text
+        rid_cols = [c for c in next(csv.reader([head], delimiter=sep)) if c.strip().lower() == "run_id"]
+    except (csv.Error, StopIteration):
+        rid_cols = []
     df = read() if sep == "," else None
     if sep != ",":  # ; or tab separated
         semi = sep == ";"
@@ -2939,13 +3034,16 @@ def _predict_csv(csv_path=None, consts: dict | None = None):
     return b, meta, skipped, out, predicted_metric(meta, b, out["step_time_s"])
 
 
-def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def validate(csv_path=None, consts: dict | None = None, *, require_compared: bool = True
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Predicted vs published throughput for every row of a calibration-format CSV.
 
     Parameters
     ----------
     csv_path : path of a CSV with the columns of calibration.csv (default: the shared file).
     consts : step-time constants (default ``hardware/calibration.json``).
+    require_compared : raise ``ValueError`` when no row can be compared (default); False gives
+        the rows all the same (``planner validate --run`` shows a memory-check-only row).
 
     Returns
     -------
@@ -2980,11 +3078,57 @@ def validate(csv_path=None, consts: dict | None = None) -> tuple[pd.DataFrame, p
         sk = skipped.rename(columns={"reason": "status"})
         sk["status"] = "skipped: " + sk["status"]
         rows = pd.concat([rows, sk], ignore_index=True)
-    if not np.isfinite(rows["rel_err"].to_numpy(dtype=float)).any():
+    compared = np.isfinite(rows["rel_err"].to_numpy(dtype=float)).any()
+    if not compared and not require_compared:
+        return rows, pd.DataFrame(columns=["group", "n", "median_abs_err", "p90_abs_err", "max_abs_err",
+                                           "mean_signed_err"])
+    if not compared:
         counts = rows["status"].value_counts()
         raise ValueError("no row can be compared (" + "; ".join(f"{n} {st}" for st, n in counts.items())
                          + "): a row needs one of " + ", ".join(METRIC_COLUMNS) + " and its global batch")
     return rows, summarise(rows)
+
+
+def run_scenario(run_id: str, csv_path=None) -> tuple[Scenario, str]:
+    """The scenario one run of a calibration-format CSV is evaluated as, and its defaults.
+
+    The same reading as :func:`validate` (:func:`rows_to_scenarios` on that row), so
+    ``planner.evaluate`` of the scenario gives the row's predicted step time, with every part
+    explained; the CLI's ``planner validate --run`` and the Validate page's "Open on the Plan
+    page" use it.
+
+    Parameters
+    ----------
+    run_id : the row's ``run_id`` (surrounding spaces ignored; the first row of that id, as
+        :func:`validate` compares only the first).
+    csv_path : path of a CSV with the columns of calibration.csv (default: the shared file).
+
+    Returns
+    -------
+    scenario : :class:`Scenario` (named after the run).
+    defaults : str — the settings the row leaves empty and the values the default rules gave
+        them (``validate``'s ``defaults`` column; "" when the row publishes them all).
+
+    Raises
+    ------
+    ValueError : no row has that id (the message names up to five close ids), or the row is
+        skipped (the message gives :func:`validate`'s reason), or the file cannot be read.
+    """
+    import difflib
+
+    df = _read(csv_path)
+    want = str(run_id).strip()
+    ids = df["run_id"].astype(str).str.strip().to_numpy() if "run_id" in df.columns else np.array([], dtype=str)
+    hit = np.flatnonzero(ids == want)
+    if not len(hit):
+        close = difflib.get_close_matches(want, [str(x) for x in ids], n=5, cutoff=0.6)
+        raise ValueError(f"no run with run_id {want!r} ({len(ids)} runs in the file)"
+                         + (f"; close: {', '.join(close)}" if close else ""))
+    used: list = []
+    scen, _, skipped = rows_to_scenarios(df.iloc[[int(hit[0])]], used)
+    if not scen:
+        raise ValueError(f"run {want!r} is skipped: {next(iter(skipped.values()), 'not readable')}")
+    return scen[0], used[0]
 
 
 def fits_note(rows: pd.DataFrame) -> str:

@@ -147,13 +147,18 @@ def test_ratio_is_a_throughput_ratio_for_step_time_rows(hand):
 # --- (3) rows that do not fit, rows not compared -------------------------------------------------
 
 def test_runs_that_do_not_fit_are_in_the_band_and_uncompared_rows_are_not(printed, hand):
-    """validate() compares a run that does not fit as read "all the same": so does the band (22
-    out-of-sample runs, GLM-130B among them; 16 before review 17a's six below); a row not compared
-    (no batch) or skipped is not in it."""
+    """validate() compares a run that does not fit as read "all the same": so does the band (34
+    out-of-sample runs, GLM-130B among them; 22 before review 18's twelve, 16 before review 17a's six
+    below); a row not compared (no batch) or skipped is not in it."""
     rows = validation.accuracy_rows()
     assert sorted(rows["run_id"]) == sorted(hand["run_id"])
     over = hand[hand["fits"].astype(str) == "False"]
-    assert len(over) == 22 and "glm130b_768xa100_40gb_tp4_pp8" in set(over["run_id"])
+    assert len(over) == 34 and "glm130b_768xa100_40gb_tp4_pp8" in set(over["run_id"])
+    # review 18's: Megatron --recompute-modules lists read as selective recompute (MoE Model Zoo,
+    # Megatron-LM's DeepSeek-V3 GB200 baseline), Megatron-Bridge rows that publish no recompute, and
+    # DeepSpeed ZeRO-3's 530B on 640 A100 at its published micro-batch 4
+    assert {"moezoo_qwen3_235b_h100_256gpu_seq16k_cp1_forcedbalance", "mcore_dsv3_gb200_256gpu_mxfp8_baseline_a2a",
+            "mbridge_26.02.01_gb300_llama370b_64gpu_nvfp4", "narayanan21_t2_zero3_529p6b_640gpu"} <= set(over["run_id"])
     # review 17a's rows that publish no recompute / offload setting (or run GPT-OSS at EP 8 in BF16)
     assert {"automodel_h100_gptoss120b_64gpu_bf16", "automodel_h100_gptoss20b_8gpu_bf16",
             "mbridge_25.09_gb200_llama31_405b_128gpu_fsdp", "mbridge_25.09_gb200_llama3_70b_64gpu_fsdp",
@@ -229,10 +234,11 @@ def test_readme_band_sentence_is_the_hopper_dense_band(hand_table):
 
 def test_timing_doc_quotes_the_hopper_band_after_the_new_rows(hand_table):
     text = (ROOT / "docs" / "timing.md").read_text(encoding="utf-8")
-    m = re.search(r"Hopper dense band of `accuracy_note` (\d\.\d\d)–(\d\.\d\d) →\s+(\d\.\d\d)–(\d\.\d\d)", text)
+    m = re.search(r"Hopper dense band of `accuracy_note` (\d\.\d\d)–(\d\.\d\d) →\s+(\d\.\d\d)–(\d\.\d\d)"
+                  r"\s+\((\d\.\d\d)–(\d\.\d\d) over (\d+) runs since review 18\)", text)
     assert m
     r = _row(hand_table, "hopper", "dense")
-    assert (m[3], m[4]) == (f"{r['low']:.2f}", f"{r['high']:.2f}")
+    assert (m[5], m[6], int(m[7])) == (f"{r['low']:.2f}", f"{r['high']:.2f}", r["runs"])
 
 
 # --- (4) the Validate page shows the CLI's numbers -----------------------------------------------

@@ -186,19 +186,19 @@ def test_source_year():
 DOCUMENTED = {
     "NARAYANAN21_T1": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
                        "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused",
-                   "dp_comm_overlap": True},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None},
     "KORTHIKANTI22": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused",
-                   "dp_comm_overlap": True},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None},
     "MCORE_R080_H100": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
                         "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
-                   "dp_comm_overlap": True},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None},
     "NEMO_24.07": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
                    "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
-                   "dp_comm_overlap": True},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None},
     "MOSAIC_MPT": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": False,
                    "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
-                   "dp_comm_overlap": False},
+                   "dp_comm_overlap": False, "ep_comm_overlap": None},
 }
 
 
@@ -223,12 +223,12 @@ def test_text_rule_on_other_sources():
     assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
                                             "tp_comm_overlap": False, "grad_dtype": "fp32",
                                             "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused",
-                                            "dp_comm_overlap": True}
+                                            "dp_comm_overlap": True, "ep_comm_overlap": None}
     nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
     assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
                                              "tp_comm_overlap": True, "grad_dtype": "bf16",
                                              "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused",
-                                             "dp_comm_overlap": True}
+                                             "dp_comm_overlap": True, "ep_comm_overlap": None}
     # TorchTitan: its 2024 versions ran the loss eagerly; from 2025 torch.compile compiles it too
     titan = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["cross_entropy"]  # noqa: E731
     assert titan("Liang et al., TorchTitan, arXiv:2410.06511 (ICLR 2025 version)", "torch.compile ON") == "eager"
@@ -888,14 +888,17 @@ def test_accuracy_band_is_the_percentiles_of_the_matching_out_of_sample_runs():
 
 
 def test_accuracy_band_of_fp4_runs_is_apart():
-    """The three NVFP4 Megatron-Bridge rows (GB200 / GB300) and review 17g's two MLPerf v5.1 FP4
-    GB200 rows: their own range, not the dense BF16 / FP8 band."""
+    """The four NVFP4 Megatron-Bridge rows (GB200 / GB300; the fourth from review 18c), review 17g's
+    two MLPerf v5.1 FP4 GB200 rows and review 18c's / 18e's four MLPerf v5.1 FP4 B200 rows (Dell,
+    Nebius): their own band, not the dense BF16 / FP8 one; ten runs, so the 10th-90th percentile
+    (BAND_PERCENTILE_MIN_ROWS; the range before review 18e's three)."""
     v = _validated_with_columns()
-    fp4 = v[v["run_id"].str.contains("nvfp4") | v["run_id"].str.startswith("mlperf_v5.1_nvidia_gb200")]
+    fp4 = v[v["run_id"].str.contains("nvfp4") | v["run_id"].str.startswith("mlperf_v5.1_nvidia_gb200")
+            | v["run_id"].str.match(r"mlperf_v5\.1_(?:dell|nebius)_b200_llama31_8b_\d+gpu_fp4$")]
     r = 1.0 + fp4["rel_err"].to_numpy()
     band = validation.accuracy_band("blackwell", False, fp4=True)
-    assert band["n"] == len(r) == 5 and not band["percentiles"]
-    assert (band["low"], band["high"]) == pytest.approx((r.min(), r.max()), rel=1e-12)
+    assert band["n"] == len(r) == 10 == validation.BAND_PERCENTILE_MIN_ROWS and band["percentiles"]
+    assert (band["low"], band["high"]) == pytest.approx((np.percentile(r, 10), np.percentile(r, 90)), rel=1e-12)
 
 
 def test_accuracy_band_below_ten_runs_is_the_range():
@@ -915,9 +918,10 @@ def test_accuracy_band_of_a_kind_nobody_ran_falls_back_to_its_nearest_runs():
     assert not (rows["moe"] & rows["fp4"]).any()
     band = validation.accuracy_band("blackwell", True, fp4=True)
     assert band["scope"].startswith("no published MoE FP4 run: every FP4 run")
-    # three NVFP4 Megatron-Bridge rows, AMD's MLPerf v6.0 MXFP4 MI355X row (review 17a) and
-    # NVIDIA's two MLPerf v5.1 FP4 GB200 rows (review 17g)
-    assert band["n"] == int(rows["fp4"].sum()) == 6
+    # four NVFP4 Megatron-Bridge rows (one from review 18c), AMD's MLPerf v6.0 MXFP4 MI355X row
+    # (review 17a), NVIDIA's two MLPerf v5.1 FP4 GB200 rows (review 17g) and Dell's and Nebius's
+    # four MLPerf v5.1 FP4 B200 rows (reviews 18c, 18e)
+    assert band["n"] == int(rows["fp4"].sum()) == 11
     band = validation.accuracy_band("ampere", True)  # Ampere has dense runs only
     assert band["scope"].startswith("no published ampere MoE run: every MoE run on other hardware")
 

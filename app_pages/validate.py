@@ -72,6 +72,7 @@ def _on_set_change() -> None:
         return
     ss["v_metric"] = _most_published(new_ok, new_groups)
     ss["v_groups"] = list(new_groups)
+    ss["v_open"] = None  # a run of the old set
     ss["_v_warnings"], ss["_v_set_warnings"] = [], []  # the link's warnings were about the old view
 
 
@@ -145,6 +146,14 @@ if "v_metric" not in ss:
                       else _most_published(ok, ss["v_groups"]))
     if qp.get("v_metric") not in (None, *metrics):
         _w.append(f"v_metric={share._show(qp.get('v_metric'))} unknown; allowed {', '.join(metrics)}")
+    # v_run: the run picked in "Open a run on the Plan page" (a link to one run of the set)
+    _want_run = qp.get("v_run")
+    _ids_now = set(ok["run_id"].astype(str)) if "run_id" in ok.columns else set()
+    if _want_run is not None and _want_run in _ids_now:
+        ss["v_open"] = _want_run
+    elif _want_run is not None:
+        _w.append(f"v_run={share._show(_want_run)}: no compared run of this set has that id "
+                  f"({len(_ids_now)} runs; `planner validate --run` names close ids)")
     ss["_v_warnings"] = _w
 for _msg in share.capped_warnings(ss.get("_v_set_warnings", []) + ss.get("_v_warnings", [])):
     st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
@@ -188,7 +197,8 @@ st.pills("Source groups", groups, selection_mode="multi", key="v_groups",
 C.save_page_widgets("validate", _KEYS)
 metric = ss.get("v_metric") or (metrics[0] if metrics else None)
 st.query_params.from_dict({"v_set": run_set, "v_metric": metric or "",
-                           "v_group": list(ss.get("v_groups") or ["none"])})
+                           "v_group": list(ss.get("v_groups") or ["none"]),
+                           **({"v_run": str(ss["v_open"])} if ss.get("v_open") else {})})
 
 sel = ok[ok["metric"].eq(metric) & ok["group"].isin(ss.get("v_groups") or [])] if metric else ok.iloc[:0]
 # a group whose runs publish another metric has no point on this chart: say which (found by review:
@@ -228,6 +238,7 @@ _ids = ok["run_id"].astype(str).tolist() if "run_id" in ok.columns else []
 if _ids:
     _c1, _c2 = st.columns([3, 1], vertical_alignment="bottom")
     _c1.selectbox("Open a run on the Plan page", _ids, index=None, key="v_open",
+                  on_change=_drop_link_warning, args=("v_run",),
                   placeholder=f"Pick one of the {len(_ids)} compared runs",
                   help="The run's scenario as the model reads it (the settings its row leaves empty filled by "
                        "the default rules, listed in the table's defaults column): the Plan page shows each part "

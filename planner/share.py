@@ -1654,7 +1654,7 @@ def capped_warnings(lines: Sequence[str], limit: int = LINK_WARNINGS_MAX) -> lis
 
 #: The keys of their own that the Compare and Validate pages read (neither shows one scenario).
 COMPARE_PAGE_KEYS = ("c_n", "c_src1", "c_src2", "c_src3", "c_src4")
-VALIDATE_PAGE_KEYS = ("v_set", "v_metric", "v_group")
+VALIDATE_PAGE_KEYS = ("v_set", "v_metric", "v_group", "v_run")
 
 
 def foreign_page_keys(params: Mapping[str, Any], page: str) -> list[str]:

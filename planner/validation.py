@@ -1149,6 +1149,11 @@ _NET_K_NICS = re.compile(r"\b(\d+)\s*(?:(?:NIC|HCA|port|link|rail|adapter|card)s
 _NET_BW_X_K = re.compile(_RATE + r"\s*[x×*]\s*(\d+)\b")
 #: "<bw> [≤ 2 words] per node" / "<bw> node-node"
 _NET_PER_NODE = re.compile(_RATE + _PER_NODE)
+#: A network rate in bytes, after the network's name in its clause (review 18b: ``InfiniBand 8x50
+#: GB/s``): ``<k> x <bw> GB/s`` is k NICs of a node, ``<bw> GB/s per GPU`` one GPU's share. GB/s alone
+#: stays unread (how NVLink is quoted; a bare byte rate could be per NIC or per node).
+_NET_BYTES = re.compile(r"\b(?:InfiniBand|IB|RoCE|Ethernet|NICs?|HCAs?|EFA|Slingshot|ConnectX-?\d*)\b[^;,()]{0,24}?"
+                        r"(?:\b(\d+)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*GB/s|(\d+(?:\.\d+)?)\s*GB/s\s+per[\s-]GPU\b)", re.I)
 
 
 def _bits_per_s(number: str, prefix: str) -> float:
@@ -1162,8 +1167,10 @@ def network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
     InfiniBand per GPU``); ``"4 x 100 Gb/s per node"`` / ``"8x NDR 400 Gb/s"`` /
     ``"100 Gb/s x 4"`` (k NICs of a node: k·bw / gpus_per_node); ``"1600 Gbps node-node"`` /
     ``"3.2 Tb/s per node"`` (bw / gpus_per_node). Rates are bits per second with the
-    prefix G or T (÷ 8 for bytes); ``GB/s`` (bytes: how NVLink is quoted) is never read as a
-    network rate, nor is a count of GPUs (``72 x B200 GPUs``) as a count of NICs. Text that
+    prefix G or T (÷ 8 for bytes); ``GB/s`` (bytes: how NVLink is quoted) is not read as a
+    network rate unless a network's name comes first in its clause and the rate is per GPU or
+    ``k x`` NICs (``InfiniBand 8x50 GB/s``: 8·50e9 / gpus_per_node; ``RoCE 50 GB/s per GPU``),
+    nor is a count of GPUs (``72 x B200 GPUs``) as a count of NICs. Text that
     states no rate this way (``"200Gbps"`` alone, ``"HDR IB"``) gives None: the catalogue's
     value stays; so does a rate above :data:`MAX_NIC_BITS_PER_GPU` per GPU (a typo, not a
     network)."""
@@ -1190,6 +1197,9 @@ def _network_bw_per_gpu(text, gpus_per_node: int) -> float | None:
     m = _NET_PER_NODE.search(t)
     if m:
         return _bits_per_s(m.group(1), m.group(2)) / 8.0 / gpus_per_node
+    m = _NET_BYTES.search(t)
+    if m:
+        return int(m.group(1)) * float(m.group(2)) * 1e9 / gpus_per_node if m.group(1) else float(m.group(3)) * 1e9
     return None
 
 

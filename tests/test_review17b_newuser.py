@@ -131,7 +131,7 @@ def test_validate_says_which_keys_it_does_not_read():
     warns = _page_warnings(VALIDATE, {"zzz": "1", "p": "default", "v_x": "1", "c_n": "2"})
     assert "Link: 'zzz': unknown link parameter ignored" in warns, warns
     assert any(w.startswith("Link: 'p': a scenario key; the Validate page shows no scenario") for w in warns)
-    assert any(w.startswith("Link: 'v_x': not a key of the Validate page (allowed: v_set, v_metric, v_group)")
+    assert any(w.startswith("Link: 'v_x': not a key of the Validate page (allowed: v_set, v_metric, v_group, v_run)")
                for w in warns)
     assert not any("c_n" in w for w in warns)
 

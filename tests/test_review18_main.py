@@ -356,3 +356,40 @@ def test_validate_page_alone_says_where_the_plan_page_is():
     at.button(key="v_open_btn").click().run()
     assert not at.exception
     assert any("streamlit run app.py" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_validate_link_carries_the_picked_run(oos_rows):
+    """v_run: the run picked under "Open a run on the Plan page" goes into the page's link and a
+    link with it picks the run again; an id that is no compared run of the set is warned about."""
+    from streamlit.testing.v1 import AppTest
+
+    rid = "mbridge_25.11_b200_llama38b_8gpu_fp8cs"
+    at = AppTest.from_file(str(ROOT / "app_pages" / "validate.py"), default_timeout=300)
+    at.query_params.update({"v_set": "out_of_sample", "v_run": rid})
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="v_open").value == rid
+    assert not at.button(key="v_open_btn").disabled
+    assert at.query_params.get("v_run") in (rid, [rid])
+    assert not [w.value for w in at.warning if "v_run" in w.value]
+    at2 = AppTest.from_file(str(ROOT / "app_pages" / "validate.py"), default_timeout=300)
+    at2.query_params.update({"v_set": "out_of_sample", "v_run": "no_such_run"})
+    at2.run()
+    assert not at2.exception
+    warn = [w.value for w in at2.warning if "v_run" in w.value]
+    assert warn and "no compared run of this set has that id" in warn[0]
+    assert at2.selectbox(key="v_open").value is None
+
+
+@pytest.mark.parametrize("text, gpn, expected", [
+    # review 18b: the MoE Model Zoo's H100 cell; 8 NICs of 50 GB/s (400 Gb/s NDR) over 8 GPUs
+    ("NVLink 900 GB/s; InfiniBand 8x50 GB/s", 8, 50e9),
+    ("InfiniBand 8x50 GB/s", 4, 100e9),  # the same NICs on a 4-GPU node: 8 · 50e9 / 4
+    ("RoCE 25 GB/s per GPU", 8, 25e9),
+    ("NVLink 900 GB/s", 8, None),  # NVLink's byte rate is no network rate
+    ("IB 400 GB/s", 8, None),  # a bare byte rate: per NIC or per node? unread
+    ("NVSwitch 8x 900 GB/s", 8, None),
+])
+def test_network_rate_in_bytes_after_a_network_name(text, gpn, expected):
+    got = validation.network_bw_per_gpu(text, gpn)
+    assert got == (pytest.approx(expected, rel=1e-12) if expected else None)

@@ -1470,10 +1470,13 @@ def test_a_network_rate_in_bytes_is_not_read_as_bits():
     """'8x50 GB/s' is 8 links of 50 GB (bytes) per second: the text rule reads network rates in
     bits only (GB/s is how NVLink is quoted), so it states nothing here — the NIC-count pattern
     matched case-insensitively and read it as 8 x 50 Gb/s = 6.25 GB/s per GPU, an eighth of the
-    truth. Bit rates in any case of the prefix still read."""
+    truth. Bit rates in any case of the prefix still read. Since review 18b a byte rate after a
+    network's name is read as bytes: 'InfiniBand 8x50 GB/s' = 8 · 50e9 / 8 GPUs = 50e9 per GPU
+    (400 Gb/s NDR); without the name it stays unread."""
     nb = validation.network_bw_per_gpu
-    for text in ("InfiniBand 8x50 GB/s", "8 x 50 GB/s per node", "50 GB/s x 8", "8 NICs x 50 GBps"):
+    for text in ("8 x 50 GB/s per node", "50 GB/s x 8", "8 NICs x 50 GBps"):
         assert nb(text, 8) is None, text
+    assert nb("InfiniBand 8x50 GB/s", 8) == pytest.approx(8 * 50e9 / 8)
     assert nb("InfiniBand 8x400Gb/s", 8) == pytest.approx(400e9 / 8)
     assert nb("8 x 400 gbps", 8) == pytest.approx(400e9 / 8)
     assert nb("3.2 Tb/s per node", 8) == pytest.approx(3.2e12 / 8 / 8)

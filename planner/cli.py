@@ -1171,7 +1171,8 @@ def _validate_run(run_id: str, path: str | None, fmt: str) -> int:
         if col in ex:
             out.append(f"  {col}: {tty_line(ex[col])}")
     src = f" --csv {shlex.quote(path)}" if path else ""  # a command to paste: quoted (review 18d)
-    out.append(f"the scenario: planner validate --run {tty_line(shlex.quote(rid))}{tty_line(src)} --format json > run.json, then "
+    run_opt = f"--run={shlex.quote(rid)}" if rid.startswith("-") else f"--run {shlex.quote(rid)}"  # '-x' is no option
+    out.append(f"the scenario: planner validate {tty_line(run_opt)}{tty_line(src)} --format json > run.json, then "
                "planner evaluate run.json (every result), planner link run.json (the dashboard's Plan page)")
     sys.stdout.write("\n".join(out) + "\n")
     return 0

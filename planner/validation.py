@@ -243,7 +243,7 @@ _NVIDIA_RECIPES = re.compile(r"(?<![A-Za-z0-9])nemo(?![A-Za-z0-9])|megatron[- ]b
 _TP_OVERLAP_FLAG = re.compile(r"tp[-_]comm[-_]overlap", re.I)
 #: The value a launch config gives the TP-overlap flag right after its name (``TP_COMM_OVERLAP=False``,
 #: ``ub_tp_comm_overlap: false``, ``tp_comm_overlap = 0``; ``=True`` / ``: true`` / ``1``).
-_TP_OVERLAP_VALUE = re.compile(r"""["']?\s*[:=]\s*["']?(false|off|no|none|null|0|true|on|yes|1)(?![\w.])""", re.I)
+_TP_OVERLAP_VALUE = re.compile(r"""["']?\s*[:=]\s*["']?(false|off|no|none|null|0|true|on|yes|1)(?!\w|\.\d)""", re.I)
 
 
 #: A row's text naming the expert-parallel all-to-all overlap: Megatron-Core's
@@ -285,6 +285,14 @@ _EP_NOT_OVERLAPPED = re.compile(r"(?:all[-_ ]to[-_ ]all|a2a|EP\s+comm\w*)\s+(?:i
 
 #: Sentence boundaries for :func:`_flag_statement`: ``;`` and a full stop that is no decimal point.
 _SENTENCE = re.compile(r";|\.(?!\d)")
+#: Another row or run named beside a flag (:func:`_flag_statement`): ``next / other / previous row``,
+#: ``the row below / above``, ``see also``; not ``this row``.
+_FLAG_OTHER_ROW = re.compile(r"\b(?:next|other|another|separate|previous|following)\s+(?:row|run|line|entry)\b"
+                             r"|\brows?\s+(?:below|above)\b|\bsee\s+also\b", re.I)
+#: A comparison and at most three words before a parenthesis that holds a flag (``unlike
+#: Megatron-Bridge presets (moe_a2a_overlap=True)``): the flag is the compared thing's.
+_COMPARED_PAREN = re.compile(r"\b(?:unlike|compared\s+(?:to|with)|versus|vs\.?|rather\s+than|instead\s+of|than)"
+                             r"\s+(?:[\w/.-]+\s+){0,3}$", re.I)
 #: A flag given a number that is no on / off value (``a2a overlap = 0.5``): it states neither.
 _FLAG_NUMBER = re.compile(r"""["']?\s*[:=]\s*["']?\d*\.\d""")
 #: Words after a flag's name, in its clause, that turn it off (beside :data:`_NEG_AFTER`): ``is not
@@ -309,13 +317,22 @@ def _flag_statement(text: str, flag: re.Pattern) -> bool | None:
         head = text[max(0, m.start() - 80):m.start()]
         tail = text[m.end():m.end() + 80]
         clause_after = _CLAUSE.split(tail)[0]
-        # its sentence (split at ';' and full stops), and its clause with parentheses kept inside
-        sentence = _SENTENCE.split(head)[-1] + " " + _SENTENCE.split(tail)[0]
-        clause_wide = re.split(r"[,;]|\.(?!\d)", head)[-1]
-        if (_OTHER_ROW.search(sentence) or re.search(r"\brow\s+(?:below|above)\b", sentence, re.I)
-                or _COMPARED_BEFORE.search(head[-30:])
-                or re.search(r"\b(?:compare[sd]?|comparing|unlike|versus|rather\s+than|instead\s+of)\b", clause_wide, re.I)
-                or re.search(r"^\s*(?:=\s*\w+\s+)?row\b", clause_after, re.I)):
+        # another row or run named before the flag in its sentence (``the next row adds ...``), or
+        # after it in its clause (``... =True in the next row``); ``this row`` is this row
+        if (_FLAG_OTHER_ROW.search(_SENTENCE.split(head)[-1]) or _FLAG_OTHER_ROW.search(clause_after)
+                or re.search(r"^\s*(?:=\s*\w+\s+)?row\b", clause_after, re.I)):  # "the X=True row"
+            continue
+        # the flag as what the run is compared with: right after a comparison (``instead of X``), or in
+        # a parenthesis right after one (``unlike Megatron-Bridge presets (X=True)``); a comparison
+        # earlier in the clause compares something else (``Unlike NeMo we pass X``)
+        if _COMPARED_BEFORE.search(head[-30:]):
+            continue
+        paren = re.search(r"\(\s*$", head)
+        if paren and _COMPARED_PAREN.search(re.split(r"[,;]|\.(?!\d)", head[:paren.start()])[-1]):
+            continue
+        # "1F1B overlap" of pipeline point-to-point sends is no expert all-to-all overlap
+        if m.group(0).lower().startswith("1f1b") and re.search(r"p2p|point[-\s]to[-\s]point",
+                                                              _CLAUSE.split(head)[-1] + clause_after, re.I):
             continue
         if _FLAG_NUMBER.match(text, m.end()):
             continue
@@ -1152,8 +1169,10 @@ _NET_PER_NODE = re.compile(_RATE + _PER_NODE)
 #: A network rate in bytes, after the network's name in its clause (review 18b: ``InfiniBand 8x50
 #: GB/s``): ``<k> x <bw> GB/s`` is k NICs of a node, ``<bw> GB/s per GPU`` one GPU's share. GB/s alone
 #: stays unread (how NVLink is quoted; a bare byte rate could be per NIC or per node).
-_NET_BYTES = re.compile(r"\b(?:InfiniBand|IB|RoCE|Ethernet|NICs?|HCAs?|EFA|Slingshot|ConnectX-?\d*)\b[^;,()]{0,24}?"
-                        r"(?:\b(\d+)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*GB/s|(\d+(?:\.\d+)?)\s*GB/s\s+per[\s-]GPU\b)", re.I)
+_NET_BYTES = re.compile(r"\b(?:InfiniBand|IB|RoCE|Ethernet|NICs?|HCAs?|EFA|Slingshot|ConnectX-?\d*)\b"
+                        r"(?:(?!NVLink|NVSwitch|Infinity|xGMI|\band\b)[^;,()+&]){0,24}?"
+                        r"(?:\b(\d+)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*(?-i:GB/s|GBps)|(\d+(?:\.\d+)?)\s*(?-i:GB/s|GBps)\s+per[\s-]GPU\b)",
+                        re.I)
 
 
 def _bits_per_s(number: str, prefix: str) -> float:
@@ -2565,7 +2584,8 @@ def _read(csv_path) -> pd.DataFrame:
         df = read(sep=";", dtype=str) if semi else read(sep="\t")
         if semi:  # integer columns keep their thousands separators (a width is never 16.384)
             ints = {str(c) for c in df.columns if str(c).strip().lower() in _INT_COLUMNS}
-            df = df.apply(lambda col: col if str(col.name) in ints else col.map(_semicolon_cell))
+            df = df.apply(lambda col: col if str(col.name) in ints or str(col.name).strip().lower() == "run_id"
+                          else col.map(_semicolon_cell))  # run ids as written (review 18f: "2,5" read as 2.5)
     if bad:  # the place holders of the records too long for the header: their reason, and their run id
         first = df.columns[0]
         names = [str(c).strip().lower() for c in df.columns]
@@ -3131,9 +3151,16 @@ def run_scenario(run_id: str, csv_path=None) -> tuple[Scenario, str]:
     ids = df["run_id"].astype(str).str.strip().to_numpy() if "run_id" in df.columns else np.array([], dtype=str)
     hit = np.flatnonzero(ids == want)
     if not len(hit):
-        close = difflib.get_close_matches(want, [str(x) for x in ids], n=5, cutoff=0.6)
+        names = [str(x) for x in ids]
+        close = [x for x in names if want and x.startswith(want)][:5] or difflib.get_close_matches(want, names, n=5,
+                                                                                                   cutoff=0.6)
         raise ValueError(f"no run with run_id {want!r} ({len(ids)} runs in the file)"
                          + (f"; close: {', '.join(close)}" if close else ""))
+    # the row validate compares: the first of the id that could be read (rows_to_scenarios passes
+    # over an unreadable one before it counts the id as seen; review 18f)
+    if _READ_ERROR in df.columns:
+        readable = [i for i in hit if not df[_READ_ERROR].iloc[int(i)]]
+        hit = readable or hit
     used: list = []
     scen, _, skipped = rows_to_scenarios(df.iloc[[int(hit[0])]], used)
     if not scen:

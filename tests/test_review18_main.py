@@ -52,8 +52,8 @@ def _sample(rows, every):
 
 
 def test_run_scenario_is_the_comparisons_reading_out_of_sample(oos_rows):
-    """Every 8th compared out-of-sample run (52 of 409, dense and MoE, every framework group in
-    the sample): planner.evaluate of run_scenario's scenario gives validate's step time."""
+    """Every 8th compared out-of-sample run (59 of 465, dense and MoE, from most source groups):
+    planner.evaluate of run_scenario's scenario gives validate's step time."""
     sample = _sample(oos_rows, 8)
     assert len(sample) >= 40
     scen = [validation.run_scenario(rid, OOS)[0] for rid in sample["run_id"]]
@@ -213,14 +213,29 @@ def test_mi350x_is_the_mi355x_die_at_its_clock_and_power():
     ("The EP A2A overlap does not apply here", False),
     ("the all-to-all is not overlapped", False),
     ("a2a overlap = 0.5", None),
+    # review 18f
+    ("moe_a2a_overlap=True for this row", True),
+    ("Instead of plain all-to-all we use --overlap-moe-expert-parallel-comm", True),
+    ("Megatron --overlap-p2p-communication (1F1B overlap of P2P sends)", None),  # pipeline p2p, not EP
 ])
 def test_ep_overlap_statement(text, expected):
     assert validation.ep_overlap_statement(text) is expected
 
 
-def test_tp_overlap_value_beats_prose_too():
-    assert validation.tp_overlap_statement("TP_COMM_OVERLAP=True (no other overlap flag set)") is True
-    assert validation.tp_overlap_statement("without --tp-comm-overlap") is False
+@pytest.mark.parametrize("text, expected", [
+    # a value beats prose about the flag (before this session: None, the "no" negating the mention)
+    ("TP_COMM_OVERLAP=True; no tp_comm_overlap column in the CSV", True),
+    ("without --tp-comm-overlap", False),
+    # review 18f: regressions of the first version of the other-row / comparison rules
+    ("TP_COMM_OVERLAP=True for this row", True),
+    ("--tp-comm-overlap (as the row below)", True),
+    ("Unlike NeMo we pass --tp-comm-overlap", True),
+    ("Compared with 24.07 we enable --tp-comm-overlap", True),
+    # a value before a full stop is a value; the other run's flag is that run's
+    ("TP_COMM_OVERLAP=True. Other run: TP_COMM_OVERLAP=False", True),
+])
+def test_tp_overlap_statement_value_rows_and_comparisons(text, expected):
+    assert validation.tp_overlap_statement(text) is expected
 
 
 def _moe_row(**kw):
@@ -318,7 +333,10 @@ def test_cli_run_defaults_are_validates_column(oos_rows):
 
 
 def test_moe_rows_say_which_ep_overlap_the_rule_gave(oos_rows):
-    moe = oos_rows[oos_rows["run_id"].str.startswith(("mbridge_25.11_h100_qwen3235b", "moezoo_", "automodel_"))]
+    moe = oos_rows[oos_rows["run_id"].str.startswith(("mbridge_25.11_h100_qwen3235b", "mbridge_26.02_h100_qwen3235b",
+                                                      "moezoo_", "automodel_"))]
+    assert set(moe["run_id"]) >= {"mbridge_26.02_h100_qwen3235ba22b_256gpu_fp8cs",
+                                  "moezoo_qwen3_235b_h100_256gpu_xnode_ep32_deepep_1f1b_overlap"}
     stated = {"mbridge_26.02_h100_qwen3235ba22b_256gpu_fp8cs", "moezoo_qwen3_235b_h100_256gpu_xnode_ep32_deepep_1f1b_overlap"}
     for rid, d in zip(moe["run_id"], moe["defaults"]):
         assert ("EP all-to-all" in str(d)) is (rid not in stated), (rid, d)
@@ -389,7 +407,56 @@ def test_validate_link_carries_the_picked_run(oos_rows):
     ("NVLink 900 GB/s", 8, None),  # NVLink's byte rate is no network rate
     ("IB 400 GB/s", 8, None),  # a bare byte rate: per NIC or per node? unread
     ("NVSwitch 8x 900 GB/s", 8, None),
+    # review 18f: NVLink's link count after a network's name is no NIC count; Gb/s stays bits
+    ("IB + NVLink 18x50 GB/s", 8, None),
+    ("InfiniBand and NVLink 18x 50 GB/s", 8, None),
+    ("IB 8x50 Gb/s", 8, 8 * 50e9 / 8 / 8),
 ])
 def test_network_rate_in_bytes_after_a_network_name(text, gpn, expected):
     got = validation.network_bw_per_gpu(text, gpn)
     assert got == (pytest.approx(expected, rel=1e-12) if expected else None)
+
+
+
+def _write(path, fields, rows, delimiter=","):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n", delimiter=delimiter)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_run_ids_of_a_semicolon_file_are_kept_and_run_scenario_takes_validates_row(tmp_path):
+    """Review 18f: a ;-separated file's run ids went through the decimal-comma reading ("2,5" ->
+    2.5); and with a duplicate id whose first row cannot be read, validate compared the second
+    row while run_scenario reported the first as skipped."""
+    with open(OOS, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        fields, first = reader.fieldnames, next(reader)
+    semi = tmp_path / "semi.csv"
+    _write(semi, fields, [{**first, "run_id": "2,5"}, {**first, "run_id": "1,000"}], delimiter=";")
+    rows, _ = validation.validate(semi)
+    assert list(rows["run_id"]) == ["2,5", "1,000"]
+    assert validation.run_scenario("2,5", semi)[0].name == "2,5"
+    # a first row with one cell too many (unreadable), then the same id readable
+    dup = tmp_path / "dup.csv"
+    _write(dup, fields, [{**first, "run_id": "001"}])
+    text = dup.read_text().splitlines()
+    bad = text[1] + ",x,y"
+    dup.write_text("\n".join([text[0], bad, text[1]]) + "\n")
+    rows, _ = validation.validate(dup)
+    assert list(rows["status"]) == ["ok", rows["status"].iloc[1]] and rows["status"].iloc[1].startswith("skipped")
+    s, _ = validation.run_scenario("001", dup)
+    assert planner.evaluate(s).results["step_time_s"] == pytest.approx(float(rows["step_time_s"].iloc[0]), rel=1e-12)
+
+
+def test_run_id_prefix_lists_its_runs_and_a_dash_id_is_pasteable(tmp_path):
+    with pytest.raises(ValueError, match=r"close: moezoo_qwen3_235b_h100_256gpu_"):
+        validation.run_scenario("moezoo_qwen3_235b", OOS)
+    with open(OOS, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        fields, first = reader.fieldnames, next(reader)
+    path = tmp_path / "dash.csv"
+    _write(path, fields, [{**first, "run_id": "-x"}])
+    rc, out, err = run("validate", "--csv", str(path), "--run=-x")
+    assert rc == 0, err
+    assert "planner validate --run=-x --csv" in out.strip().splitlines()[-1]

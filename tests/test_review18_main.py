@@ -11,10 +11,8 @@ comparison's, bad run ids are named, and the page opens the run.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -23,21 +21,11 @@ import pytest
 import planner
 from planner import validation
 from planner.charts import STEP_PARTS
-from planner.cli import main
+from test_cli import run  # the CLI test's runner (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 OOS = ROOT / "validation" / "out_of_sample.csv"
 HAS_CAL = validation.DEFAULT_CSV.is_file()
-
-
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:  # argparse
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

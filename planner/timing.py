@@ -294,6 +294,10 @@ def _eff_max_origin(r: dict, T: dict) -> str:
         r.get("peak_flop_per_s", 0.0) > r.get("peak_16bit_flop_per_s", 0.0))
     out = (f"the part's own {'FP8 ' if fp8_for_fp4 else ''}MAMF {own:.3f} of peak × the fitted scale"
            if own > 0 else "the family's MAMF fraction × the fitted scale")
+    fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
+    low = r.get("precision") in (_FP8, _FP4) and r.get("peak_flop_per_s", 0.0) > r.get("peak_16bit_flop_per_s", 0.0)
+    if low and fam in FP8_RATIO_FAMILIES and f"{fam}_fp8" not in _calibration()["gemm_eff_scale"]:
+        out += f" (its 16-bit scale × Hopper's FP8 / 16-bit ratio {fp8_scale_ratio():.3f})"
     if clock < 1.0:
         out += (f" × power limit ({r['power_limit_w']:g} W / TDP {r['tdp_w']:g} W)^{MAMF_POWER_EXPONENT:g} = "
                 f"× {clock:.4f}, the roofline ridge likewise")
@@ -332,11 +336,42 @@ def _calibration() -> dict:
     return load_calibration()
 
 
+#: Families without a fitted FP8 scale whose FP8 GEMMs take their 16-bit scale times the Hopper
+#: FP8 / 16-bit ratio (:func:`fp8_scale_ratio`): the NVIDIA family after Hopper, on the same
+#: Transformer Engine FP8 recipes.
+FP8_RATIO_FAMILIES = ("blackwell",)
+
+
+def fp8_scale_ratio(C: dict | None = None) -> float:
+    """FP8 / 16-bit ratio of the fitted GEMM-efficiency scales of the one family fitted at both
+    (Hopper: ``gemm_eff_scale.hopper_fp8 / hopper_16bit`` = 0.82 / 0.91 = 0.90); 1 where the
+    constants lack either.
+
+    The FP8 scale is below the 16-bit one by what an FP8 step pays beyond its GEMMs' own MAMF
+    (amax reductions, scaling-factor updates, the casts the model does not list) in NVIDIA's
+    Transformer Engine recipes, which the calibration file's FP8 rows ran. The other NVIDIA
+    family with an FP8 unit and no FP8 fit, Blackwell (same Transformer Engine recipes), takes its
+    16-bit scale times this ratio (:data:`FP8_RATIO_FAMILIES`, review 19). Until 2026-12-02
+    it ran FP8 (and FP4) GEMMs at its 16-bit scale: out of sample, Blackwell dense runs at
+    <= 8k tokens were +4.8 % on average and 25 % at the 90th percentile, the FP4 runs +6.5 %
+    (docs/timing.md, review 19). Other vendors' FP8 stacks (ROCm, Habana) were never measured
+    against a 16-bit run here and keep their 16-bit scale (with the ratio the AMD runs, already
+    8 % slow, went to 12 %)."""
+    sc = (C if C is not None else _calibration())["gemm_eff_scale"]
+    if "hopper_fp8" in sc and "hopper_16bit" in sc and sc["hopper_16bit"] > 0:
+        return float(sc["hopper_fp8"] / sc["hopper_16bit"])
+    return 1.0
+
+
 def _family_scales(C: dict):
-    """Per-family arrays (index = FAMILIES code) of the fitted GEMM-efficiency scale, 16-bit and FP8."""
+    """Per-family arrays (index = FAMILIES code) of the fitted GEMM-efficiency scale, 16-bit and
+    FP8 (also FP4). A family without a fitted FP8 scale takes its 16-bit scale (fitted, else the
+    ``default``), times :func:`fp8_scale_ratio` in :data:`FP8_RATIO_FAMILIES`."""
     sc = C["gemm_eff_scale"]
     s16 = np.array([sc.get(f"{fam}_16bit", sc["default"]) for fam in FAMILIES])
-    s8 = np.array([sc.get(f"{fam}_fp8", sc.get(f"{fam}_16bit", sc["default"])) for fam in FAMILIES])
+    r8 = fp8_scale_ratio(C)
+    s8 = np.array([sc[f"{fam}_fp8"] if f"{fam}_fp8" in sc else s16[i] * (r8 if fam in FP8_RATIO_FAMILIES else 1.0)
+                   for i, fam in enumerate(FAMILIES)])
     return s16, s8
 
 

@@ -430,7 +430,14 @@ _EAGER_MODE = r"\beager[-_ ](?:mode|pytorch|execution)\b|\bpytorch\s+eager\b"
 TORCHTITAN_COMPILED_LOSS_YEAR = 2025
 _COMPILE = (r"torch[. ]compile|--training\.compile|\btraining\.compile\b"
             r"|(?:\btorch_|--|\b)compile(?=\s*[=:]\s*(?:true|false|on|off)\b|\s+(?:true|false)\b)"
-            r"|\bcompiled (?:model|blocks?|layers?)\b|\[compile\]\s*enabled?\b")
+            r"|\bcompiled (?:model|blocks?|layers?)\b|\[compile\]\s*enabled?\b"
+            # TorchTitan's [compile] section and other launchers' keys (``compile.enable = true``,
+            # ``compile enable=true``, ``--train.compile_model=true``, ``compile_loss=True``) and
+            # the prose ``compile model+loss`` (review 19: read as no statement before, so such
+            # TorchTitan rows ran eager elementwise ops and loss)
+            r"|\bcompile[_.](?:model|loss|enabled?)\b(?=\s*[=:]\s*(?:true|false|on|off)\b)"
+            r"|\bcompile\s+enabled?\b(?=\s*[=:]\s*(?:true|false|on|off)\b)"
+            r"|\bcompiled?\s+(?:model|loss)(?:\s*(?:\+|and|&)\s*(?:model|loss))?\b")
 #: PyTorch's own attention (``F.scaled_dot_product_attention``), which TorchTitan runs. On
 #: Hopper its default backend is PyTorch's FlashAttention-2 port: the cuDNN backend was made
 #: opt-in in PyTorch 2.5.1 after the 2.5.0 bugs (pytorch/pytorch#138522, Oct 2024; #142132:
@@ -2425,6 +2432,11 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         overrides["hbm_usable_bytes"] = hbm
     if overrides:
         scen["cluster"]["overrides"] = overrides
+    if fw["elementwise"] == "eager" and _ran(" ".join(str(r.get(k) or "") for k in ("source", "notes")), _COMPILE) is None:
+        # the framework rule, not a statement (review 19: a TorchTitan row without a torch.compile
+        # statement runs its norms, RoPE, SwiGLU and loss as eager PyTorch ops, −13 % on an 8-GPU
+        # B200 row; the column did not say so)
+        used.append("elementwise ops and loss eager (TorchTitan without a torch.compile statement)")
     if flash_statement(r) is None:  # the text names no attention kernel: the source-year rule
         year_known = not _is_na(r.get("source")) and str(r.get("source")).strip()
         used.append(f"flash attention {'on' if fw['flash_attention'] else 'off'} "

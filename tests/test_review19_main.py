@@ -1,0 +1,151 @@
+"""Session 19 (main): FP8 GEMMs on Blackwell take Hopper's fitted FP8 / 16-bit ratio, and the
+validation reader's torch.compile statements.
+
+Expected values come from the data file's constants by hand (docs/timing.md, review 19):
+Blackwell FP8 eff_max = MAMF fraction 0.763 × default scale 0.905 × (0.82 / 0.91).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import planner
+from planner import batch, model_stats, timing, validation
+
+ROOT = Path(__file__).resolve().parents[1]
+OOS = ROOT / "validation" / "out_of_sample.csv"
+CAL_RAW = json.loads((ROOT / "hardware" / "calibration.json").read_text())
+CAL = {k: v["value"] for k, v in CAL_RAW.items() if not k.startswith("_")}
+
+
+def _b(system: str, precision: str, n_gpus: int = 8):
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"] = {"system": system, "n_gpus": n_gpus}
+    d["training"]["global_batch_size"] = 64
+    d["training"]["precision"] = precision
+    d["parallelism"].update(tp=1, pp=1, cp=1, dp=None, zero_stage=1)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    return b
+
+
+def _eff(b, C=None) -> float:
+    return float(np.asarray(timing._terms(b, C)["_eff_gemm_max"]).reshape(-1)[0])
+
+
+def test_documented_constants_the_hand_figures_use():
+    sc = CAL["gemm_eff_scale"]
+    assert (sc["default"], sc["hopper_16bit"], sc["hopper_fp8"]) == (0.905, 0.91, 0.82)
+    assert "blackwell_fp8" not in sc and "blackwell_16bit" not in sc
+    assert CAL["mamf_frac"]["blackwell"]["fp8"] == 0.763
+
+
+def test_b200_fp8_eff_max_is_the_hand_value():
+    """0.763 × 0.905 × 0.82 / 0.91 = 0.62223 (B200 has no MAMF of its own in the catalogue)."""
+    assert _eff(_b("dgx-b200", "fp8")) == pytest.approx(0.763 * 0.905 * 0.82 / 0.91, rel=1e-12)
+    # BF16 keeps the 16-bit scale: 0.776 × 0.905
+    assert _eff(_b("dgx-b200", "bf16")) == pytest.approx(CAL["mamf_frac"]["blackwell"]["16bit"] * 0.905, rel=1e-12)
+
+
+def test_fp4_on_blackwell_takes_the_same_scale():
+    e8, e4 = _eff(_b("dgx-b200", "fp8")), _eff(_b("dgx-b200", "fp4"))
+    assert e4 == pytest.approx(e8, rel=1e-12)
+
+
+def test_a_fitted_blackwell_fp8_scale_would_win_over_the_ratio():
+    C = copy.deepcopy(CAL)
+    C["gemm_eff_scale"]["blackwell_fp8"] = 0.7
+    assert _eff(_b("dgx-b200", "fp8"), C) == pytest.approx(0.763 * 0.7, rel=1e-12)
+
+
+def test_the_ratio_slows_a_gemm_bound_b200_fp8_step_and_nothing_else():
+    """Against the old rule (Blackwell FP8 at the 16-bit default, emulated by a constant file
+    that fits blackwell_fp8 = 0.905): the B200 FP8 compute time rises, by less than 1/0.901 (the
+    attention core and elementwise work do not move); H100 FP8 and B200 BF16 stay bit-identical."""
+    old = copy.deepcopy(CAL)
+    old["gemm_eff_scale"]["blackwell_fp8"] = 0.905
+    for system, prec, moves in (("dgx-b200", "fp8", True), ("dgx-b200", "bf16", False), ("dgx-h100", "fp8", False)):
+        b = _b(system, prec)
+        new_t = float(np.asarray(timing._terms(b)["t_compute_s"]).reshape(-1)[0])
+        old_t = float(np.asarray(timing._terms(b, old)["t_compute_s"]).reshape(-1)[0])
+        if moves:
+            assert 1.0 < new_t / old_t < 0.91 / 0.82, (system, prec, new_t / old_t)
+        else:
+            assert new_t == old_t, (system, prec)
+
+
+def test_amd_and_intel_fp8_keep_their_16bit_scale():
+    s16, s8 = timing._family_scales(CAL)
+    fam = list(timing.FAMILIES)
+    for f in ("cdna2", "cdna3", "cdna4", "gaudi2", "gaudi3", "other"):
+        assert s8[fam.index(f)] == s16[fam.index(f)], f
+    assert timing.FP8_RATIO_FAMILIES == ("blackwell",)
+
+
+def test_explain_names_the_ratio_where_it_applies():
+    def eff_text(system, prec):
+        d = planner.load_preset("default").to_json_dict()
+        d["cluster"]["system"] = system
+        d["training"]["precision"] = prec
+        return planner.evaluate(d).explain["t_compute_s"]
+
+    assert "Hopper's FP8 / 16-bit ratio 0.901" in eff_text("dgx-b200", "fp8")
+    assert "ratio" not in eff_text("dgx-b200", "bf16")
+    assert "ratio" not in eff_text("dgx-h100", "fp8")
+
+
+# -- torch.compile statements (validation reader) -------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("TorchTitan B200, compile model+loss, float8", True),
+    ("compile enable=true; components model, loss", True),
+    ("[compile] enable = false", False),
+    ("--train.compile_model=true", True),
+    ("compile_loss=True", True),
+    ("compile_model: off", False),
+    ("no compile model", False),
+    ("compiler flags for the build", None),
+    ("torch.compile ON", True),
+])
+def test_compile_statements(text, want):
+    assert validation._ran(text, validation._COMPILE) is want
+
+
+def _titan_row(extra_notes: str = "") -> str:
+    with OOS.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = [r for r in reader if r["run_id"] == "torchtitan_llama2_13b_64xa100_noac"]
+        fields = reader.fieldnames
+    assert len(rows) == 1
+    r = dict(rows[0])
+    r["notes"] = r["notes"] + extra_notes
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields)
+    w.writeheader()
+    w.writerow(r)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("extra, listed, elementwise", [
+    ("", True, "eager"),
+    (" Launched with --training.compile.", False, "fused"),
+    (" compile model+loss.", False, "fused"),
+    (" torch.compile off.", False, "eager"),
+])
+def test_defaults_column_lists_the_eager_rule_only_when_unstated(tmp_path, extra, listed, elementwise):
+    p = tmp_path / "one.csv"
+    p.write_text(_titan_row(extra))
+    rows, _ = validation.validate(p)
+    assert len(rows) == 1 and rows["status"].iloc[0] == "ok"
+    assert ("elementwise ops and loss eager (TorchTitan without a torch.compile statement)"
+            in rows["defaults"].iloc[0]) is listed
+    scen, defaults = validation.run_scenario("torchtitan_llama2_13b_64xa100_noac", p)
+    assert defaults == rows["defaults"].iloc[0]
+    assert scen.training.elementwise == elementwise

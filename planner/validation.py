@@ -451,6 +451,13 @@ _PYTORCH_SDPA = re.compile(r"\bsdpa\b|scaled_dot_product_attention", re.I)
 #: is a separate, Hopper-only package: arXiv:2407.08608).
 _FA2_NAME = r"flash[-_ ]?(?:attn|attention)[-_ ]?(?:v)?2\b|flash[-_ ]?attn[-_ ]2\.\d|\bfa[-_ ]?2\b"
 _CUDNN_OR_FA3 = r"cudnn[-_ ]?(?:sdpa|attention|fused attention|backend)|flash[-_ ]?attention[-_ ]?3|\bfa3\b"
+#: Transformer Engine's cuDNN fused attention switched off (``NVTE_FUSED_ATTN=0``): TE then runs
+#: its FlashAttention backend, the flash-attn package (FlashAttention-2 kernels; TE takes
+#: FlashAttention-3 only where the separate Hopper package is installed and named: Transformer
+#: Engine docs, "Attention backends", NVTE_FLASH_ATTN / NVTE_FUSED_ATTN). Read in the NVIDIA
+#: recipes too, where a FlashAttention-2 named in prose is not (review 19: the DGX Cloud NeMo
+#: recipes export it).
+_TE_FUSED_ATTN_OFF = re.compile(r"\bNVTE_FUSED_ATTN\s*=\s*[\"']?0\b")
 PYTORCH_CUDNN_ATTENTION_YEAR = 2026
 TORCHTITAN_BLACKWELL_CUDNN_YEAR = 2025
 
@@ -509,7 +516,9 @@ def row_settings(r: dict) -> dict:
     kernels on Hopper and Blackwell before 2026 — TorchTitan on Blackwell only before it chose
     cuDNN there (2025) — unless the row names cuDNN attention or FlashAttention-3
     (``attention_kernel = "flash2"``); so does a row outside the NVIDIA recipes that names
-    FlashAttention-2 as what ran. TorchTitan is the framework when the row's ``source`` names
+    FlashAttention-2 as what ran, and any row (NVIDIA recipes too) that switches Transformer
+    Engine's fused attention off (``NVTE_FUSED_ATTN=0``: its flash-attn backend, FlashAttention-2;
+    review 19). TorchTitan is the framework when the row's ``source`` names
     it; statements are read with their negations and comparisons (``no SDPA``, ``instead of
     FlashAttention-3``) and without citations of a paper."""
     text = " ".join(str(r.get(k) or "") for k in ("source", "notes"))
@@ -539,7 +548,8 @@ def row_settings(r: dict) -> dict:
                   else PYTORCH_CUDNN_ATTENTION_YEAR)
         sdpa_fa2 = vyear < cutoff
     fa2_named = not nvidia and not fast_named and bool(_ran(plain, _FA2_NAME))
-    native = native and not sdpa_fa2 and not fa2_named
+    te_flash2 = not fast_named and bool(_TE_FUSED_ATTN_OFF.search(plain))
+    native = native and not sdpa_fa2 and not fa2_named and not te_flash2
     compiled = _ran(text, _COMPILE)
     # Another PyTorch-native stack (PyTorch FSDP without Megatron, DeepSpeed, NeMo or
     # llm-foundry) that states torch.compile was not used runs the same eager ops: IBM's FSDP

@@ -325,7 +325,10 @@ def test_moe_rows_say_which_ep_overlap_the_rule_gave(oos_rows):
                                                       "moezoo_", "automodel_"))]
     assert set(moe["run_id"]) >= {"mbridge_26.02_h100_qwen3235ba22b_256gpu_fp8cs",
                                   "moezoo_qwen3_235b_h100_256gpu_xnode_ep32_deepep_1f1b_overlap"}
-    stated = {"mbridge_26.02_h100_qwen3235ba22b_256gpu_fp8cs", "moezoo_qwen3_235b_h100_256gpu_xnode_ep32_deepep_1f1b_overlap"}
+    stated = {"mbridge_26.02_h100_qwen3235ba22b_256gpu_fp8cs", "moezoo_qwen3_235b_h100_256gpu_xnode_ep32_deepep_1f1b_overlap",
+              # review 19b: the Model Zoo's GB200 / GB300 commands state A2A_OVERLAP=0 / 1
+              "moezoo_qwen3_235b_gb200_256gpu_bf16_pp8_ep8", "moezoo_qwen3_235b_gb200_256gpu_mxfp8_pp4_vpp6_ep64",
+              "moezoo_qwen3_235b_gb300_128gpu_mxfp8_seq128k_cp4"}
     for rid, d in zip(moe["run_id"], moe["defaults"]):
         assert ("EP all-to-all" in str(d)) is (rid not in stated), (rid, d)
     s, d = validation.row_to_scenario(_moe_row(pp="4 (DualPipe)", gpu_count=256, global_batch_seqs=1024), used := [])

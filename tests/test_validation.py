@@ -890,14 +890,16 @@ def test_accuracy_band_is_the_percentiles_of_the_matching_out_of_sample_runs():
 def test_accuracy_band_of_fp4_runs_is_apart():
     """The four NVFP4 Megatron-Bridge rows (GB200 / GB300; the fourth from review 18c), review 17g's
     two MLPerf v5.1 FP4 GB200 rows and review 18c's / 18e's four MLPerf v5.1 FP4 B200 rows (Dell,
-    Nebius): their own band, not the dense BF16 / FP8 one; ten runs, so the 10th-90th percentile
-    (BAND_PERCENTILE_MIN_ROWS; the range before review 18e's three)."""
+    Nebius) and review 19a's MLPerf v5.1 FP4 GB300 row: their own band, not the dense BF16 / FP8
+    one; eleven runs, so the 10th-90th percentile (BAND_PERCENTILE_MIN_ROWS; the range before
+    review 18e's three)."""
     v = _validated_with_columns()
     fp4 = v[v["run_id"].str.contains("nvfp4") | v["run_id"].str.startswith("mlperf_v5.1_nvidia_gb200")
+            | v["run_id"].eq("mlperf_v5.1_nvidia_gb300_llama31_405b_512gpu_fp4")
             | v["run_id"].str.match(r"mlperf_v5\.1_(?:dell|nebius)_b200_llama31_8b_\d+gpu_fp4$")]
     r = 1.0 + fp4["rel_err"].to_numpy()
     band = validation.accuracy_band("blackwell", False, fp4=True)
-    assert band["n"] == len(r) == 10 == validation.BAND_PERCENTILE_MIN_ROWS and band["percentiles"]
+    assert band["n"] == len(r) == 11 > validation.BAND_PERCENTILE_MIN_ROWS and band["percentiles"]
     assert (band["low"], band["high"]) == pytest.approx((np.percentile(r, 10), np.percentile(r, 90)), rel=1e-12)
 
 
@@ -920,8 +922,8 @@ def test_accuracy_band_of_a_kind_nobody_ran_falls_back_to_its_nearest_runs():
     assert band["scope"].startswith("no published MoE FP4 run: every FP4 run")
     # four NVFP4 Megatron-Bridge rows (one from review 18c), AMD's MLPerf v6.0 MXFP4 MI355X row
     # (review 17a), NVIDIA's two MLPerf v5.1 FP4 GB200 rows (review 17g) and Dell's and Nebius's
-    # four MLPerf v5.1 FP4 B200 rows (reviews 18c, 18e)
-    assert band["n"] == int(rows["fp4"].sum()) == 11
+    # four MLPerf v5.1 FP4 B200 rows (reviews 18c, 18e), NVIDIA's MLPerf v5.1 FP4 GB300 row (review 19a)
+    assert band["n"] == int(rows["fp4"].sum()) == 12
     band = validation.accuracy_band("ampere", True)  # Ampere has dense runs only
     assert band["scope"].startswith("no published ampere MoE run: every MoE run on other hardware")
 

@@ -149,3 +149,46 @@ def test_defaults_column_lists_the_eager_rule_only_when_unstated(tmp_path, extra
     scen, defaults = validation.run_scenario("torchtitan_llama2_13b_64xa100_noac", p)
     assert defaults == rows["defaults"].iloc[0]
     assert scen.training.elementwise == elementwise
+
+
+# -- Transformer Engine's fused attention switched off (review 19b) ------------------------------
+
+def _oos_row(run_id: str) -> dict:
+    import pandas as pd
+    v = pd.read_csv(OOS, dtype=str, keep_default_na=False)
+    r = v[v["run_id"] == run_id]
+    assert len(r) == 1
+    return r.iloc[0].to_dict()
+
+
+@pytest.mark.parametrize("stated, kernel", [
+    ("configure.sh exports NVTE_FUSED_ATTN=0", "flash2"),
+    ("NVTE_FUSED_ATTN='0'", "flash2"),
+    ("configure.sh: NVTE_FUSED_ATTN=1", "native"),
+    ("fused attention via CK (NVTE_FUSED_ATTN_CK=1)", "native"),
+    ("NVTE_FUSED_ATTN=0 but cuDNN attention named as what ran", "native"),
+    ("", "native"),
+])
+def test_te_fused_attention_off_is_flash_attention_2_in_an_nvidia_recipe(stated, kernel):
+    r = _oos_row("dgxc_nemo24.11_h100_gpt3_175b_128gpu_bf16")
+    r["notes"] = "Attention: " + stated + "."
+    assert validation.row_settings({**r, "notes": ""})["attention_kernel"] == "native"  # an NVIDIA recipe
+    assert validation.row_settings(r)["attention_kernel"] == kernel
+
+
+def test_the_dgx_cloud_rows_that_export_it_run_slower_attention():
+    """The 16 review-19b rows with NVTE_FUSED_ATTN=0 read FlashAttention-2 kernels: each predicts a
+    longer step than the same row read with native kernels (the attention core is slower)."""
+    rows, _ = validation.validate(OOS)
+    with OOS.open(newline="") as fh:
+        raw = {r["run_id"]: r for r in csv.DictReader(fh)}
+    ids = [k for k, r in raw.items() if "NVTE_FUSED_ATTN=0" in r["notes"]]
+    assert len(ids) == 16
+    rid = ids[0]
+    s, _ = validation.run_scenario(rid, OOS)
+    assert s.parallelism.attention_kernel == "flash2"
+    d = s.to_json_dict()
+    d["parallelism"]["attention_kernel"] = "native"
+    assert planner.evaluate(d).results["step_time_s"] < planner.evaluate(s).results["step_time_s"]
+    assert float(rows.loc[rows["run_id"].eq(rid), "step_time_s"].iloc[0]) == pytest.approx(
+        planner.evaluate(s).results["step_time_s"], rel=1e-12)

@@ -1170,6 +1170,9 @@ def _validate_run(run_id: str, path: str | None, fmt: str) -> int:
     for col in ("tflops_per_gpu", "mfu", "mem_total_bytes"):
         if col in ex:
             out.append(f"  {col}: {tty_line(ex[col])}")
+    if not res.get("fits", True):  # as validate's table and evaluate say (review 19c: --run did not)
+        out.append("  does not fit in memory as read: a default the row took (recompute, offload, micro-batch) may not be "
+                   "what the run used, or the memory model over-estimates it; the throughput is compared all the same")
     src = f" --csv {shlex.quote(path)}" if path else ""  # a command to paste: quoted (review 18d)
     run_opt = f"--run={shlex.quote(rid)}" if rid.startswith("-") else f"--run {shlex.quote(rid)}"  # '-x' is no option
     out.append(f"the scenario: planner validate {tty_line(run_opt)}{tty_line(src)} --format json > run.json, then "

@@ -292,12 +292,18 @@ def _eff_max_origin(r: dict, T: dict) -> str:
     own, clock = T["_mamf_own"], T["_clock"]
     fp8_for_fp4 = r.get("precision") == PRECISIONS.index("fp4") and own == r.get("mamf_frac_gemm") and (
         r.get("peak_flop_per_s", 0.0) > r.get("peak_16bit_flop_per_s", 0.0))
-    out = (f"the part's own {'FP8 ' if fp8_for_fp4 else ''}MAMF {own:.3f} of peak × the fitted scale"
-           if own > 0 else "the family's MAMF fraction × the fitted scale")
     fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
-    low = r.get("precision") in (_FP8, _FP4) and r.get("peak_flop_per_s", 0.0) > r.get("peak_16bit_flop_per_s", 0.0)
-    if low and fam in FP8_RATIO_FAMILIES and f"{fam}_fp8" not in _calibration()["gemm_eff_scale"]:
-        out += f" (its 16-bit scale × Hopper's FP8 / 16-bit ratio {fp8_scale_ratio():.3f})"
+    low = r.get("precision") in (_FP8, _FP4)  # the FP8 / FP4 unit's tables (as _terms)
+    C = _calibration()
+    s16, s8 = _family_scales(C)
+    scale = float((s8 if low else s16)[FAMILIES.index(fam)])
+    frac = C["mamf_frac"].get(fam, {}).get("fp8" if low else "16bit")
+    out = (f"the part's own {'FP8 ' if fp8_for_fp4 else ''}MAMF {own:.3f} of peak × the fitted scale {scale:.4g}"
+           if own > 0 else (f"the family's MAMF fraction {frac:.4g} × the fitted scale {scale:.4g}" if frac is not None
+                            else f"the family's MAMF fraction × the fitted scale {scale:.4g}"))
+    if low and fam in FP8_RATIO_FAMILIES and f"{fam}_fp8" not in C["gemm_eff_scale"]:
+        out += (f"; that scale = the family's 16-bit scale {float(s16[FAMILIES.index(fam)]):.4g} × Hopper's FP8 / 16-bit "
+                f"ratio {fp8_scale_ratio():.3f}")
     if clock < 1.0:
         out += (f" × power limit ({r['power_limit_w']:g} W / TDP {r['tdp_w']:g} W)^{MAMF_POWER_EXPONENT:g} = "
                 f"× {clock:.4f}, the roofline ridge likewise")

@@ -662,14 +662,36 @@ _NEG_PAREN = re.compile(r"\s*\(\s*(?:off|false|no|none|disabled|unused|not\s+use
 _CLAUSE = re.compile(r"[,;()]|\.(?!\d)")
 
 
+#: A name the text says it does not know the state of (``torch.compile NOT stated``, ``flash
+#: attention unknown``, ``no torch.compile stated``, ``unclear whether torch.compile``): no
+#: statement either way, so the default rule decides (review 19c: such rows were read as the
+#: setting on, or off, and the defaults column did not list the rule).
+_UNSTATED_AFTER = re.compile(
+    r"^[\w-]{0,4}\s*(?:[:=]\s*)?(?:(?:is|was|were|are|left)\s+)?(?:not\s+(?:stated|given|published|reported|specified|"
+    r"mentioned|known|documented|listed)\b|unknown\b|unclear\b|unspecified\b|unstated\b|\?)", re.I)
+_STATED_AFTER = re.compile(r"^[\w-]{0,4}\s*(?:stated|given|published|reported|specified|mentioned|documented|listed)\b",
+                           re.I)
+_WHETHER_BEFORE = re.compile(r"\b(?:whether|if)\s+(?:(?:the|a|any)\s+)?$", re.I)
+
+
+def _state_unknown(before: str, after: str) -> bool:
+    """Whether a mention (``before`` / ``after``: its clause's text around it) says the setting is
+    not known (:data:`_UNSTATED_AFTER`; ``no X stated``; ``whether X``)."""
+    return bool(_UNSTATED_AFTER.match(after) or _WHETHER_BEFORE.search(before)
+                or (_STATED_AFTER.match(after) and re.search(r"\bno\s+$", before, re.I)))
+
+
 def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
     """(named plainly, named negated) over every match of ``pattern`` in ``text``: a match is
     negated by :data:`_NEG_BEFORE` just before it or :data:`_NEG_AFTER` just after it, within
-    its clause (:data:`_CLAUSE`)."""
+    its clause (:data:`_CLAUSE`); a match the text calls unknown (:func:`_state_unknown`) counts
+    neither way."""
     plain = negated = False
     for m in re.finditer(pattern, text, re.I):
         before = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
         after = _CLAUSE.split(text[m.end():m.end() + 40])[0]
+        if _state_unknown(before, after):
+            continue
         if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after) or re.match(r"[-\s]?(?:free|less)\b", after, re.I) \
                 or _NEG_PAREN.match(text, m.end()):
             negated = True
@@ -2442,7 +2464,9 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         overrides["hbm_usable_bytes"] = hbm
     if overrides:
         scen["cluster"]["overrides"] = overrides
-    if fw["elementwise"] == "eager" and _ran(" ".join(str(r.get(k) or "") for k in ("source", "notes")), _COMPILE) is None:
+    src_text = str(r.get("source") or "")
+    if (fw["elementwise"] == "eager" and not _NVIDIA_RECIPES.search(src_text) and _ran(src_text, _TORCHTITAN.pattern)
+            and _ran(" ".join(str(r.get(k) or "") for k in ("source", "notes")), _COMPILE) is None):
         # the framework rule, not a statement (review 19: a TorchTitan row without a torch.compile
         # statement runs its norms, RoPE, SwiGLU and loss as eager PyTorch ops, −13 % on an 8-GPU
         # B200 row; the column did not say so)
@@ -3174,10 +3198,20 @@ def run_scenario(run_id: str, csv_path=None) -> tuple[Scenario, str]:
     hit = np.flatnonzero(ids == want)
     if not len(hit):
         names = [str(x) for x in ids]
-        close = [x for x in names if want and x.startswith(want)][:5] or difflib.get_close_matches(want, names, n=5,
-                                                                                                   cutoff=0.6)
+        low = want.lower()  # case aside (review 19c: an upper-cased id got no suggestion)
+        close = ([x for x in names if x.lower() == low]
+                 or [x for x in names if low and x.lower().startswith(low)][:5]
+                 or difflib.get_close_matches(low, names, n=5, cutoff=0.6))
+        elsewhere = ""
+        if csv_path is None and OUT_OF_SAMPLE_CSV.is_file():  # the other file a user may mean (review 19c)
+            try:
+                other = _read(OUT_OF_SAMPLE_CSV)["run_id"].astype(str).str.strip()
+                if other.eq(want).any():
+                    elsewhere = f"; it is a run of {OUT_OF_SAMPLE_CSV.parent.name}/{OUT_OF_SAMPLE_CSV.name}: add --csv with that file"
+            except (ValueError, OSError, KeyError):
+                pass
         raise ValueError(f"no run with run_id {want!r} ({len(ids)} runs in the file)"
-                         + (f"; close: {', '.join(close)}" if close else ""))
+                         + (f"; close: {', '.join(close)}" if close else "") + elsewhere)
     # the row validate compares: the first of the id that could be read (rows_to_scenarios passes
     # over an unreadable one before it counts the id as seen; review 18f)
     if _READ_ERROR in df.columns:

@@ -37,8 +37,13 @@ if ! .venv/bin/python -m pip --version >/dev/null 2>&1; then  # a venv made with
   exit 1
 fi
 STAMP=.venv/.clusterplan-installed
-WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)-${EXTRAS:-}"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
+HASH="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+WANT="$HASH-${EXTRAS:-}"
+HAVE="$(cat "$STAMP" 2>/dev/null || true)"
+# An install with extras (test.sh: the test extras) holds everything the plain one (app.sh) needs:
+# the app does not reinstall over it (found by review 19c: alternating the two scripts reinstalled
+# each time, a minute or two with the network)
+if [ "$HAVE" != "$WANT" ] && { [ -n "${EXTRAS:-}" ] || [ "${HAVE%%-*}" != "$HASH" ]; }; then
   _pip() {  # pip's own messages stay visible; its exit status is kept (grep alone would hide it)
     local rc
     set +e

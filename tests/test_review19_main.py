@@ -192,3 +192,75 @@ def test_the_dgx_cloud_rows_that_export_it_run_slower_attention():
     assert planner.evaluate(d).results["step_time_s"] < planner.evaluate(s).results["step_time_s"]
     assert float(rows.loc[rows["run_id"].eq(rid), "step_time_s"].iloc[0]) == pytest.approx(
         planner.evaluate(s).results["step_time_s"], rel=1e-12)
+
+
+# -- review 19c: a setting the text calls unknown is no statement ---------------------------------
+
+@pytest.mark.parametrize("text", ["torch.compile NOT stated", "torch.compile unknown", "no torch.compile stated",
+                                  "unclear whether torch.compile was used", "torch.compile: not specified"])
+def test_a_setting_called_unknown_is_no_statement(text):
+    assert validation._ran(text, validation._COMPILE) is None
+
+
+@pytest.mark.parametrize("text, want", [("torch.compile not used", False), ("no torch.compile", False),
+                                        ("torch.compile (off)", False), ("torch.compile ON", True)])
+def test_real_statements_still_count(text, want):
+    assert validation._ran(text, validation._COMPILE) is want
+
+
+def test_flash_attention_called_unknown_leaves_the_source_year_rule():
+    assert validation.flash_statement({"notes": "flash attention not stated"}) is None
+    assert validation.flash_statement({"notes": "flash attention unknown"}) is None
+    assert validation.flash_statement({"notes": "no flash attention"}) is False
+
+
+def test_the_eager_rule_is_listed_for_torchtitan_only(tmp_path):
+    """A PyTorch FSDP row (IBM's blog) stating eager mode runs eager ops by its statement: no
+    'TorchTitan without a torch.compile statement' default; a TorchTitan row saying 'torch.compile
+    NOT stated' takes the rule and lists it."""
+    with OOS.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = {r["run_id"]: r for r in reader}
+        fields = reader.fieldnames
+    ibm = dict(rows["ibm_fsdp_llama2_7b_128xa100_80gb"])
+    ibm["notes"] = ibm["notes"].replace("torch.compile not used", "PyTorch eager mode")
+    tt = dict(rows["torchtitan_llama2_13b_64xa100_noac"])
+    tt["run_id"] = "tt_unknown"
+    tt["notes"] = tt["notes"] + " torch.compile NOT stated."
+    p = tmp_path / "two.csv"
+    with p.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        w.writerows([ibm, tt])
+    out, _ = validation.validate(p)
+    d = dict(zip(out["run_id"], out["defaults"].fillna("")))
+    rule = "elementwise ops and loss eager (TorchTitan without a torch.compile statement)"
+    assert rule not in d["ibm_fsdp_llama2_7b_128xa100_80gb"]
+    assert rule in d["tt_unknown"]
+    s, _ = validation.run_scenario("ibm_fsdp_llama2_7b_128xa100_80gb", p)
+    assert s.training.elementwise == "eager"  # stated eager mode
+
+
+def test_run_hints_name_the_other_file_and_ignore_case():
+    with pytest.raises(ValueError, match=r"it is a run of validation/out_of_sample\.csv: add --csv"):
+        validation.run_scenario("mlperf_v4.1_nvidia_b200_gpt3_175b_64gpu_fp8_preview")
+    with pytest.raises(ValueError, match=r"close: mlperf_v4\.1_nvidia_b200_gpt3_175b_64gpu_fp8_preview"):
+        validation.run_scenario("MLPERF_V4.1_NVIDIA_B200_GPT3_175B_64GPU_FP8_PREVIEW", OOS)
+
+
+def test_run_view_says_a_run_does_not_fit():
+    from test_cli import run
+    rc, out, _ = run("validate", "--csv", str(OOS), "--run", "mcore_dsv3_gb200_256gpu_mxfp8_baseline_a2a")
+    assert rc == 0 and "does not fit in memory as read" in out
+    rc, out, _ = run("validate", "--csv", str(OOS), "--run", "torchtitan_llama2_13b_64xa100_noac")
+    assert rc == 0 and "does not fit" not in out
+
+
+def test_explain_names_the_numbers_of_eff_max():
+    d = planner.load_preset("default").to_json_dict()
+    d["cluster"]["system"] = "dgx-b200"
+    d["training"]["precision"] = "fp8"
+    text = planner.evaluate(d).explain["t_compute_s"]
+    assert ("GEMM eff_max 0.622 (the family's MAMF fraction 0.763 × the fitted scale 0.8155; that scale = the "
+            "family's 16-bit scale 0.905 × Hopper's FP8 / 16-bit ratio 0.901)") in text
+    assert 0.763 * 0.8155 == pytest.approx(0.622, abs=5e-4)

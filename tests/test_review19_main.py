@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import planner
-from planner import batch, model_stats, timing, validation
+from planner import timing, validation
+from test_mamf import _terms  # the MAMF tests' scenario (tests/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parents[1]
 OOS = ROOT / "validation" / "out_of_sample.csv"
@@ -26,14 +27,8 @@ CAL = {k: v["value"] for k, v in CAL_RAW.items() if not k.startswith("_")}
 
 
 def _b(system: str, precision: str, n_gpus: int = 8):
-    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
-    d["cluster"] = {"system": system, "n_gpus": n_gpus}
-    d["training"]["global_batch_size"] = 64
-    d["training"]["precision"] = precision
-    d["parallelism"].update(tp=1, pp=1, cp=1, dp=None, zero_stage=1)
-    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
-    b.update(model_stats.stats(b))
-    return b
+    """The 8B scenario of tests/test_mamf.py on ``system`` at ``precision``, as a batch of one."""
+    return _terms(system, precision, n_gpus)[0]
 
 
 def _eff(b, C=None) -> float:

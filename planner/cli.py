@@ -1129,7 +1129,7 @@ def _validate_run(run_id: str, path: str | None, fmt: str) -> int:
     try:
         scen, defaults = run_scenario(rid, path)
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError([f"--run {tty_line(rid)}: {tty_line(e)} ({where})"]) from None
+        raise UsageError([f"--run {tty_line(rid)} ({where}): {tty_line(e)}"]) from None
     except OSError as e:
         raise UsageError([f"--run {tty_line(rid)}: cannot read {where}: {e.strerror or e}"]) from None
     if fmt == "json":

@@ -298,15 +298,16 @@ def _eff_max_origin(r: dict, T: dict) -> str:
     s16, s8 = _family_scales(C)
     scale = float((s8 if low else s16)[FAMILIES.index(fam)])
     frac = C["mamf_frac"].get(fam, {}).get("fp8" if low else "16bit")
-    out = (f"the part's own {'FP8 ' if fp8_for_fp4 else ''}MAMF {own:.3f} of peak × the fitted scale {scale:.4g}"
-           if own > 0 else (f"the family's MAMF fraction {frac:.4g} × the fitted scale {scale:.4g}" if frac is not None
-                            else f"the family's MAMF fraction × the fitted scale {scale:.4g}"))
-    if low and fam in FP8_RATIO_FAMILIES and f"{fam}_fp8" not in C["gemm_eff_scale"]:
-        out += (f"; that scale = the family's 16-bit scale {float(s16[FAMILIES.index(fam)]):.4g} × Hopper's FP8 / 16-bit "
-                f"ratio {fp8_scale_ratio():.3f}")
+    fp4 = r.get("precision") == _FP4
+    out = (f"the part's own {'FP8 ' if fp8_for_fp4 else ''}MAMF {own:.4g} of peak × the fitted scale {scale:.4g}"
+           if own > 0 else (f"the family's {'FP8 ' if fp4 else ''}MAMF fraction {frac:.4g} × the fitted scale {scale:.4g}"
+                            if frac is not None else f"the family's MAMF fraction × the fitted scale {scale:.4g}"))
     if clock < 1.0:
         out += (f" × power limit ({r['power_limit_w']:g} W / TDP {r['tdp_w']:g} W)^{MAMF_POWER_EXPONENT:g} = "
                 f"× {clock:.4f}, the roofline ridge likewise")
+    if low and fam in FP8_RATIO_FAMILIES and f"{fam}_fp8" not in C["gemm_eff_scale"]:
+        out += (f"; the scale {scale:.4g} = the family's 16-bit scale {float(s16[FAMILIES.index(fam)]):.4g} × Hopper's "
+                f"FP8 / 16-bit ratio {fp8_scale_ratio():.3f}")
     return out
 
 

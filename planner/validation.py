@@ -201,6 +201,8 @@ from __future__ import annotations
 
 import csv
 import math
+import os
+import shlex
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -429,7 +431,8 @@ _FUSED_KERNELS = (r"\bliger\b|\bapex\b|\bunsloth\b|\bfused[-_ ]?(?:rms[-_ ]?norm
 _EAGER_MODE = r"\beager[-_ ](?:mode|pytorch|execution)\b|\bpytorch\s+eager\b"
 TORCHTITAN_COMPILED_LOSS_YEAR = 2025
 _COMPILE = (r"torch[. ]compile|--training\.compile|\btraining\.compile\b"
-            r"|(?:\btorch_|--|\b)compile(?=\s*[=:]\s*(?:true|false|on|off)\b|\s+(?:true|false)\b)"
+            r"|(?:\btorch_|--|\b)compile(?=\s*[=:]\s*(?:true|false|on|off|yes|no|enabled?|disabled|1|0)\b"
+            r"|\s+(?:true|false)\b)|--compile\.enable\b(?!\s*[=:])"
             r"|\bcompiled (?:model|blocks?|layers?)\b|\[compile\]\s*enabled?\b"
             # TorchTitan's [compile] section and other launchers' keys (``compile.enable = true``,
             # ``compile enable=true``, ``--train.compile_model=true``, ``compile_loss=True``) and
@@ -437,7 +440,7 @@ _COMPILE = (r"torch[. ]compile|--training\.compile|\btraining\.compile\b"
             # TorchTitan rows ran eager elementwise ops and loss)
             r"|\bcompile[_.](?:model|loss|enabled?)\b(?=\s*[=:]\s*(?:true|false|on|off)\b)"
             r"|\bcompile\s+enabled?\b(?=\s*[=:]\s*(?:true|false|on|off)\b)"
-            r"|\bcompiled?\s+(?:model|loss)(?:\s*(?:\+|and|&)\s*(?:model|loss))?\b")
+            r"|\bcompile\s+(?:model\s*(?:\+|and|&)\s*loss|loss\s*(?:\+|and|&)\s*model)\b")
 #: PyTorch's own attention (``F.scaled_dot_product_attention``), which TorchTitan runs. On
 #: Hopper its default backend is PyTorch's FlashAttention-2 port: the cuDNN backend was made
 #: opt-in in PyTorch 2.5.1 after the 2.5.0 bugs (pytorch/pytorch#138522, Oct 2024; #142132:
@@ -457,7 +460,7 @@ _CUDNN_OR_FA3 = r"cudnn[-_ ]?(?:sdpa|attention|fused attention|backend)|flash[-_
 #: Engine docs, "Attention backends", NVTE_FLASH_ATTN / NVTE_FUSED_ATTN). Read in the NVIDIA
 #: recipes too, where a FlashAttention-2 named in prose is not (review 19: the DGX Cloud NeMo
 #: recipes export it).
-_TE_FUSED_ATTN_OFF = re.compile(r"\bNVTE_FUSED_ATTN\s*=\s*[\"']?0\b")
+_TE_FUSED_ATTN_OFF = r"\bNVTE_FUSED_ATTN\s*[=:]\s*[\"']?0\b"
 PYTORCH_CUDNN_ATTENTION_YEAR = 2026
 TORCHTITAN_BLACKWELL_CUDNN_YEAR = 2025
 
@@ -548,7 +551,7 @@ def row_settings(r: dict) -> dict:
                   else PYTORCH_CUDNN_ATTENTION_YEAR)
         sdpa_fa2 = vyear < cutoff
     fa2_named = not nvidia and not fast_named and bool(_ran(plain, _FA2_NAME))
-    te_flash2 = not fast_named and bool(_TE_FUSED_ATTN_OFF.search(plain))
+    te_flash2 = not fast_named and _ran(plain, _TE_FUSED_ATTN_OFF) is True
     native = native and not sdpa_fa2 and not fa2_named and not te_flash2
     compiled = _ran(text, _COMPILE)
     # Another PyTorch-native stack (PyTorch FSDP without Megatron, DeepSpeed, NeMo or
@@ -667,8 +670,9 @@ _CLAUSE = re.compile(r"[,;()]|\.(?!\d)")
 #: statement either way, so the default rule decides (review 19c: such rows were read as the
 #: setting on, or off, and the defaults column did not list the rule).
 _UNSTATED_AFTER = re.compile(
-    r"^[\w-]{0,4}\s*(?:[:=]\s*)?(?:(?:is|was|were|are|left)\s+)?(?:not\s+(?:stated|given|published|reported|specified|"
-    r"mentioned|known|documented|listed)\b|unknown\b|unclear\b|unspecified\b|unstated\b|\?)", re.I)
+    r"^[\w-]{0,4}\s*(?:[-–—:=,(]\s*)?(?:(?:status|state|setting|settings|use|usage|flag|mode|choice)\s+)?"
+    r"(?:(?:is|was|were|are|left)\s+)?(?:not\s+(?:stated|given|published|reported|specified|"
+    r"mentioned|known|documented)\b|unknown\b|unclear\b|unspecified\b|unstated\b)", re.I)
 _STATED_AFTER = re.compile(r"^[\w-]{0,4}\s*(?:stated|given|published|reported|specified|mentioned|documented|listed)\b",
                            re.I)
 _WHETHER_BEFORE = re.compile(r"\b(?:whether|if)\s+(?:(?:the|a|any)\s+)?$", re.I)
@@ -690,7 +694,8 @@ def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
     for m in re.finditer(pattern, text, re.I):
         before = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
         after = _CLAUSE.split(text[m.end():m.end() + 40])[0]
-        if _state_unknown(before, after):
+        # the raw text after it too: "torch.compile, not stated", "flash attention (unknown)"
+        if _state_unknown(before, after) or _UNSTATED_AFTER.match(text[m.end():m.end() + 40]):
             continue
         if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after) or re.match(r"[-\s]?(?:free|less)\b", after, re.I) \
                 or _NEG_PAREN.match(text, m.end()):
@@ -3203,11 +3208,25 @@ def run_scenario(run_id: str, csv_path=None) -> tuple[Scenario, str]:
                  or [x for x in names if low and x.lower().startswith(low)][:5]
                  or difflib.get_close_matches(low, names, n=5, cutoff=0.6))
         elsewhere = ""
-        if csv_path is None and OUT_OF_SAMPLE_CSV.is_file():  # the other file a user may mean (review 19c)
+        # the other of the project's two files, where a user may mean it (review 19c; either way, case aside)
+        this = Path(csv_path).resolve() if csv_path is not None else DEFAULT_CSV.resolve()
+        for other_path in (DEFAULT_CSV, OUT_OF_SAMPLE_CSV):
             try:
-                other = _read(OUT_OF_SAMPLE_CSV)["run_id"].astype(str).str.strip()
-                if other.eq(want).any():
-                    elsewhere = f"; it is a run of {OUT_OF_SAMPLE_CSV.parent.name}/{OUT_OF_SAMPLE_CSV.name}: add --csv with that file"
+                if other_path.resolve() == this or not other_path.is_file():
+                    continue
+                other = _read(other_path)["run_id"].astype(str).str.strip()
+                hit_other = other[other.str.lower().eq(low)]
+                if len(hit_other):
+                    try:
+                        shown = os.path.relpath(other_path)
+                    except ValueError:  # another drive (Windows)
+                        shown = str(other_path)
+                    shown = str(other_path) if shown.startswith("..") else shown
+                    opt = "" if other_path == DEFAULT_CSV else f" --csv {shlex.quote(shown)}"  # the default file
+                    elsewhere = (f"; {other_path.name} has run {hit_other.iloc[0]!r}: "
+                                 f"planner validate{opt} --run {shlex.quote(hit_other.iloc[0])}")
+                    close = []  # the run the user meant, not look-alikes here
+                    break
             except (ValueError, OSError, KeyError):
                 pass
         raise ValueError(f"no run with run_id {want!r} ({len(ids)} runs in the file)"

@@ -114,7 +114,8 @@ def test_cli_run_json_is_a_scenario_evaluate_reads(tmp_path, oos_rows):
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (("--run", "no_such_run"), "--run no_such_run: no run with run_id 'no_such_run'"),
+    # the file it looked in first since review 19d ("(the calibration file): ..." read as the other file's name)
+    (("--run", "no_such_run"), "--run no_such_run (--csv "),
     (("--run", "  "), "--run: give a run_id of the CSV"),
     (("--run", "x", "--by-family"), "--by-family summarises every run; drop --run"),
 ])
@@ -122,6 +123,8 @@ def test_cli_run_bad_input_exits_2_with_a_message(argv, expected):
     rc, out, err = run("validate", "--csv", str(OOS), *argv) if "--by-family" not in argv else run("validate", *argv)
     assert rc == 2 and expected in err and "Traceback" not in err, err
     assert out == ""
+    if argv[1] == "no_such_run":
+        assert "): no run with run_id 'no_such_run'" in err
 
 
 def test_validate_page_opens_a_run_on_the_plan_page(oos_rows):

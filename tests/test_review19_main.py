@@ -105,7 +105,7 @@ def test_explain_names_the_ratio_where_it_applies():
     ("--train.compile_model=true", True),
     ("compile_loss=True", True),
     ("compile_model: off", False),
-    ("no compile model", False),
+    ("no compile model+loss", False),
     ("compiler flags for the build", None),
     ("torch.compile ON", True),
 ])
@@ -237,10 +237,18 @@ def test_the_eager_rule_is_listed_for_torchtitan_only(tmp_path):
 
 
 def test_run_hints_name_the_other_file_and_ignore_case():
-    with pytest.raises(ValueError, match=r"it is a run of validation/out_of_sample\.csv: add --csv"):
+    with pytest.raises(ValueError, match=r"out_of_sample\.csv has run 'mlperf_v4\.1_nvidia_b200_gpt3_175b_64gpu_fp8_preview': "
+                                         r"planner validate --csv \S*out_of_sample\.csv --run mlperf_v4\.1"):
         validation.run_scenario("mlperf_v4.1_nvidia_b200_gpt3_175b_64gpu_fp8_preview")
     with pytest.raises(ValueError, match=r"close: mlperf_v4\.1_nvidia_b200_gpt3_175b_64gpu_fp8_preview"):
         validation.run_scenario("MLPERF_V4.1_NVIDIA_B200_GPT3_175B_64GPU_FP8_PREVIEW", OOS)
+    with pytest.raises(ValueError, match=r"out_of_sample\.csv has run 'dgxc_grok1_h100_2L_8gpu_bf16'"):
+        validation.run_scenario("DGXC_GROK1_H100_2L_8GPU_BF16")  # case aside in the other file too
+    if validation.DEFAULT_CSV.is_file():  # the other way: a calibration id asked of the out-of-sample file
+        with pytest.raises(ValueError) as e:
+            validation.run_scenario("narayanan21_t1_1.7B", OOS)
+        assert "calibration.csv has run 'narayanan21_t1_1.7B': planner validate --run narayanan21_t1_1.7B" in str(e.value)
+        assert "close:" not in str(e.value)  # not look-alikes of this file
 
 
 def test_run_view_says_a_run_does_not_fit():
@@ -256,6 +264,50 @@ def test_explain_names_the_numbers_of_eff_max():
     d["cluster"]["system"] = "dgx-b200"
     d["training"]["precision"] = "fp8"
     text = planner.evaluate(d).explain["t_compute_s"]
-    assert ("GEMM eff_max 0.622 (the family's MAMF fraction 0.763 × the fitted scale 0.8155; that scale = the "
-            "family's 16-bit scale 0.905 × Hopper's FP8 / 16-bit ratio 0.901)") in text
+    assert ("GEMM eff_max 0.622 (the family's MAMF fraction 0.763 × the fitted scale 0.8155; the scale 0.8155 = "
+            "the family's 16-bit scale 0.905 × Hopper's FP8 / 16-bit ratio 0.901)") in text
+    d["training"]["precision"] = "fp4"  # FP4 GEMMs at the FP8 fraction: said so
+    assert "the family's FP8 MAMF fraction 0.763 × the fitted scale 0.8155" in planner.evaluate(d).explain["t_compute_s"]
+    d["training"]["precision"] = "fp8"
+    d["cluster"]["overrides"] = {"power_limit_w": 800}  # the limit is a factor of its own, before the scale's origin
+    text = planner.evaluate(d).explain["t_compute_s"]
+    assert "× the fitted scale 0.8155 × power limit (800 W / TDP 1000 W)^0.237 = × 0.9485" in text
+    assert text.index("power limit") < text.index("the scale 0.8155 =")
     assert 0.763 * 0.8155 == pytest.approx(0.622, abs=5e-4)
+
+
+# -- review 19d: more ways of saying "unknown", TorchTitan's CLI flag, NVTE read as a statement -----
+
+@pytest.mark.parametrize("text", ["torch.compile status not stated", "torch.compile setting not stated",
+                                  "torch.compile - not stated", "torch.compile — not stated",
+                                  "torch.compile (unknown)", "torch.compile, not stated"])
+def test_more_unknown_forms(text):
+    assert validation._ran(text, validation._COMPILE) is None
+
+
+@pytest.mark.parametrize("text, want", [("--compile.enable", True), ("--compile.enable --model.converters float8", True),
+                                        ("--compile.enable=false", False), ("compile: enabled", True),
+                                        ("Compile: yes", True), ("compile=1", True), ("compile: 0", False)])
+def test_more_compile_statements(text, want):
+    assert validation._ran(text, validation._COMPILE) is want
+
+
+@pytest.mark.parametrize("text", ["flash attention (unknown)", "flash attention status not stated",
+                                  "flash-attention (not stated)"])
+def test_flash_attention_unknown_forms(text):
+    assert validation.flash_statement({"notes": text}) is None
+
+
+def test_a_question_mark_is_no_unknown():
+    assert validation.flash_statement({"notes": "FlashAttention? yes"}) is True
+
+
+@pytest.mark.parametrize("stated, kernel", [
+    ("NVTE_FUSED_ATTN: 0", "flash2"),
+    ("NVTE_FUSED_ATTN=0 was not used", "native"),
+    ("whether NVTE_FUSED_ATTN=0 was set is unknown", "native"),
+])
+def test_te_fused_attention_off_is_read_as_a_statement(stated, kernel):
+    r = _oos_row("dgxc_nemo24.11_h100_gpt3_175b_128gpu_bf16")
+    r["notes"] = "Attention: " + stated + "."
+    assert validation.row_settings(r)["attention_kernel"] == kernel

@@ -294,9 +294,9 @@ def _eff_max_origin(r: dict, T: dict) -> str:
         r.get("peak_flop_per_s", 0.0) > r.get("peak_16bit_flop_per_s", 0.0))
     fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
     low = r.get("precision") in (_FP8, _FP4)  # the FP8 / FP4 unit's tables (as _terms)
-    C = _calibration()
-    s16, s8 = _family_scales(C)
-    scale = float((s8 if low else s16)[FAMILIES.index(fam)])
+    C, K = _calibration(), _default_consts()  # the tables _terms ran with (no rebuild per explain)
+    i_fam = FAMILIES.index(fam)
+    scale = float(K.scale_tab[i_fam + K.n_fam * low])
     frac = C["mamf_frac"].get(fam, {}).get("fp8" if low else "16bit")
     fp4 = r.get("precision") == _FP4
     out = (f"the part's own {'FP8 ' if fp8_for_fp4 else ''}MAMF {own:.4g} of peak × the fitted scale {scale:.4g}"
@@ -306,7 +306,7 @@ def _eff_max_origin(r: dict, T: dict) -> str:
         out += (f" × power limit ({r['power_limit_w']:g} W / TDP {r['tdp_w']:g} W)^{MAMF_POWER_EXPONENT:g} = "
                 f"× {clock:.4f}, the roofline ridge likewise")
     if low and fam in FP8_RATIO_FAMILIES and f"{fam}_fp8" not in C["gemm_eff_scale"]:
-        out += (f"; the scale {scale:.4g} = the family's 16-bit scale {float(s16[FAMILIES.index(fam)]):.4g} × Hopper's "
+        out += (f"; the scale {scale:.4g} = the family's 16-bit scale {float(K.scale_tab[i_fam]):.4g} × Hopper's "
                 f"FP8 / 16-bit ratio {fp8_scale_ratio():.3f}")
     return out
 

@@ -500,7 +500,8 @@ def flash_statement(r: dict) -> bool | None:
 def row_settings(r: dict) -> dict:
     """Framework settings a row leaves unpublished, by the default rule (module docstring):
     ``flash_attention``, ``zero_stage`` (for an empty cell), ``tp_comm_overlap``, ``grad_dtype``,
-    ``attention_kernel``, ``cross_entropy``, ``elementwise``, ``dp_comm_overlap``.
+    ``attention_kernel``, ``cross_entropy``, ``elementwise`` (and ``elementwise_by_rule``: True
+    where TorchTitan's rule, not a torch.compile statement, set it), ``dp_comm_overlap``.
 
     From the row's ``source`` and ``notes`` text: its year (:func:`source_year`; unknown =
     recent: before 2023 no flash attention and ZeRO-0), an NVIDIA recipe (NeMo,
@@ -574,6 +575,8 @@ def row_settings(r: dict) -> dict:
     return {"flash_attention": flash, "zero_stage": 1 if modern else 0, "sp_default": modern,
             "cross_entropy": "eager" if titan_eager else "fused",
             "elementwise": "eager" if titan_uncompiled else "fused",
+            # eager by the TorchTitan rule, not by a statement (the defaults column says so)
+            "elementwise_by_rule": titan and compiled is None,
             "tp_comm_overlap": nvidia if tp_stated is None else tp_stated,
             "ep_comm_overlap": ep_stated,
             "dp_comm_overlap": not mosaic,
@@ -679,8 +682,9 @@ _WHETHER_BEFORE = re.compile(r"\b(?:whether|if)\s+(?:(?:the|a|any)\s+)?$", re.I)
 
 
 def _state_unknown(before: str, after: str) -> bool:
-    """Whether a mention (``before`` / ``after``: its clause's text around it) says the setting is
-    not known (:data:`_UNSTATED_AFTER`; ``no X stated``; ``whether X``)."""
+    """Whether a mention (``before``: its clause's text before it; ``after``: the text after it,
+    across clause marks, so ``X, not stated`` and ``X (unknown)`` count) says the setting is not
+    known (:data:`_UNSTATED_AFTER`; ``no X stated``; ``whether X``)."""
     return bool(_UNSTATED_AFTER.match(after) or _WHETHER_BEFORE.search(before)
                 or (_STATED_AFTER.match(after) and re.search(r"\bno\s+$", before, re.I)))
 
@@ -694,8 +698,7 @@ def _mentions(text: str, pattern: str) -> tuple[bool, bool]:
     for m in re.finditer(pattern, text, re.I):
         before = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
         after = _CLAUSE.split(text[m.end():m.end() + 40])[0]
-        # the raw text after it too: "torch.compile, not stated", "flash attention (unknown)"
-        if _state_unknown(before, after) or _UNSTATED_AFTER.match(text[m.end():m.end() + 40]):
+        if _state_unknown(before, text[m.end():m.end() + 40]):
             continue
         if _NEG_BEFORE.search(before) or _NEG_AFTER.match(after) or re.match(r"[-\s]?(?:free|less)\b", after, re.I) \
                 or _NEG_PAREN.match(text, m.end()):
@@ -2469,9 +2472,7 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         overrides["hbm_usable_bytes"] = hbm
     if overrides:
         scen["cluster"]["overrides"] = overrides
-    src_text = str(r.get("source") or "")
-    if (fw["elementwise"] == "eager" and not _NVIDIA_RECIPES.search(src_text) and _ran(src_text, _TORCHTITAN.pattern)
-            and _ran(" ".join(str(r.get(k) or "") for k in ("source", "notes")), _COMPILE) is None):
+    if fw["elementwise_by_rule"]:
         # the framework rule, not a statement (review 19: a TorchTitan row without a torch.compile
         # statement runs its norms, RoPE, SwiGLU and loss as eager PyTorch ops, −13 % on an 8-GPU
         # B200 row; the column did not say so)

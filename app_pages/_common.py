@@ -22,7 +22,7 @@ import re
 import planner
 from planner import catalog, charts, share
 from planner import schema as _schema
-from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors
+from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors, loads_json
 
 GIB = 2**30
 GB = 1e9
@@ -1393,7 +1393,7 @@ def _on_upload() -> None:
     # three of the five messages quoted a 255-character name whole)
     name = one_line(f.name, 80)
     try:
-        data = json.loads(f.getvalue().decode("utf-8-sig"))
+        data = loads_json(f.getvalue().decode("utf-8-sig"))  # a key given twice is refused, as the CLI does
         if not isinstance(data, dict):
             raise ValueError("expected a JSON object")
     except Exception as e:  # noqa: BLE001
@@ -1444,14 +1444,14 @@ def _on_hf_upload() -> None:
         return
     name = one_line(f.name, 80)  # as the scenario import quotes it (review 14j)
     try:
-        data = json.loads(f.getvalue().decode("utf-8-sig"))
+        data = loads_json(f.getvalue().decode("utf-8-sig"))  # a key given twice is refused, as the CLI does
         imp = import_hf_config(data, name=None)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        ss["_hf_error"] = md_text(f"{name}: not a JSON file ({e})")
-        return
-    except InputError as e:
+    except InputError as e:  # (a ValueError: before the JSON errors below)
         ss["_hf_error"] = md_text(f"{name}: " + "; ".join(line.removeprefix("config.json").lstrip(": ")
                                                             for line in e.lines))
+        return
+    except (UnicodeDecodeError, json.JSONDecodeError, _schema.JsonTextError) as e:  # not JSON, a key twice, 5,000 digits
+        ss["_hf_error"] = md_text(f"{name}: not a JSON file ({e})")
         return
     except Exception as e:  # noqa: BLE001 - never a stack trace in the UI
         ss["_hf_error"] = md_text(f"{name}: could not be read as a Hugging Face config.json "

@@ -45,11 +45,15 @@ class UsageError(Exception):
 
 # ----------------------------------------------------------------------------------- input
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str, path: str = "") -> Any:
+    from .schema import _json_int
+
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError:
         return text
+    except ValueError as e:  # review 20c: 5,000 digits raised Python's int-conversion limit as a traceback
+        raise UsageError([f"--set {path or 'value'}: {e}"]) from None
     except RecursionError:  # nested past the recursion limit: not a value the schema could take
         raise UsageError([f"--set value nested too deeply to be read as JSON ({len(text):,} characters)"]) from None
 
@@ -84,7 +88,7 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
             raise UsageError([f"--set {item!r}: expected path=value, e.g. parallelism.tp=4"])
         path, value = item.split("=", 1)
         # the form the error messages use, checkpoint.tiers[0].interval_s, is checkpoint.tiers.0...
-        path = re.sub(r"\[\s*(\d+)\s*\]", r".\1", path)
+        path = re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", path)  # [-1], [x] too: "needs an index from 0 to ..." (review 20)
         parts = [p for p in path.strip().split(".")]
         if not path.strip() or any(not p for p in parts):
             raise UsageError([f"--set {item!r}: the path before '=' names no field, e.g. parallelism.tp=4"])
@@ -93,7 +97,8 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
             where = ".".join(parts[: depth + 1])
             if isinstance(cur, list):
                 if not p.isdigit() or int(p) >= len(cur):
-                    raise UsageError([f"--set {path}: '{where}' needs an index from 0 to {len(cur) - 1}"])
+                    raise UsageError([f"--set {path}: '{where}' " + (f"needs an index from 0 to {len(cur) - 1}" if cur
+                                      else "is an index into an empty list (set the whole list instead)")])
                 nxt = cur[int(p)]
             else:
                 nxt = cur.get(p)
@@ -116,10 +121,11 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
         last = parts[-1]
         if isinstance(cur, list):
             if not last.isdigit() or int(last) >= len(cur):
-                raise UsageError([f"--set {path}: needs an index from 0 to {len(cur) - 1}"])
-            cur[int(last)] = _parse_value(value)
+                raise UsageError([f"--set {path}: " + (f"needs an index from 0 to {len(cur) - 1}" if cur
+                                  else "is an index into an empty list (set the whole list instead)")])
+            cur[int(last)] = _parse_value(value, path)
         else:
-            cur[last] = _parse_value(value)
+            cur[last] = _parse_value(value, path)
         # Changing the split or the cluster size re-derives dp unless the user set it.
         if parts[0] == "parallelism" and parts[-1] in ("tp", "pp", "cp") or path.strip() == "cluster.n_gpus":
             if not any(s.split("=", 1)[0].strip() == "parallelism.dp" for s in sets):
@@ -207,6 +213,23 @@ def page_key_errors(page: dict[str, Any]) -> list[str]:
 LINK_LINES_MAX = 20
 
 
+def _refused_wording(warning: str) -> str:
+    """A link warning of the app (:func:`planner.share.params_to_scenario`) as the CLI's refusal:
+    what the app keeps or uses instead is what the dashboard would do, not what this command did."""
+    verbs = {"kept": "the dashboard would keep", "used": "the dashboard would use", "using": "the dashboard would use"}
+
+    def words(text: str) -> str:
+        return re.sub(r"([;,] )(kept|used|using)\b", lambda m: m[1] + verbs[m[2]], text)
+
+    # the user's own value, quoted as the app shows it ('x; used y'), is left as it was (review 20c)
+    quoted = r"(?<!\w)'(?:[^'\\]|\\.)*'(?!\w)|(?<!\w)\"(?:[^\"\\]|\\.)*\"(?!\w)"  # not the apostrophe of "page's"
+    out, last = [], 0
+    for m in re.finditer(quoted, warning):
+        out += [words(warning[last:m.start()]), m[0]]
+        last = m.end()
+    return "".join(out + [words(warning[last:])])
+
+
 def link_input(text: str) -> tuple[dict, dict[str, str]]:
     """(scenario JSON, the link's page keys) of a share link of the dashboard, or its ``?query``.
 
@@ -247,7 +270,9 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
         if not page:
             raise UsageError([not_link])
     sj, warnings = share.params_to_scenario(scen)
-    lines = [f"--link: {w}" for w in warnings] + page_key_errors(page)
+    # the app's warning keeps the base value and goes on; here the link is refused (status 2), so
+    # its "kept the base value" says what the dashboard does instead (review 20)
+    lines = [f"--link: {_refused_wording(w)}" for w in warnings] + page_key_errors(page)
     if len(lines) > LINK_LINES_MAX:  # a link of 50,000 unknown keys: not 50,000 lines on the terminal
         lines = lines[:LINK_LINES_MAX] + [f"--link: … and {len(lines) - LINK_LINES_MAX:,} more problems in the link"]
     if lines:
@@ -810,6 +835,10 @@ def cmd_link(args) -> int:
     if not ok:
         raise UsageError([f"--base-url {url!r}: expected the dashboard's address, http:// or https:// and a host "
                           "(a port 1 to 65,535 if any; no spaces, a path writes %20), e.g. http://localhost:8501/"])
+    if parts.query:  # review 20: 'http://host/?p=foo' lost its query without a word
+        bare = url.split("#", 1)[0].split("?", 1)[0]
+        raise UsageError([f"--base-url {url!r}: has a query (?{parts.query}), which the link written replaces; give "
+                          f"the address only, {bare!r}; a share link to read goes in --link"])
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     base = args.preset
     if base is None and args.link is not None:

@@ -1057,6 +1057,54 @@ class InputError(ValueError):
         return (type(self), (self.lines,))
 
 
+class JsonTextError(ValueError):
+    """A JSON text :func:`loads_json` refuses although ``json`` reads it (a key given twice, an
+    integer of more than 400 digits)."""
+
+
+class _DuplicateKey(JsonTextError):
+    """A JSON object that names a key twice (json.loads keeps the last without a word)."""
+
+
+def _pairs_once(pairs: list) -> dict:
+    """``object_pairs_hook`` of :func:`read_json_file`: refuses a key given twice in one object
+    (review 20: ``"n_gpus": 1024, "n_gpus": 512`` ran with 512, which the user never meant)."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(f"key '{k}' given twice in one object ({_short_json(out[k])}, then {_short_json(v)}); "
+                                "give it once")
+        out[k] = v
+    return out
+
+
+def _short_json(v: Any) -> str:
+    import json
+    t = json.dumps(v, ensure_ascii=False)
+    return t if len(t) <= 40 else t[:37] + "..."
+
+
+class _NumberTooLong(JsonTextError):
+    """An integer of a JSON text past any field's range (and Python's int-conversion limit)."""
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` as every input file is read: a key given twice in one object and integers of
+    more than 400 digits are refused (``ValueError`` with a message a user can act on)."""
+    import json
+
+    return json.loads(text, object_pairs_hook=_pairs_once, parse_int=_json_int)
+
+
+def _json_int(text: str) -> int:
+    """``parse_int`` of :func:`read_json_file`: Python refuses to convert integers of more than
+    4,300 digits with advice about ``sys.set_int_max_str_digits`` (review 20); no field takes one."""
+    digits = len(text.lstrip("-"))
+    if digits > 400:
+        raise _NumberTooLong(f"a whole number of {digits:,} digits, beyond any field's allowed range")
+    return int(text)
+
+
 def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
     """The parsed content of a JSON file; :class:`InputError` naming the file and the problem
     (missing, a folder, not UTF-8, unreadable, not valid JSON) — never a traceback.
@@ -1069,7 +1117,9 @@ def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
     p = Path(path)
     try:
         # utf-8-sig: a byte-order mark (Windows Notepad writes one) is dropped, as the CSV reader does
-        return json.loads(p.read_text(encoding="utf-8-sig"))
+        return loads_json(p.read_text(encoding="utf-8-sig"))
+    except (_DuplicateKey, _NumberTooLong) as e:
+        raise InputError([f"{path}: {e}"]) from None
     except FileNotFoundError:
         raise InputError([f"{path}: no such file"]) from None
     except IsADirectoryError:
@@ -1159,6 +1209,10 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
         elif e.get("type") in ("less_than_equal", "greater_than_equal", "less_than", "greater_than") and (
                 None in _bounds_at(loc)) and _bounds_at(loc) != (None, None):
             msg = _range_text(loc, str(e.get("type")))
+        elif e.get("type") == "int_parsing_size" and _bounds_at(loc) != (None, None):
+            # review 20: --set parallelism.tp=1e30 said "Unable to parse input string as an
+            # integer, exceeded maximum size" without the range
+            msg = f"out of range; {_range_text(loc, '')}"
         elif str(e.get("type", "")) in ("int_type", "int_parsing", "int_from_float", "float_type",
                                          "float_parsing") and _bounds_at(loc) != (None, None):
             # a number of the wrong kind names the range too (found by review 16f: --set

@@ -557,6 +557,14 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
         if tid in seen:
             errs.append(f"ck: tier '{tid}' listed twice; kept the first")
             continue
+        if len(bits) > 3:  # review 20: "pfs:60:0:junk" kept the first three fields without a word
+            errs.append(f"ck: entry {_show(part)} has {len(bits)} fields; allowed tier:interval_s|auto:replicas "
+                        f"(3 fields); used {_show(':'.join(bits[:3]))}")
+        if len(bits) > 1 and not bits[1].strip():  # "pfs:", "pfs::0": a link cut short, or a field left out
+            errs.append(f"ck: empty interval for tier '{tid}' (entry {_show(part)}); allowed a number of seconds "
+                        "or 'auto'; used 'auto' (the optimum)")
+        if len(bits) > 2 and not bits[2].strip():
+            errs.append(f"ck: empty replicas for tier '{tid}' (entry {_show(part)}); allowed 0 to 1000; used 0")
         iv: float | None = None
         if len(bits) > 1 and bits[1].strip().lower() not in ("", "auto", "opt"):
             try:
@@ -964,7 +972,7 @@ def params_to_scenario(params: Mapping[str, Any]) -> tuple[dict, list[str]]:
     if any(w.startswith("ck: refused") for w in warnings):
         # the whole tier list went back to the base: a part's own fallback ("used 'auto'", "used 0")
         # did not happen (review 14a: ck=pfs:xx:1 said "used 'auto'", then "refused ... kept the base")
-        warnings = [re.sub(r"; used ('auto' \(the optimum\)|0)$", "", w) if w.startswith("ck: ") else w
+        warnings = [re.sub(r"; used ('auto' \(the optimum\)|0|'[^']*')$", "", w) if w.startswith("ck: ") else w
                     for w in warnings]
     # each warning once (found by review: ck=::::,,, gave the same "unknown storage tier ''" four times)
     return sj, list(dict.fromkeys(warnings))

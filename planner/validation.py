@@ -2547,6 +2547,40 @@ def _not_a_csv(path, raw: bytes, df_columns) -> str:
 
 #: Column of a record that had more cells than the header (the reason it is skipped).
 _READ_ERROR = "_read_error"
+#: Column of a record that had fewer cells than the header (added to the reason if it is skipped).
+_READ_NOTE = "_read_note"
+
+
+def _csv_records(path: Path, enc: str | None, sep: str) -> list[tuple[int, int]] | None:
+    """(first line, cells) of every record of the file, the header's included, as the csv module
+    splits them (quoted cells kept together across lines; a blank line is a record of 0 cells);
+    None when the file cannot be read that way."""
+    out: list[tuple[int, int]] = []
+    try:
+        with open(path, newline="", encoding=enc or "utf-8", errors="replace") as fh:
+            reader = csv.reader(fh, delimiter=sep)
+            prev = 0
+            for rec in reader:
+                out.append((prev + 1, len(rec) if rec and (len(rec) > 1 or rec[0].strip()) else 0))
+                prev = reader.line_num
+    except (OSError, csv.Error, UnicodeError):
+        return None
+    return out
+
+
+def _parser_error_text(e: Exception, records: list[tuple[int, int]] | None = None) -> str:
+    """pandas' ParserError in words a CSV's author can act on (review 20: "EOF inside string
+    starting at row 3" was shown as it came). pandas counts records there (a blank line is one, a
+    quoted cell across lines is not another), so the line is looked up in ``records``
+    (:func:`_csv_records`)."""
+    text = " ".join(str(e).split())
+    m = re.search(r"EOF inside string starting at row (\d+)", text)
+    if m:
+        row = int(m.group(1))
+        line = records[row][0] if records is not None and row < len(records) else row + 1
+        return (f"a quote (\") opened on line {line} is never closed (every quoted cell needs its "
+                f"closing quote); pandas: {text}")
+    return text
 
 
 def _read(csv_path) -> pd.DataFrame:
@@ -2561,6 +2595,12 @@ def _read(csv_path) -> pd.DataFrame:
         raise ValueError("the file is empty (expected a header with the columns of calibration.csv, then one row per run)")
     enc = None if compressed else _sniff_encoding(raw)
     bad: list[list[str]] = []  # records with more cells than the header, skipped with the reason
+    _recs: list = []
+
+    def records() -> list[tuple[int, int]] | None:  # the csv module's records, read once on demand
+        if not _recs:
+            _recs.append(None if compressed else _csv_records(path, enc, sep))
+        return _recs[0]
 
     def read(**kw):
         if enc is not None:
@@ -2597,8 +2637,17 @@ def _read(csv_path) -> pd.DataFrame:
                 d = parse(engine="python", header=None, names=list(range(width)), on_bad_lines=keep_bad,
                           **({} if "dtype" in kw else {"dtype": str}))
             except pd.errors.ParserError as e2:
-                raise ValueError(f"the file cannot be read as CSV: {' '.join(str(e2).split())}") from None
+                raise ValueError(f"the file cannot be read as CSV: {_parser_error_text(e2, records())}") from None
             d = d.iloc[1:]
+            recs = records()
+            if recs is not None and len(d) < sum(1 for _, n in recs[1:] if n):
+                # pandas' python engine leaves out a record it cannot split (a quote opened in a
+                # cell runs on over the next lines) without a word (review 20c: two runs vanished)
+                line, n = next(((ln, n) for ln, n in recs[1:] if n > width), (None, None))
+                where = (f"line {line} runs on over the lines after it ({n} cells where the header has {width})"
+                         if line else "a record could not be split into cells")
+                raise ValueError(f"the file cannot be read as CSV: {where}: a quote (\") opened in a cell and "
+                                 "not closed where the cell ends?")
             d.index = d.index - 1
             d.columns = columns
             if "dtype" not in kw:  # numbers as the default reading gives them (run ids stay text)
@@ -2617,7 +2666,7 @@ def _read(csv_path) -> pd.DataFrame:
             raise ValueError("the file has no header line (expected the columns of calibration.csv)") from None
         except pd.errors.ParserError as e:
             if "Expected" not in str(e) or "fields" not in str(e):
-                raise ValueError(f"the file cannot be read as CSV: {' '.join(str(e).split())}") from None
+                raise ValueError(f"the file cannot be read as CSV: {_parser_error_text(e, records())}") from None
             return lenient()
         return d if isinstance(d.index, pd.RangeIndex) else lenient()  # a first record longer than the header
 
@@ -2655,6 +2704,15 @@ def _read(csv_path) -> pd.DataFrame:
                     df.at[i, df.columns[k]] = fields[k] if k < len(fields) and str(fields[k]).strip() else None
             if first not in [df.columns[names.index(c)] for c in ("run_id", "source_key") if c in names]:
                 df.at[i, first] = None
+    # a record with fewer cells than the header (a line cut short, a quote left open above it):
+    # pandas fills the missing cells with nothing, so the row would be skipped for "not
+    # published" settings; the count goes with the reason (review 20)
+    recs = records()
+    counts = None if recs is None else [n for _, n in recs[1:] if n]
+    width = len(df.columns) - (_READ_ERROR in df.columns)
+    if counts is not None and len(counts) == len(df) and any(n < width for n in counts):
+        df[_READ_NOTE] = [f"the line has {n} cells where the header has {width}: cut short, or a quote left open?" if n < width
+                          else None for n in counts]
     # header cells as the calibration file writes them: trimmed, lower case ("GPU", "tp "); a
     # column whose name only differs in case from one already there is dropped (the exact name wins)
     names = [str(c).strip().lower() for c in df.columns]
@@ -2683,7 +2741,7 @@ def _read(csv_path) -> pd.DataFrame:
                          "first would be read)")
     # a row with no cell at all (",,,,", a spreadsheet's trailing rows) is no run: dropped as a
     # blank line is; the other rows keep their line numbers
-    cells = df.drop(columns=[_READ_ERROR], errors="ignore")
+    cells = df.drop(columns=[_READ_ERROR, _READ_NOTE], errors="ignore")
     blank = np.ones(len(df), dtype=bool)
     for k in range(cells.shape[1]):
         col = cells.iloc[:, k]
@@ -2791,10 +2849,11 @@ def rows_to_scenarios(df: pd.DataFrame, defaults_out: list | None = None
         if rid:
             first_of[rid] = i
         r.pop(_READ_ERROR, None)
+        short = r.pop(_READ_NOTE, None)
         used: list = []
         s, why = row_to_scenario(r, used)
         if s is None:
-            skipped[i] = why
+            skipped[i] = f"{why}; {short}" if short else why
         else:
             scen.append(s)
             idx.append(i)

@@ -28,8 +28,10 @@ the pace; everything is per GPU of that stage:
   matmuls vs 2, :data:`FLASH_BWD_OVER_FWD`); without flash: the full ``s²`` batched GEMMs
   (backward 2×) plus the materialised score matrix through HBM (softmax, dropout); with flash
   attention, sliding-window layers count ``min(w, s)`` keys per query instead of ``s``
-  (``model_stats.attention_keys``; without flash the scores are computed in full and masked).
-  Norms,
+  (``model_stats.attention_keys``; without flash the scores are computed in full and masked);
+  on Hopper and Blackwell the flash core's rate is × ``k/(k + C)`` with ``k`` the keys a query
+  visits per kernel call (causal ``s/2``, ÷ cp) and ``C`` = 240 keys of per-query overhead
+  (:data:`ATTN_QUERY_OVERHEAD_KEYS`). Norms,
   residual adds, activation functions and the cross-entropy are HBM-bandwidth bound (bytes
   counted per token: fused kernels, or PyTorch eager ops one by one with
   ``training.elementwise = "eager"``, :data:`RMSNORM_BYTES_EAGER_FWD`). Recompute adds one forward of everything (full; with
@@ -143,6 +145,29 @@ CAUSAL_WORK_FRAC = 0.5
 #: GB300 64 — Blackwell Ultra doubles the exp throughput).
 ATTN_DHEAD_KNEE = {"ampere": 32.0, "hopper": 64.0, "blackwell": 128.0}
 ATTN_DHEAD_KNEE_DEFAULT = 64.0
+#: Flash attention's per-query overhead, in keys' worth of work: a kernel call pays, per query
+#: tile, a prologue (loading Q, the softmax state) and an epilogue (rescaling and writing O, the
+#: log-sum-exp) on top of the key blocks it visits, so its rate grows with the keys per query
+#: ``k`` as ``T∞ · k/(k + C)``. Read off the tables of pytorch/benchmark PR #2391 (commit
+#: ff65cb67, H100, d_h 128, no mask, B·s = 16K tokens, 16 heads): FlashAttention-3 430 / 517 /
+#: 566 / 590 / 614 / 621 TFLOP/s and the Triton FlashAttention-2 tutorial kernel 329 / 390 /
+#: 434 / 459 / 471 / 477 at s = 512 … 16K; a least-squares fit of 1/T = (1 + C/k)/T∞ gives C =
+#: 235 and 243 keys (T∞ 630 and 484 TFLOP/s), so 240 for both kernel kinds on Hopper.
+#: FlashAttention-3's causal panel (Shah et al. 2024, Fig. 5, d_h 128: 292 … 616 TFLOP/s) fits
+#: C ≈ 317 with k = s/2 keys visited (the diagonal blocks' masking on top): 240 is the lower,
+#: unmasked figure. Blackwell takes Hopper's (assumed: no table read); Ampere and the other
+#: families none (no table read; the calibration file's 61 A100 rows, MosaicML's FlashAttention-2
+#: / Triton kernels at 512 … 65K tokens, fit worse with it: docs/timing.md, review 20). Applied
+#: per CP hop: a ring step is one kernel call over ``k/cp`` keys.
+ATTN_QUERY_OVERHEAD_KEYS = {"hopper": 240.0, "blackwell": 240.0}
+#: The tables' shortest length (512 keys per query): below it the factor is held at
+#: 512/(512 + C) = 0.68, not extrapolated (at 128 keys per query, a 1K sequence over CP 4, the
+#: fitted curve would make flash slower than materialised scores, which no kernel table shows).
+ATTN_QUERY_OVERHEAD_MIN_KEYS = 512.0
+#: Bound on the flash core's forward time, × the materialised core's: (1 + 2)/(1 + 2.5), the
+#: passes without recompute (materialised fwd + 2 bwd, flash fwd + 2.5 bwd; with one more forward
+#: recomputed the bound 4/4.5 is looser), so the flash core is never the slower over a step.
+FLASH_NEVER_SLOWER_BOUND = 3.0 / 3.5
 #: Flash attention backward / forward work: the forward runs 2 matmuls per block (QKᵀ, PV),
 #: the backward 5 (QKᵀ recomputed, dV = PᵀdO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q): 2.5×
 #: (Dao 2023, FlashAttention-2 §3.1.2 / Alg. 2; the flash-attn benchmark counts bwd FLOPs as
@@ -532,6 +557,7 @@ class _Consts:
         self.n_fam = nf
         self.attn_max_tab = np.minimum(C["attn_eff_rel"] * e16, 1.0)
         self.knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT) for fam in FAMILIES])
+        self.query_overhead_tab = np.array([ATTN_QUERY_OVERHEAD_KEYS.get(fam, 0.0) for fam in FAMILIES])
         #: FlashAttention-2-class kernels (FLASH2_PEAK_UTIL): the d_h-free part of the factor on
         #: the native Hopper kernels, and by ``family`` whether a row takes it
         amp, hop = FAMILIES.index("ampere"), FAMILIES.index("hopper")
@@ -803,6 +829,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         fa2_rows = (g("attention_kernel") == _FLASH2) & K.fa2_applies[fam]
         if np.any(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
             eff_attn = np.where(fa2_rows, eff_attn * _flash2_factor(K, dqk), eff_attn)
+        cq = K.query_overhead_tab[fam]
+        if np.any(cq > 0):  # per-query overhead (ATTN_QUERY_OVERHEAD_KEYS), per CP hop of k/cp keys,
+            # held at the tables' shortest length below it (ATTN_QUERY_OVERHEAD_MIN_KEYS)
+            k_hop = np.maximum(keys * causal_frac / c, ATTN_QUERY_OVERHEAD_MIN_KEYS)
+            eff_attn = eff_attn * k_hop / (k_hop + cq)
         return causal_frac * attn_full_flop / (peak_core * eff_attn)
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
@@ -818,6 +849,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_core = core_materialised()
     else:
         t_core = np.where(flash, core_flash(), core_materialised())
+    if flash.any() and bool(np.any(K.query_overhead_tab[fam] > 0)):
+        # The per-query overhead on top of Blackwell's exp knee or the FlashAttention-2 factor can
+        # put the flash core above materialised scores at a few hundred keys per query, which no
+        # kernel table shows: its forward is bounded so that every pass count of the step (fwd +
+        # 2.5 bwd [+ 1 recompute] against the materialised fwd + 2 bwd [+ 1]) stays at or below the
+        # materialised core's (FLASH_NEVER_SLOWER_BOUND; review 17c's invariant).
+        t_bound = FLASH_NEVER_SLOWER_BOUND * core_materialised()
+        core_bounded = flash & (t_bound < t_core)
+        t_core = np.where(core_bounded, t_bound, t_core)
+    else:
+        core_bounded = False
 
     # Elementwise, one forward: h-sized ops sharded by TP only with SP (t is an integer).
     tok_ihbm = tok * inv_hbm
@@ -1568,7 +1610,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 # the costed stage's own mix of dense and MoE layers (DualPipe: the model's average)
                 "_layer_mb": own(layer_mb_hi, layer_mb_lo),
                 "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-                "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
+                "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_core_bounded": core_bounded, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
                 # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
                 "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": (n_tp_coll + 2.0 * d_share) * (
@@ -1808,6 +1850,8 @@ def explain(row: dict) -> dict[str, str]:
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
            if r.get("sliding_window") and r.get("flash_attention") else "")
+        + ("; bounded at 3/3.5 × the materialised scores' core, so flash is never the slower over a step"
+           if bool(np.any(T.get("_core_bounded", False))) else "")
         + f"), {_elem_text(r, T)}; "
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "
         + (f"MLP GEMM eff {eff_mlp:.3f}" if _moe_dense_layers(r)[1] > 0 else "")
@@ -2079,8 +2123,27 @@ def _attn_label(r: dict) -> str:
         rel = flash2_speed_ratio(fam, float(r.get("head_dim") or 128.0))
         how = ("the A100-calibrated FA2 × 35/73, head-dim knee "
                f"{FLASH2_DHEAD_KNEE:g}" if fam == "hopper" else "Hopper's factor, assumed")
-        return f"flash, FlashAttention-2-class kernels at {rel:.2f} × the native ones ({how}; native knee {knee:g})"
-    return f"flash, native kernels, head-dim knee {knee:g}"
+        return (f"flash, FlashAttention-2-class kernels at {rel:.2f} × the native ones ({how}; native knee {knee:g})"
+                + _query_overhead_text(r, fam))
+    return f"flash, native kernels, head-dim knee {knee:g}" + _query_overhead_text(r, fam)
+
+
+def _query_overhead_text(r: dict, fam: str) -> str:
+    """``; × k/(k + C) = …`` of the flash core's per-query overhead (ATTN_QUERY_OVERHEAD_KEYS), or ""."""
+    cq = ATTN_QUERY_OVERHEAD_KEYS.get(fam, 0.0)
+    if cq <= 0:
+        return ""
+    s, cp = float(r.get("seq_len") or 0.0), max(float(r.get("cp") or 1.0), 1.0)
+    sw, frac = float(r.get("sliding_window") or 0.0), float(r.get("swa_layer_frac") or 0.0)
+    if sw > 0:
+        keys, keys_causal = (float(np.asarray(x)) for x in model_stats.attention_keys(s, sw, frac))
+    else:
+        keys, keys_causal = s, s * CAUSAL_WORK_FRAC
+    k0 = keys_causal / cp
+    k = max(k0, ATTN_QUERY_OVERHEAD_MIN_KEYS)
+    held = f" (held at {ATTN_QUERY_OVERHEAD_MIN_KEYS:g}, the tables' shortest)" if k0 < k else ""
+    return (f"; per-query overhead × k/(k + {cq:g}) = {k:,.6g}/{k + cq:,.6g} = {k / (k + cq):.3f}, "
+            f"k = {'keys visited per query' if sw > 0 else 's/2'}{'/cp' if cp > 1 else ''} = {k0:,.6g}{held}")
 
 
 #: Per layer and micro-batch (forward + backward), the step below which kernel launches (about

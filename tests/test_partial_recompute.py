@@ -104,26 +104,38 @@ def test_export_and_link():
 
 def test_each_stage_recomputes_its_own_share_on_uneven_splits():
     """DeepSeek-V3 (61 layers, pp 16, uneven: first 13 stages 4 layers, last 3 stages 3 layers) with
-    N = 3: the first stage recomputes 3 of 4 layers, the last all of its 3; the step is paced by
-    the slower stage, so its compute equals full recompute's when the last stage paces it. EP 16:
-    on 1F1B the expert all-to-all is exposed (the overlap needs PP 1, interleaving or DualPipe,
-    timing.ep_overlap_possible, review 14j), and the preset's EP 64 all-to-all would make a
-    4-layer stage the slowest instead."""
+    N = 3: the first stages recompute 3 of 4 layers, the last all of its 3. EP 16: on 1F1B the
+    expert all-to-all is exposed (the overlap needs PP 1, interleaving or DualPipe,
+    timing.ep_overlap_possible, review 14j). With N = 3 the last stage (3 layers + the output head,
+    all recomputed) paces the step; under full recompute a middle rank with four MoE layers does
+    (since review 20's refit; before it the last stage paced both), so the last stage's compute per
+    micro-batch is the same in both, and the step with N = 3 is no longer than with full."""
+    from planner import batch, memory, model_stats
+
+    def terms(d):
+        b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+        b.update(model_stats.stats(b))
+        b.update(memory.stage(b))
+        return timing._terms(b)
+
+    def one(T, k):
+        return float(np.asarray(T[k]).reshape(-1)[0])
+
     d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
     d["parallelism"].update(schedule="1f1b", recompute="full", recompute_layers=3, ep=16)
     n3 = planner.evaluate(d).results
+    T3 = terms(d)
     d["parallelism"]["recompute_layers"] = None
     full = planner.evaluate(d).results
-    assert n3["t_compute_s"] <= full["t_compute_s"]
-    from planner import batch, memory, model_stats
-    d["parallelism"]["recompute_layers"] = 3
-    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
-    b.update(model_stats.stats(b))
-    b.update(memory.stage(b))
-    T = timing._terms(b)
-    # the last stage (3 layers + the output head) paces this step, and it recomputes all 3
-    assert float(np.asarray(T["_layers_stage"]).reshape(-1)[0]) == 3.0
-    assert n3["t_compute_s"] == pytest.approx(full["t_compute_s"], rel=1e-12)
+    Tf = terms(d)
+    assert n3["step_time_s"] <= full["step_time_s"]
+    # the last stage (3 layers + the output head) paces the N = 3 step, and it recomputes all 3
+    assert one(T3, "_layers_stage") == 3.0
+    assert one(T3, "_last_mb") == pytest.approx(one(Tf, "_last_mb"), rel=1e-12)
+    # the first stage recomputes 3 of its 4 layers: less than under full recompute
+    assert one(T3, "_first_mb") < one(Tf, "_first_mb")
+    m = 120  # micro-batches per pipeline: global batch 15,360 / (micro-batch 1 × DP 128)
+    assert n3["t_compute_s"] == pytest.approx(m * one(T3, "_last_mb"), rel=1e-12)
 
 
 def test_moe_leading_dense_layers_are_the_recomputed_ones():

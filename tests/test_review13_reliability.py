@@ -87,7 +87,7 @@ def test_a_run_shorter_than_its_checkpoint_interval_gets_the_finite_run_time_and
     _out, row = _row(d)
     assert math.isclose(rel.finite_run_days(row), want, rel_tol=1e-4)
     short = [n for n in r.notes if n.startswith("The run is short against the pfs checkpoint interval")]
-    assert len(short) == 1 and f"about {want:.3g} d" in short[0] and "Monte Carlo" in short[0]
+    assert len(short) == 1 and f"about {want:.4g} d" in short[0] and "Monte Carlo" in short[0]  # reliability._g
     assert not any("which tracks the Monte Carlo" in n for n in r.notes)
     mc = planner.simulate(d, n_trials=4_000, seed=0)["time_to_train_days"]
     assert abs(mc.mean() - want) < 4 * mc.std() / math.sqrt(len(mc))
@@ -117,7 +117,7 @@ def test_monte_carlo_is_not_refused_for_an_interval_longer_than_the_run():
         assert abs(days.mean() - want) < 4 * days.std() / math.sqrt(len(days))
     assert r.results["goodput"] == 0.0  # 1e9 s: exp(−5.7e3) underflows
     why = rel.zero_goodput_reason({**r.results, **_row(d)[1]})
-    assert f"about {want:.3g} d" in why and "does not finish in expectation" not in why
+    assert f"about {want:.4g} d" in why and "does not finish in expectation" not in why
 
 
 def test_the_refusal_of_a_really_long_run_still_quotes_the_headline():

@@ -36,11 +36,13 @@ def _distinct_by_hand(df):
 
 
 def test_one_row_per_result_hides_ties_and_says_how_many():
-    df = _page_sweep("llama3-8b-h100-64")
+    # an A100 preset: since review 20 (flash attention's per-query overhead per CP hop on Hopper,
+    # and the refitted DP overlap) the H100 presets' top splits no longer tie exactly
+    df = _page_sweep("mpt-7b-a100-8")
     want = _distinct_by_hand(df).head(20)
     assert len(want) == 20 and len(df.head(20).drop_duplicates(
         subset=["step_time_s", "mem_total_bytes"])) < 20  # the premise: the plain top 20 holds ties
-    at = _run(EXPLORE, {"p": "llama3-8b-h100-64", "ex_ties": "1"})
+    at = _run(EXPLORE, {"p": "mpt-7b-a100-8", "ex_ties": "1"})
     assert not at.exception
     assert at.toggle(key="ex_ties").value is True
     table = at.dataframe[0].value

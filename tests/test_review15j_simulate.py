@@ -21,6 +21,7 @@ Closed forms used (exponential failures, Daly 2006, FGCS 22(3), renewal argument
 
 from __future__ import annotations
 
+import re
 import importlib
 import math
 import subprocess
@@ -433,7 +434,9 @@ def test_a_run_that_never_finishes_and_would_hit_a_cap_above_200000_is_refused_w
         planner.simulate(d, n_trials=10)
     msg = str(e.value)
     assert msg.startswith("simulate: the analytic model expects this run never to finish")
-    assert "gpu, node, cluster" in msg and f"about {cap:,.0f} failures per run" in msg
+    assert "gpu, node, cluster" in msg
+    m = re.search(r"about ([\d,]+) failures per run", msg)  # a whole count (the code may floor the .8)
+    assert m and abs(int(m[1].replace(",", "")) - cap) < 1.0, (m and m[1], cap)
     r = subprocess.run([sys.executable, "-m", "planner.cli", "simulate", "--preset", "llama3-405b-h100-16k", "--set",
                         'checkpoint.tiers=[{"tier":"host_memory","replicas":0}]', "--set", "reliability.rate_scale=40",
                         "--trials", "10"], capture_output=True, text=True, cwd=ROOT, timeout=120)

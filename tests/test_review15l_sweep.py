@@ -234,7 +234,7 @@ def test_pareto_flags_are_exactly_the_non_dominated_rows(preset):
 
 
 def test_distinct_results_keeps_the_best_of_each_tie_group_and_counts_the_rest():
-    s = planner.load_preset("default")
+    s = planner.load_preset("mpt-7b-a100-8")  # the default's H100 space has no exact ties since review 20
     df = sw.sweep(s, **SMALL)
     seen, keep = set(), []
     for i, r in enumerate(df[list(sw.TIE_COLUMNS)].itertuples(index=False)):
@@ -244,7 +244,7 @@ def test_distinct_results_keeps_the_best_of_each_tie_group_and_counts_the_rest()
             keep.append(i)
     d = sw.distinct_results(df)
     assert list(d.index) == keep
-    assert len(df) - len(d) > 100  # the preset's space has many exact ties (DP × CP × micro-batch)
+    assert len(df) - len(d) > 100  # the preset's space has many exact ties (328: DP × CP × micro-batch)
     assert d.attrs == df.attrs
 
 

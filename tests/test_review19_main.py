@@ -2,7 +2,8 @@
 validation reader's torch.compile statements.
 
 Expected values come from the data file's constants by hand (docs/timing.md, review 19):
-Blackwell FP8 eff_max = MAMF fraction 0.763 × default scale 0.905 × (0.82 / 0.91).
+Blackwell FP8 eff_max = MAMF fraction 0.763 × default scale 0.915 × (0.82 / 0.93) (review 20's refit;
+0.905 × 0.82 / 0.91 before it).
 """
 
 from __future__ import annotations
@@ -37,16 +38,16 @@ def _eff(b, C=None) -> float:
 
 def test_documented_constants_the_hand_figures_use():
     sc = CAL["gemm_eff_scale"]
-    assert (sc["default"], sc["hopper_16bit"], sc["hopper_fp8"]) == (0.905, 0.91, 0.82)
+    assert (sc["default"], sc["hopper_16bit"], sc["hopper_fp8"]) == (0.915, 0.93, 0.82)
     assert "blackwell_fp8" not in sc and "blackwell_16bit" not in sc
     assert CAL["mamf_frac"]["blackwell"]["fp8"] == 0.763
 
 
 def test_b200_fp8_eff_max_is_the_hand_value():
-    """0.763 × 0.905 × 0.82 / 0.91 = 0.62223 (B200 has no MAMF of its own in the catalogue)."""
-    assert _eff(_b("dgx-b200", "fp8")) == pytest.approx(0.763 * 0.905 * 0.82 / 0.91, rel=1e-12)
-    # BF16 keeps the 16-bit scale: 0.776 × 0.905
-    assert _eff(_b("dgx-b200", "bf16")) == pytest.approx(CAL["mamf_frac"]["blackwell"]["16bit"] * 0.905, rel=1e-12)
+    """0.763 × 0.915 × 0.82 / 0.93 = 0.61557 (B200 has no MAMF of its own in the catalogue)."""
+    assert _eff(_b("dgx-b200", "fp8")) == pytest.approx(0.763 * 0.915 * 0.82 / 0.93, rel=1e-12)
+    # BF16 keeps the 16-bit scale: 0.776 × 0.915
+    assert _eff(_b("dgx-b200", "bf16")) == pytest.approx(CAL["mamf_frac"]["blackwell"]["16bit"] * 0.915, rel=1e-12)
 
 
 def test_fp4_on_blackwell_takes_the_same_scale():
@@ -62,16 +63,16 @@ def test_a_fitted_blackwell_fp8_scale_would_win_over_the_ratio():
 
 def test_the_ratio_slows_a_gemm_bound_b200_fp8_step_and_nothing_else():
     """Against the old rule (Blackwell FP8 at the 16-bit default, emulated by a constant file
-    that fits blackwell_fp8 = 0.905): the B200 FP8 compute time rises, by less than 1/0.901 (the
+    that fits blackwell_fp8 = 0.915): the B200 FP8 compute time rises, by less than 1/0.882 (the
     attention core and elementwise work do not move); H100 FP8 and B200 BF16 stay bit-identical."""
     old = copy.deepcopy(CAL)
-    old["gemm_eff_scale"]["blackwell_fp8"] = 0.905
+    old["gemm_eff_scale"]["blackwell_fp8"] = 0.915
     for system, prec, moves in (("dgx-b200", "fp8", True), ("dgx-b200", "bf16", False), ("dgx-h100", "fp8", False)):
         b = _b(system, prec)
         new_t = float(np.asarray(timing._terms(b)["t_compute_s"]).reshape(-1)[0])
         old_t = float(np.asarray(timing._terms(b, old)["t_compute_s"]).reshape(-1)[0])
         if moves:
-            assert 1.0 < new_t / old_t < 0.91 / 0.82, (system, prec, new_t / old_t)
+            assert 1.0 < new_t / old_t < 0.93 / 0.82, (system, prec, new_t / old_t)
         else:
             assert new_t == old_t, (system, prec)
 
@@ -91,7 +92,7 @@ def test_explain_names_the_ratio_where_it_applies():
         d["training"]["precision"] = prec
         return planner.evaluate(d).explain["t_compute_s"]
 
-    assert "Hopper's FP8 / 16-bit ratio 0.901" in eff_text("dgx-b200", "fp8")
+    assert "Hopper's FP8 / 16-bit ratio 0.882" in eff_text("dgx-b200", "fp8")
     assert "ratio" not in eff_text("dgx-b200", "bf16")
     assert "ratio" not in eff_text("dgx-h100", "fp8")
 
@@ -268,16 +269,16 @@ def test_explain_names_the_numbers_of_eff_max():
     d["cluster"]["system"] = "dgx-b200"
     d["training"]["precision"] = "fp8"
     text = planner.evaluate(d).explain["t_compute_s"]
-    assert ("GEMM eff_max 0.622 (the family's MAMF fraction 0.763 × the fitted scale 0.8155; the scale 0.8155 = "
-            "the family's 16-bit scale 0.905 × Hopper's FP8 / 16-bit ratio 0.901)") in text
+    assert ("GEMM eff_max 0.616 (the family's MAMF fraction 0.763 × the fitted scale 0.8068; the scale 0.8068 = "
+            "the family's 16-bit scale 0.915 × Hopper's FP8 / 16-bit ratio 0.882)") in text
     d["training"]["precision"] = "fp4"  # FP4 GEMMs at the FP8 fraction: said so
-    assert "the family's FP8 MAMF fraction 0.763 × the fitted scale 0.8155" in planner.evaluate(d).explain["t_compute_s"]
+    assert "the family's FP8 MAMF fraction 0.763 × the fitted scale 0.8068" in planner.evaluate(d).explain["t_compute_s"]
     d["training"]["precision"] = "fp8"
     d["cluster"]["overrides"] = {"power_limit_w": 800}  # the limit is a factor of its own, before the scale's origin
     text = planner.evaluate(d).explain["t_compute_s"]
-    assert "× the fitted scale 0.8155 × power limit (800 W / TDP 1000 W)^0.237 = × 0.9485" in text
-    assert text.index("power limit") < text.index("the scale 0.8155 =")
-    assert 0.763 * 0.8155 == pytest.approx(0.622, abs=5e-4)
+    assert "× the fitted scale 0.8068 × power limit (800 W / TDP 1000 W)^0.237 = × 0.9485" in text
+    assert text.index("power limit") < text.index("the scale 0.8068 =")
+    assert 0.763 * 0.8068 == pytest.approx(0.616, abs=5e-4)
 
 
 # -- review 19d: more ways of saying "unknown", TorchTitan's CLI flag, NVTE read as a statement -----

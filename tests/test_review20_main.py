@@ -279,3 +279,94 @@ def test_the_open_quote_line_counts_lines_inside_quoted_cells(tmp_path):
     assert text.splitlines()[4] == 'x,"abc,1,2'  # line 5
     with pytest.raises(ValueError, match=r'a quote \(\"\) opened on line 5 is never closed'):
         validation.validate(p)
+
+
+# --- flash attention's per-query overhead (timing.ATTN_QUERY_OVERHEAD_KEYS) ----------------------------
+
+def _core(system="dgx-h100", seq=8192, mbs=1, cp=1, flash=True, kernel="native", model="llama3-8b"):
+    """One forward's attention-core time of one layer and micro-batch (timing._terms' _t_core)."""
+    import numpy as np
+
+    from planner import batch, model_stats, timing
+    import planner
+    d = planner.load_preset("default").to_json_dict()
+    d["model"] = model
+    d["cluster"].update(system=system, n_gpus=8 * cp)
+    d["training"].update(seq_len=seq, micro_batch_size=mbs, global_batch_size=8 * mbs)
+    d["parallelism"].update(tp=1, pp=1, cp=cp, dp=8, vpp=1, schedule="1f1b", sequence_parallel=False,
+                            flash_attention=flash, attention_kernel=kernel)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    T = timing._terms(b)
+    return float(np.asarray(T["_t_core"]).reshape(-1)[0]), bool(np.any(T["_core_bounded"]))
+
+
+def test_overhead_constant_is_the_tables_fit():
+    """Least squares of 1/T = (1 + C/k)/T∞ over pytorch/benchmark PR #2391's H100 tables (d_h 128,
+    no mask): FlashAttention-3 and the Triton FlashAttention-2 kernel both give C ≈ 240 keys."""
+    import numpy as np
+
+    from planner import timing
+    k = np.array([512, 1024, 2048, 4096, 8192, 16384.0])
+    for T in ([430.32, 517.099, 565.544, 590.233, 614.234, 620.73], [328.882, 389.723, 433.721, 458.359, 470.732, 476.753]):
+        a, b = np.linalg.lstsq(np.vstack([np.ones_like(k), 1 / k]).T, 1 / np.array(T), rcond=None)[0]
+        assert 230 < b / a < 250
+    assert timing.ATTN_QUERY_OVERHEAD_KEYS == {"hopper": 240.0, "blackwell": 240.0}
+
+
+def test_core_time_grows_as_keys_plus_overhead():
+    """The same tokens per micro-batch (2 × 4,096 against 1 × 8,192): the causal work per token
+    doubles with s, and the time per query is ∝ k + C with k = s/2 keys — on H100 (4,096 + 240) /
+    (2,048 + 240) = 1.89510, on A100 (no overhead) exactly 2."""
+    h_long, _ = _core(seq=8192, mbs=1)
+    h_short, _ = _core(seq=4096, mbs=2)
+    assert h_long / h_short == pytest.approx(4336 / 2288, rel=1e-12)
+    a_long, _ = _core("dgx-a100-80gb", seq=8192, mbs=1)
+    a_short, _ = _core("dgx-a100-80gb", seq=4096, mbs=2)
+    assert a_long / a_short == pytest.approx(2.0, rel=1e-12)
+
+
+def test_each_ring_hop_pays_the_overhead():
+    """CP 2 at 8,192 tokens: each rank holds half the queries and runs two kernel calls of
+    2,048 causal keys per query: time ∝ (s/cp)·cp·(k/cp + C) → (2,048 + 240)/(4,096 + 240) =
+    0.52768 of the CP 1 core (0.5 without the overhead)."""
+    one, _ = _core(cp=1)
+    two, _ = _core(cp=2)
+    assert two / one == pytest.approx(2288 / 4336, rel=1e-12)
+
+
+def test_below_the_tables_shortest_length_the_factor_is_held():
+    """1,024 tokens: k = 512 keys per query, the tables' shortest; over CP 4 each hop would visit
+    128, but the factor stays 512/752, so the core is exactly a quarter of the CP 1 one."""
+    one, b1 = _core(seq=1024, cp=1)
+    four, b4 = _core(seq=1024, cp=4)
+    assert not b1 and not b4
+    assert four / one == pytest.approx(0.25, rel=1e-12)
+
+
+def test_flash_core_is_bounded_by_the_materialised_one_and_says_so():
+    """FlashAttention-2-class kernels on B200 (Hopper's factor, the exp knee of 128) at 4,096 tokens
+    over CP 4: the flash core would be slower than the materialised scores; it is held at
+    3/3.5 × the materialised core (fwd + 2.5 bwd against fwd + 2 bwd), and the explain says so."""
+    import planner
+    flash, bounded = _core("dgx-b200", seq=4096, cp=4, kernel="flash2")
+    mat, _ = _core("dgx-b200", seq=4096, cp=4, kernel="flash2", flash=False)
+    assert bounded and flash == pytest.approx(3 / 3.5 * mat, rel=1e-12)
+    d = planner.load_preset("default").to_json_dict()
+    d["model"] = "llama3-8b"
+    d["cluster"].update(system="dgx-b200", n_gpus=32)
+    d["training"].update(seq_len=4096, micro_batch_size=1, global_batch_size=8)
+    d["parallelism"].update(tp=1, pp=1, cp=4, dp=8, vpp=1, schedule="1f1b", sequence_parallel=False,
+                            attention_kernel="flash2")
+    assert "bounded at 3/3.5 × the materialised scores' core" in planner.evaluate(d).explain["t_compute_s"]
+    native, nb = _core("dgx-h100")
+    assert not nb
+
+
+def test_explain_prints_the_overhead_factor():
+    import planner
+    text = planner.evaluate(planner.load_preset("default")).explain["t_compute_s"]
+    assert "per-query overhead × k/(k + 240) = 4,096/4,336 = 0.945, k = s/2 = 4,096" in text
+    d = planner.load_preset("default").to_json_dict()
+    d["cluster"]["system"] = "dgx-a100-80gb"
+    assert "per-query overhead" not in planner.evaluate(d).explain["t_compute_s"]

@@ -152,7 +152,7 @@ ATTN_DHEAD_KNEE_DEFAULT = 64.0
 #: ff65cb67, H100, d_h 128, no mask, B·s = 16K tokens, 16 heads): FlashAttention-3 430 / 517 /
 #: 566 / 590 / 614 / 621 TFLOP/s and the Triton FlashAttention-2 tutorial kernel 329 / 390 /
 #: 434 / 459 / 471 / 477 at s = 512 … 16K; a least-squares fit of 1/T = (1 + C/k)/T∞ gives C =
-#: 235 and 243 keys (T∞ 630 and 484 TFLOP/s), so 240 for both kernel kinds on Hopper.
+#: 236 and 244 keys (T∞ 630 and 485 TFLOP/s), so 240 for both kernel kinds on Hopper.
 #: FlashAttention-3's causal panel (Shah et al. 2024, Fig. 5, d_h 128: 292 … 616 TFLOP/s) fits
 #: C ≈ 317 with k = s/2 keys visited (the diagonal blocks' masking on top): 240 is the lower,
 #: unmasked figure. Blackwell takes Hopper's (assumed: no table read); Ampere and the other
@@ -166,7 +166,8 @@ ATTN_QUERY_OVERHEAD_KEYS = {"hopper": 240.0, "blackwell": 240.0}
 ATTN_QUERY_OVERHEAD_MIN_KEYS = 512.0
 #: Bound on the flash core's forward time, × the materialised core's: (1 + 2)/(1 + 2.5), the
 #: passes without recompute (materialised fwd + 2 bwd, flash fwd + 2.5 bwd; with one more forward
-#: recomputed the bound 4/4.5 is looser), so the flash core is never the slower over a step.
+#: recomputed the bound 4/4.5 is looser), so the flash core's compute over a step is never above
+#: the materialised one's.
 FLASH_NEVER_SLOWER_BOUND = 3.0 / 3.5
 #: Flash attention backward / forward work: the forward runs 2 matmuls per block (QKᵀ, PV),
 #: the backward 5 (QKᵀ recomputed, dV = PᵀdO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q): 2.5×
@@ -856,7 +857,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # 2.5 bwd [+ 1 recompute] against the materialised fwd + 2 bwd [+ 1]) stays at or below the
         # materialised core's (FLASH_NEVER_SLOWER_BOUND; review 17c's invariant).
         t_bound = FLASH_NEVER_SLOWER_BOUND * core_materialised()
-        core_bounded = flash & (t_bound < t_core)
+        # only the rows that pay the overhead: an Ampere row in the same batch keeps its own core
+        # (review 20d: an A100 row was bounded only when a Hopper row shared its batch)
+        core_bounded = flash & (K.query_overhead_tab[fam] > 0) & (t_bound < t_core)
         t_core = np.where(core_bounded, t_bound, t_core)
     else:
         core_bounded = False
@@ -1850,7 +1853,8 @@ def explain(row: dict) -> dict[str, str]:
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
            if r.get("sliding_window") and r.get("flash_attention") else "")
-        + ("; bounded at 3/3.5 × the materialised scores' core, so flash is never the slower over a step"
+        + ("; bounded at 3/3.5 × the materialised scores' core, so its compute over a step (fwd + 2.5 bwd) is never "
+           "above theirs (fwd + 2 bwd)"
            if bool(np.any(T.get("_core_bounded", False))) else "")
         + f"), {_elem_text(r, T)}; "
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "

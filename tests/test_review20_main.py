@@ -358,7 +358,8 @@ def test_flash_core_is_bounded_by_the_materialised_one_and_says_so():
     d["training"].update(seq_len=4096, micro_batch_size=1, global_batch_size=8)
     d["parallelism"].update(tp=1, pp=1, cp=4, dp=8, vpp=1, schedule="1f1b", sequence_parallel=False,
                             attention_kernel="flash2")
-    assert "bounded at 3/3.5 × the materialised scores' core" in planner.evaluate(d).explain["t_compute_s"]
+    assert ("bounded at 3/3.5 × the materialised scores' core, so its compute over a step (fwd + 2.5 bwd) is never "
+            "above theirs (fwd + 2 bwd)") in planner.evaluate(d).explain["t_compute_s"]
     native, nb = _core("dgx-h100")
     assert not nb
 
@@ -370,3 +371,27 @@ def test_explain_prints_the_overhead_factor():
     d = planner.load_preset("default").to_json_dict()
     d["cluster"]["system"] = "dgx-a100-80gb"
     assert "per-query overhead" not in planner.evaluate(d).explain["t_compute_s"]
+
+
+def test_the_bound_acts_only_on_the_rows_that_pay_the_overhead():
+    """Review 20d: an A100 row (no overhead) was bounded only when a Hopper row shared its batch.
+    An inline A100 with a very slow exp unit (knee 2,000) has a flash core above the materialised
+    one; alone or beside the default preset it keeps it, and its step is the same either way."""
+    import numpy as np
+
+    import planner
+    d = planner.load_preset("llama31-8b-torchtitan-h100-8").to_json_dict()
+    acc = planner.catalog.accelerators()["a100-sxm-80gb"].model_dump(mode="json")
+    acc["attention_dhead_knee"] = 2000.0
+    acc["sources"]["attention_dhead_knee"] = "test: a slow exp unit"
+    d["cluster"].update(system="dgx-a100-80gb", accelerator=acc)
+    d["cluster"].pop("overrides", None)
+    d["training"]["seq_len"] = 2048
+    from planner import batch, model_stats, timing
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    T = timing._terms(b)
+    assert not bool(np.any(T["_core_bounded"]))
+    alone = planner.evaluate(d).results["step_time_s"]
+    both = planner.evaluate_many([d, planner.load_preset("default")])
+    assert float(both["step_time_s"].iloc[0]) == pytest.approx(alone, rel=1e-12)

@@ -301,7 +301,12 @@ def test_doubling_a_degree_at_a_fixed_batch_never_lowers_the_gpu_seconds(s, axis
     """Strong scaling: twice the GPUs on the same global batch can at best halve the step — smaller
     GEMMs run less efficiently, a deeper pipeline or fewer micro-batches per pipeline has more
     bubble, and more ranks add communication. So step × GPUs never falls (no super-linear
-    speed-up)."""
+    speed-up). One modelled exception, left out: TorchTitan's per-op SAC (``op_sac``) recomputes the
+    attention output projection O at TP 1 (it rebuilds the residual the MLP norm's backward needs)
+    and not at TP > 1 (the saved reduce-scatter does), so TP 1 → 2 drops one GEMM's recompute
+    (GPT-3 175B on one H100 at 1K tokens: 3.895 → 2 × 1.933 GPU-s; none / selective / full rise;
+    found with HYPOTHESIS_PROFILE=explore in review 20)."""
+    assume(not (axis == "tp" and s.parallelism.tp == 1 and s.parallelism.recompute == "op_sac"))
     a = s.to_json_dict()
     b = copy.deepcopy(a)
     b["parallelism"][axis] *= 2

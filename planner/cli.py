@@ -46,13 +46,13 @@ class UsageError(Exception):
 # ----------------------------------------------------------------------------------- input
 
 def _parse_value(text: str, path: str = "") -> Any:
-    from .schema import _json_int
+    from .schema import JsonTextError, loads_json
 
     try:
-        return json.loads(text, parse_int=_json_int)
+        return loads_json(text)  # as input files are read: a key given twice, 5,000 digits refused
     except json.JSONDecodeError:
         return text
-    except ValueError as e:  # review 20c: 5,000 digits raised Python's int-conversion limit as a traceback
+    except JsonTextError as e:  # review 20c: 5,000 digits raised Python's int-conversion limit as a traceback
         raise UsageError([f"--set {path or 'value'}: {e}"]) from None
     except RecursionError:  # nested past the recursion limit: not a value the schema could take
         raise UsageError([f"--set value nested too deeply to be read as JSON ({len(text):,} characters)"]) from None

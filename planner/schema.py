@@ -1118,7 +1118,7 @@ def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
     try:
         # utf-8-sig: a byte-order mark (Windows Notepad writes one) is dropped, as the CSV reader does
         return loads_json(p.read_text(encoding="utf-8-sig"))
-    except (_DuplicateKey, _NumberTooLong) as e:
+    except JsonTextError as e:  # a key given twice, a 5,000-digit integer
         raise InputError([f"{path}: {e}"]) from None
     except FileNotFoundError:
         raise InputError([f"{path}: no such file"]) from None

@@ -395,3 +395,10 @@ def test_the_bound_acts_only_on_the_rows_that_pay_the_overhead():
     alone = planner.evaluate(d).results["step_time_s"]
     both = planner.evaluate_many([d, planner.load_preset("default")])
     assert float(both["step_time_s"].iloc[0]) == pytest.approx(alone, rel=1e-12)
+
+
+def test_set_a_json_value_naming_a_key_twice_is_refused(capsys):
+    assert cli_main(["evaluate", "--preset", "default", "--set",
+                     'checkpoint.tiers=[{"tier": "pfs", "tier": "host_memory"}]']) == 2
+    err = capsys.readouterr().err
+    assert "--set checkpoint.tiers: key 'tier' given twice in one object (\"pfs\", then \"host_memory\"); give it once" in err

@@ -315,6 +315,18 @@ class StorageTier(_Sourced):
             raise ValueError(f"scope = '{self.scope}' does not fit kind = '{self.kind}', which needs scope "
                              f"'{want}' (host_memory and local_nvme are per node; pfs and object_store "
                              "are shared by the job)")
+        if want == "shared":
+            # a node tier's null bandwidth is the system's (host memory, NVMe); a shared store has no
+            # such figure, so one with neither a per-node nor an aggregate rate was infinitely fast
+            # (found by review, session 21: an inline PFS saved a 405B checkpoint in its device-to-host
+            # copy alone, with no note)
+            for way in ("write", "read"):
+                if (getattr(self, f"{way}_bw_per_node_bytes_per_s") is None
+                        and getattr(self, f"aggregate_{way}_bw_bytes_per_s") is None):
+                    raise ValueError(
+                        f"{way}_bw_per_node_bytes_per_s and aggregate_{way}_bw_bytes_per_s are both null: a "
+                        f"shared tier ({self.kind}) needs at least one of them (bytes/s; the catalogue's "
+                        "'pfs' has 25e9 write / 40e9 read per node and 2e12 in aggregate)")
         return self
 
 

@@ -1134,13 +1134,42 @@ def _valid(sj: dict) -> bool:
     return _link_errors(sj) is None
 
 
-def _plain_start(sj: dict) -> dict | None:
+_valid_schema = _valid
+
+
+def _tp_cap(sj: dict) -> int | None:
+    """The largest TP the split fitter may move to: the system's NVLink domain (the sweep's rule,
+    ``tp ≤ nvlink_domain_size``), or the scenario's own TP where that is larger already (a link
+    that asks for TP across nodes keeps it); None when the system cannot be read (no cap).
+
+    Found by review (session 21): ``?p=default&gbs=511`` on 1,024 GPUs fitted TP 64 · PP 16 ·
+    DP 1 (511 is odd, so DP must be 1): TP across eight DGX nodes, 689 days, with only a warning,
+    while the Explore page found no split; the batch is now refused instead."""
+    try:
+        from . import catalog
+
+        dom = int(catalog.resolve_system((sj.get("cluster") or {}).get("system")).nvlink_domain_size)
+    except Exception:  # noqa: BLE001 - an unreadable system: the schema reports it
+        return None
+    tp = _get(sj, _PAR_FIELDS["tp"].path)
+    return max(dom, int(tp)) if isinstance(tp, int) and not isinstance(tp, bool) else dom
+
+
+def _within_cap(sj: dict, cap: int | None) -> bool:
+    tp = _split_get(sj, "tp")
+    return cap is None or not isinstance(tp, int) or tp <= cap
+
+
+def _plain_start(sj: dict, cap: int | None = None) -> dict | None:
     """The scenario on the first plain split (planner.sweep.plain_splits: TP dividing the heads
     and GPUs, PP the GPUs left; no CP/EP/interleaving, 1F1B, uneven layer split, DP derived)
-    that validates; None when none does (the fault is not in the split)."""
+    that validates, with TP at most ``cap`` (:func:`_tp_cap`); None when none does (the fault is
+    not in the split)."""
     from .sweep import plain_splits
 
     for tp, pp in plain_splits(sj, limit=100):
+        if cap is not None and tp > cap:
+            continue
         cand = _split_copy(sj)
         for key, v in (("tp", tp), ("pp", pp), ("cp", 1), ("ep", 1), ("etp", None), ("vpp", 1), ("sch", "1f1b"),
                        ("ls", "uneven"), ("dps", None), ("dp", None)):
@@ -1184,9 +1213,13 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
     """See :func:`_fit_split`. ``frozen``: split keys held at the given values (never changed;
     None when the split cannot fit with them)."""
     frozen = dict(frozen or {})
+    cap = _tp_cap(sj)
 
     def holds(s: dict) -> bool:
         return all(_split_get(s, k) == (_par_default(k) if v is None else v) for k, v in frozen.items())
+
+    def _valid(s: dict) -> bool:  # noqa: F811 - the module's check, and TP within the cap
+        return _within_cap(s, cap) and _valid_schema(s)
 
     try:
         if "dp" not in link_split and "dp" not in frozen and _get(sj, _PAR_FIELDS["dp"].path) is not None:
@@ -1194,7 +1227,7 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
             _split_put(sj, "dp", None)
             if _valid(sj):
                 return sj
-        start = _plain_start(sj)
+        start = _plain_start(sj, cap)
         if start is None:
             return None
         n_gpus = _get(sj, ("cluster", "n_gpus"))

@@ -176,6 +176,10 @@ by the framework of its source group (what that framework did by default), never
   ``dgx1-v100``, or ``dgx2-v100`` when the name or interconnect names a DGX-2 / HGX-2 or
   NVSwitch; ``MI250X`` → ``frontier-mi250x``, one GPU per GCD, as the Frontier papers count;
   an H100 named HBM2e / lower-TDP / 500 W → ``hgx-h100-96gb-hbm2e``).
+* **node size**: a row that states fewer GPUs per node than the system's node-local NVLink
+  domain holds (``4x H200 per node``) runs on that system cut to the stated node
+  (:func:`_node_as_stated`: NVLink domain = the stated node, per-node host memory, NVMe and
+  power scaled down), so collectives are placed as the row ran them.
 
 An empty ``ffn`` of a row read as GPT (a name in none of the families of ``_arch``, no
 catalogue model) is 4·hidden, the GPT-2 / GPT-3 / Megatron-LM GPT definition (Radford et al.
@@ -1478,6 +1482,41 @@ def _stated_gpus_per_node(r: dict) -> int | None:
     return counts.pop() if len(counts) == 1 and min(counts) >= 1 else None
 
 
+#: Per-node figures of a catalogue system that scale with its GPUs (a smaller node of the same
+#: kind carries its share of them); the per-GPU ones (NIC bandwidth) and the accelerator stay.
+_PER_NODE_FIELDS = ("host_memory_bytes", "host_memory_bw_bytes_per_s", "local_nvme_bytes",
+                    "local_nvme_write_bw_bytes_per_s", "local_nvme_read_bw_bytes_per_s", "node_power_w")
+
+
+def _node_as_stated(system: str, stated: int | None, used: list) -> str | dict:
+    """The catalogue ``system`` id, or an inline system of ``stated`` GPUs per node where the row
+    states fewer per node than the catalogue's node-local NVLink domain holds (``4x H200 per
+    node`` on the 8-GPU ``dgx-h200``): placement follows the row — the NVLink domain is the
+    stated node, so a DP / FSDP group beside TP 4 crosses the network from its second rank (until
+    2026-12-02 the catalogue's 8-GPU node put two such ranks in one domain and halved their
+    network traffic: KempnerForge 70B, TP 4 × FSDP on 4-GPU H200 nodes, came out 61-72 % fast).
+    Per-node capacities (:data:`_PER_NODE_FIELDS`) are scaled by ``stated / gpus_per_node``
+    (an assumption, said in ``used``); a rack-scale domain (NVL72) and a larger stated node keep
+    the catalogue's system."""
+    spec = catalog.systems()[system]
+    if (stated is None or stated >= spec.gpus_per_node or spec.nvlink_domain_size != spec.gpus_per_node
+            or spec.gpus_per_node % stated):
+        return system
+    d = spec.model_dump(mode="json")
+    frac = stated / spec.gpus_per_node
+    for k in _PER_NODE_FIELDS:
+        d[k] = d[k] * frac
+    d.update(name=f"{spec.name}, {stated} GPUs per node (as the row states)", gpus_per_node=stated,
+             nvlink_domain_size=stated,
+             notes=(f"Derived by the validation reader from catalogue system '{system}' ({spec.gpus_per_node} GPUs "
+                    f"per node): {stated} GPUs per node and an NVLink domain of {stated}, as the row states; host "
+                    f"memory, its bandwidth, local NVMe and node power x {stated}/{spec.gpus_per_node} (assumed: "
+                    "the same node kind, smaller); accelerator and NIC bandwidth per GPU as the catalogue's."))
+    used.append(f"node of {stated} GPUs as stated ({system} has {spec.gpus_per_node}; NVLink domain "
+                f"{stated}; host memory, NVMe and power per node × {stated}/{spec.gpus_per_node})")
+    return d
+
+
 def _tokens(cell, seq_len: int | None) -> float:
     """Tokens per global batch: a plain number; ``4M`` / ``4 million`` tokens as 4·2^20 when
     that is a whole number of sequences (Llama 2's "4M tokens" = 1,024 × 4,096), else 4·10^6
@@ -2456,7 +2495,7 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
                         "ep_comm_overlap": (fw["ep_comm_overlap"] if fw["ep_comm_overlap"] is not None
                                             else r.get("_schedule") == "dualpipe"),
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
-        "cluster": {"system": system, "n_gpus": n},
+        "cluster": {"system": _node_as_stated(system, _stated_gpus_per_node(r), used), "n_gpus": n},
     }
     overrides = {}
     nic = network_bw_per_gpu(r.get("interconnect"), _stated_gpus_per_node(r) or sys_.gpus_per_node)

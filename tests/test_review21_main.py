@@ -1,0 +1,153 @@
+"""Session 21 (main): a validation row that states fewer GPUs per node than the catalogue system
+holds runs on that node size, so its collectives are placed as the run placed them.
+
+Expected values are hand calculations of the α-β ring (docs/timing.md, planner/comm.py) with the
+sourced constants: the DGX H200's NIC bandwidth 400 Gb/s = 50e9 B/s per GPU (catalogue
+``dgx-h200``, nv-basepod) and the network link efficiency 0.92 (hardware/calibration.json
+``link_eff.network``, sourced: IB NDR 92-98 %).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+import planner
+from planner import validation
+
+ROOT = Path(__file__).resolve().parents[1]
+OOS = ROOT / "validation" / "out_of_sample.csv"
+RUN = "kempnerforge_70b_32xh200_tp4_fsdp8"  # TP 4 x FSDP 8 on 4-GPU H200 nodes, 4 micro-batches
+
+NIC_BPS = 50e9
+NET_EFF = 0.92
+
+
+def _row(**changes) -> dict:
+    rows = list(csv.DictReader(io.StringIO(OOS.read_text(encoding="utf-8"))))
+    r = next(x for x in rows if x["run_id"] == RUN)
+    r.update(changes)
+    return r
+
+
+def _no_overlap(scen) -> dict:
+    d = scen.to_json_dict()
+    d["parallelism"]["dp_comm_overlap"] = False  # exposed DP time = every collective's time
+    return d
+
+
+def test_a_stated_4_gpu_node_is_the_node_the_row_runs_on():
+    used: list[str] = []
+    scen, why = validation.row_to_scenario(_row(), used)
+    assert scen is not None, why
+    sys_ = scen.cluster.system
+    assert not isinstance(sys_, str)
+    assert (sys_.gpus_per_node, sys_.nvlink_domain_size) == (4, 4)
+    assert sys_.accelerator == "h200-sxm-141gb" and sys_.nic_bw_per_gpu_bytes_per_s == NIC_BPS
+    # per-node capacities scaled by 4/8 from the DGX H200's 2 TiB, 10.2 kW
+    assert sys_.host_memory_bytes == pytest.approx(2 ** 41 / 2)
+    assert sys_.node_power_w == pytest.approx(10200 / 2)
+    assert any("node of 4 GPUs as stated" in u for u in used)
+
+
+def test_fsdp_beside_tp4_on_4_gpu_nodes_crosses_the_network_by_hand():
+    scen, why = validation.row_to_scenario(_row())
+    assert scen is not None, why
+    r = planner.evaluate(_no_overlap(scen))
+    P = r.results["params_total"]
+    shard = P / 4  # TP 4 shards every weight (norm weights, replicated, are 2e-5 of P)
+    # ring over the 8 FSDP ranks, each in its own node: (n-1)/n of the shard through the NIC
+    ag = 7 / 8 * shard * 2 / (NIC_BPS * NET_EFF)  # bf16 parameters
+    rs = 7 / 8 * shard * 4 / (NIC_BPS * NET_EFF)  # fp32 gradients
+    m = 64 // (2 * 8)  # global batch 64 / (micro-batch 2 x DP 8) = 4
+    expected = m * (2 * ag + rs)  # FSDP: gather forward and backward, reduce-scatter, per micro-batch
+    assert expected == pytest.approx(10.74, rel=2e-3)  # the figure, worked: 4 x (2 x 0.671 + 1.342) s
+    assert r.results["t_dp_comm_exposed_s"] == pytest.approx(expected, rel=1e-3)
+
+
+def test_the_catalogue_8_gpu_node_halves_that_traffic():
+    """Without the statement the DGX H200 holds two FSDP ranks of a TP-4 group per node: the ring
+    crosses each node boundary through both ranks' NICs, half the bytes per NIC (ring_link)."""
+    plain = _row(gpu="H200 141GB", interconnect="NVLink intra-node, InfiniBand inter-node")
+    scen8, why = validation.row_to_scenario(plain)
+    assert scen8 is not None, why
+    assert scen8.cluster.system == "dgx-h200"
+    scen4, _ = validation.row_to_scenario(_row())
+    t8 = planner.evaluate(_no_overlap(scen8)).results["t_dp_comm_exposed_s"]
+    t4 = planner.evaluate(_no_overlap(scen4)).results["t_dp_comm_exposed_s"]
+    assert t8 / t4 == pytest.approx(0.5, rel=2e-3)
+
+
+@pytest.mark.parametrize("text, system", [
+    ("8x H200 per node", "dgx-h200"),           # the catalogue's own size: unchanged
+    ("16 GPUs per node", "dgx-h200"),           # larger than the NVLink domain: not invented
+])
+def test_other_node_sizes_keep_the_catalogue_system(text, system):
+    scen, why = validation.row_to_scenario(_row(interconnect=text))
+    assert scen is not None, why
+    assert scen.cluster.system == system
+
+
+def test_a_rack_scale_domain_keeps_its_system():
+    """GB200 NVL72: 4 GPUs per node is the catalogue's own node; the 72-GPU domain stays."""
+    scen, why = validation.row_to_scenario(_row(gpu="GB200", interconnect="4x GB200 per node, NVL72"))
+    assert scen is not None, why
+    sys_ = scen.cluster.system
+    assert isinstance(sys_, str)
+    from planner import catalog
+    spec = catalog.resolve_system(sys_)
+    assert spec.nvlink_domain_size == 72 and spec.gpus_per_node == 4
+
+
+# --- share links: the split fitter keeps TP inside the NVLink domain --------------------------
+
+def test_an_odd_global_batch_on_1024_gpus_is_refused_not_fitted_across_nodes():
+    """511 = 7 · 73 is odd, so micro-batch · DP divides it only with DP = 1; TP · PP = 1,024 then
+    needs TP ≥ 1,024 / 80 layers > 8, beyond the DGX H100's 8-GPU NVLink domain. The link's batch
+    is refused (the base preset's 512 kept), not fitted to TP 64 · PP 16 (found by review)."""
+    from planner import share
+
+    sj, warnings = share.params_to_scenario({"p": "default", "gbs": "511"})
+    assert sj["training"]["global_batch_size"] == 512
+    assert sj["parallelism"]["tp"] == 8
+    assert len(warnings) == 1 and warnings[0].startswith("gbs: refused, training.global_batch_size = 511 is not "
+                                                         "divisible by micro_batch_size·dp"), warnings
+
+
+def test_a_link_that_asks_for_tp_across_nodes_keeps_it():
+    from planner import share
+
+    sj, warnings = share.params_to_scenario({"p": "default", "tp": "16"})
+    assert sj["parallelism"]["tp"] == 16 and not any(w.startswith("tp") for w in warnings), warnings
+
+
+# --- a shared checkpoint tier states a bandwidth ----------------------------------------------
+
+@pytest.mark.parametrize("given, missing", [
+    ({}, "write"),
+    ({"write_bw_per_node_bytes_per_s": 1e10}, "read"),
+    ({"aggregate_write_bw_bytes_per_s": 1e12}, "read"),
+])
+def test_a_shared_tier_without_any_bandwidth_is_refused(given, missing):
+    from planner.schema import InputError
+
+    tier = {"name": "my pfs", "kind": "pfs", "scope": "shared", "survives": ["node"],
+            "sources": {k: "what-if" for k in given}, **given}
+    sj = {"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 64},
+          "checkpoint": {"tiers": [{"tier": tier}]}}
+    with pytest.raises(InputError) as e:
+        planner.evaluate(sj)
+    assert f"{missing}_bw_per_node_bytes_per_s and aggregate_{missing}_bw_bytes_per_s are both null" in str(e.value)
+
+
+def test_a_shared_tier_with_only_an_aggregate_rate_is_accepted():
+    rates = {"aggregate_write_bw_bytes_per_s": 1e11, "aggregate_read_bw_bytes_per_s": 1e11}
+    tier = {"name": "my pfs", "kind": "pfs", "scope": "shared",
+            "survives": ["software", "gpu", "node", "network", "cluster"],
+            "sources": {k: "what-if" for k in rates}, **rates}
+    r = planner.evaluate({"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 64},
+                          "checkpoint": {"tiers": [{"tier": tier}]}})
+    assert r.results["goodput"] > 0

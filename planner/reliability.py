@@ -19,22 +19,30 @@ Model (DESIGN §4.4):
   generalised to several tiers by grouping the classes by recovery tier, and to several failure
   classes with different recovery times::
 
-      1/goodput = (1 + Σ_k stall_k/τ_k) · 1/E · Π_k φ(Λ_k·(τ_k + stall_k)),
-      E = Σ_c (λ_c/λ)·exp(−λ·(R_c + reload_c))
+      1/goodput = (1 + Σ_k stall_k/τ_k) · e^{Σ_c λ_c·(R_c + reload_c)} · Π_k φ(Λ_k·(τ_k + stall_k))
 
-  with ``φ(x) = (e^x − 1)/x``, Λ_k the rate of the classes that recover from tier k and λ the
-  total rate. 1/E is the exact expected recovery factor when any failure also interrupts a
-  recovery in progress, which then starts over with the new class's R (renewal argument: the
-  expected recovery time is (1/λ)(1/E − 1)); with one class it is Daly's ``e^{λR}``. (Using
-  ``exp(Σ_c λ_c R_c)`` instead overstates the loss when the R_c differ: by Jensen 1/E <=
-  e^{λ·E[R]}; 0.34 against a Monte Carlo 0.41 on the default preset at 30x the failure rate.)
+  with ``φ(x) = (e^x − 1)/x`` and Λ_k the rate of the classes that recover from tier k. The
+  recovery factor is ``1 + λ·E[B]`` with ``B`` the time from a failure until training resumes
+  when failures keep arriving during a recovery: a new failure of class c' at time s extends
+  the recovery to ``max(its end, s + R_c' + reload_c')`` (a second node is repaired beside the
+  first; a software crash cannot lengthen a repair wait it falls inside). ``B`` is then the busy
+  period of an M/G/∞ queue (arrivals at rate λ, service R_c + reload_c with probability
+  λ_c/λ), whose mean is ``(e^{λ·E[S]} − 1)/λ`` (Takács 1962, *Introduction to the Theory of
+  Queues*, ch. 3; P(empty) = e^{−λE[S]} = (1/λ)/(1/λ + E[B])), so the factor is
+  ``e^{λ·E[S]} = e^{Σ_c λ_c(R_c + reload_c)}``; with one class it is Daly's ``e^{λR}``. (Until
+  2026-12-02 a failure during a recovery restarted it with the new class's time — a 660 s
+  software restart cut short a 2 h repair wait — with the factor ``1/Σ_c (λ_c/λ)e^{−λ(R_c +
+  reload_c)}``, smaller by Jensen's inequality: at 30× the default preset's failure rate the
+  time to train was 97.7 days against 117.3 with the waits kept (found by review, an
+  independent event simulation).)
   With one tier and one class this is Daly's model exactly, so the optimum interval is Daly's
   optimum (and Young's when δ ≪ M). With several tiers the grouping is a stated simplification.
-  It tracks the Monte Carlo of :mod:`planner.simulate` (docs/reliability.md: within 0.05 pp on
-  the default preset up to 100x its failure rate; within 0.1 pp up to λτ = 2 on one tier, sync saves up to 30 min included).
+  It tracks the Monte Carlo of :mod:`planner.simulate` (docs/reliability.md: within 0.03 pp on
+  the default preset up to 30x its failure rate, where the Monte Carlo still runs; within 0.1 pp
+  up to λτ = 2 on one tier, sync saves up to 30 min included).
 * **Loss breakdown** (``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``): the loss
   ``1 − goodput`` split in proportion to the renewal model's three factors, ``log(1 + Σ s/τ)``,
-  ``Σ_k log φ(Λ_k(τ_k + s_k))`` and ``log(1/E)`` (restart + repair + reload)
+  ``Σ_k log φ(Λ_k(τ_k + s_k))`` and ``Σ_c λ_c(R_c + reload_c)`` (restart + repair + reload)
   (:func:`decompose_loss`). The three are in [0, 1] and ``1 − Σ = goodput`` at any failure
   rate (the first-order terms can add up to more than 1); they tend to the first-order terms
   when λτ, λR -> 0. A class no enabled tier survives gives goodput 0 and lost_work_frac 1.
@@ -154,18 +162,6 @@ def _log_phi(x):
         return _log_phi_fast(x)
 
 
-def _recovery_log_factor(y, e):
-    """log of the recovery factor 1/E, E = 1 − y = Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}: from
-    ``−log1p(−y)`` where y < 1/2 (no cancellation for small λR), else from ``−log(e)`` (``e``
-    computed directly: no cancellation when E is tiny); inf where E = 0 (recoveries never end).
-    The choice is row by row; ``e`` is only read when some y >= 1/2."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        small = -np.log1p(-np.minimum(y, 0.5))
-        if e is None or not np.any(y >= 0.5):
-            return small
-        return np.where(y < 0.5, small, np.where(e > 0, -np.log(np.maximum(e, 1e-300)), np.inf))
-
-
 def decompose_loss(log_overhead, log_restart, log_lost, log_w):
     """Split the lost fraction ``1 − G`` of the renewal goodput ``G = exp(−log_w)`` into
     checkpoint overhead, lost work and restart, in proportion to the renewal model's own
@@ -264,9 +260,6 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         x = ex(recovery_s_) + best_reload
         restart = np.where(has, lam * x, 0.0).sum(axis=-1)
         saved = has & (best_k >= 0)
-        # y = 1 − Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)} and e = Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}
-        y = np.where(saved, lam * -np.expm1(-lam_tot * x) * inv_lam, 0.0).sum(axis=-1)
-        e = np.where(saved, lam * np.exp(-lam_tot * x) * inv_lam, 0.0).sum(axis=-1)
         # Λ_k: the failure rate that tier k recovers (n, *g, K)
         lam_by_tier = np.where(best_k[..., None, :] == np.arange(K)[:, None], lam[..., None, :], 0.0).sum(axis=-1)
         unsurvived = np.where(best_k < 0, lam, 0.0).sum(axis=-1)
@@ -274,7 +267,8 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         xk = np.where(lam_by_tier > 0, lam_by_tier * seg, 0.0)
         log_lost = _log_phi(xk).sum(axis=-1)
         log_ov = np.log1p(overhead)
-        log_rs = _recovery_log_factor(y, e)
+        # recovery factor e^{Σ_c λ_c(R_c + reload_c)} (an M/G/∞ busy period: module docstring)
+        log_rs = np.where(saved, lam * x, 0.0).sum(axis=-1)
         # the model without what makes the goodput 0 at every interval (a class no tier survives,
         # recoveries that never end): how the intervals are ranked where log_w is inf at all of
         # them, in the grid search as in the headline solver (review 16a)
@@ -503,15 +497,14 @@ class _Group:
     rate and per-tier terms.
 
     ``members`` lists (λ_c [1/s], R_c [s]) of its classes; ``lr[k]`` = Σ_c λ_c·reload_k (first
-    order), ``ey[k]`` = Σ_c (λ_c/λ)·(1 − e^{−λ(R_c + reload_k)}) and ``ee[k]`` =
-    Σ_c (λ_c/λ)·e^{−λ(R_c + reload_k)} (renewal recovery factor, λ the total rate), set by
-    :meth:`_Block.__init__`.
+    order) and ``ey[k]`` = Σ_c λ_c·(R_c + reload_k) (the log of the renewal recovery factor),
+    set by :meth:`_Block.__init__`.
     """
 
-    __slots__ = ("lam", "ok", "reload", "lr", "ey", "ee", "members")
+    __slots__ = ("lam", "ok", "reload", "lr", "ey", "members")
 
     def __init__(self, lam, ok, reload, members=None):
-        self.lam, self.ok, self.reload, self.lr, self.ey, self.ee = lam, ok, reload, {}, {}, {}
+        self.lam, self.ok, self.reload, self.lr, self.ey = lam, ok, reload, {}, {}
         self.members = members if members is not None else []
 
 
@@ -535,24 +528,16 @@ class _Block:
         self.track_lo, self.lo_reach = track_lo, (np.full(n, np.inf) if track_lo else None)
         self.U, self.s, self.lo, self.hi, self.free = U, s, lo, hi, free
         self.tau_base, self.groups, self.unsurv = tau_base, groups, unsurv
-        # Recovery factor terms: with a = −λR_c, b = −λ·reload_k,
-        # 1 − e^{a+b} = −(expm1(a) + expm1(b) + expm1(a)·expm1(b)) (no cancellation for small λR)
-        inv_lam = None
-        if lam_tot is not None:
-            inv_lam = np.where(lam_tot > 0, 1.0 / np.where(lam_tot > 0, lam_tot, 1.0), 0.0)
+        # Recovery factor terms (log of e^{Σ_c λ_c(R_c + reload_c)}, the M/G/∞ busy period of
+        # the module docstring): per group and tier, Σ_c λ_c·R_c + λ_g·reload_k
         for g in groups:
             g.lr = {k: g.lam * g.reload[k] for k in U if g.ok[k] is not False}
-            if inv_lam is None:
+            if lam_tot is None:
                 continue
-            A = Ae = None  # Σ_c λ_c·expm1(−λR_c), Σ_c λ_c·exp(−λR_c)
+            AR = None  # Σ_c λ_c·R_c
             for lam_c, R_c in g.members:
-                A = _acc(A, lam_c * np.expm1(-lam_tot * R_c))
-                Ae = _acc(Ae, lam_c * np.exp(-lam_tot * R_c))
-            lpa = g.lam + A
-            g.ey = {k: -(A + np.expm1(-lam_tot * g.reload[k]) * lpa) * inv_lam
-                    for k in U if g.ok[k] is not False}
-            g.ee = {k: Ae * np.exp(-lam_tot * g.reload[k]) * inv_lam
-                    for k in U if g.ok[k] is not False}
+                AR = _acc(AR, lam_c * R_c)
+            g.ey = {k: (g.lr[k] if AR is None else AR + g.lr[k]) for k in U if g.ok[k] is not False}
 
     def _max_lo(self, x, lo):
         """``np.maximum(x, lo)`` (x clipped at a lower bound), tracked in ``lo_reach``."""
@@ -564,7 +549,7 @@ class _Block:
     # -- assignment of failure classes to recovery tiers ------------------------------------
     def assign(self, tau, want_reload=False):
         """Rate recovering from each tier, Λ_k [1/s] (None = 0), Σ_c λ_c·reload_c and
-        y = Σ_c (λ_c/λ)·(1 − e^{−λ(R_c + reload_c)}) and 1 − y (None = 0; these three with
+        Σ_c λ_c·(R_c + reload_c), the log of the recovery factor (None = 0; these two with
         ``want_reload``).
 
         Class group g recovers from the most frequent (smallest τ) enabled tier that survives
@@ -581,7 +566,7 @@ class _Block:
             return cache[key]
 
         lam: dict = {k: None for k in self.U}
-        rterm = yterm = eterm = None
+        rterm = yterm = None
         for g in self.groups:
             for k in self.U:
                 a = g.ok[k]
@@ -599,22 +584,21 @@ class _Block:
                 if want_reload:
                     rterm = _acc(rterm, _pick(a, g.lr[k], 0.0))
                     yterm = _acc(yterm, _pick(a, g.ey[k], 0.0))
-                    eterm = _acc(eterm, _pick(a, g.ee[k], 0.0))
         if want_reload:
-            return lam, rterm, yterm, eterm
+            return lam, rterm, yterm
         return lam, rterm
 
     def objective(self, tau):
         """log(1/goodput) of the renewal model, shape (n,) (classes no tier survives aside), and
         its parts: ``lam`` (Λ_k per tier, None = 0), ``rterm`` (Σ_c λ_c·reload_c or None, first
-        order), ``ov`` (Σ_k s_k/τ_k), ``lrs`` (recovery factor −log(1 − y)), ``llw`` (lost work
-        Σ_k log φ(Λ_k(τ_k + s_k)))."""
-        lam, rterm, yterm, eterm = self.assign(tau, want_reload=True)
+        order), ``ov`` (Σ_k s_k/τ_k), ``lrs`` (log of the recovery factor, Σ_c λ_c(R_c +
+        reload_c)), ``llw`` (lost work Σ_k log φ(Λ_k(τ_k + s_k)))."""
+        lam, rterm, yterm = self.assign(tau, want_reload=True)
         ov = None
         for k in self.U:  # a tier at the "never" interval is not saved: no stall
             ov = _acc(ov, self.s[k] / tau[k] * ~is_never_saved(tau[k]))
         lov = np.log1p(ov) if ov is not None else np.zeros(self.n)
-        lrs = np.zeros(self.n) if yterm is None else _recovery_log_factor(yterm, eterm)
+        lrs = np.zeros(self.n) if yterm is None else yterm
         llw = np.zeros(self.n)
         for k in self.U:
             if lam[k] is not None:
@@ -1730,21 +1714,29 @@ FINITE_RUN_NOTE_REL = 0.01
 def _zero_everywhere_text(res: dict, tier, lam_h) -> str | None:
     """Why the renewal goodput is 0 whatever the intervals, in a few words (for the interval
     explanations), or None: a failing class that no enabled tier survives (each such failure
-    restarts training from the beginning), or a recovery factor that is infinite (recoveries
-    interrupted before they end). ``res``, ``tier``, ``lam_h``: :func:`_row_model`'s."""
-    if not np.isinf(res["log_wall_per_work"]):
+    restarts training from the beginning), or a recovery factor ``e^{Σ_c λ_c(R_c + reload_c)}``
+    so long that it alone puts the goodput below the smallest float, e^−745). ``res``, ``tier``,
+    ``lam_h``: :func:`_row_model`'s."""
+    lr = float(np.ravel(res["log_recovery_factor"])[0])
+    if not (np.isinf(res["log_wall_per_work"]) or lr > _LOG_GOODPUT_UNDERFLOW):
         return None
     lost = [fc for c, fc in enumerate(FAILURE_CLASSES) if lam_h[c] > 0 and tier[c] < 0]
     if lost:
         return "no enabled tier survives a failure of class " + ", ".join(lost)
-    if np.isinf(res["log_recovery_factor"]):
-        return "recoveries are interrupted by the next failure before they end"
+    if lr > _LOG_GOODPUT_UNDERFLOW:
+        return (f"the recovery factor e^(Σ_c λ_c(R_c + reload_c)) = e^{lr:.4g} alone puts the goodput below "
+                "the smallest float: recoveries take many times the mean time between failures, and "
+                "failures during them extend them")
     return None
+
+
+#: log(1/goodput) above which exp(−x) is 0 in float64 (the smallest subnormal is e^−745.13).
+_LOG_GOODPUT_UNDERFLOW = 745.2
 
 
 def goodput_zero_at_every_interval(row: dict) -> bool:
     """True where one scenario's row has goodput 0 whatever its checkpoint intervals (a failing
-    class no enabled tier survives, or recoveries that never end): its goodput-vs-interval curve
+    class no enabled tier survives, or recoveries so long that the goodput underflows): its goodput-vs-interval curve
     is 0 everywhere, and its intervals are chosen on the rest of the model (review 16a), so a
     chart should mark no "optimum" on that curve."""
     if not row.get("goodput", 1.0) <= 0.0:
@@ -1810,8 +1802,9 @@ def zero_goodput_reason(row: dict) -> str | None:
                 "(e.g. the parallel file system, or node-local copies with replicas).")
     return (f"goodput is 0: with failures every {_g(60.0 / lam) if lam > 0 else 'inf'} min (λ = {_g(lam)}/h) "
             f"and recoveries of up to {_g(float(R.max()) / 60.0)} min (restart + repair + reload), "
-            "recoveries are interrupted by the next failure before they complete; no progress is "
-            "made. Shorten the restart / repair (hot spares) or lower the failure rate.")
+            "failures keep arriving during the recoveries and extend them (the recovery factor "
+            "e^(Σ_c λ_c(R_c + reload_c)) puts the goodput below the smallest float): the run does not "
+            "finish in practice. Shorten the restart / repair (hot spares) or lower the failure rate.")
 
 
 def explain(row: dict) -> dict[str, str]:
@@ -1847,11 +1840,16 @@ def explain(row: dict) -> dict[str, str]:
         with np.errstate(over="ignore"):  # inf for a run that never finishes (goodput 0): shown as inf
             rec_f = np.exp(res["log_recovery_factor"])
             phi_f = np.exp(res["log_lost_work_factor"])
+        lr = float(np.ravel(res["log_recovery_factor"])[0])
+        lw = float(np.ravel(res["log_wall_per_work"])[0])
+        # a factor beyond the float range is shown by its exponent (e^710 for a 710 h recovery at
+        # λ = 1/h), never as inf beside a goodput above 0
+        rec_txt = f"{float(rec_f):.6g}" if np.isfinite(rec_f) else f"e^{lr:.6g}"
+        inv_txt = (_g(1.0 / G) if G > 0 and np.isfinite(1.0 / G) else f"e^{lw:.6g}" if np.isfinite(lw) else "inf")
         e["goodput"] = (
-            "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · 1/Σ_c(λ_c/λ)e^(−λ(R_c+reload_c))"
-            f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {float(rec_f):.6g} × {float(phi_f):.6g}"
-            f" = {_g(1.0 / G) if G > 0 else 'inf'} → goodput {_g(G)}"
-            + _recovery_floor_text(res)
+            "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · e^(Σ_c λ_c(R_c+reload_c))"
+            f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {rec_txt} × {float(phi_f):.6g}"
+            f" = {inv_txt} → goodput {_g(G)}"
         )
         share = ("share of the loss 1 − G = {:.4g} in proportion to the renewal factors "
                  "log(1 + Σ stall/τ) : Σ log φ : log recovery").format(1.0 - G)
@@ -2002,19 +2000,6 @@ def _tier_time_text(row: dict, kind: str) -> dict[str, str]:
     else:
         out[f"ckpt_{kind}_stall_s"] = f"synchronous: training waits for the whole save = {_g(stall)} s per save"
     return out
-
-
-def _recovery_floor_text(res: dict) -> str:
-    """The goodput explain's note where the recovery factor is the engine's floor, not the formula:
-    ``_recovery_log_factor`` floors E = Σ_c (λ_c/λ)e^(−λ(R_c+reload_c)) at 1e-300, so the factor
-    shows as 1e300 where the formula's is larger (found by review: a 710 h recovery at λ = 1/h,
-    e^710 ≈ 2.2e308, was shown as 1e+300 with no word of it)."""
-    lr = float(np.ravel(res["log_recovery_factor"])[0])
-    if np.isfinite(lr) and lr >= -np.log(1e-300) * (1.0 - 1e-12):
-        return (" (the recovery factor is held at 1e300: E is floored at 1e-300, below which a float "
-                "loses it; the formula's factor is larger and the goodput smaller still — the run "
-                "never finishes in practice)")
-    return ""
 
 
 def spare_shortage_probability(nodes_in_repair: float, spares: int) -> float:
@@ -2290,7 +2275,16 @@ def notes(row: dict) -> list[str]:
                     "failures a tier saved more often restores, and a tier saved less often may hold a newer save "
                     f"than it) gives about {grp['estimate']:.3g}; the Monte Carlo (planner.simulate, the Plan page) "
                     "simulates the run as it is.")
-        out.append(f"Failures are frequent (MTBF {_g(row.get('mtbf_h', np.nan))} h): the first-order "
+        # against what: the interval of the slowest tier that restores failures (found by review,
+        # session 21: "frequent (MTBF 579 h)" was said of a PFS saved every 1e6 s, λ·τ = 0.48)
+        saved_iv = [float(v) for kind in TIER_KINDS
+                    if (v := row.get(f"ckpt_{kind}_interval_opt_s")) is not None and np.isfinite(float(v))
+                    and not is_never_saved(float(v))]
+        t_max = max(saved_iv, default=np.nan)
+        against = (f"; λ·τ = {_g(rate_h * t_max / 3600.0)} for the {format_interval_s(t_max)} interval of the "
+                   "slowest tier saved" if np.isfinite(t_max) and rate_h * t_max / 3600.0 > 0.05 else "")
+        out.append(f"Failures are frequent against the checkpoint intervals and recoveries (MTBF "
+                   f"{_g(row.get('mtbf_h', np.nan))} h{against}): the first-order "
                    f"goodput ({_g(g1)}) is off; the headline uses the renewal model ({_g(row['goodput'])}), " + tail)
     if short is not None:
         out.append(short)

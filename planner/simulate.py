@@ -12,7 +12,8 @@ Model of one trial (stated simplifications in brackets):
   [the stalls are spread evenly: progress advances at ``1 / (1 + Σ_k stall_k/τ_k)`` per wall
   second]. A save becomes durable ``save_k`` wall seconds after its start (sync or async).
 * Failures arrive as a Poisson process of rate λ = Σ_c λ_c in wall time (also during a
-  restart, which then starts over); the class is drawn with probability λ_c/λ.
+  recovery, which then ends at the later of its own end and the new failure's: an M/G/∞ busy
+  period, as the analytic model's recovery factor); the class is drawn with probability λ_c/λ.
 * On a failure of class c the job rolls back to the most recent durable save of any enabled
   tier that survives c (tiers lost by an earlier failure hold only saves taken since), waits
   ``R_c`` (restart + repair) and reloads from that tier. With no such save it restarts
@@ -187,7 +188,12 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
             lost[af] += qf - target
             P[af] = target
             reload_t = np.where(tier >= 0, reload[np.maximum(tier, 0), c], 0.0)
-            pend[af] = rec_c[c] + reload_t
+            # A failure during a recovery extends it to the later of the two ends (a second node is
+            # repaired beside the first; a software crash inside a repair wait does not shorten it):
+            # the recovery is an M/G/∞ busy period, as in the analytic model (planner.reliability).
+            # Until 2026-12-02 the recovery restarted with the new failure's time (found by review).
+            left = np.maximum(r[fl] - x[fl], 0.0)
+            pend[af] = np.maximum(left, rec_c[c] + reload_t)
         active = a[fl]
         if progress is not None:
             progress(1.0 - active.size / n)

@@ -216,7 +216,7 @@ def test_recovery_factor_of_classes_with_different_restart_times():
     b["ckpt_pfs_interval_s"] = np.array([1234.0])
     out = rel.stage(b)
     lam = 2 / 7200
-    rec = 1 / (0.5 * np.exp(-lam * 600) + 0.5 * np.exp(-lam * 7200))
+    rec = np.exp(600 / 7200 + 7200 / 7200)  # e^{λ1·R1 + λ2·R2} = e^{13/12}
     x = lam * (1234 + 10)
     assert out["goodput"][0] == pytest.approx(1 / ((1 + 10 / 1234) * rec * np.expm1(x) / x), rel=1e-9)
     _check_terms(out)

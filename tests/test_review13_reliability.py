@@ -40,8 +40,9 @@ def _no_save_run_days(work_s):
     """Daly's finite-run expected time [days] of a run that never reaches its first save."""
     lam, R = _default_rates_per_s()
     L = sum(lam)
-    E = sum(l / L * math.exp(-L * r) for l, r in zip(lam, R))
-    return (1.0 / E) * math.expm1(L * work_s) / L / 86_400.0
+    # recovery factor e^{Σ_c λ_c R_c}: failures during a recovery extend it (M/G/∞ busy period)
+    rec = math.exp(sum(l * r for l, r in zip(lam, R)))
+    return rec * math.expm1(L * work_s) / L / 86_400.0
 
 
 def _scenario(interval_s, tokens=1.5e11, **top):

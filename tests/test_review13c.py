@@ -42,8 +42,9 @@ def _no_save_run_days(work_s, nodes=128, gpus=1_024):
     R = [660.0, 660.0 + 7200.0, 660.0 + 7200.0, 660.0, 14_400.0]
     lam = [x / 3600.0 for x in lam_h]
     L = sum(lam)
-    E = sum(x / L * math.exp(-L * r) for x, r in zip(lam, R))
-    return (1.0 / E) * math.expm1(L * work_s) / L / 86_400.0
+    # recovery factor e^{Σ_c λ_c R_c}: failures during a recovery extend it (M/G/∞ busy period)
+    rec = math.exp(sum(x * r for x, r in zip(lam, R)))
+    return rec * math.expm1(L * work_s) / L / 86_400.0
 
 
 def _two_tiers(pfs_s, hm_s=None, tokens=1.5e11, scale=1.0):

@@ -41,17 +41,18 @@ def _strict_evaluate(d):
 
 
 def test_cost_of_a_tiny_goodput_has_no_spurious_overflow():
-    """One failure an hour with a restart of 710 hours (2.556e6 s, within RECOVERY_S_MAX): the
-    renewal goodput is about e^-710 (held near 1e-300 by the reliability stage), above 0. The
-    wall time tokens / tokens_per_s / goodput is then ~1.7e307 s — a float — and so are the
-    GPU-hours 1,024 · wall / 3600 ≈ 5e306 and the energy; they must come out finite and consistent
-    with the formulas (docs/reliability.md, Cost), with no RuntimeWarning.
+    """One failure an hour with a restart of 690 hours (2.484e6 s, within RECOVERY_S_MAX): the
+    renewal goodput is about e^-690 ≈ 5e-300 (the recovery factor e^(λR)), above 0. The wall time
+    tokens / tokens_per_s / goodput is then ~4e306 s — a float — and so are the GPU-hours
+    1,024 · wall / 3600 ≈ 1e306 and the energy; they must come out finite and consistent with the
+    formulas (docs/reliability.md, Cost), with no RuntimeWarning (1,024 · wall alone would
+    overflow). (Until 2026-12-02: 710 hours, the old recovery factor held near 1e-300.)
 
     Found by review: ``n_gpus · wall`` was formed first and overflowed (1,024 × 1.7e307 >
     1.8e308): a RuntimeWarning, ``gpu_hours`` = ``cost_usd`` = ``energy_mwh`` = inf beside a finite
     ``time_to_train_days`` of 2e302, and the explain said 'goodput is 0'."""
     d = _default()
-    d["reliability"]["profile"] = _one_class_profile(1.0, 2.556e6)
+    d["reliability"]["profile"] = _one_class_profile(1.0, 2.484e6)
     r = _strict_evaluate(d).results
     g, rate = r["goodput"], r["tokens_per_s"]
     assert 0.0 < g < 1e-290
@@ -74,7 +75,7 @@ def test_cost_beyond_the_float_range_is_inf_in_all_four_and_says_why():
     infinite cost), without a RuntimeWarning, and the explain and notes name the goodput above 0
     instead of saying it is 0."""
     d = _default()
-    d["reliability"]["profile"] = _one_class_profile(1.0, 2.556e6)
+    d["reliability"]["profile"] = _one_class_profile(1.0, 2.484e6)
     d["cluster"]["overrides"]["price_per_gpu_hour_usd"] = 1e6
     rep = _strict_evaluate(d)
     r = rep.results
@@ -91,7 +92,7 @@ def test_cost_beyond_the_float_range_is_inf_in_all_four_and_says_why():
 def test_cost_tiny_goodput_through_evaluate_many_matches_evaluate():
     """The batch path (evaluate_many) gives the same cost columns as evaluate, without warnings."""
     d = _default()
-    d["reliability"]["profile"] = _one_class_profile(1.0, 2.556e6)
+    d["reliability"]["profile"] = _one_class_profile(1.0, 2.484e6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         t = planner.evaluate_many([d, _default()])

@@ -14,6 +14,7 @@ review found, with expected values from hand calculations."""
 from __future__ import annotations
 
 import math
+import sys
 import re
 
 import pytest
@@ -595,17 +596,19 @@ def test_nvme_offload_explain_says_nvme_not_host():
     assert "offloaded to NVMe" in t and "to the host" not in t
 
 
-def test_goodput_explain_says_when_the_recovery_factor_is_the_floor():
+def test_goodput_explain_shows_a_recovery_factor_beyond_the_float_range_by_its_exponent():
     """One job-wide failure class at 1 per hour with a 2.556e6 s (710 h) restart: the recovery
-    factor 1/e^(−λR) = e^710 ≈ 2.2e308, but E is floored at 1e-300, so the explain showed
-    '× 1e+300 ×' as the formula's value. It must say the factor is held there."""
+    factor e^(λR) = e^710 ≈ 2.2e308 is beyond the largest float (1.8e308). The explain shows it
+    as e^710, not inf beside a goodput above 0 (until 2026-12-02 the old factor's E was floored at
+    1e-300 and the explain said it was held there)."""
     d = planner.presets.preset_json("default")
     d["reliability"]["profile"] = {
         "name": "one class", "reference": "test", "source": "test",
         "classes": [{"class": "cluster", "rate": 1.0, "per": "job_hour", "restart_s": 2.556e6,
                      "repair_s": 0.0, "source": "test"}]}
-    assert 2.556e6 / 3600 == pytest.approx(710.0) and math.exp(700) > 1e300
+    assert 2.556e6 / 3600 == pytest.approx(710.0) and math.log(sys.float_info.max) < 710  # 709.78
     t = planner.evaluate(d).explain["goodput"]
-    assert "× 1e+300 ×" in t and "held at 1e300" in t
-    d["reliability"]["profile"]["classes"][0]["restart_s"] = 3600.0  # e^1 ≈ 2.7: no floor, no note
-    assert "held at" not in planner.evaluate(d).explain["goodput"]
+    assert "× e^710 ×" in t and "inf" not in t, t
+    d["reliability"]["profile"]["classes"][0]["restart_s"] = 3600.0  # e^(1 + λ·reload) ≈ 2.72: a number
+    t = planner.evaluate(d).explain["goodput"]
+    assert re.search(r"× 2\.71\d* ×", t) and "e^" not in t.split("=")[-2], t

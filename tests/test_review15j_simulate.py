@@ -10,8 +10,9 @@ per assertion), with fixed seeds, so the tests are deterministic.
 Closed forms used (exponential failures, Daly 2006, FGCS 22(3), renewal argument):
 
 * a segment of wall length s (τ of progress + its stall δ) that every failure sends back to its
-  start, each failure followed by a recovery of class c of length x_c that any failure restarts:
-  E[wall] = (e^{λs} − 1) / (λ·E),  E = Σ_c (λ_c/λ)·e^{−λ·x_c};
+  start, each failure followed by a recovery of class c of length x_c that a failure during it
+  extends to the later end (an M/G/∞ busy period B, E[B] = (e^{ρ} − 1)/λ with ρ = Σ_c λ_c·x_c,
+  Takács 1962): E[wall] = (e^{λs} − 1)·(1/λ + E[B]) = (e^{λs} − 1)·e^{ρ}/λ;
 * Wald's identities for the Poisson process N(t) stopped at the run's end T:
   E[N(T)] = λ·E[T] and E[(N(T) − λT)²] = λ·E[T];
 * the progress since the last save at a failure (sync saves, no failures during recovery):
@@ -52,11 +53,11 @@ def _one_tier(tau, delta, lam_c, rec_c, reload, work, *, trials, seed, save=None
 
 
 def _segment(lam_c, x_c, s):
-    """Expected wall time of a segment of wall length s (renewal, Daly): (e^{λs} − 1)/(λE)."""
+    """Expected wall time of a segment of wall length s (renewal, Daly, with M/G/∞ recoveries):
+    (e^{λs} − 1)·e^{Σ_c λ_c x_c}/λ."""
     lam_c, x_c = np.asarray(lam_c, float), np.asarray(x_c, float)
     lam = lam_c.sum()
-    e = float(np.sum(lam_c / lam * np.exp(-lam * x_c)))
-    return math.expm1(lam * s) / (lam * e)
+    return math.expm1(lam * s) * math.exp(float(np.sum(lam_c * x_c))) / lam
 
 
 def _days_s(df):
@@ -86,7 +87,7 @@ def test_mean_time_to_train_with_several_classes_is_the_exact_renewal_expectatio
 def test_mean_time_to_train_is_work_over_the_engines_goodput():
     """Reload 0, so every interval is alike: E[T] = W / G exactly, G the engine's renewal goodput
     (planner.reliability.expected_goodput, the headline) for the same parameters, which is also
-    the hand formula 1/G = (1 + δ/τ)·φ(λ(τ+δ))/E. 4,000 runs, 4 standard errors."""
+    the hand formula 1/G = (1 + δ/τ)·φ(λ(τ+δ))·e^{Σ_c λ_c R_c}. 4,000 runs, 4 standard errors."""
     from planner import reliability as rel
 
     tau, delta = 0.5 * M, 300.0
@@ -187,10 +188,13 @@ def test_lost_work_per_failure_with_async_saves_counts_the_save_until_it_is_dura
 def test_recovery_time_is_restart_repair_and_reload_and_hot_spares_drop_the_repair(spares):
     """Default preset (Llama 3 profile: restart 660 s for every class, + 7,200 s repair for gpu and
     node failures without hot spares, 14,400 s for a cluster outage) at 30× the failure rate, a
-    60-day run. Each failure of class c starts a recovery of x_c = restart + repair + reload that
-    the next failure cuts short: E[recovery per run] = Σ_c E[N_c]·(1 − e^{−λ x_c})/λ (Wald; the
-    next failure is independent of the past), with x_c from the profile (the tier's reload, under
-    a second here, from the engine). 600 runs, 4 standard errors of the per-run difference."""
+    60-day run. A failure of class c during training starts a recovery of x_c = restart + repair +
+    reload that failures during it extend to the later end: a busy period B of an M/G/∞ queue,
+    E[B] = (e^ρ − 1)/λ, ρ = Σ_c λ_c·x_c, with 1 + λE[B] = e^ρ failures in it (Wald: its end is a
+    stopping time). So E[recovery per run] = E[N]·e^{−ρ}·E[B] = E[N]·(1 − e^{−ρ})/λ, with x_c from
+    the profile (the tier's reload, under a second here, from the engine). 600 runs, 4 standard
+    errors of the per-run difference. (Until 2026-12-02 a failure restarted the recovery with its
+    own x_c: Σ_c E[N_c]·(1 − e^{−λx_c})/λ.)"""
     d = planner.load_preset("default").to_json_dict()
     d["reliability"].update(rate_scale=30, hot_spare_nodes=spares)
     d["checkpoint"]["tiers"] = [{"tier": "pfs"}]
@@ -206,10 +210,11 @@ def test_recovery_time_is_restart_repair_and_reload_and_hot_spares_drop_the_repa
     df = sim.simulate_params(**p, n_trials=600, seed=15)
     lam = p["lam_per_s"].sum()
     cls = df[[f"n_failures_{c}" for c in ("software", "gpu", "node", "network", "cluster")]].to_numpy()
-    per = -np.expm1(-lam * (want_rec + reload)) / lam
+    rho = float(np.sum(p["lam_per_s"] * (want_rec + reload)))
+    per = -math.expm1(-rho) / lam
     # a rollback to the start (a failure before the first save, τ ≈ minutes) reloads nothing:
     # at most one reload per run, well below the tolerance
-    diff = df["recovery_h"].to_numpy() * 3600.0 - cls @ per
+    diff = df["recovery_h"].to_numpy() * 3600.0 - cls.sum(axis=1) * per
     assert abs(diff.mean()) < 4 * diff.std(ddof=1) / math.sqrt(len(diff)) + reload.max()
 
 

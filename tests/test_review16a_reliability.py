@@ -259,8 +259,9 @@ def test_goodput_zero_at_every_interval_headline_and_grid_agree():
 
 def test_recoveries_that_never_end_headline_and_grid_agree_on_the_unused_tier():
     """Software failures twice an hour (MTBF 30 min) with a 10,000 h restart: λR = 2 × 10,000 =
-    20,000, e^(−λR) underflows to 0, so the recovery factor is infinite whatever the intervals
-    (goodput 0). NVMe (slower, survives only what host memory does): never saved, in the headline
+    20,000, the recovery factor e^(λR) = e^20000 puts the goodput below the smallest float
+    whatever the intervals (goodput 0; until 2026-12-02 e^(−λR) underflowed in the old factor's
+    denominator: "recoveries that never end"). NVMe (slower, survives only what host memory does): never saved, in the headline
     and the grid alike. Host memory: the rest of the model is one tier, δ = 10 s, M = 1800 s:
     Daly sqrt(36000)·(1 + sqrt(10/3600)/3 + 10/32400) − 10 = 189.74 × 1.017877 − 10 = 183.13 s.
     Before: the grid put both tiers at one second (its first point)."""
@@ -277,5 +278,5 @@ def test_recoveries_that_never_end_headline_and_grid_agree_on_the_unused_tier():
         assert out["ckpt_host_memory_interval_opt_s"][0] == pytest.approx(daly, rel=0.01)
     row = _row(fast, b)
     assert rel.goodput_zero_at_every_interval(row)
-    assert "recoveries are interrupted by the next failure before they end" in rel.explain(row)[
+    assert "e^2e+04 alone puts the goodput below the smallest float" in rel.explain(row)[
         "ckpt_local_nvme_interval_opt_s"]

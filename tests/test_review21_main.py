@@ -4,15 +4,19 @@ holds runs on that node size, so its collectives are placed as the run placed th
 Expected values are hand calculations of the α-β ring (docs/timing.md, planner/comm.py) with the
 sourced constants: the DGX H200's NIC bandwidth 400 Gb/s = 50e9 B/s per GPU (catalogue
 ``dgx-h200``, nv-basepod) and the network link efficiency 0.92 (hardware/calibration.json
-``link_eff.network``, sourced: IB NDR 92-98 %).
+``link_eff.network``, sourced: IB NDR 92-98 %). Also: the share-link split fitter keeps TP inside
+the NVLink domain; a shared checkpoint tier states a bandwidth; a failure during a recovery
+extends it (the M/G/∞ busy period, Takács 1962, checked against a direct event simulation).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import planner
@@ -151,3 +155,55 @@ def test_a_shared_tier_with_only_an_aggregate_rate_is_accepted():
     r = planner.evaluate({"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": 64},
                           "checkpoint": {"tiers": [{"tier": tier}]}})
     assert r.results["goodput"] > 0
+
+
+# --- recoveries: a failure during one extends it (M/G/∞ busy period) ---------------------------
+
+def _busy_periods(lam_c, x_c, n, seed):
+    """Mean busy period of an M/G/∞ queue by direct event simulation (independent of planner):
+    a recovery starts with a failure of class c (probability λ_c/λ) and lasts x_c; each failure
+    arriving before the recovery ends extends it to max(end, arrival + x_c')."""
+    rng = np.random.default_rng(seed)
+    lam_c, x_c = np.asarray(lam_c, float), np.asarray(x_c, float)
+    lam, p = lam_c.sum(), lam_c / lam_c.sum()
+    out = np.empty(n)
+    for i in range(n):
+        t, end = 0.0, x_c[rng.choice(len(p), p=p)]
+        while True:
+            t += rng.exponential(1.0 / lam)
+            if t >= end:
+                break
+            end = max(end, t + x_c[rng.choice(len(p), p=p)])
+        out[i] = end
+    return out
+
+
+def test_the_busy_period_mean_is_takacs_closed_form():
+    """E[B] = (e^{λE[x]} − 1)/λ (M/G/∞, Takács 1962), checked against a direct simulation of the
+    rule: λ = 2/h over two classes, a 10-minute restart (λ_1 = 1.5/h) and a 2-hour repair
+    (λ_2 = 0.5/h): ρ = 1.5 · 1/6 + 0.5 · 2 = 1.25. 20,000 periods, 4 standard errors."""
+    lam_c = np.array([1.5, 0.5]) / 3600.0
+    x_c = np.array([600.0, 7200.0])
+    rho = float(np.sum(lam_c * x_c))
+    assert rho == pytest.approx(1.25)
+    want = math.expm1(rho) / lam_c.sum()
+    b = _busy_periods(lam_c, x_c, 20_000, seed=3)
+    assert abs(b.mean() - want) < 4 * b.std(ddof=1) / math.sqrt(len(b)), (b.mean(), want)
+
+
+def test_the_engine_recovery_factor_is_one_plus_lambda_times_the_busy_period():
+    """The renewal factor of the goodput is 1 + λ·E[B] = e^ρ: the engine's restart share of the
+    loss, log-factor form, equals Σ_c λ_c·(R_c + reload_c) (planner.reliability.expected_goodput),
+    here with one tier and no reload."""
+    from planner import reliability as rel
+
+    lam_c = np.array([1.5 / 3600.0, 0.5 / 3600.0, 0, 0, 0])
+    R_c = np.array([600.0, 7200.0, 0, 0, 0])
+    K, C = 4, 5
+    res = rel.expected_goodput(
+        [np.array([np.nan]), np.array([np.nan]), np.array([1800.0]), np.array([np.nan])],
+        np.array([[0, 0, 5.0, 0.0]]), np.array([[False, False, True, False]]), lam_c[None, :],
+        R_c[None, :], np.zeros((1, K, C)), np.ones((1, K, C), dtype=bool))
+    assert res["log_recovery_factor"][0] == pytest.approx(1.25, rel=1e-12)
+    x = lam_c.sum() * (1800.0 + 5.0)
+    assert res["goodput"][0] == pytest.approx(1 / ((1 + 5 / 1800) * math.exp(1.25) * math.expm1(x) / x), rel=1e-12)

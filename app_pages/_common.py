@@ -385,7 +385,7 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
     (``notes`` / ``explain``), and what the page still shows.
 
     The analytic goodput is 0 in several cases (``reliability.zero_goodput_reason``): recoveries
-    interrupted by the next failure, checkpoints saved far less often than the job fails, or no
+    that failures during them extend beyond the float range, checkpoints saved far less often than the job fails, or no
     tier that survives a class of failure, where each such failure restarts from the beginning.
     In the last case a run can still finish (the Monte Carlo shows how often), so the page does
     not claim that it never does: it says that the analytic model has no finite estimate and

@@ -53,6 +53,21 @@ def _comment(prefix: str, text: str) -> str:
     return prefix + _schema.one_line(text, None)
 
 
+def _gpus_per_node(s) -> int:
+    """GPUs per node of the scenario's system (the torchrun ``--nproc-per-node``), at most the job's
+    GPUs (found by review, session 21: 8 was written for every system, GB200 NVL72's 4 too)."""
+    from . import catalog
+
+    try:
+        return min(int(catalog.resolve_system(s.cluster.system).gpus_per_node), int(s.cluster.n_gpus))
+    except Exception:  # noqa: BLE001 - the scenario validated: the system resolves
+        return 8
+
+
+def _nodes(s) -> int:
+    return -(-int(s.cluster.n_gpus) // _gpus_per_node(s))
+
+
 def _hardware_notes(s: Scenario) -> list[str]:
     """What the scenario sets outside any framework's configuration."""
     lim = s.cluster.overrides.power_limit_w
@@ -393,7 +408,7 @@ def megatron_args(scenario: Scenario | dict) -> Export:
             f"# World size {s.cluster.n_gpus} = TP {p.tp} x PP {p.pp} x CP {p.cp} x DP {p.dp}"
             + (f" (EP {p.ep} inside DP x CP)" if p.ep > 1 else "") + ".",
             f"# Paste after the launch command on {s.cluster.n_gpus} ranks, e.g. "
-            "torchrun --nnodes N --nproc-per-node 8 ... pretrain_gpt.py \\"]
+            f"torchrun --nnodes {_nodes(s)} --nproc-per-node {_gpus_per_node(s)} ... pretrain_gpt.py \\"]
     notes.extend(_hardware_notes(s))
     head += [_comment("# note: ", n) for n in notes]
     text = "\n".join(head) + "\n" + " \\\n".join(a) + "\n"

@@ -170,7 +170,7 @@ def decompose_loss(log_overhead, log_restart, log_lost, log_w):
     Parameters
     ----------
     log_overhead, log_restart, log_lost, log_w : ndarray, same shape
-        ``log(1 + Σ_k s_k/τ_k)``, ``−log Σ_c (λ_c/λ)·e^{−λ(R_c + reload_c)}`` and
+        ``log(1 + Σ_k s_k/τ_k)``, ``Σ_c λ_c·(R_c + reload_c)`` and
         ``Σ_k log φ(Λ_k(τ_k + s_k))`` (see :func:`expected_goodput`), and their sum.
 
     Returns
@@ -1715,7 +1715,7 @@ def _zero_everywhere_text(res: dict, tier, lam_h) -> str | None:
     """Why the renewal goodput is 0 whatever the intervals, in a few words (for the interval
     explanations), or None: a failing class that no enabled tier survives (each such failure
     restarts training from the beginning), or a recovery factor ``e^{Σ_c λ_c(R_c + reload_c)}``
-    so long that it alone puts the goodput below the smallest float, e^−745). ``res``, ``tier``,
+    large enough to put the goodput below the smallest float (e^−745) alone. ``res``, ``tier``,
     ``lam_h``: :func:`_row_model`'s."""
     lr = float(np.ravel(res["log_recovery_factor"])[0])
     if not (np.isinf(res["log_wall_per_work"]) or lr > _LOG_GOODPUT_UNDERFLOW):
@@ -1800,11 +1800,13 @@ def zero_goodput_reason(row: dict) -> str | None:
                 "counts that as no progress (a run much shorter than the time between such failures can "
                 "still finish: planner.simulate shows how often). Enable a tier that survives it "
                 "(e.g. the parallel file system, or node-local copies with replicas).")
+    lr = float(np.ravel(_res["log_recovery_factor"])[0])
+    llw = float(np.ravel(_res["log_lost_work_factor"])[0])
     return (f"goodput is 0: with failures every {_g(60.0 / lam) if lam > 0 else 'inf'} min (λ = {_g(lam)}/h) "
-            f"and recoveries of up to {_g(float(R.max()) / 60.0)} min (restart + repair + reload), "
-            "failures keep arriving during the recoveries and extend them (the recovery factor "
-            "e^(Σ_c λ_c(R_c + reload_c)) puts the goodput below the smallest float): the run does not "
-            "finish in practice. Shorten the restart / repair (hot spares) or lower the failure rate.")
+            f"and recoveries of up to {_g(float(R.max()) / 60.0)} min (restart + repair + reload), which "
+            f"failures during them extend, 1/goodput = (1 + Σ stall/τ) × e^{lr:.4g} (recoveries) × e^{llw:.4g} "
+            "(work lost since the last saves) is beyond the float range: the run does not finish in "
+            "practice. Shorten the restart / repair (hot spares), save more often, or lower the failure rate.")
 
 
 def explain(row: dict) -> dict[str, str]:
@@ -1845,10 +1847,13 @@ def explain(row: dict) -> dict[str, str]:
         # a factor beyond the float range is shown by its exponent (e^710 for a 710 h recovery at
         # λ = 1/h), never as inf beside a goodput above 0
         rec_txt = f"{float(rec_f):.6g}" if np.isfinite(rec_f) else f"e^{lr:.6g}"
+        llw = float(np.ravel(res["log_lost_work_factor"])[0])
+        phi_txt = (f"{float(phi_f):.6g}" if np.isfinite(phi_f) else f"e^{llw:.6g}" if np.isfinite(llw)
+                   else "inf (a failure class no enabled tier survives)")
         inv_txt = (_g(1.0 / G) if G > 0 and np.isfinite(1.0 / G) else f"e^{lw:.6g}" if np.isfinite(lw) else "inf")
         e["goodput"] = (
             "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · e^(Σ_c λ_c(R_c+reload_c))"
-            f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {rec_txt} × {float(phi_f):.6g}"
+            f" · Π_k φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {rec_txt} × {phi_txt}"
             f" = {inv_txt} → goodput {_g(G)}"
         )
         share = ("share of the loss 1 − G = {:.4g} in proportion to the renewal factors "
@@ -2234,8 +2239,8 @@ def notes(row: dict) -> list[str]:
         "training, whose fp32 weights are the master copy), split evenly "
         "over all GPUs with ZeRO >= 1; with ZeRO-0 one DP replica writes (its experts over the EP ranks).",
         "Goodput is the renewal (higher-order) model: Daly 2006 generalised to several tiers by "
-        "grouping failure classes by recovery tier (a simplification), with failures also "
-        "interrupting recoveries; the intervals maximise it. Its loss 1 − goodput is split into "
+        "grouping failure classes by recovery tier (a simplification), with failures during a "
+        "recovery extending it (an M/G/∞ busy period); the intervals maximise it. Its loss 1 − goodput is split into "
         "overhead / lost work / restart in proportion to the model's three factors. "
         "goodput_first_order is DESIGN §4.4's first-order formula (valid only where λ·τ, λ·R ≪ 1). "
         "A tier that would recover no failure class at the optimum is not saved (interval 1e8 s).",

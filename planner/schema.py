@@ -325,8 +325,9 @@ class StorageTier(_Sourced):
                         and getattr(self, f"aggregate_{way}_bw_bytes_per_s") is None):
                     raise ValueError(
                         f"{way}_bw_per_node_bytes_per_s and aggregate_{way}_bw_bytes_per_s are both null: a "
-                        f"shared tier ({self.kind}) needs at least one of them (bytes/s; the catalogue's "
-                        "'pfs' has 25e9 write / 40e9 read per node and 2e12 in aggregate)")
+                        f"shared tier ({self.kind}) needs at least one of them (bytes/s; e.g. the catalogue's "
+                        + ("'pfs': 25e9 write / 40e9 read per node, 2e12 in aggregate)" if self.kind == "pfs" else
+                           "'object_store': 12.5e9 per node, no aggregate limit)"))
         return self
 
 

@@ -1137,10 +1137,12 @@ def _valid(sj: dict) -> bool:
 _valid_schema = _valid
 
 
-def _tp_cap(sj: dict) -> int | None:
-    """The largest TP the split fitter may move to: the system's NVLink domain (the sweep's rule,
-    ``tp ≤ nvlink_domain_size``), or the scenario's own TP where that is larger already (a link
-    that asks for TP across nodes keeps it); None when the system cannot be read (no cap).
+def _tp_cap(sj: dict) -> tuple[int, Any] | None:
+    """(the system's NVLink domain, the scenario's own TP): the split fitter may move TP to at
+    most the domain (the sweep's rule, ``tp ≤ nvlink_domain_size``) and may keep the scenario's
+    own TP where that is larger already (a link that asks for TP across nodes keeps it); None
+    when the system cannot be read (no cap). Found by review (session 21): with the cap at
+    ``max(domain, own TP)`` a tampered ``tp=1e3&gbs=511`` raised it to 1,000 and TP 64 was fitted.
 
     Found by review (session 21): ``?p=default&gbs=511`` on 1,024 GPUs fitted TP 64 · PP 16 ·
     DP 1 (511 is odd, so DP must be 1): TP across eight DGX nodes, 689 days, with only a warning,
@@ -1151,16 +1153,15 @@ def _tp_cap(sj: dict) -> int | None:
         dom = int(catalog.resolve_system((sj.get("cluster") or {}).get("system")).nvlink_domain_size)
     except Exception:  # noqa: BLE001 - an unreadable system: the schema reports it
         return None
-    tp = _get(sj, _PAR_FIELDS["tp"].path)
-    return max(dom, int(tp)) if isinstance(tp, int) and not isinstance(tp, bool) else dom
+    return dom, _get(sj, _PAR_FIELDS["tp"].path)
 
 
-def _within_cap(sj: dict, cap: int | None) -> bool:
+def _within_cap(sj: dict, cap: tuple[int, Any] | None) -> bool:
     tp = _split_get(sj, "tp")
-    return cap is None or not isinstance(tp, int) or tp <= cap
+    return cap is None or not isinstance(tp, int) or tp <= cap[0] or tp == cap[1]
 
 
-def _plain_start(sj: dict, cap: int | None = None) -> dict | None:
+def _plain_start(sj: dict, cap: tuple[int, Any] | None = None) -> dict | None:
     """The scenario on the first plain split (planner.sweep.plain_splits: TP dividing the heads
     and GPUs, PP the GPUs left; no CP/EP/interleaving, 1F1B, uneven layer split, DP derived)
     that validates, with TP at most ``cap`` (:func:`_tp_cap`); None when none does (the fault is
@@ -1168,7 +1169,7 @@ def _plain_start(sj: dict, cap: int | None = None) -> dict | None:
     from .sweep import plain_splits
 
     for tp, pp in plain_splits(sj, limit=100):
-        if cap is not None and tp > cap:
+        if cap is not None and tp > cap[0] and tp != cap[1]:
             continue
         cand = _split_copy(sj)
         for key, v in (("tp", tp), ("pp", pp), ("cp", 1), ("ep", 1), ("etp", None), ("vpp", 1), ("sch", "1f1b"),

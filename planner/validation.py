@@ -1488,7 +1488,7 @@ _PER_NODE_FIELDS = ("host_memory_bytes", "host_memory_bw_bytes_per_s", "local_nv
                     "local_nvme_write_bw_bytes_per_s", "local_nvme_read_bw_bytes_per_s", "node_power_w")
 
 
-def _node_as_stated(system: str, stated: int | None, used: list) -> str | dict:
+def _node_as_stated(system: str, stated: int | None, used: list, tp: int | None = None) -> str | dict:
     """The catalogue ``system`` id, or an inline system of ``stated`` GPUs per node where the row
     states fewer per node than the catalogue's node-local NVLink domain holds (``4x H200 per
     node`` on the 8-GPU ``dgx-h200``): placement follows the row — the NVLink domain is the
@@ -1496,16 +1496,28 @@ def _node_as_stated(system: str, stated: int | None, used: list) -> str | dict:
     2026-12-02 the catalogue's 8-GPU node put two such ranks in one domain and halved their
     network traffic: KempnerForge 70B, TP 4 × FSDP on 4-GPU H200 nodes, came out 61-72 % fast).
     Per-node capacities (:data:`_PER_NODE_FIELDS`) are scaled by ``stated / gpus_per_node``
-    (an assumption, said in ``used``); a rack-scale domain (NVL72) and a larger stated node keep
-    the catalogue's system."""
+    (an assumption, said in ``used``, the derived fields' ``sources`` and ``uncertain``); a
+    rack-scale domain (NVL72) keeps the catalogue's system, and so does a larger stated node
+    (said in ``used``: whether NVLink spans it is not known). A stated node smaller than the
+    row's TP is cut too, and ``used`` says that TP then spans nodes."""
     spec = catalog.systems()[system]
-    if (stated is None or stated >= spec.gpus_per_node or spec.nvlink_domain_size != spec.gpus_per_node
-            or spec.gpus_per_node % stated):
+    if stated is None or stated == spec.gpus_per_node or spec.nvlink_domain_size != spec.gpus_per_node:
+        return system
+    if stated > spec.gpus_per_node:
+        # a larger node of the same GPU: whether its NVLink reaches all of them is not known (a
+        # DGX-2's NVSwitch does, two 8-GPU boards bridged do not): the catalogue's node is kept, said
+        used.append(f"node of {stated} GPUs stated; placed on {system}'s {spec.gpus_per_node}-GPU NVLink "
+                    "domain (whether NVLink spans the stated node is not known)")
         return system
     d = spec.model_dump(mode="json")
     frac = stated / spec.gpus_per_node
+    derived = (f"derived by the validation reader: {system}'s figure x {stated}/{spec.gpus_per_node} "
+               f"(the row's {stated}-GPU node)")
     for k in _PER_NODE_FIELDS:
         d[k] = d[k] * frac
+        d.setdefault("sources", {})[k] = derived
+    d["sources"]["gpus_per_node"] = d["sources"]["nvlink_domain_size"] = "the row's own statement"
+    d["uncertain"] = sorted(set(d.get("uncertain") or []) | set(_PER_NODE_FIELDS))
     d.update(name=f"{spec.name}, {stated} GPUs per node (as the row states)", gpus_per_node=stated,
              nvlink_domain_size=stated,
              notes=(f"Derived by the validation reader from catalogue system '{system}' ({spec.gpus_per_node} GPUs "
@@ -1513,7 +1525,8 @@ def _node_as_stated(system: str, stated: int | None, used: list) -> str | dict:
                     f"memory, its bandwidth, local NVMe and node power x {stated}/{spec.gpus_per_node} (assumed: "
                     "the same node kind, smaller); accelerator and NIC bandwidth per GPU as the catalogue's."))
     used.append(f"node of {stated} GPUs as stated ({system} has {spec.gpus_per_node}; NVLink domain "
-                f"{stated}; host memory, NVMe and power per node × {stated}/{spec.gpus_per_node})")
+                f"{stated}; host memory, NVMe and power per node × {stated}/{spec.gpus_per_node})"
+                + (f"; TP {tp} spans {-(-tp // stated)} such nodes (over the network)" if tp and tp > stated else ""))
     return d
 
 
@@ -2495,7 +2508,7 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
                         "ep_comm_overlap": (fw["ep_comm_overlap"] if fw["ep_comm_overlap"] is not None
                                             else r.get("_schedule") == "dualpipe"),
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
-        "cluster": {"system": _node_as_stated(system, _stated_gpus_per_node(r), used), "n_gpus": n},
+        "cluster": {"system": _node_as_stated(system, _stated_gpus_per_node(r), used, tp), "n_gpus": n},
     }
     overrides = {}
     nic = network_bw_per_gpu(r.get("interconnect"), _stated_gpus_per_node(r) or sys_.gpus_per_node)

@@ -207,3 +207,67 @@ def test_the_engine_recovery_factor_is_one_plus_lambda_times_the_busy_period():
     assert res["log_recovery_factor"][0] == pytest.approx(1.25, rel=1e-12)
     x = lam_c.sum() * (1800.0 + 5.0)
     assert res["goodput"][0] == pytest.approx(1 / ((1 + 5 / 1800) * math.exp(1.25) * math.expm1(x) / x), rel=1e-12)
+
+
+@pytest.mark.parametrize("tp", ["1e3", "128"])
+def test_a_tampered_tp_does_not_lift_the_cap(tp):
+    """``tp=1e3&gbs=511``: the link's TP is refused (it divides neither the GPUs nor the heads);
+    the fitter must not then take TP 64 across nodes for the odd batch (found by review: the cap
+    was max(domain, the link's TP) = 1,000)."""
+    from planner import share
+
+    sj, warnings = share.params_to_scenario({"p": "default", "tp": tp, "gbs": "511"})
+    assert sj["parallelism"]["tp"] == 8 and sj["training"]["global_batch_size"] == 512, warnings
+    assert any(w.startswith("gbs: refused") for w in warnings) and any(w.startswith("tp: refused") for w in warnings)
+
+
+@pytest.mark.parametrize("text, note", [
+    ("3 GPUs per node", "node of 3 GPUs as stated (dgx-h200 has 8; NVLink domain 3; host memory, NVMe and power "
+                        "per node × 3/8); TP 4 spans 2 such nodes (over the network)"),
+    ("16 GPUs per node", "node of 16 GPUs stated; placed on dgx-h200's 8-GPU NVLink domain (whether NVLink spans "
+                         "the stated node is not known)"),
+])
+def test_every_stated_node_size_is_said(text, note):
+    used: list[str] = []
+    scen, why = validation.row_to_scenario(_row(interconnect=text), used)
+    assert scen is not None, why
+    assert note in used, used
+
+
+def test_the_derived_node_says_where_its_figures_come_from():
+    scen, _ = validation.row_to_scenario(_row())
+    s = scen.cluster.system
+    assert s.sources["gpus_per_node"] == "the row's own statement"
+    assert s.sources["node_power_w"].startswith("derived by the validation reader: dgx-h200's figure x 4/8")
+    assert "node_power_w" in s.uncertain and "host_memory_bytes" in s.uncertain
+
+
+def test_megatron_export_launches_the_systems_gpus_per_node():
+    """torchrun --nproc-per-node is the system's GPUs per node: 4 on GB200 NVL72 (64 nodes for 256
+    GPUs), 8 on a DGX (until session 21: 8 everywhere)."""
+    from planner.export import megatron_args
+
+    text = megatron_args(planner.load_preset("qwen3-235b-gb200-256")).text
+    assert "torchrun --nnodes 64 --nproc-per-node 4 " in text
+    assert "torchrun --nnodes 128 --nproc-per-node 8 " in megatron_args(planner.load_preset("default")).text
+
+
+def _one_class(restart_s, tier):
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"]["profile"] = {"name": "p", "reference": "r", "source": "s", "classes": [
+        {"class": "software", "rate": 1.0, "per": "job_hour", "restart_s": restart_s, "source": "s"}]}
+    d["checkpoint"]["tiers"] = [tier]
+    return d
+
+
+def test_goodput_explain_and_reason_when_recoveries_and_lost_work_together_underflow():
+    """1 failure/h, restart 2,628,000 s (730 h: factor e^730, a float) and host memory every 1e5 s
+    (λτ = 27.8: φ ≈ e^24.45): together e^754, beyond the float range. The explain shows both
+    factors and the total by their exponents; the reason names both (found by review: it blamed
+    the recovery factor alone, and φ was shown as inf)."""
+    r = planner.evaluate(_one_class(2_628_000.0, {"tier": "host_memory", "interval_s": 1e5}))
+    assert r.results["goodput"] == 0.0
+    e = r.explain["goodput"]
+    assert "× e^730 ×" in e and "= e^754." in e and "inf" not in e, e
+    why = r.explain["time_to_train_days"]
+    assert "× e^730 (recoveries) × e^24.45 (work lost since the last saves) is beyond the float range" in why, why

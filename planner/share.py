@@ -1134,19 +1134,15 @@ def _valid(sj: dict) -> bool:
     return _link_errors(sj) is None
 
 
-_valid_schema = _valid
-
-
 def _tp_cap(sj: dict) -> tuple[int, Any] | None:
     """(the system's NVLink domain, the scenario's own TP): the split fitter may move TP to at
     most the domain (the sweep's rule, ``tp ≤ nvlink_domain_size``) and may keep the scenario's
     own TP where that is larger already (a link that asks for TP across nodes keeps it); None
     when the system cannot be read (no cap). Found by review (session 21): with the cap at
-    ``max(domain, own TP)`` a tampered ``tp=1e3&gbs=511`` raised it to 1,000 and TP 64 was fitted.
-
-    Found by review (session 21): ``?p=default&gbs=511`` on 1,024 GPUs fitted TP 64 · PP 16 ·
-    DP 1 (511 is odd, so DP must be 1): TP across eight DGX nodes, 689 days, with only a warning,
-    while the Explore page found no split; the batch is now refused instead."""
+    ``max(domain, own TP)`` a tampered ``tp=1e3&gbs=511`` raised it to 1,000 and TP 64 was fitted;
+    before any cap, ``?p=default&gbs=511`` on 1,024 GPUs (odd, so DP must be 1) fitted TP 64 ·
+    PP 16 across eight DGX nodes, 689 days, with only a warning, while the Explore page found no
+    split. The batch is now refused instead."""
     try:
         from . import catalog
 
@@ -1219,14 +1215,14 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
     def holds(s: dict) -> bool:
         return all(_split_get(s, k) == (_par_default(k) if v is None else v) for k, v in frozen.items())
 
-    def _valid(s: dict) -> bool:  # noqa: F811 - the module's check, and TP within the cap
-        return _within_cap(s, cap) and _valid_schema(s)
+    def fits(s: dict) -> bool:  # valid, with TP within the cap (_tp_cap)
+        return _within_cap(s, cap) and _valid(s)
 
     try:
         if "dp" not in link_split and "dp" not in frozen and _get(sj, _PAR_FIELDS["dp"].path) is not None:
             sj = _split_copy(sj)  # a preset's pinned DP follows the split (derived, as the page shows it)
             _split_put(sj, "dp", None)
-            if _valid(sj):
+            if fits(sj):
                 return sj
         start = _plain_start(sj, cap)
         if start is None:
@@ -1251,7 +1247,7 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
             trial = _split_copy(sj)
             for k, v in changes:
                 _split_put(trial, k, v)
-            if _valid(trial):
+            if fits(trial):
                 return trial
         # Rebuild: from the plain split, put back the link's values, then the preset's.
         cand = start
@@ -1266,14 +1262,14 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
                         break
                     trial = _split_copy(cand)
                     _split_put(trial, key, v)
-                    if _valid(trial):
+                    if fits(trial):
                         cand, changed = trial, True
                         break
                     # a link's VPP needs the interleaved schedule (and maybe an uneven layer split):
                     # values the link did not set follow it (found by review: vpp=3 on a DualPipe
                     # preset was refused for the preset's schedule)
                     if key == "vpp" and key in link_split and v == want:
-                        hit = next((t2 for t2 in _vpp_follow(trial, link_split) if _valid(t2)), None)
+                        hit = next((t2 for t2 in _vpp_follow(trial, link_split) if fits(t2)), None)
                         if hit is not None:
                             cand, changed = hit, True
                             break

@@ -274,7 +274,8 @@ def test_monte_carlo_parameters_are_the_stage_columns_and_reproduce_the_goodput(
         taus = [np.array([t]) for t in np.where(p["enabled"], p["tau_s"], 1.0)]
         with np.errstate(all="ignore"):
             g = rel.expected_goodput(taus, p["stall_s"][None], p["enabled"][None], p["lam_per_s"][None],
-                                     p["recovery_s"][None], p["reload_s"][None], p["survives"][None])["goodput"][0]
+                                     p["recovery_s"][None], p["reload_s"][None], p["survives"][None],
+                                     rel.save_lag_s(p["save_s"], p["stall_s"])[None])["goodput"][0]
         assert _same(g, out["goodput"][i]), (g, out["goodput"][i])
 
 
@@ -525,7 +526,20 @@ def test_headline_stage_and_grid_reference_agree(ds):
         on = np.asarray(out[f"ckpt_{kind}_enabled"], dtype=bool)
         assert np.array_equal(fast[f"ckpt_{kind}_stall_s"][on], grid[f"ckpt_{kind}_stall_s"][on]), kind
     assert np.all(fast["goodput"] >= grid["goodput"] - 1e-9)
-    assert np.allclose(fast["goodput"], grid["goodput"], rtol=0, atol=1e-4)
+    # within the grid's step, except where the headline found a better basin than the grid's
+    # coordinate refinement can reach: then its goodput must be the model's at its own intervals
+    # (session 22: with the async save lag in the goodput, the PFS (56 s save) and an object store
+    # (1.1 s) that survive the same failures differ by 4e-4; the grid kept the PFS at the
+    # optimum interval, a swap of two tiers it cannot make one coordinate at a time)
+    far = ~np.isclose(fast["goodput"], grid["goodput"], rtol=0, atol=1e-4)
+    if far.any():
+        tt = ck.tier_times(out)
+        taus = [np.nan_to_num(fast[f"ckpt_{k}_interval_opt_s"], nan=1.0) for k in TIER_KINDS]
+        with np.errstate(all="ignore"):
+            ref = rel.expected_goodput(taus, tt["stall_s"], tt["enabled"], rel.failure_rates_per_h(out) / 3600.0,
+                                       rel.recovery_s(out), tt["reload_s"], tt["survives"],
+                                       rel.save_lag_s(tt["save_s"], tt["stall_s"]))["goodput"]
+        assert np.allclose(ref[far], fast["goodput"][far], rtol=1e-9, atol=0.0)
 
 
 def test_monte_carlo_of_a_dram_bound_sub_node_job_agrees_with_the_headline():

@@ -19,10 +19,11 @@ Model (DESIGN §4.4):
   generalised to several tiers by grouping the classes by recovery tier, and to several failure
   classes with different recovery times::
 
-      1/goodput = (1 + Σ_k stall_k/τ_k) · e^{Σ_c λ_c·(R_c + reload_c)} · Π_k e^{Λ_k·L_k}·φ(Λ_k·(τ_k + stall_k))
+      1/goodput = (1 + Σ_k stall_k/τ_k) · e^{Σ_c λ_c·(R_c + reload_c)} · Π_k e^{Λ_k·L_k}·M_k·φ(Λ_k·(τ_k + stall_k))
 
-  with ``φ(x) = (e^x − 1)/x``, Λ_k the rate of the classes that recover from tier k and ``L_k``
-  the async save lag (0 for synchronous saves; **Async saves** below). The
+  with ``φ(x) = (e^x − 1)/x``, Λ_k the rate of the classes that recover from tier k, ``L_k``
+  the async save lag and ``M_k`` the missed-save factor (both 1 for synchronous saves; **Async
+  saves** below). The
   recovery factor is ``1 + λ·E[B]`` with ``B`` the time from a failure until training resumes
   when failures keep arriving during a recovery: a new failure of class c' at time s extends
   the recovery to ``max(its end, s + R_c' + reload_c')`` (a second node is repaired beside the
@@ -42,24 +43,27 @@ Model (DESIGN §4.4):
   the default preset up to 30x its failure rate, where the Monte Carlo still runs; within 0.1 pp
   up to λτ = 2 on one tier, sync saves up to 30 min included).
 * **Async saves.** With ``ckpt_async`` a save stalls training for ``stall_k`` (device-to-host
-  copy + interference) and is durable ``L_k = save_k − stall_k`` later (:func:`save_lag_s`). A
-  failure in that window finds the save unwritten and rolls back one save further. Per tier this
-  is exact in the same renewal model: after a rollback, the next save counts only once an
-  uninterrupted ``τ_k + stall_k + L_k`` has passed; after that each save needs ``τ_k + stall_k``
-  (the window of the next one overlaps the next segment), and a failure sends the run back to
-  the first case. A cycle from one rollback to the next then lasts ``e^{Λ(s+L)}/Λ`` (the first
-  save: ``(e^{Λ(s+L)} − 1)/Λ``; then exponential time ``1/Λ`` to the next failure) and commits
-  ``1/(1 − e^{−Λs})`` saves, ``s = τ + stall``, so the wall time per save is
-  ``e^{ΛL}·(e^{Λs} − 1)/Λ``: the factor ``φ`` gains ``e^{Λ_k·L_k}`` (``L_k <= τ_k``: an async
-  interval is at least the save, :func:`interval_floor_s`). It does not depend on τ, so the
-  optimum intervals are unchanged; it counts as lost work (first order ``+Σ_k Λ_k·L_k``). Left
-  out: a failure of a class another tier recovers also stops a save in flight (the Monte Carlo
-  takes it again later). Measured against the Monte Carlo (docs/reliability.md): the Llama 3
-  405B preset with its PFS at 3 GB/s aggregate, PFS alone 0.7145 against 0.7143 ± 0.0002, with
-  host memory 0.7614 against 0.7556 (until 2026-12-02 the factor was left out: 0.864).
+  copy + interference) and is durable ``L_k = save_k − stall_k`` later (:func:`save_lag_s`).
+  A failure of a class tier k recovers in that window finds the save unwritten and rolls back one
+  save further. Per tier this is exact in the same renewal model: between two such failures the
+  up time is exponential (mean ``1/Λ``) and the saves made durable number ``N`` with
+  ``P(N >= j) = e^{−ΛL}·e^{−Λsj}`` (``s = τ + stall``), so the up time per durable save is
+  ``(1/Λ)/E[N] = e^{ΛL}·(e^{Λs} − 1)/Λ``: the factor ``φ`` gains ``e^{Λ_k·L_k}``. It does not depend
+  on τ (the optimum intervals are unchanged) and counts as lost work (first order ``+Σ_k Λ_k·L_k``).
+  A failure of a class *another* tier recovers (rate ``λ_o = λ − Λ_k``) also stops the save in
+  flight; its rollback goes past that save to the other tier's newer one, so the save is skipped,
+  with probability ``p = 1 − e^{−λ_o·L_k}`` each. The newest durable save at a failure of tier k's
+  classes is then ``N − K`` saves in, ``K`` the trailing skipped ones, and ``E[N − K]/E[N] =
+  (1 − p)/(1 − p·e^{−Λ_k s_k})``: the missed-save factor ``M_k`` (:func:`_log_missed`; it grows with
+  τ, and the solver's stationarity condition has its derivative). Review 22 checked both against
+  the Monte Carlo (docs/reliability.md): the Llama 3 405B preset with its PFS at 3 GB/s aggregate,
+  PFS alone 0.7145 against 0.7143 ± 0.0002, with host memory 0.7574 against 0.7553 (the grouping
+  error of synchronous saves is the same size: 0.5414 against 0.5390); until 2026-12-02 both
+  factors were left out (0.864), and without ``M_k`` async ranked above sync at 10× the failure
+  rate where the Monte Carlo ranks it below.
 * **Loss breakdown** (``ckpt_overhead_frac``, ``lost_work_frac``, ``restart_frac``): the loss
   ``1 − goodput`` split in proportion to the renewal model's three factors, ``log(1 + Σ s/τ)``,
-  ``Σ_k [log φ(Λ_k(τ_k + s_k)) + Λ_k·L_k]`` and ``Σ_c λ_c(R_c + reload_c)`` (restart + repair + reload)
+  ``Σ_k [log φ(Λ_k(τ_k + s_k)) + Λ_k·L_k + log M_k]`` and ``Σ_c λ_c(R_c + reload_c)`` (restart + repair + reload)
   (:func:`decompose_loss`). The three are in [0, 1] and ``1 − Σ = goodput`` at any failure
   rate (the first-order terms can add up to more than 1); they tend to the first-order terms
   when λτ, λR -> 0. A class no enabled tier survives gives goodput 0 and lost_work_frac 1.
@@ -182,6 +186,25 @@ def save_lag_s(save_s, stall_s) -> np.ndarray:
     return np.where(np.isnan(lag), 0.0, np.maximum(lag, 0.0))
 
 
+def _log_missed(lam_k, lam_o, lag, x):
+    """log of the missed-save factor ``(1 − p·e^{−x})/(1 − p)`` of an async tier [-], any shape.
+
+    A failure of a class another tier recovers (rate ``lam_o`` = λ − Λ_k [1/s]) while tier k's
+    save is still being written (``lag`` = L_k [s]) stops that save; the rollback goes to the other
+    tier, past it, so the save is skipped, with probability ``p = 1 − e^{−λ_o·L}`` each,
+    independently. Over a cycle between two failures of tier k's own classes (``x = Λ_k(τ_k +
+    s_k)``, ``b = e^{−x}``) the saves made durable number ``N`` with ``P(N >= j) = e^{−Λ_k L}·b^j``;
+    the newest kept one is ``N − K`` with ``K`` the trailing skipped ones, and ``E[N − K]/E[N] =
+    (1 − p)/(1 − p·b)`` (review 22: a geometric sum; first order ``λ_o·L·x``). So tier k's
+    lost-work factor gains ``(1 − p·b)/(1 − p)``. 0 where ``lam_k`` or ``lag`` is 0."""
+    lam_o = np.maximum(lam_o, 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        y = lam_o * lag                                     # −log(1 − p)
+        p = -np.expm1(-y)
+        out = np.log1p(-p * np.exp(-x)) + y
+    return np.where((lam_k > 0) & (y > 0) & np.isfinite(out), out, np.where((lam_k > 0) & (y > 0), np.inf, 0.0))
+
+
 def _log_phi(x):
     """log((e^x − 1)/x), stable for x -> 0 and large x (see :func:`_log_phi_fast`)."""
     x = np.asarray(x, dtype=float)
@@ -244,8 +267,8 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
     lag_s : ndarray (n, K), optional — how long a save is still being written after its
         stall ends [s] (``save − stall``: async saves; 0 or None: synchronous). A failure in that
         window finds the save not yet durable and rolls back one save further: tier k's lost-work
-        factor becomes ``e^{Λ_k·L_k}·φ(Λ_k(τ_k + s_k))`` (module docstring, async saves;
-        :func:`save_lag_s`).
+        factor becomes ``e^{Λ_k·L_k}·M_k·φ(Λ_k(τ_k + s_k))`` with the missed-save factor ``M_k``
+        (module docstring, async saves; :func:`save_lag_s`, :func:`_log_missed`).
 
     Returns
     -------
@@ -300,9 +323,10 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         seg = T + ex(stall_s)
         xk = np.where(lam_by_tier > 0, lam_by_tier * seg, 0.0)
         log_lost = _log_phi(xk).sum(axis=-1)
-        if lag_s is not None:  # async: e^{Λ_k·L_k} per tier (module docstring)
-            xl = np.where(lam_by_tier > 0, lam_by_tier * ex(np.asarray(lag_s, dtype=float)), 0.0).sum(axis=-1)
-            log_lost = log_lost + xl
+        if lag_s is not None:  # async: e^{Λ_k·L_k} and the missed saves per tier (module docstring)
+            L = ex(np.asarray(lag_s, dtype=float))
+            xl = np.where(lam_by_tier > 0, lam_by_tier * L, 0.0).sum(axis=-1)
+            log_lost = log_lost + xl + _log_missed(lam_by_tier, lam_tot - lam_by_tier, L, xk).sum(axis=-1)
             lost = lost + xl
         log_ov = np.log1p(overhead)
         # recovery factor e^{Σ_c λ_c(R_c + reload_c)} (an M/G/∞ busy period: module docstring)
@@ -557,6 +581,8 @@ class _Block:
     def __init__(self, n, U, s, lo, hi, free, tau_base, groups, unsurv, track_lo=False, lam_tot=None, en=None,
                  lag=None):
         self.n = n
+        #: λ of every class [1/s] (n,) or None: the missed-save factor of async tiers (_log_missed)
+        self.lam_all = lam_tot
         #: tier -> save lag L_k [s] (async: save − stall; absent or None: 0), see :func:`save_lag_s`
         self.lag = lag if lag is not None else {}
         #: tier -> rows where it is enabled (tri-state; every tier of U in every row if not given)
@@ -633,7 +659,8 @@ class _Block:
         """log(1/goodput) of the renewal model, shape (n,) (classes no tier survives aside), and
         its parts: ``lam`` (Λ_k per tier, None = 0), ``rterm`` (Σ_c λ_c·reload_c or None, first
         order), ``ov`` (Σ_k s_k/τ_k), ``lrs`` (log of the recovery factor, Σ_c λ_c(R_c +
-        reload_c)), ``llw`` (lost work Σ_k [log φ(Λ_k(τ_k + s_k)) + Λ_k·L_k], L_k the async save lag)."""
+        reload_c)), ``llw`` (lost work Σ_k [log φ(Λ_k(τ_k + s_k)) + Λ_k·L_k + log M_k], L_k the async save lag,
+        M_k the missed-save factor)."""
         lam, rterm, yterm = self.assign(tau, want_reload=True)
         ov = None
         for k in self.U:  # a tier at the "never" interval is not saved: no stall
@@ -643,10 +670,13 @@ class _Block:
         llw = np.zeros(self.n)
         for k in self.U:
             if lam[k] is not None:
-                llw = llw + _log_phi_fast(lam[k] * (tau[k] + self.s[k]))
+                x = lam[k] * (tau[k] + self.s[k])
+                llw = llw + _log_phi_fast(x)
                 lg = self.lag.get(k)
                 if lg is not None:  # async: e^{Λ_k·L_k} (constant between re-assignments of classes)
                     llw = llw + lam[k] * np.where(lam[k] > 0, lg, 0.0)
+                    if self.lam_all is not None:  # and the saves other failures stop in flight
+                        llw = llw + _log_missed(lam[k], self.lam_all - lam[k], lg, x)
         f = lov + lrs + llw
         # where f is inf (recoveries that never end, at this assignment): the rest of the model
         # ranks the candidates (see expected_goodput's log_wall_per_work_finite)
@@ -781,6 +811,13 @@ class _Block:
                         P = _acc(P, 0.5 * lam[k])
                     else:
                         P = _acc(P, lam[k] * _psi(xs[k]))
+                        lg = self.lag.get(k)
+                        if lg is not None and self.lam_all is not None:
+                            # d/dτ of the missed-save factor log((1 − p·e^{−x})/(1 − p)): Λ_k·p·b/(1 − p·b)
+                            lo_k = np.maximum(self.lam_all - lam[k], 0.0)
+                            pk = -np.expm1(-np.where(lo_k > 0, lo_k * lg, 0.0))  # (0 · an unwritable tier's inf: 0)
+                            pb = pk * np.exp(-xs[k])
+                            P = P + lam[k] * pb / (1.0 - pb)
                 if P is None:
                     tn = hi
                 else:
@@ -1687,9 +1724,16 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None) -> np.
         save [s] and the failure rate it recovers, Λ_k [1/s] (0, NaN interval or a never-saved
         tier: ρ_k = 1).
     lag_s : array_like (..., K), optional — async save lag ``save − stall`` [s] (:func:`save_lag_s`).
-        The steady state charges each whole segment ``e^{Λ_k·L_k}(e^{x} − 1)``; the last, partial
-        segment ends the run without a save to wait for, so it keeps ``e^{f·x} − 1``:
-        ``ρ_k = (n·e^{ΛL}(e^x − 1) + (e^{fx} − 1)) / ((n + f)·e^{ΛL}(e^x − 1))``.
+        The steady state charges each segment ``e^{Λ_k·L_k}(e^{x} − 1)``. A finite run commits
+        only the ``m = #{j >= 1 : j·s + L < N·s}`` saves durable before it ends (``s = τ + stall``,
+        ``N = W/τ``) and then runs ``d = N·s − m·s − L`` more: with the chain of the module
+        docstring (rolled back / just durable), its up time is ``[(e^{ΛL} − 1) + m·e^{ΛL}(e^x − 1)
+        + e^{ΛL}(e^{Λd} − 1)]/Λ`` for ``m >= 1`` and ``(e^{N·x} − 1)/Λ`` for ``m = 0``, so
+        ``ρ_k = that / (N·e^{ΛL}(e^x − 1)/Λ)``; with ``L = 0`` it is the formula above (review 22:
+        the lag was charged on the last whole interval too, whose save the run never waits for:
+        a run of 1.05 intervals at 5× the 405B preset's failure rate was 0.113 d against 0.052 d in
+        the Monte Carlo). The missed-save factor (:func:`_log_missed`) is a steady-state term and
+        is left as it is.
 
     Returns
     -------
@@ -1702,16 +1746,23 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None) -> np.
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         use = (lam > 0) & np.isfinite(tau) & (tau > 0) & np.isfinite(w) & (w > 0)
         tau1 = np.where(use, tau, 1.0)
-        segs = w / tau1
-        n = np.floor(segs)
-        f = segs - n
-        x = np.where(use, lam * (tau1 + np.where(np.isfinite(s), s, 0.0)), 1.0)
-        xl = 0.0 if lag_s is None else np.where(use, lam * np.where(use, np.asarray(lag_s, dtype=float), 0.0), 0.0)
+        segs = w / tau1                      # N
+        s1 = tau1 + np.where(np.isfinite(s), s, 0.0)
+        x = np.where(use, lam * s1, 1.0)
+        L = 0.0 if lag_s is None else np.where(use, np.asarray(lag_s, dtype=float), 0.0)
+        L = np.where(np.isfinite(L), L, 0.0)
+        xl = lam * L                         # Λ·L (0 for sync saves)
+        # saves durable before the end (j·s + L < N·s) and the wall time after the last of them
+        m = np.maximum(np.ceil(segs - L / s1) - 1.0, 0.0)
+        xd = np.maximum(x * (segs - m) - xl, 0.0)   # Λ·d
         a = -np.expm1(-x)                    # 1 − e^{−x}
-        b = -np.expm1(-f * x)                # 1 − e^{−fx}
-        # log(n·e^{xl}(e^x − 1) + (e^{fx} − 1)) − log((n + f)·e^{xl}(e^x − 1)), both divided by
-        # e^{x + xl} (log-sum-exp: e^{(f−1)x} underflows for an interval far longer than the run)
-        log_rho = np.logaddexp(np.log(n * a), (f - 1.0) * x - xl + np.log(b)) - np.log(segs) - np.log(a)
+        # m >= 1: [(e^{xl} − 1) + m·e^{xl}(e^x − 1) + e^{xl}(e^{xd} − 1)] / (N·e^{xl}(e^x − 1)),
+        # numerator and denominator divided by e^{x + xl} (xd <= x here: no overflow)
+        num = m * a + (-np.expm1(-xl)) * np.exp(-x) + (-np.expm1(-xd)) * np.exp(xd - x)
+        log_m = np.log(num) - np.log(segs) - np.log(a)
+        # m = 0: (e^{N·x} − 1) / (N·e^{xl}(e^x − 1)), divided by e^x (N·x may be far beyond e^709)
+        log_0 = (segs - 1.0) * x + np.log(-np.expm1(-segs * x)) - np.log(segs) - xl - np.log(a)
+        log_rho = np.where(m >= 1.0, log_m, log_0)
         log_rho = np.where(use & np.isfinite(log_rho), np.minimum(log_rho, 0.0), 0.0)
     return log_rho.sum(axis=-1)
 
@@ -1831,13 +1882,19 @@ def zero_goodput_reason(row: dict) -> str | None:
                          if row.get("ckpt_async", False) else step) for k in long_k}
         if all(float(row[f"ckpt_{TIER_KINDS[k]}_interval_opt_s"]) <= floors[k] * (1.0 + 1e-9) for k in long_k):
             fin = finite_run_days(row)
-            return (f"goodput is 0: a checkpoint can be saved at most once a step ({_g(step / 3600.0)} h per step, "
-                    f"or the async save) and the job fails every {_g(60.0 / lam)} min (λ = {_g(lam)}/h), so a "
+            # the async saves that set the floor, with their time (review 22: a 1,578 h save was unsaid)
+            slow_saves = [(TIER_KINDS[k], floors[k]) for k in long_k if floors[k] > step * (1.0 + 1e-9)]
+            how_often = (f"once a step ({_g(step / 3600.0)} h per step)" if not slow_saves else
+                         f"once its async save has ended ({', '.join(f'{kind} {_g(t / 3600.0)} h' for kind, t in slow_saves)};"
+                         f" a step is {_g(step / 3600.0)} h)")
+            return (f"goodput is 0: a checkpoint can be saved at most {how_often} and the job fails every "
+                    f"{_g(60.0 / lam)} min (λ = {_g(lam)}/h), so a "
                     "failure loses work faster than the job makes it, whatever the interval"
                     + (f" (in the steady state; for a run of this length the same model gives about {_g(fin)} d, "
                        "which the Monte Carlo, planner.simulate, simulates)" if np.isfinite(fin) else "")
-                    + ". A shorter step (faster hardware, more GPUs, a smaller global batch) or a lower failure rate "
-                    "is needed.")
+                    + (". Faster checkpoint storage (a higher write bandwidth) or a lower failure rate is needed."
+                       if slow_saves else ". A shorter step (faster hardware, more GPUs, a smaller global batch) or a "
+                       "lower failure rate is needed."))
         tiers = ", ".join(f"{TIER_KINDS[k]} every {_g(float(row[f'ckpt_{TIER_KINDS[k]}_interval_opt_s']) / 3600.0)} h"
                           + (" (never, in effect)" if float(row[f'ckpt_{TIER_KINDS[k]}_interval_opt_s']) >= INTERVAL_MAX_S
                              else "") for k in long_k)
@@ -1869,22 +1926,43 @@ def zero_goodput_reason(row: dict) -> str | None:
             "practice. Shorten the restart / repair (hot spares), save more often, or lower the failure rate.")
 
 
-def _lag_terms(row: dict, tier, lam_h) -> list:
-    """(tier kind, Λ_k [1/h], L_k [s]) of the saved tiers whose async save lag ``L_k = save − stall``
-    (:func:`save_lag_s`) is charged: those that recover some failure (Λ_k > 0) with L_k > 0."""
+#: An async tier's lag factors (log e^{Λ·L} + the missed-save factor) below this are not listed in
+#: the goodput's explain (a host-memory copy to peers lags by milliseconds: 1e-6 of noise).
+LAG_EXPLAIN_MIN = 1e-4
+
+
+def _lag_terms(row: dict, tier, lam_h, min_log: float = LAG_EXPLAIN_MIN) -> list:
+    """The async tiers whose save lag ``L_k = save − stall`` (:func:`save_lag_s`) costs at least
+    ``min_log`` (log of the factor): dicts ``kind``, ``lam_k`` (Λ_k [1/h], the failures the tier
+    recovers), ``lam_o`` (the others [1/h]), ``lag`` (L_k [s]), ``own`` (Λ_k·L_k), ``missed`` (log of
+    the missed-save factor, :func:`_log_missed`), ``p`` (the chance that another failure stops a
+    save in flight), ``x`` (Λ_k(τ_k + stall_k))."""
     if not row.get("ckpt_async"):
         return []
+    lam_all = float(np.sum(lam_h))
     out = []
     for k, kind in enumerate(TIER_KINDS):
         iv = row.get(f"ckpt_{kind}_interval_opt_s")
         if iv is None or not np.isfinite(float(iv)):
             continue
         lk = float(sum(float(lam_h[c]) for c in range(len(FAILURE_CLASSES)) if tier[c] == k))
-        L = float(save_lag_s(float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0),
-                             float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0)))
-        if lk > 0.0 and L > 0.0:
-            out.append((kind, lk, L))
+        stall = float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0)
+        L = float(save_lag_s(float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0), stall))
+        if not (lk > 0.0 and L > 0.0):
+            continue
+        lo = max(lam_all - lk, 0.0)
+        x = lk * (float(iv) + (stall if np.isfinite(stall) else 0.0)) / 3600.0
+        own = lk * L / 3600.0
+        missed = float(_log_missed(np.float64(lk), np.float64(lo), np.float64(L / 3600.0), np.float64(x)))
+        if own + missed >= min_log:
+            out.append({"kind": kind, "lam_k": lk, "lam_o": lo, "lag": L, "own": own, "missed": missed,
+                        "p": float(-np.expm1(-lo * L / 3600.0)), "x": x})
     return out
+
+
+def _exp_txt(y: float) -> str:
+    """e^y as text: its value, or the exponent alone beyond the float range."""
+    return f"{math.exp(y):.4g}" if y < 700.0 else f"e^{y:.6g} (beyond the float range)"
 
 
 def explain(row: dict) -> dict[str, str]:
@@ -1930,10 +2008,12 @@ def explain(row: dict) -> dict[str, str]:
                    else "inf (a failure class no enabled tier survives)")
         inv_txt = (_g(1.0 / G) if G > 0 and np.isfinite(1.0 / G) else f"e^{lw:.6g}" if np.isfinite(lw) else "inf")
         lags = _lag_terms(row, tier, lam_h)
-        lag_f = ("e^(Λ_k·L_k)·" if lags else "")
-        lag_txt = ("; async saves are durable L_k = save − stall after their stall ends, and a failure before "
-                   "that rolls back one save further: " + ", ".join(
-                       f"{kind} L = {_g(L)} s, Λ·L = {_g(lk * L / 3600.0)}" for kind, lk, L in lags)
+        lag_f = ("e^(Λ_k·L_k)·M_k·" if lags else "")
+        lag_txt = ("; async saves are durable L_k = save − stall after their stall ends: a failure tier k recovers "
+                   "before that rolls back one save further (e^(Λ_k·L_k)), one another tier recovers skips the "
+                   "save (M_k = (1 − p·e^(−Λ_k(τ_k+stall_k)))/(1 − p), p = 1 − e^(−λ_other·L_k)): " + ", ".join(
+                       f"{t['kind']} L = {_g(t['lag'])} s, Λ·L = {_g(t['own'])}, p = {_g(t['p'])}, "
+                       f"M = {_exp_txt(t['missed'])}" for t in lags)
                    if lags else "")
         e["goodput"] = (
             "renewal model (Daly 2006, tiers grouped): 1/G = (1 + Σ stall/τ) · e^(Σ_c λ_c(R_c+reload_c))"
@@ -1942,7 +2022,8 @@ def explain(row: dict) -> dict[str, str]:
         )
         lw1_lbl = "(Σ_c λ_c·τ_c/2 + Σ_k Λ_k·L_k)" if lags else "Σ_c λ_c·τ_c/2"
         share = ("share of the loss 1 − G = {:.4g} in proportion to the renewal factors "
-                 "log(1 + Σ stall/τ) : Σ log φ : log recovery").format(1.0 - G)
+                 "log(1 + Σ stall/τ) : Σ log φ{} : log recovery").format(
+                     1.0 - G, " (+ Σ_k (Λ_k·L_k + log M_k), async)" if lags else "")
         e["ckpt_overhead_frac"] = f"{share} → overhead {_g(fo)} (first order Σ stall/τ = {_g(ov1)})"
         e["lost_work_frac"] = f"{share} → lost work {_g(fl)} (first order {lw1_lbl} = {_g(lw1)})"
         e["restart_frac"] = (f"{share} → restart + repair + reload {_g(fr)} "
@@ -2186,16 +2267,10 @@ def _short_run_note(row: dict) -> str | None:
             + ". The Monte Carlo (planner.simulate, the Plan page) simulates the run as it is.")
 
 
-#: λ·(save − stall) of the failures *other* tiers recover above which an async tier's note says the
-#: goodput departs from the Monte Carlo (those failures stop a save in flight; the renewal model
-#: charges only the tier's own, e^{Λ_k·L_k}). Measured (docs/reliability.md): 0.042 gives 0.6 pp,
-#: 0.013 gives 0.1 pp.
-ASYNC_OTHER_NOTE = 0.02
-
-
 def _max_lag_rate(row: dict) -> float:
-    """λ·max_k L_k over the saved tiers (λ the whole failure rate, L_k = save − stall): a bound of
-    every per-tier λ·L of the async notes, from the row alone (no model call)."""
+    """λ·max_k L_k over the saved tiers (λ the whole failure rate, L_k = save − stall): from the
+    row alone (no model call), a bound of both logs of an async tier's note, Λ_k·L_k and the
+    missed-save factor (``log((1 − p·b)/(1 − p)) <= −log(1 − p) = λ_other·L_k``)."""
     rate_h = float(row.get("failure_rate_per_h", 0.0) or 0.0)
     lag = 0.0
     for kind in TIER_KINDS:
@@ -2205,20 +2280,6 @@ def _max_lag_rate(row: dict) -> float:
         lag = max(lag, float(save_lag_s(float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0),
                                         float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0))))
     return rate_h * lag / 3600.0
-
-
-def _async_lag_large(row: dict) -> bool:
-    """Whether failures recovered by other tiers strike some async tier's save lag (``save −
-    stall``) often enough that the analytic goodput is above the Monte Carlo by a visible margin:
-    their λ·L above ``ASYNC_OTHER_NOTE`` (the tier's own failures are in the goodput)."""
-    if not row.get("ckpt_async") or _max_lag_rate(row) <= ASYNC_OTHER_NOTE:  # (a bound: quick exit)
-        return False
-    try:
-        _res, tier, lam_h, _R = _row_model(row)
-    except (KeyError, ValueError, TypeError):
-        return False
-    lam_all = float(np.sum(lam_h))
-    return any((lam_all - lk) * L / 3600.0 > ASYNC_OTHER_NOTE for _kind, lk, L in _lag_terms(row, tier, lam_h))
 
 
 #: Goodput gap between the tier-grouped renewal model and its stretched-exposure estimate
@@ -2376,7 +2437,7 @@ def notes(row: dict) -> list[str]:
     slow_note = (len(grp["recovering"]) >= 2 and np.isfinite(rate_h) and rate_h * slow / 3600.0 > 3.0
                  and row.get("goodput", 0) > 0)
     stretched_gap = float(row.get("goodput", np.nan)) - grp["estimate"]
-    departs = short is not None or _async_lag_large(row) or slow_note or bool(grp["redundant"])
+    departs = short is not None or slow_note or bool(grp["redundant"])
     # only with failures: at a zero failure rate (MTBF inf) the two differ by the save stalls alone
     # (1 − s/τ against τ/(τ + s)), and "Failures are frequent (MTBF inf h)" was said (review 17f)
     if g1 is not None and rate_h > 0.0 and abs(row.get("goodput", g1) - g1) > 0.01:
@@ -2438,32 +2499,25 @@ def notes(row: dict) -> list[str]:
         if np.isfinite(given) and np.isfinite(used) and used > given * (1.0 + 1e-12):
             out.append(f"The {kind} checkpoint interval given ({_g(given)} s) is shorter than the job can save at "
                        f"(one step, or the async save still running): counted at {_g(used)} s.")
-    if row.get("ckpt_async") and _max_lag_rate(row) > 0.005:  # (Λ_k ≤ λ: no note possible below)
-        # async saves are durable save − stall after their stall ends; a failure before that rolls
-        # back one save further: the renewal goodput charges e^{Λ_k·L_k} (module docstring; until
-        # 2026-12-02 it left this out and a note gave the first-order size: the 405B preset with a
-        # 3 GB/s file system was 0.864 against the Monte Carlo's 0.756, now 0.761)
+    if row.get("ckpt_async") and _max_lag_rate(row) > 0.005:  # (Λ_k, λ_other ≤ λ: no note possible below)
+        # async saves are durable save − stall after their stall ends; the renewal goodput charges
+        # e^{Λ_k·L_k} and the missed-save factor (module docstring; until 2026-12-02 it left both out
+        # and a note gave a first-order size: the 405B preset with a 3 GB/s file system was 0.864
+        # against the Monte Carlo's 0.756, now 0.757)
         try:
             _res, tier_of, lam_c, _R = _row_model(row)
         except (KeyError, ValueError, TypeError):
             tier_of, lam_c = None, None
         if tier_of is not None:
-            lam_all = float(np.sum(lam_c))
-            for kind, lam_k, lag in _lag_terms(row, tier_of, lam_c):
-                x = lam_k * lag / 3600.0
-                if x <= 0.005:
-                    continue
-                other = (lam_all - lam_k) * lag / 3600.0  # see _async_lag_large
+            for t in _lag_terms(row, tier_of, lam_c, min_log=0.005):
+                kind, own, missed = t["kind"], t["own"], t["missed"]
                 out.append(
-                    f"Async {kind} checkpoints are written for {_g(lag)} s after their stall ends; a failure in "
-                    "that window finds the save not yet durable and rolls back one save further. The goodput "
-                    f"counts it: × e^(Λ·(save − stall)) = e^{x:.3g} = {math.exp(min(x, 700.0)):.4g} on the time per "
-                    f"unit of work (Λ = {_g(lam_k)}/h, the failures this tier recovers); a faster {kind} write "
-                    "shortens the window."
-                    + (f" Failures that other tiers recover ({_g(lam_all - lam_k)}/h, λ·(save − stall) = {other:.2g}) "
-                       "also stop a save in flight, which is then taken again later; the goodput leaves that out "
-                       "(a small part of that figure: 0.6 pp at 0.042 in docs/reliability.md); the Monte Carlo "
-                       "(planner.simulate, the Plan page) simulates it." if other > ASYNC_OTHER_NOTE else ""))
+                    f"Async {kind} checkpoints are written for {_g(t['lag'])} s after their stall ends, and the goodput "
+                    "counts what a failure in that window costs: one of the failures this tier recovers "
+                    f"(Λ = {_g(t['lam_k'])}/h) rolls back one save further, × e^(Λ·(save − stall)) = e^{own:.4g} = "
+                    f"{_exp_txt(own)}; one that another tier recovers ({_g(t['lam_o'])}/h) stops the save in flight, "
+                    f"which is then skipped (p = {t['p']:.3g} per save), × {_exp_txt(missed)}. "
+                    f"A faster {kind} write shortens the window.")
     iv_nv = float(row.get("ckpt_local_nvme_interval_opt_s", np.nan))
     cap = float(row.get("local_nvme_bytes", np.nan) or np.nan)
     if np.isfinite(iv_nv) and not is_never_saved(iv_nv) and np.isfinite(cap) and cap > 0:

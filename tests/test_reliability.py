@@ -9,6 +9,7 @@ single-tier optimum.
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 import numpy as np
@@ -811,10 +812,10 @@ def test_notes_for_a_slow_async_save_and_a_too_small_nvme_drive():
     # the host-memory tier recovers software and network failures (storage.json), the file system the rest
     lam = (r.results["failure_rate_per_h"] - r.results["failure_rate_software_per_h"]
            - r.results["failure_rate_network_per_h"])
-    assert f"e^{lam * lag / 3600:.3g}" in note and "The goodput counts it" in note
-    # the failures the host-memory tier recovers also stop the save in flight (left out, said)
+    assert f"e^{lam * lag / 3600:.4g} = {math.exp(lam * lag / 3600):.4g}" in note and "the goodput counts" in note
+    # the failures the host-memory tier recovers stop the save in flight: p = 1 − e^{−λ_other·L}
     other = r.results["failure_rate_software_per_h"] + r.results["failure_rate_network_per_h"]
-    assert f"λ·(save − stall) = {other * lag / 3600:.2g})" in note and "leaves that out" in note
+    assert f"(p = {-math.expm1(-other * lag / 3600):.3g} per save)" in note
     sysj = json.loads((Path(__file__).resolve().parents[1] / "hardware" / "systems.json").read_text())["dgx-h100"]
     d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
     d["cluster"]["system"] = dict(sysj, name="small nvme", local_nvme_bytes=1e10)

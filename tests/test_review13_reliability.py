@@ -163,7 +163,7 @@ def test_frequent_failure_note_does_not_claim_agreement_with_the_monte_carlo_whe
     lag = r.results["ckpt_pfs_save_s"] - r.results["ckpt_pfs_stall_s"]
     assert 2.0 * lag / 3600.0 > 0.5  # λ·(save − stall), by hand: 2/h × ~960 s
     note = next(n for n in r.notes if n.startswith("Async pfs checkpoints"))
-    assert f"e^{2.0 * lag / 3600.0:.3g}" in note and "The goodput counts it" in note
+    assert f"e^{2.0 * lag / 3600.0:.4g}" in note and "the goodput counts" in note
     t = sim.simulate(d, n_trials=2000, seed=5)["time_to_train_days"].to_numpy()
     fin = rel.finite_run_days(_row(d)[1])
     assert abs(t.mean() - fin) < 4 * t.std(ddof=1) / math.sqrt(len(t)), (t.mean(), fin)

@@ -56,11 +56,11 @@ def test_async_lag_note_does_not_print_a_share_of_the_run_above_one():
     assert 8.0 * lag / 3600.0 >= 1.0
     notes = [n for n in r.notes if n.startswith("Async pfs checkpoints")]
     # session 22: the goodput charges the lag, e^{λL} (no first-order share of the run is printed)
-    assert notes and f"e^{8.0 * lag / 3600.0:.3g} = {math.exp(8.0 * lag / 3600.0):.4g}" in notes[0]
+    assert notes and f"e^{8.0 * lag / 3600.0:.4g} = {math.exp(8.0 * lag / 3600.0):.4g}" in notes[0]
     assert "of the run more is lost" not in notes[0]
     d["reliability"]["profile"]["classes"][0]["rate"] = 2.0
     notes = [n for n in planner.evaluate(d).notes if n.startswith("Async pfs checkpoints")]
-    assert notes and f"e^{2.0 * lag / 3600.0:.3g}" in notes[0]
+    assert notes and f"e^{2.0 * lag / 3600.0:.4g}" in notes[0]
 
 
 def test_hf_import_of_an_evaluate_json_output_says_what_it_is(tmp_path):

@@ -1859,6 +1859,13 @@ def goodput_zero_at_every_interval(row: dict) -> bool:
     return _zero_everywhere_text(res, tier, lam_h) is not None
 
 
+def _simulable(rate_h: float, days: float) -> bool:
+    """Whether a run of ``days`` at ``rate_h`` failures per hour is within what the Monte Carlo
+    simulates (:data:`planner.simulate.MAX_EXPECTED_FAILURES` failures per run)."""
+    from .simulate import MAX_EXPECTED_FAILURES  # (simulate imports this module)
+    return bool(np.isfinite(days) and rate_h * days * 24.0 <= MAX_EXPECTED_FAILURES)
+
+
 def zero_goodput_reason(row: dict) -> str | None:
     """Why a scenario's goodput is 0 (no progress in expectation), in words; None if it is not."""
     if not row.get("goodput", 1.0) <= 0.0:
@@ -1891,7 +1898,9 @@ def zero_goodput_reason(row: dict) -> str | None:
                     f"{_g(60.0 / lam)} min (λ = {_g(lam)}/h), so a "
                     "failure loses work faster than the job makes it, whatever the interval"
                     + (f" (in the steady state; for a run of this length the same model gives about {_g(fin)} d, "
-                       "which the Monte Carlo, planner.simulate, simulates)" if np.isfinite(fin) else "")
+                       + ("which the Monte Carlo, planner.simulate, simulates)" if _simulable(lam, fin) else
+                          "too many failures for the Monte Carlo to simulate: the run does not finish in practice)")
+                       if np.isfinite(fin) else "")
                     + (". Faster checkpoint storage (a higher write bandwidth) or a lower failure rate is needed."
                        if slow_saves else ". A shorter step (faster hardware, more GPUs, a smaller global batch) or a "
                        "lower failure rate is needed."))
@@ -1904,8 +1913,9 @@ def zero_goodput_reason(row: dict) -> str | None:
                     f"fails ({tiers}; a failure every {_g(60.0 / lam)} min, λ = {_g(lam)}/h), so in the steady state "
                     "each failure loses the work since the last save and the renewal model's goodput underflows to 0; "
                     f"this run is shorter than that: for a run of this length the same model gives about {_g(fin)} d "
-                    "(the Monte Carlo, planner.simulate, simulates it). Shorten the interval, or leave it empty for "
-                    "the optimum.")
+                    + ("(the Monte Carlo, planner.simulate, simulates it). " if _simulable(lam, fin) else
+                       "(too many failures for the Monte Carlo to simulate). ")
+                    + "Shorten the interval, or leave it empty for the optimum.")
         return (f"goodput is 0: the checkpoints that recover the failures are saved far less often than the job "
                 f"fails ({tiers}; a failure every {_g(60.0 / lam)} min, λ = {_g(lam)}/h), so each failure loses the "
                 "work since the last save and a run of this length does not finish in expectation. Shorten the "
@@ -2267,6 +2277,51 @@ def _short_run_note(row: dict) -> str | None:
             + ". The Monte Carlo (planner.simulate, the Plan page) simulates the run as it is.")
 
 
+def _async_older_note(row: dict) -> str | None:
+    """A note where the tier the model restores a failure class from (the one saved most often)
+    holds, with its async save lag, an older durable save on average than another enabled tier
+    that survives the class: ``(τ_k + stall_k)/2 + L_k`` against ``(τ_j + stall_j)/2 + L_j``. The
+    renewal model (and its interval solver) picks the tier by interval; the Monte Carlo restores
+    from the newest durable save (review 22: host memory given 3,600 s beside a 3 GB/s PFS at its
+    1,894 s floor, analytic 0.7144 against the Monte Carlo's 0.7300). None where none is."""
+    if not row.get("ckpt_async") or _max_lag_rate(row) <= 0.005:
+        return None
+    try:
+        _res, tier_of, lam_c, _R = _row_model(row)
+        tt = ck.tier_times(OneRow(row))
+    except (KeyError, ValueError, TypeError):
+        return None
+
+    def age(k):
+        kind = TIER_KINDS[k]
+        iv = row.get(f"ckpt_{kind}_interval_opt_s")
+        if iv is None or not np.isfinite(float(iv)) or is_never_saved(float(iv)) or not tt["enabled"][0, k]:
+            return np.inf
+        stall = float(tt["stall_s"][0, k])
+        return (float(iv) + stall) / 2.0 + float(save_lag_s(float(tt["save_s"][0, k]), stall))
+
+    for c, fc in enumerate(FAILURE_CLASSES):
+        k = int(tier_of[c])
+        if k < 0 or not lam_c[c] > 0:
+            continue
+        a_k = age(k)
+        better = [(age(j), j) for j in range(len(TIER_KINDS)) if j != k and tt["survives"][0, j, c]]
+        better = [(a, j) for a, j in better if a < a_k * (1.0 - 1e-6)]
+        if not better:
+            continue
+        a_j, j = min(better)
+        cls = [f for cc, f in enumerate(FAILURE_CLASSES) if int(tier_of[cc]) == k and lam_c[cc] > 0
+               and tt["survives"][0, j, cc]]
+        lag_k = float(save_lag_s(float(tt["save_s"][0, k]), float(tt["stall_s"][0, k])))
+        return (f"The {TIER_KINDS[k]} tier is saved more often than the {TIER_KINDS[j]} tier, so the goodput restores "
+                f"the {', '.join(cls)} failures from it; but its async saves are durable only {_g(lag_k)} s after "
+                f"their stall, so its newest durable save is on average {_g(a_k)} s old against {_g(a_j)} s for the "
+                f"{TIER_KINDS[j]} tier, which survives them too. The goodput can be off by a point or more here "
+                "(the model restores from the tier saved most often, a stated simplification); the Monte Carlo "
+                "(planner.simulate, the Plan page) restores from the newest durable save.")
+    return None
+
+
 def _max_lag_rate(row: dict) -> float:
     """λ·max_k L_k over the saved tiers (λ the whole failure rate, L_k = save − stall): from the
     row alone (no model call), a bound of both logs of an async tier's note, Λ_k·L_k and the
@@ -2407,7 +2462,8 @@ def notes(row: dict) -> list[str]:
         "overhead / lost work / restart in proportion to the model's three factors. "
         "goodput_first_order is DESIGN §4.4's first-order formula (valid only where λ·τ, λ·R ≪ 1). "
         "A tier that would recover no failure class at the optimum is not saved (interval 1e8 s). "
-        "An async save counts once it is durable (its save − stall after the stall: a factor e^(Λ·(save − stall))).",
+        "An async save counts once it is durable (its save − stall after the stall: a factor e^(Λ·(save − stall)), "
+        "and another for the saves that other tiers' failures stop in flight).",
         "Repair waits count for gpu/node failures only, and not with hot spares.",
     ]
     rate_all = float(row.get("failure_rate_per_h", 0.0) or 0.0)
@@ -2437,7 +2493,8 @@ def notes(row: dict) -> list[str]:
     slow_note = (len(grp["recovering"]) >= 2 and np.isfinite(rate_h) and rate_h * slow / 3600.0 > 3.0
                  and row.get("goodput", 0) > 0)
     stretched_gap = float(row.get("goodput", np.nan)) - grp["estimate"]
-    departs = short is not None or slow_note or bool(grp["redundant"])
+    older = _async_older_note(row)
+    departs = short is not None or slow_note or bool(grp["redundant"]) or older is not None
     # only with failures: at a zero failure rate (MTBF inf) the two differ by the save stalls alone
     # (1 − s/τ against τ/(τ + s)), and "Failures are frequent (MTBF inf h)" was said (review 17f)
     if g1 is not None and rate_h > 0.0 and abs(row.get("goodput", g1) - g1) > 0.01:
@@ -2515,9 +2572,12 @@ def notes(row: dict) -> list[str]:
                     f"Async {kind} checkpoints are written for {_g(t['lag'])} s after their stall ends, and the goodput "
                     "counts what a failure in that window costs: one of the failures this tier recovers "
                     f"(Λ = {_g(t['lam_k'])}/h) rolls back one save further, × e^(Λ·(save − stall)) = e^{own:.4g} = "
-                    f"{_exp_txt(own)}; one that another tier recovers ({_g(t['lam_o'])}/h) stops the save in flight, "
-                    f"which is then skipped (p = {t['p']:.3g} per save), × {_exp_txt(missed)}. "
-                    f"A faster {kind} write shortens the window.")
+                    f"{_exp_txt(own)}"
+                    + (f"; one that another tier recovers ({_g(t['lam_o'])}/h) stops the save in flight, "
+                       f"which is then skipped (p = {t['p']:.3g} per save), × {_exp_txt(missed)}" if t["lam_o"] > 0 else "")
+                    + f". A faster {kind} write shortens the window.")
+    if older is not None:
+        out.append(older)
     iv_nv = float(row.get("ckpt_local_nvme_interval_opt_s", np.nan))
     cap = float(row.get("local_nvme_bytes", np.nan) or np.nan)
     if np.isfinite(iv_nv) and not is_never_saved(iv_nv) and np.isfinite(cap) and cap > 0:

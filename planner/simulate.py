@@ -350,6 +350,21 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
     rate_h = float(out["failure_rate_per_h"][i])
     days = expected_days(out, i, conservative=True)
     n = expected_rounds(out, i)
+    if not np.isfinite(days):
+        # the headline never finishes and the round cap may be small, but the finite-run figure (a
+        # lower bound where several tiers recover failures) can already need far more failures than
+        # the Monte Carlo takes on: refused (review 22: a 1,578 h async PFS save, 5.6e238 days,
+        # ran 15,684 rounds of 1,000 trials for minutes with no output)
+        low = expected_days(out, i, conservative=False)
+        n_low = rate_h * low * 24.0
+        if np.isfinite(low) and n_low > MAX_EXPECTED_FAILURES:
+            days, n = low, n_low
+            n_txt = f"{n:,.0f}" if n < 1e9 else f"{n:.3g}"
+            d_txt = f"{days:,.0f}" if days < 1e9 else f"{days:.3g}"
+            return (f"simulate: the analytic goodput is 0 and even the renewal model for a run of this length needs "
+                    f"about {d_txt} days, about {n_txt} failures per run (MTBF {1 / rate_h:.3g} h), more than the "
+                    f"{MAX_EXPECTED_FAILURES:,} the Monte Carlo simulates one by one; the run does not finish in "
+                    "practice")
     if not n > MAX_EXPECTED_FAILURES:
         return None
     n_txt = f"{n:,.0f}" if n < 1e9 else f"{n:.3g}"  # not a 36-digit count (found by review)

@@ -228,3 +228,45 @@ def test_a_per_job_rate_that_dominates_a_small_job_is_said():
     assert any(n.startswith(f"{100 * share:.0f} % of the failure rate is per job") for n in res.notes)
     # on 1,024 GPUs the per-job part is 2 % of λ: no note
     assert not any("is per job" in n for n in planner.evaluate(planner.load_preset("default")).notes)
+
+
+def test_a_save_slower_than_the_run_is_refused_by_the_monte_carlo_and_said():
+    """Review 22 (second): a 1e6 B/s PFS writes the 405B checkpoint (5.7e12 B) in 5.7e6 s = 1,578 h,
+    so the goodput is 0; the finite-run figure (5.6e238 days) needs far more than 200,000 failures,
+    yet the Monte Carlo ran 15,684 rounds of 1,000 trials for minutes. Now refused at once, and the
+    zero-goodput reason names the save time and no longer sends the user to the Monte Carlo."""
+    d = _slow_pfs(1e6, with_host_memory=True)
+    res = planner.evaluate(d)
+    r = res.results
+    assert r["goodput"] == 0.0
+    assert r["ckpt_pfs_save_s"] == pytest.approx(r["ckpt_bytes"] / 1e6, rel=1e-9)  # the aggregate binds
+    why = next(n for n in res.notes if n.startswith("Goodput is 0"))
+    assert f"pfs {r['ckpt_pfs_save_s'] / 3600:.4g} h" in why and "Faster checkpoint storage" in why
+    assert "too many failures for the Monte Carlo" in why and "which the Monte Carlo" not in why
+    with pytest.raises(planner.InputError, match="does not finish in practice"):
+        sim.simulate(d, n_trials=1000)
+
+
+def test_an_async_tier_saved_more_often_but_durable_later_is_said():
+    """Review 22 (second): host memory given 3,600 s beside a 3 GB/s PFS at its 1,894 s floor: the
+    model restores software and network failures from the PFS (saved more often), whose newest
+    durable save is on average (1,894 + 38)/2 + 1,856 = 2,822 s old, against host memory's
+    (3,600 + stall)/2 ≈ 1,800 s (analytic 0.7144 against the Monte Carlo's 0.7300): a note says so
+    and the frequent-failure note does not claim agreement."""
+    d = _slow_pfs(3e9, with_host_memory=True)
+    d["checkpoint"]["tiers"][0]["interval_s"] = 3600.0
+    res = planner.evaluate(d)
+    r = res.results
+    age = (r["ckpt_pfs_interval_opt_s"] + r["ckpt_pfs_stall_s"]) / 2 + (r["ckpt_pfs_save_s"] - r["ckpt_pfs_stall_s"])
+    note = next(n for n in res.notes if n.startswith("The pfs tier is saved more often than the host_memory tier"))
+    assert f"on average {age:.4g} s old" in note and "software, network" in note
+    assert not any("which tracks the Monte Carlo" in n for n in res.notes)
+    # the presets: none
+    assert not any("tier is saved more often" in n for n in planner.evaluate(planner.load_preset("default")).notes)
+
+
+def test_no_other_tier_clause_when_no_other_tier_recovers_anything():
+    """The PFS alone recovers every class: no "another tier recovers (0/h)" clause (review 22)."""
+    res = planner.evaluate(_slow_pfs(3e9, with_host_memory=False))
+    note = next(n for n in res.notes if n.startswith("Async pfs checkpoints"))
+    assert "another tier" not in note and "p = " not in note

@@ -337,6 +337,12 @@ def expected_rounds(out: _batch.Batch, i: int = 0) -> float:
     return float(round_cap(p["work_s"], p["tau_s"], p["enabled"], p["stall_s"], p["lam_per_s"]))
 
 
+def _big(x: float) -> str:
+    """A count or a number of days as text: with thousands separators, or in e-notation from 1e9
+    (not a 36-digit count: found by review)."""
+    return f"{x:,.0f}" if x < 1e9 else f"{x:.3g}"
+
+
 def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
     """Why row ``i`` is too long to simulate (more than :data:`MAX_EXPECTED_FAILURES` failures per
     run, :func:`expected_rounds`: each is one round of the Monte Carlo), with the analytic
@@ -358,16 +364,13 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
         low = expected_days(out, i, conservative=False)
         n_low = rate_h * low * 24.0
         if np.isfinite(low) and n_low > MAX_EXPECTED_FAILURES:
-            days, n = low, n_low
-            n_txt = f"{n:,.0f}" if n < 1e9 else f"{n:.3g}"
-            d_txt = f"{days:,.0f}" if days < 1e9 else f"{days:.3g}"
             return (f"simulate: the analytic goodput is 0 and even the renewal model for a run of this length needs "
-                    f"about {d_txt} days, about {n_txt} failures per run (MTBF {1 / rate_h:.3g} h), more than the "
+                    f"about {_big(low)} days, about {_big(n_low)} failures per run (MTBF {1 / rate_h:.3g} h), more than the "
                     f"{MAX_EXPECTED_FAILURES:,} the Monte Carlo simulates one by one; the run does not finish in "
                     "practice")
     if not n > MAX_EXPECTED_FAILURES:
         return None
-    n_txt = f"{n:,.0f}" if n < 1e9 else f"{n:.3g}"  # not a 36-digit count (found by review)
+    n_txt = _big(n)
     if not np.isfinite(days):
         why = rel.zero_goodput_reason(_batch.row(out, i)) or "goodput is 0"
         return (f"simulate: the analytic model expects this run never to finish ({why}); the Monte Carlo would "
@@ -376,7 +379,7 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
     head = float(out["time_to_train_days"][i])
     model = (f"at goodput {float(out['goodput'][i]):.3g}, the analytic model" if days == head
              else "by the analytic model for a run of this length")
-    d_txt = f"{days:,.0f}" if days < 1e9 else f"{days:.3g}"
+    d_txt = _big(days)
     stands = ("the analytic time to train and goodput stand for it" if days == head else
               f"the analytic model's {d_txt} days stand for it (its notes say why the headline is longer)")
     return (f"simulate: about {n_txt} failures per run expected (MTBF {1 / rate_h:.3g} h over {d_txt} days "

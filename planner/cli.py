@@ -843,7 +843,15 @@ def cmd_link(args) -> int:
     base = args.preset
     if base is None and args.link is not None:
         base = share.last_value(share.parse_link(args.link).get("p"))
-    params = share.scenario_to_params(s.to_json_dict(), preset=base or share.DEFAULT_PRESET)
+    sj = s.to_json_dict()
+    # a value the Plan page's boxes (and so the link reader) cannot hold would be written into a link
+    # that the page and evaluate --link then refuse, keeping the preset's value (found by review 23:
+    # --set training.tokens_total=1000 wrote tok=1000, below the page's 1e6)
+    bad = share.widget_range_errors(sj)
+    if bad:
+        raise UsageError([f"{line} (a share link holds only what the Plan page's boxes do; evaluate, sweep and "
+                          "simulate take the scenario as it is)" for line in bad])
+    params = share.scenario_to_params(sj, preset=base or share.DEFAULT_PRESET)
     if args.link is not None:  # a Plan link's Monte Carlo boxes go on with it (checked by link_input)
         params.update({k: v for k, v in link_input(args.link)[1].items() if k in PLAN_MC_KEYS})
     # the address without its query or fragment: a query after a '#' is no query (found by review 15f:

@@ -762,8 +762,8 @@ class Scenario(_Strict):
         if hbm_u is not None and hbm_u > acc.hbm_bytes:
             raise ValueError(
                 f"cluster.overrides.hbm_usable_bytes = {hbm_u:g} exceeds {acc.name}'s physical HBM; allowed "
-                f"{HBM_BYTES_RANGE[0] / 2**30:g} to {acc.hbm_bytes / 2**30:g} GiB ({HBM_BYTES_RANGE[0]:g} to "
-                f"{acc.hbm_bytes:g} bytes)"  # one unit per range (review 15n: "0.1 GiB <= ... <= 8.58993e+10 bytes")
+                f"{HBM_BYTES_RANGE[0] / 2**30:g} to {acc.hbm_bytes / 2**30:g} GiB ({_num(HBM_BYTES_RANGE[0])} to "
+                f"{_num(acc.hbm_bytes)} bytes)"  # one unit per range (review 15n: "0.1 GiB <= ... <= 8.58993e+10 bytes")
             )
         for i, use in enumerate(self.checkpoint.tiers):
             tier = catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
@@ -1016,8 +1016,21 @@ def _bounds_at(loc: tuple) -> tuple[float | None, float | None]:
 
 
 def _num(x: float) -> str:
-    """A bound as the user would type it: 4,194,304, 0.01, 1e+08."""
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) <= 1e7 else f"{x:g}"
+    """A bound as the user would type it: 4,194,304, 0.01, 1e+08; one that six significant digits
+    would round (0.1 GiB = 107,374,182.4 B printed "1.07374e+08", which is itself refused: found by
+    review 23) in as many decimals as it needs."""
+    x = float(x)
+    if x.is_integer() and abs(x) <= 1e7:
+        return f"{int(x):,}"
+    g = f"{x:g}"
+    if float(g) == x:
+        return g
+    if 1e-3 <= abs(x) < 1e15:
+        for d in range(0, 12):
+            s = f"{x:,.{d}f}"
+            if float(s.replace(",", "")) == x:
+                return s
+    return repr(x)
 
 
 def _range_text(loc: tuple, kind: str = "") -> str:

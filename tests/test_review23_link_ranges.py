@@ -10,23 +10,10 @@ round-trip.
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
-
-from planner.cli import main
-
-
-def run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            rc = main(list(argv))
-        except SystemExit as e:  # argparse
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+from test_cli import run  # the CLI test's runner (tests/ is on sys.path)
 
 
 @pytest.mark.parametrize("setting, field, allowed", [

@@ -1,0 +1,80 @@
+"""Notes on the tier grouping at high failure rates, read in relative terms (review 23).
+
+A reviewer's Monte Carlo runs of the default preset at 2e12 tokens, host memory at the planner's
+interval and the PFS pinned: at 30× the failure rate with the PFS every 12 h the headline goodput
+0.00698 against the Monte Carlo's 0.00614 (a time to train 14 % short), where the note said
+"optimistic by a few points"; with the PFS every 4 h 0.1159 against 0.1129 (2.7 %), where the
+note said the headline "tracks the Monte Carlo" (the gap to the first-order estimate, 0.0031, was
+under the absolute 0.005). The notes now quote the first-order estimate
+(``reliability._grouping_departures``) in both, and "tracks" needs the gap within 2 % of the
+headline too. Checked against the Monte Carlo here (few trials: each run has tens of thousands of
+failures, so its mean is tight; 3–4 standard errors of margin).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import planner
+from planner import batch as B
+from planner import reliability as rel
+from planner.engine import run_batch
+from planner.schema import validate_scenario
+
+
+def _scenario(rate_scale: float, pfs_s: float) -> dict:
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"]["rate_scale"] = rate_scale
+    d["training"]["tokens_total"] = 2e12
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory"}, {"tier": "pfs", "interval_s": pfs_s}]
+    return d
+
+
+def _estimate(d: dict) -> float:
+    row = B.row(run_batch(B.from_scenarios([validate_scenario(d)])), 0)
+    return float(rel._grouping_departures(row)["estimate"])
+
+
+def _mc(d: dict, trials: int) -> tuple[float, float]:
+    """Monte Carlo goodput (work / mean time to train) and its standard error."""
+    r = planner.evaluate(d).results
+    work_days = r["time_to_train_days"] * r["goodput"]
+    t = planner.simulate(d, n_trials=trials, seed=0)["time_to_train_days"].to_numpy()
+    g = work_days / t.mean()
+    return g, g * t.std(ddof=1) / np.sqrt(trials) / t.mean()
+
+
+def test_slow_tier_note_quotes_the_estimate_which_the_monte_carlo_is_nearer():
+    d = _scenario(30, 12 * 3600)
+    rep = planner.evaluate(d)
+    g, est = rep.results["goodput"], _estimate(d)
+    assert est < 0.99 * g
+    note = next(n for n in rep.notes if n.startswith("The slowest checkpoint tier"))
+    assert f"gives about {est:.3g} against the headline {g:.3g}" in note
+    assert f"a time to train about {100 * (g / est - 1):.0f} % longer" in note
+    assert "a few points" not in note
+    mc, se = _mc(d, 40)
+    assert abs(est - mc) + 4 * se < abs(g - mc)  # the estimate is nearer (0.00644 / 0.00698 vs ~0.0060)
+
+
+def test_tracks_needs_the_gap_within_two_percent_of_the_headline():
+    d = _scenario(30, 4 * 3600)
+    rep = planner.evaluate(d)
+    g, est = rep.results["goodput"], _estimate(d)
+    gap = g - est
+    assert 0 < gap <= rel.GROUPING_NOTE_GAP  # by the absolute rule alone: "tracks"
+    assert gap > rel.GROUPING_NOTE_REL * g  # the relative one: not
+    note = next(n for n in rep.notes if n.startswith("Failures are frequent"))
+    assert "tracks the Monte Carlo" not in note and f"gives about {est:.3g}" in note
+    mc, se = _mc(d, 400)
+    assert abs(est - mc) + 3 * se < abs(g - mc)  # 0.1128 / 0.1159 vs ~0.1118 ± 0.0004
+
+
+def test_tracks_still_said_where_the_gap_is_small_in_both_terms():
+    d = _scenario(10, 12 * 3600)
+    rep = planner.evaluate(d)
+    g, est = rep.results["goodput"], _estimate(d)
+    assert abs(g - est) <= min(rel.GROUPING_NOTE_GAP, rel.GROUPING_NOTE_REL * g)
+    note = next(n for n in rep.notes if n.startswith("Failures are frequent"))
+    assert note.endswith("which tracks the Monte Carlo.")

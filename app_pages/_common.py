@@ -558,6 +558,9 @@ _BOX_UNITS = {
     "nic_bw_per_gpu_bytes_per_s": ("NIC bandwidth override", GB, "GB/s per GPU"),
 }
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+#: ... or with thousands separators, as the schema prints a bound that six digits would round
+#: (``107,374,182.4``, review 23)
+_NUM_C = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 
 def in_widget_units(msg: str) -> str:
@@ -578,7 +581,8 @@ def in_widget_units(msg: str) -> str:
         msg = re.sub(rf"{field} <= ({_NUM})(?: bytes)?(?: \([^)]*\))?",
                      lambda m: f"at most {_v(m)} {unit}", msg)
         # "allowed 0.1 to 80 GiB (1.07374e+08 to 8.58993e+10 bytes)": the box's unit only
-        msg = re.sub(rf"(allowed {_NUM} to {_NUM} {re.escape(unit.split()[0])}) \({_NUM} to {_NUM} bytes\)", r"\1", msg)
+        msg = re.sub(rf"(allowed {_NUM} to {_NUM} {re.escape(unit.split()[0])}) \({_NUM_C} to {_NUM_C} bytes\)", r"\1",
+                     msg)
         msg += f" ({path} in JSON and links, in bytes)"
     return msg
 

@@ -2156,40 +2156,48 @@ def _query_overhead_text(r: dict, fam: str) -> str:
 HOST_BOUND_LAYER_S = 50e-6
 
 
-#: ZeRO-3 / FSDP sharding groups at least this large, spanning nodes, get the note of
+#: ZeRO-3 / FSDP sharding groups at least this large, spanning NVLink domains, get the note of
 #: :func:`_zero3_scale_note` (the smallest of the published runs it quotes is 384 GPUs).
 ZERO3_SCALE_NOTE_RANKS = 256
 
 
 def _zero3_scale_note(row: dict) -> str | None:
-    """The ZeRO-3 / FSDP caveat at scale, or None: the model times the parameter all-gathers and
-    gradient reduce-scatters by their bytes at NCCL's bandwidth-optimal rate (every NIC of a node
-    in parallel), one ring pass of latency each, hidden behind compute; a stack that gathers each
-    tensor on its own over one flat ring pays ``(N − 1)·α`` per tensor instead. The published contrast (Narayanan et al. 2021,
-    Table 2, DeepSpeed ZeRO-3 without model parallelism, 174.6B on A100 80GB: 144 / 88 / 44
-    TFLOP/s per GPU on 384 / 768 / 1,536 GPUs; validation/out_of_sample.csv rows
-    ``narayanan21_t2_zero3_*``, where this model gives 214 / 211 / 205) is quoted, not modelled.
-    Shown where ZeRO stage 3 shards over ``dp_shard·cp`` (HSDP) or ``dp·cp`` ranks, at least
-    :data:`ZERO3_SCALE_NOTE_RANKS` of them, spanning more than one node."""
+    """The ZeRO-3 / FSDP caveat at scale, or None. The model times the parameter all-gathers and
+    gradient reduce-scatters by their bytes at NCCL's bandwidth-optimal rate (a group that spans
+    NVLink domains: every NIC of a domain in parallel, :func:`planner.comm.ring_link`), one ring
+    pass of latency each, and (with ``dp_comm_overlap``) hides them behind compute. A stack whose
+    collectives run far below that rate pays them: DeepSpeed ZeRO-3 without model parallelism,
+    174.6B on A100 80GB, 144 / 88 / 44 TFLOP/s per GPU on 384 / 768 / 1,536 GPUs (Narayanan et
+    al. 2021, Table 2; validation/out_of_sample.csv rows ``narayanan21_t2_zero3_*``, where this
+    model gives 214 / 211 / 205), a step that stayed at about 66 s as the GPUs doubled from 768 to
+    1,536 — about 1 TB of parameter and gradient traffic per GPU and step at roughly 16 GB/s per
+    GPU (docs/timing.md) — quoted, not modelled. Shown where ZeRO stage 3 shards over
+    ``dp_shard·cp`` (HSDP) or ``dp·cp`` ranks, at least :data:`ZERO3_SCALE_NOTE_RANKS` of them,
+    whose span (× tp, the group's stride) leaves the job's NVLink placement domain
+    (:func:`planner.comm.placement_domain`, as the comm model decides it)."""
     if int(row.get("zero_stage", 0) or 0) != 3:
         return None
     dp, cp = float(row.get("dp", 1) or 1), float(row.get("cp", 1) or 1)
     ds = float(row.get("dp_shard") or dp)
     ranks = min(ds, dp) * cp
-    gpn = float(row.get("gpus_per_node", 8) or 8)
     tp = float(row.get("tp", 1) or 1)
-    # the sharding group's ranks sit tp apart (TP innermost), so it spans ranks·tp GPUs' nodes
-    if ranks < ZERO3_SCALE_NOTE_RANKS or ranks * tp <= gpn:
+    gpn = float(row.get("gpus_per_node", 8) or 8)
+    dom_size = float(row.get("nvlink_domain_size") or gpn)
+    n_gpus = float(row.get("n_gpus") or ranks * tp)
+    dom = float(comm.placement_domain(np.array([dom_size]), np.array([gpn]), np.array([n_gpus]))[0])
+    if ranks < ZERO3_SCALE_NOTE_RANKS or ranks * tp <= dom:
         return None
+    overlap = bool(row.get("dp_comm_overlap", True))
+    how = ("hidden behind compute as FSDP2 and Megatron-FSDP hide them" if overlap else
+           "not hidden here (parallelism.dp_comm_overlap off)")
     return (f"ZeRO-3 / FSDP over {ranks:,.0f} ranks: the model counts the parameter all-gathers (forward and "
             "backward, each micro-batch) and the gradient reduce-scatter by their bytes at NCCL's bandwidth-optimal "
-            "rate (all of a node's NICs in parallel), with one ring pass of latency each, hidden behind compute as "
-            "FSDP2 and Megatron's distributed optimizer hide them. A stack that gathers each parameter tensor on its "
-            "own over one flat ring pays (N − 1) hops of latency per tensor, which this model does not count: "
-            "DeepSpeed ZeRO-3 without model "
-            "parallelism reached 144 / 88 / 44 TFLOP/s per GPU for a 174.6B model on 384 / 768 / 1,536 A100s "
-            "(Narayanan et al. 2021, Table 2), where this model gives 214 / 211 / 205. Read the step here as "
-            "what a stack with per-layer, overlapped collectives reaches.")
+            f"rate (the NICs of each NVLink domain in parallel), with one ring pass of latency each, {how}. A stack "
+            "whose collectives run far below that rate is much slower: DeepSpeed ZeRO-3 without model parallelism "
+            "reached 144 / 88 / 44 TFLOP/s per GPU for a 174.6B model on 384 / 768 / 1,536 A100s (Narayanan et al. "
+            "2021, Table 2), where this model gives 214 / 211 / 205; its step stayed at about 66 s as the GPUs "
+            "doubled, about 1 TB of traffic per GPU and step at roughly 16 GB/s (docs/timing.md). Read the step here "
+            "as what a stack with bandwidth-optimal collectives reaches.")
 
 
 def notes(row: dict) -> list[str]:

@@ -3,6 +3,7 @@ the query-param round trip, bad links, bad widget input, chart specs."""
 
 from __future__ import annotations
 
+import re
 import json
 from pathlib import Path
 
@@ -1128,6 +1129,9 @@ def test_usable_hbm_override_error_is_in_the_box_unit():
     phys = float(pbatch.scenario_row(planner.Scenario.model_validate(planner.load_preset("default")))["hbm_bytes"]) / C.GIB
     assert "Usable HBM override = 200 GiB" in msg and f"allowed 0.1 to {phys:,.4g} GiB" in msg
     assert "e+" not in msg and "bytes <=" not in msg and "<=" not in msg  # one unit (review 15n)
+    # nor the bytes in brackets, with the schema's full-precision bounds either (review 23:
+    # "(107,374,182.4 to 85,899,345,920 bytes)" was left in when the bound gained its commas)
+    assert not re.search(r"\([\d,.e+]+ to [\d,.e+]+ bytes\)", msg), msg
 
 
 def test_a_run_the_monte_carlo_refuses_says_so_once_before_the_button():

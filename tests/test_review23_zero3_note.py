@@ -63,10 +63,29 @@ def test_note_names_the_sharding_group_and_only_where_it_spans_nodes_at_scale():
 
 
 def test_note_threshold_by_hand():
-    row = {"zero_stage": 3, "dp": 256, "cp": 1, "tp": 1, "gpus_per_node": 8}
+    row = {"zero_stage": 3, "dp": 256, "cp": 1, "tp": 1, "gpus_per_node": 8, "nvlink_domain_size": 8,
+           "n_gpus": 256}
     assert "over 256 ranks" in timing._zero3_scale_note(row)
-    assert timing._zero3_scale_note({**row, "dp": 255}) is None
+    assert timing._zero3_scale_note({**row, "dp": 255, "n_gpus": 255}) is None
     # 128 DP ranks × CP 2 = 256 sharding ranks
     assert "over 256 ranks" in timing._zero3_scale_note({**row, "dp": 128, "cp": 2})
-    # one NVL72-like domain of 512 GPUs would hold them all: no node crossed
-    assert timing._zero3_scale_note({**row, "gpus_per_node": 512}) is None
+    # the span is ranks × tp (TP innermost, the sharding group's stride): 256 ranks × TP 2 = 512 GPUs
+    # inside a 512-GPU NVLink domain of 4-GPU nodes cross no domain (the comm model's placement_domain:
+    # a job no larger than one domain sits inside it), and the comm model costs them over NVLink
+    nvl = {**row, "tp": 2, "gpus_per_node": 4, "nvlink_domain_size": 512, "n_gpus": 512}
+    assert timing._zero3_scale_note(nvl) is None
+    # the same job on 1,024 GPUs is placed in 512-GPU blocks (4 · 2^7): 256 × TP 4 = 1,024 crosses one
+    assert "over 256 ranks" in timing._zero3_scale_note({**nvl, "tp": 4, "n_gpus": 1024})
+
+
+def test_note_follows_dp_comm_overlap():
+    """With parallelism.dp_comm_overlap off the model hides none of the DP collectives (timing.py
+    ``t_dp_total`` in full): the note must not say they hide (found by review 23)."""
+    d = _scenario(ROWS[0])
+    on = _note(d)
+    assert "hidden behind compute" in on and "not hidden here" not in on
+    d["parallelism"]["dp_comm_overlap"] = False
+    off = _note(d)
+    assert "not hidden here (parallelism.dp_comm_overlap off)" in off and "hidden behind compute" not in off
+    notes = planner.evaluate(d).notes
+    assert any(n.startswith("DP communication not overlapped") for n in notes)

@@ -251,6 +251,8 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
     params = share.parse_link(t)
     where = (" before the '#'; what follows a '#' is the address's fragment, not its query"
              if "#" in t and "=" in t.split("#", 1)[1] else "")
+    if not where and "?" not in t.split("#", 1)[0] and "/" in t.split("=", 1)[0]:
+        where = ": no '?' between the address and its query"  # review 24: read as one key before
     not_link = (f"--link {share.one_line_show(t)}: not a share link (no ?key=value query{where}); copy the "
                 "dashboard's address, e.g. 'http://localhost:8501/?p=default&n=512'")
     if not params:
@@ -267,8 +269,15 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
             name = "a Validate page link" if other == ["v_"] else "a Compare page link"
             raise UsageError([f"--link: {name} ({', '.join(sorted(k for k in page if k.startswith(tuple(other))))}); "
                               "it holds no scenario: copy the Plan page's link (or Compare's Open in Plan)"])
-        if not page:
+        if not page and "=" not in t.split("#", 1)[0]:  # 'garbage text': no key=value at all
             raise UsageError([not_link])
+        if not page:
+            # keys, but none of the dashboard's ('?P=default': keys are case-sensitive): name them,
+            # as the Plan page does, rather than "no ?key=value query" (review 24)
+            _sj, warns = share.params_to_scenario(scen)
+            raise UsageError([f"--link: {_refused_wording(w)}" for w in warns][:LINK_LINES_MAX]
+                             + [f"--link {share.one_line_show(t)}: no share-link key in its query (keys are "
+                                "lower case, e.g. 'http://localhost:8501/?p=default&n=512')"])
     sj, warnings = share.params_to_scenario(scen)
     # the app's warning keeps the base value and goes on; here the link is refused (status 2), so
     # its "kept the base value" says what the dashboard does instead (review 20)
@@ -857,6 +866,13 @@ def cmd_link(args) -> int:
     # the address without its query or fragment: a query after a '#' is no query (found by review 15f:
     # --base-url 'http://host/#top' wrote http://host/#top?p=..., which opens the default preset)
     sys.stdout.write(f"{url.split('#', 1)[0].split('?', 1)[0]}?{urlencode(params)}\n")
+    # a link carries the inputs, not the scenario's label: say so where the label would change (review
+    # 24: --set name=my-run came back from the link as the preset's name without a word)
+    back = share.params_to_scenario(params)[0].get("name")
+    if sj.get("name") and back != sj.get("name"):
+        opens = f"as {share.one_line_show(str(back))}" if back else "without a name"
+        sys.stderr.write(f"note: a share link carries no scenario name: it opens {opens}, not "
+                         f"{share.one_line_show(str(sj['name']))} (every number is the same)\n")
     return 0
 
 

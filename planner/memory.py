@@ -392,7 +392,8 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
         Tensor-parallel size.
     recompute : "none" | "selective" | "full" | "op_sac"
     cp : array-like
-        Context-parallel size (s -> s/c).
+        Context-parallel size: a rank holds s/c of the tokens (s -> s/c), and without flash
+        attention its queries' scores against all s keys (``5·a·s`` per token stays).
     lowp : bool array-like
         fp8/fp4 GEMMs: their inputs are saved in 1 byte (module docstring).
     dropout : bool array-like
@@ -415,7 +416,10 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     f = 4.0 * h if ffn is None else np.asarray(ffn, dtype=np.float64)
     sl = s / cp
     e16 = np.where(fp32, ACT_FP32_SCALE, 1.0)
-    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, sl, dropout, e16)
+    # the scores of a CP rank's s/c queries against all s keys (ring attention visits every key
+    # block): the core term is per query token × s keys, not s/c (found by review 24: (s/c)², a
+    # 4× under-count at CP 2 without flash attention)
+    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, s, dropout, e16)
     R = R - np.where(lowp, 2.0 * h, 0.0)
     S = S - np.where(lowp, a * d + f, 0.0)
     core = np.where((rc == _RC_NONE) & ~np.asarray(flash_attention), core, 0.0)
@@ -434,16 +438,17 @@ def _opsac_split(q, kv, a, f, e16=1.0):
     return ACT_OPSAC_PER_OUT * e16 * (2.0 * q + kv + f) + ACT_OPSAC_LSE_PER_HEAD * a
 
 
-def _layer_terms(h, a, d, kv_heads_eff, f, gated, sl, dropout=True, e16=1.0):
+def _layer_terms(h, a, d, kv_heads_eff, f, gated, keys, dropout=True, e16=1.0):
     """Per-token bytes of a dense layer: replicated part R, TP-split part S, attention core
-    (``e16``: the scale of the 16-bit tensors, ``ACT_FP32_SCALE`` in fp32 training; masks 1 B)."""
+    (``keys``: the keys each query scores, the whole sequence s, also under CP; ``e16``: the scale
+    of the 16-bit tensors, ``ACT_FP32_SCALE`` in fp32 training; masks 1 B)."""
     q = a * d
     masks = np.where(dropout, ACT_DROPOUT_MASKS_PER_H, 0.0) * h
     R = ACT_REPLICATED_16BIT_PER_H * e16 * h + masks
     S = (4.0 * q + 4.0 * kv_heads_eff * d + np.where(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F) * f) * e16
     core_mask = np.where(dropout, ACT_ATTN_CORE_MASK_PER_AS, 0.0)
     core = ((ACT_ATTN_CORE_PER_AS - np.where(dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS) - core_mask) * e16
-            + core_mask) * a * sl
+            + core_mask) * a * keys
     return R, S, core
 
 
@@ -657,8 +662,11 @@ def _common(b: Batch) -> dict:
             core_per_as = core_per_as + (e16 - 1.0) * (
                 core_per_as - _sel(has_dropout, ACT_ATTN_CORE_MASK_PER_AS, 0.0))
         # Without flash attention the whole s × s score matrix is stored, a sliding window only
-        # masks it (so no window term here).
-        core_val = core_per_as * a * F("seq_len") / c
+        # masks it (so no window term here). Under CP a rank holds its s/c queries' scores against
+        # all s keys (ring attention visits every key block): a·s per query token, times the
+        # rank's s/c tokens in sb (found by review 24: a·s/c here made it (s/c)², 1/4 of the
+        # scores at CP 2, while the timing charged s/c × s)
+        core_val = core_per_as * a * F("seq_len")
         core_t = core_val * ~no_core if np.ndim(no_core) else (0.0 if no_core else core_val)
         core_w = core_val * ~flash_on if np.ndim(flash_on) else (0.0 if flash_on else core_val)
     sp_t = _sel(sp, t, 1.0)
@@ -1592,6 +1600,13 @@ def notes(row: dict) -> list[str]:
         out.append("Selective recompute with flash attention saves no activation memory here: flash attention "
                    "already keeps no score matrix; it still re-runs the attention core (step time). Less "
                    "activation memory: full recompute, or op_sac (TorchTitan's per-op checkpointing).")
+    if not row.get("flash_attention", True) and float(row.get("cp", 1) or 1) > 1:
+        # review 24: the combination was costed without a word (and its scores as (s/c)², now (s/c)·s)
+        out.append(f"Materialised-score attention (flash attention off) under context parallelism (CP "
+                   f"{float(row['cp']):g}): counted as each rank keeping its s/c queries' scores against all s "
+                   "keys for the backward pass; no Megatron-LM / Transformer Engine backend runs this "
+                   "(Transformer Engine disables unfused attention under CP, PyTorch's context_parallel "
+                   "needs the flash or efficient kernels): turn flash attention on, or cp = 1.")
     if int(row.get("precision", 0)) in (_FP8, _FP4):
         out.append("fp8/fp4: bf16 weights + fp32 master and Adam states kept (as Transformer Engine does); "
                    "no persistent low-precision weight copy is counted; the inputs of fp8 GEMMs are saved "

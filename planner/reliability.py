@@ -315,7 +315,11 @@ def expected_goodput(taus, stall_s, enabled, lam_per_s, recovery_s_, reload_s, s
         has = lam > 0
         lost = np.where(has, lam * best_tau / 2.0, 0.0).sum(axis=-1)
         x = ex(recovery_s_) + best_reload
-        restart = np.where(has, lam * x, 0.0).sum(axis=-1)
+        # first order: a class no enabled tier survives restarts from scratch, with nothing to
+        # reload (its whole loss is the lost work, λ·τ/2 with τ = ∞); review 24: its reload was
+        # taken as ∞ too, and the explanation read "Σ_c λ_c(R_c + reload_c) = inf" beside a
+        # restart share of 0
+        restart = np.where(has, lam * (ex(recovery_s_) + np.where(best_k >= 0, best_reload, 0.0)), 0.0).sum(axis=-1)
         saved = has & (best_k >= 0)
         # Λ_k: the failure rate that tier k recovers (n, *g, K)
         lam_by_tier = np.where(best_k[..., None, :] == np.arange(K)[:, None], lam[..., None, :], 0.0).sum(axis=-1)

@@ -1630,6 +1630,10 @@ def parse_link(text: str) -> dict[str, str | list[str]]:
         # part of the query, as a browser reads it (found by review 15f: 'localhost:8501/?n=512#x' read
         # n as '512#x', and '#x?n=512', with no query, as n=512); a '#' in a value is written %23
         t = t.split("#", 1)[0]
+        if "?" not in t and "/" in t.split("=", 1)[0]:
+            # an address with no query ('http://localhost:8501/p=default&n=512': the '?' left out):
+            # no parameters, not the key 'http://localhost:8501/p' (review 24)
+            return {}
         if "?" in t:
             t = urlsplit(t).query if "://" in t else t.split("?", 1)[1]
         out: dict[str, list[str]] = {}

@@ -16,7 +16,8 @@ The validity rules are those of :meth:`planner.schema.Scenario._cross_checks`:
   divisible by ``n_kv_heads`` (replicated);
 * ``tp <= nvlink_domain_size`` unless ``allow_tp_beyond_nvlink=True`` (a sweep rule, not a
   schema rule: Megatron-style TP across the scale-out network is almost never worth it);
-* ``cp`` divides ``seq_len`` (``cp`` a power of two up to ``cp_max``);
+* ``cp`` divides ``seq_len`` (``cp`` a power of two up to ``cp_max``); ``cp = 1`` where flash
+  attention is off (no framework runs materialised-score attention under CP: review 24);
 * MoE: ``ep`` divides ``n_experts`` and ``dp·cp``; dense: ``ep = 1``;
 * ``micro_batch_size·dp`` divides ``global_batch_size``;
 * ``vpp > 1`` only with the interleaved schedule, which needs ``pp > 1`` and a number of
@@ -127,6 +128,7 @@ R_DUALPIPE = 15
 R_CKPT_NVME = 16
 R_MEM_TIGHT = 17
 R_HEADROOM = 18
+R_CP_FLASH = 19
 #: Codes from R_OOM on mean "OOM on stage (code − R_OOM)".
 R_OOM = 32
 
@@ -151,6 +153,7 @@ REASONS: tuple[str, ...] = (
     "checkpoint tier local_nvme needs local NVMe (the system has none)",
     "memory rule 'conservative': model states + activations above 80 % of usable HBM (Fujii et al. 2024)",
     "less HBM left free than min_headroom",
+    "cp > 1 needs flash attention (no backend runs materialised-score attention under CP)",
 )
 
 #: Columns of the returned table before the result columns.
@@ -633,6 +636,12 @@ def build_space(
     if not allow_tp_beyond_nvlink:
         _set(TP > g_nvl[G], R_NVLINK)
     _set(seq % CP != 0, R_CP_SEQ)
+    if not p.flash_attention:
+        # found by review 24: the GPT-3 175B preset (flash attention off, as its 2021 run) swept to CP 4
+        # with materialised scores, a split no framework runs (Transformer Engine disables unfused
+        # attention under CP; Megatron's local attention asserts cp = 1; PyTorch's context_parallel
+        # needs the flash / efficient kernels): planner export says so, and so does the sweep
+        _set(CP > 1, R_CP_FLASH)
     if E > 0:
         _set(E % EP != 0, R_EP_EXPERTS)
         _set((dpsafe * CP) % EP != 0, R_EP_DP)
@@ -1103,6 +1112,8 @@ _RULE_TEXT = {
     R_KV: "TP does not suit model.n_kv_heads = {kv} (neither divides the other)",
     R_NVLINK: "TP is larger than the system's NVLink domain",
     R_CP_SEQ: "CP does not divide training.seq_len = {seq}",
+    R_CP_FLASH: ("CP > 1 needs flash attention (parallelism.flash_attention is off; no framework runs "
+                 "materialised-score attention under CP)"),
     R_BATCH: ("micro-batch × DP does not divide training.global_batch_size = {gbs} "
               "(DP = cluster.n_gpus ÷ (TP·PP·CP) = {n} ÷ (TP·PP·CP))"),
     R_STAGES: "PP·VPP exceeds model.n_layers = {layers}",

@@ -554,8 +554,9 @@ def test_recomputed_layer_holds_its_scores_without_flash():
     (5 B per score element per head with dropout, Korthikanti Table 2's 5·a·s per token; here
     no dropout: 2 B): full, op_sac and selective recompute each hold one layer's scores on top
     of the stash; with flash attention none. Llama 3 8B (no dropout), s = 4,096, mbs 1, cp 2
-    (a CP rank holds s/c queries against s/c keys of a ring block): 2 B × 32 heads × 2,048 keys
-    × 2,048 local queries = 268,435,456 B more without flash."""
+    (a CP rank holds its s/c queries' scores against all s keys for the backward pass: review 24,
+    was s/c keys of one ring block): 2 B × 32 heads × 4,096 keys × 2,048 local queries =
+    536,870,912 B more without flash."""
     import planner
     for rc in ("full", "op_sac", "selective"):
         vals = []
@@ -564,7 +565,7 @@ def test_recomputed_layer_holds_its_scores_without_flash():
             d["training"].update(seq_len=4096, micro_batch_size=1)
             d["parallelism"].update(recompute=rc, flash_attention=fa)
             vals.append(planner.evaluate(d).results["mem_activations_bytes"])
-        assert vals[1] - vals[0] == pytest.approx(2 * 32 * 2048 * 2048), rc
+        assert vals[1] - vals[0] == pytest.approx(2 * 32 * 4096 * 2048), rc
 
 
 def test_selective_with_flash_says_it_saves_no_memory():

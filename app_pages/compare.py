@@ -135,8 +135,11 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
         params = share.parse_link(text)
         if not params:  # an address with no query ('…:8501/p=default', the '?' left out; review 24)
             sj, warns = share.params_to_scenario({})
-            return sj, [f"{share.one_line_show(text)} is not a share link (no '?' between the address and its "
-                        "key=value parameters); showing the default scenario"] + warns, None
+            head, _, frag = text.partition("#")
+            why = ("its key=value parameters follow the '#', the address's fragment, not its query"
+                   if "=" in frag and "=" not in head else "no '?' between the address and its key=value parameters")
+            return sj, [f"{share.one_line_show(text)} is not a share link ({why}); showing the default scenario"
+                        ] + warns, None
         # a page's own keys (Plan's pl_*, Explore's ex_*, ...) in a link copied from that page say
         # nothing about the scenario: left out without a warning
         page_keys = [k for k in params if str(k).startswith(C.PAGE_PREFIXES)]

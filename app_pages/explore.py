@@ -255,7 +255,10 @@ st.caption(f"{C.plain(scen.resolved_model().name)} on {sweep_gpus or scen.cluste
            + (f" — full recompute of every layer: the scenario's {scen.parallelism.recompute_layers} layers per "
               "chunk is not swept" if scen.parallelism.recompute_layers else "")
            + (f" — experts over each split's TP: the scenario's expert TP (etp = {scen.parallelism.etp}) is not "
-              "swept" if scen.parallelism.etp not in (None, scen.parallelism.tp) else "") + ".")
+              "swept" if scen.parallelism.etp not in (None, scen.parallelism.tp) else "")
+           + (" — CP stays 1: flash attention is off in this scenario, and no framework runs materialised-score "
+              "attention under context parallelism (turn flash attention on to sweep CP)"
+              if not scen.parallelism.flash_attention else "") + ".")
 with st.spinner("Sweeping every split ..."):
     try:
         df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], sweep_gpus, int(ss["ex_head"]))

@@ -251,7 +251,8 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
     params = share.parse_link(t)
     where = (" before the '#'; what follows a '#' is the address's fragment, not its query"
              if "#" in t and "=" in t.split("#", 1)[1] else "")
-    if not where and "?" not in t.split("#", 1)[0] and "/" in t.split("=", 1)[0]:
+    head = t.split("#", 1)[0]
+    if not where and "?" not in head and "=" in head and "/" in head.split("=", 1)[0]:
         where = ": no '?' between the address and its query"  # review 24: read as one key before
     not_link = (f"--link {share.one_line_show(t)}: not a share link (no ?key=value query{where}); copy the "
                 "dashboard's address, e.g. 'http://localhost:8501/?p=default&n=512'")
@@ -276,8 +277,9 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
             # as the Plan page does, rather than "no ?key=value query" (review 24)
             _sj, warns = share.params_to_scenario(scen)
             raise UsageError([f"--link: {_refused_wording(w)}" for w in warns][:LINK_LINES_MAX]
-                             + [f"--link {share.one_line_show(t)}: no share-link key in its query (keys are "
-                                "lower case, e.g. 'http://localhost:8501/?p=default&n=512')"])
+                             + [f"--link {share.one_line_show(t)}: none of its keys is one of the dashboard's (a "
+                                "Plan page link holds keys such as p, n, tp, and they are case-sensitive: "
+                                "'http://localhost:8501/?p=default&n=512')"])
     sj, warnings = share.params_to_scenario(scen)
     # the app's warning keeps the base value and goes on; here the link is refused (status 2), so
     # its "kept the base value" says what the dashboard does instead (review 20)
@@ -935,6 +937,11 @@ def cmd_sweep(args) -> int:
     if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
         _err(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept")
+    if not s.parallelism.flash_attention and (s.parallelism.cp > 1 or int(space.get("cp_max", 2) or 1) > 1):
+        # review 24: the sweep's rule R_CP_FLASH; the scenario's own CP 2 was dropped without a word
+        _err("note: CP stays 1 in this sweep: parallelism.flash_attention is off, and no framework runs "
+             "materialised-score attention under context parallelism (--set parallelism.flash_attention=true "
+             "to sweep CP)")
     if s.parallelism.etp is not None and s.parallelism.etp != s.parallelism.tp:
         # the sweep does not search expert TP: its rows run the experts over each row's TP (review 16e)
         _err(f"note: the sweep runs the experts over each split's TP: etp = {s.parallelism.etp} "

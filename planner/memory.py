@@ -82,7 +82,8 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     first N layers of a chunk checkpointed one by one, the rest run plainly) recomputes after
     the backward of the chunk's later layers freed their activations of that micro-batch, so
     the working set is charged less those (a lower bound of them for v > 1), floored at 0.
-    Context parallelism: s -> s/c.
+    Context parallelism: s -> s/c for a rank's tokens; without flash attention its queries' scores
+    against all s keys (the ``5·a·s`` per token stays: a rank holds (s/c)·s scores per head).
     fp8 / fp4: the inputs of the low-precision GEMMs are saved for backward as their 1-byte
     casts (Transformer Engine ``Linear`` / ``LayerNormLinear`` save the fp8 input): QKV and MLP
     inputs (2h -> h each, in the replicated part), attention output (2q -> q) and fc2 input

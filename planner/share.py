@@ -1228,6 +1228,14 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
         if start is None:
             return None
         n_gpus = _get(sj, ("cluster", "n_gpus"))
+        # no CP > 1 invented where flash attention is off: no framework runs materialised-score
+        # attention under CP, and the sweep offers none (review 24: a GPT-3 link with gbs 24 was
+        # fitted to CP 2 with flash off)
+        no_cp = _get(sj, ("parallelism", "flash_attention")) is False
+
+        def offered(key: str, v: Any) -> bool:
+            return not (no_cp and key == "cp" and v is not None and v > 1)
+
         singles = []
         for key in _SPLIT_SEARCH:
             if key in frozen:
@@ -1236,6 +1244,8 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
             is_link = key in link_split
             base = bases.get(key) if is_link else None
             for v in _split_alternatives(key, cur, base, n_gpus):
+                if not offered(key, v):
+                    continue
                 singles.append(((_LINK_COST if is_link else 0) + _SPLIT_WEIGHT[key], key, v))
         cands = [((c,), ((k, v),)) for c, k, v in singles]
         for i, (ci, ki, vi) in enumerate(singles):
@@ -1256,7 +1266,8 @@ def _fit_split_only(sj: dict, link_split: Mapping[str, Any], bases: Mapping[str,
             changed = False
             for key, want in targets:
                 have = _split_get(cand, key)
-                alts = [] if key in frozen else _split_alternatives(key, want, None, n_gpus)
+                alts = [] if key in frozen else [v for v in _split_alternatives(key, want, None, n_gpus)
+                                                 if offered(key, v)]
                 for v in [want] + alts:
                     if (_par_default(key) if v is None else v) == have:
                         break

@@ -840,6 +840,28 @@ def _gib(x: float) -> str:
     return f"{x / 2**30:,.1f} GiB"
 
 
+def _flash_cp_hint(scenario, space_options: dict) -> str:
+    """The sentence that says CP > 1 was left out because flash attention is off (the rule
+    ``R_CP_FLASH``), where the space would otherwise try it; else ''. Review 24: a flash-off sweep
+    that found nothing said only "a larger-memory system or a smaller model is needed", where flash
+    attention and CP would have given 12,191 splits that fit."""
+    try:
+        sc = validate_scenario(scenario)
+    except ValueError:
+        return ""
+    if sc.parallelism.flash_attention:
+        return ""
+    cp = space_options.get("cp")
+    cps = [int(sc.parallelism.cp)] if cp is None else ([cp] if np.isscalar(cp) else list(cp))
+    if cp is None and int(space_options.get("cp_max", DEFAULT_CP_MAX) or 1) > 1:
+        cps.append(2)
+    if not any(int(c) > 1 for c in cps):
+        return ""
+    return (" CP > 1 was not tried: parallelism.flash_attention is off, and no framework runs "
+            "materialised-score attention under context parallelism; with flash attention on the sweep "
+            "also splits the sequence (CP)")
+
+
 def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems: Sequence[str] | None = None,
                     memory_rule: str = "fits", min_headroom: float = 0.0, swept_gpus=None,
                     fail_counts: dict | None = None, objective: str = "time_to_train", **space_options) -> str:
@@ -871,7 +893,7 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
     checkpoint tier alone was told "no split has a finite time to train" where no split fits in HBM)."""
     if n_valid == 0:
         return ("no split satisfies the divisibility rules (heads, layers, batch) at this GPU count: "
-                "try a count with more small factors")
+                "try a count with more small factors." + _flash_cp_hint(scenario, space_options)).rstrip(".")
     try:
         rep = _engine.evaluate(scenario)
     except ValueError:
@@ -953,7 +975,8 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
         elif found is not None:
             text += (f". No GPU count from {int(gpus):,} to {found[1]:,} (doubling) fits with this search space: "
                      "a larger-memory system (cluster.system) or a smaller model is needed")
-    return text
+    hint = _flash_cp_hint(scenario, space_options)
+    return text + ("." + hint if hint else "")
 
 
 #: :func:`fewest_gpus_that_fit`: most doublings tried, and most rows evaluated over all of them.
@@ -1165,7 +1188,9 @@ def no_valid_split_reason(scenario: Scenario, gpus: int, *, systems: Sequence[st
             pass
     if hints:
         text += " So the limit is the global batch and the GPU count together: " + "; ".join(hints) + "."
-    return text
+    # the rule already listed says it (with its count); else (no CP split reached it) the hint
+    hint = "" if any(k == R_CP_FLASH for k, _ in rules) else _flash_cp_hint(scenario, space_options)
+    return text + (hint + "." if hint else "")
 
 
 # ---- evaluation ----------------------------------------------------------------------------

@@ -65,3 +65,45 @@ def test_sweep_offers_no_cp_without_flash_attention():
     # a CP-only space without flash says why no split is left
     msg = no_valid_split_reason(s, 1024, cp=[2, 4])
     assert "CP > 1 needs flash attention" in msg, msg
+
+
+# ---- review 24b (diff review): the rest of the code follows the rule --------------------------
+
+def test_link_fitter_invents_no_cp_without_flash_attention():
+    """A GPT-3 link with gbs 24 (DP 16 does not divide it): the split fitter changed CP 1 → 2 with
+    flash attention off; it now finds PP 16 (DP 8), and with flash on CP 2 is still allowed."""
+    from planner import share
+    sj, warns = share.params_to_scenario({"p": "gpt3-175b-a100-1024", "gbs": "24"})
+    assert sj["parallelism"]["cp"] == 1 and sj["parallelism"]["pp"] == 16, warns
+    sj, _ = share.params_to_scenario({"p": "gpt3-175b-a100-1024", "gbs": "24", "fa": "1"})
+    assert sj["parallelism"]["cp"] == 2
+
+
+def test_no_fit_message_says_cp_was_not_tried_without_flash():
+    from planner.sweep import no_split_reason
+    s = planner.load_preset("gpt3-175b-a100-1024")
+    d = s.to_json_dict()
+    d["training"].update(seq_len=65536, global_batch_size=192)
+    sc = planner.schema.validate_scenario(d)
+    df = planner.sweep(sc, top=1)
+    assert len(df) == 0
+    msg = no_split_reason(sc, 1)
+    assert "CP > 1 was not tried: parallelism.flash_attention is off" in msg, msg
+    d["parallelism"]["flash_attention"] = True
+    on = planner.schema.validate_scenario(d)
+    assert len(planner.sweep(on, top=1)) == 1  # with flash attention CP splits fit
+    assert "CP > 1 was not tried" not in no_split_reason(on, 1)
+
+
+def test_cli_sweep_notes_cp_stays_one():
+    from test_review15f_cli_links import _cli
+    rc, out, err = _cli("sweep", "--preset", "gpt3-175b-a100-1024", "--top", "1")
+    assert rc == 0 and "note: CP stays 1 in this sweep: parallelism.flash_attention is off" in err, err
+    rc, out, err = _cli("sweep", "--preset", "llama3-8b-h100-64", "--top", "1")
+    assert rc == 0 and "CP stays 1" not in err
+
+
+def test_explore_caption_says_cp_stays_one():
+    from test_app import EXPLORE, _run
+    at = _run(EXPLORE, {"p": "gpt3-175b-a100-1024"})
+    assert any("CP stays 1: flash attention is off" in c.value for c in at.caption)

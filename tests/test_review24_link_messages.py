@@ -19,7 +19,8 @@ from test_review15f_cli_links import _bad, _cli
 def test_unknown_keys_only_are_named(cmd):
     rc, out, err = _cli(cmd, "--link", "http://localhost:8501/?P=default")
     _bad(rc, out, err)
-    assert "'P': unknown link parameter" in err and "no share-link key in its query" in err, err
+    assert "'P': unknown link parameter" in err and "none of its keys is one of the dashboard's" in err, err
+    assert "case-sensitive" in err
     assert "no ?key=value query" not in err
 
 
@@ -54,3 +55,23 @@ def test_link_says_it_carries_no_scenario_name():
     assert "note: a share link carries no scenario name" in err and "'my-run'" in err, err
     rc, out, err = _cli("link", "--preset", "default")
     assert rc == 0 and "scenario name" not in err, err
+
+
+def test_lower_case_unknown_keys_are_not_told_about_case():
+    rc, out, err = _cli("evaluate", "--link", "?q=hello")
+    _bad(rc, out, err)
+    assert "none of its keys is one of the dashboard's" in err and "lower case" not in err, err
+
+
+@pytest.mark.parametrize("link", ["http://localhost:8501/", "http://localhost:8501/plan"])
+def test_an_address_with_no_query_is_not_told_of_a_missing_question_mark(link):
+    rc, out, err = _cli("evaluate", "--link", link)
+    _bad(rc, out, err)
+    assert "not a share link" in err and "no '?' between" not in err, err
+
+
+def test_compare_names_the_fragment():
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link", "2.x": "1"})
+    at.text_input(key="c_link1").set_value("localhost:8501/#x=1").run()
+    warns = [w.value for w in at.warning]
+    assert any("follow the '#', the address's fragment" in w for w in warns), warns

@@ -1930,7 +1930,7 @@ def zero_goodput_reason(row: dict) -> str | None:
                 + "), so each such failure restarts training from the beginning; the analytic model "
                 "counts that as no progress (a run much shorter than the time between such failures can "
                 "still finish: planner.simulate shows how often). Enable a tier that survives it "
-                "(e.g. the parallel file system, or node-local copies with replicas).")
+                + _survivor_advice(lost, row) + ".")
     lr = float(np.ravel(_res["log_recovery_factor"])[0])
     llw = float(np.ravel(_res["log_lost_work_factor"])[0])
     return (f"goodput is 0: with failures every {_g(60.0 / lam) if lam > 0 else 'inf'} min (λ = {_g(lam)}/h) "
@@ -1977,6 +1977,26 @@ def _lag_terms(row: dict, tier, lam_h, min_log: float = LAG_EXPLAIN_MIN) -> list
 def _exp_txt(y: float) -> str:
     """e^y as text: its value, or the exponent alone beyond the float range."""
     return f"{math.exp(y):.4g}" if y < 700.0 else f"e^{y:.6g} (beyond the float range)"
+
+
+def _survivor_advice(lost: list, row: dict) -> str:
+    """Which tiers would survive the failure classes ``lost`` (names), in words. Node-local copies
+    with replicas survive a GPU or node loss, on a job of two nodes or more; a cluster-wide outage
+    loses every node-local copy, replicated or not (hardware/storage.json). Review 24: the advice
+    offered replicas for a cluster-class failure and to a one-node job, whose replicas are refused."""
+    node_only = all(c in ck.NODE_LOSS_CLASSES for c in lost)
+    try:
+        multi = float(row.get("n_nodes", 2) or 1) > 1
+    except (TypeError, ValueError):
+        multi = True
+    if node_only and multi:
+        return "(e.g. the parallel file system, or node-local copies with replicas)"
+    if node_only:
+        return ("(the parallel file system or the object store; node-local copies with replicas need a second "
+                "node, and this job has one)")
+    other = [c for c in lost if c not in ck.NODE_LOSS_CLASSES]
+    return ("(the parallel file system or the object store: a " + " or ".join(other)
+            + " failure loses every node-local copy, replicated or not)")
 
 
 def explain(row: dict) -> dict[str, str]:
@@ -2045,8 +2065,10 @@ def explain(row: dict) -> dict[str, str]:
         raw = 1.0 - ov1 - lw1 - rs1
         e["goodput_first_order"] = (
             f"1 − Σ stall/τ {_g(ov1)} − {lw1_lbl} {_g(lw1)} − Σ_c λ_c(R_c + reload_c) {_g(rs1)}"
-            f" = {_g(raw)}" + ("" if 0.0 <= raw <= 1.0 else " → clipped to [0, 1]")
-            + f" = {_g(row['goodput_first_order'])} (DESIGN §4.4; valid only where λ·τ and λ·R ≪ 1)"
+            f" = {_g(raw)}"
+            # the value once where nothing is clipped (review 24: "= 0.9351 = 0.9351")
+            + ("" if 0.0 <= raw <= 1.0 else f" → clipped to [0, 1] = {_g(row['goodput_first_order'])}")
+            + " (DESIGN §4.4; valid only where λ·τ and λ·R ≪ 1)"
         )
         dead = _zero_everywhere_text(res, tier, lam_h)
         for k, kind in enumerate(TIER_KINDS):
@@ -2121,7 +2143,7 @@ def _host_mem_text(row: dict) -> dict[str, str]:
         return bool(row.get(f"ckpt_{kind}_enabled")) and iv is not None and np.isfinite(float(iv)) \
             and not is_never_saved(float(iv))
 
-    share = (f"node share {_g(node_b / gb)} GB (min({gpn:g} GPUs, {writers:g} writers) × shard "
+    share = (f"node share {_g(node_b / gb)} GB (min({gpn:g} GPUs, {writers:g} writer{'' if writers == 1 else 's'}) × shard "
              f"{_g(shard / gb)} GB)")
     stage_tiers = [k for k in TIER_KINDS if k != "host_memory" and saved(k)]
     if row.get("ckpt_async") and stage_tiers:
@@ -2528,9 +2550,24 @@ def notes(row: dict) -> list[str]:
         t_max = max(saved_iv, default=np.nan)
         against = (f"; λ·τ = {_g(rate_h * t_max / 3600.0)} for the {format_interval_s(t_max)} interval of the "
                    "slowest tier saved" if np.isfinite(t_max) and rate_h * t_max / 3600.0 > 0.05 else "")
-        out.append(f"Failures are frequent against the checkpoint intervals and recoveries (MTBF "
-                   f"{_g(row.get('mtbf_h', np.nan))} h{against}): the first-order "
-                   f"goodput ({_g(g1)}) is off; the headline uses the renewal model ({_g(row['goodput'])}), " + tail)
+        # review 24: where the save stalls make the gap (a PFS saved every 1 s, MTBF 3,089 h), say so:
+        # the first order subtracts Σ stall/τ of the wall time, the renewal model charges τ/(τ + stall)
+        ov1 = np.nan
+        try:
+            ov1 = float(_row_model(row)[0]["ckpt_overhead_frac_first_order"])
+        except (KeyError, ValueError, TypeError):
+            pass
+        stall_gap = ov1 * ov1 / (1.0 + ov1) if np.isfinite(ov1) and ov1 > 0.0 else 0.0
+        if stall_gap >= 0.5 * abs(row.get("goodput", g1) - g1):
+            out.append(f"Checkpoint stalls are long against the intervals (Σ stall/τ = {_g(ov1)}; MTBF "
+                       f"{_g(row.get('mtbf_h', np.nan))} h): the first-order goodput ({_g(g1)}) subtracts them "
+                       "as a share of the wall time, 1 − Σ stall/τ; the headline uses the renewal model "
+                       f"({_g(row['goodput'])}), which charges a stall s every τ of compute as τ/(τ + s), "
+                       f"1/(1 + Σ stall/τ) = {_g(1.0 / (1.0 + ov1))} here, " + tail)
+        else:
+            out.append(f"Failures are frequent against the checkpoint intervals and recoveries (MTBF "
+                       f"{_g(row.get('mtbf_h', np.nan))} h{against}): the first-order "
+                       f"goodput ({_g(g1)}) is off; the headline uses the renewal model ({_g(row['goodput'])}), " + tail)
     if short is not None:
         out.append(short)
     if slow_note:

@@ -2552,11 +2552,15 @@ def notes(row: dict) -> list[str]:
                    "slowest tier saved" if np.isfinite(t_max) and rate_h * t_max / 3600.0 > 0.05 else "")
         # review 24: where the save stalls make the gap (a PFS saved every 1 s, MTBF 3,089 h), say so:
         # the first order subtracts Σ stall/τ of the wall time, the renewal model charges τ/(τ + stall)
-        ov1 = np.nan
+        # Σ stall/τ over the saved tiers, from the row's own columns (expected_goodput's first-order
+        # overhead: a disabled or never-saved tier stalls nothing)
         try:
-            ov1 = float(_row_model(row)[0]["ckpt_overhead_frac_first_order"])
+            ov1 = sum(float(row[f"ckpt_{kind}_stall_s"]) / iv for kind in TIER_KINDS
+                      if row.get(f"ckpt_{kind}_enabled")
+                      and np.isfinite(iv := float(row.get(f"ckpt_{kind}_interval_opt_s", np.nan)))
+                      and not is_never_saved(iv))
         except (KeyError, ValueError, TypeError):
-            pass
+            ov1 = np.nan
         stall_gap = ov1 * ov1 / (1.0 + ov1) if np.isfinite(ov1) and ov1 > 0.0 else 0.0
         if stall_gap >= 0.5 * abs(row.get("goodput", g1) - g1):
             out.append(f"Checkpoint stalls are long against the intervals (Σ stall/τ = {_g(ov1)}; MTBF "

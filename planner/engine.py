@@ -511,6 +511,11 @@ def evaluate(scenario: Scenario | dict) -> Report:
     stages: list[dict[str, float]] = []
     notes: list[str] = []
     for mod in _stage_modules():
+        if hasattr(mod, "report"):  # explain, per_stage and notes sharing their common work
+            e, stages, n = mod.report(row)
+            explain.update(e)
+            notes.extend(n)
+            continue
         if hasattr(mod, "explain"):
             explain.update(mod.explain(row))
         if hasattr(mod, "per_stage"):

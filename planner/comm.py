@@ -42,9 +42,12 @@ ranks ``etp·ep`` apart (planner.timing passes those strides).
   (found by a property-test review, 2026-11-30: up to 14 % on short steps; with the floor the
   calibration and out-of-sample medians are unchanged at 4 digits). The same rule for all-to-all.
 
-In-network reduction (NVLink SHARP within a node, IB SHARP across nodes) raises the achieved
+In-network reduction (NVLink SHARP, NVLS, inside one NVSwitch domain) raises the achieved
 all-reduce bandwidth by ``IN_NETWORK_ALLREDUCE_SPEEDUP`` (H100: 480 GB/s NVLS busBW vs
-370 GB/s ring, hardware.md §6b, sources nccl-tests-212 and stas-net).
+370 GB/s ring, hardware.md §6b, sources nccl-tests-212 and stas-net). A ring that crosses the
+network gets no speed-up: that figure is NVLink's, and IB SHARP's effect on a ring bound by the
+per-GPU NIC share is not modelled (the engine's rule, :mod:`planner.timing`; found by review: a
+DP all-reduce over InfiniBand ran above the NIC's line rate).
 """
 
 from __future__ import annotations
@@ -275,8 +278,9 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     scaleup_bw, nic_bw : arrays (N,) — nominal one-direction bandwidths per GPU [bytes/s].
     eff_scaleup, eff_network : achieved / nominal bandwidth per link kind.
     alpha_scaleup_s, alpha_network_s : latency per ring step [s].
-    in_network_reduction : array (N,) bool — NVLS / SHARP: all-reduce bandwidth ×
-        ``IN_NETWORK_ALLREDUCE_SPEEDUP``.
+    in_network_reduction : array (N,) bool — NVLS: all-reduce bandwidth ×
+        ``IN_NETWORK_ALLREDUCE_SPEEDUP`` where the group sits inside one NVLink domain (a
+        group that crosses the network gets no speed-up, as in the engine).
     network_frac : array (N,) — all-to-all only: the share of the bytes bound for other
         domains that actually crosses the network (node-limited MoE routing sends a token once
         per destination node, not once per expert: ``min(top_k, M)/top_k``); 1 by default.
@@ -301,7 +305,7 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     nm1 = np.maximum(n - 1.0, 0.0)
     frac = nm1 / np.maximum(n, 1.0)
     if kind == "all_reduce":
-        bw_ar = bw * np.where(in_network_reduction, IN_NETWORK_ALLREDUCE_SPEEDUP, 1.0)
+        bw_ar = bw * np.where(np.asarray(in_network_reduction, dtype=bool) & intra, IN_NETWORK_ALLREDUCE_SPEEDUP, 1.0)
         return 2.0 * frac * size / bw_ar + 2.0 * alpha_pass
     if kind in ("reduce_scatter", "all_gather"):
         return frac * size / bw + alpha_pass

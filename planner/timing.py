@@ -50,7 +50,7 @@ the pace; everything is per GPU of that stage:
   device-host sync leaves the expert kernels' launch cost exposed; a lower bound from NVIDIA's
   DeepSeek-V3 GB200 guide).
 * TP: per layer and micro-batch 4 all-reduces of ``b·s·h`` 16-bit values (+2 with full
-  recompute or ``op_sac``), ring over the TP group (Megatron-LM, Shoeybi et al. 2019 §3; Korthikanti et al.
+  recompute, +1 with ``op_sac``), ring over the TP group (Megatron-LM, Shoeybi et al. 2019 §3; Korthikanti et al.
   2022 §4.2.2: SP = reduce-scatter + all-gather of the same volume); ``tp_overlap_frac``
   hidden when ``tp_comm_overlap``.
 * CP (ring attention, Liu et al. 2023; Megatron-Core context parallel): ``c−1`` KV block
@@ -1083,9 +1083,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if tp_inr.any():
         tp_bw = tp_bw * (1.0 + (comm.IN_NETWORK_ALLREDUCE_SPEEDUP - 1.0) * tp_inr)
     tp_ar = 2.0 * (t - 1.0) / t * tp_msg / tp_bw + 2.0 * tp_alpha
-    # +2 with full recompute; op_sac: with SP the two all-gathers feeding K and W3 run again
-    # (not in TorchTitan's save list; the reduce-scatters are saved), without SP O's all-reduce
-    n_tp_coll = 4.0 + 2.0 * full + opsac * (1.0 + sp)
+    # +2 with full recompute; op_sac: +1, with SP the two all-gathers feeding K and W3 run again
+    # (not in TorchTitan's save list; the reduce-scatters are saved): an all-gather is half an
+    # all-reduce's ring time, so the two are one all-reduce equivalent (session 25 review: they
+    # were counted as two); without SP O's all-reduce
+    n_tp_coll = 4.0 + 2.0 * full + opsac
     tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
     c_tp = n_tp_coll * tp_ar * tp_exposed_frac  # per layer and micro-batch
     # MoE layers with TP > 1 (expert TP = TP, Megatron-Core's default): the MLP half's two
@@ -1858,7 +1860,7 @@ def explain(row: dict) -> dict[str, str]:
            if bool(np.any(T.get("_core_bounded", False))) else "")
         + f"), {_elem_text(r, T)}; "
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "
-        + (f"MLP GEMM eff {eff_mlp:.3f}" if _moe_dense_layers(r)[1] > 0 else "")
+        + (f"MLP up-projection GEMM eff {eff_mlp:.3f}" if _moe_dense_layers(r)[1] > 0 else "")
         + (("; " if _moe_dense_layers(r)[1] > 0 else "") + f"expert GEMM eff {_expert_eff(r, T, tok, up):.3f}"
            + _etp_text(r) if _moe_dense_layers(r)[0] > 0 else "")
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
@@ -1887,9 +1889,9 @@ def explain(row: dict) -> dict[str, str]:
            f"{_etp(r) * float(r['ep']):g} consecutive ranks, Megatron's expert rank order)"
            if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
         + f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
-        f"network share × {float(T['_ep_net_frac']):.3g}"
-        f"{' (node-limited routing: min(top_k, M)/top_k)' if r.get('moe_max_nodes_per_token') else ''}; "
-        f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap)"
+        + (f"network share × {float(T['_ep_net_frac']):.3g} (node-limited routing: min(top_k, M)/top_k); "
+           if float(T["_ep_net_frac"]) != 1.0 else "")
+        + f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap)"
         f"{_mtp_comm_text(T, '_t_ep_mtp')} = {T['t_ep_comm_s']:.4g} s"
     )
     if int(r.get("schedule", 0)) == _SCHED["dualpipe"]:
@@ -1926,6 +1928,10 @@ def explain(row: dict) -> dict[str, str]:
         x_txt = (f" + the exposed CP / EP remainders it runs alongside {_ms(T['_x_mb'])}" if wide else "")
         win = (f"(each micro-batch's forward + backward {_ms(T['_stage_mb'])}{x_txt}) × {C['dp_overlap_frac']:.2f}, "
                "except the first layer's gather and the last layer's reduce-scatter")
+    elif int(r["zero_stage"]) == 0:  # no parameter gather: the backward window alone (review 25)
+        x_txt = (f" (widened by the exposed CP / EP remainders it runs alongside, {_ms(T['_x_bwd'])})"
+                 if wide else "")
+        win = (f"backward {_ms(T['_t_bwd_mb'])}{x_txt} × {C['dp_overlap_frac']:.2f} except the last bucket")
     else:
         x_txt = (f" (each widened by the exposed CP / EP remainders it runs alongside, "
                  f"{_ms(T['_x_bwd'])} / {_ms(T['_x_fwd'])})" if wide else "")
@@ -2044,12 +2050,12 @@ def _tp_coll_text(r: dict, T: dict) -> str:
                "alltoall dispatcher all-gathers / reduce-scatters nothing" if etp == 1 else
                f"an all-gather + reduce-scatter of the routed tokens over the {etp:g} expert-TP ranks, "
                f"{_ms(e_ar)} per all-reduce equivalent, 2·(etp−1)/etp · (etp/tp)·msg")
-        return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 or 2 with op_sac) × (½ + ½·{x:g} "
-                f"top_k·cf × (expert-TP collective / TP collective) on MoE layers: expert TP {etp:g} ≠ TP {tp:g}, "
+        return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 with op_sac) × (½ + ½·top_k·cf "
+                f"× (expert-TP collective / TP collective), top_k·cf = {x:g}, on MoE layers: expert TP {etp:g} ≠ TP {tp:g}, "
                 f"their MLP half moves the routed tokens over the expert-TP group ({how}); the attention half "
                 f"stays on TP), averaged over the stage's layers")
-    return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 or 2 with op_sac) × (½ + ½·{x:g} "
-            f"top_k·cf on MoE layers: their MLP half moves "
+    return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 with op_sac) × (½ + ½·top_k·cf "
+            f"= ½ + ½·{x:g} on MoE layers: their MLP half moves "
             f"the routed tokens), averaged over the stage's layers")
 
 
@@ -2239,6 +2245,23 @@ def notes(row: dict) -> list[str]:
                        "saved fc1 input, gathered over the expert-TP group (2h·r·etp/t B per token, docs/memory.md), "
                        "follow it; not counted: the shared experts' own TP all-gather / reduce-scatter (with any etp) "
                        "(docs/timing.md). The sweep keeps expert TP = TP.")
+    tp_, pp_ = float(row.get("tp", 1) or 1), float(row.get("pp", 1) or 1)
+    sp_on = bool(row.get("sequence_parallel", True))
+    if tp_ > 1 and pp_ > 1 and not sp_on:
+        # session 25 review: Megatron-Core sizes the pipeline send by tp only with SP (get_tensor_shapes);
+        # the scatter/gather of Narayanan et al. 2021 §4.1 is what the Megatron-LM 2021 rows ran
+        p2p = float(row.get("t_pp_p2p_s", 0.0) or 0.0)
+        out.append(f"Pipeline sends without sequence parallelism are sized as Megatron-LM 2021's scatter/gather "
+                   f"(Narayanan et al. 2021 §4.1: each TP rank sends b·s·h/t, the next stage all-gathers over NVLink). "
+                   f"Megatron-Core no longer has that option: without sequence parallelism every TP rank sends the "
+                   f"full b·s·h, {tp_:g}× the bytes, so its PP p2p time is up to {tp_:g} × {p2p:.4g} s = "
+                   f"{tp_ * p2p:.4g} s per step.")
+    if float(row.get("n_experts", 0) or 0) > 0 and tp_ > 1 and not sp_on:
+        out.append(f"MoE with TP {tp_:g} and sequence parallelism off: each TP rank dispatches every token of its "
+                   "micro-batch through the expert all-to-all (t× the bytes of the sequence-parallel layout). "
+                   "Megatron-Core refuses this combination (ModelParallelConfig: \"When using expert parallelism and "
+                   "tensor parallelism, sequence parallelism must be used\"): set parallelism.sequence_parallel = true "
+                   "for what it runs.")
     # Below tens of µs per layer and micro-batch the host sets the pace (found by review: a tiny
     # model on one GPU had a 6.75 ns step): a layer's forward + backward launches a few dozen
     # kernels, each a few µs of launch latency (CUDA), none of which is modelled.

@@ -90,6 +90,15 @@ def test_in_network_reduction_raises_allreduce_bandwidth():
     assert float(base / inr) == pytest.approx(comm.IN_NETWORK_ALLREDUCE_SPEEDUP)
 
 
+def test_in_network_reduction_applies_inside_one_nvlink_domain_only():
+    """NVLS is NVLink's: a DP ring over 16 GPUs at stride 1 on 8-GPU domains crosses the network
+    and gets no speed-up (as in the engine, docs/timing.md; review 25: the reference function
+    applied it to any ring)."""
+    base = comm.group_collective_s("all_reduce", 1e9, 16, 1, 8, 450e9, 50e9, **KW)
+    inr = comm.group_collective_s("all_reduce", 1e9, 16, 1, 8, 450e9, 50e9, in_network_reduction=True, **KW)
+    assert float(inr) == float(base)
+
+
 def test_bad_kind():
     with pytest.raises(ValueError):
         comm.group_collective_s("broadcast", 1.0, 2, 1, 8, 1.0, 1.0, **KW)

@@ -7,8 +7,9 @@ Target (issue): one scenario through ``planner.evaluate(scenario)`` in <= 5 ms.
 
 Prints the median of ``--repeat`` calls of evaluate and of each of its parts: flattening the
 scenario into a batch of one (``batch.from_scenarios``), every pipeline stage on that batch,
-the row of python scalars, each stage's ``explain`` / ``per_stage`` / ``notes`` and the
-``Report`` construction. The parts are timed separately (warm), so their sum differs a
+the row of python scalars, each stage's ``report`` (memory: explain, per_stage and notes
+sharing their work, as evaluate calls it) or its ``explain`` / ``per_stage`` / ``notes``, and
+the ``Report`` construction. The parts are timed separately (warm), so their sum differs a
 little from the whole. The machine is shared: medians, not means.
 """
 
@@ -37,10 +38,15 @@ def _median_us(fn, repeat: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--preset", default="default")
+    ap.add_argument("--preset", default=None, help="a preset id (default: default)")
     ap.add_argument("--repeat", type=int, default=200)
     ap.add_argument("--all", action="store_true", help="only the latency of every preset, one line each")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error(f"--repeat: allowed 1 or more (got {args.repeat})")
+    if args.all and args.preset is not None:
+        ap.error("--preset and --all: give one (--all times every preset)")
+    args.preset = args.preset or "default"
     if args.all:
         _all_presets(args.repeat)
         return

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Achieved all-reduce bandwidth with NVLS / SHARP over the ring value: 480/370 (H100 8-GPU
+#: Achieved all-reduce bandwidth with NVLS (inside one NVLink domain) over the ring value: 480/370 (H100 8-GPU
 #: busBW with NVLS, nccl-tests issue #212, vs ring, stas00 ml-engineering; hardware.md §6b).
 IN_NETWORK_ALLREDUCE_SPEEDUP = 480.0 / 370.0
 

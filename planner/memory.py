@@ -1254,7 +1254,7 @@ def _candidates(b: Batch) -> list:
 def _tried(cands: list, j) -> bool:
     """Whether an earlier candidate of :func:`_candidates` is at rank ``j`` in every row (its
     components are then the same: a stage is kept only where it is strictly larger, so skipping
-    it changes nothing). DeepSeek-V3's DualPipe layout at pp 16 asks for 10 candidates, 5 of
+    it changes nothing). DeepSeek-V3's DualPipe layout at pp 16 asks for 10 candidates, 6 of
     them distinct; a batch of one pays ~0.1 ms per :func:`_stage_parts`."""
     j = np.asarray(j)
     for j0, _ in cands:

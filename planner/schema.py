@@ -270,7 +270,7 @@ class System(_Sourced):
         description=f"0 (none) or {NVME_BW_RANGE[0]:g} to {NVME_BW_RANGE[1]:g} B/s.")
     node_power_w: Annotated[float, Field(ge=NODE_POWER_W_RANGE[0], le=NODE_POWER_W_RANGE[1], allow_inf_nan=False)] = Field(
         description="Whole-node power at full load [W].")
-    in_network_reduction: bool = Field(False, description="NVLS / SHARP in-network reduction available.")
+    in_network_reduction: bool = Field(False, description="NVLS (NVLink SHARP) in-network reduction available: speeds up all-reduces inside one NVLink domain.")
 
     @model_validator(mode="after")
     def _check(self):

@@ -38,7 +38,7 @@ the pace; everything is per GPU of that stage:
   ``recompute_layers = N`` the share ``min(N·pp·vpp/L, 1)`` of the layers,
   ``model_stats.full_recompute_fraction``), of the attention
   core (selective), or (``op_sac``, TorchTitan's per-op selective checkpointing) of the K
-  projection, O (without TP), the gated MLP's second up-projection (W3), the routed experts'
+  projection, O (without TP, or with TP but no SP), the gated MLP's second up-projection (W3), the routed experts'
   up-projections and every elementwise op (``model_stats.op_sac_recompute_params``). FP8
   row-wise scaling (``training.fp8_scaling = "rowwise"``, FP8 GEMMs only) adds
   :data:`FP8_ROWWISE_BYTES` HBM bytes per cast element: every dense and attention linear
@@ -1090,6 +1090,14 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     n_tp_coll = 4.0 + 2.0 * full + opsac
     tp_exposed_frac = 1.0 - K.tp_overlap_frac * fl("tp_comm_overlap")
     c_tp = n_tp_coll * tp_ar * tp_exposed_frac  # per layer and micro-batch
+    # op_sac without SP re-runs O's all-reduce: the attention half's, which MoE layers do not scale by
+    # top_k·cf below (session 25 review: Mixtral at TP 2 read n_coll 7.5 for 4 × 1.5 + 1 = 7)
+    n_attn_only = opsac * (1.0 - sp)
+    c_tp_attn = n_attn_only * tp_ar * tp_exposed_frac
+
+    def _tp_mix(share):
+        """A layer's TP time at MoE share ``share`` of its layers: the MLP half × moe_tp_x."""
+        return (c_tp_d - c_tp_attn) * ((1.0 - share) + share * moe_tp_x) + c_tp_attn
     # MoE layers with TP > 1 (expert TP = TP, Megatron-Core's default): the MLP half's two
     # collectives carry the routed tokens, top_k·cf of them per token (MoEAlltoAllTokenDispatcher
     # all-gathers the dispatched tokens over the TP group, "AllGather in Tensor Parallel dimension
@@ -1113,9 +1121,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                                 0.5 + 0.5 * x_moe * etp_ar / np.where(tp_ar > 0.0, tp_ar, 1.0))
         c_tp_d = c_tp  # a dense layer's (a middle rank's mix below)
         if any_dense_moe:
-            c_tp_hi = c_tp * ((1.0 - msh_hi) + msh_hi * moe_tp_x)
-            c_tp_lo = c_tp * ((1.0 - msh_lo) + msh_lo * moe_tp_x)
-        c_tp = c_tp * ((1.0 - moe_share) + moe_share * moe_tp_x)  # the model's average (DualPipe)
+            c_tp_hi = _tp_mix(msh_hi)
+            c_tp_lo = _tp_mix(msh_lo)
+        c_tp = _tp_mix(moe_share)  # the model's average (DualPipe)
         if not any_dense_moe:
             c_tp_hi = c_tp_lo = c_tp
     else:
@@ -1185,7 +1193,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     c_cp_mtp = c_cp
     if has_mtp:  # per MTP block and micro-batch: a layer of its kind (dense rows: a dense layer's)
         if any_moe:
-            c_tp_mtp = c_tp_d * np.where(is_moe, moe_tp_x, 1.0)
+            c_tp_mtp = _tp_mix(np.where(is_moe, 1.0, 0.0))
             c_ep_mtp = np.where((e > 1) & is_moe, ep_layer, 0.0)
         else:
             c_tp_mtp, c_ep_mtp = c_tp, 0.0
@@ -1241,7 +1249,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         msh_j = np.where(n_j > 0, (n_j - nd_j) / np.maximum(n_j, 1.0), 0.0)
         lmb = (1.0 - msh_j) * layer_mb_d + msh_j * layer_moe_mb
         lfw = (1.0 - msh_j) * layer_fwd_d + msh_j * layer_moe_fwd
-        cth = c_tp_d * ((1.0 - msh_j) + msh_j * moe_tp_x)
+        cth = _tp_mix(msh_j)
         out = {"rank": j, "per_stage_hi": n_j, "msh_hi": msh_j, "layer_mb_hi": lmb, "layer_fwd_hi": lfw,
                "first_mb": n_j * lmb, "c_tp_hi": cth, "cp_hi_mb": n_j * c_cp,
                "c_ep_hi": np.where((e > 1) & is_moe, msh_j * ep_layer, 0.0)}
@@ -1618,8 +1626,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_core_bounded": core_bounded, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
                 # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
-                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": (n_tp_coll + 2.0 * d_share) * (
-                    1.0 if not any_moe else own((1.0 - msh_hi) + msh_hi * moe_tp_x, (1.0 - msh_lo) + msh_lo * moe_tp_x)),
+                # (op_sac's re-run O all-reduce without SP is the attention half's: not scaled)
+                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": (n_tp_coll - n_attn_only + 2.0 * d_share) * (
+                    1.0 if not any_moe else own((1.0 - msh_hi) + msh_hi * moe_tp_x, (1.0 - msh_lo) + msh_lo * moe_tp_x))
+                    + n_attn_only,
                 "_tp_exposed_frac": tp_exposed_frac,
                 "_etp_ar": etp_ar if etp_diff else 0.0,
                 "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes,
@@ -2044,19 +2054,25 @@ def _tp_coll_text(r: dict, T: dict) -> str:
         return ""
     x = float(r["moe_top_k"]) * max(float(r.get("moe_capacity_factor") or 1.0), 1.0)
     etp, tp = _etp(r), float(r["tp"])
+    # op_sac without SP: O's re-run all-reduce is the attention half's, added unscaled
+    o_txt = (" + 1 (op_sac without SP: O's all-reduce, the attention half's)"
+             if r.get("recompute") == _RC_OPSAC and not r.get("sequence_parallel", True) else "")
+    sac = "with SP" if o_txt else ""
     if etp != tp:
         e_ar = float(T.get("_etp_ar", 0.0) or 0.0)
         how = ("none: with expert TP 1 each rank dispatches its own sequence-parallel tokens, Megatron's "
                "alltoall dispatcher all-gathers / reduce-scatters nothing" if etp == 1 else
                f"an all-gather + reduce-scatter of the routed tokens over the {etp:g} expert-TP ranks, "
                f"{_ms(e_ar)} per all-reduce equivalent, 2·(etp−1)/etp · (etp/tp)·msg")
-        return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 with op_sac) × (½ + ½·top_k·cf "
+        return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 with op_sac{' ' + sac if sac else ''}) "
+                f"× (½ + ½·top_k·cf "
                 f"× (expert-TP collective / TP collective), top_k·cf = {x:g}, on MoE layers: expert TP {etp:g} ≠ TP {tp:g}, "
                 f"their MLP half moves the routed tokens over the expert-TP group ({how}); the attention half "
-                f"stays on TP), averaged over the stage's layers")
-    return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 with op_sac) × (½ + ½·top_k·cf "
+                f"stays on TP){o_txt}, averaged over the stage's layers")
+    return (f"; n_coll = (a dense layer's 4, + 2 with full recompute, + 1 with op_sac{' ' + sac if sac else ''}) "
+            f"× (½ + ½·top_k·cf "
             f"= ½ + ½·{x:g} on MoE layers: their MLP half moves "
-            f"the routed tokens), averaged over the stage's layers")
+            f"the routed tokens){o_txt}, averaged over the stage's layers")
 
 
 def _mtp_comm_text(T: dict, key: str) -> str:
@@ -2257,11 +2273,11 @@ def notes(row: dict) -> list[str]:
                    f"full b·s·h, {tp_:g}× the bytes, so its PP p2p time is up to {tp_:g} × {p2p:.4g} s = "
                    f"{tp_ * p2p:.4g} s per step.")
     if float(row.get("n_experts", 0) or 0) > 0 and tp_ > 1 and not sp_on:
-        out.append(f"MoE with TP {tp_:g} and sequence parallelism off: each TP rank dispatches every token of its "
-                   "micro-batch through the expert all-to-all (t× the bytes of the sequence-parallel layout). "
-                   "Megatron-Core refuses this combination (ModelParallelConfig: \"When using expert parallelism and "
-                   "tensor parallelism, sequence parallelism must be used\"): set parallelism.sequence_parallel = true "
-                   "for what it runs.")
+        a2a = ("each TP rank dispatches every token of its micro-batch through the expert all-to-all (t× the "
+               "bytes of the sequence-parallel layout). " if float(row.get("ep", 1) or 1) > 1 else "")
+        out.append(f"MoE with TP {tp_:g} and sequence parallelism off: {a2a}Megatron-LM refuses this combination "
+                   "(arguments.py: \"When using MoE and tensor parallelism, sequence parallelism must be used.\"): "
+                   "set parallelism.sequence_parallel = true for what it runs.")
     # Below tens of µs per layer and micro-batch the host sets the pace (found by review: a tiny
     # model on one GPU had a 6.75 ns step): a layer's forward + backward launches a few dozen
     # kernels, each a few µs of launch latency (CUDA), none of which is modelled.
@@ -2380,10 +2396,12 @@ def notes(row: dict) -> list[str]:
     if row.get("recompute") == _RC_OPSAC:
         out.append("op_sac (TorchTitan per-op selective checkpointing): the matmuls whose outputs the backward needs "
                    "among those the policy marks for recompute (every second matmul of a block: K, O and W3 of a Llama "
-                   "block, O only without TP, where no saved reduce-scatter rebuilds the residual; routed experts' "
+                   "block, O only where no saved reduce-scatter rebuilds the residual: without TP, or with TP but sequence "
+                   "parallelism off; routed experts' "
                    "up-projections and the router in MoE layers) run forward again, as do norms, RoPE and activations; "
                    "the flash-attention output is saved. As compiled (torch.compile); eager PyTorch with TP also "
-                   "replays O (not counted). With TP the two all-gathers feeding K and W3 run again.")
+                   "replays O (not counted). TP collectives run again: with sequence parallelism the two all-gathers feeding "
+                   "K and W3 (one all-reduce's time), without it O's all-reduce.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
         out.append(f"Zero-bubble schedule taken as ZB-H1 (Qi et al. 2024): bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the "
                    "1F1B bubble (weight-gradient work fills it, T_F = T_B = T_W assumed), activation memory as 1F1B.")

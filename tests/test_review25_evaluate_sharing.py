@@ -4,7 +4,7 @@
    and one ``_stage_parts`` over every pipeline stage; ``planner.evaluate`` calls it. Its output
    must equal the three separate calls, string for string and byte for byte.
 2. ``memory._candidates`` skips a candidate rank that an earlier candidate already covers in every
-   row (DeepSeek-V3's DualPipe layout at pp 16 asked for 10 candidates, 5 of them distinct). The
+   row (DeepSeek-V3's DualPipe layout at pp 16 asked for 10 candidates, 6 of them distinct). The
    most loaded stage is kept only where a candidate is strictly larger, so skipping a repeat
    cannot change a result: checked against the same stage with the skip switched off, on sweep
    spaces and on single rows.
@@ -19,6 +19,7 @@ import importlib
 
 import planner
 from planner import batch, engine, memory, model_stats
+from planner.batch import SCHEDULES
 from planner.schema import validate_scenario
 
 sweep = importlib.import_module("planner.sweep")  # the module (``planner.sweep`` is the function)
@@ -52,10 +53,24 @@ def test_report_equals_explain_per_stage_and_notes(pid):
         assert not any(k.startswith("_") for st in stages for k in st)
 
 
-def test_evaluate_uses_the_shared_path():
-    rep = planner.evaluate(planner.load_preset("deepseek-v3-h800-2048"))
-    b = batch.from_scenarios([planner.load_preset("deepseek-v3-h800-2048")])
-    out = engine.run_batch(b)
+def test_evaluate_takes_the_shared_path_and_gives_its_values():
+    """``planner.evaluate`` calls ``memory.report`` once (a spy counts it) and its stages and
+    memory explanations are the separate calls' values."""
+    s = planner.load_preset("deepseek-v3-h800-2048")
+    calls = []
+    orig = memory.report
+
+    def spy(row):
+        calls.append(1)
+        return orig(row)
+
+    memory.report = spy
+    try:
+        rep = planner.evaluate(s)
+    finally:
+        memory.report = orig
+    assert len(calls) == 1
+    out = engine.run_batch(batch.from_scenarios([s]))
     row = batch.row(out, 0)
     assert rep.stages == memory.per_stage(out, 0)
     for k, v in memory.explain(row).items():
@@ -93,30 +108,68 @@ def test_dualpipe_repeats_are_not_evaluated_again():
     assert _count_parts(b) == 6
 
 
-def _stage_without_skip(b):
+def _stage_counting_skips(b, skip: bool):
+    """memory.stage with the skip on or off, and how many candidates it skipped."""
     orig = memory._tried
-    memory._tried = lambda cands, j: False
+    n = 0
+
+    def counting(cands, j):
+        nonlocal n
+        hit = orig(cands, j)
+        n += bool(hit)
+        return hit
+
+    memory._tried = counting if skip else (lambda cands, j: False)
     try:
-        return memory.stage(b)
+        return memory.stage(b), n
     finally:
         memory._tried = orig
 
 
-@pytest.mark.parametrize("pid", ["deepseek-v3-h800-2048", "qwen3-235b-gb200-256", "mixtral-8x7b-h100-64"])
-def test_skipping_repeated_ranks_changes_nothing(pid):
-    s = planner.load_preset(pid)
+def _deepseek_rows():
+    s = planner.load_preset("deepseek-v3-h800-2048")
     b = dict(sweep.enumerate_splits(s))
     b.update(model_stats.stage(b))
+    return b
+
+
+def _take(b, idx):
+    return {k: (np.asarray(v)[idx] if np.ndim(v) else v) for k, v in b.items()}
+
+
+def test_skipping_repeated_ranks_changes_nothing():
+    """DeepSeek-V3's sweep space (DualPipe and leading dense layers: the only preset with rows the
+    skip acts on). Three kinds of batch, each compared with the skip switched off, key for key
+    and bit for bit: (a) multi-row batches of one layout (the same pp, vpp and schedule in every
+    row, so the candidate ranks agree and the skip fires on the whole batch); (b) a random
+    sample mixing layouts (candidate ranks differ between rows: nothing may be skipped wrongly);
+    (c) single rows. The skip must fire in (a) and (c), or the test would compare one path
+    with itself."""
+    b = _deepseek_rows()
     n = len(b["tp"])
     rng = np.random.default_rng(25)
-    take = rng.choice(n, size=min(n, 20_000), replace=False)
-    sub = {k: (np.asarray(v)[take] if np.ndim(v) else v) for k, v in b.items()}
-    rows = [{k: (np.asarray(v)[[i]] if np.ndim(v) else v) for k, v in b.items()} for i in take[:40]]
-    for bb in [sub, *rows]:
-        got, ref = memory.stage(bb), _stage_without_skip(bb)
+    dual = np.flatnonzero((np.asarray(b["schedule"]) == SCHEDULES.index("dualpipe")) & (np.asarray(b["pp"]) == 16))
+    batches = []
+    # (a) every DualPipe row at pp 16 with one vpp: one layout, many splits
+    vpp = np.asarray(b["vpp"])[dual]
+    same = dual[vpp == vpp[0]][:2000]
+    assert len(same) >= 10
+    batches.append(("one layout", _take(b, same)))
+    # (b) a random mix
+    batches.append(("mixed", _take(b, rng.choice(n, size=min(n, 20_000), replace=False))))
+    # (c) single rows, DualPipe ones among them
+    singles = np.concatenate([rng.choice(dual, 20, replace=False), rng.choice(n, 20, replace=False)])
+    batches += [("single", _take(b, [i])) for i in singles]
+    fired = {"one layout": 0, "mixed": 0, "single": 0}
+    for kind, bb in batches:
+        got, hits = _stage_counting_skips(bb, True)
+        ref, _ = _stage_counting_skips(bb, False)
+        fired[kind] += hits
         assert got.keys() == ref.keys()
         for k in ref:
-            assert np.array_equal(got[k], ref[k], equal_nan=True), k
+            assert np.asarray(got[k]).dtype == np.asarray(ref[k]).dtype, k
+            assert np.array_equal(got[k], ref[k], equal_nan=True), (kind, k)
+    assert fired["one layout"] > 0 and fired["single"] > 0, fired
 
 
 def test_tried_compares_whole_rows_and_never_nan():

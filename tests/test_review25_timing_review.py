@@ -88,3 +88,28 @@ def test_ep_network_share_shown_only_with_node_limited_routing():
     ds = planner.evaluate(planner.load_preset("deepseek-v3-h800-2048")).explain["t_ep_comm_s"]
     # DeepSeek-V3: top-8 routed to at most M = 4 nodes: min(8, 4)/8 = 0.5
     assert "network share × 0.5 (node-limited routing" in ds
+
+
+def test_moe_note_without_ep_names_no_all_to_all():
+    """At EP 1 there is no expert all-to-all (t_ep_comm_s 0): the note only says Megatron-LM refuses
+    MoE with TP but no SP (its arguments.py check holds at any EP)."""
+    rep = _eval("mixtral-8x7b-h100-64", tp=2, ep=1, dp=None, sequence_parallel=False)
+    note = [n for n in rep.notes if n.startswith("MoE with TP 2")]
+    assert len(note) == 1 and "all-to-all" not in note[0]
+    assert "When using MoE and tensor parallelism, sequence parallelism must be used." in note[0]
+    assert rep.results["t_ep_comm_s"] == 0.0
+
+
+def test_op_sac_without_sp_in_moe_layers_adds_o_unscaled():
+    """Mixtral (every layer MoE, top-2, cf 1) at TP 2, SP off: a layer's 4 collectives weigh
+    ½ + ½·2 = 1.5 (the MLP half carries the routed tokens), and op_sac re-runs O's all-reduce,
+    the attention half's, once: n_coll = 4 × 1.5 + 1 = 7, i.e. 7/6 of no recompute's 6
+    (it read 7.5 = 5 × 1.5)."""
+    none = _eval("mixtral-8x7b-h100-64", tp=2, dp=None, sequence_parallel=False, recompute="none")
+    op = _eval("mixtral-8x7b-h100-64", tp=2, dp=None, sequence_parallel=False, recompute="op_sac")
+    assert op.results["t_tp_comm_s"] == pytest.approx(none.results["t_tp_comm_s"] * 7 / 6, rel=1e-12)
+    assert " × 7 × " in op.explain["t_tp_comm_s"]
+    # with SP the two all-gathers are one unit spread like the others: 5 × 1.5 = 7.5
+    none_sp = _eval("mixtral-8x7b-h100-64", tp=2, dp=None, sequence_parallel=True, recompute="none")
+    op_sp = _eval("mixtral-8x7b-h100-64", tp=2, dp=None, sequence_parallel=True, recompute="op_sac")
+    assert op_sp.results["t_tp_comm_s"] == pytest.approx(none_sp.results["t_tp_comm_s"] * 7.5 / 6, rel=1e-12)

@@ -1623,6 +1623,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 # the costed stage's own mix of dense and MoE layers (DualPipe: the model's average)
                 "_layer_mb": own(layer_mb_hi, layer_mb_lo),
                 "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
+                "_gp": gp, "_ap": ap, "_ep_passes": ep_,  # passes per micro-batch (explain)
                 "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_core_bounded": core_bounded, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
                 # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
@@ -1747,6 +1748,24 @@ def _ms(x: float) -> str:
     return f"{1e3 * x:,.3g} ms"
 
 
+def _passes_text(r: dict, T: dict) -> str:
+    """How a layer's time per micro-batch follows from its forward parts (session 25 review: the
+    multipliers were not shown, so the per-layer time could not be rebuilt)."""
+    gp, ap, ep_ = (float(np.ravel(T[k])[0]) for k in ("_gp", "_ap", "_ep_passes"))
+    extra = []
+    if r.get("recompute") == _RC_OPSAC:
+        extra.append("op_sac's re-run matmuls and elementwise ops")
+    if r.get("fp8_rowwise"):
+        extra.append("the row-wise FP8 casts")
+    if float(r.get("n_experts", 0) or 0) > 0 and float(r.get("n_moe_layers", 0) or 0) > 0:
+        extra.append("MoE layers' host time")
+    same = gp == ep_
+    return ("passes per micro-batch (forward + backward + recomputed forward): "
+            + (f"GEMMs and elementwise × {gp:.4g}" if same else f"GEMMs × {gp:.4g}, elementwise × {ep_:.4g}")
+            + f", attention core × {ap:.4g}"
+            + (f", plus {' and '.join(extra)}" if extra else "") + "; ")
+
+
 def _stage_text(r: dict, T: dict) -> str:
     """How the slowest stage's time per micro-batch is made up, for explain."""
     n, per, head = T["_layers_stage"], T["_layer_mb"], T["_t_head_mb"]
@@ -1869,6 +1888,7 @@ def explain(row: dict) -> dict[str, str]:
            "above theirs (fwd + 2 bwd)"
            if bool(np.any(T.get("_core_bounded", False))) else "")
         + f"), {_elem_text(r, T)}; "
+        + _passes_text(r, T) +
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "
         + (f"MLP up-projection GEMM eff {eff_mlp:.3f}" if _moe_dense_layers(r)[1] > 0 else "")
         + (("; " if _moe_dense_layers(r)[1] > 0 else "") + f"expert GEMM eff {_expert_eff(r, T, tok, up):.3f}"

@@ -113,3 +113,26 @@ def test_op_sac_without_sp_in_moe_layers_adds_o_unscaled():
     none_sp = _eval("mixtral-8x7b-h100-64", tp=2, dp=None, sequence_parallel=True, recompute="none")
     op_sp = _eval("mixtral-8x7b-h100-64", tp=2, dp=None, sequence_parallel=True, recompute="op_sac")
     assert op_sp.results["t_tp_comm_s"] == pytest.approx(none_sp.results["t_tp_comm_s"] * 7.5 / 6, rel=1e-12)
+
+
+@pytest.mark.parametrize("pid,gp,ap", [
+    ("default", 3.0, 4.5),              # selective recompute, flash: fwd + 2 bwd; core fwd + 2.5 bwd + 1
+    ("gpt3-175b-a100-1024", 4.0, 4.0),  # full recompute, materialised scores: fwd + 2 bwd + 1; core 1 + 2 + 1
+])
+def test_passes_rebuild_the_layer_time(pid, gp, ap):
+    """The explanation now states the pass multipliers, so a dense layer's time per micro-batch is
+    gp × (attention projections + MLP + elementwise) + ap × attention core, from its own numbers
+    (default: 3 × (0.529 + 2.15 + 0.122) + 4.5 × 0.518 = 10.73 ms, shown as 10.7 ms)."""
+    import numpy as np
+
+    from planner import batch, model_stats, timing
+
+    s = planner.load_preset(pid)
+    t = planner.evaluate(s).explain["t_compute_s"]
+    assert f"GEMMs and elementwise × {gp:g}, attention core × {ap:g}" in t
+    b = batch.from_scenarios([s])
+    b.update(model_stats.stats(b))
+    T = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()
+         if np.size(v) >= 1 and np.asarray(v).dtype.kind in "fib"}
+    want = gp * (T["_t_attn_proj"] + T["_t_mlp_dense"] + T["_t_elem_dense"]) + ap * T["_t_core"]
+    assert T["_layer_mb"] == pytest.approx(want, rel=1e-12)

@@ -402,7 +402,12 @@ def test_workers_leave_ctrl_c_to_the_caller():
     beside the caller's (found by review). Workers ignore SIGINT; the caller stops the run."""
     import signal
 
-    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # the caller's own handler is kept
-    got = list(engine.forked_results(signal.getsignal, [signal.SIGINT] * 2, 2, None))
-    assert got == [signal.SIG_IGN, signal.SIG_IGN]
-    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    # the caller's handler, set here: a test run started in the background by a non-interactive
+    # shell (`nohup … &`) inherits SIGINT ignored, which would make the checks below say nothing
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        got = list(engine.forked_results(signal.getsignal, [signal.SIGINT] * 2, 2, None))
+        assert got == [signal.SIG_IGN, signal.SIG_IGN]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the caller's own handler is kept
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -1815,8 +1815,9 @@ def _moe_dense_layers(r: dict) -> tuple[float, float]:
 def _mlp_text(r: dict, T: dict) -> str:
     """The MLP part of the per-layer explain: dense layers' MLP, MoE layers' experts + router, or both."""
     n_moe, n_dense = _moe_dense_layers(r)
-    moe = (f"MoE MLP {_ms(T['_t_mlp_moe'])} (routed experts × load imbalance + shared experts + router, "
-           f"{n_moe:.0f} layers)")
+    cf = max(float(r.get("moe_capacity_factor") or 1.0), 1.0)
+    moe = (f"MoE MLP {_ms(T['_t_mlp_moe'])} (routed experts × load imbalance {cf:g} (moe_capacity_factor) + "
+           f"shared experts + router, {n_moe:.0f} layers)")
     if n_moe <= 0:
         return f"MLP {_ms(T['_t_mlp_dense'])}"
     if n_dense <= 0:

@@ -136,3 +136,15 @@ def test_passes_rebuild_the_layer_time(pid, gp, ap):
          if np.size(v) >= 1 and np.asarray(v).dtype.kind in "fib"}
     want = gp * (T["_t_attn_proj"] + T["_t_mlp_dense"] + T["_t_elem_dense"]) + ap * T["_t_core"]
     assert T["_layer_mb"] == pytest.approx(want, rel=1e-12)
+
+
+def test_moe_compute_names_its_load_imbalance_factor():
+    """The MoE MLP's explanation said 'routed experts × load imbalance' without the factor; it now
+    prints moe_capacity_factor (Mixtral's model with capacity_factor 1.25 inline)."""
+    s = planner.load_preset("mixtral-8x7b-h100-64")
+    d = s.to_json_dict()
+    m = s.resolved_model().model_dump(by_alias=True)
+    m["moe"]["capacity_factor"] = 1.25
+    d["model"] = m
+    t = planner.evaluate(d).explain["t_compute_s"]
+    assert "routed experts × load imbalance 1.25 (moe_capacity_factor)" in t

@@ -1092,8 +1092,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     c_tp = n_tp_coll * tp_ar * tp_exposed_frac  # per layer and micro-batch
     # op_sac without SP re-runs O's all-reduce: the attention half's, which MoE layers do not scale by
     # top_k·cf below (session 25 review: Mixtral at TP 2 read n_coll 7.5 for 4 × 1.5 + 1 = 7)
-    n_attn_only = opsac * (1.0 - sp)
-    c_tp_attn = n_attn_only * tp_ar * tp_exposed_frac
+    # (scalar 0 in batches without op_sac: no whole-array work on the sweep's hot path)
+    n_attn_only = opsac * (1.0 - sp) if any_opsac else 0.0
+    c_tp_attn = n_attn_only * tp_ar * tp_exposed_frac if any_opsac else 0.0
 
     def _tp_mix(share):
         """A layer's TP time at MoE share ``share`` of its layers: the MLP half × moe_tp_x."""

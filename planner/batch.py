@@ -404,6 +404,18 @@ def expand(x, n: int, dtype=np.float64) -> np.ndarray:
     return np.broadcast_to(np.asarray(x, dtype=dtype), (n,))
 
 
+def any_true(x) -> bool:
+    """``bool(np.any(x))`` without ``np.any``'s dispatch (~5 µs a call, against ~1 µs for the
+    array method and ~0.05 µs for ``bool`` of a scalar; a one-row evaluate makes ~100 such
+    tests). Same value for every input: an array's ``.any()``, a scalar's truth (NaN is true in
+    both)."""
+    if isinstance(x, np.ndarray):
+        return bool(x.any())
+    if isinstance(x, (np.generic, bool, int, float)):
+        return bool(x)
+    return bool(np.any(x))
+
+
 def where(cond, x, y):
     """``np.where(cond, x, y)``; for a scalar ``cond`` (a uniform column, see :func:`col`) the
     chosen operand itself, without the array round trip (same values)."""

@@ -5,7 +5,8 @@ Each stage is a pure function ``stage(b: Batch) -> Batch`` that reads the column
 (inputs and earlier stages' outputs) and returns new columns; :func:`run_batch` merges them.
 A stage module may also offer ``explain(row) -> dict[str, str]`` (a formula string with the
 numbers plugged in, for one scenario) and the memory stage ``per_stage(b)`` (every pipeline
-stage of one scenario).
+stage of one scenario); ``report(row) -> (explain, per_stage or None, notes)`` gives all three
+sharing their common work (memory, reliability), and :func:`evaluate` calls it where it exists.
 """
 
 from __future__ import annotations
@@ -512,7 +513,9 @@ def evaluate(scenario: Scenario | dict) -> Report:
     notes: list[str] = []
     for mod in _stage_modules():
         if hasattr(mod, "report"):  # explain, per_stage and notes sharing their common work
-            e, stages, n = mod.report(row)
+            e, st, n = mod.report(row)  # st None: the module has no per-stage table
+            if st is not None:
+                stages = st
             explain.update(e)
             notes.extend(n)
             continue

@@ -46,8 +46,8 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     two norm inputs                  4h                           4h
     QKV GEMM input                   2h                           2h
     Q, K (for QKᵀ)                   4h                           2q + 2kv
-    V                                2h                           2kv
-    attention output (O GEMM input) 2h                           2q
+    V                                2h                           2kv_v
+    attention output (O GEMM input) 2h                           2q_v
     attention dropout mask           h                            h
     MLP input                        2h                           2h
     MLP intermediate                 16h (GeLU in + out, 4h wide) 4f plain, 6f gated
@@ -56,14 +56,21 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
                                                                   flash / selective)
     ===============================  ===========================  ==================
 
-    with ``q = a·d_h`` and ``kv = max(k, t)·d_h`` (GQA; KV heads replicated when t > k). A gated
+    with ``q = a·d_h`` and ``kv = max(k, t)·d_h`` (GQA; KV heads replicated when t > k), and
+    ``q_v = a·d_v``, ``kv_v = max(k, t)·d_v`` with the V head ``d_v`` (``v_head_dim``: MLA's 128
+    beside its 192-wide Q/K heads, DeepSeek-V3; ``d_h`` for every other model, where ``q_v = q``
+    and ``kv_v = kv``; until 2026-12-03 V and the attention output were charged at ``d_h``, found
+    by review 26: +24,576 B per token and layer on DeepSeek-V3 in fp8). MLA's compressed
+    latents (q_a / kv_a inputs and norms, k_pe: ~6.3 kB per token and layer on DeepSeek-V3,
+    under 4 % of the layer) are not counted: the decompressed heads stand for the layer. A gated
     MLP (SwiGLU) keeps its fc1 output of width 2f (4f bytes) and the fc2 input (2f bytes) = 6f;
     a plain MLP keeps the GeLU input and output, 4f. For MHA and f = 4h the sum is 34h, as in
     Table 2; Megatron-LM's ``18 + 4f/h`` form is the same split for a plain MLP. The parts
     ``10h`` (norm inputs, QKV and MLP inputs, two dropout masks) are replicated over TP
     without sequence parallelism and split with it; the rest is split by TP:
     ``sb·(10h + S/t + 5·a·s/t)`` without SP, ``sb·(10h + S + 5·a·s)/t`` with SP
-    (``S`` = 4q + 4kv + MLP intermediate; equals 24h for MHA and f = 4h). Dropout masks (2h) and the
+    (``S`` = 2q + 2kv + 2kv_v + 2q_v + MLP intermediate = 4q + 4kv + MLP intermediate where
+    ``d_v = d_h``; equals 24h for MHA and f = 4h). Dropout masks (2h) and the
     softmax dropout mask and output (3·a·s) are kept only when the model trains with dropout
     (``ModelSpec.dropout > 0``; GPT-3 and Megatron 2021-22 use 0.1, Llama, MPT, Mistral,
     DeepSeek and Nemotron-4 use 0), so the no-dropout sum is 32h, not 34h. A flash-attention logsumexp (4·a·s bytes per sequence) is not counted.
@@ -86,8 +93,11 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     against all s keys (the ``5·a·s`` per token stays: a rank holds (s/c)·s scores per head).
     fp8 / fp4: the inputs of the low-precision GEMMs are saved for backward as their 1-byte
     casts (Transformer Engine ``Linear`` / ``LayerNormLinear`` save the fp8 input): QKV and MLP
-    inputs (2h -> h each, in the replicated part), attention output (2q -> q) and fc2 input
-    (2f -> f), for MoE each routed copy's input and fc2 input; everything else stays 16-bit.
+    inputs (2h -> h each, in the replicated part), attention output (2q_v -> q_v) and fc2 input
+    (2f -> f), for MoE each routed copy's input and fc2 input; everything else stays 16-bit. An MoE
+    layer's MLP input is the router's (Megatron-Core's TE spec: a separate pre-MLP ``TENorm`` when
+    ``num_experts`` is set, fused into fc1 otherwise): it stays 2h, and shared experts keep a
+    1-byte cast of it besides (h).
     fp32 / tf32 (no mixed precision): Table 2's bytes assume 16-bit activations (§4.1: 2 B per
     element, 1 B per dropout-mask element); without mixed precision each of those tensors is
     fp32, 4 B (TF32 is a math mode on fp32 tensors), so every 16-bit term above is doubled
@@ -116,7 +126,11 @@ Pipeline stages (Narayanan et al. 2021 [3]; Korthikanti 2022 §4.2.3; Qi et al. 
     :func:`_logit_bytes_per_element`). A middle stage never exceeds the first in any component (no more layers, no
     more micro-batches, no embedding), so the most loaded stage is the max of first and last;
     with MoE leading dense layers (placed from rank 0 on; approximate when v > 1) the first
-    rank holding only MoE layers is evaluated too (:func:`candidate_stages`).
+    rank holding only MoE layers is evaluated too (:func:`candidate_stages`). DualPipe
+    (DeepSeek-V3 §3.2.1): rank j holds stage j of the forward pipeline and stage p−1−j of the
+    reverse one, ``p + 1`` micro-batches in flight (Table 2): ``p − h`` on the stage
+    ``h = min(j, p−1−j)`` and ``h + 1`` on the other (the peak of ``DualPipe.step()``,
+    deepseek-ai/DualPipe; 1F1B's counts at those two stage indices).
 
 Multi-token prediction (``mtp_layers`` = D, DeepSeek-V3 §2.2)
     Megatron-Core puts every MTP module on the last pipeline stage (``mtp_on_this_rank``); here it
@@ -129,7 +143,7 @@ Multi-token prediction (``mtp_layers`` = D, DeepSeek-V3 §2.2)
     as a layer of its kind + ``ACT_MTP_INPUTS_PER_H`` = 10h per token of inputs, concatenation and
     final-norm input, 4h under full recompute) for 1 micro-batch in flight (1F1B, zero-bubble,
     interleaved: the last (virtual) stage runs each backward after its forward), m under GPipe,
-    half the rank's under DualPipe. Full recompute checkpoints the module with Megatron's uniform
+    1 under DualPipe (the end rank's chunk p−1, see Pipeline stages). Full recompute checkpoints the module with Megatron's uniform
     method only: under partial recompute (``recompute_layers`` > 0, the block method)
     ``MultiTokenPredictionLayer._checkpointed_forward`` skips it ("Skipping recompute"), so the
     module keeps its no-recompute activations (the block's and 10h of inputs). With
@@ -203,7 +217,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import OFFLOAD, PRECISIONS, RECOMPUTE, SCHEDULES, Batch, OneRow
+from .batch import OFFLOAD, PRECISIONS, RECOMPUTE, SCHEDULES, Batch, OneRow, any_true
 from .model_stats import layers_on_rank
 
 # --------------------------------------------------------------------------------------
@@ -370,7 +384,8 @@ def model_state_bytes(params, dp_shard, zero_stage, *, grad_bytes=4.0, weight_by
 
 def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, recompute="none",
                                flash_attention=False, n_kv_heads=None, head_dim=None, ffn=None,
-                               gated_mlp=False, cp=1, lowp=False, dropout=True, fp32=False):
+                               gated_mlp=False, cp=1, lowp=False, dropout=True, fp32=False,
+                               v_head_dim=None):
     """Activation bytes per GPU of one dense transformer layer and one micro-batch.
 
     Korthikanti et al. 2022 [2] Table 2, generalised to GQA and gated MLPs (derivation in the
@@ -381,7 +396,7 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     * TP + SP: ``s·b·h·(34 + 5·a·s/h)/t``
     * TP + SP + selective recompute (or flash attention): ``34·s·b·h/t``
     * full recompute: ``2·s·b·h`` (``/t`` with SP)
-    * ``op_sac`` (TorchTitan per-op SAC): ``s·b·(2h/t_sp + (4·a·d_h + 2·k·d_h + 4·a + 2f)/t)``:
+    * ``op_sac`` (TorchTitan per-op SAC): ``s·b·(2h/t_sp + (2·a·d_h + 2·a·d_v + 2·k·d_v + 4·a + 2f)/t)``:
       the layer input, Q, V, the attention output and its log-sum-exp, and W1's output; with
       TP + SP also the reduce-scatter output after O (``2h/t``); never above no recompute
 
@@ -414,39 +429,45 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     s, b, h, a, t, cp = (np.asarray(x, dtype=np.float64) for x in (s, b, h, a, t, cp))
     k = a if n_kv_heads is None else np.asarray(n_kv_heads, dtype=np.float64)
     d = h / a if head_dim is None else np.asarray(head_dim, dtype=np.float64)
+    dv = d if v_head_dim is None else np.asarray(v_head_dim, dtype=np.float64)
     f = 4.0 * h if ffn is None else np.asarray(ffn, dtype=np.float64)
     sl = s / cp
     e16 = np.where(fp32, ACT_FP32_SCALE, 1.0)
     # the scores of a CP rank's s/c queries against all s keys (ring attention visits every key
     # block): the core term is per query token × s keys, not s/c (found by review 24: (s/c)², a
     # 4× under-count at CP 2 without flash attention)
-    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, s, dropout, e16)
+    R, S, core = _layer_terms(h, a, d, np.maximum(k, t), f, gated_mlp, s, dropout, e16, dv)
     R = R - np.where(lowp, 2.0 * h, 0.0)
-    S = S - np.where(lowp, a * d + f, 0.0)
+    S = S - np.where(lowp, a * dv + f, 0.0)
     core = np.where((rc == _RC_NONE) & ~np.asarray(flash_attention), core, 0.0)
     kept = np.where(sequence_parallel, (R + S + core) / t, R + (S + core) / t)
     full = ACT_FULL_RECOMPUTE_PER_H * e16 * h / np.where(sequence_parallel, t, 1.0)
     rs_saved = np.asarray(sequence_parallel, dtype=bool) & (t > 1)
     op = ACT_OPSAC_INPUT_PER_H * e16 * h * (1.0 + rs_saved) / np.where(sequence_parallel, t, 1.0) + _opsac_split(
-        a * d, np.maximum(k, t) * d, a, f, e16) / t
+        a * d, np.maximum(k, t) * dv, a, f, e16, a * dv) / t
     return sl * b * np.where(rc == _RC_FULL, full, np.where(rc == _RC_OP, np.minimum(op, kept), kept))
 
 
-def _opsac_split(q, kv, a, f, e16=1.0):
+def _opsac_split(q, kv_v, a, f, e16=1.0, q_v=None):
     """Per-token bytes ``op_sac`` keeps of a layer's TP-split tensors: Q (``q = a·d_h``) and V
-    (``kv = k·d_h``) projections, attention output and log-sum-exp, W1's output (``e16``: the
-    16-bit outputs' scale, ``ACT_FP32_SCALE`` in fp32 training; the log-sum-exp is fp32)."""
-    return ACT_OPSAC_PER_OUT * e16 * (2.0 * q + kv + f) + ACT_OPSAC_LSE_PER_HEAD * a
+    (``kv_v = k·d_v``) projections, attention output (``q_v = a·d_v``; None: ``q``, the V head
+    as wide as Q's) and log-sum-exp, W1's output (``e16``: the 16-bit outputs' scale,
+    ``ACT_FP32_SCALE`` in fp32 training; the log-sum-exp is fp32)."""
+    qo = 2.0 * q if q_v is None else q + q_v
+    return ACT_OPSAC_PER_OUT * e16 * (qo + kv_v + f) + ACT_OPSAC_LSE_PER_HEAD * a
 
 
-def _layer_terms(h, a, d, kv_heads_eff, f, gated, keys, dropout=True, e16=1.0):
+def _layer_terms(h, a, d, kv_heads_eff, f, gated, keys, dropout=True, e16=1.0, dv=None):
     """Per-token bytes of a dense layer: replicated part R, TP-split part S, attention core
     (``keys``: the keys each query scores, the whole sequence s, also under CP; ``e16``: the scale
-    of the 16-bit tensors, ``ACT_FP32_SCALE`` in fp32 training; masks 1 B)."""
+    of the 16-bit tensors, ``ACT_FP32_SCALE`` in fp32 training; masks 1 B; ``dv``: the V head,
+    ``d`` if None)."""
+    dv = d if dv is None else dv
     q = a * d
     masks = np.where(dropout, ACT_DROPOUT_MASKS_PER_H, 0.0) * h
     R = ACT_REPLICATED_16BIT_PER_H * e16 * h + masks
-    S = (4.0 * q + 4.0 * kv_heads_eff * d + np.where(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F) * f) * e16
+    S = (2.0 * (q + a * dv) + 2.0 * kv_heads_eff * (d + dv)
+         + np.where(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F) * f) * e16
     core_mask = np.where(dropout, ACT_ATTN_CORE_MASK_PER_AS, 0.0)
     core = ((ACT_ATTN_CORE_PER_AS - np.where(dropout, 0.0, ACT_ATTN_CORE_DROPOUT_PER_AS) - core_mask) * e16
             + core_mask) * a * keys
@@ -475,10 +496,7 @@ def _u(b: Batch, k: str, dtype=np.float64):
     return x if dtype is None or x.dtype == dtype else x.astype(dtype)
 
 
-def _any(x) -> bool:
-    if isinstance(x, np.ndarray):
-        return bool(x.any())  # the method: np.any's dispatch costs more than a 1-row reduction
-    return bool(np.any(x))
+_any = any_true  # np.any's dispatch costs more than a one-row reduction (batch.any_true)
 
 
 _ARANGE = np.arange(0, dtype=np.intp)
@@ -635,8 +653,12 @@ def _common(b: Batch) -> dict:
     # ---- activations per layer and micro-batch (bytes per token, then × sb) ---------
     f = F("ffn_hidden_size")
     q = a * dh
+    dv = F("v_head_dim")  # the V head (MLA: 128 beside Q/K's 192); = dh for every other model
+    qv = a * dv
     i_gate = _sel(gated, ACT_MLP_GATED_PER_F, ACT_MLP_PLAIN_PER_F)
-    S_attn = 4.0 * q + 4.0 * kv_eff * dh
+    # Q, K (2q + 2kv), V (2kv_v) and the attention output (2q_v); 4q + 4kv where dv = dh (exact:
+    # whole numbers)
+    S_attn = 2.0 * (q + qv) + 2.0 * kv_eff * (dh + dv)
     # fp32 / tf32 training: the 16-bit tensors are 4 B (ACT_FP32_SCALE; until 2026-11-30 all
     # counted at 2 B, found by review: tf32 showed bf16's activations). e16 multiplies every 16-bit
     # term below (× 1.0 elsewhere: the same values); masks, router logits, log-sum-exp stay.
@@ -651,7 +673,7 @@ def _common(b: Batch) -> dict:
         R = R + (e16 - 1.0) * ACT_REPLICATED_16BIT_PER_H * h
     if any_lowp:  # inputs of fp8 GEMMs saved in 1 byte
         R = R - _sel(lowp, 2.0 * h, 0.0)
-        S = S - _sel(lowp, q + f, 0.0)
+        S = S - _sel(lowp, qv + f, 0.0)
     flash_on = G("flash_attention")
     no_core = (rc != _RC_NONE) | flash_on
     core_w = 0.0  # the scores of the layer being recomputed (any recompute, without flash)
@@ -683,8 +705,8 @@ def _common(b: Batch) -> dict:
         # layer input; with TP + SP also the reduce-scatter output after O (2h/t, in the save list)
         rs_saved = np.asarray(sp, dtype=bool) & (np.asarray(t) > 1)
         op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) * (1.0 + rs_saved) / sp_t * e16
-        op_attn = _opsac_split(q, kv_eff * dh, a, 0.0, e16)  # Q, V, attention output, log-sum-exp
-        op_keep_dense = np.minimum(op_in + sb * _opsac_split(q, kv_eff * dh, a, f, e16) / t, work_dense)
+        op_attn = _opsac_split(q, kv_eff * dv, a, 0.0, e16, qv)  # Q, V, attention output, log-sum-exp
+        op_keep_dense = np.minimum(op_in + sb * _opsac_split(q, kv_eff * dv, a, f, e16, qv) / t, work_dense)
     if np.ndim(is_full) or np.ndim(is_op):  # x·cond (both finite): the same values as np.where
         full_f = np.asarray(is_full, dtype=np.float64)
         op_f = np.asarray(is_op, dtype=np.float64)
@@ -717,9 +739,16 @@ def _common(b: Batch) -> dict:
         io = ACT_MOE_FC1_IN_PER_H * et + ACT_MOE_OUT_PER_H * (t / sp_t)
         S_moe = S_attn + (rcf * (io * e16 * h + i_gate * fe) + nsh * i_gate * fs
                           + ACT_MOE_ROUTER_PER_E * F("n_experts"))
+        R_moe_t = R_t
         if any_lowp:  # the 1-byte casts of the fc1 input (etp/t of a token-copy per token) and fc2 input
-            S_moe = S_moe - _sel(lowp, q + rcf * (h * et + fe) + nsh * fs, 0.0)
-        work_moe = sb * (R_t + (S_moe + core_t) / t)
+            S_moe = S_moe - _sel(lowp, qv + rcf * (h * et + fe) + nsh * fs, 0.0)
+            # An MoE layer's MLP input stays 16-bit: the pre-MLP norm is its own module there
+            # (Megatron-Core's TE layer spec: pre_mlp_layernorm = TENorm if num_experts, else fused
+            # into fc1), and the router's linear keeps its 16-bit output; the shared experts' fc1
+            # (TE Linear) keeps a 1-byte cast of it besides (h per token). Until 2026-12-03 the
+            # dense layer's 1-byte MLP input was charged (review 26: Qwen3-235B fp8 +1.5 %).
+            R_moe_t = (R + _sel(lowp, h * (1.0 + (nsh > 0)), 0.0)) / sp_t
+        work_moe = sb * (R_moe_t + (S_moe + core_t) / t)
         if any_op:  # + the dispatched and combined tokens (saved all-to-all outputs; ep > 1), shared W1
             a2a = (F("ep") > 1) * 1.0
             op_keep_moe = np.minimum(op_in + sb * (op_attn + a2a * rcf * ACT_MOE_ROUTED_IO_PER_H * e16 * h
@@ -1050,7 +1079,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
         inflight = _sel(cm["inter"], _interleaved_inflight(cm, j, layers), inflight)
     if cm.get("any_gpipe", True):
         inflight = _sel(cm["gpipe"], m, inflight)
-    if cm.get("any_dual"):  # DualPipe: pp + 1 micro-batches in flight (Table 2), half on each stage (below)
+    if cm.get("any_dual"):  # DualPipe: pp + 1 micro-batches in flight (Table 2), split over its two stages (below)
         inflight = _sel(cm["dual"], np.minimum(m, p + 1.0), inflight)
     def stage_mb(layers, n_dense):
         """One micro-batch's kept activations on a stage of ``layers`` layers (``n_dense`` dense),
@@ -1074,23 +1103,39 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
     per_mb, rc_d, rc_m = stage_mb(layers, n_dense)
     stash_mb = per_mb_m = per_mb
     mrec_d, mrec_m = mirror_d, mirror_m  # the mirror stage's recomputed layer kinds (DualPipe)
+    n_own = n_mir = None
     if cm.get("any_dual"):
-        # DualPipe: the rank's micro-batches in flight run on its two stages, half on each (the
-        # mirror's layer kinds also set the recomputed working set below); until 2026-11-30 all were
-        # counted on stage j, so a rank whose mirror holds wider (MoE) layers charged their working
-        # set under recompute but not their stash without it, and more recompute came out higher
-        # (found by the random property test: op_sac 18.94 MB against none 18.87 MB)
+        # DualPipe: the rank's micro-batches in flight run on its two stages (the mirror's layer
+        # kinds also set the recomputed working set below); until 2026-11-30 all were counted on
+        # stage j, so a rank whose mirror holds wider (MoE) layers charged their working set under
+        # recompute but not their stash without it, and more recompute came out higher (found by
+        # the random property test: op_sac 18.94 MB against none 18.87 MB). How many on each:
+        # DualPipe's step() (deepseek-ai/DualPipe, dualpipe.py) runs rank j's chunk j in the
+        # forward pipeline and its chunk p−1−j in the reverse one; at the rank's peak (the first
+        # forward of its step 4, "nF0B1F1B0") the chunk h = min(j, p−1−j) holds p − h micro-batches
+        # and the chunk p−1−h holds h + 1 — 1F1B's counts at those stage indices — together p + 1
+        # (DeepSeek-V3 Table 2). Until 2026-12-03 half on each (review 26: rank 0 holds 16
+        # micro-batches of stage 0's layers and 1 of stage 15's, with the head and MTP; 8.5 each
+        # took its activations 8 % below the schedule's, and an MTP module's 8.5 times too high).
         per_mb_m, rc_d_m, rc_m_m = stage_mb(layers_m, n_dense_m)
+        hh = np.minimum(j, p - 1.0 - j)
+        fill = np.minimum(m, p + 1.0) / (p + 1.0)  # 1 where m >= p + 1 (the schema asks m >= 2p)
+        low = j <= p - 1.0 - j  # stage j is the rank's earlier chunk (the first half of the ranks)
+        n_own = _sel(low, p - hh, hh + 1.0) * fill
+        n_mir = _sel(low, hh + 1.0, p - hh) * fill
+        # per micro-batch of the step, for the host traffic: half of them run on each chunk
         stash_mb = _sel(dual, 0.5 * (per_mb + per_mb_m), per_mb)
         mrec_d, mrec_m = dual & (rc_d_m > 0), dual & (rc_m_m > 0)
-    stash = inflight * stash_mb
+        stash = _sel(dual, n_own * per_mb + n_mir * per_mb_m, inflight * per_mb)
+    else:
+        stash = inflight * stash_mb
     if cm.get("any_mtp"):
         # the MTP blocks' activations with the head: of the micro-batches in flight on the stage that
         # carries it (1F1B, zero-bubble and interleaved: the last (virtual) stage runs each backward
-        # right after its forward, 1; GPipe: all m; DualPipe: half the rank's, as its layers' stash)
+        # right after its forward, 1; GPipe: all m; DualPipe: the end rank's chunk p−1, h + 1 = 1)
         mtp_inflight = _sel(cm["inter"], 1.0, inflight) if cm["any_inter"] else inflight
         if cm.get("any_dual"):
-            mtp_inflight = _sel(cm["dual"], 0.5 * inflight, mtp_inflight)
+            mtp_inflight = _sel(cm["dual"], (hh + 1.0) * fill, mtp_inflight)
         stash = stash + _sel(at_head, mtp_inflight * cm["keep_mtp"], 0.0)
     # The layer being recomputed (full, op_sac; selective and the others without flash: its
     # scores) holds its working set on top of the stash: the largest of the layer kinds that the
@@ -1197,7 +1242,9 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
                          else 0.0),
         "_core_bytes": rest, "_inflight": inflight, "_P_ne": P_ne, "_P_ex": 0.0 if P_ex is None else P_ex,
         "_rec_extra": rec_extra,
-        **({"_stash_own": per_mb, "_stash_mirror": per_mb_m if cm.get("any_dual") else per_mb} if detail else {}),
+        **({"_stash_own": per_mb, "_stash_mirror": per_mb_m if cm.get("any_dual") else per_mb,
+            "_n_own": inflight if n_own is None else n_own, "_n_mirror": 0.0 if n_mir is None else n_mir}
+           if detail else {}),
     }
 
 
@@ -1221,7 +1268,7 @@ def _candidates(b: Batch) -> list:
     # past rank 0; with none (Mixtral), every rank j >= 1 holds at most rank 0's layers and
     # parameters and fewer micro-batches in flight, so rank 0 already bounds it.
     base, rem, nd = cm["base"], cm["rem"], cm["n_dense_tot"]
-    if cm["any_moe"] and bool(np.any(p > 2)) and bool(np.any(nd > 0)):
+    if cm["any_moe"] and any_true(p > 2) and any_true(nd > 0):
         # the first virtual stage with no dense layer (s·base + min(s, rem) >= n_dense): the
         # first rank with MoE layers only when it is below p; and the rank before it (its last
         # dense layers beside MoE layers, one more micro-batch in flight)
@@ -1238,14 +1285,23 @@ def _candidates(b: Batch) -> list:
                 out.append((jm, _stage_parts(cm, jm)))
     # DualPipe: rank j holds stages j and p−1−j, so with an uneven split or leading dense layers
     # a middle rank can outweigh both ends (found by review: DeepSeek-V3 at pp 16, ranks 3–12).
-    # Rank j's load is constant between the breakpoints where its own or its mirror stage gains
-    # or loses a layer (p − rem, rem; layers_on_rank with v = 1, which DualPipe has) or its
-    # own or mirror stage stops holding dense layers (jd, p − jd): one rank from each piece.
-    if cm.get("any_dual") and bool(np.any(cm["dual"] & (p > 2))):
+    # Rank j's layers are constant between the breakpoints where its own or its mirror stage
+    # gains or loses a layer (p − rem, rem; layers_on_rank with v = 1, which DualPipe has) or its
+    # own or mirror stage stops holding dense layers (jd, p − jd); its micro-batches in flight,
+    # p − h on the stage h = min(j, p−1−j) and h + 1 on the other, move linearly with h. Ranks j
+    # and p−1−j hold the same two stages with the same counts (and both ends the embedding and
+    # the head), so their loads are equal and the first half of the ranks is enough: there, each
+    # breakpoint b, mirrored (min(b, p−1−b)), starts a piece on which the load is linear in j, so
+    # largest at an end of it. Tried: each breakpoint t and the rank t − 1 before it, mirrored,
+    # and the first half's ends 1 and p/2 − 1 (review 26, when the split stopped being half and
+    # half; the symmetry is checked in tests/test_dualpipe.py).
+    if cm.get("any_dual") and any_true(cm["dual"] & (p > 2)):
         dual = cm["dual"]
         jd = _first_dense_free_stage(cm)  # v = 1 under DualPipe: stages are ranks
-        for j in (jd - 1.0, jd, p - rem, rem, p - 1.0 - jd, p - jd):
-            j = np.where(dual, np.clip(j, 1.0, np.maximum(p - 2.0, 1.0)), 0.0)
+        top = np.maximum(0.5 * p - 1.0, 1.0)  # the last rank of the first half
+        starts = (jd - 1.0, jd, p - rem, rem, p - 1.0 - jd, p - jd)
+        for j in starts + tuple(t - 1.0 for t in starts) + (1.0, top):
+            j = np.where(dual, np.clip(np.minimum(j, p - 1.0 - j), 1.0, top), 0.0)
             if not _tried(out, j):
                 out.append((j, _stage_parts(cm, j)))
     return out
@@ -1326,7 +1382,7 @@ def stage(b: Batch) -> Batch:
         sel = parts["mem_total_bytes"] > out["mem_total_bytes"]
         host_gpu = np.maximum(host_gpu, parts["host_bytes_per_gpu"])
         traffic = np.maximum(traffic, parts["_act_traffic"])
-        if not np.any(sel):
+        if not any_true(sel):
             continue
         if np.ndim(sel):
             ch = _Chooser(sel)
@@ -1371,7 +1427,7 @@ def per_stage(out: Batch, i: int) -> list[dict]:
 
 
 _PRIVATE_PARTS = ("_core_bytes", "_inflight", "_P_ne", "_P_ex", "_act_traffic", "_rec_extra",
-                  "_stash_own", "_stash_mirror")
+                  "_stash_own", "_stash_mirror", "_n_own", "_n_mirror")
 
 
 def _per_stage_rows(parts: dict, p: int) -> list[dict]:
@@ -1471,7 +1527,8 @@ def explain(row: dict, *, _shared=None) -> dict[str, str]:
     mtp_mb = 0.0
     if mtp_here and not row.get("offload_activations"):
         mtp_mb = inflight if not (sched == "interleaved" and int(row["vpp"]) > 1) else 1.0
-        mtp_mb = 0.5 * inflight if dualpipe else mtp_mb
+        # DualPipe: the end rank's chunk p−1 (rank 0's mirror, rank p−1's own): h + 1 = 1 micro-batch
+        mtp_mb = (parts["_n_mirror"] if j == 0 else parts["_n_own"]) if dualpipe else mtp_mb
     mtp_stash = mtp_mb * g["keep_mtp"] if mtp_mb else 0.0
     mtp_params = (g["p_mtp_ne"] + g.get("p_mtp_ex", 0.0)) if mtp_here else 0.0
     mods = f"{D:g} MTP module{'s' if D != 1 else ''}"
@@ -1491,10 +1548,14 @@ def explain(row: dict, *, _shared=None) -> dict[str, str]:
                f"{g['keep_moe'] / 2**20:.1f} MiB" + ("; the layers kept whole hold more" if n_rcl else ""))
     else:
         mix = f"{layers:g} layers × {per_layer / 2**20:.1f} MiB"
-    if dualpipe and parts["_stash_mirror"] != parts["_stash_own"]:
-        # half the micro-batches in flight run on each of the rank's two stages
-        mix = (f"DualPipe: the mean of stage {j}'s {parts['_stash_own'] / 2**20:,.1f} MiB ({mix}) and its mirror "
-               f"stage {p - 1 - j}'s {parts['_stash_mirror'] / 2**20:,.1f} MiB, half the micro-batches on each")
+    if dualpipe:
+        # the micro-batches in flight on each of the rank's two stages (DualPipe's step(): p − h on the
+        # chunk h = min(j, p−1−j), h + 1 on the other)
+        n_o, n_m = parts["_n_own"], parts["_n_mirror"]
+        mix = (f"DualPipe: ({n_o:g} × stage {j}'s {parts['_stash_own'] / 2**20:,.1f} MiB ({mix}) + {n_m:g} × its "
+               f"mirror stage {p - 1 - j}'s {parts['_stash_mirror'] / 2**20:,.1f} MiB) / {inflight:g}: DualPipe's "
+               f"schedule holds p − h micro-batches on the stage h = min(j, p−1−j) = {min(j, p - 1 - j)} and h + 1 "
+               "on the other")
     return {
         "mem_weights_bytes": (
             f"{shards(g['wb'], 'w')} on {st} ("

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import RECOMPUTE, Batch, col, expand, size, where
+from .batch import RECOMPUTE, Batch, any_true, col, expand, size, where
 
 #: Forward + backward FLOPs per matmul parameter per token (2 forward, 4 backward).
 FLOP_PER_PARAM_PER_TOKEN_TRAIN = 6.0
@@ -274,7 +274,7 @@ def stats(b: Batch) -> Batch:
     # embedding and output head (not counted again). Per token each adds its block's active matmuls,
     # eh_proj and one more pass through the output head (Megatron num_floating_point_operations:
     # logits × (D + 1)). Only on batches with a row that has D > 0 (others are left as they were).
-    has_mtp = "mtp_layers" in b and bool(np.any(np.asarray(b["mtp_layers"]) > 0))
+    has_mtp = "mtp_layers" in b and any_true(np.asarray(b["mtp_layers"]) > 0)
     if has_mtp:
         D = F("mtp_layers")
         mtp_extra = 2.0 * h * h + 3.0 * norm  # eh_proj + enorm, hnorm, final_layernorm
@@ -297,7 +297,7 @@ def stats(b: Batch) -> Batch:
     d_qk = d_h
     # Attention core forward, full counting: QK^T 2·s²·a·d_qk and AV 2·s²·a·d_v per sequence-layer
     # (s·keys with sliding-window layers: attention_keys).
-    if "sliding_window" in b and bool(np.any(np.asarray(b["sliding_window"]) > 0)):
+    if "sliding_window" in b and any_true(np.asarray(b["sliding_window"]) > 0):
         keys_full, keys_causal = attention_keys(s, F("sliding_window"), F("swa_layer_frac"))
         attn_fwd = 2.0 * B * s * keys_full * a * (d_qk + d_v) * L_attn
         attn_causal = 2.0 * B * s * keys_causal * a * (d_qk + d_v) * L_attn
@@ -328,16 +328,16 @@ def stats(b: Batch) -> Batch:
             rc == 2, FLOP_PER_PARAM_PER_TOKEN_FWD * (matmul_active - V * h) * tokens + attn_fwd,
             where(rc == 1, attn_fwd, 0.0),
         )
-    if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
+    if "recompute_layers" in b and any_true(np.asarray(b["recompute_layers"]) > 0):
         recompute_flop = recompute_flop * full_recompute_fraction(
             F("recompute_layers"), L, F("pp"), F("vpp"), rc == 2)
     if has_mtp:
         mtp_full = rc == 2
-        if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
+        if "recompute_layers" in b and any_true(np.asarray(b["recompute_layers"]) > 0):
             mtp_full = mtp_full & ~(F("recompute_layers") > 0)  # block method: MTP not recomputed
         recompute_flop = recompute_flop + where(mtp_full, mtp_rc_full, where(rc == 1, attn_fwd - attn_main, 0.0))
     opsac = rc == RC_OPSAC
-    if np.any(opsac):  # op_sac: the recomputed matmuls; the attention core only without flash
+    if any_true(opsac):  # op_sac: the recomputed matmuls; the attention core only without flash
         attn_rc = op_sac_recompute_params(  # the attention part (f = 0: no MLP)
             h, k, d_h, 0.0, gated=False, mla=G("mla"), a=a, tp=G("tp"),
             sequence_parallel=G("sequence_parallel"), q_lora_rank=G("q_lora_rank"),

@@ -124,7 +124,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import catalog, comm, model_stats
-from .batch import ATTENTION_KERNELS, FAMILIES, PRECISIONS, RECOMPUTE, SCHEDULES, Batch
+from .batch import ATTENTION_KERNELS, FAMILIES, PRECISIONS, RECOMPUTE, SCHEDULES, Batch, any_true
 from .batch import col as _col
 from .batch import expand as _expand
 from .model_stats import layers_on_rank
@@ -652,14 +652,14 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     full = rc == 2
     rec_any = full | (rc == 1)  # full or selective: the attention core runs forward again
     partial = None
-    if "recompute_layers" in b and bool(np.any(np.asarray(b["recompute_layers"]) > 0)):
+    if "recompute_layers" in b and any_true(np.asarray(b["recompute_layers"]) > 0):
         # full recompute of N layers per pipeline chunk: that share of the layers runs forward again
         # (the average over the stages here; the first and last stages' own shares below)
         partial = full & (f("recompute_layers") > 0)
         full = full * model_stats.full_recompute_fraction(f("recompute_layers"), L, f("pp"), f("vpp"), full)
         rec_any = full + (rc == 1)
     opsac = rc == _RC_OPSAC  # TorchTitan per-op SAC: some matmuls + all elementwise run forward again
-    any_opsac = bool(np.any(opsac))
+    any_opsac = any_true(opsac)
     flash = fl("flash_attention")
     sp = fl("sequence_parallel") & (t > 1.0)
     zero = g("zero_stage")
@@ -693,7 +693,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     etp_diff = False
     if any_moe and "etp" in b:
         et_col = f("etp")
-        if bool(np.any(et_col != t)):
+        if any_true(et_col != t):
             et, etp_diff = et_col, True
 
     # GEMM eff_max and bytes per element: the FP8/FP4 unit when the row asks for it (the schema
@@ -719,7 +719,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     ridge16 = ridge_g = 1.0  # R's factor for the 16-bit and the GEMM-precision ceilings
     if "mamf_frac_16bit" in b:
         own16, own_g = f("mamf_frac_16bit"), f("mamf_frac_gemm")
-        if np.any(own16 > 0) or np.any(own_g > 0):
+        if any_true(own16 > 0) or any_true(own_g > 0):
             fam16, fam_g = eff16, eff_gemm_max
             eff16 = np.where(own16 > 0, np.minimum(own16 * K.scale_tab[fam], 1.0), eff16)
             attn_max = np.where(own16 > 0, np.minimum(K.attn_eff_rel * eff16, 1.0), attn_max)
@@ -733,7 +733,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     clock = 1.0
     if "power_limit_w" in b:
         plim, tdp = f("power_limit_w"), f("tdp_w")
-        if np.any(plim < tdp):
+        if any_true(plim < tdp):
             clock = np.where(plim < tdp, (plim / tdp) ** MAMF_POWER_EXPONENT, 1.0)
             eff16, eff_gemm_max, attn_max = eff16 * clock, eff_gemm_max * clock, attn_max * clock
     bpe = K.bpe_tab[prec + K.n_prec * lowhp]
@@ -808,7 +808,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     # Attention core, one forward (full-count FLOPs 2·tok·keys·a·(dqk+dv)/t per CP rank; keys =
     # s, or fewer with sliding-window layers: model_stats.attention_keys).
-    if "sliding_window" in b and bool(np.any(np.asarray(b["sliding_window"]) > 0)):
+    if "sliding_window" in b and any_true(np.asarray(b["sliding_window"]) > 0):
         keys, keys_causal = model_stats.attention_keys(s, f("sliding_window"), f("swa_layer_frac"))
         causal_frac = keys_causal / keys
     else:
@@ -819,7 +819,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         knee = K.knee_tab[fam]
         if "attn_dhead_knee" in b:  # the accelerator's own knee where the catalogue gives one
             own = f("attn_dhead_knee")
-            if np.any(own > 0):
+            if any_true(own > 0):
                 knee = np.where(own > 0, own, knee)
         # The knee is exp throughput against the 16-bit matmul peak; a core at a lower peak (fp32
         # / tf32, peak_core < peak16) waits on the exp units proportionally less: knee ×
@@ -828,10 +828,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         knee = knee * (peak_core / np.maximum(peak16, 1.0))
         eff_attn = attn_max * dqk / (dqk + knee)
         fa2_rows = (g("attention_kernel") == _FLASH2) & K.fa2_applies[fam]
-        if np.any(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
+        if any_true(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
             eff_attn = np.where(fa2_rows, eff_attn * _flash2_factor(K, dqk), eff_attn)
         cq = K.query_overhead_tab[fam]
-        if np.any(cq > 0):  # per-query overhead (ATTN_QUERY_OVERHEAD_KEYS), per CP hop of k/cp keys,
+        if any_true(cq > 0):  # per-query overhead (ATTN_QUERY_OVERHEAD_KEYS), per CP hop of k/cp keys,
             # held at the tables' shortest length below it (ATTN_QUERY_OVERHEAD_MIN_KEYS)
             k_hop = np.maximum(keys * causal_frac / c, ATTN_QUERY_OVERHEAD_MIN_KEYS)
             eff_attn = eff_attn * k_hop / (k_hop + cq)
@@ -850,7 +850,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         t_core = core_materialised()
     else:
         t_core = np.where(flash, core_flash(), core_materialised())
-    if flash.any() and bool(np.any(K.query_overhead_tab[fam] > 0)):
+    if flash.any() and any_true(K.query_overhead_tab[fam] > 0):
         # The per-query overhead on top of Blackwell's exp knee or the FlashAttention-2 factor can
         # put the flash core above materialised scores at a few hundred keys per query, which no
         # kernel table shows: its forward is bounded so that every pass count of the step (fwd +
@@ -869,7 +869,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     sp_shard = 1.0 + (t - 1.0) * sp  # h-sized ops are split over TP ranks only with SP
     t_elem_h = ELEMWISE_H_BYTES_FWD * h * tok_ihbm / sp_shard
     act_b = ACT_BYTES_PLAIN_FWD + (ACT_BYTES_GATED_FWD - ACT_BYTES_PLAIN_FWD) * gated
-    if "elem_eager" in b and bool(np.any(b["elem_eager"])):
+    if "elem_eager" in b and any_true(b["elem_eager"]):
         # eager PyTorch (the RMSNORM / ROPE / ACT_..._EAGER constants above): two RMSNorms of 36 B
         # instead of 4 per hidden element, SwiGLU 10 B instead of 6 per FFN element, and RoPE
         eg = fl("elem_eager")
@@ -926,13 +926,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # heads replicated when fewer than TP ranks (max(k, t)/t, as the RoPE term), MLA's q_a and
     # kv_a whole on every rank (TorchTitan NoParallel, Megatron-Core duplicated).
     rowwise = None
-    if "fp8_rowwise" in b and bool(np.any(b["fp8_rowwise"])):
+    if "fp8_rowwise" in b and any_true(b["fp8_rowwise"]):
         rowwise = fl("fp8_rowwise") & (prec == _FP8) & lowhp
         kv_r = np.maximum(f("n_kv_heads"), t) / t  # K, V heads on one rank
         k_attn = 3.0 * h + a * dv / t  # inputs of q, k, v (h each) and of o
         n_attn = a * dqk / t + kv_r * (dqk + dv) + h  # outputs of q, k, v and o
         w_attn = h * (a * dqk / t + kv_r * (dqk + dv) + a * dv / t)
-        if bool(np.any(fl("mla"))):  # q_a (or q), q_b, kv_a, kv_b, o: DeepSeek-V3 §2.1.1
+        if any_true(fl("mla")):  # q_a (or q), q_b, kv_a, kv_b, o: DeepSeek-V3 §2.1.1
             mla_ = fl("mla")
             rq, rkv, dr = f("q_lora_rank"), f("kv_lora_rank"), f("qk_rope_head_dim")
             dn = dqk - dr
@@ -976,7 +976,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # review: the average share on every stage put dense layers on the last stage too, Mixtral
         # with 16 of 32 layers dense at PP 2 came out 20 % fast). DualPipe ranks hold two stages: the
         # model's average there (a stated simplification).
-        any_dense_moe = bool(np.any(is_moe & (n_moe_l < L)))  # an MoE model with leading dense layers
+        any_dense_moe = any_true(is_moe & (n_moe_l < L))  # an MoE model with leading dense layers
         if any_dense_moe:
             nd_hi = model_stats.dense_layers_on_rank(L, L - n_moe_l, p, v, 0.0)
             nd_lo = model_stats.dense_layers_on_rank(L, L - n_moe_l, p, v, p - 1.0)
@@ -984,7 +984,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             msh_lo = np.where(per_stage_lo > 0, (per_stage_lo - nd_lo) / np.maximum(per_stage_lo, 1.0), 0.0)
         else:  # every MoE row all MoE (dense rows: share 0 everywhere): the average is each stage's
             msh_hi = msh_lo = moe_share
-        if any_dense_moe and bool(np.any(sched == _SCHED["dualpipe"])):
+        if any_dense_moe and any_true(sched == _SCHED["dualpipe"]):
             is_dual = sched == _SCHED["dualpipe"]
             msh_hi, msh_lo = np.where(is_dual, moe_share, msh_hi), np.where(is_dual, moe_share, msh_lo)
         layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
@@ -1018,7 +1018,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # Output head + cross-entropy on the last stage (fwd + bwd; not recomputed).
     VWt = V * Wt
     t_head_fwd = (VWt * h * qu1 + qW) * inv_pe
-    if bool(np.any(lowhp)):
+    if any_true(lowhp):
         # The output head stays in 16 bits under FP8 / FP4 training: Megatron-Core's output_layer is a
         # ColumnParallelLinear, not a Transformer Engine module; DeepSeek-V3 §3.3.1 keeps "the output
         # head" in BF16; torchao's Float8 conversion leaves `output` out (found by review: it ran at
@@ -1040,7 +1040,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # layer of its kind; the head is not recomputed.
     # Not counted: the three norms, the concatenation and the TP all-gather after eh_proj (h-wide
     # elementwise work and one b·s·h collective, small beside the block).
-    has_mtp = "mtp_layers" in b and bool(np.any(np.asarray(b["mtp_layers"]) > 0))
+    has_mtp = "mtp_layers" in b and any_true(np.asarray(b["mtp_layers"]) > 0)
     if has_mtp:
         D = f("mtp_layers")
         # 1 where the MTP block is recomputed whole: full recompute, uniform method only
@@ -1239,7 +1239,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # chosen on compute plus communication, a lower power limit could flip the choice to the stage
     # with the wider DP window and shorten the step, 1.220 → 1.204 s on a 48-GPU MPT-7B-like run).
     dual = sched == _SCHED["dualpipe"]
-    any_dual = bool(np.any(dual))
+    any_dual = any_true(dual)
 
     def _rank_terms(j):
         """The per-micro-batch terms of pipeline rank ``j`` ((N,) float, a rank without the head), as
@@ -1302,7 +1302,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     # HSDP (dp_shard < dp): ZeRO collectives over the shard group dp_shard·cp (the inner DP
     # ranks), plus one all-reduce of the gradient shard over the dp/dp_shard replicas per step.
-    any_hsdp = "dp_shard" in b and bool(np.any(f("dp_shard") < d))
+    any_hsdp = "dp_shard" in b and any_true(f("dp_shard") < d)
     if any_hsdp:
         n_shard = f("dp_shard") * c
         n_rep = d / f("dp_shard")
@@ -1657,10 +1657,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # an uneven split (a DualPipe middle rank needs p > 2)
     T = _stage(np.ones_like(first_mb, dtype=bool))
     other = (per_stage_hi > per_stage_lo) & ~(dual & (p <= 2.0)) if any_dual else per_stage_hi > per_stage_lo
-    if bool(np.any(other)):
+    if any_true(other):
         T2 = _stage(np.zeros_like(first_mb, dtype=bool))
         pick = other & (T2["step_time_s"] > T["step_time_s"])
-        if bool(np.any(pick)):
+        if any_true(pick):
             T = {k: np.where(pick, T2[k], x) if k in T2 else x for k, x in T.items()}
     # MoE with leading dense layers (not DualPipe, whose ranks hold the average mix): the dense
     # layers sit on the first ranks, so a middle rank holding only MoE layers (or the rank before
@@ -1672,7 +1672,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_moe and any_dense_moe:
         nd_tot = L - n_moe_l
         mid_rows = is_moe & (nd_tot > 0.0) & (n_moe_l > 0.0) & (p > 2.0) & ~dual
-        if bool(np.any(mid_rows)):
+        if any_true(mid_rows):
             rem = L - base * pv
             big = rem * (base + 1.0)  # layers on the rem virtual stages that hold one more
             sd = np.where(nd_tot <= big, np.ceil(nd_tot / (base + 1.0)),
@@ -1682,7 +1682,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 jm = np.where(mid_rows, np.clip(jm, 1.0, np.maximum(p - 2.0, 1.0)), 0.0)
                 T3 = _stage(np.zeros_like(first_mb, dtype=bool), rank=_rank_terms(jm))
                 pick = mid_rows & (T3["step_time_s"] > T["step_time_s"])
-                if bool(np.any(pick)):
+                if any_true(pick):
                     T = {k: np.where(pick, T3[k], x) if k in T3 else x for k, x in T.items()}
     # Results as (N,) arrays; the detail terms (explain only) may stay scalars.
     return {k: _expand(x, n_rows) if k[0] != "_" else x for k, x in T.items()}
@@ -1888,7 +1888,7 @@ def explain(row: dict) -> dict[str, str]:
            if r.get("sliding_window") and r.get("flash_attention") else "")
         + ("; bounded at 3/3.5 × the materialised scores' core, so its compute over a step (fwd + 2.5 bwd) is never "
            "above theirs (fwd + 2 bwd)"
-           if bool(np.any(T.get("_core_bounded", False))) else "")
+           if any_true(T.get("_core_bounded", False)) else "")
         + f"), {_elem_text(r, T)}; "
         + _passes_text(r, T) +
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "

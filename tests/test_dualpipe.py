@@ -6,11 +6,14 @@ W = B/2 (the model's stated choices) the bubble is (PP/2 − 1)(F + B/2) per ste
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import planner
 from planner import timing
+from planner.presets import preset_json
 from planner.schema import InputError
 
 
@@ -57,8 +60,11 @@ def _stages(schedule):
 def test_memory_two_stages_of_parameters_and_p_plus_1_in_flight():
     """Rank j holds stages j and p−1−j: its weights, gradients and optimizer states are the 1F1B
     ranks j and p−1−j together (the embedding and head on both end ranks); activations are
-    p + 1 micro-batches (DeepSeek-V3 Table 2), half of them on each of its two stages, instead of
-    1F1B's p − j of rank j's own layers."""
+    p + 1 micro-batches (DeepSeek-V3 Table 2), instead of 1F1B's p − j of rank j's own layers:
+    p − h of them on the stage h = min(j, p−1−j) and h + 1 on the other (the peak of
+    ``DualPipe.step()`` in deepseek-ai/DualPipe: steps 1–2 run 2(p/2 − h − 1) + h + 1 = p − h − 1
+    forwards of the earlier chunk and h + 1 of the later one, step 4 opens with one more forward of
+    the earlier chunk; review 26: until 2026-12-03 half on each)."""
     one, dual = _stages("1f1b"), _stages("dualpipe")
     p = len(one)
     for j in range(p):
@@ -67,13 +73,17 @@ def test_memory_two_stages_of_parameters_and_p_plus_1_in_flight():
     # In flight: 1F1B min(m, p − j), DualPipe min(m, p + 1) (m = 120 here). Ranks 1..12 hold 4 MoE
     # layers each (61 layers over 16 stages: 13 of 4, 3 of 3; 3 dense layers on rank 0), so one
     # micro-batch's activations there are one[1] − one[2], 3/4 of that on ranks 13..15. DualPipe
-    # rank j keeps p + 1 micro-batches, half at its own stage's size, half at its mirror's.
+    # rank j keeps p − h micro-batches at the size of its earlier stage h = min(j, p−1−j) and h + 1
+    # at its later one's: for j < p/2 its own stage is the earlier one.
     per_mb = one[1]["mem_activations_bytes"] - one[2]["mem_activations_bytes"]
     assert per_mb > 0
     for j in range(1, 12):
         mirror = per_mb * (3 / 4 if p - 1 - j >= 13 else 1.0)
+        h = min(j, p - 1 - j)
+        n_own, n_mirror = (p - h, h + 1) if j < p / 2 else (h + 1, p - h)
+        assert n_own + n_mirror == p + 1
         assert dual[j]["mem_activations_bytes"] - one[j]["mem_activations_bytes"] == pytest.approx(
-            (p + 1) * 0.5 * (per_mb + mirror) - (p - j) * per_mb, rel=1e-9), j
+            n_own * per_mb + n_mirror * mirror - (p - j) * per_mb, rel=1e-9), j
     # the reverse pipeline's head: logits on both end ranks
     assert dual[0]["mem_logits_bytes"] == dual[p - 1]["mem_logits_bytes"] == one[p - 1]["mem_logits_bytes"] > 0
     assert dual[1]["mem_logits_bytes"] == 0.0
@@ -183,3 +193,84 @@ def test_dualpipe_bubble_weighs_each_pass_with_its_exposed_cp_remainder():
     assert off["t_compute_s"] + off["t_cp_comm_s"] == pytest.approx(on["t_compute_s"] + on["t_cp_comm_s"], rel=1e-12)
     assert off["t_pp_bubble_s"] == pytest.approx(on["t_pp_bubble_s"], rel=1e-12)
     assert off["step_time_s"] == pytest.approx(on["step_time_s"], rel=1e-12)
+
+
+def _dual_case(rng):
+    """A random DualPipe scenario of a DeepSeek-V3-shaped model (MLA, leading dense layers, MTP or
+    not), small enough to evaluate quickly: p even in 2..16, layers and dense layers at random, an
+    uneven split, any recompute, micro-batches m >= 2p."""
+    import json
+    models = json.load(open(Path(__file__).resolve().parents[1] / "presets" / "models.json"))
+    m = {k: v for k, v in models["deepseek-v3"].items()
+         if k not in ("source", "published_params_total", "published_params_active")}
+    p = int(rng.choice([2, 4, 6, 8, 10, 12, 16]))
+    L = int(rng.integers(p + 1, 4 * p + 3))
+    m["n_layers"] = L
+    m["moe"] = {**m["moe"], "first_dense_layers": int(rng.integers(0, min(L - 1, 2 * p) + 1))}
+    m["mtp_layers"] = int(rng.choice([0, 0, 1, 2]))
+    d = preset_json("deepseek-v3-h800-2048")
+    d["model"] = m
+    n_dp = 128  # tp 1: dp 128 on p·128 GPUs, the preset's ep 64 within it
+    d["cluster"]["n_gpus"] = p * n_dp
+    mb = int(rng.choice([1, 2]))
+    mm = 2 * p * int(rng.integers(1, 4))  # micro-batches: even, >= 2p
+    d["training"]["micro_batch_size"] = mb
+    d["training"]["global_batch_size"] = mm * mb * n_dp
+    d["parallelism"].update(pp=p, dp=None, tp=1, vpp=1, schedule="dualpipe", layer_split="uneven",
+                            recompute=str(rng.choice(["none", "selective", "full"])))
+    return d
+
+
+def test_dualpipe_headline_memory_is_the_max_over_every_rank_on_random_layouts():
+    """Review 26: with p − h micro-batches on the stage h = min(j, p−1−j) and h + 1 on the other, a
+    rank's load is no longer flat between the layout's breakpoints but linear in h; the candidate
+    ranks (both ends of every piece) must still find the most loaded rank. Checked against every
+    rank (per_stage) on 60 random layouts, alone and as one batch."""
+    from planner import batch, engine, memory
+
+    rng = np.random.default_rng(26)
+    cases = [planner.Scenario.model_validate(_dual_case(rng)) for _ in range(60)]
+    b = batch.from_scenarios(cases)
+    out = engine.run_batch(b)
+    interior = 0
+    for i, s in enumerate(cases):
+        stages = memory.per_stage(out, i)
+        best = max(st["mem_total_bytes"] for st in stages)
+        assert out["mem_total_bytes"][i] == best, (i, s.parallelism.pp)
+        one = engine.run_batch(batch.from_scenarios([s]))
+        assert one["mem_total_bytes"][0] == out["mem_total_bytes"][i]
+        j = int(out["mem_worst_stage"][i])
+        assert stages[j]["mem_total_bytes"] == best
+        # activations alone, too: their largest rank is often a middle one
+        best_act = max(range(len(stages)), key=lambda k: stages[k]["mem_activations_bytes"])
+        interior += 0 < best_act < len(stages) - 1
+    assert interior > 5  # the layouts do reach middle ranks
+
+
+def test_dualpipe_ranks_j_and_p_minus_1_minus_j_are_loaded_alike():
+    """Ranks j and p−1−j hold the same two stages with the same micro-batches in flight (p − h on
+    the earlier, h + 1 on the later), and both end ranks the embedding and the head: every memory
+    part is the same, bit for bit. ``memory._candidates`` relies on it (it tries the first half of
+    the ranks only)."""
+    from planner import batch, engine, memory
+
+    rng = np.random.default_rng(7)
+    cases = []
+    for _ in range(80):
+        d = _dual_case(rng)
+        d["model"]["vocab_size"] = int(rng.choice([1024, 32000, 129280]))
+        d["parallelism"]["recompute"] = str(rng.choice(["none", "selective", "full", "op_sac"]))
+        d["parallelism"]["offload_activations"] = bool(rng.random() < 0.3)
+        cases.append(planner.Scenario.model_validate(d))
+    out = engine.run_batch(batch.from_scenarios(cases))
+    checked = 0
+    for i in range(len(cases)):
+        st = memory.per_stage(out, i)
+        p = len(st)
+        for j in range(p // 2):
+            a, b = dict(st[j]), dict(st[p - 1 - j])
+            a.pop("stage"), b.pop("stage")
+            assert a == b, (i, p, j)
+            checked += 1
+        assert out["mem_total_bytes"][i] == max(x["mem_total_bytes"] for x in st)
+    assert checked > 200

@@ -743,12 +743,16 @@ def test_activation_explain_adds_up(case):
     assert bool(mix) == (preset == "deepseek-v3-h800-2048" and (not par or par.get("tp") == 4))
     if mix:
         nd, kd, nm, km = (float(x) for x in mix.groups())
-        # DualPipe: the mix is stage j's, whose figure is shown beside its mirror's; their mean is per_mb
-        own = re.search(r"the mean of stage \d+'s ([\d,.]+) MiB \(.*its mirror stage \d+'s ([\d,.]+) MiB", text)
+        # DualPipe: the mix is stage j's, whose figure is shown beside its mirror's; weighted by the
+        # micro-batches on each (p − h on the earlier stage h = min(j, p−1−j), h + 1 on the other)
+        # they give per_mb
+        own = re.search(r"\(([\d.]+) × stage \d+'s ([\d,.]+) MiB \(.*\+ ([\d.]+) × its mirror stage \d+'s "
+                        r"([\d,.]+) MiB\) / ([\d.]+)", text)
         if own:
-            a, b = (float(x.replace(",", "")) for x in own.groups())
-            assert 0.5 * (a + b) == pytest.approx(per_mb, rel=2e-3)
-        assert nd * kd + nm * km == pytest.approx(float(own.group(1).replace(",", "")) if own else per_mb, rel=2e-3)
+            na, a, nb, b, n = (float(x.replace(",", "")) for x in own.groups())
+            assert na + nb == n == inflight
+            assert (na * a + nb * b) / n == pytest.approx(per_mb, rel=2e-3)
+        assert nd * kd + nm * km == pytest.approx(float(own.group(2).replace(",", "")) if own else per_mb, rel=2e-3)
 
 
 def test_a_row_in_a_batch_gets_what_it_gets_alone_moe_beside_all_dense():

@@ -166,10 +166,12 @@ def test_min_headroom_keeps_that_share_of_hbm_free():
 
 def test_memory_rule_conservative_keeps_only_fits_conservative_rows():
     """docs/memory.md: fits_conservative applies Fujii et al. 2024's 80 % rule "for users who want
-    that safety"; the sweep offered no way to ask for it. Qwen3-235B's best split of the default
-    sweep does not pass it (183.6 of 185.0 GiB)."""
+    that safety"; the sweep offered no way to ask for it. Qwen3-235B at EP 16, micro-batch 2 fits
+    (182.4 of 185.0 GiB) but does not pass it; micro-batch 1 passes. (Until review 26 the EP 64,
+    micro-batch 2 split was the example, 183.6 GiB; with an MoE layer's fp8 MLP input kept at 16
+    bits, the router's, it no longer fits.)"""
     s = planner.load_preset("qwen3-235b-gb200-256")
-    kw = dict(tp=[1], pp=[1], cp=[1], ep=[64], micro_batch_size=[1, 2], zero_stages=(1, 3), recompute=("none",),
+    kw = dict(tp=[1], pp=[1], cp=[1], ep=[16], micro_batch_size=[1, 2], zero_stages=(1, 3), recompute=("none",),
               offload=("none",))
     loose = planner.sweep(s, **kw)
     strict = planner.sweep(s, memory_rule="conservative", **kw)

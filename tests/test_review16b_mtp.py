@@ -242,12 +242,15 @@ def test_dualpipe_puts_the_mtp_module_on_both_end_ranks():
     # the most loaded rank is an end rank: its explain names the MTP parts. By hand (TP 1, EP 64):
     # MLA + shared expert + router + 2 norms + eh_proj + 3 norms = 335.8M, routed experts
     # 256·3h·2048/64 = 176.2M: 0.512e9; full recompute keeps 2h (the block's input) + 4h (the two MTP
-    # inputs) per token, 16-bit: (2 + 4)·7168·4096 B = 168 MiB per micro-batch, for ½ × (p + 1) = 8.5
-    # of the rank's micro-batches (DualPipe: half on its last stage)
+    # inputs) per token, 16-bit: (2 + 4)·7168·4096 B = 168 MiB per micro-batch, for 1 micro-batch: at
+    # DualPipe's peak an end rank holds p − 0 = 16 micro-batches of its stage 0 side and 0 + 1 = 1 of
+    # its stage p − 1 side, the one with the head (DualPipe.step(); until 2026-12-03 half of p + 1, 8.5)
     assert r1.results["mem_worst_stage"] == 0
     ex = r1.explain
     assert "1 MTP module: 0.512e9 params" in ex["mem_weights_bytes"]
-    assert "1 MTP module with the head: 8.5 micro-batches × 168.0 MiB" in ex["mem_activations_bytes"]
+    assert "1 MTP module with the head: 1 micro-batch × 168.0 MiB" in ex["mem_activations_bytes"]
+    a0 = planner.evaluate(base).results["mem_activations_bytes"]
+    assert r1.results["mem_activations_bytes"] - a0 == 168 * 2**20
     assert "× (1 + 1)" in ex["mem_logits_bytes"]
     p = len(s0)
     for j in range(1, p - 1):

@@ -115,10 +115,11 @@ def test_tp2_without_sequence_parallelism_keeps_replicated_routed_tokens():
 
 
 def test_fp8_keeps_the_gathered_fc1_input_in_one_byte():
-    """FP8 (Transformer Engine saves the fp8 cast of a GEMM input): the QKV and MLP inputs h each (R
-    = 6h), the attention output q, the fc2 input fe and the fc1 input h per element: per token
-    (6h + 3q + 4kv + 8E + r·(h·etp + 2h + 5fe))/t at TP 2 with SP, etp 2."""
-    per_tok = (6 * H + 3 * Q + 4 * KV_HEADS * DH + 8 * E + TOPK * (H * 2 + 2 * H + 5 * FE)) / 2
+    """FP8 (Transformer Engine saves the fp8 cast of a GEMM input): the QKV input h (the MLP input
+    stays 2h in an MoE layer: it is the router's input, review 26; R = 7h), the attention output q,
+    the fc2 input fe and the fc1 input h per element: per token
+    (7h + 3q + 4kv + 8E + r·(h·etp + 2h + 5fe))/t at TP 2 with SP, etp 2."""
+    per_tok = (7 * H + 3 * Q + 4 * KV_HEADS * DH + 8 * E + TOPK * (H * 2 + 2 * H + 5 * FE)) / 2
     assert _act(_mixtral(2, precision="fp8")) == pytest.approx(L * per_tok * S, rel=1e-12)
 
 

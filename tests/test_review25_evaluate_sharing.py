@@ -97,14 +97,16 @@ def _count_parts(b) -> int:
 def test_dualpipe_repeats_are_not_evaluated_again():
     """DeepSeek-V3 preset: pp 16, DualPipe, 3 leading dense layers of 61. Candidates: rank 0 and 15
     (the ends). 61 = 16·3 + 13 layers: base 3, rem 13, ranks 0–12 hold 4. Rank 0 holds the 3 dense
-    layers, so rank 1 is the first MoE-only rank (jd = 1) and the rank before it is clipped to 1.
-    DualPipe's six breakpoint ranks (jd − 1, jd, p − rem, rem, p − 1 − jd, p − jd) = (0, 1, 3, 13,
-    14, 15) clip to [1, p − 2] as (1, 1, 3, 13, 14, 14): distinct ranks 0, 15, 1, 3, 13, 14."""
+    layers, so rank 1 is the first MoE-only rank (jd = 1). DualPipe's six breakpoint ranks t =
+    (jd − 1, jd, p − rem, rem, p − 1 − jd, p − jd) = (0, 1, 3, 13, 14, 15), the ranks t − 1 before
+    them (−1, 0, 2, 12, 13, 14) and the first half's ends 1 and p/2 − 1 = 7, mirrored into the
+    first half (min(j, p − 1 − j); ranks j and p − 1 − j are loaded alike, review 26) and clipped
+    to [1, 7]: (1, 1, 3, 2, 1, 1; 1, 1, 2, 3, 2, 1; 1, 7): distinct ranks 0, 15, 1, 3, 2, 7."""
     s = planner.load_preset("deepseek-v3-h800-2048")
     b = dict(batch.from_scenarios([s]))
     b.update(model_stats.stage(b))
     js = sorted(float(np.ravel(j)[0]) for j, _ in memory._candidates(b))
-    assert js == [0.0, 1.0, 3.0, 13.0, 14.0, 15.0]
+    assert js == [0.0, 1.0, 2.0, 3.0, 7.0, 15.0]
     assert _count_parts(b) == 6
 
 

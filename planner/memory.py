@@ -1164,7 +1164,28 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
             freed_v1 = (layers - (rc_d + rc_m)) * cm["work_dense"]
             w_min = cm["work_dense"]
         freed = _sel(v > 1, np.maximum(cm["base"] - cm["rc_layers"], 0.0) * w_min, freed_v1)
-        rec_extra = _sel(cm["rc_layers"] > 0, np.maximum(rec_extra - freed, 0.0), rec_extra)
+        rec_part = np.maximum(rec_extra - freed, 0.0)
+        if cm.get("any_dual"):
+            # DualPipe (v = 1): each of the rank's two stages recomputes its first layers after its
+            # own later layers freed theirs, so the working set is the larger of the two stages' own
+            # (its layer kinds less what it freed); ranks j and p−1−j, which hold the same two
+            # stages, stay loaded alike (review 26: the rank's own stage's freed layers alone made
+            # rank p−1−j heavier than rank j on an uneven split, and the candidate ranks, which
+            # rely on that symmetry, missed the most loaded one by up to 1.1 %)
+            def kinds(r_d, r_m):
+                if cm["any_moe"]:
+                    return np.maximum(cm["rec_extra_dense"] * (r_d > 0), cm["rec_extra_moe"] * (r_m > 0)) + cm["rec_extra_core"]
+                return cm["rec_extra_dense"] + cm["rec_extra_core"]
+
+            def freed_on(n_l, n_d, r_d, r_m):
+                if cm["any_moe"]:
+                    return (n_d - r_d) * cm["work_dense"] + (n_l - n_d - r_m) * cm["work_moe"]
+                return (n_l - (r_d + r_m)) * cm["work_dense"]
+
+            w_own = np.maximum(kinds(rc_d, rc_m) - freed_on(layers, n_dense, rc_d, rc_m), 0.0)
+            w_mir = np.maximum(kinds(rc_d_m, rc_m_m) - freed_on(layers_m, n_dense_m, rc_d_m, rc_m_m), 0.0)
+            rec_part = _sel(cm["dual"], np.maximum(w_own, w_mir), rec_part)
+        rec_extra = _sel(cm["rc_layers"] > 0, rec_part, rec_extra)
     traffic_mb = stash_mb  # DualPipe: half the micro-batches on each of the rank's two stages
     if cm.get("any_mtp"):
         # the MTP modules' activations go to the host and back with the layers' (they are in the host
@@ -1325,8 +1346,8 @@ def candidate_stages(b: Batch) -> list[tuple[np.ndarray, dict]]:
 
     The first and the last stage; with MoE leading dense layers also the first rank that
     holds only MoE layers (it carries more parameters and activations per layer than rank 0
-    and more micro-batches than later ranks); with DualPipe one rank of each stretch of ranks
-    whose two stages (j and p−1−j) hold the same layers. Arrays of shape (N,), bytes per GPU;
+    and more micro-batches than later ranks); with DualPipe both ends of each stretch of the
+    first half's ranks on which the load is linear in j (ranks j and p−1−j are loaded alike). Arrays of shape (N,), bytes per GPU;
     the stage index int64.
     """
     n = _size(b)
@@ -1556,6 +1577,11 @@ def explain(row: dict, *, _shared=None) -> dict[str, str]:
                f"mirror stage {p - 1 - j}'s {parts['_stash_mirror'] / 2**20:,.1f} MiB) / {inflight:g}: DualPipe's "
                f"schedule holds p − h micro-batches on the stage h = min(j, p−1−j) = {min(j, p - 1 - j)} and h + 1 "
                "on the other")
+    stash_txt = f"{layers:g} layers × {inflight:g} micro-batches"
+    if dualpipe:  # p − h micro-batches of the earlier stage h = min(j, p−1−j), h + 1 of the later
+        layers_mir = float(layers_on_rank(g["L"], p, 1.0, p - 1 - j))
+        stash_txt = (f"{parts['_n_own']:g} micro-batches × {layers:g} layers of stage {j} + "
+                     f"{parts['_n_mirror']:g} × {layers_mir:g} of stage {p - 1 - j}")
     return {
         "mem_weights_bytes": (
             f"{shards(g['wb'], 'w')} on {st} ("
@@ -1588,7 +1614,7 @@ def explain(row: dict, *, _shared=None) -> dict[str, str]:
                      if int(row.get("precision", -1)) in _FP32_CODES else "fp32 master + Adam m, v kept on GPU"))
             + f") = {_gib(o)}"),
         "mem_activations_bytes": (
-            f"activations offloaded to the host (the stash of {layers:g} layers × {inflight:g} micro-batches "
+            f"activations offloaded to the host (the stash of {stash_txt} "
             + (f"and of the {mods} with the head " if mtp_here else "")
             + f"lives there and crosses the host link each micro-batch): one layer's working set on the GPU = "
             f"{_gib(a)}" if row.get("offload_activations") else

@@ -216,8 +216,13 @@ def _dual_case(rng):
     mm = 2 * p * int(rng.integers(1, 4))  # micro-batches: even, >= 2p
     d["training"]["micro_batch_size"] = mb
     d["training"]["global_batch_size"] = mm * mb * n_dp
-    d["parallelism"].update(pp=p, dp=None, tp=1, vpp=1, schedule="dualpipe", layer_split="uneven",
-                            recompute=str(rng.choice(["none", "selective", "full"])))
+    rc = str(rng.choice(["none", "selective", "full", "full"]))
+    d["parallelism"].update(pp=p, dp=None, tp=1, vpp=1, schedule="dualpipe", layer_split="uneven", recompute=rc)
+    if rc == "full" and rng.random() < 0.5:
+        # partial recompute (Megatron's block method): each stage's working set less what its own
+        # later layers freed (review 26, h26b: the rank's own stage alone broke the symmetry)
+        chunk = -(-L // p)  # the layers of a pipeline chunk: the schema's bound
+        d["parallelism"]["recompute_layers"] = int(rng.integers(1, min(3, chunk) + 1))
     return d
 
 
@@ -250,8 +255,9 @@ def test_dualpipe_headline_memory_is_the_max_over_every_rank_on_random_layouts()
 def test_dualpipe_ranks_j_and_p_minus_1_minus_j_are_loaded_alike():
     """Ranks j and p−1−j hold the same two stages with the same micro-batches in flight (p − h on
     the earlier, h + 1 on the later), and both end ranks the embedding and the head: every memory
-    part is the same, bit for bit. ``memory._candidates`` relies on it (it tries the first half of
-    the ranks only)."""
+    part is the same, bit for bit, also under partial recompute (``recompute_layers``: each stage's
+    working set less what its own later layers freed). ``memory._candidates`` relies on it (it
+    tries the first half of the ranks only)."""
     from planner import batch, engine, memory
 
     rng = np.random.default_rng(7)
@@ -259,7 +265,8 @@ def test_dualpipe_ranks_j_and_p_minus_1_minus_j_are_loaded_alike():
     for _ in range(80):
         d = _dual_case(rng)
         d["model"]["vocab_size"] = int(rng.choice([1024, 32000, 129280]))
-        d["parallelism"]["recompute"] = str(rng.choice(["none", "selective", "full", "op_sac"]))
+        if not d["parallelism"].get("recompute_layers"):  # keep the drawn partial recompute
+            d["parallelism"]["recompute"] = str(rng.choice(["none", "selective", "full", "op_sac"]))
         d["parallelism"]["offload_activations"] = bool(rng.random() < 0.3)
         cases.append(planner.Scenario.model_validate(d))
     out = engine.run_batch(batch.from_scenarios(cases))
@@ -274,3 +281,33 @@ def test_dualpipe_ranks_j_and_p_minus_1_minus_j_are_loaded_alike():
             checked += 1
         assert out["mem_total_bytes"][i] == max(x["mem_total_bytes"] for x in st)
     assert checked > 200
+    assert sum(bool(c.parallelism.recompute_layers) for c in cases) >= 5  # partial recompute is drawn
+
+
+def test_dualpipe_partial_recompute_finds_the_most_loaded_rank():
+    """Found by review 26 (h26b): Mixtral 8x7B with 29 layers, 8 of them dense, on DualPipe at pp 12
+    (uneven), full recompute of 2 layers per chunk: rank 8's own stage freed less than rank 3's, so
+    rank 8 was 0.8 GiB heavier than its mirror rank 3 and the headline (75.29 GiB, rank 3) missed it
+    (76.11 GiB). Each stage's working set is now its own less its own freed layers: ranks 3 and 8
+    alike, and the headline is the most loaded rank."""
+    import json
+    from planner import batch, engine, memory
+
+    models = json.load(open(Path(__file__).resolve().parents[1] / "presets" / "models.json"))
+    m = {k: v for k, v in models["mixtral-8x7b"].items()
+         if k not in ("source", "published_params_total", "published_params_active")}
+    m["n_layers"] = 29
+    m["moe"] = {**m["moe"], "first_dense_layers": 8}
+    d = preset_json("mixtral-8x7b-h100-64")
+    d["model"] = m
+    d["cluster"]["n_gpus"] = 12 * 16
+    d["training"]["global_batch_size"] = 16 * 24
+    d["parallelism"].update(pp=12, dp=None, tp=1, ep=8, vpp=1, schedule="dualpipe", layer_split="uneven",
+                            recompute="full", recompute_layers=2)
+    s = planner.Scenario.model_validate(d)
+    out = engine.run_batch(batch.from_scenarios([s]))
+    st = memory.per_stage(out, 0)
+    tot = [x["mem_total_bytes"] for x in st]
+    assert tot == tot[::-1]  # rank j as rank p − 1 − j
+    assert out["mem_total_bytes"][0] == max(tot)
+    assert max(tot) > tot[0]  # a middle rank is the most loaded

@@ -53,7 +53,7 @@ def test_mla_v_head_sets_v_and_the_attention_output():
         d["model"] = m
         d["cluster"]["n_gpus"] = 1024  # dp 1024: 15 micro-batches of the preset's 15,360
         acts[dv] = planner.evaluate(d).results["mem_activations_bytes"]
-    assert acts[128] - acts[64] == 61 * 4096 * (2 + 2 + 1 - 2) * 128 * 64  # V 2a·Δ, +(fp8 O) a·Δ: 3aΔ
+    assert acts[128] - acts[64] == 61 * 4096 * (2 + 2 - 1) * 128 * 64  # V 2a·Δ + O 2a·Δ − its fp8 byte a·Δ
     assert 3 * 128 * 64 == 24_576
 
 

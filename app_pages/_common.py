@@ -172,8 +172,8 @@ def fmt_usd(x: float) -> str:
 
 
 def fmt_mwh(x: float) -> str:
-    """Energy: ``5,483 MWh``; from 10,000 MWh in GWh, from 10⁶ MWh in TWh; below 1 MWh in kWh
-    (below 1 kWh in Wh)."""
+    """Energy: ``5,483 MWh``, ``12.3 MWh``, ``5.48 MWh`` (three significant digits at least); from
+    10,000 MWh in GWh, from 10⁶ MWh in TWh; below 1 MWh in kWh (below 1 kWh in Wh)."""
     a = abs(x)
     if x == 0:
         return "0 MWh"
@@ -182,13 +182,14 @@ def fmt_mwh(x: float) -> str:
         return f"{t:,.1f} TWh" if abs(t) < 100 else (f"{t:,.0f} TWh" if abs(t) < 1e4 else f"{sci(t)} TWh")
     if a >= 1e4:
         return f"{x / 1e3:,.1f} GWh" if a < 1e5 else f"{x / 1e3:,.0f} GWh"
-    if a >= 10:
+    # at least three significant digits, as the other headlines (review 26, h26c: 10.49 read "10 MWh")
+    if a >= 100:
         return f"{x:,.0f} MWh"
     if a >= 1:
-        return f"{x:.2g} MWh"
+        return f"{x:.3g} MWh"
     kwh = x * 1e3
     if abs(kwh) >= 1:
-        return f"{kwh:,.0f} kWh" if abs(kwh) >= 10 else f"{kwh:.2g} kWh"
+        return f"{kwh:,.0f} kWh" if abs(kwh) >= 100 else f"{kwh:.3g} kWh"
     wh = x * 1e6
     if abs(wh) >= 10:
         return f"{wh:,.0f} Wh"

@@ -300,9 +300,9 @@ HEADLINES = (
     ("Goodput", "goodput", "pct", "Expected fraction of wall time that advances training, in %: "
      "checkpoint stalls, lost work and restarts removed."),
     ("Days to train", "time_to_train_days", "days", "Wall-clock days (86,400 s) to train the tokens, failures "
-     "and checkpoints included; above 1,000 days in years (365.25 days), below 0.01 day in h, min or s."),
+     "and checkpoints included; above 1,000 days in years (365.25 days), below 1 day in h, min or s."),
     ("Cost to train", "cost_usd", "usd", "GPU-hours × price per GPU-hour, in USD (M = 10⁶, B = 10⁹, T = 10¹²)."),
-    ("Energy", "energy_mwh", "mwh", "Facility energy to train: node power × average draw × PUE × wall time, "
+    ("Energy", "energy_mwh", "mwh", "Facility energy to train: nodes × node power × average draw × PUE × wall time, "
      "in MWh (1 MWh = 3.6 × 10⁹ J; kWh below 1 MWh, GWh from 10,000 MWh, TWh from 10⁶ MWh)."),
 )
 if _no_fit := C.no_fit_text(res, usable, len(rep["stages"]) or None):

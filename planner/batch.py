@@ -40,7 +40,9 @@ Hardware (system + accelerator, overrides applied)
     host_link_c2c (bool), host_memory_bytes (per node), host_memory_bw_bytes_per_s (per node),
     local_nvme_bytes, local_nvme_write_bw_bytes_per_s, local_nvme_read_bw_bytes_per_s (per node),
     node_power_w (under a power limit the GPUs' share scales by limit / TDP: _node_power_w), tdp_w,
-    power_limit_w (the override, else tdp_w), in_network_reduction, price_per_gpu_hour_usd, pue, utilisation_power_frac
+    power_limit_w (the override, else tdp_w), in_network_reduction, price_per_gpu_hour_usd, pue, utilisation_power_frac,
+    accelerator_index (the part's place in hardware/accelerators.json, −1 for an inline part: the notes name its
+    price's date and source)
 Checkpoint (for each tier kind k in TIER_KINDS)
     ckpt_{k}_enabled, ckpt_{k}_interval_s (NaN = choose the optimum), ckpt_{k}_replicas,
     ckpt_{k}_write_bw_per_node_bytes_per_s, ckpt_{k}_read_bw_per_node_bytes_per_s,
@@ -80,7 +82,7 @@ INT_COLUMNS = {
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "seq_len", "global_batch_size",
     "micro_batch_size", "precision", "tp", "pp", "dp", "dp_shard", "cp", "ep", "etp", "vpp", "zero_stage", "recompute", "recompute_layers",
     "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
-    "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window",
+    "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window", "accelerator_index",
 }
 BOOL_PREFIXES = ("ckpt_async",)
 BOOL_COLUMNS = {
@@ -237,6 +239,8 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "price_per_gpu_hour_usd": ov.price_per_gpu_hour_usd or acc.price_per_gpu_hour_usd,
         # the scenario's own price (cost.notes says whose price was charged; review 16c)
         "price_override": ov.price_per_gpu_hour_usd is not None,
+        # the catalogue entry (its price's date, source and proxy status: cost.notes; review 26, h26c)
+        "accelerator_index": next((i for i, a in enumerate(catalog.accelerators().values()) if a is acc), -1),
         "pue": c.pue,
         "utilisation_power_frac": c.utilisation_power_frac,
         "ckpt_async": s.checkpoint.async_,

@@ -680,7 +680,11 @@ def cmd_presets(args) -> int:
                          "16bit": "bf16" if "bf16" in a.peak_flop_per_s else "fp16 (no bf16)",
                          "hbm_usable_GiB": round(a.hbm_usable_bytes / 2**30, 1),
                          "nic_GBps_per_gpu": s.nic_bw_per_gpu_bytes_per_s / 1e9,
-                         "usd_per_gpu_h": a.price_per_gpu_hour_usd})
+                         "usd_per_gpu_h": a.price_per_gpu_hour_usd,
+                         # when and how sure (review 26, h26c: DESIGN §4.5 asks for the date and source)
+                         "price_date": a.price_date,
+                         "price_source": (a.sources or {}).get("price_per_gpu_hour_usd", "")
+                         + (" (uncertain)" if "price_per_gpu_hour_usd" in (a.uncertain or []) else "")})
         # no shared limit: "inf" in JSON, as every infinite value there (found by review: a
         # string among the column's numbers)
         unlimited = math.inf if args.format == "json" else "no shared limit"

@@ -6,6 +6,7 @@ Formulas (per configuration, arrays of shape (N,))::
     time_to_train_days = wall_s / 86400
     gpu_hours          = (n_gpus + hot_spare_nodes · gpus_per_node) · wall_s / 3600
     cost_usd           = gpu_hours · price_per_gpu_hour_usd
+    cost_per_m_tokens_usd = cost_usd / tokens_total · 1e6
     energy_mwh         = (n_gpus / gpus_per_node) · node_power_w · utilisation_power_frac · pue · wall_s/3600 / 1e6
 
 ``node_power_w`` is the whole node's power (GPUs, CPUs, NICs, fans) as published by the
@@ -44,13 +45,20 @@ failures are frequent). While the timing stage is missing, the columns are NaN a
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from . import catalog
 from .reliability import zero_goodput_reason
 
 SECONDS_PER_DAY = 86_400.0
 SECONDS_PER_HOUR = 3_600.0
 W_H_PER_MWH = 1e6
+#: ``cost_per_m_tokens_usd`` is per million trained tokens (review 26, h26c: the README's "how much
+#: useful work does each dollar buy?" had no figure; the tokens are the useful work, the goodput's
+#: losses are in the cost).
+TOKENS_PER_MILLION = 1e6
 
 
 def wall_time_s(tokens_total, tokens_per_s, goodput):
@@ -92,7 +100,9 @@ def paid_gpus(b) -> np.ndarray:
 
 
 def stage(b) -> dict[str, np.ndarray]:
-    """Stage 5: ``time_to_train_days``, ``gpu_hours``, ``cost_usd``, ``energy_mwh``, shape (N,).
+    """Stage 5: ``time_to_train_days``, ``gpu_hours``, ``cost_usd``, ``energy_mwh`` and
+    ``cost_per_m_tokens_usd`` (``cost_usd / tokens_total · 1e6``: USD per million trained tokens,
+    the failures' and checkpoints' losses included through the wall time), shape (N,).
 
     NaN columns where ``tokens_per_s`` (timing stage) or ``goodput`` is not available yet.
     """
@@ -117,11 +127,14 @@ def stage(b) -> dict[str, np.ndarray]:
         gpu_hours = np.where(never, np.inf, gpu_hours)
         cost = np.where(never, np.inf, cost)
         energy = np.where(never & (energy != 0.0), np.inf, energy)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        per_m = cost / np.asarray(b["tokens_total"], dtype=float) * TOKENS_PER_MILLION
     return {
         "time_to_train_days": wall / SECONDS_PER_DAY,
         "gpu_hours": gpu_hours,
         "cost_usd": cost,
         "energy_mwh": energy,
+        "cost_per_m_tokens_usd": per_m,
     }
 
 
@@ -150,7 +163,7 @@ def explain(row: dict) -> dict[str, str]:
     if days is not None and np.isinf(days):
         why = _never_reason(row)
         s = f"tokens / tokens_per_s / goodput {_g(row.get('goodput', 0.0))} = inf: {why}"
-        out = {k: s for k in ("time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh")}
+        out = {k: s for k in ("time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh", "cost_per_m_tokens_usd")}
         if row.get("energy_mwh") == 0.0:  # no power drawn (utilisation 0): no energy, however long
             out["energy_mwh"] = f"utilisation {_g(row['utilisation_power_frac'])}: no power drawn, 0 MWh however long"
         return out
@@ -170,6 +183,10 @@ def explain(row: dict) -> dict[str, str]:
             f"{_nodes_text(row)} × {_g(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
             f" × PUE {_g(row['pue'])} × {_g(wall_h)} h / 1e6 = {_g(row['energy_mwh'])} MWh"
         ),
+        **({"cost_per_m_tokens_usd": (
+            f"${_g(row['cost_usd'])} / {_g(row['tokens_total'])} tokens × 1e6 = ${_g(row['cost_per_m_tokens_usd'])} "
+            "per million trained tokens (the goodput's losses, failures and checkpoints, are in the cost)")}
+           if "cost_per_m_tokens_usd" in row else {}),
     }
 
 
@@ -268,10 +285,33 @@ def _price_note(row: dict) -> str:
         return (f"Price per GPU-hour{val}: the scenario's own (cluster.overrides.price_per_gpu_hour_usd), not the "
                 f"catalogue's; {tail}")
     if over is not None:
-        return (f"Price per GPU-hour{val}: the catalogue's figure for the accelerator (hardware/accelerators.json, "
-                f"with its source); {tail}")
+        return (f"Price per GPU-hour{val}: the catalogue's figure for the accelerator (hardware/accelerators.json"
+                f"{_catalogue_price_text(row)}); {tail}")
     return (f"Price per GPU-hour{val}: cluster.overrides.price_per_gpu_hour_usd where the scenario sets it, else "
             f"the catalogue's figure for the accelerator (hardware/accelerators.json, with its source); {tail}")
+
+
+def _catalogue_price_text(row: dict) -> str:
+    """``, <part>, dated <year>, source '<key>' (...)`` and, for a stand-in, its catalogue note: the
+    price's date, source and proxy status of the row's catalogue accelerator (``accelerator_index``;
+    empty for an inline part or a row without the column). Found by review 26 (h26c): DESIGN §4.5
+    asks for the catalogue default "with date and source", and a proxy price such as the MI355X's
+    (the MI325X's, "likely low for this part") was called "the catalogue's figure … with its source"."""
+    idx = row.get("accelerator_index")
+    accs = list(catalog.accelerators().items())
+    if idx is None or not 0 <= int(idx) < len(accs):
+        return ", with its source"
+    key, acc = accs[int(idx)]
+    src = (acc.sources or {}).get("price_per_gpu_hour_usd")
+    text = f": {acc.name} ({key}), dated {acc.price_date}" + (
+        f", source '{src}' (../shared/reference/hardware.md §8)" if src else "")
+    if "price_per_gpu_hour_usd" in (acc.uncertain or []):
+        i = (acc.notes or "").find("Price:")
+        said = acc.notes[i:].strip() if i >= 0 else ""
+        # USD, not "$": the Plan page renders notes as markdown (review 16c)
+        said = re.sub(r"\$(\d[\d,.]*)", r"\1 USD", said)
+        text += "; marked uncertain" + (f": “{said}”" if said else "")
+    return text
 
 
 def _partial_node_note(row: dict) -> str | None:

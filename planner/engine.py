@@ -43,7 +43,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "tflops_per_gpu", "mfu", "hfu",
     "failure_rate_per_h", "mtbf_h", "ckpt_bytes", "ckpt_interval_s", "ckpt_overhead_frac",
     "lost_work_frac", "restart_frac", "goodput",
-    "time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh",
+    "time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh", "cost_per_m_tokens_usd",
 )
 
 #: Input columns kept beside the results in ``evaluate_many``'s table.

@@ -2339,6 +2339,7 @@ def _short_run_note(row: dict) -> str | None:
             f"{_g(work / tau[k])} such intervals of compute): the analytic time to train, {_g(days)} d, is the renewal "
             "model's steady-state rate, which charges the run's last, partial interval as a whole one; the same "
             f"model for a run of this length (Daly's, finite run) gives about {_g(fin)} d"
+            + _finite_run_bill(row, fin / days)
             # found by review: 3.88 d against a Monte Carlo 4.22 d (host memory every 2 h, PFS every
             # 1e6 s, 10x the failure rate), 50 d for a run the Monte Carlo never finishes (100x)
             + (f". The {', '.join(others)} tier{'s' if len(others) > 1 else ''} recover{'' if len(others) > 1 else 's'} "
@@ -2347,6 +2348,21 @@ def _short_run_note(row: dict) -> str | None:
                "that figure is low, by orders of magnitude where those recoveries take most of the run"
                if others else "")
             + ". The Monte Carlo (planner.simulate, the Plan page) simulates the run as it is.")
+
+
+def _finite_run_bill(row: dict, ratio: float) -> str:
+    """The GPU-hours, cost and energy at the finite-run length: the headline's × ``ratio``, as all
+    three are the wall time times a rate (:mod:`planner.cost`); empty where the row has no cost
+    columns. Found by review 26 (h26c): the note corrected the days but not the bill, 18 % too high
+    on GPT-3 175B with a daily PFS save and a 5.8-day run."""
+    vals = [row.get(k) for k in ("gpu_hours", "cost_usd", "energy_mwh")]
+    if any(v is None or not np.isfinite(float(v)) for v in vals) or not np.isfinite(ratio):
+        return ""
+    gh, usd, mwh = (float(v) * ratio for v in vals)
+    # USD, not "$": the Plan page renders notes as markdown (review 16c)
+    return (f" (and, the wall time times a rate, about {_g(gh)} GPU-h, {_g(usd)} USD and {_g(mwh)} MWh, "
+            f"where the headline gives {_g(float(vals[0]))} GPU-h, {_g(float(vals[1]))} USD and "
+            f"{_g(float(vals[2]))} MWh)")
 
 
 def _async_older_note(row: dict) -> str | None:

@@ -1,0 +1,121 @@
+"""Review 26 (h26c, a hand check of cost, energy and time to train; every figure was exact): how
+the numbers are presented.
+
+1. The price note names the catalogue price's date, source and, for a stand-in, the catalogue's own
+   words (DESIGN §4.5: "catalogue default with date and source"); ``planner presets hardware``
+   lists the date and source.
+2. The short-run note gives the GPU-hours, cost and energy at the finite-run length, not only the
+   days (all three are the wall time times a rate).
+3. The app's energy keeps three significant digits; the "Days to train" help says what the box does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import planner
+from planner import catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _price_note(rep) -> str:
+    (n,) = [x for x in rep.notes if x.startswith("Price per GPU-hour")]
+    return n
+
+
+def test_price_note_names_date_source_and_a_stand_in():
+    """MI355X (catalogue: $2.25, 2026, source 'price-surveys', uncertain, "proxy = MI325X 2026 high
+    end $2.25 (U, likely low for this part)"): the note says all of it, in USD (no "$", which the
+    Plan page's markdown would take for a formula)."""
+    d = planner.load_preset("default").to_json_dict()
+    d["cluster"]["system"] = "mi355x-8"
+    n = _price_note(planner.evaluate(d))
+    acc = catalog.accelerators()["mi355x"]
+    assert acc.price_date == "2026" and acc.sources["price_per_gpu_hour_usd"] == "price-surveys"
+    assert "price_per_gpu_hour_usd" in acc.uncertain
+    assert "(mi355x), dated 2026, source 'price-surveys'" in n
+    assert "marked uncertain" in n and "proxy = MI325X 2026 high end 2.25 USD" in n and "likely low" in n
+    assert "$" not in n
+
+
+def test_price_note_of_a_sourced_part_and_of_an_override():
+    acc = catalog.accelerators()["h100-sxm-80gb"]
+    n = _price_note(planner.evaluate(planner.load_preset("default")))
+    assert f"(h100-sxm-80gb), dated {acc.price_date}, source '{acc.sources['price_per_gpu_hour_usd']}'" in n
+    # the DeepSeek-V3 preset's own $2: no catalogue date or source is claimed for it
+    n2 = _price_note(planner.evaluate(planner.load_preset("deepseek-v3-h800-2048")))
+    assert "the scenario's own" in n2 and "dated" not in n2
+
+
+def test_presets_hardware_lists_the_price_date_and_source():
+    out = subprocess.run([sys.executable, "-m", "planner", "presets", "hardware", "--format", "json"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    rows = [r for r in json.loads(out) if r.get("accelerator")]  # the system rows (tiers and profiles follow)
+    assert rows
+    for r in rows:
+        a = catalog.accelerators()[r["accelerator"]]
+        assert r["price_date"] == a.price_date
+        assert r["price_source"].startswith(a.sources["price_per_gpu_hour_usd"])
+        assert r["price_source"].endswith("(uncertain)") == ("price_per_gpu_hour_usd" in a.uncertain)
+
+
+def test_short_run_note_gives_the_bill_at_the_finite_run_length():
+    """GPT-3 175B, PFS saved daily, 1.413e10 tokens (h26c's case): steady state 5.752 d; the finite
+    run about 4.866 d (h26c's own Daly calculation; the Monte Carlo 4.895 d). GPU-hours, cost and
+    energy are the wall time times a rate, so each × 4.866/5.752: about 3.55e5 USD, not 4.198e5."""
+    d = planner.load_preset("gpt3-175b-a100-1024").to_json_dict()
+    d["checkpoint"]["tiers"][1]["interval_s"] = 86400.0
+    d["training"]["tokens_total"] = 1.413e10
+    rep = planner.evaluate(d)
+    r = rep.results
+    (n,) = [x for x in rep.notes if x.startswith("The run is short")]
+    fin = float(re.search(r"gives about ([\d.]+) d", n).group(1))
+    assert fin == pytest.approx(4.866, abs=0.001)
+    gh, usd, mwh = (float(x) for x in re.search(
+        r"about ([\d.e+]+) GPU-h, ([\d.e+]+) USD and ([\d.e+]+) MWh, where the headline", n).groups())
+    ratio = fin / r["time_to_train_days"]
+    assert gh == pytest.approx(r["gpu_hours"] * ratio, rel=2e-3)
+    assert usd == pytest.approx(r["cost_usd"] * ratio, rel=2e-3)
+    assert mwh == pytest.approx(r["energy_mwh"] * ratio, rel=2e-3)
+    assert usd == pytest.approx(3.55e5, rel=3e-3)
+    assert "$" not in n
+
+
+@pytest.mark.parametrize(("x", "text"), [(12.31, "12.3 MWh"), (10.49, "10.5 MWh"), (5.483, "5.48 MWh"),
+                                         (5483.2, "5,483 MWh"), (123.4, "123 MWh"), (0.0123, "12.3 kWh"),
+                                         (0.5, "500 kWh"), (0.00542, "5.42 kWh")])
+def test_energy_keeps_three_significant_digits(x, text):
+    sys.path.insert(0, str(ROOT))
+    from app_pages import _common as C
+
+    assert C.fmt_mwh(x) == text
+
+
+def test_days_help_says_below_one_day():
+    text = (ROOT / "app_pages" / "plan.py").read_text()
+    assert "below 1 day in h, min or s" in text and "below 0.01 day" not in text
+
+
+def test_cost_per_million_tokens():
+    """USD per million trained tokens = cost / tokens_total × 1e6 (h26c: the default preset's
+    $1.0964e7 over 1.5e13 tokens is $0.731); in the results, the explanation and the CLI table."""
+    rep = planner.evaluate(planner.load_preset("default"))
+    r = rep.results
+    assert r["cost_per_m_tokens_usd"] == pytest.approx(r["cost_usd"] / 1.5e13 * 1e6, rel=1e-12)
+    assert r["cost_per_m_tokens_usd"] == pytest.approx(0.731, abs=5e-4)
+    assert "per million trained tokens" in rep.explain["cost_per_m_tokens_usd"]
+    out = subprocess.run([sys.executable, "-m", "planner", "evaluate", "--preset", "default", "--format", "table"],
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert re.search(r"cost_per_m_tokens_usd\s+0\.7309 USD", out)
+    # a run that never finishes (goodput 0): inf, as its cost
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": None, "replicas": 0}]
+    r0 = planner.evaluate(d).results
+    assert r0["cost_usd"] == float("inf") and r0["cost_per_m_tokens_usd"] == float("inf")

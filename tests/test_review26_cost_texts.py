@@ -119,3 +119,21 @@ def test_cost_per_million_tokens():
     d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": None, "replicas": 0}]
     r0 = planner.evaluate(d).results
     assert r0["cost_usd"] == float("inf") and r0["cost_per_m_tokens_usd"] == float("inf")
+
+
+@pytest.mark.parametrize(("tokens", "days", "cost"), [
+    (None, r"207 days", r"10\.96 M USD"),       # 1.5e13 tokens: 207.0 days, $1.096e7
+    ("1e9", r"19\.87 min", r"730\.9 USD"),      # 1e9 / 8.697e5 tok/s / 0.9643 = 1,192 s
+    ("1e6", r"1\.192 s", r"0\.7309 USD"),
+])
+def test_cli_table_picks_the_unit_by_size(tokens, days, cost):
+    """h26c: the evaluate table printed "1.38e-05 days" and "1.096e+07 USD" where the sweep table
+    and the app pick the unit by size; the expected figures are the default preset's tokens per
+    second and goodput (8.697e5 tok/s, 0.9643) and its 2.155 USD per GPU-hour on 1,024 GPUs."""
+    args = [sys.executable, "-m", "planner", "evaluate", "--preset", "default", "--format", "table"]
+    if tokens:
+        args += ["--set", f"training.tokens_total={tokens}"]
+    out = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.strip()}
+    assert re.search(rf"^time_to_train_days\s+{days}\s", lines["time_to_train_days"])
+    assert re.search(rf"^cost_usd\s+{cost}\s", lines["cost_usd"])

@@ -451,16 +451,13 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
         # a share in %, as the Plan page writes it (found by review 15c: ckpt_overhead_frac 0.0002469
         # here, "0.025 %" there; goodput 0.0004 read "0.0 %")
         return pct_text(v), "%"
-    # the unit by size, as the sweep table and the app pick it (review 26, h26c: "1.096e+07 USD",
-    # "1.38e-05 days")
-    if name.endswith("_usd") and abs(v) >= 1e3:
-        for div, scale in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
-            if abs(v) >= div:
-                return f"{v / div:,.4g}", f"{scale} USD"
-    if name.endswith("_days") and abs(v) < 1.0:
-        for div, unit in ((1.0 / 24.0, "h"), (1.0 / 1440.0, "min"), (1.0 / 86400.0, "s")):
-            if abs(v) >= div or unit == "s":
-                return f"{v / div:,.4g}", unit
+    # the unit by size, by the sweep table's rules (charts.days_column / cost_column; review 26, h26c:
+    # "1.096e+07 USD", "1.38e-05 days")
+    if name.endswith("_usd") or name.endswith("_days"):
+        from .charts import cost_column, days_column
+
+        unit, scale, _ = (cost_column if name.endswith("_usd") else days_column)([v])
+        return f"{v * scale:,.4g}", unit
     for suffix, (unit, div) in UNITS.items():
         if name.endswith(suffix):
             return f"{v / div:,.4g}", unit

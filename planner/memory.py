@@ -1156,12 +1156,18 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
         rec_extra = cm["rec_extra_dense"]
     rec_extra = rec_extra + cm["rec_extra_core"]
     if cm.get("rc_layers") is not None:
+        def freed_on(n_l, n_d, r_d, r_m):
+            """What a stage's later, whole-kept layers (n_l layers, n_d dense; r_d / r_m recomputed)
+            freed of one micro-batch before its first layers are recomputed (v = 1)."""
+            if cm["any_moe"]:
+                return (n_d - r_d) * cm["work_dense"] + (n_l - n_d - r_m) * cm["work_moe"]
+            return (n_l - (r_d + r_m)) * cm["work_dense"]
+
+        freed_v1 = freed_on(layers, n_dense, rc_d, rc_m)
         if cm["any_moe"]:
-            freed_v1 = (n_dense - rc_d) * cm["work_dense"] + (n_moe - rc_m) * cm["work_moe"]
             w_min = np.minimum(_sel(n_dense > 0, cm["work_dense"], cm["work_moe"]),
                                _sel(n_moe > 0, cm["work_moe"], cm["work_dense"]))
         else:
-            freed_v1 = (layers - (rc_d + rc_m)) * cm["work_dense"]
             w_min = cm["work_dense"]
         freed = _sel(v > 1, np.maximum(cm["base"] - cm["rc_layers"], 0.0) * w_min, freed_v1)
         rec_part = np.maximum(rec_extra - freed, 0.0)
@@ -1177,12 +1183,7 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
                     return np.maximum(cm["rec_extra_dense"] * (r_d > 0), cm["rec_extra_moe"] * (r_m > 0)) + cm["rec_extra_core"]
                 return cm["rec_extra_dense"] + cm["rec_extra_core"]
 
-            def freed_on(n_l, n_d, r_d, r_m):
-                if cm["any_moe"]:
-                    return (n_d - r_d) * cm["work_dense"] + (n_l - n_d - r_m) * cm["work_moe"]
-                return (n_l - (r_d + r_m)) * cm["work_dense"]
-
-            w_own = np.maximum(kinds(rc_d, rc_m) - freed_on(layers, n_dense, rc_d, rc_m), 0.0)
+            w_own = np.maximum(kinds(rc_d, rc_m) - freed_v1, 0.0)
             w_mir = np.maximum(kinds(rc_d_m, rc_m_m) - freed_on(layers_m, n_dense_m, rc_d_m, rc_m_m), 0.0)
             rec_part = _sel(cm["dual"], np.maximum(w_own, w_mir), rec_part)
         rec_extra = _sel(cm["rc_layers"] > 0, rec_part, rec_extra)

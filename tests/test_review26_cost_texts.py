@@ -125,6 +125,7 @@ def test_cost_per_million_tokens():
     (None, r"207 days", r"10\.96 M USD"),       # 1.5e13 tokens: 207.0 days, $1.096e7
     ("1e9", r"19\.87 min", r"730\.9 USD"),      # 1e9 / 8.697e5 tok/s / 0.9643 = 1,192 s
     ("1e6", r"1\.192 s", r"0\.7309 USD"),
+    ("1e16", r"377\.9 years", r"7,309 M USD"),  # 207.0 days × 1e16/1.5e13 / 365.25; $1.096e7 × 666.7
 ])
 def test_cli_table_picks_the_unit_by_size(tokens, days, cost):
     """h26c: the evaluate table printed "1.38e-05 days" and "1.096e+07 USD" where the sweep table

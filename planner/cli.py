@@ -1379,8 +1379,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("export", help="the scenario as Megatron-LM arguments, a TorchTitan TOML or a DeepSpeed JSON")
     scenario_args(sp, formats=False)
     sp.add_argument("--to", choices=["megatron", "torchtitan", "deepspeed"], default="megatron",
-                    help="megatron: command-line arguments; torchtitan: a job TOML (notes as # comments); "
-                         "deepspeed: a config JSON (notes on stderr)")
+                    help="megatron (the default): command-line arguments; torchtitan: a job TOML (notes as "
+                         "# comments); deepspeed: a config JSON (notes on stderr)")
     sp.set_defaults(func=cmd_export)
 
     sp = sub.add_parser("link", help="the scenario as a share link of the dashboard (opens the same numbers)",

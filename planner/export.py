@@ -89,6 +89,38 @@ def _window_skip(frac: float) -> int | None:
     return n if n >= 2 and abs((n - 1) / n - frac) < 1e-9 else -1
 
 
+def megatron_layout(n_layers: int, n_stages: int, mtp_layers: int = 0) -> str:
+    """Megatron-Core's ``--pipeline-model-parallel-layout`` string for the planner's split.
+
+    The planner (``model_stats.layers_on_rank``) gives each of the ``n_stages = pp·vpp``
+    (virtual) stages, in model order, ``floor(L / n_stages)`` transformer layers and the first
+    ``L mod n_stages`` one more; the embedding sits on the first stage, the MTP modules and the
+    loss on the last. The grammar is ``PipelineParallelLayerLayout.parse_str_to_list``
+    (``megatron/core/transformer/pipeline_parallel_layer_layout.py``): ``E`` embedding, ``t``
+    transformer layer, ``m`` MTP module, ``L`` loss, ``|`` between stages listed in model order
+    (stage ``k`` is virtual chunk ``k // pp`` of rank ``k mod pp``), ``x*n`` repeats a symbol and
+    ``(…)*n`` a group. Runs of equal stages are written as ``(t*c|)*k``.
+
+    Example: DeepSeek-V3, 61 layers and 1 MTP module over PP 16 → ``Et*4|(t*4|)*12t*3|t*3|t*3mL``
+    (13 stages of 4 layers, 3 of 3).
+    """
+    if n_stages < 1 or n_layers < n_stages:
+        raise ValueError(f"{n_layers} layers cannot fill {n_stages} pipeline stages")
+    counts = [n_layers // n_stages + (i < n_layers % n_stages) for i in range(n_stages)]
+    body = [f"t*{c}" if c > 1 else "t" for c in counts]
+    body[0] = "E" + body[0]
+    body[-1] = body[-1] + "m" * mtp_layers + "L"
+    out, i = [], 0
+    while i < n_stages:
+        j = i
+        while j + 1 < n_stages and body[j + 1] == body[i]:
+            j += 1
+        k = j - i + 1
+        out.append(f"({body[i]}|)*{k}" if k > 2 else (body[i] + "|") * k)
+        i = j + 1
+    return "".join(out)[:-1]  # the last stage (loss) ends the string, no separator after it
+
+
 def megatron_args(scenario: Scenario | dict) -> Export:
     """Megatron-LM (Megatron-Core) command-line arguments for a scenario.
 
@@ -210,12 +242,20 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                      "all-gather the QKV activations, which the planner does not model (it replicates the KV "
                      f"heads on each TP rank). Choose a tp that divides {m.kv_heads}.")
     arg("--pipeline-model-parallel-size", p.pp)
-    if p.vpp > 1:
-        arg("--num-virtual-stages-per-pipeline-rank", p.vpp)
     if p.layer_split == "uneven" and m.n_layers % (p.pp * p.vpp):
+        # Found by review (2026-12, h27a). validate_args (arguments.py at MEGATRON_COMMIT) asserts
+        # "Number of layers should be divisible by the pipeline-model-parallel size" without a layout
+        # or virtual stages, and allows at most one of --num-layers-per-virtual-pipeline-stage,
+        # --num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout (the layout sets
+        # the virtual stages itself): the planner's split is written as the layout.
+        arg("--pipeline-model-parallel-layout", "'" + megatron_layout(m.n_layers, p.pp * p.vpp, m.mtp_layers) + "'")
         notes.append(f"uneven layer split: the planner gives the first {m.n_layers % (p.pp * p.vpp)} of "
-                     f"{p.pp * p.vpp} stages one extra layer; Megatron's first / last-stage layer counts cannot "
-                     "express that: write the layout with --pipeline-model-parallel-layout (not written).")
+                     f"{p.pp * p.vpp} (virtual) stages one extra layer, written as --pipeline-model-parallel-layout "
+                     "(Megatron-Core's custom layout, marked experimental: E embedding, t layer, m MTP module, "
+                     "L loss, | between stages in model order); it sets the virtual stages, so "
+                     "--num-virtual-stages-per-pipeline-rank is not written.")
+    elif p.vpp > 1:
+        arg("--num-virtual-stages-per-pipeline-rank", p.vpp)
     arg("--context-parallel-size", p.cp)
     if p.cp > 1 and t.seq_len % (2 * p.cp):
         notes.append(f"context parallelism: Megatron splits each sequence into 2·cp = {2 * p.cp} chunks (load-balanced "
@@ -269,6 +309,15 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         if hsdp:
             arg("--num-distributed-optimizer-instances", p.dp // p.dp_shard)
     elif p.zero_stage in (2, 3):
+        if p.pp > 1:
+            # Found by review (2026-12, h27a): Megatron-FSDP's user guide lists TP, EP and CP as the
+            # parallelisms it composes with, not PP (NVIDIA/Megatron-LM issue #1455, "Is there any
+            # plan to make custom_fsdp compatible with PP?", open); validate_args at MEGATRON_COMMIT
+            # has no assert on it.
+            notes.append(f"ZeRO-{p.zero_stage} is written as Megatron-FSDP with PP {p.pp}: Megatron-FSDP's documentation "
+                         "lists TP, EP and CP as compatible, not pipeline parallelism (NVIDIA/Megatron-LM issue #1455, "
+                         "open): check that your version runs it, or plan ZeRO-1 (--use-distributed-optimizer), "
+                         "which Megatron runs with PP.")
         arg("--use-megatron-fsdp")
         arg("--data-parallel-sharding-strategy", "optim_grads" if p.zero_stage == 2 else "optim_grads_params")
         # Megatron-LM's Megatron-FSDP user guide lists --use-distributed-optimizer among the required
@@ -483,44 +532,51 @@ def _fmt_split(split: list[int]) -> str:
     return "[" + ", ".join(f"{x}×{k}" if k > 1 else f"{x}" for x, k in runs) + "]"
 
 
-def _tt_stage_notes(n_layers: int, p) -> list[str]:
-    """How TorchTitan would cut the planner's pipeline stages, and the keys that give the planner's
-    split (found by review, 2026-12: its default first / last-stage weights of 1 give the first and
-    last stage one layer fewer than Megatron's and the planner's split, which puts the embedding and
-    the output on top of an equal share of layers)."""
+def _tt_stage_plan(n_layers: int, p) -> tuple[dict[str, int], list[str]]:
+    """How TorchTitan would cut the planner's pipeline stages: the ``[parallelism]`` keys that give
+    the planner's split (written) and what the export says about it.
+
+    Found by review, 2026-12: TorchTitan's default first / last-stage weights of 1 give the first
+    and last stage one layer fewer than Megatron's and the planner's split, which puts the embedding
+    and the output on top of an equal share of layers; with weights 0 its cut
+    (:func:`_tt_split`) is the planner's. Interleaved schedules run 2 stages per rank unless
+    ``pipeline_parallel_layers_per_stage`` says otherwise. All three keys are fields of
+    ``Parallelism`` in ``job_config.py`` at :data:`TORCHTITAN_COMMIT` (defaults 1, 1 and None);
+    until review h27a (2026-12) they were only named in a note, so the TOML as written ran
+    another split."""
     S = p.pp * p.vpp  # the planner's (virtual) stages, in model order
     planned = [n_layers // S + (i < n_layers % S) for i in range(S)]
-    zero = ("pipeline_parallel_first_stage_less_layers = 0 and pipeline_parallel_last_stage_less_layers = 0 "
-            "in [parallelism]")
+    zero = {"pipeline_parallel_first_stage_less_layers": 0, "pipeline_parallel_last_stage_less_layers": 0}
     tt_stages = p.pp * (1 if p.schedule in _TT_SINGLE_STAGE else 2)  # without layers_per_stage
     if p.schedule in ("zero_bubble", "dualpipe"):
         # TorchTitan's 2 stages per rank are a schedule of their own (noted with the schedule)
-        return [f"pipeline split: {_TT_SCHEDULE[p.schedule]} runs 2 stages per rank, {2 * p.pp} in all, cut by "
-                "TorchTitan's first / last-stage weights (pipeline_parallel_first_stage_less_layers and "
-                f"pipeline_parallel_last_stage_less_layers, 1 each by default), where the planner counts {S} stages "
-                f"of {_fmt_split(planned)} layers; list the stages' modules in module_fqns_per_model_part for "
-                "another cut (not written)."]
+        return {}, [f"pipeline split: {_TT_SCHEDULE[p.schedule]} runs 2 stages per rank, {2 * p.pp} in all, cut by "
+                    "TorchTitan's first / last-stage weights (pipeline_parallel_first_stage_less_layers and "
+                    f"pipeline_parallel_last_stage_less_layers, 1 each by default), where the planner counts {S} stages "
+                    f"of {_fmt_split(planned)} layers; list the stages' modules in module_fqns_per_model_part for "
+                    "another cut (not written)."]
+    share = "an equal share" + (f", the first {n_layers % S} stages one more" if n_layers % S else "")
     if tt_stages == S:
         default = _tt_split(n_layers, S, 1, 1)
-        if default == planned:
-            return []
-        share = "an equal share" + (f", the first {n_layers % S} stages one more" if n_layers % S else "")
-        return [f"pipeline split: TorchTitan's default first / last-stage weights (1 each: the embedding and the "
-                f"output counted as a layer) cut the {n_layers} layers into {S} stages as "
-                + (_fmt_split(default) if default else "an error (too few layers per stage)")
-                + f", not the planner's {_fmt_split(planned)} ({share}): set {zero} for the planner's split (not written "
-                "by this export: add them)."]
+        if default == planned or _tt_split(n_layers, S, 0, 0) != planned:
+            return {}, []
+        return zero, [f"pipeline split: TorchTitan's default first / last-stage weights (1 each: the embedding and "
+                      f"the output counted as a layer) would cut the {n_layers} layers into {S} stages as "
+                      + (_fmt_split(default) if default else "an error (too few layers per stage)")
+                      + f", not the planner's {_fmt_split(planned)} ({share}): written with "
+                      "pipeline_parallel_first_stage_less_layers = 0 and pipeline_parallel_last_stage_less_layers = 0, "
+                      "which give the planner's split."]
     # interleaved with vpp != 2: TorchTitan would run 2 stages per rank without layers_per_stage
     if n_layers % S == 0:
-        fix = (f"set pipeline_parallel_layers_per_stage = {n_layers // S} with {zero}: TorchTitan then cuts "
-               f"ceil({n_layers} / {n_layers // S}) = {S} stages, {p.vpp} per rank, the planner's split")
-    else:
-        fix = (f"{n_layers} layers do not divide into {S} equal stages, so no pipeline_parallel_layers_per_stage "
-               f"gives the planner's split {_fmt_split(planned)}: list the stages' modules in "
-               "module_fqns_per_model_part")
-    return [f"interleaved with {p.vpp} virtual stages per rank: without pipeline_parallel_layers_per_stage "
-            f"TorchTitan runs 2 stages per rank; {fix} (not written"
-            + (" by this export: add them)." if n_layers % S == 0 else ").")]
+        return {"pipeline_parallel_layers_per_stage": n_layers // S, **zero}, [
+            f"interleaved with {p.vpp} virtual stages per rank: without pipeline_parallel_layers_per_stage "
+            f"TorchTitan runs 2 stages per rank; written with pipeline_parallel_layers_per_stage = {n_layers // S} and "
+            f"both stage weights 0: TorchTitan then cuts ceil({n_layers} / {n_layers // S}) = {S} stages, {p.vpp} per "
+            "rank, the planner's split."]
+    return {}, [f"interleaved with {p.vpp} virtual stages per rank: without pipeline_parallel_layers_per_stage "
+                f"TorchTitan runs 2 stages per rank; {n_layers} layers do not divide into {S} equal stages, so no "
+                f"pipeline_parallel_layers_per_stage gives the planner's split {_fmt_split(planned)} ({share}): list "
+                "the stages' modules in module_fqns_per_model_part (not written)."]
 
 
 def _toml_str(x: str) -> str:
@@ -600,20 +656,39 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                          + (f" (HSDP, replicated over the {rep} data_parallel_replicate ranks)" if rep > 1 else "")
                          + ": ZeRO-3 over the CP ranks, not the planner's replicated ZeRO-0 (less memory, plus "
                          "all-gathers and reduce-scatters the planner did not count).")
-        elif rep > 1 and (p.tp > 1 or p.pp > 1):
-            # parallelize_llama: without FSDP, "elif parallel_dims.dp_replicate_enabled: if
-            # world_mesh.ndim > 1: raise RuntimeError("DDP has not supported > 1D parallelism")"
-            # (81c12433; world_size != dp_replicate mesh size at 018740b7).
-            notes.append(f"ZeRO-0 is written as pure data-parallel replication (DDP over {rep} ranks): TorchTitan "
-                         "applies DDP only when data parallelism is the sole parallelism and raises \"DDP has not "
-                         "supported > 1D parallelism\" with TP / PP (parallelize_llama); use ZeRO ≥ 1 for this "
-                         "split.")
     else:
         shard = p.dp_shard or p.dp
         rep = p.dp // shard
-        if p.zero_stage in (1, 2):
+        if p.zero_stage in (1, 2) and shard * p.cp > 1:
             notes.append(f"ZeRO-{p.zero_stage} is written as FSDP2: TorchTitan also shards the weights "
                          "(ZeRO-3 memory, ZeRO-3 all-gathers).")
+    fsdp_on = shard > 1 or p.cp > 1  # ParallelDims.fsdp_enabled = dp_shard_enabled or cp_enabled
+    if not fsdp_on and p.zero_stage >= 1 and p.dp > 1:
+        # Found by review (2026-12, h27a): a sharding group of one rank (dp_shard = 1) shards nothing.
+        notes.append(f"ZeRO-{p.zero_stage} with dp_shard = 1: data_parallel_shard_degree = 1 shards nothing, so "
+                     f"TorchTitan runs plain replication (DDP over {rep} ranks), not FSDP2: ZeRO-0 memory, not "
+                     "the planner's; evaluate zero_stage = 0 to see that plan, or a dp_shard above 1.")
+    if not fsdp_on and rep > 1 and (p.tp > 1 or p.pp > 1):
+        # parallelize_llama: without FSDP, "elif parallel_dims.dp_replicate_enabled: if
+        # world_mesh.ndim > 1: raise RuntimeError("DDP has not supported > 1D parallelism")"
+        # (81c12433; world_size != dp_replicate mesh size at 018740b7). Found by review (2026-12, h27a):
+        # keyed on zero_stage == 0 until then, so ZeRO ≥ 1 with dp_shard = 1 went without it.
+        notes.append(f"data parallelism is written as pure replication (DDP over {rep} ranks, "
+                     "data_parallel_shard_degree 1): TorchTitan applies DDP only when data parallelism is the sole "
+                     "parallelism and raises \"DDP has not supported > 1D parallelism\" with TP / PP "
+                     "(parallelize_llama): it refuses this split; use ZeRO ≥ 1 with dp_shard ≥ 2.")
+    if not fsdp_on and (p.tp > 1 or p.pp > 1) and t.precision != "fp32":
+        # Found by review (2026-12, h27a). maybe_enable_amp (torchtitan/distributed/utils.py): without
+        # FSDP, "if parallel_dims.tp_enabled or parallel_dims.pp_enabled: logger.warning('Mixed precision
+        # training with TP or PP is only supported when FSDP/HSDP/CP is enabled.') ... 'Mixed precision
+        # training is disabled'"; job_config.py at TORCHTITAN_COMMIT: mixed_precision_param "takes effect
+        # via fully_shard when data_parallel_shard_degree > 1 or context_parallel_degree > 1".
+        notes.append(f"no FSDP dimension (data_parallel_shard_degree 1, context_parallel_degree 1) with "
+                     f"{'TP' if p.tp > 1 else 'PP'}: TorchTitan applies mixed_precision_param only through FSDP "
+                     "(or through autocast when no other parallelism is on) and otherwise logs \"Mixed precision "
+                     "training is disabled\" (maybe_enable_amp): this job would train in float32, twice the "
+                     "weight and activation bytes and the fp32 GEMM rate, not the planner's "
+                     f"{t.precision}; use ZeRO ≥ 1 with dp ≥ 2 (FSDP) or cp ≥ 2.")
     if m.moe is not None and p.etp is not None and p.etp != p.tp:
         # job_config.py at TORCHTITAN_COMMIT: [parallelism] has expert_parallel_degree and no expert
         # tensor-parallel degree (the field list of class Parallelism)
@@ -724,8 +799,10 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if not p.dp_comm_overlap:
         notes.append("DP overlap off: TorchTitan's FSDP2 always prefetches its all-gathers and overlaps the "
                      "reduce-scatter; the planner's step time assumed them in series with compute.")
+    stage_keys: dict[str, int] = {}
     if p.pp > 1:
-        notes.extend(_tt_stage_notes(m.n_layers, p))
+        stage_keys, stage_notes = _tt_stage_plan(m.n_layers, p)
+        notes.extend(stage_notes)
     if p.ep_comm_overlap or p.ep_dispatch_fp8:
         # Found by review (2026-12): job_config.py at TORCHTITAN_COMMIT has no key for either; newer
         # TorchTitan overlaps the expert all-to-all only inside DualPipeV
@@ -776,6 +853,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if p.pp > 1:
         L += [f"pipeline_parallel_schedule = {_toml_str(_TT_SCHEDULE[p.schedule])}",
               f"pipeline_parallel_microbatch_size = {t.micro_batch_size}"]
+        L += [f"{k} = {v}" for k, v in stage_keys.items()]
     L += ["", "[activation_checkpoint]", f"mode = {_toml_str(mode)}"]
     if opt is not None:
         L.append(f"selective_ac_option = {_toml_str(opt)}")
@@ -868,6 +946,25 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                          "ZeRO-1/2 over all DP ranks; not written.")
     cfg["zero_optimization"] = zero
     cfg["communication_data_type"] = "bf16" if t.grad_dtype == "bf16" else "fp32"
+    # Found by review (2026-12, h27a). DeepSpeedEngine.get_data_types (deepspeed/runtime/engine.py,
+    # deepspeedai/DeepSpeed at 007cca6a): "if self._config.grad_accum_dtype is None: grad_accum_dtype =
+    # model_dtype", so a bf16 model accumulates bf16 gradients unless "data_types": {"grad_accum_dtype"}
+    # (runtime/constants.py DATA_TYPES / GRAD_ACCUM_DTYPE) says otherwise; with ZeRO the optimizer takes
+    # it as gradient_accumulation_dtype (_configure_zero_optimizer). Without ZeRO the same version
+    # refuses a bf16 model with fp32 accumulation ("unsupported mix of model_dtype and
+    # grad_accum_dtype", _do_optimizer_sanity_check), while older ones chose fp32 by default.
+    if t.precision in ("bf16", "fp8", "fp4"):
+        if p.zero_stage >= 1:
+            cfg["data_types"] = {"grad_accum_dtype": "fp32" if t.grad_dtype == "fp32" else "bf16"}
+        elif t.grad_dtype == "fp32":
+            notes.append("fp32 gradient accumulation (training.grad_dtype) with ZeRO-0: not written. DeepSpeed's "
+                         "default for a bf16 model without ZeRO is fp32 in older versions and bf16 (the model's "
+                         "dtype) in newer ones, which refuse data_types.grad_accum_dtype = fp32 without ZeRO "
+                         "(engine.py _do_optimizer_sanity_check); the planner counts 4-byte gradients.")
+    elif t.precision == "fp16" and t.grad_dtype == "fp32":
+        notes.append("fp16: DeepSpeed accumulates the gradients in the model's dtype (fp16, 2 bytes) unless "
+                     "data_types.grad_accum_dtype says otherwise (engine.py get_data_types); fp16 with fp32 "
+                     "accumulation is not written, as it was not checked here; the planner counts 4-byte gradients.")
     split = []
     if p.tp > 1:
         # Found by review (2026-12): sequence parallelism and TP overlap were dropped without a word.

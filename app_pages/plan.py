@@ -193,6 +193,9 @@ def mc_summary_table(summ: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     rows, index = [], []
     for rec in summ.to_dict("records"):
         label, scale, dec = MC_SUMMARY_ROWS.get(rec["metric"], (str(rec["metric"]).replace("_", " "), 1.0, 2))
+        if rec["metric"] == "cost_usd":  # each run's bill at its own wall time, in the headline's unit
+            unit, scale, dec = charts.cost_column([float(rec[c]) for c in ("mean", "p10", "p50", "p90")])
+            label = f"cost, {unit}"
         if rec["metric"] in MC_DURATION_ROWS:
             what, unit_s = MC_DURATION_ROWS[rec["metric"]]
             secs = [float(rec[c]) * unit_s for c in ("mean", "p10", "p50", "p90")]
@@ -445,7 +448,7 @@ with right:
                          "and planner.simulate take up to 1,000,000.")
     m2.number_input("Seed", value=None, step=1, key="pl_mcs", placeholder="0",
                     on_change=_clamp_widget, args=("pl_mcs", *MCS_RANGE, share.PLAN_MC_SEED_DEFAULT),
-                    help="Random seed: the same seed gives the same draws (here up to 2³¹ − 1; the CLI and API "
+                    help="Random seed: the same seed and number of trials give the same draws (here up to 2³¹ − 1; the CLI and API "
                          "take up to 2⁶³ − 1).")
     run_mc = st.button("Run simulation", key="pl_mc_run", type="primary", disabled=bool(mc_refusal))
     if "_pl_mc_note" in ss:

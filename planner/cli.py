@@ -1068,7 +1068,7 @@ def cmd_simulate(args) -> int:
     summary = summarize(df)
     if args.format == "table":
         print_frame(simulate_table(summary), "table")
-        print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed gives the same runs; "
+        print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed and number of trials give the same runs; "
               "goodput's mean is pooled, the runs' work over their mean time to train (0 if one never finishes)")
     else:
         print_frame(df if args.format == "csv" else summary, args.format)
@@ -1126,6 +1126,12 @@ def simulate_table(summary: pd.DataFrame) -> pd.DataFrame:
         out[num] = out[num].astype(float)
         out.loc[rows, num] = out.loc[rows, num] * 100.0
         out.loc[rows, "metric"] = "goodput_pct"
+        cost = out["metric"] == "cost_usd"
+        if cost.any():  # in the unit the evaluate and sweep tables pick by size ("10.96 M USD")
+            from .charts import cost_column
+            unit, factor, _dec = cost_column(out.loc[cost, num].to_numpy(float).ravel())
+            out.loc[cost, num] = out.loc[cost, num] * factor
+            out.loc[cost, "metric"] = "cost_" + unit.replace(" ", "_")
     return out
 
 
@@ -1373,7 +1379,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "page's 2,000 and 0 for one it lacks) in place of the defaults below; a flag given wins")
     sp.add_argument("--trials", type=_whole("1 to 1,000,000"), default=None,
                     help="simulated runs, 1 to 1,000,000 (default 10,000; 10,000 take about 1 s and 100,000 6–9 s, by the machine's load, for a run with ~580 failures, measured on a 2-core machine, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
-    sp.add_argument("--seed", type=_whole("0 to 2^63 − 1"), default=None, help="random seed, 0 to 2^63 − 1 (default 0); same seed, same runs")
+    sp.add_argument("--seed", type=_whole("0 to 2^63 − 1"), default=None, help="random seed, 0 to 2^63 − 1 (default 0); the same seed and --trials give the same runs")
     sp.set_defaults(func=cmd_simulate)
 
     sp = sub.add_parser("export", help="the scenario as Megatron-LM arguments, a TorchTitan TOML or a DeepSpeed JSON")

@@ -111,6 +111,24 @@ def stage(b) -> dict[str, np.ndarray]:
     rate = np.asarray(b["tokens_per_s"], dtype=float) if "tokens_per_s" in b else nan
     goodput = np.asarray(b["goodput"], dtype=float) if "goodput" in b else nan
     wall = wall_time_s(b["tokens_total"], rate, goodput)
+    wall, gpu_hours, cost, energy = bill(b, wall)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        per_m = cost / np.asarray(b["tokens_total"], dtype=float) * TOKENS_PER_MILLION
+    return {
+        "time_to_train_days": wall / SECONDS_PER_DAY,
+        "gpu_hours": gpu_hours,
+        "cost_usd": cost,
+        "energy_mwh": energy,
+        "cost_per_m_tokens_usd": per_m,
+    }
+
+
+def bill(b, wall):
+    """GPU-hours, dollars and energy of a wall time: ``(wall_s, gpu_hours, cost_usd, energy_mwh)``,
+    the formulas of the module docstring; ``b``'s columns broadcast against ``wall`` [s] (a batch
+    of N rows with N wall times, or one row with a wall time per Monte Carlo run). Where one of
+    them is beyond the float range, all four are inf (energy stays 0 where no power is drawn)."""
+    wall = np.asarray(wall, dtype=float)
     with np.errstate(over="ignore"):  # a goodput near 1e-300: beyond the float range, handled below
         # wall / 3600 first: paid_gpus · wall overflowed where the GPU-hours themselves are a float
         gpu_hours = paid_gpus(b) * (wall / SECONDS_PER_HOUR)
@@ -127,15 +145,7 @@ def stage(b) -> dict[str, np.ndarray]:
         gpu_hours = np.where(never, np.inf, gpu_hours)
         cost = np.where(never, np.inf, cost)
         energy = np.where(never & (energy != 0.0), np.inf, energy)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        per_m = cost / np.asarray(b["tokens_total"], dtype=float) * TOKENS_PER_MILLION
-    return {
-        "time_to_train_days": wall / SECONDS_PER_DAY,
-        "gpu_hours": gpu_hours,
-        "cost_usd": cost,
-        "energy_mwh": energy,
-        "cost_per_m_tokens_usd": per_m,
-    }
+    return wall, gpu_hours, cost, energy
 
 
 def _never_reason(row: dict) -> str:

@@ -54,7 +54,8 @@ Model (DESIGN §4.4):
   flight; its rollback goes past that save to the other tier's newer one, so the save is skipped,
   with probability ``p = 1 − e^{−λ_o·L_k}`` each. The newest durable save at a failure of tier k's
   classes is then ``N − K`` saves in, ``K`` the trailing skipped ones, and ``E[N − K]/E[N] =
-  (1 − p)/(1 − p·e^{−Λ_k s_k})``: the missed-save factor ``M_k`` (:func:`_log_missed`; it grows with
+  (1 − p)/(1 − p·e^{−Λ_k s_k})``; its reciprocal ``M_k = (1 − p·e^{−Λ_k s_k})/(1 − p)`` ≥ 1 is the
+  missed-save factor (:func:`_log_missed`; it grows with
   τ, and the solver's stationarity condition has its derivative). Review 22 checked both against
   the Monte Carlo (docs/reliability.md): the Llama 3 405B preset with its PFS at 3 GB/s aggregate,
   PFS alone 0.7145 against 0.7143 ± 0.0002, with host memory 0.7574 against 0.7553 (the grouping

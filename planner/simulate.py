@@ -31,6 +31,7 @@ import pandas as pd
 
 from . import batch as _batch
 from . import checkpoint as ck
+from . import cost as _cost
 from . import reliability as rel
 from .schema import FAILURE_CLASSES, TIER_KINDS, InputError, Scenario, is_whole_number, validate_scenario
 
@@ -88,7 +89,9 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     reload_s : array (K, C) — reload time of tier k after class c [s].
     survives : array (K, C) bool
     n_trials : int
-    seed : int — for ``np.random.default_rng``; same seed, same result.
+    seed : int — for ``np.random.default_rng``; the same seed and ``n_trials`` give the same result
+        (the draws are vectorised over the trials still running, so another ``n_trials`` changes
+        every trial).
     expected_failures : float or None — failures per run the analytic model expects (λ × its
         wall time); the round cap is ``MAX_ROUNDS_FACTOR`` × the larger of this and λ × the
         failure-free wall time, + ``MAX_ROUNDS_FLOOR``.
@@ -267,8 +270,19 @@ def expected_days(out: _batch.Batch, i: int = 0, *, conservative: bool = False) 
 
 def simulate_batch_row(out: _batch.Batch, i: int = 0, n_trials: int = 10_000, seed: int = 0,
                        progress: Callable[[float], None] | None = None) -> pd.DataFrame:
-    """Monte Carlo of row ``i`` of an evaluated batch (see :func:`simulate_params`)."""
-    return simulate_params(**params_from_batch(out, i), n_trials=n_trials, seed=seed, progress=progress)
+    """Monte Carlo of row ``i`` of an evaluated batch (see :func:`simulate_params`), with each
+    run's bill beside its time to train: ``gpu_hours`` (hot spares' GPUs paid), ``cost_usd`` and
+    ``energy_mwh``, the cost stage's formulas (:func:`planner.cost.bill`) at the run's own wall
+    time (review h27c, 2026-12: the Monte Carlo gave no cost distribution); inf for a run that
+    never finishes."""
+    df = simulate_params(**params_from_batch(out, i), n_trials=n_trials, seed=seed, progress=progress)
+    if all(k in out for k in ("price_per_gpu_hour_usd", "node_power_w", "pue")):
+        _wall, gh, usd, mwh = _cost.bill(_batch.take(out, [i]), df["time_to_train_days"].to_numpy() * 86_400.0)
+        at = df.columns.get_loc("time_to_train_days") + 1
+        df.insert(at, "energy_mwh", mwh)
+        df.insert(at, "cost_usd", usd)
+        df.insert(at, "gpu_hours", gh)
+    return df
 
 
 #: Most trials one call simulates (measured 2026-11-30 on a 2-core machine for the Llama 3 405B preset, ~580
@@ -302,7 +316,9 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
 
     Returns
     -------
-    pandas.DataFrame, one row per trial (see :func:`simulate_params`).
+    pandas.DataFrame, one row per trial (see :func:`simulate_params`), with each run's
+    ``gpu_hours``, ``cost_usd`` and ``energy_mwh`` after ``time_to_train_days``
+    (:func:`simulate_batch_row`).
 
     Raises
     ------
@@ -412,7 +428,8 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """P10 / P50 / P90 and mean of the main per-trial columns, one row per metric.
 
     Columns: ``metric``, ``mean``, ``p10``, ``p50``, ``p90``. The rows are
-    ``time_to_train_days``, ``goodput``, ``n_failures``, ``lost_work_h``, ``recovery_h``.
+    ``time_to_train_days``, ``cost_usd`` (where the runs have it), ``goodput``, ``n_failures``,
+    ``lost_work_h``, ``recovery_h``.
     The goodput row's ``mean`` is the pooled goodput, the work of all runs over their wall time:
     every run does the same work W, so it is W / mean(T), the harmonic mean of the per-run
     goodputs W/T (0 when a run never finishes) — the quantity the headline ``goodput``
@@ -420,7 +437,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     by a visible amount on runs of a few failures (review 14c, docs/reliability.md).
     """
     rows = []
-    for m in ("time_to_train_days", "goodput", "n_failures", "lost_work_h", "recovery_h"):
+    for m in ("time_to_train_days", "cost_usd", "goodput", "n_failures", "lost_work_h", "recovery_h"):
         if m not in df:
             continue
         v = df[m].to_numpy(dtype=float)

@@ -340,6 +340,9 @@ class SplitSpace:
     base_offload_grads: bool = False
     #: Some group's scenario overlaps the expert all-to-all (``ep_comm_overlap``).
     base_ep_overlap: bool = False
+    #: The scenario's own expert TP (``parallelism.etp``; None = tp on every row): rows take
+    #: gcd(etp, tp).
+    base_etp: int | None = None
     group_has_nvme: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     #: Broadcast views (stride 0) of the base columns that do not vary, of length
     #: ``_bcast_len``; a chunk's column is a slice of one (no copy, no per-call broadcast).
@@ -393,7 +396,14 @@ class SplitSpace:
                      "sequence_parallel", "uneven_layers"):
             b[name] = self.struct[name][s]
         b.pop("dp_shard", None)  # the sweep shards over all DP ranks (HSDP is not swept): no column = dp
-        b.pop("etp", None)  # and keeps expert TP = TP (parallelism.etp is not swept): no column = tp
+        # Expert TP (parallelism.etp, not swept): the scenario's, where it divides the row's tp, i.e.
+        # gcd(etp, tp) (etp = 1, parallel folding, on every row); the scenario's etp unset: no
+        # column, etp = tp. gcd(etp, tp) | tp and the EP rule ep | dp·cp give etp·ep | tp·cp·dp,
+        # and SP is on wherever tp > 1. Found by review h27c (2026-12): every row had etp = tp, silently.
+        b.pop("etp", None)
+        if self.base_etp is not None:
+            tp_col = np.asarray(b["tp"])
+            b["etp"] = np.gcd(np.int64(self.base_etp), tp_col.astype(np.int64)).astype(tp_col.dtype)
         b.pop("recompute_layers", None)  # and recomputes every layer with full recompute
         zero = self.inner["zero_stage"][i]
         off = self.inner["offload_optimizer"][i]
@@ -740,6 +750,7 @@ def build_space(
         groups=groups, base=base, varying=varying, struct=struct, inner=inner,
         base_offload_master=bool(p.offload_master_weights), base_offload_grads=bool(p.offload_grads),
         base_ep_overlap=bool(np.any(base.get("ep_comm_overlap", False))),
+        base_etp=p.etp if p.etp is not None and bool(np.any(base.get("n_experts", 0))) else None,
         group_has_nvme=group_has_nvme,
     )
 
@@ -1957,7 +1968,9 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
     for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "zero_stage"):
         par[k] = int(row[k])
     par["dp_shard"] = None  # sweep rows shard over all DP ranks
-    par["etp"] = None  # ... and keep expert TP = TP (etp is not swept)
+    # ... and expert TP: the scenario's where it divides the row's tp, gcd(etp, tp); unset (= tp) otherwise
+    etp_s = scenario.parallelism.etp
+    par["etp"] = math.gcd(int(etp_s), int(row["tp"])) if etp_s is not None else None
     par["recompute_layers"] = None  # ... and recompute every layer with full recompute
     par["sequence_parallel"] = bool(row["sequence_parallel"])
     par["recompute"] = str(row["recompute"])

@@ -334,7 +334,7 @@ def test_summary_percentiles_and_means_are_numpys_on_the_per_run_table():
     time_to_train_days × 86,400 s is the same work W for every run."""
     df = planner.simulate(planner.load_preset("default"), n_trials=700, seed=19)
     s = sim.summarize(df).set_index("metric")
-    assert list(s.index) == ["time_to_train_days", "goodput", "n_failures", "lost_work_h", "recovery_h"]
+    assert list(s.index) == ["time_to_train_days", "cost_usd", "goodput", "n_failures", "lost_work_h", "recovery_h"]
     for m in s.index:
         v = df[m].to_numpy(dtype=float)
         assert np.allclose(s.loc[m, ["p10", "p50", "p90"]].to_numpy(float), np.percentile(v, [10, 50, 90]),
@@ -452,8 +452,8 @@ def test_a_run_that_never_finishes_and_would_hit_a_cap_above_200000_is_refused_w
 
 def test_plan_page_monte_carlo_table_is_the_clis_summary_in_the_pages_units():
     """The Plan page's table and ``planner simulate --format json`` for the same scenario, trials and
-    seed: the same five rows, in the same order (days, goodput in %, failures, work lost in h,
-    recovery in h), the same numbers to the page's decimals."""
+    seed: the same six rows, in the same order (days, cost in M USD, goodput in %, failures, work
+    lost in h, recovery in h), the same numbers to the page's decimals."""
     import json
 
     from test_app import PLAN, _run
@@ -464,12 +464,13 @@ def test_plan_page_monte_carlo_table_is_the_clis_summary_in_the_pages_units():
     tables = [d.value for d in at.dataframe if list(d.value.columns) == ["mean", "P10", "P50", "P90"]]
     assert len(tables) == 1
     page = tables[0]
-    assert list(page.index) == ["days to train", "goodput, %", "failures", "work lost, h", "recovery, h"]
+    assert list(page.index) == ["days to train", "cost, M USD", "goodput, %", "failures", "work lost, h", "recovery, h"]
     r = subprocess.run([sys.executable, "-m", "planner.cli", "simulate", "--preset", "default", "--trials", "300",
                         "--seed", "7", "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr
     cli = {row["metric"]: row for row in json.loads(r.stdout)}
     for label, metric, scale, dec in (("days to train", "time_to_train_days", 1, 1), ("goodput, %", "goodput", 100, 1),
+                                      ("cost, M USD", "cost_usd", 1e-6, 2),
                                       ("failures", "n_failures", 1, 0), ("work lost, h", "lost_work_h", 1, 1),
                                       ("recovery, h", "recovery_h", 1, 1)):
         for col in ("mean", "p10", "p50", "p90"):

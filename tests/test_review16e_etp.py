@@ -323,7 +323,9 @@ def test_megatron_export_writes_expert_tensor_parallel_size():
     assert "enable_expert_tensor_parallelism=False" in " ".join(ds.notes)
 
 
-def test_sweep_keeps_expert_tp_equal_to_tp():
+def test_sweep_keeps_the_scenarios_expert_tp_where_it_divides_the_rows_tp():
+    """Review h27c (2026-12): rows took etp = tp whatever the scenario said; now gcd(etp, tp) where
+    the scenario sets it (etp 1, parallel folding, on every row), expert TP = TP where it does not."""
     import importlib
 
     sweep = importlib.import_module("planner.sweep")
@@ -331,4 +333,35 @@ def test_sweep_keeps_expert_tp_equal_to_tp():
            "sequence_parallel": True, "recompute": "selective", "schedule": "1f1b", "offload_optimizer": "none",
            "micro_batch_size": 1}
     s = sweep.scenario_for_row(Scenario.model_validate(_scen(1)), row)
-    assert s.parallelism.etp is None and s.parallelism.tp == 8  # etp is not swept: expert TP = TP
+    assert s.parallelism.etp == 1 and s.parallelism.tp == 8
+    assert sweep.scenario_for_row(Scenario.model_validate(_scen(None)), row).parallelism.etp is None
+    two = _scen(1)
+    two["parallelism"]["etp"] = 2  # TP 4 in _scen: etp 2 divides it
+    s2 = Scenario.model_validate(two)
+    assert sweep.scenario_for_row(s2, row).parallelism.etp == 2  # gcd(2, 8)
+    assert sweep.scenario_for_row(s2, {**row, "tp": 1, "dp": 64}).parallelism.etp == 1  # gcd(2, 1)
+
+
+def test_sweep_rows_with_the_scenarios_expert_tp_equal_their_evaluation():
+    """The sweep's rows (gcd(etp, tp)) against planner.evaluate of each rebuilt scenario."""
+    import importlib
+
+    sweep = importlib.import_module("planner.sweep")
+    base = Scenario.model_validate(_scen(1))
+    df = sweep.sweep(base, top=40)
+    assert len(df) > 0
+    seen_tp = set()
+    for _, r in df.iterrows():
+        sc = sweep.scenario_for_row(base, r.to_dict())
+        got = planner.evaluate(sc).results
+        seen_tp.add(int(r["tp"]))
+        for k in ("step_time_s", "mem_total_bytes", "time_to_train_days"):
+            assert math.isclose(got[k], float(r[k]), rel_tol=1e-9), (k, r.to_dict())
+    # and an etp-1 row differs from the same split with expert TP = TP wherever tp > 1
+    tp_rows = df[df["tp"] > 1]
+    if len(tp_rows):
+        r = tp_rows.iloc[0].to_dict()
+        plain = base.to_json_dict()
+        plain["parallelism"]["etp"] = None
+        same_tp = planner.evaluate(sweep.scenario_for_row(Scenario.model_validate(plain), r)).results
+        assert same_tp["step_time_s"] != float(r["step_time_s"])

@@ -952,6 +952,21 @@ def _on_model() -> None:
         ss.update(_model_widget_values(_model_dict(prev)))
 
 
+def _on_schedule() -> None:
+    """on_change of the pipeline schedule: VPP > 1 runs only with the interleaved schedule, so another
+    schedule sets VPP to 1 and says so — what a share link with that pair reads as (``planner.share``:
+    "changed to 1"). Found by review h27b: the widgets stopped the page with a schema error while the
+    page's own link opened with numbers, two states for one input."""
+    ss = st.session_state
+    v = ss.get("w_vpp") or 1
+    if ss.get("w_sch") != "interleaved" and v > 1:
+        ss["w_vpp"] = 1
+        ss["_sch_note"] = (f"VPP {v} → 1: only {_SCHED_LABELS['interleaved']} runs virtual stages "
+                           f"({_SCHED_LABELS.get(ss.get('w_sch'), ss.get('w_sch'))} holds one stage per GPU).")
+    else:
+        ss.pop("_sch_note", None)
+
+
 def scenario_from_widgets() -> dict:
     """Scenario JSON from the sidebar widgets, keeping fields the widgets do not show."""
     ss = st.session_state
@@ -1084,6 +1099,9 @@ def _tier_option(i: str, inline_tiers: dict) -> str:
 
 
 #: The field's usual names for the schema's ids (the ids stay in links, JSON and the CLI).
+#: Help of the whole-number boxes a user may fill with a large number. Streamlit's integer
+#: number box keeps the digits before an exponent ("1e3" reads 1; review h27b): said where it bites.
+WHOLE_BOX_HELP = "A whole number, typed in full (1000, not 1e3: this box reads 1e3 as 1)."
 _SCHED_LABELS = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B (VPP)", "gpipe": "GPipe",
                  "zero_bubble": "zero-bubble (ZB-H1)", "dualpipe": "DualPipe"}
 _RC_LABELS = {"none": "none", "selective": "selective (attention core)", "full": "full (whole layers)",
@@ -1172,7 +1190,7 @@ def render_sidebar(page: str) -> dict:
             ss["w_sys"] = systems[0]
         st.selectbox("System (node type)", systems, key="w_sys",
                      format_func=lambda i: _inline_label(inline.get("sys")) if i == INLINE else _label(catalog.systems, i))
-        st.number_input("GPUs", min_value=1, max_value=10_000_000, step=8, key="w_n")
+        st.number_input("GPUs", min_value=1, max_value=10_000_000, step=8, key="w_n", help=WHOLE_BOX_HELP)
         accs = [SYSTEMS_ACC] + _ids(catalog.accelerators) + ([INLINE] if "acc" in inline else [])
         if ss.get("w_acc") not in accs:
             ss["w_acc"] = SYSTEMS_ACC
@@ -1228,8 +1246,10 @@ def render_sidebar(page: str) -> dict:
                         key="w_rcl", placeholder="every layer",
                         help=Parallelism.model_fields["recompute_layers"].description)
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"], key="w_sch",
-                     format_func=_SCHED_LABELS.get,
+                     format_func=_SCHED_LABELS.get, on_change=_on_schedule,
                      help=Parallelism.model_fields["schedule"].description)
+        if ss.get("_sch_note") and ss.get("w_sch") != "interleaved" and (ss.get("w_vpp") or 1) == 1:
+            st.caption(ss["_sch_note"])
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off", format_func=_OFF_LABELS.get)
         st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")
         st.checkbox("Offload gradients", key="w_offg", help="Gradients to host memory.")
@@ -1250,7 +1270,8 @@ def render_sidebar(page: str) -> dict:
 
     with sb.expander("Training", expanded=False):
         st.number_input("Sequence length (tokens)", min_value=1, max_value=4_194_304, step=1024, key="w_seq")
-        st.number_input("Global batch (sequences)", min_value=1, max_value=10_000_000, step=1, key="w_gbs")
+        st.number_input("Global batch (sequences)", min_value=1, max_value=10_000_000, step=1, key="w_gbs",
+                        help=WHOLE_BOX_HELP)
         st.number_input("Micro-batch (sequences)", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_mbs")
         st.selectbox("GEMM precision", ["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"], key="w_prec")
         st.selectbox("FP8 scaling", ["tensorwise", "rowwise"], key="w_f8s",

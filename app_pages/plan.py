@@ -442,7 +442,8 @@ with right:
     # sending it (box and URL disagree) and reset an emptied box to the minimum. The callback clamps.
     m1.number_input("Trials", value=None, step=500, key="pl_mct", placeholder=str(MCT_DEFAULT),
                     on_change=_clamp_widget, args=("pl_mct", *MCT_RANGE, MCT_DEFAULT),
-                    help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,} here; the time grows with the "
+                    help=f"Simulated runs, {MCT_RANGE[0]:,} to {MCT_RANGE[1]:,} here, typed in full (5000, not 5e3: "
+                         "the box reads 5e3 as 5); the time grows with the "
                          "trials and with the failures per run (about 9 s for 100,000 runs of ~580 failures on a 2-core machine; a run "
                          "expected to fail more than 200,000 times is not simulated). `planner simulate --trials` "
                          "and planner.simulate take up to 1,000,000.")

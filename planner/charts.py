@@ -181,8 +181,16 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
         # a line at goodput 0 everywhere has no optimum (a failure class no tier survives, or
         # recoveries that never end): no ◆ on it (review 16a: it sat at the grid's longest interval)
         best = best[best["goodput"] > 0.0]
+        # nor at the grid's longest interval: the goodput still rises there, the tier is better not
+        # saved (the engine's "not saved") or saved less often than the grid goes (review h27b: a ◆
+        # at 7 days read "save host memory weekly" for a tier the engine does not save)
+        edge = df.groupby("tier")["interval_s"].max()
+        at_edge = best["interval_s"].to_numpy() >= edge.reindex(best["tier"]).to_numpy() * (1.0 - 1e-12)
+        n_edge = int(at_edge.sum())
+        best = best[~at_edge]
     else:
         best = df
+        n_edge = 0
     opt = alt.Chart(best.assign(mark="optimum")).mark_point(shape="diamond", size=140, filled=True).encode(
         x=x, y=y, color=alt.Color("tier:N"),
         tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".3g"),
@@ -200,9 +208,11 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
             x=x, y=y, color=alt.Color("tier:N"), tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".3g"),
                                alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")]))
     zero = len(df) > 0 and not bool((df["goodput"] > 0.0).any())
+    sub = "goodput 0 at every interval: no optimum  ○ in use" if zero else "◆ optimum  ○ in use"
+    if n_edge and not zero:
+        sub += "  (no ◆: best at the longest interval shown, i.e. not saving that tier)"
     return alt.layer(*layers).properties(
-        height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle=(
-            "goodput 0 at every interval: no optimum  ○ in use" if zero else "◆ optimum  ○ in use")))
+        height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle=sub))
 
 
 #: Units a duration axis may take, largest first: (name, seconds). Days in a year as the Plan
@@ -438,8 +448,10 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
                                   scale=alt.Scale(domain=dom, range=dash), legend=mem_legend),
         # four significant digits in plain notation (review 16d: ".3g" showed 23,330 days as "2.33e+4")
         tooltip=["scenario:N", "metric:N", alt.Tooltip("value:Q", format=",.4~r"), "memory:N"],
-    ).properties(width=130, height=160).facet(
-        facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in compare_metrics(results)]), columns=4,
+    # two panels a row (about 400 px with the axes): four in a row were 706 px, cut off in the main
+    # column of an 800 px window, which Vega-Lite's fixed facet widths cannot reflow (review h27b)
+    ).properties(width=150, height=150).facet(
+        facet=alt.Facet("metric:N", title=None, sort=[lab for _, lab, _ in compare_metrics(results)]), columns=2,
     ).resolve_scale(y="independent")
 
 

@@ -167,6 +167,13 @@ def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _w(x: float) -> str:
+    """A power in W: whole watts with thousands separators from 1,000 W on ("10,200 W"; ``.4g`` wrote
+    "1.02e+04 W", review h27b), else four significant digits."""
+    x = float(x)
+    return f"{x:,.0f}" if np.isfinite(x) and abs(x) >= 1000 else _g(x)
+
+
 def explain(row: dict) -> dict[str, str]:
     """Formula strings with one scenario's numbers plugged in."""
     days = row.get("time_to_train_days", np.nan)
@@ -190,7 +197,7 @@ def explain(row: dict) -> dict[str, str]:
         "cost_usd": (f"{_g(row['gpu_hours'])} GPU-h × ${_g(row['price_per_gpu_hour_usd'])}{own} "
                      f"= ${_g(row['cost_usd'])}"),
         "energy_mwh": (
-            f"{_nodes_text(row)} × {_g(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
+            f"{_nodes_text(row)} × {_w(row['node_power_w'])} W{_limited(row)} × {_g(row['utilisation_power_frac'])}"
             f" × PUE {_g(row['pue'])} × {_g(wall_h)} h / 1e6 = {_g(row['energy_mwh'])} MWh"
         ),
         **({"cost_per_m_tokens_usd": (
@@ -377,6 +384,6 @@ def _low_node_power_note(row: dict) -> str | None:
     gpus = gpn * lim
     if not (np.isfinite(p) and p > 0 and np.isfinite(gpus)) or p >= gpus * (1.0 - 1e-12):
         return None
-    return (f"Node power {_g(p)} W is below its own GPUs' draw, {int(gpn)} × {_g(lim)} W = {_g(gpus)} W: the "
+    return (f"Node power {_w(p)} W is below its own GPUs' draw, {int(gpn)} × {_g(lim)} W = {_w(gpus)} W: the "
             f"energy is understated (at least {_g(gpus / p)} ×). Check the system's node_power_w (the whole node "
             "at full load: GPUs, CPUs, NICs, fans).")

@@ -871,7 +871,8 @@ class Scenario(_Strict):
         if t.seq_len % p.cp:
             raise ValueError(f"parallelism.cp = {p.cp} must divide training.seq_len = {t.seq_len}")
         if p.vpp > 1 and p.schedule != "interleaved":
-            raise ValueError(f"parallelism.vpp = {p.vpp} needs schedule = 'interleaved' (got '{p.schedule}')")
+            raise ValueError(f"parallelism.vpp = {p.vpp} needs schedule = 'interleaved' (got '{p.schedule}'): "
+                             "set vpp = 1, or the interleaved schedule (the Plan page's 'interleaved 1F1B (VPP)')")
         if p.schedule == "interleaved" and p.pp == 1:
             raise ValueError("parallelism.schedule = 'interleaved' needs pp > 1")
         if p.schedule == "dualpipe":

@@ -461,7 +461,7 @@ def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
             return True, None
         if low in ("0", "false", "no", "off"):
             return False, None
-        return None, "must be 1 or 0"
+        return None, "must be 1 or 0 (also true / false, yes / no, on / off)"
     if f.kind == "choice":
         for c in f.choices:
             if r == str(c):

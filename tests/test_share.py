@@ -290,7 +290,7 @@ def test_bad_link_value_names_the_key_and_the_field():
                                              "mrope": "maybe", "gbs": "256"})
     assert "ew='compiled' (training.elementwise): allowed: fused, eager; kept the base value" in warnings
     assert "tp='abc' (parallelism.tp): must be a whole number; allowed 1 to 100,000; kept the base value" in warnings
-    assert "mrope='maybe' (model.rope): must be 1 or 0; kept the base value" in warnings
+    assert "mrope='maybe' (model.rope): must be 1 or 0 (also true / false, yes / no, on / off); kept the base value" in warnings
     assert sj["training"]["global_batch_size"] == 256 and sj["training"].get("elementwise", "fused") == "fused"
 
 

@@ -1,0 +1,61 @@
+"""Review h27b (2026-12, the dashboard in a browser): the fixes.
+
+- Choosing a schedule other than interleaved with VPP > 1 set nothing and stopped the page with a
+  schema error, while the page's own link opened with VPP 1 and numbers: the widget now sets VPP to
+  1 and says so, as the link does, and the schema's message names the fix.
+- Compare's four metric panels in a row were 706 px wide, cut off in an 800 px window: two a row.
+- The energy formula wrote 10,200 W as "1.02e+04 W".
+- A link's boolean refusal said "must be 1 or 0" while true / yes / on are read too.
+"""
+
+from __future__ import annotations
+
+import planner
+from planner import charts, share
+from planner.schema import InputError, validate_scenario
+from test_app import PLAN, _run
+
+
+def test_a_non_interleaved_schedule_sets_vpp_to_1_and_says_so():
+    at = _run(PLAN, {"p": "default"})  # PP 4 × VPP 5, interleaved
+    assert at.number_input(key="w_vpp").value == 5
+    at.selectbox(key="w_sch").set_value("1f1b").run()
+    assert not at.exception
+    assert at.number_input(key="w_vpp").value == 1
+    assert any("VPP 5 → 1" in c.value for c in at.sidebar.caption)
+    assert not [e.value for e in at.error]  # numbers, not a schema error
+    # the link of that state reads the same scenario
+    sj = share.params_to_scenario(share.scenario_to_params(at.session_state["scenario"]))[0]
+    assert sj["parallelism"]["vpp"] == 1 and sj["parallelism"]["schedule"] == "1f1b"
+
+
+def test_the_schema_message_names_the_fix():
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["schedule"] = "1f1b"
+    try:
+        validate_scenario(d)
+    except InputError as e:
+        text = str(e)
+    else:  # pragma: no cover - the scenario is invalid
+        raise AssertionError("vpp 5 with 1f1b validated")
+    assert "parallelism.vpp = 5 needs schedule = 'interleaved'" in text and "set vpp = 1" in text
+
+
+def test_compare_chart_has_two_panels_a_row():
+    res = {name: planner.evaluate(planner.load_preset(pid)).results
+           for name, pid in (("a", "default"), ("b", "llama3-8b-h100-64"))}
+    spec = charts.compare_chart(res).to_dict()
+    assert spec["columns"] == 2
+    # 2 × 150 px of plot plus axes fits the ~470 px main column of an 800 px window (4 × 130 did not)
+    assert spec["spec"]["width"] * spec["columns"] <= 320
+
+
+def test_energy_formula_writes_watts_in_plain_digits():
+    ex = planner.evaluate(planner.load_preset("default")).explain["energy_mwh"]
+    assert "e+0" not in ex
+    assert "10,200 W" in ex  # DGX H100: 10.2 kW per node (hardware/systems.json)
+
+
+def test_link_boolean_refusal_names_every_accepted_word():
+    _sj, warnings = share.params_to_scenario({"p": "default", "fa": "maybe"})
+    assert any("must be 1 or 0 (also true / false, yes / no, on / off)" in w for w in warnings)

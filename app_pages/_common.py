@@ -916,6 +916,7 @@ def load_into_widgets(sj: dict, pid: str | None = None) -> None:
     ss[SCENARIO_KEY] = sj
     if pid is not None:
         ss["preset_id"] = pid
+    ss.pop("_sch_note", None)  # the schedule / VPP note is about the widgets' last change, not a loaded scenario
     for k, v in widget_values(sj, pid).items():
         ss[k] = v
 
@@ -963,6 +964,18 @@ def _on_schedule() -> None:
         ss["w_vpp"] = 1
         ss["_sch_note"] = (f"VPP {v} → 1: only {_SCHED_LABELS['interleaved']} runs virtual stages "
                            f"({_SCHED_LABELS.get(ss.get('w_sch'), ss.get('w_sch'))} holds one stage per GPU).")
+    else:
+        ss.pop("_sch_note", None)
+
+
+def _on_vpp() -> None:
+    """on_change of VPP: VPP > 1 under another schedule chooses the interleaved one, the only one with
+    virtual stages, and says so (review h27d: the page stopped on the schema error)."""
+    ss = st.session_state
+    if (ss.get("w_vpp") or 1) > 1 and ss.get("w_sch") != "interleaved":
+        old = _SCHED_LABELS.get(ss.get("w_sch"), ss.get("w_sch"))
+        ss["w_sch"] = "interleaved"
+        ss["_sch_note"] = f"schedule {old} → {_SCHED_LABELS['interleaved']}: VPP > 1 runs only with it."
     else:
         ss.pop("_sch_note", None)
 
@@ -1228,8 +1241,8 @@ def render_sidebar(page: str) -> dict:
         c2.number_input("PP", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_pp")
         c3.number_input("CP", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_cp")
         c1.number_input("EP", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, key="w_ep")
-        c2.number_input("VPP", min_value=1, max_value=share.WIDGET_VPP_MAX, step=1, key="w_vpp",
-                        help="Virtual stages per GPU (needs the interleaved schedule).")
+        c2.number_input("VPP", min_value=1, max_value=share.WIDGET_VPP_MAX, step=1, key="w_vpp", on_change=_on_vpp,
+                        help="Virtual stages per GPU (the interleaved schedule: a VPP above 1 chooses it).")
         c3.selectbox("ZeRO", [0, 1, 2, 3], key="w_z", help="1 = distributed optimizer; 3 = FSDP.")
         st.number_input("Expert TP (MoE)", min_value=1, max_value=share.WIDGET_DEGREE_MAX, step=1, value=None, key="w_etp",
                         placeholder="= TP", help=Parallelism.model_fields["etp"].description)
@@ -1248,7 +1261,7 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Pipeline schedule", ["1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe"], key="w_sch",
                      format_func=_SCHED_LABELS.get, on_change=_on_schedule,
                      help=Parallelism.model_fields["schedule"].description)
-        if ss.get("_sch_note") and ss.get("w_sch") != "interleaved" and (ss.get("w_vpp") or 1) == 1:
+        if ss.get("_sch_note"):
             st.caption(ss["_sch_note"])
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off", format_func=_OFF_LABELS.get)
         st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")

@@ -8,6 +8,7 @@ if _ROOT not in sys.path:  # AppTest.from_file on this page alone
     sys.path.insert(0, _ROOT)
 
 import copy  # noqa: E402
+import math  # noqa: E402
 import json  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -121,6 +122,15 @@ def row_scenario(sj: dict, row: dict) -> dict:
         cl["n_gpus"] = int(row["n_gpus"])
     if par.get("schedule") != "interleaved":
         par["vpp"] = 1
+    if par.get("etp") is not None:
+        # expert TP as the sweep ran the row (planner.sweep.scenario_for_row): gcd(etp, tp) for an MoE
+        # model, = tp for a dense one (review h27d: a TP 1 row of Mixtral at etp 2 opened in Plan on
+        # "etp = 2 must divide tp = 1")
+        try:
+            moe = planner.Scenario.model_validate(copy.deepcopy(sj)).resolved_model().moe is not None
+        except (ValueError, TypeError):
+            moe = True
+        par["etp"] = math.gcd(int(par["etp"]), int(par.get("tp") or 1)) if moe else None
     if par.get("offload_optimizer", "none") == "none":  # master weights / grads go with the optimizer
         par["offload_master_weights"] = False
         par["offload_grads"] = False
@@ -254,8 +264,9 @@ st.caption(f"{C.plain(scen.resolved_model().name)} on {sweep_gpus or scen.cluste
               else "")
            + (f" — full recompute of every layer: the scenario's {scen.parallelism.recompute_layers} layers per "
               "chunk is not swept" if scen.parallelism.recompute_layers else "")
-           + (f" — experts over each split's TP: the scenario's expert TP (etp = {scen.parallelism.etp}) is not "
-              "swept" if scen.parallelism.etp not in (None, scen.parallelism.tp) else "")
+           + (f" — expert TP gcd({scen.parallelism.etp}, TP) on each split: the scenario's etp = "
+              f"{scen.parallelism.etp} where it divides the split's TP (etp is not swept)"
+              if scen.parallelism.etp is not None and scen.resolved_model().moe is not None else "")
            + (" — CP stays 1: flash attention is off in this scenario, and no framework runs materialised-score "
               "attention under context parallelism (turn flash attention on to sweep CP)"
               if not scen.parallelism.flash_attention else "") + ".")

@@ -167,10 +167,15 @@ _SUMMARY_LABELS = {"median_abs_err": ("median |error|", f"Median of the |{_REL}|
                    "max_abs_err": ("max |error|", f"Largest |{_REL}|"),
                    "mean_signed_err": ("mean signed error", f"Mean {_REL}: above 0 the model is faster than the "
                                        "runs were")}
-st.dataframe(summary, hide_index=True, key="v_summary",
+# in % with one fixed number of decimals: format="percent" dropped trailing zeros, "5.9%" beside
+# "5.18%" (review h27b)
+_shown = summary.copy()
+_errs = [c for c in _shown.columns if c.endswith("err")]
+_shown[_errs] = _shown[_errs].astype(float) * 100.0
+st.dataframe(_shown, hide_index=True, key="v_summary",
              column_config={c: st.column_config.NumberColumn(_SUMMARY_LABELS.get(c, (c, None))[0],
-                                                             help=_SUMMARY_LABELS.get(c, (c, None))[1], format="percent")
-                            for c in summary.columns if c.endswith("err")} | {"n": st.column_config.NumberColumn(
+                                                             help=_SUMMARY_LABELS.get(c, (c, None))[1], format="%.2f%%")
+                            for c in _errs} | {"n": st.column_config.NumberColumn(
                                 "runs", help="Runs of the group with a prediction (skipped rows say why below)")})
 
 with st.expander("By accelerator family and kind: the band the Plan page shows", expanded=False):

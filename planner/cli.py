@@ -953,10 +953,11 @@ def cmd_sweep(args) -> int:
         _err("note: CP stays 1 in this sweep: parallelism.flash_attention is off, and no framework runs "
              "materialised-score attention under context parallelism (--set parallelism.flash_attention=true "
              "to sweep CP)")
-    if s.parallelism.etp is not None and s.parallelism.etp != s.parallelism.tp:
-        # the sweep does not search expert TP: its rows run the experts over each row's TP (review 16e)
-        _err(f"note: the sweep runs the experts over each split's TP: etp = {s.parallelism.etp} "
-             "(expert tensor parallelism) is not swept")
+    if s.parallelism.etp is not None and s.resolved_model().moe is not None:
+        # the sweep does not search expert TP: each row runs the scenario's where it divides the row's TP,
+        # gcd(etp, tp) (review 16e said "not swept"; until review h27c the rows ran etp = tp)
+        _err(f"note: expert TP is not swept: each split runs gcd(etp, TP) = the scenario's etp = {s.parallelism.etp} "
+             "where it divides the split's TP (less where it does not)")
     try:
         if args.distinct:  # ties removed from the whole ranking first, then the top rows
             from .sweep import distinct_results

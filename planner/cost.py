@@ -168,10 +168,11 @@ def _g(x: float) -> str:
 
 
 def _w(x: float) -> str:
-    """A power in W: whole watts with thousands separators from 1,000 W on ("10,200 W"; ``.4g`` wrote
-    "1.02e+04 W", review h27b), else four significant digits."""
+    """A power in W: whole watts in plain digits from 1,000 W on ("10200 W"; ``.4g`` wrote "1.02e+04 W",
+    review h27b; no thousands separator, so the formula's numbers still parse as numbers), else
+    four significant digits."""
     x = float(x)
-    return f"{x:,.0f}" if np.isfinite(x) and abs(x) >= 1000 else _g(x)
+    return f"{x:.0f}" if np.isfinite(x) and abs(x) >= 1000 else _g(x)
 
 
 def explain(row: dict) -> dict[str, str]:

@@ -532,6 +532,13 @@ def _fmt_split(split: list[int]) -> str:
     return "[" + ", ".join(f"{x}×{k}" if k > 1 else f"{x}" for x, k in runs) + "]"
 
 
+def _tt_schedule(p) -> str:
+    """The schedule written for TorchTitan: interleaved with one virtual stage per rank is 1F1B (as
+    the planner and Megatron run it); TorchTitan's multi-stage schedules refuse one stage per rank
+    ("Multi-stage schedule requires at least 2 stages per rank", found by review h27d, 2026-12)."""
+    return "1f1b" if p.schedule == "interleaved" and p.vpp == 1 else p.schedule
+
+
 def _tt_stage_plan(n_layers: int, p) -> tuple[dict[str, int], list[str]]:
     """How TorchTitan would cut the planner's pipeline stages: the ``[parallelism]`` keys that give
     the planner's split (written) and what the export says about it.
@@ -547,8 +554,9 @@ def _tt_stage_plan(n_layers: int, p) -> tuple[dict[str, int], list[str]]:
     S = p.pp * p.vpp  # the planner's (virtual) stages, in model order
     planned = [n_layers // S + (i < n_layers % S) for i in range(S)]
     zero = {"pipeline_parallel_first_stage_less_layers": 0, "pipeline_parallel_last_stage_less_layers": 0}
-    tt_stages = p.pp * (1 if p.schedule in _TT_SINGLE_STAGE else 2)  # without layers_per_stage
-    if p.schedule in ("zero_bubble", "dualpipe"):
+    sched = _tt_schedule(p)
+    tt_stages = p.pp * (1 if sched in _TT_SINGLE_STAGE else 2)  # without layers_per_stage
+    if sched in ("zero_bubble", "dualpipe"):
         # TorchTitan's 2 stages per rank are a schedule of their own (noted with the schedule)
         return {}, [f"pipeline split: {_TT_SCHEDULE[p.schedule]} runs 2 stages per rank, {2 * p.pp} in all, cut by "
                     "TorchTitan's first / last-stage weights (pipeline_parallel_first_stage_less_layers and "
@@ -814,6 +822,9 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if p.schedule == "dualpipe":
         notes.append("DualPipe: written as DualPipeV (PyTorch's V-shaped DualPipe variant, recent PyTorch only; "
                      "one copy of the parameters instead of two).")
+    if p.pp > 1 and p.schedule == "interleaved" and p.vpp == 1:
+        notes.append("interleaved with 1 virtual stage per rank is 1F1B, as the planner counts it: written as 1F1B "
+                     "(TorchTitan's Interleaved1F1B needs 2 or more stages per rank).")
     if p.schedule == "zero_bubble":
         notes.append("zero-bubble: written as InterleavedZeroBubble (needs 2+ stages per rank); "
                      "ZBVZeroBubble is the V-shaped variant.")
@@ -851,7 +862,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
           f"tensor_parallel_degree = {p.tp}", f"pipeline_parallel_degree = {p.pp}",
           f"context_parallel_degree = {p.cp}", f"expert_parallel_degree = {p.ep}"]
     if p.pp > 1:
-        L += [f"pipeline_parallel_schedule = {_toml_str(_TT_SCHEDULE[p.schedule])}",
+        L += [f"pipeline_parallel_schedule = {_toml_str(_TT_SCHEDULE[_tt_schedule(p)])}",
               f"pipeline_parallel_microbatch_size = {t.micro_batch_size}"]
         L += [f"{k} = {v}" for k, v in stage_keys.items()]
     L += ["", "[activation_checkpoint]", f"mode = {_toml_str(mode)}"]

@@ -1969,8 +1969,11 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
         par[k] = int(row[k])
     par["dp_shard"] = None  # sweep rows shard over all DP ranks
     # ... and expert TP: the scenario's where it divides the row's tp, gcd(etp, tp); unset (= tp) otherwise
+    # (an MoE model's only, as the rows: a dense model's etp can only be its tp; review h27d: Llama 3 8B at
+    # tp 2 with etp 2 rebuilt its TP 4 row with etp 2 and was refused)
     etp_s = scenario.parallelism.etp
-    par["etp"] = math.gcd(int(etp_s), int(row["tp"])) if etp_s is not None else None
+    moe = scenario.resolved_model().moe is not None
+    par["etp"] = math.gcd(int(etp_s), int(row["tp"])) if etp_s is not None and moe else None
     par["recompute_layers"] = None  # ... and recompute every layer with full recompute
     par["sequence_parallel"] = bool(row["sequence_parallel"])
     par["recompute"] = str(row["recompute"])

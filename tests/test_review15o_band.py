@@ -267,6 +267,9 @@ def test_validate_page_chart_and_tables_equal_the_cli_for_both_sets(printed, han
         summary = pd.DataFrame(json.loads(out)["summary"])
         frames = [d.value for d in at.dataframe]
         page_summary = next(f for f in frames if "median_abs_err" in f.columns)
+        # the page shows the error columns in % (review h27b: two fixed decimals), the CLI fractions
+        errs = [c for c in summary.columns if c.endswith("err")]
+        summary = summary.assign(**{c: summary[c].astype(float) * 100.0 for c in errs})
         pd.testing.assert_frame_equal(page_summary.reset_index(drop=True), summary, check_dtype=False, rtol=1e-12)
         cli_rows = printed[printed["set"] == name]
         page_rows = next(f for f in frames if "status" in f.columns).reset_index(drop=True)

@@ -106,15 +106,15 @@ def test_evaluate_many_shows_etp_where_a_row_sets_it():
 
 
 def test_cli_sweep_says_expert_tp_is_not_swept(tmp_path):
-    """Review 16e: the sweep runs each row's experts at its TP; a scenario's etp ≠ tp is said, as dp_shard is."""
+    """Review 16e: a scenario's etp is said, as dp_shard is; since review h27c each row runs gcd(etp, tp)."""
     import json
     from tests.test_cli import run
     f = tmp_path / "q.json"
     f.write_text(json.dumps(_qwen_etp1()))
     rc, _out, err = run("sweep", str(f), "--top", "1")
     assert rc == 0, err
-    assert "note: the sweep runs the experts over each split's TP: etp = 1 (expert tensor parallelism) is not swept" \
-        in err
+    assert "note: expert TP is not swept: each split runs gcd(etp, TP) = the scenario's etp = 1 where it divides " \
+           "the split's TP" in err
 
 
 def test_a_number_of_the_wrong_kind_names_its_range():

@@ -146,3 +146,13 @@ def test_torchtitan_writes_the_stage_keys_that_give_the_planners_split():
 def test_export_help_names_the_default_target():
     out = subprocess.run([sys.executable, "-m", "planner", "export", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "megatron (the default)" in " ".join(out.stdout.split())
+
+
+def test_torchtitan_interleaved_with_one_virtual_stage_is_written_as_1f1b():
+    """Review h27d: Interleaved1F1B with layers_per_stage = 20 gave one stage per rank, which
+    TorchTitan's multi-stage schedules refuse."""
+    ex = torchtitan_toml(_d("default", parallelism__vpp=1))  # PP 4, interleaved, VPP 1
+    doc = tomllib.loads(ex.text)["parallelism"]
+    assert doc["pipeline_parallel_schedule"] == "1F1B"
+    assert "pipeline_parallel_layers_per_stage" not in doc
+    assert any("written as 1F1B" in n for n in ex.notes)

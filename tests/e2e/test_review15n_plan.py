@@ -245,7 +245,7 @@ def _overflows(page) -> list[str]:
 
 @pytest.mark.parametrize("width", [1280, 1920])
 def test_monte_carlo_units_and_no_overflow(app_url, browser, width):
-    """default preset, 2,000 trials: the table's rows in days, %, a count and hours; work lost +
+    """default preset, 2,000 trials: the table's rows in days, M USD, %, a count and hours; work lost +
     recovery (h) ≈ mean days × 24 × (1 − pooled goodput) (the time not spent training, less the
     checkpoint stalls: 0.026 % of wall time here, so within 1 %)."""
     ctx, page = _open(browser, f"{app_url}/?p=default", width=width, height=3600)
@@ -255,12 +255,15 @@ def test_monte_carlo_units_and_no_overflow(app_url, browser, width):
     cells = page.get_by_test_id("stDataFrame").first.locator("[role=gridcell], td, th").all_text_contents()
     assert cells[:5] == ["", "mean", "P10", "P50", "P90"], cells
     rows = {cells[i]: [float(x.replace(",", "")) for x in cells[i + 1:i + 5]] for i in range(5, len(cells), 5)}
-    assert list(rows) == ["days to train", "goodput, %", "failures", "work lost, h", "recovery, h"], list(rows)
+    assert list(rows) == ["days to train", "cost, M USD", "goodput, %", "failures", "work lost, h",
+                          "recovery, h"], list(rows)
     for vals in rows.values():
         assert vals[1] <= vals[2] <= vals[3]
     days, good = rows["days to train"][0], rows["goodput, %"][0]
     assert 200 < days < 216  # headline 207.9 days; the trials scatter about ±1 %
     assert 90 < good < 100
+    # each run's bill at its wall time: 1,024 H100 × 24 h × $2.155 = $52,961.28 a day (review h27c)
+    assert rows["cost, M USD"][0] == pytest.approx(days * 52_961.28 / 1e6, abs=0.006)
     lost_h = rows["work lost, h"][0] + rows["recovery, h"][0]
     assert lost_h == pytest.approx(days * 24 * (1 - good / 100), rel=0.03)
     # failures per run ≈ wall time / MTBF = 207.9 d × 24 / 48.4 h = 103

@@ -419,6 +419,11 @@ def compare_frame(results: dict[str, dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["scenario", "metric", "value", "memory"])
 
 
+#: Colours of Compare's 2–4 slots (Tableau 10's blue, orange, green and purple): none red, the colour
+#: of the "does not fit" outline.
+COMPARE_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2"]
+
+
 def compare_chart(results: dict[str, dict]) -> alt.Chart:
     """Grouped bars: one small panel per metric (own y scale, unit in the panel title). A scenario
     that does not fit in memory is drawn pale (opacity 0.3) with a dashed red outline, so its
@@ -435,8 +440,10 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
     return alt.Chart(df).mark_bar(strokeWidth=2).encode(
         x=alt.X("scenario:N", title=None, axis=alt.Axis(labels=False, ticks=False)),
         y=alt.Y("value:Q", title=None),
-        color=alt.Color("scenario:N", title="scenario", legend=alt.Legend(orient="bottom", direction="vertical",
-                                                                          labelLimit=480)),
+        # no red or pink among the slots' colours: a red outline means "does not fit" (review h27b: the
+        # default palette gave slots 3 and 4 red and pink, whose solid bars read as a warning)
+        color=alt.Color("scenario:N", title="scenario", scale=alt.Scale(range=COMPARE_COLORS),
+                        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=480)),
         # one legend for the three channels of the same field, ordinal with its domain's order (found by
         # review: Vega warned "opacity should not be used with an unsorted discrete field" and of a
         # conflicting legend, two channels without a legend beside one with it)

@@ -50,6 +50,9 @@ def test_compare_chart_has_two_panels_a_row():
     assert spec["columns"] == 2
     # 2 × 150 px of plot plus axes fits the ~470 px main column of an 800 px window (4 × 130 did not)
     assert spec["spec"]["width"] * spec["columns"] <= 320
+    # the slots' colours leave red to the "does not fit" outline
+    rng = spec["spec"]["encoding"]["color"]["scale"]["range"]
+    assert len(rng) >= 4 and not any(c.lower() in ("#d62728", "#e45756", "#ff9da6", "#ff0000") for c in rng)
 
 
 def test_energy_formula_writes_watts_in_plain_digits():

@@ -1089,8 +1089,11 @@ def _tier_scope(tid: str, inline_tiers: dict) -> str | None:
 
 
 def _label(table: Callable[[], dict], i: str) -> str:
+    """A catalogue choice as "name · id": the 300 px sidebar box cuts a long label without an
+    ellipsis, so the name comes first and the id (the link and CLI key) takes the cut (review h27b:
+    "dgx-h100 · NVIDIA DGX H10" read as another product)."""
     try:
-        return f"{i} · {table()[i].name}"
+        return f"{table()[i].name} · {i}"
     except Exception:
         return str(i)
 

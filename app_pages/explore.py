@@ -8,7 +8,6 @@ if _ROOT not in sys.path:  # AppTest.from_file on this page alone
     sys.path.insert(0, _ROOT)
 
 import copy  # noqa: E402
-import math  # noqa: E402
 import json  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -21,7 +20,8 @@ from planner import charts  # noqa: E402
 from planner.batch import RECOMPUTE, SCHEDULES  # noqa: E402
 from planner.sweep import (EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_PAGE_KEYS,  # noqa: E402
                            EXPLORE_TOP_MAX, SEARCH_SPACES,
-                           distinct_results, no_split_reason, no_valid_split_reason, sweep_start)
+                           distinct_results, no_split_reason, no_valid_split_reason, row_expert_tp,
+                           sweep_start)
 from planner.share import EXPLORE_COLOR_CHOICES  # noqa: E402
 from planner.timing import ep_overlap_possible  # noqa: E402
 
@@ -130,7 +130,7 @@ def row_scenario(sj: dict, row: dict) -> dict:
             moe = planner.Scenario.model_validate(copy.deepcopy(sj)).resolved_model().moe is not None
         except (ValueError, TypeError):
             moe = True
-        par["etp"] = math.gcd(int(par["etp"]), int(par.get("tp") or 1)) if moe else None
+        par["etp"] = row_expert_tp(par["etp"], int(par.get("tp") or 1), moe)
     if par.get("offload_optimizer", "none") == "none":  # master weights / grads go with the optimizer
         par["offload_master_weights"] = False
         par["offload_grads"] = False

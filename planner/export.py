@@ -89,6 +89,13 @@ def _window_skip(frac: float) -> int | None:
     return n if n >= 2 and abs((n - 1) / n - frac) < 1e-9 else -1
 
 
+def stage_layers(n_layers: int, n_stages: int) -> list[int]:
+    """Transformer layers of each (virtual) pipeline stage in model order, the planner's split:
+    ``floor(L / S)`` each and the first ``L mod S`` stages one more (the scalar, per-stage form of
+    :func:`planner.model_stats.layers_on_rank`, which sums a rank's stages)."""
+    return [n_layers // n_stages + (i < n_layers % n_stages) for i in range(n_stages)]
+
+
 def megatron_layout(n_layers: int, n_stages: int, mtp_layers: int = 0) -> str:
     """Megatron-Core's ``--pipeline-model-parallel-layout`` string for the planner's split.
 
@@ -106,7 +113,7 @@ def megatron_layout(n_layers: int, n_stages: int, mtp_layers: int = 0) -> str:
     """
     if n_stages < 1 or n_layers < n_stages:
         raise ValueError(f"{n_layers} layers cannot fill {n_stages} pipeline stages")
-    counts = [n_layers // n_stages + (i < n_layers % n_stages) for i in range(n_stages)]
+    counts = stage_layers(n_layers, n_stages)
     body = [f"t*{c}" if c > 1 else "t" for c in counts]
     body[0] = "E" + body[0]
     body[-1] = body[-1] + "m" * mtp_layers + "L"
@@ -552,7 +559,7 @@ def _tt_stage_plan(n_layers: int, p) -> tuple[dict[str, int], list[str]]:
     until review h27a (2026-12) they were only named in a note, so the TOML as written ran
     another split."""
     S = p.pp * p.vpp  # the planner's (virtual) stages, in model order
-    planned = [n_layers // S + (i < n_layers % S) for i in range(S)]
+    planned = stage_layers(n_layers, S)
     zero = {"pipeline_parallel_first_stage_less_layers": 0, "pipeline_parallel_last_stage_less_layers": 0}
     sched = _tt_schedule(p)
     tt_stages = p.pp * (1 if sched in _TT_SINGLE_STAGE else 2)  # without layers_per_stage
@@ -990,7 +997,7 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         # the number of layer specs (embedding and head included).
         split.append(f"PP {p.pp} (PipelineModule(num_stages={p.pp}, partition_method='type:<your transformer layer "
                      f"class>') balances the transformer layers, the planner's "
-                     f"{_fmt_split([m.n_layers // S + (i < m.n_layers % S) for i in range(S)])} per stage; the default "
+                     f"{_fmt_split(stage_layers(m.n_layers, S))} per stage; the default "
                      "'parameters' balances parameter counts, the embedding's included; DeepSpeed's 1F1B "
                      "TrainSchedule)")
         if p.schedule != "1f1b":

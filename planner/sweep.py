@@ -402,8 +402,7 @@ class SplitSpace:
         # and SP is on wherever tp > 1. Found by review h27c (2026-12): every row had etp = tp, silently.
         b.pop("etp", None)
         if self.base_etp is not None:
-            tp_col = np.asarray(b["tp"])
-            b["etp"] = np.gcd(np.int64(self.base_etp), tp_col.astype(np.int64)).astype(tp_col.dtype)
+            b["etp"] = row_expert_tp(self.base_etp, b["tp"], True)
         b.pop("recompute_layers", None)  # and recomputes every layer with full recompute
         zero = self.inner["zero_stage"][i]
         off = self.inner["offload_optimizer"][i]
@@ -1950,6 +1949,19 @@ _SHOWN_SPLIT: tuple[str, ...] = (
 )
 
 
+def row_expert_tp(etp, tp, moe: bool):
+    """Expert TP of a sweep row (``parallelism.etp`` is not swept): the scenario's where it divides
+    the row's TP, ``gcd(etp, tp)``, for an MoE model; None (= tp) where the scenario leaves it unset
+    or the model is dense. Scalars or arrays (the rows' columns). The one rule of :meth:`SplitSpace.rows`,
+    :func:`scenario_for_row` and the Explore page's "Open in Plan" (review h27c / h27d)."""
+    if etp is None or not moe:
+        return None
+    if np.ndim(tp):
+        tp_col = np.asarray(tp)
+        return np.gcd(np.int64(etp), tp_col.astype(np.int64)).astype(tp_col.dtype)
+    return math.gcd(int(etp), int(tp))
+
+
 def scenario_for_row(scenario: Scenario, row) -> Scenario:
     """The single validated :class:`Scenario` of one sweep row (a row of the table returned by
     :func:`sweep`, or a dict with the same split keys): for "open in Plan" and for checks."""
@@ -1971,9 +1983,7 @@ def scenario_for_row(scenario: Scenario, row) -> Scenario:
     # ... and expert TP: the scenario's where it divides the row's tp, gcd(etp, tp); unset (= tp) otherwise
     # (an MoE model's only, as the rows: a dense model's etp can only be its tp; review h27d: Llama 3 8B at
     # tp 2 with etp 2 rebuilt its TP 4 row with etp 2 and was refused)
-    etp_s = scenario.parallelism.etp
-    moe = scenario.resolved_model().moe is not None
-    par["etp"] = math.gcd(int(etp_s), int(row["tp"])) if etp_s is not None and moe else None
+    par["etp"] = row_expert_tp(scenario.parallelism.etp, row["tp"], scenario.resolved_model().moe is not None)
     par["recompute_layers"] = None  # ... and recompute every layer with full recompute
     par["sequence_parallel"] = bool(row["sequence_parallel"])
     par["recompute"] = str(row["recompute"])

@@ -462,6 +462,10 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
     ).resolve_scale(y="independent")
 
 
+#: Columns of the validation scatter's legend when it holds more than 20 groups (under the plot).
+LEGEND_COLUMNS = 3
+
+
 def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = None,
                        unit: str = "", tooltip: Iterable[str] = ()) -> alt.Chart:
     """Predicted (y) against published (x) with the y = x line; log axes."""
@@ -470,6 +474,12 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
     lo = float(min(d[x].min(), d[y].min())) if len(d) else 1.0
     hi = float(max(d[x].max(), d[y].max())) if len(d) else 10.0
     u = f" ({unit})" if unit else ""
+    n_groups = int(d[color].nunique()) if color else 0
+    # Every group in the legend: Vega drops a symbol legend's entries past its default limit (30), and
+    # a right-hand legend taller than the chart was cut at about 20 (found by review: the out-of-sample
+    # set's ~80 groups, ~20 in the legend). Above 20 groups the legend goes under the plot in columns.
+    legend = (alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, symbolLimit=0, labelLimit=170)
+              if n_groups > 20 else alt.Legend(symbolLimit=0))
     pts = alt.Chart(d).mark_point(size=70, opacity=0.8, filled=True).encode(
         x=alt.X(f"{x}:Q", title=f"published{u}", scale=alt.Scale(type="log")),
         y=alt.Y(f"{y}:Q", title=f"predicted{u}", scale=alt.Scale(type="log")),
@@ -477,9 +487,11 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
         # too (8 shapes × 20 colours: distinct up to 40), so no two groups look alike (Altair's
         # default palette has 10 colours)
         color=(alt.Color(f"{color}:N", title=color,
-                         scale=alt.Scale(scheme="tableau20") if d[color].nunique() > 10 else alt.Undefined)
+                         scale=alt.Scale(scheme="tableau20") if d[color].nunique() > 10 else alt.Undefined,
+                         legend=legend)
                if color else alt.value("#1f77b4")),
-        shape=(alt.Shape(f"{color}:N", title=color) if color and d[color].nunique() > 20 else alt.value("circle")),
+        shape=(alt.Shape(f"{color}:N", title=color, legend=legend) if color and d[color].nunique() > 20
+               else alt.value("circle")),
         # the relative error as the tables show it, in % (found by review: the tooltip said 0.0208 beside
         # the table's 2.08 %)
         # predicted / published with 4 significant digits and the unit, the run id as "run" (found by
@@ -491,4 +503,7 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
     )
     diag = alt.Chart(pd.DataFrame({"v": [lo / 1.2, hi * 1.2]})).mark_line(
         color="#7f7f7f", strokeDash=[4, 4]).encode(x="v:Q", y="v:Q")
-    return alt.layer(diag, pts).properties(height=380, title=f"Predicted vs published{u}; dashed: y = x")
+    # Streamlit fits the whole chart, legend included, into the height: a legend under the plot adds
+    # its rows (about 18 px each, plus its title) so the plot keeps its 380 px
+    legend_px = (-(-n_groups // LEGEND_COLUMNS) * 18 + 40) if n_groups > 20 else 0
+    return alt.layer(diag, pts).properties(height=380 + legend_px, title=f"Predicted vs published{u}; dashed: y = x")

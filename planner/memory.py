@@ -1452,10 +1452,27 @@ _PRIVATE_PARTS = ("_core_bytes", "_inflight", "_P_ne", "_P_ex", "_act_traffic", 
                   "_stash_own", "_stash_mirror", "_n_own", "_n_mirror")
 
 
+def _at(v, j: int = 0) -> float:
+    """Element ``j`` of ``v`` along the stage axis, as a float: ``v`` a scalar or an array of
+    shape (1,) (the same at every stage) or (p,) — ``float(np.broadcast_to(v, (p,))[j])``
+    without building the broadcast view (the explanation reads ~60 such values)."""
+    a = v if isinstance(v, np.ndarray) else np.asarray(v)
+    return float(a.flat[j] if a.size > 1 else a.flat[0])
+
+
+def _stage_values(v, p: int) -> list:
+    """``v`` (a scalar or an array of shape (1,) or (p,)) as a list of p Python floats, one per
+    stage: ``[float(x) for x in np.broadcast_to(v, (p,))]`` in one conversion."""
+    a = np.asarray(v, dtype=np.float64).reshape(-1)
+    if a.size == 1:
+        return [a.item(0)] * p
+    return np.broadcast_to(a, (p,)).tolist()
+
+
 def _per_stage_rows(parts: dict, p: int) -> list[dict]:
     """:func:`per_stage`'s list from :func:`_stage_parts` evaluated at ``arange(p)``."""
-    cols = {k: np.broadcast_to(v, (p,)) for k, v in parts.items() if k not in _PRIVATE_PARTS}
-    return [{"stage": j, **{k: float(cols[k][j]) for k in cols}} for j in range(p)]
+    cols = {k: _stage_values(v, p) for k, v in parts.items() if k not in _PRIVATE_PARTS}
+    return [{"stage": j, **{k: cols[k][j] for k in cols}} for j in range(p)]
 
 
 def report(row: dict) -> tuple[dict[str, str], list[dict], list[str]]:
@@ -1502,8 +1519,8 @@ def explain(row: dict, *, _shared=None) -> dict[str, str]:
         parts = {k: float(np.ravel(v)[0]) for k, v in _stage_parts(cm, float(j), detail=True).items()}
     else:
         cm, all_parts = _shared
-        parts = {k: float(np.broadcast_to(v, (p,))[j]) for k, v in all_parts.items()}
-    g = {k: float(np.ravel(v)[0]) for k, v in cm.items()
+        parts = {k: _at(v, j) for k, v in all_parts.items()}
+    g = {k: _at(v) for k, v in cm.items()
          if v is not None and not isinstance(v, bool) and np.asarray(v).dtype != bool}
     w, gr, o = parts["mem_weights_bytes"], parts["mem_grads_bytes"], parts["mem_optimizer_bytes"]
     a, lg, bu = parts["mem_activations_bytes"], parts["mem_logits_bytes"], parts["mem_buffers_bytes"]

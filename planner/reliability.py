@@ -551,8 +551,11 @@ def _log_phi_fast(x):
     ser = None
     # NaN-ignoring extremes: a NaN element must not switch its neighbours to the other form
     # (found by review: one NaN row moved another row's result by an ulp)
-    xmax = float(np.fmax.reduce(x, axis=None))
-    if float(np.fmin.reduce(x, axis=None)) <= _LOG_PHI_SERIES_X_MAX:
+    if getattr(x, "size", 0) == 1:  # a row alone: its one value is both extremes (NaN too)
+        xmax = xmin = x.item()
+    else:
+        xmax, xmin = float(np.fmax.reduce(x, axis=None)), float(np.fmin.reduce(x, axis=None))
+    if xmin <= _LOG_PHI_SERIES_X_MAX:
         x2 = x * x
         ser = x * 0.5 + x2 * ((1.0 / 24.0) + x2 * ((-1.0 / 2880.0) + x2 * (1.0 / 181440.0)))
         if xmax <= _LOG_PHI_SERIES_X_MAX:
@@ -1734,8 +1737,9 @@ def _row_model_calc(row: dict):
     tt = _row_tier_times(row)
     lam_h = failure_rates_per_h(b)
     R = recovery_s(b)
-    taus = [np.array([float(row.get(f"ckpt_{k}_interval_opt_s", np.nan))]) for k in TIER_KINDS]
-    taus = [np.nan_to_num(t, nan=1.0) for t in taus]
+    # one (K, 1) array, NaN (a disabled tier) as 1 s, its rows the tiers' (1,) intervals
+    taus = list(np.nan_to_num(np.array([[float(row.get(f"ckpt_{k}_interval_opt_s", np.nan))] for k in TIER_KINDS]),
+                              nan=1.0))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         res = expected_goodput(taus, tt["stall_s"], tt["enabled"], lam_h / 3600.0, R, tt["reload_s"],
                                tt["survives"], save_lag_s(tt["save_s"], tt["stall_s"]))

@@ -1870,7 +1870,8 @@ def explain(row: dict) -> dict[str, str]:
         terms = last[1]  # stage() just computed this row (planner.evaluate)
     else:
         terms = _terms(_row_batch(row))
-    T = {k: float(v[0]) if np.ndim(v) else float(v) for k, v in terms.items()}
+    # (the terms are (1,) arrays, numpy scalars or floats: ``.ndim`` where they have one, as np.ndim)
+    T = {k: float(v[0]) if getattr(v, "ndim", 0) else float(v) for k, v in terms.items()}
     r = row
     n = r["n_gpus"]
     step = T["step_time_s"]

@@ -56,6 +56,7 @@ Reliability (for each failure class c in FAILURE_CLASSES; rates already times ra
 
 from __future__ import annotations
 
+import functools
 import typing
 
 from collections.abc import Mapping
@@ -304,6 +305,16 @@ def _dtype_for(name: str):
     return np.float64
 
 
+@functools.lru_cache(maxsize=64)
+def _dtype_groups(keys: tuple[str, ...]) -> dict:
+    """dtype -> the names of ``keys`` stored in it, in ``keys`` order (cached: every scenario row
+    has the same columns, and a one-row evaluate paid ~170 lookups for them)."""
+    groups: dict = {}
+    for k in keys:
+        groups.setdefault(_dtype_for(k), []).append(k)
+    return groups
+
+
 def from_rows(rows: Sequence[dict]) -> Batch:
     """Stack flattened rows (see :func:`scenario_row`) into typed columns."""
     if not rows:
@@ -311,9 +322,7 @@ def from_rows(rows: Sequence[dict]) -> Batch:
     keys = list(rows[0].keys())
     # One 2-D array per dtype (3 conversions instead of one per column), then contiguous row
     # views as columns: the same values as np.asarray per column.
-    groups: dict = {}
-    for k in keys:
-        groups.setdefault(_dtype_for(k), []).append(k)
+    groups = _dtype_groups(tuple(keys))
     out: Batch = {}
     for dtype, names in groups.items():
         block = np.array([[r[k] for k in names] for r in rows], dtype=dtype).T.copy()
@@ -345,10 +354,11 @@ def row(b: Batch, i: int = 0) -> dict:
     functions, which read one row as a dict)."""
     out = {}
     for k, v in b.items():
-        x = v.item(i) if isinstance(v, np.ndarray) else v[i]
-        if isinstance(x, np.generic):
-            x = x.item()
-        out[k] = x
+        if isinstance(v, np.ndarray):
+            out[k] = v.item(i)  # a Python scalar already
+            continue
+        x = v[i]
+        out[k] = x.item() if isinstance(x, np.generic) else x
     return out
 
 

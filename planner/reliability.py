@@ -837,8 +837,7 @@ class _Block:
                         lg = self.lag.get(k)
                         if lg is not None and self.lam_all is not None:
                             # d/dτ of the missed-save factor log((1 − p·e^{−x})/(1 − p)): Λ_k·p·b/(1 − p·b)
-                            lo_k = np.maximum(self.lam_all - lam[k], 0.0)
-                            pk = -np.expm1(-np.where(lo_k > 0, lo_k * lg, 0.0))  # (0 · an unwritable tier's inf: 0)
+                            pk = self._missed_p(k, lam[k], lg)
                             pb = pk * np.exp(-xs[k])
                             P = P + lam[k] * pb / (1.0 - pb)
                 if P is None:
@@ -869,6 +868,20 @@ class _Block:
             if done is True:
                 break
         return tau
+
+    def _missed_p(self, k, lam_k, lg):
+        """``p = 1 − e^{−λ_o·L_k}`` of async tier k (λ_o = λ − Λ_k: the failures it does not
+        recover, L_k its save lag; 0 · an unwritable tier's inf: 0), shape (n,). It depends on the
+        solver's iterate only through Λ_k, whose array :meth:`assign` shares between the steps
+        of one class-to-tier order: kept for the last Λ_k array seen (same object, same value)."""
+        cache = self.__dict__.setdefault("_missed", {})
+        hit = cache.get(k)
+        if hit is not None and hit[0] is lam_k:
+            return hit[1]
+        lo_k = np.maximum(self.lam_all - lam_k, 0.0)
+        pk = -np.expm1(-np.where(lo_k > 0, lo_k * lg, 0.0))
+        cache[k] = (lam_k, pk)
+        return pk
 
     def _before(self, tau, a, b):
         """True where tier a saves more often than tier b (ties: lower index), as assign."""

@@ -55,7 +55,15 @@ KEY_INPUT_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: The stage modules once every one of them imported (evaluate asked twice a call, ~10 imports each).
+_ALL_STAGE_MODULES: list | None = None
+
+
 def _stage_modules():
+    """The stage modules in pipeline order (a fresh list; a stage not built yet is skipped)."""
+    global _ALL_STAGE_MODULES
+    if _ALL_STAGE_MODULES is not None:
+        return list(_ALL_STAGE_MODULES)
     mods = []
     for name in STAGE_MODULES:
         try:
@@ -63,7 +71,9 @@ def _stage_modules():
         except ModuleNotFoundError as e:  # a stage not built yet; tests check all are present
             if e.name != f"planner.{name}":
                 raise
-    return mods
+    if len(mods) == len(STAGE_MODULES):
+        _ALL_STAGE_MODULES = mods
+    return list(mods)
 
 
 #: Rows per chunk in :func:`run_batch`: small enough that a stage's temporaries stay in the

@@ -1689,6 +1689,8 @@ def _g(x: float) -> str:
 def is_never_saved(interval_s) -> np.ndarray:
     """True where an interval is the solver's "never" (``INTERVAL_MAX_S`` or more): the tier is
     not saved to. A short interval (seconds) is a saved tier, however small."""
+    if type(interval_s) is float:  # a row's Python float (explain, notes): no array round trip
+        return np.bool_(interval_s >= INTERVAL_MAX_S * (1.0 - 1e-9))
     x = np.asarray(interval_s, dtype=float)
     return x >= INTERVAL_MAX_S * (1.0 - 1e-9)
 

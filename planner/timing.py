@@ -1866,7 +1866,7 @@ def explain(row: dict) -> dict[str, str]:
     ``row``: dict of python scalars of every column (inputs and earlier stages)."""
     C = _calibration()
     last = getattr(_LAST, "one_row", None)
-    if last is not None and last[0] == tuple(row.get(k) for k in _TERM_INPUTS):
+    if last is not None and last[0] == tuple(map(row.get, _TERM_INPUTS)):
         terms = last[1]  # stage() just computed this row (planner.evaluate)
     else:
         terms = _terms(_row_batch(row))

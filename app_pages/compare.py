@@ -194,7 +194,12 @@ for w in share.capped_warnings(ss.get("_c_warnings", [])):  # not 200 boxes (rev
     st.warning(f"Link: {C.md_text(w)}", icon=":material/link_off:")
 
 presets = C.preset_ids()
-st.columns([1, 3])[0].number_input("Scenarios (2 to 4)", min_value=2, max_value=MAX_SLOTS, step=1, key="c_n")
+# no browser-side bounds (review h27b, D4: an out-of-range entry stayed red in the box, unsent): named here
+st.columns([1, 3])[0].number_input("Scenarios (2 to 4)", step=1, key="c_n")
+if _n_err := share.box_value_error("Scenarios (2 to 4)", ss.get("c_n"), 2, MAX_SLOTS, whole=True, where="link key c_n"):
+    st.error(f"{C.code(_n_err)}; the scenarios are kept.", icon=":material/error:")
+    C.save_page_widgets("compare", _KEYS)
+    st.stop()
 n = int(ss["c_n"])
 cols = st.columns(n)
 slots = []

@@ -16,7 +16,7 @@ import streamlit as st  # noqa: E402
 
 import planner  # noqa: E402
 from app_pages import _common as C  # noqa: E402
-from planner import charts  # noqa: E402
+from planner import charts, share  # noqa: E402
 from planner.batch import RECOMPUTE, SCHEDULES  # noqa: E402
 from planner.sweep import (EXPLORE_DEFAULTS, EXPLORE_HEADROOM_MAX_PCT, EXPLORE_PAGE_KEYS,  # noqa: E402
                            EXPLORE_TOP_MAX, SEARCH_SPACES,
@@ -224,6 +224,11 @@ st.title("Explore every split")
 C.show_link_warnings()
 for _msg in ss.get("_ex_warnings", []):
     st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
+box_errs = C.sidebar_box_errors()
+if box_errs:  # a sidebar box outside its range: no sweep from a value the page does not take (review h27b, D4)
+    st.error("A box in the sidebar holds a value outside its range; the other inputs are kept:\n\n"
+             + "\n".join(f"- {C.code(e)}" for e in box_errs), icon=":material/error:")
+    st.stop()
 scen, errs = C.validate(sj)
 if errs:
     # The sweep replaces the split: a split that does not suit the sidebar's model or GPU count
@@ -247,14 +252,24 @@ ss["_ex_layer_split"] = (sweep_src.get("parallelism") or {}).get("layer_split")
 c1, c2, c3, c5, c4 = st.columns([2, 1, 1, 1, 1])
 c1.selectbox("Rank by", list(OBJECTIVES), key="ex_obj", format_func=OBJECTIVES.get)
 c2.selectbox("Search space", list(SPACES), key="ex_space", help=SPACE_HELP)
-c3.number_input("Top K", min_value=1, max_value=EXPLORE_TOP_MAX, step=5, key="ex_top")
-c5.number_input("HBM left free, %", min_value=0, max_value=HEADROOM_MAX_PCT, step=5, key="ex_head",
+# no browser-side bounds (review h27b, D4: an out-of-range entry stayed red in the box, unsent): checked below
+c3.number_input("Top K", step=5, key="ex_top")
+c5.number_input("HBM left free, %", step=5, key="ex_head",
                 help="Share of the usable HBM every split must leave free (planner.sweep's min_headroom). The "
                      "memory estimate is within 8 % of 22 of the 35 published peaks in the out-of-sample file, "
                      "and below 6 of them by 36–80 % (docs/memory.md): a margin guards against that; 0 ranks "
                      "splits up to the last byte.")
 c4.segmented_control("Colour by", list(EXPLORE_COLOR_CHOICES), key="ex_color", format_func=str.upper, required=True)
 C.save_page_widgets("explore", _PAGE_KEYS)
+# the ranges a link takes (C.link_int above, `planner sweep --link`): a value outside them is named, not swept
+_box_errs = [e for e in (
+    share.box_value_error("Top K", ss.get("ex_top"), 1, EXPLORE_TOP_MAX, whole=True, where="link key ex_top"),
+    share.box_value_error("HBM left free, %", ss.get("ex_head"), 0, HEADROOM_MAX_PCT, whole=True,
+                          where="link key ex_head")) if e]
+if _box_errs:
+    st.error("A box above holds a value outside its range; the other inputs are kept:\n\n"
+             + "\n".join(f"- {C.code(e)}" for e in _box_errs), icon=":material/error:")
+    st.stop()
 
 st.caption(f"{C.plain(scen.resolved_model().name)} on {sweep_gpus or scen.cluster.n_gpus:,} GPUs of "
            f"{C.plain(scen.cluster.system if isinstance(scen.cluster.system, str) else scen.cluster.system.name)}: "

@@ -264,9 +264,13 @@ st.title("Plan a training run")
 C.show_link_warnings()
 for _msg in ss.get("_pl_warnings", []):
     st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
-scen, errs = C.validate(sj)
+# a sidebar box outside its range (review h27b, D4: the boxes have no browser-side bounds) is named first, in
+# the box's words and unit; the scenario's own rules are judged once every box is in range
+box_errs = C.sidebar_box_errors()
+scen, errs = (None, box_errs) if box_errs else C.validate(sj)
 if errs:
-    st.error("This scenario is not valid; the other inputs are kept:\n\n" + "\n".join(f"- {C.code(e)}" for e in errs),
+    st.error(("A box in the sidebar holds a value outside its range" if box_errs else "This scenario is not valid")
+             + "; the other inputs are kept:\n\n" + "\n".join(f"- {C.code(e)}" for e in errs),
              icon=":material/error:")
     C.render_io(sj, None)
     st.stop()

@@ -82,6 +82,7 @@ EXPLORE_COLOR_CHOICES: tuple[str, ...] = ("tp", "pp")
 #: boxes, Explore's controls, Compare's slots, Validate's (the pages and ``--link`` read these).
 PAGE_PREFIXES: tuple[str, ...] = ("pl_", "ex_", "c_", "v_")
 CK_INTERVAL_MIN_S, CK_INTERVAL_MAX_S = 0.6, 6e8  # checkpoint interval (the box: 0.01 … 1e7 minutes)
+CK_REPLICAS_MAX = 1000  # peer copies per checkpoint tier (link ``ck``, the Plan page's "peer copies" box)
 
 
 @dataclass(frozen=True)
@@ -269,7 +270,10 @@ def _fmt_value(f: Field, v: Any) -> str | None:
     if f.kind == "str":
         return str(v)
     if f.kind in ("int", "optint"):
-        return str(int(v))
+        try:
+            return str(int(v))
+        except (TypeError, ValueError, OverflowError):  # NaN / inf from a page's box: written as it is
+            return str(v)
     return fmt_number(v)
 
 
@@ -564,7 +568,7 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
             errs.append(f"ck: empty interval for tier '{tid}' (entry {_show(part)}); allowed a number of seconds "
                         "or 'auto'; used 'auto' (the optimum)")
         if len(bits) > 2 and not bits[2].strip():
-            errs.append(f"ck: empty replicas for tier '{tid}' (entry {_show(part)}); allowed 0 to 1000; used 0")
+            errs.append(f"ck: empty replicas for tier '{tid}' (entry {_show(part)}); allowed 0 to {CK_REPLICAS_MAX}; used 0")
         iv: float | None = None
         if len(bits) > 1 and bits[1].strip().lower() not in ("", "auto", "opt"):
             try:
@@ -581,10 +585,10 @@ def _parse_tiers(raw: str, tiers_cat: Mapping) -> tuple[list | None, list[str]]:
         if len(bits) > 2 and bits[2].strip():
             try:
                 rep = int(bits[2])
-                if rep < 0 or rep > 1000:
+                if rep < 0 or rep > CK_REPLICAS_MAX:
                     raise ValueError
             except ValueError:
-                errs.append(f"ck: replicas {_show(bits[2])} for tier '{tid}' refused; allowed 0 to 1000; used 0")
+                errs.append(f"ck: replicas {_show(bits[2])} for tier '{tid}' refused; allowed 0 to {CK_REPLICAS_MAX}; used 0")
                 rep = 0
         seen.add(tid)
         out.append({"tier": tid, "interval_s": iv, "replicas": rep})
@@ -653,7 +657,7 @@ def widget_range_errors(scenario_json: Any) -> list[str]:
     each: the field, its value and the range the page (and a share link) accepts.
 
     The ranges are the link keys' (:data:`MODEL_KEYS` for an inline model, :data:`SCALAR_FIELDS`,
-    the checkpoint interval :data:`CK_INTERVAL_MIN_S` … :data:`CK_INTERVAL_MAX_S` and 0 … 1000 peer
+    the checkpoint interval :data:`CK_INTERVAL_MIN_S` … :data:`CK_INTERVAL_MAX_S` and 0 … :data:`CK_REPLICAS_MAX` peer
     copies), which are the sidebar widgets' ranges: a value outside them would be swapped by the
     widget for another one (review: an imported ``seq_len`` of 10⁸ became 1). An import with any
     such value is refused whole (app_pages/_common.py); cross-field rules are left to the schema.
@@ -710,11 +714,94 @@ def _widget_range_errors(sj: Any) -> list[str]:
                                f"{fmt_number(CK_INTERVAL_MIN_S)} to {fmt_number(CK_INTERVAL_MAX_S)} s (the Plan "
                                f"page's {fmt_number(lo_min)} to {hi_min:,.0f} minutes), or null for the optimum")
             rep = u.get("replicas")
-            if rep is not None and not (isinstance(rep, int) and not isinstance(rep, bool) and 0 <= rep <= 1000):
-                if not (isinstance(rep, float) and rep.is_integer() and 0 <= rep <= 1000):
-                    out.append(f"checkpoint.tiers[{i}].replicas = {_value_text(rep)}: allowed 0 to 1,000 "
+            if rep is not None and not (isinstance(rep, int) and not isinstance(rep, bool) and 0 <= rep <= CK_REPLICAS_MAX):
+                if not (isinstance(rep, float) and rep.is_integer() and 0 <= rep <= CK_REPLICAS_MAX):
+                    out.append(f"checkpoint.tiers[{i}].replicas = {_value_text(rep)}: allowed 0 to {CK_REPLICAS_MAX:,} "
                                "(a whole number)")
     return out
+
+
+#: Every link key's :class:`Field`, by key (the Plan page's boxes read their ranges here).
+FIELDS: dict[str, Field] = {f.key: f for f in MODEL_KEYS + SCALAR_FIELDS}
+
+
+def box_scale(key: str) -> tuple[float, str]:
+    """(SI units per box unit, the box's unit) of link key ``key``'s Plan page box: ``(1e9, "GB/s
+    per GPU")`` for ``nic``; ``(1.0, "")`` for a box in the field's own unit."""
+    return _BOX_UNITS.get(key, (1.0, ""))
+
+
+def _box_bound(x: float, up: bool) -> str:
+    """A range bound in a box's unit, to at most six significant digits, rounded inward (``up``: the
+    lower bound, rounded up) so that the number shown is itself allowed (HBM: 1e14 B is
+    93,132.257... GiB, shown 93,132.2, not 93,132.3)."""
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return fmt_number(x)
+    if abs(x) >= 1.0 and abs(x) < 1e12:  # one decimal at most, grouped (93,132.2)
+        t = (math.ceil(x * 10) if up else math.floor(x * 10)) / 10
+        return f"{t:,.1f}".removesuffix(".0")
+    t = float(f"{x:.6g}")
+    if (up and t < x) or (not up and t > x):
+        step = 10.0 ** (math.floor(math.log10(abs(x))) - 5)
+        t = float(f"{(math.ceil(x / step) if up else math.floor(x / step)) * step:.6g}")
+    return _bound_text(t)
+
+
+def box_value_error(label: str, value: Any, lo: float, hi: float, *, whole: bool = False, unit: str = "",
+                    where: str = "", empty: str | None = None, scale: float = 1.0, lo_open: bool = False) -> str | None:
+    """The message for a value typed in one of the Plan page's number boxes that is outside the
+    range the page (and a share link) takes, None when it is inside: the box's label, the value as
+    typed and the allowed range, both in the box's unit, then the scenario field (``where``).
+
+    ``lo`` and ``hi`` are in the field's own (SI) unit; ``value`` is in the box's, ``scale`` SI units
+    per box unit (the box of ``cluster.overrides.nic_bw_per_gpu_bytes_per_s`` is in GB/s: 1e9). The
+    value is compared in SI after the same 12-digit rounding the sidebar applies when it writes the
+    scenario, so a value at a bound is judged as the link and the schema judge it. ``empty``: what an
+    empty box means, for a box that may be empty (None: it may not). Never raises: NaN, ±inf, a
+    number too large for a float and a value that is not a number are refused like any other.
+
+    >>> box_value_error("GPUs", 0, 1, 10_000_000, whole=True, where="cluster.n_gpus")
+    'GPUs = 0: allowed a whole number 1 to 10,000,000 (cluster.n_gpus)'
+    >>> box_value_error("NIC bandwidth override", 0.05, 1e8, 1e15, unit="GB/s per GPU", scale=1e9)
+    'NIC bandwidth override = 0.05 GB/s per GPU: allowed 0.1 to 1,000,000 GB/s per GPU'
+    >>> box_value_error("TP", 8, 1, 100_000, whole=True) is None
+    True
+    """
+    u = f" {unit}" if unit else ""
+    rng = (f"more than {_box_bound(lo / scale, True)} and at most" if lo_open else f"{_box_bound(lo / scale, True)} to")
+    rng = ("a whole number " if whole else "") + f"{rng} {_box_bound(hi / scale, False)}{u}"
+    tail = (f", or empty ({empty})" if empty else "") + (f" ({where})" if where else "")
+    if value is None:
+        return None if empty else f"{label}: empty; allowed {rng}{tail}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{label} = {_value_text(value)}: not a number; allowed {rng}{tail}"
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond the float range
+        v = math.inf if value > 0 else -math.inf
+    shown = (f"{value:,}" if isinstance(value, int) and abs(value) < 10**15 else fmt_number(v) if math.isfinite(v)
+             else repr(v))
+    if not math.isfinite(v):
+        return f"{label} = {shown}: must be a finite number; allowed {rng}{tail}"
+    if whole and not v.is_integer():
+        return f"{label} = {shown}: must be a whole number; allowed {rng}{tail}"
+    si = v if scale == 1.0 else float(f"{v * scale:.12g}")
+    if si < lo or (lo_open and si == lo) or si > hi:
+        return f"{label} = {shown}{u}: allowed {rng}{tail}"
+    return None
+
+
+def field_box_error(key: str, value: Any, label: str, *, lo: float | None = None, empty: str | None = None,
+                    where: str | None = None) -> str | None:
+    """:func:`box_value_error` for the box of link key ``key``: its range (:data:`FIELDS`; ``lo``
+    replaces the lower bound, for a box whose 0 means "none"), whole-number kind and the box's unit
+    (:func:`box_scale`), and its scenario field path (``where`` replaces it)."""
+    f = FIELDS[key]
+    scale, unit = box_scale(key)
+    return box_value_error(label, value, f.lo if lo is None else lo, f.hi, whole=f.kind in ("int", "optint"),
+                           unit=unit, where=where if where is not None else _path_text(f.path), empty=empty,
+                           scale=scale, lo_open=f.lo_open and lo is None)
 
 
 def _load_json(raw: str) -> tuple[Any, str | None]:

@@ -242,12 +242,19 @@ def test_a_refused_custom_model_lists_every_dropped_architecture_key():
 # --- A6: number boxes show their minimum ----------------------------------------------------------
 
 def test_every_sidebar_number_box_can_show_its_minimum():
+    # the boxes have no browser-side bounds since review h27b (D4): their minimum is the range the page
+    # checks (share.FIELDS through _common's box tables; the checkpoint interval's share.CK_INTERVAL_MIN_S)
+    from app_pages import _common as C
     at = _run(PLAN, {"p": "default"})
-    boxes = [b for b in at.sidebar.number_input if b.proto.format and b.proto.has_min]
+    lows = {key: share.FIELDS[link].lo / share.box_scale(link)[0]
+            for key, link, _, _ in C._MODEL_BOXES + C._MOE_BOXES + C._SCENARIO_BOXES + C._CKPT_REL_BOXES}
+    lows.update({f"w_ck_{t}": share.CK_INTERVAL_MIN_S / 60.0 for t in at.session_state["w_tiers"]})
+    boxes = [b for b in at.sidebar.number_input if b.proto.format and b.key in lows]
     keys = {b.key for b in boxes}
     assert {"w_hostmem", "w_ck_pfs"} <= keys, keys
     for b in boxes:
-        lo = b.proto.min
+        assert not b.proto.has_min and not b.proto.has_max, b.key  # the page names the range, not the browser
+        lo = lows[b.key]
         if lo > 0:
             assert b.proto.format % lo != b.proto.format % 0, (b.key, b.proto.format, lo)
 

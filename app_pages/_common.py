@@ -1317,7 +1317,7 @@ def render_sidebar(page: str) -> dict:
                      ("the system's own" if i == SYSTEMS_ACC else _label(catalog.accelerators, i)))
         st.number_input("Price override, USD per GPU-hour", value=None, key="w_price", placeholder="catalogue price", format="%.2f")
         st.number_input("NIC bandwidth override, GB/s per GPU (1 GB = 10⁹ B)",
-                        value=None, key="w_nic", placeholder="catalogue value", format="%.1f")
+                        value=None, key="w_nic", placeholder="catalogue value", format="%g")  # 0.05 read "0.1" in "%.1f"
         st.number_input("Usable HBM override, GiB (1 GiB = 2³⁰ B)", value=None,
                         key="w_hbmu", placeholder="catalogue value", format="%.4f")  # 4 decimals: a peak 0.0007 GiB over the override must not read the same (review 15n)
         st.number_input("Host memory override, GiB per node", value=None,

@@ -1236,6 +1236,11 @@ def render_sidebar(page: str) -> dict:
     """The scenario inputs, grouped Model · Hardware · Parallelism · Training · Checkpoints ·
     Reliability. Returns the scenario JSON they describe (not yet validated).
 
+    The number boxes have no browser-side bounds (:func:`box_errors` names a value outside the
+    range), and the decimal boxes show what was typed (``%g``, 6 significant digits): a rounding
+    format showed an out-of-range price of 0.005 as the allowed "0.01" beside a message naming
+    0.005, and pasting "0.01" over it sent nothing (review h28d). Usable HBM keeps 4 decimals.
+
     ``page`` names the calling page: widget identity is per page, so after a page switch every
     widget is refilled from the canonical scenario."""
     init_state()
@@ -1280,7 +1285,7 @@ def render_sidebar(page: str) -> dict:
                             help="Rows of a learned position table (GPT-2/3); 0 = RoPE / ALiBi.")
             st.segmented_control("Norm", ["rmsnorm", "layernorm"], key="w_m_norm", width="stretch", required=True,
                                  help="LayerNorm has a bias vector per norm; RMSNorm does not.")
-            st.number_input("Dropout probability", step=0.05, format="%.2f",
+            st.number_input("Dropout probability", step=0.05, format="%g",
                             key="w_m_do", help="0 = no dropout masks (Llama, Mistral, DeepSeek); GPT-3 used 0.1, "
                             "whose masks add activation memory (Korthikanti et al. 2022, Table 2).")
             st.number_input("MTP modules (multi-token prediction)", step=1, key="w_m_mtp", help=_schema.ModelSpec.model_fields["mtp_layers"].description)
@@ -1294,7 +1299,7 @@ def render_sidebar(page: str) -> dict:
             c1, c2 = st.columns(2)
             for j, (key, field, label) in enumerate(_MOE_FIELDS):
                 (c1 if j % 2 == 0 else c2).number_input(label, step=1, key=key)
-            c2.number_input("Capacity factor", step=0.25, format="%.2f",
+            c2.number_input("Capacity factor", step=0.25, format="%g",
                             key="w_m_cf", help="Load-imbalance factor on expert compute and all-to-all (≥ 1).")
             c1.number_input("Max nodes per token (0 = no limit)", step=1, key="w_m_nodes", help=MoESpec.model_fields["max_nodes_per_token"].description)
             st.caption("MLA: " + ("on (from the model this one was made from, or the imported file). " if isinstance(
@@ -1315,23 +1320,23 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Accelerator override", accs, key="w_acc",
                      format_func=lambda i: _inline_label(inline.get("acc")) if i == INLINE else
                      ("the system's own" if i == SYSTEMS_ACC else _label(catalog.accelerators, i)))
-        st.number_input("Price override, USD per GPU-hour", value=None, key="w_price", placeholder="catalogue price", format="%.2f")
+        st.number_input("Price override, USD per GPU-hour", value=None, key="w_price", placeholder="catalogue price", format="%g")
         st.number_input("NIC bandwidth override, GB/s per GPU (1 GB = 10⁹ B)",
                         value=None, key="w_nic", placeholder="catalogue value", format="%g")  # 0.05 read "0.1" in "%.1f"
         st.number_input("Usable HBM override, GiB (1 GiB = 2³⁰ B)", value=None,
                         key="w_hbmu", placeholder="catalogue value", format="%.4f")  # 4 decimals: a peak 0.0007 GiB over the override must not read the same (review 15n)
         st.number_input("Host memory override, GiB per node", value=None,
-                        key="w_hostmem", placeholder="catalogue value", format="%.1f")  # shows the 0.1 minimum
+                        key="w_hostmem", placeholder="catalogue value", format="%g")
         st.number_input("Power limit per GPU, W", value=None, key="w_pwr",
-                        placeholder="the part's TDP", format="%.0f",
+                        placeholder="the part's TDP", format="%g",
                         help="nvidia-smi -pl, from 0.25·TDP to the TDP. Below the TDP the matmul ceiling × "
                         "(limit / TDP)^0.237, a power rule derived from one measured same-die pair (GB200 / "
                         "B200; poorly determined, docs/timing.md), and the GPUs' share of node power × limit / TDP.")
-        st.number_input("PUE", step=0.05, key="w_pue",
+        st.number_input("PUE", step=0.05, format="%g", key="w_pue",
                         help="Facility power ÷ IT power; energy only. Default 1.2: between a hyperscaler's fleet "
                         "(Google 1.10, 2023) and the industry average 1.56–1.58 (Uptime Institute survey 2023 / 2024).")
         st.number_input("Average power draw, fraction of node power", step=0.05,
-                        format="%.2f", key="w_util", help="Average power as a fraction of whole-node power at full load. Default 0.8: BLOOM's "
+                        format="%g", key="w_util", help="Average power as a fraction of whole-node power at full load. Default 0.8: BLOOM's "
                         "637 W per A100-hour (TDP + the nodes' idle draw; Luccioni et al., JMLR 2023) is 0.78 of a DGX A100's "
                         "6.5 kW / 8.")
 
@@ -1421,7 +1426,7 @@ def render_sidebar(page: str) -> dict:
                     ss[k] = v
             c1, c2 = st.columns([3, 2])
             # the label is markdown: an inline tier's id holds the link's / the import's name
-            c1.number_input(f"{md_text(tid, 60)}: interval, minutes", value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%.2f",  # 0.01 min
+            c1.number_input(f"{md_text(tid, 60)}: interval, minutes", value=None, key=f"w_ck_{tid}", placeholder="optimum", format="%g",
                             help="Empty = the engine chooses the interval that maximises goodput.")
             shared = _tier_scope(tid, inline_tiers) == "shared"
             # Locked at 0 for a shared tier; one holding a refused count (an imported scenario JSON:
@@ -1434,7 +1439,7 @@ def render_sidebar(page: str) -> dict:
                                   + ("." if locked else " (set 0).") if shared else
                                   "Replicas on peer nodes (host memory; Gemini / REFT)."))
         st.checkbox("Asynchronous save", key="w_async")
-        st.number_input("Async-save slow-down (fraction of step time)", step=0.01, format="%.3f", key="w_cif",
+        st.number_input("Async-save slow-down (fraction of step time)", step=0.01, format="%g", key="w_cif",
                         help="Steps run this much slower while an asynchronous save drains.")
 
     with sb.expander("Reliability", expanded=False):
@@ -1445,7 +1450,7 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("Failure profile", profs, key="w_fp",
                      format_func=lambda i: _inline_label(inline.get("fp")) if i == INLINE else
                      _label(catalog.failure_profiles, i))
-        st.number_input("Failure-rate scale (× profile)", step=0.25, key="w_rs")
+        st.number_input("Failure-rate scale (× profile)", step=0.25, format="%g", key="w_rs")
         st.number_input("Hot-spare nodes", step=1, key="w_hs")
 
     sj = scenario_from_widgets()

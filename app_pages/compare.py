@@ -199,6 +199,11 @@ st.columns([1, 3])[0].number_input("Scenarios (2 to 4)", step=1, key="c_n")
 if _n_err := share.box_value_error("Scenarios (2 to 4)", ss.get("c_n"), 2, MAX_SLOTS, whole=True, where="link key c_n"):
     st.error(f"{C.code(_n_err)}; the scenarios are kept.", icon=":material/error:")
     C.save_page_widgets("compare", _KEYS)
+    # the URL holds what the box holds, as the sidebar's boxes do (review h28d: it kept c_n=2, so a
+    # reload quietly showed two scenarios; opened, the link's c_n is refused with a warning)
+    _qp = st.query_params.to_dict()
+    if _qp.get("c_n") != str(ss.get("c_n")):
+        st.query_params.from_dict({**_qp, "c_n": str(ss.get("c_n"))})
     st.stop()
 n = int(ss["c_n"])
 cols = st.columns(n)

@@ -462,8 +462,17 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
     ).resolve_scale(y="independent")
 
 
-#: Columns of the validation scatter's legend when it holds more than 20 groups (under the plot).
-LEGEND_COLUMNS = 3
+#: Columns of the validation scatter's legend when it holds more than 20 groups (under the plot),
+#: the pixels a label may take and its font size: 2 × (symbol + 200 px + padding) from the plot's
+#: left edge (about 100 px in) fits a 1,024 px window with the sidebar open, and 200 px of 10 px
+#: capitals hold the 28 characters that tell every out-of-sample group apart. At 800 px with the
+#: sidebar open the second column's longer names are cut (review h28d: 3 columns of 170 px cut a
+#: third of the entries off there, and some at 1,024 px).
+LEGEND_COLUMNS = 2
+LEGEND_LABEL_PX = 200
+LEGEND_FONT_PX = 10
+#: The validation scatter's plot height (px), the legend's rows added under it.
+PLOT_HEIGHT_PX = 380
 
 
 def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = None,
@@ -478,7 +487,8 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
     # Every group in the legend: Vega drops a symbol legend's entries past its default limit (30), and
     # a right-hand legend taller than the chart was cut at about 20 (found by review: the out-of-sample
     # set's ~80 groups, ~20 in the legend). Above 20 groups the legend goes under the plot in columns.
-    legend = (alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, symbolLimit=0, labelLimit=170)
+    legend = (alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, symbolLimit=0, labelLimit=LEGEND_LABEL_PX,
+                         labelFontSize=LEGEND_FONT_PX)
               if n_groups > 20 else alt.Legend(symbolLimit=0))
     pts = alt.Chart(d).mark_point(size=70, opacity=0.8, filled=True).encode(
         x=alt.X(f"{x}:Q", title=f"published{u}", scale=alt.Scale(type="log")),
@@ -506,4 +516,4 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
     # Streamlit fits the whole chart, legend included, into the height: a legend under the plot adds
     # its rows (about 18 px each, plus its title) so the plot keeps its 380 px
     legend_px = (-(-n_groups // LEGEND_COLUMNS) * 18 + 40) if n_groups > 20 else 0
-    return alt.layer(diag, pts).properties(height=380 + legend_px, title=f"Predicted vs published{u}; dashed: y = x")
+    return alt.layer(diag, pts).properties(height=PLOT_HEIGHT_PX + legend_px, title=f"Predicted vs published{u}; dashed: y = x")

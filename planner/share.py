@@ -426,17 +426,12 @@ def _bound_text(x: float) -> str:
 
 
 def _box_range(f: Field) -> str:
-    """``(the Plan page's box: lo to hi unit)`` for a key whose box is in another unit: values of 1
-    or more to one decimal, grouped (``0.1 to 93,132.3 GiB``; review 14j: "93130", the box takes up
-    to 93,132.26), smaller ones to 4 significant digits (``1e-6``)."""
+    """``(the Plan page's box: lo to hi unit)`` for a key whose box is in another unit, the bounds
+    as the box's own message gives them (:func:`_box_bound`: rounded inward, so the number shown is
+    itself allowed): ``0.1 to 93,132.2 GiB`` (1e14 B is 93,132.257 GiB; review 14j: "93130"; review
+    h28d: "93,132.3", nearest, is refused by the box)."""
     scale, unit = _BOX_UNITS[f.key]
-
-    def num(v: float) -> str:
-        if abs(v) >= 1.0:
-            return f"{round(v, 1):,.1f}".removesuffix(".0")
-        return fmt_number(float(f"{v:.4g}"))
-
-    return f"(the Plan page's box: {num(f.lo / scale)} to {num(f.hi / scale)} {unit})"
+    return f"(the Plan page's box: {_box_bound(f.lo / scale, True)} to {_box_bound(f.hi / scale, False)} {unit})"
 
 
 def _parsed(fields, flat: Mapping[str, str], warnings: list[str], prefix: tuple[str, ...] = ()):

@@ -2,8 +2,8 @@
 
 Expected texts come from the fields' definitions: the schema's ranges (``n_gpus`` 1 to
 10,000,000, ``seq_len`` 1 to 4,194,304, usable HBM 0.1 GiB = 107,374,182.4 B to 1e14 B) and the
-Plan page's box units (usable HBM in GiB: 1e14 / 2^30 = 93,132.26 GiB, to one decimal
-93,132.3), never from the code's own output."""
+Plan page's box units (usable HBM in GiB: 1e14 / 2^30 = 93,132.257 GiB, to one decimal rounded
+down so the bound shown is itself allowed: 93,132.2), never from the code's own output."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_link_range_refusals_group_digits_and_name_the_unit():
     assert "n='-5' (cluster.n_gpus): out of range; allowed 1 to 10,000,000; kept the base value" in w
     assert "s='0' (training.seq_len): out of range; allowed 1 to 4,194,304; kept the base value" in w
     assert ("hbmu='1e30' (cluster.overrides.hbm_usable_bytes): out of range; allowed 107374182.4 to 1e14 bytes "
-            "(the Plan page's box: 0.1 to 93,132.3 GiB); kept the base value") in w
+            "(the Plan page's box: 0.1 to 93,132.2 GiB); kept the base value") in w
     # a price bound reads 1,000,000 (review 14j: "1e6")
     assert any(x.startswith("price='1e9'") and "allowed 0.01 to 1,000,000;" in x
                for x in _warnings("p=default&price=1e9"))

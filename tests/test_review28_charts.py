@@ -33,8 +33,8 @@ def test_many_groups_legend_goes_under_the_plot_and_the_chart_grows_by_its_rows(
     enc = spec["layer"][1]["encoding"]
     for ch in ("color", "shape"):  # one combined legend: both channels carry the same settings
         leg = enc[ch]["legend"]
-        assert leg["symbolLimit"] == 0 and leg["orient"] == "bottom" and leg["columns"] == 3
-    rows = -(-n_groups // 3)                # ceil(n / 3) legend rows: 7, 21, 27
+        assert leg["symbolLimit"] == 0 and leg["orient"] == "bottom" and leg["columns"] == charts.LEGEND_COLUMNS == 2
+    rows = -(-n_groups // 2)                # ceil(n / 2) legend rows: 11, 31, 40
     assert spec["height"] == 380 + 18 * rows + 40
 
 

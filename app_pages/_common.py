@@ -1127,7 +1127,7 @@ def _tier_option(i: str, inline_tiers: dict) -> str:
 #: The field's usual names for the schema's ids (the ids stay in links, JSON and the CLI).
 #: Help of the whole-number boxes a user may fill with a large number. Streamlit's integer
 #: number box keeps the digits before an exponent ("1e3" reads 1; review h27b): said where it bites.
-WHOLE_BOX_HELP = "A whole number, typed in full (1000, not 1e3: this box reads 1e3 as 1)."
+WHOLE_BOX_HELP = "A whole number, typed in full (1000, not 1e3: this box reads 1e3 as 1, and 2.5 as 2)."
 _SCHED_LABELS = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B (VPP)", "gpipe": "GPipe",
                  "zero_bubble": "zero-bubble (ZB-H1)", "dualpipe": "DualPipe"}
 _RC_LABELS = {"none": "none", "selective": "selective (attention core)", "full": "full (whole layers)",

@@ -775,7 +775,9 @@ def box_value_error(label: str, value: Any, lo: float, hi: float, *, whole: bool
         v = float(value)
     except OverflowError:  # an int beyond the float range
         v = math.inf if value > 0 else -math.inf
-    shown = (f"{value:,}" if isinstance(value, int) and abs(value) < 10**15 else fmt_number(v) if math.isfinite(v)
+    # grouped as the bounds are (review h28d: "= 1000001: allowed 0.01 to 1,000,000")
+    shown = (f"{value:,}" if isinstance(value, int) and abs(value) < 10**15
+             else f"{v:,.12g}" if math.isfinite(v) and 1e-4 <= abs(v) < 1e15 else fmt_number(v) if math.isfinite(v)
              else repr(v))
     if not math.isfinite(v):
         return f"{label} = {shown}: must be a finite number; allowed {rng}{tail}"

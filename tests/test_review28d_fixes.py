@@ -77,3 +77,11 @@ def test_compare_url_holds_an_out_of_range_scenario_count_and_reopening_it_warns
     assert not at2.exception
     warned = " ".join(w.value for w in at2.warning)
     assert "c_n" in warned and "2" in warned and "4" in warned, warned
+
+
+def test_a_typed_decimal_is_grouped_as_the_bounds_are():
+    # review h28d: "Price … = 1000001: allowed 0.01 to 1,000,000" (the value ungrouped beside the bound)
+    e = share.box_value_error
+    assert e("Price", 1000001.0, 0.01, 1e6) == "Price = 1,000,001: allowed 0.01 to 1,000,000"
+    assert e("Price", 0.005, 0.01, 1e6) == "Price = 0.005: allowed 0.01 to 1,000,000"
+    assert e("T", 20000.0, 1e9, 1e16, unit="trillion tokens", scale=1e12).startswith("T = 20,000 trillion tokens:")

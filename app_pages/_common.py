@@ -1232,6 +1232,12 @@ def sidebar_box_errors() -> list[str]:
     return list(st.session_state.get(BOX_ERRORS_KEY) or [])
 
 
+def errors_text(errs: list[str], head: str = "A box in the sidebar holds a value outside its range") -> str:
+    """The pages' error box for a list of messages: ``head``, that the other inputs are kept, then one
+    bullet per message, each as code (escaped: a message may quote what was typed)."""
+    return f"{head}; the other inputs are kept:\n\n" + "\n".join(f"- {code(e)}" for e in errs)
+
+
 def render_sidebar(page: str) -> dict:
     """The scenario inputs, grouped Model · Hardware · Parallelism · Training · Checkpoints ·
     Reliability. Returns the scenario JSON they describe (not yet validated).

@@ -226,8 +226,7 @@ for _msg in ss.get("_ex_warnings", []):
     st.warning(f"Link: {C.md_text(_msg)}", icon=":material/link_off:")
 box_errs = C.sidebar_box_errors()
 if box_errs:  # a sidebar box outside its range: no sweep from a value the page does not take (review h27b, D4)
-    st.error("A box in the sidebar holds a value outside its range; the other inputs are kept:\n\n"
-             + "\n".join(f"- {C.code(e)}" for e in box_errs), icon=":material/error:")
+    st.error(C.errors_text(box_errs), icon=":material/error:")
     st.stop()
 scen, errs = C.validate(sj)
 if errs:
@@ -267,8 +266,7 @@ _box_errs = [e for e in (
     share.box_value_error("HBM left free, %", ss.get("ex_head"), 0, HEADROOM_MAX_PCT, whole=True,
                           where="link key ex_head")) if e]
 if _box_errs:
-    st.error("A box above holds a value outside its range; the other inputs are kept:\n\n"
-             + "\n".join(f"- {C.code(e)}" for e in _box_errs), icon=":material/error:")
+    st.error(C.errors_text(_box_errs, "A box above holds a value outside its range"), icon=":material/error:")
     st.stop()
 
 st.caption(f"{C.plain(scen.resolved_model().name)} on {sweep_gpus or scen.cluster.n_gpus:,} GPUs of "

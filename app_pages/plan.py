@@ -269,8 +269,7 @@ for _msg in ss.get("_pl_warnings", []):
 box_errs = C.sidebar_box_errors()
 scen, errs = (None, box_errs) if box_errs else C.validate(sj)
 if errs:
-    st.error(("A box in the sidebar holds a value outside its range" if box_errs else "This scenario is not valid")
-             + "; the other inputs are kept:\n\n" + "\n".join(f"- {C.code(e)}" for e in errs),
+    st.error(C.errors_text(errs) if box_errs else C.errors_text(errs, "This scenario is not valid"),
              icon=":material/error:")
     C.render_io(sj, None)
     st.stop()

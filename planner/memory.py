@@ -81,7 +81,8 @@ Activations per layer and micro-batch (Korthikanti et al. 2022 [2] §4, Table 2)
     "A2A(EP)->AG(TP)" over the etp expert-TP ranks): the dispatched input is all-gathered, so
     ``2h·etp`` (``/t`` like the rest), the ``I_e``-wide tensors are split by etp as the tokens
     grow by it (``/t``), the combined output is the rank's own (``2h``, ``/t`` with SP); without
-    SP (etp = tp) the dispatched input and the output are replicated, ``2h·t`` each (review 16h).
+    SP (etp = tp) the dispatched input and the output are replicated, ``2h·t`` each (review 16h),
+    and so are the router's ``8E`` (``/t`` with SP: the rank routes its own tokens).
     Selective recompute or flash attention removes the ``5·a·s`` term; full recompute keeps
     only the layer input ``2h`` per token (``/t`` with SP) plus, as a working set, one whole
     layer of one micro-batch while it is recomputed, of the largest kind (dense, MoE) that the
@@ -737,9 +738,13 @@ def _common(b: Batch) -> dict:
         # gather needed), the fe-wide tensors sharded as above: 2h·r·etp/t and 2h·r·t/t with etp = t.
         # TP = 1: 4h·r, as before (the same operations on the same values).
         io = ACT_MOE_FC1_IN_PER_H * et + ACT_MOE_OUT_PER_H * (t / sp_t)
-        S_moe = S_attn + (rcf * (io * e16 * h + i_gate * fe) + nsh * i_gate * fs
-                          + ACT_MOE_ROUTER_PER_E * F("n_experts"))
-        R_moe_t = R_t
+        S_moe = S_attn + (rcf * (io * e16 * h + i_gate * fe) + nsh * i_gate * fs)
+        # The router's fp32 logits and probabilities (8E per token) are of the tokens the rank
+        # routes: its own sb/t with SP, all sb without (every TP rank runs the router on the whole
+        # replicated input), so they divide by sp_t like the replicated part R, not by t (until
+        # 2026-12-03 by t; review h26a: 0.02 % on Mixtral at TP 2 without SP).
+        router = ACT_MOE_ROUTER_PER_E * F("n_experts")
+        R_moe_t = (R + router) / sp_t
         if any_lowp:  # the 1-byte casts of the fc1 input (etp/t of a token-copy per token) and fc2 input
             S_moe = S_moe - _sel(lowp, qv + rcf * (h * et + fe) + nsh * fs, 0.0)
             # An MoE layer's MLP input stays 16-bit: the pre-MLP norm is its own module there
@@ -747,7 +752,7 @@ def _common(b: Batch) -> dict:
             # into fc1), and the router's linear keeps its 16-bit output; the shared experts' fc1
             # (TE Linear) keeps a 1-byte cast of it besides (h per token). Until 2026-12-03 the
             # dense layer's 1-byte MLP input was charged (review 26: Qwen3-235B fp8 +1.5 %).
-            R_moe_t = (R + _sel(lowp, h * (1.0 + (nsh > 0)), 0.0)) / sp_t
+            R_moe_t = (R + router + _sel(lowp, h * (1.0 + (nsh > 0)), 0.0)) / sp_t
         work_moe = sb * (R_moe_t + (S_moe + core_t) / t)
         if any_op:  # + the dispatched and combined tokens (saved all-to-all outputs; ep > 1), shared W1
             a2a = (F("ep") > 1) * 1.0

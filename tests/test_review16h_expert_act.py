@@ -51,7 +51,8 @@ def _layer_bytes_per_token(t: int, etp: int, sp: bool = True) -> float:
     """One Mixtral MoE layer's kept bytes per token of the micro-batch, by hand (bf16, no dropout, flash).
     R: norm inputs 4h, QKV input 2h, MLP (router / dispatcher) input 2h: 8h, replicated without SP.
     S: Q, K 2q + 2kv, V 2kv, attention output 2q: 4q + 4kv (kv = max(8, t) heads × 128), split by t.
-    Router: fp32 logits and probabilities, 8 B per expert, split by t (the rank's tokens).
+    Router: fp32 logits and probabilities, 8 B per expert, of the tokens the rank routes: split by t
+    with SP, replicated without it (every TP rank runs the router on all sb tokens).
     Routed experts (r = 2 copies per token): fc1 input 2h × r·etp/t, fc1 output 4fe and fc2 input
     2fe × r/t, combined output 2h × r/t with SP (× r, replicated, without it: all sb tokens routed on
     every rank, t = etp)."""
@@ -59,7 +60,7 @@ def _layer_bytes_per_token(t: int, etp: int, sp: bool = True) -> float:
     kv = max(KV_HEADS, t) * DH
     R = 8 * H / (t if sp else 1)
     S_attn = (4 * Q + 4 * kv) / t
-    router = 8 * E / t
+    router = 8 * E / (t if sp else 1)
     fc1_in = 2 * H * r * etp / t
     fe_wide = (4 * FE + 2 * FE) * r / t
     out = 2 * H * r / (t if sp else 1)
@@ -108,8 +109,10 @@ def test_tp1_is_unchanged_by_hand():
 def test_tp2_without_sequence_parallelism_keeps_replicated_routed_tokens():
     """TP 2 without SP (etp = tp; allowed): every TP rank holds and routes all sb tokens, so the
     dispatched fc1 input and the combined output are replicated, 2h·r each per token; the fe-wide
-    tensors are split by etp; R (8h) is replicated as for a dense layer."""
-    per_tok = 8 * H + (4 * Q + 4 * KV_HEADS * DH + 8 * E + TOPK * 6 * FE) / 2 + TOPK * (2 * H + 2 * H)
+    tensors are split by etp; R (8h) is replicated as for a dense layer, and so are the router's fp32
+    logits and probabilities (8E: each rank routes all sb tokens; until 2026-12-03 the model split
+    them by t, review h26a)."""
+    per_tok = 8 * H + 8 * E + (4 * Q + 4 * KV_HEADS * DH + TOPK * 6 * FE) / 2 + TOPK * (2 * H + 2 * H)
     assert _layer_bytes_per_token(2, 2, sp=False) == per_tok
     assert _act(_mixtral(2, sp=False)) == pytest.approx(L * per_tok * S, rel=1e-12)
 

@@ -413,7 +413,16 @@ def _range_text(f: Field) -> str:
     text = f"{one(f.lo)} < value ≤ {one(f.hi)}" if f.lo_open else f"{one(f.lo)} to {one(f.hi)}"
     if f.key in _BOX_UNITS and f.lo is not None and f.hi is not None:
         text += f" {_SI_UNITS.get(f.key, '')} {_box_range(f)}".replace("  ", " ")
+    if f.kind in ("optint", "optfloat"):  # "none" is read too (review h28d: mnl=-1 said "1 to
+        text += f", or none ({_NONE_MEANS.get(f.key, 'the default')})"  # 100,000" beside the page's 0 = no limit)
     return text
+
+
+#: What "none" in an optional link field stands for (the schema field's own description).
+_NONE_MEANS = {"mk": "= attention heads", "md": "hidden ÷ heads", "msw": "full attention",
+               "msf": "= the expert FFN", "mnl": "no limit", "etp": "= TP", "dps": "all of DP",
+               "rcl": "every layer", "price": "the catalogue value", "nic": "the catalogue value",
+               "hostmem": "the catalogue value", "hbmu": "the catalogue value", "pwr": "the catalogue value"}
 
 
 def _bound_text(x: float) -> str:

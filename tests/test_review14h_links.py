@@ -26,10 +26,21 @@ def test_link_range_refusals_group_digits_and_name_the_unit():
     assert "n='-5' (cluster.n_gpus): out of range; allowed 1 to 10,000,000; kept the base value" in w
     assert "s='0' (training.seq_len): out of range; allowed 1 to 4,194,304; kept the base value" in w
     assert ("hbmu='1e30' (cluster.overrides.hbm_usable_bytes): out of range; allowed 107374182.4 to 1e14 bytes "
-            "(the Plan page's box: 0.1 to 93,132.2 GiB); kept the base value") in w
+            "(the Plan page's box: 0.1 to 93,132.2 GiB), or none (the catalogue value); kept the base value") in w
     # a price bound reads 1,000,000 (review 14j: "1e6")
-    assert any(x.startswith("price='1e9'") and "allowed 0.01 to 1,000,000;" in x
+    assert any(x.startswith("price='1e9'") and "allowed 0.01 to 1,000,000, or none (the catalogue value);" in x
                for x in _warnings("p=default&price=1e9"))
+
+
+def test_an_optional_field_refusal_says_what_none_means():
+    """Review h28d: Max nodes per token = -1 was "allowed 0 to 100,000" on the page (its box: 0 = no
+    limit) and "allowed 1 to 100,000" from the link, which writes no limit as ``none``: the link's
+    refusal names that spelling and its meaning (the schema: "None = no limit")."""
+    w = _warnings("p=default&m=custom&me=8&mnl=-1")
+    assert ("mnl='-1' (model.moe.max_nodes_per_token): out of range; allowed 1 to 100,000, or none "
+            "(no limit); kept the base value") in w
+    w = _warnings("p=default&etp=0")
+    assert any(x.startswith("etp='0'") and "allowed 1 to 100,000, or none (= TP);" in x for x in w), w
 
 
 def test_a_refused_tier_list_does_not_also_claim_its_parts_fallback():

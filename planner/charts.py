@@ -471,6 +471,11 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
 LEGEND_COLUMNS = 2
 LEGEND_LABEL_PX = 200
 LEGEND_FONT_PX = 10
+#: What a legend column takes besides its label (symbol, its offset and the column padding, px): a
+#: label gets at most the plot's width / columns less this, so a narrow window ends a long name with
+#: "…" inside its column instead of cutting the second column at the chart's edge (review 28: 4 names
+#: cut at 800 px with the sidebar open).
+LEGEND_SYMBOL_PX = 45
 #: The validation scatter's plot height (px), the legend's rows added under it.
 PLOT_HEIGHT_PX = 380
 
@@ -487,7 +492,8 @@ def validation_scatter(rows: pd.DataFrame, x: str, y: str, color: str | None = N
     # Every group in the legend: Vega drops a symbol legend's entries past its default limit (30), and
     # a right-hand legend taller than the chart was cut at about 20 (found by review: the out-of-sample
     # set's ~80 groups, ~20 in the legend). Above 20 groups the legend goes under the plot in columns.
-    legend = (alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, symbolLimit=0, labelLimit=LEGEND_LABEL_PX,
+    legend = (alt.Legend(orient="bottom", columns=LEGEND_COLUMNS, symbolLimit=0, labelLimit=alt.ExprRef(
+                             expr=f"clamp(width / {LEGEND_COLUMNS} - {LEGEND_SYMBOL_PX}, 40, {LEGEND_LABEL_PX})"),
                          labelFontSize=LEGEND_FONT_PX)
               if n_groups > 20 else alt.Legend(symbolLimit=0))
     pts = alt.Chart(d).mark_point(size=70, opacity=0.8, filled=True).encode(

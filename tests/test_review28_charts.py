@@ -45,3 +45,17 @@ def test_every_group_is_in_the_data_the_legend_is_drawn_from():
     if data is None:  # inline values
         data = spec["layer"][1]["data"]["values"]
     assert {r["group"] for r in data} == set(d["group"])
+
+
+@pytest.mark.parametrize("width, expected", [(900.0, 200.0), (420.0, 165.0), (330.0, 120.0), (100.0, 40.0)])
+def test_many_groups_labels_end_inside_their_column_at_any_plot_width(width, expected):
+    """The legend under the plot has 2 columns; a label may take the plot's width / 2 less 45 px (the
+    symbol, its offset and the column padding), at most 200 px and at least 40 px, so a narrow window
+    ends a long name with "…" (Vega's label limit) instead of cutting the second column at the chart's
+    edge (in Chromium at 800 px with the sidebar open: 4 names were cut). By hand: 420 / 2 − 45 = 165,
+    330 / 2 − 45 = 120; 900 / 2 − 45 = 405 capped at 200; 100 / 2 − 45 = 5 raised to 40."""
+    spec = charts.validation_scatter(_rows(62), "published", "predicted", color="group").to_dict()
+    expr = spec["layer"][1]["encoding"]["color"]["legend"]["labelLimit"]["expr"]
+    # Vega's clamp(value, min, max), evaluated on the expression as written
+    got = eval(expr, {"__builtins__": {}}, {"clamp": lambda v, lo, hi: min(max(v, lo), hi), "width": width})
+    assert got == expected

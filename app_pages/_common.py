@@ -54,6 +54,20 @@ def _ids(fn: Callable[[], dict]) -> list[str]:
         return []
 
 
+def preset_description(pid: str | None) -> str | None:
+    """The scenario preset's ``description`` (presets/scenarios.json: what it assumes where its source
+    is silent and the published figures to compare with), or None."""
+    try:
+        return (planner.list_presets().get(pid) or None) if pid else None
+    except Exception:  # a broken data file shows up as an error elsewhere
+        return None
+
+
+def gpu_hours_text(x: float) -> str:
+    """GPU-hours as published runs state them: ``2.51 M GPU-hours`` from 10⁶, else grouped digits."""
+    return f"{x / 1e6:,.3g} M GPU-hours" if x >= 1e6 else f"{x:,.0f} GPU-hours"
+
+
 def preset_ids() -> list[str]:
     try:
         return list(planner.list_presets())
@@ -291,6 +305,19 @@ def gib_text(x_bytes: float, decimals: int = 1) -> str:
     return f"{g:,.{decimals}f} GiB"
 
 
+def gib_over_text(peak_bytes: float, usable_bytes: float, decimals: int = 1) -> str:
+    """How far ``peak_bytes`` is above ``usable_bytes``, as the difference of the two figures shown
+    beside it at ``decimals`` decimals of GiB, so the three add up on the page (review h29a: "needs
+    91.5 GiB … only 79.6 GiB … (11.8 GiB too much)", the exact 91.46 − 79.65 rounded on its own)."""
+    def fig(x: float) -> float:  # the figure as the page writes it
+        return float(f"{float(x) / GIB:.{decimals}f}")
+
+    shown = fig(peak_bytes) - fig(usable_bytes)
+    if round(shown, decimals) == 0:  # figures that read the same (gib_decimals avoids it): the exact amount
+        return gib_text(peak_bytes - usable_bytes, decimals)
+    return f"{shown:,.{decimals}f} GiB"
+
+
 def no_fit_text(results: dict, usable_bytes: float | None = None, n_stages: int | None = None,
                 what: str = "below") -> str | None:
     """The message for a scenario that does not fit in memory: peak vs usable HBM (GiB) and the
@@ -306,10 +333,12 @@ def no_fit_text(results: dict, usable_bytes: float | None = None, n_stages: int 
     if peak is not None and usable is not None:
         d = gib_decimals(peak, usable)  # found by review: "40.5 GiB ... only 40.5 GiB ... (0.0 GiB too much)"
         need = (f"{where} needs {gib_text(peak, d)} per GPU but only {gib_text(usable, d)} of HBM is usable "
-                f"({gib_text(peak - usable, d)} too much; GiB = 2³⁰ B)")
+                f"({gib_over_text(peak, usable, d)} too much; GiB = 2³⁰ B)")
     else:
         need = f"{where} needs more memory per GPU than the usable HBM"
-    return (f"**Does not fit in GPU memory:** {need}. As set, this run stops with an out-of-memory error. "
+    return (f"**Does not fit in GPU memory:** {need}. As set, the memory model expects this run to stop with an "
+            "out-of-memory error (a model: a framework that frees buffers earlier or holds fewer micro-batches in "
+            "flight than the schedule modelled can fit a little above it; docs/memory.md gives its checks). "
             f"The step time, throughput, goodput, days, cost and energy {what} assume that it fits. More GPUs, "
             "a larger TP or PP, ZeRO-3, full recompute or offload lower the peak; Explore lists the splits that fit.")
 

@@ -292,6 +292,13 @@ st.caption(
     + "· memory and checkpoint sizes in GiB (2³⁰ B); bandwidths in GB/s (10⁹ B/s)."
 )
 
+_pid = ss.get("preset_id")
+_about = C.preset_description(_pid)
+if _about:  # the preset's assumptions and the published figures to hold the numbers against (review h29a)
+    with st.expander(f"About the preset '{_pid}': its sources, assumptions and published figures"):
+        st.markdown(C.md_text(_about, None))
+        st.caption("As the preset was loaded: inputs changed since are not reflected in this text.")
+
 # Headline numbers ------------------------------------------------------------------------
 #: (label, result column, display kind, help: what it is and its unit), in page order.
 HEADLINES = (
@@ -302,7 +309,9 @@ HEADLINES = (
     ("Step time", "step_time_s", "s", "Wall time of one optimizer step (s, min or h by size)."),
     ("MFU", "mfu", "pct", "Model FLOP/s ÷ (GPUs × dense 16-bit peak FLOP/s), in %."),
     ("Throughput", "tokens_per_s", "tok", "Tokens per second, whole job (M = 10⁶, B = 10⁹)."),
-    ("MTBF (job)", "mtbf_h", "h", "Mean time between failures of the whole job (s, min or h by size)."),
+    ("MTBF (job)", "mtbf_h", "h", "Mean time between failures of the whole job (s, min or h by size). Unexpected "
+     "failures only: planned interruptions (maintenance, upgrades; Llama 3 405B: 47 of its 466 in 54 days) are "
+     "not modelled."),
     ("Goodput", "goodput", "pct", "Expected fraction of wall time that advances training, in %: "
      "checkpoint stalls, lost work and restarts removed."),
     ("Days to train", "time_to_train_days", "days", "Wall-clock days (86,400 s) to train the tokens, failures "
@@ -330,7 +339,7 @@ for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
             fits = res.get("fits")
             over = None
             if C.does_not_fit(res) and usable is not None and _peak is not None:
-                over = f"{gib_text(_peak - usable, _gd)} over"
+                over = f"{C.gib_over_text(_peak, usable, _gd)} over"
             col.metric(label, C.DASH if fits is None else ("yes" if fits else "no"), help=help_,
                        delta=over, delta_color="inverse", delta_arrow="off")  # red when it does not fit
         elif key == "mem_total_bytes":
@@ -340,6 +349,12 @@ for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
                           delta=None if usable is None else f"of {usable / C.GIB:,.{_gd}f} GiB usable",
                           delta_color="inverse" if C.does_not_fit(res) else "off", delta_arrow="off",
                           value=None if _peak is None else f"{_peak / C.GIB:,.{_gd}f} GiB")
+        elif key == "cost_usd":
+            # the GPU-hours the cost is priced on, the figure published runs state (review h29a: only in
+            # the expanders, where Llama 3's 30.84 M and DeepSeek-V3's 2.664 M are the comparison)
+            _gh = C.num(res, "gpu_hours")
+            why = _metric(col, label, res, key, kind, help_ + " The GPU-hours below include hot spares.",
+                          delta=None if _gh is None else C.gpu_hours_text(_gh), delta_color="off", delta_arrow="off")
         else:
             why = _metric(col, label, res, key, kind, help_)
         if key != "fits" and why:

@@ -2134,7 +2134,7 @@ def explain(row: dict) -> dict[str, str]:
             f" = {_g(raw)}"
             # the value once where nothing is clipped (review 24: "= 0.9351 = 0.9351")
             + ("" if 0.0 <= raw <= 1.0 else f" → clipped to [0, 1] = {_g(row['goodput_first_order'])}")
-            + " (DESIGN §4.4; valid only where λ·τ and λ·R ≪ 1)"
+            + " (the first-order terms of docs/reliability.md, 'Goodput and intervals'; valid only where λ·τ and λ·R ≪ 1)"
         )
         dead = _zero_everywhere_text(res, tier, lam_h)
         for k, kind in enumerate(TIER_KINDS):
@@ -2582,7 +2582,7 @@ def notes(row: dict) -> list[str]:
         "grouping failure classes by recovery tier (a simplification), with failures during a "
         "recovery extending it (an M/G/∞ busy period); the intervals maximise it. Its loss 1 − goodput is split into "
         "overhead / lost work / restart in proportion to the model's three factors. "
-        "goodput_first_order is DESIGN §4.4's first-order formula (valid only where λ·τ, λ·R ≪ 1). "
+        "goodput_first_order is the first-order formula of docs/reliability.md (valid only where λ·τ, λ·R ≪ 1). "
         "A tier that would recover no failure class at the optimum is not saved (interval 1e8 s). "
         "An async save counts once it is durable (its save − stall after the stall: a factor e^(Λ·(save − stall)), "
         "and another for the saves that other tiers' failures stop in flight).",

@@ -953,7 +953,10 @@ def test_plan_configuration_that_does_not_fit_says_so_with_peak_usable_and_stage
     assert "assume that it fits" in msg
     m = {x.label: x for x in at.metric}
     assert m["Fits in HBM"].value == "no"
-    assert m["Fits in HBM"].proto.delta == f"{(res['mem_total_bytes'] - usable) / C.GIB:,.1f} GiB over"
+    # the shortfall is the difference of the two figures as shown (review h29a: 91.5 − 79.6 read "11.8")
+    shown = float(f"{res['mem_total_bytes'] / C.GIB:.1f}") - float(f"{usable / C.GIB:.1f}")
+    assert m["Fits in HBM"].proto.delta == f"{shown:,.1f} GiB over"
+    assert f"({shown:,.1f} GiB too much" in msg
     # a run that fits has no such error (the default)
     assert not [e for e in _run(PLAN).error]
 

@@ -85,3 +85,16 @@ def test_a_typed_decimal_is_grouped_as_the_bounds_are():
     assert e("Price", 1000001.0, 0.01, 1e6) == "Price = 1,000,001: allowed 0.01 to 1,000,000"
     assert e("Price", 0.005, 0.01, 1e6) == "Price = 0.005: allowed 0.01 to 1,000,000"
     assert e("T", 20000.0, 1e9, 1e16, unit="trillion tokens", scale=1e12).startswith("T = 20,000 trillion tokens:")
+
+
+def test_no_fit_shortfall_is_the_difference_of_the_figures_shown():
+    """Review h29a F8: Llama 3.1 405B at 8,192 GPUs needed 91.46 GiB of 79.64 GiB usable; the page
+    showed "91.5 … 79.6 … (11.8 GiB too much)", each rounded on its own. By hand: 91.5 − 79.6 = 11.9."""
+    from app_pages import _common as C
+
+    peak, usable = 91.46 * C.GIB, 79.64 * C.GIB
+    assert C.gib_over_text(peak, usable, 1) == "11.9 GiB"
+    msg = C.no_fit_text({"fits": False, "mem_total_bytes": peak, "mem_headroom_bytes": usable - peak})
+    assert "needs 91.5 GiB per GPU but only 79.6 GiB of HBM is usable (11.9 GiB too much" in msg
+    # two decimals where one would not tell them apart: 40.52 vs 40.50 → 0.02
+    assert C.gib_over_text(40.52 * C.GIB, 40.50 * C.GIB, 2) == "0.02 GiB"

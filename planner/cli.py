@@ -219,7 +219,12 @@ def _refused_wording(warning: str) -> str:
     verbs = {"kept": "the dashboard would keep", "used": "the dashboard would use", "using": "the dashboard would use"}
 
     def words(text: str) -> str:
-        return re.sub(r"([;,] )(kept|used|using)\b", lambda m: m[1] + verbs[m[2]], text)
+        text = re.sub(r"([;,] )(kept|used|using)\b", lambda m: m[1] + verbs[m[2]], text)
+        # what the app ignores is refused here too: "'e': unknown link parameter ignored" said
+        # the opposite of status 2 (review 29a F1); the page's own warning keeps "ignored"
+        text = re.sub(r" (parameters?) ignored\b",
+                      lambda m: f" {m[1]} (the dashboard would ignore {'them' if m[1].endswith('s') else 'it'})", text)
+        return re.sub(r"([;,] )ignored\b", lambda m: m[1] + "the dashboard would ignore them", text)
 
     # the user's own value, quoted as the app shows it ('x; used y'), is left as it was (review 20c)
     quoted = r"(?<!\w)'(?:[^'\\]|\\.)*'(?!\w)|(?<!\w)\"(?:[^\"\\]|\\.)*\"(?!\w)"  # not the apostrophe of "page's"

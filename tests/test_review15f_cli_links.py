@@ -232,7 +232,7 @@ def test_a_very_long_tampered_link_gives_a_short_answer():
     rc, out, err = _cli("evaluate", "--link", "?p=default&" + "&".join(f"x{i}=1" for i in range(50_000)))
     _bad(rc, out, err)
     lines = err.splitlines()
-    assert len(lines) == 21 and lines[0] == "planner: --link: 'x0': unknown link parameter ignored"
+    assert len(lines) == 21 and lines[0] == "planner: --link: 'x0': unknown link parameter (the dashboard would ignore it)"
     assert lines[-1] == "planner: --link: … and 49,980 more problems in the link"
     rc, out, err = _cli("evaluate", "--link", "?p=default&" + "&".join(f"ex_top={i}" for i in range(1, 20_002)))
     _bad(rc, out, err)

@@ -68,7 +68,7 @@ def _load_file(path: Path, cls: type[T]) -> dict[str, T]:
         try:
             out[key] = cls.model_validate(entry)
         except ValidationError as e:
-            msgs = "; ".join(format_errors(e))
+            msgs = "; ".join(format_errors(e, json_spelling=True))
             raise CatalogError(f"{path.name}: entry '{key}': {msgs}") from e
     return out
 

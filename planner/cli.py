@@ -301,7 +301,7 @@ def validate_input(data: dict) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
-        raise UsageError(format_errors(e)) from None
+        raise UsageError(format_errors(e, json_spelling=True)) from None
     except ValueError as e:
         raise UsageError([str(e)]) from None
 

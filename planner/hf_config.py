@@ -686,7 +686,7 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     try:
         model = ModelSpec.model_validate(data)
     except ValidationError as e:
-        raise InputError([f"{fname} → model." + line for line in format_errors(e)]) from None
+        raise InputError([f"{fname} → model." + line for line in format_errors(e, json_spelling=True)]) from None
     return HFImport(model, notes)
 
 

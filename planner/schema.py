@@ -12,6 +12,7 @@ line per problem that the CLI and the UI show.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import types
@@ -1178,11 +1179,40 @@ def validate_scenario(data: "Scenario | dict") -> "Scenario":
         raise InputError(format_errors(e)) from None
 
 
-def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[str]:
+#: What an "id or inline object" field takes, by the object's class (pydantic's "Input should be a
+#: valid dictionary or instance of ModelSpec" named a class the user never sees: review h29a F2).
+_ID_OR_OBJECT = {
+    "ModelSpec": "a model preset id (planner presets models) or an object with the model's fields",
+    "System": "a system id (planner presets hardware) or an object with the system's fields",
+    "Accelerator": ("an accelerator id (planner presets hardware), an object with the accelerator's fields, "
+                    "or null (the system's own)"),
+    "StorageTier": "a storage tier id (planner presets hardware) or an object with the tier's fields",
+    "FailureProfile": "a failure profile id (planner presets hardware) or an object with the profile's fields",
+}
+
+
+def _shown_value(value: Any, json_spelling: bool) -> str:
+    """A value as the message quotes it: Python's repr, or with ``json_spelling`` null / true /
+    false for None / True / False, as the user typed them in JSON or ``--set`` (review h29a F2:
+    ``--set parallelism.tp=null`` said "(got None)")."""
+    if json_spelling:
+        if value is None or isinstance(value, bool):
+            return json.dumps(value)
+        if isinstance(value, (list, dict)):
+            try:
+                return json.dumps(value, allow_nan=False, ensure_ascii=False)
+            except (TypeError, ValueError, RecursionError):
+                pass
+    return repr(value)
+
+
+def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spelling: bool = False) -> list[str]:
     """One human line per problem: ``field.path: message (got value)``.
 
     Used by the CLI (exit status 2), the UI (``st.error`` / ``st.warning``) and share links.
     For union fields (id or inline object) only the most specific branch is reported.
+    ``json_spelling``: the input was JSON (a file, ``--set``): values read null / true / false,
+    not Python's None / True / False.
     """
     if not isinstance(err, ValidationError):
         return [f"{prefix}{err}"]
@@ -1211,8 +1241,17 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "") -> list[s
                                                       "int_parsing", "float_parsing", "bool_parsing")
         if e.get("type") not in ("value_error", "assertion_error", "missing") and (
                 scalar_expected or not isinstance(inp, (dict, list))):
-            r = repr(inp)
+            r = _shown_value(inp, json_spelling)
             shown = f" (got {r[:57] + '...' if len(r) > 60 else r})"
+        union_class = next((str(x).rsplit(", ", 1)[-1].rstrip("]") for x in loc[-1:]
+                            if str(x).rsplit(", ", 1)[-1].rstrip("]") in _ID_OR_OBJECT), None)
+        if e.get("type") == "model_type" and union_class:
+            msg = f"must be {_ID_OR_OBJECT[union_class]}"
+        elif e.get("type") == "value_error" and msg.startswith("a number, not "):
+            # --set parallelism.tp=true: the range too, as a number of the wrong kind names it
+            got = msg[len("a number, not "):]
+            msg = ("must be a number" + (f", {_range_text(loc, '')}" if _bounds_at(loc) != (None, None) else "")
+                   + f" (got {got})")
         if e.get("type") == "extra_forbidden":
             head = _loc_str(loc[:-1])  # the unknown key itself is always named (even 'str')
             where = f"{head}.{loc[-1]}" if head != "(scenario)" else str(loc[-1])

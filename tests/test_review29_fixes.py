@@ -40,3 +40,60 @@ def test_f1_the_dashboards_own_warning_still_says_ignored():
     _sj, warns = share.params_to_scenario({"p": "default", "zzz": "1"})
     assert warns == ["'zzz': unknown link parameter ignored"], warns
     assert share.foreign_page_keys({"zzz": "1"}, "compare") == ["'zzz': unknown link parameter ignored"]
+
+
+# ---- F2: --set / JSON messages name the range, spell JSON's null / true, and say what a model is ----
+
+def _set_err(assignment: str) -> str:
+    rc, out, err = _cli("evaluate", "--preset", "default", "--set", assignment)
+    assert rc == 2 and out == "", (rc, out, err)
+    return err
+
+
+def test_f2_a_flag_for_a_number_names_the_range():
+    # Before: "parallelism.tp: a number, not true". The range is the schema's: tp is a PosInt
+    # (1 to 10,000,000, as "--set parallelism.tp=0" says), pue 1 to 3 (Cluster.pue ge=1, le=3).
+    assert _set_err("parallelism.tp=true") == \
+        "planner: parallelism.tp: must be a number, allowed 1 to 10,000,000 (got true)\n"
+    assert _set_err("cluster.pue=false") == "planner: cluster.pue: must be a number, allowed 1 to 3 (got false)\n"
+
+
+def test_f2_null_is_spelled_as_json_spells_it():
+    # Before: "... (got None)", Python's spelling of what the user typed as JSON null
+    err = _set_err("parallelism.tp=null")
+    assert err == "planner: parallelism.tp: Input should be a valid integer, allowed 1 to 10,000,000 (got null)\n"
+    assert "None" not in _set_err("checkpoint.async=null")
+    assert "(got null)" in _set_err("checkpoint.async=null")
+    assert "(got [null])" in _set_err("parallelism.tp=[null]")
+
+
+def test_f2_python_api_keeps_pythons_spelling():
+    # a Python caller passed None, and reads None
+    import pytest
+
+    import planner
+    d = planner.load_preset("default").model_dump(by_alias=True)
+    d["parallelism"]["tp"] = None
+    with pytest.raises(planner.InputError, match=r"parallelism\.tp: .*\(got None\)"):
+        planner.evaluate(d)
+
+
+def test_f2_a_model_that_is_neither_an_id_nor_an_object_says_what_is_allowed():
+    # Before: "model: Input should be a valid dictionary or instance of ModelSpec (got 4)"
+    assert _set_err("model=4") == ("planner: model: must be a model preset id (planner presets models) or an "
+                                   "object with the model's fields (got 4)\n")
+    err = _set_err("cluster.system=4")
+    assert err == ("planner: cluster.system: must be a system id (planner presets hardware) or an object with "
+                   "the system's fields (got 4)\n"), err
+    err = _set_err("cluster.accelerator=true")
+    assert err.startswith("planner: cluster.accelerator: must be an accelerator id (planner presets hardware)"), err
+    assert err.endswith("or null (the system's own) (got true)\n"), err
+    for a in ("model=4", "cluster.system=4", "cluster.accelerator=4", "reliability.profile=4",
+              'checkpoint.tiers=[{"tier": 4}]'):
+        err = _set_err(a)
+        assert "instance of" not in err and "Input should be a valid dictionary" not in err, (a, err)
+    # what the message points at exists: an id listed there is accepted
+    rc, out, err = _cli("presets", "models")
+    assert rc == 0 and "llama3-70b" in out
+    rc, _out, err = _cli("evaluate", "--preset", "default", "--set", "model=llama3-70b", "--format", "json")
+    assert rc == 0, err

@@ -259,22 +259,25 @@ def test_usable_hbm_above_the_parts_physical_hbm_is_refused_naming_the_field():
     assert Scenario.model_validate(d).cluster.overrides.hbm_usable_bytes == 70 * 2**30
 
 
-@pytest.mark.parametrize(("path", "field"), [(("parallelism", "tp"), "parallelism.tp"),
-                                             (("parallelism", "dp"), "parallelism.dp"),
-                                             (("training", "seq_len"), "training.seq_len")])
-def test_true_is_not_a_number(path, field):
-    """pydantic's lax mode read ``true`` as 1 (``--set parallelism.tp=true`` gave tp = 1)."""
+# the ranges are the fields' annotations: PosInt ge=1 le=COUNT_MAX (10,000,000); seq_len ge=1 le=4,194,304
+@pytest.mark.parametrize(("path", "field", "allowed"), [
+    (("parallelism", "tp"), "parallelism.tp", "allowed 1 to 10,000,000"),
+    (("parallelism", "dp"), "parallelism.dp", "allowed 1 to 10,000,000"),
+    (("training", "seq_len"), "training.seq_len", "allowed 1 to 4,194,304")])
+def test_true_is_not_a_number(path, field, allowed):
+    """pydantic's lax mode read ``true`` as 1 (``--set parallelism.tp=true`` gave tp = 1); the
+    refusal names the range, as every other message does (review h29a F2)."""
     d = planner.load_preset("default").to_json_dict()
     d[path[0]][path[1]] = True
     with pytest.raises(planner.InputError) as e:
         planner.evaluate(d)
-    assert e.value.lines == [f"{field}: a number, not true"]
+    assert e.value.lines == [f"{field}: must be a number, {allowed} (got true)"]
 
 
 def test_true_is_not_a_checkpoint_interval():
     d = planner.load_preset("default").to_json_dict()
     d["checkpoint"]["tiers"][0]["interval_s"] = True
-    with pytest.raises(planner.InputError, match=r"checkpoint.tiers\[0\].interval_s: a number, not true"):
+    with pytest.raises(planner.InputError, match=r"checkpoint.tiers\[0\].interval_s: must be a number, allowed more than 0 \(got true\)"):
         planner.evaluate(d)
 
 

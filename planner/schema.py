@@ -1206,6 +1206,26 @@ def _shown_value(value: Any, json_spelling: bool) -> str:
     return repr(value)
 
 
+def _not_a_scenario(value: Any) -> str:
+    """The message for a whole scenario that is not a Scenario or dict: a string gets a pointer to
+    :func:`planner.load_preset` (review h29a F3: ``planner.evaluate("default")`` said only "Input
+    should be a valid dictionary or instance of Scenario")."""
+    head = "the scenario must be a planner.Scenario or a dict of its fields"
+    if not isinstance(value, str):
+        return head
+    try:
+        from . import catalog
+
+        ids = catalog.scenario_presets_raw()
+    except Exception:  # a broken catalogue: the pointer without the check
+        ids = {}
+    got = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    if value.strip() in ids:
+        return f"{head}, not a string (got {got}): a preset id? use planner.load_preset({value.strip()!r})"
+    return (f"{head}, not a string (got {got}), and no preset id: planner.list_presets() lists the ids, "
+            "planner.load_preset(id) loads one")
+
+
 def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spelling: bool = False) -> list[str]:
     """One human line per problem: ``field.path: message (got value)``.
 
@@ -1245,7 +1265,11 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
             shown = f" (got {r[:57] + '...' if len(r) > 60 else r})"
         union_class = next((str(x).rsplit(", ", 1)[-1].rstrip("]") for x in loc[-1:]
                             if str(x).rsplit(", ", 1)[-1].rstrip("]") in _ID_OR_OBJECT), None)
-        if e.get("type") == "model_type" and union_class:
+        if e.get("type") == "model_type" and not loc:
+            msg = _not_a_scenario(inp)
+            if isinstance(inp, str):
+                shown = ""  # quoted in the message, before the pointer
+        elif e.get("type") == "model_type" and union_class:
             msg = f"must be {_ID_OR_OBJECT[union_class]}"
         elif e.get("type") == "value_error" and msg.startswith("a number, not "):
             # --set parallelism.tp=true: the range too, as a number of the wrong kind names it

@@ -97,3 +97,38 @@ def test_f2_a_model_that_is_neither_an_id_nor_an_object_says_what_is_allowed():
     assert rc == 0 and "llama3-70b" in out
     rc, _out, err = _cli("evaluate", "--preset", "default", "--set", "model=llama3-70b", "--format", "json")
     assert rc == 0, err
+
+
+# ---- F3: a preset id where a scenario goes points at planner.load_preset -------------------------
+
+def test_f3_a_preset_id_given_as_the_scenario_points_at_load_preset():
+    import pytest
+
+    import planner
+    want = ("the scenario must be a planner.Scenario or a dict of its fields, not a string (got 'default'): "
+            "a preset id? use planner.load_preset('default')")
+    for call in (lambda: planner.evaluate("default"), lambda: planner.sweep("default"),
+                 lambda: planner.simulate("default", n_trials=10)):
+        with pytest.raises(planner.InputError) as e:
+            call()
+        assert e.value.lines == [want], e.value.lines
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate_many([planner.load_preset("default"), "default"])
+    assert e.value.lines == [f"row 1: {want}"], e.value.lines
+    # the pointer works: the preset it names loads and evaluates
+    assert planner.evaluate(planner.load_preset("default")).results["step_time_s"] > 0
+
+
+def test_f3_a_string_that_is_no_preset_id_says_how_to_list_them():
+    import pytest
+
+    import planner
+    assert "llama" not in planner.list_presets()
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate("llama")
+    assert e.value.lines == ["the scenario must be a planner.Scenario or a dict of its fields, not a string "
+                             "(got 'llama'), and no preset id: planner.list_presets() lists the ids, "
+                             "planner.load_preset(id) loads one"], e.value.lines
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(4)
+    assert e.value.lines == ["the scenario must be a planner.Scenario or a dict of its fields (got 4)"]

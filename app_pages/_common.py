@@ -138,6 +138,95 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
 #: threshold, ``planner.charts``).
 DAYS_PER_YEAR = charts.DURATION_UNITS[0][1] / 86400.0
 YEARS_ABOVE_DAYS = charts.YEARS_ABOVE_DAYS
+
+
+def _row_units(kind: str) -> tuple[tuple[str, float], ...]:
+    """(text after the number, size of that unit in the column's own unit) of each unit that
+    :func:`fmt` can give a ``kind``, longest text first (so " M years" is tried before " years");
+    empty for a kind with one unit (GiB, %, yes / no)."""
+    s_per = {"h": 3600.0, "min": 60.0, "s": 1.0, "ms": 1e-3}
+    if kind == "usd":
+        return ((" T", 1e12), (" B", 1e9), (" M", 1e6), ("", 1.0))
+    if kind == "mwh":
+        return ((" TWh", 1e6), (" GWh", 1e3), (" MWh", 1.0), (" kWh", 1e-3), (" Wh", 1e-6))
+    if kind == "tok":
+        return ((" B tok/s", 1e9), (" M tok/s", 1e6), (" tok/s", 1.0))
+    if kind in ("s", "h"):  # step time in s, MTBF in h
+        per = 3600.0 if kind == "h" else 1.0
+        return tuple((f" {u}", v / per) for u, v in sorted(s_per.items(), key=lambda t: -len(t[0])))
+    if kind == "days":
+        return ((" M years", 1e6 * DAYS_PER_YEAR), ("k years", 1e3 * DAYS_PER_YEAR), (" years", DAYS_PER_YEAR),
+                (" days", 1.0)) + tuple((f" {u}", v / 86400.0)
+                                        for u, v in sorted(s_per.items(), key=lambda t: -len(t[0])))
+    return ()
+
+
+def _split_unit(text: str, kind: str) -> tuple[str, str, float] | None:
+    """(number text, unit text, unit size) of a :func:`fmt` text, or None when it has no unit of
+    :func:`_row_units` (a kind of one unit, "—")."""
+    body = text[1:] if kind == "usd" and text.startswith("$") else text
+    for unit, size in _row_units(kind):
+        if body.endswith(unit):
+            number = body[: len(body) - len(unit)] if unit else body
+            if re.fullmatch(r"-?[\d,]+(\.\d+)?", number) or "×10" in number:
+                return number, unit, size
+    return None
+
+
+def fmt_row(values: "list[float | None]", kind: str) -> list[str]:
+    """One row of a side-by-side table: every cell in the unit :func:`fmt` gives the row's largest
+    value (review h29a F6: Compare's energy row read "6,227 MWh" beside "36.8 GWh", its cost row
+    "$103,117" beside "$5.01 M"). A cell whose own text is in that unit is :func:`fmt`'s; another is
+    converted to it with at least three significant digits (``$0.103 M``, ``6.23 GWh``), in powers
+    of ten (``×10``) where that would need more than six decimals, as the largest cell is when
+    :func:`fmt` gives it so. Missing or non-finite values stay "—"."""
+    own = [fmt({"x": v}, "x", kind) for v in values]
+    finite = [abs(float(v)) for v in values if v is not None and num({"x": v}, "x") is not None]
+    if not finite or not _row_units(kind):
+        return own
+    top = next(float(v) for v in values if num({"x": v}, "x") is not None and abs(float(v)) == max(finite))
+    unit = _split_unit(fmt({"x": top}, "x", kind), kind)
+    if unit is None:
+        return own
+    _number, text_unit, size = unit
+    sci_row = "×10" in _number
+    prefix = "$" if kind == "usd" else ""
+    out = []
+    for v, t in zip(values, own):
+        x = num({"x": v}, "x")
+        mine = _split_unit(t, kind)
+        if x is None or (mine is not None and mine[1] == text_unit and ("×10" in mine[0]) == sci_row):
+            out.append(t)
+            continue
+        y = x / size
+        if y == 0:
+            out.append(f"{prefix}0{text_unit}")
+            continue
+        d = max(0, 2 - math.floor(math.log10(abs(y))))
+        out.append(f"{prefix}{sci(y, 3) if sci_row or d > 6 else f'{y:,.{d}f}'}{text_unit}")
+    return out
+
+
+#: Width in px of one character of a table cell (Streamlit's dataframe, Source Sans 14 px): Compare's
+#: "gbs=2048 tok=1.56e13 z=2 vpp=7 hs=16 ls=uneven", 45 characters, measured 291 px wide in Chromium
+#: at 1,400 px (review h29a's screenshot shots/compare_def.png); and the cell's padding, 8 px a side
+#: (glide-data-grid's cellHorizontalPadding).
+CELL_PX_PER_CHAR = 6.5
+CELL_PADDING_PX = 16
+
+
+def cut_to_width(text: str, width_px: float) -> str:
+    """``text`` as a cell of ``width_px`` shows it whole: unchanged when it fits, else cut and ended
+    with "…" (the data grid clips a long cell without one: review h29a F6, "gbs=15360 tok=1.48e13
+    prec=fp8 sch=dualp"), at the last space that fits when one leaves at least half the cell."""
+    n = max(1, int((width_px - CELL_PADDING_PX) / CELL_PX_PER_CHAR))
+    if len(text) <= n:
+        return text
+    head = text[: n - 1]  # and "…"
+    space = head.rfind(" ")
+    if text[n - 1] != " " and space >= n // 2:  # not in the middle of a key=value
+        head = head[:space]
+    return head.rstrip() + "…"
 _SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 

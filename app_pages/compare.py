@@ -335,8 +335,8 @@ if results:
         return [f"{par.get('tp')}·{par.get('pp')}·{par.get('cp')}·{par.get('dp')}{_ep_text(par)}",
                 str(tr.get("micro_batch_size")), str(par.get("recompute"))]
 
-    def _cell(res: dict, col: str, kind: str, host: float | None = None) -> str:
-        v = C.fmt(res, col, kind)
+    def _cell(res: dict, col: str, kind: str, host: float | None = None, v: str | None = None) -> str:
+        v = C.fmt(res, col, kind) if v is None else v
         if col == "host_fits":
             if not C.host_does_not_fit(res):
                 return v
@@ -359,14 +359,18 @@ if results:
             return f"{peak / C.GIB:,.{d}f} GiB {NO_FIT_MARK}"
         return f"{v} {NO_FIT_MARK}" if col in NO_FIT_ROWS and v != C.DASH else v
 
+    _w = COL_WIDTH.get(len(results), COL_WIDTH[MAX_SLOTS])
+    # one unit a row, the unit of its largest value (review h29a F6: "6,227 MWh" beside "36.8 GWh")
+    _row_text = {col: dict(zip(results, C.fmt_row([res.get(col) for res in results.values()], kind)))
+                 for col, _, kind in TABLE_ROWS}
     table = pd.DataFrame(
-        {lab: _split_rows(reports[lab]) + [other[lab]]
-         + [_cell(res, col, kind, host_mem.get(lab)) for col, _, kind in TABLE_ROWS]
+        # "other differences" ends with "…" where the column cuts it (the header's hover has all of it)
+        {lab: _split_rows(reports[lab]) + [C.cut_to_width(other[lab], _w)]
+         + [_cell(res, col, kind, host_mem.get(lab), _row_text[col][lab]) for col, _, kind in TABLE_ROWS]
          for lab, res in results.items()},
         index=["split TP·PP·CP·DP", "micro-batch", "recompute", "other differences"]
         + [name for _, name, _ in TABLE_ROWS])
     st.subheader("Side by side")
-    _w = COL_WIDTH.get(len(results), COL_WIDTH[MAX_SLOTS])
     # the help tooltip is markdown: the label holds the link's names, the details its values (pfs:auto:0)
     _cfg = {lab: st.column_config.TextColumn(lab, help=C.md_text(f"{lab} · {details[lab]}"), width=_w)
             for lab in results}
@@ -376,9 +380,10 @@ if results:
     _dash = bool((table.loc[[name for _, name, _ in TABLE_ROWS]] == C.DASH).to_numpy().any())
     st.caption("Column = scenario: number · model · GPUs × system (hover a header for all of it); its split, "
                "micro-batch and recompute are the first rows, then every other field that differs between the "
-               "scenarios, as its link key (docs/ui.md). Memory in GiB (2³⁰ B); durations in s, min or h by "
-               "size, time to train in days (years above 1,000 days). Every number is the engine's result for "
-               "that scenario"
+               "scenarios, as its link key (cut with … where the column ends: the header's hover has them all; "
+               "docs/ui.md). One unit a row, the unit of its largest value. Memory in GiB (2³⁰ B); durations in "
+               "s, min or h by size, time to train in days (years above 1,000 days). Every number is the "
+               "engine's result for that scenario"
                + (f"; {NO_FIT_MARK} marks a scenario that does not fit in GPU or host memory (the error above): its "
                   f"{NO_FIT_WORDS} assume that it fits" if no_fit else "")
                + ("; — marks a number the engine reports as infinite or not a number"

@@ -132,3 +132,73 @@ def test_f3_a_string_that_is_no_preset_id_says_how_to_list_them():
     with pytest.raises(planner.InputError) as e:
         planner.evaluate(4)
     assert e.value.lines == ["the scenario must be a planner.Scenario or a dict of its fields (got 4)"]
+
+
+# ---- F6: Compare: one unit a row, and a cut "other differences" cell ends with "…" ---------------
+
+def test_f6_fmt_row_puts_a_row_in_the_unit_of_its_largest_value():
+    from app_pages import _common as C
+    # review h29a's rows, by hand: 36,800 MWh = 36.8 GWh, so 6,227 MWh = 6.227 GWh -> 6.23 (3 significant
+    # digits); $9.59 M is the largest, so $103,117 = $0.103117 M -> $0.103 M
+    assert C.fmt_row([6227.0, 36800.0], "mwh") == ["6.23 GWh", "36.8 GWh"]
+    assert C.fmt_row([5.01e6, 103117.0, 9.59e6], "usd") == ["$5.01 M", "$0.103 M", "$9.59 M"]
+    # MTBF 30 min beside 48.4 h: 0.5 h -> "0.500 h"; step time 45 s beside 3.2 min: 45 / 60 = 0.75 min
+    assert C.fmt_row([0.5, 48.4], "h") == ["0.500 h", "48.4 h"]
+    assert C.fmt_row([45.0, 192.0], "s") == ["0.750 min", "3.2 min"]
+    # 50,000 tok/s beside 3.61 M tok/s: 0.05 M -> "0.0500 M tok/s"
+    assert C.fmt_row([5e4, 3.61e6], "tok") == ["0.0500 M tok/s", "3.61 M tok/s"]
+    # a row already in one unit is left as fmt gives it; a missing value stays "—"
+    assert C.fmt_row([0.43, 1234.0, None], "usd") == ["$0.43", "$1,234", "—"]
+    assert C.fmt_row([float("inf"), 5e6], "usd") == ["—", "$5.00 M"]
+
+
+def test_f6_cut_to_width_ends_with_an_ellipsis_and_keeps_what_fits():
+    from app_pages import _common as C
+    text = "gbs=15360 tok=1.48e13 prec=fp8 sch=dualpipe"  # 43 characters
+    # 164 px (four slots): (164 - 16) / 6.5 = 22.8 -> 22 characters, the last one "…"
+    assert C.cut_to_width(text, 164) == "gbs=15360 tok=1.48e13…"
+    # 220 px (three slots): (220 - 16) / 6.5 = 31.4 -> 31: three whole key=value pairs and "…"
+    assert C.cut_to_width(text, 220) == "gbs=15360 tok=1.48e13 prec=fp8…"
+    # 300 px (two slots): (300 - 16) / 6.5 = 43.7 -> 43: the whole text
+    assert C.cut_to_width(text, 300) == text
+
+
+_UNIT = {"usd": {" M": 1e6, " B": 1e9, "": 1.0}, "mwh": {" GWh": 1e3, " MWh": 1.0, " kWh": 1e-3}}
+
+
+def _value(cell: str, kind: str) -> tuple[float, str]:
+    """(value in the column's unit, unit text) of a cell such as "$0.103 M" or "6.23 GWh ✗"."""
+    body = cell.replace(" ✗", "").lstrip("$")
+    for unit, size in sorted(_UNIT[kind].items(), key=lambda t: -len(t[0])):
+        if body.endswith(unit):
+            return float(body[: len(body) - len(unit)].replace(",", "")) * size, unit
+    raise AssertionError(cell)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("params", [
+    {"c_n": "2", "c_src1": "default", "c_src2": "llama3-405b-h100-16k"},
+    {"c_n": "3", "c_src1": "deepseek-v3-h800-2048", "c_src2": "mixtral-8x7b-h100-64",
+     "c_src3": "qwen3-235b-gb200-256"},
+])
+def test_f6_compare_page_rows_have_one_unit_each(params):
+    import planner
+    from test_app import COMPARE, _run
+    at = _run(COMPARE, params)
+    t = at.dataframe[0].value
+    ids = [params[f"c_src{i}"] for i in range(1, int(params["c_n"]) + 1)]
+    res = [planner.evaluate(planner.load_preset(p)).results for p in ids]
+    for row, col, kind in (("cost to train", "cost_usd", "usd"), ("energy", "energy_mwh", "mwh")):
+        cells = list(t.loc[row])
+        units = {_value(c, kind)[1] for c in cells}
+        assert len(units) == 1, (row, cells)
+        for c, r in zip(cells, res):  # each cell is its scenario's value to three significant digits
+            assert _value(c, kind)[0] == pytest.approx(r[col], rel=5e-3), (row, c, r[col])
+    for c in t.loc["other differences"]:
+        # what a cell of the narrowest width (Compare.COL_WIDTH) shows: cut ones end with "…"
+        assert len(c) <= int(({2: 300, 3: 220}[int(params["c_n"])] - 16) / 6.5), c
+    cut = [c for c in t.loc["other differences"] if c.endswith("…")]
+    if params["c_n"] == "3":  # "gbs=15360 tok=1.48e13 prec=fp8 sch=dualpipe ..." is longer than 31
+        assert cut, list(t.loc["other differences"])

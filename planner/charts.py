@@ -154,6 +154,11 @@ def step_time_chart(results: dict) -> alt.Chart:
     ).properties(height=max(120, 30 * len(df)), title="Step-time breakdown (s)")
 
 
+#: Characters a chart subtitle line may have: the Plan page's half-width chart is about 460 px wide
+#: at 1,400 px (review h29a: 462 px) and Vega's subtitle font takes about 6.5 px a character.
+SUBTITLE_CHARS_MAX = 70
+
+
 def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = None) -> alt.Chart:
     """Goodput against checkpoint interval, one line per tier, best point of each marked.
 
@@ -208,9 +213,11 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
             x=x, y=y, color=alt.Color("tier:N"), tooltip=["tier:N", "mark:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".3g"),
                                alt.Tooltip("goodput_pct:Q", title="goodput (%)", format=".2f")]))
     zero = len(df) > 0 and not bool((df["goodput"] > 0.0).any())
-    sub = "goodput 0 at every interval: no optimum  ○ in use" if zero else "◆ optimum  ○ in use"
+    sub: str | list[str] = "goodput 0 at every interval: no optimum  ○ in use" if zero else "◆ optimum  ○ in use"
     if n_edge and not zero:
-        sub += "  (no ◆: best at the longest interval shown, i.e. not saving that tier)"
+        # a line of its own (review h29a F7: one line of 89 characters was cut at the chart's
+        # width, "... i.e. not saving that t…"); each at most SUBTITLE_CHARS_MAX
+        sub = [sub, "no ◆: best at the longest interval shown, i.e. not saving that tier"]
     return alt.layer(*layers).properties(
         height=300, title=alt.TitleParams("Goodput vs checkpoint interval", subtitle=sub))
 

@@ -52,7 +52,11 @@ def test_goodput_curve_marks_the_best_point_per_tier():
     # b still rises at the grid's longest interval: its best is "not saved" (or beyond the grid), no ◆
     # there (review h27b: a ◆ at 7 days read "save weekly"), and the subtitle says why
     assert sorted((d["tier"], d["interval_s"]) for d in best) == [("a", 600)]
-    assert "not saving that tier" in spec["title"]["subtitle"]
+    # on a line of its own, each line short enough for the Plan page's 460 px chart (review h29a F7:
+    # one 89-character line was cut at "not saving that t…"); 70 characters at about 6.5 px each
+    assert spec["title"]["subtitle"] == ["◆ optimum  ○ in use",
+                                         "no ◆: best at the longest interval shown, i.e. not saving that tier"]
+    assert all(len(line) <= 70 for line in spec["title"]["subtitle"])
     inner = charts.goodput_interval_chart(curve[curve["tier"] == "a"]).to_dict()
     assert "not saving" not in inner["title"]["subtitle"]
 

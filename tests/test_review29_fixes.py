@@ -202,3 +202,23 @@ def test_f6_compare_page_rows_have_one_unit_each(params):
     cut = [c for c in t.loc["other differences"] if c.endswith("…")]
     if params["c_n"] == "3":  # "gbs=15360 tok=1.48e13 prec=fp8 sch=dualpipe ..." is longer than 31
         assert cut, list(t.loc["other differences"])
+
+
+# ---- F7: the goodput chart's subtitle is not cut at the chart's width ----------------------------
+
+def test_f7_plan_charts_subtitle_lines_fit_the_chart():
+    # review h29a: on /?p=deepseek-v3-h800-2048 the subtitle "◆ optimum ○ in use (no ◆: best at the
+    # longest interval shown, i.e. not saving that tier)" (89 characters) was cut at the 462 px chart;
+    # 70 characters at about 6.5 px fit 460 px
+    from test_app import PLAN, _run, charts_by_key
+    at = _run(PLAN, {"p": "deepseek-v3-h800-2048"})
+    specs = charts_by_key(at)
+    titles = [s["title"] for s in specs if isinstance(s.get("title"), dict)]
+    goodput = [t for t in titles if t.get("text") == "Goodput vs checkpoint interval"]
+    assert len(goodput) == 1
+    assert goodput[0]["subtitle"] == ["◆ optimum  ○ in use",
+                                      "no ◆: best at the longest interval shown, i.e. not saving that tier"]
+    for t in titles:
+        sub = t.get("subtitle")
+        for line in ([sub] if isinstance(sub, str) else sub or []):
+            assert len(line) <= 70, line

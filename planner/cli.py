@@ -473,22 +473,39 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
     return f"{v:,.4g}", ""
 
 
+#: Capacities ``evaluate --format json / csv`` adds to the engine's results: output name -> the
+#: engine's input column (``batch.scenario_row``) that the verdicts compare with.
+CAPACITY_COLUMNS = {"hbm_usable_bytes": "hbm_usable_bytes", "host_memory_per_node_bytes": "host_memory_bytes"}
+CAPACITY_EXPLAIN = {
+    "hbm_usable_bytes": "usable HBM per GPU (physical less what the driver and runtime keep) [bytes]: "
+                        "fits = mem_total_bytes ≤ hbm_usable_bytes",
+    "host_memory_per_node_bytes": "host memory per node [bytes]: host_fits = host_mem_per_node_bytes ≤ "
+                                  "host_memory_per_node_bytes; host_fits_ckpt adds ckpt_host_mem_per_node_bytes",
+}
+
+
 def print_report(report, fmt: str, out=None) -> None:
     from .engine import RESULT_COLUMNS
 
     out = out or sys.stdout
     accuracy = _accuracy(report.scenario) if fmt in ("json", "table") else None
 
-    if fmt == "json":
+    if fmt in ("json", "csv"):
+        # the capacities `fits` and `host_fits` compare with, as the table shows them (review h29a F9:
+        # a script reading the JSON or CSV could not recompute either verdict nor show the headroom)
+        results, explain = dict(report.results), dict(report.explain)
+        for name, value in zip(CAPACITY_COLUMNS, _input_columns(report.scenario, *CAPACITY_COLUMNS.values())):
+            results[name] = value
+            explain.setdefault(name, CAPACITY_EXPLAIN[name])
+        if fmt == "csv":
+            pd.DataFrame([results]).to_csv(out, index=False)
+            return
         json.dump(
-            _json_safe({"scenario": report.scenario, "results": report.results, "stages": report.stages,
-                        "explain": report.explain, "notes": report.notes, "accuracy": accuracy}),
+            _json_safe({"scenario": report.scenario, "results": results, "stages": report.stages,
+                        "explain": explain, "notes": report.notes, "accuracy": accuracy}),
             out, indent=2, default=float, allow_nan=False,
         )
         out.write("\n")
-        return
-    if fmt == "csv":
-        pd.DataFrame([report.results]).to_csv(out, index=False)
         return
     line = split_line(report.scenario)
     if line:

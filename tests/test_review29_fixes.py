@@ -222,3 +222,49 @@ def test_f7_plan_charts_subtitle_lines_fit_the_chart():
         sub = t.get("subtitle")
         for line in ([sub] if isinstance(sub, str) else sub or []):
             assert len(line) <= 70, line
+
+
+# ---- F9: evaluate's JSON and CSV carry the capacities `fits` and `host_fits` compare with ----------
+
+def test_f9_json_and_csv_have_the_usable_hbm_and_the_host_memory():
+    import json
+
+    import pandas as pd
+    # the default preset runs on a DGX H100: hardware/accelerators.json gives the H100 SXM 80 GB
+    # 85,520,809,984 B of usable HBM (79.65 GiB of its 80 GiB), hardware/systems.json the DGX H100
+    # 2 TiB = 2 × 2⁴⁰ B of host memory per node (sources nv-basepod; nv-dgxh100-ug)
+    usable, host = 85_520_809_984.0, 2.0 * 2**40
+    rc, out, err = _cli("evaluate", "--preset", "default", "--format", "json")
+    assert rc == 0, err
+    d = json.loads(out)
+    r = d["results"]
+    assert r["hbm_usable_bytes"] == usable and r["host_memory_per_node_bytes"] == host
+    assert r["fits"] == (r["mem_total_bytes"] <= r["hbm_usable_bytes"])  # recomputable from the JSON now
+    assert r["host_fits"] == (r["host_mem_per_node_bytes"] <= r["host_memory_per_node_bytes"])
+    assert "fits = mem_total_bytes ≤ hbm_usable_bytes" in d["explain"]["hbm_usable_bytes"]
+    assert "host_fits = host_mem_per_node_bytes ≤ host_memory_per_node_bytes" in \
+        d["explain"]["host_memory_per_node_bytes"]
+    rc, out, err = _cli("evaluate", "--preset", "default", "--format", "csv")
+    assert rc == 0, err
+    row = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert row["hbm_usable_bytes"] == usable and row["host_memory_per_node_bytes"] == host
+    # nothing renamed or dropped: every column of the engine's results is still there
+    import planner
+    assert set(planner.evaluate(planner.load_preset("default")).results) <= set(row.index)
+
+
+def test_f9_an_override_is_the_capacity_written():
+    import json
+    # 70 GiB = 70 × 2³⁰ = 75,161,927,680 B; 512 GiB = 549,755,813,888 B
+    rc, out, err = _cli("evaluate", "--preset", "default", "--format", "json",
+                        "--set", "cluster.overrides.hbm_usable_bytes=75161927680",
+                        "--set", "cluster.overrides.host_memory_bytes=549755813888")
+    assert rc == 0, err
+    r = json.loads(out)["results"]
+    assert r["hbm_usable_bytes"] == 75_161_927_680.0 and r["host_memory_per_node_bytes"] == 549_755_813_888.0
+
+
+def test_f9_readme_documents_the_capacity_keys():
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert "`hbm_usable_bytes`" in text and "`host_memory_per_node_bytes`" in text

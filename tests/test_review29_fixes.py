@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from contextlib import redirect_stderr, redirect_stdout
 
+import pytest
+
 from planner import share
 from planner.cli import main
 
@@ -69,8 +71,6 @@ def test_f2_null_is_spelled_as_json_spells_it():
 
 def test_f2_python_api_keeps_pythons_spelling():
     # a Python caller passed None, and reads None
-    import pytest
-
     import planner
     d = planner.load_preset("default").model_dump(by_alias=True)
     d["parallelism"]["tp"] = None
@@ -102,8 +102,6 @@ def test_f2_a_model_that_is_neither_an_id_nor_an_object_says_what_is_allowed():
 # ---- F3: a preset id where a scenario goes points at planner.load_preset -------------------------
 
 def test_f3_a_preset_id_given_as_the_scenario_points_at_load_preset():
-    import pytest
-
     import planner
     want = ("the scenario must be a planner.Scenario or a dict of its fields, not a string (got 'default'): "
             "a preset id? use planner.load_preset('default')")
@@ -120,8 +118,6 @@ def test_f3_a_preset_id_given_as_the_scenario_points_at_load_preset():
 
 
 def test_f3_a_string_that_is_no_preset_id_says_how_to_list_them():
-    import pytest
-
     import planner
     assert "llama" not in planner.list_presets()
     with pytest.raises(planner.InputError) as e:
@@ -174,8 +170,6 @@ def _value(cell: str, kind: str) -> tuple[float, str]:
             return float(body[: len(body) - len(unit)].replace(",", "")) * size, unit
     raise AssertionError(cell)
 
-
-import pytest  # noqa: E402
 
 
 @pytest.mark.parametrize("params", [

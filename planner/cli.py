@@ -475,12 +475,12 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
 
 #: Capacities ``evaluate --format json / csv`` adds to the engine's results: output name -> the
 #: engine's input column (``batch.scenario_row``) that the verdicts compare with.
-CAPACITY_COLUMNS = {"hbm_usable_bytes": "hbm_usable_bytes", "host_memory_per_node_bytes": "host_memory_bytes"}
+CAPACITY_COLUMNS = {"hbm_usable_bytes": "hbm_usable_bytes", "host_mem_capacity_per_node_bytes": "host_memory_bytes"}
 CAPACITY_EXPLAIN = {
     "hbm_usable_bytes": "usable HBM per GPU (physical less what the driver and runtime keep) [bytes]: "
                         "fits = mem_total_bytes ≤ hbm_usable_bytes",
-    "host_memory_per_node_bytes": "host memory per node [bytes]: host_fits = host_mem_per_node_bytes ≤ "
-                                  "host_memory_per_node_bytes; host_fits_ckpt adds ckpt_host_mem_per_node_bytes",
+    "host_mem_capacity_per_node_bytes": "host memory per node [bytes]: host_fits = host_mem_per_node_bytes ≤ "
+                                  "host_mem_capacity_per_node_bytes; host_fits_ckpt adds ckpt_host_mem_per_node_bytes",
 }
 
 

@@ -232,16 +232,16 @@ def test_f9_json_and_csv_have_the_usable_hbm_and_the_host_memory():
     assert rc == 0, err
     d = json.loads(out)
     r = d["results"]
-    assert r["hbm_usable_bytes"] == usable and r["host_memory_per_node_bytes"] == host
+    assert r["hbm_usable_bytes"] == usable and r["host_mem_capacity_per_node_bytes"] == host
     assert r["fits"] == (r["mem_total_bytes"] <= r["hbm_usable_bytes"])  # recomputable from the JSON now
-    assert r["host_fits"] == (r["host_mem_per_node_bytes"] <= r["host_memory_per_node_bytes"])
+    assert r["host_fits"] == (r["host_mem_per_node_bytes"] <= r["host_mem_capacity_per_node_bytes"])
     assert "fits = mem_total_bytes ≤ hbm_usable_bytes" in d["explain"]["hbm_usable_bytes"]
-    assert "host_fits = host_mem_per_node_bytes ≤ host_memory_per_node_bytes" in \
-        d["explain"]["host_memory_per_node_bytes"]
+    assert "host_fits = host_mem_per_node_bytes ≤ host_mem_capacity_per_node_bytes" in \
+        d["explain"]["host_mem_capacity_per_node_bytes"]
     rc, out, err = _cli("evaluate", "--preset", "default", "--format", "csv")
     assert rc == 0, err
     row = pd.read_csv(io.StringIO(out)).iloc[0]
-    assert row["hbm_usable_bytes"] == usable and row["host_memory_per_node_bytes"] == host
+    assert row["hbm_usable_bytes"] == usable and row["host_mem_capacity_per_node_bytes"] == host
     # nothing renamed or dropped: every column of the engine's results is still there
     import planner
     assert set(planner.evaluate(planner.load_preset("default")).results) <= set(row.index)
@@ -255,10 +255,10 @@ def test_f9_an_override_is_the_capacity_written():
                         "--set", "cluster.overrides.host_memory_bytes=549755813888")
     assert rc == 0, err
     r = json.loads(out)["results"]
-    assert r["hbm_usable_bytes"] == 75_161_927_680.0 and r["host_memory_per_node_bytes"] == 549_755_813_888.0
+    assert r["hbm_usable_bytes"] == 75_161_927_680.0 and r["host_mem_capacity_per_node_bytes"] == 549_755_813_888.0
 
 
 def test_f9_readme_documents_the_capacity_keys():
     from pathlib import Path
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert "`hbm_usable_bytes`" in text and "`host_memory_per_node_bytes`" in text
+    assert "`hbm_usable_bytes`" in text and "`host_mem_capacity_per_node_bytes`" in text

@@ -63,11 +63,6 @@ def preset_description(pid: str | None) -> str | None:
         return None
 
 
-def gpu_hours_text(x: float) -> str:
-    """GPU-hours as published runs state them: ``2.51 M GPU-hours`` from 10⁶, else grouped digits."""
-    return f"{x / 1e6:,.3g} M GPU-hours" if x >= 1e6 else f"{x:,.0f} GPU-hours"
-
-
 def preset_ids() -> list[str]:
     try:
         return list(planner.list_presets())
@@ -179,8 +174,12 @@ def fmt_row(values: "list[float | None]", kind: str) -> list[str]:
     "$103,117" beside "$5.01 M"). A cell whose own text is in that unit is :func:`fmt`'s; another is
     converted to it with at least three significant digits (``$0.103 M``, ``6.23 GWh``), in powers
     of ten (``×10``) where that would need more than six decimals, as the largest cell is when
-    :func:`fmt` gives it so. Missing or non-finite values stay "—"."""
+    :func:`fmt` gives it so. Missing or non-finite values stay "—". Durations (``s``, ``h``,
+    ``days``) keep each cell's own unit: "4.82 s" beside "17.7 min" reads right, where one unit made
+    a step time "0.0804 min" (and a slot's cell changed with the other slots)."""
     own = [fmt({"x": v}, "x", kind) for v in values]
+    if kind in ("s", "h", "days"):
+        return own
     finite = [abs(float(v)) for v in values if v is not None and num({"x": v}, "x") is not None]
     if not finite or not _row_units(kind):
         return own

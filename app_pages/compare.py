@@ -32,12 +32,13 @@ LABEL_NAME_MAX = 60
 #: Rows that a scenario which does not fit in memory marks with NO_FIT_MARK: the numbers that would
 #: otherwise make it look fast or cheap. Goodput too (review 16d: the error above the table says "the
 #: step time, throughput, goodput, days, cost and energy in its column (marked ✗)", goodput was not).
-NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "goodput", "time_to_train_days", "cost_usd", "energy_mwh")
+NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "goodput", "time_to_train_days", "gpu_hours", "cost_usd",
+               "energy_mwh")
 NO_FIT_MARK = "✗"
 #: What the chart's memory legend says of a scenario that fits in HBM but not in host memory.
 HOST_NO_FIT = charts.HOST_NO_FIT
 #: The marked rows as the caption names them.
-NO_FIT_WORDS = "step time, MFU, throughput, goodput, time to train, cost and energy"
+NO_FIT_WORDS = "step time, MFU, throughput, goodput, time to train, GPU-hours, cost and energy"
 
 #: Rows of the metrics table: (result column, label, display kind for C.fmt).
 TABLE_ROWS = (
@@ -50,6 +51,7 @@ TABLE_ROWS = (
     ("mtbf_h", "MTBF (job)", "h"),
     ("goodput", "goodput", "pct"),
     ("time_to_train_days", "time to train", "days"),
+    ("gpu_hours", "GPU-hours", "gpuh"),
     ("cost_usd", "cost to train", "usd"),
     ("energy_mwh", "energy", "mwh"),
 )

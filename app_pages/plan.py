@@ -354,7 +354,7 @@ for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
             # the expanders, where Llama 3's 30.84 M and DeepSeek-V3's 2.664 M are the comparison)
             _gh = C.num(res, "gpu_hours")
             why = _metric(col, label, res, key, kind, help_ + " The GPU-hours below include hot spares.",
-                          delta=None if _gh is None else C.gpu_hours_text(_gh), delta_color="off", delta_arrow="off")
+                          delta=None if _gh is None else C.fmt(res, "gpu_hours", "gpuh"), delta_color="off", delta_arrow="off")
         else:
             why = _metric(col, label, res, key, kind, help_)
         if key != "fits" and why:

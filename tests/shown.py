@@ -25,10 +25,11 @@ UNITS_SI: dict[str, float] = {
     "GiB": GIB, "s": 1.0, "ms": 1e-3, "min": 60.0, "h": 3600.0, "%": 0.01, "days": 86400.0,
     "years": 365.25 * 86400.0, "M tok/s": 1e6, "k tok/s": 1e3, "tok/s": 1.0, "B tok/s": 1e9,
     "$": 1.0, "$ k": 1e3, "$ M": 1e6, "$ B": 1e9, "$ T": 1e12, "MWh": 1.0, "GWh": 1e3, "kWh": 1e-3,
+    "GPU-h": 1.0,
 }
 #: Compare's table row -> (engine column, the column's unit in SI).
 COMPARE_ROWS: dict[str, tuple[str, float]] = {
     "peak memory per GPU": ("mem_total_bytes", 1.0), "step time": ("step_time_s", 1.0), "MFU": ("mfu", 1.0),
     "throughput": ("tokens_per_s", 1.0), "MTBF (job)": ("mtbf_h", 3600.0), "goodput": ("goodput", 1.0),
-    "time to train": ("time_to_train_days", 86400.0), "cost to train": ("cost_usd", 1.0),
+    "time to train": ("time_to_train_days", 86400.0), "GPU-hours": ("gpu_hours", 1.0), "cost to train": ("cost_usd", 1.0),
     "energy": ("energy_mwh", 1.0)}

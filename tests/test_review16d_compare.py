@@ -124,9 +124,9 @@ def test_goodput_of_a_slot_that_does_not_fit_is_marked_as_the_error_says(slot):
     err = " ".join(e.value for e in at.error if e.value.startswith("Scenario 2"))
     assert "goodput" in err and "(marked ✗)" in err  # what the page promises
     assert t.loc["goodput", c2].endswith(" ✗") and not t.loc["goodput", c1].endswith("✗")
-    for row in ("step time", "MFU", "throughput", "time to train", "cost to train", "energy"):
+    for row in ("step time", "MFU", "throughput", "time to train", "GPU-hours", "cost to train", "energy"):
         assert t.loc[row, c2].endswith(" ✗"), row
-    assert "its step time, MFU, throughput, goodput, time to train, cost and energy assume that it fits" \
+    assert "its step time, MFU, throughput, goodput, time to train, GPU-hours, cost and energy assume that it fits" \
         in _captions(at)
 
 

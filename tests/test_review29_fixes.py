@@ -138,9 +138,11 @@ def test_f6_fmt_row_puts_a_row_in_the_unit_of_its_largest_value():
     # digits); $9.59 M is the largest, so $103,117 = $0.103117 M -> $0.103 M
     assert C.fmt_row([6227.0, 36800.0], "mwh") == ["6.23 GWh", "36.8 GWh"]
     assert C.fmt_row([5.01e6, 103117.0, 9.59e6], "usd") == ["$5.01 M", "$0.103 M", "$9.59 M"]
-    # MTBF 30 min beside 48.4 h: 0.5 h -> "0.500 h"; step time 45 s beside 3.2 min: 45 / 60 = 0.75 min
-    assert C.fmt_row([0.5, 48.4], "h") == ["0.500 h", "48.4 h"]
-    assert C.fmt_row([45.0, 192.0], "s") == ["0.750 min", "3.2 min"]
+    # durations keep their own units (s / min / h read right side by side; one unit made a step time
+    # "0.0804 min"): 45 s beside 192 s = 3.2 min, MTBF 0.5 h = 30 min beside 48.4 h
+    assert C.fmt_row([45.0, 192.0], "s") == [C.fmt({"x": 45.0}, "x", "s"), C.fmt({"x": 192.0}, "x", "s")]
+    assert C.fmt_row([45.0, 192.0], "s")[1].endswith(" min") and C.fmt_row([45.0, 192.0], "s")[0].endswith(" s")
+    assert C.fmt_row([0.5, 48.4], "h")[0].endswith(" min")
     # 50,000 tok/s beside 3.61 M tok/s: 0.05 M -> "0.0500 M tok/s"
     assert C.fmt_row([5e4, 3.61e6], "tok") == ["0.0500 M tok/s", "3.61 M tok/s"]
     # a row already in one unit is left as fmt gives it; a missing value stays "—"

@@ -1423,7 +1423,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_link)
 
     sp = sub.add_parser("presets", help="list presets")
-    sp.add_argument("what", nargs="?", choices=["models", "scenarios", "hardware"])
+    sp.add_argument("what", nargs="?", choices=["models", "scenarios", "hardware"],
+                    help="scenarios (default): the scenario presets with their descriptions (--format json "
+                         "or csv for the whole text); models: the model presets with their parameter counts; "
+                         "hardware: the systems (with their accelerator's peak, usable HBM and price), the storage tiers "
+                         "and the failure profiles")
     sp.add_argument("--format", choices=["table", "json", "csv"], default="table")
     sp.set_defaults(func=cmd_presets)
 

@@ -145,7 +145,7 @@ def test_compare_two_presets_side_by_side(app_url, browser):
     heads = _grid_headers(page)
     assert any(h.startswith("1: llama3-70b · 1024") for h in heads), heads
     assert any(h.startswith("2: llama3-8b · 64") for h in heads), heads
-    rows = [_grid_cell(page, 0, r) for r in range(14)]
+    rows = [_grid_cell(page, 0, r) for r in range(16)]  # 16 rows since the GPU-hours row (2026-12-03)
     assert "step time" in rows and "cost to train" in rows
     c1 = heads.index(next(h for h in heads if h.startswith("1:")))
     assert _grid_cell(page, c1, rows.index("split TP·PP·CP·DP")) == "8·4·1·32"  # the split is a row now

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 import re
 
 import planner
-from planner import catalog, charts, share
+from planner import batch as pbatch, catalog, charts, share
 from planner import schema as _schema
 from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors, loads_json
 
@@ -54,12 +54,24 @@ def _ids(fn: Callable[[], dict]) -> list[str]:
         return []
 
 
-def preset_description(pid: str | None) -> str | None:
-    """The scenario preset's ``description`` (presets/scenarios.json: what it assumes where its source
-    is silent and the published figures to compare with), or None."""
+def preset_about(pid: str | None, sj: dict, scen: Scenario) -> tuple[str, str, list[str]] | None:
+    """(description, source, link keys changed since) of the scenario preset ``pid`` (presets/
+    scenarios.json: what it assumes where its source is silent, the published figures to compare
+    with, and its sources), or None when there is none or the scenario is no longer its run: another
+    model or system (review h29c: a Validate row, an imported JSON or a Compare slot opened on Plan sat
+    under the last preset's text). The changed keys are the share link's (``share.FIELDS``)."""
     try:
-        return (planner.list_presets().get(pid) or None) if pid else None
-    except Exception:  # a broken data file shows up as an error elsewhere
+        raw = catalog.scenario_presets_raw().get(pid) if pid else None
+        if not raw:
+            return None
+        base = planner.load_preset(pid)
+        if base.resolved_model() != scen.resolved_model() or base.cluster.system != scen.cluster.system:
+            return None
+        mine = share.scenario_to_params(_defaults_full(sj), preset=pid)
+        theirs = share.scenario_to_params(_defaults_full(planner.presets.preset_json(pid)), preset=pid)
+        changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        return raw.get("description", ""), raw.get("source", ""), changed
+    except Exception:  # noqa: BLE001 - a broken data file shows up as an error elsewhere
         return None
 
 
@@ -425,9 +437,11 @@ def no_fit_text(results: dict, usable_bytes: float | None = None, n_stages: int 
     else:
         need = f"{where} needs more memory per GPU than the usable HBM"
     return (f"**Does not fit in GPU memory:** {need}. As set, the memory model expects this run to stop with an "
-            "out-of-memory error (a model: a framework that frees buffers earlier or holds fewer micro-batches in "
-            "flight than the schedule modelled can fit a little above it; docs/memory.md gives its checks). "
-            f"The step time, throughput, goodput, days, cost and energy {what} assume that it fits. More GPUs, "
+            "out-of-memory error. It is a model: a framework that frees buffers sooner, or keeps fewer micro-batches "
+            "in flight than the schedule modelled, can run above it (docs/memory.md gives its checks against "
+            "published peaks). "
+            f"The step time, MFU, throughput, goodput, days, GPU-hours, cost and energy {what} assume that it fits. "
+            "More GPUs, "
             "a larger TP or PP, ZeRO-3, full recompute or offload lower the peak; Explore lists the splits that fit.")
 
 
@@ -472,8 +486,8 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
                   if stg > 0 else "")
                + "use more GPUs, or set a larger host memory override")
         stop = "As set, the checkpoints cannot be saved"
-    return (f"**Does not fit in host memory:** {need} (GiB = 2³⁰ B). {stop}; the step time, goodput, days, cost "
-            f"and energy {what} assume that it fits. {fix}.")
+    return (f"**Does not fit in host memory:** {need} (GiB = 2³⁰ B). {stop}; the step time, MFU, throughput, "
+            f"goodput, days, GPU-hours, cost and energy {what} assume that it fits. {fix}.")
 
 
 def engine_zero_goodput_note(notes: list | None) -> str | None:
@@ -664,7 +678,8 @@ def validate(sj: dict) -> tuple[Scenario | None, list[str]]:
     try:
         return Scenario.model_validate(copy.deepcopy(sj)), []
     except ValidationError as e:
-        return None, [in_widget_units(m) for m in format_errors(e)]
+        # the page's scenario is JSON (an import, a link, the widgets): null / true / false as typed
+        return None, [in_widget_units(m) for m in format_errors(e, json_spelling=True)]
     except Exception as e:  # noqa: BLE001 - show, never crash
         return None, [in_widget_units(str(e))]
 
@@ -1621,7 +1636,8 @@ def render_io(sj: dict, results: dict | None) -> None:
         st.download_button("Scenario as JSON", json.dumps(sj, indent=2), file_name="scenario.json",
                            mime="application/json", key="dl_json")
         if results:
-            df = pd.DataFrame([{k: v for k, v in results.items()}])
+            # the capacities the verdicts compare with, as `planner evaluate --format csv` writes them
+            df = pd.DataFrame([{**results, **pbatch.capacities(sj)}])
             st.download_button("Results as CSV", df.to_csv(index=False), file_name="results.csv",
                                mime="text/csv", key="dl_csv")
             from planner.export import deepspeed_config, megatron_args, torchtitan_toml

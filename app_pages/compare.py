@@ -265,6 +265,7 @@ labels, results, reports, slot_params, details, other = [], {}, {}, [], {}, {}
 no_fit: list[int] = []  # slots that do not fit in memory (HBM or host)
 hbm_no_fit: list[int] = []  # of those, the slots that do not fit in HBM
 host_mem: dict[str, float | None] = {}  # host memory per node of each slot (the engine's input column)
+slot_caps: dict[str, dict] = {}  # each slot's capacities for the CSV (planner.batch.capacities)
 never: list[int] = []  # slots whose analytic time to train is not finite
 # with a custom (inline) model in any slot, the catalogue models are compared field by field too (review 16
 # new-user: a preset slot beside a custom copy of its model listed every architecture key as differing);
@@ -325,6 +326,7 @@ for i, (sj, _) in enumerate(slots):
     labels.append(label)
     results[label] = rep["results"]
     reports[label] = rep
+    slot_caps[label] = pbatch.capacities(scen)
     if C.never_finishes(rep["results"]):
         never.append(i)
         st.warning(f"Scenario {i + 1}: " + C.never_finishes_text(rep["results"], rep.get("explain"),
@@ -362,7 +364,8 @@ if results:
         return f"{v} {NO_FIT_MARK}" if col in NO_FIT_ROWS and v != C.DASH else v
 
     _w = COL_WIDTH.get(len(results), COL_WIDTH[MAX_SLOTS])
-    # one unit a row, the unit of its largest value (review h29a F6: "6,227 MWh" beside "36.8 GWh")
+    # cost, energy, throughput: one unit a row, the unit of its largest value (review h29a F6: "6,227 MWh"
+    # beside "36.8 GWh"); durations keep each cell's own (C.fmt_row)
     _row_text = {col: dict(zip(results, C.fmt_row([res.get(col) for res in results.values()], kind)))
                  for col, _, kind in TABLE_ROWS}
     table = pd.DataFrame(
@@ -383,7 +386,7 @@ if results:
     st.caption("Column = scenario: number · model · GPUs × system (hover a header for all of it); its split, "
                "micro-batch and recompute are the first rows, then every other field that differs between the "
                "scenarios, as its link key (cut with … where the column ends: the header's hover has them all; "
-               "docs/ui.md). One unit a row, the unit of its largest value. Memory in GiB (2³⁰ B); durations in "
+               "docs/ui.md). Cost, energy and throughput: one unit a row, the unit of its largest value. Memory in GiB (2³⁰ B); durations in "
                "s, min or h by size, time to train in days (years above 1,000 days). Every number is the "
                "engine's result for that scenario"
                + (f"; {NO_FIT_MARK} marks a scenario that does not fit in GPU or host memory (the error above): its "
@@ -406,7 +409,8 @@ if results:
     if _nobar:
         st.caption("No bar for " + "; ".join(_nobar) + ": the engine gives no finite value (— in the table); "
                    "not zero.")
-    csv = pd.DataFrame([{"scenario": f"{lab} · {details[lab]}", **res}
+    # each slot's capacities beside its results, as `planner evaluate --format csv` writes them
+    csv = pd.DataFrame([{"scenario": f"{lab} · {details[lab]}", **res, **slot_caps.get(lab, {})}
                         for lab, res in results.items()]).to_csv(index=False)
     st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv")
 else:  # review 16d: with every slot refused the page ended on the errors, with no word of what to do

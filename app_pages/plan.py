@@ -293,11 +293,16 @@ st.caption(
 )
 
 _pid = ss.get("preset_id")
-_about = C.preset_description(_pid)
-if _about:  # the preset's assumptions and the published figures to hold the numbers against (review h29a)
-    with st.expander(f"About the preset '{_pid}': its sources, assumptions and published figures"):
-        st.markdown(C.md_text(_about, None))
-        st.caption("As the preset was loaded: inputs changed since are not reflected in this text.")
+_about = C.preset_about(_pid, sj, scen)
+if _about:  # the preset's assumptions and the published figures to hold the numbers against (review h29a);
+    _desc, _src, _changed = _about  # only while this is still its run: the same model and system (review h29c)
+    with st.expander(f"About the preset '{_pid}': its assumptions, published figures and sources"):
+        st.markdown(C.md_text(_desc, None))
+        if _src:
+            st.caption("Sources: " + C.md_text(_src, None))
+        st.caption("Inputs changed since the preset was loaded (share-link keys, docs/ui.md): "
+                   + C.md_text(", ".join(_changed), None) + ". The text above describes the preset as it was."
+                   if _changed else "The scenario is the preset as loaded.")
 
 # Headline numbers ------------------------------------------------------------------------
 #: (label, result column, display kind, help: what it is and its unit), in page order.

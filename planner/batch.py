@@ -130,6 +130,31 @@ def _node_power_w(system, acc, power_limit_w, system_acc=None) -> float:
     return node - gpus + gpus * power_limit_w / acc.tdp_w
 
 
+#: Capacities the memory verdicts compare with, written beside the engine's results in every results
+#: export (``planner evaluate --format json / csv``, the Plan and Compare pages' CSV): output name ->
+#: (the :func:`scenario_row` column it is, what it is and which verdict reads it).
+CAPACITY_COLUMNS = {
+    "hbm_usable_bytes": ("hbm_usable_bytes", "usable HBM per GPU (physical less what the driver and runtime "
+                         "keep) [bytes]: fits = mem_total_bytes ≤ hbm_usable_bytes"),
+    "host_mem_capacity_per_node_bytes": ("host_memory_bytes", "host memory per node [bytes]: host_fits = "
+                                         "host_mem_per_node_bytes ≤ host_mem_capacity_per_node_bytes; "
+                                         "host_fits_ckpt adds ckpt_host_mem_per_node_bytes"),
+}
+
+
+def capacities(scenario: "Scenario | dict") -> dict[str, float | None]:
+    """``{name: bytes}`` of :data:`CAPACITY_COLUMNS` for one scenario (catalogue value or the
+    scenario's ``cluster.overrides``); None for each where the scenario cannot be read. Never raises
+    (review h29a F9 / h29c F-8: only the CLI's table had them, so no export let a script recompute
+    ``fits`` or ``host_fits``)."""
+    try:
+        s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+        row = scenario_row(s)
+        return {name: float(row[col]) for name, (col, _) in CAPACITY_COLUMNS.items()}
+    except Exception:  # noqa: BLE001 - an export column left empty, never a failed export
+        return {name: None for name in CAPACITY_COLUMNS}
+
+
 def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
     """Flatten one validated scenario into the batch's scalar columns (catalogue resolved)."""
     m = s.resolved_model()

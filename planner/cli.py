@@ -473,15 +473,6 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
     return f"{v:,.4g}", ""
 
 
-#: Capacities ``evaluate --format json / csv`` adds to the engine's results: output name -> the
-#: engine's input column (``batch.scenario_row``) that the verdicts compare with.
-CAPACITY_COLUMNS = {"hbm_usable_bytes": "hbm_usable_bytes", "host_mem_capacity_per_node_bytes": "host_memory_bytes"}
-CAPACITY_EXPLAIN = {
-    "hbm_usable_bytes": "usable HBM per GPU (physical less what the driver and runtime keep) [bytes]: "
-                        "fits = mem_total_bytes ≤ hbm_usable_bytes",
-    "host_mem_capacity_per_node_bytes": "host memory per node [bytes]: host_fits = host_mem_per_node_bytes ≤ "
-                                  "host_mem_capacity_per_node_bytes; host_fits_ckpt adds ckpt_host_mem_per_node_bytes",
-}
 
 
 def print_report(report, fmt: str, out=None) -> None:
@@ -493,10 +484,12 @@ def print_report(report, fmt: str, out=None) -> None:
     if fmt in ("json", "csv"):
         # the capacities `fits` and `host_fits` compare with, as the table shows them (review h29a F9:
         # a script reading the JSON or CSV could not recompute either verdict nor show the headroom)
+        from .batch import CAPACITY_COLUMNS, capacities
+
         results, explain = dict(report.results), dict(report.explain)
-        for name, value in zip(CAPACITY_COLUMNS, _input_columns(report.scenario, *CAPACITY_COLUMNS.values())):
+        for name, value in capacities(report.scenario).items():
             results[name] = value
-            explain.setdefault(name, CAPACITY_EXPLAIN[name])
+            explain.setdefault(name, CAPACITY_COLUMNS[name][1])
         if fmt == "csv":
             pd.DataFrame([results]).to_csv(out, index=False)
             return

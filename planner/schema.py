@@ -1271,6 +1271,11 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
                 shown = ""  # quoted in the message, before the pointer
         elif e.get("type") == "model_type" and union_class:
             msg = f"must be {_ID_OR_OBJECT[union_class]}"
+        elif e.get("type") == "model_type":
+            # pydantic's "instance of Training" names a class the user never sees (review h29c F-3)
+            fields = _allowed_fields(loc)
+            msg = ("must be an object (JSON {…}) of its fields"
+                   + (f": {', '.join(fields[:8])}{', …' if len(fields) > 8 else ''}" if fields else ""))
         elif e.get("type") == "value_error" and msg.startswith("a number, not "):
             # --set parallelism.tp=true: the range too, as a number of the wrong kind names it
             got = msg[len("a number, not "):]
@@ -1306,7 +1311,10 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
         elif str(e.get("type", "")) in ("int_type", "int_parsing", "int_from_float", "float_type",
                                          "float_parsing") and _bounds_at(loc) != (None, None):
             # a number of the wrong kind names the range too (found by review 16f: --set
-            # model.n_layers=2.5 said "should be a valid integer" without what is allowed)
+            # model.n_layers=2.5 said "should be a valid integer" without what is allowed), in the words
+            # the other refusals use (review h29c: "Input should be a valid integer" beside "must be a number")
+            msg = ("must be a whole number" if msg.startswith("Input should be a valid integer")
+                   else "must be a number" if msg.startswith("Input should be a valid number") else msg)
             msg = f"{msg}, {_range_text(loc, '')}"
         elif e.get("type") == "missing" and _bounds_at(loc) != (None, None):
             # a required number names its range too (found by review 16c: an inline accelerator

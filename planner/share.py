@@ -684,7 +684,9 @@ def _widget_range_errors(sj: Any) -> list[str]:
         if f.key in _NO_BOX_KEYS:
             return
         raw = _raw_of(f, v)
-        if raw is None:  # null (an optional field's default) or absent: the schema decides
+        if raw is None:  # null: an optional field's default; a field with no null its box can hold
+            if v is None and not f.kind.startswith("opt"):  # (review h29c: "async": null put None in a
+                out.append(f"{where} = null: allowed {_range_words(f)}")  # checkbox, a TypeError on the page)
             return
         _val, err = _parse_value(f, raw)
         if err:
@@ -694,6 +696,9 @@ def _widget_range_errors(sj: Any) -> list[str]:
         return _get(d, path, _ABSENT) is not _ABSENT
 
     model = sj.get("model")
+    if "model" in sj and not isinstance(model, (str, Mapping)):  # the Model section holds an id or fields
+        out.append(f"model = {_value_text(model)}: allowed a model preset id (planner presets models) or an "
+                   "object with the model's fields")  # (review h29c: "model": 4 became a default custom model)
     if isinstance(model, Mapping):
         for f in MODEL_KEYS:
             if f.path[0] in ("moe", "mla") and not isinstance(model.get(f.path[0]), Mapping):

@@ -323,7 +323,7 @@ def test_a_list_where_a_number_is_expected_is_shown():
                         "--set", "parallelism.tp=[8]"], capture_output=True, text=True)
     assert r.returncode == 2
     # (review 16f: and its range)
-    assert "parallelism.tp: Input should be a valid integer, allowed 1 to 10,000,000 (got [8])" in r.stderr
+    assert "parallelism.tp: must be a whole number, allowed 1 to 10,000,000 (got [8])" in r.stderr
 
 
 def test_an_edited_catalogue_model_is_named_custom():

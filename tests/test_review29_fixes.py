@@ -63,7 +63,7 @@ def test_f2_a_flag_for_a_number_names_the_range():
 def test_f2_null_is_spelled_as_json_spells_it():
     # Before: "... (got None)", Python's spelling of what the user typed as JSON null
     err = _set_err("parallelism.tp=null")
-    assert err == "planner: parallelism.tp: Input should be a valid integer, allowed 1 to 10,000,000 (got null)\n"
+    assert err == "planner: parallelism.tp: must be a whole number, allowed 1 to 10,000,000 (got null)\n"
     assert "None" not in _set_err("checkpoint.async=null")
     assert "(got null)" in _set_err("checkpoint.async=null")
     assert "(got [null])" in _set_err("parallelism.tp=[null]")
@@ -264,3 +264,38 @@ def test_f9_readme_documents_the_capacity_keys():
     from pathlib import Path
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert "`hbm_usable_bytes`" in text and "`host_mem_capacity_per_node_bytes`" in text
+
+
+@pytest.mark.parametrize("arg, expected", [
+    ("training=4", "training: must be an object (JSON {…}) of its fields: cross_entropy, elementwise, "),
+    ("checkpoint=null", "checkpoint: must be an object (JSON {…}) of its fields: async, "),
+    ("model.moe=4", "model.moe: must be an object (JSON {…}) of its fields: capacity_factor, "),
+    ("parallelism.tp=2.5", "parallelism.tp: must be a whole number, allowed 1 to 10,000,000 (got 2.5)"),
+    ("parallelism.tp=null", "parallelism.tp: must be a whole number, allowed 1 to 10,000,000 (got null)"),
+])
+def test_h29c_f3_no_class_names_and_one_wording_for_a_wrong_kind(arg, expected):
+    """Review h29c F-3: "--set training=4" said "Input should be a valid dictionary or instance of
+    Training" (a class the user never sees) and tp=null "Input should be a valid integer" beside
+    tp=true's "must be a number". The schema's field names are the allowed keys (planner/schema.py)."""
+    from planner.cli import main
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(["evaluate", "--preset", "default", "--set", arg])
+    assert rc == 2
+    assert expected in err.getvalue()
+    assert "instance of" not in err.getvalue() and "Input should" not in err.getvalue()
+
+
+def test_h29c_f4_the_pages_validation_spells_json_values():
+    """Review h29c F-4: the Plan page's own check of an imported / linked scenario said "(got None)"
+    where the CLI says "(got null)"."""
+    from app_pages import _common as C
+    import planner
+
+    sj = planner.load_preset("default").model_dump(mode="json")
+    sj["parallelism"]["tp"] = None
+    _, errs = C.validate(sj)
+    assert any(e.startswith("parallelism.tp: must be a whole number") and e.endswith("(got null)") for e in errs), errs

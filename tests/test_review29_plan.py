@@ -24,6 +24,28 @@ def test_plan_shows_the_presets_description(pid):
     desc = SCENARIOS[pid]["description"]
     assert text == C.md_text(desc, None)
     assert len(text) >= len(desc)  # nothing cut (md_text only adds escapes)
+    caps = " ".join(c.value for c in exp[0].caption)
+    assert "Sources: " + C.md_text(SCENARIOS[pid]["source"], None) in caps  # the title promises them
+    assert "The scenario is the preset as loaded." in caps
+
+
+def test_preset_text_names_the_inputs_changed_since():
+    """The DeepSeek-V3 preset on 1,024 GPUs: the same run's model and system, one link key changed
+    (n; dp is derived, not a link key), named under the text."""
+    at = _run(PLAN, {"p": "deepseek-v3-h800-2048", "n": "1024"})
+    exp = [e for e in at.expander if e.label.startswith("About the preset 'deepseek-v3-h800-2048'")]
+    assert len(exp) == 1
+    caps = " ".join(c.value for c in exp[0].caption)
+    assert "Inputs changed since the preset was loaded (share-link keys, docs/ui.md): n. " in caps
+
+
+def test_no_preset_text_for_a_run_of_another_model():
+    """Review h29c: a Validate row opened on Plan (or an imported JSON) keeps the last preset's id; its
+    scenario is another run, so the preset's text must not be shown over it. Here: the default preset's
+    link with the Llama 3 8B model instead of 70B."""
+    at = _run(PLAN, {"p": "default", "m": "llama3-8b"})
+    assert len(at.metric) == 10 and not at.error  # the page ran to its results
+    assert not [e for e in at.expander if e.label.startswith("About the preset")]
 
 
 def test_cost_headline_carries_the_gpu_hours():
@@ -61,7 +83,7 @@ def test_deepseek_preset_description_figures_hold():
     (+14 %). The text must stay true of the engine (to the digits it gives)."""
     desc = SCENARIOS["deepseek-v3-h800-2048"]["description"]
     assert "predicts 1,232 tokens/s per GPU against the published 1,543 (−20 %)" in desc
-    assert "predicts 1,762 (+14 %)" in desc
+    assert "where this preset predicts 1,762 (+14 %): DualPipe with the overlap alone reads the row at +33 %" in desc
     s = planner.load_preset("deepseek-v3-h800-2048")
     per_gpu = planner.evaluate(s).results["tokens_per_s"] / s.cluster.n_gpus
     assert round(per_gpu) == 1762 and round(100 * (per_gpu / 1543.2 - 1)) == 14
@@ -69,3 +91,68 @@ def test_deepseek_preset_description_figures_hold():
     row_s, _ = validation.run_scenario("deepseekv3_671b_2048gpu_gbs15360", ROOT / "validation" / "out_of_sample.csv")
     pred = planner.evaluate(row_s).results["tokens_per_s"] / row_s.cluster.n_gpus
     assert round(pred) == 1232 and round(100 * (pred / 1543.2 - 1)) == -20
+    # the row read with DualPipe and the all-to-all overlap, its recompute (selective) kept: +33 %
+    assert row_s.parallelism.recompute == "selective" and s.parallelism.recompute == "full"
+    dual = row_s.model_copy(update={"parallelism": row_s.parallelism.model_copy(
+        update={"schedule": "dualpipe", "ep_comm_overlap": True})})
+    pred2 = planner.evaluate(dual).results["tokens_per_s"] / dual.cluster.n_gpus
+    assert round(100 * (pred2 / 1543.2 - 1)) == 33
+
+
+@pytest.mark.parametrize("path, value, field", [
+    (("checkpoint", "async"), None, "checkpoint.async = null: allowed true or false"),
+    (("training", "seq_len"), None, "training.seq_len = null: allowed a whole number 1 to 4,194,304"),
+    (("model",), 4, "model = 4: allowed a model preset id (planner presets models) or an object"),
+])
+def test_import_of_a_value_no_box_can_hold_is_refused_by_name(path, value, field):
+    """Review h29c F-9: a JSON import with "async": null put None into the checkbox (a TypeError on the
+    page); "model": 4 became a default custom model. Both are refused whole, the field named."""
+    from test_app_review_fixes import _upload, _with
+
+    at = _run(PLAN)
+    before = at.session_state["scenario"]
+    sj = _with(planner.load_preset("default").model_dump(mode="json"), path, value)
+    _upload(at, "Import scenario JSON", "bad.json", json.dumps(sj).encode())
+    errs = " ".join(e.value for e in at.error)
+    assert "Import refused" in errs and field in errs
+    assert at.session_state["scenario"] == before  # the current scenario is kept
+
+
+def _csv_downloads(monkeypatch, page, params) -> dict:
+    """The CSV text each "Results as CSV" button of ``page`` would download (st.download_button's
+    data, captured as the page passes it)."""
+    import io
+
+    import pandas as pd
+    import streamlit as st
+
+    got: dict = {}
+    real = st.download_button
+
+    def capture(label, data, *a, **k):
+        if label == "Results as CSV":
+            got[k.get("key")] = pd.read_csv(io.StringIO(data() if callable(data) else data))
+        return real(label, data, *a, **k)
+
+    monkeypatch.setattr(st, "download_button", capture)
+    _run(page, params)
+    return got
+
+
+def test_results_csv_of_plan_and_compare_carry_the_capacities(monkeypatch):
+    """Review h29c F-8: `planner evaluate --format csv` gained the capacities fits / host_fits compare
+    with, the pages' CSVs did not. Both presets run on DGX H100: the usable HBM is the catalogue's
+    h100-sxm-80gb figure (85,520,809,984 B, the nvidia-smi total: 79.65 GiB) and the host memory
+    dgx-h100's 2 TiB (2,199,023,255,552 B), read from the data files; fits = mem_total_bytes ≤ it."""
+    from test_app import COMPARE
+
+    acc = json.loads((ROOT / "hardware" / "accelerators.json").read_text(encoding="utf-8"))
+    sysd = json.loads((ROOT / "hardware" / "systems.json").read_text(encoding="utf-8"))
+    usable = float(acc["h100-sxm-80gb"]["hbm_usable_bytes"])
+    host = float(sysd["dgx-h100"]["host_memory_bytes"])
+    assert (usable, host) == (85_520_809_984.0, 2.0 * 2**40)
+    plan = _csv_downloads(monkeypatch, PLAN, {"p": "default"})["dl_csv"]
+    comp = _csv_downloads(monkeypatch, COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "llama3-8b-h100-64"})["c_csv"]
+    for df in (plan, comp):
+        assert (df["hbm_usable_bytes"] == usable).all() and (df["host_mem_capacity_per_node_bytes"] == host).all()
+        assert list(df["fits"]) == list(df["mem_total_bytes"] <= df["hbm_usable_bytes"])

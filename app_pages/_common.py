@@ -54,6 +54,16 @@ def _ids(fn: Callable[[], dict]) -> list[str]:
         return []
 
 
+def _architecture(m) -> dict:
+    """A model's architecture for telling two models apart: its fields less the name, sources and
+    published counts, with the defaults written out (KV heads = heads, head dim = hidden ÷ heads),
+    so a preset's model and the same model written out field by field (the sidebar fills KV heads
+    in: review h29d) compare equal."""
+    d = m.model_dump(mode="json", exclude={"name", "source", "published_params_total", "published_params_active"})
+    d["n_kv_heads"], d["head_dim"] = m.kv_heads, m.d_head
+    return d
+
+
 def preset_about(pid: str | None, sj: dict, scen: Scenario) -> tuple[str, str, list[str]] | None:
     """(description, source, link keys changed since) of the scenario preset ``pid`` (presets/
     scenarios.json: what it assumes where its source is silent, the published figures to compare
@@ -65,11 +75,14 @@ def preset_about(pid: str | None, sj: dict, scen: Scenario) -> tuple[str, str, l
         if not raw:
             return None
         base = planner.load_preset(pid)
-        if base.resolved_model() != scen.resolved_model() or base.cluster.system != scen.cluster.system:
+        if _architecture(base.resolved_model()) != _architecture(scen.resolved_model()) or (
+                base.cluster.system != scen.cluster.system):
             return None
         mine = share.scenario_to_params(_defaults_full(sj), preset=pid)
         theirs = share.scenario_to_params(_defaults_full(planner.presets.preset_json(pid)), preset=pid)
-        changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        # the same architecture written out (m=custom and every m* key) is not a change (review h29d)
+        model_keys = {"m"} | {f.key for f in share.MODEL_KEYS}
+        changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k) and k not in model_keys)
         return raw.get("description", ""), raw.get("source", ""), changed
     except Exception:  # noqa: BLE001 - a broken data file shows up as an error elsewhere
         return None
@@ -473,18 +486,22 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
         stg = min(num(results, "ckpt_async_staging_per_node_bytes") or 0.0, ck)
         parts = []
         if ck - stg > 0:
-            parts.append(f"the in-memory checkpoints (host_memory tier, peer copies included) {(ck - stg) / GIB:,.1f} GiB")
+            parts.append(("the in-memory checkpoints (host_memory tier, peer copies included)", ck - stg))
         if stg > 0:  # review 16a: async saves stage each shard in host memory before writing it
-            parts.append(f"the async saves' staging buffers {stg / GIB:,.1f} GiB")
-        need = (f"the checkpoints need {ck / GIB:,.1f} GiB per node (" + " and ".join(parts) + ")"
-                + (f" on top of the offloaded states' {off / GIB:,.1f} GiB" if off > 0 else "")
-                + f": {(ck + off) / GIB:,.1f} GiB, but the node has {have}")
+            parts.append(("the async saves' staging buffers", stg))
+        # each size once (review h29d: "need 7.2 GiB per node (… buffers 7.2 GiB): 7.2 GiB")
+        what_ck = (" and ".join(f"{w} {x / GIB:,.1f} GiB" for w, x in parts) if len(parts) > 1
+                   else parts[0][0] if parts else "")
+        need = (f"the checkpoints need {ck / GIB:,.1f} GiB per node for {what_ck}"
+                + (f" on top of the offloaded states' {off / GIB:,.1f} GiB: {(ck + off) / GIB:,.1f} GiB"
+                   if off > 0 else "") + f", but the node has {have}")
         # advice for the parts that are there (review 16 new-user: "drop the host_memory tier" for a tier
-        # that held nothing)
-        fix = ("Use " + ("fewer peer copies, drop the host_memory tier, " if ck - stg > 0 else "")
-               + ("save synchronously (no staging buffers; the host-memory tier may then be chosen instead), "
-                  if stg > 0 else "")
-               + "use more GPUs, or set a larger host memory override")
+        # that held nothing), each a verb (review h29d: "Use save synchronously")
+        acts = (["use fewer peer copies or drop the host_memory tier"] if ck - stg > 0 else []) + (
+            ["save synchronously (no staging buffers; the host-memory tier may then be chosen instead)"]
+            if stg > 0 else []) + ["use more GPUs", "set a larger host memory override"]
+        fix = ", ".join(acts[:-1]) + ", or " + acts[-1]
+        fix = fix[0].upper() + fix[1:]
         stop = "As set, the checkpoints cannot be saved"
     return (f"**Does not fit in host memory:** {need} (GiB = 2³⁰ B). {stop}; the step time, MFU, throughput, "
             f"goodput, days, GPU-hours, cost and energy {what} assume that it fits. {fix}.")
@@ -1663,6 +1680,25 @@ def render_io(sj: dict, results: dict | None) -> None:
             st.error(st.session_state["_upload_error"])
 
 
+def by_alias(data: dict) -> dict:
+    """A scenario JSON with the schema's field names written as their aliases, the spelling the
+    sidebar writes: ``checkpoint.async_`` → ``async`` and an inline failure profile's
+    ``failure_class`` → ``class`` (review h29d: ``Scenario.model_dump(mode="json")`` keeps the
+    names; the CLI reads both, the page kept ``async_`` beside the checkbox's ``async`` and the
+    schema refused the pair, "checkpoint.async_: unknown field"). A key given both ways is left
+    for the schema to refuse."""
+    out = copy.deepcopy(data)
+    ck = out.get("checkpoint")
+    if isinstance(ck, dict) and "async_" in ck and "async" not in ck:
+        ck["async"] = ck.pop("async_")
+    prof = (out.get("reliability") or {}).get("profile") if isinstance(out.get("reliability"), dict) else None
+    if isinstance(prof, dict) and isinstance(prof.get("classes"), list):
+        for c in prof["classes"]:
+            if isinstance(c, dict) and "failure_class" in c and "class" not in c:
+                c["class"] = c.pop("failure_class")
+    return out
+
+
 def _on_upload() -> None:
     f = st.session_state.get("w_upload")
     st.session_state.pop("_upload_error", None)
@@ -1687,6 +1723,7 @@ def _on_upload() -> None:
         return
     if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
         data = data["scenario"]  # `planner evaluate --format json` output: its scenario, as the CLI reads it
+    data = by_alias(data)
     unknown = sorted(set(data) - set(Scenario.model_fields))
     if "model" not in data or "cluster" not in data or unknown:
         st.session_state["_upload_error"] = md_text(

@@ -149,6 +149,19 @@ def _numeric_only(annotation) -> bool:
     return bool(args) and typing.get_origin(annotation) in (Union, types.UnionType) and all(a in (int, float) for a in args)
 
 
+def _int_only(annotation) -> bool:
+    """True for an int annotation (or an Optional of one): a field :func:`_numeric_only` holds
+    that takes whole numbers only (review h29d: tp=true said "must be a number" beside tp=2.5's
+    "must be a whole number")."""
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if annotation is int:
+        return True
+    args = [typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a
+            for a in typing.get_args(annotation) if a is not type(None)]
+    return bool(args) and all(a is int for a in args)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False, populate_by_name=True)
 
@@ -159,7 +172,8 @@ class _Strict(BaseModel):
         # parallelism.tp=true`` became tp = 1): refused, naming the field
         if isinstance(v, bool) and info.field_name in cls.model_fields \
                 and _numeric_only(cls.model_fields[info.field_name].annotation):
-            raise ValueError(f"a number, not {str(v).lower()}")
+            kind = "a whole number" if _int_only(cls.model_fields[info.field_name].annotation) else "a number"
+            raise ValueError(f"{kind}, not {str(v).lower()}")
         return v
 
 
@@ -1276,10 +1290,10 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
             fields = _allowed_fields(loc)
             msg = ("must be an object (JSON {…}) of its fields"
                    + (f": {', '.join(fields[:8])}{', …' if len(fields) > 8 else ''}" if fields else ""))
-        elif e.get("type") == "value_error" and msg.startswith("a number, not "):
+        elif e.get("type") == "value_error" and msg.startswith(("a number, not ", "a whole number, not ")):
             # --set parallelism.tp=true: the range too, as a number of the wrong kind names it
-            got = msg[len("a number, not "):]
-            msg = ("must be a number" + (f", {_range_text(loc, '')}" if _bounds_at(loc) != (None, None) else "")
+            kind, got = msg.split(", not ", 1)
+            msg = (f"must be {kind}" + (f", {_range_text(loc, '')}" if _bounds_at(loc) != (None, None) else "")
                    + f" (got {got})")
         if e.get("type") == "extra_forbidden":
             head = _loc_str(loc[:-1])  # the unknown key itself is always named (even 'str')
@@ -1320,6 +1334,12 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
             # a required number names its range too (found by review 16c: an inline accelerator
             # without a price said only "Field required")
             msg = f"{msg} ({_range_text(loc, '')})"  # no "; ": that separates whole problems
+        if msg.startswith("Input should be "):  # pydantic's words, in the ones the other refusals use
+            msg = "must be " + msg[len("Input should be "):]  # (review h29d: "Input should be 'a', 'b'")
+            if msg.startswith("must be a valid boolean"):
+                msg = "must be true or false"
+            msg = msg.replace("must be a valid string", "must be a string").replace("must be a valid list",
+                                                                                     "must be a list")
         line = f"{prefix}{where}: {msg}{shown}" if where != "(scenario)" else f"{prefix}{msg}{shown}"
         if line not in seen:
             seen.add(line)

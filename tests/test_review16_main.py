@@ -202,7 +202,10 @@ def test_host_no_fit_advice_only_for_parts_that_are_there():
     res = {"host_fits": True, "host_fits_ckpt": False, "host_mem_per_node_bytes": 0.0,
            "ckpt_host_mem_per_node_bytes": 12 * gib, "ckpt_async_staging_per_node_bytes": 12 * gib}
     txt = C.host_no_fit_text(res, 8 * gib)
-    assert "drop the host_memory tier" not in txt and "save synchronously" in txt
+    assert "drop the host_memory tier" not in txt and "save synchronously" in txt.lower()
+    # each size once and the advice a sentence of verbs (review h29d: "need 12.0 GiB per node (the async
+    # saves' staging buffers 12.0 GiB): 12.0 GiB", "Use save synchronously")
+    assert txt.count("12.0 GiB") == 1 and "Save synchronously (" in txt and "Use save" not in txt
 
 
 def test_energy_note_names_the_jobs_share_of_nodes():

@@ -56,7 +56,7 @@ def test_f2_a_flag_for_a_number_names_the_range():
     # Before: "parallelism.tp: a number, not true". The range is the schema's: tp is a PosInt
     # (1 to 10,000,000, as "--set parallelism.tp=0" says), pue 1 to 3 (Cluster.pue ge=1, le=3).
     assert _set_err("parallelism.tp=true") == \
-        "planner: parallelism.tp: must be a number, allowed 1 to 10,000,000 (got true)\n"
+        "planner: parallelism.tp: must be a whole number, allowed 1 to 10,000,000 (got true)\n"
     assert _set_err("cluster.pue=false") == "planner: cluster.pue: must be a number, allowed 1 to 3 (got false)\n"
 
 

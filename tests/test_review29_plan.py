@@ -156,3 +156,42 @@ def test_results_csv_of_plan_and_compare_carry_the_capacities(monkeypatch):
     for df in (plan, comp):
         assert (df["hbm_usable_bytes"] == usable).all() and (df["host_mem_capacity_per_node_bytes"] == host).all()
         assert list(df["fits"]) == list(df["mem_total_bytes"] <= df["hbm_usable_bytes"])
+
+
+@pytest.mark.parametrize("exclude_none", [False, True])
+@pytest.mark.parametrize("pid", ["default", "deepseek-v3-h800-2048", "mixtral-8x7b-h100-64"])
+def test_import_of_a_scenarios_own_model_dump_gives_its_results(pid, exclude_none):
+    """Review h29d G-1: `planner.load_preset(x).model_dump(mode="json")` writes the schema's field
+    name `async_`; the CLI reads it, the page kept it beside its checkbox's `async` and the schema
+    refused the pair ("checkpoint.async_: unknown field"). The import reads it as `async`: the page
+    shows the same results as `planner.evaluate` of the scenario."""
+    from test_app_review_fixes import _upload
+
+    s = planner.load_preset(pid)
+    sj = s.model_dump(mode="json", exclude_none=exclude_none)
+    assert "async_" in sj["checkpoint"]  # the premise
+    at = _run(PLAN)
+    _upload(at, "Import scenario JSON", "dump.json", json.dumps(sj).encode())
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["scenario"]["checkpoint"]["async"] == s.checkpoint.async_
+    assert "async_" not in at.session_state["scenario"]["checkpoint"]
+    r = planner.evaluate(s).results
+    assert {x.label: x.value for x in at.metric}["MFU"] == f"{100 * r['mfu']:.1f} %"
+
+
+def test_preset_text_for_its_model_written_out_and_for_its_validate_row():
+    """Review h29d G-2: the preset's own model written out field by field (as the sidebar writes a
+    custom model, KV heads filled in) is the same run: no change listed for it. DeepSeek-V3's Validate
+    row is the same model and system read by the default rule; what differs from the preset is what
+    its text says: the schedule (1F1B, not DualPipe), the all-to-all overlap and FP8 dispatch (off),
+    recompute (selective, not full), the price (the catalogue's, not the report's $2) and the tokens."""
+    from planner import validation
+
+    pid = "deepseek-v3-h800-2048"
+    s = planner.load_preset(pid)
+    sj = s.to_json_dict()
+    sj["model"] = s.resolved_model().model_dump(mode="json", by_alias=True)
+    sj["model"]["n_kv_heads"] = sj["model"]["n_heads"]  # MLA: KV heads = heads, as the sidebar fills it
+    assert C.preset_about(pid, sj, planner.Scenario.model_validate(sj))[2] == []
+    row, _ = validation.run_scenario("deepseekv3_671b_2048gpu_gbs15360", ROOT / "validation" / "out_of_sample.csv")
+    assert C.preset_about(pid, row.to_json_dict(), row)[2] == ["ep8", "epo", "price", "rc", "sch", "tok"]

@@ -271,7 +271,8 @@ def test_true_is_not_a_number(path, field, allowed):
     d[path[0]][path[1]] = True
     with pytest.raises(planner.InputError) as e:
         planner.evaluate(d)
-    assert e.value.lines == [f"{field}: must be a number, {allowed} (got true)"]
+    # whole-number fields say so, as tp=2.5 does (review h29d)
+    assert e.value.lines == [f"{field}: must be a whole number, {allowed} (got true)"]
 
 
 def test_true_is_not_a_checkpoint_interval():

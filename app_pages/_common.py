@@ -162,22 +162,15 @@ YEARS_ABOVE_DAYS = charts.YEARS_ABOVE_DAYS
 
 def _row_units(kind: str) -> tuple[tuple[str, float], ...]:
     """(text after the number, size of that unit in the column's own unit) of each unit that
-    :func:`fmt` can give a ``kind``, longest text first (so " M years" is tried before " years");
-    empty for a kind with one unit (GiB, %, yes / no)."""
-    s_per = {"h": 3600.0, "min": 60.0, "s": 1.0, "ms": 1e-3}
+    :func:`fmt` can give a ``kind`` a side-by-side row puts in one unit (:func:`fmt_row`: cost,
+    energy, throughput), longest text first; empty for any other kind (GiB, %, yes / no, and the
+    durations, which keep each cell's own unit)."""
     if kind == "usd":
         return ((" T", 1e12), (" B", 1e9), (" M", 1e6), ("", 1.0))
     if kind == "mwh":
         return ((" TWh", 1e6), (" GWh", 1e3), (" MWh", 1.0), (" kWh", 1e-3), (" Wh", 1e-6))
     if kind == "tok":
         return ((" B tok/s", 1e9), (" M tok/s", 1e6), (" tok/s", 1.0))
-    if kind in ("s", "h"):  # step time in s, MTBF in h
-        per = 3600.0 if kind == "h" else 1.0
-        return tuple((f" {u}", v / per) for u, v in sorted(s_per.items(), key=lambda t: -len(t[0])))
-    if kind == "days":
-        return ((" M years", 1e6 * DAYS_PER_YEAR), ("k years", 1e3 * DAYS_PER_YEAR), (" years", DAYS_PER_YEAR),
-                (" days", 1.0)) + tuple((f" {u}", v / 86400.0)
-                                        for u, v in sorted(s_per.items(), key=lambda t: -len(t[0])))
     return ()
 
 
@@ -203,8 +196,6 @@ def fmt_row(values: "list[float | None]", kind: str) -> list[str]:
     ``days``) keep each cell's own unit: "4.82 s" beside "17.7 min" reads right, where one unit made
     a step time "0.0804 min" (and a slot's cell changed with the other slots)."""
     own = [fmt({"x": v}, "x", kind) for v in values]
-    if kind in ("s", "h", "days"):
-        return own
     finite = [abs(float(v)) for v in values if v is not None and num({"x": v}, "x") is not None]
     if not finite or not _row_units(kind):
         return own

@@ -296,10 +296,8 @@ for i, (sj, _) in enumerate(slots):
         labels.append(label)
         st.error(f"Scenario {i + 1}: the engine failed: {C.md_text(e)}")
         continue
-    try:
-        _host = float(pbatch.scenario_row(scen)["host_memory_bytes"])
-    except Exception:  # noqa: BLE001 - the message then says "the host memory"
-        _host = None
+    _caps = pbatch.capacities(scen)  # None where unreadable: the message then says "the host memory"
+    _host = _caps["host_mem_capacity_per_node_bytes"]
     if C.does_not_fit(rep["results"]):
         # marked where it is read first: the header starts with it (a long header is cut at the end)
         label = f"{i + 1}: {NO_FIT_MARK} no fit · {model} · {cl.get('n_gpus')} × {system}"
@@ -326,7 +324,7 @@ for i, (sj, _) in enumerate(slots):
     labels.append(label)
     results[label] = rep["results"]
     reports[label] = rep
-    slot_caps[label] = pbatch.capacities(scen)
+    slot_caps[label] = _caps
     if C.never_finishes(rep["results"]):
         never.append(i)
         st.warning(f"Scenario {i + 1}: " + C.never_finishes_text(rep["results"], rep.get("explain"),

@@ -470,11 +470,9 @@ def compare_chart(results: dict[str, dict]) -> alt.Chart:
 
 
 #: Columns of the validation scatter's legend when it holds more than 20 groups (under the plot),
-#: the pixels a label may take and its font size: 2 × (symbol + 200 px + padding) from the plot's
-#: left edge (about 100 px in) fits a 1,024 px window with the sidebar open, and 200 px of 10 px
-#: capitals hold the 28 characters that tell every out-of-sample group apart. At 800 px with the
-#: sidebar open the second column's longer names are cut (review h28d: 3 columns of 170 px cut a
-#: third of the entries off there, and some at 1,024 px).
+#: the most pixels a label may take and its font size: 200 px of 10 px capitals hold the 28
+#: characters that tell every out-of-sample group apart (review h28d: 3 columns of 170 px cut a
+#: third of the entries off at 800 px). Narrower plots give a label less (LEGEND_SYMBOL_PX).
 LEGEND_COLUMNS = 2
 LEGEND_LABEL_PX = 200
 LEGEND_FONT_PX = 10

@@ -476,6 +476,7 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
 
 
 def print_report(report, fmt: str, out=None) -> None:
+    from .batch import CAPACITY_COLUMNS, capacities
     from .engine import RESULT_COLUMNS
 
     out = out or sys.stdout
@@ -484,8 +485,6 @@ def print_report(report, fmt: str, out=None) -> None:
     if fmt in ("json", "csv"):
         # the capacities `fits` and `host_fits` compare with, as the table shows them (review h29a F9:
         # a script reading the JSON or CSV could not recompute either verdict nor show the headroom)
-        from .batch import CAPACITY_COLUMNS, capacities
-
         results, explain = dict(report.results), dict(report.explain)
         for name, value in capacities(report.scenario).items():
             results[name] = value
@@ -505,7 +504,7 @@ def print_report(report, fmt: str, out=None) -> None:
         out.write(tty_line(line) + "\n")
     cols = table_columns(RESULT_COLUMNS, report.explain)
     res = dict(report.results)
-    usable, host = _input_columns(report.scenario, "hbm_usable_bytes", "host_memory_bytes")
+    usable, host = capacities(report.scenario).values()
     if usable is not None and "hbm_bytes" in cols:
         # the capacity `fits` compares the peak with, beside the physical HBM (found by review 15c: the
         # table showed only hbm_bytes, 80 GiB, above "fits no" for a 79.8 GiB peak; the Plan page says
@@ -608,21 +607,6 @@ def table_columns(result_columns: Sequence[str], explain: dict) -> list[str]:
 
 def _finite(x: Any) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(float(x))
-
-
-def _input_columns(scenario, *columns: str) -> list[float | None]:
-    """The engine's own input columns of a scenario (override or catalogue), e.g.
-    ``hbm_usable_bytes`` (per GPU) and ``host_memory_bytes`` (per node), from one
-    ``batch.scenario_row``; None for each where the scenario cannot be read (a table row left out,
-    never a failed command)."""
-    from . import batch
-
-    try:
-        s = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
-        row = batch.scenario_row(s)
-        return [float(row[c]) for c in columns]
-    except Exception:  # noqa: BLE001 - a row left out, never a failed command
-        return [None] * len(columns)
 
 
 def _accuracy(scenario) -> str | None:

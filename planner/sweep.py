@@ -163,7 +163,8 @@ SPLIT_COLUMNS: tuple[str, ...] = (
 )
 #: Further result columns kept when a stage provides them.
 EXTRA_RESULT_COLUMNS: tuple[str, ...] = (
-    "hbm_usable_bytes", "mem_headroom_bytes", "mem_worst_stage", "host_fits", "host_fits_ckpt",
+    "hbm_usable_bytes", "mem_headroom_bytes", "mem_worst_stage", "host_mem_per_node_bytes",
+    "ckpt_host_mem_per_node_bytes", "host_mem_capacity_per_node_bytes", "host_fits", "host_fits_ckpt",
     "goodput_tokens_per_s",
 )
 
@@ -1429,6 +1430,8 @@ def _add_derived(out: Batch) -> None:
     if "hbm_usable_bytes" in out and "mem_total_bytes" in out:
         out["mem_headroom_bytes"] = np.asarray(out["hbm_usable_bytes"], dtype=np.float64) - np.asarray(
             out["mem_total_bytes"], dtype=np.float64)
+    if "host_memory_bytes" in out:  # the capacity host_fits compares with (planner.batch.CAPACITY_COLUMNS)
+        out["host_mem_capacity_per_node_bytes"] = np.asarray(out["host_memory_bytes"], dtype=np.float64)
     if "tokens_per_s" in out:
         gp = np.asarray(out["goodput"], dtype=np.float64) if "goodput" in out else 1.0
         out["goodput_tokens_per_s"] = np.asarray(out["tokens_per_s"], dtype=np.float64) * gp

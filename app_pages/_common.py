@@ -22,6 +22,7 @@ import re
 import planner
 from planner import batch as pbatch, catalog, charts, share
 from planner import schema as _schema
+from planner.cli import pct_text
 from planner.schema import MoESpec, Parallelism, Scenario, Training, format_errors, loads_json
 
 GIB = 2**30
@@ -125,11 +126,8 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
         return f"{x / GIB:,.1f} GiB"
     if kind == "s":
         return fmt_duration(x)
-    if kind == "pct":  # small shares keep two significant digits (0.023 %, not 0.0 %)
-        v = 100 * x
-        if v == 0 or abs(v) >= 0.1:
-            return f"{v:.1f} %"
-        return f"{v:.2g} %" if abs(v) >= 0.001 else ("< 0.001 %" if v > 0 else "> −0.001 %")
+    if kind == "pct":  # below 1 % two significant digits (0.16 %, 0.023 %, not 0.2 % or 0.0 %)
+        return pct_text(x).replace("-", "−") + " %"
     if kind == "gpuh":
         return f"{x:,.0f} GPU-h" if abs(x) >= 10 else f"{x:.2g} GPU-h"
     if kind == "tok":  # about ten characters (found by review: "107.66 M tok/s" was cut at 1,280 px)

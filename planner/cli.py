@@ -433,10 +433,12 @@ PERCENT_COLUMNS = ("mfu", "hfu", "goodput", "goodput_first_order", "mfu_precisio
 
 
 def pct_text(share: float) -> str:
-    """A share (0.42) as a percentage without the sign, as the dashboard writes one: one decimal
-    from 0.1 % on (``42.2``), two significant digits below (``0.025``), never a non-zero share as 0."""
+    """A share (0.42) as a percentage without the sign, as the dashboard writes one too
+    (``app_pages._common.fmt``): one decimal from 1 % on (``42.2``), two significant digits below
+    (``0.16``, ``0.025``), never a non-zero share as 0 (review h30a: one decimal from 0.1 % on wrote
+    0.164 % as "0.2", 22 % off)."""
     v = 100.0 * float(share)
-    if v == 0 or abs(v) >= 0.1:
+    if v == 0 or abs(v) >= 0.995:  # from 0.995 on, "1.0" (not "1")
         return f"{v:.1f}"
     return f"{v:.2g}" if abs(v) >= 0.001 else ("< 0.001" if v > 0 else "> -0.001")
 

@@ -81,7 +81,8 @@ the pace; everything is per GPU of that stage:
   forward + backward except the last bucket; ZeRO ≥ 1 parameter all-gather
   behind the next forward except the first bucket; ZeRO-3 gathers parameters forward and
   backward and reduce-scatters every micro-batch, hidden behind that micro-batch except the
-  first layer's gather and the last layer's reduce. Dense parameters over ``dp·cp``, expert
+  first unit's gather and the last unit's reduce (a layer, or the vocabulary matrix
+  ``V·h/tp`` where larger: torchtitan's embedding unit). Dense parameters over ``dp·cp``, expert
   parameters over ``dp·cp/ep`` (``tp·cp·dp/(etp·ep)`` with expert TP ≠ TP). Hybrid sharding
   (HSDP, ``dp_shard < dp``): the ZeRO
   collectives run over the shard group ``dp_shard·cp`` (the inner DP ranks, often one node),
@@ -522,7 +523,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "flash_attention", "attention_kernel", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
     "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
-    "params_total", "params_expert", "grad_bytes", "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap",
+    "params_total", "params_embedding", "params_expert", "grad_bytes", "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap",
     "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
@@ -1548,8 +1549,25 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             fb_z2 = np.minimum(fb_rs_mb, t_rs_mb / np.maximum(layers_stage, 1.0))
             exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), fb_z2)
         exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), fb_ag_step) * (zero >= 1)
+        # the stage that holds the embedding: PP 1, the first stage, DualPipe's rank 0 (both ends)
+        has_emb = ~(last_is_slowest & (p > 1.0) & ~dual)
+        # a layer's share of the average stage's collectives (its parameters, not 1/layers of a stage
+        # total that holds the embedding and the head: a 1-layer last stage beside a 1M vocabulary
+        # exposed the whole head's gather, so 2 → 4 layers shortened a PP 2 step 11.0 → 10.4 s)
+        layer_share = np.clip((1.0 - f("params_embedding") / np.maximum(f("params_total"), 1.0)) * p
+                              / np.maximum(L, 1.0), 0.0, 1.0)
+        z3_share = np.maximum(layer_share, np.minimum(V * h / t / np.maximum(P_local, 1.0), 1.0) * has_emb)
         if z3.any():
-            z3_first_last = (t_param_ag + t_grad_rs) / np.maximum(layers_stage, 1.0)
+            # z3_share: the first unit's all-gather and the last unit's reduce-scatter: a layer's share, or a
+            # vocabulary matrix's (V·h/tp) where that is larger: torchtitan wraps tok_embeddings as
+            # its own FSDP unit, gathered before the first forward, its gradient reduced after the
+            # last backward (the output head's gather is prefetched behind the last layer's forward,
+            # its reduce-scatter comes first in the backward, hidden behind the layers'): with PP the
+            # first stage; the last stage's first and last units are its first layer. Until
+            # 2026-12-04 a layer's share alone, 1/L of a stage total that holds the head: adding
+            # layers shortened the step where the head dominates (review h30b F1: vocabulary 1M,
+            # 2 → 4 layers, 5.60 → 5.50 s).
+            z3_first_last = (t_param_ag + t_grad_rs) * z3_share
             # never more than the collectives themselves (a stage of very few layers: first / last
             # layer's share plus what the window cannot hide would exceed m·z3_mb)
             z3_exposed = m * np.minimum(np.maximum(z3_mb - ovl * (stage_mb + x_mb), 0.0) + z3_first_last, z3_mb)
@@ -1637,7 +1655,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes,
                 "_n_a2a": n_a2a + 2.0 * d_share, "_ep_hide": ep_hide,
                 "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
-                "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local,
+                "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local, "_z3_share": z3_share, "_layer_share": layer_share,
                 "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
                 "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
                 "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
@@ -1960,7 +1978,12 @@ def explain(row: dict) -> dict[str, str]:
     if int(r["zero_stage"]) == 3:
         x_txt = (f" + the exposed CP / EP remainders it runs alongside {_ms(T['_x_mb'])}" if wide else "")
         win = (f"(each micro-batch's forward + backward {_ms(T['_stage_mb'])}{x_txt}) × {C['dp_overlap_frac']:.2f}, "
-               "except the first layer's gather and the last layer's reduce-scatter")
+               f"except the first unit's gather and the last unit's reduce-scatter ({float(T['_z3_share']):.4g} of "
+               f"those: a layer's (1 − embedding / total parameters)·pp/L = {float(T['_layer_share']):.4g}"
+               + ("; the costed last stage holds no embedding, its first and last units are layers)"
+                  if bool(T["_last_is_slowest"]) and float(r["pp"]) > 1 and r.get("schedule") != _SCHED["dualpipe"] else
+                  f", or the vocabulary matrix's V·h/tp = {float(r['vocab_size']) * float(r['hidden_size']) / float(r['tp']) / max(float(T['_P_local']), 1.0):.4g}"
+                  " where larger, torchtitan's embedding unit)"))
     elif int(r["zero_stage"]) == 0:  # no parameter gather: the backward window alone (review 25)
         x_txt = (f" (widened by the exposed CP / EP remainders it runs alongside, {_ms(T['_x_bwd'])})"
                  if wide else "")

@@ -187,3 +187,11 @@ def test_zero3_embedding_unit_exposure_does_not_shrink_with_layers():
     stage's collectives)."""
     t = [_zero3(n, 1_000_000, 1)["t_dp_comm_exposed_s"] for n in (4, 16)]
     assert abs(t[1] - t[0]) <= 0.01 * t[0], t
+
+
+def test_parameter_counts_below_a_billion_read_in_millions():
+    """A count under 1e9 is written in millions (review h30b cosmetic: 18,350,080 read '0.018 billion')."""
+    from planner.cli import _fmt_value
+
+    assert _fmt_value("params_total", 18_350_080) == ("18.35", "million")
+    assert _fmt_value("params_total", 8.03e9) == ("8.030", "billion")

@@ -469,7 +469,8 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
         if name.endswith(suffix):
             return f"{v / div:,.4g}", unit
     if name.startswith("params"):  # a count: millions below 1e9 (a tiny custom model read "0.018 billion")
-        return (f"{v / 1e9:,.3f}", "billion") if abs(v) >= 1e9 else (f"{v / 1e6:,.4g}", "million")
+        # from 999.95e6 on "1.000 billion" (not "1,000 million")
+        return (f"{v / 1e9:,.3f}", "billion") if abs(v) >= 0.99995e9 else (f"{v / 1e6:,.4g}", "million")
     if name.endswith("_flop_per_step"):
         return f"{v:.4g}", "FLOP"
     return f"{v:,.4g}", ""

@@ -1682,8 +1682,13 @@ def _offload_target(row: dict) -> str:
 def _params_text(n: float) -> str:
     """A parameter count for the explain: ``70.554e9`` (3 decimals of 1e9, as before), or 4
     significant digits in powers of ten beyond 1e15 (found by review: a 7e12-parameter model read
-    ``7000000400000.010e9``)."""
-    return f"{n / 1e9:.3f}e9" if abs(n) < 1e15 else f"{n:.4g}"
+    ``7000000400000.010e9``); below 1e9 ``18.35e6`` and below 1e6 the count itself (a tiny model read
+    ``0.018e9``, a 600-parameter one ``0.000e9``: review h32)."""
+    if abs(n) >= 1e15:
+        return f"{n:.4g}"
+    if abs(n) >= 0.9995e9:
+        return f"{n / 1e9:.3f}e9"
+    return f"{n / 1e6:.4g}e6" if abs(n) >= 1e6 else f"{n:.4g}"
 
 
 def _is_gpipe(row: dict) -> bool:

@@ -1327,6 +1327,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         return rs, abytes * Xq + al, ar  # the weights' width: 16 bits, fp32 without mixed precision
 
     t_grad_rs, t_param_ag, t_grad_ar = dp_colls(X, al_d, intra_d)
+    X_e = al_e = 0.0  # the expert share of the ZeRO collectives (MoE rows below)
     if any_moe:
         # = dp·cp/ep; HSDP rows (ep = 1): the shard group. Expert TP ≠ TP: the expert data-parallel
         # group tp·cp·dp/(etp·ep), ranks etp·ep apart (Megatron-Core parallel_state)
@@ -1337,7 +1338,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             dp_exp_n = n_shard / e
             bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
         has_e = P_exp_local > 0
-        X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e
+        X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e * has_e
+        al_e = al_e * has_e
         rs_e, ag_e, ar_e = dp_colls(X_e, al_e, intra_e)
         t_grad_ar = t_grad_ar + ar_e * has_e
         t_grad_rs = t_grad_rs + rs_e * has_e
@@ -1345,6 +1347,18 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         P_local = P_dense_local + P_exp_local
     else:
         P_local = P_dense_local
+    # ZeRO-3's (and ZeRO-2's floor) single units, one gather (16-bit) + one reduce-scatter
+    # (grad_bytes) each with the ring's full latency: an average layer (its dense parameters
+    # (P_dense − embedding)/L and its share P_expert/L of the experts, over the groups they sync on),
+    # and the embedding V·h/tp (torchtitan's tok_embeddings FSDP unit), over the dense group
+    emb_params = f("params_embedding")
+    P_dense_all = P_dense_local * tp_pp
+    ld = np.clip((P_dense_all - emb_params) / np.maximum(P_dense_all, 1.0) * p / np.maximum(L, 1.0), 0.0, 1.0)
+    le = np.minimum(p / np.maximum(L, 1.0), 1.0)
+    unit_rs_layer = gb * (X * ld + X_e * le) + al_d + al_e
+    unit_layer = unit_rs_layer + abytes * (X * ld + X_e * le) + al_d + al_e
+    emb_unit_params = np.minimum(V * h / t, P_dense_local)
+    unit_emb = (gb + abytes) * X * emb_unit_params / np.maximum(P_dense_local, 1.0) + 2.0 * al_d
     bucket = np.maximum(DP_BUCKET_PARAMS, DP_BUCKET_PARAMS_PER_RANK * dp_dense_n)
     # The last bucket's collective cannot start before the backward that fills it ends: a floor on
     # what the windows hide, its own time over the dense DP group (one bucket of min(bucket, local
@@ -1426,6 +1440,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # loaded middle rank) or, with ``rank`` (the terms of a middle rank, :func:`_rank_terms`), that
         # rank in its place.
         R = rank or {}
+        # the costed rank holds the embedding: PP 1, the first stage, DualPipe's rank 0 (both ends);
+        # not the last stage at PP > 1, a DualPipe middle rank or an MoE middle candidate (``rank``)
+        has_emb = (np.zeros(np.shape(last_is_slowest), dtype=bool) if rank is not None else
+                   np.where(dual, last_is_slowest, ~last_is_slowest | (p <= 1.0)))
         first_mb, per_stage_hi = R.get("first_mb", first_mb_0), R.get("per_stage_hi", per_stage_hi_0)
         cp_hi_mb, layer_fwd_hi, layer_mb_hi = R.get("cp_hi_mb", cp_hi_mb_0), R.get("layer_fwd_hi", layer_fwd_hi_0), \
             R.get("layer_mb_hi", layer_mb_hi_0)
@@ -1546,28 +1564,21 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # gathers, hid its own (Qwen3-30B-A3B, TP 8 × PP 3 × CP 4 × DP 16 on 1,536 B200:
             # ZeRO-2 0.188 s of DP time against ZeRO-3's 0.033 s; found by a property test,
             # review 14b)
-            fb_z2 = np.minimum(fb_rs_mb, t_rs_mb / np.maximum(layers_stage, 1.0))
+            fb_z2 = np.minimum(fb_rs_mb, np.minimum(unit_rs_layer, t_rs_mb))
             exp_grad = exp_grad + z2 * m_prev * np.maximum(t_rs_mb - ovl * (stage_mb + x_mb), fb_z2)
         exp_ag = np.maximum(t_ag_step - ovl * (t_fwd_mb + x_fwd), fb_ag_step) * (zero >= 1)
-        # the stage that holds the embedding: PP 1, the first stage, DualPipe's rank 0 (both ends)
-        has_emb = ~(last_is_slowest & (p > 1.0) & ~dual)
-        # a layer's share of the average stage's collectives (its parameters, not 1/layers of a stage
-        # total that holds the embedding and the head: a 1-layer last stage beside a 1M vocabulary
-        # exposed the whole head's gather, so 2 → 4 layers shortened a PP 2 step 11.0 → 10.4 s)
-        layer_share = np.clip((1.0 - f("params_embedding") / np.maximum(f("params_total"), 1.0)) * p
-                              / np.maximum(L, 1.0), 0.0, 1.0)
-        z3_share = np.maximum(layer_share, np.minimum(V * h / t / np.maximum(P_local, 1.0), 1.0) * has_emb)
+        # the first unit's all-gather and the last unit's reduce-scatter, exposed every micro-batch: a
+        # layer's, or on the stage that holds the embedding (has_emb: PP 1, the first stage, DualPipe's
+        # rank 0) the embedding's where larger — torchtitan wraps tok_embeddings as its own FSDP unit,
+        # gathered before the first forward, its gradient reduced after the last backward (the output
+        # head's gather is prefetched behind the last layer's forward, its reduce-scatter comes first in
+        # the backward, hidden behind the layers'); the last stage's first and last units are layers.
+        # Until 2026-12-04 1/layers of the stage's collectives, whose total holds the embedding and the
+        # head: adding layers shortened the step where the head dominates (review h30b F1: vocabulary
+        # 1M, 2 → 4 layers, 5.60 → 5.50 s), and the ring latency was divided too.
+        z3_first_last = np.minimum(np.where(has_emb, np.maximum(unit_layer, unit_emb), unit_layer),
+                                   t_param_ag + t_grad_rs)
         if z3.any():
-            # z3_share: the first unit's all-gather and the last unit's reduce-scatter: a layer's share, or a
-            # vocabulary matrix's (V·h/tp) where that is larger: torchtitan wraps tok_embeddings as
-            # its own FSDP unit, gathered before the first forward, its gradient reduced after the
-            # last backward (the output head's gather is prefetched behind the last layer's forward,
-            # its reduce-scatter comes first in the backward, hidden behind the layers'): with PP the
-            # first stage; the last stage's first and last units are its first layer. Until
-            # 2026-12-04 a layer's share alone, 1/L of a stage total that holds the head: adding
-            # layers shortened the step where the head dominates (review h30b F1: vocabulary 1M,
-            # 2 → 4 layers, 5.60 → 5.50 s).
-            z3_first_last = (t_param_ag + t_grad_rs) * z3_share
             # never more than the collectives themselves (a stage of very few layers: first / last
             # layer's share plus what the window cannot hide would exceed m·z3_mb)
             z3_exposed = m * np.minimum(np.maximum(z3_mb - ovl * (stage_mb + x_mb), 0.0) + z3_first_last, z3_mb)
@@ -1655,7 +1666,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_cp_fwd": cp_fwd, "_cp_bwd": cp_bwd, "_a2a": a2a, "_ep_bytes": ep_bytes, "_ep_net_frac": net_frac, "_a2a_elem_bytes": a2a_elem_bytes,
                 "_n_a2a": n_a2a + 2.0 * d_share, "_ep_hide": ep_hide,
                 "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
-                "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local, "_z3_share": z3_share, "_layer_share": layer_share,
+                "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local, "_z3_first_last": z3_first_last, "_unit_layer": unit_layer, "_unit_emb": unit_emb, "_X": X, "_X_e": X_e, "_P_dense_local": P_dense_local, "_al_d": al_d, "_al_e": al_e, "_ld": ld, "_le": le, "_has_emb": has_emb,
                 "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
                 "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
                 "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
@@ -1672,9 +1683,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         tp_hi_mb_0, ep_hi_mb_0, xep_hi_mb_0, for_hi_0 = tp_hi_mb, ep_hi_mb, xep_hi_mb, for_hi
 
     # the head-carrying stage (DualPipe: rank 0) first; the other only where it can be the slower:
-    # an uneven split (a DualPipe middle rank needs p > 2)
+    # an uneven split (a DualPipe middle rank needs p > 2), or ZeRO-3 at PP > 1, whose first stage
+    # exposes the embedding unit's gather and reduce-scatter (found by review h32: an even split never
+    # costed it, so 31 → 32 layers shortened a TP 2 × PP 4 × CP 2 step 6.496 → 6.252 s)
     T = _stage(np.ones_like(first_mb, dtype=bool))
-    other = (per_stage_hi > per_stage_lo) & ~(dual & (p <= 2.0)) if any_dual else per_stage_hi > per_stage_lo
+    other = (per_stage_hi > per_stage_lo) | ((zero == 3) & (p > 1.0))
+    if any_dual:
+        other = np.where(dual, (per_stage_hi > per_stage_lo) & (p > 2.0), other)
     if any_true(other):
         T2 = _stage(np.zeros_like(first_mb, dtype=bool))
         pick = other & (T2["step_time_s"] > T["step_time_s"])
@@ -1978,12 +1993,8 @@ def explain(row: dict) -> dict[str, str]:
     if int(r["zero_stage"]) == 3:
         x_txt = (f" + the exposed CP / EP remainders it runs alongside {_ms(T['_x_mb'])}" if wide else "")
         win = (f"(each micro-batch's forward + backward {_ms(T['_stage_mb'])}{x_txt}) × {C['dp_overlap_frac']:.2f}, "
-               f"except the first unit's gather and the last unit's reduce-scatter ({float(T['_z3_share']):.4g} of "
-               f"those: a layer's (1 − embedding / total parameters)·pp/L = {float(T['_layer_share']):.4g}"
-               + ("; the costed last stage holds no embedding, its first and last units are layers)"
-                  if bool(T["_last_is_slowest"]) and float(r["pp"]) > 1 and r.get("schedule") != _SCHED["dualpipe"] else
-                  f", or the vocabulary matrix's V·h/tp = {float(r['vocab_size']) * float(r['hidden_size']) / float(r['tp']) / max(float(T['_P_local']), 1.0):.4g}"
-                  " where larger, torchtitan's embedding unit)"))
+               f"except the first unit's gather and the last unit's reduce-scatter, {float(T['_z3_first_last']):.4g} s a "
+               f"micro-batch ({_z3_unit_text(r, T)}); each micro-batch's exposed part at most its own collectives")
     elif int(r["zero_stage"]) == 0:  # no parameter gather: the backward window alone (review 25)
         x_txt = (f" (widened by the exposed CP / EP remainders it runs alongside, {_ms(T['_x_bwd'])})"
                  if wide else "")
@@ -2069,6 +2080,23 @@ def explain(row: dict) -> dict[str, str]:
     ex["hfu"] = (f"hardware FLOP / (step · N · peak16) = {hf:.4g} / ({step:.4g} × {n} × "
                  f"{_flop_rate(pk)}) = {_frac(hf / (step * n * pk))}")
     return ex
+
+
+def _z3_unit_text(r: dict, T: dict) -> str:
+    """Which unit ZeRO-3's exposed first gather / last reduce-scatter is, and its parameters."""
+    emb = bool(np.asarray(T["_has_emb"]).reshape(-1)[0])
+    u_l, u_e = float(T["_unit_layer"]), float(T["_unit_emb"])
+    lat = f"each with the ring's latency {_ms(float(T['_al_d']) + float(T['_al_e']))}"
+    if emb and u_e > u_l:
+        n = min(float(r["vocab_size"]) * float(r["hidden_size"]) / float(r["tp"]), float(T["_P_dense_local"]))
+        return (f"the embedding, torchtitan's tok_embeddings FSDP unit: V·h/tp = {n / 1e6:.4g} M parameters, "
+                f"gathered in 16 bits and reduced in grad_bytes over the dense group, {lat}; "
+                f"a layer's would be {u_l:.4g} s")
+    where = "" if emb else "; the costed stage holds no embedding"
+    e_txt = (f" and {float(T['_le']):.4g} of its expert parameters" if float(T["_al_e"]) > 0 or
+             float(np.asarray(T.get("_X_e", 0.0)).reshape(-1)[0]) > 0 else "")
+    return (f"an average layer: {float(T['_ld']):.4g} of the stage's dense parameters{e_txt}, "
+            f"gathered in 16 bits and reduced in grad_bytes, {lat}{where}")
 
 
 def _msg_text(r: dict, extra_sym: str = "", extra_val: str = "") -> str:

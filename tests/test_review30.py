@@ -195,3 +195,80 @@ def test_parameter_counts_below_a_billion_read_in_millions():
 
     assert _fmt_value("params_total", 18_350_080) == ("18.35", "million")
     assert _fmt_value("params_total", 8.03e9) == ("8.030", "billion")
+    assert _fmt_value("params_total", 999.96e6) == ("1.000", "billion")  # not "1,000 million"
+    from planner.memory import _params_text
+
+    assert (_params_text(18_350_080), _params_text(600), _params_text(70.554e9)) == ("18.35e6", "600", "70.554e9")
+
+
+# --- review h32: the ZeRO-3 unit rule on every stage, MoE and the ring latency ----------------------
+
+
+def test_zero3_first_stage_with_the_embedding_is_costed_on_an_even_split():
+    """An even split costed only the head-carrying last stage, so the first stage's exposed
+    embedding unit was dropped and 31 → 32 layers shortened a TP 2 × PP 4 × CP 2 step 6.496 →
+    6.252 s (review h32 F1). Adding a layer never shortens the step."""
+    def step(n_layers):
+        d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+        d["model"] = {**LLAMA3_8B, "n_layers": n_layers}
+        d["parallelism"].update(zero_stage=3, tp=2, pp=4, cp=2, dp=None, layer_split="uneven")
+        d["training"]["seq_len"] = 4096
+        return planner.evaluate(d).results["step_time_s"]
+
+    steps = [step(n) for n in (30, 31, 32, 33)]
+    assert all(b > a for a, b in zip(steps, steps[1:])), steps
+
+
+def test_zero3_rank_without_the_embedding_exposes_a_layer_unit():
+    """DeepSeek-V3 preset under ZeRO-3 and 1F1B is costed on a middle rank (its MoE layers), which
+    holds no embedding: its exposed first / last unit is an average layer's, and the explanation
+    says so (review h32 F2: the vocabulary's share added 2.76 s, 34.26 s against 31.5 s)."""
+    d = planner.load_preset("deepseek-v3-h800-2048").to_json_dict()
+    d["parallelism"].update(zero_stage=3, schedule="1f1b")
+    text = planner.evaluate(d).explain["t_dp_comm_exposed_s"]
+    assert "an average layer" in text and "the costed stage holds no embedding" in text
+
+
+def test_zero3_more_experts_never_shorten_the_step():
+    """Mixtral widths with a 256k vocabulary on 8 GPUs (EP 8: the experts sync over a group of one):
+    the embedding unit was measured against the dense + expert parameters, so more experts diluted
+    it and 64 → 128 experts went 2.13879 → 2.13832 s (review h32 F3)."""
+    import json
+    import pathlib
+
+    mx = json.loads((pathlib.Path(planner.__file__).parents[1] / "presets" / "models.json").read_text())["mixtral-8x7b"]
+    mx = {k: v for k, v in mx.items() if not k.startswith(("source", "published"))}
+
+    def step(n_experts):
+        d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+        d["model"] = {**mx, "n_layers": 8, "vocab_size": 256000,
+                      "moe": {**mx["moe"], "n_experts": n_experts, "expert_ffn_hidden_size": 1024}}
+        d["parallelism"].update(zero_stage=3, tp=1, pp=1, vpp=1, cp=1, dp=None, ep=8, schedule="1f1b")
+        d["cluster"]["n_gpus"] = 8
+        d["training"]["seq_len"] = 1024
+        return planner.evaluate(d).results["step_time_s"]
+
+    steps = [step(e) for e in (64, 128, 256)]
+    assert all(b > a for a, b in zip(steps, steps[1:])), steps
+
+
+def test_zero3_unit_pays_the_full_ring_latency():
+    """One unit's gather and reduce-scatter each pay the ring's whole latency; dividing it among the
+    layers made 4 → 7 layers at PP 4 shorten the step by 0.1 ms each (review h32 F4). By hand: the
+    unit = (gather + reduce-scatter − 2·latency)·share + 2·latency ≥ 2·latency."""
+    import pytest
+
+    from planner import batch, model_stats, timing
+
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["model"] = {**LLAMA3_8B, "n_layers": 8}
+    d["parallelism"].update(zero_stage=3, tp=1, pp=4, dp=None)
+    b = batch.from_scenarios([planner.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    T = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in timing._terms(b).items()
+         if np.size(v) == 1 or np.ndim(v) == 1}
+    al = T["_al_d"]
+    assert al > 0
+    layer = (1 - 2 * 128256 * 4096 / (T["_P_local"] * 4)) * 4 / 8  # (1 − V·h·2/P)·pp/L
+    assert T["_unit_layer"] == pytest.approx((T["_t_param_ag"] + T["_t_grad_rs"] - 2 * al) * layer + 2 * al,
+                                             rel=1e-9)

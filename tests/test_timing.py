@@ -1056,8 +1056,11 @@ def test_cp_remainder_widens_the_zero3_window():
     # embedding unit): 128,256 · 4,096 / 8 of the 8.03 B / 8 local parameters = 0.0654 > 1/32
     assert T["_P_local"] == pytest.approx(8.03e9 / 8, rel=2e-3)
     layer = (1 - 2 * 128256 * 4096 / 8.03e9) / 32  # a layer's parameters: 0.0272 of the stage's
-    assert layer < 128256 * 4096 / 8 / T["_P_local"]
-    first_last = (T["_t_param_ag"] + T["_t_grad_rs"]) * 128256 * 4096 / 8 / T["_P_local"]
+    # the embedding unit's gather + reduce-scatter: its share of the stage's bandwidth terms, and the
+    # ring's full latency once each (not divided among the units)
+    al = T["_al_d"]
+    first_last = (T["_t_param_ag"] + T["_t_grad_rs"] - 2 * al) * 128256 * 4096 / 8 / T["_P_local"] + 2 * al
+    assert first_last > (T["_t_param_ag"] + T["_t_grad_rs"] - 2 * al) * layer + 2 * al
     stage_mb, x_mb = T["t_compute_s"] / m, T["t_cp_comm_s"] / m
 
     def exposed(window):
@@ -1071,8 +1074,8 @@ def test_zero3_explain_window_adds_up_with_cp():
     """The ZeRO-3 explanation names its window (each micro-batch's forward + backward plus the
     exposed CP remainder) and its numbers give the exposed time by hand: Llama 3 8B (32 layers,
     pp 1), TP 8 × CP 4, ZeRO-3: m·(2·gather + reduce-scatter − ovl·(window) + (gather +
-    reduce-scatter)·max(layer, V·h/tp / P_local)), ovl from hardware/calibration.json; the
-    vocabulary matrix (torchtitan's embedding unit) 128,256 · 4,096 / 8.03e9 = 0.0654 of the
+    reduce-scatter − 2·latency)·V·h/tp / P_local + 2·latency), ovl from hardware/calibration.json;
+    the vocabulary matrix (torchtitan's embedding unit) 128,256 · 4,096 / 8.03e9 = 0.0654 of the
     parameters is larger than a layer's (1 − 2·V·h/8.03e9)/32 = 0.0272."""
     d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
     d["parallelism"].update(tp=8, cp=4, pp=1, vpp=1, dp=None, zero_stage=3, schedule="1f1b")
@@ -1087,8 +1090,13 @@ def test_zero3_explain_window_adds_up_with_cp():
     assert ovl == _calibration_file()["dp_overlap_frac"]["value"]
     share = 128256 * 4096 / 8.03e9
     layer = (1 - 2 * 128256 * 4096 / 8.03e9) / 32  # a layer's parameters, untied embedding and head
-    assert f"({share:.4g} of those" in text
-    by_hand = m * (2 * ag + rs - ovl * (mb + x) / 1e3 + (ag + rs) * max(layer, share))
+    unit, al = (float(v) for v in re.search(
+        r"reduce-scatter, ([\d.e-]+) s a micro-batch \(the embedding.*?the ring's latency ([\d.]+) ms", text).groups())
+    al /= 1e3
+    # the embedding unit: its share of the bandwidth terms plus the ring's latency, once per collective
+    assert unit == pytest.approx((ag + rs - 2 * al) * share + 2 * al, rel=3e-3)
+    assert (ag + rs - 2 * al) * layer + 2 * al < unit
+    by_hand = m * (2 * ag + rs - ovl * (mb + x) / 1e3 + unit)
     assert r.results["t_dp_comm_exposed_s"] == pytest.approx(by_hand, rel=3e-3)  # 4-digit figures
 
 
@@ -1196,9 +1204,10 @@ def test_a_lower_power_limit_cannot_flip_to_the_stage_with_the_wider_window():
     1.2203 → 1.2037 s (found by review). Every stage runs its own ZeRO-3 collectives behind its
     own compute, so the step is the longer of the two stages' steps, each by the documented
     formulas: m·(stage + layers·c) + bubble (p−1)/m × that + p2p + ZeRO-3 exposed
-    m·min(max(0, z3_mb − ovl·stage) + (gather + reduce-scatter)·share, z3_mb) + optimizer, the
-    share the first / last unit's: a layer's parameters (1 − V·h/P)·pp/L of the average stage's,
-    on the first stage the embedding's V·h/tp where larger."""
+    m·min(max(0, z3_mb − ovl·stage) + unit, z3_mb) + optimizer, the first / last unit's gather +
+    reduce-scatter = (gather + reduce-scatter − 2·latency)·share + 2·latency, the share a layer's
+    parameters (1 − V·h/P)·pp/L of the average stage's, on the first stage the embedding's V·h/tp
+    where larger."""
     import json
     import pathlib
 
@@ -1231,7 +1240,9 @@ def test_a_lower_power_limit_cannot_flip_to_the_stage_with_the_wider_window():
 
         def stage_step(mb, n, share):
             body = m * (mb + n * c)
-            dp = m * min(max(0.0, z3_mb - ovl * mb) + (T["_t_param_ag"] + T["_t_grad_rs"]) * share, z3_mb)
+            al = T["_al_d"]  # one unit's gather + reduce-scatter: its bandwidth share, the full latency
+            unit = (T["_t_param_ag"] + T["_t_grad_rs"] - 2 * al) * share + 2 * al
+            dp = m * min(max(0.0, z3_mb - ovl * mb) + unit, z3_mb)
             return body + (p - 1) / m * body + T["t_pp_p2p_s"] + dp + T["t_optimizer_s"]
 
         by_hand = max(stage_step(T["_first_mb"], 11, emb), stage_step(T["_last_mb"], 10, layer))

@@ -2088,8 +2088,12 @@ def _z3_unit_text(r: dict, T: dict) -> str:
     u_l, u_e = float(T["_unit_layer"]), float(T["_unit_emb"])
     lat = f"each with the ring's latency {_ms(float(T['_al_d']) + float(T['_al_e']))}"
     if emb and u_e > u_l:
-        n = min(float(r["vocab_size"]) * float(r["hidden_size"]) / float(r["tp"]), float(T["_P_dense_local"]))
-        return (f"the embedding, torchtitan's tok_embeddings FSDP unit: V·h/tp = {n / 1e6:.4g} M parameters, "
+        n = float(r["vocab_size"]) * float(r["hidden_size"]) / float(r["tp"])
+        cap = float(T["_P_dense_local"])
+        n_txt = (f"V·h/tp = {n / 1e6:.4g} M parameters" if n <= cap else
+                 f"V·h/tp = {n / 1e6:.4g} M parameters, taken as the average stage's dense {cap / 1e6:.4g} M "
+                 "the collectives are sized on")
+        return (f"the embedding, torchtitan's tok_embeddings FSDP unit: {n_txt}, "
                 f"gathered in 16 bits and reduced in grad_bytes over the dense group, {lat}; "
                 f"a layer's would be {u_l:.4g} s")
     where = "" if emb else "; the costed stage holds no embedding"

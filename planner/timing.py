@@ -81,8 +81,9 @@ the pace; everything is per GPU of that stage:
   forward + backward except the last bucket; ZeRO ≥ 1 parameter all-gather
   behind the next forward except the first bucket; ZeRO-3 gathers parameters forward and
   backward and reduce-scatters every micro-batch, hidden behind that micro-batch except the
-  first unit's gather and the last unit's reduce (a layer, or the vocabulary matrix
-  ``V·h/tp`` where larger: torchtitan's embedding unit). Dense parameters over ``dp·cp``, expert
+  first unit's gather and the last unit's reduce, each with the ring's full latency (an average
+  layer, or on the stage holding the embedding the vocabulary matrix ``V·h/tp`` where larger:
+  torchtitan's embedding unit). Dense parameters over ``dp·cp``, expert
   parameters over ``dp·cp/ep`` (``tp·cp·dp/(etp·ep)`` with expert TP ≠ TP). Hybrid sharding
   (HSDP, ``dp_shard < dp``): the ZeRO
   collectives run over the shard group ``dp_shard·cp`` (the inner DP ranks, often one node),

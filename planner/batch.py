@@ -51,7 +51,8 @@ Checkpoint (for each tier kind k in TIER_KINDS)
     ckpt_async, ckpt_async_interference_frac
 Reliability (for each failure class c in FAILURE_CLASSES; rates already times rate_scale)
     fail_{c}_per_gpu_h, fail_{c}_per_node_h, fail_{c}_per_job_h, fail_{c}_restart_s,
-    fail_{c}_repair_s; hot_spare_nodes; rate_scale (already in the rates; read by the explain only)
+    fail_{c}_repair_s; hot_spare_nodes; rate_scale (already in the rates; read by the explain only);
+    fail_node_gpus (GPUs per node of the profile's source fleet, 0 = not stated; read by the notes only)
 """
 
 from __future__ import annotations
@@ -310,6 +311,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
     prof = catalog.resolve_failure_profile(s.reliability.profile)
     scale = s.reliability.rate_scale
     row["rate_scale"] = float(scale)
+    row["fail_node_gpus"] = float(prof.node_gpus or 0)  # the source fleet's node size (0: not stated)
     by_class = {fc.failure_class: fc for fc in prof.classes}
     for fc in FAILURE_CLASSES:
         e = by_class.get(fc)

@@ -37,7 +37,14 @@ Model (DESIGN §4.4, stated simplifications):
 * **Reload** after a failure = the slowest of the shard over the host link (host to device),
   the node's share over the tier's per-node read bandwidth, the job's total over the aggregate
   read bandwidth, and, when a lost node's copy is fetched from a peer replica, the node's share
-  over the network.
+  over the network. With ZeRO-0 only one DP replica wrote, so where a pipeline stage spans more
+  nodes than hold its copy (its writers' nodes and their peer copies), the other nodes fetch their
+  share over the network too (:func:`node_local_fetch`).
+* **Achieved bandwidths.** The host link and the network run at the step-time model's achieved
+  fractions of their nominal rates (:func:`link_eff`: 0.8 and 0.92); storage tiers' bandwidths
+  are the catalogue's figures as given (``hardware/storage.json``: sustained rates for the parallel
+  file system and the object store, the drives' rated speeds for NVMe, and the nominal host DRAM
+  bandwidth for the host-memory tier: a simplification, optimistic there).
 
 References
 ----------
@@ -125,16 +132,30 @@ def ckpt_bytes_mixed_adam(params_total):
     return np.asarray(params_total, dtype=float) * CKPT_BYTES_PER_PARAM
 
 
+def link_eff() -> dict:
+    """Achieved / nominal bandwidth of the links checkpoint copies use, as the step-time model
+    uses them (``hardware/calibration.json`` ``link_eff``, sourced, never fitted): ``host``
+    (device↔host, PCIe or NVLink-C2C: 0.8; pinned PCIe copies reach ~80–85 % of the nominal
+    rate, hardware.md §6b) and ``network`` (0.92; NCCL over InfiniBand, 92–98 %). Read-only."""
+    from .timing import _calibration  # (timing does not import this module: no cycle)
+
+    return _calibration()["link_eff"]
+
+
 def host_copy_bw(host_link_bw_bytes_per_s, host_memory_bw_bytes_per_s, gpus_copying_per_node):
     """Per-GPU bandwidth of a device↔host checkpoint copy [B/s], shape: the arguments' broadcast.
 
-    Each GPU copies over its own host link, but all GPUs of a node that copy at once land in (or
-    read from) the same host DRAM: ``min(host_link, host_memory_bw / gpus_copying_per_node)``.
-    It binds where GPUs × link exceeds the DRAM bandwidth, e.g. a GB200 tray (4 × 225e9 B/s of
-    NVLink-C2C against 778e9 B/s of LPDDR5X, hardware.md §3a) or a DGX B300 (8 × 63e9 against
-    614e9 does not bind). Found by review 15a: the async stall counted the link only.
+    Each GPU copies over its own host link at the achieved rate ``host_link · link_eff()["host"]``
+    (0.8: pinned PCIe copies reach ~80–85 % of the nominal rate, hardware.md §6b; the step-time
+    model's offload transfers use the same factor; until review h30a C2 the copies ran at the
+    nominal rate while the offload did not), but all GPUs of a node that copy at once land in (or
+    read from) the same host DRAM: ``min(host_link · 0.8, host_memory_bw / gpus_copying_per_node)``.
+    The DRAM side binds where GPUs × achieved link exceeds the DRAM bandwidth, e.g. Frontier (8 ×
+    0.8 × 36e9 = 230e9 against 204.8e9 B/s of DDR4); not a GB200 tray (4 × 0.8 × 225e9 = 720e9 of
+    NVLink-C2C against 777.8e9 B/s of LPDDR5X, hardware.md §3a; at the nominal rate it did) nor a
+    DGX B300 (8 × 50.4e9 against 614e9). Found by review 15a: the async stall counted the link only.
     """
-    link = np.asarray(host_link_bw_bytes_per_s, dtype=float)
+    link = np.asarray(host_link_bw_bytes_per_s, dtype=float) * link_eff()["host"]
     dram = np.asarray(host_memory_bw_bytes_per_s, dtype=float) / np.maximum(
         np.asarray(gpus_copying_per_node, dtype=float), 1.0)
     return np.minimum(link, dram)
@@ -339,6 +360,29 @@ def peer_replicas(replicas, n_nodes) -> np.ndarray:
     (a copy on a peer needs another node; one node keeps none). Arrays (N,), float."""
     return np.minimum(np.asarray(replicas, dtype=float), np.maximum(np.asarray(n_nodes, dtype=float) - 1.0, 0.0))
 
+def node_local_fetch(n_writers, n_gpus, pp, gpus_per_node, n_nodes, replicas=0.0) -> np.ndarray:
+    """Where a node-local tier's reload comes over the network, bool (the arguments' broadcast
+    shape).
+
+    With ZeRO-0 one DP replica writes (:func:`ckpt_layout`: ``n_writers < n_gpus``). Under
+    Megatron's rank order (TP innermost, then CP, EP / DP, PP outermost; :mod:`planner.comm`) a
+    pipeline stage holds ``n_gpus / pp`` consecutive ranks, its ``n_writers / pp`` writers first,
+    so the copy sits on the stage's first ``ceil(writers per stage / gpus_per_node)`` nodes, and
+    each of the tier's ``replicas`` peer copies puts it on as many more (taken to go to the
+    stage's nodes without one: the best placement). A stage that spans more nodes than those has
+    nodes without a copy, whose GPUs fetch their shards over the network (review h30a C6, and its
+    review: the first version took the writers packed on the job's first nodes, so a stage within
+    one node, or a peer copy on every other node, was still charged the fetch). ZeRO >= 1 (every
+    GPU writes its own shard) and a job on one node never fetch.
+    """
+    pp = np.maximum(np.asarray(pp, dtype=float), 1.0)
+    gpn = np.maximum(np.asarray(gpus_per_node, dtype=float), 1.0)
+    stage_nodes = np.ceil(np.asarray(n_gpus, dtype=float) / pp / gpn - 1e-9)
+    writer_nodes = np.ceil(np.asarray(n_writers, dtype=float) / pp / gpn - 1e-9)
+    return (np.asarray(n_nodes, dtype=float) > 1.0) & (
+        stage_nodes > writer_nodes * (1.0 + np.asarray(replicas, dtype=float)))
+
+
 def tier_times(b) -> dict[str, np.ndarray]:
     """Checkpoint size, layout and per-tier save / stall / reload times for a batch.
 
@@ -374,7 +418,8 @@ def tier_times(b) -> dict[str, np.ndarray]:
     node_local = np.array([kind in NODE_LOCAL_TIERS for kind in TIER_KINDS])
     replicas = np.where(node_local, peer_replicas(per_tier("replicas", NODE_LOCAL_TIERS), col("n_nodes")[:, None]), 0.0)
     shard, node_b, ck1 = lay["shard_bytes"][:, None], lay["node_bytes"][:, None], ckpt[:, None]
-    nic = col("nic_bw_per_gpu_bytes_per_s")[:, None]
+    # peer copies and fetches over the network at its achieved rate (link_eff, as the collectives)
+    nic = col("nic_bw_per_gpu_bytes_per_s")[:, None] * link_eff()["network"]
     gpn, ngpu = col("gpus_per_node")[:, None], col("n_gpus")[:, None]
     # device↔host copies share the node's DRAM: the writers of the busiest node on save, every
     # GPU of a node on reload (host_copy_bw)
@@ -395,8 +440,14 @@ def tier_times(b) -> dict[str, np.ndarray]:
     reload_args = (shard, node_b, ck1, host_bw_read, per_tier("read_bw_per_node_bytes_per_s"),
                    per_tier("agg_read_bw_bytes_per_s"))
     reload_kw = dict(nic_bw_per_gpu_bytes_per_s=nic, gpus_per_node=gpn, n_gpus=ngpu)
+    # ZeRO-0: one DP replica wrote, so a stage's nodes without its copy fetch their GPUs' shards
+    # over the network, as from a peer replica (node_local_fetch; review h30a C6)
+    fetch = node_local & node_local_fetch(lay["n_writers"][:, None], ngpu, col("pp")[:, None], gpn,
+                                          col("n_nodes")[:, None], replicas)
     own = ckpt_reload_time(*reload_args, from_peer=False, **reload_kw)
-    peer = ckpt_reload_time(*reload_args, from_peer=True, **reload_kw) if (replicas > 0).any() else own
+    peer = (ckpt_reload_time(*reload_args, from_peer=True, **reload_kw) if (replicas > 0).any() or fetch.any()
+            else own)
+    own = np.where(fetch, peer, own)
     native = np.zeros((n, len(TIER_KINDS), len(FAILURE_CLASSES)), dtype=bool)
     for k, kind in enumerate(TIER_KINDS):
         for c, fc in enumerate(FAILURE_CLASSES):

@@ -499,7 +499,8 @@ def evaluate(scenario: Scenario | dict) -> Report:
         ``mfu_precision_peak`` of the GEMM precision's peak; inf only in ``mtbf_h`` without
         failures and in the time / GPU-hours / cost / energy of a run that never finishes
         (goodput 0, or too small for them to be a float); NaN only where a value does not apply
-        (the interval of a tier not in use; ``ckpt_interval_s`` without any tier);
+        (the interval, save and stall time of a tier not in use; ``ckpt_interval_s`` without any
+        tier);
       * ``stages``: list (one dict per pipeline stage) of that stage's memory parts in bytes;
       * ``explain``: dict column -> the formula with the numbers plugged in;
       * ``notes``: list of the stated simplifications that apply to this scenario;

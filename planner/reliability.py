@@ -1158,7 +1158,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             repm[k] = _tri(rep > 0)
         if repm[k] is not False:
             if netbw is None:
-                netbw = F("nic_bw_per_gpu_bytes_per_s") * gpn
+                netbw = F("nic_bw_per_gpu_bytes_per_s") * gpn * ck.link_eff()["network"]
             save = np.maximum(save, node_bytes * rep / netbw, out=save)
         stall = save
         if asyn is not False:
@@ -1199,6 +1199,16 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             gs, tot = np.minimum(gpn, ngpu) * shard, ngpu * shard  # a job smaller than a node reads only its own GPUs
         r = np.maximum(np.maximum(h2d, gs / F(f"ckpt_{kind}_read_bw_per_node_bytes_per_s")),
                        tot / F(f"ckpt_{kind}_agg_read_bw_bytes_per_s"))
+        if kind in ck.NODE_LOCAL_TIERS:
+            # ZeRO-0: one DP replica wrote (nw < n_gpus), so a stage's nodes without its copy (its
+            # writers' nodes and their peer copies) fetch their GPUs' shards over the network, as
+            # from a peer replica (ck.node_local_fetch; review h30a C6: counted as a local read)
+            fetch = _tri(ck.node_local_fetch(nw, ngpu, F("pp"), gpn, F("n_nodes"),
+                                             rep if rep is not None else 0.0))
+            if fetch is not False:
+                if netbw is None:
+                    netbw = F("nic_bw_per_gpu_bytes_per_s") * gpn * ck.link_eff()["network"]
+                r = _pick(fetch, np.maximum(r, gs / netbw), r)
         rel[k] = r
         if repm[k] is not False:
             relp[k] = np.maximum(r, gs / netbw)
@@ -1314,6 +1324,20 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
         out["ckpt_interval_s"][sl] = tmin
     else:  # rows with no enabled tier: NaN
         out["ckpt_interval_s"][sl] = np.where(np.isinf(tmin), np.nan, tmin)
+    # A tier not in use has no save or stall: NaN ("does not apply"), as its interval (found by
+    # review: the local NVMe columns read inf on a system without NVMe, where evaluate's contract
+    # keeps inf for a run that never finishes). Written last: the model above used the values of
+    # the rows where the tier is enabled only.
+    for k, kind in enumerate(TIER_KINDS):
+        e = en[k]
+        if e is True:
+            continue
+        for q in ("save_s", "stall_s"):
+            dst = out[f"ckpt_{kind}_{q}"][sl]
+            if e is False:
+                dst[:] = np.nan
+            else:
+                dst[~e] = np.nan
     if track_lo:
         for y in given_reach:
             np.minimum(blk.lo_reach, y, out=blk.lo_reach)
@@ -1323,7 +1347,7 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
 #: The input columns :func:`_stage_block` reads, besides ``step_time_s`` (which only sets the
 #: intervals' lower bound). Rows equal in all of them are one problem (see :func:`stage`).
 _INPUT_COLUMNS: tuple[str, ...] = (
-    ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "precision", "zero_stage", "dp", "ep",
+    ("n_gpus", "gpus_per_node", "n_nodes", "params_total", "precision", "zero_stage", "dp", "ep", "pp",
      "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "nic_bw_per_gpu_bytes_per_s", "ckpt_async",
      "ckpt_async_interference_frac", "hot_spare_nodes")
     + tuple(f"ckpt_{k}_{q}" for k in TIER_KINDS for q in (
@@ -1502,8 +1526,8 @@ def stage(b) -> dict[str, np.ndarray]:
     -------
     dict of ndarray (N,)
         ``failure_rate_per_h``, ``mtbf_h``, ``failure_rate_{class}_per_h``, ``ckpt_bytes``,
-        ``ckpt_shard_bytes``, ``ckpt_{kind}_save_s``, ``ckpt_{kind}_stall_s``,
-        ``ckpt_{kind}_interval_opt_s`` (the interval in use: the optimum where the input is NaN,
+        ``ckpt_shard_bytes``, ``ckpt_{kind}_save_s``, ``ckpt_{kind}_stall_s`` (NaN for a tier not
+        in use), ``ckpt_{kind}_interval_opt_s`` (the interval in use: the optimum where the input is NaN,
         the given one otherwise; NaN for a disabled tier), ``ckpt_interval_s`` (most frequent
         enabled tier), ``goodput`` (renewal model, higher order), ``ckpt_overhead_frac``,
         ``lost_work_frac``, ``restart_frac`` (its loss 1 − goodput split by
@@ -1612,8 +1636,9 @@ def stage_grid(b) -> dict[str, np.ndarray]:
     out["ckpt_bytes"] = tt["ckpt_bytes"]
     out["ckpt_shard_bytes"] = tt["ckpt_shard_bytes"]
     for k, kind in enumerate(TIER_KINDS):
-        out[f"ckpt_{kind}_save_s"] = tt["save_s"][:, k]
-        out[f"ckpt_{kind}_stall_s"] = tt["stall_s"][:, k]
+        on = tt["enabled"][:, k]  # a tier not in use: NaN, as in stage
+        out[f"ckpt_{kind}_save_s"] = np.where(on, tt["save_s"][:, k], np.nan)
+        out[f"ckpt_{kind}_stall_s"] = np.where(on, tt["stall_s"][:, k], np.nan)
         out[f"ckpt_{kind}_interval_opt_s"] = tau[:, k]
     tmin = res["tau_recovery_min_s"]
     out["ckpt_interval_s"] = np.where(np.isinf(tmin), np.nan, tmin)
@@ -1854,9 +1879,12 @@ def _finite_run(row: dict):
     lam_k = np.array([sum(float(lam_h[c]) for c in range(len(FAILURE_CLASSES)) if tier[c] == k) for k in range(K)])
     tau = np.array([np.nan if row.get(f"ckpt_{kind}_interval_opt_s") is None
                     else float(row[f"ckpt_{kind}_interval_opt_s"]) for kind in TIER_KINDS])
-    stall = np.array([float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0) for kind in TIER_KINDS])
-    lag = (save_lag_s([float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0) for kind in TIER_KINDS], stall)
-           if row.get("ckpt_async") else np.zeros(K))
+    # a tier not in use has NaN save / stall (no interval either): 0 here, it takes no part
+    stall = np.nan_to_num(np.array([float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0) for kind in TIER_KINDS]),
+                          nan=0.0, posinf=np.inf)
+    save = np.nan_to_num(np.array([float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0) for kind in TIER_KINDS]),
+                         nan=0.0, posinf=np.inf)
+    lag = save_lag_s(save, stall) if row.get("ckpt_async") else np.zeros(K)
     per_tier = np.array([float(finite_run_log_ratio(work, tau[k:k + 1], stall[k:k + 1], lam_k[k:k + 1] / 3600.0,
                                                     lag[k:k + 1])) for k in range(K)])
     if np.isnan(log_w):
@@ -2252,15 +2280,18 @@ def _tier_time_text(row: dict, kind: str) -> dict[str, str]:
     wbw = float(row[f"ckpt_{kind}_write_bw_per_node_bytes_per_s"])
     abw = float(row[f"ckpt_{kind}_agg_write_bw_bytes_per_s"])
     d2h = shard / hbw if np.isfinite(hbw) else 0.0
-    terms = [f"shard {_g(shard / 1e9)} GB / host copy {_g(hbw / 1e9)} GB/s (min(link {_g(link / 1e9)}, DRAM "
+    eff_h = float(ck.link_eff()["host"])
+    terms = [f"shard {_g(shard / 1e9)} GB / host copy {_g(hbw / 1e9)} GB/s (min(link {_g(link / 1e9)} × {eff_h:g} "
+             f"achieved, DRAM "
              f"{_g(dram / 1e9)} / {writers:g} GPU{'s' if writers != 1 else ''})) = {_g(d2h)} s",
              f"node share {_g(node_b / 1e9)} GB / write {_g(wbw / 1e9)} GB/s per node = {_g(node_b / wbw)} s"]
     if kind in ck.NODE_LOCAL_TIERS:
         rep = float(ck.peer_replicas(float(row.get(f"ckpt_{kind}_replicas", 0) or 0), float(row["n_nodes"])))
         if rep > 0:
-            net = float(row["nic_bw_per_gpu_bytes_per_s"]) * gpn
+            eff_n = float(ck.link_eff()["network"])
+            net = float(row["nic_bw_per_gpu_bytes_per_s"]) * gpn * eff_n
             terms.append(f"{rep:g} peer cop{'ies' if rep != 1 else 'y'} × {_g(node_b / 1e9)} GB / network "
-                         f"{_g(net / 1e9)} GB/s per node "
+                         f"{_g(net / 1e9)} GB/s per node ({gpn:g} GPUs × NIC × {eff_n:g} achieved) "
                          f"= {_g(rep * node_b / net)} s")
     if np.isfinite(abw):
         terms.append(f"whole checkpoint {_g(total / 1e9)} GB / aggregate {_g(abw / 1e9)} GB/s = {_g(total / abw)} s")
@@ -2609,6 +2640,36 @@ def report(row: dict) -> tuple[dict[str, str], None, list[str]]:
         _ROW_MEMO.reset(token)
 
 
+def _node_size_note(row: dict) -> str | None:
+    """A note where the failure profile's per-node rates come from nodes of another size than the
+    system's and the job's GPUs take another number of nodes than in the source fleet (review h30a
+    C3: the 8-GPU fleets' rates were applied to 4-GPU GB200 trays unsaid). The rates stay per node
+    as given; the note states the consequence, ``ceil(n/g)/ceil(n/g_ref)`` times the node failures
+    of the same GPUs in the source fleet, and those classes' share of λ."""
+    ref = float(row.get("fail_node_gpus", 0.0) or 0.0)
+    gpn = float(row.get("gpus_per_node", 0.0) or 0.0)
+    rate_all = float(row.get("failure_rate_per_h", 0.0) or 0.0)
+    if ref <= 0.0 or gpn <= 0.0 or gpn == ref or rate_all <= 0.0:
+        return None
+    per_node = {fc: float(row.get(f"fail_{fc}_per_node_h", 0.0) or 0.0) for fc in FAILURE_CLASSES}
+    per_node = {fc: v for fc, v in per_node.items() if v > 0.0}
+    if not per_node:
+        return None
+    n_gpus = float(row.get("n_gpus", 0.0) or 0.0)
+    n_nodes = float(row.get("n_nodes", 1.0) or 1.0)
+    nodes_ref = max(math.ceil(n_gpus / ref - 1e-9), 1)  # the same GPUs on the source fleet's nodes
+    if n_nodes == nodes_ref:  # e.g. a job within one node of either size: the same node count
+        return None
+    pct = 100.0 * sum(per_node.values()) * n_nodes / rate_all
+    pct_txt = f"{pct:.0f}" if pct >= 9.5 else f"{pct:.2g}"  # (".2g" printed 99.6 % as "1e+02")
+    return (f"The failure profile's per-node rates ({', '.join(per_node)}: {pct_txt} % of λ here) were measured "
+            f"on {ref:g}-GPU nodes; this system has {gpn:g} GPUs per node and each node takes the rate as given, so "
+            f"the job's {n_gpus:g} GPUs on {n_nodes:g} nodes count {n_nodes / nodes_ref:.3g}× the node failures of "
+            f"the same GPUs on the source fleet's {nodes_ref:g}. Whether nodes of {gpn:g} GPUs fail as often as "
+            f"nodes of {ref:g} is not known (an assumption, either way); reliability.rate_scale scales every "
+            "class, or give a custom profile.")
+
+
 def notes(row: dict) -> list[str]:
     """Stated simplifications of this stage (and why goodput is 0, when it is)."""
     out = [
@@ -2636,6 +2697,9 @@ def notes(row: dict) -> list[str]:
                    + "): on a job this small it outweighs the per-GPU and per-node failures. Check the failure "
                    "profile's source for that class (hardware/failure_profiles.json): a per-job rate is "
                    "often an assumption, not a measured figure.")
+    node_note = _node_size_note(row)
+    if node_note:
+        out.append(node_note)
     why = zero_goodput_reason(row)
     if why:
         out.append(why[0].upper() + why[1:])

@@ -367,6 +367,9 @@ class FailureProfile(_Strict):
     reference: str = Field(description="The fleet and period the rates come from.")
     source: str
     notes: str = ""
+    node_gpus: PosInt | None = Field(
+        None, description="GPUs per node of the fleet the per-node rates were measured on (None: not stated); "
+        "a system with other node sizes gets a note (the rates are applied per node as given).")
 
     @field_validator("classes")
     @classmethod

@@ -580,6 +580,7 @@ class _Consts:
         self.kk = C["gemm_ridge_mult"]
         self.eff_scaleup = C["link_eff"]["scaleup"]
         self.eff_network = C["link_eff"]["network"]
+        self.eff_host = C["link_eff"]["host"]  # device↔host (PCIe / NVLink-C2C); checkpoint.host_copy_bw too
         self.alpha_scaleup_s = C["alpha_s"]["scaleup"]
         self.alpha_network_s = C["alpha_s"]["network"]
         self.tp_overlap_frac = C["tp_overlap_frac"]
@@ -1409,7 +1410,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     t_opt_gpu = P_shard * (gb + OPT_BYTES_BASE) * inv_hbm
     off_code = g("offload_optimizer")
     off = off_code > 0
-    host_bw = f("host_link_bw_bytes_per_s") * K.eff_scaleup
+    host_bw = f("host_link_bw_bytes_per_s") * K.eff_host
     if bool(off.any()):
         gpn = f("gpus_per_node")
         host_mem_share = f("host_memory_bw_bytes_per_s") / gpn

@@ -93,7 +93,10 @@ def test_save_time_per_tier_hand_computed():
     shard = ckpt / 1024
     node = 8 * shard
     link = float(b["host_link_bw_bytes_per_s"][0])
-    d2h = shard / link
+    # the link at its achieved 0.8 of the nominal rate (link_eff.host, hardware/calibration.json;
+    # pinned PCIe copies ~80-85 %, hardware.md §6b); the DRAM share 614.4e9 / 8 does not bind
+    assert 0.8 * link < float(b["host_memory_bw_bytes_per_s"][0]) / 8
+    d2h = shard / (0.8 * link)
     expect = {}
     for kind in ("host_memory", "local_nvme", "pfs", "object_store"):
         w = float(b[f"ckpt_{kind}_write_bw_per_node_bytes_per_s"][0])

@@ -214,7 +214,7 @@ def test_more_hardware_never_slows_a_step(s, field):
 
 
 _CONSTS = {  # calibration entry -> +1: raising it never slows a step; -1: never speeds it up
-    ("link_eff", "scaleup"): 1, ("link_eff", "network"): 1, ("hbm_eff",): 1, ("attn_eff_rel",): 1,
+    ("link_eff", "scaleup"): 1, ("link_eff", "network"): 1, ("link_eff", "host"): 1, ("hbm_eff",): 1, ("attn_eff_rel",): 1,
     ("tp_overlap_frac",): 1, ("dp_overlap_frac",): 1, ("gemm_eff_scale", "hopper_16bit"): 1,
     ("gemm_eff_scale", "hopper_fp8"): 1, ("gemm_eff_scale", "ampere_16bit"): 1, ("gemm_eff_scale", "default"): 1,
     ("alpha_s", "scaleup"): -1, ("alpha_s", "network"): -1, ("gemm_ridge_mult",): -1,

@@ -597,5 +597,10 @@ with st.expander("Formulas: every number with its inputs plugged in", expanded=F
         st.markdown("_The engine states none for this scenario._")
 
 with st.expander("All result columns (SI units)", expanded=False):
-    st.dataframe(pd.DataFrame({"column": list(res), "value": [str(v) for v in res.values()]}),
+    # NaN: the value does not apply (a tier not in use); inf as the engine gives it (found by a
+    # fresh-user check: "nan" read as a failure)
+    st.dataframe(pd.DataFrame({"column": list(res), "value": [
+        "— (does not apply)" if isinstance(v, float) and v != v else str(v) for v in res.values()]}),
                  hide_index=True, key="pl_all")
+    st.caption("— : does not apply (e.g. the save and stall of a checkpoint tier not in use); inf: a run "
+               "that never finishes (goodput 0), or an MTBF without failures.")

@@ -2148,7 +2148,11 @@ def explain(row: dict) -> dict[str, str]:
             f" · Π_k {lag_f}φ(Λ_k(τ_k+stall_k)) = {1.0 + ov1:.6g} × {rec_txt} × {phi_txt}"
             f" = {inv_txt} → goodput {_g(G)}{lag_txt}"
         )
-        lw1_lbl = "(Σ_c λ_c·τ_c/2 + Σ_k Λ_k·L_k)" if lags else "Σ_c λ_c·τ_c/2"
+        # the first-order lost work counts every async tier's lag, also one too small for the
+        # explanation above (found by a fresh-user check: "Σ_c λ_c·τ_c/2 0.0003404" where λτ/2 is
+        # 0.0003364 and the 4.0e-6 is Λ·L of the GB200 preset's PFS)
+        lw1_lbl = ("(Σ_c λ_c·τ_c/2 + Σ_k Λ_k·L_k)" if lags or _lag_terms(row, tier, lam_h, min_log=0.0)
+                   else "Σ_c λ_c·τ_c/2")
         share = ("share of the loss 1 − G = {:.4g} in proportion to the renewal factors "
                  "log(1 + Σ stall/τ) : Σ log φ{} : log recovery").format(
                      1.0 - G, " (+ Σ_k (Λ_k·L_k + log M_k), async)" if lags else "")

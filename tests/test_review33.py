@@ -5,6 +5,8 @@ factors of hardware/calibration.json ``link_eff`` (host 0.8, network 0.92), neve
 code's output."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -252,3 +254,48 @@ def test_zero0_fetch_is_the_same_in_a_mixed_batch_as_alone():
         alone = engine.run_batch(B.from_scenarios([s]))
         for col in ("restart_frac", "goodput"):
             assert both[col][i] == pytest.approx(float(alone[col][0]), rel=1e-12), (i, col)
+
+
+# ------------------------------------------------------------------ fresh-user check of session 33
+
+def test_first_order_lost_work_label_names_the_async_lag_it_counts():
+    """GB200 Qwen3 preset (async saves): the first-order lost work is Σ λ·τ/2 plus Λ·L for the async
+    PFS tier whose save outlasts its stall by L = save − stall, even where that lag is too small for
+    the goodput explanation to list it. By hand from the row's own columns: λ = 7.335e-3 /h, τ the
+    PFS interval, L = 2.057 − 0.1111 s: λτ/2 = 3.364e-4, ΛL = 3.97e-6, sum 3.404e-4 (the label read
+    "Σ_c λ_c·τ_c/2" beside that sum)."""
+    rep = planner.evaluate(planner.load_preset("qwen3-235b-gb200-256"))
+    r = rep.results
+    lam_s = r["failure_rate_per_h"] / 3600.0
+    tau = r["ckpt_pfs_interval_opt_s"]
+    assert r["ckpt_host_memory_interval_opt_s"] >= 1e8  # host memory not saved: the PFS recovers every class
+    lag = r["ckpt_pfs_save_s"] - r["ckpt_pfs_stall_s"]
+    want = lam_s * tau / 2.0 + lam_s * lag
+    text = rep.explain["lost_work_frac"]
+    m = re.search(r"first order \(Σ_c λ_c·τ_c/2 \+ Σ_k Λ_k·L_k\) = ([\d.e+-]+)\)", text)
+    assert m, text
+    assert float(m.group(1)) == pytest.approx(want, rel=2e-3)  # 4 significant digits printed
+    assert "(Σ_c λ_c·τ_c/2 + Σ_k Λ_k·L_k)" in rep.explain["goodput_first_order"]
+    sync = planner.load_preset("qwen3-235b-gb200-256").to_json_dict()
+    sync["checkpoint"]["async"] = False  # no lag: the plain label
+    assert "(first order Σ_c λ_c·τ_c/2 = " in planner.evaluate(validate_scenario(sync)).explain["lost_work_frac"]
+
+
+def test_plan_pages_raw_result_table_shows_no_nan():
+    """The Plan page's "All result columns" table printed str(NaN) = "nan" for the tiers not in use
+    (their interval, and since session 33 their save and stall): now "— (does not apply)"."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    plan = str(Path(__file__).resolve().parents[1] / "app_pages" / "plan.py")
+    at = AppTest.from_file(plan, default_timeout=120)
+    at.query_params.update({"p": "qwen3-235b-gb200-256"})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    tables = [df.value for df in at.dataframe if list(df.value.columns) == ["column", "value"]]
+    assert len(tables) == 1
+    t = tables[0].set_index("column")["value"]
+    assert "nan" not in set(t.astype(str).str.lower())
+    assert t["ckpt_local_nvme_save_s"] == "— (does not apply)"
+    assert t["ckpt_object_store_interval_opt_s"] == "— (does not apply)"

@@ -2159,7 +2159,7 @@ def explain(row: dict) -> dict[str, str]:
         e["ckpt_overhead_frac"] = f"{share} → overhead {_g(fo)} (first order Σ stall/τ = {_g(ov1)})"
         e["lost_work_frac"] = f"{share} → lost work {_g(fl)} (first order {lw1_lbl} = {_g(lw1)})"
         e["restart_frac"] = (f"{share} → restart + repair + reload {_g(fr)} "
-                             f"(first order Σ_c λ_c(R_c + reload_c) = {_g(rs1)})")
+                             f"(first order Σ_c λ_c(R_c + reload_c) = {_g(rs1)})" + _reload_text(row, tier))
         raw = 1.0 - ov1 - lw1 - rs1
         e["goodput_first_order"] = (
             f"1 − Σ stall/τ {_g(ov1)} − {lw1_lbl} {_g(lw1)} − Σ_c λ_c(R_c + reload_c) {_g(rs1)}"
@@ -2219,6 +2219,31 @@ def explain(row: dict) -> dict[str, str]:
         e["ckpt_interval_s"] = f"most frequent enabled tier: {format_interval_s(row['ckpt_interval_s'])}"
     return e
 
+
+
+def _reload_text(row: dict, tier) -> str:
+    """Each failure class's reload time from the tier that recovers it (found by a fresh-user check:
+    reload showed only inside Σ λ(R + reload), so the ZeRO-0 network fetch could not be seen):
+    "; reload_c: software, network from host_memory 0.0714 s; ..." ("" where it cannot be told)."""
+    try:
+        tt = _row_tier_times(row)
+    except (KeyError, ValueError, TypeError):
+        return ""
+    groups: dict = {}
+    for c, fc in enumerate(FAILURE_CLASSES):
+        k = int(tier[c])
+        if k < 0 or not float(row.get(f"failure_rate_{fc}_per_h", 0.0) or 0.0) > 0.0:
+            continue
+        groups.setdefault((k, float(tt["reload_s"][0, k, c])), []).append(fc)
+    if not groups:
+        return ""
+    fetch = ""
+    if int(row.get("zero_stage", 1)) == 0 and any(TIER_KINDS[k] in ck.NODE_LOCAL_TIERS for k, _ in groups):
+        fetch = (" (ZeRO-0: where a pipeline stage spans nodes without its copy, a node-local tier's reload "
+                 "comes over the network, checkpoint.node_local_fetch)")
+    return ("; reload_c, the slowest of host copy, node read, aggregate read and any network fetch: "
+            + "; ".join(f"{', '.join(fcs)} from {TIER_KINDS[k]} {_g(r)} s" for (k, r), fcs in groups.items())
+            + fetch)
 
 
 def _host_mem_text(row: dict) -> dict[str, str]:

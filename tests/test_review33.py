@@ -299,3 +299,19 @@ def test_plan_pages_raw_result_table_shows_no_nan():
     assert "nan" not in set(t.astype(str).str.lower())
     assert t["ckpt_local_nvme_save_s"] == "— (does not apply)"
     assert t["ckpt_object_store_interval_opt_s"] == "— (does not apply)"
+
+
+def test_restart_explanation_gives_each_class_its_reload_and_shows_the_zero0_fetch():
+    """Fresh-user check: the reload was shown only inside Σ λ(R + reload). Llama 3 8B at ZeRO-0, DP
+    16 on 2 DGX H100, host memory every 600 s and the PFS every 3,600 s: the software and network
+    failures (those host memory survives, hardware/storage.json) reload from host memory over the
+    network, C / (8 × 50e9 × 0.92) = C / 46e9 (the stage spans both nodes, one holds the copy); the
+    others from the PFS."""
+    d = _llama8b(16, 0, [{"tier": "host_memory", "interval_s": 600}, {"tier": "pfs", "interval_s": 3600}])
+    rep = planner.evaluate(validate_scenario(d))
+    c = 14.0 * rep.results["params_total"]
+    text = rep.explain["restart_frac"]
+    m = re.search(r"software, network from host_memory ([\d.e+-]+) s", text)
+    assert m, text
+    assert float(m.group(1)) == pytest.approx(c / 46e9, rel=1e-3)  # 4 significant digits printed
+    assert "gpu, node, cluster from pfs" in text and "ZeRO-0" in text

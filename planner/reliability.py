@@ -2237,13 +2237,21 @@ def _reload_text(row: dict, tier) -> str:
         groups.setdefault((k, float(tt["reload_s"][0, k, c])), []).append(fc)
     if not groups:
         return ""
-    fetch = ""
-    if int(row.get("zero_stage", 1)) == 0 and any(TIER_KINDS[k] in ck.NODE_LOCAL_TIERS for k, _ in groups):
-        fetch = (" (ZeRO-0: where a pipeline stage spans nodes without its copy, a node-local tier's reload "
-                 "comes over the network, checkpoint.node_local_fetch)")
+    def fetched(k: int) -> bool:  # the row's own ZeRO-0 fetch (ck.node_local_fetch), not a generic remark
+        kind = TIER_KINDS[k]
+        if kind not in ck.NODE_LOCAL_TIERS:
+            return False
+        ngpu, gpn = float(row["n_gpus"]), float(row["gpus_per_node"])
+        nw = float(np.ravel(ck.ckpt_layout(1.0, ngpu, gpn, float(row["dp"]), int(row["zero_stage"]),
+                                           float(row.get("ep", 1) or 1))["n_writers"])[0])
+        rep = ck.peer_replicas(float(row.get(f"ckpt_{kind}_replicas", 0) or 0), float(row["n_nodes"]))
+        return bool(ck.node_local_fetch(nw, ngpu, float(row.get("pp", 1) or 1), gpn, float(row["n_nodes"]), rep))
+
     return ("; reload_c, the slowest of host copy, node read, aggregate read and any network fetch: "
-            + "; ".join(f"{', '.join(fcs)} from {TIER_KINDS[k]} {_g(r)} s" for (k, r), fcs in groups.items())
-            + fetch)
+            + "; ".join(f"{', '.join(fcs)} from {TIER_KINDS[k]} {_g(r)} s"
+                        + (" (fetched over the network: ZeRO-0, the pipeline stage spans nodes without its copy)"
+                           if fetched(k) else "")
+                        for (k, r), fcs in groups.items()))
 
 
 def _host_mem_text(row: dict) -> dict[str, str]:

@@ -314,4 +314,10 @@ def test_restart_explanation_gives_each_class_its_reload_and_shows_the_zero0_fet
     m = re.search(r"software, network from host_memory ([\d.e+-]+) s", text)
     assert m, text
     assert float(m.group(1)) == pytest.approx(c / 46e9, rel=1e-3)  # 4 significant digits printed
-    assert "gpu, node, cluster from pfs" in text and "ZeRO-0" in text
+    assert "gpu, node, cluster from pfs" in text
+    assert "from host_memory " + m.group(1) + " s (fetched over the network: ZeRO-0" in text
+    # one node (8 GPUs): the copy is local, C / 50.4e9, and no fetch is named
+    d1 = _llama8b(8, 0, [{"tier": "host_memory", "interval_s": 600}, {"tier": "pfs", "interval_s": 3600}])
+    t1 = planner.evaluate(validate_scenario(d1)).explain["restart_frac"]
+    m1 = re.search(r"software, network from host_memory ([\d.e+-]+) s", t1)
+    assert m1 and float(m1.group(1)) == pytest.approx(c / 50.4e9, rel=1e-3) and "fetched" not in t1, t1

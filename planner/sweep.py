@@ -166,6 +166,8 @@ EXTRA_RESULT_COLUMNS: tuple[str, ...] = (
     "hbm_usable_bytes", "mem_headroom_bytes", "mem_worst_stage", "host_mem_per_node_bytes",
     "ckpt_host_mem_per_node_bytes", "host_mem_capacity_per_node_bytes", "host_fits", "host_fits_ckpt",
     "goodput_tokens_per_s",
+    # MFU of the GEMM precision's own peak (an FP8 / FP4 split's mfu, of the 16-bit peak, can pass 1)
+    "mfu_precision_peak",
 )
 
 

@@ -392,7 +392,8 @@ TABLE_HELP = {
     "EP": "expert parallel", "VPP": "virtual stages per GPU", "mb": "micro-batch, sequences",
     "ZeRO": "ZeRO stage", "recomp.": "activation recompute", "sched.": "pipeline schedule",
     "GiB": "peak memory per GPU, GiB (2³⁰ B)",
-    "MFU %": "model FLOP utilisation, % (in one sweep throughput and step time follow it)",
+    "MFU %": "model FLOP utilisation, % of the dense 16-bit peak (an FP8 / FP4 split can pass 100; the CSV's "
+             "mfu_precision_peak divides by the precision's own peak); in one sweep throughput and step time follow it",
     "goodput %": "expected fraction of wall time that advances training, %",
     "days": "wall-clock days to train (failures included)", "M USD": "cost to train, millions of USD",
     "offload": "optimizer states (and what the sidebar offloads with them) on the host: none / cpu / nvme",

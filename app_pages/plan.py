@@ -360,6 +360,17 @@ for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
             _gh = C.num(res, "gpu_hours")
             why = _metric(col, label, res, key, kind, help_ + " The GPU-hours below include hot spares.",
                           delta=None if _gh is None else C.fmt(res, "gpu_hours", "gpuh"), delta_color="off", delta_arrow="off")
+        elif key == "mfu":
+            # an FP8 / FP4 run: MFU of the 16-bit peak (the comparable figure, can pass 100 %) and of the
+            # GEMM precision's own peak below it, as the sweep table's mfu_prec_pct (session-33 check)
+            _mf, _mp = C.num(res, "mfu"), C.num(res, "mfu_precision_peak")
+            _prec = str(scen.training.precision).upper()
+            _two = _mf is not None and _mp is not None and not np.isclose(_mf, _mp, rtol=1e-9, atol=0.0)
+            why = _metric(col, label, res, key, kind,
+                          help_ + (f" Below it: the same model FLOP/s ÷ the {_prec} peak (mfu_precision_peak)."
+                                   if _two else ""),
+                          delta=f"{C.fmt(res, 'mfu_precision_peak', 'pct')} of {_prec} peak" if _two else None,
+                          delta_color="off", delta_arrow="off")
         else:
             why = _metric(col, label, res, key, kind, help_)
         if key != "fits" and why:

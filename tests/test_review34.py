@@ -65,3 +65,31 @@ def test_cli_sweep_table_text_fp8(capsys):
     assert rc == 0
     header = out.splitlines()[1].split()
     assert "mfu_prec_pct" in header and "reason" not in header
+
+
+def _plan_metrics(query: dict):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app_pages" / "plan.py"), default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return {m.label: m for m in at.metric}
+
+
+def test_plan_page_mfu_of_the_fp8_peak_below_the_16bit_one():
+    """An FP8 run's Plan page shows its MFU of the 16-bit peak (comparable across precisions) and,
+    below it, of the FP8 peak: half the figure on an H100 (989.4 / 1978.9, the catalogue's peaks)."""
+    m = _plan_metrics({"p": "llama3-8b-h100-64", "prec": "fp8"})["MFU"]
+    top = float(m.value.replace("%", "").strip())
+    assert m.delta.endswith("% of FP8 peak")
+    below = float(m.delta.split("%")[0].strip())
+    # both printed to 0.1 %: each off by up to 0.05, the top one scaled by the ratio (~0.5) on the way
+    r = BF16_H100 / FP8_H100
+    assert below == pytest.approx(top * r, abs=0.05 + 0.05 * r + 1e-9)
+    assert "FP8 peak" in m.help
+
+
+def test_plan_page_bf16_mfu_has_no_second_figure():
+    m = _plan_metrics({"p": "llama3-8b-h100-64"})["MFU"]
+    assert not m.delta

@@ -224,7 +224,12 @@ def _refused_wording(warning: str) -> str:
         # the opposite of status 2 (review 29a F1); the page's own warning keeps "ignored"
         text = re.sub(r" (parameters?) ignored\b",
                       lambda m: f" {m[1]} (the dashboard would ignore {'them' if m[1].endswith('s') else 'it'})", text)
-        return re.sub(r"([;,] )ignored\b", lambda m: m[1] + "the dashboard would ignore them", text)
+        text = re.sub(r"([;,] )ignored\b", lambda m: m[1] + "the dashboard would ignore them", text)
+        # the split the app fits to the link (review 34: "ls='even' → 'uneven': ...; changed so the
+        # split fits ..." and then the refusal asked for ls=uneven, as if nothing had been changed)
+        text = re.sub(r"([;,] )changed so\b", lambda m: m[1] + "the dashboard would change it so", text)
+        text = re.sub(r"(\): )changed to\b", lambda m: m[1] + "the dashboard would change it to", text)
+        return re.sub(r"(\): )dropped, ", lambda m: m[1] + "the dashboard would drop it, ", text)
 
     # the user's own value, quoted as the app shows it ('x; used y'), is left as it was (review 20c)
     quoted = r"(?<!\w)'(?:[^'\\]|\\.)*'(?!\w)|(?<!\w)\"(?:[^\"\\]|\\.)*\"(?!\w)"  # not the apostrophe of "page's"
@@ -965,17 +970,19 @@ def cmd_sweep(args) -> int:
             from .sweep import distinct_results
 
             df = sweep(s, gpus=args.gpus, objective=args.objective, top=None,
-                       memory_rule=args.memory_rule, min_headroom=args.min_headroom, **space)
+                       memory_rule=args.memory_rule, min_headroom=args.min_headroom,
+                       feasible_only=not args.include_infeasible, **space)
             n_all = len(df)
             df = distinct_results(df)
             df.attrs["n_ties_hidden"] = n_all - len(df)
             df = df.head(args.top)
         else:
             df = sweep(s, gpus=args.gpus, objective=args.objective, top=args.top,
-                       memory_rule=args.memory_rule, min_headroom=args.min_headroom, **space)
+                       memory_rule=args.memory_rule, min_headroom=args.min_headroom,
+                       feasible_only=not args.include_infeasible, **space)
     except ValueError as e:
         raise UsageError([str(e)]) from None
-    if len(df) == 0:
+    if len(df) == 0 or df.attrs.get("n_feasible", 1) == 0:
         n = args.gpus or s.cluster.n_gpus
         n_valid = df.attrs.get("n_configurations", 0)
         # the space tried and the fewest GPUs that fit, as the Explore page says (found by review:
@@ -992,7 +999,9 @@ def cmd_sweep(args) -> int:
         # the message on stderr; stdout stays parseable in the format asked for
         _err(f"planner: no feasible split of {n:,} GPUs ({n_valid:,} valid splits evaluated, "
                          f"{df.attrs.get('n_feasible', 0)} feasible): {hint}")
-        if args.format != "table":
+        if len(df) and args.format == "table":  # --include-infeasible: the nearest misses, with their reason
+            print_frame(sweep_table(df), "table")
+        elif args.format != "table":
             print_frame(df, args.format)
         return 1
     if args.format == "table":
@@ -1353,6 +1362,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ranking: time_to_train (days, lowest first), cost (USD, lowest first), "
                          "goodput_tokens_per_s or mfu (highest first); default time_to_train")
     sp.add_argument("--top", type=_whole("1 to 1,000,000"), default=None, help="rows to print, 1 to 1,000,000 (default 20)")
+    sp.add_argument("--include-infeasible", action="store_true",
+                    help="also rank the splits that do not fit (GPU or host memory), after every one that does, "
+                         "nearest first by the objective, with their reason (the table's reason column)")
     sp.add_argument("--recompute", default=None,
                     help="recompute modes to try, comma-separated (default: none,selective,full and the "
                          "scenario's own; op_sac = TorchTitan's per-op selective checkpointing)")

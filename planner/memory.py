@@ -1722,7 +1722,10 @@ def notes(row: dict) -> list[str]:
     out = ["Memory margin: 1 GiB CUDA/NCCL reserve + "
            f"{FRAGMENTATION_FRAC:.0%} fragmentation (+ under ZeRO-3 2 layers gathered and 1 of "
            "gradients, at most the stage's own); "
-           "fits = total <= usable HBM."]
+           "fits = total <= usable HBM.",
+           "Activations: Korthikanti et al. 2022 Table 2, generalised (docs/memory.md); not counted: MLA's "
+           "compressed latents and a QK-norm's saved input (Qwen3, OLMo 2, Gemma 3 normalise Q and K: about 8 % "
+           "more activations on the Qwen3-235B preset; the scenario has no QK-norm field)."]
     gib = 2.0 ** 30
     if "fits" in row and not row["fits"]:
         d = gib_decimals(row["mem_total_bytes"], row["hbm_usable_bytes"])  # the two read apart (review 15c)

@@ -452,3 +452,69 @@ def dense_layers_on_rank(n_layers, n_dense, pp, vpp, rank):
 
 
 stage = stats
+
+
+
+def _int_text(x: float) -> str:
+    """An exact count (parameters, tokens) with thousands separators: ``855,654,400``."""
+    return f"{x:,.0f}"
+
+
+def _flop_text(x: float) -> str:
+    """FLOP with 4 significant digits: ``2.019e18``."""
+    m, _, ex = f"{x:.4g}".partition("e")
+    return m + ("e" + str(int(ex)) if ex else "")
+
+
+def explain(row: dict) -> dict[str, str]:
+    """Formula strings with one scenario's numbers plugged in: ``params_total``, ``params_active``,
+    ``model_flop_per_step`` and ``hardware_flop_per_step`` (the module docstring's counting
+    conventions; review 34: these had no explanation). ``row``: one result row (python scalars)."""
+    from .memory import _params_text
+
+    h = float(row["hidden_size"])
+    norm = 2.0 * h if row.get("layernorm") else h
+    n_d, n_m = float(row["n_dense_layers"]), float(row["n_moe_layers"])
+    emb, mtp = float(row["params_embedding"]), float(row.get("params_mtp", 0.0) or 0.0)
+    emb_why = "embedding, tied: one V·h table" if row.get("tied_embeddings") else "embedding + output head, V·h each"
+    if row.get("learned_pos_embeddings"):
+        emb_why += ", + position table"
+    moe = n_m > 0
+    e: dict[str, str] = {}
+
+    def params(kind: str, moe_col: str, moe_what: str) -> str:
+        sym, num = [], []
+        if n_d > 0:
+            sym.append("n_dense·P_dense")
+            num.append(f"{n_d:g} × {_int_text(float(row['params_layer_dense']))}")
+        if moe:
+            sym.append(f"n_moe·P_moe_{kind}")
+            num.append(f"{n_m:g} × {_int_text(float(row[moe_col]))}")
+        sym += ["P_emb", "final norm"] + (["P_mtp"] if mtp > 0 else [])
+        num += [f"{_int_text(emb)} ({emb_why})", _int_text(norm)] + (
+            [f"{_int_text(mtp)} (MTP modules)"] if mtp > 0 else [])
+        return (" + ".join(sym) + " = " + " + ".join(num) + f" = {_params_text(float(row['params_' + kind]))}"
+                + f" (a layer: attention {_int_text(float(row['params_attention']))}, MLP, 2 norms{moe_what})")
+
+    expert = _int_text(float(row["params_expert"])) if moe else ""
+    e["params_total"] = params("total", "params_layer_moe_total", (
+        f"; an MoE layer: {float(row.get('n_experts', 0)):g} routed experts of {expert} each, shared experts, "
+        "router h·E") if moe else "")
+    e["params_active"] = params("active", "params_layer_moe_active", (
+        f"; an MoE layer: top_k = {float(row.get('moe_top_k', 0)):g} routed experts of {expert} each, shared "
+        "experts, router h·E") if moe else "")
+    n_mm, tok = float(row["matmul_params_active"]), float(row["tokens_per_step"])
+    attn, mf = float(row["attn_fwd_flop_per_step"]), float(row["model_flop_per_step"])
+    e["model_flop_per_step"] = (
+        f"6 × N_matmul_active × tokens + 3 × attention core forward (QKᵀ and AV counted in full; Narayanan et al. "
+        f"2021 eq. 3) = 6 × {_int_text(n_mm)} × {_int_text(tok)} + 3 × {_flop_text(attn)} = {_flop_text(mf)} FLOP "
+        f"(N_matmul_active: the matmul weights each token passes through{', top_k routed experts' if moe else ''} "
+        "and the output head; norms, biases and the embedding lookup are not matmuls; the causal half of the "
+        f"attention core instead: model_flop_per_step_causal = {_flop_text(float(row['model_flop_per_step_causal']))})")
+    rc = float(row.get("recompute_flop_per_step", 0.0) or 0.0)
+    mode = row.get("recompute")
+    mode = RECOMPUTE[int(mode)] if isinstance(mode, (int, float)) and 0 <= int(mode) < len(RECOMPUTE) else mode
+    e["hardware_flop_per_step"] = (
+        f"model FLOP + recomputed forward FLOP (recompute = {mode}) = {_flop_text(mf)} + {_flop_text(rc)} = "
+        f"{_flop_text(float(row['hardware_flop_per_step']))} FLOP")
+    return e

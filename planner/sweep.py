@@ -1439,6 +1439,20 @@ def _add_derived(out: Batch) -> None:
         out["goodput_tokens_per_s"] = np.asarray(out["tokens_per_s"], dtype=np.float64) * gp
 
 
+def _miss_ratio(out: Batch, n: int) -> np.ndarray:
+    """How far each row is from fitting, for ranking the rows that do not (``feasible_only=False``):
+    the larger of peak memory / usable HBM and host memory per node / the node's host memory (at
+    most 1 fits; a row out by a memory rule or headroom can be below 1); inf where unknown."""
+    gpu = _col_or_nan(out, "mem_total_bytes", n) / _col_or_nan(out, "hbm_usable_bytes", n)
+    need = _col_or_nan(out, "host_mem_per_node_bytes", n)
+    if "ckpt_host_mem_per_node_bytes" in out:
+        need = need + np.nan_to_num(_col_or_nan(out, "ckpt_host_mem_per_node_bytes", n))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        host = need / _col_or_nan(out, "host_mem_capacity_per_node_bytes", n)
+    r = np.fmax(gpu, host)
+    return np.where(np.isfinite(r), r, np.inf)
+
+
 def _col_or_nan(out: Batch, name: str, n: int) -> np.ndarray:
     return np.asarray(out[name], dtype=np.float64) if name in out else np.full(n, np.nan)
 
@@ -1514,7 +1528,8 @@ def sweep(
     objective : one of :data:`OBJECTIVES`.
     top : int, optional — keep only the best ``top`` rows.
     feasible_only : drop rows that do not fit (memory, host memory); when False they are kept,
-        ranked after every feasible row, with ``infeasible_reason`` set.
+        ranked after every feasible row, nearest miss first (the larger of peak memory / usable HBM and
+        host memory / the node's; then by the objective), with ``infeasible_reason`` set.
     chunk_size : most rows per engine pass (the pass is also capped at
         ``engine.DEFAULT_CHUNK_ROWS``, the cache-friendly size); a sweep of any size streams
         through in chunks with the same result, memory bounded by the chunk, the shown rows
@@ -1619,7 +1634,12 @@ def sweep(
 
     # Rank every candidate: by key, ties in enumeration order (candidates are in row order).
     if key_parts:
-        order = _stable_argsort(np.concatenate(key_parts))
+        key2_parts = st.get("key2_parts") or []
+        if key2_parts:  # feasible_only=False: then the rows that do not fit, nearest miss first
+            order = np.lexsort((np.concatenate(st["key3_parts"]), np.concatenate(key2_parts),
+                                np.concatenate(key_parts)))
+        else:
+            order = _stable_argsort(np.concatenate(key_parts))
         if top is not None:
             order = order[:top]
         reason_s = np.concatenate(reason_parts)[order]
@@ -1760,6 +1780,11 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
     src_parts: list[dict] = []   # column dicts (full batch, or the gathered candidates with top)
     pos_parts: list[np.ndarray] = []  # candidate positions in the concatenation of src_parts
     key_parts, reason_parts, group_parts, fpos_parts = [], [], [], []
+    # without feasible_only, the rows that do not fit rank after every row that fits, among themselves
+    # nearest miss first (:func:`_miss_ratio`), then by the objective (−inf / inf for the rows that fit; review
+    # 34: they kept enumeration order, and ``top`` kept arbitrary ones rather than the nearest misses)
+    key2_parts: list[np.ndarray] = []
+    key3_parts: list[np.ndarray] = []
     src_rows = 0
     par_t, par_c, par_tps, par_hr = [], [], [], []
     n_feas = 0
@@ -1797,8 +1822,15 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
                 need = np.where(np.asarray(out["host_fits_ckpt"], dtype=bool)[hf], need,
                                 need + _col_or_nan(out, "ckpt_host_mem_per_node_bytes", n)[hf])
             host_fail(np.nan_to_num(need, nan=0.0))
-        key = _objective_key(out, objective, n)
-        key = np.where(feas & np.isfinite(key), key, np.inf)
+        raw = _objective_key(out, objective, n)
+        key = np.where(feas & np.isfinite(raw), raw, np.inf)
+        if feasible_only:
+            key2 = key3 = None
+        else:
+            # −inf for the rows that fit: one without a finite objective (key inf) still ranks before
+            # every row that does not fit, as the docstring says
+            key2 = np.where(feas, -np.inf, _miss_ratio(out, n))
+            key3 = np.where(~feas & np.isfinite(raw), raw, np.inf)
         # Pareto inputs of the feasible rows (compact: four numbers per row) and each row's
         # position among them.
         fpos = n_feas + np.cumsum(feas) - 1
@@ -1809,7 +1841,11 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
         par_hr.append(_col_or_nan(out, "mem_headroom_bytes", n)[feas])
         # Rows that may be shown.
         cidx = np.flatnonzero(feas) if feasible_only else np.arange(n)
-        if top is not None and cidx.size > top:
+        if top is not None and cidx.size > top and key2 is not None:
+            # by (key, key2, key3, row number): np.lexsort is stable, the last key primary
+            cidx = cidx[np.lexsort((key3[cidx], key2[cidx], key[cidx]))[:top]]
+            cidx.sort()  # candidates stay in row order (the final ranking's ties)
+        elif top is not None and cidx.size > top:
             # The batch's best ``top`` by (key, row number): ties kept in enumeration order.
             kc = key[cidx]
             kth = np.partition(kc, top - 1)[top - 1]
@@ -1827,6 +1863,9 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
             pos_parts.append(src_rows + np.arange(cidx.size))
             src_rows += cidx.size
         key_parts.append(key[cidx])
+        if key2 is not None:
+            key2_parts.append(key2[cidx])
+            key3_parts.append(key3[cidx])
         reason_parts.append(reason[cidx])
         group_parts.append(g[cidx])
         fpos_parts.append(fpos[cidx])
@@ -1895,7 +1934,9 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
         if progress is not None:
             progress(stop, total)
     flush()
-    return dict(src_parts=src_parts, pos_parts=pos_parts, key_parts=key_parts, reason_parts=reason_parts,
+    return dict(src_parts=src_parts, pos_parts=pos_parts, key_parts=key_parts, key2_parts=key2_parts,
+                key3_parts=key3_parts,
+                reason_parts=reason_parts,
                 group_parts=group_parts, fpos_parts=fpos_parts, src_rows=src_rows, par_t=par_t, par_c=par_c,
                 par_tps=par_tps, par_hr=par_hr, n_feas=n_feas, names=names, probe=probe, fail=fail)
 
@@ -1903,7 +1944,8 @@ def _scan(space: "SplitSpace", starts, *, step: int, pre, post, objective: str, 
 def _merge_scans(scans: list[dict]) -> dict:
     """:func:`_scan` results of consecutive row ranges, in order, as one scan of their union:
     positions into the source parts and among the feasible rows offset by the rows before."""
-    m = dict(src_parts=[], pos_parts=[], key_parts=[], reason_parts=[], group_parts=[], fpos_parts=[],
+    m = dict(src_parts=[], pos_parts=[], key_parts=[], key2_parts=[], key3_parts=[], reason_parts=[], group_parts=[],
+             fpos_parts=[],
              src_rows=0, par_t=[], par_c=[], par_tps=[], par_hr=[], n_feas=0, names=None, probe=None,
              fail={"oom": 0, "host": 0, "host_need_min": math.inf})
     for st in scans:
@@ -1911,8 +1953,9 @@ def _merge_scans(scans: list[dict]) -> dict:
                      for k in m["fail"]}
         m["pos_parts"] += [p + m["src_rows"] for p in st["pos_parts"]]
         m["fpos_parts"] += [f + m["n_feas"] for f in st["fpos_parts"]]
-        for k in ("src_parts", "key_parts", "reason_parts", "group_parts", "par_t", "par_c", "par_tps", "par_hr"):
-            m[k] += st[k]
+        for k in ("src_parts", "key_parts", "key2_parts", "key3_parts", "reason_parts", "group_parts", "par_t", "par_c", "par_tps",
+                  "par_hr"):
+            m[k] += st.get(k, [])  # key2 / key3: only without feasible_only
         m["src_rows"] += st["src_rows"]
         m["n_feas"] += st["n_feas"]
         if m["names"] is None:

@@ -70,7 +70,8 @@ the pace; everything is per GPU of that stage:
   (Megatron-Core parallel_state: expert rank order tp-cp-ep-dp-pp with tp = etp, cp = 1).
 * PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
   ``(p−1)/(v·m)``, zero-bubble ``ZERO_BUBBLE_RESIDUAL · (p−1)/m``, of the per-stage time;
-  DualPipe ``(p/2 − 1)(F + B/2)`` per step (:func:`dualpipe_bubble_fraction`; its ranks hold
+  DualPipe ``(p/2 − 1)(F + B/2)`` per step, ``(p/2 − 1)(F + B/2 + 3R/2)`` with full recompute (R the
+  recomputed forward inside B) (:func:`dualpipe_bubble_fraction`; its ranks hold
   two stages' parameters, so DP collectives and the optimizer step carry twice as many);
   p2p sends of ``b·s·h/t`` 16-bit values (Narayanan §4.1 scatter/gather) per micro-batch,
   forward and backward, ``v`` times with interleaving; counted exposed.
@@ -2074,6 +2075,16 @@ def explain(row: dict) -> dict[str, str]:
     pk = r["peak_16bit_flop_per_s"]
     ex["mfu"] = (f"model FLOP / (step · N · peak16) = {mf:.4g} / ({step:.4g} × {n} × "
                  f"{_flop_rate(pk)}) = {_frac(mf / (step * n * pk))}")
+    pp_ = float(r.get("peak_flop_per_s") or 0.0)
+    if pp_ > 0.0 and pp_ != pk:
+        # an FP8 / FP4 (or fp32) run: the GEMM precision's own peak, right after mfu in evaluate's
+        # table (review 34: the column had no formula, and the table's note named a row it never showed)
+        prec = r.get("precision")
+        if isinstance(prec, (int, float)) and 0 <= int(prec) < len(PRECISIONS):
+            prec = PRECISIONS[int(prec)]
+        ex["mfu_precision_peak"] = (
+            f"model FLOP / (step · N · {str(prec).upper() if isinstance(prec, str) else 'the GEMM precision'} peak) = "
+            f"{mf:.4g} / ({step:.4g} × {n} × {_flop_rate(pp_)}) = {_frac(mf / (step * n * pp_))}")
     if float(r.get("mtp_layers", 0) or 0) > 0:  # the model FLOPs include the MTP modules (model_stats)
         D = float(r["mtp_layers"])
         ex["mfu"] += (f" (model FLOP include the {D:g} MTP module{'s' if D != 1 else ''}: block, eh_proj and "
@@ -2202,7 +2213,9 @@ def _ep_layers_text(r: dict, T: dict) -> str:
     m, t_ep = float(T["_m"]), float(T["t_ep_comm_s"]) - float(T.get("_t_ep_mtp", 0.0) or 0.0)
     per = max(float(T["_n_a2a"]) * float(T["_a2a"]) - float(T["_ep_hide"]), 0.0)
     if per <= 0.0 or t_ep <= 0.0 or m <= 0.0:
-        return f" = {m:.4g} × moe_layers × 0 ms"
+        # fully hidden (or no MoE layer): nothing exposed per layer (review 34: "× moe_layers × 0 ms"
+        # read as a formula with a placeholder left in)
+        return " = 0 (each MoE layer's all-to-all hidden: nothing exposed)"
     n_moe = t_ep / (m * per)  # the costed stage's MoE layers (its own share of dense and MoE layers)
     return f" = {m:.4g} × {n_moe:.4g} MoE layers of the costed stage × {_ms(per)}"
 
@@ -2472,7 +2485,7 @@ def notes(row: dict) -> list[str]:
                       if row.get("gated_mlp") else "")
                    + "forward (backward 2×), counted op by op on TorchTitan's 2024 Llama; torch.compile fuses "
                    "them ('fused'). Other norms a model may have (Qwen3's QK-norm) are not counted, nor the "
-                   "extra activation memory of eager ops.")
+                   "extra activation memory of eager ops (nor, in the memory, a QK-norm's saved input: docs/memory.md).")
     if row.get("recompute") == _RC_OPSAC:
         out.append("op_sac (TorchTitan per-op selective checkpointing): the matmuls whose outputs the backward needs "
                    "among those the policy marks for recompute (every second matmul of a block: K, O and W3 of a Llama "
@@ -2486,7 +2499,9 @@ def notes(row: dict) -> list[str]:
         out.append(f"Zero-bubble schedule taken as ZB-H1 (Qi et al. 2024): bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the "
                    "1F1B bubble (weight-gradient work fills it, T_F = T_B = T_W assumed), activation memory as 1F1B.")
     if row.get("schedule") == _SCHED["dualpipe"]:
-        out.append("DualPipe: bubble (p/2 − 1)(F + B/2) per step (weight gradients taken as half the backward); "
+        out.append("DualPipe: bubble (p/2 − 1)(F + B/2) per step (weight gradients taken as half the backward; "
+                   "with full recompute (p/2 − 1)(F + B/2 + 3R/2), R the recomputed forward inside B, whose half "
+                   "is no weight-gradient work); "
                    "two stages' parameters and p + 1 micro-batches of activations per rank (DeepSeek-V3 Table 2); "
                    "the second stage's layers counted as the first's.")
     return out

@@ -197,7 +197,16 @@ def test_ranking_ties_and_top_k_by_brute_force(preset, objective):
     k = _objective(full, objective)[:nf]
     for i in range(nf - 1):  # best first; ties in enumeration order
         assert k[i] < k[i + 1] or (k[i] == k[i + 1] and pos[i] < pos[i + 1]), i
-    assert np.all(np.diff(pos[nf:]) > 0)
+    # the rows that do not fit: nearest miss first (peak / usable HBM, host need / host memory, the larger),
+    # then by the objective, ties in enumeration order (review 34; before, enumeration order alone)
+    host = (full["host_mem_per_node_bytes"] + full["ckpt_host_mem_per_node_bytes"].fillna(0.0)) / full[
+        "host_mem_capacity_per_node_bytes"]
+    miss = np.fmax(full["mem_total_bytes"] / full["hbm_usable_bytes"], host).to_numpy(float)
+    miss = np.where(np.isfinite(miss), miss, np.inf)
+    kk = _objective(full, objective)
+    kk = np.where(np.isfinite(kk), kk, np.inf)
+    rank = list(zip(miss[nf:], kk[nf:], pos[nf:]))
+    assert rank == sorted(rank)
     best = min(range(nf), key=lambda i: (k[i], pos[i]))
     assert best == 0
     fo = sw.sweep(s, objective=objective, **SMALL)

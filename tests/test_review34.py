@@ -5,6 +5,7 @@ FLOP/s dense, NVIDIA H100 datasheet), never the code's output."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -93,3 +94,165 @@ def test_plan_page_mfu_of_the_fp8_peak_below_the_16bit_one():
 def test_plan_page_bf16_mfu_has_no_second_figure():
     m = _plan_metrics({"p": "llama3-8b-h100-64"})["MFU"]
     assert not m.delta
+
+
+# ---- review 34 (MoE preset check): parameter counts and model FLOPs now have formulas ----------
+def _row(preset: str) -> dict:
+    from planner import batch as B
+    from planner import engine
+    from planner.schema import validate_scenario
+
+    return B.row(engine.run_batch(B.from_scenarios([validate_scenario(planner.load_preset(preset))])), 0)
+
+
+def _ints(text: str) -> list[int]:
+    import re
+
+    return [int(x.replace(",", "")) for x in re.findall(r"\b\d{1,3}(?:,\d{3})+\b", text)]
+
+
+def test_llama3_70b_parameter_formula_by_hand():
+    """Llama 3 70B (Meta's config: h 8,192, 80 layers, 64 heads, 8 KV heads of 128, FFN 28,672,
+    vocabulary 128,256, RMSNorm, untied): attention 2·h² + 2·h·1,024 = 150,994,944; a layer adds
+    3·h·28,672 and 2·h of norms = 855,654,400; embedding + head 2·128,256·h = 2,101,346,304; final
+    norm 8,192 → 70,553,706,496."""
+    h, ffn, V = 8192, 28672, 128256
+    attn = 2 * h * h + 2 * h * 8 * 128
+    layer = attn + 3 * h * ffn + 2 * h
+    emb = 2 * V * h
+    total = 80 * layer + emb + h
+    assert (attn, layer, emb, total) == (150_994_944, 855_654_400, 2_101_346_304, 70_553_706_496)
+    row = _row("default")
+    from planner import model_stats
+
+    text = model_stats.explain(row)["params_total"]
+    assert _ints(text) == [layer, emb, h, attn]
+    assert text.startswith("n_dense·P_dense + P_emb + final norm = 80 × 855,654,400 + ")
+    assert "= 70.554e9 " in text
+    assert row["params_total"] == total
+
+
+def test_deepseek_v3_moe_layer_counts_by_hand():
+    """DeepSeek-V3 (arXiv:2412.19437 §4.2: h 7,168, 256 routed + 1 shared expert of FFN 2,048,
+    top-8, 3 dense layers of FFN 18,432, 58 MoE layers): an expert 3·7,168·2,048 = 44,040,192; an
+    MoE layer's total = attention + 257 experts + router 7,168·256 + 2 norms."""
+    from planner import model_stats
+
+    row = _row("deepseek-v3-h800-2048")
+    ex = model_stats.explain(row)
+    expert = 3 * 7168 * 2048
+    attn = int(row["params_attention"])  # MLA, counted in test_model_stats against the report
+    moe_total = attn + 257 * expert + 7168 * 256 + 2 * 7168
+    moe_active = attn + 9 * expert + 7168 * 256 + 2 * 7168
+    assert expert == 44_040_192 and moe_total == 11_507_286_016
+    assert f"58 × {moe_total:,}" in ex["params_total"] and f"58 × {moe_active:,}" in ex["params_active"]
+    assert f"256 routed experts of {expert:,} each" in ex["params_total"]
+    assert "top_k = 8 routed experts" in ex["params_active"]
+    assert "= 671.026e9 " in ex["params_total"] and "= 37.552e9 " in ex["params_active"]
+
+
+def test_model_flop_formula_adds_up():
+    """6·N·tokens + 3·attention forward, with the exact counts printed (Narayanan et al. 2021 eq. 3):
+    re-added from the printed terms of the default preset, and the hardware FLOP adds the recompute
+    term."""
+    import re
+
+    from planner import model_stats
+
+    row = _row("default")
+    ex = model_stats.explain(row)
+    t = ex["model_flop_per_step"]
+    m = re.search(r"= 6 × ([\d,]+) × ([\d,]+) \+ 3 × ([\d.e]+) = ([\d.e]+) FLOP", t)
+    assert m, t
+    n, tok = int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))
+    assert tok == 1024 * 4096  # the preset's global batch × sequence (scenarios.json)
+    total = 6 * n * tok + 3 * float(m.group(3))
+    assert total == pytest.approx(float(m.group(4)), rel=6e-4)  # 4 digits printed
+    h = ex["hardware_flop_per_step"]
+    assert "recompute = selective" in h
+    assert re.search(r"= [\d.e]+ \+ [\d.e]+ = [\d.e]+ FLOP$", h)
+
+
+def test_evaluate_carries_the_model_stats_explain():
+    r = planner.evaluate(planner.load_preset("mixtral-8x7b-h100-64"))
+    for k in ("params_total", "params_active", "model_flop_per_step", "hardware_flop_per_step"):
+        assert k in r.explain and not re.search(r"\bnan\b|\binf\b", r.explain[k], re.I)
+
+
+def test_ep_explain_when_fully_hidden_has_no_placeholder():
+    r = planner.evaluate(planner.load_preset("deepseek-v3-h800-2048"))
+    assert r.results["t_ep_comm_s"] == 0.0
+    t = r.explain["t_ep_comm_s"]
+    assert "moe_layers × 0 ms" not in t and "all-to-all hidden" in t
+
+
+def test_memory_notes_state_the_activations_left_out():
+    """Review 34: a QK-norm's saved input (Qwen3) was left out of the activations unsaid. Hand size
+    on the Qwen3-235B preset's stage 0 (12 layers, 8 micro-batches in flight, 4,096 tokens each,
+    q = 64·128, kv = 4·128 per the model card): 2·(8,192 + 512) B × 4,096 × 12 × 8 = 6.38 GiB."""
+    extra = 2 * (64 * 128 + 4 * 128) * 4096 * 12 * 8 / 2**30
+    assert extra == pytest.approx(6.375, abs=1e-3)
+    r = planner.evaluate(planner.load_preset("qwen3-235b-gb200-256"))
+    assert any("QK-norm's saved input" in n for n in r.notes)
+    acts = r.stages[0]["mem_activations_bytes"] / 2**30
+    assert 0.07 < extra / acts < 0.09  # the "about 8 %" the note states
+
+
+# ---- review 34 (fresh-user check) ----------------------------------------------------------------
+def test_evaluate_table_shows_mfu_of_the_fp8_peak_after_mfu(capsys):
+    rc = cli.main(["evaluate", "--preset", "llama3-8b-h100-64", "--set", "training.precision=fp8",
+                   "--format", "table"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    names = [ln.split()[0] for ln in out.splitlines() if ln.strip()]
+    assert names.index("mfu_precision_peak") == names.index("mfu") + 1
+    pct = {ln.split()[0]: float(ln.split()[1]) for ln in out.splitlines()
+           if ln.split() and ln.split()[0] in ("mfu", "mfu_precision_peak")}
+    r = BF16_H100 / FP8_H100
+    assert pct["mfu_precision_peak"] == pytest.approx(pct["mfu"] * r, abs=0.05 + 0.05 * r + 1e-9)
+    line = next(ln for ln in out.splitlines() if ln.startswith("mfu_precision_peak"))
+    assert "FP8 peak" in line and "1979e12" in line
+
+
+def test_evaluate_table_bf16_has_no_mfu_precision_row(capsys):
+    assert cli.main(["evaluate", "--preset", "llama3-8b-h100-64", "--format", "table"]) == 0
+    assert "mfu_precision_peak" not in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def misses():
+    """Llama 3.1 405B on 64 H100: 449 of the 110,880 splits fit (the sweep's own count); the rest ranked."""
+    return sweep(planner.load_preset("llama3-405b-h100-16k"), gpus=64, top=470, feasible_only=False)
+
+
+def test_infeasible_rows_rank_nearest_miss_first(misses):
+    fit = (misses["infeasible_reason"] == "").to_numpy()
+    n_fit = int(misses.attrs["n_feasible"])
+    assert fit[:n_fit].all() and not fit[n_fit:].any()
+    # how far each is from fitting, from its own columns: peak / usable HBM, host need / host memory
+    host = (misses["host_mem_per_node_bytes"] + misses["ckpt_host_mem_per_node_bytes"]) / misses[
+        "host_mem_capacity_per_node_bytes"]
+    ratio = np.fmax(misses["mem_total_bytes"] / misses["hbm_usable_bytes"], host).to_numpy()[n_fit:]
+    assert (np.diff(ratio) >= 0).all() and ratio[0] > 1.0
+
+
+def test_infeasible_top_keeps_the_same_rows_as_the_whole_ranking(misses):
+    whole = sweep(planner.load_preset("llama3-405b-h100-16k"), gpus=64, top=None, feasible_only=False)
+    cols = ["tp", "pp", "dp", "cp", "micro_batch_size", "zero_stage", "recompute", "schedule", "offload_optimizer"]
+    assert misses[cols].reset_index(drop=True).equals(whole[cols].head(len(misses)).reset_index(drop=True))
+
+
+def test_cli_include_infeasible_shows_reasons_and_keeps_status_1(capsys):
+    rc = cli.main(["sweep", "--preset", "llama3-405b-h100-16k", "--gpus", "16", "--top", "2", "--include-infeasible"])
+    cap = capsys.readouterr()
+    assert rc == 1 and "no feasible split of 16 GPUs" in cap.err
+    lines = cap.out.splitlines()
+    assert lines[0].split()[-1] == "reason" and len(lines) == 3
+    assert all(ln.endswith("OOM on stage 0") for ln in lines[1:])
+
+
+def test_link_refusal_says_what_the_dashboard_would_change(capsys):
+    rc = cli.main(["evaluate", "--link", "http://localhost:8501/?p=default&vpp=3"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "the dashboard would change it so the split fits" in err and "; changed so" not in err

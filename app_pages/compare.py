@@ -9,6 +9,7 @@ if _ROOT not in sys.path:  # AppTest.from_file on this page alone
 
 from urllib.parse import urlencode  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 
@@ -32,7 +33,7 @@ LABEL_NAME_MAX = 60
 #: Rows that a scenario which does not fit in memory marks with NO_FIT_MARK: the numbers that would
 #: otherwise make it look fast or cheap. Goodput too (review 16d: the error above the table says "the
 #: step time, throughput, goodput, days, cost and energy in its column (marked ✗)", goodput was not).
-NO_FIT_ROWS = ("step_time_s", "mfu", "tokens_per_s", "goodput", "time_to_train_days", "gpu_hours", "cost_usd",
+NO_FIT_ROWS = ("step_time_s", "mfu", "mfu_precision_peak", "tokens_per_s", "goodput", "time_to_train_days", "gpu_hours", "cost_usd",
                "energy_mwh")
 NO_FIT_MARK = "✗"
 #: What the chart's memory legend says of a scenario that fits in HBM but not in host memory.
@@ -55,6 +56,8 @@ TABLE_ROWS = (
     ("cost_usd", "cost to train", "usd"),
     ("energy_mwh", "energy", "mwh"),
 )
+#: The row added under MFU when a scenario runs FP8 / FP4 GEMMs (its precision's peak is not the 16-bit one).
+MFU_PRECISION_ROW = ("mfu_precision_peak", "MFU of its precision's peak", "pct")
 
 
 def _slot_prefix(i: int) -> str:
@@ -362,17 +365,25 @@ if results:
         return f"{v} {NO_FIT_MARK}" if col in NO_FIT_ROWS and v != C.DASH else v
 
     _w = COL_WIDTH.get(len(results), COL_WIDTH[MAX_SLOTS])
+    # an FP8 / FP4 scenario: its MFU of its own precision's peak under the 16-bit MFU (review 34), for
+    # every column once one scenario has it (the others then repeat their 16-bit figure)
+    _rows = TABLE_ROWS
+    if any(C.num(res, "mfu_precision_peak") is not None and C.num(res, "mfu") is not None
+           and not np.isclose(C.num(res, "mfu_precision_peak"), C.num(res, "mfu"), rtol=1e-9, atol=0.0)
+           for res in results.values()):
+        _i = [c for c, _, _ in TABLE_ROWS].index("mfu") + 1
+        _rows = TABLE_ROWS[:_i] + (MFU_PRECISION_ROW,) + TABLE_ROWS[_i:]
     # cost, energy, throughput: one unit a row, the unit of its largest value (review h29a F6: "6,227 MWh"
     # beside "36.8 GWh"); durations keep each cell's own (C.fmt_row)
     _row_text = {col: dict(zip(results, C.fmt_row([res.get(col) for res in results.values()], kind)))
-                 for col, _, kind in TABLE_ROWS}
+                 for col, _, kind in _rows}
     table = pd.DataFrame(
         # "other differences" ends with "…" where the column cuts it (the header's hover has all of it)
         {lab: _split_rows(reports[lab]) + [C.cut_to_width(other[lab], _w)]
-         + [_cell(res, col, kind, host_mem.get(lab), _row_text[col][lab]) for col, _, kind in TABLE_ROWS]
+         + [_cell(res, col, kind, host_mem.get(lab), _row_text[col][lab]) for col, _, kind in _rows]
          for lab, res in results.items()},
         index=["split TP·PP·CP·DP", "micro-batch", "recompute", "other differences"]
-        + [name for _, name, _ in TABLE_ROWS])
+        + [name for _, name, _ in _rows])
     st.subheader("Side by side")
     # the help tooltip is markdown: the label holds the link's names, the details its values (pfs:auto:0)
     _cfg = {lab: st.column_config.TextColumn(lab, help=C.md_text(f"{lab} · {details[lab]}"), width=_w)
@@ -380,7 +391,7 @@ if results:
     _cfg["_index"] = st.column_config.TextColumn("", width=INDEX_WIDTH)
     st.dataframe(table, key="c_table", width="stretch", height=35 * (len(table) + 1) + 3,  # every row, no scroll
                  column_config=_cfg)
-    _dash = bool((table.loc[[name for _, name, _ in TABLE_ROWS]] == C.DASH).to_numpy().any())
+    _dash = bool((table.loc[[name for _, name, _ in _rows]] == C.DASH).to_numpy().any())
     st.caption("Column = scenario: number · model · GPUs × system (hover a header for all of it); its split, "
                "micro-batch and recompute are the first rows, then every other field that differs between the "
                "scenarios, as its link key (cut with … where the column ends: the header's hover has them all; "

@@ -256,3 +256,31 @@ def test_link_refusal_says_what_the_dashboard_would_change(capsys):
     err = capsys.readouterr().err
     assert rc == 2
     assert "the dashboard would change it so the split fits" in err and "; changed so" not in err
+
+
+def test_compare_page_adds_the_precision_mfu_row_only_with_an_fp8_scenario():
+    """Compare: an FP8 scenario beside a BF16 one gets a row "MFU of its precision's peak", the FP8
+    one's half its 16-bit MFU on an H100 (989.4 / 1978.9), the BF16 one's equal to its MFU; two BF16
+    scenarios get no such row."""
+    from streamlit.testing.v1 import AppTest
+
+    def table(q):
+        at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=120)
+        at.query_params.update(q)
+        at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        return at.dataframe[0].value
+
+    q = {"c_n": "2", "c_src1": "link", "1.p": "llama3-8b-h100-64", "1.prec": "fp8",
+         "c_src2": "link", "2.p": "llama3-8b-h100-64"}
+    t = table(q)
+    rows = list(t.index)
+    assert rows.index("MFU of its precision's peak") == rows.index("MFU") + 1
+    fp8, bf16 = t.columns[0], t.columns[1]
+    pct = lambda v: float(str(v).split("%")[0])  # noqa: E731
+    r = BF16_H100 / FP8_H100
+    assert pct(t.loc["MFU of its precision's peak", fp8]) == pytest.approx(pct(t.loc["MFU", fp8]) * r,
+                                                                          abs=0.05 + 0.05 * r + 1e-9)
+    assert t.loc["MFU of its precision's peak", bf16] == t.loc["MFU", bf16]
+    t2 = table({"c_n": "2", "c_src1": "llama3-8b-h100-64", "c_src2": "default"})
+    assert "MFU of its precision's peak" not in list(t2.index)

@@ -51,7 +51,7 @@ def _parse_value(text: str, path: str = "") -> Any:
     try:
         return loads_json(text)  # as input files are read: a key given twice, 5,000 digits refused
     except json.JSONDecodeError:
-        return text
+        return text.strip()  # "recompute= full" as "full", as " 512" reads 512 (review 34)
     except JsonTextError as e:  # review 20c: 5,000 digits raised Python's int-conversion limit as a traceback
         raise UsageError([f"--set {path or 'value'}: {e}"]) from None
     except RecursionError:  # nested past the recursion limit: not a value the schema could take
@@ -1445,9 +1445,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Options whose value is a list that may start with "-" (a bad value such as "-1,a"): argparse
+#: reads such a value as an option ("expected one argument"); given as ``--opt=value`` it reaches
+#: the option's own check, which names what is allowed (review 34).
+_LIST_OPTIONS = ("--zero-stages", "--recompute", "--schedules", "--offload", "--set")
+
+
+def _join_dash_values(argv: list[str]) -> list[str]:
+    """``--zero-stages -1,a`` as ``--zero-stages=-1,a`` (see :data:`_LIST_OPTIONS`); a value that
+    is itself an option name (``--recompute --top``) is left for argparse to refuse."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if (a in _LIST_OPTIONS and i + 1 < len(argv) and argv[i + 1].startswith("-")
+                and not argv[i + 1].startswith("--") and not re.fullmatch(r"-[A-Za-z]", argv[i + 1])):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return args.func(args)
     except UsageError as e:

@@ -284,3 +284,15 @@ def test_compare_page_adds_the_precision_mfu_row_only_with_an_fp8_scenario():
     assert t.loc["MFU of its precision's peak", bf16] == t.loc["MFU", bf16]
     t2 = table({"c_n": "2", "c_src1": "llama3-8b-h100-64", "c_src2": "default"})
     assert "MFU of its precision's peak" not in list(t2.index)
+
+
+def test_list_option_value_starting_with_a_dash_gets_the_options_own_message(capsys):
+    rc = cli.main(["sweep", "--preset", "default", "--zero-stages", "-1,a"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--zero-stages '-1,a': a comma-separated list of 0, 1, 2, 3" in err
+
+
+def test_set_string_value_with_a_leading_space_is_read_as_typed_without_it(capsys):
+    rc = cli.main(["evaluate", "--preset", "default", "--set", "parallelism.recompute= full", "--format", "json"])
+    out = capsys.readouterr().out
+    assert rc == 0 and json.loads(out)["scenario"]["parallelism"]["recompute"] == "full"

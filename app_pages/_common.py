@@ -563,7 +563,7 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
 #: Display kind of a result column, from its unit suffix (SI names; see the house rules).
 _SUFFIX_KINDS = (("_bytes", "gib"), ("_days", "days"), ("_usd", "usd"), ("_mwh", "mwh"), ("_per_h", "per_h"),
                  ("_h", "h"), ("_s", "s"), ("_frac", "pct"))
-_NAME_KINDS = {"mfu": "pct", "hfu": "pct", "goodput": "pct", "goodput_first_order": "pct",
+_NAME_KINDS = {"mfu": "pct", "hfu": "pct", "mfu_precision_peak": "pct", "goodput": "pct", "goodput_first_order": "pct",
                "tokens_per_s": "tok",
                "tflops_per_gpu": "tflops", "fits": "bool", "gpu_hours": "gpuh"}
 
@@ -862,6 +862,7 @@ _reg("w_tpo", ("parallelism", "tp_comm_overlap"), bool, bool)
 _reg("w_dpo", ("parallelism", "dp_comm_overlap"), bool, bool)
 _reg("w_epo", ("parallelism", "ep_comm_overlap"), bool, bool)
 _reg("w_ep8", ("parallelism", "ep_dispatch_fp8"), bool, bool)
+_reg("w_epn", ("parallelism", "ep_node_dispatch"), bool, bool)
 _reg("w_off", ("parallelism", "offload_optimizer"))
 _reg("w_offw", ("parallelism", "offload_master_weights"), bool, bool)
 _reg("w_offg", ("parallelism", "offload_grads"), bool, bool)
@@ -1528,6 +1529,8 @@ def render_sidebar(page: str) -> dict:
                     help=Parallelism.model_fields["ep_comm_overlap"].description)
         st.checkbox("FP8 expert dispatch", key="w_ep8",
                     help=Parallelism.model_fields["ep_dispatch_fp8"].description)
+        st.checkbox("Node-aware expert dispatch (DeepEP)", key="w_epn",
+                    help=Parallelism.model_fields["ep_node_dispatch"].description)
         st.caption("DP is derived: GPUs / (TP·PP·CP).")
 
     with sb.expander("Training", expanded=False):

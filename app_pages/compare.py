@@ -56,8 +56,9 @@ TABLE_ROWS = (
     ("cost_usd", "cost to train", "usd"),
     ("energy_mwh", "energy", "mwh"),
 )
-#: The row added under MFU when a scenario runs FP8 / FP4 GEMMs (its precision's peak is not the 16-bit one).
-MFU_PRECISION_ROW = ("mfu_precision_peak", "MFU of its precision's peak", "pct")
+#: The row added under MFU when a scenario's GEMM precision has another peak than the 16-bit one (FP8 / FP4, or
+#: TF32 / FP32): its MFU of that peak. Short: the 150 px name column cut "MFU of its precision's peak" (review 34).
+MFU_PRECISION_ROW = ("mfu_precision_peak", "MFU, own precision", "pct")
 
 
 def _slot_prefix(i: int) -> str:
@@ -133,7 +134,10 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
         # Markdown and mail: the pair is not part of it (review 16d: n="512'" was refused, 1,024 GPUs shown)
         while len(text) >= 2 and (text[0], text[-1]) in (("'", "'"), ('"', '"'), ("<", ">"), ("`", "`")):
             text = text[1:-1].strip()
-        if text and "=" not in text:  # no key=value at all: not a link (review 14a: it read as "unknown parameter")
+        if not text:  # nothing pasted yet: the caption under the box says so (review 34: it warned "'' is not a link")
+            sj, warns = share.params_to_scenario({})
+            return sj, warns, None
+        if "=" not in text:  # no key=value at all: not a link (review 14a: it read as "unknown parameter")
             sj, warns = share.params_to_scenario({})
             return sj, [f"{share.one_line_show(text)} is not a share link (a link carries ?key=value parameters); "
                         "showing the default scenario"] + warns, None
@@ -365,7 +369,7 @@ if results:
         return f"{v} {NO_FIT_MARK}" if col in NO_FIT_ROWS and v != C.DASH else v
 
     _w = COL_WIDTH.get(len(results), COL_WIDTH[MAX_SLOTS])
-    # an FP8 / FP4 scenario: its MFU of its own precision's peak under the 16-bit MFU (review 34), for
+    # an FP8 / FP4 (or TF32 / FP32) scenario: its MFU of its own precision's peak under the 16-bit MFU (review 34), for
     # every column once one scenario has it (the others then repeat their 16-bit figure)
     _rows = TABLE_ROWS
     if any(C.num(res, "mfu_precision_peak") is not None and C.num(res, "mfu") is not None

@@ -402,7 +402,8 @@ TABLE_HELP = {
 }
 #: Column widths in px: every column of a dense model's sweep fits the 818 px a 1,280 px window leaves
 #: the table with the sidebar open (the row-selection markers take about 40 px; no index column).
-#: A MoE model adds EP and still fits; an offloading row adds "offload": then GiB may scroll.
+#: A MoE model adds EP and still fits; an offloading row adds "offload", or a MoE sweep ranked by useful
+#: throughput "gp·Mtok/s" (846 px, review 34): then GiB scrolls.
 _WIDTH = {"TP": 34, "PP": 34, "DP": 48, "CP": 34, "EP": 34, "VPP": 38, "mb": 34, "ZeRO": 44, "recomp.": 68,
           "sched.": 86, "days": 62, "M USD": 62, "goodput %": 72, "MFU %": 54, "GiB": 46, "offload": 60, "gp·Mtok/s": 64}
 _FMT = {_T: f"%.{_T_DEC}f", _CU: f"%.{_CU_DEC}f", "goodput %": "%.1f", "MFU %": "%.1f", "GiB": "%.1f",

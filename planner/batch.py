@@ -29,7 +29,7 @@ Parallelism
     of this many layers per pipeline chunk; 0 = all),
     schedule (code, SCHEDULES), offload_optimizer (code, OFFLOAD), offload_master_weights,
     offload_grads, offload_activations, flash_attention, attention_kernel (code,
-    ATTENTION_KERNELS), tp_comm_overlap, dp_comm_overlap, ep_comm_overlap, ep_dispatch_fp8, uneven_layers
+    ATTENTION_KERNELS), tp_comm_overlap, dp_comm_overlap, ep_comm_overlap, ep_dispatch_fp8, ep_node_dispatch, uneven_layers
 Hardware (system + accelerator, overrides applied)
     n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
     peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
@@ -90,7 +90,7 @@ BOOL_PREFIXES = ("ckpt_async",)
 BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "rope", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
-    "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
+    "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "ep_node_dispatch", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
     "ce_eager", "elem_eager", "fp8_rowwise", "price_override",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
@@ -235,6 +235,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "dp_comm_overlap": p.dp_comm_overlap,
         "ep_comm_overlap": p.ep_comm_overlap,
         "ep_dispatch_fp8": p.ep_dispatch_fp8,
+        "ep_node_dispatch": p.ep_node_dispatch,
         "uneven_layers": p.layer_split == "uneven",
         "n_gpus": c.n_gpus,
         "gpus_per_node": system.gpus_per_node,

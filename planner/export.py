@@ -397,9 +397,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
             arg("--tp-comm-overlap")
         else:
             notes.append("TP communication overlap needs sequence parallelism with tp > 1: not written.")
-    if p.ep_comm_overlap or p.ep_dispatch_fp8:
-        notes.append("EP all-to-all overlap / FP8 dispatch are recipe options of the Megatron version at hand: "
-                     "not written.")
+    if p.ep_comm_overlap or p.ep_dispatch_fp8 or p.ep_node_dispatch:
+        notes.append("EP all-to-all overlap / FP8 dispatch / node-aware (DeepEP) dispatch are recipe options of the "
+                     "Megatron version at hand: not written.")
     if p.offload_optimizer == "cpu" and p.zero_stage == 0:
         notes.append("optimizer CPU offload: Megatron's precision-aware optimizer it needs runs only with the "
                      "distributed optimizer (ZeRO-1); not written for ZeRO-0.")
@@ -818,6 +818,10 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     if p.pp > 1:
         stage_keys, stage_notes = _tt_stage_plan(m.n_layers, p)
         notes.extend(stage_notes)
+    if p.ep_node_dispatch:
+        notes.append("node-aware expert dispatch (ep_node_dispatch, DeepEP): TorchTitan at this commit has no "
+                     "setting for it (later versions take a DeepEP expert-parallel backend); not written, and the "
+                     "planner's step time assumed it.")
     if p.ep_comm_overlap or p.ep_dispatch_fp8:
         # Found by review (2026-12): job_config.py at TORCHTITAN_COMMIT has no key for either; newer
         # TorchTitan overlaps the expert all-to-all only inside DualPipeV
@@ -1046,8 +1050,9 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         notes.append("activation offload: DeepSpeed moves only the checkpointed layer inputs of deepspeed.checkpointing "
                      "to the CPU (\"activation_checkpointing\": {\"cpu_checkpointing\": true}, with recompute in the "
                      "model code); not written, and not the planner's swap of every stashed activation.")
-    if p.ep > 1 and (p.ep_comm_overlap or p.ep_dispatch_fp8):
-        notes.append("expert all-to-all overlap (ep_comm_overlap) / FP8 dispatch (ep_dispatch_fp8): deepspeed.moe has "
-                     "no setting for either in this file; not written, and the planner's step time assumed them.")
+    if p.ep > 1 and (p.ep_comm_overlap or p.ep_dispatch_fp8 or p.ep_node_dispatch):
+        notes.append("expert all-to-all overlap (ep_comm_overlap) / FP8 dispatch (ep_dispatch_fp8) / node-aware "
+                     "dispatch (ep_node_dispatch): deepspeed.moe has no setting for any of them in this file; not "
+                     "written, and the planner's step time assumed them.")
     notes.extend(_hardware_notes(s))
     return Export(json.dumps(cfg, indent=2) + "\n", notes)

@@ -634,6 +634,13 @@ class Parallelism(_Strict):
         description="Expert dispatch (and its backward counterpart) sent in FP8, 1 byte per "
         "element; the combine stays BF16 (DeepSeek-V3 §3.3.2). Only for MoE with ep > 1.",
     )
+    ep_node_dispatch: bool = Field(
+        False,
+        description="Node-aware expert dispatch (DeepEP's internode kernels; Megatron-Core's flex "
+        "dispatcher with DeepEP or HybridEP): a token crosses the network once per destination node, "
+        "then NVLink forwards it to that node's experts, instead of once per routed expert. Only for "
+        "MoE with ep > 1 across nodes.",
+    )
     layer_split: Literal["even", "uneven"] = Field(
         "even",
         description="'even': layers must divide by pp·vpp; 'uneven': the first L mod (pp·vpp) "

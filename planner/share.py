@@ -203,6 +203,7 @@ PARALLEL_KEYS: tuple[Field, ...] = (
     _b("dpo", ("parallelism", "dp_comm_overlap")),
     _b("epo", ("parallelism", "ep_comm_overlap")),
     _b("ep8", ("parallelism", "ep_dispatch_fp8")),
+    _b("epn", ("parallelism", "ep_node_dispatch")),
     _c("ls", ("parallelism", "layer_split"), ("even", "uneven")),
 )
 

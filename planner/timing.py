@@ -62,7 +62,9 @@ the pace; everything is per GPU of that stage:
   another micro-batch (DualPipe, DeepSeek-V3 §3.2.1). Node-limited routing (DeepSeek's at
   most ``M`` = 4 nodes per token, ``moe_max_nodes_per_token``): a token crosses the network
   once per destination node, so the network share of the routed copies is
-  ``min(top_k, M)/top_k``; FP8 dispatch (``ep_dispatch_fp8``) sends the dispatches in 1 B.
+  ``min(top_k, M)/top_k``; node-aware dispatch (``ep_node_dispatch``, DeepEP) sends one copy per
+  destination node whatever the routing, ``D·(1 − p₀)/top_k`` (:func:`node_dispatch_network_frac`);
+  FP8 dispatch (``ep_dispatch_fp8``) sends the dispatches in 1 B.
 * Expert TP (``etp`` column, ``parallelism.etp``; absent = tp, Megatron-Core's default): the
   routed experts' GEMMs ``tok·top_k·ep·(etp/tp)/E × h × fe/etp`` per local expert, the MoE
   layers' MLP-half TP collectives over the etp ranks (none for etp = 1), the EP all-to-all over
@@ -526,7 +528,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
     "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
     "params_total", "params_embedding", "params_expert", "grad_bytes", "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap",
-    "ep_dispatch_fp8", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
+    "ep_dispatch_fp8", "ep_node_dispatch", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
     "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
@@ -1167,6 +1169,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # node-limited routing: a token crosses the network once per destination node
         nodes = f("moe_max_nodes_per_token")
         net_frac = np.where(nodes > 0, np.minimum(topk, nodes) / np.maximum(topk, 1.0), 1.0)
+        if "ep_node_dispatch" in b and any_true(b["ep_node_dispatch"]):
+            net_frac = np.where(fl("ep_node_dispatch"), np.minimum(net_frac, node_dispatch_network_frac(
+                f("n_experts"), topk, e, et, dom, n_gpus)), net_frac)
         # the EP group: ep ranks etp apart (Megatron-Core's expert rank order tp-cp-ep-dp-pp with the
         # expert TP innermost and cp folded away: the expert group etp·ep is a block of consecutive
         # ranks of one pipeline stage)
@@ -1958,7 +1963,7 @@ def explain(row: dict) -> dict[str, str]:
            f"{_etp(r) * float(r['ep']):g} consecutive ranks, Megatron's expert rank order)"
            if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
         + f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
-        + (f"network share × {float(T['_ep_net_frac']):.3g} (node-limited routing: min(top_k, M)/top_k); "
+        + (f"network share × {float(T['_ep_net_frac']):.3g} ({_ep_net_why(r, T)}); "
            if float(T["_ep_net_frac"]) != 1.0 else "")
         + f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap)"
         f"{_mtp_comm_text(T, '_t_ep_mtp')} = {T['t_ep_comm_s']:.4g} s"
@@ -2095,6 +2100,47 @@ def explain(row: dict) -> dict[str, str]:
     return ex
 
 
+def _ep_net_why(r: dict, T: dict) -> str:
+    """Why the expert all-to-all's network share is below 1: node-limited routing, node-aware
+    dispatch, or both (the smaller share is used)."""
+    node = ("node-aware dispatch (DeepEP): one copy per destination node, D·(1 − p₀)/top_k, p₀ = C(E − E/D, k)/C(E, k) "
+            "the chance a domain gets none of a token's k experts")
+    if not r.get("ep_node_dispatch"):
+        return "node-limited routing: min(top_k, M)/top_k"
+    if float(r.get("moe_max_nodes_per_token", 0) or 0) > 0:
+        return "the smaller of node-limited routing's min(top_k, M)/top_k and " + node
+    return node
+
+
+def node_dispatch_network_frac(n_experts, top_k, ep, stride, domain_size, n_gpus=None) -> np.ndarray:
+    """Network share of a node-aware expert dispatch (DeepEP's internode kernels), against one copy
+    per routed expert: ``D·(1 − p₀)/k``, arrays (N,).
+
+    The EP group's ``ep`` ranks (``stride`` apart) span ``D`` NVLink domains
+    (:func:`planner.comm.group_layout`), each holding ``E/D`` of the ``E`` routed experts. A token
+    picks ``k`` distinct experts; with the choice taken uniform (balanced routing), a given other
+    domain receives none of them with probability ``p₀ = C(E − E/D, k) / C(E, k)`` = Π_{i<k} (E −
+    E/D − i)/(E − i), so ``(D − 1)(1 − p₀)`` copies cross the network (one per destination domain,
+    which NVLink then forwards to its experts: DeepEP, deepseek-ai/DeepEP README, "internode"
+    kernels; DeepSeek-V3 report §3.2.2) against ``k·(D − 1)/D`` when every routed copy is sent on
+    its own (:func:`planner.comm.a2a_link_s`'s network term). 1 inside one domain (no network).
+    E.g. 128 experts, top-8, EP 32 on four 8-GPU nodes: p₀ = Π (96 − i)/(128 − i) = 0.0927, share
+    4 × 0.9073 / 8 = 0.454. Simplifications: routing is taken as uniform over the experts, and the
+    NVLink forwarding inside the destination node is not added to the NVLink term.
+    """
+    E = np.maximum(np.asarray(n_experts, dtype=float), 1.0)
+    k = np.maximum(np.asarray(top_k, dtype=float), 1.0)
+    _g, D = comm.group_layout(ep, stride, domain_size, n_gpus)
+    D = np.maximum(np.asarray(D, dtype=float), 1.0)
+    per = E / D  # experts per domain
+    p0 = np.ones(np.broadcast(E, k, D).shape)
+    for i in range(int(np.max(k))):  # over the routed experts of a token, not over configurations
+        on = i < k
+        p0 = np.where(on, p0 * np.maximum(E - per - i, 0.0) / np.maximum(E - i, 1.0), p0)
+    frac = D * (1.0 - p0) / k
+    return np.where(D > 1.0, np.minimum(frac, 1.0), 1.0)
+
+
 def _z3_unit_text(r: dict, T: dict) -> str:
     """Which unit ZeRO-3's exposed first gather / last reduce-scatter is, and its parameters."""
     emb = bool(np.asarray(T["_has_emb"]).reshape(-1)[0])
@@ -2221,8 +2267,12 @@ def _ep_layers_text(r: dict, T: dict) -> str:
 
 
 def _flop_rate(x: float) -> str:
-    """A peak in FLOP/s as the explain strings write it: ``989.4e12`` (TFLOP/s scale), else ``%.4g``."""
-    return f"{x / 1e12:.4g}e12" if 1e9 <= x < 1e17 else f"{x:.4g}"
+    """A peak in FLOP/s as the explain strings write it: ``989.4e12`` (TFLOP/s scale; ``10000e12``, not
+    ``1e+04e12``: review 34, the GB200's FP4 peak), else ``%.4g``."""
+    if not 1e9 <= x < 1e17:
+        return f"{x:.4g}"
+    t = f"{x / 1e12:.4g}"
+    return (f"{x / 1e12:.0f}" if "e" in t else t) + "e12"
 
 
 def _frac(x: float) -> str:

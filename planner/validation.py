@@ -105,6 +105,11 @@ by the framework of its source group (what that framework did by default), never
   (:func:`ep_overlap_statement`: ``--overlap-moe-expert-parallel-comm``, ``moe_a2a_overlap``,
   ``1F1B overlap``); else on for a DualPipe schedule (DeepSeek-V3 §3.2.1), off otherwise. It
   hides only where the schedule allows (``timing.ep_overlap_possible``).
+* **Node-aware expert dispatch** (``parallelism.ep_node_dispatch``, session 34): on where the row's
+  text names DeepEP, HybridEP or Megatron-Core's flex dispatcher as what ran
+  (:func:`node_dispatch_statement`), off otherwise; it changes only an EP group that spans NVLink
+  domains (3 out-of-sample rows: Qwen3-235B on 256 H100 with DeepEP across four nodes −28 → −4 %,
+  the same with its all-to-all overlapped −1 → +21 %, GPT-OSS 120B on 64 H100 −6 → +2 %).
 * **DP communication overlap** (``parallelism.dp_comm_overlap``): off for MosaicML llm-foundry
   / Composer (PyTorch FSDP1; its micro-batch sweep ``larger_mb_1.md`` shows each micro-batch
   paying its all-gathers and reduce-scatter in full, docs/timing.md), on otherwise.
@@ -258,6 +263,18 @@ _TP_OVERLAP_VALUE = re.compile(r"""["']?\s*[:=]\s*["']?(false|off|no|none|null|0
 #: 1F1B schedule that runs one micro-batch's all-to-all beside another's compute).
 _EP_OVERLAP_FLAG = re.compile(r"overlap[-_]moe[-_]expert[-_]parallel[-_]comm|moe[-_]a2a[-_]overlap|ep[-_]comm[-_]overlap"
                               r"|(?:ep[-_ ]|expert[-_ ])?(?:a2a|all[-_ ]to[-_ ]all)[-_ ]overlap|1f1b[-_ ]overlap", re.I)
+
+
+#: A node-aware expert dispatcher named (``parallelism.ep_node_dispatch``): DeepEP, HybridEP,
+#: Megatron-Core's flex dispatcher, ``--moe-enable-deepep`` (session 34).
+_NODE_DISPATCH_FLAG = re.compile(r"\bdeep[-_ ]?ep\b|\bhybrid[-_ ]?ep\b|moe[-_]enable[-_]deepep|\bflex[-_ ]dispatcher", re.I)
+
+
+def node_dispatch_statement(text: str) -> bool | None:
+    """What a row's text states about a node-aware expert dispatcher (DeepEP, HybridEP, the flex
+    dispatcher), read as :func:`tp_overlap_statement` reads its flag: on where one is named as what
+    ran, off where negated (``not DeepEP``), None where none is named (the default: off)."""
+    return _flag_statement(text, _NODE_DISPATCH_FLAG)
 
 
 def tp_overlap_statement(text: str) -> bool | None:
@@ -573,6 +590,7 @@ def row_settings(r: dict) -> dict:
     titan_uncompiled = (titan and not compiled) or native_uncompiled
     tp_stated = tp_overlap_statement(text)  # a stated flag value beats the recipe default
     ep_stated = ep_overlap_statement(text)
+    node_dispatch = node_dispatch_statement(text)
     titan_eager = native_uncompiled or titan and (
         (version_year(r.get("source")) or TORCHTITAN_COMPILED_LOSS_YEAR) < TORCHTITAN_COMPILED_LOSS_YEAR
         or not compiled)
@@ -583,6 +601,7 @@ def row_settings(r: dict) -> dict:
             "elementwise_by_rule": titan and compiled is None,
             "tp_comm_overlap": nvidia if tp_stated is None else tp_stated,
             "ep_comm_overlap": ep_stated,
+            "ep_node_dispatch": bool(node_dispatch),
             "dp_comm_overlap": not mosaic,
             "grad_dtype": "bf16" if nvidia or mosaic else "fp32",
             "attention_kernel": "native" if native else "flash2"}
@@ -2507,6 +2526,7 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
                         # direction's compute, DeepSeek-V3 §3.2.1), else off
                         "ep_comm_overlap": (fw["ep_comm_overlap"] if fw["ep_comm_overlap"] is not None
                                             else r.get("_schedule") == "dualpipe"),
+                        "ep_node_dispatch": fw.get("ep_node_dispatch", False),
                         "layer_split": "uneven" if L % (pp * vpp) else "even"},
         "cluster": {"system": _node_as_stated(system, _stated_gpus_per_node(r), used, tp), "n_gpus": n},
     }

@@ -259,7 +259,7 @@ def test_link_refusal_says_what_the_dashboard_would_change(capsys):
 
 
 def test_compare_page_adds_the_precision_mfu_row_only_with_an_fp8_scenario():
-    """Compare: an FP8 scenario beside a BF16 one gets a row "MFU of its precision's peak", the FP8
+    """Compare: an FP8 scenario beside a BF16 one gets a row "MFU, own precision", the FP8
     one's half its 16-bit MFU on an H100 (989.4 / 1978.9), the BF16 one's equal to its MFU; two BF16
     scenarios get no such row."""
     from streamlit.testing.v1 import AppTest
@@ -275,15 +275,15 @@ def test_compare_page_adds_the_precision_mfu_row_only_with_an_fp8_scenario():
          "c_src2": "link", "2.p": "llama3-8b-h100-64"}
     t = table(q)
     rows = list(t.index)
-    assert rows.index("MFU of its precision's peak") == rows.index("MFU") + 1
+    assert rows.index("MFU, own precision") == rows.index("MFU") + 1
     fp8, bf16 = t.columns[0], t.columns[1]
     pct = lambda v: float(str(v).split("%")[0])  # noqa: E731
     r = BF16_H100 / FP8_H100
-    assert pct(t.loc["MFU of its precision's peak", fp8]) == pytest.approx(pct(t.loc["MFU", fp8]) * r,
+    assert pct(t.loc["MFU, own precision", fp8]) == pytest.approx(pct(t.loc["MFU", fp8]) * r,
                                                                           abs=0.05 + 0.05 * r + 1e-9)
-    assert t.loc["MFU of its precision's peak", bf16] == t.loc["MFU", bf16]
+    assert t.loc["MFU, own precision", bf16] == t.loc["MFU", bf16]
     t2 = table({"c_n": "2", "c_src1": "llama3-8b-h100-64", "c_src2": "default"})
-    assert "MFU of its precision's peak" not in list(t2.index)
+    assert "MFU, own precision" not in list(t2.index)
 
 
 def test_list_option_value_starting_with_a_dash_gets_the_options_own_message(capsys):
@@ -296,3 +296,97 @@ def test_set_string_value_with_a_leading_space_is_read_as_typed_without_it(capsy
     rc = cli.main(["evaluate", "--preset", "default", "--set", "parallelism.recompute= full", "--format", "json"])
     out = capsys.readouterr().out
     assert rc == 0 and json.loads(out)["scenario"]["parallelism"]["recompute"] == "full"
+
+
+# ---- node-aware expert dispatch (DeepEP), session 34 ----------------------------------------------
+def test_node_dispatch_share_by_hand():
+    """Qwen3-235B-A22B (128 experts, top-8) with EP 32 on four 8-GPU nodes: a given other node holds
+    none of a token's 8 experts with probability C(96, 8)/C(128, 8); one copy per node that holds
+    some, against 8 × 3/4 copies leaving the node one per expert."""
+    import math
+
+    from planner.timing import node_dispatch_network_frac
+
+    p0 = math.comb(96, 8) / math.comb(128, 8)
+    want = 3 * (1 - p0) / (8 * 3 / 4)
+    assert want == pytest.approx(0.4536, abs=1e-4)
+    assert float(node_dispatch_network_frac(128, 8, 32, 1, 8, 256)) == pytest.approx(want, rel=1e-12)
+    # inside one node nothing crosses the network: no change
+    assert float(node_dispatch_network_frac(128, 8, 8, 1, 8, 256)) == 1.0
+    # DeepSeek-V3 (256 experts, top-8, EP 64 on eight nodes): 8·(1 − C(224, 8)/C(256, 8))/8
+    p0 = math.comb(224, 8) / math.comb(256, 8)
+    assert float(node_dispatch_network_frac(256, 8, 64, 1, 8, 2048)) == pytest.approx(1 - p0, rel=1e-12)
+
+
+def _qwen_h100(node_dispatch: bool, max_nodes=None) -> dict:
+    d = planner.load_preset("qwen3-235b-gb200-256").to_json_dict()
+    d["cluster"]["system"] = "dgx-h100"
+    d["training"]["precision"] = "bf16"
+    d["parallelism"].update(tp=1, pp=8, cp=1, dp=None, ep=32, vpp=1, schedule="1f1b",
+                            ep_node_dispatch=node_dispatch, ep_comm_overlap=False)
+    d["parallelism"].pop("etp", None)
+    return d
+
+
+def test_node_dispatch_shortens_the_all_to_all_by_the_network_bytes_it_saves():
+    """Each all-to-all's network term is (n − g)/n · S / (NIC · 0.92): 24/32 × 268.4 MB / 46 GB/s
+    (DGX H100: 50e9 B/s per GPU, hardware/systems.json; link_eff.network 0.92); node-aware dispatch
+    takes (1 − 0.4536) of it away, 2.391 ms, the latencies unchanged."""
+    import math
+
+    off, on = (planner.evaluate(_qwen_h100(v)) for v in (False, True))
+    got = [float(re.search(r"all-to-all × ([\d.]+) ms", r.explain["t_ep_comm_s"]).group(1)) for r in (off, on)]
+    S = 1 * 4096 * 4096 * 8 * 1 * 2  # b·s·h·top_k·cf·B, the explain's 268.4 MB
+    frac = 4 * (1 - math.comb(96, 8) / math.comb(128, 8)) / 8
+    saved_ms = 24 / 32 * S * (1 - frac) / (50e9 * 0.92) * 1e3
+    assert saved_ms == pytest.approx(2.391, abs=1e-3)
+    assert got[0] - got[1] == pytest.approx(saved_ms, abs=0.01)  # 3 significant digits printed
+    assert "node-aware dispatch (DeepEP)" in on.explain["t_ep_comm_s"]
+    assert on.results["step_time_s"] < off.results["step_time_s"]
+
+
+def test_node_dispatch_link_key_round_trips():
+    from planner import share
+
+    s = planner.schema.validate_scenario(_qwen_h100(True))
+    q = share.scenario_to_params(s.to_json_dict())
+    assert q.get("epn") == "1"
+    back, warnings = share.params_to_scenario(q)
+    assert back["parallelism"]["ep_node_dispatch"] is True and not warnings
+
+
+def test_validation_reads_a_stated_node_aware_dispatcher():
+    from planner.validation import node_dispatch_statement as stated
+
+    assert stated("Table row: 235B | DeepEP | H100") is True
+    assert stated("DISPATCHER=hybridep A2A_OVERLAP=0") is True
+    assert stated("all-to-all token dispatch, without DeepEP") is False
+    assert stated("baseline a2a") is None
+
+
+def test_hf_import_names_the_qk_norm_it_cannot_hold():
+    """Qwen3 (Qwen3Attention.q_norm / k_norm), OLMo 2, Gemma 3 and Llama 4 (use_qk_norm: true in its
+    file) normalise each query and key head; Llama 3.1 and Gemma 2 do not."""
+    from planner.hf_config import import_hf_config
+
+    has = {f: any("QK-norm" in n for n in import_hf_config(ROOT / "tests" / "data" / "hf_configs14" / f"{f}.json").notes)
+           for f in ("qwen3_8b", "olmo2_7b", "gemma3_27b", "llama4_scout", "llama31_8b", "gemma2_9b")}
+    assert has == {"qwen3_8b": True, "olmo2_7b": True, "gemma3_27b": True, "llama4_scout": True,
+                   "llama31_8b": False, "gemma2_9b": False}
+
+
+def test_peak_of_ten_thousand_tflops_prints_without_an_exponent():
+    from planner.timing import _flop_rate
+
+    assert _flop_rate(1e16) == "10000e12" and _flop_rate(989.4e12) == "989.4e12"
+
+
+def test_compare_empty_link_box_is_a_prompt_not_a_warning():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=120)
+    at.query_params.update({"c_n": "2", "c_src1": "default", "c_src2": "link"})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not [w.value for w in at.warning if "is not a share link" in w.value]
+    assert any("No link pasted yet" in c.value for c in at.caption)

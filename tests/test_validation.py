@@ -186,19 +186,19 @@ def test_source_year():
 DOCUMENTED = {
     "NARAYANAN21_T1": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
                        "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused", "elementwise_by_rule": False,
-                   "dp_comm_overlap": True, "ep_comm_overlap": None},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None, "ep_node_dispatch": False},
     "KORTHIKANTI22": {"flash_attention": False, "zero_stage": 0, "tp_comm_overlap": False,
                       "grad_dtype": "fp32", "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused", "elementwise_by_rule": False,
-                   "dp_comm_overlap": True, "ep_comm_overlap": None},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None, "ep_node_dispatch": False},
     "MCORE_R080_H100": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
                         "grad_dtype": "fp32", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused", "elementwise_by_rule": False,
-                   "dp_comm_overlap": True, "ep_comm_overlap": None},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None, "ep_node_dispatch": False},
     "NEMO_24.07": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": True,
                    "grad_dtype": "bf16", "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused", "elementwise_by_rule": False,
-                   "dp_comm_overlap": True, "ep_comm_overlap": None},
+                   "dp_comm_overlap": True, "ep_comm_overlap": None, "ep_node_dispatch": False},
     "MOSAIC_MPT": {"flash_attention": True, "zero_stage": 1, "tp_comm_overlap": False,
                    "grad_dtype": "bf16", "attention_kernel": "flash2", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused", "elementwise_by_rule": False,
-                   "dp_comm_overlap": False, "ep_comm_overlap": None},
+                   "dp_comm_overlap": False, "ep_comm_overlap": None, "ep_node_dispatch": False},
 }
 
 
@@ -223,12 +223,12 @@ def test_text_rule_on_other_sources():
     assert validation.row_settings(old) == {"flash_attention": False, "zero_stage": 0,
                                             "tp_comm_overlap": False, "grad_dtype": "fp32",
                                             "attention_kernel": "flash2", "sp_default": False, "cross_entropy": "fused", "elementwise": "fused", "elementwise_by_rule": False,
-                                            "dp_comm_overlap": True, "ep_comm_overlap": None}
+                                            "dp_comm_overlap": True, "ep_comm_overlap": None, "ep_node_dispatch": False}
     nemo = {"source_key": "Y", "source": "NVIDIA NeMo 25.09 performance summary", "notes": "Nemotron-4"}
     assert validation.row_settings(nemo) == {"flash_attention": True, "zero_stage": 1,
                                              "tp_comm_overlap": True, "grad_dtype": "bf16",
                                              "attention_kernel": "native", "sp_default": True, "cross_entropy": "fused", "elementwise": "fused", "elementwise_by_rule": False,
-                                             "dp_comm_overlap": True, "ep_comm_overlap": None}
+                                             "dp_comm_overlap": True, "ep_comm_overlap": None, "ep_node_dispatch": False}
     # TorchTitan: its 2024 versions ran the loss eagerly; from 2025 torch.compile compiles it too
     titan = lambda src, notes="": validation.row_settings({"source": src, "notes": notes})["cross_entropy"]  # noqa: E731
     assert titan("Liang et al., TorchTitan, arXiv:2410.06511 (ICLR 2025 version)", "torch.compile ON") == "eager"

@@ -874,6 +874,7 @@ _reg("w_mbs", ("training", "micro_batch_size"), int, int)
 _reg("w_prec", ("training", "precision"))
 _reg("w_gd", ("training", "grad_dtype"))
 _reg("w_f8s", ("training", "fp8_scaling"))
+_reg("w_f8a", ("training", "fp8_attention"), bool, bool)
 _reg("w_ce", ("training", "cross_entropy"))
 _reg("w_ew", ("training", "elementwise"))
 _reg("w_tok", ("training", "tokens_total"), lambda v: float(v) / 1e12, lambda v: _sig12(float(v) * 1e12))
@@ -1541,6 +1542,8 @@ def render_sidebar(page: str) -> dict:
         st.selectbox("GEMM precision", ["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"], key="w_prec")
         st.selectbox("FP8 scaling", ["tensorwise", "rowwise"], key="w_f8s",
                      help=Training.model_fields["fp8_scaling"].description)
+        st.checkbox("FP8 attention", key="w_f8a",
+                    help=Training.model_fields["fp8_attention"].description)
         st.selectbox("Gradient accumulation dtype", ["fp32", "bf16"], key="w_gd")
         st.selectbox("Cross-entropy kernel", ["fused", "eager"], key="w_ce",
                      help="Memory of the logits on the last stage: fused / vocab-parallel / compiled loss "

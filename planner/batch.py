@@ -21,7 +21,8 @@ Model
 Training
     seq_len, global_batch_size, micro_batch_size, precision (code, PRECISIONS),
     grad_bytes (4 = fp32 accumulation, 2 = bf16), ce_eager (eager cross-entropy), elem_eager
-    (eager elementwise kernels), fp8_rowwise (FP8 row-wise scaling), tokens_total
+    (eager elementwise kernels), fp8_rowwise (FP8 row-wise scaling), fp8_attention (FP8 attention
+    core asked for; timing applies it only where it can run), tokens_total
 Parallelism
     tp, pp, dp, dp_shard (ZeRO sharding group in DP ranks; = dp unless HSDP), cp, ep, etp (expert
     tensor parallelism; optional: absent = tp, and left out when every row has etp = tp), vpp,
@@ -33,9 +34,9 @@ Parallelism
 Hardware (system + accelerator, overrides applied)
     n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
     peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
-    dense peak: the MFU denominator), mamf_frac_16bit / mamf_frac_gemm (the part's own MAMF over
-    its peak, 16-bit and at the GEMM precision; 0 = the family's fraction), hbm_bytes,
-    hbm_usable_bytes, hbm_bw_bytes_per_s,
+    dense peak: the MFU denominator), peak_fp8_flop_per_s (dense FP8 peak; 0 = no FP8 units),
+    mamf_frac_16bit / mamf_frac_gemm (the part's own MAMF over its peak, 16-bit and at the GEMM
+    precision; 0 = the family's fraction), hbm_bytes, hbm_usable_bytes, hbm_bw_bytes_per_s,
     scaleup_bw_bytes_per_s, nic_bw_per_gpu_bytes_per_s, host_link_bw_bytes_per_s,
     host_link_c2c (bool), host_memory_bytes (per node), host_memory_bw_bytes_per_s (per node),
     local_nvme_bytes, local_nvme_write_bw_bytes_per_s, local_nvme_read_bw_bytes_per_s (per node),
@@ -91,7 +92,7 @@ BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "rope", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
     "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "ep_node_dispatch", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
-    "ce_eager", "elem_eager", "fp8_rowwise", "price_override",
+    "ce_eager", "elem_eager", "fp8_rowwise", "fp8_attention", "price_override",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
@@ -210,6 +211,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "grad_bytes": 4.0 if t.grad_dtype == "fp32" else 2.0,
         "ce_eager": t.cross_entropy == "eager",
         "fp8_rowwise": t.fp8_scaling == "rowwise",
+        "fp8_attention": t.fp8_attention,
         "elem_eager": t.elementwise == "eager",
         "tokens_total": t.tokens_total,
         "tp": p.tp,
@@ -244,6 +246,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "accel_family": FAMILIES.index(acc.family) if acc.family in FAMILIES else FAMILIES.index("other"),
         "peak_flop_per_s": peak,
         "peak_16bit_flop_per_s": peak16,
+        "peak_fp8_flop_per_s": peaks.get("fp8", 0.0),
         "hbm_bytes": acc.hbm_bytes,
         "hbm_usable_bytes": ov.hbm_usable_bytes or acc.hbm_usable_bytes,
         "hbm_bw_bytes_per_s": acc.hbm_bw_bytes_per_s,

@@ -438,6 +438,13 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                          "row-wise step time does not describe it.")
     elif t.precision == "fp4":
         arg("--fp4-format", "e2m1")
+    if t.fp8_attention and t.precision in ("fp8", "fp4"):
+        # _add_transformer_engine_args (arguments.py at MEGATRON_COMMIT) has --fp8-format / --fp8-recipe /
+        # --fp8-param-gather but no FP8 attention flag; Megatron-Core's TransformerConfig has the field
+        notes.append("FP8 attention (training.fp8_attention): Megatron-LM's arguments.py at this commit has no flag "
+                     "for it; set Megatron-Core's TransformerConfig.fp8_dot_product_attention = True (Transformer "
+                     "Engine's FP8 fused attention) in the model provider: not written, and the planner's step time "
+                     "assumed it.")
     # Found by review (2026-12). validate_args (arguments.py at MEGATRON_COMMIT) reads --grad-reduce-in-bf16
     # and switches accumulate_allreduce_grads_in_fp32 on only under "if args.bf16:"; get_model
     # (megatron/training/training.py) builds the DDP gradient buffers with grad_reduce_in_fp32 =
@@ -772,6 +779,10 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                      "as per-op selective checkpointing (the planner's op_sac: other memory and time; evaluate "
                      "that mode to see them).")
     fp8_gather = t.precision == "fp8" and t.fp8_scaling == "tensorwise" and p.zero_stage == 3
+    if t.fp8_attention and t.precision in ("fp8", "fp4"):
+        notes.append("FP8 attention (training.fp8_attention): TorchTitan's float8 converter swaps nn.Linear "
+                     "modules only and the attention core (SDPA / flex attention) stays 16-bit: not written, and the "
+                     "planner's step time assumed it.")
     if t.precision == "fp8":
         # Found by review. Float8Converter.__init__ (torchtitan/components/quantization/float8.py, the
         # version of TORCHTITAN_COMMIT's era, with [float8] moe_fqns_prototype): "if
@@ -917,7 +928,10 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     elif t.precision == "fp16":
         cfg["fp16"] = {"enabled": True}
     if t.precision in ("fp8", "fp4"):
-        notes.append(f"{t.precision} GEMMs come from Transformer Engine in the model code, not from this file "
+        notes.append(f"{t.precision} GEMMs"
+                     + (" and the FP8 attention core (training.fp8_attention: Transformer Engine's "
+                        "fp8_dot_product_attention)" if t.fp8_attention else "")
+                     + " come from Transformer Engine in the model code, not from this file "
                      "(bf16 is enabled here)"
                      + ("; Transformer Engine has no row-wise recipe (the planner's fp8_scaling 'rowwise' is "
                         "torchao's): its tensor-wise or block scaling is what would run."

@@ -516,6 +516,17 @@ class Training(_Strict):
         "(derived from torchao's Llama 3 8B table: +25 % tensorwise vs +10 % rowwise over bf16). "
         "No effect unless precision is fp8.",
     )
+    fp8_attention: bool = Field(
+        False,
+        description="FP8 attention core (Transformer Engine / cuDNN FP8 fused attention: Megatron-Core's "
+        "TransformerConfig.fp8_dot_product_attention, NeMo / Megatron-Bridge fp8_dot_product_attention, FP8_DPA "
+        "in NVIDIA's MLPerf configs): the flash core's QKᵀ and PV matmuls "
+        "at the FP8 peak with the family's FP8 / 16-bit GEMM ceiling ratio, while the softmax's exp units "
+        "do not speed up (the head-dim knee scales with the peak): about 1.16× the 16-bit core on B200 and "
+        "H100, 1.3× on B300, at d_h 128 (docs/timing.md). For the step time only (activation memory unchanged). No effect unless "
+        "precision is fp8 or fp4, flash attention is on with the native kernels and the accelerator has "
+        "an FP8 peak (a note says so).",
+    )
     grad_dtype: Literal["fp32", "bf16"] = Field("fp32", description="Gradient accumulation buffer (Megatron: fp32).")
     cross_entropy: Literal["fused", "eager"] = Field(
         "fused",

@@ -173,6 +173,7 @@ TRAINING_KEYS: tuple[Field, ...] = (
     _c("prec", ("training", "precision"), ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")),
     _c("gd", ("training", "grad_dtype"), ("fp32", "bf16")),
     _c("f8s", ("training", "fp8_scaling"), ("tensorwise", "rowwise")),
+    _b("f8a", ("training", "fp8_attention")),
     _c("ce", ("training", "cross_entropy"), ("fused", "eager")),
     _c("ew", ("training", "elementwise"), ("fused", "eager")),
     _f("tok", ("training", "tokens_total"), lo=TOKENS_MIN, hi=TOKENS_MAX, lo_open=False),

@@ -534,7 +534,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
-    "dropout", "recompute_layers", "dp_shard", "mtp_layers", "etp",
+    "dropout", "recompute_layers", "dp_shard", "mtp_layers", "etp", "fp8_attention", "peak_fp8_flop_per_s",
 )
 
 
@@ -562,6 +562,9 @@ class _Consts:
         self.attn_eff_rel = C["attn_eff_rel"]
         self.n_fam = nf
         self.attn_max_tab = np.minimum(C["attn_eff_rel"] * e16, 1.0)
+        #: FP8 attention core (training.fp8_attention): the family's FP8 / 16-bit GEMM ceiling ratio
+        #: (e8 / e16), by ``family``, on the 16-bit attention ceiling
+        self.fp8_attn_ratio_tab = e8 / np.maximum(e16, 1e-300)
         self.knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT) for fam in FAMILIES])
         self.query_overhead_tab = np.array([ATTN_QUERY_OVERHEAD_KEYS.get(fam, 0.0) for fam in FAMILIES])
         #: FlashAttention-2-class kernels (FLASH2_PEAK_UTIL): the d_h-free part of the factor on
@@ -743,6 +746,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             clock = np.where(plim < tdp, (plim / tdp) ** MAMF_POWER_EXPONENT, 1.0)
             eff16, eff_gemm_max, attn_max = eff16 * clock, eff_gemm_max * clock, attn_max * clock
     bpe = K.bpe_tab[prec + K.n_prec * lowhp]
+    # FP8 attention core (training.fp8_attention): where the row asks for it and it can run — an
+    # FP8 / FP4 run (Transformer Engine's FP8 attention needs its FP8 recipe), an accelerator with
+    # FP8 units and the native flash kernels (FlashAttention-2 has no FP8 path); the flash core only.
+    # Rows without it keep the 16-bit core, operation for operation.
+    fp8_attn = False
+    if "fp8_attention" in b and any_true(np.asarray(b["fp8_attention"])):
+        pk8 = f("peak_fp8_flop_per_s")
+        fp8_attn = fl("fp8_attention") & lowhp & (pk8 > 0.0) & (g("attention_kernel") != _FLASH2)
+        if not fp8_attn.any():
+            fp8_attn = False
 
     m = B / (mb * d)  # micro-batches per step per pipeline
     # ep_comm_overlap hides one micro-batch's expert all-to-all behind another's compute, so it
@@ -827,12 +840,19 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             own = f("attn_dhead_knee")
             if any_true(own > 0):
                 knee = np.where(own > 0, own, knee)
+        peak_a, a_max = peak_core, attn_max
+        if fp8_attn is not False:
+            # FP8 attention: QKᵀ and PV at the FP8 peak, at the 16-bit attention ceiling times the
+            # family's FP8 / 16-bit GEMM ceiling ratio (as FP8 GEMMs reach less of their peak); the
+            # exp units are the 16-bit core's, so the knee below doubles with the peak
+            peak_a = np.where(fp8_attn, pk8, peak_core)
+            a_max = np.where(fp8_attn, np.minimum(attn_max * K.fp8_attn_ratio_tab[fam], 1.0), attn_max)
         # The knee is exp throughput against the 16-bit matmul peak; a core at a lower peak (fp32
         # / tf32, peak_core < peak16) waits on the exp units proportionally less: knee ×
         # peak_core / peak16 (until review 17c the 16-bit knee, so flash in fp32 could be slower
-        # than materialised scores: Llama 2 7B on H100).
-        knee = knee * (peak_core / np.maximum(peak16, 1.0))
-        eff_attn = attn_max * dqk / (dqk + knee)
+        # than materialised scores: Llama 2 7B on H100), a core at the FP8 peak more.
+        knee = knee * (peak_a / np.maximum(peak16, 1.0))
+        eff_attn = a_max * dqk / (dqk + knee)
         fa2_rows = (g("attention_kernel") == _FLASH2) & K.fa2_applies[fam]
         if any_true(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
             eff_attn = np.where(fa2_rows, eff_attn * _flash2_factor(K, dqk), eff_attn)
@@ -841,7 +861,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # held at the tables' shortest length below it (ATTN_QUERY_OVERHEAD_MIN_KEYS)
             k_hop = np.maximum(keys * causal_frac / c, ATTN_QUERY_OVERHEAD_MIN_KEYS)
             eff_attn = eff_attn * k_hop / (k_hop + cq)
-        return causal_frac * attn_full_flop / (peak_core * eff_attn)
+        return causal_frac * attn_full_flop / (peak_a * eff_attn)
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
         x_core = gemm_efficiency(s_c, dqk, s, eff16, peak_core * clock * ridge16, hbm_raw, 2.0, K.kk)
@@ -2280,6 +2300,16 @@ def _frac(x: float) -> str:
     return f"{x:.4f}" if x == 0 or abs(x) >= 1e-3 else f"{x:.3g}"
 
 
+def fp8_attention_applies(r: dict) -> bool:
+    """Whether a row's ``training.fp8_attention`` changes its step (the engine's condition in
+    :func:`_terms`): asked for, an FP8 / FP4 run, FP8 units on the accelerator, flash attention
+    with the native kernels. ``r``: a row of python scalars (batch columns)."""
+    return bool(r.get("fp8_attention") and r.get("flash_attention")
+                and int(r.get("precision", -1)) in (_FP8, _FP4)
+                and float(r.get("peak_fp8_flop_per_s") or 0.0) > 0.0
+                and int(r.get("attention_kernel") or 0) != _FLASH2)
+
+
 def _attn_label(r: dict) -> str:
     if not r.get("flash_attention"):
         return "materialised scores"
@@ -2293,6 +2323,13 @@ def _attn_label(r: dict) -> str:
         how = ("the A100-calibrated FA2 × 35/73, head-dim knee "
                f"{FLASH2_DHEAD_KNEE:g}" if fam == "hopper" else "Hopper's factor, assumed")
         return (f"flash, FlashAttention-2-class kernels at {rel:.2f} × the native ones ({how}; native knee {knee:g})"
+                + _query_overhead_text(r, fam))
+    if fp8_attention_applies(r):
+        pk8 = float(r["peak_fp8_flop_per_s"])
+        ratio = float(_default_consts().fp8_attn_ratio_tab[FAMILIES.index(fam)])
+        return (f"flash, native kernels in FP8 (training.fp8_attention: the FP8 peak {_flop_rate(pk8)} FLOP/s, "
+                f"the 16-bit attention ceiling × {ratio:.3f}, the family's FP8 / 16-bit GEMM ceiling ratio), "
+                f"head-dim knee {knee * pk8 / p16:g} (= {knee:g} × FP8 / 16-bit peak: the exp units do not speed up)"
                 + _query_overhead_text(r, fam))
     return f"flash, native kernels, head-dim knee {knee:g}" + _query_overhead_text(r, fam)
 
@@ -2387,6 +2424,16 @@ def notes(row: dict) -> list[str]:
                    "the DP collectives and optimizer step through params_total, spread over the stages as every "
                    "parameter is there (the last stage holds them all: its DP time is underestimated). The layer "
                    "split does not make room for it (DeepSeek balanced its stages by hand).")
+    if row.get("fp8_attention"):
+        if fp8_attention_applies(row):
+            out.append("FP8 attention (training.fp8_attention): the flash core at the FP8 peak with the family's "
+                       "FP8 / 16-bit GEMM ceiling ratio and the exp units of the 16-bit core (the head-dim knee scales "
+                       "with the peak): 1.16× the 16-bit core on B200 / GB200, 1.17× on H100 / H200 and 1.30× on B300 / "
+                       "GB300 at d_h 128, one factor at every sequence length, where NVIDIA's cuDNN benchmark measures 1.15× at 4K rising to 1.30× at 32K "
+                       "and 1.40× at 128K on B200 (docs/timing.md). Activation memory is counted as for the 16-bit core.")
+        else:
+            out.append("training.fp8_attention is set but changes nothing here: the FP8 attention core needs an fp8 or "
+                       "fp4 run (precision), flash attention with the native kernels and an accelerator with FP8 units.")
     if row.get("n_experts"):
         out.append("MoE: expert GEMMs, all-to-all, load imbalance and the routed experts' host time (0.18 ms per "
                    "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "

@@ -71,6 +71,10 @@ by the framework of its source group (what that framework did by default), never
   cell names row-wise scaling plainly (torchao ``rowwise``, ``AXISWISE``, per-row / per-token /
   per-channel scales; :func:`parse_fp8_scaling`), else ``tensorwise``; a hedged or
   two-ways cell is refused with the cell quoted.
+* **FP8 attention** (``training.fp8_attention``, FP8 / FP4 rows only, session 36): on where the
+  precision cell states it (``FP8_DPA=True``, ``FP8 attention``, ``--fp8-dot-product-attention``,
+  ``fp8_dot_product_attention``; :func:`parse_fp8_attention`), off otherwise (silence, a negation,
+  ``FP8 attention not read``).
 * **flash attention**: what the row's source / notes text states (:func:`_mentions`: ``no
   flash attention``, ``pre-FlashAttention``, ``FlashAttention was not used``, ``flash_attn=0``
   → off; ``FlashAttention``, ``--use-flash-attn`` → on; a citation says nothing); else off
@@ -1102,6 +1106,25 @@ _HEDGE = re.compile(r"\?|\b(?:probabl[ey]|likely|unconfirmed|presum\w*|maybe|per
                     r"guess\w*|unsure|uncertain|unknown|not\s+(?:stated|known|confirmed))\b", re.I)
 #: Clauses of a precision cell: :data:`_CLAUSE`'s separators, brackets and dashes too.
 _CLAUSES = re.compile(_CLAUSE.pattern + r"|[\[\]—–]|\s-\s")
+
+
+#: An FP8 attention core named (``training.fp8_attention``): Transformer Engine's FP8 dot-product
+#: attention as MLPerf's NVIDIA configs (``FP8_DPA``), Megatron-LM and NeMo name it.
+_FP8_ATTENTION_FLAG = re.compile(r"\bfp8[-_ ]?dpa\b|fp8[-_ ]dot[-_ ]product[-_ ]attention|\bfp8[-_ ]attention\b", re.I)
+
+
+def parse_fp8_attention(cell) -> bool:
+    """Whether a row's precision cell states an FP8 attention core (``training.fp8_attention``):
+    ``FP8_DPA=True``, ``FP8 attention via config_common_fp8attn.sh``, ``--fp8-dot-product-attention``
+    (read as :func:`tp_overlap_statement` reads its flag: a value given to it beats prose, a negated
+    or ``not set`` mention is off). Silence is off, and so is a mention that says the setting was not
+    read (``FP8 attention not read``)."""
+    if _is_na(cell):
+        return False
+    text = str(cell)
+    if re.search(r"fp8[-_ ]attention\s+(?:was\s+)?not\s+(?:read|known|stated)", text, re.I):
+        return False
+    return bool(_flag_statement(text, _FP8_ATTENTION_FLAG))
 
 
 def parse_fp8_scaling(cell) -> str:
@@ -2515,7 +2538,8 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         "model": model,
         "training": {"seq_len": s, "global_batch_size": B, "micro_batch_size": mbs, "precision": prec,
                      "grad_dtype": grad_dtype, "cross_entropy": fw["cross_entropy"],
-                     "elementwise": fw["elementwise"], "fp8_scaling": fp8_scaling},
+                     "elementwise": fw["elementwise"], "fp8_scaling": fp8_scaling,
+                     "fp8_attention": prec in ("fp8", "fp4") and parse_fp8_attention(r.get("precision"))},
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "etp": _int(r.get("etp")),  # empty / no column: None = tp (Megatron-Core's default)
                         "schedule": "interleaved" if vpp > 1 else r.get("_schedule") or "1f1b", "sequence_parallel": sp,

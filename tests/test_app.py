@@ -611,7 +611,7 @@ _STAGE_REST = {
     "w_tp": 2, "w_pp": 2, "w_cp": 2, "w_ep": 2, "w_etp": 2, "w_vpp": 1, "w_z": 2, "w_dps": 32, "w_rcl": 4, "w_rc": "full", "w_sch": "zero_bubble",
     "w_off": "cpu", "w_offw": True, "w_offg": True, "w_offa": True, "w_ls": "uneven",
     "w_sp": False, "w_fa": False, "w_ak": "flash2", "w_tpo": True, "w_dpo": False, "w_epo": True, "w_ep8": True, "w_epn": True,
-    "w_seq": 4096, "w_gbs": 256, "w_mbs": 2, "w_prec": "fp8", "w_f8s": "rowwise", "w_gd": "bf16", "w_ce": "eager", "w_ew": "eager", "w_tok": 2.5,
+    "w_seq": 4096, "w_gbs": 256, "w_mbs": 2, "w_prec": "fp8", "w_f8s": "rowwise", "w_f8a": True, "w_gd": "bf16", "w_ce": "eager", "w_ew": "eager", "w_tok": 2.5,
     "w_tiers": ["local_nvme", "object_store"], "w_async": False, "w_cif": 0.05,
     "w_fp": "rsc-a100", "w_rs": 2.0, "w_hs": 4,
 }
@@ -684,7 +684,7 @@ def test_every_sidebar_input_round_trips_through_the_link():
     assert link["hostmem"] == fmt_si(1500.0 * 2**30) and link["nic"] == "4e10"
     assert link["ck"] == "local_nvme:1800:1,object_store:14400:0"
     assert link["fp"] == "rsc-a100" and link["rs"] == "2" and link["hs"] == "4"
-    assert link["epn"] == "1"
+    assert link["epn"] == "1" and link["f8a"] == "1"
     assert link["tpo"] == "1" and link["epo"] == "1" and link["ce"] == "eager" and link["ew"] == "eager" and link["f8s"] == "rowwise" and link["dps"] == "32" and link["rcl"] == "4"
 
 

@@ -28,6 +28,27 @@ from typing import NamedTuple
 from . import schema as _schema
 from .schema import Scenario, validate_scenario
 
+
+def _fp8_attention_used(s: Scenario) -> bool:
+    """Whether the planner's step time ran the scenario's attention core in FP8
+    (``training.fp8_attention`` set, possible there and faster: planner.timing's own test)."""
+    if not s.training.fp8_attention:
+        return False
+    from . import batch, timing  # (import here: the export needs neither otherwise)
+
+    row = batch.scenario_row(s)
+    return timing.fp8_attention_applies(row) and timing.fp8_attention_factor(row) > 1.0
+
+
+def _fp8_attention_note(s: Scenario, where: str) -> list[str]:
+    """The export note of ``training.fp8_attention`` (``where``: how the framework sets it, or why it
+    cannot): what the planner's step time assumed."""
+    if not s.training.fp8_attention:
+        return []
+    used = _fp8_attention_used(s)
+    return [f"FP8 attention (training.fp8_attention): {where}; not written, and the planner's step time "
+            + ("assumed it." if used else "did not use it either (planner evaluate's notes say why).")]
+
 #: The sources the names were checked against (see the module docstring).
 MEGATRON_COMMIT = "000c4ac24f61159c138b0975def722c65245983c"
 TORCHTITAN_COMMIT = "6404b932421f5ce382e7dac5ad381b2c17b1373c"
@@ -438,13 +459,11 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                          "row-wise step time does not describe it.")
     elif t.precision == "fp4":
         arg("--fp4-format", "e2m1")
-    if t.fp8_attention and t.precision in ("fp8", "fp4"):
-        # _add_transformer_engine_args (arguments.py at MEGATRON_COMMIT) has --fp8-format / --fp8-recipe /
-        # --fp8-param-gather but no FP8 attention flag; Megatron-Core's TransformerConfig has the field
-        notes.append("FP8 attention (training.fp8_attention): Megatron-LM's arguments.py at this commit has no flag "
-                     "for it; set Megatron-Core's TransformerConfig.fp8_dot_product_attention = True (Transformer "
-                     "Engine's FP8 fused attention) in the model provider: not written, and the planner's step time "
-                     "assumed it.")
+    # _add_transformer_engine_args (arguments.py at MEGATRON_COMMIT) has --fp8-format / --fp8-recipe /
+    # --fp8-param-gather but no FP8 attention flag; Megatron-Core's TransformerConfig has the field
+    notes.extend(_fp8_attention_note(s, "Megatron-LM's arguments.py at this commit has no flag for it; set "
+                                        "Megatron-Core's TransformerConfig.fp8_dot_product_attention = True "
+                                        "(Transformer Engine's FP8 fused attention) in the model provider"))
     # Found by review (2026-12). validate_args (arguments.py at MEGATRON_COMMIT) reads --grad-reduce-in-bf16
     # and switches accumulate_allreduce_grads_in_fp32 on only under "if args.bf16:"; get_model
     # (megatron/training/training.py) builds the DDP gradient buffers with grad_reduce_in_fp32 =
@@ -779,10 +798,8 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                      "as per-op selective checkpointing (the planner's op_sac: other memory and time; evaluate "
                      "that mode to see them).")
     fp8_gather = t.precision == "fp8" and t.fp8_scaling == "tensorwise" and p.zero_stage == 3
-    if t.fp8_attention and t.precision in ("fp8", "fp4"):
-        notes.append("FP8 attention (training.fp8_attention): TorchTitan's float8 converter swaps nn.Linear "
-                     "modules only and the attention core (SDPA / flex attention) stays 16-bit: not written, and the "
-                     "planner's step time assumed it.")
+    notes.extend(_fp8_attention_note(s, "TorchTitan's float8 converter swaps nn.Linear modules only and the "
+                                        "attention core (SDPA / flex attention) stays 16-bit"))
     if t.precision == "fp8":
         # Found by review. Float8Converter.__init__ (torchtitan/components/quantization/float8.py, the
         # version of TORCHTITAN_COMMIT's era, with [float8] moe_fqns_prototype): "if
@@ -930,12 +947,14 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if t.precision in ("fp8", "fp4"):
         notes.append(f"{t.precision} GEMMs"
                      + (" and the FP8 attention core (training.fp8_attention: Transformer Engine's "
-                        "fp8_dot_product_attention)" if t.fp8_attention else "")
+                        "fp8_dot_product_attention)" if _fp8_attention_used(s) else "")
                      + " come from Transformer Engine in the model code, not from this file "
                      "(bf16 is enabled here)"
                      + ("; Transformer Engine has no row-wise recipe (the planner's fp8_scaling 'rowwise' is "
                         "torchao's): its tensor-wise or block scaling is what would run."
                         if t.precision == "fp8" and t.fp8_scaling == "rowwise" else "."))
+    if not _fp8_attention_used(s):
+        notes.extend(_fp8_attention_note(s, "Transformer Engine's fp8_dot_product_attention in the model code"))
     zero: dict = {"stage": p.zero_stage, "overlap_comm": p.dp_comm_overlap, "contiguous_gradients": True}
     if not p.dp_comm_overlap and p.zero_stage == 3:
         notes.append("overlap_comm false: DeepSpeed then reduces gradients after the backward, but ZeRO-3 still "

@@ -522,10 +522,11 @@ class Training(_Strict):
         "TransformerConfig.fp8_dot_product_attention, NeMo / Megatron-Bridge fp8_dot_product_attention, FP8_DPA "
         "in NVIDIA's MLPerf configs): the flash core's QKᵀ and PV matmuls "
         "at the FP8 peak with the family's FP8 / 16-bit GEMM ceiling ratio, while the softmax's exp units "
-        "do not speed up (the head-dim knee scales with the peak): about 1.16× the 16-bit core on B200 and "
-        "H100, 1.3× on B300, at d_h 128 (docs/timing.md). For the step time only (activation memory unchanged). No effect unless "
-        "precision is fp8 or fp4, flash attention is on with the native kernels and the accelerator has "
-        "an FP8 peak (a note says so).",
+        "do not speed up (the head-dim knee scales with the peak): 1.16× the 16-bit core on B200, 1.17× on "
+        "H100, 1.30× on B300 at d_h 128 (docs/timing.md); where the FP8 core would be slower the 16-bit one "
+        "is kept. For the step time only (activation memory unchanged). No effect unless precision is fp8 "
+        "or fp4, flash attention is on with the native kernels and the part is an NVIDIA Hopper or "
+        "Blackwell GPU (a note says so).",
     )
     grad_dtype: Literal["fp32", "bf16"] = Field("fp32", description="Gradient accumulation buffer (Megatron: fp32).")
     cross_entropy: Literal["fused", "eager"] = Field(

@@ -270,6 +270,12 @@ BYTES_16 = 2.0
 #: FA2 figure on Blackwell). Ampere and the other families: 1 (FA2 is Ampere's native kernel;
 #: the others have no figure).
 FLASH2_PEAK_UTIL: dict[str, float] = {"ampere": 0.73, "hopper": 0.35}
+#: Families whose FP8 attention core (``training.fp8_attention``) is modelled: NVIDIA Hopper and
+#: Blackwell, where Transformer Engine / cuDNN ship FP8 fused attention (the cuDNN training benchmark's
+#: B200 / GB200 / GB300 tables are the figures the model is checked against, docs/timing.md). Other
+#: families (AMD CDNA, Intel Gaudi) have FP8 attention kernels of their own but no figure here: the
+#: setting changes nothing there, with a note (review 36).
+FP8_ATTENTION_FAMILIES = ("hopper", "blackwell")
 #: The families whose ``flash2`` rows take the Hopper factor above.
 FLASH2_FAMILIES = ("hopper", "blackwell")
 #: Head-dimension knee of FlashAttention-2-class kernels, d_h 64-128: Ampere's 32 (the same code's
@@ -565,6 +571,7 @@ class _Consts:
         #: FP8 attention core (training.fp8_attention): the family's FP8 / 16-bit GEMM ceiling ratio
         #: (e8 / e16), by ``family``, on the 16-bit attention ceiling
         self.fp8_attn_ratio_tab = e8 / np.maximum(e16, 1e-300)
+        self.fp8_attn_family = np.array([fam in FP8_ATTENTION_FAMILIES for fam in FAMILIES])
         self.knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT) for fam in FAMILIES])
         self.query_overhead_tab = np.array([ATTN_QUERY_OVERHEAD_KEYS.get(fam, 0.0) for fam in FAMILIES])
         #: FlashAttention-2-class kernels (FLASH2_PEAK_UTIL): the d_h-free part of the factor on
@@ -747,13 +754,15 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             eff16, eff_gemm_max, attn_max = eff16 * clock, eff_gemm_max * clock, attn_max * clock
     bpe = K.bpe_tab[prec + K.n_prec * lowhp]
     # FP8 attention core (training.fp8_attention): where the row asks for it and it can run — an
-    # FP8 / FP4 run (Transformer Engine's FP8 attention needs its FP8 recipe), an accelerator with
-    # FP8 units and the native flash kernels (FlashAttention-2 has no FP8 path); the flash core only.
+    # FP8 / FP4 run (Transformer Engine's FP8 attention needs its FP8 recipe), FP8 units faster than
+    # the 16-bit ones on a family it is modelled for (FP8_ATTENTION_FAMILIES) and the native flash
+    # kernels (FlashAttention-2 has no FP8 path); the flash core only.
     # Rows without it keep the 16-bit core, operation for operation.
     fp8_attn = False
     if "fp8_attention" in b and any_true(np.asarray(b["fp8_attention"])):
         pk8 = f("peak_fp8_flop_per_s")
-        fp8_attn = fl("fp8_attention") & lowhp & (pk8 > 0.0) & (g("attention_kernel") != _FLASH2)
+        fp8_attn = (fl("fp8_attention") & lowhp & (pk8 > peak16) & (g("attention_kernel") != _FLASH2)
+                    & K.fp8_attn_family[fam])
         if not fp8_attn.any():
             fp8_attn = False
 
@@ -834,19 +843,12 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         keys, causal_frac = s, CAUSAL_WORK_FRAC
     attn_full_flop = Wt * keys * a * (dqk + dv)
 
-    def core_flash():
+    def core_flash_at(peak_a, a_max):
         knee = K.knee_tab[fam]
         if "attn_dhead_knee" in b:  # the accelerator's own knee where the catalogue gives one
             own = f("attn_dhead_knee")
             if any_true(own > 0):
                 knee = np.where(own > 0, own, knee)
-        peak_a, a_max = peak_core, attn_max
-        if fp8_attn is not False:
-            # FP8 attention: QKᵀ and PV at the FP8 peak, at the 16-bit attention ceiling times the
-            # family's FP8 / 16-bit GEMM ceiling ratio (as FP8 GEMMs reach less of their peak); the
-            # exp units are the 16-bit core's, so the knee below doubles with the peak
-            peak_a = np.where(fp8_attn, pk8, peak_core)
-            a_max = np.where(fp8_attn, np.minimum(attn_max * K.fp8_attn_ratio_tab[fam], 1.0), attn_max)
         # The knee is exp throughput against the 16-bit matmul peak; a core at a lower peak (fp32
         # / tf32, peak_core < peak16) waits on the exp units proportionally less: knee ×
         # peak_core / peak16 (until review 17c the 16-bit knee, so flash in fp32 could be slower
@@ -862,6 +864,20 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             k_hop = np.maximum(keys * causal_frac / c, ATTN_QUERY_OVERHEAD_MIN_KEYS)
             eff_attn = eff_attn * k_hop / (k_hop + cq)
         return causal_frac * attn_full_flop / (peak_a * eff_attn)
+
+    def core_flash():
+        t16 = core_flash_at(peak_core, attn_max)
+        if fp8_attn is False:
+            return t16
+        # FP8 attention: QKᵀ and PV at the FP8 peak, at the 16-bit attention ceiling times the
+        # family's FP8 / 16-bit GEMM ceiling ratio (as FP8 GEMMs reach less of their peak); the exp
+        # units are the 16-bit core's, so the knee doubles with the peak. The faster of the two
+        # cores: nobody keeps a setting that slows the core (review 36: a small head dim under a
+        # large knee, or a part whose FP8 peak barely passes its 16-bit one, can make FP8 slower)
+        # (rows without it: the 16-bit inputs, so no row divides by a missing FP8 peak)
+        t8 = core_flash_at(np.where(fp8_attn, pk8, peak_core),
+                           np.where(fp8_attn, np.minimum(attn_max * K.fp8_attn_ratio_tab[fam], 1.0), attn_max))
+        return np.where(fp8_attn, np.minimum(t16, t8), t16)
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
         x_core = gemm_efficiency(s_c, dqk, s, eff16, peak_core * clock * ridge16, hbm_raw, 2.0, K.kk)
@@ -2301,13 +2317,30 @@ def _frac(x: float) -> str:
 
 
 def fp8_attention_applies(r: dict) -> bool:
-    """Whether a row's ``training.fp8_attention`` changes its step (the engine's condition in
-    :func:`_terms`): asked for, an FP8 / FP4 run, FP8 units on the accelerator, flash attention
-    with the native kernels. ``r``: a row of python scalars (batch columns)."""
+    """Whether a row's ``training.fp8_attention`` can change its step (the engine's condition in
+    :func:`_terms`): asked for, an FP8 / FP4 run, FP8 units faster than the 16-bit ones on a family
+    it is modelled for (:data:`FP8_ATTENTION_FAMILIES`), flash attention with the native kernels.
+    ``r``: a row of python scalars (batch columns)."""
+    fam = int(r.get("accel_family", FAMILIES.index("other")))
     return bool(r.get("fp8_attention") and r.get("flash_attention")
                 and int(r.get("precision", -1)) in (_FP8, _FP4)
-                and float(r.get("peak_fp8_flop_per_s") or 0.0) > 0.0
+                and FAMILIES[fam] in FP8_ATTENTION_FAMILIES
+                and float(r.get("peak_fp8_flop_per_s") or 0.0) > float(r.get("peak_16bit_flop_per_s") or 0.0)
                 and int(r.get("attention_kernel") or 0) != _FLASH2)
+
+
+def fp8_attention_factor(r: dict) -> float:
+    """Rate of the FP8 flash core over the 16-bit one for a row where :func:`fp8_attention_applies`
+    (the forms of :func:`_terms`' core, whose FLOPs, ceiling and per-query factor cancel):
+    ``ρ · e8/e16 · (d_h + knee)/(d_h + ρ · knee)``, ``ρ`` = FP8 / 16-bit peak, ``e8/e16`` the
+    family's GEMM ceiling ratio, ``knee`` the row's head-dim knee. Below 1 the engine keeps the
+    16-bit core."""
+    fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
+    rho = float(r["peak_fp8_flop_per_s"]) / float(r["peak_16bit_flop_per_s"])
+    ratio = float(_default_consts().fp8_attn_ratio_tab[FAMILIES.index(fam)])
+    knee = float(r.get("attn_dhead_knee") or ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT))
+    d = float(r.get("head_dim") or 128.0)
+    return rho * ratio * (d + knee) / (d + rho * knee)
 
 
 def _attn_label(r: dict) -> str:
@@ -2327,10 +2360,14 @@ def _attn_label(r: dict) -> str:
     if fp8_attention_applies(r):
         pk8 = float(r["peak_fp8_flop_per_s"])
         ratio = float(_default_consts().fp8_attn_ratio_tab[FAMILIES.index(fam)])
-        return (f"flash, native kernels in FP8 (training.fp8_attention: the FP8 peak {_flop_rate(pk8)} FLOP/s, "
-                f"the 16-bit attention ceiling × {ratio:.3f}, the family's FP8 / 16-bit GEMM ceiling ratio), "
-                f"head-dim knee {knee * pk8 / p16:g} (= {knee:g} × FP8 / 16-bit peak: the exp units do not speed up)"
-                + _query_overhead_text(r, fam))
+        x = fp8_attention_factor(r)
+        if x > 1.0:
+            return (f"flash, native kernels in FP8 (training.fp8_attention: the FP8 peak {_flop_rate(pk8)} FLOP/s, "
+                    f"the 16-bit attention ceiling × {ratio:.3f}, the family's FP8 / 16-bit GEMM ceiling ratio, "
+                    f"head-dim knee {knee * pk8 / p16:.4g} = {knee:g} × FP8 / 16-bit peak as the exp units do not "
+                    f"speed up: {x:.3f}× the 16-bit core)" + _query_overhead_text(r, fam))
+        return (f"flash, native kernels, head-dim knee {knee:g} (training.fp8_attention kept off: the FP8 core would "
+                f"run at {x:.3f}× this one)" + _query_overhead_text(r, fam))
     return f"flash, native kernels, head-dim knee {knee:g}" + _query_overhead_text(r, fam)
 
 
@@ -2425,15 +2462,23 @@ def notes(row: dict) -> list[str]:
                    "parameter is there (the last stage holds them all: its DP time is underestimated). The layer "
                    "split does not make room for it (DeepSeek balanced its stages by hand).")
     if row.get("fp8_attention"):
-        if fp8_attention_applies(row):
-            out.append("FP8 attention (training.fp8_attention): the flash core at the FP8 peak with the family's "
-                       "FP8 / 16-bit GEMM ceiling ratio and the exp units of the 16-bit core (the head-dim knee scales "
-                       "with the peak): 1.16× the 16-bit core on B200 / GB200, 1.17× on H100 / H200 and 1.30× on B300 / "
-                       "GB300 at d_h 128, one factor at every sequence length, where NVIDIA's cuDNN benchmark measures 1.15× at 4K rising to 1.30× at 32K "
-                       "and 1.40× at 128K on B200 (docs/timing.md). Activation memory is counted as for the 16-bit core.")
+        x = fp8_attention_factor(row) if fp8_attention_applies(row) else None
+        if x is not None and x > 1.0:
+            out.append(f"FP8 attention (training.fp8_attention): the flash core at the FP8 peak with the family's "
+                       f"FP8 / 16-bit GEMM ceiling ratio and the exp units of the 16-bit core (the head-dim knee scales "
+                       f"with the peak): {x:.3f}× the 16-bit core here (at d_h 128: 1.16× on B200 / GB200, 1.17× on "
+                       "H100 / H200, 1.30× on B300 / GB300), one factor at every sequence length, where NVIDIA's cuDNN "
+                       "benchmark measures 1.15× at 4K rising to 1.30× at 32K and 1.40× at 128K on B200 "
+                       "(docs/timing.md). Activation memory is counted as for the 16-bit core.")
+        elif x is not None:
+            out.append(f"training.fp8_attention is set, but the FP8 flash core would run at {x:.3f}× the 16-bit one "
+                       "here (a small head dim against the exp units' knee, or FP8 units barely faster): the 16-bit "
+                       "core is kept.")
         else:
-            out.append("training.fp8_attention is set but changes nothing here: the FP8 attention core needs an fp8 or "
-                       "fp4 run (precision), flash attention with the native kernels and an accelerator with FP8 units.")
+            out.append("training.fp8_attention is set but changes nothing here: the FP8 attention core is modelled for "
+                       "fp8 or fp4 runs (precision) with flash attention and the native kernels on NVIDIA Hopper or "
+                       "Blackwell parts (FP8 units faster than the 16-bit ones; Transformer Engine / cuDNN FP8 "
+                       "attention), not elsewhere.")
     if row.get("n_experts"):
         out.append("MoE: expert GEMMs, all-to-all, load imbalance and the routed experts' host time (0.18 ms per "
                    "local expert per layer and micro-batch: the lower bound NVIDIA's DeepSeek-V3 GB200 guide gives for "

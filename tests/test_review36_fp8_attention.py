@@ -99,12 +99,15 @@ def test_fp8_attention_shortens_the_step_and_keeps_the_flop_counts():
     {"precision": "bf16"},  # no FP8 recipe: Transformer Engine runs the 16-bit core
     {"flash_attention": False},  # materialised scores
     {"attention_kernel": "flash2"},  # FlashAttention-2 has no FP8 path
+    {"system": "mi300x-8"},  # AMD CDNA 3: FP8 attention kernels of its own, no figure here (review 36)
+    {"system": "gaudi3-8"},  # Intel Gaudi 3: FP8 peak = BF16 peak
 ])
 def test_fp8_attention_changes_nothing_where_it_cannot_run(change):
     prec = change.get("precision", "fp8")
-    par = {k: v for k, v in change.items() if k != "precision"}
-    off = planner.evaluate(_scenario("dgx-b200", precision=prec, **par))
-    on = planner.evaluate(_scenario("dgx-b200", precision=prec, fp8_attention=True, **par))
+    system = change.get("system", "dgx-b200")
+    par = {k: v for k, v in change.items() if k not in ("precision", "system")}
+    off = planner.evaluate(_scenario(system, precision=prec, **par))
+    on = planner.evaluate(_scenario(system, precision=prec, fp8_attention=True, **par))
     assert on.results["step_time_s"] == off.results["step_time_s"]
     assert any("fp8_attention is set but changes nothing" in n for n in on.notes)
     assert not any("fp8_attention" in n for n in off.notes)
@@ -132,8 +135,12 @@ def test_explain_and_notes_say_it():
     r = planner.evaluate(_scenario("dgx-b200", fp8_attention=True))
     e = r.explain["t_compute_s"]
     assert "native kernels in FP8" in e and "the FP8 peak 4500e12 FLOP/s" in e
-    assert "× 0.867" in e and "head-dim knee 256 (= 128 × FP8 / 16-bit peak" in e
-    assert any(n.startswith("FP8 attention (training.fp8_attention)") for n in r.notes)
+    assert "× 0.867" in e and "head-dim knee 256 = 128 × FP8 / 16-bit peak" in e
+    assert "1.156× the 16-bit core" in e  # the module docstring's hand figure, 1.155932
+    assert any(n.startswith("FP8 attention (training.fp8_attention)") and "1.156× the 16-bit core here" in n
+               for n in r.notes)
+    h = planner.evaluate(_scenario("dgx-h100", fp8_attention=True))
+    assert "1.168× the 16-bit core" in h.explain["t_compute_s"]  # 1978.9/989.4 · 0.778505 · 192/(128 + 128.006)
 
 
 def test_share_link_carries_it_and_a_tampered_value_is_named():
@@ -165,6 +172,42 @@ def test_exports_say_where_the_setting_lives():
     assert any("FP8 attention (training.fp8_attention)" in n for n in torchtitan_toml(s).notes)
     assert any("FP8 attention core" in n for n in deepspeed_config(s).notes)
     assert not any("fp8_attention" in n for n in megatron_args(_scenario("dgx-b200")).notes)
+    assert any("planner's step time assumed it" in n for n in meg.notes)
+    # set where the engine does not use it (flash off): the exports say the step time did not use it
+    off = _scenario("dgx-b200", fp8_attention=True, flash_attention=False)
+    for notes in (megatron_args(off).notes, torchtitan_toml(off).notes, deepspeed_config(off).notes):
+        assert any("did not use it either" in n for n in notes)
+        assert not any("assumed it" in n and "fp8_attention" in n for n in notes)
+
+
+def _custom_part(fp8_over_bf16: float) -> dict:
+    """The H100 SXM of the catalogue with its FP8 peak set to ``fp8_over_bf16`` × its BF16 peak and no
+    MAMF of its own (the family's fractions apply)."""
+    acc = planner.catalog.accelerators()["h100-sxm-80gb"].model_dump(mode="json")
+    acc["peak_flop_per_s"]["fp8"] = acc["peak_flop_per_s"]["bf16"] * fp8_over_bf16
+    acc["mamf_flop_per_s"] = None
+    acc["name"] = "custom H100"
+    return acc
+
+
+def test_the_fp8_core_is_never_slower_than_the_16bit_one():
+    # FP8 peak 1.1 × BF16: rate ρ · e8/e16 · (d + knee)/(d + ρ·knee) = 1.1 · 0.778505 · 192/198.4 = 0.8287 < 1
+    want = 1.1 * RATIO_HOPPER * (128.0 + 64.0) / (128.0 + 1.1 * 64.0)
+    assert want == pytest.approx(0.8287, abs=1e-4)
+    sc = [_scenario("dgx-h100"), _scenario("dgx-h100", fp8_attention=True)]
+    for d in sc:
+        d["cluster"]["accelerator"] = _custom_part(1.1)
+    t16, t8 = _core(sc)
+    assert t8 == t16  # the 16-bit core is kept
+    r = planner.evaluate(sc[1])
+    assert r.results["step_time_s"] == planner.evaluate(sc[0]).results["step_time_s"]
+    assert any(f"would run at {want:.3f}× the 16-bit one" in n for n in r.notes)
+    assert f"kept off: the FP8 core would run at {want:.3f}× this one" in r.explain["t_compute_s"]
+    # FP8 peak 3 × BF16: faster, at the hand rate 3 · 0.778505 · 192/320 = 1.401309
+    for d in sc:
+        d["cluster"]["accelerator"] = _custom_part(3.0)
+    t16, t8 = _core(sc)
+    assert t16 / t8 == pytest.approx(3.0 * RATIO_HOPPER * 192.0 / 320.0, rel=1e-9)
 
 
 @pytest.mark.parametrize(("cell", "want"), [

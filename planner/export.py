@@ -944,16 +944,17 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         cfg["bf16"] = {"enabled": True}
     elif t.precision == "fp16":
         cfg["fp16"] = {"enabled": True}
+    fp8_attn_used = _fp8_attention_used(s)
     if t.precision in ("fp8", "fp4"):
         notes.append(f"{t.precision} GEMMs"
                      + (" and the FP8 attention core (training.fp8_attention: Transformer Engine's "
-                        "fp8_dot_product_attention)" if _fp8_attention_used(s) else "")
+                        "fp8_dot_product_attention)" if fp8_attn_used else "")
                      + " come from Transformer Engine in the model code, not from this file "
                      "(bf16 is enabled here)"
                      + ("; Transformer Engine has no row-wise recipe (the planner's fp8_scaling 'rowwise' is "
                         "torchao's): its tensor-wise or block scaling is what would run."
                         if t.precision == "fp8" and t.fp8_scaling == "rowwise" else "."))
-    if not _fp8_attention_used(s):
+    if not fp8_attn_used:
         notes.extend(_fp8_attention_note(s, "Transformer Engine's fp8_dot_product_attention in the model code"))
     zero: dict = {"stage": p.zero_stage, "overlap_comm": p.dp_comm_overlap, "contiguous_gradients": True}
     if not p.dp_comm_overlap and p.zero_stage == 3:

@@ -276,6 +276,8 @@ FLASH2_PEAK_UTIL: dict[str, float] = {"ampere": 0.73, "hopper": 0.35}
 #: families (AMD CDNA, Intel Gaudi) have FP8 attention kernels of their own but no figure here: the
 #: setting changes nothing there, with a note (review 36).
 FP8_ATTENTION_FAMILIES = ("hopper", "blackwell")
+#: ... as a table by family code.
+_FP8_ATTN_FAMILY = np.array([fam in FP8_ATTENTION_FAMILIES for fam in FAMILIES])
 #: The families whose ``flash2`` rows take the Hopper factor above.
 FLASH2_FAMILIES = ("hopper", "blackwell")
 #: Head-dimension knee of FlashAttention-2-class kernels, d_h 64-128: Ampere's 32 (the same code's
@@ -571,7 +573,6 @@ class _Consts:
         #: FP8 attention core (training.fp8_attention): the family's FP8 / 16-bit GEMM ceiling ratio
         #: (e8 / e16), by ``family``, on the 16-bit attention ceiling
         self.fp8_attn_ratio_tab = e8 / np.maximum(e16, 1e-300)
-        self.fp8_attn_family = np.array([fam in FP8_ATTENTION_FAMILIES for fam in FAMILIES])
         self.knee_tab = np.array([ATTN_DHEAD_KNEE.get(fam, ATTN_DHEAD_KNEE_DEFAULT) for fam in FAMILIES])
         self.query_overhead_tab = np.array([ATTN_QUERY_OVERHEAD_KEYS.get(fam, 0.0) for fam in FAMILIES])
         #: FlashAttention-2-class kernels (FLASH2_PEAK_UTIL): the d_h-free part of the factor on
@@ -761,8 +762,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     fp8_attn = False
     if "fp8_attention" in b and any_true(np.asarray(b["fp8_attention"])):
         pk8 = f("peak_fp8_flop_per_s")
-        fp8_attn = (fl("fp8_attention") & lowhp & (pk8 > peak16) & (g("attention_kernel") != _FLASH2)
-                    & K.fp8_attn_family[fam])
+        fp8_attn = _fp8_attention_possible(fl("fp8_attention"), prec, pk8, peak16, g("attention_kernel"), fam)
         if not fp8_attn.any():
             fp8_attn = False
 
@@ -2316,25 +2316,38 @@ def _frac(x: float) -> str:
     return f"{x:.4f}" if x == 0 or abs(x) >= 1e-3 else f"{x:.3g}"
 
 
+def _fp8_attention_possible(asked, precision, peak_fp8, peak_16bit, attention_kernel, family):
+    """Where the FP8 attention core can run (broadcast bool array; batch codes for ``precision``,
+    ``attention_kernel`` and ``family``): asked for, an FP8 / FP4 run (Transformer Engine's FP8
+    attention needs its FP8 recipe), FP8 units faster than the 16-bit ones on a family it is modelled
+    for (:data:`FP8_ATTENTION_FAMILIES`), the native kernels (FlashAttention-2 has no FP8 path). The
+    engine (:func:`_terms`) and :func:`fp8_attention_applies` both read it."""
+    prec = np.asarray(precision)
+    return (np.asarray(asked, dtype=bool) & ((prec == _FP8) | (prec == _FP4))
+            & (np.asarray(peak_fp8, dtype=float) > np.asarray(peak_16bit, dtype=float))
+            & (np.asarray(attention_kernel) != _FLASH2) & _FP8_ATTN_FAMILY[np.asarray(family)])
+
+
 def fp8_attention_applies(r: dict) -> bool:
     """Whether a row's ``training.fp8_attention`` can change its step (the engine's condition in
     :func:`_terms`): asked for, an FP8 / FP4 run, FP8 units faster than the 16-bit ones on a family
     it is modelled for (:data:`FP8_ATTENTION_FAMILIES`), flash attention with the native kernels.
     ``r``: a row of python scalars (batch columns)."""
-    fam = int(r.get("accel_family", FAMILIES.index("other")))
-    return bool(r.get("fp8_attention") and r.get("flash_attention")
-                and int(r.get("precision", -1)) in (_FP8, _FP4)
-                and FAMILIES[fam] in FP8_ATTENTION_FAMILIES
-                and float(r.get("peak_fp8_flop_per_s") or 0.0) > float(r.get("peak_16bit_flop_per_s") or 0.0)
-                and int(r.get("attention_kernel") or 0) != _FLASH2)
+    if not (r.get("fp8_attention") and r.get("flash_attention")):  # (most rows: no array work)
+        return False
+    return bool(_fp8_attention_possible(
+        bool(r.get("fp8_attention")), int(r.get("precision", -1)), float(r.get("peak_fp8_flop_per_s") or 0.0),
+        float(r.get("peak_16bit_flop_per_s") or 0.0), int(r.get("attention_kernel") or 0),
+        int(r.get("accel_family", FAMILIES.index("other")))))
 
 
 def fp8_attention_factor(r: dict) -> float:
     """Rate of the FP8 flash core over the 16-bit one for a row where :func:`fp8_attention_applies`
     (the forms of :func:`_terms`' core, whose FLOPs, ceiling and per-query factor cancel):
     ``ρ · e8/e16 · (d_h + knee)/(d_h + ρ · knee)``, ``ρ`` = FP8 / 16-bit peak, ``e8/e16`` the
-    family's GEMM ceiling ratio, ``knee`` the row's head-dim knee. Below 1 the engine keeps the
-    16-bit core."""
+    family's GEMM ceiling ratio, ``knee`` the row's head-dim knee (exp vs matmul throughput,
+    FlashAttention-3 §3.1; :data:`ATTN_DHEAD_KNEE`), docs/timing.md. Below 1 the engine keeps the
+    16-bit core. Returns a float (dimensionless)."""
     fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
     rho = float(r["peak_fp8_flop_per_s"]) / float(r["peak_16bit_flop_per_s"])
     ratio = float(_default_consts().fp8_attn_ratio_tab[FAMILIES.index(fam)])

@@ -24,8 +24,9 @@ the pace; everything is per GPU of that stage:
   Attention core with flash attention: causal half of the full-count FLOPs at
   ``attn_eff_rel · eff_max · d_h/(d_h + knee)`` (knee = exp vs matmul throughput of the
   family: 32 on A100, 64 on H100, 128 on Blackwell, :data:`ATTN_DHEAD_KNEE`; an accelerator's
-  own ``attention_dhead_knee`` first: 64 on Blackwell Ultra B300 / GB300), backward 2.5× the forward (5
-  matmuls vs 2, :data:`FLASH_BWD_OVER_FWD`); without flash: the full ``s²`` batched GEMMs
+  own ``attention_dhead_knee`` first: 64 on Blackwell Ultra B300 / GB300), backward
+  ``(2.5·d_h + knee)/(d_h + knee)`` × the forward (5 matmuls vs 2, :data:`FLASH_BWD_OVER_FWD`, but
+  one exp per score element in each pass: :func:`flash_bwd_over_fwd`); without flash: the full ``s²`` batched GEMMs
   (backward 2×) plus the materialised score matrix through HBM (softmax, dropout); with flash
   attention, sliding-window layers count ``min(w, s)`` keys per query instead of ``s``
   (``model_stats.attention_keys``; without flash the scores are computed in full and masked);
@@ -169,18 +170,44 @@ ATTN_QUERY_OVERHEAD_KEYS = {"hopper": 240.0, "blackwell": 240.0}
 #: 512/(512 + C) = 0.68, not extrapolated (at 128 keys per query, a 1K sequence over CP 4, the
 #: fitted curve would make flash slower than materialised scores, which no kernel table shows).
 ATTN_QUERY_OVERHEAD_MIN_KEYS = 512.0
-#: Bound on the flash core's forward time, × the materialised core's: (1 + 2)/(1 + 2.5), the
-#: passes without recompute (materialised fwd + 2 bwd, flash fwd + 2.5 bwd; with one more forward
-#: recomputed the bound 4/4.5 is looser), so the flash core's compute over a step is never above
-#: the materialised one's.
-FLASH_NEVER_SLOWER_BOUND = 3.0 / 3.5
 #: Flash attention backward / forward work: the forward runs 2 matmuls per block (QKᵀ, PV),
 #: the backward 5 (QKᵀ recomputed, dV = PᵀdO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q): 2.5×
 #: (Dao 2023, FlashAttention-2 §3.1.2 / Alg. 2; the flash-attn benchmark counts bwd FLOPs as
-#: 2.5 × fwd). The materialised (no-flash) path keeps BWD_OVER_FWD = 2 (4 matmuls vs 2).
+#: 2.5 × fwd). The materialised (no-flash) path keeps BWD_OVER_FWD = 2 (4 matmuls vs 2). The
+#: flash backward's *time* is 2.5 × the forward's matmul time plus one exp per score element, as
+#: in the forward (P recomputed from the saved log-sum-exp): :func:`flash_bwd_over_fwd`.
 FLASH_BWD_OVER_FWD = 2.5
 #: Backward / forward work ratio of a GEMM or attention pass (Kaplan et al. 2020: 2 + 4).
 BWD_OVER_FWD = 2.0
+
+
+def flash_bwd_over_fwd(d_h, knee):
+    """Backward / forward time of the flash attention core, shape: the arguments' broadcast.
+
+    The forward's time per score element is ``4·d_h`` matmul FLOPs plus one exp, which the core's
+    rate ``∝ d_h/(d_h + knee)`` expresses (the exp costs ``knee`` in units of ``d_h``: :data:`ATTN_DHEAD_KNEE`);
+    the backward runs 5 matmuls against the forward's 2 (:data:`FLASH_BWD_OVER_FWD` = 2.5:
+    FlashAttention-2 §3.1.2, Alg. 2) but one exp per element too (P = exp(S − LSE), recomputed
+    from the saved log-sum-exp; Dao 2023, Alg. 2 line 11), so::
+
+        r = (2.5·d_h + knee) / (d_h + knee)
+
+    2.5 without exp cost (knee 0), 1.75 at d_h = knee (B200 / GB200 at d_h 128), 2.0 on H100 at
+    d_h 128 (knee 64), 2.2 on A100 (knee 32). Until session 37 every pass paid the knee, r = 2.5.
+    The engine takes the row's own knee (× the core's peak / the 16-bit peak in fp32 / tf32, as the
+    forward); FlashAttention-2-class kernels (``attention_kernel = flash2``) the native knee's ratio,
+    their speed factor applying to both passes; the FP8 core its 16-bit core's ratio.
+    NVIDIA's cuDNN training benchmark (``NVIDIA/cudnn-frontend``
+    ``benchmark/sdpa_benchmark_training/results/llama3.1/{gb200,gb300}/llama3.1_20260724_*.csv``:
+    cuDNN 9.26, BF16, causal, d_h 128, 64 query / 8 KV heads, batch 2) measures GB300 / GB200 (the
+    same 2.5 PF peak, knees 64 / 128) at 1.19–1.34× in the forward (the knee's 1.33×) and
+    1.07–1.18× in the backward, where this form gives 1.17× and a knee on every pass 1.33×.
+    """
+    d = np.asarray(d_h, dtype=float)
+    k = np.asarray(knee, dtype=float)
+    return (FLASH_BWD_OVER_FWD * d + k) / (d + k)
+
+
 #: HBM bytes per hidden element per token per layer, forward, 16-bit: two norms (read h,
 #: write h: 4 B each) and two residual / bias-dropout-add (read 2h, write h: 6 B each) = 20.
 ELEMWISE_H_BYTES_FWD = 20.0
@@ -863,21 +890,26 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # held at the tables' shortest length below it (ATTN_QUERY_OVERHEAD_MIN_KEYS)
             k_hop = np.maximum(keys * causal_frac / c, ATTN_QUERY_OVERHEAD_MIN_KEYS)
             eff_attn = eff_attn * k_hop / (k_hop + cq)
-        return causal_frac * attn_full_flop / (peak_a * eff_attn)
+        # (forward time, backward / forward time: one exp per score element in each pass)
+        return causal_frac * attn_full_flop / (peak_a * eff_attn), flash_bwd_over_fwd(dqk, knee)
 
     def core_flash():
-        t16 = core_flash_at(peak_core, attn_max)
+        t16, r16 = core_flash_at(peak_core, attn_max)
         if fp8_attn is False:
-            return t16
+            return t16, r16
         # FP8 attention: QKᵀ and PV at the FP8 peak, at the 16-bit attention ceiling times the
         # family's FP8 / 16-bit GEMM ceiling ratio (as FP8 GEMMs reach less of their peak); the exp
         # units are the 16-bit core's, so the knee doubles with the peak. The faster of the two
         # cores: nobody keeps a setting that slows the core (review 36: a small head dim under a
         # large knee, or a part whose FP8 peak barely passes its 16-bit one, can make FP8 slower)
         # (rows without it: the 16-bit inputs, so no row divides by a missing FP8 peak)
-        t8 = core_flash_at(np.where(fp8_attn, pk8, peak_core),
-                           np.where(fp8_attn, np.minimum(attn_max * K.fp8_attn_ratio_tab[fam], 1.0), attn_max))
-        return np.where(fp8_attn, np.minimum(t16, t8), t16)
+        # The FP8 core keeps the 16-bit core's backward / forward ratio (session 37): cuDNN's FP8
+        # backward gains less over BF16 than its forward does (GB200, cuDNN 9.26, causal, d_h 128:
+        # backward 0.92–1.39×, forward 1.22–1.36× at 2K–32K; flash_bwd_over_fwd's sources), so one
+        # factor, the forward's, speeds up both passes, as in session 36.
+        t8, _r8 = core_flash_at(np.where(fp8_attn, pk8, peak_core),
+                                np.where(fp8_attn, np.minimum(attn_max * K.fp8_attn_ratio_tab[fam], 1.0), attn_max))
+        return np.where(fp8_attn, np.minimum(t16, t8), t16), r16
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
         x_core = gemm_efficiency(s_c, dqk, s, eff16, peak_core * clock * ridge16, hbm_raw, 2.0, K.kk)
@@ -886,19 +918,25 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             else SCORE_BYTES_FWD
         return Wt * s * a * (dqk + dv) / (peak_core * x_core) + score_bytes * score_elems * inv_hbm
 
+    # r_flash: the flash core's backward / forward time (flash_bwd_over_fwd), per row
     if flash.all():
-        t_core = core_flash()
+        t_core, r_flash = core_flash()
     elif not flash.any():
-        t_core = core_materialised()
+        t_core, r_flash = core_materialised(), FLASH_BWD_OVER_FWD  # (r_flash unused: no flash row)
     else:
-        t_core = np.where(flash, core_flash(), core_materialised())
+        t_fl, r_flash = core_flash()
+        t_core = np.where(flash, t_fl, core_materialised())
     if flash.any() and any_true(K.query_overhead_tab[fam] > 0):
         # The per-query overhead on top of Blackwell's exp knee or the FlashAttention-2 factor can
         # put the flash core above materialised scores at a few hundred keys per query, which no
         # kernel table shows: its forward is bounded so that every pass count of the step (fwd +
-        # 2.5 bwd [+ 1 recompute] against the materialised fwd + 2 bwd [+ 1]) stays at or below the
-        # materialised core's (FLASH_NEVER_SLOWER_BOUND; review 17c's invariant).
-        t_bound = FLASH_NEVER_SLOWER_BOUND * core_materialised()
+        # r bwd [+ ρ recompute] against the materialised fwd + 2 bwd [+ ρ]) stays at or below the
+        # materialised core's: min((1 + 2)/(1 + r), (2 + 2)/(2 + r)) × its forward, r the row's
+        # flash_bwd_over_fwd — (3 + ρ)/(1 + ρ + r) is monotone in the recomputed share ρ ∈ [0, 1], so
+        # its smaller end holds for every ρ (below r = 2 that is the recomputed one) — review 17c's
+        # invariant (3/3.5, r = 2.5 on every part, until session 37).
+        t_bound = np.minimum((1.0 + BWD_OVER_FWD) / (1.0 + r_flash),
+                             (2.0 + BWD_OVER_FWD) / (2.0 + r_flash)) * core_materialised()
         # only the rows that pay the overhead: an Ampere row in the same batch keeps its own core
         # (review 20d: an A100 row was bounded only when a Hopper row shared its batch)
         core_bounded = flash & (K.query_overhead_tab[fam] > 0) & (t_bound < t_core)
@@ -941,7 +979,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # projections' time) and W3 (1/3 of a gated MLP's) run forward again, and so does every
     # elementwise op; the attention core is saved (with flash attention).
     gp = (1.0 + BWD_OVER_FWD) + full
-    attn_bwd = BWD_OVER_FWD + (FLASH_BWD_OVER_FWD - BWD_OVER_FWD) * flash
+    # the attention core's backward: flash_bwd_over_fwd(d_h, knee) with flash, 2 without
+    attn_bwd = np.where(flash, r_flash, BWD_OVER_FWD)
     ap = 1.0 + attn_bwd + rec_any
     ep_ = gp if ELEMWISE_BWD_OVER_FWD == BWD_OVER_FWD else (1.0 + ELEMWISE_BWD_OVER_FWD) + full
     gemm_dense = t_attn_proj + t_mlp_dense
@@ -1697,7 +1736,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 # the costed stage's own mix of dense and MoE layers (DualPipe: the model's average)
                 "_layer_mb": own(layer_mb_hi, layer_mb_lo),
                 "_t_attn_proj": t_attn_proj, "_t_mlp_dense": t_mlp_dense,
-                "_gp": gp, "_ap": ap, "_ep_passes": ep_,  # passes per micro-batch (explain)
+                "_gp": gp, "_ap": ap, "_ep_passes": ep_, "_attn_bwd": attn_bwd,  # passes per micro-batch (explain)
                 "_t_mlp_moe": t_mlp_moe, "_t_moe_host": t_moe_host, "_t_row_layer": t_row_layer, "_t_core": t_core, "_core_bounded": core_bounded, "_t_elem_dense": t_elem_dense, "_t_elem_moe": t_elem_moe,
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
                 # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
@@ -1826,6 +1865,18 @@ def _ms(x: float) -> str:
     return f"{1e3 * x:,.3g} ms"
 
 
+def _bound_text(T: dict) -> str:
+    """``; bounded at …`` of a flash core held at the materialised one's (review 17c's invariant): the
+    bound min(3/(1 + r), 4/(2 + r)) with the row's backward ratio r, and which pass count sets it."""
+    rb = float(np.ravel(T.get("_attn_bwd", FLASH_BWD_OVER_FWD))[0])
+    if 3.0 / (1.0 + rb) <= 4.0 / (2.0 + rb):
+        return (f"; bounded at 3/(1 + {rb:.4g}) × the materialised scores' core, so its compute over a step "
+                f"(fwd + {rb:.4g} bwd) is never above theirs (fwd + 2 bwd)")
+    return (f"; bounded at 4/(2 + {rb:.4g}) × the materialised scores' core, so its compute over a step "
+            f"(fwd + {rb:.4g} bwd + a recomputed fwd) is never above theirs (fwd + 2 bwd + a recomputed fwd; "
+            "without recompute the bound is looser)")
+
+
 def _passes_text(r: dict, T: dict) -> str:
     """How a layer's time per micro-batch follows from its forward parts (session 25 review: the
     multipliers were not shown, so the per-layer time could not be rebuilt)."""
@@ -1838,9 +1889,15 @@ def _passes_text(r: dict, T: dict) -> str:
     if float(r.get("n_experts", 0) or 0) > 0 and float(r.get("n_moe_layers", 0) or 0) > 0:
         extra.append("MoE layers' host time")
     same = gp == ep_
+    rb = float(np.ravel(T.get("_attn_bwd", BWD_OVER_FWD))[0])
+    if r.get("flash_attention"):  # flash_bwd_over_fwd: 2.5 × the matmuls, one exp per score as forward
+        core_txt = (f"attention core × {ap:.4g} (backward {rb:.4g} × its forward = (2.5·d_h + knee)/(d_h + knee): "
+                    "5 matmuls against 2, one exp per score element in each pass)")
+    else:
+        core_txt = f"attention core × {ap:.4g}"
     return ("passes per micro-batch (forward + backward + recomputed forward): "
             + (f"GEMMs and elementwise × {gp:.4g}" if same else f"GEMMs × {gp:.4g}, elementwise × {ep_:.4g}")
-            + f", attention core × {ap:.4g}"
+            + f", {core_txt}"
             + (f", plus {' and '.join(extra)}" if extra else "") + "; ")
 
 
@@ -1964,9 +2021,7 @@ def explain(row: dict) -> dict[str, str]:
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
            if r.get("sliding_window") and r.get("flash_attention") else "")
-        + ("; bounded at 3/3.5 × the materialised scores' core, so its compute over a step (fwd + 2.5 bwd) is never "
-           "above theirs (fwd + 2 bwd)"
-           if any_true(T.get("_core_bounded", False)) else "")
+        + (_bound_text(T) if any_true(T.get("_core_bounded", False)) else "")
         + f"), {_elem_text(r, T)}; "
         + _passes_text(r, T) +
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "
@@ -2265,7 +2320,7 @@ def _cp_text(r: dict, T: dict) -> str:
             f"{_ms(T['_cp_bwd'])}, exposed beyond the attention core ({_ms(T['_t_core'])} fwd")
     if float(r.get("cp", 1) or 1) <= 1 or t_cp == 0.0:
         return head + f"); m·layers = {m:.4g} × {n:.4g} × 0 ms = 0 s"
-    k = FLASH_BWD_OVER_FWD if r.get("flash_attention") else BWD_OVER_FWD
+    k = float(T.get("_attn_bwd", FLASH_BWD_OVER_FWD if r.get("flash_attention") else BWD_OVER_FWD))
     core = float(T["_t_core"])
     e_f, e_b = max(float(T["_cp_fwd"]) - core, 0.0), max(float(T["_cp_bwd"]) - k * core, 0.0)
     rc = RECOMPUTE[int(r.get("recompute", 0))]
@@ -2346,8 +2401,10 @@ def fp8_attention_factor(r: dict) -> float:
     (the forms of :func:`_terms`' core, whose FLOPs, ceiling and per-query factor cancel):
     ``ρ · e8/e16 · (d_h + knee)/(d_h + ρ · knee)``, ``ρ`` = FP8 / 16-bit peak, ``e8/e16`` the
     family's GEMM ceiling ratio, ``knee`` the row's head-dim knee (exp vs matmul throughput,
-    FlashAttention-3 §3.1; :data:`ATTN_DHEAD_KNEE`), docs/timing.md. Below 1 the engine keeps the
-    16-bit core. Returns a float (dimensionless)."""
+    FlashAttention-3 §3.1; :data:`ATTN_DHEAD_KNEE`), docs/timing.md. The forward's factor, applied
+    to the backward too (the FP8 core keeps the 16-bit core's backward / forward ratio,
+    :func:`flash_bwd_over_fwd`: cuDNN's FP8 backward gains less than its forward). Below 1 the
+    engine keeps the 16-bit core. Returns a float (dimensionless)."""
     fam = FAMILIES[int(r.get("accel_family", FAMILIES.index("other")))]
     rho = float(r["peak_fp8_flop_per_s"]) / float(r["peak_16bit_flop_per_s"])
     ratio = float(_default_consts().fp8_attn_ratio_tab[FAMILIES.index(fam)])
@@ -2447,7 +2504,7 @@ def _zero3_scale_note(row: dict) -> str | None:
             f"rate (the NICs of each NVLink domain in parallel), with one ring pass of latency each, {how}. A stack "
             "whose collectives run far below that rate is much slower: DeepSpeed ZeRO-3 without model parallelism "
             "reached 144 / 88 / 44 TFLOP/s per GPU for a 174.6B model on 384 / 768 / 1,536 A100s (Narayanan et al. "
-            "2021, Table 2), where this model gives 214 / 211 / 205; its step stayed at about 66 s as the GPUs "
+            "2021, Table 2), where this model gives 212 / 209 / 204; its step stayed at about 66 s as the GPUs "
             "doubled, about 1 TB of traffic per GPU and step at roughly 16 GB/s (docs/timing.md). Read the step here "
             "as what a stack with bandwidth-optimal collectives reaches.")
 
@@ -2479,10 +2536,10 @@ def notes(row: dict) -> list[str]:
         if x is not None and x > 1.0:
             out.append(f"FP8 attention (training.fp8_attention): the flash core at the FP8 peak with the family's "
                        f"FP8 / 16-bit GEMM ceiling ratio and the exp units of the 16-bit core (the head-dim knee scales "
-                       f"with the peak): {x:.3f}× the 16-bit core here (at d_h 128: 1.16× on B200 / GB200, 1.17× on "
-                       "H100 / H200, 1.30× on B300 / GB300), one factor at every sequence length, where NVIDIA's cuDNN "
-                       "benchmark measures 1.15× at 4K rising to 1.30× at 32K and 1.40× at 128K on B200 "
-                       "(docs/timing.md). Activation memory is counted as for the 16-bit core.")
+                       f"with the peak): {x:.3f}× the 16-bit core here (at d_h 128: 1.15× on B200 / GB200, 1.16× on "
+                       "H100 / H200, 1.30× on B300 / GB300), one factor at every sequence length and on both passes, "
+                       "where NVIDIA's cuDNN benchmark measures 1.15× at 4K rising to 1.30× at 32K and 1.40× at 128K on "
+                       "B200 (docs/timing.md). Activation memory is counted as for the 16-bit core.")
         elif x is not None:
             out.append(f"training.fp8_attention is set, but the FP8 flash core would run at {x:.3f}× the 16-bit one "
                        "here (a small head dim against the exp units' knee, or FP8 units barely faster): the 16-bit "

@@ -209,7 +209,8 @@ def test_partial_recompute_replays_the_cp_ring_on_the_stage_s_own_recomputed_lay
     one = lambda k: float(np.ravel(T[k])[0])  # noqa: E731
     assert one("_layers_stage") == 11 and one("_last_is_slowest") == 0  # the first stage paces
     core, hop_f, hop_b = one("_t_core"), one("_cp_fwd"), one("_cp_bwd")
-    e_f, e_b = hop_f - core, hop_b - 2.5 * core
+    # the flash backward on H100 at d_h 128: (2.5·128 + 64)/(128 + 64) = 2 × the core (timing.flash_bwd_over_fwd)
+    e_f, e_b = hop_f - core, hop_b - 2.0 * core
     assert e_f > 0 and e_b > 0  # ring-bound in both passes
     m, n, N = 8, 11, 2
     assert one("t_cp_comm_s") == pytest.approx(m * (n * (e_f + e_b) + N * e_f), rel=1e-12)

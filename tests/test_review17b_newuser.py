@@ -86,10 +86,11 @@ def test_link_takes_a_browser_address(url, head, capsys):
 
 def test_simulate_says_first_how_long_a_huge_monte_carlo_takes():
     """1,000,000 trials of the default preset at 10¹⁶ tokens ran for hours without a word. By hand:
-    λ = 0.02067 /h (evaluate's failure_rate_per_h) over 10¹⁶ / 1.5·10¹³ × 206.98 days = 137,990
-    days = 3.312·10⁶ h gives about 68,450 failures per run; × 10⁶ trials = 6.8·10¹⁰ simulated
-    failures, at 10⁷ a second 6,845 s = 1.9 h; 10⁸ / 68,450 = 1,461 trials stay within 10 s
-    (207.9 days, 68,750 failures and 1,454 trials before review 20's refit). cmd_simulate writes
+    λ = 0.02067 /h (evaluate's failure_rate_per_h) over 10¹⁶ / 1.5·10¹³ × 209.09 days = 139,393
+    days = 3.345·10⁶ h gives about 69,148 failures per run; × 10⁶ trials = 6.9·10¹⁰ simulated
+    failures, at 10⁷ a second 6,915 s = 1.9 h; 10⁸ / 69,148 = 1,446 trials stay within 10 s
+    (206.98 days, 68,450 failures and 1,461 trials before session 37's flash backward and refit;
+    207.9 days, 68,750 failures and 1,454 trials before review 20's refit). cmd_simulate writes
     this note on stderr before it calls planner.simulate."""
     import inspect
 
@@ -97,8 +98,8 @@ def test_simulate_says_first_how_long_a_huge_monte_carlo_takes():
     s = planner.load_preset("default").model_copy(deep=True)
     s.training.tokens_total = 1e16
     note = cli.simulate_time_note(s, 1_000_000)
-    assert note is not None and note.startswith("1,000,000 trials × about 68,4"), note
-    assert "6.8e+10 simulated failures: roughly 1.9 h" in note and "--trials 1,46" in note
+    assert note is not None and note.startswith("1,000,000 trials × about 69,1"), note
+    assert "6.9e+10 simulated failures: roughly 1.9 h" in note and "--trials 1,44" in note
     src = inspect.getsource(cli.cmd_simulate)
     assert src.index("simulate_time_note(") < src.index("df = simulate(")
 

@@ -67,9 +67,11 @@ def test_presets_hardware_lists_the_price_date_and_source():
 
 
 def test_short_run_note_gives_the_bill_at_the_finite_run_length():
-    """GPT-3 175B, PFS saved daily, 1.413e10 tokens (h26c's case): steady state 5.752 d; the finite
-    run about 4.866 d (h26c's own Daly calculation; the Monte Carlo 4.895 d). GPU-hours, cost and
-    energy are the wall time times a rate, so each × 4.866/5.752: about 3.55e5 USD, not 4.198e5."""
+    """GPT-3 175B, PFS saved daily, 1.413e10 tokens (h26c's case): steady state 5.773 d; the finite
+    run about 4.884 d (h26c's own Daly calculation gave 4.866 of 5.752 d before session 37's refit
+    lengthened the step 0.4 %; the ratio is the same, 4.884/5.773 = 0.8460 = 4.866/5.752; the Monte
+    Carlo 4.895 d then). GPU-hours, cost and energy are the wall time times a rate, so each × 0.8460:
+    about 3.565e5 USD, not 4.214e5."""
     d = planner.load_preset("gpt3-175b-a100-1024").to_json_dict()
     d["checkpoint"]["tiers"][1]["interval_s"] = 86400.0
     d["training"]["tokens_total"] = 1.413e10
@@ -77,14 +79,15 @@ def test_short_run_note_gives_the_bill_at_the_finite_run_length():
     r = rep.results
     (n,) = [x for x in rep.notes if x.startswith("The run is short")]
     fin = float(re.search(r"gives about ([\d.]+) d", n).group(1))
-    assert fin == pytest.approx(4.866, abs=0.001)
+    assert fin == pytest.approx(4.884, abs=0.001)
+    assert fin / r["time_to_train_days"] == pytest.approx(4.866 / 5.752, abs=2e-4)  # h26c's Daly ratio
     gh, usd, mwh = (float(x) for x in re.search(
         r"about ([\d.e+]+) GPU-h, ([\d.e+]+) USD and ([\d.e+]+) MWh, where the headline", n).groups())
     ratio = fin / r["time_to_train_days"]
     assert gh == pytest.approx(r["gpu_hours"] * ratio, rel=2e-3)
     assert usd == pytest.approx(r["cost_usd"] * ratio, rel=2e-3)
     assert mwh == pytest.approx(r["energy_mwh"] * ratio, rel=2e-3)
-    assert usd == pytest.approx(3.55e5, rel=3e-3)
+    assert usd == pytest.approx(3.565e5, rel=3e-3)
     assert "$" not in n
 
 
@@ -104,16 +107,17 @@ def test_days_help_says_below_one_day():
 
 
 def test_cost_per_million_tokens():
-    """USD per million trained tokens = cost / tokens_total × 1e6 (h26c: the default preset's
-    $1.0964e7 over 1.5e13 tokens is $0.731); in the results, the explanation and the CLI table."""
+    """USD per million trained tokens = cost / tokens_total × 1e6 (the default preset's $1.1074e7 over
+    1.5e13 tokens is $0.738; h26c: $1.0964e7, $0.731 before session 37's refit); in the results, the
+    explanation and the CLI table."""
     rep = planner.evaluate(planner.load_preset("default"))
     r = rep.results
     assert r["cost_per_m_tokens_usd"] == pytest.approx(r["cost_usd"] / 1.5e13 * 1e6, rel=1e-12)
-    assert r["cost_per_m_tokens_usd"] == pytest.approx(0.731, abs=5e-4)
+    assert r["cost_per_m_tokens_usd"] == pytest.approx(0.738, abs=5e-4)
     assert "per million trained tokens" in rep.explain["cost_per_m_tokens_usd"]
     out = subprocess.run([sys.executable, "-m", "planner", "evaluate", "--preset", "default", "--format", "table"],
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    assert re.search(r"cost_per_m_tokens_usd\s+0\.731 USD", out)  # $0.73096: 4 digits, the 0 dropped
+    assert re.search(r"cost_per_m_tokens_usd\s+0\.7382 USD", out)  # $0.73824: 4 digits
     # a run that never finishes (goodput 0): inf, as its cost
     d = planner.load_preset("default").to_json_dict()
     d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": None, "replicas": 0}]
@@ -122,16 +126,17 @@ def test_cost_per_million_tokens():
 
 
 @pytest.mark.parametrize(("tokens", "days", "cost"), [
-    (None, r"207 days", r"10\.96 M USD"),       # 1.5e13 tokens: 207.0 days, $1.096e7
-    ("1e9", r"19\.87 min", r"731 USD"),      # 1e9 / 8.697e5 tok/s / 0.96423 = 1,192.5 s; × 1,024 GPUs
-    ("1e6", r"1\.192 s", r"0\.731 USD"),    # / 3600 × $2.155 = $730.96 ("731.0": the trailing 0 dropped)
-    ("1e16", r"377\.9 years", r"7,310 M USD"),  # 207.0 days × 1e16/1.5e13 / 365.25; $1.0964e7 × 666.7
+    (None, r"209\.1 days", r"11\.07 M USD"),    # 1.5e13 tokens: 209.09 days, $1.1074e7
+    ("1e9", r"20\.07 min", r"738\.2 USD"),    # 1e9 / 8.6112e5 tok/s / 0.96423 = 1,204.4 s; × 1,024 GPUs
+    ("1e6", r"1\.204 s", r"0\.7382 USD"),    # / 3600 × $2.155 = $738.24
+    ("1e16", r"381\.6 years", r"7,382 M USD"),  # 209.09 days × 1e16/1.5e13 / 365.25; $1.1074e7 × 666.7
 ])
 def test_cli_table_picks_the_unit_by_size(tokens, days, cost):
     """h26c: the evaluate table printed "1.38e-05 days" and "1.096e+07 USD" where the sweep table
     and the app pick the unit by size; the expected figures are the default preset's tokens per
-    second and goodput (8.697e5 tok/s, 0.96423; 0.9643 before the checkpoint copies ran at the links'
-    achieved rates, review h30a C2) and its 2.155 USD per GPU-hour on 1,024 GPUs."""
+    second and goodput (8.6112e5 tok/s since session 37's refit, 8.697e5 before; 0.96423; 0.9643 before the
+    checkpoint copies ran at the links' achieved rates, review h30a C2) and its 2.155 USD per GPU-hour on
+    1,024 GPUs."""
     args = [sys.executable, "-m", "planner", "evaluate", "--preset", "default", "--format", "table"]
     if tokens:
         args += ["--set", f"training.tokens_total={tokens}"]

@@ -109,7 +109,8 @@ def test_median_error_within_10pct(result, group):
 #: Measured shortfall, kept visible: remove the mark when MosaicML's max |error| is <= 25 %.
 MOSAIC_MAX_XFAIL = pytest.mark.xfail(
     strict=True,
-    reason="MosaicML FSDP max |err| 28.5% (mpt 30b seq8192 mbs1 +29%; 760m seq512 +28%, seq1024 +22%) "
+    reason="MosaicML FSDP max |err| 27.8% (760m seq512 +28%; mpt 30b seq8192 mbs1 +27%, 760m seq1024 +21%; "
+    "28.5% before session 37's flash backward) "
     "vs target 25%: the published throughput of these runs falls where every group-wide term rises "
     "(760m: shorter sequences slower than seq2048, unlike every other MPT size; 30b seq8192: 23% below "
     "its seq4096 FLOP rate at an estimated 0.90 of HBM while the 0.99 MPT-3B run is not slowed); not "

@@ -891,6 +891,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             k_hop = np.maximum(keys * causal_frac / c, ATTN_QUERY_OVERHEAD_MIN_KEYS)
             eff_attn = eff_attn * k_hop / (k_hop + cq)
         # (forward time, backward / forward time: one exp per score element in each pass)
+        # FlashAttention-2-class kernels take the native knee's ratio: the exp units are the part's,
+        # and FA2's head-dim curve on Hopper (knee 32 in _flash2_factor) is a fit to its forward
+        # speed, not an exp count (a stated simplification; docs/timing.md, session 37)
         return causal_frac * attn_full_flop / (peak_a * eff_attn), flash_bwd_over_fwd(dqk, knee)
 
     def core_flash():
@@ -926,21 +929,29 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     else:
         t_fl, r_flash = core_flash()
         t_core = np.where(flash, t_fl, core_materialised())
-    if flash.any() and any_true(K.query_overhead_tab[fam] > 0):
-        # The per-query overhead on top of Blackwell's exp knee or the FlashAttention-2 factor can
-        # put the flash core above materialised scores at a few hundred keys per query, which no
-        # kernel table shows: its forward is bounded so that every pass count of the step (fwd +
-        # r bwd [+ ρ recompute] against the materialised fwd + 2 bwd [+ ρ]) stays at or below the
-        # materialised core's: min((1 + 2)/(1 + r), (2 + 2)/(2 + r)) × its forward, r the row's
-        # flash_bwd_over_fwd — (3 + ρ)/(1 + ρ + r) is monotone in the recomputed share ρ ∈ [0, 1], so
-        # its smaller end holds for every ρ (below r = 2 that is the recomputed one) — review 17c's
-        # invariant (3/3.5, r = 2.5 on every part, until session 37).
-        t_bound = np.minimum((1.0 + BWD_OVER_FWD) / (1.0 + r_flash),
-                             (2.0 + BWD_OVER_FWD) / (2.0 + r_flash)) * core_materialised()
-        # only the rows that pay the overhead: an Ampere row in the same batch keeps its own core
-        # (review 20d: an A100 row was bounded only when a Hopper row shared its batch)
-        core_bounded = flash & (K.query_overhead_tab[fam] > 0) & (t_bound < t_core)
-        t_core = np.where(core_bounded, t_bound, t_core)
+    # The per-query overhead on top of Blackwell's exp knee or the FlashAttention-2 factor can put
+    # the flash core above materialised scores at a few hundred keys per query, and a core below
+    # the 16-bit peak (fp32 / tf32, its backward near 2.5 × with the exp units scaled away) above
+    # them on long sequences, which no kernel table shows: on those rows (per row, so a row's core
+    # does not depend on its batch: review 20d), where the flash core's compute over a step, fwd +
+    # r bwd (+ ρ recomputed fwd), would exceed the materialised scores' fwd + 2 bwd (+ ρ), the core
+    # is costed as theirs, forward and backward — so flash is never slower, and a bounded row's
+    # attention does not move with the knee (a step never shortens as the exp units slow: review 37).
+    # r is the row's flash_bwd_over_fwd, ρ = 1 with full or selective recompute, else 0; with
+    # partial recompute (a stage's share between 0 and 1) the row is bounded if either end exceeds.
+    # Review 17c's invariant (3/3.5 × the materialised forward, r = 2.5 on every part, on the
+    # overhead rows only, until session 37; review 37 found fp32 on A100 — no overhead, r 2.48 —
+    # 0.3 % slower with flash than without).
+    may_lose = flash & ((K.query_overhead_tab[fam] > 0) | (peak_core < peak16))
+    if any_true(may_lose):
+        t_mat = core_materialised()
+        rho_b = ((rc == 1) | (rc == 2)).astype(float)  # the attention core's forward runs again
+        over = t_core * (1.0 + r_flash + rho_b) > t_mat * (1.0 + BWD_OVER_FWD + rho_b)
+        if partial is not None:  # either end of the stage's recomputed share
+            over = over | (partial & (t_core * (1.0 + r_flash) > t_mat * (1.0 + BWD_OVER_FWD)))
+        core_bounded = may_lose & over
+        t_core = np.where(core_bounded, t_mat, t_core)
+        r_flash = np.where(core_bounded, BWD_OVER_FWD, r_flash)
     else:
         core_bounded = False
 
@@ -1865,16 +1876,14 @@ def _ms(x: float) -> str:
     return f"{1e3 * x:,.3g} ms"
 
 
-def _bound_text(T: dict) -> str:
-    """``; bounded at …`` of a flash core held at the materialised one's (review 17c's invariant): the
-    bound min(3/(1 + r), 4/(2 + r)) with the row's backward ratio r, and which pass count sets it."""
-    rb = float(np.ravel(T.get("_attn_bwd", FLASH_BWD_OVER_FWD))[0])
-    if 3.0 / (1.0 + rb) <= 4.0 / (2.0 + rb):
-        return (f"; bounded at 3/(1 + {rb:.4g}) × the materialised scores' core, so its compute over a step "
-                f"(fwd + {rb:.4g} bwd) is never above theirs (fwd + 2 bwd)")
-    return (f"; bounded at 4/(2 + {rb:.4g}) × the materialised scores' core, so its compute over a step "
-            f"(fwd + {rb:.4g} bwd + a recomputed fwd) is never above theirs (fwd + 2 bwd + a recomputed fwd; "
-            "without recompute the bound is looser)")
+def _bound_text(r: dict, T: dict) -> str:
+    """``; costed as …`` of a flash core held at the materialised one's (review 17c's invariant, as
+    :func:`_terms` applies it)."""
+    rc = RECOMPUTE[int(r.get("recompute", 0))]
+    plus = " + the recomputed fwd" if rc in ("full", "selective") else ""
+    return (f"; costed as the materialised scores' core, forward and backward (fwd + 2 bwd{plus}): at its own rate "
+            f"the flash core's compute over a step (fwd + r bwd{plus}, r = (2.5·d_h + knee)/(d_h + knee)) would be "
+            "above theirs, which no kernel table shows")
 
 
 def _passes_text(r: dict, T: dict) -> str:
@@ -1890,9 +1899,13 @@ def _passes_text(r: dict, T: dict) -> str:
         extra.append("MoE layers' host time")
     same = gp == ep_
     rb = float(np.ravel(T.get("_attn_bwd", BWD_OVER_FWD))[0])
-    if r.get("flash_attention"):  # flash_bwd_over_fwd: 2.5 × the matmuls, one exp per score as forward
-        core_txt = (f"attention core × {ap:.4g} (backward {rb:.4g} × its forward = (2.5·d_h + knee)/(d_h + knee): "
-                    "5 matmuls against 2, one exp per score element in each pass)")
+    if r.get("flash_attention") and any_true(T.get("_core_bounded", False)):
+        core_txt = f"attention core × {ap:.4g} (backward {rb:.4g} × its forward: costed as the materialised scores')"
+    elif r.get("flash_attention"):  # flash_bwd_over_fwd: 2.5 × the matmuls, one exp per score as forward
+        fa2_txt = (" with the native kernels' knee, for FlashAttention-2-class kernels too"
+                   if r.get("attention_kernel") else "")
+        core_txt = (f"attention core × {ap:.4g} (backward {rb:.4g} × its forward = (2.5·d_h + knee)/(d_h + knee)"
+                    f"{fa2_txt}: 5 matmuls against 2, one exp per score element in each pass)")
     else:
         core_txt = f"attention core × {ap:.4g}"
     return ("passes per micro-batch (forward + backward + recomputed forward): "
@@ -2021,7 +2034,7 @@ def explain(row: dict) -> dict[str, str]:
         f"attn core {_ms(T['_t_core'])} ({_attn_label(r)}"
         + (f"; layer average with a {r['sliding_window']}-token window in {r.get('swa_layer_frac', 1.0):.0%} of layers"
            if r.get("sliding_window") and r.get("flash_attention") else "")
-        + (_bound_text(T) if any_true(T.get("_core_bounded", False)) else "")
+        + (_bound_text(r, T) if any_true(T.get("_core_bounded", False)) else "")
         + f"), {_elem_text(r, T)}; "
         + _passes_text(r, T) +
         f"GEMM eff_max {T['_eff_gemm_max']:.3f} ({_eff_max_origin(r, T)}), "
@@ -2332,9 +2345,9 @@ def _cp_text(r: dict, T: dict) -> str:
         why = f"its {min(n_rcl * float(r.get('vpp', 1) or 1), n):g} of {n:g} recomputed layers replay their hops"
     per = t_cp / (m * n) if m * n > 0 else 0.0
     formula = (f"max(0, {_ms(T['_cp_fwd'])} − {_ms(core)}) × {1 + rerun:.4g} + max(0, {_ms(T['_cp_bwd'])} − "
-               f"{k:g} × {_ms(core)}) = {_ms(e_f * (1 + rerun) + e_b)}")
+               f"{k:.4g} × {_ms(core)}) = {_ms(e_f * (1 + rerun) + e_b)}")
     if abs(e_f * (1 + rerun) + e_b - per) <= 1e-6 * max(per, 1e-30):
-        body = (f"; × {1 + rerun:.4g}: {why}, backward {k:g} × the core): {formula} per layer")
+        body = (f"; × {1 + rerun:.4g}: {why}, backward {k:.4g} × the core): {formula} per layer")
     else:  # partial recompute or DualPipe: the stage's own recompute share / the two stages' average
         whose = ("DualPipe: the rank's two stages average" if r.get("schedule") == _SCHED["dualpipe"]
                  else "the costed stage's layers average")

@@ -870,17 +870,21 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         keys, causal_frac = s, CAUSAL_WORK_FRAC
     attn_full_flop = Wt * keys * a * (dqk + dv)
 
+    # the row's head-dim knee at the 16-bit peak (exp vs matmul throughput): the family's, or the
+    # accelerator's own where the catalogue gives one
+    knee16 = K.knee_tab[fam]
+    if "attn_dhead_knee" in b and flash.any():
+        own = f("attn_dhead_knee")
+        if any_true(own > 0):
+            knee16 = np.where(own > 0, own, knee16)
+
     def core_flash_at(peak_a, a_max):
-        knee = K.knee_tab[fam]
-        if "attn_dhead_knee" in b:  # the accelerator's own knee where the catalogue gives one
-            own = f("attn_dhead_knee")
-            if any_true(own > 0):
-                knee = np.where(own > 0, own, knee)
+        """Forward time of the flash core at the matmul peak ``peak_a`` and ceiling ``a_max``."""
         # The knee is exp throughput against the 16-bit matmul peak; a core at a lower peak (fp32
         # / tf32, peak_core < peak16) waits on the exp units proportionally less: knee ×
         # peak_core / peak16 (until review 17c the 16-bit knee, so flash in fp32 could be slower
         # than materialised scores: Llama 2 7B on H100), a core at the FP8 peak more.
-        knee = knee * (peak_a / np.maximum(peak16, 1.0))
+        knee = knee16 * (peak_a / np.maximum(peak16, 1.0))
         eff_attn = a_max * dqk / (dqk + knee)
         fa2_rows = (g("attention_kernel") == _FLASH2) & K.fa2_applies[fam]
         if any_true(fa2_rows):  # FlashAttention-2-class kernels: FLASH2_PEAK_UTIL, FLASH2_DHEAD_KNEE
@@ -890,14 +894,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # held at the tables' shortest length below it (ATTN_QUERY_OVERHEAD_MIN_KEYS)
             k_hop = np.maximum(keys * causal_frac / c, ATTN_QUERY_OVERHEAD_MIN_KEYS)
             eff_attn = eff_attn * k_hop / (k_hop + cq)
-        # (forward time, backward / forward time: one exp per score element in each pass)
-        # FlashAttention-2-class kernels take the native knee's ratio: the exp units are the part's,
-        # and FA2's head-dim curve on Hopper (knee 32 in _flash2_factor) is a fit to its forward
-        # speed, not an exp count (a stated simplification; docs/timing.md, session 37)
-        return causal_frac * attn_full_flop / (peak_a * eff_attn), flash_bwd_over_fwd(dqk, knee)
+        return causal_frac * attn_full_flop / (peak_a * eff_attn)
 
     def core_flash():
-        t16, r16 = core_flash_at(peak_core, attn_max)
+        """(forward time, backward / forward time) of the flash core."""
+        t16 = core_flash_at(peak_core, attn_max)
+        # one exp per score element in each pass, at the 16-bit core's knee (× its peak / the
+        # 16-bit peak, as the forward). FlashAttention-2-class kernels take the native knee's
+        # ratio: the exp units are the part's, and FA2's head-dim curve on Hopper (knee 32 in
+        # _flash2_factor) is a fit to its forward speed, not an exp count (a stated
+        # simplification; docs/timing.md, session 37)
+        r16 = flash_bwd_over_fwd(dqk, knee16 * (peak_core / np.maximum(peak16, 1.0)))
         if fp8_attn is False:
             return t16, r16
         # FP8 attention: QKᵀ and PV at the FP8 peak, at the 16-bit attention ceiling times the
@@ -910,8 +917,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # backward gains less over BF16 than its forward does (GB200, cuDNN 9.26, causal, d_h 128:
         # backward 0.92–1.39×, forward 1.22–1.36× at 2K–32K; flash_bwd_over_fwd's sources), so one
         # factor, the forward's, speeds up both passes, as in session 36.
-        t8, _r8 = core_flash_at(np.where(fp8_attn, pk8, peak_core),
-                                np.where(fp8_attn, np.minimum(attn_max * K.fp8_attn_ratio_tab[fam], 1.0), attn_max))
+        t8 = core_flash_at(np.where(fp8_attn, pk8, peak_core),
+                           np.where(fp8_attn, np.minimum(attn_max * K.fp8_attn_ratio_tab[fam], 1.0), attn_max))
         return np.where(fp8_attn, np.minimum(t16, t8), t16), r16
 
     def core_materialised():  # the full s × s scores, computed then masked (a window saves nothing)
@@ -921,14 +928,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             else SCORE_BYTES_FWD
         return Wt * s * a * (dqk + dv) / (peak_core * x_core) + score_bytes * score_elems * inv_hbm
 
-    # r_flash: the flash core's backward / forward time (flash_bwd_over_fwd), per row
+    # r_flash: the flash core's backward / forward time (flash_bwd_over_fwd), per row; t_mat the
+    # materialised core where it was computed (the bound below reuses it)
+    t_mat = None
     if flash.all():
         t_core, r_flash = core_flash()
     elif not flash.any():
         t_core, r_flash = core_materialised(), FLASH_BWD_OVER_FWD  # (r_flash unused: no flash row)
     else:
         t_fl, r_flash = core_flash()
-        t_core = np.where(flash, t_fl, core_materialised())
+        t_mat = core_materialised()
+        t_core = np.where(flash, t_fl, t_mat)
     # The per-query overhead on top of Blackwell's exp knee or the FlashAttention-2 factor can put
     # the flash core above materialised scores at a few hundred keys per query, and a core below
     # the 16-bit peak (fp32 / tf32, its backward near 2.5 × with the exp units scaled away) above
@@ -944,7 +954,8 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # 0.3 % slower with flash than without).
     may_lose = flash & ((K.query_overhead_tab[fam] > 0) | (peak_core < peak16))
     if any_true(may_lose):
-        t_mat = core_materialised()
+        if t_mat is None:
+            t_mat = core_materialised()
         rho_b = ((rc == 1) | (rc == 2)).astype(float)  # the attention core's forward runs again
         over = t_core * (1.0 + r_flash + rho_b) > t_mat * (1.0 + BWD_OVER_FWD + rho_b)
         if partial is not None:  # either end of the stage's recomputed share

@@ -622,13 +622,14 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
         raise InputError(["evaluate_many: no scenarios (an empty list or table): give at least one"])
     b, names = to_batch(items)
     out = run_batch(b)
+    if "etp" not in out and "tp" in out:
+        # the batch leaves etp out where every row runs its experts at TP (batch.from_rows); the
+        # table has it whatever the other rows are: each such row's TP (review 16i; review 38: a
+        # batch without an etp ≠ tp row had no etp column at all)
+        out["etp"] = out["tp"]
     if columns is not None:
         if isinstance(columns, str):
             columns = [columns]
-        if "etp" in columns and "etp" not in out and "tp" in out:
-            # the batch leaves etp out where every row runs its experts at TP (batch.from_rows); asked for
-            # by name it is each row's TP, whatever the other rows are (review 16i)
-            out["etp"] = out["tp"]
         unknown = [c for c in columns if c not in out]
         if unknown:
             raise InputError([f"evaluate_many: columns: unknown {', '.join(map(repr, unknown))}; allowed: any of "

@@ -162,18 +162,38 @@ def _int_only(annotation) -> bool:
     return bool(args) and all(a is int for a in args)
 
 
+def _bool_only(annotation) -> bool:
+    """True for a bool annotation (or an Optional of one)."""
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if annotation is bool:
+        return True
+    args = [typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a
+            for a in typing.get_args(annotation) if a is not type(None)]
+    return bool(args) and typing.get_origin(annotation) in (Union, types.UnionType) and all(a is bool for a in args)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False, populate_by_name=True)
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_bool_for_numbers(cls, v, info):
+    def _no_lax_types(cls, v, info):
         # pydantic's lax mode reads true / false as 1 / 0 for a number field (``--set
-        # parallelism.tp=true`` became tp = 1): refused, naming the field
-        if isinstance(v, bool) and info.field_name in cls.model_fields \
-                and _numeric_only(cls.model_fields[info.field_name].annotation):
-            kind = "a whole number" if _int_only(cls.model_fields[info.field_name].annotation) else "a number"
-            raise ValueError(f"{kind}, not {str(v).lower()}")
+        # parallelism.tp=true`` became tp = 1), the text "8" as 8 and "no" / "off" / 0 as false
+        # (review 38: a scenario file with "n_gpus": "8" and "flash_attention": "off" ran with no
+        # word, where the Hugging Face import refuses the same): refused, naming the field
+        if info.field_name not in cls.model_fields:
+            return v
+        ann = cls.model_fields[info.field_name].annotation
+        if _numeric_only(ann) and isinstance(v, (bool, str)) and not (
+                isinstance(v, str) and v.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")):
+            # (nan / inf as text: the field's own "must be a finite number", as before)
+            kind = "a whole number" if _int_only(ann) else "a number"
+            raise ValueError(f"{kind}, not {str(v).lower()}" if isinstance(v, bool)
+                             else f"{kind}, not the text {v!r}")
+        if _bool_only(ann) and v is not None and not isinstance(v, bool):
+            raise ValueError(f"must be true or false (got {v!r})")
         return v
 
 

@@ -1572,6 +1572,21 @@ def _repair(sj: dict, applied: dict, warnings: list[str], pid: str = DEFAULT_PRE
        intermediate state the page does not show (review 2026-11-30: ``n=1e3`` quoted the
        preset's batch, not the link's).
     """
+    if "etp" in applied and _link_errors(sj) is not None:
+        # expert TP means nothing for a dense model: a stray etp is dropped, not fitted (as a split
+        # key it would move the preset's TP to its value: ?p=default&etp=2 ran Llama 3 70B at TP 2,
+        # out of memory; review 38)
+        try:
+            from . import catalog
+            dense = catalog.resolve_model(sj.get("model")).moe is None
+        except Exception:  # noqa: BLE001 - a model the link got wrong is the model key's warning
+            dense = False
+        etp_path = applied["etp"][0]
+        if dense and _get(sj, etp_path) not in (None, _get(sj, _PAR_FIELDS["tp"].path)):
+            warnings.append(f"etp: dropped: expert tensor parallelism applies to MoE models only, and the "
+                            f"model is dense (its experts' TP would be {_get(sj, etp_path)}); TP is kept")
+            _set(sj, etp_path, None)
+            applied.pop("etp")
     link_keys = set(applied)  # every key the link set (before those that changed nothing are dropped)
     link_split = {k: _get(sj, applied[k][0]) for k in SPLIT_KEYS if k in applied}
     bases = {k: applied[k][1] for k in link_split}

@@ -549,6 +549,10 @@ def build_space(
     gpu_list = [scenario.cluster.n_gpus] if gpus is None else ([gpus] if np.isscalar(gpus) else list(gpus))
     if not gpu_list or any(int(n) < 1 for n in gpu_list):
         raise InputError([f"sweep: gpus = {gpus!r}: give positive GPU counts"])
+    from .schema import COUNT_MAX
+    if any(int(n) > COUNT_MAX for n in gpu_list):  # the CLI's --gpus range (review 38: 10**8 gave an
+        # empty table whose reason blamed the global batch)
+        raise InputError([f"sweep: gpus = {gpus!r}: allowed 1 to {COUNT_MAX:,} GPUs"])
     # a size or system given twice is swept once (found by review: every row came twice, so a
     # top-K table showed each split twice); the first mention keeps its place in the order
     gpu_list = list(dict.fromkeys(int(n) for n in gpu_list))

@@ -1603,7 +1603,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                     x = np.where(dual, np.where(last_is_slowest, 0.5 * (hi_mb + lo_mb),
                                                 0.5 * (k_hi * hi_mb + (2.0 - k_hi) * lo_mb)), x)
                 return m * x
-            t_tp, t_ep, x_ep = _pick(tp_hi_mb, tp_lo_mb), _pick(ep_hi_mb, ep_lo_mb), _pick(xep_hi_mb, xep_lo_mb)
+            # rows without partial recompute as in a batch without any (the same sums in the same
+            # order: a row's result does not depend on its batch; review 38 found a one-ulp change)
+            t_tp = np.where(partial, _pick(tp_hi_mb, tp_lo_mb), m_layers * (own(c_tp_hi, c_tp_lo) if any_moe else c_tp))
+            t_ep = np.where(partial, _pick(ep_hi_mb, ep_lo_mb), m_layers * c_ep_s)
+            x_ep = np.where(partial, _pick(xep_hi_mb, xep_lo_mb), m_layers * c_x_ep_s)
         else:
             t_tp = m_layers * (own(c_tp_hi, c_tp_lo) if any_moe else c_tp)
             t_ep = m_layers * c_ep_s

@@ -2374,7 +2374,12 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         need["ffn"] = 4 * _int(need["hidden"])  # GPT-2 / GPT-3 / Megatron GPT: ffn = 4h by construction
     missing = [k for k, v in need.items() if _int(v) is None]
     if missing:
-        return None, f"architecture not published: {', '.join(missing)}"
+        # the sequence length is not architecture (review 38: an empty or "nan" seq_len read
+        # "architecture not published: seq_len"); pandas reads "nan" as an empty cell
+        arch = [k for k in missing if k != "seq_len"]
+        parts = ([f"architecture not published: {', '.join(arch)}"] if arch else []) + (
+            ["seq_len not published (the sequence length in tokens, e.g. 4096)"] if "seq_len" in missing else [])
+        return None, "; ".join(parts)
     L, h, a, f, s = (_int(need[k]) for k in ("layers", "hidden", "heads", "ffn", "seq_len"))
     B = _int(r.get("global_batch_seqs"))
     if B is None:

@@ -98,11 +98,15 @@ def _qwen_etp1() -> dict:
 
 
 def test_evaluate_many_shows_etp_where_a_row_sets_it():
-    """Review 16e: etp is a key input of the tables (KEY_INPUT_COLUMNS) where a row differs from TP."""
+    """Review 16e: etp is a key input of the tables (KEY_INPUT_COLUMNS); review 38: the column is
+    there whatever the other rows are (a batch with every row at etp = tp had none, so
+    ``df["etp"]`` worked on one batch and raised KeyError on the next)."""
     import planner
     df = planner.evaluate_many([_qwen_etp1(), load_preset("default")])
     assert list(df["etp"]) == [1, df["tp"].iloc[1]]  # absent = TP
-    assert "etp" not in planner.evaluate_many([load_preset("default")]).columns  # all at TP: left out
+    alone = planner.evaluate_many([load_preset("default")])  # all at TP: each row's TP
+    assert list(alone["etp"]) == list(alone["tp"]) == [8]  # the default preset: Llama 3 70B at TP 8
+    assert list(alone.columns) == list(df.columns)  # the same table whatever the batch holds
 
 
 def test_cli_sweep_says_expert_tp_is_not_swept(tmp_path):

@@ -137,40 +137,39 @@ FAILURE_CLASSES: tuple[str, ...] = ("software", "gpu", "node", "network", "clust
 TIER_KINDS: tuple[str, ...] = ("host_memory", "local_nvme", "pfs", "object_store")
 
 
+def _scalar_types(annotation) -> tuple:
+    """The types a field takes, ``Annotated`` and ``None`` aside: ``(int,)`` for ``int``,
+    ``int | None`` and ``Annotated[int, ...] | None``; ``()`` for anything else than a plain
+    type or a union of them (a container, a Literal: no lax-type rule applies)."""
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if isinstance(annotation, type):
+        return (annotation,)
+    if typing.get_origin(annotation) not in (Union, types.UnionType):
+        return ()
+    return tuple(typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a
+                 for a in typing.get_args(annotation) if a is not type(None))
+
+
 def _numeric_only(annotation) -> bool:
     """True for an int / float annotation (or an Optional of one), not bool or a union with
     str / models: where pydantic's lax mode would read ``true`` as 1."""
-    if typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if annotation in (int, float):
-        return True
-    args = [typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a
-            for a in typing.get_args(annotation) if a is not type(None)]
-    return bool(args) and typing.get_origin(annotation) in (Union, types.UnionType) and all(a in (int, float) for a in args)
+    args = _scalar_types(annotation)
+    return bool(args) and all(a in (int, float) for a in args)
 
 
 def _int_only(annotation) -> bool:
     """True for an int annotation (or an Optional of one): a field :func:`_numeric_only` holds
     that takes whole numbers only (review h29d: tp=true said "must be a number" beside tp=2.5's
     "must be a whole number")."""
-    if typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if annotation is int:
-        return True
-    args = [typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a
-            for a in typing.get_args(annotation) if a is not type(None)]
+    args = _scalar_types(annotation)
     return bool(args) and all(a is int for a in args)
 
 
 def _bool_only(annotation) -> bool:
     """True for a bool annotation (or an Optional of one)."""
-    if typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if annotation is bool:
-        return True
-    args = [typing.get_args(a)[0] if typing.get_origin(a) is Annotated else a
-            for a in typing.get_args(annotation) if a is not type(None)]
-    return bool(args) and typing.get_origin(annotation) in (Union, types.UnionType) and all(a is bool for a in args)
+    args = _scalar_types(annotation)
+    return bool(args) and all(a is bool for a in args)
 
 
 class _Strict(BaseModel):

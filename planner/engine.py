@@ -630,6 +630,9 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
     if columns is not None:
         if isinstance(columns, str):
             columns = [columns]
+        # the table always starts with ``name``: asked for by name, it is that column (review 38b:
+        # columns=["name", "tp"] was "unknown 'name'")
+        columns = [c for c in columns if c != "name"]
         unknown = [c for c in columns if c not in out]
         if unknown:
             raise InputError([f"evaluate_many: columns: unknown {', '.join(map(repr, unknown))}; allowed: any of "

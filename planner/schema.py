@@ -19,6 +19,7 @@ import types
 import typing
 from typing import Annotated, Any, Literal, Union
 
+import numpy as np
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -172,6 +173,13 @@ def _bool_only(annotation) -> bool:
     return bool(args) and all(a is bool for a in args)
 
 
+def _lax_number(v) -> bool:
+    """A value pydantic's lax mode would read as a number that a number field refuses: a bool, or
+    text other than nan / inf (those keep the field's own "must be a finite number")."""
+    return isinstance(v, (bool, np.bool_)) or (
+        isinstance(v, str) and v.strip().lower().lstrip("+-") not in ("nan", "inf", "infinity"))
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False, populate_by_name=True)
 
@@ -185,14 +193,25 @@ class _Strict(BaseModel):
         if info.field_name not in cls.model_fields:
             return v
         ann = cls.model_fields[info.field_name].annotation
-        if _numeric_only(ann) and isinstance(v, (bool, str)) and not (
-                isinstance(v, str) and v.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")):
-            # (nan / inf as text: the field's own "must be a finite number", as before)
+        if isinstance(v, np.bool_):  # numpy's bool (a pandas / sweep table cell) is a bool (review 38b)
+            v = bool(v)
+        if _numeric_only(ann) and _lax_number(v):
             kind = "a whole number" if _int_only(ann) else "a number"
             raise ValueError(f"{kind}, not {str(v).lower()}" if isinstance(v, bool)
                              else f"{kind}, not the text {v!r}")
         if _bool_only(ann) and v is not None and not isinstance(v, bool):
             raise ValueError(f"must be true or false (got {v!r})")
+        if typing.get_origin(ann) is Literal and isinstance(v, (bool, str)) and all(
+                type(a) is int for a in typing.get_args(ann)):  # zero_stage: false read as 0
+            opts = [str(a) for a in typing.get_args(ann)]
+            raise ValueError(f"must be {', '.join(opts[:-1])} or {opts[-1]} "
+                             f"(got {repr(v) if isinstance(v, str) else str(v).lower()})")
+        if typing.get_origin(ann) is dict and isinstance(v, dict) and _numeric_only(typing.get_args(ann)[1]):
+            # peak_flop_per_s / mamf_flop_per_s: each value a number, as a number field's
+            bad = [f"{k}: a number, not {'the text ' + repr(x) if isinstance(x, str) else str(x).lower()}"
+                   for k, x in v.items() if _lax_number(x.item() if isinstance(x, np.bool_) else x)]
+            if bad:
+                raise ValueError("; ".join(bad))
         return v
 
 

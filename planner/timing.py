@@ -1200,8 +1200,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     c_tp_attn = n_attn_only * tp_ar * tp_exposed_frac if any_opsac else 0.0
 
     def _tp_mix(share):
-        """A layer's TP time at MoE share ``share`` of its layers: the MLP half × moe_tp_x."""
-        return (c_tp_d - c_tp_attn) * ((1.0 - share) + share * moe_tp_x) + c_tp_attn
+        """A layer's TP time at MoE share ``share`` of its layers: the MLP half × moe_tp_x (a
+        share of 0 the dense layer's own value, bit for bit: a dense row's result does not depend
+        on an MoE row in its batch; review 38b found (c − a)·1 + a one ulp off c with op_sac)."""
+        return np.where(share > 0.0, (c_tp_d - c_tp_attn) * ((1.0 - share) + share * moe_tp_x) + c_tp_attn, c_tp_d)
     # MoE layers with TP > 1 (expert TP = TP, Megatron-Core's default): the MLP half's two
     # collectives carry the routed tokens, top_k·cf of them per token (MoEAlltoAllTokenDispatcher
     # all-gathers the dispatched tokens over the TP group, "AllGather in Tensor Parallel dimension

@@ -145,3 +145,59 @@ def test_a_csv_row_without_seq_len_names_the_sequence_length(tmp_path):
         assert rc == 2
         assert "seq_len not published (the sequence length in tokens" in err
         assert "architecture not published" not in err
+
+
+# ---- review 38b (a second reviewer, on the fixes above) ----------------------------------------
+
+def test_numpy_booleans_are_booleans_for_true_false_fields_and_refused_for_numbers():
+    """A pandas / sweep table cell is numpy's bool: the strict rule refused it for a true/false
+    field (review 38b) and let it through as 1 for a number field."""
+    from planner.presets import preset_json
+    sj = preset_json("default")
+    sj["parallelism"]["sequence_parallel"] = np.True_
+    plain = preset_json("default")
+    plain["parallelism"]["sequence_parallel"] = True
+    assert planner.evaluate(sj).step_time_s == planner.evaluate(plain).step_time_s
+    bad = preset_json("default")
+    bad["parallelism"]["tp"] = np.True_
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(bad)
+    assert "parallelism.tp: must be a whole number, allowed 1 to 10,000,000 (got true)" in str(e.value)
+
+
+@pytest.mark.parametrize("value, shown", [("false", "false"), ('"1"', "'1'")])
+def test_zero_stage_refuses_a_boolean_or_text(value, shown):
+    rc, _out, err = run("evaluate", "--preset", "default", "--set", f"parallelism.zero_stage={value}")
+    assert rc == 2 and f"parallelism.zero_stage: must be 0, 1, 2 or 3 (got {shown})" in err
+
+
+def test_an_inline_accelerators_peak_as_text_is_refused():
+    from planner import catalog
+    from planner.presets import preset_json
+    a = catalog.accelerators()["h100-sxm-80gb"].model_dump(mode="json")
+    a["peak_flop_per_s"]["bf16"] = "989400000000000.0"
+    sj = preset_json("default")
+    sj["cluster"]["accelerator"] = a
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(sj)
+    assert "cluster.accelerator.peak_flop_per_s: bf16: a number, not the text '989400000000000.0'" in str(e.value)
+
+
+def test_a_dense_row_beside_an_moe_row_gives_the_same_bits():
+    """op_sac without SP on an uneven split: (c − a)·1 + a was one ulp off c in a batch with an
+    MoE row (review 38b)."""
+    from planner.presets import preset_json
+    s = preset_json("default")
+    s["model"] = "megatron-529.6b"
+    s["parallelism"].update(tp=8, pp=8, cp=2, vpp=4, dp=None, schedule="interleaved", layer_split="uneven",
+                            recompute="op_sac", sequence_parallel=False, tp_comm_overlap=True)
+    alone = planner.evaluate_many([s])
+    pair = planner.evaluate_many([s, preset_json("mixtral-8x7b-h100-64")])
+    assert [c for c in alone.columns if alone[c].dtype.kind in "fiub"
+            and not _same(alone[c].iloc[0], pair[c].iloc[0])] == []
+
+
+def test_columns_may_name_the_name_column():
+    df = planner.evaluate_many([planner.load_preset("default")], columns=["name", "tp", "mfu"])
+    assert list(df.columns) == ["name", "tp", "mfu"]
+    assert df["name"].iloc[0] == planner.load_preset("default").name

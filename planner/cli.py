@@ -32,7 +32,7 @@ from . import share as _share
 from .schema import InputError
 from .presets import list_presets, preset_json
 from .schema import INVISIBLE as _schema_invisible
-from .schema import Scenario, format_errors
+from .schema import COUNT_MAX, Scenario, format_errors
 
 
 class UsageError(Exception):
@@ -921,8 +921,8 @@ def cmd_sweep(args) -> int:
                          "(pp·vpp need not divide n_layers)")
     if args.objective not in OBJECTIVES:
         raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
-    if args.gpus is not None and not 1 <= args.gpus <= 10_000_000:
-        raise UsageError([f"--gpus {args.gpus}: allowed 1 to 10,000,000"])
+    if args.gpus is not None and not 1 <= args.gpus <= COUNT_MAX:  # planner.sweep's range
+        raise UsageError([f"--gpus {args.gpus}: allowed 1 to {COUNT_MAX:,}"])
     if not 1 <= args.top <= 1_000_000:
         raise UsageError([f"--top {args.top}: allowed 1 to 1,000,000"])
     from .sweep import MEMORY_RULES

@@ -209,7 +209,7 @@ class _Strict(BaseModel):
         if typing.get_origin(ann) is dict and isinstance(v, dict) and _numeric_only(typing.get_args(ann)[1]):
             # peak_flop_per_s / mamf_flop_per_s: each value a number, as a number field's
             bad = [f"{k}: a number, not {'the text ' + repr(x) if isinstance(x, str) else str(x).lower()}"
-                   for k, x in v.items() if _lax_number(x.item() if isinstance(x, np.bool_) else x)]
+                   for k, x in v.items() if _lax_number(x)]
             if bad:
                 raise ValueError("; ".join(bad))
         return v

@@ -433,7 +433,8 @@ def megatron_args(scenario: Scenario | dict) -> Export:
             # the gradients are copied there for the CPU step.
             notes.append("Megatron's optimizer CPU offload (HybridDeviceOptimizer, --optimizer-offload-fraction "
                          "1.0) keeps the fp32 master weights and optimizer states on the CPU and copies the "
-                         "gradients there; the planner's scenario keeps some of them on the GPU.")
+                         "gradients there; the planner's scenario also keeps a GPU copy of some of them "
+                         "(offload_master_weights / offload_grads off), which Megatron frees.")
     elif p.offload_optimizer == "nvme":
         notes.append("NVMe optimizer offload (DeepSpeed ZeRO-Infinity) has no Megatron-LM flag: not written.")
     if p.offload_activations:
@@ -993,7 +994,8 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         zero["offload_optimizer"] = off
         if not (p.offload_master_weights and p.offload_grads):
             notes.append("DeepSpeed's optimizer offload moves the fp32 master weights and gradients with the "
-                         "optimizer states; the planner's scenario keeps some of them on the GPU.")
+                         "optimizer states; the planner's scenario also keeps a GPU copy of some of them "
+                         "(offload_master_weights / offload_grads off), which DeepSpeed frees.")
     if p.dp_shard is not None and p.dp_shard < p.dp:
         if p.zero_stage == 3:
             zero["mics_shard_size"] = p.dp_shard * p.cp

@@ -623,7 +623,12 @@ def _common(b: Batch) -> dict:
     if any_off:
         master = _sel(is32, 0.0, MASTER_BYTES) if any32 else MASTER_BYTES
         ob_dev = _sel(off, _sel(G("offload_master_weights"), 0.0, master), ob)
-        ob_host = ob - ob_dev
+        # the CPU step (ZeRO-Offload; Megatron-Core's HybridDeviceOptimizer) updates an fp32 copy of the
+        # weights with Adam m, v, all in host memory: 12 B per parameter of the optimizer's shard on the
+        # host whatever offload_master_weights says (fp32 training: the weights' copy 4 + m, v 8). With
+        # the flag off the GPU keeps its fp32 master as well, refreshed after the step (planner.timing).
+        # Until review 39 the host held only m, v then (8 B), which the CPU step cannot run on.
+        ob_host = _sel(off, OPTIMIZER_BYTES, 0.0)
         # offload_grads: ZeRO-2/3 move each reduce-scattered gradient partition to the host as it
         # is produced (ZeRO-Offload [6] §4), so none stays in HBM; ZeRO-0/1 accumulate the full
         # gradient over the micro-batches and reduce it on the GPU after the last backward, so it
@@ -632,7 +637,11 @@ def _common(b: Batch) -> dict:
         # at ZeRO-1 showed 0 B of gradients while the step time reduces 8.46 GiB of them on the GPU)
         og = off & G("offload_grads")
         gb_dev = _sel(og & (zs >= 2), 0.0, gb)
-        gb_host = _sel(og, gb, 0.0)
+        # the host always holds the gradient partition the CPU step reads (the step time moves it
+        # down in every case); offload_grads decides only whether the GPU frees its own (ZeRO-2/3).
+        # Until review 39 it was counted only with offload_grads: 239 GiB per node missing on Llama 3
+        # 8B at ZeRO-0 on 64 H100.
+        gb_host = _sel(off, gb, 0.0)
     else:
         ob_dev, ob_host, gb_dev, gb_host = ob, 0.0, gb, 0.0
 
@@ -1622,16 +1631,22 @@ def explain(row: dict, *, _shared=None) -> dict[str, str]:
             + f") = {_gib(w)}"),
         "mem_grads_bytes": (
             f"{shards(g['gb_dev'], 'g')}"
-            + ((" (offloaded: each reduce-scattered partition moves to the host, ZeRO-Offload)" if zs >= 2 else
-                " (kept on the GPU under offload_grads: ZeRO-0/1 reduce the whole accumulated gradient there "
-                "after the last backward; the optimizer's partition of it, which the CPU step reads, is counted "
-                "in host memory)")
-               if int(row.get("offload_optimizer", 0)) and row.get("offload_grads") else "")
+            + (((" (offloaded: each reduce-scattered partition moves to the host, ZeRO-Offload)" if zs >= 2 else
+                 " (kept on the GPU under offload_grads: ZeRO-0/1 reduce the whole accumulated gradient there "
+                 "after the last backward; the optimizer's partition of it, which the CPU step reads, is counted "
+                 "in host memory)")
+                if row.get("offload_grads") else
+                " (kept on the GPU, offload_grads off; the optimizer's partition of it, which the CPU step "
+                "reads, is copied to the host and counted in host memory)")
+               if int(row.get("offload_optimizer", 0)) else "")
             + f" = {_gib(gr)}"),
         "mem_optimizer_bytes": (
             f"{shards(g['ob_dev'], 'o')} ("
-            + (("fp32 master and Adam m, v offloaded to " if row.get("offload_master_weights") else
-                "fp32 master kept on GPU, Adam m, v offloaded to ") + _offload_target(row)
+            + (("Adam m, v and the CPU step's copy of the fp32 weights (the master) offloaded to " + _offload_target(row)
+                if int(row.get("precision", -1)) in _FP32_CODES else
+                "fp32 master and Adam m, v offloaded to " + _offload_target(row) if row.get("offload_master_weights") else
+                "fp32 master kept on the GPU as well (offload_master_weights off: refreshed after each step); "
+                "Adam m, v and the CPU step's fp32 master offloaded to " + _offload_target(row))
                if int(row.get("offload_optimizer", 0))
                else ("Adam m, v kept on GPU; the fp32 weights are the master copy"
                      if int(row.get("precision", -1)) in _FP32_CODES else "fp32 master + Adam m, v kept on GPU"))

@@ -967,8 +967,10 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
                 f"node has (the least any of them needs: {_gib(fail_counts['host_need_min'])} per node, for "
                 "offloaded optimizer states and in-memory checkpoint copies; the system's host_memory_bytes, or cluster.overrides.host_memory_bytes)"
                 + (f", and the other {n_oom:,} run out of HBM" if n_oom else "")
-                + ". Try a system with more host memory, offloading less (offload_master_weights, offload_grads, "
-                "or 'none' among the optimizer offload targets) or more GPUs")  # not: offload more
+                + ". Try a system with more host memory, offloading less ('none' among the optimizer offload "
+                "targets, or offload_optimizer = nvme, which stages through a small host buffer) or more GPUs")
+        # not: offload more; nor the two flags: the CPU step needs the master, m, v and the gradients
+        # on the host whatever they say (review 39; they only free the GPU's copies)
     elif any(o != "none" for o in off):
         text = ("every valid split runs out of memory: try more GPUs or a larger-memory system. "
                 f"The sweep chooses {tried}, but takes offload_master_weights, offload_grads and "

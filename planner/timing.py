@@ -265,6 +265,12 @@ SCORE_BYTES_FWD = SCORE_BYTES_SOFTMAX_FWD + SCORE_BYTES_DROPOUT_FWD
 OPT_BYTES_BASE = 26.0
 #: CPU Adam host-DRAM traffic per parameter (fp32 grad, master, m, v read; master, m, v write).
 CPU_OPT_BYTES_PER_PARAM = 28.0
+#: fp32 master bytes copied back to the GPU after the CPU step when the GPU keeps its own master
+#: (``offload_master_weights`` off), instead of the 16-bit weights.
+MASTER_UP_BYTES = 4.0
+#: ZeRO-Infinity NVMe offload: fp32 master + Adam m, v bytes per parameter read before and written
+#: after the CPU step (Rajbhandari et al., SC'21).
+NVME_OPT_BYTES_PER_PARAM = 12.0
 #: Megatron-Core DDP bucket: max(40M, 1M · dp) parameters (distributed_data_parallel_config).
 DP_BUCKET_PARAMS = 40.0e6
 DP_BUCKET_PARAMS_PER_RANK = 1.0e6
@@ -566,7 +572,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "ep_dispatch_fp8", "ep_node_dispatch", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
     "local_nvme_read_bw_bytes_per_s", "local_nvme_write_bw_bytes_per_s", "offload_activations",
-    "act_offload_traffic_bytes", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
+    "act_offload_traffic_bytes", "offload_master_weights", "n_gpus", "model_flop_per_step", "hardware_flop_per_step",
     "mla", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "attn_dhead_knee",
     "mamf_frac_16bit", "mamf_frac_gemm", "power_limit_w", "tdp_w", "elem_eager", "fp8_rowwise", "layernorm", "rope",
     "dropout", "recompute_layers", "dp_shard", "mtp_layers", "etp", "fp8_attention", "peak_fp8_flop_per_s",
@@ -1520,12 +1526,24 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         gpn = f("gpus_per_node")
         host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
         t_down = P_shard * 4.0 / host_bw
-        t_up = P_shard * abytes / host_bw
+        # up: the 16-bit weights the CPU step produced; with offload_master_weights off the GPU keeps
+        # its own fp32 master, refreshed from the host's copy (4 B; Megatron-Core's CPU offload
+        # without the precision-aware optimizer), which it then casts (found by review 39: the time
+        # ignored the flag while the memory model kept the master on the GPU)
+        if "offload_master_weights" in b:
+            offw = np.asarray(b["offload_master_weights"], dtype=bool)
+            t_up = P_shard * np.where(offw, abytes, np.maximum(abytes, MASTER_UP_BYTES)) / host_bw
+        else:
+            t_up = P_shard * abytes / host_bw
         t_cpu_step = P_shard * CPU_OPT_BYTES_PER_PARAM / host_mem_share
         nvme = off_code == 2
         if nvme.any():
-            nvme_bw = np.minimum(f("local_nvme_read_bw_bytes_per_s"), f("local_nvme_write_bw_bytes_per_s")) / gpn
-            t_nvme = P_shard * 2.0 * 12.0 / np.maximum(nvme_bw, 1.0) * nvme
+            # ZeRO-Infinity: fp32 master, m, v (12 B) read from and written back to the node's NVMe,
+            # each direction at its own rate, the drives shared by the node's GPUs (until review 39
+            # both directions took the slower, write rate: 29 % more on the catalogue's NVMe)
+            rd = np.maximum(f("local_nvme_read_bw_bytes_per_s") / gpn, 1.0)
+            wr = np.maximum(f("local_nvme_write_bw_bytes_per_s") / gpn, 1.0)
+            t_nvme = P_shard * NVME_OPT_BYTES_PER_PARAM * (1.0 / rd + 1.0 / wr) * nvme
         else:
             t_nvme = 0.0
     else:
@@ -2172,9 +2190,11 @@ def explain(row: dict) -> dict[str, str]:
         tail_txt = (f" + the {tail:.4g} s of exposed collectives at its end, on other links" if tail > 0 else "")
         off_parts += [f"grads down {T['_t_down_exp']:.4g} s (the {T['_t_down']:.4g} s transfer beyond the last "
                       f"backward's {T['_t_bwd_mb']:.4g} s{tail_txt})", f"CPU Adam {T['_t_cpu_step']:.4g} s",
-                      f"weights up {T['_t_up']:.4g} s"]
+                      (f"weights up {T['_t_up']:.4g} s" if r.get("offload_master_weights") else
+                       f"fp32 master up {T['_t_up']:.4g} s (the GPU keeps its own master: offload_master_weights off)")]
         if T["_t_nvme"]:
-            off_parts.append(f"NVMe optimizer states read + write {T['_t_nvme']:.4g} s")
+            off_parts.append(f"NVMe optimizer states read + write {T['_t_nvme']:.4g} s (12 B/param each way, at the "
+                             "node's NVMe read and write rates shared by its GPUs)")
     if r.get("offload_activations"):
         off_parts.append(f"activation swap {T['_t_off_act']:.4g} s (out and back, 2 × {T['_act_off_bytes'] / 2**30:.4g} GiB "
                          f"= m micro-batches' activations of the busiest rank, over the host link = {T['_t_act']:.4g} s, "

@@ -1172,21 +1172,23 @@ def test_offload_grads_zero01_stay_on_gpu(zero):
     (DeepSpeed's ZeRO-Offload moves *reduce-scattered partitions*, i.e. ZeRO-2/3: Ren et al. 2021
     §4). Default preset (fp32 gradients, 4 B): 4 × 2,270,470,144 = 9,081,880,576 B = 8.46 GiB on
     stage 0. Before the fix: 0 B. Host memory per node (8 GPUs, worst stage = the last, which holds
-    8,192 more parameters): the gradient copy 4·P plus Adam m, v 8·P, both / shard_o (ZeRO-0: 1;
-    ZeRO-1: dp = 32), the fp32 master kept on the GPU."""
+    8,192 more parameters): the gradient copy 4·P plus the CPU step's fp32 master, Adam m, v 12·P,
+    all / shard_o (ZeRO-0: 1; ZeRO-1: dp = 32); with offload_master_weights off the GPU keeps its
+    own master as well (review 39: until then the host held m, v alone, 8·P, on which the CPU step
+    the time model costs cannot run)."""
     r = _preset("default", parallelism__zero_stage=zero, parallelism__offload_optimizer="cpu",
                 parallelism__offload_grads=True)
     assert r["mem_worst_stage"] == 0
     assert r["mem_grads_bytes"] == 4 * _P70_FIRST == 9_081_880_576
     shard_o = 1 if zero == 0 else 32
     # the gradient copy the CPU step reads is the optimizer's partition (1/dp under ZeRO-1: found by a
-    # later review, the whole gradient was counted): (4 + 8) B × P / shard_o per GPU
-    assert r["host_mem_per_node_bytes"] == pytest.approx(8 * 12.0 / shard_o * _P70_LAST, rel=1e-12)
-    # ZeRO-2 for contrast: the partitions go to the host, none in HBM; host 8 × 12 B × P/32
+    # later review, the whole gradient was counted): (4 + 12) B × P / shard_o per GPU
+    assert r["host_mem_per_node_bytes"] == pytest.approx(8 * 16.0 / shard_o * _P70_LAST, rel=1e-12)
+    # ZeRO-2 for contrast: the partitions go to the host, none in HBM; host 8 × 16 B × P/32
     r2 = _preset("default", parallelism__zero_stage=2, parallelism__offload_optimizer="cpu",
                  parallelism__offload_grads=True)
     assert r2["mem_grads_bytes"] == 0.0
-    assert r2["host_mem_per_node_bytes"] == pytest.approx(8 * 12.0 * _P70_LAST / 32, rel=1e-12)
+    assert r2["host_mem_per_node_bytes"] == pytest.approx(8 * 16.0 * _P70_LAST / 32, rel=1e-12)
 
 
 def test_fp32_activations_default_preset():
@@ -1304,12 +1306,14 @@ def test_zero1_offload_grads_counts_the_optimizer_partition_on_the_host():
     """The CPU step of ZeRO-1 reads its optimizer partition of the gradient, 1/dp of it (as the
     step time moves it); found by review: each GPU's whole gradient was counted on the host.
     Default preset (Llama 3 70B, TP 8 × PP 4 × DP 32, fp32 gradients): host memory is counted on
-    the last stage, which holds 2,270,478,336 parameters (the first's 2,270,470,144 + 8,192), so
-    offload_grads adds 8 GPUs × 4 B × 2,270,478,336 / 32 B per node."""
+    the last stage, which holds 2,270,478,336 parameters (the first's 2,270,470,144 + 8,192):
+    8 GPUs × 4 B × 2,270,478,336 / 32 B per node of gradients, with or without offload_grads (the
+    CPU step reads them either way; the flag only frees the GPU's copy under ZeRO-2/3, review 39),
+    beside the 12 B of fp32 master and Adam m, v."""
     import planner
     d = planner.load_preset("default").to_json_dict()
     d["parallelism"]["offload_optimizer"] = "cpu"
     base = planner.evaluate(d).results["host_mem_per_node_bytes"]
     d["parallelism"]["offload_grads"] = True
     r = planner.evaluate(d).results
-    assert r["host_mem_per_node_bytes"] - base == pytest.approx(8 * 4 * 2_270_478_336 / 32, rel=1e-12)
+    assert r["host_mem_per_node_bytes"] == base == pytest.approx(8 * (4 + 12) * 2_270_478_336 / 32, rel=1e-12)

@@ -36,12 +36,13 @@ def test_sweep_csv_carries_the_host_memory_need_and_capacity_host_fits_compares(
     fits_ckpt = (df["host_mem_per_node_bytes"] + df["ckpt_host_mem_per_node_bytes"]
                  <= df["host_mem_capacity_per_node_bytes"])
     assert (df["host_fits_ckpt"] == fits_ckpt).all()
-    # CPU optimizer offload without master weights or gradients (the defaults): Adam's two fp32
-    # moments, 8 B per parameter, sharded over dp·cp; 8 GPUs per node (docs/memory.md).
+    # CPU optimizer offload: the CPU step's fp32 master, Adam's two fp32 moments and the fp32
+    # gradient copy it reads, 16 B per parameter whatever offload_master_weights / offload_grads say
+    # (review 39: 8 B, m and v alone, before), sharded over dp·cp; 8 GPUs per node (docs/memory.md).
     off = df[(df["offload_optimizer"] == "cpu") & (df["pp"] == 1) & (df["tp"] == 1)]
     assert len(off) > 0
     shard = off["dp"] * off["cp"]
-    expect = 8 * 8.0 * LLAMA3_8B_PARAMS / shard
+    expect = 8 * 16.0 * LLAMA3_8B_PARAMS / shard
     assert ((off["host_mem_per_node_bytes"] - expect).abs() <= 1e-9 * expect).all(), (
         off[["dp", "cp", "host_mem_per_node_bytes"]], expect)
 

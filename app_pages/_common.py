@@ -1515,8 +1515,9 @@ def render_sidebar(page: str) -> dict:
         if ss.get("_sch_note"):
             st.caption(ss["_sch_note"])
         st.selectbox("Optimizer offload", ["none", "cpu", "nvme"], key="w_off", format_func=_OFF_LABELS.get)
-        st.checkbox("Offload fp32 master weights", key="w_offw", help="With the optimizer states, to host memory.")
-        st.checkbox("Offload gradients", key="w_offg", help="Gradients to host memory.")
+        st.checkbox("Offload fp32 master weights", key="w_offw",
+                    help=Parallelism.model_fields["offload_master_weights"].description)
+        st.checkbox("Offload gradients", key="w_offg", help=Parallelism.model_fields["offload_grads"].description)
         st.checkbox("Offload activations", key="w_offa", help="Swap stashed activations to host memory (KARMA).")
         st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls")
         st.checkbox("Sequence parallel", key="w_sp")

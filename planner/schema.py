@@ -650,8 +650,17 @@ class Parallelism(_Strict):
         "directions, bubble (pp/2 − 1)(F&B + B − 3W), two stages' parameters and pp + 1 micro-batches of "
         "activations per rank; needs an even pp and an even number of micro-batches, at least 2·pp).")
     offload_optimizer: OffloadTarget = "none"
-    offload_master_weights: bool = False
-    offload_grads: bool = False
+    offload_master_weights: bool = Field(
+        False,
+        description="With offload_optimizer = cpu / nvme: the GPU frees its fp32 master and receives only the "
+        "16-bit weights after the CPU step (DeepSpeed ZeRO-Offload; Megatron-Core with the precision-aware "
+        "optimizer). Off: the GPU keeps its own fp32 master as well, refreshed from the host (4 B per parameter "
+        "up). The host holds the master, Adam m, v and the gradients either way: the CPU step needs them.")
+    offload_grads: bool = Field(
+        False,
+        description="With offload_optimizer = cpu / nvme: the GPU frees its gradient partition once copied to "
+        "the host (ZeRO-2/3; ZeRO-0/1 reduce the whole accumulated gradient on the GPU, so it stays). The copy "
+        "the CPU step reads is on the host either way.")
     offload_activations: bool = Field(False, description="Swap stashed activations to host memory (KARMA).")
     flash_attention: bool = True
     attention_kernel: AttentionKernel = Field(

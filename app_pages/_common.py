@@ -783,10 +783,8 @@ def link_int(key: str, lo: int, hi: int, default: int, warnings: list[str]) -> i
     if v is None:
         return default
     try:
-        x = int(v.strip())
-        if lo <= x <= hi:
-            return x
-    except (ValueError, AttributeError):
+        return share.page_int(v, lo, hi)  # ASCII digits only: not '1_000' (review 39)
+    except ValueError:
         pass
     warnings.append(f"{key}={share._show(v)}: refused; allowed a whole number {lo:,} to {hi:,}; using {default}")
     return default
@@ -1315,6 +1313,8 @@ _SCENARIO_BOXES = (
     ("w_ep", "ep", "Parallelism → EP", None),
     ("w_vpp", "vpp", "Parallelism → VPP", None),
     ("w_etp", "etp", "Parallelism → Expert TP (MoE)", "= TP"),
+    ("w_dps", "dps", "Parallelism → ZeRO shard group (HSDP), DP ranks", "all DP ranks"),  # review 39
+    ("w_rcl", "rcl", "Parallelism → Full recompute: layers per chunk", "every layer"),
     ("w_seq", "s", "Training → Sequence length (tokens)", None),
     ("w_gbs", "gbs", "Training → Global batch (sequences)", None),
     ("w_mbs", "mbs", "Training → Micro-batch (sequences)", None),

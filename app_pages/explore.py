@@ -216,6 +216,7 @@ if "ex_obj" not in ss:
     ss["ex_top"] = C.link_int("ex_top", 1, EXPLORE_TOP_MAX, int(EXPLORE_DEFAULTS["ex_top"]), _w)
     ss["ex_head"] = C.link_int("ex_head", 0, HEADROOM_MAX_PCT, int(EXPLORE_DEFAULTS["ex_head"]), _w)
     ss["ex_ties"] = C.link_choice("ex_ties", ["0", "1"], EXPLORE_DEFAULTS["ex_ties"], _w) == "1"
+    _w += share.unknown_own_page_keys(qp.keys(), "explore", _PAGE_KEYS)
     ss["_ex_warnings"] = _w
 C.write_url(sj, {"ex_obj": ss["ex_obj"], "ex_space": ss["ex_space"], "ex_color": ss["ex_color"],
                  "ex_top": ss["ex_top"], "ex_head": ss["ex_head"], "ex_ties": "1" if ss["ex_ties"] else "0"})

@@ -248,6 +248,7 @@ if "pl_mct" not in ss:
     _w: list[str] = []
     ss["pl_mct"] = C.link_int("pl_mct", *MCT_RANGE, MCT_DEFAULT, _w)
     ss["pl_mcs"] = C.link_int("pl_mcs", *MCS_RANGE, share.PLAN_MC_SEED_DEFAULT, _w)
+    _w += share.unknown_own_page_keys(st.query_params.keys(), "plan", _PAGE_KEYS)
     ss["_pl_warnings"] = _w
 for _k, _rng, _d in (("pl_mct", MCT_RANGE, MCT_DEFAULT), ("pl_mcs", MCS_RANGE, share.PLAN_MC_SEED_DEFAULT)):
     if ss.get(_k) is None:  # never let an emptied box reach the URL or the simulation

@@ -171,11 +171,8 @@ PLAN_MC_KEYS: dict[str, tuple[str, str, int, int, int]] = {
 
 def _page_int(text: str, lo: int, hi: int) -> int:
     """A page's whole-number link value as the page reads it (app_pages/_common.py link_int:
-    ``int(v.strip())`` in [lo, hi]); ValueError otherwise."""
-    x = int(str(text).strip())
-    if not lo <= x <= hi:
-        raise ValueError(x)
-    return x
+    ASCII digits in [lo, hi], :func:`planner.share.page_int`); ValueError otherwise."""
+    return _share.page_int(text, lo, hi)
 
 
 def page_key_errors(page: dict[str, Any]) -> list[str]:
@@ -188,6 +185,13 @@ def page_key_errors(page: dict[str, Any]) -> list[str]:
     from . import share
 
     out = []
+    out += [f"--link: {w.removesuffix('; ignored')}" for w in
+            _share.unknown_own_page_keys(page, "plan", tuple(PLAN_MC_KEYS))
+            + _share.unknown_own_page_keys(page, "explore", tuple(_EXPLORE_KEYS))]
+    other = sorted(k for k in page if str(k).startswith(("c_", "v_")))
+    if other:  # review 39: '?p=default&v_set=calibration' ran with the Validate key dropped silently
+        out.append(f"--link: {', '.join(other)}: keys of the Compare / Validate page, which this command does not "
+                   "read; copy the Plan page's link")
     for k, v in page.items():
         if isinstance(v, (list, tuple)):
             shown = ", ".join(share.one_line_show(x) for x in v[:5]) + (", …" if len(v) > 5 else "")
@@ -259,6 +263,10 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
         raise UsageError(["--link: empty; give a share link of the dashboard (its address, e.g. "
                           "'http://localhost:8501/?p=default&n=512') or its ?query"])
     params = share.parse_link(t)
+    page_path = t.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1].lower()
+    if page_path in ("compare", "validate"):  # review 39: a /compare link ran its bare keys here
+        raise UsageError([f"--link: a {page_path.capitalize()} page link (…/{page_path}?…); this command reads a Plan "
+                          "page link: open the scenario in Plan (Compare's Open in Plan) and copy that page's link"])
     where = (" before the '#'; what follows a '#' is the address's fragment, not its query"
              if "#" in t and "=" in t.split("#", 1)[1] else "")
     head = t.split("#", 1)[0]
@@ -1064,7 +1072,9 @@ def cmd_simulate(args) -> int:
 
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     page = link_input(args.link)[1] if args.link is not None else {}  # its pl_* values checked there
-    plan = any(k in PLAN_MC_KEYS for k in page)
+    # any link is read as the Plan page reads it: its Monte Carlo boxes, or the page's defaults where
+    # it has none (review 39: a link without pl_mct ran 10,000 trials against the page's 2,000)
+    plan = args.link is not None
     for key, (opt, _box, lo, hi, page_default) in PLAN_MC_KEYS.items():
         if getattr(args, opt) is not None:
             continue
@@ -1286,6 +1296,8 @@ def _whole(allowed: str):
 
     def parse(text: str) -> int:
         t = str(text).strip()
+        if "_" in t:  # int() and Decimal read Python's digit grouping, '1_000' (review 39)
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (write it without '_'); allowed {allowed}")
         try:
             return int(t)
         except ValueError:

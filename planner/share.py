@@ -486,6 +486,8 @@ def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
     if not r.isascii():  # float() also reads other scripts' digits ('４'): a link holds ASCII numbers
         return None, ("must be a number written in ASCII digits" if not whole
                       else "must be a whole number (ASCII digits)") + rng
+    if "_" in r:  # float() and int() read Python's digit grouping, '1_6' as 16 (review 39)
+        return None, ("must be a number" if not whole else "must be a whole number") + " without '_'" + rng
     try:
         x = float(r) if not whole else None
         if whole:
@@ -1823,6 +1825,34 @@ def capped_warnings(lines: Sequence[str], limit: int = LINK_WARNINGS_MAX) -> lis
 #: The keys of their own that the Compare and Validate pages read (neither shows one scenario).
 COMPARE_PAGE_KEYS = ("c_n", "c_src1", "c_src2", "c_src3", "c_src4")
 VALIDATE_PAGE_KEYS = ("v_set", "v_metric", "v_group", "v_run")
+
+
+#: A page's own whole-number link value: ASCII digits, an optional sign, nothing else (``int()``
+#: also reads ``1_000`` and other scripts' digits, ``٨``; review 39: ``pl_mct=1_000`` ran 1,000).
+_PAGE_INT_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def page_int(text: Any, lo: int, hi: int) -> int:
+    """A page's own whole-number link value (``pl_mct``, ``ex_top`` ...) in ``[lo, hi]``, as every
+    page and the CLI read it; ValueError for anything else (surrounding blanks are allowed)."""
+    t = str(text).strip()
+    if not _PAGE_INT_RE.fullmatch(t):
+        raise ValueError(text)
+    x = int(t)
+    if not lo <= x <= hi:
+        raise ValueError(text)
+    return x
+
+
+def unknown_own_page_keys(keys, page: str, own: Sequence[str]) -> list[str]:
+    """Warnings for the keys of a Plan (``page="plan"``, prefix ``pl_``) or Explore (``"explore"``,
+    ``ex_``) link that carry the page's prefix but are none of its keys (``pl_mtc`` for ``pl_mct``),
+    as :func:`foreign_page_keys` warns on Compare and Validate (found by review 39: they were
+    dropped without a word, so a typo ran the defaults). Never raises."""
+    prefix = {"plan": "pl_", "explore": "ex_"}[page]
+    name = {"plan": "Plan", "explore": "Explore"}[page]
+    return [f"{_show(str(k))}: not a key of the {name} page (allowed: {', '.join(own)}); ignored"
+            for k in keys if str(k).startswith(prefix) and str(k) not in own]
 
 
 def foreign_page_keys(params: Mapping[str, Any], page: str) -> list[str]:

@@ -3390,7 +3390,7 @@ def run_scenario(run_id: str, csv_path=None) -> tuple[Scenario, str]:
                     break
             except (ValueError, OSError, KeyError):
                 pass
-        raise ValueError(f"no run with run_id {want!r} ({len(ids)} runs in the file)"
+        raise ValueError(f"no run with run_id {want!r} ({len(ids)} runs in the file, the ones validate skips for an unpublished setting included)"
                          + (f"; close: {', '.join(close)}" if close else "") + elsewhere)
     # the row validate compares: the first of the id that could be read (rows_to_scenarios passes
     # over an unreadable one before it counts the id as seen; review 18f)

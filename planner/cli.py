@@ -263,7 +263,11 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
         raise UsageError(["--link: empty; give a share link of the dashboard (its address, e.g. "
                           "'http://localhost:8501/?p=default&n=512') or its ?query"])
     params = share.parse_link(t)
-    page_path = t.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1].lower()
+    addr = t.split("#", 1)[0].split("?", 1)[0]
+    # the address's path, not its host ('https://validate/?p=…' is a Plan link: review 39c)
+    path = addr.split("://", 1)[1] if "://" in addr else addr
+    path = path if path.startswith("/") else ("/" + path.split("/", 1)[1] if "/" in path else "")
+    page_path = path.rstrip("/").rsplit("/", 1)[-1].lower()
     if page_path in ("compare", "validate"):  # review 39: a /compare link ran its bare keys here
         raise UsageError([f"--link: a {page_path.capitalize()} page link (…/{page_path}?…); this command reads a Plan "
                           "page link: open the scenario in Plan (Compare's Open in Plan) and copy that page's link"])
@@ -1324,11 +1328,11 @@ def _fraction_arg(text: str) -> float:
     """An argparse type for ``--min-headroom``: a finite number, refused with its range otherwise
     (the range itself is checked by the command)."""
     try:
-        x = float(str(text).strip())
+        x = float(str(text).strip()) if "_" not in str(text) else math.nan  # not '0.0_5' (review 39c)
     except ValueError:
         x = math.nan
     if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; allowed 0 to below 1")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (plain digits, no '_'); allowed 0 to below 1")
     return x
 
 

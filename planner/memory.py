@@ -234,6 +234,9 @@ FP32_WEIGHT_BYTES = 4.0
 FP32_OPTIMIZER_BYTES = 8.0
 #: Bytes of the fp32 master inside OPTIMIZER_BYTES (moved by offload_master_weights).
 MASTER_BYTES = 4.0
+#: The gradient copy the CPU optimizer step reads on the host, fp32 whatever ``grad_dtype``
+#: (ZeRO-Offload's fp32 host buffer; planner.timing moves 4 B per parameter down).
+HOST_GRAD_BYTES = 4.0
 #: Cached low-precision copy of the weights (our choice, see module docstring): fp8, fp4.
 LOWP_WEIGHT_COPY_BYTES = {"fp8": 0.0, "fp4": 0.0}
 
@@ -641,7 +644,9 @@ def _common(b: Batch) -> dict:
         # down in every case); offload_grads decides only whether the GPU frees its own (ZeRO-2/3).
         # Until review 39 it was counted only with offload_grads: 239 GiB per node missing on Llama 3
         # 8B at ZeRO-0 on 64 H100.
-        gb_host = _sel(off, gb, 0.0)
+        # fp32 (4 B) whatever grad_dtype: the CPU step's buffer and the 4 B the step time moves down
+        # (review 39c: bf16 gradients counted 2 B here)
+        gb_host = _sel(off, HOST_GRAD_BYTES, 0.0)
     else:
         ob_dev, ob_host, gb_dev, gb_host = ob, 0.0, gb, 0.0
 

@@ -42,6 +42,20 @@ def test_cli_refuses_keys_no_page_of_the_command_reads(link, needle):
     assert rc == 2 and needle in err, err
 
 
+@pytest.mark.parametrize("base", ["https://validate/", "https://compare", "http://h/plan/"])
+def test_cli_reads_a_plan_link_whatever_its_host(base):
+    """The page is the address's path, not its host (review 39c: 'https://validate/?p=…' was refused)."""
+    rc, out, err = _cli("link", "--preset", "default", "--base-url", base)
+    assert rc == 0, err
+    rc, _out, err = _cli("evaluate", "--link", out.strip())
+    assert rc == 0, err
+
+
+def test_min_headroom_refuses_digit_grouping():
+    rc, _out, err = _cli("sweep", "--preset", "llama3-8b-h100-64", "--top", "1", "--min-headroom", "0.0_5")
+    assert rc == 2 and "no '_'" in err, err
+
+
 @pytest.mark.parametrize("raw", ["1_6", "8_0", "1__6", "_8"])
 def test_link_numbers_refuse_digit_grouping(raw):
     """float()/int() read '1_6' as 16; a link's numbers are plain ASCII digits."""

@@ -77,3 +77,13 @@ def test_nvme_reads_and_writes_at_their_own_rates():
     t_nvme = 12.0 * n * (8 / 50e9 + 8 / 27.5e9)
     assert t_nvme == pytest.approx(43.45, abs=0.01)
     assert "NVMe optimizer states read + write 43.45 s" in r.explain["t_offload_s"]
+
+
+def test_bf16_gradients_still_take_an_fp32_host_copy():
+    """The CPU step reads fp32 gradients (the step time moves 4 B per parameter down whatever
+    grad_dtype): host = 8 × (4 + 12) B × 2,270,478,336 / 32 with bf16 gradients too (review 39c: 14 B)."""
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["offload_optimizer"] = "cpu"
+    d["training"]["grad_dtype"] = "bf16"
+    r = planner.evaluate(d).results
+    assert r["host_mem_per_node_bytes"] == pytest.approx(8 * 16 * 2_270_478_336 / 32, rel=1e-12)

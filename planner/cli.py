@@ -1332,7 +1332,8 @@ def _fraction_arg(text: str) -> float:
     except ValueError:
         x = math.nan
     if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number (plain digits, no '_'); allowed 0 to below 1")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number" + (" (plain digits, no '_')" if "_" in str(text) else "")
+                                         + "; allowed 0 to below 1")
     return x
 
 

@@ -169,12 +169,6 @@ PLAN_MC_KEYS: dict[str, tuple[str, str, int, int, int]] = {
 }
 
 
-def _page_int(text: str, lo: int, hi: int) -> int:
-    """A page's whole-number link value as the page reads it (app_pages/_common.py link_int:
-    ASCII digits in [lo, hi], :func:`planner.share.page_int`); ValueError otherwise."""
-    return _share.page_int(text, lo, hi)
-
-
 def page_key_errors(page: dict[str, Any]) -> list[str]:
     """One line per page key of a link that its page would refuse ("Link: ... refused; using ..."):
     the Plan page's Monte Carlo boxes (``pl_mct``, ``pl_mcs``) and the Explore page's controls
@@ -200,7 +194,7 @@ def page_key_errors(page: dict[str, Any]) -> list[str]:
         if k in PLAN_MC_KEYS:
             _opt, box, lo, hi, _d = PLAN_MC_KEYS[k]
             try:
-                _page_int(v, lo, hi)
+                _share.page_int(v, lo, hi)
             except (ValueError, TypeError):
                 out.append(f"--link: {k}={share.one_line_show(v)} (the Plan page's Monte Carlo {box} box) is refused; "
                            f"allowed a whole number {lo:,} to {hi:,}")
@@ -817,7 +811,7 @@ from .sweep import EXPLORE_PAGE_KEYS as _EXPLORE_KEYS  # noqa: E402
 
 def _explore_value(key: str, text: Any) -> Any:
     """An Explore link key's value as the page reads it (app_pages/_common.py link_choice: the exact
-    text among the allowed; link_int: ``int(v.strip())`` in range), as the sweep's option: ex_head
+    text among the allowed; link_int: ASCII digits in range, planner.share.page_int), as the sweep's option: ex_head
     in % → the fraction of usable HBM, ex_ties → bool. ValueError for what the page refuses."""
     from .sweep import EXPLORE_HEADROOM_MAX_PCT, EXPLORE_TOP_MAX, OBJECTIVES, SEARCH_SPACES
 
@@ -833,9 +827,9 @@ def _explore_value(key: str, text: Any) -> Any:
     if key == "ex_space":
         return choice(tuple(SEARCH_SPACES))
     if key == "ex_top":
-        return _page_int(v, 1, EXPLORE_TOP_MAX)
+        return _share.page_int(v, 1, EXPLORE_TOP_MAX)
     if key == "ex_head":
-        return _page_int(v, 0, EXPLORE_HEADROOM_MAX_PCT) / 100.0
+        return _share.page_int(v, 0, EXPLORE_HEADROOM_MAX_PCT) / 100.0
     if key == "ex_ties":
         return choice(("0", "1")) == "1"
     if key == "ex_color":
@@ -1086,7 +1080,7 @@ def cmd_simulate(args) -> int:
         # of a 2,000-trial table gave 10,000 other runs here); a box the link leaves out is the page's
         # default (2,000 trials, seed 0), as the page shows it (review 15f)
         if plan:
-            setattr(args, opt, _page_int(page[key], lo, hi) if key in page else page_default)
+            setattr(args, opt, _share.page_int(page[key], lo, hi) if key in page else page_default)
             _err(f"note: --{opt} {getattr(args, opt):,} from the link's {key} (the Plan page's Monte Carlo)" if key in page
                  else f"note: --{opt} {getattr(args, opt):,}, the Plan page's default (the link has no {key})")
         else:

@@ -130,6 +130,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import catalog, comm, model_stats
+from . import memory as _mem
 from .batch import ATTENTION_KERNELS, FAMILIES, PRECISIONS, RECOMPUTE, SCHEDULES, Batch, any_true
 from .batch import col as _col
 from .batch import expand as _expand
@@ -266,11 +267,11 @@ OPT_BYTES_BASE = 26.0
 #: CPU Adam host-DRAM traffic per parameter (fp32 grad, master, m, v read; master, m, v write).
 CPU_OPT_BYTES_PER_PARAM = 28.0
 #: fp32 master bytes copied back to the GPU after the CPU step when the GPU keeps its own master
-#: (``offload_master_weights`` off), instead of the 16-bit weights.
-MASTER_UP_BYTES = 4.0
+#: (``offload_master_weights`` off), instead of the 16-bit weights: the memory model's master bytes.
+MASTER_UP_BYTES = _mem.MASTER_BYTES
 #: ZeRO-Infinity NVMe offload: fp32 master + Adam m, v bytes per parameter read before and written
-#: after the CPU step (Rajbhandari et al., SC'21).
-NVME_OPT_BYTES_PER_PARAM = 12.0
+#: after the CPU step (Rajbhandari et al., SC'21): the memory model's optimizer bytes.
+NVME_OPT_BYTES_PER_PARAM = _mem.OPTIMIZER_BYTES
 #: Megatron-Core DDP bucket: max(40M, 1M · dp) parameters (distributed_data_parallel_config).
 DP_BUCKET_PARAMS = 40.0e6
 DP_BUCKET_PARAMS_PER_RANK = 1.0e6
@@ -1525,7 +1526,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if bool(off.any()):
         gpn = f("gpus_per_node")
         host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
-        t_down = P_shard * 4.0 / host_bw
+        t_down = P_shard * _mem.HOST_GRAD_BYTES / host_bw  # the fp32 gradient copy the host holds
         # up: the 16-bit weights the CPU step produced; with offload_master_weights off the GPU keeps
         # its own fp32 master, refreshed from the host's copy (4 B; Megatron-Core's CPU offload
         # without the precision-aware optimizer), which it then casts (found by review 39: the time

@@ -1055,6 +1055,7 @@ def load_into_widgets(sj: dict, pid: str | None = None) -> None:
     if pid is not None:
         ss["preset_id"] = pid
     ss.pop("_sch_note", None)  # the schedule / VPP note is about the widgets' last change, not a loaded scenario
+    ss.pop("_ls_note", None)  # so is the layer split's
     for k, v in widget_values(sj, pid).items():
         ss[k] = v
 
@@ -1089,6 +1090,47 @@ def _on_model() -> None:
     if mid == CUSTOM:
         prev = ss.get(SCENARIO_KEY, {}).get("model")
         ss.update(_model_widget_values(_model_dict(prev)))
+    _uneven_if_needed("model")
+
+
+def _widget_layers() -> Any:
+    """The layer count of the model the sidebar holds now: the preset's, or the custom box's."""
+    ss = st.session_state
+    mid = ss.get("w_model")
+    if mid == CUSTOM:
+        return ss.get("w_m_layers")
+    m = catalog.models().get(mid)
+    return None if m is None else m.n_layers
+
+
+def _uneven_if_needed(cause: str) -> None:
+    """on_change of the model, its layer count, PP and VPP: under the even layer split, a layer count
+    that PP·VPP does not divide chooses the uneven split (the first L mod (PP·VPP) virtual stages take
+    one extra layer) and says so — what a share link with the same values reads as (its split is
+    fitted: ``planner.share``). Found by review 39B: choosing Llama 3 405B (126 layers) with PP 4 ·
+    VPP 5 stopped the page on the schema's message, which named ``parallelism.layer_split``, not
+    this box. Values the schema refuses anyway (PP·VPP above the layers, a box's bad value) are left
+    to its message. ``cause``: "model" (the note is shown under the model too) or "split"."""
+    ss = st.session_state
+    ss.pop("_ls_note", None)
+    if ss.get("w_ls") != "even":
+        return
+    n_layers, pp, vpp = _widget_layers(), ss.get("w_pp"), ss.get("w_vpp") or 1
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (n_layers, pp, vpp)):
+        return
+    stages = pp * vpp
+    if stages > n_layers or n_layers % stages == 0:
+        return
+    ss["w_ls"] = "uneven"
+    ss["_ls_note"] = (cause, f"Layer split even → uneven: {n_layers:,} layers do not divide by PP·VPP = "
+                             f"{pp}·{vpp} = {stages}; " + (
+                                 "the first virtual stage takes" if n_layers % stages == 1 else
+                                 f"the first {n_layers % stages} of {stages} virtual stages take")
+                             + f" {n_layers // stages + 1} layers, the others {n_layers // stages}.")
+
+
+def _on_layer_split() -> None:
+    st.session_state.pop("_ls_note", None)  # the user's own choice now
 
 
 def _on_schedule() -> None:
@@ -1116,6 +1158,7 @@ def _on_vpp() -> None:
         ss["_sch_note"] = f"schedule {old} → {_SCHED_LABELS['interleaved']}: VPP > 1 runs only with it."
     else:
         ss.pop("_sch_note", None)
+    _uneven_if_needed("split")
 
 
 def _whole(v: Any) -> Any:
@@ -1420,11 +1463,15 @@ def render_sidebar(page: str) -> dict:
         for note in ss.get("_hf_notes") or []:
             st.caption(md_text(note))
         hf_split_box = st.empty()  # filled at the end, once it is known whether the note still holds
+        if (ss.get("_ls_note") or ("",))[0] == "model":
+            st.caption(ss["_ls_note"][1])
         if ss.get("w_model") == CUSTOM:
             st.text_input("Name", key="w_m_name")
             c1, c2 = st.columns(2)
             for j, (key, _, label) in enumerate(_MODEL_FIELDS):
-                (c1 if j % 2 == 0 else c2).number_input(label, step=1, key=key)
+                (c1 if j % 2 == 0 else c2).number_input(
+                    label, step=1, key=key, **({"on_change": _uneven_if_needed, "args": ("model",)}
+                                               if key == "w_m_layers" else {}))
             c1.number_input("Head dim", step=1, value=None, key="w_m_hd",
                             placeholder="auto", help="Empty = hidden size ÷ attention heads.")
             c2.number_input("Position rows", step=1, key="w_m_pos",
@@ -1489,7 +1536,7 @@ def render_sidebar(page: str) -> dict:
     with sb.expander("Parallelism", expanded=True):
         c1, c2, c3 = st.columns(3)
         c1.number_input("TP", step=1, key="w_tp")
-        c2.number_input("PP", step=1, key="w_pp")
+        c2.number_input("PP", step=1, key="w_pp", on_change=_uneven_if_needed, args=("split",))
         c3.number_input("CP", step=1, key="w_cp")
         c1.number_input("EP", step=1, key="w_ep")
         c2.number_input("VPP", step=1, key="w_vpp", on_change=_on_vpp,
@@ -1519,7 +1566,10 @@ def render_sidebar(page: str) -> dict:
                     help=Parallelism.model_fields["offload_master_weights"].description)
         st.checkbox("Offload gradients", key="w_offg", help=Parallelism.model_fields["offload_grads"].description)
         st.checkbox("Offload activations", key="w_offa", help="Swap stashed activations to host memory (KARMA).")
-        st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls")
+        st.selectbox("Layer split over stages", ["even", "uneven"], key="w_ls", on_change=_on_layer_split,
+                     help=Parallelism.model_fields["layer_split"].description)
+        if ss.get("_ls_note"):
+            st.caption(ss["_ls_note"][1])
         st.checkbox("Sequence parallel", key="w_sp")
         st.checkbox("Flash attention", key="w_fa")
         st.selectbox("Attention kernel", ["native", "flash2"], key="w_ak", format_func=_AK_LABELS.get,

@@ -125,7 +125,19 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
                                   else "is an index into an empty list (set the whole list instead)")])
             cur[int(last)] = _parse_value(value, path)
         else:
-            cur[last] = _parse_value(value, path)
+            new = _parse_value(value, path)
+            old = cur.get(last)
+            if isinstance(old, dict) and isinstance(new, dict):
+                # a whole object replaces the old one (the JSON value is the object, not a patch):
+                # said, with the fields it drops (found by review 39B: --set 'parallelism={"tp": 4}'
+                # put PP, VPP, ZeRO, recompute back to their defaults without a word)
+                lost = [k for k in old if k not in new]
+                if lost:
+                    shown = ", ".join(lost[:8]) + (", …" if len(lost) > 8 else "")
+                    print(f"note: --set {path.strip()}={{…}} replaces the whole object; its fields not given "
+                          f"({shown}) take their defaults (--set {path.strip()}.FIELD=VALUE sets one field)",
+                          file=sys.stderr)
+            cur[last] = new
         # Changing the split or the cluster size re-derives dp unless the user set it.
         if parts[0] == "parallelism" and parts[-1] in ("tp", "pp", "cp") or path.strip() == "cluster.n_gpus":
             if not any(s.split("=", 1)[0].strip() == "parallelism.dp" for s in sets):

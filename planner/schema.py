@@ -598,8 +598,9 @@ class Training(_Strict):
     @classmethod
     def _tokens_total_at_most(cls, v: float) -> float:
         if v > TOKENS_TOTAL_MAX:
-            raise ValueError(f"{v!r} tokens: allowed above 0 to {TOKENS_TOTAL_MAX:.0e} (far beyond any published "
-                             "run: Llama 3 trained on 1.56e13, Qwen3 on 3.6e13)")
+            # worded as the other bound's message ("allowed more than 0, up to 1e+16 (got 0)")
+            raise ValueError(f"{_range_text(('training', 'tokens_total'))} (got {v:g}); 1e+16 is far beyond "
+                             "any published run: Llama 3 trained on 1.56e13, Qwen3 on 3.6e13")
         return v
 
 
@@ -1286,6 +1287,12 @@ def _shown_value(value: Any, json_spelling: bool) -> str:
                 return json.dumps(value, allow_nan=False, ensure_ascii=False)
             except (TypeError, ValueError, RecursionError):
                 pass
+    # a numpy scalar as the number it holds: nan, 3.0, 7 (was "np.float64(nan)", numpy 2's repr)
+    if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            pass
     return repr(value)
 
 

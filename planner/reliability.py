@@ -2179,6 +2179,15 @@ def explain(row: dict) -> dict[str, str]:
             how = "given" if given else "chosen to maximise the renewal goodput"
             if given and iv > giv * (1.0 + 1e-12):
                 how = f"given {_g(giv)} s, raised to the shortest the job can save at: one step or the async save"
+            # the optimum held at that floor (review 40a D3: 405B on 131,072 GPUs saved host memory every
+            # step, 7 s, explained as a free optimum where Young's √(2δ/Λ) is 3.1 s)
+            step_s = float(row.get("step_time_s", np.nan) or np.nan)
+            floor_s = (max(step_s, float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0)) if row.get("ckpt_async")
+                       else step_s)
+            if not given and np.isfinite(floor_s) and iv <= floor_s * (1.0 + 1e-9):
+                how += (", held at the shortest interval the job can save at ("
+                        + ("one step" if floor_s <= step_s else "the async save's time") + "): the optimum "
+                        "without that floor is shorter")
             if dead and not given:  # review 16a: the headline and the grid reference now agree here
                 how = (f"the goodput is 0 at every interval ({dead}), so the interval is chosen to maximise "
                        "the rest of the renewal model (the failures the enabled tiers survive; recoveries "
@@ -2203,8 +2212,13 @@ def explain(row: dict) -> dict[str, str]:
                     f"{format_interval_s(iv)}: at the optimum this tier would recover no failure class "
                     "(a tier saved more often survives all it does), so its saves would only stall")
             else:
+                # in steps too: frameworks take the interval in steps (Megatron-LM --save-interval,
+                # TorchTitan [checkpoint] interval; review 40a D4), a save lands on a step's end
+                steps_txt = (f"; {iv / step_s:,.3g} steps of {_g(step_s)} s, so every "
+                             f"{max(1, round(iv / step_s)):,} steps in a framework that saves on step ends"
+                             if np.isfinite(step_s) and step_s > 0 else "")
                 e[f"ckpt_{kind}_interval_opt_s"] = (
-                    f"{format_interval_s(iv)} ({how}); recovers "
+                    f"{format_interval_s(iv)} ({how}{steps_txt}); recovers "
                     + (", ".join(rec) if rec else "no failure class")
                 )
         for kind in TIER_KINDS:
@@ -2765,8 +2779,24 @@ def notes(row: dict) -> list[str]:
         # Monte Carlo than the renewal model's steady state; the notes below say where it does not.
         # Review 17d: also of a run where the grouping by tier was 1.5 pp above the Monte Carlo, with
         # no other note: now only where the stretched-exposure estimate agrees within 0.005.)
+        # the run the Monte Carlo would refuse (more failures than it simulates one by one): it cannot
+        # check the headline there (review 40a D2: "which tracks the Monte Carlo" was said of a run
+        # `planner simulate` refuses, the default preset at 100 × the failure rate)
+        fin_days, fin_exact = finite_run(row)
+        days_mc = float(row.get("time_to_train_days", np.nan))
+        if np.isfinite(fin_days) and fin_exact and (not np.isfinite(days_mc)
+                                                    or fin_days < days_mc * (1.0 - FINITE_RUN_NOTE_REL)):
+            days_mc = fin_days  # the days the Monte Carlo sizes the run by (simulate.expected_days)
         if departs:
             tail = "a steady-state rate; the notes below say where it departs from the Monte Carlo."
+        elif not _simulable(rate_h, days_mc):
+            from .simulate import MAX_EXPECTED_FAILURES
+
+            n_fail = rate_h * days_mc * 24.0
+            tail = ("a steady-state rate; the Monte Carlo cannot check it here: the run expects "
+                    + (f"about {n_fail:,.0f} failures" if n_fail < 1e9 else f"about {n_fail:.3g} failures"
+                       if np.isfinite(n_fail) else "no end of failures")
+                    + f", more than the {MAX_EXPECTED_FAILURES:,} it simulates one by one.")
         elif (np.isfinite(stretched_gap) and abs(stretched_gap) <= GROUPING_NOTE_GAP
               and abs(stretched_gap) <= GROUPING_NOTE_REL * float(row.get("goodput", 0.0))):
             tail = "which tracks the Monte Carlo."
@@ -2797,7 +2827,18 @@ def notes(row: dict) -> list[str]:
         except (KeyError, ValueError, TypeError):
             ov1 = np.nan
         stall_gap = ov1 * ov1 / (1.0 + ov1) if np.isfinite(ov1) and ov1 > 0.0 else 0.0
-        if stall_gap >= 0.5 * abs(row.get("goodput", g1) - g1):
+        # against the first order before its clip to [0, 1] (review 40a D1: clipped to 0 beside a
+        # goodput near 0, any stall at all was "long", where the recoveries' e^24 made the loss)
+        g1_raw = g1
+        try:
+            res_, _t, _l, _r = _row_model(row)
+            g1_raw = float(np.ravel(1.0 - res_["ckpt_overhead_frac_first_order"] - res_["lost_work_frac_first_order"]
+                                    - res_["restart_frac_first_order"])[0])
+        except (KeyError, ValueError, TypeError):
+            pass
+        if not np.isfinite(g1_raw):
+            g1_raw = g1
+        if stall_gap >= 0.5 * abs(row.get("goodput", g1) - g1_raw):
             out.append(f"Checkpoint stalls are long against the intervals (Σ stall/τ = {_g(ov1)}; MTBF "
                        f"{_g(row.get('mtbf_h', np.nan))} h): the first-order goodput ({_g(g1)}) subtracts them "
                        "as a share of the wall time, 1 − Σ stall/τ; the headline uses the renewal model "

@@ -1091,6 +1091,32 @@ def _on_model() -> None:
         prev = ss.get(SCENARIO_KEY, {}).get("model")
         ss.update(_model_widget_values(_model_dict(prev)))
     _uneven_if_needed("model")
+    if mid != CUSTOM:
+        _fit_split_to_model()
+
+
+def _fit_split_to_model() -> None:
+    """After a catalogue model is chosen: a split the model cannot take (VPP·PP above its layers, EP
+    on a dense model or above its experts, TP above its heads) is changed to the nearest one that
+    fits (:func:`planner.share.nearest_split`, at most two fields), saying so under the model — what
+    a share link with that model reads as (review 40c D4: on the 405B preset, Llama 3 70B stopped the
+    page on "pp·vpp = 112 exceeds model.n_layers = 80" where the link opens with VPP 1). Nothing is
+    changed where no near split fits (the page then shows the schema's message)."""
+    ss = st.session_state
+    sj = scenario_from_widgets()
+    _, errs = validate(sj)
+    if not errs:
+        return
+    near = share.nearest_split(sj)
+    if near is None:
+        return
+    ls_note = ss.get("_ls_note")
+    load_into_widgets(near[0], ss.get("preset_id"))
+    if ls_note is not None:
+        ss["_ls_note"] = ls_note
+    ss["_fit_note"] = (f"Split changed so it fits {_label(catalog.models, ss['w_model'])}: {near[1]} (what a share "
+                       "link with this model reads as).")
+    ss["_fit_note_sj"] = None  # kept while the scenario is the one fitted (_IMPORT_MESSAGES)
 
 
 def _widget_layers() -> Any:
@@ -1115,18 +1141,27 @@ def _uneven_if_needed(cause: str) -> None:
     ss.pop("_ls_note", None)
     if ss.get("w_ls") != "even":
         return
-    n_layers, pp, vpp = _widget_layers(), ss.get("w_pp"), ss.get("w_vpp") or 1
+    vpp = ss.get("w_vpp")
+    n_layers, pp, vpp = _widget_layers(), ss.get("w_pp"), 1 if vpp is None else vpp  # 0 is the box's error
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (n_layers, pp, vpp)):
         return
-    stages = pp * vpp
-    if stages > n_layers or n_layers % stages == 0:
+    note = uneven_split_note(n_layers, pp, vpp)
+    if note is None:
         return
     ss["w_ls"] = "uneven"
-    ss["_ls_note"] = (cause, f"Layer split even → uneven: {n_layers:,} layers do not divide by PP·VPP = "
-                             f"{pp}·{vpp} = {stages}; " + (
-                                 "the first virtual stage takes" if n_layers % stages == 1 else
-                                 f"the first {n_layers % stages} of {stages} virtual stages take")
-                             + f" {n_layers // stages + 1} layers, the others {n_layers // stages}.")
+    ss["_ls_note"] = (cause, note)
+
+
+def uneven_split_note(n_layers: int, pp: int, vpp: int) -> str | None:
+    """The note of a switch to the uneven layer split: ``n_layers`` that PP·VPP does not divide (and
+    that is at least PP·VPP, which no split holds otherwise); None when none is needed."""
+    stages = pp * vpp
+    if stages > n_layers or n_layers % stages == 0:
+        return None
+    return (f"Layer split even → uneven: {n_layers:,} layers do not divide by PP·VPP = {pp}·{vpp} = {stages}; "
+            + ("the first virtual stage takes" if n_layers % stages == 1 else
+               f"the first {n_layers % stages} of {stages} virtual stages take")
+            + f" {n_layers // stages + 1} layers, the others {n_layers // stages}.")
 
 
 def _on_layer_split() -> None:
@@ -1146,6 +1181,7 @@ def _on_schedule() -> None:
                            f"({_SCHED_LABELS.get(ss.get('w_sch'), ss.get('w_sch'))} holds one stage per GPU).")
     else:
         ss.pop("_sch_note", None)
+    _uneven_if_needed("split")  # VPP may have changed: the layer split's note is re-checked (review 40c)
 
 
 def _on_vpp() -> None:
@@ -1678,17 +1714,20 @@ def render_sidebar(page: str) -> dict:
                 ss.pop(at)
     if ss.get("_hf_split_note"):
         hf_split_box.caption(md_text(ss["_hf_split_note"]))
+    elif ss.get("_fit_note"):
+        hf_split_box.caption(md_text(ss["_fit_note"]))
     return sj
 
 
 #: (message, scenario key it was written for) of the imports' messages about the scenario
 #: loaded (the key is recorded on the first run after the import: None until then).
-_IMPORT_MESSAGES = (("_upload_error", "_upload_error_sj"), ("_hf_split_note", "_hf_split_sj"))
+_IMPORT_MESSAGES = (("_upload_error", "_upload_error_sj"), ("_hf_split_note", "_hf_split_sj"),
+                    ("_fit_note", "_fit_note_sj"))
 
 
 def _clear_hf_messages() -> None:
     """A new scenario or model replaces the imported config.json's model: its notes go."""
-    for k in ("_hf_error", "_hf_notes", "_hf_split_note", "_hf_split_sj"):
+    for k in ("_hf_error", "_hf_notes", "_hf_split_note", "_hf_split_sj", "_fit_note", "_fit_note_sj"):
         st.session_state.pop(k, None)
 
 
@@ -1834,6 +1873,16 @@ def _on_hf_upload() -> None:
                                    "model is kept.") + "\n\n" + "\n".join(f"- {code(b)}" for b in bad))
         return
     notes = [f"{name}: {n}" for n in imp.notes]
+    # a layer count PP·VPP does not divide under the even split: the uneven split, as choosing a
+    # catalogue model does (_uneven_if_needed; review 40c D5: the import stopped the page instead)
+    par = sj.get("parallelism") or {}
+    ls_note = None
+    if par.get("layer_split", "even") == "even":
+        pp_, vpp_ = par.get("pp", 1), par.get("vpp", 1) or 1
+        if all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (md.get("n_layers"), pp_, vpp_)):
+            ls_note = uneven_split_note(md["n_layers"], pp_, vpp_)
+            if ls_note:
+                par["layer_split"] = "uneven"
     _, errs = validate(sj)
     if errs:  # shown until an input differs from the scenario the import gave
         near = share.nearest_split(sj)  # named, not applied: the split is the user's (a link's is fitted)
@@ -1845,6 +1894,8 @@ def _on_hf_upload() -> None:
         ss["_hf_split_sj"] = None
     ss["_hf_notes"] = notes
     load_into_widgets(sj, ss.get("preset_id"))
+    if ls_note:
+        ss["_ls_note"] = ("model", ls_note)  # (after load_into_widgets, which drops the last change's note)
 
 
 def open_in_plan(sj: dict) -> None:

@@ -123,21 +123,24 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
             if not last.isdigit() or int(last) >= len(cur):
                 raise UsageError([f"--set {path}: " + (f"needs an index from 0 to {len(cur) - 1}" if cur
                                   else "is an index into an empty list (set the whole list instead)")])
-            cur[int(last)] = _parse_value(value, path)
+            new, old = _parse_value(value, path), cur[int(last)]
+            cur[int(last)] = new
         else:
-            new = _parse_value(value, path)
-            old = cur.get(last)
-            if isinstance(old, dict) and isinstance(new, dict):
-                # a whole object replaces the old one (the JSON value is the object, not a patch):
-                # said, with the fields it drops (found by review 39B: --set 'parallelism={"tp": 4}'
-                # put PP, VPP, ZeRO, recompute back to their defaults without a word)
-                lost = [k for k in old if k not in new]
-                if lost:
-                    shown = ", ".join(lost[:8]) + (", …" if len(lost) > 8 else "")
-                    print(f"note: --set {path.strip()}={{…}} replaces the whole object; its fields not given "
-                          f"({shown}) take their defaults (--set {path.strip()}.FIELD=VALUE sets one field)",
-                          file=sys.stderr)
+            new, old = _parse_value(value, path), cur.get(last)
             cur[last] = new
+        if isinstance(old, dict) and isinstance(new, dict):
+            # a whole object replaces the old one (the JSON value is the object, not a patch): said,
+            # with the fields it drops (review 39B: --set 'parallelism={"tp": 4}' put PP, VPP, ZeRO,
+            # recompute back to their defaults without a word; review 40c: a list item too, not the
+            # fields a later --set gives, and a field with no default is dropped, not defaulted)
+            dotted = ".".join(parts)
+            later = {re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", s2.split("=", 1)[0]).strip()
+                     for s2 in sets[sets.index(item) + 1:] if "=" in s2}
+            lost = [k for k in old if k not in new and f"{dotted}.{k}" not in later]
+            if lost:
+                print(f"note: --set {path.strip()}={{…}} replaces the whole object; the fields it does not give "
+                      f"are dropped ({', '.join(lost)}): each takes its default where it has one "
+                      f"(--set {path.strip()}.FIELD=VALUE sets one field)", file=sys.stderr)
         # Changing the split or the cluster size re-derives dp unless the user set it.
         if parts[0] == "parallelism" and parts[-1] in ("tp", "pp", "cp") or path.strip() == "cluster.n_gpus":
             if not any(s.split("=", 1)[0].strip() == "parallelism.dp" for s in sets):

@@ -2177,16 +2177,21 @@ def explain(row: dict) -> dict[str, str]:
             giv = float(row.get(f"ckpt_{kind}_interval_s", np.nan))
             given = not np.isnan(giv)
             how = "given" if given else "chosen to maximise the renewal goodput"
+            # the shortest interval the engine saves at: one step, at least INTERVAL_MIN_S, and an async
+            # save's own time (review 40c D6: the 1 s floor was unsaid where a step is shorter)
+            step_s = float(row.get("step_time_s", np.nan) or np.nan)
+            floor_s = max(step_s, INTERVAL_MIN_S) if np.isfinite(step_s) else INTERVAL_MIN_S
+            if row.get("ckpt_async"):
+                floor_s = max(floor_s, float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0))
+            floor_what = ("one step" if floor_s <= step_s else
+                          f"{_g(INTERVAL_MIN_S)} s, the model's shortest" if floor_s <= INTERVAL_MIN_S else
+                          "the async save's time")
             if given and iv > giv * (1.0 + 1e-12):
-                how = f"given {_g(giv)} s, raised to the shortest the job can save at: one step or the async save"
+                how = f"given {_g(giv)} s, raised to the shortest the job can save at: {floor_what}"
             # the optimum held at that floor (review 40a D3: 405B on 131,072 GPUs saved host memory every
             # step, 7 s, explained as a free optimum where Young's √(2δ/Λ) is 3.1 s)
-            step_s = float(row.get("step_time_s", np.nan) or np.nan)
-            floor_s = (max(step_s, float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0)) if row.get("ckpt_async")
-                       else step_s)
-            if not given and np.isfinite(floor_s) and iv <= floor_s * (1.0 + 1e-9):
-                how += (", held at the shortest interval the job can save at ("
-                        + ("one step" if floor_s <= step_s else "the async save's time") + "): the optimum "
+            if not given and iv <= floor_s * (1.0 + 1e-9):
+                how += (f", held at the shortest interval the job can save at ({floor_what}): the optimum "
                         "without that floor is shorter")
             if dead and not given:  # review 16a: the headline and the grid reference now agree here
                 how = (f"the goodput is 0 at every interval ({dead}), so the interval is chosen to maximise "
@@ -2214,9 +2219,13 @@ def explain(row: dict) -> dict[str, str]:
             else:
                 # in steps too: frameworks take the interval in steps (Megatron-LM --save-interval,
                 # TorchTitan [checkpoint] interval; review 40a D4), a save lands on a step's end
-                steps_txt = (f"; {iv / step_s:,.3g} steps of {_g(step_s)} s, so every "
-                             f"{max(1, round(iv / step_s)):,} steps in a framework that saves on step ends"
-                             if np.isfinite(step_s) and step_s > 0 else "")
+                n_st = iv / step_s if np.isfinite(step_s) and step_s > 0 else np.nan
+                k_st = max(1, round(n_st)) if np.isfinite(n_st) else 0
+                n_txt = "" if not np.isfinite(n_st) else f"{n_st:,.3g}" if n_st < 1000 else f"{n_st:,.0f}"
+                steps_txt = f"; {n_txt} step{'' if n_txt == '1' else 's'} of {_g(step_s)} s" if n_txt else ""
+                if steps_txt:
+                    steps_txt += (", so every step in a framework that saves on step ends" if k_st == 1 else
+                                  f", so every {k_st:,} steps in a framework that saves on step ends")
                 e[f"ckpt_{kind}_interval_opt_s"] = (
                     f"{format_interval_s(iv)} ({how}{steps_txt}); recovers "
                     + (", ".join(rec) if rec else "no failure class")
@@ -2769,6 +2778,25 @@ def notes(row: dict) -> list[str]:
     stretched_gap = float(row.get("goodput", np.nan)) - grp["estimate"]
     older = _async_older_note(row)
     departs = short is not None or slow_note or bool(grp["redundant"]) or older is not None
+    # the run the Monte Carlo would refuse (more failures than it simulates one by one): it cannot
+    # check the headline there, and the notes that send the reader to it say so (review 40a D2:
+    # "which tracks the Monte Carlo" was said of a run `planner simulate` refuses, the default
+    # preset at 100 × the failure rate; review 40c D8: also where other notes followed)
+    fin_days, fin_exact = finite_run(row)
+    days_mc = float(row.get("time_to_train_days", np.nan))
+    if np.isfinite(fin_days) and fin_exact and (not np.isfinite(days_mc)
+                                                or fin_days < days_mc * (1.0 - FINITE_RUN_NOTE_REL)):
+        days_mc = fin_days  # the days the Monte Carlo sizes the run by (simulate.expected_days)
+    mc_ok = rate_h <= 0.0 or _simulable(rate_h, days_mc)
+    mc_refused = ""
+    if not mc_ok:
+        from .simulate import MAX_EXPECTED_FAILURES
+
+        n_fail = rate_h * days_mc * 24.0
+        mc_refused = ("the Monte Carlo cannot check it here: the run expects "
+                      + (f"about {n_fail:,.0f} failures" if n_fail < 1e9 else f"about {n_fail:.3g} failures"
+                         if np.isfinite(n_fail) else "no end of failures")
+                      + f", more than the {MAX_EXPECTED_FAILURES:,} it simulates one by one.")
     # only with failures: at a zero failure rate (MTBF inf) the two differ by the save stalls alone
     # (1 − s/τ against τ/(τ + s)), and "Failures are frequent (MTBF inf h)" was said (review 17f)
     # (review h30a E2: an absolute 0.01 alone never fired below a goodput of 0.01, where the first
@@ -2779,24 +2807,11 @@ def notes(row: dict) -> list[str]:
         # Monte Carlo than the renewal model's steady state; the notes below say where it does not.
         # Review 17d: also of a run where the grouping by tier was 1.5 pp above the Monte Carlo, with
         # no other note: now only where the stretched-exposure estimate agrees within 0.005.)
-        # the run the Monte Carlo would refuse (more failures than it simulates one by one): it cannot
-        # check the headline there (review 40a D2: "which tracks the Monte Carlo" was said of a run
-        # `planner simulate` refuses, the default preset at 100 × the failure rate)
-        fin_days, fin_exact = finite_run(row)
-        days_mc = float(row.get("time_to_train_days", np.nan))
-        if np.isfinite(fin_days) and fin_exact and (not np.isfinite(days_mc)
-                                                    or fin_days < days_mc * (1.0 - FINITE_RUN_NOTE_REL)):
-            days_mc = fin_days  # the days the Monte Carlo sizes the run by (simulate.expected_days)
-        if departs:
+        if not mc_ok:
+            tail = "a steady-state rate; " + mc_refused + (
+                " The notes below say where the analytic model departs from a real run." if departs else "")
+        elif departs:
             tail = "a steady-state rate; the notes below say where it departs from the Monte Carlo."
-        elif not _simulable(rate_h, days_mc):
-            from .simulate import MAX_EXPECTED_FAILURES
-
-            n_fail = rate_h * days_mc * 24.0
-            tail = ("a steady-state rate; the Monte Carlo cannot check it here: the run expects "
-                    + (f"about {n_fail:,.0f} failures" if n_fail < 1e9 else f"about {n_fail:.3g} failures"
-                       if np.isfinite(n_fail) else "no end of failures")
-                    + f", more than the {MAX_EXPECTED_FAILURES:,} it simulates one by one.")
         elif (np.isfinite(stretched_gap) and abs(stretched_gap) <= GROUPING_NOTE_GAP
               and abs(stretched_gap) <= GROUPING_NOTE_REL * float(row.get("goodput", 0.0))):
             tail = "which tracks the Monte Carlo."
@@ -2849,7 +2864,9 @@ def notes(row: dict) -> list[str]:
                        f"{_g(row.get('mtbf_h', np.nan))} h{against}): the first-order "
                        f"goodput ({_g(g1)}) is off; the headline uses the renewal model ({_g(row['goodput'])}), " + tail)
     if short is not None:
-        out.append(short)
+        mc_end = "The Monte Carlo (planner.simulate, the Plan page) simulates the run as it is."
+        out.append(short if mc_ok or not short.endswith(mc_end)
+                   else short[: -len(mc_end)] + mc_refused[0].upper() + mc_refused[1:])
     if slow_note:
         # with the first-order correction where it lowers the headline by more than 1 %: in relative terms,
         # as the time to train reads it (review 23: "optimistic by a few points" was said of a goodput of
@@ -2863,12 +2880,14 @@ def notes(row: dict) -> list[str]:
             out.append(head + "is optimistic here: a first-order correction (the failures only that tier restores "
                        "also strike the recoveries and redone work of the others, whose failures during its own "
                        f"recoveries reload from it) gives about {est:.3g} against the "
-                       f"headline {g_h:.3g}, a time to train about {100.0 * (g_h / est - 1.0):.0f} % longer; the "
-                       "Monte Carlo (planner.simulate, the Plan page), which does not group them, can be lower still "
-                       "(docs/reliability.md).")
+                       f"headline {g_h:.3g}, a time to train about "
+                       + (f"{100.0 * (g_h / est - 1.0):.0f} % longer" if g_h / est < 11.0 else
+                          f"{g_h / est:,.3g} × as long")  # (review 40c: "about 43836331 % longer")
+                       + "; the Monte Carlo (planner.simulate, the Plan page), which does not group them, can be "
+                       "lower still (docs/reliability.md)" + (f" — but {mc_refused}" if not mc_ok else "."))
         else:
             out.append(head + "may be optimistic here; the Monte Carlo (planner.simulate, the Plan page) does not "
-                       "group them.")
+                       "group them" + (f" — but {mc_refused}" if not mc_ok else "."))
     for kind, t_j, by, t_k, cls, gain, f, idle in grp["redundant"]:
         out.append(f"The {kind} tier (every {format_interval_s(t_j)}) also survives the {', '.join(cls)} failures that "
                    f"the {by} tier (every {format_interval_s(t_k)}) recovers, and is saved less often: the analytic "
@@ -2878,7 +2897,8 @@ def notes(row: dict) -> list[str]:
                    f"analytic goodput is low here, by roughly {gain:.2g} (first order: the {kind} saves newer than the "
                    f"{by} tier's last one spare about {f:.2g} of those failures' lost work). "
                    + (f"Leave the {kind} interval empty for the optimum, or check" if idle else "Check")
-                   + " with the Monte Carlo (planner.simulate, the Plan page).")
+                   + " with the Monte Carlo (planner.simulate, the Plan page)"
+                   + (f" — but {mc_refused}" if not mc_ok else "."))
     spares = int(row.get("hot_spare_nodes", 0) or 0)
     if spares > 0:  # the issue rule (a spare is always there) against a pool of spares being repaired
         a = sum(float(row.get(f"failure_rate_{c}_per_h", 0.0) or 0.0) / 3600.0

@@ -197,8 +197,14 @@ class _Strict(BaseModel):
             v = bool(v)
         if _numeric_only(ann) and _lax_number(v):
             kind = "a whole number" if _int_only(ann) else "a number"
+            # str(v): numpy's text (np.str_) quoted as the text it is (review 40c D10)
             raise ValueError(f"{kind}, not {str(v).lower()}" if isinstance(v, bool)
-                             else f"{kind}, not the text {v!r}")
+                             else f"{kind}, not the text {str(v)!r}")
+        if _numeric_only(ann) and isinstance(v, (complex, np.complexfloating)):
+            # numpy's complex is read by pydantic as its real part, with a warning (review 40c D9:
+            # tp = np.complex128(4+1j) ran as TP 4); Python's complex was refused already
+            kind = "a whole number" if _int_only(ann) else "a number"
+            raise ValueError(f"{kind}, not the complex number {complex(v)}")
         if _bool_only(ann) and v is not None and not isinstance(v, bool):
             raise ValueError(f"must be true or false (got {v!r})")
         if typing.get_origin(ann) is Literal and isinstance(v, (bool, str)) and all(
@@ -599,7 +605,8 @@ class Training(_Strict):
     def _tokens_total_at_most(cls, v: float) -> float:
         if v > TOKENS_TOTAL_MAX:
             # worded as the other bound's message ("allowed more than 0, up to 1e+16 (got 0)")
-            raise ValueError(f"{_range_text(('training', 'tokens_total'))} (got {v:g}); 1e+16 is far beyond "
+            got = f"{v:g}" if float(f"{v:g}") == v else repr(v)  # not rounded onto the bound (review 40c D11)
+            raise ValueError(f"{_range_text(('training', 'tokens_total'))} (got {got}); 1e+16 is far beyond "
                              "any published run: Llama 3 trained on 1.56e13, Qwen3 on 3.6e13")
         return v
 

@@ -177,9 +177,13 @@ def test_nearest_split_is_none_for_a_valid_scenario_or_a_rebuilt_grid():
 def test_hf_import_note_names_the_nearest_split():
     at = _run(PLAN, {"p": "default"})
     cfg = json.loads((ROOT / "tests" / "data" / "hf_configs.json").read_text())["llama-3.1-8b"]["config"]
+    # 36 query heads (4 KV heads, head dim 128) do not split over TP 8; 40 layers do over PP·VPP 20.
+    # (Session 40: a layer count PP·VPP does not divide now switches to the uneven split instead,
+    # as choosing a catalogue model does; tests/test_review40_sidebar.py.)
+    cfg = dict(cfg, num_hidden_layers=40, num_attention_heads=36, head_dim=128, num_key_value_heads=4)
     _uploader(at, "Import a Hugging Face config.json").set_value(("config.json", json.dumps(cfg).encode(), "application/json"))
     at.run()
     assert not at.exception
     note = [c.value for c in at.sidebar.caption if "split or batch is not valid" in c.value]
-    assert note and "the nearest split that fits changes layer_split 'even' → 'uneven'" in note[0]
-    assert at.number_input(key="w_vpp").value == 5  # named, not applied
+    assert note and "the nearest split that fits changes tp 8 → 4" in note[0]
+    assert at.number_input(key="w_tp").value == 8  # named, not applied

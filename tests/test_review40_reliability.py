@@ -92,3 +92,37 @@ def test_each_interval_is_also_given_in_steps():
         text = rep.explain[f"ckpt_{kind}_interval_opt_s"]
         assert f"{iv / step:,.3g} steps of " in text
         assert f"so every {max(1, round(iv / step)):,} steps in a framework" in text
+
+
+def test_the_one_second_floor_is_named_and_one_step_is_singular():
+    """Review 40c D6/D7: the engine saves at most once a second (reliability.INTERVAL_MIN_S) and once a
+    step; a given 0.01 s interval is raised to that floor, named as such."""
+    rep = _eval("llama3-8b-h100-64")
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": 0.01}]
+    rep = planner.evaluate(d)
+    r = rep.results
+    step = r["step_time_s"]
+    assert step > rel.INTERVAL_MIN_S and r["ckpt_pfs_interval_opt_s"] == pytest.approx(step, rel=1e-12)
+    text = rep.explain["ckpt_pfs_interval_opt_s"]
+    assert "given 0.01 s, raised to the shortest the job can save at: one step" in text
+    assert f"; 1 step of {rel._g(step)} s, so every step in a framework" in text
+    # 30,000 s: a plain whole number of steps, not 3.91e+03
+    d["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": 30000.0}]
+    text = planner.evaluate(d).explain["ckpt_pfs_interval_opt_s"]
+    n = 30000.0 / step
+    assert f"(given; {n:,.0f} steps of " in text
+
+
+def test_notes_that_point_to_the_monte_carlo_say_when_it_cannot_run():
+    """Review 40c D8: at 60 × the failure rate with host memory every 600 s and the PFS every 1e6 s,
+    `planner simulate` refuses the run (λ·T far above MAX_EXPECTED_FAILURES), yet the short-run and
+    slow-tier notes sent the reader to it; and "about 43836331 % longer" is now a ratio."""
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"]["rate_scale"] = 60.0
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": 600.0}, {"tier": "pfs", "interval_s": 1e6}]
+    rep = planner.evaluate(d)
+    mc_notes = [n for n in rep.notes if "Monte Carlo" in n]
+    assert mc_notes and all("the monte carlo cannot check it here" in n.lower() for n in mc_notes), mc_notes
+    assert not any("simulates the run as it is" in n for n in rep.notes)
+    assert not any(re.search(r"\d{4,} % longer", n) for n in rep.notes)

@@ -93,3 +93,59 @@ def test_a_loaded_scenario_drops_the_note():
     other = next(p for p in at.selectbox(key="w_preset").options if p != "default")
     at.selectbox(key="w_preset").set_value(other).run()
     assert _notes(at) == []
+
+
+def test_a_schedule_change_rechecks_the_note_and_vpp_0_is_not_vpp_1():
+    """Review 40c D1: VPP 3 switched the split (80 layers, PP·VPP 12), then the 1F1B schedule set VPP
+    to 1 and the note, now false, stayed. D2: VPP 0 (the box's own error) read as VPP 1."""
+    at = _plan()
+    at.number_input(key="w_vpp").set_value(3).run()
+    assert len(_notes(at)) == 1
+    at.selectbox(key="w_sch").set_value("1f1b").run()
+    assert at.session_state["w_vpp"] == 1 and _notes(at) == []
+    at = _plan()
+    at.number_input(key="w_pp").set_value(3).run()  # 80 mod 15: switched
+    at.selectbox(key="w_ls").set_value("even").run()
+    at.number_input(key="w_vpp").set_value(0).run()  # 0 is refused by the box; nothing is switched
+    assert at.session_state["w_ls"] == "even" and _notes(at) == []
+
+
+@pytest.mark.parametrize("pid,mid,change", [
+    ("llama3-405b-h100-16k", "llama3-70b", "vpp 7 → 1"),     # PP 16 · VPP 7 = 112 virtual stages > 80 layers
+    ("deepseek-v3-h800-2048", "llama3-70b", "ep 64 → 1"),    # EP on a dense model
+])
+def test_a_catalogue_model_the_split_cannot_hold_gets_the_links_split(pid, mid, change):
+    """Review 40c D4: choosing the model stopped the page on the schema's message while a link with
+    the same model opens on the nearest split; now the sidebar takes that split and says so."""
+    at = AppTest.from_file(PLAN, default_timeout=120)
+    at.query_params["p"] = pid
+    at.run()
+    at.selectbox(key="w_model").set_value(mid).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    notes = [c.value for c in at.caption if c.value.startswith("Split changed so it fits")]
+    assert len(notes) == 1 and f": {change} (what a share link" in notes[0]
+    link_sj, _ = share.params_to_scenario({"p": pid, "m": mid})
+    page = at.session_state["scenario"]["parallelism"]
+    assert {k: page.get(k) for k in link_sj["parallelism"] if k != "dp"} == \
+        {k: v for k, v in link_sj["parallelism"].items() if k != "dp"}
+    # the note goes once the user changes the split
+    at.number_input(key="w_tp").set_value(4).run()
+    assert not [c for c in at.caption if c.value.startswith("Split changed so it fits")]
+
+
+def test_an_imported_config_whose_layers_pp_vpp_does_not_divide_switches_too():
+    """Review 40c D5 (AppTest; tests/e2e/test_review40_import.py drives the real uploader): Llama 3.1
+    8B's 32 layers over PP 4 · VPP 5 = 20: 32 mod 20 = 12 virtual stages take 2 layers, 8 take 1."""
+    import json
+
+    at = _plan()
+    cfg = json.loads((Path(__file__).resolve().parent / "data" / "hf_configs.json").read_text())["llama-3.1-8b"]
+    up = next(u for u in at.get("file_uploader") if u.label == "Import a Hugging Face config.json")
+    up.set_value(
+        ("config.json", json.dumps(cfg["config"]).encode(), "application/json"))
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["w_ls"] == "uneven" and at.session_state["w_m_layers"] == 32
+    assert "Layer split even → uneven: 32 layers do not divide by PP·VPP = 4·5 = 20; the first 12 of 20 virtual " \
+           "stages take 2 layers, the others 1." in _notes(at)
+    assert not [c.value for c in at.sidebar.caption if "split or batch is not valid" in c.value]

@@ -24,6 +24,18 @@ def _settle(page):
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
 
 
+def llama_config_file(tmp_path, **over):
+    """A Llama-3.1-8B config.json (tests/data/hf_configs.json) with ``over`` applied, written to
+    ``tmp_path``; its path."""
+    import json
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).resolve().parents[1] / "data" / "hf_configs.json").read_text())
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(dict(cfg["llama-3.1-8b"]["config"], **over)))
+    return f
+
+
 def _metrics(page) -> list[str]:
     labels = page.get_by_test_id("stMetricLabel").all_inner_texts()
     values = page.get_by_test_id("stMetricValue").all_inner_texts()
@@ -220,14 +232,10 @@ def test_hugging_face_config_upload_fills_the_custom_model(app_url, browser, tmp
     default split, pp·vpp = 20, stays valid) turns the model into 'custom' with the file's
     numbers, the results change, and the share link carries the architecture."""
     import json
-    from pathlib import Path
 
     from playwright.sync_api import expect
 
-    cfg = json.loads((Path(__file__).resolve().parents[1] / "data" / "hf_configs.json").read_text())
-    conf = dict(cfg["llama-3.1-8b"]["config"], num_hidden_layers=80, _name_or_path="e2e/llama-80l")
-    f = tmp_path / "config.json"
-    f.write_text(json.dumps(conf))
+    f = llama_config_file(tmp_path, num_hidden_layers=80, _name_or_path="e2e/llama-80l")
     ctx = browser.new_context(viewport={"width": 1500, "height": 2200})
     page = ctx.new_page()
     page.goto(f"{app_url}/?p=default", wait_until="domcontentloaded")

@@ -2782,12 +2782,16 @@ def notes(row: dict) -> list[str]:
     # check the headline there, and the notes that send the reader to it say so (review 40a D2:
     # "which tracks the Monte Carlo" was said of a run `planner simulate` refuses, the default
     # preset at 100 × the failure rate; review 40c D8: also where other notes followed)
-    fin_days, fin_exact = finite_run(row)
+    # (only where a note below may name the Monte Carlo: finite_run costs a model evaluation, and
+    # evaluate() runs these notes on every call)
     days_mc = float(row.get("time_to_train_days", np.nan))
-    if np.isfinite(fin_days) and fin_exact and (not np.isfinite(days_mc)
-                                                or fin_days < days_mc * (1.0 - FINITE_RUN_NOTE_REL)):
-        days_mc = fin_days  # the days the Monte Carlo sizes the run by (simulate.expected_days)
     mc_ok = rate_h <= 0.0 or _simulable(rate_h, days_mc)
+    if not mc_ok:  # the finite run can be shorter, and the Monte Carlo sizes the run by it
+        fin_days, fin_exact = finite_run(row)
+        if np.isfinite(fin_days) and fin_exact and (not np.isfinite(days_mc)
+                                                    or fin_days < days_mc * (1.0 - FINITE_RUN_NOTE_REL)):
+            days_mc = fin_days  # (simulate.expected_days, conservative)
+            mc_ok = _simulable(rate_h, days_mc)
     mc_refused = ""
     if not mc_ok:
         from .simulate import MAX_EXPECTED_FAILURES

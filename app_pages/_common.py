@@ -1142,19 +1142,19 @@ def _uneven_if_needed(cause: str) -> None:
     if ss.get("w_ls") != "even":
         return
     vpp = ss.get("w_vpp")
-    n_layers, pp, vpp = _widget_layers(), ss.get("w_pp"), 1 if vpp is None else vpp  # 0 is the box's error
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (n_layers, pp, vpp)):
-        return
-    note = uneven_split_note(n_layers, pp, vpp)
+    note = uneven_split_note(_widget_layers(), ss.get("w_pp"), 1 if vpp is None else vpp)  # 0: the box's error
     if note is None:
         return
     ss["w_ls"] = "uneven"
     ss["_ls_note"] = (cause, note)
 
 
-def uneven_split_note(n_layers: int, pp: int, vpp: int) -> str | None:
+def uneven_split_note(n_layers: Any, pp: Any, vpp: Any) -> str | None:
     """The note of a switch to the uneven layer split: ``n_layers`` that PP·VPP does not divide (and
-    that is at least PP·VPP, which no split holds otherwise); None when none is needed."""
+    that is at least PP·VPP, which no split holds otherwise); None when none is needed, or when a value
+    is not a whole number ≥ 1 (left to its box's or the schema's message)."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (n_layers, pp, vpp)):
+        return None
     stages = pp * vpp
     if stages > n_layers or n_layers % stages == 0:
         return None
@@ -1878,11 +1878,9 @@ def _on_hf_upload() -> None:
     par = sj.get("parallelism") or {}
     ls_note = None
     if par.get("layer_split", "even") == "even":
-        pp_, vpp_ = par.get("pp", 1), par.get("vpp", 1) or 1
-        if all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (md.get("n_layers"), pp_, vpp_)):
-            ls_note = uneven_split_note(md["n_layers"], pp_, vpp_)
-            if ls_note:
-                par["layer_split"] = "uneven"
+        ls_note = uneven_split_note(md.get("n_layers"), par.get("pp", 1), par.get("vpp") or 1)
+        if ls_note:
+            par["layer_split"] = "uneven"
     _, errs = validate(sj)
     if errs:  # shown until an input differs from the scenario the import gave
         near = share.nearest_split(sj)  # named, not applied: the split is the user's (a link's is fitted)

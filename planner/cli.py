@@ -74,6 +74,13 @@ def _expand_id(where: str, value: str, path: str) -> dict:
     return table[value].model_dump(mode="json", by_alias=True)
 
 
+def _dotted_path(path: str) -> str:
+    """A ``--set`` path in the dotted form: the form the error messages use,
+    ``checkpoint.tiers[0].interval_s``, is ``checkpoint.tiers.0.interval_s`` ([-1], [x] too: "needs
+    an index from 0 to ...", review 20)."""
+    return re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", path)
+
+
 def apply_sets(data: dict, sets: Sequence[str]) -> dict:
     """Apply ``path=value`` overrides (``parallelism.tp=4``, ``checkpoint.tiers.0.interval_s=60``
     or ``checkpoint.tiers[0].interval_s=60``; the value is parsed as JSON when it can be, else
@@ -83,12 +90,11 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
     from .presets import drop_stale_name
 
     before = copy.deepcopy(data)
-    for item in sets or ():
+    for i_set, item in enumerate(sets or ()):
         if "=" not in item:
             raise UsageError([f"--set {item!r}: expected path=value, e.g. parallelism.tp=4"])
         path, value = item.split("=", 1)
-        # the form the error messages use, checkpoint.tiers[0].interval_s, is checkpoint.tiers.0...
-        path = re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", path)  # [-1], [x] too: "needs an index from 0 to ..." (review 20)
+        path = _dotted_path(path)
         parts = [p for p in path.strip().split(".")]
         if not path.strip() or any(not p for p in parts):
             raise UsageError([f"--set {item!r}: the path before '=' names no field, e.g. parallelism.tp=4"])
@@ -134,8 +140,7 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
             # recompute back to their defaults without a word; review 40c: a list item too, not the
             # fields a later --set gives, and a field with no default is dropped, not defaulted)
             dotted = ".".join(parts)
-            later = {re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", s2.split("=", 1)[0]).strip()
-                     for s2 in sets[sets.index(item) + 1:] if "=" in s2}
+            later = {_dotted_path(s2.split("=", 1)[0]).strip() for s2 in sets[i_set + 1:] if "=" in s2}
             lost = [k for k in old if k not in new and f"{dotted}.{k}" not in later]
             if lost:
                 print(f"note: --set {path.strip()}={{…}} replaces the whole object; the fields it does not give "

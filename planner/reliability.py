@@ -1658,6 +1658,18 @@ CURVE_COLUMNS: tuple[str, ...] = ("goodput", "goodput_first_order")
 
 
 
+def _row_interval_floor(row: dict, k: int) -> tuple[float, str]:
+    """:func:`interval_floor_s` of one scenario's row and tier ``k`` [s], and what sets it in words:
+    "one step", "1 s, the model's shortest" (``INTERVAL_MIN_S``, a step being shorter) or "the async
+    save's time"."""
+    floor_s = float(interval_floor_s(OneRow(row), _row_tier_times(row), k)[0])
+    step_s = float(row.get("step_time_s", np.nan) or np.nan)
+    what = ("one step" if floor_s <= step_s * (1.0 + 1e-12) else
+            f"{_g(INTERVAL_MIN_S)} s, the model's shortest" if floor_s <= INTERVAL_MIN_S * (1.0 + 1e-12) else
+            "the async save's time")
+    return floor_s, what
+
+
 def interval_floor_s(b, tt: dict, k: int) -> np.ndarray:
     """The shortest interval tier ``k`` can be saved at, shape (N,) [s]: one step
     (``max(step_time_s, INTERVAL_MIN_S)``; ``INTERVAL_MIN_S`` without a step time) and, with
@@ -2177,15 +2189,10 @@ def explain(row: dict) -> dict[str, str]:
             giv = float(row.get(f"ckpt_{kind}_interval_s", np.nan))
             given = not np.isnan(giv)
             how = "given" if given else "chosen to maximise the renewal goodput"
-            # the shortest interval the engine saves at: one step, at least INTERVAL_MIN_S, and an async
-            # save's own time (review 40c D6: the 1 s floor was unsaid where a step is shorter)
+            # the shortest interval the engine saves at (interval_floor_s, as the stage clips to it;
+            # review 40c D6: its 1 s was unsaid where a step is shorter)
             step_s = float(row.get("step_time_s", np.nan) or np.nan)
-            floor_s = max(step_s, INTERVAL_MIN_S) if np.isfinite(step_s) else INTERVAL_MIN_S
-            if row.get("ckpt_async"):
-                floor_s = max(floor_s, float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0))
-            floor_what = ("one step" if floor_s <= step_s else
-                          f"{_g(INTERVAL_MIN_S)} s, the model's shortest" if floor_s <= INTERVAL_MIN_S else
-                          "the async save's time")
+            floor_s, floor_what = _row_interval_floor(row, k)
             if given and iv > giv * (1.0 + 1e-12):
                 how = f"given {_g(giv)} s, raised to the shortest the job can save at: {floor_what}"
             # the optimum held at that floor (review 40a D3: 405B on 131,072 GPUs saved host memory every
@@ -2913,12 +2920,16 @@ def notes(row: dict) -> list[str]:
                        f"{spares} spare node{'s' if spares != 1 else ''} and about {_g(a)} nodes in repair at a time "
                        f"(failure rate × repair time, Little's law), a failure finds none free with probability "
                        f"{p_wait:.2g} (Poisson, M/G/∞): then it waits for a repair, which the goodput leaves out.")
-    for kind in TIER_KINDS:  # a given interval the job cannot keep (stage: clipped to interval_floor_s)
+    for k, kind in enumerate(TIER_KINDS):  # a given interval the job cannot keep (stage: clipped to interval_floor_s)
         given = float(row.get(f"ckpt_{kind}_interval_s", np.nan))
         used = float(row.get(f"ckpt_{kind}_interval_opt_s", np.nan))
         if np.isfinite(given) and np.isfinite(used) and used > given * (1.0 + 1e-12):
+            try:
+                what = _row_interval_floor(row, k)[1]
+            except (KeyError, ValueError, TypeError):
+                what = "one step, 1 s at least, or the async save still running"
             out.append(f"The {kind} checkpoint interval given ({_g(given)} s) is shorter than the job can save at "
-                       f"(one step, or the async save still running): counted at {_g(used)} s.")
+                       f"({what}): counted at {_g(used)} s.")
     if row.get("ckpt_async") and _max_lag_rate(row) > 0.005:  # (Λ_k, λ_other ≤ λ: no note possible below)
         # async saves are durable save − stall after their stall ends; the renewal goodput charges
         # e^{Λ_k·L_k} and the missed-save factor (module docstring; until 2026-12-02 it left both out

@@ -126,3 +126,21 @@ def test_notes_that_point_to_the_monte_carlo_say_when_it_cannot_run():
     assert mc_notes and all("the monte carlo cannot check it here" in n.lower() for n in mc_notes), mc_notes
     assert not any("simulates the run as it is" in n for n in rep.notes)
     assert not any(re.search(r"\d{4,} % longer", n) for n in rep.notes)
+
+
+def test_a_step_shorter_than_a_second_names_the_one_second_floor():
+    """The engine saves at most once every INTERVAL_MIN_S = 1 s (interval_floor_s): with a step of
+    about 0.5 s a given 0.01 s interval is counted at 1 s, and both the explanation and the note say
+    what set it (they said "one step or the async save")."""
+    d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    d["cluster"]["n_gpus"] = 65536
+    d["parallelism"].pop("dp", None)
+    d["training"].update(global_batch_size=65536, seq_len=1024)
+    d["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": 0.01}]
+    rep = planner.evaluate(d)
+    r = rep.results
+    assert r["step_time_s"] < rel.INTERVAL_MIN_S and r["ckpt_pfs_interval_opt_s"] == rel.INTERVAL_MIN_S
+    assert "raised to the shortest the job can save at: 1 s, the model's shortest" in \
+        rep.explain["ckpt_pfs_interval_opt_s"]
+    assert any(n.startswith("The pfs checkpoint interval given (0.01 s) is shorter than the job can save at "
+                            "(1 s, the model's shortest): counted at 1 s") for n in rep.notes)

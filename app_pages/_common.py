@@ -1056,6 +1056,7 @@ def load_into_widgets(sj: dict, pid: str | None = None) -> None:
         ss["preset_id"] = pid
     ss.pop("_sch_note", None)  # the schedule / VPP note is about the widgets' last change, not a loaded scenario
     ss.pop("_ls_note", None)  # so is the layer split's
+    ss.pop("_ls_auto", None)  # and its switch: the loaded scenario's split is the one chosen
     for k, v in widget_values(sj, pid).items():
         ss[k] = v
 
@@ -1110,10 +1111,12 @@ def _fit_split_to_model() -> None:
     near = share.nearest_split(sj)
     if near is None:
         return
-    ls_note = ss.get("_ls_note")
+    ls_note, ls_auto = ss.get("_ls_note"), ss.get("_ls_auto")
     load_into_widgets(near[0], ss.get("preset_id"))
     if ls_note is not None:
         ss["_ls_note"] = ls_note
+    if ls_auto:
+        ss["_ls_auto"] = True
     ss["_fit_note"] = (f"Split changed so it fits {_label(catalog.models, ss['w_model'])}: {near[1]} (what a share "
                        "link with this model reads as).")
     ss["_fit_note_sj"] = None  # kept while the scenario is the one fitted (_IMPORT_MESSAGES)
@@ -1136,24 +1139,42 @@ def _uneven_if_needed(cause: str) -> None:
     fitted: ``planner.share``). Found by review 39B: choosing Llama 3 405B (126 layers) with PP 4 ·
     VPP 5 stopped the page on the schema's message, which named ``parallelism.layer_split``, not
     this box. Values the schema refuses anyway (PP·VPP above the layers, a box's bad value) are left
-    to its message. ``cause``: "model" (the note is shown under the model too) or "split"."""
+    to its message. ``cause``: "model" (the note is shown under the model too) or "split".
+
+    A split switched here (``_ls_auto``; the user's own choice in the box, or a loaded scenario,
+    clears it) goes back to even once a later model or split divides evenly again, saying so
+    (review 40c D3: it stayed uneven, the same numbers but not the user's choice)."""
     ss = st.session_state
     ss.pop("_ls_note", None)
-    if ss.get("w_ls") != "even":
+    auto = ss.get("w_ls") == "uneven" and ss.get("_ls_auto", False)
+    if ss.get("w_ls") != "even" and not auto:
+        ss.pop("_ls_auto", None)
         return
     vpp = ss.get("w_vpp")
-    note = uneven_split_note(_widget_layers(), ss.get("w_pp"), 1 if vpp is None else vpp)  # 0: the box's error
-    if note is None:
-        return
-    ss["w_ls"] = "uneven"
-    ss["_ls_note"] = (cause, note)
+    vpp = 1 if vpp is None else vpp  # 0: the box's error
+    n_layers, pp = _widget_layers(), ss.get("w_pp")
+    note = uneven_split_note(n_layers, pp, vpp)
+    if note is not None:
+        ss["w_ls"] = "uneven"
+        ss["_ls_note"] = (cause, note)
+        ss["_ls_auto"] = True
+    elif auto and _whole_ge1(n_layers, pp, vpp) and n_layers % (pp * vpp) == 0:
+        ss["w_ls"] = "even"
+        ss.pop("_ls_auto", None)
+        ss["_ls_note"] = (cause, f"Layer split uneven → even again: {n_layers:,} layers divide by PP·VPP = "
+                                 f"{pp}·{vpp} = {pp * vpp}, {n_layers // (pp * vpp)} per virtual stage.")
+
+
+def _whole_ge1(*values: Any) -> bool:
+    """Whether every value is a whole number ≥ 1 (an int, not a bool)."""
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values)
 
 
 def uneven_split_note(n_layers: Any, pp: Any, vpp: Any) -> str | None:
     """The note of a switch to the uneven layer split: ``n_layers`` that PP·VPP does not divide (and
     that is at least PP·VPP, which no split holds otherwise); None when none is needed, or when a value
     is not a whole number ≥ 1 (left to its box's or the schema's message)."""
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (n_layers, pp, vpp)):
+    if not _whole_ge1(n_layers, pp, vpp):
         return None
     stages = pp * vpp
     if stages > n_layers or n_layers % stages == 0:
@@ -1166,6 +1187,7 @@ def uneven_split_note(n_layers: Any, pp: Any, vpp: Any) -> str | None:
 
 def _on_layer_split() -> None:
     st.session_state.pop("_ls_note", None)  # the user's own choice now
+    st.session_state.pop("_ls_auto", None)
 
 
 def _on_schedule() -> None:
@@ -1751,11 +1773,13 @@ def render_io(sj: dict, results: dict | None) -> None:
             else:
                 st.download_button("Megatron-LM arguments", meg.text, file_name="megatron_args.txt",
                                    mime="text/plain", key="dl_meg",
-                                   help="Model, split, batch, precision and recompute as Megatron-LM flags; "
-                                   "what Megatron cannot take as given is listed as '# note:' lines.")
+                                   help="Model, split, batch, precision, recompute and the checkpoint interval (in steps) as "
+                                   "Megatron-LM flags; what Megatron cannot take as given is listed as '# note:' "
+                                   "lines.")
                 st.download_button("TorchTitan job TOML", tt.text, file_name="torchtitan.toml",
                                    mime="application/toml", key="dl_tt",
-                                   help="The same for TorchTitan; its notes are '# note:' lines.")
+                                   help="The same for TorchTitan (the checkpoint interval in [checkpoint]); its notes are "
+                                   "'# note:' lines.")
                 st.download_button("DeepSpeed config JSON", ds.text, file_name="ds_config.json",
                                    mime="application/json", key="dl_ds",
                                    help="Batch, precision, ZeRO, offload and MiCS for DeepSpeed; the split and "
@@ -1894,6 +1918,7 @@ def _on_hf_upload() -> None:
     load_into_widgets(sj, ss.get("preset_id"))
     if ls_note:
         ss["_ls_note"] = ("model", ls_note)  # (after load_into_widgets, which drops the last change's note)
+        ss["_ls_auto"] = True
 
 
 def open_in_plan(sj: dict) -> None:

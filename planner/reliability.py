@@ -1804,6 +1804,24 @@ def _row_model_calc(row: dict):
     return {k: float(v[0]) for k, v in res.items()}, tier, lam_h[0], R[0]
 
 
+def _row_log_wall_survived(row: dict) -> float:
+    """``log_wall_per_work`` of one row's renewal model with the failure classes no enabled tier
+    survives left out (their rate 0): the run's wall time per compute second apart from the
+    failures that restart it from the beginning (:func:`_finite_run`)."""
+    def calc(r):
+        b = OneRow(r)
+        tt = _row_tier_times(r)
+        _res, tier, _lam, _R = _row_model(r)
+        lam_h = failure_rates_per_h(b) * (np.asarray(tier) >= 0)[None, :]
+        taus = list(np.nan_to_num(np.array([[float(r.get(f"ckpt_{k}_interval_opt_s", np.nan))] for k in TIER_KINDS]),
+                                  nan=1.0))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            res = expected_goodput(taus, tt["stall_s"], tt["enabled"], lam_h / 3600.0, recovery_s(b), tt["reload_s"],
+                                   tt["survives"], save_lag_s(tt["save_s"], tt["stall_s"]))
+        return float(np.ravel(res["log_wall_per_work"])[0])
+    return _memo(row, "log_wall_survived", calc)
+
+
 def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None) -> np.ndarray:
     """log of the finite-run correction ``ρ = Π_k ρ_k`` of the renewal model's time to train.
 
@@ -1901,7 +1919,28 @@ def _finite_run(row: dict):
                                                     lag[k:k + 1])) for k in range(K)])
     if np.isnan(log_w):
         return nothing
-    if log_w == np.inf:  # a class no enabled tier survives (or recoveries that never end)
+    lost = [c for c in range(len(FAILURE_CLASSES)) if tier[c] < 0 and lam_h[c] > 0]
+    if log_w == np.inf and lost:
+        # a class no enabled tier survives restarts the run from the beginning (review 40a D7: the
+        # figure was inf, the note sent the reader to the Monte Carlo). The rest of the model gives
+        # the run's wall time T apart from those failures; a run of length T that each failure of
+        # rate Λ_u restarts, after its recovery R_c (failures during it extend it, as the renewal
+        # model's recovery factor), takes e^{Σ_u λ_c·R_c}·(e^{Λ_u·T} − 1)/Λ_u in expectation (the
+        # time to finish T failure-free seconds under Poisson failures: Daly 2006 eq. 5 with one
+        # segment, no save). Exact where no other class fails; otherwise T is taken at its mean.
+        log_ws = _row_log_wall_survived(row)
+        if not np.isfinite(log_ws):
+            return float("inf"), per_tier, work, tau, lam_k
+        with np.errstate(over="ignore"):
+            t_s = work * np.exp(log_ws + per_tier.sum())
+            lam_u = sum(float(lam_h[c]) for c in lost) / 3600.0
+            rec_u = sum(float(lam_h[c]) * float(_R[c]) for c in lost) / 3600.0
+            # log of e^{rec_u}·expm1(Λ_u·T)/Λ_u, without overflow for a long run
+            x = lam_u * t_s
+            log_fin = rec_u + (x + np.log(-np.expm1(-x)) if x > 1.0 else np.log(np.expm1(x))) - np.log(lam_u)
+            fin = float(np.exp(log_fin - np.log(86_400.0)))
+        return fin, per_tier, work, tau, lam_k
+    if log_w == np.inf:  # recoveries that never end
         return float("inf"), per_tier, work, tau, lam_k
     with np.errstate(over="ignore"):
         return float(work * np.exp(log_w + per_tier.sum()) / 86_400.0), per_tier, work, tau, lam_k
@@ -1924,7 +1963,14 @@ def finite_run(row: dict) -> tuple[float, bool]:
     the run is exposed to the failures only one tier recovers: low, by orders of magnitude where
     those recoveries take most of the run (:func:`_short_run_note` says so)."""
     fin, _per_tier, _work, _tau, lam_k = _finite_run(row)
-    return fin, int(np.count_nonzero(np.asarray(lam_k) > 0)) <= 1
+    n_proc = int(np.count_nonzero(np.asarray(lam_k) > 0))
+    if n_proc and np.isfinite(fin):  # a class that restarts the run from the beginning is one more
+        try:
+            _res, tier, lam_h, _R = _row_model(row)
+            n_proc += any(tier[c] < 0 and lam_h[c] > 0 for c in range(len(FAILURE_CLASSES)))
+        except (KeyError, ValueError, TypeError):
+            pass
+    return fin, n_proc <= 1
 
 
 #: The headline time to train is said to overstate the finite-run one when it is this much
@@ -2031,11 +2077,29 @@ def zero_goodput_reason(row: dict) -> str | None:
                 "work since the last save and a run of this length does not finish in expectation. Shorten the "
                 "interval, or leave it empty for the optimum.")
     if lost:
+        # the finite run (review 40a D7: only the Monte Carlo gave a figure): _finite_run's restart
+        # from the beginning, e^{Σ λ_c·R_c}·(e^{Λ_u·T} − 1)/Λ_u
+        fin, exact = finite_run(row)
+        try:
+            work_d = float(row["tokens_total"]) / float(row["tokens_per_s"]) / 86_400.0
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
+            work_d = float("nan")
+        if np.isfinite(fin) and np.isfinite(work_d):
+            lam_u = sum(float(lam_h[FAILURE_CLASSES.index(c)]) for c in lost)
+            sim_txt = ("the Monte Carlo (planner.simulate) simulates it" if _simulable(lam, fin) else
+                       "too many failures for the Monte Carlo to simulate: the run does not finish in practice")
+            run_txt = (f"; for a run of this length ({_g(work_d)} d of compute) the same model, with each such failure "
+                       f"restarting the run, gives about {_g(fin)} d (e^(Σ λ_c·R_c)·(e^(Λ·T) − 1)/Λ, Λ = {_g(lam_u)}/h, "
+                       "T the run's time apart from those failures"
+                       + ("" if exact else ", at its mean: the other failures' recoveries lengthen it too")
+                       + f"); {sim_txt}")
+        else:
+            run_txt = (" (a run much shorter than the time between such failures can still finish: "
+                       "planner.simulate shows how often)")
         return ("goodput is 0: no enabled checkpoint tier survives a failure of class "
                 + ", ".join(lost) + " (" + ", ".join(f"{_g(lam_h[FAILURE_CLASSES.index(c)])}/h" for c in lost)
                 + "), so each such failure restarts training from the beginning; the analytic model "
-                "counts that as no progress (a run much shorter than the time between such failures can "
-                "still finish: planner.simulate shows how often). Enable a tier that survives it "
+                "counts that as no progress in the steady state" + run_txt + ". Enable a tier that survives it "
                 + _survivor_advice(lost, row) + ".")
     lr = float(np.ravel(_res["log_recovery_factor"])[0])
     llw = float(np.ravel(_res["log_lost_work_factor"])[0])

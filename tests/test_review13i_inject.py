@@ -253,11 +253,12 @@ def test_a_name_cannot_start_a_line_of_its_own_in_an_export():
     meg = megatron_args(sj).text
     for line in meg.splitlines():
         assert line.startswith(("#", "--")) or not line.strip(), line
-    assert "--load" not in meg.replace("# Megatron-LM arguments for 'x --load", "")
+    # (the checkpoint note names "--load DIR" since session 41: the name's "--load /tmp/evil" is what must not be)
+    assert "--load /tmp" not in meg.replace("# Megatron-LM arguments for 'x --load /tmp", "")
     tt = torchtitan_toml(sj)
     doc = tomllib.loads(tt.text)  # valid TOML
     assert "X" not in doc and set(doc) <= {"job", "model", "training", "parallelism", "activation_checkpoint",
-                                           "compile", "float8"}, set(doc)
+                                           "compile", "float8", "checkpoint"}, set(doc)
     assert set(doc["job"]) == {"description"} and "\n" not in doc["job"]["description"]
     assert doc["job"]["description"].startswith("x --load /tmp/evil \\ rm -rf ~ # [job] X = 1[2J y")
     for text in (meg, tt.text):

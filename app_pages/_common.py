@@ -529,7 +529,13 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
     not claim that it never does: it says that the analytic model has no finite estimate and
     quotes the engine's reason."""
     explain = explain or {}
-    parts = ["**The analytic model gives no finite time to train for this run (goodput 0).**"]
+    reason = engine_zero_goodput_note(notes)
+    # review 41b D6: the engine's note may give the finite-run figure (a run failures restart from
+    # the beginning, session 41), which "no finite time" above it contradicted
+    finite = bool(reason) and "for a run of this length" in reason
+    parts = ["**The analytic model's steady state gives no finite time to train for this run (goodput 0)"
+             + ("; the engine's note below gives the expected time for a run of this length" if finite else "")
+             + ".**"]
     bits = []
     if (m := num(results, "mtbf_h")) is not None:
         bits.append(f"one failure every {fmt_duration(m * 3600.0)} for the whole job")
@@ -539,7 +545,6 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
             bits.append(f"{what} {100 * x:,.1f} % of wall time")
     if bits:
         parts.append("In its terms: " + "; ".join(bits) + ".")
-    reason = engine_zero_goodput_note(notes)
     if reason:
         parts.append(f"\n\nEngine: {reason}")
     else:
@@ -1753,6 +1758,17 @@ def _clear_hf_messages() -> None:
         st.session_state.pop(k, None)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _launch_exports(sj_json: str):
+    """(Megatron-LM, TorchTitan, DeepSpeed) exports of a scenario JSON: cached, as each evaluates the
+    scenario for its checkpoint steps (up to three times: the synchronous and the persistent-only
+    plans) and the sidebar renders them on every rerun."""
+    from planner.export import deepspeed_config, megatron_args, torchtitan_toml
+
+    sj = json.loads(sj_json)
+    return megatron_args(sj), torchtitan_toml(sj), deepspeed_config(sj)
+
+
 def render_io(sj: dict, results: dict | None) -> None:
     """Scenario export / import (JSON) and results export (CSV), in the sidebar."""
     sb = st.sidebar
@@ -1764,10 +1780,8 @@ def render_io(sj: dict, results: dict | None) -> None:
             df = pd.DataFrame([{**results, **pbatch.capacities(sj)}])
             st.download_button("Results as CSV", df.to_csv(index=False), file_name="results.csv",
                                mime="text/csv", key="dl_csv")
-            from planner.export import deepspeed_config, megatron_args, torchtitan_toml
-
             try:
-                meg, tt, ds = megatron_args(sj), torchtitan_toml(sj), deepspeed_config(sj)
+                meg, tt, ds = _launch_exports(json.dumps(sj, sort_keys=True))
             except Exception as e:  # noqa: BLE001 - an invalid scenario has its error on the page
                 st.caption(f"Launch configurations need a valid scenario ({md_text(e)}).")
             else:
@@ -1782,8 +1796,9 @@ def render_io(sj: dict, results: dict | None) -> None:
                                    "'# note:' lines.")
                 st.download_button("DeepSpeed config JSON", ds.text, file_name="ds_config.json",
                                    mime="application/json", key="dl_ds",
-                                   help="Batch, precision, ZeRO, offload and MiCS for DeepSpeed; the split and "
-                                   "recompute are set in the model code: " + " ".join(ds.notes))
+                                   help="Batch, precision, ZeRO, offload and MiCS for DeepSpeed. What the file "
+                                   "cannot carry (the split and recompute, set in the model code; the checkpoint "
+                                   "steps, called in the training loop): " + " ".join(ds.notes))
         st.file_uploader("Import scenario JSON", type=["json"], key="w_upload", on_change=_on_upload)
         if "_upload_error" in st.session_state:
             st.error(st.session_state["_upload_error"])

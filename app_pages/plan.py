@@ -106,8 +106,9 @@ def _why_missing(results: dict, key: str) -> str | None:
         return ("No failures at this failure-rate scale (reliability.rate_scale = 0 or no failure class): the "
                 "mean time between failures is infinite.")
     if C.never_finishes(results) and key in ("time_to_train_days", "cost_usd", "energy_mwh", "goodput"):
-        return (f"The engine reports {bad}: the analytic model gives no finite time to train for this run (goodput "
-                "0; the warning above quotes the engine's reason, and the Monte Carlo below simulates the run).")
+        return (f"The engine reports {bad}: the analytic model's steady state gives no finite time to train for this "
+                "run (goodput 0; the warning above quotes the engine's reason and, where it has one, its figure for a "
+                "run of this length; the Monte Carlo below simulates the run).")
     return (f"The engine reports {bad} (not a number it can state) for this scenario; see the Formulas "
             "expander for the inputs.")
 
@@ -559,9 +560,12 @@ with right:
         except Exception:  # noqa: BLE001
             st.dataframe(sim.describe().T, key="pl_mc_sum")
         if finite_days is not None:
+            head_txt = (f"the headline, {C.fmt(res, 'time_to_train_days', 'days')}, is the steady-state rate: the notes "
+                        "below say why it is longer" if C.num(res, "time_to_train_days") is not None else
+                        "the steady-state goodput is 0, so the headline has no finite time: the warning at the top "
+                        "gives the engine's reason")  # review 41b D6: "the headline, —, ... longer"
             st.caption("Histogram: simulated runs; red dashed line: the analytic expectation for a run of this "
-                       f"length ({C.fmt_days(finite_days)}; the headline, {C.fmt(res, 'time_to_train_days', 'days')}, "
-                       "is the steady-state rate: the notes below say why it is longer).")
+                       f"length ({C.fmt_days(finite_days)}; {head_txt}).")
         elif analytic_days is not None:
             st.caption("Histogram: simulated runs; red dashed line: the analytic expectation "
                        f"({C.fmt(res, 'time_to_train_days', 'days')}).")

@@ -163,6 +163,18 @@ def _never_reason(row: dict) -> str:
     return "goodput is 0"
 
 
+def _never_short(row: dict) -> str:
+    """:func:`_never_reason` cut to its first clause where reliability's goodput-0 note (which
+    :func:`planner.reliability.notes` adds) gives the rest — the time, GPU-hours, cost, energy and
+    cost per token explanations and the note here each repeated the whole of it, seven times in the
+    CLI's output (review 41b D8)."""
+    why = _never_reason(row)
+    if zero_goodput_reason(row) is None:
+        return why
+    cut = min((i for i in (why.find("; "), why.find(". ")) if i > 0), default=len(why))
+    return why[:cut] + (" (the note 'Goodput is 0' gives the rest)" if cut < len(why) else "")
+
+
 def _g(x: float) -> str:
     return f"{x:.4g}"
 
@@ -179,7 +191,7 @@ def explain(row: dict) -> dict[str, str]:
     """Formula strings with one scenario's numbers plugged in."""
     days = row.get("time_to_train_days", np.nan)
     if days is not None and np.isinf(days):
-        why = _never_reason(row)
+        why = _never_short(row)
         s = f"tokens / tokens_per_s / goodput {_g(row.get('goodput', 0.0))} = inf: {why}"
         out = {k: s for k in ("time_to_train_days", "gpu_hours", "cost_usd", "energy_mwh", "cost_per_m_tokens_usd")}
         if row.get("energy_mwh") == 0.0:  # no power drawn (utilisation 0): no energy, however long
@@ -266,7 +278,7 @@ def notes(row: dict) -> list[str]:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
     days = row.get("time_to_train_days", np.nan)
     if days is not None and np.isinf(days):
-        why = _never_reason(row)
+        why = _never_short(row)
         what = "Time, GPU-hours and cost are" if row.get("energy_mwh") == 0.0 else "Time, GPU-hours, cost and energy are"
         out.append(f"{what} infinite: {why}")
     return out

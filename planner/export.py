@@ -27,6 +27,8 @@ import re
 from typing import NamedTuple
 
 from . import schema as _schema
+from ._export_checkpoint import (TierPlan, CheckpointPlan, checkpoint_plan, deepspeed_checkpoint_notes,  # noqa: F401
+                                 megatron_checkpoint, torchtitan_checkpoint)
 from .schema import Scenario, validate_scenario
 
 
@@ -100,91 +102,6 @@ def _hardware_notes(s: Scenario) -> list[str]:
 def _steps(s: Scenario) -> int:
     t = s.training
     return max(1, math.ceil(t.tokens_total / (t.global_batch_size * t.seq_len)))
-
-
-class TierPlan(NamedTuple):
-    """One enabled checkpoint tier's interval as the planner evaluates it, in a framework's terms."""
-
-    kind: str          # schema.TIER_KINDS: host_memory, local_nvme, pfs, object_store
-    interval_s: float  # the interval in use [s]: the given one, or the renewal optimum
-    given: bool        # the user's interval (checkpoint.tiers[i].interval_s), not the optimum
-    never: bool        # the solver's "never" (reliability.INTERVAL_MAX_S): not saved to
-    steps: int         # the interval in optimizer steps: max(1, round(interval_s / step_time_s))
-
-
-#: Tiers a framework writes as its persistent checkpoint (``--save`` / ``[checkpoint] folder``), and
-#: the node-local ones it can hold only as a non-persistent (Megatron ``local``) checkpoint.
-_PERSISTENT_KINDS = ("pfs", "object_store")
-_LOCAL_KINDS = ("host_memory", "local_nvme")
-_TIER_WORDS = {"host_memory": "host memory", "local_nvme": "local NVMe", "pfs": "parallel file system",
-               "object_store": "object store"}
-
-
-def checkpoint_plan(scenario: Scenario | dict) -> tuple[list[TierPlan], float]:
-    """Each enabled checkpoint tier's interval in optimizer steps, as frameworks take it.
-
-    The intervals are the engine's (``planner.evaluate``: ``ckpt_{kind}_interval_opt_s``, the
-    renewal-model optimum of docs/reliability.md, or the user's ``interval_s``) divided by the
-    step time and rounded to the nearest whole step, at least 1: Megatron-LM (``--save-interval``)
-    and TorchTitan (``[checkpoint] interval``) save at a step's end every N steps; near the optimum
-    the goodput is flat, so rounding costs little (docs/reliability.md, 'Display of intervals').
-
-    Parameters
-    ----------
-    scenario : a :class:`Scenario` or its JSON dict (validated; :class:`InputError` when bad).
-
-    Returns
-    -------
-    (tiers, step_time_s) : the enabled tiers in the scenario's order (list of :class:`TierPlan`)
-        and the step time [s] the steps are counted in.
-    """
-    from . import engine  # (import here: the other exports need no evaluation)
-    from .reliability import INTERVAL_MAX_S
-
-    s = validate_scenario(scenario)
-    r = engine.evaluate(s).results
-    step_s = float(r["step_time_s"])
-    out: list[TierPlan] = []
-    seen: set[str] = set()
-    for use in s.checkpoint.tiers:
-        kind = _schema_kind(use.tier)
-        if kind in seen:  # (the schema holds one tier of a kind; the engine's columns are per kind)
-            continue
-        seen.add(kind)
-        iv = float(r[f"ckpt_{kind}_interval_opt_s"])
-        if math.isnan(iv):
-            continue
-        never = iv >= INTERVAL_MAX_S * (1.0 - 1e-9)
-        steps = 0 if never or not (step_s > 0 and math.isfinite(step_s)) else max(1, round(iv / step_s))
-        out.append(TierPlan(kind, iv, use.interval_s is not None, never, steps))
-    return out, step_s
-
-
-def _tier_when(t: TierPlan, step_s: float, n_steps: int) -> str:
-    """"every 6 steps (the planner's optimum 43.37 s over 6.889 s a step)" for a note."""
-    how = "the given" if t.given else "the planner's optimum"
-    more = f"; more than the run's {n_steps:,} steps: saved at the end only" if t.steps > n_steps else ""
-    return (f"every {t.steps:,} step{'' if t.steps == 1 else 's'} ({how} {t.interval_s:.4g} s over "
-            f"{step_s:.4g} s a step{more})")
-
-
-def _checkpoint_notes(tiers: list[TierPlan], where: str) -> tuple[TierPlan | None, TierPlan | None, list[str]]:
-    """(the persistent tier a framework writes, the node-local tier, notes on the tiers not written):
-    of each group the most frequently saved tier the optimum saves to (``never`` tiers are noted)."""
-    notes: list[str] = []
-    saved = [t for t in tiers if not t.never]
-    for t in tiers:
-        if t.never:
-            notes.append(f"checkpoint tier {_TIER_WORDS[t.kind]}: "
-                         + ("given an interval the planner reads as never" if t.given else
-                            "the planner's optimum never saves to it (its saves would only stall; see the "
-                            "interval's explanation)") + "; not written.")
-    pers = sorted((t for t in saved if t.kind in _PERSISTENT_KINDS), key=lambda t: t.interval_s)
-    loc = sorted((t for t in saved if t.kind in _LOCAL_KINDS), key=lambda t: t.interval_s)
-    for t in pers[1:] + loc[1:]:
-        notes.append(f"checkpoint tier {_TIER_WORDS[t.kind]} every {t.steps:,} steps: {where} takes one tier of this "
-                     "kind; not written.")
-    return (pers[0] if pers else None), (loc[0] if loc else None), notes
 
 
 def _window_skip(frac: float) -> int | None:
@@ -571,7 +488,7 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                      + "; not written.")
     if t.cross_entropy == "fused":
         arg("--cross-entropy-loss-fusion")
-    _megatron_checkpoint(s, arg, "--ckpt-format fsdp_dtensor" in a, notes)
+    megatron_checkpoint(s, arg, "--ckpt-format fsdp_dtensor" in a, notes, _steps(s))
 
     head = [f"# Megatron-LM arguments for '{_name(s.name or m.name)}', written by clusterplan",
             f"# (flags of megatron/training/arguments.py at {MEGATRON_COMMIT[:8]}).",
@@ -583,54 +500,6 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     head += [_comment("# note: ", n) for n in notes]
     text = "\n".join(head) + "\n" + " \\\n".join(a) + "\n"
     return Export(text, notes)
-
-
-def _megatron_checkpoint(s: Scenario, arg, fsdp_format: bool, notes: list[str]) -> None:
-    """The checkpoint flags of the Megatron export (review 40a D4: the interval was left out).
-
-    The persistent tier (PFS or object store) is ``--save-interval N`` in steps (with ``--async-save``
-    for an async scenario, which Megatron runs only with the ``torch_dist`` format); the path is the
-    user's: Megatron saves on an interval only with ``--save DIR`` (training.py), so a note says to add
-    it. A node-local tier (host memory, local NVMe) is Megatron's non-persistent ``local`` checkpoint,
-    which needs nvidia_resiliency_ext and a directory (validate_args): its flags are given in a note,
-    not written, so the arguments run where that package is not installed."""
-    tiers, step_s = checkpoint_plan(s)
-    n_steps = _steps(s)
-    if not tiers:
-        notes.append("no checkpoint tier in the scenario: no checkpoint flags written.")
-        return
-    pers, loc, more = _checkpoint_notes(tiers, "Megatron-LM's --save")
-    if pers is not None:
-        arg("--save-interval", pers.steps)
-        text = (f"checkpoints: --save-interval {pers.steps} = the {_TIER_WORDS[pers.kind]} tier "
-                f"{_tier_when(pers, step_s, n_steps)}; add --save DIR (and --load DIR to resume) with your path: "
-                "Megatron saves on the interval only with --save set.")
-        if s.checkpoint.async_ and fsdp_format:
-            text += (" Async saves: --async-save runs only with --ckpt-format torch_dist (its help), not the "
-                     "fsdp_dtensor format Megatron-FSDP needs, so this launch saves synchronously and stalls "
-                     "longer than the planner's async save; not written.")
-        elif s.checkpoint.async_:
-            arg("--async-save")
-        notes.append(text)
-    if loc is not None:
-        where = ("/dev/shm/clusterplan_local_ckpt (a tmpfs: host memory)" if loc.kind == "host_memory" else
-                 "a directory on the node's NVMe (yours)")
-        use = next(u for u in s.checkpoint.tiers if _schema_kind(u.tier) == loc.kind)
-        notes.append(f"checkpoint tier {_TIER_WORDS[loc.kind]} {_tier_when(loc, step_s, n_steps)}: Megatron holds "
-                     "a node-local tier as a non-persistent 'local' checkpoint — add --non-persistent-save-interval "
-                     f"{loc.steps} --non-persistent-ckpt-type local --non-persistent-local-ckpt-dir {where}; not "
-                     "written: it needs nvidia_resiliency_ext (validate_args) and, like every Megatron save, --save."
-                     + (f" Its {use.replicas} peer-node cop{'y' if use.replicas == 1 else 'ies'} (replicas) are "
-                        "not written (Megatron's local checkpoint has its own replication options)."
-                        if use.replicas else ""))
-    notes.extend(more)
-
-
-def _schema_kind(tier) -> str:
-    """A checkpoint tier's kind (a catalogue name or an inline tier)."""
-    from . import catalog
-
-    return catalog.resolve_storage(tier).kind
 
 
 _TT_SCHEDULE = {"1f1b": "1F1B", "interleaved": "Interleaved1F1B", "gpipe": "GPipe",
@@ -762,34 +631,6 @@ def _toml_str(x: str) -> str:
     digits."""
     body = x.replace("\\", "\\\\").replace('"', '\\"')
     return '"' + re.sub("[\x00-\x08\x0a-\x1f\x7f]", lambda c: f"\\u{ord(c.group(0)):04X}", body) + '"'
-
-
-def _torchtitan_checkpoint(s: Scenario, notes: list[str]) -> list[str]:
-    """The ``[checkpoint]`` section of the TorchTitan export: ``enable_checkpoint``, ``interval`` in
-    steps and ``async_mode = "async"`` for an async scenario (keys of job_config.py at
-    :data:`TORCHTITAN_COMMIT`), from the persistent tier's interval; TorchTitan has one checkpoint
-    folder, so a node-local tier (host memory, local NVMe) is named in a note, not written."""
-    tiers, step_s = checkpoint_plan(s)
-    n_steps = _steps(s)
-    if not tiers:
-        notes.append("no checkpoint tier in the scenario: [checkpoint] not written (TorchTitan's default: no "
-                     "checkpoints).")
-        return []
-    pers, loc, more = _checkpoint_notes(tiers, "TorchTitan's [checkpoint] folder")
-    out: list[str] = []
-    if pers is not None:
-        out = ["", "[checkpoint]", "enable_checkpoint = true", f"interval = {pers.steps}"]
-        if s.checkpoint.async_:
-            out.append('async_mode = "async"')
-        notes.append(f"checkpoints: [checkpoint] interval = {pers.steps} = the {_TIER_WORDS[pers.kind]} tier "
-                     f"{_tier_when(pers, step_s, n_steps)}, saved in {{job.dump_folder}}/{{checkpoint.folder}} "
-                     "(folder default 'checkpoint'): point [job] dump_folder at your file system.")
-    if loc is not None:
-        notes.append(f"checkpoint tier {_TIER_WORDS[loc.kind]} {_tier_when(loc, step_s, n_steps)}: TorchTitan's "
-                     "[checkpoint] has one folder and no node-local tier; not written (the planner's goodput "
-                     "counts it).")
-    notes.extend(more)
-    return out
 
 
 def torchtitan_toml(scenario: Scenario | dict) -> Export:
@@ -1043,7 +884,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     # global_batch_size; with PP, local_batch_size is the DP rank's share of the step, cut into
     # pipeline micro-batches.
     local = t.micro_batch_size if p.pp == 1 else t.global_batch_size // p.dp
-    ckpt_lines = _torchtitan_checkpoint(s, notes)
+    ckpt_lines = torchtitan_checkpoint(s, notes, _steps(s))
     L = [f"# TorchTitan job for '{_name(s.name or m.name)}', written by clusterplan",
          f"# (keys of torchtitan/config/job_config.py at {TORCHTITAN_COMMIT[:8]}); "
          f"{s.cluster.n_gpus} ranks."]
@@ -1255,26 +1096,6 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
         notes.append("expert all-to-all overlap (ep_comm_overlap) / FP8 dispatch (ep_dispatch_fp8) / node-aware "
                      "dispatch (ep_node_dispatch): deepspeed.moe has no setting for any of them in this file; not "
                      "written, and the planner's step time assumed them.")
-    notes.extend(_deepspeed_checkpoint_notes(s))
+    notes.extend(deepspeed_checkpoint_notes(s, _steps(s)))
     notes.extend(_hardware_notes(s))
     return Export(json.dumps(cfg, indent=2) + "\n", notes)
-
-
-def _deepspeed_checkpoint_notes(s: Scenario) -> list[str]:
-    """The checkpoint intervals of a DeepSpeed export, as notes: DeepSpeed's config has no save
-    interval (the training loop calls ``engine.save_checkpoint``)."""
-    tiers, step_s = checkpoint_plan(s)
-    if not tiers:
-        return ["no checkpoint tier in the scenario: no checkpoint interval to set."]
-    n_steps = _steps(s)
-    pers, loc, more = _checkpoint_notes(tiers, "one engine.save_checkpoint directory")
-    notes = []
-    for t in (pers, loc):
-        if t is not None:
-            notes.append(f"checkpoint tier {_TIER_WORDS[t.kind]} {_tier_when(t, step_s, n_steps)}: DeepSpeed's config "
-                         "holds no save interval; call engine.save_checkpoint(DIR) on every rank every "
-                         f"{t.steps:,} step{'' if t.steps == 1 else 's'} in your training loop"
-                         + (" with DIR on that tier" if pers is not None and loc is not None else "")
-                         + (" (the scenario's async save is not set by this file)" if s.checkpoint.async_ else "")
-                         + ".")
-    return notes + more

@@ -37,6 +37,10 @@ from .schema import FAILURE_CLASSES, TIER_KINDS, InputError, Scenario, is_whole_
 
 #: Safety cap on failure rounds, as a multiple of the expected number of failures (+ a floor).
 MAX_ROUNDS_FACTOR = 10.0
+#: The same for a run some failures restart from the beginning: its failure count is about
+#: geometric, P(more than c × the mean) ≈ e^−c, so 10 × cut about one trial in 22,000 short and
+#: made the mean inf (review 41b: 2 of 40,000); e^−40 is 4e-18.
+RESTART_ROUNDS_FACTOR = 40.0
 MAX_ROUNDS_FLOOR = 10_000
 #: Most failures per simulated run the Monte Carlo takes on: each failure is one round of the
 #: loop (about 0.3 ms per round for 1,000 trials), so a run the analytic model expects to fail
@@ -58,15 +62,26 @@ def _progress_rate(tau_s, enabled, stall_s) -> tuple[float, np.ndarray, np.ndarr
     return 1.0 / (1.0 + float(np.sum(stall / tau))), tau, en
 
 
-def round_cap(work_s, tau_s, enabled, stall_s, lam_per_s, expected_failures=None) -> int:
+def restarts_from_beginning(work_s, tau_s, enabled, lam_per_s, survives) -> bool:
+    """Whether some failing class restarts the run from the beginning: no enabled tier that saves
+    within the run (interval below the compute time ``work_s``, not "never") survives it."""
+    tau = np.asarray(tau_s, dtype=float)
+    saves = (np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0) & (tau < work_s)
+             & ~rel.is_never_saved(tau))
+    kept = (np.asarray(survives, dtype=bool) & saves[:, None]).any(axis=0)
+    return bool(np.any((np.asarray(lam_per_s, dtype=float) > 0) & ~kept))
+
+
+def round_cap(work_s, tau_s, enabled, stall_s, lam_per_s, expected_failures=None, restarts: bool = False) -> int:
     """Failure rounds after which :func:`simulate_params` gives up on a trial (time inf):
-    ``MAX_ROUNDS_FACTOR`` × the larger of λ × the failure-free wall time and
+    ``MAX_ROUNDS_FACTOR`` (``RESTART_ROUNDS_FACTOR`` where failures restart the run from the
+    beginning: :func:`restarts_from_beginning`) × the larger of λ × the failure-free wall time and
     ``expected_failures`` (the analytic model's, when finite), + ``MAX_ROUNDS_FLOOR``."""
     rate, _, _ = _progress_rate(tau_s, enabled, stall_s)
     expected = float(np.sum(lam_per_s)) * work_s / rate
     if expected_failures is not None and np.isfinite(expected_failures):
         expected = max(expected, float(expected_failures))
-    cap = MAX_ROUNDS_FACTOR * expected + MAX_ROUNDS_FLOOR
+    cap = (RESTART_ROUNDS_FACTOR if restarts else MAX_ROUNDS_FACTOR) * expected + MAX_ROUNDS_FLOOR
     # inf / NaN (a run that cannot finish) or beyond an int64: capped (too_many_failures refuses
     # such runs before they are simulated)
     return int(cap) if cap < 2.0**62 else 2**62
@@ -139,7 +154,8 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     nfail = np.zeros((n, C), dtype=np.int64)
     finished = np.zeros(n, dtype=bool)
     active = np.arange(n)
-    max_rounds = round_cap(work_s, tau_s, enabled, stall_s, lam_c, expected_failures)
+    max_rounds = round_cap(work_s, tau_s, enabled, stall_s, lam_c, expected_failures,
+                           restarts_from_beginning(work_s, tau_s, enabled, lam_c, survives))
     rounds = 0
     while active.size and rounds < max_rounds:
         rounds += 1
@@ -263,9 +279,13 @@ def expected_days(out: _batch.Batch, i: int = 0, *, conservative: bool = False) 
     every 600 s beside a PFS every 1e6 s, the finite-run figure was 50 days for a run the Monte
     Carlo never finishes, and the run was no longer refused)."""
     days = float(out["time_to_train_days"][i])
-    fin, exact = rel.finite_run(_batch.row(out, i))
+    row = _batch.row(out, i)
+    fin, exact = rel.finite_run(row)
     shorter = np.isfinite(fin) and (np.isinf(days) or fin < days * (1.0 - rel.FINITE_RUN_NOTE_REL))
-    return fin if shorter and (exact or not conservative) else days
+    # a run failures restart from the beginning: its figure is exact or above the exact one (T at
+    # its mean), so it is conservative too (review 41b D4: a run the note said the Monte Carlo
+    # simulates was refused on the round cap)
+    return fin if shorter and (exact or not conservative or rel.finite_run_restarts(row)) else days
 
 
 def simulate_batch_row(out: _batch.Batch, i: int = 0, n_trials: int = 10_000, seed: int = 0,
@@ -350,7 +370,9 @@ def expected_rounds(out: _batch.Batch, i: int = 0) -> float:
     if np.isfinite(n):
         return n
     p = params_from_batch(out, i)
-    return float(round_cap(p["work_s"], p["tau_s"], p["enabled"], p["stall_s"], p["lam_per_s"]))
+    return float(round_cap(p["work_s"], p["tau_s"], p["enabled"], p["stall_s"], p["lam_per_s"],
+                           restarts=restarts_from_beginning(p["work_s"], p["tau_s"], p["enabled"], p["lam_per_s"],
+                                                            p["survives"])))
 
 
 def _big(x: float) -> str:
@@ -370,6 +392,24 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
         return (f"simulate: the step time is not a finite number of seconds ({step:g} s, {tps:g} tokens/s), so a "
                 "run never finishes and there is nothing to simulate; check the hardware figures and overrides")
     rate_h = float(out["failure_rate_per_h"][i])
+    row = _batch.row(out, i)
+    if rel.finite_run_restarts(row):
+        # failures restart the run from the beginning (review 40a D7): its finite-run figure, exact or
+        # an upper estimate, sizes it — also past the float range (review 41b D3: 1e320 days overflowed
+        # to inf, and the Monte Carlo ran its round cap for minutes), naming the classes
+        lg = rel.finite_run_log10_days(row)
+        n_fail = rate_h * 24.0 * 10.0 ** lg if lg < 300 else np.inf
+        if not n_fail > MAX_EXPECTED_FAILURES:
+            return None
+        cls = rel.finite_run_restart_classes(row)
+        days_txt = (_big(10.0 ** lg) if lg < 300 else f"10^{lg:,.0f}" if np.isfinite(lg) else "no end of")
+        return (f"simulate: the analytic goodput is 0, and the model for a run of this length, with each "
+                f"{', '.join(cls[:-1]) + ' or ' + cls[-1] if len(cls) > 1 else cls[0]} failure restarting it (no tier "
+                "that saves within the run survives "
+                f"{'it' if len(cls) == 1 else 'them'}), gives about {days_txt} days"
+                + (f", about {_big(n_fail)} failures per run" if np.isfinite(n_fail) else "")
+                + f" (MTBF {1 / rate_h:.3g} h): more failures than the {MAX_EXPECTED_FAILURES:,} the Monte Carlo "
+                "simulates one by one; the run does not finish in practice")
     days = expected_days(out, i, conservative=True)
     n = expected_rounds(out, i)
     if not np.isfinite(days):
@@ -417,11 +457,12 @@ def unfinished_note(df: pd.DataFrame) -> str | None:
     cap = f" {int(df.loc[unf, 'n_failures'].max()):,} failures each," if "n_failures" in df else ""
     return (f"{k:,} of {n:,} simulated runs never finished (time to train ∞): they were stopped after{cap} "
             f"the simulator's cap ({MAX_ROUNDS_FACTOR:g}× the failures expected over the run's failure-free wall "
-            f"time, or over the analytic time to train where longer and finite, + {MAX_ROUNDS_FLOOR:,}). "
-            "The failures come faster than the run can make progress between them with these checkpoint tiers "
-            "(none enabled, none saved often enough, or none that survives the common failure classes), so each "
-            "restart loses the work since the start or a long-ago checkpoint. Add a tier that survives node "
-            "failures or shorten its interval.")
+            f"time, or over the analytic time to train where longer and finite, {RESTART_ROUNDS_FACTOR:g}× where "
+            f"failures restart the run from the beginning, + {MAX_ROUNDS_FLOOR:,}). "
+            "The failures come faster than the run can make progress between them: recoveries that the failures "
+            "during them keep extending, or checkpoints saved too rarely (or none that survives the common failure "
+            "classes), so that each failure loses the work since a long-ago save. The analytic model's notes name "
+            "the cause for this scenario.")
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:

@@ -181,13 +181,34 @@ def test_simulate_json_writes_a_never_finishing_run_as_inf():
     """README: `--format json` writes an infinite value (the time to train of a run that never
     finishes) as "inf" and a value that does not apply as null. `simulate --format json` wrote
     the summary of never-finishing runs as null (pandas' JSON writer), as if not applicable.
-    No checkpoint tier: every trial is stopped unfinished (time to train inf, goodput 0)."""
-    rc, out, _ = run("simulate", "--preset", "default", "--set", "checkpoint.tiers=[]", "--trials", "3",
-                     "--format", "json")
-    assert rc == 0
-    rows = {r["metric"]: r for r in json.loads(out, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))}
+    A summary with unfinished trials (time to train inf, goodput 0), as the Monte Carlo returns
+    them when its round cap is hit, through the CLI's writer."""
+    import numpy as np
+    import pandas as pd
+
+    from planner.cli import print_frame
+    from planner.simulate import summarize
+
+    df = pd.DataFrame({"time_to_train_days": [np.inf] * 3, "goodput": [0.0] * 3, "n_failures": [10.0, 11.0, 12.0],
+                       "lost_work_h": [1.0] * 3, "recovery_h": [1.0] * 3, "finished": [False] * 3})
+    buf = io.StringIO()
+    print_frame(summarize(df), "json", out=buf)
+    rows = {r["metric"]: r for r in json.loads(buf.getvalue(),
+                                               parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))}
     assert [rows["time_to_train_days"][k] for k in ("mean", "p10", "p50", "p90")] == ["inf"] * 4
     assert rows["goodput"]["mean"] == 0.0
+
+
+def test_simulate_refuses_a_run_no_tier_lets_finish():
+    """No checkpoint tier on the default preset's 209-day run: every failure restarts it, and the
+    finite-run figure (session 41) is e^(Λ·T)-long, about 1e43 failures: refused up front (until
+    session 41 the Monte Carlo ran its round cap and reported inf)."""
+    rc, out, err = run("simulate", "--preset", "default", "--set", "checkpoint.tiers=[]", "--trials", "3",
+                       "--format", "json")
+    assert rc == 2 and out == ""
+    assert "more failures than the 200,000 the Monte Carlo simulates one by one" in err
+    assert "software, gpu, node, network or cluster failure restarting it" in err
+    assert "the run does not finish in practice" in err
 
 
 def test_an_unknown_tier_id_is_named_in_the_schema_path_notation():

@@ -45,7 +45,7 @@ def test_frequent_failures_keep_their_note():
 
 
 @pytest.mark.parametrize("preset, tiers, want, not_want", [
-    ("default", [{"tier": "host_memory", "replicas": 1}], "a cluster failure loses every node-local copy",
+    ("default", [{"tier": "host_memory", "replicas": 1}], "a cluster failure needs the parallel file system or the object store (it loses every node-local copy",
      "node-local copies with replicas)"),
     ("mpt-7b-a100-8", [{"tier": "host_memory"}], "need a second node, and this job has one", "e.g. the parallel"),
 ])

@@ -57,6 +57,7 @@ def test_megatron_writes_the_pfs_interval_in_steps_and_names_the_host_memory_fla
     assert getattr(ns, "save", None) is None  # the path is the user's: said in a note
     note = next(n for n in ex.notes if n.startswith("checkpoints: --save-interval 25"))
     assert "(the given " in note and "add --save DIR" in note
+    assert not any("synchronous" in n for n in ex.notes)  # torch_dist: saved async, as planned
     # the host memory tier: Megatron's non-persistent local checkpoint, its flags in a note (they need
     # nvidia_resiliency_ext); the flags named there parse with the verified parser
     hn = next(n for n in ex.notes if n.startswith("checkpoint tier host memory every 3 steps"))
@@ -101,9 +102,14 @@ def test_torchtitan_checkpoint_section_uses_verified_keys():
 def test_deepspeed_notes_give_the_save_calls():
     ex = deepspeed_config(_given(_scenario(), 3, 25))
     assert "save" not in json.loads(ex.text)  # DeepSpeed's config has no interval key
-    pfs = next(n for n in ex.notes if n.startswith("checkpoint tier parallel file system every 25 steps"))
-    assert "engine.save_checkpoint(DIR) on every rank every 25 steps" in pfs
-    assert any(n.startswith("checkpoint tier host memory every 3 steps") for n in ex.notes)
+    note = next(n for n in ex.notes if n.startswith("checkpoints: DeepSpeed's config has no save interval"))
+    assert "engine.save_checkpoint(DIR) on every rank" in note
+    assert "every 25 steps (the given " in note and "with DIR on the parallel file system" in note
+    assert "every 3 steps (the given " in note and "with DIR in host memory" in note
+    ds = FLAGS["deepspeed"]["checkpointing"]
+    assert "all processes must call this method" in ds["save_checkpoint"]
+    assert set(ds["checkpoint_section_keys"]) == {"tag_validation", "load_universal", "use_node_local_storage",
+                                                  "parallel_write"}
 
 
 def test_the_optimum_is_converted_to_the_nearest_whole_step():
@@ -111,12 +117,97 @@ def test_the_optimum_is_converted_to_the_nearest_whole_step():
     405B host memory 24.7 s = 3.59 steps of 6.889 s → every 4; PFS 43.4 s → 6)."""
     sj = _scenario()
     r = planner.evaluate(sj).results
-    tiers, step_s = checkpoint_plan(sj)
-    assert step_s == r["step_time_s"]
-    want = {k: max(1, round(r[f"ckpt_{k}_interval_opt_s"] / step_s)) for k in ("host_memory", "pfs")}
-    assert {t.kind: t.steps for t in tiers} == want == {"host_memory": 4, "pfs": 6}
-    assert not any(t.given for t in tiers)
-    assert "(the planner's optimum 24.71 s over 6.889 s a step)" in " ".join(megatron_args(sj).notes)
+    plan = checkpoint_plan(sj)
+    assert plan.step_time_s == r["step_time_s"] and plan.goodput == r["goodput"]
+    want = {k: max(1, round(r[f"ckpt_{k}_interval_opt_s"] / plan.step_time_s)) for k in ("host_memory", "pfs")}
+    assert {t.kind: t.steps for t in plan.tiers} == want == {"host_memory": 4, "pfs": 6}
+    assert {t.why for t in plan.tiers} == {"the planner's optimum"}
+    sj["parallelism"]["zero_stage"] = 1  # torch_dist: the launch saves async as planned
+    r = planner.evaluate(sj).results
+    iv = r["ckpt_host_memory_interval_opt_s"]
+    assert f"(the planner's optimum {iv:.4g} s over {r['step_time_s']:.4g} s a step)" in " ".join(megatron_args(sj).notes)
+
+
+def _variant(sj, **ck):
+    v = json.loads(json.dumps(sj))
+    v["checkpoint"].update(ck)
+    return planner.evaluate(v).results
+
+
+def test_a_synchronous_launch_gets_the_synchronous_optimum():
+    """Review 41a D1: Megatron-FSDP (fsdp_dtensor) and this DeepSpeed file save synchronously, and
+    the async optimum written for them cost the 405B preset 3.8 days. The steps are now those of
+    the scenario evaluated with checkpoint.async = false, and a note gives both goodputs."""
+    sj = _scenario()  # ZeRO-2: Megatron-FSDP
+    sync = _variant(sj, **{"async": False})
+    asyn = planner.evaluate(sj).results
+    want = max(1, round(sync["ckpt_pfs_interval_opt_s"] / sync["step_time_s"]))
+    assert want != max(1, round(asyn["ckpt_pfs_interval_opt_s"] / asyn["step_time_s"]))  # the case at hand
+    ex = megatron_args(sj)
+    assert _parse(ex.text).save_interval == want
+    note = next(n for n in ex.notes if "this launch saves synchronously" in n)
+    assert (f"goodput {sync['goodput']:.4f}, {sync['time_to_train_days']:.4g} d; with the scenario's async saves "
+            f"{asyn['goodput']:.4f}, {asyn['time_to_train_days']:.4g} d" in note)
+    ds = " ".join(deepspeed_config(sj).notes)
+    assert f"every {want} steps (the planner's optimum" in ds and "the saves are synchronous" in ds
+
+
+def test_a_tier_the_launch_cannot_hold_is_left_out_of_its_optimum():
+    """Review 41a D2: TorchTitan has no node-local tier, so its interval is the optimum of the PFS
+    alone (the scenario evaluated without the NVMe tier), not the PFS interval chosen beside it."""
+    sj = _scenario()
+    sj["checkpoint"]["tiers"] = [{"tier": "local_nvme", "replicas": 1}, {"tier": "pfs"}]
+    alone = _variant(sj, tiers=[{"tier": "pfs"}])
+    both = planner.evaluate(sj).results
+    want = max(1, round(alone["ckpt_pfs_interval_opt_s"] / alone["step_time_s"]))
+    assert want != max(1, round(both["ckpt_pfs_interval_opt_s"] / both["step_time_s"]))
+    ex = torchtitan_toml(sj)
+    assert tomllib.loads(ex.text)["checkpoint"]["interval"] == want
+    assert any(f"the interval above is the optimum without it: goodput {alone['goodput']:.4f} against "
+               f"{both['goodput']:.4f} with it" in n for n in ex.notes)
+    # Megatron writes the interval of the plan with both, and names the one to use without the local flags
+    sj["parallelism"]["zero_stage"] = 1
+    alone = _variant(sj, tiers=[{"tier": "pfs"}])
+    k = max(1, round(alone["ckpt_pfs_interval_opt_s"] / alone["step_time_s"]))
+    ex = megatron_args(sj)
+    nv = next(n for n in ex.notes if n.startswith("checkpoint tier local NVMe"))
+    assert f"Without it, use --save-interval {k} (the optimum with the parallel file system alone" in nv
+    assert "The plan's 1 peer-node copy is not written." in nv
+    # the NVMe directory is a path the shell and argparse take
+    added = re.search(r"add (--non-persistent-save-interval .*?) \(a directory", nv).group(1)
+    assert _parser().parse_args(shlex.split(added)).non_persistent_local_ckpt_dir == "/path/to/local_nvme/ckpt"
+
+
+def test_a_local_save_on_persistent_steps_only_is_said_to_add_nothing():
+    """Review 41a D9: Megatron skips the non-persistent save on a --save-interval step (training.py,
+    recorded), so a local interval that is a multiple of the persistent one never saves."""
+    sj = _scenario(**{"tiers": [{"tier": "host_memory", "interval_s": 1.0}, {"tier": "pfs", "interval_s": 1.0}]})
+    sj["parallelism"]["zero_stage"] = 1
+    ex = megatron_args(sj)
+    assert _parse(ex.text).save_interval == 1
+    hn = next(n for n in ex.notes if n.startswith("checkpoint tier host memory every step (the given 1 s, raised "
+                                                  "to one step: "))
+    assert "so it would never run: it adds nothing here" in hn
+    assert "skipped on steps the persistent one takes" in FLAGS["megatron"]["flags"]["--save"]["training_py"]
+
+
+def test_no_persistent_tier_names_the_save_interval_megatron_needs():
+    """Review 41a D3: --save needs --save-interval (validate_args, recorded)."""
+    sj = _scenario("default", tiers=[{"tier": "host_memory"}])
+    ex = megatron_args(sj)
+    assert getattr(_parse(ex.text), "save_interval", None) is None
+    hn = next(n for n in ex.notes if n.startswith("checkpoint tier host memory"))
+    assert "with --save DIR and a --save-interval above the run's" in hn
+    assert "assert args.save_interval is not None" in FLAGS["megatron"]["flags"]["--save"]["validate_args"]
+
+
+def test_no_failures_no_saves_said():
+    sj = _scenario("default")
+    sj["reliability"]["rate_scale"] = 0
+    ex = megatron_args(sj)
+    assert getattr(_parse(ex.text), "save_interval", None) is None
+    assert any(n.startswith("the planner's plan saves no checkpoint during the run; none written; add --save DIR")
+               for n in ex.notes)
 
 
 def test_a_tier_never_saved_and_an_interval_longer_than_the_run():
@@ -152,5 +243,30 @@ def test_two_tiers_of_one_kind_group_keep_the_more_frequent():
                                  {"tier": "object_store", "interval_s": 400.4 * st}]
     ex = megatron_args(sj)
     assert _parse(ex.text).save_interval == 40
-    assert any(n.startswith("checkpoint tier object store every 400 steps: Megatron-LM's --save takes one tier")
-               for n in ex.notes)
+    assert ("Megatron's --save holds one persistent tier: the object store every 400 steps is not written (the "
+            "parallel file system is saved more often)." in ex.notes)
+
+
+def test_the_plan_pages_downloads_carry_the_interval(monkeypatch):
+    """The sidebar's Export expander: the Megatron and TorchTitan downloads carry the checkpoint steps
+    (the same text as the CLI's), and the DeepSpeed button's help names what its file cannot carry."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    got: dict = {}
+    real = st.download_button
+
+    def capture(label, data, *a, **k):
+        got[k.get("key")] = (data, k.get("help"))
+        return real(label, data, *a, **k)
+
+    monkeypatch.setattr(st, "download_button", capture)
+    st.cache_data.clear()
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "plan.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    sj = at.session_state["scenario"]
+    assert got["dl_meg"][0] == megatron_args(sj).text and "--save-interval " in got["dl_meg"][0]
+    assert got["dl_tt"][0] == torchtitan_toml(sj).text and "[checkpoint]" in got["dl_tt"][0]
+    assert "the checkpoint steps, called in the training loop" in got["dl_ds"][1]
+    assert "engine.save_checkpoint(DIR) on every rank" in got["dl_ds"][1]

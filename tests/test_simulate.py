@@ -197,12 +197,27 @@ def test_runs_that_never_finish_summarise_as_infinite_and_are_explained():
     assert s.loc["time_to_train_days", "p90"] == np.inf
     assert unfinished_note(df).startswith("4 of 10 simulated runs never finished")
     assert unfinished_note(df.assign(finished=True)) is None
-    d = planner.load_preset("default").to_json_dict()
-    d["checkpoint"]["tiers"] = []
-    sim = planner.simulate(d, n_trials=50, seed=1)
+    # a run whose recoveries never end: every repair 1e7 s at 100 × the rate (λ·R in the thousands; the
+    # run with no tier, used until session 41, is now refused up front by its finite-run figure)
+    sim = planner.simulate(_endless_recoveries(), n_trials=50, seed=1)
     s = summarize(sim).set_index("metric")
     assert (s.loc["time_to_train_days", ["p10", "p50", "p90"]] == np.inf).all()
     assert unfinished_note(sim).startswith("50 of 50 simulated runs never finished")
+
+
+def _endless_recoveries() -> dict:
+    """The default preset on 1e12 tokens at 100 × the failure rate with every class's repair 1e7 s:
+    λ·R ≈ 2/h × 2,778 h, so failures during a recovery extend it without end (goodput 0, not through
+    a class that restarts the run)."""
+    from planner import catalog
+
+    prof = catalog.failure_profiles()["llama3-h100"].model_dump(mode="json", by_alias=True, exclude_none=True)
+    for c in prof["classes"]:
+        c["repair_s"] = 1e7
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"].update(profile=prof, rate_scale=100)
+    d["training"]["tokens_total"] = 1e12
+    return d
 
 
 def test_a_run_with_too_many_failures_to_simulate_is_refused_with_the_analytic_figures():

@@ -539,7 +539,7 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
     bits = []
     if (m := num(results, "mtbf_h")) is not None:
         bits.append(f"one failure every {fmt_duration(m * 3600.0)} for the whole job")
-    for key, what in (("restart_frac", "restarts"), ("lost_work_frac", "lost work"),
+    for key, what in (("restart_frac", "recovery (restart + repair + reload)"), ("lost_work_frac", "lost work"),
                       ("ckpt_overhead_frac", "checkpoint stalls")):
         if (x := num(results, key)) is not None:
             bits.append(f"{what} {100 * x:,.1f} % of wall time")
@@ -556,7 +556,8 @@ def never_finishes_text(results: dict, explain: dict | None = None, notes: list 
             parts.append(f"\n\nEngine (`time_to_train_days`): `{explain['time_to_train_days']}`")
     if "goodput" in explain:
         parts.append(f"\n\nEngine (`goodput`): `{explain['goodput']}`")
-    mc = (f"The Monte Carlo cannot simulate it either: {mc_refusal_text(mc_refusal)}" if mc_refusal else
+    # (review 41c: the refusal was quoted here and again, whole, as the Monte Carlo panel's warning)
+    mc = ("The Monte Carlo cannot simulate it either: its panel below says why." if mc_refusal else
           "The **Monte Carlo** below simulates the run failure by failure, restarts included: run it to see "
           "whether and when it finishes." if monte_carlo == "below" else
           "**Open in Plan** and run its Monte Carlo, which simulates the run failure by failure, restarts "

@@ -150,10 +150,20 @@ def _when(t: TierPlan, plan: CheckpointPlan, n_steps: int, past_end: str) -> str
 
 
 def _g(x: float) -> str:
-    return f"{x:.4f}" if math.isfinite(x) else "0 (the run does not finish)"
+    if not (math.isfinite(x) and x > 0):
+        return "0 in the steady state"
+    return f"{x:.4f}" if x >= 5e-5 else f"{x:.2g}"
 
 
-def _never_notes(plan: CheckpointPlan, how_final: str) -> list[str]:
+def _gd(plan: CheckpointPlan) -> str:
+    """"goodput 0.9217, 80.44 d", or at goodput 0 a pointer to the evaluate note's run figure
+    (review 41c: "goodput 0.0000, inf d" for a run that finishes in 0.29 d)."""
+    if plan.goodput > 0 and math.isfinite(plan.time_to_train_days):
+        return f"goodput {plan.goodput:.4f}, {plan.time_to_train_days:.4g} d"
+    return "goodput 0 in the steady state: planner evaluate's note 'Goodput is 0' gives the run's time"
+
+
+def _never_notes(plan: CheckpointPlan, how_final: str, who: str = "the planner's plan") -> list[str]:
     notes = []
     for t in plan.tiers:
         if t.never:
@@ -162,7 +172,7 @@ def _never_notes(plan: CheckpointPlan, how_final: str) -> list[str]:
                             "the planner's optimum never saves to it (its saves would only stall; see the "
                             "interval's explanation)") + "; not written.")
     if plan.tiers and not any(not t.never for t in plan.tiers):
-        notes.append("the planner's plan saves no checkpoint during the run; " + how_final)
+        notes.append(f"{who} saves no checkpoint during the run; " + how_final)
     return notes
 
 
@@ -171,9 +181,11 @@ def _sync_note(s: Scenario, plan: CheckpointPlan, why: str) -> list[str]:
     if not s.checkpoint.async_ or not plan.tiers:
         return []
     a = checkpoint_plan(s)
-    return [f"{why}: the checkpoint intervals here are the planner's optimum for synchronous saves (goodput "
-            f"{_g(plan.goodput)}, {plan.time_to_train_days:.4g} d; with the scenario's async saves "
-            f"{_g(a.goodput)}, {a.time_to_train_days:.4g} d)."]
+    given = any(t.why.startswith("the given") for t in plan.tiers)
+    what = ("the given ones" if given else
+            "the planner's optimum for synchronous saves")
+    return [f"{why}: the checkpoint intervals here are {what} ({_gd(plan)}; with the scenario's async saves "
+            + (_gd(a) if a.goodput > 0 else "goodput 0 too") + ")."]
 
 
 def megatron_checkpoint(s: Scenario, arg: Callable, fsdp_format: bool, notes: list[str], n_steps: int) -> None:
@@ -270,17 +282,25 @@ def torchtitan_checkpoint(s: Scenario, notes: list[str], n_steps: int) -> list[s
     if has_local:
         full = checkpoint_plan(s)
         locs = full.saved(LOCAL_KINDS)
+        it = "them" if len(locs) > 1 else "it"
         if locs:
             named = ", ".join(f"{_WORDS[t.kind]} {_every(t.steps)}" for t in locs)
+            same = abs(plan.goodput - full.goodput) < 5e-5
+            cmp = (f"goodput {_g(plan.goodput)} either way" if same else
+                   f"goodput {_g(plan.goodput)} without {it}, {_g(full.goodput)} with {it}")
+            if not pers:
+                tail = f"this launch saves no checkpoint the plan relies on ({cmp})."
+            elif pers[0].why.startswith("the planner's optimum"):
+                tail = f"the interval above is the optimum without {it}: {cmp}."
+            else:  # review 41c: a given interval was called "the optimum without it"
+                tail = f"the interval above is the given one: {cmp}."
             notes.append(f"checkpoint tier{'s' if len(locs) > 1 else ''} {named} of the plan: TorchTitan's "
-                         "[checkpoint] has one folder and no node-local tier; not written, so "
-                         + (f"the interval above is the optimum without {'them' if len(locs) > 1 else 'it'}: goodput "
-                            + (f"{_g(plan.goodput)} either way." if abs(plan.goodput - full.goodput) < 5e-5 else
-                               f"{_g(plan.goodput)} against {_g(full.goodput)} with {'them' if len(locs) > 1 else 'it'}.")
-                            if pers else
-                            f"this launch saves nothing the plan relies on (goodput {_g(plan.goodput)} without "
-                            f"{'them' if len(locs) > 1 else 'it'}, {_g(full.goodput)} with)."))
-    notes += _never_notes(plan, "[checkpoint] not written.")
+                         "[checkpoint] has one folder and no node-local tier; not written, so " + tail)
+        # a node-local tier the plan never saves to is named, as the other exports do (review 41c)
+        notes += [n for n in _never_notes(full, "") if any(n.startswith(f"checkpoint tier {_WORDS[k]}:")
+                                                            for k in LOCAL_KINDS)]
+    notes += _never_notes(plan, "[checkpoint] not written.", "this TorchTitan launch (one folder, no node-local "
+                          "tier)")
     return out
 
 

@@ -278,9 +278,13 @@ def notes(row: dict) -> list[str]:
         out.append("Cost columns are NaN: the timing stage (tokens_per_s) is not available.")
     days = row.get("time_to_train_days", np.nan)
     if days is not None and np.isinf(days):
-        why = _never_short(row)
         what = "Time, GPU-hours and cost are" if row.get("energy_mwh") == 0.0 else "Time, GPU-hours, cost and energy are"
-        out.append(f"{what} infinite: {why}")
+        if zero_goodput_reason(row) is not None:
+            # review 41c: "are infinite: goodput is 0: …" beside a note giving a finite run figure
+            out.append(f"{what} shown as infinite: the steady-state goodput is 0 (the note 'Goodput is 0' gives why, "
+                       "and the expected time of a run this long where the model has one).")
+        else:
+            out.append(f"{what} infinite: {_never_short(row)}")
     return out
 
 

@@ -2183,7 +2183,8 @@ def zero_goodput_reason(row: dict) -> str | None:
         return ("goodput is 0: no enabled checkpoint tier survives a failure of class "
                 + ", ".join(lost) + " (" + ", ".join(f"{_g(lam_h[FAILURE_CLASSES.index(c)])}/h" for c in lost)
                 + "), so each such failure restarts training from the beginning; the analytic model "
-                "counts that as no progress in the steady state" + run_txt + ". Enable a tier that survives it "
+                "counts that as no progress in the steady state" + run_txt + ". Enable a tier that survives "
+                + ("it " if len(lost) == 1 else "them ")
                 + _survivor_advice(lost, row) + ".")
     lr = float(np.ravel(_res["log_recovery_factor"])[0])
     llw = float(np.ravel(_res["log_lost_work_factor"])[0])

@@ -147,7 +147,7 @@ def test_a_synchronous_launch_gets_the_synchronous_optimum():
     assert _parse(ex.text).save_interval == want
     note = next(n for n in ex.notes if "this launch saves synchronously" in n)
     assert (f"goodput {sync['goodput']:.4f}, {sync['time_to_train_days']:.4g} d; with the scenario's async saves "
-            f"{asyn['goodput']:.4f}, {asyn['time_to_train_days']:.4g} d" in note)
+            f"goodput {asyn['goodput']:.4f}, {asyn['time_to_train_days']:.4g} d" in note)
     ds = " ".join(deepspeed_config(sj).notes)
     assert f"every {want} steps (the planner's optimum" in ds and "the saves are synchronous" in ds
 
@@ -163,7 +163,7 @@ def test_a_tier_the_launch_cannot_hold_is_left_out_of_its_optimum():
     assert want != max(1, round(both["ckpt_pfs_interval_opt_s"] / both["step_time_s"]))
     ex = torchtitan_toml(sj)
     assert tomllib.loads(ex.text)["checkpoint"]["interval"] == want
-    assert any(f"the interval above is the optimum without it: goodput {alone['goodput']:.4f} against "
+    assert any(f"the interval above is the optimum without it: goodput {alone['goodput']:.4f} without it, "
                f"{both['goodput']:.4f} with it" in n for n in ex.notes)
     # Megatron writes the interval of the plan with both, and names the one to use without the local flags
     sj["parallelism"]["zero_stage"] = 1
@@ -270,3 +270,23 @@ def test_the_plan_pages_downloads_carry_the_interval(monkeypatch):
     assert got["dl_tt"][0] == torchtitan_toml(sj).text and "[checkpoint]" in got["dl_tt"][0]
     assert "the checkpoint steps, called in the training loop" in got["dl_ds"][1]
     assert "engine.save_checkpoint(DIR) on every rank" in got["dl_ds"][1]
+
+
+def test_review41c_given_intervals_and_goodput_0_are_worded_as_they_are():
+    """Review 41c: given intervals were called "the planner's optimum" in the synchronous-save note and
+    "the optimum without it" in TorchTitan's node-local note; a goodput-0 plan printed "0.0000, inf d";
+    a node-local tier the plan never saves to was not named by the TorchTitan export."""
+    sj = _scenario(tiers=[{"tier": "host_memory", "interval_s": 60}, {"tier": "pfs", "interval_s": 600}])
+    sync = next(n for n in megatron_args(sj).notes if "this launch saves synchronously" in n)
+    assert "the checkpoint intervals here are the given ones (goodput" in sync and "optimum" not in sync
+    tt = _scenario("default", tiers=[{"tier": "host_memory", "interval_s": 30}, {"tier": "pfs", "interval_s": 3600}])
+    note = next(n for n in torchtitan_toml(tt).notes if "of the plan" in n)
+    assert "the interval above is the given one: goodput" in note and "optimum" not in note
+    zero = _scenario("default", tiers=[{"tier": "host_memory"}])
+    zero["training"]["tokens_total"] = 2e10
+    text = " ".join(deepspeed_config(zero).notes + torchtitan_toml(zero).notes)
+    assert "inf d" not in text and "0.0000" not in text
+    assert "goodput 0 in the steady state: planner evaluate's note 'Goodput is 0' gives the run's time" in text
+    nv = _scenario("default", tiers=[{"tier": "local_nvme"}, {"tier": "pfs"}, {"tier": "object_store"}])
+    assert any(n.startswith("checkpoint tier local NVMe: the planner's optimum never saves to it")
+               for n in torchtitan_toml(nv).notes)

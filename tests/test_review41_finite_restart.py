@@ -77,6 +77,9 @@ def test_the_goodput_0_note_gives_the_finite_run():
     assert "at its mean" in note and "the Monte Carlo (planner.simulate) simulates it" in note
     # Λ = the GPU + node + cluster rates: 0.01292 + 0.002218 + 0.000463 per hour (the note lists them)
     assert "(0.01292/h, 0.002218/h, 0.000463/h)" in note
+    assert "Enable a tier that survives them (" in note  # three classes (review 41c: "it")
+    cost = next(n for n in r.notes if n.startswith("Time, GPU-hours, cost and energy are"))
+    assert cost.startswith("Time, GPU-hours, cost and energy are shown as infinite: the steady-state goodput is 0")
     # a long run: the figure is astronomically long and the Monte Carlo is refused
     sj["training"]["tokens_total"] = 1e13
     note = next(n for n in planner.evaluate(sj).notes if n.startswith("Goodput is 0: no enabled"))

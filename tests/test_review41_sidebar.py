@@ -5,28 +5,9 @@ switch; a split the user or a loaded scenario chose stays."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-PLAN = str(Path(__file__).resolve().parents[1] / "app_pages" / "plan.py")
-
-
-@pytest.fixture(autouse=True)
-def _clear_caches():
-    st.cache_data.clear()
-    yield
-
-
-def _plan():
-    at = AppTest.from_file(PLAN, default_timeout=120)
-    at.run()
-    assert not at.exception
-    # the default preset: Llama 3 70B (80 layers), PP 4 · VPP 5 = 20 virtual stages, even split
-    assert (at.session_state["w_pp"], at.session_state["w_vpp"], at.session_state["w_ls"]) == (4, 5, "even")
-    return at
+from test_review40_sidebar import _clear_caches, _plan  # noqa: F401 - the autouse cache fixture and the page
 
 
 def _notes(at):

@@ -1857,9 +1857,10 @@ def _on_upload() -> None:
             + "). The current scenario is kept.")
         return
     # A value the sidebar's boxes cannot hold would be swapped by the box for another one (found by
-    # review: seq_len 10⁸ became 1 and the page showed results for it): the import is refused whole,
-    # naming every such field with the range the Plan page takes; the current scenario is kept.
-    bad = share.widget_range_errors(data)
+    # review: seq_len 10⁸ became 1 and the page showed results for it), and an unknown field or id
+    # left the page broken (review 42c: parallelism.zzz; "model": "gpt-9" became a custom model of
+    # ones): the import is refused whole, naming every such field; the current scenario is kept.
+    bad = share.import_refusals(data)
     if bad:
         st.session_state["_upload_error"] = (
             md_text(f"Import refused: {name} has values the Plan page cannot hold; the current scenario is kept.")

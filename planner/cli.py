@@ -911,7 +911,10 @@ def cmd_link(args) -> int:
         params.update({k: v for k, v in link_input(args.link)[1].items() if k in PLAN_MC_KEYS})
     # the address without its query or fragment: a query after a '#' is no query (found by review 15f:
     # --base-url 'http://host/#top' wrote http://host/#top?p=..., which opens the default preset)
-    sys.stdout.write(f"{url.split('#', 1)[0].split('?', 1)[0]}?{urlencode(params)}\n")
+    addr = url.split('#', 1)[0].split('?', 1)[0]
+    if not urlsplit(addr).path:  # http://host:9000 → http://host:9000/?p=… (review 42a), as a browser writes it
+        addr += "/"
+    sys.stdout.write(f"{addr}?{urlencode(params)}\n")
     # a link carries the inputs, not the scenario's label: say so where the label would change (review
     # 24: --set name=my-run came back from the link as the preset's name without a word)
     back = share.params_to_scenario(params)[0].get("name")
@@ -1362,10 +1365,12 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="planner", description="Plan a large-model training run.")
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"planner (clusterplan) {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def scenario_args(sp, formats=True, format_help=None, link_help=""):
-        sp.add_argument("file", nargs="?", help="scenario JSON file")
+        sp.add_argument("file", nargs="?", help="scenario JSON file ('-': read it from standard input)")
         sp.add_argument("--preset", help="scenario preset id (planner presets scenarios)")
         sp.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                         help="override a field, e.g. --set parallelism.tp=4 (repeatable)")
@@ -1499,7 +1504,13 @@ def _join_dash_values(argv: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # a terminal whose encoding cannot show − × ≤ gets ASCII for them, not a UnicodeEncodeError (review 42a)
+    from ._textout import use_ascii_where_needed
+    use_ascii_where_needed()
     parser = build_parser()
+    if not list(sys.argv[1:] if argv is None else argv):  # bare `planner`: the commands, not one terse line
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return args.func(args)

@@ -43,7 +43,10 @@ moe                        num_local_experts / num_experts / n_routed_experts,
                            shared expert of shared_expert_intermediate_size,
                            first_k_dense_replace / leading mlp_only_layers (with
                            moe_layer_freq: MoE at multiples of it from that layer on); one expert is
-                           a dense MLP, and more experts per token than experts is refused
+                           a dense MLP, and more experts per token than experts is refused; keys a
+                           mixtral, qwen2_moe, qwen3_moe, gpt_oss or deepseek_v3 file leaves out are
+                           its Transformers class defaults; expert keys in a file of a dense type
+                           (llama, mistral, qwen2, the GPT family, …; no auto_map) are ignored
                            (also with one expert)
 mla                        q_lora_rank (null → 0), kv_lora_rank, qk_nope_head_dim,
                            qk_rope_head_dim, v_head_dim (DeepSeek-V2 / V3)
@@ -175,6 +178,38 @@ _CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
                     "intermediate_size": 9216, "num_hidden_layers": 26, "hidden_size": 2304,
                     "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True},
 }
+
+
+#: The routing keys of the Transformers config classes of MoE model types, used where a file leaves
+#: a whole group of them out (review 42a: a mixtral file without num_local_experts was read as a
+#: dense model): MixtralConfig (num_local_experts 8, num_experts_per_tok 2), Qwen2MoeConfig (60,
+#: 4, moe_intermediate_size 1408, shared_expert_intermediate_size 5632), Qwen3MoeConfig (128, 8,
+#: 768), GptOssConfig (128, 4), DeepseekV3Config (n_routed_experts 256, 8, 2048, n_shared_experts
+#: 1, first_k_dense_replace 3). Each entry: the class's key: (the keys its value may be written under, the
+#: default).
+_EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts")
+_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_k")
+_EXPERT_FFN_KEYS = ("moe_intermediate_size", "expert_intermediate_size")
+_MOE_CLASS_DEFAULTS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
+    "mixtral": {"num_local_experts": (_EXPERT_KEYS, 8), "num_experts_per_tok": (_TOPK_KEYS, 2)},
+    "qwen2_moe": {"num_experts": (_EXPERT_KEYS, 60), "num_experts_per_tok": (_TOPK_KEYS, 4),
+                  "moe_intermediate_size": (_EXPERT_FFN_KEYS, 1408),
+                  "shared_expert_intermediate_size": (("shared_expert_intermediate_size",), 5632)},
+    "qwen3_moe": {"num_experts": (_EXPERT_KEYS, 128), "num_experts_per_tok": (_TOPK_KEYS, 8),
+                  "moe_intermediate_size": (_EXPERT_FFN_KEYS, 768)},
+    "gpt_oss": {"num_local_experts": (_EXPERT_KEYS, 128), "num_experts_per_tok": (_TOPK_KEYS, 4)},
+    "deepseek_v3": {"n_routed_experts": (_EXPERT_KEYS, 256), "num_experts_per_tok": (_TOPK_KEYS, 8),
+                    "moe_intermediate_size": (_EXPERT_FFN_KEYS, 2048), "n_shared_experts": (("n_shared_experts",), 1),
+                    "first_k_dense_replace": (("first_k_dense_replace",), 3)},
+}
+#: model_type values whose Transformers model has no experts (LlamaForCausalLM, MistralForCausalLM,
+#: Qwen2ForCausalLM, …, and the GPT family): expert keys in such a file are not read by the model
+#: Transformers builds from it, so the planner reads it as dense too, saying so (review 42a: a
+#: llama file with num_local_experts was read as an MoE model). A file with ``auto_map`` runs its own
+#: code, which may read them: those are left as they are.
+_DENSE_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo",
+                          "olmo2", "granite", "cohere", "stablelm", "glm", "smollm3", "apertus", "ernie4_5",
+                          "hunyuan_v1_dense"}) | (GPT_FAMILY - {"mpt"})
 
 
 #: ``tie_word_embeddings`` default of the Transformers config class of each model_type, where it
@@ -395,6 +430,21 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
             cfg = {**filled, **cfg}
             notes.append(f"keys absent from the file taken from the {mtype} class defaults (Transformers): "
                          + ", ".join(f"{k} = {v}" for k, v in filled.items()) + ".")
+    if mtype in _MOE_CLASS_DEFAULTS:
+        filled = {key: v for key, (aliases, v) in _MOE_CLASS_DEFAULTS[mtype].items()
+                  if all(k not in cfg for k in aliases)}  # an explicit null stays an error, below
+        if filled:
+            cfg = {**cfg, **filled}
+            notes.append(f"MoE keys absent from the file taken from the {mtype} class defaults (Transformers): "
+                         + ", ".join(f"{k} = {v}" for k, v in filled.items()) + ".")
+    elif mtype in _DENSE_TYPES and "auto_map" not in config and "auto_map" not in cfg:
+        ignored = [k for k in _EXPERT_KEYS + _TOPK_KEYS + _EXPERT_FFN_KEYS + ("n_shared_experts",)
+                   if cfg.get(k) is not None]
+        if ignored:
+            cfg = {k: v for k, v in cfg.items() if k not in ignored}
+            notes.append(f"{', '.join(ignored)} ignored: Transformers builds a dense model for model_type "
+                         f"'{mtype}' (its model class has no experts), so the file describes a dense model; an "
+                         "MoE model of this family has its own model_type (mixtral, qwen2_moe, …).")
     cfg = _flatten_family(cfg, mtype, notes)
     r = _Reader(cfg, fname)
 
@@ -432,7 +482,7 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         r.errors.append(f"{fname}: no FFN size (looked for intermediate_size, n_inner, ffn_dim, ffn_hidden_size)")
 
     # --- MoE -------------------------------------------------------------------------------
-    expert_keys = ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts")
+    expert_keys = _EXPERT_KEYS
     given = {k: cfg[k] for k in expert_keys if cfg.get(k) is not None}
     if len({json.dumps(v) for v in given.values()}) > 1:
         r.errors.append(f"{fname}: expert counts disagree ({', '.join(f'{k} = {v!r}' for k, v in given.items())})")

@@ -1225,8 +1225,9 @@ def _json_int(text: str) -> int:
 
 
 def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
-    """The parsed content of a JSON file; :class:`InputError` naming the file and the problem
-    (missing, a folder, not UTF-8, unreadable, not valid JSON) — never a traceback.
+    """The parsed content of a JSON file (``"-"``: standard input); :class:`InputError` naming the
+    file and the problem (missing, a folder, not UTF-8, unreadable, not valid JSON) — never a
+    traceback.
     ``what`` completes the hints, e.g. ``"a scenario JSON file"``."""
     import json
     from pathlib import Path
@@ -1235,6 +1236,12 @@ def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
         raise InputError([f"no file given (an empty path); give {what}"])
     p = Path(path)
     try:
+        if str(path) == "-":  # standard input, as the command line reads '-' (review 42a)
+            import sys
+
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+            path = "- (standard input)"
+            return loads_json(data.decode("utf-8-sig"))
         # utf-8-sig: a byte-order mark (Windows Notepad writes one) is dropped, as the CSV reader does
         return loads_json(p.read_text(encoding="utf-8-sig"))
     except JsonTextError as e:  # a key given twice, a 5,000-digit integer

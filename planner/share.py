@@ -57,7 +57,7 @@ from .schema import TOKENS_TOTAL_MAX, Scenario, format_errors
 
 __all__ = [
     "scenario_to_params", "params_to_scenario", "parse_link", "prefix_params", "unprefix_params",
-    "last_value", "is_link_key", "stray_slot_keys", "widget_range_errors", "ALL_KEYS", "SPLIT_KEYS", "DEFAULT_PRESET",
+    "last_value", "is_link_key", "stray_slot_keys", "widget_range_errors", "import_refusals", "ALL_KEYS", "SPLIT_KEYS", "DEFAULT_PRESET",
 ]
 
 DEFAULT_PRESET = "default"
@@ -679,6 +679,37 @@ def widget_range_errors(scenario_json: Any) -> list[str]:
         return [f"scenario: could not be read ({type(e).__name__})"]
 
 
+#: Schema messages that say the scenario's shape is not one the Plan page can hold (an unknown
+#: field or catalogue id, a section that is not an object, a custom model missing a required field):
+#: :func:`import_refusals` refuses such an import whole instead of loading a page that is left broken.
+_STRUCTURE_MSG = re.compile(r": (?:unknown field\b|unknown [\w -]+ id '|must be an object\b|must be a list\b|"
+                            r"Field required\b)")
+
+
+def import_refusals(scenario_json: Any) -> list[str]:
+    """Why the Plan page must refuse an imported scenario JSON whole, one line each (``[]``: it may
+    be loaded, cross-field rules left to the schema's messages on the page).
+
+    Two kinds: a value its boxes cannot hold (:func:`widget_range_errors`), and a shape the page
+    has no widget for: an unknown field inside a section (``parallelism.zzz``), an unknown model,
+    system, accelerator or storage tier id (``"model": "gpt-9"`` would otherwise turn into a custom
+    model of ones), a section that is not an object, a custom model without a required field.
+    Loaded, such a scenario left the page broken until another preset was chosen (review 42c).
+
+    Never raises.
+    """
+    out = widget_range_errors(scenario_json)
+    if not isinstance(scenario_json, Mapping):
+        return out
+    try:
+        Scenario.model_validate(copy.deepcopy(dict(scenario_json)))
+    except ValidationError as e:
+        out += [m for m in format_errors(e, json_spelling=True) if _STRUCTURE_MSG.search(m) and m not in out]
+    except Exception as e:  # noqa: BLE001 - an import must never raise
+        out.append(f"scenario: could not be read ({type(e).__name__})")
+    return out
+
+
 def _widget_range_errors(sj: Any) -> list[str]:
     if not isinstance(sj, Mapping):
         return ["scenario: must be a JSON object"]
@@ -794,7 +825,9 @@ def box_value_error(label: str, value: Any, lo: float, hi: float, *, whole: bool
     except OverflowError:  # an int beyond the float range
         v = math.inf if value > 0 else -math.inf
     # grouped as the bounds are (review h28d: "= 1000001: allowed 0.01 to 1,000,000")
-    shown = (f"{value:,}" if isinstance(value, int) and abs(value) < 10**15
+    # (review 42c: 2⁵³ − 1, the most a number box can hold, showed ungrouped beside "10,000,000")
+    shown = (f"{value:,}" if isinstance(value, int) and abs(value) < 10**18
+             else f"{int(v):,}" if math.isfinite(v) and v.is_integer() and 1e15 <= abs(v) < 1e18
              else f"{v:,.12g}" if math.isfinite(v) and 1e-4 <= abs(v) < 1e15 else fmt_number(v) if math.isfinite(v)
              else repr(v))
     if not math.isfinite(v):

@@ -508,6 +508,8 @@ def build_space(
         offload and schedules not given (None) are the defaults (:data:`DEFAULT_RECOMPUTE`,
         :data:`DEFAULT_OFFLOAD`, :data:`DEFAULT_SCHEDULES`) plus the scenario's own mode
         (:func:`default_options`), so the scenario's own split is always in the default space.
+        A PP 1 split has no pipeline to schedule: it is kept, as ``1f1b`` (plain gradient
+        accumulation), whichever schedules are given.
     allow_tp_beyond_nvlink : allow TP groups larger than the NVLink domain.
     allow_uneven : allow pp·vpp not dividing n_layers (default: the scenario's
         ``parallelism.layer_split == "uneven"``).
@@ -691,6 +693,13 @@ def build_space(
         else:
             sv_sched.append(code)
             sv_vpp.append(1)
+    # Without a pipeline the schedule is moot (one stage: plain gradient accumulation), written
+    # 1f1b: PP 1 splits are kept whatever schedules are asked for (review 42a: --schedules gpipe
+    # dropped every PP 1 split, then said every valid split ran out of memory).
+    f1b_asked = "1f1b" in schedules
+    if not f1b_asked:
+        sv_sched.append(SCHEDULES.index("1f1b"))
+        sv_vpp.append(1)
     sv_sched = np.asarray(sv_sched, dtype=np.int64)
     sv_vpp = np.asarray(sv_vpp, dtype=np.int64)
     n1, nm, ns = G.size, mbs_c.size, sv_sched.size
@@ -700,8 +709,10 @@ def build_space(
     VPP = sv_vpp[isv]
     pp2 = PP[i1]
     dp2 = dpsafe[i1]
-    # Redundant rows, never generated: a schedule other than 1F1B without a pipeline.
-    keep = (pp2 > 1) | (SCH == SCHEDULES.index("1f1b"))
+    # Redundant rows, never generated: a schedule other than 1F1B without a pipeline (and 1F1B with
+    # one where it was not asked for).
+    is_1f1b = SCH == SCHEDULES.index("1f1b")
+    keep = np.where(pp2 > 1, ~is_1f1b | f1b_asked, is_1f1b)
     i1, MB, SCH, VPP, pp2, dp2 = i1[keep], MB[keep], SCH[keep], VPP[keep], pp2[keep], dp2[keep]
     r2 = r1[i1].copy()
 

@@ -2571,6 +2571,13 @@ def notes(row: dict) -> list[str]:
         "blocks of nodes (64 of an NVL72 rack's 72 GPUs); network bandwidth shared per GPU (no congestion "
         "or rail topology).",
     ]
+    tp_, cp_, s_ = float(row.get("tp", 1) or 1), float(row.get("cp", 1) or 1), float(row.get("seq_len", 0) or 0)
+    if row.get("sequence_parallel") and tp_ > 1 and s_ > 0 and (s_ / cp_) % tp_:
+        # review 42a: seq_len 8191 on TP 8 + SP was costed without a word (the export alone said it)
+        out.append(f"Sequence parallelism with seq_len / cp = {s_ / cp_:,g} tokens per rank, not a multiple of tp = "
+                   f"{tp_:g}: Megatron-LM (the SP reduce-scatter splits the sequence dimension) and TorchTitan "
+                   "(seq_len_divisor) refuse this split; it is costed here as s / (cp·tp) tokens per rank, as if "
+                   f"it divided. Pad the sequence to a multiple of {tp_ * cp_:g}, or turn sequence parallelism off.")
     if float(row.get("mtp_layers", 0) or 0) > 0:
         kind = "the model's MoE-layer kind" if float(row.get("n_experts", 0) or 0) > 0 else "a dense layer"
         rc_txt = ("recomputed whole under full recompute (Megatron's uniform method), not under partial recompute "

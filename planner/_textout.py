@@ -2,19 +2,20 @@
 
 The CLI's tables and messages use a few non-ASCII characters (− × · ≤ → … 10⁸). Where stdout's
 encoding cannot hold them (``PYTHONIOENCODING=cp1252``, an ASCII locale, a Windows console with a
-legacy code page) Python raised ``UnicodeEncodeError`` mid-table, a stack trace (review 42a). Each
-such character is written instead as the ASCII most readers would type for it, meaning kept:
-``≠`` is ``!=`` and ``10⁸`` is ``10^8`` — general transliteration tables (anyascii, Unidecode) write
-``=`` and ``108``, which change what a line says, so the table here is the project's own. Anything
-else goes through Unicode compatibility decomposition (``µ`` → ``μ`` → ``?``; ``é`` → ``e``) and,
-failing that, ``?``.
+legacy code page) Python raised ``UnicodeEncodeError`` mid-table, a stack trace (review 42a). On
+such a stream every non-ASCII character is written as the ASCII most readers would type for it,
+meaning kept: ``≠`` is ``!=`` and ``10⁸`` is ``10^8`` — general transliteration tables (anyascii,
+Unidecode) write ``=`` and ``108``, which change what a line says, so the table here is the
+project's own. The whole stream goes to ASCII, not only what its code page lacks: cp1252 has
+``³`` but not ``⁰``, and ``2³⁰`` came out ``2³^0`` (review 43a). A character outside the table (a
+user's ``é`` or ``８`` quoted back in a message) is escaped, ``\xe9`` / ``\uff18``, never
+replaced by a look-alike (``'défault'`` shown as ``'default'`` beside "unknown scenario id").
 """
 
 from __future__ import annotations
 
 import codecs
 import sys
-import unicodedata
 
 #: Characters the CLI writes, and their ASCII spelling.
 ASCII_SPELLING: dict[str, str] = {
@@ -39,6 +40,8 @@ def ascii_spelling(text: str) -> str:
 
     >>> ascii_spelling("TP·PP = 8 × 4 ≠ 30, 10⁻³ s")
     'TP*PP = 8 x 4 != 30, 10^-3 s'
+    >>> ascii_spelling("'défault'")
+    "'d\\xe9fault'"
     """
     out: list[str] = []
     sup = False  # inside a run of superscripts: one '^' for the run (10⁻³ is 10^-3)
@@ -53,8 +56,7 @@ def ascii_spelling(text: str) -> str:
         elif ch in ASCII_SPELLING:
             out.append(ASCII_SPELLING[ch])
         else:
-            plain = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
-            out.append(plain or "?")
+            out.append(ch.encode("ascii", "backslashreplace").decode("ascii"))
     return "".join(out)
 
 
@@ -68,13 +70,15 @@ codecs.register_error(ERRORS, _handler)
 
 
 def use_ascii_where_needed() -> None:
-    """Make stdout and stderr write :func:`ascii_spelling` for what their encoding cannot hold
-    (they keep their encoding; a UTF-8 terminal sees no change). Never raises."""
+    """Make stdout and stderr whose encoding is not a Unicode one write ASCII, each non-ASCII
+    character as :func:`ascii_spelling` spells it (a UTF-8 terminal, or a stream without an
+    encoding such as a test's StringIO, sees no change). Never raises."""
     for stream in (sys.stdout, sys.stderr):
         enc = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
-        if enc.startswith("utf") or not hasattr(stream, "reconfigure"):
+        if not enc or enc.startswith("utf") or not hasattr(stream, "reconfigure"):
             continue
         try:
-            stream.reconfigure(errors=ERRORS)
+            stream.flush()
+            stream.reconfigure(encoding="ascii", errors=ERRORS)
         except (ValueError, OSError, AttributeError):  # a detached or closed stream: leave it
             pass

@@ -370,11 +370,12 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
             data = read_json_file(file, "a scenario JSON file")
         except InputError as e:
             raise UsageError(e.lines) from None
+        shown = "- (standard input)" if file == "-" else file
         if not isinstance(data, dict):
-            raise UsageError([f"{file}: expected a JSON object (a scenario)"])
+            raise UsageError([f"{shown}: expected a JSON object (a scenario)"])
         if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
             # `planner evaluate --format json` output: its scenario is read back (a round trip)
-            _err(f"note: {file} is an evaluate result; its \"scenario\" is used")
+            _err(f"note: {shown} is an evaluate result; its \"scenario\" is used")
             data = data["scenario"]
     if hf_config is not None:
         data = _with_hf_model(data, hf_config)
@@ -981,6 +982,10 @@ def cmd_sweep(args) -> int:
         if not 1 <= int(v) <= hi:
             raise UsageError([f"--{opt.replace('_', '-')} {v}: allowed 1 to {hi:,}"])
         space[opt] = int(v)
+    if "schedules" in space and "1f1b" not in space["schedules"]:
+        # review 43a: the PP 1 rows a schedule filter keeps (review 42a) came back as 1f1b without a word
+        _err(f"note: --schedules {','.join(space['schedules'])}: the PP 1 splits, which have no pipeline to "
+             "schedule, are kept and shown as 1f1b (plain gradient accumulation)")
     if s.parallelism.dp_shard is not None and s.parallelism.dp_shard < s.parallelism.dp:
         _err(f"note: the sweep shards ZeRO over all DP ranks: dp_shard = {s.parallelism.dp_shard} "
                          "(hybrid sharding) is not swept")
@@ -1406,7 +1411,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "scenario's own; op_sac = TorchTitan's per-op selective checkpointing)")
     sp.add_argument("--schedules", default=None,
                     help="pipeline schedules to try, comma-separated (default: 1f1b,interleaved,zero_bubble "
-                         "and the scenario's own; also gpipe, dualpipe)")
+                         "and the scenario's own; also gpipe, dualpipe). PP 1 splits have no pipeline and are "
+                         "kept, as 1f1b, whichever are listed")
     sp.add_argument("--memory-rule", default="fits",
                     help="fits (default: the memory estimate, margin included, within usable HBM) or "
                          "conservative (also model states + activations at most 80 %% of usable HBM)")

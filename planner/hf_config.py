@@ -44,7 +44,8 @@ moe                        num_local_experts / num_experts / n_routed_experts,
                            first_k_dense_replace / leading mlp_only_layers (with
                            moe_layer_freq: MoE at multiples of it from that layer on); one expert is
                            a dense MLP, and more experts per token than experts is refused; keys a
-                           mixtral, qwen2_moe, qwen3_moe, gpt_oss or deepseek_v3 file leaves out are
+                           mixtral, qwen2_moe, qwen3_moe, gpt_oss, phimoe, olmoe, granitemoe or
+                           deepseek_v3 file leaves out are
                            its Transformers class defaults; expert keys in a file of a dense type
                            (llama, mistral, qwen2, the GPT family, …; no auto_map) are ignored
                            (also with one expert)
@@ -184,7 +185,8 @@ _CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 #: a whole group of them out (review 42a: a mixtral file without num_local_experts was read as a
 #: dense model): MixtralConfig (num_local_experts 8, num_experts_per_tok 2), Qwen2MoeConfig (60,
 #: 4, moe_intermediate_size 1408, shared_expert_intermediate_size 5632), Qwen3MoeConfig (128, 8,
-#: 768), GptOssConfig (128, 4), DeepseekV3Config (n_routed_experts 256, 8, 2048, n_shared_experts
+#: 768), GptOssConfig (128, 4), PhimoeConfig (16, 2), OlmoeConfig (num_experts 64, 8),
+#: GraniteMoeConfig (8, 2), DeepseekV3Config (n_routed_experts 256, 8, 2048, n_shared_experts
 #: 1, first_k_dense_replace 3). Each entry: the class's key: (the keys its value may be written under, the
 #: default).
 _EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts")
@@ -198,6 +200,9 @@ _MOE_CLASS_DEFAULTS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
     "qwen3_moe": {"num_experts": (_EXPERT_KEYS, 128), "num_experts_per_tok": (_TOPK_KEYS, 8),
                   "moe_intermediate_size": (_EXPERT_FFN_KEYS, 768)},
     "gpt_oss": {"num_local_experts": (_EXPERT_KEYS, 128), "num_experts_per_tok": (_TOPK_KEYS, 4)},
+    "phimoe": {"num_local_experts": (_EXPERT_KEYS, 16), "num_experts_per_tok": (_TOPK_KEYS, 2)},
+    "olmoe": {"num_experts": (_EXPERT_KEYS, 64), "num_experts_per_tok": (_TOPK_KEYS, 8)},
+    "granitemoe": {"num_local_experts": (_EXPERT_KEYS, 8), "num_experts_per_tok": (_TOPK_KEYS, 2)},
     "deepseek_v3": {"n_routed_experts": (_EXPERT_KEYS, 256), "num_experts_per_tok": (_TOPK_KEYS, 8),
                     "moe_intermediate_size": (_EXPERT_FFN_KEYS, 2048), "n_shared_experts": (("n_shared_experts",), 1),
                     "first_k_dense_replace": (("first_k_dense_replace",), 3)},
@@ -431,6 +436,13 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
             notes.append(f"keys absent from the file taken from the {mtype} class defaults (Transformers): "
                          + ", ".join(f"{k} = {v}" for k, v in filled.items()) + ".")
     if mtype in _MOE_CLASS_DEFAULTS:
+        # an explicit null is no value: Transformers' config class refuses None for these ints, and
+        # read as absent an MoE model became dense without a word (review 43a: num_local_experts null)
+        nulls = [k for key, (aliases, _v) in _MOE_CLASS_DEFAULTS[mtype].items() if key in _EXPERT_KEYS
+                 for k in aliases if k in cfg and cfg[k] is None and all(cfg.get(a) is None for a in aliases)]
+        if nulls:
+            raise InputError([f"{fname} {k}: null; a {mtype} model needs a whole number (leave the key out for "
+                              f"the Transformers default)" for k in nulls])
         filled = {key: v for key, (aliases, v) in _MOE_CLASS_DEFAULTS[mtype].items()
                   if all(k not in cfg for k in aliases)}  # an explicit null stays an error, below
         if filled:

@@ -121,6 +121,10 @@ MTP_LAYERS_MAX = 16
 #: box take the same bound): 1e16, about 280 times Qwen3's 36T (3.6e13, arXiv:2505.09388) and 640
 #: times Llama 3's 15.6T (arXiv:2407.21783), the largest published pre-training runs.
 TOKENS_TOTAL_MAX = 1.0e16
+#: Fewest tokens a scenario may train on: one million, under two global batches of the smallest
+#: published runs (MPT-125M: 256 × 2,048 = 524,288 tokens a step); the sidebar's box and share links
+#: took this bound already, the schema "more than 0", so 0.5 tokens ran from the CLI (review 42a).
+TOKENS_TOTAL_MIN = 1.0e6
 
 Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "fp4"]
 Recompute = Literal["none", "selective", "full", "op_sac"]
@@ -594,8 +598,8 @@ class Training(_Strict):
         "activation memory of eager ops is not counted.",
     )
     tokens_total: float = Field(
-        1.0e12, gt=0, allow_inf_nan=False, json_schema_extra={"maximum": TOKENS_TOTAL_MAX},
-        description="Tokens to train, above 0 and at most 1e16: far beyond any published run (Llama 3 "
+        1.0e12, ge=TOKENS_TOTAL_MIN, allow_inf_nan=False, json_schema_extra={"maximum": TOKENS_TOTAL_MAX},
+        description="Tokens to train, at least 1e6 and at most 1e16: far beyond any published run (Llama 3 "
         "405B: 15.6T = 1.56e13, Llama Team arXiv:2407.21783; Qwen3: 36T = 3.6e13, arXiv:2505.09388), "
         "a bound that keeps a mistyped exponent from becoming a run of 10^300 tokens.",
     )
@@ -604,7 +608,7 @@ class Training(_Strict):
     @classmethod
     def _tokens_total_at_most(cls, v: float) -> float:
         if v > TOKENS_TOTAL_MAX:
-            # worded as the other bound's message ("allowed more than 0, up to 1e+16 (got 0)")
+            # worded as the other bound's message ("allowed 1,000,000 to 1e+16 (got 0)")
             got = f"{v:g}" if float(f"{v:g}") == v else repr(v)  # not rounded onto the bound (review 40c D11)
             raise ValueError(f"{_range_text(('training', 'tokens_total'))} (got {got}); 1e+16 is far beyond "
                              "any published run: Llama 3 trained on 1.56e13, Qwen3 on 3.6e13")
@@ -1207,12 +1211,36 @@ class _NumberTooLong(JsonTextError):
     """An integer of a JSON text past any field's range (and Python's int-conversion limit)."""
 
 
+#: Deepest nesting of objects and lists an input file may have: a scenario nests 5 levels, a Hugging
+#: Face config.json 3 or 4. Deeper, Python's recursion limit was met later, in a copy of the data,
+#: as a RecursionError traceback (review 43a: a value nested 600 lists deep).
+JSON_DEPTH_MAX = 64
+
+
+def _depth_at_most(v: Any, limit: int) -> bool:
+    stack = [(v, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (dict, list)):
+            if d > limit:
+                return False
+            stack.extend((y, d + 1) for y in (x.values() if isinstance(x, dict) else x))
+    return True
+
+
 def loads_json(text: str) -> Any:
-    """``json.loads`` as every input file is read: a key given twice in one object and integers of
-    more than 400 digits are refused (``ValueError`` with a message a user can act on)."""
+    """``json.loads`` as every input file is read: a key given twice in one object, integers of
+    more than 400 digits and nesting deeper than :data:`JSON_DEPTH_MAX` are refused (a
+    ``ValueError`` with a message a user can act on)."""
     import json
 
-    return json.loads(text, object_pairs_hook=_pairs_once, parse_int=_json_int)
+    try:
+        data = json.loads(text, object_pairs_hook=_pairs_once, parse_int=_json_int)
+    except RecursionError:
+        raise JsonTextError(f"nested too deeply (more than {JSON_DEPTH_MAX} levels of objects and lists)") from None
+    if not _depth_at_most(data, JSON_DEPTH_MAX):
+        raise JsonTextError(f"nested too deeply (more than {JSON_DEPTH_MAX} levels of objects and lists)")
+    return data
 
 
 def _json_int(text: str) -> int:
@@ -1383,8 +1411,9 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
         elif e.get("type") == "value_error" and msg.startswith(("a number, not ", "a whole number, not ")):
             # --set parallelism.tp=true: the range too, as a number of the wrong kind names it
             kind, got = msg.split(", not ", 1)
-            msg = (f"must be {kind}" + (f", {_range_text(loc, '')}" if _bounds_at(loc) != (None, None) else "")
-                   + f" (got {got})")
+            rng = (_range_text(loc, '') if _bounds_at(loc) != (None, None)
+                   else _RANGE_WORDS.get(str(loc[-1])) if loc else None)  # review 42a: power_limit_w=abc
+            msg = f"must be {kind}" + (f", {rng}" if rng else "") + f" (got {got})"
         if e.get("type") == "extra_forbidden":
             head = _loc_str(loc[:-1])  # the unknown key itself is always named (even 'str')
             where = f"{head}.{loc[-1]}" if head != "(scenario)" else str(loc[-1])
@@ -1435,6 +1464,14 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
             seen.add(line)
             lines.append(line)
     return lines
+
+
+#: The range, in words, of a field whose bounds depend on another field (checked in
+#: ``Scenario._check``, so the annotation has none for :func:`_range_text` to read).
+_RANGE_WORDS = {
+    "power_limit_w": f"allowed {POWER_LIMIT_MIN_FRAC:g}·TDP to the accelerator's TDP in W (H100 SXM: 175 to 700), "
+                     "or null for the TDP",
+}
 
 
 def scenario_from_json(data: Any) -> Scenario:

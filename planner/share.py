@@ -53,7 +53,7 @@ from pydantic import ValidationError
 
 from . import catalog
 from . import schema as _schema
-from .schema import TOKENS_TOTAL_MAX, Scenario, format_errors
+from .schema import TOKENS_TOTAL_MAX, TOKENS_TOTAL_MIN, Scenario, format_errors
 
 __all__ = [
     "scenario_to_params", "params_to_scenario", "parse_link", "prefix_params", "unprefix_params",
@@ -69,7 +69,7 @@ _FLOAT_MAX = 1e30
 #: became 1, ``me=200000`` a dense model).
 WIDGET_DEGREE_MAX = 100_000      # TP, PP, CP, EP, micro-batch, head dim, MoE counts, hot spares
 WIDGET_VPP_MAX = _schema.VPP_MAX  # the schema's ceiling (PP's is schema.PP_MAX = WIDGET_DEGREE_MAX)
-TOKENS_MIN, TOKENS_MAX = 1e6, TOKENS_TOTAL_MAX  # tokens to train (the box: 1e-6 … 1e4 trillion; max: the schema's)
+TOKENS_MIN, TOKENS_MAX = TOKENS_TOTAL_MIN, TOKENS_TOTAL_MAX  # tokens to train (the box: 1e-6 … 1e4 trillion; the schema's bounds)
 DROPOUT_MAX = 0.99
 #: The Plan page's Monte Carlo boxes (link keys ``pl_mct``, ``pl_mcs``): range and default of each.
 #: The page and ``planner simulate --link`` read these (one definition: review 15f found the CLI
@@ -679,22 +679,51 @@ def widget_range_errors(scenario_json: Any) -> list[str]:
         return [f"scenario: could not be read ({type(e).__name__})"]
 
 
-#: Schema messages that say the scenario's shape is not one the Plan page can hold (an unknown
-#: field or catalogue id, a section that is not an object, a custom model missing a required field):
-#: :func:`import_refusals` refuses such an import whole instead of loading a page that is left broken.
-_STRUCTURE_MSG = re.compile(r": (?:unknown field\b|unknown [\w -]+ id '|must be an object\b|must be a list\b|"
-                            r"Field required\b)")
+#: Schema messages of a whole-scenario rule that name an unknown catalogue id (raised where the
+#: scenario resolves its ids, so pydantic places them at the scenario, as it does a cross-field rule).
+_UNKNOWN_ID = re.compile(r": unknown [\w -]+ id '")
+#: Path parts of a pydantic error location that name no field: the branches of a union (``str`` of
+#: an id-or-object field) and the validators and classes of a nested model.
+_LOC_TAGS = ("str", "System", "Accelerator", "ModelSpec", "StorageTier", "FailureProfile")
+#: Sections a cross-field rule may be placed at (a nested model's own check: the custom model's
+#: "n_kv_heads must divide n_heads").
+_SECTIONS = frozenset({"model", "training", "parallelism", "cluster", "checkpoint", "reliability", "overrides",
+                       "moe", "mla"})
+
+
+def _field_loc(loc: tuple) -> tuple:
+    return tuple(x for x in loc if not (isinstance(x, str) and (x in _LOC_TAGS or x.startswith(("function-", "union[")))))
+
+
+def _cross_field(err: dict) -> bool:
+    """True for a pydantic error that is a rule across fields (each value one the page can hold):
+    a ``value_error`` placed at the scenario or at a section, not at one field, and not an unknown id."""
+    loc = _field_loc(tuple(err.get("loc", ())))
+    return (err.get("type") == "value_error" and (not loc or loc[-1] in _SECTIONS)
+            and not _UNKNOWN_ID.search(str(err.get("msg", ""))))
+
+
+def _union_noise(err: dict, errs: list[dict]) -> bool:
+    """The ``str`` branch's complaint of an id-or-object field given an object (``"model": {…}``):
+    pydantic reports both branches; the object's own errors are the ones that count."""
+    loc = tuple(err.get("loc", ()))
+    return bool(loc) and loc[-1] == "str" and any(tuple(o.get("loc", ()))[:len(loc) - 1] == loc[:-1] and o is not err
+                                                 and tuple(o.get("loc", ()))[-1:] != ("str",) for o in errs)
 
 
 def import_refusals(scenario_json: Any) -> list[str]:
     """Why the Plan page must refuse an imported scenario JSON whole, one line each (``[]``: it may
     be loaded, cross-field rules left to the schema's messages on the page).
 
-    Two kinds: a value its boxes cannot hold (:func:`widget_range_errors`), and a shape the page
-    has no widget for: an unknown field inside a section (``parallelism.zzz``), an unknown model,
-    system, accelerator or storage tier id (``"model": "gpt-9"`` would otherwise turn into a custom
-    model of ones), a section that is not an object, a custom model without a required field.
-    Loaded, such a scenario left the page broken until another preset was chosen (review 42c).
+    Refused: a value its boxes cannot hold (:func:`widget_range_errors`), and any value the schema
+    refuses on its own — an unknown field inside a section (``parallelism.zzz``), an unknown
+    model, system, accelerator, storage tier or profile id (``"model": "gpt-9"`` would otherwise
+    turn into a custom model of ones), a value of the wrong type (``"tp": "4"``, ``"system": null``,
+    ``"name": 5``), a section that is not an object, a custom model without a required field. Loaded,
+    such a scenario was half-taken by the page's widgets: the boxes kept or converted what they
+    could, and results were shown for a scenario the file never described, or the page stayed broken
+    with no box to fix the field (reviews 42c, 43a). Loaded with the schema's message: a rule across
+    fields whose values each fit their box (TP 3 on 1,024 GPUs), which the user fixes on the page.
 
     Never raises.
     """
@@ -704,7 +733,9 @@ def import_refusals(scenario_json: Any) -> list[str]:
     try:
         Scenario.model_validate(copy.deepcopy(dict(scenario_json)))
     except ValidationError as e:
-        out += [m for m in format_errors(e, json_spelling=True) if _STRUCTURE_MSG.search(m) and m not in out]
+        errs = e.errors()
+        if any(not _cross_field(x) for x in errs if not _union_noise(x, errs)):
+            out += [m for m in format_errors(e, json_spelling=True) if m not in out]
     except Exception as e:  # noqa: BLE001 - an import must never raise
         out.append(f"scenario: could not be read ({type(e).__name__})")
     return out

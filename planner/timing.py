@@ -2574,7 +2574,9 @@ def notes(row: dict) -> list[str]:
     tp_, cp_, s_ = float(row.get("tp", 1) or 1), float(row.get("cp", 1) or 1), float(row.get("seq_len", 0) or 0)
     if row.get("sequence_parallel") and tp_ > 1 and s_ > 0 and (s_ / cp_) % tp_:
         # review 42a: seq_len 8191 on TP 8 + SP was costed without a word (the export alone said it)
-        out.append(f"Sequence parallelism with seq_len / cp = {s_ / cp_:,g} tokens per rank, not a multiple of tp = "
+        per = s_ / cp_
+        per_t = f"{int(per):,}" if per.is_integer() else f"{per:,.2f}"  # exact (review 43a: 1e+06 for 1,000,001)
+        out.append(f"Sequence parallelism with seq_len / cp = {per_t} tokens per rank, not a multiple of tp = "
                    f"{tp_:g}: Megatron-LM (the SP reduce-scatter splits the sequence dimension) and TorchTitan "
                    "(seq_len_divisor) refuse this split; it is costed here as s / (cp·tp) tokens per rank, as if "
                    f"it divided. Pad the sequence to a multiple of {tp_ * cp_:g}, or turn sequence parallelism off.")

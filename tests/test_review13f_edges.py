@@ -170,14 +170,14 @@ def _refusal(d) -> str:
 
 @pytest.mark.parametrize("value", [0.0, -1.0, "inf", "nan"])
 def test_tokens_total_refusal_names_both_bounds(value):
-    """training.tokens_total is above 0 and at most 1e16 (TOKENS_TOTAL_MAX, checked by a
-    validator); 0, a negative value, inf and NaN said only "greater than 0" / "a finite number"
-    without the 1e16 ceiling (found by review)."""
+    """training.tokens_total is at least 1e6 and at most 1e16 (TOKENS_TOTAL_MIN, TOKENS_TOTAL_MAX,
+    the bounds of the sidebar's box since review 42a); 0, a negative value, inf and NaN said only
+    "greater than 0" / "a finite number" without the 1e16 ceiling (found by review)."""
     d = _default()
     d["training"]["tokens_total"] = value
     msg = _refusal(d)
     assert msg.startswith("training.tokens_total: ")
-    assert "more than 0, up to 1e+16" in msg
+    assert "allowed 1,000,000 to 1e+16" in msg
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", float("inf")])

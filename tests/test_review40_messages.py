@@ -31,7 +31,7 @@ def test_tokens_total_is_refused_in_one_wording_at_both_ends(bad, got):
     with pytest.raises(planner.InputError) as e:
         planner.evaluate(d)
     msg = str(e.value)
-    assert msg.startswith("training.tokens_total: allowed more than 0, up to 1e+16 " + got), msg
+    assert msg.startswith("training.tokens_total: allowed 1,000,000 to 1e+16 " + got), msg
 
 
 def _cli(*argv):

@@ -26,6 +26,13 @@ from test_app_review_fixes import PLAN, _upload, _with
     (("cluster", "system"), "dgx-z9", "cluster.system: unknown system id 'dgx-z9'"),
     (("parallelism",), 5, "parallelism: must be an object"),
     (("model",), {"name": "x"}, "model.n_layers: Field required"),
+    # review 43a: values of the wrong type were half-taken by the widgets (kept, converted or swapped)
+    (("cluster", "system"), None, "cluster.system: must be a system id"),
+    (("checkpoint", "tiers"), [{"tier": None}, {"tier": "pfs", "interval_s": None}], "checkpoint.tiers[0].tier"),
+    (("parallelism", "tp"), "4", "parallelism.tp: must be a whole number"),
+    (("parallelism", "sequence_parallel"), "yes", "parallelism.sequence_parallel: must be true or false"),
+    (("reliability", "profile"), None, "reliability.profile"),
+    (("name",), 5, "name: must be a string"),
 ])
 def test_import_refusals_name_the_shape_the_page_cannot_hold(path, value, needle):
     out = share.import_refusals(_with(preset_json("default"), path, value))
@@ -39,10 +46,42 @@ def test_unknown_model_id_lists_the_catalogue_ids():
         assert mid in line
 
 
-def test_a_cross_field_error_is_not_a_refusal():
+@pytest.mark.parametrize("change", [
+    lambda sj: sj["parallelism"].update(tp=3, dp=None),  # 3 fits the TP box; 3·PP·CP does not divide 1,024 GPUs
+    lambda sj: sj["training"].update(global_batch_size=511),  # not divisible by DP 32
+    # a custom model whose n_kv_heads = 8 does not divide n_heads = 7: a rule of the model section
+    lambda sj: sj.update(model={**catalog.models()["llama3-8b"].model_dump(mode="json", exclude_none=True),
+                                "n_heads": 7}),
+])
+def test_a_cross_field_error_is_not_a_refusal(change):
     sj = preset_json("default")
-    sj["parallelism"].update(tp=3, dp=None)  # 3 fits the TP box; 3·PP·CP does not divide 1,024 GPUs
+    change(sj)
     assert share.import_refusals(sj) == []
+
+
+def test_the_plan_page_refuses_a_system_of_the_wrong_type():
+    """Review 43a: "system": null loaded the file's other values onto the first catalogue system."""
+    at = _run(PLAN, {"p": "default"})
+    before = copy.deepcopy(at.session_state["scenario"])
+    sj = preset_json("default")
+    sj["cluster"].update(system=None, n_gpus=512)
+    _upload(at, "Import scenario JSON", "sys.json", json.dumps(sj).encode())
+    err = [e.value for e in at.sidebar.error if e.value.startswith("Import refused")]
+    assert len(err) == 1 and "cluster.system" in err[0]
+    assert at.session_state["scenario"] == before
+
+
+def test_a_file_nested_too_deep_is_not_a_scenario():
+    at = _run(PLAN, {"p": "default"})
+    before = copy.deepcopy(at.session_state["scenario"])
+    v: object = 8
+    for _ in range(600):
+        v = [v]
+    sj = preset_json("default")
+    sj["parallelism"]["tp"] = v
+    _upload(at, "Import scenario JSON", "deep.json", json.dumps(sj).encode())
+    assert any("nested too deeply (more than 64 levels" in e.value for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    assert at.session_state["scenario"] == before
 
 
 @pytest.mark.parametrize(("path", "value", "needle"), [

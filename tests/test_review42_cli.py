@@ -51,10 +51,26 @@ def test_table_output_on_a_narrow_encoding_has_no_traceback(encoding, argv):
 
 
 def test_ascii_spelling_keeps_the_meaning():
-    # ≠ is not "=", 10⁻³ is not "10-3" or "103"; µ is "u"; an unknown letter is "?", never dropped
+    # ≠ is not "=", 10⁻³ is not "10-3" or "103"; µ is "u"; a character outside the table (a user's
+    # text quoted back) is escaped as Python's backslashreplace writes it, never a look-alike
     assert _textout.ascii_spelling("a ≠ b, 10⁻³ s, 5 µs, ≤ 2 → ok") == "a != b, 10^-3 s, 5 us, <= 2 -> ok"
-    assert _textout.ascii_spelling("中") == "?"
-    assert _textout.ascii_spelling("café") == "cafe"
+    assert _textout.ascii_spelling("中") == "\\u4e2d"
+    assert _textout.ascii_spelling("défault ８") == "d\\xe9fault \\uff18"
+    assert _textout.ascii_spelling("2³⁰") == "2^30"  # one caret for the run, also where cp1252 has ³
+
+
+def test_cp1252_spells_a_mixed_superscript_run_whole():
+    env = {**os.environ, "PYTHONIOENCODING": "cp1252"}
+    r = subprocess.run([sys.executable, "-m", "planner", "evaluate", "--preset", "default"], capture_output=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0 and b"GiB = 2^30 B" in r.stdout and "³".encode("cp1252") not in r.stdout
+
+
+def test_a_user_typed_name_is_escaped_not_respelled():
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    r = subprocess.run([sys.executable, "-m", "planner", "evaluate", "--preset", "défault"], capture_output=True,
+                       env=env, timeout=300)
+    assert r.returncode == 2 and b"'d\\xe9fault'" in r.stderr, r.stderr
 
 
 def test_a_utf8_stream_is_left_as_it_is():
@@ -170,3 +186,51 @@ def test_link_to_an_address_without_a_path_gets_its_slash():
 def test_a_huge_box_value_is_grouped_like_its_bound(value):
     msg = box_value_error("GPUs", value, 1, 10_000_000, whole=True, where="cluster.n_gpus")
     assert msg == "GPUs = 9,007,199,254,740,991: allowed a whole number 1 to 10,000,000 (cluster.n_gpus)"
+
+
+@pytest.mark.parametrize("value", ["abc", "true"])
+def test_power_limit_of_the_wrong_type_names_its_range(value):
+    """The range is the schema's rule, POWER_LIMIT_MIN_FRAC·TDP to the TDP: 0.25 × 700 W = 175 W
+    to 700 W on an H100 SXM (NVIDIA H100 datasheet: 700 W TDP)."""
+    rc, out, err = run("evaluate", "--preset", "default", "--set", f"cluster.overrides.power_limit_w={value}")
+    assert rc == 2 and "power_limit_w: must be a number, allowed 0.25·TDP to the accelerator's TDP" in err
+    assert "175 to 700" in err
+
+
+
+def test_an_explicit_null_expert_count_is_an_error_not_a_dense_model():
+    cfg = {**_cfg("mixtral_8x7b.json"), "num_local_experts": None}
+    with pytest.raises(planner.InputError, match="num_local_experts: null"):
+        import_hf_config(cfg)
+
+
+def test_phimoe_without_routing_keys_takes_phimoeconfig_defaults():
+    """PhimoeConfig: num_local_experts 16, num_experts_per_tok 2 (transformers/models/phimoe)."""
+    cfg = {"model_type": "phimoe", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "intermediate_size": 6400, "vocab_size": 32064}
+    imp = import_hf_config(cfg)
+    assert (imp.model.moe.n_experts, imp.model.moe.top_k) == (16, 2)
+
+
+def test_deep_nesting_is_one_line_not_a_traceback(tmp_path):
+    d = planner.load_preset("default").to_json_dict()
+    v: object = 8
+    for _ in range(600):
+        v = [v]
+    d["parallelism"]["tp"] = v
+    f = tmp_path / "deep.json"
+    f.write_text(json.dumps(d))
+    rc, out, err = run("evaluate", str(f))
+    assert rc == 2 and "nested too deeply (more than 64 levels" in err and "Traceback" not in err
+
+
+def test_sp_note_gives_the_exact_token_count():
+    d = planner.load_preset("default").to_json_dict()
+    d["training"].update(global_batch_size=128, seq_len=1_000_001)
+    notes = planner.evaluate(d).notes
+    assert any("seq_len / cp = 1,000,001 tokens per rank" in n for n in notes), notes
+
+
+def test_sweep_says_pp1_rows_are_shown_as_1f1b():
+    rc, out, err = run("sweep", "--preset", "llama3-8b-h100-64", "--schedules", "gpipe", "--top", "2")
+    assert rc == 0 and "PP 1 splits" in err and "shown as 1f1b" in err

@@ -307,7 +307,7 @@ def test_tokens_total_has_a_documented_upper_bound():
         with pytest.raises(ValidationError) as e:
             Scenario.model_validate(d)
         (line,) = format_errors(e.value)
-        assert line.startswith("training.tokens_total: ") and "allowed more than 0, up to 1e+16 (got " in line
+        assert line.startswith("training.tokens_total: ") and "allowed 1,000,000 to 1e+16 (got " in line
     field = Scenario.model_json_schema()["$defs"]["Training"]["properties"]["tokens_total"]
     assert field["maximum"] == 1e16 and "1e16" in field["description"] and "1.56e13" in field["description"]
 

@@ -2,14 +2,15 @@
 
 The CLI's tables and messages use a few non-ASCII characters (− × · ≤ → … 10⁸). Where stdout's
 encoding cannot hold them (``PYTHONIOENCODING=cp1252``, an ASCII locale, a Windows console with a
-legacy code page) Python raised ``UnicodeEncodeError`` mid-table, a stack trace (review 42a). On
-such a stream every non-ASCII character is written as the ASCII most readers would type for it,
+legacy code page) Python raised ``UnicodeEncodeError`` mid-table, a stack trace (review 42a). Each
+character the stream's encoding lacks is written as the ASCII most readers would type for it,
 meaning kept: ``≠`` is ``!=`` and ``10⁸`` is ``10^8`` — general transliteration tables (anyascii,
 Unidecode) write ``=`` and ``108``, which change what a line says, so the table here is the
-project's own. The whole stream goes to ASCII, not only what its code page lacks: cp1252 has
-``³`` but not ``⁰``, and ``2³⁰`` came out ``2³^0`` (review 43a). A character outside the table (a
-user's ``é`` or ``８`` quoted back in a message) is escaped, ``\xe9`` / ``\uff18``, never
-replaced by a look-alike (``'défault'`` shown as ``'default'`` beside "unknown scenario id").
+project's own. A run of superscripts is spelled whole when any of it is missing (cp1252 has ``³``
+but not ``⁰``: ``2³⁰`` is ``2^30``, not ``2³^0``, review 43a). A character outside the table (a
+user's ``é`` quoted back where the code page has none) is written ``\u00e9``, an escape JSON and
+TOML strings read back as the character (review 43b: ``\xe9`` made the TorchTitan export invalid
+TOML), never a look-alike; what the encoding can show is left as it is.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def ascii_spelling(text: str) -> str:
     >>> ascii_spelling("TP·PP = 8 × 4 ≠ 30, 10⁻³ s")
     'TP*PP = 8 x 4 != 30, 10^-3 s'
     >>> ascii_spelling("'défault'")
-    "'d\\xe9fault'"
+    "'d\\\\u00e9fault'"
     """
     out: list[str] = []
     sup = False  # inside a run of superscripts: one '^' for the run (10⁻³ is 10^-3)
@@ -56,7 +57,45 @@ def ascii_spelling(text: str) -> str:
         elif ch in ASCII_SPELLING:
             out.append(ASCII_SPELLING[ch])
         else:
-            out.append(ch.encode("ascii", "backslashreplace").decode("ascii"))
+            out.append(_escape(ch))
+    return "".join(out)
+
+
+def _escape(ch: str) -> str:
+    """``\\u00e9`` (``\\U0001f600`` beyond the Basic Multilingual Plane): the escape JSON and TOML
+    strings read as the character."""
+    return f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
+
+
+def _can_encode(ch: str, encoding: str) -> bool:
+    try:
+        ch.encode(encoding)
+        return True
+    except (UnicodeEncodeError, LookupError):
+        return False
+
+
+def spell_superscript_runs(text: str, encoding: str) -> str:
+    """``text`` with each run of superscripts that ``encoding`` cannot hold whole written as
+    ``^`` and its digits (``2³⁰`` → ``2^30`` in cp1252, which has ``³`` and not ``⁰``)."""
+    if not any(ch in _SUPERSCRIPT for ch in text):
+        return text
+    out, run = [], []
+
+    def flush() -> None:
+        if run:
+            whole = "".join(run)
+            out.append(whole if all(_can_encode(c, encoding) for c in run)
+                       else "^" + "".join(_SUPERSCRIPT[c] for c in run))
+            run.clear()
+
+    for ch in text:
+        if ch in _SUPERSCRIPT:
+            run.append(ch)
+        else:
+            flush()
+            out.append(ch)
+    flush()
     return "".join(out)
 
 
@@ -70,15 +109,37 @@ codecs.register_error(ERRORS, _handler)
 
 
 def use_ascii_where_needed() -> None:
-    """Make stdout and stderr whose encoding is not a Unicode one write ASCII, each non-ASCII
-    character as :func:`ascii_spelling` spells it (a UTF-8 terminal, or a stream without an
-    encoding such as a test's StringIO, sees no change). Never raises."""
+    """Make stdout and stderr whose encoding is not a Unicode one write what that encoding lacks
+    as :func:`ascii_spelling` spells it (a UTF-8 terminal, or a stream without an encoding such
+    as a test's StringIO, sees no change). Never raises."""
     for stream in (sys.stdout, sys.stderr):
         enc = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
         if not enc or enc.startswith("utf") or not hasattr(stream, "reconfigure"):
             continue
+        if getattr(stream, "_clusterplan_spelled", False):
+            continue
         try:
-            stream.flush()
-            stream.reconfigure(encoding="ascii", errors=ERRORS)
-        except (ValueError, OSError, AttributeError):  # a detached or closed stream: leave it
+            stream.reconfigure(errors=ERRORS)
+            write = stream.write
+
+            def spelled_write(text, _write=write, _enc=enc):
+                return _write(spell_superscript_runs(text, _enc) if isinstance(text, str) else text)
+
+            stream.write = spelled_write
+            stream._clusterplan_spelled = True
+        except (ValueError, OSError, AttributeError, TypeError):  # a detached or closed stream: leave it
             pass
+
+
+def write_utf8(text: str) -> None:
+    """Write ``text`` to stdout as UTF-8 bytes, whatever the stream's encoding (a file meant for
+    another program: a launch script, TOML, JSON, which are UTF-8 by their specifications); a
+    stream without a byte buffer (a test's StringIO) gets the text."""
+    enc = (getattr(sys.stdout, "encoding", None) or "").lower().replace("_", "-")
+    buf = getattr(sys.stdout, "buffer", None)
+    if enc.startswith("utf") or buf is None:
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buf.write(text.encode("utf-8"))
+    buf.flush()

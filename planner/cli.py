@@ -768,7 +768,10 @@ def cmd_export(args) -> int:
 
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     out = {"megatron": megatron_args, "torchtitan": torchtitan_toml, "deepspeed": deepspeed_config}[args.to](s)
-    sys.stdout.write(out.text)
+    # a launch file, TOML or JSON: UTF-8 whatever the terminal's code page (TOML and JSON are UTF-8 by
+    # their specs; review 43b: cp1252 wrote a name's 'è' as a byte tomllib refuses)
+    from ._textout import write_utf8
+    write_utf8(out.text)
     if args.to == "deepspeed":  # JSON has no comments: the notes go to stderr
         for n in out.notes:
             _err(f"note: {n}")

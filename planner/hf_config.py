@@ -93,7 +93,7 @@ LLAMA_FAMILY = frozenset({
     "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "deepseek_v2",
     "deepseek_v3", "gemma", "gemma2", "gemma3_text", "phi3", "olmo", "olmo2", "gpt_oss", "granite",
     "granitemoe", "cohere", "internlm2", "yi", "baichuan", "minicpm", "stablelm", "exaone", "glm",
-    "hunyuan_v1_dense", "ernie4_5", "ernie4_5_moe", "smollm3", "apertus",
+    "hunyuan_v1_dense", "ernie4_5", "ernie4_5_moe", "smollm3", "apertus", "olmoe",
 })
 #: model_type values read as GPT-style decoders: plain (ungated) MLP and LayerNorm.
 #: Nemotron (Nemotron-4 / Minitron: NemotronMLP = up_proj, squared ReLU, down_proj; LayerNorm1P) and
@@ -224,7 +224,7 @@ _TIE_DEFAULTS: dict[str, bool] = {
     **{t: False for t in ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2",
                           "deepseek_v3", "phi3", "olmo", "olmo2", "gpt_oss", "granite", "granitemoe", "gpt_neox",
                           "gptj", "codegen", "phi", "stablelm", "glm", "glm4", "internlm2", "yi", "baichuan",
-                          "llama4_text", "apertus", "nemotron", "persimmon")},
+                          "llama4_text", "apertus", "nemotron", "persimmon", "olmoe", "phimoe")},
     **{t: True for t in ("gemma", "gemma2", "gemma3_text", "cohere")},
 }
 

@@ -685,10 +685,12 @@ _UNKNOWN_ID = re.compile(r": unknown [\w -]+ id '")
 #: Path parts of a pydantic error location that name no field: the branches of a union (``str`` of
 #: an id-or-object field) and the validators and classes of a nested model.
 _LOC_TAGS = ("str", "System", "Accelerator", "ModelSpec", "StorageTier", "FailureProfile")
-#: Sections a cross-field rule may be placed at (a nested model's own check: the custom model's
-#: "n_kv_heads must divide n_heads").
+#: Sections a cross-field rule may be placed at: a nested model's own check (the custom model's
+#: "n_kv_heads must divide n_heads"; an inline accelerator's "hbm_usable_bytes exceeds hbm_bytes",
+#: system's, storage tier's or failure profile's — review 43b: these were refused as values the page
+#: cannot hold, where a catalogue choice on the page fixes them) or a list entry (``tiers[0]``).
 _SECTIONS = frozenset({"model", "training", "parallelism", "cluster", "checkpoint", "reliability", "overrides",
-                       "moe", "mla"})
+                       "moe", "mla", "accelerator", "system", "tier", "profile"})
 
 
 def _field_loc(loc: tuple) -> tuple:
@@ -699,7 +701,7 @@ def _cross_field(err: dict) -> bool:
     """True for a pydantic error that is a rule across fields (each value one the page can hold):
     a ``value_error`` placed at the scenario or at a section, not at one field, and not an unknown id."""
     loc = _field_loc(tuple(err.get("loc", ())))
-    return (err.get("type") == "value_error" and (not loc or loc[-1] in _SECTIONS)
+    return (err.get("type") == "value_error" and (not loc or loc[-1] in _SECTIONS or isinstance(loc[-1], int))
             and not _UNKNOWN_ID.search(str(err.get("msg", ""))))
 
 
@@ -735,7 +737,10 @@ def import_refusals(scenario_json: Any) -> list[str]:
     except ValidationError as e:
         errs = e.errors()
         if any(not _cross_field(x) for x in errs if not _union_noise(x, errs)):
-            out += [m for m in format_errors(e, json_spelling=True) if m not in out]
+            # a field the box-range check named already is not named twice (review 43b: tokens_total)
+            named = {re.split(r" = |: ", line, maxsplit=1)[0] for line in out}
+            out += [m for m in format_errors(e, json_spelling=True)
+                    if m not in out and re.split(r" = |: ", m, maxsplit=1)[0] not in named]
     except Exception as e:  # noqa: BLE001 - an import must never raise
         out.append(f"scenario: could not be read ({type(e).__name__})")
     return out

@@ -16,9 +16,16 @@ import pytest
 from test_cli import run  # the CLI test's runner (tests/ is on sys.path)
 
 
+@pytest.mark.parametrize("setting", ["training.tokens_total=1000", "training.tokens_total=999999"])
+def test_tokens_below_a_million_are_refused_everywhere(setting):
+    """Since review 42a the schema's own bound is the page's, 1e6 (schema.TOKENS_TOTAL_MIN): the
+    link and evaluate refuse alike, naming the range."""
+    for cmd in ("link", "evaluate"):
+        rc, out, err = run(cmd, "--preset", "default", "--set", setting)
+        assert rc == 2 and out == "" and "training.tokens_total: allowed 1,000,000 to 1e+16" in err, (cmd, err)
+
+
 @pytest.mark.parametrize("setting, field, allowed", [
-    ("training.tokens_total=1000", "training.tokens_total = 1000", "allowed 1,000,000 to 1e16"),
-    ("training.tokens_total=999999", "training.tokens_total = 999999", "allowed 1,000,000 to 1e16"),
     ("reliability.hot_spare_nodes=100001", "reliability.hot_spare_nodes = 100001", "0 to 100,000"),
     ('checkpoint.tiers=[{"tier": "pfs", "interval_s": 1e9}]', "checkpoint.tiers[0].interval_s = 1e9",
      "allowed 0.6 to 6e8 s"),

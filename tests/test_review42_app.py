@@ -52,6 +52,10 @@ def test_unknown_model_id_lists_the_catalogue_ids():
     # a custom model whose n_kv_heads = 8 does not divide n_heads = 7: a rule of the model section
     lambda sj: sj.update(model={**catalog.models()["llama3-8b"].model_dump(mode="json", exclude_none=True),
                                 "n_heads": 7}),
+    # review 43b: an inline system's own rule (its NVLink domain of 3 does not divide its 8 GPUs per
+    # node) is a rule across fields too; choosing a catalogue system on the page fixes it
+    lambda sj: sj["cluster"].update(system={**catalog.systems()["dgx-h100"].model_dump(mode="json", exclude_none=True),
+                                            "nvlink_domain_size": 3}),
 ])
 def test_a_cross_field_error_is_not_a_refusal(change):
     sj = preset_json("default")

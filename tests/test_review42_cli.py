@@ -55,7 +55,7 @@ def test_ascii_spelling_keeps_the_meaning():
     # text quoted back) is escaped as Python's backslashreplace writes it, never a look-alike
     assert _textout.ascii_spelling("a ≠ b, 10⁻³ s, 5 µs, ≤ 2 → ok") == "a != b, 10^-3 s, 5 us, <= 2 -> ok"
     assert _textout.ascii_spelling("中") == "\\u4e2d"
-    assert _textout.ascii_spelling("défault ８") == "d\\xe9fault \\uff18"
+    assert _textout.ascii_spelling("défault ８") == "d\\u00e9fault \\uff18"
     assert _textout.ascii_spelling("2³⁰") == "2^30"  # one caret for the run, also where cp1252 has ³
 
 
@@ -66,11 +66,33 @@ def test_cp1252_spells_a_mixed_superscript_run_whole():
     assert r.returncode == 0 and b"GiB = 2^30 B" in r.stdout and "³".encode("cp1252") not in r.stdout
 
 
-def test_a_user_typed_name_is_escaped_not_respelled():
-    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+@pytest.mark.parametrize(("encoding", "shown"), [("ascii", b"'d\\u00e9fault'"), ("cp1252", "'défault'".encode("cp1252"))])
+def test_a_user_typed_name_is_escaped_only_where_the_terminal_lacks_it(encoding, shown):
+    """Escaped as JSON and TOML read it back, never a look-alike ('default' beside "unknown id");
+    left as typed where the code page has the letter (review 43b)."""
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
     r = subprocess.run([sys.executable, "-m", "planner", "evaluate", "--preset", "défault"], capture_output=True,
                        env=env, timeout=300)
-    assert r.returncode == 2 and b"'d\\xe9fault'" in r.stderr, r.stderr
+    assert r.returncode == 2 and shown in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252"])
+@pytest.mark.parametrize("to", ["torchtitan", "deepspeed", "megatron"])
+def test_an_export_is_utf8_whatever_the_terminal(encoding, to, tmp_path):
+    """TOML and JSON are UTF-8 by their specifications (TOML 1.0 "A TOML file must be a valid UTF-8
+    encoded Unicode document"; RFC 8259 §8.1): a name with 'è' reads back as typed."""
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    r = subprocess.run([sys.executable, "-m", "planner", "export", "--preset", "default", "--set", "name=Modèle 70B",
+                        "--to", to], capture_output=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.decode("utf-8")
+    if to == "torchtitan":
+        import tomllib
+        assert tomllib.loads(text)["job"]["description"] == "Modèle 70B"
+    elif to == "deepspeed":
+        json.loads(text)
+    else:
+        assert "Modèle 70B" in text
 
 
 def test_a_utf8_stream_is_left_as_it_is():
@@ -234,3 +256,15 @@ def test_sp_note_gives_the_exact_token_count():
 def test_sweep_says_pp1_rows_are_shown_as_1f1b():
     rc, out, err = run("sweep", "--preset", "llama3-8b-h100-64", "--schedules", "gpipe", "--top", "2")
     assert rc == 0 and "PP 1 splits" in err and "shown as 1f1b" in err
+
+
+def test_olmoe_without_routing_or_tie_keys_takes_its_class_defaults():
+    """OlmoeConfig: num_experts 64, num_experts_per_tok 8, tie_word_embeddings False; with the
+    architecture of OLMoE-1B-7B (16 layers, hidden 2,048, 16 heads, expert width 1,024, vocabulary
+    50,304) that is 6.9B total and 1.3B active parameters (Muennighoff et al. 2024, arXiv:2409.02060)."""
+    cfg = {"model_type": "olmoe", "num_hidden_layers": 16, "hidden_size": 2048, "num_attention_heads": 16,
+           "intermediate_size": 1024, "vocab_size": 50304}
+    imp = import_hf_config(cfg)
+    assert (imp.model.moe.n_experts, imp.model.moe.top_k) == (64, 8) and imp.model.tied_embeddings is False
+    total, active = _params(imp.model)
+    assert total == pytest.approx(6.9e9, rel=0.01) and active == pytest.approx(1.3e9, rel=0.02)

@@ -650,6 +650,9 @@ def _raw_of(f: Field, v: Any) -> str | None:
         return str(v)
     if isinstance(v, float) and f.kind in ("float", "optfloat"):
         return repr(v) if not math.isfinite(v) else fmt_number(v)
+    if isinstance(v, float) and f.kind == "choice" and v.is_integer() and any(
+            isinstance(c, int) for c in f.choices):  # zero_stage 1.0, which the schema reads as 1 (review 43b)
+        return str(int(v))
     return str(v) if isinstance(v, (int, float, str)) else json.dumps(v, default=str)[:60]
 
 

@@ -102,3 +102,19 @@ def test_plan_page_refuses_the_import_whole_and_keeps_the_scenario(path, value, 
     assert at.session_state["scenario"] == before
     assert dict(at.query_params) == link_before
     assert not at.main.error and at.metric
+
+
+def test_a_whole_float_zero_stage_loads_as_the_schema_reads_it():
+    """Review 43b: "zero_stage": 1.0, which the schema and the CLI read as 1, was refused by the
+    page as "zero_stage = 1: allowed 0, 1, 2, 3"."""
+    sj = preset_json("default")
+    sj["parallelism"]["zero_stage"] = 1.0
+    assert share.import_refusals(sj) == []
+    at = _run(PLAN, {"p": "default"})
+    sj["cluster"]["n_gpus"] = 512  # a change the page shows once loaded
+    sj["parallelism"]["dp"] = None
+    _upload(at, "Import scenario JSON", "z.json", json.dumps(sj).encode())
+    assert not [e for e in at.sidebar.error if e.value.startswith("Import refused")]
+    assert at.session_state["scenario"]["cluster"]["n_gpus"] == 512
+    assert int(at.session_state["scenario"]["parallelism"]["zero_stage"]) == 1
+    assert not at.main.error and at.metric

@@ -45,13 +45,7 @@ def ascii_spelling(text: str) -> str:
     "'d\\\\u00e9fault'"
     """
     out: list[str] = []
-    sup = False  # inside a run of superscripts: one '^' for the run (10⁻³ is 10^-3)
-    for ch in text:
-        if ch in _SUPERSCRIPT:
-            out.append(("" if sup else "^") + _SUPERSCRIPT[ch])
-            sup = True
-            continue
-        sup = False
+    for ch in spell_superscript_runs(text, "ascii"):  # one '^' for a run: 10⁻³ is 10^-3
         if ord(ch) < 128:
             out.append(ch)
         elif ch in ASCII_SPELLING:

@@ -1145,17 +1145,22 @@ def _range_text(loc: tuple, kind: str = "") -> str:
     return f"allowed {left} to {right}" if not (lo_open or hi_open) else f"allowed {left}, up to {right}"
 
 
+#: Parts of a pydantic error location that name no field: the ``str`` branch of an id-or-object
+#: union, the validators and the classes of a nested model.
+_LOC_TAGS = frozenset({"str", "System", "Accelerator", "ModelSpec", "StorageTier", "FailureProfile"})
+
+
+def loc_fields(loc: tuple) -> tuple:
+    """A pydantic error location without its union branches, validators and class names: the
+    fields and list indices only (``('cluster', 'system', 'function-after[…]')`` →
+    ``('cluster', 'system')``)."""
+    return tuple(x for x in loc if not (isinstance(x, str) and (x in _LOC_TAGS or x.startswith(("function-", "union[")))))
+
+
 def _loc_str(loc: tuple) -> str:
     parts = []
-    for x in loc:
-        if isinstance(x, int):
-            parts.append(f"[{x}]")
-        elif x in ("str", "function-after[_check(), System]") or str(x).startswith(("function-", "union[")):
-            continue
-        elif x in ("System", "Accelerator", "ModelSpec", "StorageTier", "FailureProfile"):
-            continue
-        else:
-            parts.append(("." if parts else "") + str(x))
+    for x in loc_fields(loc):
+        parts.append(f"[{x}]" if isinstance(x, int) else ("." if parts else "") + str(x))
     return "".join(parts) or "(scenario)"
 
 

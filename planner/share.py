@@ -685,9 +685,6 @@ def widget_range_errors(scenario_json: Any) -> list[str]:
 #: Schema messages of a whole-scenario rule that name an unknown catalogue id (raised where the
 #: scenario resolves its ids, so pydantic places them at the scenario, as it does a cross-field rule).
 _UNKNOWN_ID = re.compile(r": unknown [\w -]+ id '")
-#: Path parts of a pydantic error location that name no field: the branches of a union (``str`` of
-#: an id-or-object field) and the validators and classes of a nested model.
-_LOC_TAGS = ("str", "System", "Accelerator", "ModelSpec", "StorageTier", "FailureProfile")
 #: Sections a cross-field rule may be placed at: a nested model's own check (the custom model's
 #: "n_kv_heads must divide n_heads"; an inline accelerator's "hbm_usable_bytes exceeds hbm_bytes",
 #: system's, storage tier's or failure profile's — review 43b: these were refused as values the page
@@ -696,14 +693,10 @@ _SECTIONS = frozenset({"model", "training", "parallelism", "cluster", "checkpoin
                        "moe", "mla", "accelerator", "system", "tier", "profile"})
 
 
-def _field_loc(loc: tuple) -> tuple:
-    return tuple(x for x in loc if not (isinstance(x, str) and (x in _LOC_TAGS or x.startswith(("function-", "union[")))))
-
-
 def _cross_field(err: dict) -> bool:
     """True for a pydantic error that is a rule across fields (each value one the page can hold):
     a ``value_error`` placed at the scenario or at a section, not at one field, and not an unknown id."""
-    loc = _field_loc(tuple(err.get("loc", ())))
+    loc = _schema.loc_fields(tuple(err.get("loc", ())))
     return (err.get("type") == "value_error" and (not loc or loc[-1] in _SECTIONS or isinstance(loc[-1], int))
             and not _UNKNOWN_ID.search(str(err.get("msg", ""))))
 

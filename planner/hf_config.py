@@ -178,6 +178,9 @@ _CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 262_208,
                     "intermediate_size": 9216, "num_hidden_layers": 26, "hidden_size": 2304,
                     "sliding_window": 4096, "sliding_window_pattern": 6, "tie_word_embeddings": True},
+    # Llama4TextConfig: intermediate_size 8192 (each expert and the shared expert), intermediate_size_mlp
+    # 16384 (the dense layers); a file without them was read with the experts at the dense size
+    "llama4_text": {"intermediate_size": 8192, "intermediate_size_mlp": 16384},
 }
 
 
@@ -187,7 +190,8 @@ _CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
 #: 4, moe_intermediate_size 1408, shared_expert_intermediate_size 5632), Qwen3MoeConfig (128, 8,
 #: 768), GptOssConfig (128, 4), PhimoeConfig (16, 2), OlmoeConfig (num_experts 64, 8),
 #: GraniteMoeConfig (8, 2), DeepseekV3Config (n_routed_experts 256, 8, 2048, n_shared_experts
-#: 1, first_k_dense_replace 3). Each entry: the class's key: (the keys its value may be written under, the
+#: 1, first_k_dense_replace 3), DeepseekV2Config (64, no top-k default, 1407, 2, 0) and
+#: Llama4TextConfig (num_local_experts 16, 1; its FFN sizes are in ``_CLASS_DEFAULTS``). Each entry: the class's key: (the keys its value may be written under, the
 #: default).
 _EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts")
 _TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "moe_top_k", "moe_k")
@@ -206,6 +210,11 @@ _MOE_CLASS_DEFAULTS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
     "deepseek_v3": {"n_routed_experts": (_EXPERT_KEYS, 256), "num_experts_per_tok": (_TOPK_KEYS, 8),
                     "moe_intermediate_size": (_EXPERT_FFN_KEYS, 2048), "n_shared_experts": (("n_shared_experts",), 1),
                     "first_k_dense_replace": (("first_k_dense_replace",), 3)},
+    # DeepseekV2Config has no default top-k (num_experts_per_tok None): a file without it is refused below
+    "deepseek_v2": {"n_routed_experts": (_EXPERT_KEYS, 64), "moe_intermediate_size": (_EXPERT_FFN_KEYS, 1407),
+                    "n_shared_experts": (("n_shared_experts",), 2),
+                    "first_k_dense_replace": (("first_k_dense_replace",), 0)},
+    "llama4_text": {"num_local_experts": (_EXPERT_KEYS, 16), "num_experts_per_tok": (_TOPK_KEYS, 1)},
 }
 #: model_type values whose Transformers model has no experts (LlamaForCausalLM, MistralForCausalLM,
 #: Qwen2ForCausalLM, …, and the GPT family): expert keys in such a file are not read by the model
@@ -448,7 +457,9 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
         if filled:
             cfg = {**cfg, **filled}
             notes.append(f"MoE keys absent from the file taken from the {mtype} class defaults (Transformers): "
-                         + ", ".join(f"{k} = {v}" for k, v in filled.items()) + ".")
+                         + ", ".join(f"{k} = {v}" for k, v in filled.items()) + "."
+                         + (" The file's auto_map names its own configuration code, whose defaults may differ."
+                            if "auto_map" in config or "auto_map" in cfg else ""))
     elif mtype in _DENSE_TYPES and "auto_map" not in config and "auto_map" not in cfg:
         ignored = [k for k in _EXPERT_KEYS + _TOPK_KEYS + _EXPERT_FFN_KEYS + ("n_shared_experts",)
                    if cfg.get(k) is not None]
@@ -513,7 +524,8 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
                             f"every expert (allowed 1 to {n_exp})")
     if n_exp is not None and n_exp > 1:
         if k_k is None:
-            r.errors.append(f"{fname}: an MoE model without num_experts_per_tok")
+            r.errors.append(f"{fname}: an MoE model without num_experts_per_tok"
+                            + (f" ({mtype}'s Transformers class has no default for it)" if mtype == "deepseek_v2" else ""))
         k_m, e_ffn = r.present(("moe_intermediate_size", "expert_intermediate_size"))
         e_ffn = r.int_(k_m, e_ffn) if k_m is not None else ffn
         shared, shared_ffn = 0, None

@@ -1142,7 +1142,14 @@ def _range_text(loc: tuple, kind: str = "") -> str:
         return f"allowed up to {right}" if right is not None else "out of range"
     if right is None:
         return f"allowed {left}" if lo_open else f"allowed {left} or more"
-    return f"allowed {left} to {right}" if not (lo_open or hi_open) else f"allowed {left}, up to {right}"
+    text = f"allowed {left} to {right}" if not (lo_open or hi_open) else f"allowed {left}, up to {right}"
+    field = str(loc_fields(loc)[-1]) if loc_fields(loc) else ""
+    if field.endswith("_bytes") and not (lo_open or hi_open):
+        # a memory size names its unit, and the GiB the Plan page's boxes use (review 43: "allowed
+        # 107,374,182.4 to 1e+14" left the fractional byte count, 0.1 GiB, to decode)
+        gib = [f"{v:,.6g}" if v < 1e6 else f"{v:,.0f}" for v in (lo / 2**30, hi / 2**30)]
+        text += f" bytes ({gib[0]} to {gib[1]} GiB)"
+    return text
 
 
 #: Parts of a pydantic error location that name no field: the ``str`` branch of an id-or-object

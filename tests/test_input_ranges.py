@@ -53,8 +53,9 @@ def _cli(*argv):
     ("nic_bw_per_gpu_bytes_per_s", 1e16, "allowed 1e+08 to 1e+15"),
     ("price_per_gpu_hour_usd", 1e308, "allowed 0.01 to 1,000,000"),
     # (power_limit_w: its range is the part's own, 0.25·TDP to TDP, tests/test_mamf.py)
-    ("hbm_usable_bytes", 1.0, "allowed 107,374,182.4 to 1e+14"),
-    ("host_memory_bytes", 1e-5, "allowed 107,374,182.4 to 1e+16"),
+    # 0.1 GiB = 0.1 × 2^30 B; 1e14 B / 2^30 = 93,132.3 GiB, 1e16 B / 2^30 = 9,313,226 GiB
+    ("hbm_usable_bytes", 1.0, "allowed 107,374,182.4 to 1e+14 bytes (0.1 to 93,132.3 GiB)"),
+    ("host_memory_bytes", 1e-5, "allowed 107,374,182.4 to 1e+16 bytes (0.1 to 9,313,226 GiB)"),
 ])
 def test_cluster_overrides_outside_their_range_name_the_whole_range(field, value, rng):
     d = _default_json()

@@ -16,7 +16,8 @@ Model (DESIGN §4.4, stated simplifications):
   writers, each ``ckpt_bytes · dp / n_gpus``; the writers are taken to be packed on as few nodes
   as possible (``min(gpus_per_node, n_writers)`` writers on the busiest node: the worst case).
 * **Save time** per tier = the slowest of (a) the shard over the GPU's host link (device to
-  host copy), (b) the node's share over the tier's per-node write bandwidth, (c) for
+  host copy), (b) the node's share over the tier's per-node write bandwidth (times ``1 +
+  replicas`` on a replicated node-local tier: each node also stores its peers' copies), (c) for
   replicated node-local tiers (Gemini [2], REFT [3]) ``replicas`` copies of the node's share over
   the node's network bandwidth, (d) the job total over the tier's aggregate bandwidth, shared by
   all writers. Every stage is taken to pipeline with the others (max, not sum).
@@ -223,7 +224,9 @@ def ckpt_save_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s
     host_link_bw_bytes_per_s : array_like — per-GPU device-host link [B/s].
     write_bw_per_node_bytes_per_s : array_like — tier's write bandwidth per node [B/s].
     agg_write_bw_bytes_per_s : array_like — tier's job-wide write bandwidth [B/s] (inf = none).
-    replicas : array_like, optional — peer-node copies (node-local tiers; Gemini [2], REFT [3]).
+    replicas : array_like, optional — peer-node copies (node-local tiers; Gemini [2], REFT [3]):
+        each node writes ``(1 + replicas)`` node shares to the tier and sends ``replicas`` over
+        the network.
     nic_bw_per_gpu_bytes_per_s : array_like, optional — network bandwidth per GPU [B/s].
     gpus_per_node : array_like, optional
     ckpt_async : array_like of bool, optional
@@ -237,7 +240,11 @@ def ckpt_save_time(shard_bytes, node_bytes, ckpt_bytes, host_link_bw_bytes_per_s
         ``save_s`` (sync) or ``d2h_s + async_interference_frac · (save_s − d2h_s)`` (async).
     """
     d2h = _over(shard_bytes, host_link_bw_bytes_per_s)
-    node = _over(node_bytes, write_bw_per_node_bytes_per_s)
+    # a replicated node-local tier writes its own share and receives ``replicas`` peers' shares
+    # onto the same memory / disk (review 44: the received copies were counted for capacity, not
+    # for the write time)
+    node = _over(np.asarray(node_bytes, dtype=float) * (1.0 + np.asarray(replicas, dtype=float)),
+                 write_bw_per_node_bytes_per_s)
     net_bw_node = np.asarray(nic_bw_per_gpu_bytes_per_s, dtype=float) * np.asarray(gpus_per_node, dtype=float)
     repl = _over(np.asarray(node_bytes, dtype=float) * np.asarray(replicas, dtype=float), net_bw_node)
     agg = _over(ckpt_bytes, agg_write_bw_bytes_per_s)

@@ -1161,6 +1161,9 @@ def _stage_block(get, has, n, out, sl, zero_cols=frozenset(), track_lo=False):
             if netbw is None:
                 netbw = F("nic_bw_per_gpu_bytes_per_s") * gpn * ck.link_eff()["network"]
             save = np.maximum(save, node_bytes * rep / netbw, out=save)
+            # the node also stores its peers' copies (as checkpoint.ckpt_save_time; review 44)
+            save = np.maximum(save, node_bytes * (1.0 + rep) / F(f"ckpt_{kind}_write_bw_per_node_bytes_per_s"),
+                              out=save)
         stall = save
         if asyn is not False:
             with np.errstate(invalid="ignore"):  # 0 · inf (no slow-down, a tier that cannot be written): 0
@@ -1876,7 +1879,8 @@ def _restart_run(row: dict) -> RestartRun | None:
         save = np.nan_to_num(np.array([float(r.get(f"ckpt_{kind}_save_s", 0.0) or 0.0) for kind in TIER_KINDS]),
                              nan=0.0, posinf=np.inf)
         lag = save_lag_s(save, stall) if r.get("ckpt_async") else np.zeros(K)
-        log_rho = float(finite_run_log_ratio(work, tau, stall, lam_k / 3600.0, lag))
+        log_rho = float(finite_run_log_ratio(work, tau, stall, lam_k / 3600.0, lag,
+                                             _first_reload_x(r, tier, lam_h, keep)))
         lam_u_h = float(sum(float(lam_h[c]) for c in restart))
         rec_u = sum(float(lam_h[c]) * float(R[c]) for c in restart) / 3600.0
         log_x = np.log(lam_u_h / 3600.0) + np.log(work) + log_ws + log_rho  # log(Λ·T)
@@ -1917,7 +1921,7 @@ def finite_run_log10_days(row: dict) -> float:
     return float(np.log10(d)) if d > 0 else float("nan")
 
 
-def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None) -> np.ndarray:
+def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload_x=None) -> np.ndarray:
     """log of the finite-run correction ``ρ = Π_k ρ_k`` of the renewal model's time to train.
 
     The renewal goodput is a steady-state rate: it charges every tier's lost-work factor
@@ -1954,6 +1958,14 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None) -> np.
         a run of 1.05 intervals at 5× the 405B preset's failure rate was 0.113 d against 0.052 d in
         the Monte Carlo). The missed-save factor (:func:`_log_missed`) is a steady-state term and
         is left as it is.
+    reload_x : array_like (..., K), optional — ``y_k = Σ_c λ_c·D_{k,c}`` over the classes tier k
+        recovers (``D`` its reload time): the part of the renewal model's recovery factor
+        ``e^{Σ λ_c(R_c + D_{k,c})}`` that a failure before the tier's first durable save does not
+        pay, there being no checkpoint to reload (the run restarts from its initial state, as
+        :mod:`planner.simulate` does). That first period's up time, ``(e^{x + Λ·L} − 1)/Λ`` (the
+        whole run when ``m = 0``), is charged ``e^{−y}`` of the steady-state factor (review 44: a
+        run of 4.8 intervals with the reload as long as the MTBF was 84 d against 50 d in the
+        Monte Carlo, one of 38 intervals 2.2 % above it).
 
     Returns
     -------
@@ -1979,12 +1991,33 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None) -> np.
         # m >= 1: [(e^{xl} − 1) + m·e^{xl}(e^x − 1) + e^{xl}(e^{xd} − 1)] / (N·e^{xl}(e^x − 1)),
         # numerator and denominator divided by e^{x + xl} (xd <= x here: no overflow)
         num = m * a + (-np.expm1(-xl)) * np.exp(-x) + (-np.expm1(-xd)) * np.exp(xd - x)
+        y = 0.0 if reload_x is None else np.where(use, np.nan_to_num(np.asarray(reload_x, dtype=float),
+                                                                     nan=0.0, posinf=0.0), 0.0)
+        # the first durable save's period, (e^{x + xl} − 1) divided as above, without the reload
+        num = num - (-np.expm1(-y)) * (-np.expm1(-x - xl))
         log_m = np.log(num) - np.log(segs) - np.log(a)
-        # m = 0: (e^{N·x} − 1) / (N·e^{xl}(e^x − 1)), divided by e^x (N·x may be far beyond e^709)
-        log_0 = (segs - 1.0) * x + np.log(-np.expm1(-segs * x)) - np.log(segs) - xl - np.log(a)
+        # m = 0: (e^{N·x} − 1) / (N·e^{xl}(e^x − 1)), divided by e^x (N·x may be far beyond e^709);
+        # no save is durable within the run: no failure of this tier pays a reload
+        log_0 = (segs - 1.0) * x + np.log(-np.expm1(-segs * x)) - np.log(segs) - xl - np.log(a) - y
         log_rho = np.where(m >= 1.0, log_m, log_0)
         log_rho = np.where(use & np.isfinite(log_rho), np.minimum(log_rho, 0.0), 0.0)
     return log_rho.sum(axis=-1)
+
+
+def _first_reload_x(row: dict, tier, lam_h, keep=None) -> np.ndarray:
+    """Per tier k (K,), ``y_k = Σ_c λ_c·D_{k,c}`` over the classes k recovers (``keep``: only those),
+    the reload part of the recovery factor (:func:`finite_run_log_ratio`'s ``reload_x``)."""
+    K, C = len(TIER_KINDS), len(FAILURE_CLASSES)
+    try:
+        rl = np.asarray(_row_tier_times(row)["reload_s"], dtype=float)[0]  # (K, C)
+    except (KeyError, ValueError, TypeError):
+        return np.zeros(K)
+    y = np.zeros(K)
+    for c in range(C):
+        k = int(tier[c])
+        if k >= 0 and lam_h[c] > 0 and (keep is None or keep[c]) and np.isfinite(rl[k, c]):
+            y[k] += float(lam_h[c]) / 3600.0 * float(rl[k, c])
+    return y
 
 
 def _finite_run(row: dict):
@@ -2010,8 +2043,9 @@ def _finite_run(row: dict):
     save = np.nan_to_num(np.array([float(row.get(f"ckpt_{kind}_save_s", 0.0) or 0.0) for kind in TIER_KINDS]),
                          nan=0.0, posinf=np.inf)
     lag = save_lag_s(save, stall) if row.get("ckpt_async") else np.zeros(K)
+    y = _first_reload_x(row, tier, lam_h)
     per_tier = np.array([float(finite_run_log_ratio(work, tau[k:k + 1], stall[k:k + 1], lam_k[k:k + 1] / 3600.0,
-                                                    lag[k:k + 1])) for k in range(K)])
+                                                    lag[k:k + 1], y[k:k + 1])) for k in range(K)])
     if np.isnan(log_w):
         return nothing
     rr = _restart_run(row)
@@ -2513,6 +2547,8 @@ def _tier_time_text(row: dict, kind: str) -> dict[str, str]:
     if kind in ck.NODE_LOCAL_TIERS:
         rep = float(ck.peer_replicas(float(row.get(f"ckpt_{kind}_replicas", 0) or 0), float(row["n_nodes"])))
         if rep > 0:
+            terms[1] = (f"node share {_g(node_b / 1e9)} GB × (1 + {rep:g} peer cop{'ies' if rep != 1 else 'y'} "
+                        f"received) / write {_g(wbw / 1e9)} GB/s per node = {_g((1 + rep) * node_b / wbw)} s")
             eff_n = float(ck.link_eff()["network"])
             net = float(row["nic_bw_per_gpu_bytes_per_s"]) * gpn * eff_n
             terms.append(f"{rep:g} peer cop{'ies' if rep != 1 else 'y'} × {_g(node_b / 1e9)} GB / network "

@@ -1744,13 +1744,23 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             t_down_exp = t_off_opt = 0.0
         t_off_act = 0.0
         if act_any:
-            # hidden behind the compute and the exposed remainders on other links; with optimizer
-            # offload it queues on the host link with the gradients' download (what of that the last
-            # backward does not hide is already in t_offload): the two exposures add up to
-            # max(t_down_exp, t_act + t_down − window), never shrinking when compute grows
-            t_q = t_act + t_down * off
+            # Each micro-batch's stash leaves the GPU during its own forward and comes back during its
+            # own backward (Transformer Engine's CPU offload context: a layer group's copy is waited on
+            # when the next group's forward ends, its reload prefetched one group ahead in the
+            # backward), so the copy out hides behind the forward passes (+ their exposed CP / EP
+            # remainders, x_fwd) and the copy back behind the backward passes (x_bwd). The host link
+            # is full duplex: the reload (host to device) does not queue behind the optimizer
+            # offload's gradient download (device to host). The waits these copies leave overlap the
+            # exposed DP collectives and the download's exposure (other links, or the other
+            # direction): the step pays max(t_dp + t_down_exp, waits), so more compute never
+            # shortens it. Review 44: the swap hid behind the whole step's compute, so a copy out
+            # longer than the forward showed 0 s exposed (default preset with activation offload:
+            # 1.78 s each way against 1.15 s of forward and 2.53 s of backward passes).
+            t_way = 0.5 * t_act
+            waits = (np.maximum(t_way - m * (t_fwd_mb + x_fwd), 0.0)
+                     + np.maximum(t_way - m * (t_bwd_mb + x_bwd), 0.0))
             t_off_act = np.where(np.asarray(b["offload_activations"], dtype=bool),
-                                 np.maximum(t_q - (t_compute + t_cp + x_ep + t_dp) - t_down_exp, 0.0), 0.0)
+                                 np.maximum(waits - t_dp - t_down_exp, 0.0), 0.0)
             t_offload = t_off_opt + t_off_act
         else:
             t_offload = t_off_opt
@@ -2197,11 +2207,19 @@ def explain(row: dict) -> dict[str, str]:
             off_parts.append(f"NVMe optimizer states read + write {T['_t_nvme']:.4g} s (12 B/param each way, at the "
                              "node's NVMe read and write rates shared by its GPUs)")
     if r.get("offload_activations"):
-        off_parts.append(f"activation swap {T['_t_off_act']:.4g} s (out and back, 2 × {T['_act_off_bytes'] / 2**30:.4g} GiB "
-                         f"= m micro-batches' activations of the busiest rank, over the host link = {T['_t_act']:.4g} s, "
-                         f"beyond the {T['t_compute_s']:.4g} s of compute it overlaps"
-                         + (" and the exposed CP / EP / DP remainders" if float(T["_x_mb"]) > 0 or T["t_dp_comm_exposed_s"] > 0 else "")
-                         + ("; it queues on the host link behind the gradients' download" if r.get("offload_optimizer", 0) else "")
+        way, m_ = 0.5 * float(T["_t_act"]), float(T["_m"])
+        f_win = m_ * (float(T["_t_fwd_mb"]) + float(T["_x_fwd"]))
+        b_win = m_ * (float(T["_t_bwd_mb"]) + float(T["_x_mb"]) - float(T["_x_fwd"]))
+        off_parts.append(f"activation swap {T['_t_off_act']:.4g} s ({T['_act_off_bytes'] / 2**30:.4g} GiB = m micro-batches' "
+                         f"activations of the busiest rank, each way over the host link: {way:.4g} s out, beyond the "
+                         f"{f_win:.4g} s of forward passes it hides in, + {way:.4g} s back, beyond the {b_win:.4g} s of "
+                         "backward passes"
+                         + (" (each with its exposed CP / EP remainders)" if float(T["_x_mb"]) > 0 else "")
+                         + "; full duplex, so the reload does not queue behind a gradient download"
+                         + (f"; less the {float(T['t_dp_comm_exposed_s']):.4g} s of exposed DP collectives"
+                            + (" and the download's exposure" if r.get("offload_optimizer", 0) else "")
+                            + " these waits overlap" if float(T["t_dp_comm_exposed_s"]) > 0 or r.get("offload_optimizer", 0)
+                            else "")
                          + ")")
     ex["t_offload_s"] = (" + ".join(off_parts) + f" = {T['t_offload_s']:.4g} s") if off_parts else "no offload: 0 s"
     ex["t_optimizer_s"] = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import planner
@@ -91,3 +92,118 @@ def test_a_memory_size_range_names_bytes_and_gib():
     rc, out, err = run("evaluate", "--preset", "default", "--set", "cluster.overrides.hbm_usable_bytes=5")
     assert rc == 2
     assert "hbm_usable_bytes: allowed 107,374,182.4 to 1e+14 bytes (0.1 to 93,132.3 GiB) (got 5)" in err
+
+
+@pytest.mark.parametrize("replicas", [0, 1, 3])
+def test_replicated_nvme_save_counts_the_peer_copies_the_node_stores(replicas):
+    """Gemini-style replication (Wang et al. SOSP'23): each node writes its own share and stores
+    ``replicas`` peers' shares on the same disk, so the disk term is node share × (1 + r) / write
+    bandwidth. DGX H100 local NVMe writes 27.5e9 B/s per node (hardware/systems.json, hardware.md
+    §5a); the 405B preset's node share is 8 GPUs × its shard (ZeRO-1: ckpt / n_gpus each). The
+    network term (r × share / (8 × 50 GB/s × 0.92)) and the host copy are far below it."""
+    d = planner.load_preset("llama3-405b-h100-16k").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "local_nvme", "replicas": replicas}, {"tier": "pfs"}]
+    r = planner.evaluate(d)
+    node_share = 8 * r.results["ckpt_shard_bytes"]
+    assert r.results["ckpt_local_nvme_save_s"] == pytest.approx(node_share * (1 + replicas) / 27.5e9, rel=1e-9)
+    assert ("received" in r.explain["ckpt_local_nvme_save_s"]) == (replicas > 0)
+
+
+def test_replicated_tier_save_is_the_same_in_the_grid_and_the_row_paths():
+    """checkpoint.tier_times (the per-tier grid, used by the interval floors) and reliability.stage
+    (the row path the results come from) give one save time per replicated tier."""
+    from planner import batch as B, checkpoint as ck, model_stats, reliability as rel, schema
+    from planner.checkpoint import TIER_KINDS
+    d = planner.load_preset("llama3-405b-h100-16k").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory", "replicas": 2}, {"tier": "local_nvme", "replicas": 1},
+                                {"tier": "pfs"}]
+    b = B.from_scenarios([schema.Scenario.model_validate(d)])
+    b.update(model_stats.stage(b))
+    tt = ck.tier_times(b)
+    out = rel.stage(b)
+    for kind in ("host_memory", "local_nvme"):
+        k = TIER_KINDS.index(kind)
+        assert float(out[f"ckpt_{kind}_save_s"][0]) == pytest.approx(float(tt["save_s"][0, k]), rel=1e-12)
+    k = TIER_KINDS.index("local_nvme")
+    assert float(tt["save_s"][0, k]) == pytest.approx(2 * 8 * float(out["ckpt_shard_bytes"][0]) / 27.5e9, rel=1e-9)
+
+
+def test_activation_copies_hide_in_their_own_pass_not_the_whole_step():
+    """Transformer Engine's CPU offload: each micro-batch's stash leaves during its forward and comes
+    back during its backward, over a full-duplex host link. On the default preset (Llama 3 70B, TP 8
+    PP 4, m = 16) with activation offload the copies each way (1.78 s) are shorter than the whole
+    compute (3.67 s: the old window, 0 s exposed) but longer than the forward passes (1.15 s): the
+    excess out, less the exposed DP collectives it overlaps, is on the step."""
+    from planner import batch as B, memory, model_stats, schema, timing
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["offload_activations"] = True
+    b = B.from_scenarios([schema.Scenario.model_validate(d)])
+    b.update(model_stats.stats(b))
+    b.update(memory.stage(b))
+    T = {k: float(np.ravel(v)[0]) for k, v in timing._terms(b).items() if np.size(v) >= 1}
+    way = T["_t_act"] / 2
+    fwd = T["_m"] * (T["_t_fwd_mb"] + T["_x_fwd"])
+    bwd = T["_m"] * (T["_t_bwd_mb"] + T["_x_mb"] - T["_x_fwd"])
+    assert T["_t_act"] < T["t_compute_s"] and way > fwd and way < bwd   # the reviewed case
+    want = max(0.0, max(0.0, way - fwd) + max(0.0, way - bwd) - T["t_dp_comm_exposed_s"])
+    assert T["t_offload_s"] == pytest.approx(want, rel=1e-12) and want > 0.4
+    # forward + backward passes are the stage's compute (the windows split it, nothing more)
+    assert fwd + bwd == pytest.approx(T["t_compute_s"], rel=1e-9)
+
+
+def test_a_fast_host_link_hides_the_activation_copies():
+    """The same run with the copies far shorter than the forward passes: nothing exposed."""
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["offload_activations"] = True
+    d["model"] = "llama3-8b"
+    d["training"]["seq_len"] = 1024
+    d["parallelism"]["layer_split"] = "uneven"
+    r = planner.evaluate(d)
+    assert r.results["t_offload_s"] == 0.0
+
+
+def _one_tier(rate_per_h, restart_s, bw, tokens, asyn=False):
+    """The default preset with one failure class (gpu, per job-hour) and one shared tier whose
+    aggregate write and read bandwidth are ``bw`` (per-node bandwidth unlimited)."""
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"] = {"profile": {"name": "one", "classes": [{"class": "gpu", "rate": rate_per_h, "per": "job_hour",
+                                                                "restart_s": restart_s, "repair_s": 0.0,
+                                                                "source": "test"}],
+                                    "reference": "test", "source": "test"},
+                        "hot_spare_nodes": 0, "rate_scale": 1.0}
+    d["checkpoint"] = {"tiers": [{"tier": {"name": "p", "kind": "pfs", "scope": "shared",
+                                           "aggregate_write_bw_bytes_per_s": bw, "aggregate_read_bw_bytes_per_s": bw,
+                                           "write_bw_per_node_bytes_per_s": 1e15, "read_bw_per_node_bytes_per_s": 1e15,
+                                           "survives": ["software", "gpu", "node", "network", "cluster"]}}],
+                       "async": asyn}
+    d["training"]["tokens_total"] = tokens
+    return d
+
+
+def test_finite_run_charges_no_reload_before_the_first_checkpoint():
+    """Daly (2006) for a finite run, one tier, one failure class of rate λ, restart R, reload D, save
+    δ (sync), interval τ, compute W = N·τ: segments of x = λ(τ + δ); a failure in the first one finds
+    no checkpoint and restarts from the initial state with R alone (nothing to reload, as the Monte
+    Carlo does), every later one pays R + D. Expected wall time
+        [e^{λR}(e^x − 1) + (m − 1)·e^{λ(R+D)}(e^x − 1) + e^{λ(R+D)}(e^{x(N−m)} − 1)] / λ,
+    m = ⌈N⌉ − 1 saves (the module's convention for the last, partial segment). Review 44's case:
+    δ = D = 2 h, MTBF 1 h, R = 600 s, 3e10 tokens (about 10 intervals): 67.1 d before (every segment
+    paying the reload), 60.1 d by this formula and 60.0 ± 0.3 d in the Monte Carlo."""
+    import math
+    from planner import batch as B, reliability as rel
+    from planner.engine import run_batch
+    from planner.schema import validate_scenario
+    ck_bytes = planner.evaluate(planner.load_preset("default")).results["ckpt_bytes"]
+    d = _one_tier(1.0, 600.0, ck_bytes / 7200.0, 3e10)
+    row = B.row(run_batch(B.from_scenarios([validate_scenario(d)])), 0)
+    lam = 1.0 / 3600.0
+    tau, delta = row["ckpt_pfs_interval_opt_s"], row["ckpt_pfs_stall_s"]
+    D = ck_bytes / (ck_bytes / 7200.0)                       # the reload: whole checkpoint / read bandwidth
+    W = 3e10 / row["tokens_per_s"]
+    N = W / tau
+    m = math.ceil(N) - 1
+    x = lam * (tau + delta)
+    wall = (math.exp(lam * 600.0) * math.expm1(x) + (m - 1) * math.exp(lam * (600.0 + D)) * math.expm1(x)
+            + math.exp(lam * (600.0 + D)) * math.expm1(x * (N - m))) / lam
+    assert rel.finite_run_days(row) == pytest.approx(wall / 86400, rel=1e-6)
+    assert wall / 86400 == pytest.approx(60.1, abs=0.3)

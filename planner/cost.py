@@ -257,6 +257,15 @@ def notes(row: dict) -> list[str]:
     if int(row.get("hot_spare_nodes") or 0) > 0:
         out.append("Hot spare nodes are paid for the whole run (in GPU-hours and cost); their power is not "
                    "counted in the energy (an idle node's draw is not modelled).")
+        try:
+            spares, nodes = int(row["hot_spare_nodes"]), float(row["n_nodes"])
+        except (KeyError, TypeError, ValueError):
+            spares, nodes = 0, float("inf")
+        if spares > nodes:
+            # review 44a: a million spares for a 128-node job billed $84 B without a word
+            out.append(f"The {spares:,} hot spare nodes are more than the job's own {nodes:,.0f}: a spare stands in "
+                       "for a node under repair, and no more nodes than the job's can be under repair at once, so the "
+                       "rest are paid for and never used (a few per cent of the job's nodes is the usual reserve).")
     part = _partial_node_note(row)
     if part:
         out.append(part)

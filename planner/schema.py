@@ -1347,7 +1347,15 @@ def _shown_value(value: Any, json_spelling: bool) -> str:
             value = value.item()
         except (TypeError, ValueError):
             pass
-    return repr(value)
+    try:
+        return repr(value)
+    except ValueError:
+        # Python refuses to print an int of more than 4,300 digits (review 44a: n_gpus = 10**5000
+        # from the API was a ValueError traceback in the message's own formatting)
+        if isinstance(value, int):
+            digits = int(math.log10(abs(value))) + 1
+            return f"a {'negative ' if value < 0 else ''}whole number of {digits:,} digits"
+        return f"a {type(value).__name__} holding a number too large to print"
 
 
 def _not_a_scenario(value: Any) -> str:

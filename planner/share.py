@@ -720,8 +720,11 @@ def import_refusals(scenario_json: Any) -> list[str]:
     ``"name": 5``), a section that is not an object, a custom model without a required field. Loaded,
     such a scenario was half-taken by the page's widgets: the boxes kept or converted what they
     could, and results were shown for a scenario the file never described, or the page stayed broken
-    with no box to fix the field (reviews 42c, 43a). Loaded with the schema's message: a rule across
-    fields whose values each fit their box (TP 3 on 1,024 GPUs), which the user fixes on the page.
+    with no box to fix the field (reviews 42c, 43a). Also refused, two rules across fields the page
+    cannot hold: a checkpoint tier kind listed twice (one row per kind) and a ``dp`` that disagrees
+    with ``n_gpus / (tp·pp·cp)`` (the page derives DP; review 44). Loaded with the schema's message:
+    any other rule across fields whose values each fit their box (TP 3 on 1,024 GPUs with ``dp``
+    null), which the user fixes on the page.
 
     Never raises.
     """
@@ -732,6 +735,16 @@ def import_refusals(scenario_json: Any) -> list[str]:
         Scenario.model_validate(copy.deepcopy(dict(scenario_json)))
     except ValidationError as e:
         errs = e.errors()
+        # cross-field rules the page's boxes cannot hold either (review 44): one box per checkpoint
+        # tier kind (a kind listed twice made two widgets with one key, a stack trace), and a DP the
+        # page does not keep (it derives DP from the GPUs: the file's dp 16 showed results for 32)
+        for x in errs:
+            msg = str(x.get("msg", "")).removeprefix("Value error, ")
+            if _cross_field(x) and "listed twice" in msg and msg.startswith("checkpoint.tiers"):
+                out.append(f"{msg} (the Plan page has one row per tier kind)")
+            elif _cross_field(x) and msg.startswith("parallelism: tp·pp·cp·dp = "):
+                out.append(f"{msg}: the Plan page derives DP from cluster.n_gpus / (tp·pp·cp); set "
+                           "parallelism.dp to null (or to that quotient) to import this file")
         if any(not _cross_field(x) for x in errs if not _union_noise(x, errs)):
             # a field the box-range check named already is not named twice (review 43b: tokens_total)
             named = {re.split(r" = |: ", line, maxsplit=1)[0] for line in out}

@@ -33,6 +33,7 @@ from . import batch as _batch
 from . import checkpoint as ck
 from . import cost as _cost
 from . import reliability as rel
+from . import schema as _schema
 from .schema import FAILURE_CLASSES, TIER_KINDS, InputError, Scenario, is_whole_number, validate_scenario
 
 #: Safety cap on failure rounds, as a multiple of the expected number of failures (+ a floor).
@@ -317,9 +318,10 @@ def check_trials_seed(n_trials, seed) -> list[str]:
     """Problems with ``n_trials`` / ``seed`` as ``name: message (got value)`` lines; [] if fine."""
     out = []
     if not (is_whole_number(n_trials) and 1 <= n_trials <= MAX_TRIALS):
-        out.append(f"n_trials: an integer from 1 to {MAX_TRIALS:,} (got {n_trials!r})")
+        out.append(f"n_trials: an integer from 1 to {MAX_TRIALS:,} (got {_schema._shown_value(n_trials, False)})")
     if not (is_whole_number(seed) and 0 <= seed <= MAX_SEED):
-        out.append(f"seed: an integer from 0 to 2^63 − 1 (got {seed!r})")
+        # (review 44a: a 5,000-digit seed was a ValueError from its own repr)
+        out.append(f"seed: an integer from 0 to 2^63 − 1 (got {_schema._shown_value(seed, False)})")
     return out
 
 

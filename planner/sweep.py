@@ -1441,6 +1441,10 @@ def _evaluate_chunk(b: Batch, rule_reason: np.ndarray) -> Batch:
 
 def _result_names(out: Batch) -> list[str]:
     names = [c for c in RESULT_COLUMNS if c in out]
+    # the logits' part of the memory, after the activations as evaluate lists it: without it the
+    # parts did not add up to mem_total_bytes (review 44a: 7,848 of the default sweep's 26,172 rows)
+    if "mem_logits_bytes" in out and "mem_activations_bytes" in names and "mem_logits_bytes" not in names:
+        names.insert(names.index("mem_activations_bytes") + 1, "mem_logits_bytes")
     names += [c for c in EXTRA_RESULT_COLUMNS if c in out and c not in names]
     return names
 
@@ -1575,9 +1579,14 @@ def sweep(
     rows of the sweep, not only the rows shown). Units as in :func:`planner.evaluate`: in the
     column names (``*_bytes``, ``*_s``, ``*_days``, ``*_usd``), fractions for mfu / goodput.
 
+    A scenario whose own split does not suit its model or GPU count (``pp·vpp`` not dividing the
+    layers of another model, TP not dividing the GPUs) is swept from the plainest split it accepts,
+    as ``planner sweep`` does: ``attrs["note"]`` says so, and a ``UserWarning`` with the same text.
+
     Raises
     ------
-    InputError (a ``ValueError``, one line per problem in ``.lines``) — an invalid scenario, an
+    InputError (a ``ValueError``, one line per problem in ``.lines``) — an invalid scenario (a fault
+    not in its split), an
     unknown objective or system, candidate degrees that are not positive integers (``tp="16"``,
     ``cp_max=0``), bad ``gpus`` / ``top``, an unknown keyword (``foo=1``: named, with the
     accepted ones); an empty result (nothing fits) is not an error: its ``attrs["reason"]``
@@ -1597,7 +1606,25 @@ def sweep(
     (:func:`planner.engine.resolve_workers`: every usable CPU, ``CLUSTERPLAN_WORKERS``, serial in
     a threaded process), each returning its candidates; the table is the same (docs/sweep.md).
     """
-    scenario = validate_scenario(scenario)
+    start_note = None
+    try:
+        scenario = validate_scenario(scenario)
+    except InputError as e:
+        # The sweep replaces the split: one that does not suit the model or the GPU count is no
+        # reason to refuse; start from the plainest split the scenario accepts, as `planner sweep`
+        # and the Explore page do (review 44a: the API refused what the CLI swept)
+        data = (scenario.model_dump(mode="json", by_alias=True) if isinstance(scenario, Scenario)
+                else copy.deepcopy(dict(scenario)) if isinstance(scenario, dict) else None)
+        found = sweep_start(data) if data is not None else None
+        if found is None:
+            raise
+        base, scenario, start_gpus = found
+        if start_gpus is not None and gpus is None:
+            gpus = start_gpus  # no split of the scenario's own GPU count is valid: still swept, to say why
+        p = base["parallelism"]
+        start_note = (f"the scenario's split does not suit it ({'; '.join(e.lines)}); the sweep replaces the split, "
+                      f"starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' (pp·vpp need not "
+                      "divide n_layers)")
     if objective not in OBJECTIVES:
         raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
     bad = []
@@ -1745,6 +1772,10 @@ def sweep(
             df.attrs["reason"] = no_split_reason(scenario, n_valid, systems=systems, swept_gpus=gpus,
                                                  memory_rule=memory_rule, min_headroom=float(min_headroom),
                                                  fail_counts=st["fail"], objective=objective, **opts)
+    if start_note is not None:
+        df.attrs["note"] = start_note
+        import warnings
+        warnings.warn(start_note, UserWarning, stacklevel=2)
     return df
 
 

@@ -450,6 +450,9 @@ _N = r"([-+\d.e]+)"
 _TERMS = {
     "copy": re.compile(rf"shard {_N} GB / host copy {_N} GB/s \(min\(link {_N} × {_N} achieved, DRAM {_N} / {_N} GPUs?\)\) = {_N} s"),
     "node": re.compile(rf"node share {_N} GB / write {_N} GB/s per node = {_N} s"),
+    # a replicated node-local tier: the node also stores its peers' copies (review 44)
+    "node_rep": re.compile(rf"node share {_N} GB × \(1 \+ {_N} peer cop(?:ies|y) received\) / write {_N} GB/s "
+                           rf"per node = {_N} s"),
     "peer": re.compile(rf"{_N} peer cop(?:ies|y) × {_N} GB / network {_N} GB/s per node \({_N} GPUs × NIC × {_N} achieved\) = {_N} s"),
     "agg": re.compile(rf"whole checkpoint {_N} GB / aggregate {_N} GB/s = {_N} s"),
 }
@@ -494,11 +497,12 @@ def test_each_tiers_save_and_stall_explanation_reproduces_its_columns_term_by_te
         assert writers == busiest  # the GPUs of the busiest node that write (DESIGN §4.4), by hand
         values = [d2h]
         for p in parts[1:]:
-            for name in ("node", "peer", "agg"):
+            for name in ("node", "node_rep", "peer", "agg"):
                 m = _TERMS[name].fullmatch(p)
                 if m:
                     x = list(map(float, m.groups()))
-                    got = x[0] * x[1] / x[2] if name == "peer" else x[0] / x[1]
+                    got = (x[0] * x[1] / x[2] if name == "peer" else x[0] * (1 + x[1]) / x[2] if name == "node_rep"
+                           else x[0] / x[1])
                     assert _near(got, x[-1]), p
                     values.append(x[-1])
                     break

@@ -207,3 +207,120 @@ def test_finite_run_charges_no_reload_before_the_first_checkpoint():
             + math.exp(lam * (600.0 + D)) * math.expm1(x * (N - m))) / lam
     assert rel.finite_run_days(row) == pytest.approx(wall / 86400, rel=1e-6)
     assert wall / 86400 == pytest.approx(60.1, abs=0.3)
+
+
+# --- review 44b: the Plan page's scenario import ------------------------------------------------
+
+def test_the_plan_page_refuses_a_checkpoint_tier_kind_listed_twice():
+    """The page has one row (one widget key) per tier kind: a kind listed twice made two widgets
+    with one key, a StreamlitDuplicateElementKey stack trace on every later run. Refused whole, as the
+    schema (checkpoint.tiers: 'tier kind [...] listed twice') and the CLI refuse it."""
+    import copy as _copy
+    from planner.presets import preset_json
+    from test_app import _run
+    from test_app_review_fixes import PLAN, _upload
+    at = _run(PLAN, {"p": "default"})
+    before = _copy.deepcopy(at.session_state["scenario"])
+    sj = preset_json("default")
+    sj["checkpoint"]["tiers"] = [{"tier": "pfs", "interval_s": 600}, {"tier": "pfs", "interval_s": 1200}]
+    _upload(at, "Import scenario JSON", "dup.json", json.dumps(sj).encode())
+    assert not at.exception
+    err = [e.value for e in at.sidebar.error if e.value.startswith("Import refused")]
+    assert len(err) == 1 and "listed twice" in err[0]
+    assert at.session_state["scenario"] == before
+
+
+def test_the_plan_page_refuses_a_dp_it_would_not_keep():
+    """The page derives DP = n_gpus / (tp·pp·cp) = 1,024 / 32 = 32 on the default preset: a file's
+    dp of 16 (tp·pp·cp·dp = 512 ≠ 1,024, refused by the schema and the CLI) showed results for 32."""
+    import copy as _copy
+    from planner.presets import preset_json
+    from test_app import _run
+    from test_app_review_fixes import PLAN, _upload
+    at = _run(PLAN, {"p": "default"})
+    before = _copy.deepcopy(at.session_state["scenario"])
+    sj = preset_json("default")
+    sj["parallelism"]["dp"] = 16
+    _upload(at, "Import scenario JSON", "dp16.json", json.dumps(sj).encode())
+    assert not at.exception
+    err = [e.value for e in at.sidebar.error if e.value.startswith("Import refused")]
+    assert len(err) == 1 and "8·4·1·16 = 512 ≠ cluster.n_gpus = 1024" in err[0] and "derives DP" in err[0]
+    assert at.session_state["scenario"] == before
+
+
+def test_a_dp_equal_to_the_derived_one_or_null_still_imports():
+    from planner import share
+    from planner.presets import preset_json
+    sj = preset_json("default")
+    assert sj["parallelism"].get("dp") in (None, 32)
+    sj["parallelism"]["dp"] = 32
+    assert share.import_refusals(sj) == []
+    sj["parallelism"]["dp"] = None
+    assert share.import_refusals(sj) == []
+
+
+# --- review 44a: the API and CLI as a new user drives them ----------------------------------------
+
+@pytest.mark.parametrize("path, sign, exp, shown", [
+    (("cluster", "n_gpus"), 1, 5000, "got a whole number of 5,001 digits"),
+    (("parallelism", "tp"), -1, 5000, "got a negative whole number of 5,001 digits"),
+    (("cluster", "n_gpus"), 1, 30, "got 1000000000000000000000000000000"),
+])
+def test_an_integer_too_long_to_print_is_an_input_error_not_a_traceback(path, sign, exp, shown):
+    """Python refuses str() of an int past 4,300 digits (sys.get_int_max_str_digits); 10**5000 has
+    5,001 digits. The message names the field, its range and the size of what was given."""
+    d = planner.load_preset("default").to_json_dict()
+    d[path[0]][path[1]] = sign * 10**exp
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(d)
+    assert f"{'.'.join(path)}: allowed 1 to 10,000,000 ({shown})" in str(e.value)
+
+
+def test_simulate_names_a_huge_trial_count_without_a_traceback():
+    with pytest.raises(planner.InputError, match=r"n_trials: an integer from 1 to 1,000,000 \(got a whole number of "
+                                                 r"5,001 digits\)"):
+        planner.simulate(planner.load_preset("default"), n_trials=10**5000)
+
+
+def test_the_sweep_table_memory_parts_add_up_to_the_total():
+    """mem_total_bytes = weights + grads + optimizer + activations + logits + buffers (the memory
+    stage's parts, as evaluate lists them); the sweep left the logits out."""
+    df = planner.sweep(planner.load_preset("default"), top=None)
+    parts = ["mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes", "mem_activations_bytes",
+             "mem_logits_bytes", "mem_buffers_bytes"]
+    ratio = df[parts].sum(axis=1) / df["mem_total_bytes"]
+    assert len(df) > 1000 and np.allclose(ratio, 1.0, rtol=1e-9, atol=0)
+    assert list(df.columns).index("mem_logits_bytes") == list(df.columns).index("mem_activations_bytes") + 1
+
+
+def test_the_api_sweep_replaces_a_split_that_does_not_suit_the_model_as_the_cli_does():
+    """The default preset's PP 4 × VPP 5 = 20 does not divide Llama 3 405B's 126 layers; a sweep
+    replaces the split, so it starts from a plain one (a warning and attrs['note'] say so)."""
+    from test_cli import run
+    s = planner.load_preset("default").to_json_dict()
+    s["model"] = "llama3-405b"
+    with pytest.warns(UserWarning, match="the sweep replaces the split"):
+        df = planner.sweep(s, top=3)
+    assert "126 is not divisible by pp·vpp = 20" in df.attrs["note"]
+    rc, out, err = run("sweep", "--preset", "default", "--set", 'model="llama3-405b"', "--top", "3", "--format", "csv")
+    assert rc == 0
+    cli = [line.split(",")[:9] for line in out.strip().splitlines()[1:]]
+    api = [[str(x) for x in row] for row in df[["system", "n_gpus", "tp", "pp", "dp", "cp", "ep", "vpp",
+                                                 "micro_batch_size"]].itertuples(index=False)]
+    assert cli == api
+
+
+def test_an_api_sweep_still_refuses_a_fault_outside_the_split():
+    s = planner.load_preset("default").to_json_dict()
+    s["training"]["seq_len"] = 0
+    with pytest.raises(planner.InputError, match="training.seq_len: allowed 1 to 4,194,304"):
+        planner.sweep(s, top=3)
+
+
+def test_more_hot_spares_than_the_jobs_nodes_are_named():
+    """The default preset runs 1,024 GPUs on 8-GPU nodes: 128 nodes."""
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"]["hot_spare_nodes"] = 1000
+    assert any("1,000 hot spare nodes are more than the job's own 128" in n for n in planner.evaluate(d).notes)
+    d["reliability"]["hot_spare_nodes"] = 8
+    assert not any("more than the job's own" in n for n in planner.evaluate(d).notes)

@@ -47,7 +47,7 @@ class TierPlan(NamedTuple):
     interval_s: float  # the interval in use [s]: the given one (raised to the floor), or the optimum
     why: str           # where it comes from: "the planner's optimum", "the given 60 s", ...
     never: bool        # the solver's "never" (reliability.INTERVAL_MAX_S): not saved to
-    steps: int         # in optimizer steps: max(1, round(interval_s / step_time_s)); 0 if never
+    steps: int         # in optimizer steps: max(1, round(interval_s / step_time_s), ceil(floor / step)); 0 if never
     replicas: int      # peer-node copies (checkpoint.tiers[i].replicas)
 
 
@@ -79,7 +79,8 @@ def checkpoint_plan(scenario: Scenario | dict, *, kinds: Iterable[str] | None = 
 
     The intervals are the engine's (``planner.evaluate``: ``ckpt_{kind}_interval_opt_s``, the
     renewal-model optimum of docs/reliability.md, or the user's ``interval_s`` raised to the
-    shortest the job can save at) over the step time, rounded to the nearest whole step, at least 1:
+    shortest the job can save at) over the step time, rounded to the nearest whole step, at least 1
+    and never below that shortest interval (an async save longer than a step: ``ceil(save / step)``):
     Megatron-LM (``--save-interval``) and TorchTitan (``[checkpoint] interval``) save at a step's end
     every N steps; near the optimum the goodput is flat, so rounding costs little.
 
@@ -119,7 +120,6 @@ def checkpoint_plan(scenario: Scenario | dict, *, kinds: Iterable[str] | None = 
             continue
         never = iv >= INTERVAL_MAX_S * (1.0 - 1e-9)
         ok_step = step_s > 0 and math.isfinite(step_s)
-        steps = 0 if never or not ok_step else max(1, round(iv / step_s))
         # the shortest interval the engine saves at (reliability.interval_floor_s): one step (at least
         # INTERVAL_MIN_S) and, with async saves, the save itself
         floor = max(step_s if ok_step else INTERVAL_MIN_S, INTERVAL_MIN_S)
@@ -128,6 +128,9 @@ def checkpoint_plan(scenario: Scenario | dict, *, kinds: Iterable[str] | None = 
             floor, floor_what = save_s, "the async save's time"
         else:
             floor_what = "one step" if ok_step and floor <= step_s * (1.0 + 1e-12) else f"{INTERVAL_MIN_S:g} s"
+        # the nearest whole step, never below the floor (review 44f: an async save of 3.27 s on a 2.84 s
+        # step rounded to every step, a new save starting before the last one ends)
+        steps = 0 if never or not ok_step else max(1, round(iv / step_s), math.ceil(floor / step_s * (1.0 - 1e-12)))
         if use.interval_s is not None:
             why = (f"the given {use.interval_s:.4g} s, raised to {floor_what}" if iv > use.interval_s * (1.0 + 1e-12)
                    else "the given")

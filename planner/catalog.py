@@ -45,7 +45,7 @@ def data_path(*parts: str) -> Path:
 
 def _load_file(path: Path, cls: type[T]) -> dict[str, T]:
     try:
-        raw = json.loads(path.read_text())
+        raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as e:
         raise CatalogError(f"{path}: file missing") from e
     except json.JSONDecodeError as e:
@@ -108,7 +108,7 @@ def scenario_presets_raw() -> dict[str, dict[str, Any]]:
     """Scenario presets as raw JSON: ``{id: {"source", "description", "scenario"}}``."""
     path = data_path("presets", "scenarios.json")
     try:
-        raw = json.loads(path.read_text())
+        raw = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError) as e:
         raise CatalogError(f"{path}: {e}") from e
     return {k: v for k, v in raw.items() if not k.startswith("_")}

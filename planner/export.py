@@ -705,10 +705,38 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     else:
         shard = p.dp_shard or p.dp
         rep = p.dp // shard
-        if p.zero_stage in (1, 2) and shard * p.cp > 1:
-            notes.append(f"ZeRO-{p.zero_stage} is written as FSDP2: TorchTitan also shards the weights "
-                         "(ZeRO-3 memory, ZeRO-3 all-gathers).")
+        if p.zero_stage in (1, 2) and shard * p.cp > 1 and p.pp == 1:
+            notes.append(f"ZeRO-{p.zero_stage} is written as FSDP2 with fsdp_reshard_after_forward = \"never\": "
+                         "the weights stay gathered from each micro-batch's forward to its backward (ZeRO-2's "
+                         "memory while it runs) and are resharded after it, so TorchTitan shards the weights "
+                         "between micro-batches and gathers them once per micro-batch, where the planner's "
+                         f"ZeRO-{p.zero_stage} keeps them whole (its memory is the upper bound).")
     fsdp_on = shard > 1 or p.cp > 1  # ParallelDims.fsdp_enabled = dp_shard_enabled or cp_enabled
+    # Review 44f. TorchTitan's apply_fsdp under fsdp_reshard_after_forward = "default" sets
+    # reshard_after_forward = not pp_enabled, and torch.distributed.pipelining's schedules
+    # (backward_maybe_with_nosync) call set_reshard_after_backward(False) and
+    # set_requires_gradient_sync(False) until a stage's last micro-batch: with PP a stage keeps its
+    # parameters and its gradients unsharded through the step, one all-gather and one reduce-scatter
+    # per step. The note said "ZeRO-3 memory" for ZeRO-1/2 with PP, and nothing for ZeRO-3 with PP.
+    reshard = None
+    if fsdp_on and p.zero_stage >= 1:
+        if p.pp > 1:
+            if p.zero_stage == 3:
+                reshard = "always"
+            notes.append(f"PP {p.pp} with FSDP2: PyTorch's pipeline schedules keep each stage's gradients unsharded "
+                         "until its last micro-batch (reshard-after-backward and gradient sync off before it), "
+                         "and TorchTitan's default keeps the gathered weights after the forward "
+                         "(reshard_after_forward = not pp_enabled)"
+                         + ("; fsdp_reshard_after_forward = \"always\" is written so the weights are resharded "
+                            "after each forward as ZeRO-3 does, but the unsharded gradients of the stage "
+                            "(fp32 under mixed_precision_reduce) stay through the step: more memory than the "
+                            "planner's ZeRO-3 counts, and one reduce-scatter per step instead of one per micro-batch"
+                            if p.zero_stage == 3 else
+                            f": whole weights and gradients through the step, one all-gather and one reduce-scatter "
+                            f"per step — the planner's ZeRO-1 memory"
+                            + (", more than its ZeRO-2 (sharded gradients)" if p.zero_stage == 2 else "")) + ".")
+        elif p.zero_stage in (1, 2):
+            reshard = "never"
     if not fsdp_on and p.zero_stage >= 1 and p.dp > 1:
         # Found by review (2026-12, h27a): a sharding group of one rank (dp_shard = 1) shards nothing.
         notes.append(f"ZeRO-{p.zero_stage} with dp_shard = 1: data_parallel_shard_degree = 1 shards nothing, so "
@@ -906,6 +934,8 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
           "", "[parallelism]", f"data_parallel_replicate_degree = {rep}", f"data_parallel_shard_degree = {shard}",
           f"tensor_parallel_degree = {p.tp}", f"pipeline_parallel_degree = {p.pp}",
           f"context_parallel_degree = {p.cp}", f"expert_parallel_degree = {p.ep}"]
+    if reshard is not None:
+        L.append(f"fsdp_reshard_after_forward = {_toml_str(reshard)}")
     if p.pp > 1:
         L += [f"pipeline_parallel_schedule = {_toml_str(_TT_SCHEDULE[_tt_schedule(p)])}",
               f"pipeline_parallel_microbatch_size = {t.micro_batch_size}"]
@@ -1010,25 +1040,32 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                          "ZeRO-1/2 over all DP ranks; not written.")
     cfg["zero_optimization"] = zero
     cfg["communication_data_type"] = "bf16" if t.grad_dtype == "bf16" else "fp32"
-    # Found by review (2026-12, h27a). DeepSpeedEngine.get_data_types (deepspeed/runtime/engine.py,
-    # deepspeedai/DeepSpeed at 007cca6a): "if self._config.grad_accum_dtype is None: grad_accum_dtype =
-    # model_dtype", so a bf16 model accumulates bf16 gradients unless "data_types": {"grad_accum_dtype"}
-    # (runtime/constants.py DATA_TYPES / GRAD_ACCUM_DTYPE) says otherwise; with ZeRO the optimizer takes
-    # it as gradient_accumulation_dtype (_configure_zero_optimizer). Without ZeRO the same version
-    # refuses a bf16 model with fp32 accumulation ("unsupported mix of model_dtype and
-    # grad_accum_dtype", _do_optimizer_sanity_check), while older ones chose fp32 by default.
+    # DeepSpeedEngine.get_data_types (deepspeed/runtime/engine.py): "if self._config.grad_accum_dtype is
+    # None: grad_accum_dtype = model_dtype", so a bf16 model accumulates bf16 gradients unless
+    # "data_types": {"grad_accum_dtype"} (runtime/constants.py DATA_TYPES / GRAD_ACCUM_DTYPE) says
+    # otherwise; with ZeRO the optimizer takes it as gradient_accumulation_dtype
+    # (_configure_zero_optimizer; stage_1_and_2.py use_separate_grad_accum). Without ZeRO,
+    # _do_optimizer_sanity_check returns the BFLOAT16 wrapper for a bf16 model with fp32 accumulation,
+    # refuses bf16 with bf16 accumulation ("Bfloat16 wrapper must use a gradient accumulation type of
+    # fp32, enable ZeRO ...") except under pipeline parallelism (a warning), and refuses fp16 with fp32
+    # ("unsupported mix of model dtype and gradient accumulation type"). Review 44f: review h27a had
+    # read the bf16 case the other way round and left the key out at ZeRO-0, so DeepSpeed refused the
+    # written config.
+    acc = "fp32" if t.grad_dtype == "fp32" else "bf16"
     if t.precision in ("bf16", "fp8", "fp4"):
-        if p.zero_stage >= 1:
-            cfg["data_types"] = {"grad_accum_dtype": "fp32" if t.grad_dtype == "fp32" else "bf16"}
-        elif t.grad_dtype == "fp32":
-            notes.append("fp32 gradient accumulation (training.grad_dtype) with ZeRO-0: not written. DeepSpeed's "
-                         "default for a bf16 model without ZeRO is fp32 in older versions and bf16 (the model's "
-                         "dtype) in newer ones, which refuse data_types.grad_accum_dtype = fp32 without ZeRO "
-                         "(engine.py _do_optimizer_sanity_check); the planner counts 4-byte gradients.")
+        cfg["data_types"] = {"grad_accum_dtype": acc}
+        if p.zero_stage == 0 and acc == "bf16":
+            notes.append("bf16 gradient accumulation (training.grad_dtype) without ZeRO: DeepSpeed refuses it "
+                         "(engine.py _do_optimizer_sanity_check, 'Bfloat16 wrapper must use a gradient accumulation "
+                         "type of fp32, enable ZeRO'), except under pipeline parallelism, where it warns.")
     elif t.precision == "fp16" and t.grad_dtype == "fp32":
-        notes.append("fp16: DeepSpeed accumulates the gradients in the model's dtype (fp16, 2 bytes) unless "
-                     "data_types.grad_accum_dtype says otherwise (engine.py get_data_types); fp16 with fp32 "
-                     "accumulation is not written, as it was not checked here; the planner counts 4-byte gradients.")
+        if p.zero_stage >= 1:
+            cfg["data_types"] = {"grad_accum_dtype": "fp32"}
+        else:
+            notes.append("fp16 with fp32 gradient accumulation (training.grad_dtype) without ZeRO: DeepSpeed refuses "
+                         "the mix (engine.py _do_optimizer_sanity_check, 'unsupported mix of model dtype and "
+                         "gradient accumulation type') and accumulates in fp16 (2 bytes) by default; not written. "
+                         "The planner counts 4-byte gradients; with ZeRO >= 1 the key is written.")
     split = []
     if p.tp > 1:
         # Found by review (2026-12): sequence parallelism and TP overlap were dropped without a word.

@@ -401,7 +401,7 @@ _RC_OPSAC = RECOMPUTE.index("op_sac")
 
 @lru_cache(maxsize=1)
 def _calibration_file() -> dict:
-    return json.loads(catalog.data_path("hardware", "calibration.json").read_text())
+    return json.loads(catalog.data_path("hardware", "calibration.json").read_text(encoding="utf-8"))
 
 
 def load_calibration() -> dict:

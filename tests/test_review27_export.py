@@ -106,9 +106,18 @@ def test_deepspeed_writes_the_gradient_accumulation_dtype():
     assert cfg["data_types"] == {"grad_accum_dtype": "fp32"}
     bf = json.loads(deepspeed_config(_d("default", training__grad_dtype="bf16")).text)
     assert bf["data_types"] == {"grad_accum_dtype": "bf16"}
+    # ZeRO-0: DeepSpeed's _do_optimizer_sanity_check takes a bf16 model with fp32 accumulation (the
+    # BFLOAT16 wrapper) and refuses the default bf16 one without PP (review 44f; review h27a had read it
+    # the other way round and left the key out)
     z0 = deepspeed_config(_d("default", parallelism__zero_stage=0))
-    assert "data_types" not in json.loads(z0.text)
-    assert any("ZeRO-0: not written" in n for n in z0.notes)
+    assert json.loads(z0.text)["data_types"] == {"grad_accum_dtype": "fp32"}
+    z0bf = deepspeed_config(_d("default", parallelism__zero_stage=0, training__grad_dtype="bf16"))
+    assert any("Bfloat16 wrapper must use a gradient accumulation type of fp32" in n for n in z0bf.notes)
+    fp16 = deepspeed_config(_d("default", parallelism__zero_stage=0, training__precision="fp16"))
+    assert "data_types" not in json.loads(fp16.text)
+    assert any("unsupported mix of model dtype" in n for n in fp16.notes)
+    fp16z1 = deepspeed_config(_d("default", training__precision="fp16"))
+    assert json.loads(fp16z1.text)["data_types"] == {"grad_accum_dtype": "fp32"}
 
 
 def test_torchtitan_without_fsdp_under_tp_trains_in_fp32_and_says_so():

@@ -3,6 +3,7 @@ review findings of session 44 (each test names the rule or source of its expecte
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -324,3 +325,66 @@ def test_more_hot_spares_than_the_jobs_nodes_are_named():
     assert any("1,000 hot spare nodes are more than the job's own 128" in n for n in planner.evaluate(d).notes)
     d["reliability"]["hot_spare_nodes"] = 8
     assert not any("more than the job's own" in n for n in planner.evaluate(d).notes)
+
+
+def test_the_cli_runs_in_a_c_locale():
+    """The catalogue files are UTF-8 (they hold "×", "≈", "µ"): read with the locale's encoding, every
+    command stopped under LC_ALL=C ("'ascii' codec can't decode byte 0xc2"; review 44e), before the
+    README's ASCII spelling of the output could apply."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    for args in (["evaluate", "--preset", "default"], ["sweep", "--preset", "default", "--top", "1"]):
+        p = subprocess.run([sys.executable, "-m", "planner", *args], capture_output=True, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr.decode("ascii", "replace")
+        p.stdout.decode("ascii")  # the output is ASCII in a C locale
+
+
+# --- review 44f: framework export ------------------------------------------------------------------
+
+def _tt(preset, **sets):
+    import tomllib
+    from planner.export import torchtitan_toml
+    d = planner.load_preset(preset).to_json_dict()
+    for path, v in sets.items():
+        sec, key = path.split("__")
+        d[sec][key] = v
+    ex = torchtitan_toml(d)
+    return tomllib.loads(ex.text), ex.notes
+
+
+def test_torchtitan_zero3_with_pp_reshards_after_forward_and_says_the_gradients_stay_whole():
+    """TorchTitan apply_fsdp: reshard_after_forward = not pp_enabled under "default"; PyTorch's
+    pipelining keeps reshard-after-backward and gradient sync off until the last micro-batch."""
+    doc, notes = _tt("default", parallelism__zero_stage=3, parallelism__dp_shard=8)
+    assert doc["parallelism"]["fsdp_reshard_after_forward"] == "always"
+    assert any("PP 4 with FSDP2" in n and "unsharded gradients" in n for n in notes)
+
+
+def test_torchtitan_zero1_with_pp_is_zero1_memory_not_zero3():
+    doc, notes = _tt("default")  # ZeRO-1, PP 4
+    assert "fsdp_reshard_after_forward" not in doc["parallelism"]
+    assert not any("ZeRO-3 memory" in n for n in notes)
+    assert any("the planner's ZeRO-1 memory" in n for n in notes)
+
+
+def test_torchtitan_zero1_without_pp_keeps_the_weights_gathered_through_the_micro_batch():
+    doc, notes = _tt("llama31-8b-torchtitan-h100-8", parallelism__zero_stage=1)
+    assert doc["parallelism"]["fsdp_reshard_after_forward"] == "never"
+    doc3, _ = _tt("llama31-8b-torchtitan-h100-8")  # ZeRO-3, PP 1: TorchTitan's default is ZeRO-3's
+    assert "fsdp_reshard_after_forward" not in doc3["parallelism"]
+
+
+def test_an_interval_held_at_the_async_save_is_never_rounded_below_it():
+    """Mixtral 8x7B preset: a 1 s PFS interval is raised to the async save's 3.27 s; at 2.84 s a step
+    the nearest whole step (1) would start a save before the last one ends: ceil(3.27 / 2.84) = 2."""
+    from planner._export_checkpoint import checkpoint_plan
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["checkpoint"]["tiers"][1]["interval_s"] = 1
+    plan = checkpoint_plan(d)
+    t = next(x for x in plan.tiers if x.kind == "pfs")
+    r = planner.evaluate(d).results
+    assert r["ckpt_pfs_save_s"] > r["step_time_s"]
+    assert t.steps * plan.step_time_s >= r["ckpt_pfs_save_s"]
+    assert t.steps == math.ceil(r["ckpt_pfs_save_s"] / r["step_time_s"])

@@ -117,7 +117,7 @@ def main(argv=None):
         print(f"  {g:20s} {n:3d}  {m:6.3f}  {p90:6.3f}  {mx:6.3f}")
     if args.write:
         path = ROOT / "hardware" / "calibration.json"
-        raw = json.loads(path.read_text())
+        raw = json.loads(path.read_text(encoding="utf-8"))
         for name in ("gemm_eff_scale", "gemm_ridge_mult", "attn_eff_rel", "tp_overlap_frac", "dp_overlap_frac"):
             v = C[name]
             raw[name]["value"] = {k: round(x, 4) for k, x in v.items()} if isinstance(v, dict) else round(v, 4)
@@ -128,7 +128,7 @@ def main(argv=None):
                      f"{int(meta['n_skipped'].iloc[0])} skipped; scenarios from planner.validation.row_to_scenario"),
             "loss": round(best, 4),
         }
-        path.write_text(json.dumps(raw, indent=2) + "\n")
+        path.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
 
 

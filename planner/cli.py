@@ -1446,7 +1446,7 @@ def build_parser() -> argparse.ArgumentParser:
                   link_help=". A Plan page link also gives its Monte Carlo trials and seed (pl_mct, pl_mcs; the "
                             "page's 2,000 and 0 for one it lacks) in place of the defaults below; a flag given wins")
     sp.add_argument("--trials", type=_whole("1 to 1,000,000"), default=None,
-                    help="simulated runs, 1 to 1,000,000 (default 10,000; 10,000 take about 1 s and 100,000 6–9 s, by the machine's load, for a run with ~580 failures, measured on a 2-core machine, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
+                    help="simulated runs, 1 to 1,000,000 (default 10,000; 10,000 take about 1 s and 100,000 6–10 s, by the machine's load, for a run with ~615 failures, measured on a 2-core machine, longer in proportion to the failures per run; runs expected to fail more than 200,000 times are refused with the analytic figures)")
     sp.add_argument("--seed", type=_whole("0 to 2^63 − 1"), default=None, help="random seed, 0 to 2^63 − 1 (default 0); the same seed and --trials give the same runs")
     sp.set_defaults(func=cmd_simulate)
 

@@ -128,8 +128,8 @@ def fmt(results: dict, key: str, kind: str = "g") -> str:
         return fmt_duration(x)
     if kind == "pct":  # below 1 % two significant digits (0.16 %, 0.023 %, not 0.2 % or 0.0 %)
         return pct_text(x).replace("-", "−") + " %"
-    if kind == "gpuh":
-        return f"{x:,.0f} GPU-h" if abs(x) >= 10 else f"{x:.2g} GPU-h"
+    if kind == "gpuh":  # beyond 10¹² GPU-h as m.m×10ⁿ (review 44b: 27 digits were cut with "…")
+        return f"{x:,.0f} GPU-h" if 10 <= abs(x) < 1e12 else f"{sci(x)} GPU-h" if abs(x) >= 1e12 else f"{x:.2g} GPU-h"
     if kind == "tok":  # about ten characters (found by review: "107.66 M tok/s" was cut at 1,280 px)
         if x >= 1e9:
             return f"{x / 1e9:.3g} B tok/s"
@@ -268,7 +268,11 @@ def fmt_days(x: float) -> str:
         return f"{y:,.0f} years"
     if abs(y) < 1e6:
         return f"{y / 1e3:,.0f}k years"
-    return f"{y / 1e6:.2g} M years" if abs(y) < 1e8 else f"{sci(y)} years"
+    if abs(y) < 1e8:
+        return f"{y / 1e6:.2g} M years"
+    # beyond 10⁸ years only the order of magnitude reads in a headline box (review 44b: "1.2×10¹⁴¹
+    # years" was cut to "1.2×10¹⁴¹ …" at 1,280 px, the unit lost); the ⓘ gives the exact days
+    return f"≈10{str(round(math.log10(abs(y)))).translate(_SUP)} years"
 
 
 def fmt_usd(x: float) -> str:
@@ -295,6 +299,8 @@ def fmt_mwh(x: float) -> str:
         return "0 MWh"
     if a >= 1e6:
         t = x / 1e6
+        if abs(t) >= 1e8:  # as fmt_days beyond 10⁸ years: the order of magnitude (review 44b)
+            return f"≈10{str(round(math.log10(abs(t)))).translate(_SUP)} TWh"
         return f"{t:,.1f} TWh" if abs(t) < 100 else (f"{t:,.0f} TWh" if abs(t) < 1e4 else f"{sci(t)} TWh")
     if a >= 1e4:
         return f"{x / 1e3:,.1f} GWh" if a < 1e5 else f"{x / 1e3:,.0f} GWh"

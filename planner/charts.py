@@ -171,7 +171,10 @@ def goodput_interval_chart(curve: pd.DataFrame, current: pd.DataFrame | None = N
     df["interval_min"] = df["interval_s"] / 60.0
     df["goodput_pct"] = 100.0 * df["goodput"]
     x = alt.X("interval_min:Q", scale=alt.Scale(type="log"), title="checkpoint interval (minutes, log scale)")
-    y = alt.Y("goodput_pct:Q", title="goodput (% of wall time)", scale=alt.Scale(zero=False))
+    top_pct = float(df["goodput_pct"].max()) if len(df) else 0.0
+    # goodput near 0 (review 44b: every label read "0.0000000000000…"): labels in exponent form
+    axis = alt.Axis(format="~e") if 0.0 < top_pct < 0.01 else alt.Axis()
+    y = alt.Y("goodput_pct:Q", title="goodput (% of wall time)", scale=alt.Scale(zero=False), axis=axis)
     line = alt.Chart(df).mark_line().encode(
         x=x, y=y, color=alt.Color("tier:N", title="tier"),
         tooltip=["tier:N", alt.Tooltip("interval_min:Q", title="interval (min)", format=".3g"),

@@ -388,3 +388,32 @@ def test_an_interval_held_at_the_async_save_is_never_rounded_below_it():
     assert r["ckpt_pfs_save_s"] > r["step_time_s"]
     assert t.steps * plan.step_time_s >= r["ckpt_pfs_save_s"]
     assert t.steps == math.ceil(r["ckpt_pfs_save_s"] / r["step_time_s"])
+
+
+# --- review 44b: headline values at the far end --------------------------------------------------
+
+def test_far_end_headlines_stay_short():
+    """A metric box at 1,280 px holds about eleven characters (docs/ui.md): beyond 10⁸ years or
+    TWh the order of magnitude, beyond 10¹² GPU-h m.m×10ⁿ (the ⓘ gives the exact value)."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from app_pages import _common as C
+    assert C.fmt_days(1.2e141 * 365.25) == "≈10¹⁴¹ years"
+    assert C.fmt_days(5e7 * 365.25) == "50 M years"
+    assert C.fmt_mwh(1.3e143 * 1e6) == "≈10¹⁴³ TWh"
+    assert C.fmt({"g": 1.0584e26}, "g", "gpuh") == "1.1×10²⁶ GPU-h"
+    assert C.fmt({"g": 30_842_112.0}, "g", "gpuh") == "30,842,112 GPU-h"
+    for text in ("≈10¹⁴¹ years", "≈10¹⁴³ TWh", "1.1×10²⁶ GPU-h"):
+        assert len(text) <= 14
+
+
+def test_goodput_axis_uses_exponents_near_zero():
+    import pandas as pd
+    from planner import charts
+    curve = pd.DataFrame({"tier": ["pfs", "pfs"], "interval_s": [60.0, 600.0], "goodput": [1e-9, 2e-9]})
+    spec = charts.goodput_interval_chart(curve).to_dict()
+    fmt = [layer["encoding"]["y"].get("axis", {}).get("format") for layer in spec["layer"]]
+    assert "~e" in fmt
+    normal = charts.goodput_interval_chart(curve.assign(goodput=[0.5, 0.9])).to_dict()
+    assert all(layer["encoding"]["y"].get("axis", {}).get("format") is None for layer in normal["layer"])

@@ -1850,7 +1850,9 @@ def _restart_run(row: dict) -> RestartRun | None:
     seconds: Daly 2006 eq. 5 with one segment and no save). Exact where no other class fails;
     otherwise T is random and taken at its mean, which puts the figure above the exact
     1/E[e^{−ΛT}] form (Jensen): within 1 % of the Monte Carlo at the catalogue's failure rates,
-    +3 … +16 % at 30–100 × where the other failures' recoveries fill much of the run (review 41b)."""
+    +3 … +16 % at 30–100 × where the other failures' recoveries fill much of the run (review 41b),
+    +97 % far beyond them (review 44h: node failures 0.2 per hour restarting a 10-interval run with a
+    1 h reload; docs/reliability.md)."""
     def calc(r):
         try:
             work = float(r["tokens_total"]) / float(r["tokens_per_s"])
@@ -2613,9 +2615,12 @@ def _short_run_note(row: dict) -> str | None:
     days = float(days)
     if np.isinf(days):  # goodput 0: zero_goodput_reason gives the finite-run figure
         return None
-    # Cheap bound first (the model is not re-run for the usual long run): ρ_k >= n/(n + f) >= 1 −
-    # τ_k/W, so Π_k ρ_k >= 1 − Σ_k τ_k/W over the tiers, and no note when Σ_k τ_k/W <=
-    # FINITE_RUN_NOTE_REL. A tier at the "never" interval counts where it is the only tier that
+    # Cheap bound first (the model is not re-run for the usual long run): the last partial interval
+    # lowers ρ_k by at most τ_k/W and the first interval's reload (finite_run_log_ratio's reload_x)
+    # by at most (1 − e^{−y})(1 + e^{−x})/N <= 2τ_k/W (the interval is at least the async save, so
+    # Λ·L <= x), so Π_k ρ_k >= 1 − 3·Σ_k τ_k/W over the tiers, and no note when 3·Σ_k τ_k/W <=
+    # FINITE_RUN_NOTE_REL (review 44h: with the reload term a run of 100 async intervals was 1.9 %
+    # shorter than its headline, and the bound τ_k/W skipped the note). A tier at the "never" interval counts where it is the only tier that
     # survives a failing class (found by review: the PFS at 1e8 s beside host memory, Λ_k > 0 and
     # ρ_k ≪ 1: a 2-day run showed 62,183 days and no note, while 9.9e7 s had one); else it recovers
     # nothing and has ρ_k = 1.
@@ -2639,7 +2644,7 @@ def _short_run_note(row: dict) -> str | None:
     except (KeyError, ValueError, TypeError, ZeroDivisionError):
         return None
     taus = [t for t in taus if np.isfinite(t) and t > 0]
-    if np.isfinite(work) and work > 0 and sum(taus) / work <= FINITE_RUN_NOTE_REL:
+    if np.isfinite(work) and work > 0 and 3.0 * sum(taus) / work <= FINITE_RUN_NOTE_REL:
         return None
     fin, per_tier, work, tau, lam_k = _finite_run(row)
     if not np.isfinite(fin) or not fin < days * (1.0 - FINITE_RUN_NOTE_REL):
@@ -2647,9 +2652,25 @@ def _short_run_note(row: dict) -> str | None:
     k = int(np.argmin(per_tier))
     kind = TIER_KINDS[k]
     others = [TIER_KINDS[j] for j in range(len(TIER_KINDS)) if j != k and lam_k[j] > 0]
+    try:
+        _res, tier, lam_h, _R = _row_model(row)
+        y = _first_reload_x(row, tier, lam_h)
+    except (KeyError, ValueError, TypeError, ZeroDivisionError):
+        y = np.zeros(len(TIER_KINDS))
+    # which of the steady state's two charges a finite run does not pay (review 44h: a run of exactly
+    # 10 intervals, no partial one, was told its gap came from the partial interval)
+    whole = abs(work / tau[k] - round(work / tau[k])) < 1e-9
+    why = ("charges the run's last, partial interval as a whole one" if not whole else "")
+    # the first interval's reload lowers the figure by about (1 − e^{−y_k})/N_k: named where that is at
+    # least half the note's threshold
+    if -np.expm1(-float(y[k])) * tau[k] / work >= 0.5 * FINITE_RUN_NOTE_REL:
+        why = (why + " and " if why else "") + ("charges a checkpoint reload to the failures before a tier's first "
+                                                "save, which have nothing to reload")
+    if not why:
+        why = "charges every interval as one of an endless run"
     return (f"The run is short against the {kind} checkpoint interval ({format_interval_s(tau[k])}; the run is "
             f"{_g(work / tau[k])} such intervals of compute): the analytic time to train, {_g(days)} d, is the renewal "
-            "model's steady-state rate, which charges the run's last, partial interval as a whole one; the same "
+            f"model's steady-state rate, which {why}; the same "
             f"model for a run of this length (Daly's, finite run) gives about {_g(fin)} d"
             + _finite_run_bill(row, fin / days)
             # found by review: 3.88 d against a Monte Carlo 4.22 d (host memory every 2 h, PFS every

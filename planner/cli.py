@@ -1340,7 +1340,10 @@ def _whole(allowed: str):
             x = None
         if x is not None and x.is_finite():
             if x.adjusted() > 30:
-                raise argparse.ArgumentTypeError(f"{text!r} is out of range; allowed {allowed}")
+                # a number of thousands of digits by its size, not echoed whole (review 44g: 5,071
+                # characters of --gpus came back)
+                shown = repr(text) if len(t) <= 60 else f"a number of {len(t):,} characters"
+                raise argparse.ArgumentTypeError(f"{shown} is out of range; allowed {allowed}")
             if x == x.to_integral_value():
                 return int(x)
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number; allowed {allowed}")

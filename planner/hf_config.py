@@ -238,6 +238,13 @@ _TIE_DEFAULTS: dict[str, bool] = {
 }
 
 
+def _shown(value: Any) -> str:
+    """A file's value as a message quotes it; a number of thousands of digits by its size (review
+    44g: a 5,000-digit hidden_size in a dict was a ValueError from its own repr)."""
+    from .schema import _shown_value
+    return _shown_value(value, False)
+
+
 class _Reader:
     """Typed reads of config keys; every bad value becomes one error line naming its key."""
 
@@ -245,7 +252,7 @@ class _Reader:
         self.cfg, self.label, self.errors = cfg, label, []
 
     def bad(self, key: str, what: str, value: Any) -> None:
-        self.errors.append(f"{self.label} {key}: expected {what} (got {value!r})")
+        self.errors.append(f"{self.label} {key}: expected {what} (got {_shown(value)})")
 
     def present(self, keys: tuple[str, ...]) -> tuple[str | None, Any]:
         for k in keys:
@@ -396,10 +403,10 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     cfg = config
     top_type = config.get("model_type", "")
     if not isinstance(top_type, str):
-        raise InputError([f"{fname} model_type: expected a string (got {top_type!r})"])
+        raise InputError([f"{fname} model_type: expected a string (got {_shown(top_type)})"])
     if "text_config" in config:  # multimodal wrappers: the language model
         if not isinstance(config["text_config"], dict):
-            raise InputError([f"{fname} text_config: expected an object (got {config['text_config']!r})"])
+            raise InputError([f"{fname} text_config: expected an object (got {_shown(config['text_config'])})"])
         cfg = {**config["text_config"]}
         if "tie_word_embeddings" in config and "tie_word_embeddings" not in cfg:
             cfg["tie_word_embeddings"] = config["tie_word_embeddings"]
@@ -407,7 +414,7 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
                      "the vision / audio tower is not counted.")
     mtype = cfg.get("model_type", "") or top_type
     if not isinstance(mtype, str):
-        raise InputError([f"{fname} text_config.model_type: expected a string (got {mtype!r})"])
+        raise InputError([f"{fname} text_config.model_type: expected a string (got {_shown(mtype)})"])
     mtype = mtype.lower()
     if not mtype:  # found by review: a Llama file without model_type was read as an unknown type
         mtype = _type_from_architectures(cfg.get("architectures") or config.get("architectures"))
@@ -433,11 +440,18 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     layer_types = cfg.get("layer_types")
     if layer_types is not None:
         if not isinstance(layer_types, list) or not all(isinstance(x, str) for x in layer_types):
-            raise InputError([f"{fname} layer_types: expected a list of strings (got {layer_types!r})"])
+            raise InputError([f"{fname} layer_types: expected a list of strings (got {_shown(layer_types)})"])
         other = sorted({x for x in layer_types if x not in ("full_attention", "sliding_attention")})
         if other:
             raise InputError([f"{fname} layer_types: {', '.join(repr(x) for x in other)} layers are not "
                               "modelled (the planner models full and sliding-window attention layers)"])
+    if mtype == "llama4_text":
+        # Llama4TextConfig's FFN widths are ints: a null one is no value (review 44g: a null
+        # intermediate_size made the experts the dense layers' 16,384 wide, without a word)
+        nulls = [k for k in ("intermediate_size", "intermediate_size_mlp") if k in cfg and cfg[k] is None]
+        if nulls:
+            raise InputError([f"{fname} {k}: null; a llama4_text model needs a whole number (leave the key out "
+                              "for the Transformers default)" for k in nulls])
     if mtype in _CLASS_DEFAULTS:
         filled = {k: v for k, v in _CLASS_DEFAULTS[mtype].items() if k not in cfg}
         if filled:
@@ -447,7 +461,10 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     if mtype in _MOE_CLASS_DEFAULTS:
         # an explicit null is no value: Transformers' config class refuses None for these ints, and
         # read as absent an MoE model became dense without a word (review 43a: num_local_experts null)
-        nulls = [k for key, (aliases, _v) in _MOE_CLASS_DEFAULTS[mtype].items() if key in _EXPERT_KEYS
+        # (review 44g: a null expert width fell back to the dense width, 7.8 × too wide, and a null
+        # first_k_dense_replace read as 0; DeepseekV2/V3's decoder layers compare layer_idx with it)
+        nulls = [k for key, (aliases, _v) in _MOE_CLASS_DEFAULTS[mtype].items()
+                 if key in _EXPERT_KEYS + _EXPERT_FFN_KEYS + ("first_k_dense_replace",)
                  for k in aliases if k in cfg and cfg[k] is None and all(cfg.get(a) is None for a in aliases)]
         if nulls:
             raise InputError([f"{fname} {k}: null; a {mtype} model needs a whole number (leave the key out for "

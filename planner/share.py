@@ -709,6 +709,37 @@ def _union_noise(err: dict, errs: list[dict]) -> bool:
                                                  and tuple(o.get("loc", ()))[-1:] != ("str",) for o in errs)
 
 
+def _page_cannot_hold(sj: Mapping) -> list[str]:
+    """A checkpoint tier kind listed twice (the Plan page has one row, one widget key, per kind: two
+    made a StreamlitDuplicateElementKey on every run) and a ``parallelism.dp`` other than
+    ``n_gpus / (tp·pp·cp)`` (the page derives DP: the file's dp 16 showed results for 32), in the
+    schema's words. Never raises; a value of the wrong type is left to the other checks."""
+    out: list[str] = []
+    tiers = _get(sj, ("checkpoint", "tiers"))
+    if isinstance(tiers, list):
+        kinds = []
+        for u in tiers:
+            t = u.get("tier") if isinstance(u, Mapping) else None
+            try:
+                kinds.append(t.get("kind") if isinstance(t, Mapping) else catalog.resolve_storage(t).kind)
+            except Exception:  # noqa: BLE001 - an unknown id is named by the schema's own message
+                continue
+        dup = sorted({str(k) for k in kinds if kinds.count(k) > 1 and k is not None})
+        if dup:
+            out.append(f"checkpoint.tiers: tier kind {dup} listed twice; use each kind at most once (the Plan "
+                       "page has one row per tier kind)")
+    par = sj.get("parallelism") if isinstance(sj.get("parallelism"), Mapping) else {}
+    n = _get(sj, ("cluster", "n_gpus"))
+    vals = [par.get(k, 1) for k in ("tp", "pp", "cp")] + [par.get("dp"), n]
+    if all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10**7 for v in vals):
+        tp, pp, cp, dp, n = vals
+        if tp * pp * cp * dp != n:
+            out.append(f"parallelism: tp·pp·cp·dp = {tp}·{pp}·{cp}·{dp} = {tp * pp * cp * dp} ≠ cluster.n_gpus = {n}: "
+                       "the Plan page derives DP from cluster.n_gpus / (tp·pp·cp); set parallelism.dp to null (or "
+                       "to that quotient) to import this file")
+    return out
+
+
 def import_refusals(scenario_json: Any) -> list[str]:
     """Why the Plan page must refuse an imported scenario JSON whole, one line each (``[]``: it may
     be loaded, cross-field rules left to the schema's messages on the page).
@@ -731,20 +762,14 @@ def import_refusals(scenario_json: Any) -> list[str]:
     out = widget_range_errors(scenario_json)
     if not isinstance(scenario_json, Mapping):
         return out
+    # two rules across fields the page's boxes cannot hold either (review 44b), checked here on
+    # their own: the schema stops at its first cross-field error, so behind another one (a power
+    # limit above the TDP) they went unseen (review 44g)
+    out += _page_cannot_hold(scenario_json)
     try:
         Scenario.model_validate(copy.deepcopy(dict(scenario_json)))
     except ValidationError as e:
         errs = e.errors()
-        # cross-field rules the page's boxes cannot hold either (review 44): one box per checkpoint
-        # tier kind (a kind listed twice made two widgets with one key, a stack trace), and a DP the
-        # page does not keep (it derives DP from the GPUs: the file's dp 16 showed results for 32)
-        for x in errs:
-            msg = str(x.get("msg", "")).removeprefix("Value error, ")
-            if _cross_field(x) and "listed twice" in msg and msg.startswith("checkpoint.tiers"):
-                out.append(f"{msg} (the Plan page has one row per tier kind)")
-            elif _cross_field(x) and msg.startswith("parallelism: tp·pp·cp·dp = "):
-                out.append(f"{msg}: the Plan page derives DP from cluster.n_gpus / (tp·pp·cp); set "
-                           "parallelism.dp to null (or to that quotient) to import this file")
         if any(not _cross_field(x) for x in errs if not _union_noise(x, errs)):
             # a field the box-range check named already is not named twice (review 43b: tokens_total)
             named = {re.split(r" = |: ", line, maxsplit=1)[0] for line in out}

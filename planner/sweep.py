@@ -438,12 +438,21 @@ def _base_scenario_for(s: Scenario, system_id, n_gpus: int) -> Scenario:
     return s.model_copy(update={"cluster": c.model_copy(update=upd)})
 
 
+def _sh(v) -> str:
+    """A value as an error message quotes it (a 5,000-digit integer by its size: review 44g, its
+    repr was a ValueError)."""
+    from .schema import _shown_value
+    return _shown_value(v, False)
+
+
 def _int_candidates(name: str, x) -> np.ndarray:
     """Candidate degrees given by the caller (one integer or a list of them) as int64 (K,);
-    anything else (a string, a bool, a fraction) raises :class:`InputError` naming ``name``."""
+    anything else (a string, a bool, a fraction, more than ``COUNT_MAX``) raises
+    :class:`InputError` naming ``name``."""
+    from .schema import COUNT_MAX
     vals = [x] if np.isscalar(x) or isinstance(x, str) else list(x)
-    if not vals or not all(is_whole_number(v) and v >= 1 for v in vals):
-        raise InputError([f"sweep: {name} = {x!r}: give a positive integer or a list of them"])
+    if not vals or not all(is_whole_number(v) and 1 <= v <= COUNT_MAX for v in vals):
+        raise InputError([f"sweep: {name} = {_sh(x)}: give a positive integer up to {COUNT_MAX:,} or a list of them"])
     return np.asarray([int(v) for v in vals], dtype=np.int64)
 
 
@@ -532,7 +541,7 @@ def build_space(
     # found by review: True was taken as ZeRO stage 1, and allow_uneven = "no" (a non-empty string)
     # as True, so "no" allowed uneven layer splits
     bad = [z for z in zero_stages if isinstance(z, (bool, np.bool_)) or z not in (0, 1, 2, 3)]
-    flags = [f"sweep: {name} = {v!r}: give True or False" + (" (or None: the scenario's layer_split)"
+    flags = [f"sweep: {name} = {_sh(v)}: give True or False" + (" (or None: the scenario's layer_split)"
                                                                if name == "allow_uneven" else "")
              for name, v in (("allow_tp_beyond_nvlink", allow_tp_beyond_nvlink), ("allow_uneven", allow_uneven),
                              ("include_invalid", include_invalid))
@@ -550,11 +559,11 @@ def build_space(
         allow_uneven = p.layer_split == "uneven"
     gpu_list = [scenario.cluster.n_gpus] if gpus is None else ([gpus] if np.isscalar(gpus) else list(gpus))
     if not gpu_list or any(int(n) < 1 for n in gpu_list):
-        raise InputError([f"sweep: gpus = {gpus!r}: give positive GPU counts"])
+        raise InputError([f"sweep: gpus = {_sh(gpus)}: give positive GPU counts"])
     from .schema import COUNT_MAX
     if any(int(n) > COUNT_MAX for n in gpu_list):  # the CLI's --gpus range (review 38: 10**8 gave an
         # empty table whose reason blamed the global batch)
-        raise InputError([f"sweep: gpus = {gpus!r}: allowed 1 to {COUNT_MAX:,} GPUs"])
+        raise InputError([f"sweep: gpus = {_sh(gpus)}: allowed 1 to {COUNT_MAX:,} GPUs"])
     # a size or system given twice is swept once (found by review: every row came twice, so a
     # top-K table showed each split twice); the first mention keeps its place in the order
     gpu_list = list(dict.fromkeys(int(n) for n in gpu_list))
@@ -602,12 +611,14 @@ def build_space(
     g_n = np.asarray([n for _, n, _ in groups], dtype=np.int64)
     g_nvl = base["nvlink_domain_size"].astype(np.int64)
     all_n_div = np.unique(np.concatenate([_divisors(n) for n in g_n]))
-    if not (is_whole_number(cp_max) and cp_max >= 1):
-        raise InputError([f"sweep: cp_max = {cp_max!r}: give a positive integer (1 = no CP)"])
-    if not (is_whole_number(vpp_max) and vpp_max >= 1):
-        raise InputError([f"sweep: vpp_max = {vpp_max!r}: give a positive integer (1 = no interleaving)"])
-    if micro_batch_max is not None and not (is_whole_number(micro_batch_max) and micro_batch_max >= 1):
-        raise InputError([f"sweep: micro_batch_max = {micro_batch_max!r}: give a positive integer or None"])
+    if not (is_whole_number(cp_max) and 1 <= cp_max <= 10_000_000):
+        raise InputError([f"sweep: cp_max = {_sh(cp_max)}: give a positive integer up to 10,000,000 (1 = no CP)"])
+    if not (is_whole_number(vpp_max) and 1 <= vpp_max <= 10_000_000):
+        raise InputError([f"sweep: vpp_max = {_sh(vpp_max)}: give a positive integer up to 10,000,000 (1 = no "
+                          "interleaving)"])
+    if micro_batch_max is not None and not (is_whole_number(micro_batch_max) and 1 <= micro_batch_max <= 10_000_000):
+        raise InputError([f"sweep: micro_batch_max = {_sh(micro_batch_max)}: give a positive integer up to 10,000,000 "
+                          "or None"])
     from .schema import PP_MAX, VPP_MAX
 
     # the schema's ceilings (a row beyond them would not validate as a scenario; found by review:
@@ -1251,7 +1262,7 @@ def _objective_key(out: Batch, objective: str, n: int) -> np.ndarray:
     if objective == "mfu":
         v = col("mfu")
         return nan if v is None else -v
-    raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
+    raise InputError([f"sweep: objective {_sh(objective)}: allowed: {', '.join(OBJECTIVES)}"])
 
 
 #: Objectives that rank by the time to train (or what it prices): a row that never finishes
@@ -1626,31 +1637,31 @@ def sweep(
                       f"starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' (pp·vpp need not "
                       "divide n_layers)")
     if objective not in OBJECTIVES:
-        raise InputError([f"sweep: objective {objective!r}: allowed: {', '.join(OBJECTIVES)}"])
+        raise InputError([f"sweep: objective {_sh(objective)}: allowed: {', '.join(OBJECTIVES)}"])
     bad = []
     if top is not None and not (is_whole_number(top) and top >= 1):
-        bad.append(f"sweep: top = {top!r}: give a positive whole number of rows (or None for all)")
+        bad.append(f"sweep: top = {_sh(top)}: give a positive whole number of rows (or None for all)")
     if not (is_whole_number(chunk_size) and chunk_size >= 1):
-        bad.append(f"sweep: chunk_size = {chunk_size!r}: give a positive whole number of rows")
+        bad.append(f"sweep: chunk_size = {_sh(chunk_size)}: give a positive whole number of rows")
     if gpus is not None:
         g_list = list(gpus) if isinstance(gpus, Iterable) and not isinstance(gpus, (str, bytes)) else [gpus]
         if not g_list or not all(is_whole_number(g) and g >= 1 for g in g_list):
-            bad.append(f"sweep: gpus = {gpus!r}: give a positive whole number of GPUs or a list of them")
+            bad.append(f"sweep: gpus = {_sh(gpus)}: give a positive whole number of GPUs or a list of them")
     if systems is not None and (isinstance(systems, (str, bytes)) or not all(isinstance(x, str) for x in systems)):
-        bad.append(f"sweep: systems = {systems!r}: give a list of system ids, e.g. ['dgx-h100']")
+        bad.append(f"sweep: systems = {_sh(systems)}: give a list of system ids, e.g. ['dgx-h100']")
     if not (isinstance(memory_rule, str) and memory_rule in MEMORY_RULES):
-        bad.append(f"sweep: memory_rule = {memory_rule!r}: allowed: {', '.join(MEMORY_RULES)}")
+        bad.append(f"sweep: memory_rule = {_sh(memory_rule)}: allowed: {', '.join(MEMORY_RULES)}")
     if (isinstance(min_headroom, (bool, np.bool_)) or not isinstance(min_headroom, (int, float, np.integer, np.floating))
             or not 0.0 <= float(min_headroom) < 1.0):
-        bad.append(f"sweep: min_headroom = {min_headroom!r}: give a fraction of usable HBM from 0 to below 1 "
+        bad.append(f"sweep: min_headroom = {_sh(min_headroom)}: give a fraction of usable HBM from 0 to below 1 "
                    "(e.g. 0.1)")
     if not isinstance(feasible_only, (bool, np.bool_)):  # found by review: "no" was taken as True
-        bad.append(f"sweep: feasible_only = {feasible_only!r}: give True or False")
+        bad.append(f"sweep: feasible_only = {_sh(feasible_only)}: give True or False")
     if progress is not None and not callable(progress):  # found by review: a raw TypeError later
-        bad.append(f"sweep: progress = {progress!r}: give a function of (rows done, rows in all), or None")
+        bad.append(f"sweep: progress = {_sh(progress)}: give a function of (rows done, rows in all), or None")
     inv = space_options.get("include_invalid", False)
     if not isinstance(inv, (bool, np.bool_)):  # checked before feasible_only overrides it
-        bad.append(f"sweep: include_invalid = {inv!r}: give True or False")
+        bad.append(f"sweep: include_invalid = {_sh(inv)}: give True or False")
     if bad:
         raise InputError(bad)
     _check_space_options(space_options, fixed=_SWEEP_KEYS)

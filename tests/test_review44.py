@@ -451,3 +451,70 @@ def test_a_whole_number_of_intervals_does_not_blame_a_partial_one():
     d = _slow_read(10 * 1800.0 * tps, 1800.0, rate_per_h=1.0, asyn=False, read_s=3600.0)
     (n,) = [x for x in planner.evaluate(d).notes if x.startswith("The run is short")]
     assert "partial interval" not in n and "reload to the failures before a tier's first save" in n
+
+
+# --- review 44g: a fresh user on the day's changes ---------------------------------------------------
+
+@pytest.mark.parametrize("other", [("cluster", "overrides", "power_limit_w", 800), None])
+def test_import_refuses_a_duplicate_tier_or_a_stale_dp_behind_another_cross_field_error(other):
+    """The schema stops at its first cross-field error (a power limit above the H100's 700 W TDP
+    here), so the page's own two rules are checked on their own."""
+    from planner import share
+    from planner.presets import preset_json
+
+    def with_other(sj):
+        if other:
+            *path, key, value = other
+            node = sj
+            for p in path:
+                node = node.setdefault(p, {})
+            node[key] = value
+        return sj
+
+    sj = with_other(preset_json("default"))
+    sj["checkpoint"]["tiers"] = [{"tier": "pfs"}, {"tier": "pfs"}]
+    assert any("tier kind ['pfs'] listed twice" in x for x in share.import_refusals(sj))
+    sj = with_other(preset_json("default"))
+    sj["parallelism"]["dp"] = 16
+    assert any("tp·pp·cp·dp = 8·4·1·16 = 512 ≠ cluster.n_gpus = 1024" in x for x in share.import_refusals(sj))
+
+
+@pytest.mark.parametrize("kw, needle", [
+    ({"gpus": "BIG"}, "sweep: gpus = a whole number of 5,001 digits: allowed 1 to 10,000,000 GPUs"),
+    ({"top": "-BIG"}, "sweep: top = a negative whole number of 5,001 digits"),
+    ({"tp": [10**30]}, "sweep: tp = [1000000000000000000000000000000]: give a positive integer up to 10,000,000"),
+    ({"cp_max": "BIG"}, "sweep: cp_max = a whole number of 5,001 digits: give a positive integer up to 10,000,000"),
+])
+def test_sweep_options_too_large_are_input_errors(kw, needle):
+    kw = {k: (10**5000 if v == "BIG" else -10**5000 if v == "-BIG" else v) for k, v in kw.items()}
+    with pytest.raises(planner.InputError) as e:
+        planner.sweep(planner.load_preset("default"), **kw)
+    assert needle in str(e.value)
+
+
+def test_a_hf_value_too_long_to_print_is_named_by_its_size():
+    cfg = {**_cfg("llama31_8b"), "hidden_size": 10**5000}
+    with pytest.raises(planner.InputError, match=r"hidden_size: expected a positive integer up to 10,000,000 "
+                                                 r"\(got a whole number of 5,001 digits\)"):
+        import_hf_config(cfg)
+
+
+@pytest.mark.parametrize("name, key", [("deepseek_v2_lite", "moe_intermediate_size"),
+                                       ("deepseek_v2_lite", "first_k_dense_replace"),
+                                       ("llama4_scout", "intermediate_size"),
+                                       ("llama4_scout", "intermediate_size_mlp")])
+def test_an_explicit_null_moe_width_is_refused_not_read_as_the_dense_width(name, key):
+    """Transformers' config classes hold ints there (DeepseekV2Config moe_intermediate_size 1407,
+    first_k_dense_replace 0; Llama4TextConfig 8192 / 16384): null is no value; before, a null expert
+    width took the dense intermediate_size (10,944: 7.8 × DeepSeek-V2-Lite's 1,408)."""
+    cfg = _cfg(name)
+    (cfg["text_config"] if "text_config" in cfg else cfg)[key] = None
+    with pytest.raises(planner.InputError, match=f"{key}: null; a .* model needs a whole number"):
+        import_hf_config(cfg)
+
+
+def test_a_cli_number_of_thousands_of_digits_is_named_by_its_size():
+    from test_cli import run
+    rc, out, err = run("sweep", "--preset", "default", "--gpus", "1" * 5001)
+    assert rc == 2 and "a number of 5,001 characters is out of range; allowed 1 to 10,000,000" in err
+    assert len(err) < 400

@@ -611,14 +611,16 @@ def build_space(
     g_n = np.asarray([n for _, n, _ in groups], dtype=np.int64)
     g_nvl = base["nvlink_domain_size"].astype(np.int64)
     all_n_div = np.unique(np.concatenate([_divisors(n) for n in g_n]))
-    if not (is_whole_number(cp_max) and 1 <= cp_max <= 10_000_000):
-        raise InputError([f"sweep: cp_max = {_sh(cp_max)}: give a positive integer up to 10,000,000 (1 = no CP)"])
-    if not (is_whole_number(vpp_max) and 1 <= vpp_max <= 10_000_000):
-        raise InputError([f"sweep: vpp_max = {_sh(vpp_max)}: give a positive integer up to 10,000,000 (1 = no "
-                          "interleaving)"])
-    if micro_batch_max is not None and not (is_whole_number(micro_batch_max) and 1 <= micro_batch_max <= 10_000_000):
-        raise InputError([f"sweep: micro_batch_max = {_sh(micro_batch_max)}: give a positive integer up to 10,000,000 "
-                          "or None"])
+    if not (is_whole_number(cp_max) and cp_max >= 1):
+        raise InputError([f"sweep: cp_max = {_sh(cp_max)}: give a positive integer (1 = no CP)"])
+    if not (is_whole_number(vpp_max) and vpp_max >= 1):
+        raise InputError([f"sweep: vpp_max = {_sh(vpp_max)}: give a positive integer (1 = no interleaving)"])
+    if micro_batch_max is not None and not (is_whole_number(micro_batch_max) and micro_batch_max >= 1):
+        raise InputError([f"sweep: micro_batch_max = {_sh(micro_batch_max)}: give a positive integer or None"])
+    # ceilings, not candidates: any larger value means no limit below the schema's (review 44g: 10**5000
+    # overflowed int64 in the candidate arrays)
+    cp_max, vpp_max = min(int(cp_max), 2**40), min(int(vpp_max), 2**40)
+    micro_batch_max = None if micro_batch_max is None else min(int(micro_batch_max), 2**40)
     from .schema import PP_MAX, VPP_MAX
 
     # the schema's ceilings (a row beyond them would not validate as a scenario; found by review:

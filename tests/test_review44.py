@@ -483,13 +483,21 @@ def test_import_refuses_a_duplicate_tier_or_a_stale_dp_behind_another_cross_fiel
     ({"gpus": "BIG"}, "sweep: gpus = a whole number of 5,001 digits: allowed 1 to 10,000,000 GPUs"),
     ({"top": "-BIG"}, "sweep: top = a negative whole number of 5,001 digits"),
     ({"tp": [10**30]}, "sweep: tp = [1000000000000000000000000000000]: give a positive integer up to 10,000,000"),
-    ({"cp_max": "BIG"}, "sweep: cp_max = a whole number of 5,001 digits: give a positive integer up to 10,000,000"),
 ])
 def test_sweep_options_too_large_are_input_errors(kw, needle):
     kw = {k: (10**5000 if v == "BIG" else -10**5000 if v == "-BIG" else v) for k, v in kw.items()}
     with pytest.raises(planner.InputError) as e:
         planner.sweep(planner.load_preset("default"), **kw)
     assert needle in str(e.value)
+
+
+def test_sweep_ceilings_beyond_int64_are_ceilings_not_overflows():
+    """cp_max / vpp_max / micro_batch_max are ceilings (vpp_max = 10**9 is capped at the schema's
+    VPP_MAX, tests/test_review13b_sweep.py): 10**5000 is as good as no ceiling, not an OverflowError."""
+    s = planner.load_preset("mpt-7b-a100-8")
+    base = planner.sweep(s, vpp_max=10**9, cp_max=10**9, top=5)
+    big = planner.sweep(s, vpp_max=10**5000, cp_max=10**5000, micro_batch_max=10**5000, top=5)
+    assert len(big) == len(base) == 5
 
 
 def test_a_hf_value_too_long_to_print_is_named_by_its_size():

@@ -413,7 +413,7 @@ if _T != "days":
     TABLE_HELP[_T] = f"wall-clock time to train, {_T} (failures included)"
     _WIDTH[_T] = _WIDTH["days"]
 if _CU != "M USD":
-    TABLE_HELP[_CU] = f"cost to train, {'thousands of USD' if _CU == 'k USD' else 'USD'}"
+    TABLE_HELP[_CU] = ("cost to train, " + {"k USD": "thousands of USD", "B USD": "billions of USD"}.get(_CU, "USD"))
     _WIDTH[_CU] = _WIDTH["M USD"]
 _cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format=_FMT[c], width=_WIDTH[c])
         for c in _FMT if c in show.columns}

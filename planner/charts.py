@@ -233,12 +233,20 @@ DURATION_UNITS: tuple[tuple[str, float], ...] = (
 YEARS_ABOVE_DAYS = 1000.0
 
 
+#: An hours row (the Monte Carlo's work lost and recovery) reads in days from this many hours on.
+HOURS_UP_TO_DAYS = 10_000.0
+
+
 def duration_unit(top_s: float, own: str = "days") -> tuple[str, float]:
     """(unit, seconds per unit) for durations whose largest value is ``top_s`` seconds: ``own`` when
     the value reaches 1 of it (days: years from :data:`YEARS_ABOVE_DAYS` days on), else the largest
     unit the value reaches (ms below 1 s). The rule of the Plan page's Monte Carlo table
     (``app_pages/plan.py``, ``_mc_unit``), so the histogram and the table read in one unit."""
     sizes = dict(DURATION_UNITS)
+    if own == "h" and _finite(top_s) and top_s >= HOURS_UP_TO_DAYS * 3600.0:
+        # hours beyond 10,000 in days (then years), as the time to train reads (review 44b: "recovery,
+        # h 117,789.6" beside "time to train, years")
+        own = "days"
     if own == "days" and _finite(top_s) and top_s >= YEARS_ABOVE_DAYS * 86400.0:
         return "years", sizes["years"]
     if not _finite(top_s) or top_s <= 0 or top_s >= sizes[own]:
@@ -250,7 +258,7 @@ def duration_unit(top_s: float, own: str = "days") -> tuple[str, float]:
 DURATION_DECIMALS = {"years": 1, "days": 1, "h": 1, "min": 1, "s": 2, "ms": 1}
 
 #: Units a cost column may take, largest first: (name, USD per unit); "M USD" is the usual one.
-COST_UNITS: tuple[tuple[str, float], ...] = (("M USD", 1e6), ("k USD", 1e3), ("USD", 1.0))
+COST_UNITS: tuple[tuple[str, float], ...] = (("B USD", 1e9), ("M USD", 1e6), ("k USD", 1e3), ("USD", 1.0))
 
 
 def _top(values) -> float:
@@ -269,7 +277,8 @@ def days_column(days: Iterable[float]) -> tuple[str, float, int]:
 
 
 def cost_column(usd: Iterable[float]) -> tuple[str, float, int]:
-    """(unit, factor from USD, decimals) for a column of costs: M USD from $1 M on (two decimals),
+    """(unit, factor from USD, decimals) for a column of costs: B USD from $1 B on (two decimals; review
+    44b: "7,382.42" M USD beside a "$7.4 B" headline), M USD from $1 M on (two decimals),
     k USD from $1,000 (one decimal), else USD with two decimals, or below $1 as many as give the
     largest value three significant digits ($0.00340)."""
     top = _top(usd)
@@ -278,7 +287,7 @@ def cost_column(usd: Iterable[float]) -> tuple[str, float, int]:
     name, size = next(((n, u) for n, u in COST_UNITS if top >= u), COST_UNITS[-1])
     if name == "USD" and 0 < top < 1:
         return name, 1.0, min(12, int(np.ceil(-np.log10(top))) + 2)
-    return name, 1.0 / size, {"M USD": 2, "k USD": 1, "USD": 2}[name]
+    return name, 1.0 / size, {"B USD": 2, "M USD": 2, "k USD": 1, "USD": 2}[name]
 
 
 def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bins: int = 40) -> alt.Chart:

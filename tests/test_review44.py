@@ -526,3 +526,15 @@ def test_a_cli_number_of_thousands_of_digits_is_named_by_its_size():
     rc, out, err = run("sweep", "--preset", "default", "--gpus", "1" * 5001)
     assert rc == 2 and "a number of 5,001 characters is out of range; allowed 1 to 10,000,000" in err
     assert len(err) < 400
+
+
+def test_monte_carlo_units_follow_the_size_upward_too():
+    """Review 44b: at 1e16 tokens the headline read "$7.4 B" beside "cost, M USD 7,382.42", and
+    "recovery, h 117,789.6" beside "time to train, years". 117,789.6 h = 4,907.9 days, past the
+    1,000 days from which a time reads in years: 13.4 years."""
+    from planner import charts
+    assert charts.cost_column([7.38242e9]) == ("B USD", 1e-9, 2)
+    assert charts.cost_column([9.3e6]) == ("M USD", 1e-6, 2)
+    name, size = charts.duration_unit(117_789.6 * 3600.0, "h")
+    assert name == "years" and round(117_789.6 * 3600.0 / size, 1) == 13.4
+    assert charts.duration_unit(9_000 * 3600.0, "h")[0] == "h"

@@ -132,7 +132,8 @@ def test_cost_per_million_tokens():
     (None, r"209\.1 days", r"11\.07 M USD"),    # 1.5e13 tokens: 209.09 days, $1.1074e7
     ("1e9", r"20\.07 min", r"738\.2 USD"),    # 1e9 / 8.6112e5 tok/s / 0.96423 = 1,204.4 s; × 1,024 GPUs
     ("1e6", r"1\.204 s", r"0\.7382 USD"),    # / 3600 × $2.155 = $738.24
-    ("1e16", r"381\.6 years", r"7,382 M USD"),  # 209.09 days × 1e16/1.5e13 / 365.25; $1.1074e7 × 666.7
+    # 209.09 days × 1e16/1.5e13 / 365.25; $1.1074e7 × 666.7 = $7.382e9, in B USD from $1 B (review 44b)
+    ("1e16", r"381\.6 years", r"7\.382 B USD"),
 ])
 def test_cli_table_picks_the_unit_by_size(tokens, days, cost):
     """h26c: the evaluate table printed "1.38e-05 days" and "1.096e+07 USD" where the sweep table

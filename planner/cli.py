@@ -930,7 +930,7 @@ def cmd_link(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import OBJECTIVES, count_splits, no_split_reason, no_valid_split_reason, sweep, sweep_start
+    from .sweep import OBJECTIVES, count_splits, no_split_reason, no_valid_split_reason, replaced_split, sweep
 
     _sweep_link_options(args)
     data = scenario_input_json(args.preset, args.file, args.set, args.hf_config, sweep_gpus=args.gpus,
@@ -942,16 +942,13 @@ def cmd_sweep(args) -> int:
         # imported config, another size) is no reason to refuse. Start from the plainest split
         # the scenario accepts, as the dashboard's Explore page does; only errors that remain
         # there are reported.
-        found = sweep_start(data)
+        found = replaced_split(data, e)
         if found is None:
             raise
-        base, s, start_gpus = found
+        s, start_gpus, note = found
         if start_gpus is not None and args.gpus is None:
             args.gpus = start_gpus  # no split of the scenario's own GPU count is valid: still swept, to say why
-        p = base["parallelism"]
-        _err(f"note: the scenario's split does not suit it ({'; '.join(e.lines)}); the sweep replaces "
-                         f"the split, starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' "
-                         "(pp·vpp need not divide n_layers)")
+        _err(f"note: {note}")
     if args.objective not in OBJECTIVES:
         raise UsageError([f"--objective {args.objective!r}: allowed: {', '.join(OBJECTIVES)}"])
     if args.gpus is not None and not 1 <= args.gpus <= COUNT_MAX:  # planner.sweep's range

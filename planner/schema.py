@@ -805,6 +805,22 @@ def precision_error(training, acc) -> str | None:
     return None
 
 
+def tier_kind_dup_error(kinds: list[str]) -> str | None:
+    """The message for checkpoint tier kinds listed more than once (each kind is one tier: its own
+    interval and survival rule), or None. Shared by :class:`Scenario`'s check and the Plan page's
+    import (``share.import_refusals``), which needs it also behind another cross-field error."""
+    dup = sorted({k for k in kinds if kinds.count(k) > 1})
+    return f"checkpoint.tiers: tier kind {dup} listed twice; use each kind at most once" if dup else None
+
+
+def split_product_error(tp: int, pp: int, cp: int, dp: int, n_gpus: int) -> str | None:
+    """The message for a given DP whose split does not fill the cluster (tp·pp·cp·dp ≠ n_gpus), or
+    None; shared as :func:`tier_kind_dup_error` is."""
+    if tp * pp * cp * dp == n_gpus:
+        return None
+    return f"parallelism: tp·pp·cp·dp = {tp}·{pp}·{cp}·{dp} = {tp * pp * cp * dp} ≠ cluster.n_gpus = {n_gpus}"
+
+
 def replicas_error(checkpoint: Checkpoint, n_nodes: int, where: str = "the job has") -> str | None:
     """The message for a node-local tier whose ``replicas`` exceed ``n_nodes − 1`` (each copy goes
     to another node), or for a shared tier (parallel file system, object store) with replicas at all,
@@ -871,10 +887,8 @@ class Scenario(_Strict):
         if err := replicas_error(self.checkpoint, -(-self.cluster.n_gpus // system.gpus_per_node)):
             raise ValueError(err)
         catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
-        kinds = [catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]
-        dup = {k for k in kinds if kinds.count(k) > 1}
-        if dup:
-            raise ValueError(f"checkpoint.tiers: tier kind {sorted(dup)} listed twice; use each kind at most once")
+        if err := tier_kind_dup_error([catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]):
+            raise ValueError(err)
 
         n = c.n_gpus
         mp = p.tp * p.pp * p.cp
@@ -885,10 +899,8 @@ class Scenario(_Strict):
                     f"cluster.n_gpus = {n}; choose n_gpus as a multiple of {mp}"
                 )
             object.__setattr__(p, "dp", n // mp)
-        elif mp * p.dp != n:
-            raise ValueError(
-                f"parallelism: tp·pp·cp·dp = {p.tp}·{p.pp}·{p.cp}·{p.dp} = {mp * p.dp} ≠ cluster.n_gpus = {n}"
-            )
+        elif err := split_product_error(p.tp, p.pp, p.cp, p.dp, n):
+            raise ValueError(err)
         dp = p.dp
         if p.dp_shard is not None:
             if dp % p.dp_shard:

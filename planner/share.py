@@ -724,19 +724,17 @@ def _page_cannot_hold(sj: Mapping) -> list[str]:
                 kinds.append(t.get("kind") if isinstance(t, Mapping) else catalog.resolve_storage(t).kind)
             except Exception:  # noqa: BLE001 - an unknown id is named by the schema's own message
                 continue
-        dup = sorted({str(k) for k in kinds if kinds.count(k) > 1 and k is not None})
-        if dup:
-            out.append(f"checkpoint.tiers: tier kind {dup} listed twice; use each kind at most once (the Plan "
-                       "page has one row per tier kind)")
+        err = _schema.tier_kind_dup_error([str(k) for k in kinds if k is not None])
+        if err:
+            out.append(f"{err} (the Plan page has one row per tier kind)")
     par = sj.get("parallelism") if isinstance(sj.get("parallelism"), Mapping) else {}
     n = _get(sj, ("cluster", "n_gpus"))
     vals = [par.get(k, 1) for k in ("tp", "pp", "cp")] + [par.get("dp"), n]
     if all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10**7 for v in vals):
-        tp, pp, cp, dp, n = vals
-        if tp * pp * cp * dp != n:
-            out.append(f"parallelism: tp·pp·cp·dp = {tp}·{pp}·{cp}·{dp} = {tp * pp * cp * dp} ≠ cluster.n_gpus = {n}: "
-                       "the Plan page derives DP from cluster.n_gpus / (tp·pp·cp); set parallelism.dp to null (or "
-                       "to that quotient) to import this file")
+        err = _schema.split_product_error(*vals)
+        if err:
+            out.append(f"{err}: the Plan page derives DP from cluster.n_gpus / (tp·pp·cp); set parallelism.dp to "
+                       "null (or to that quotient) to import this file")
     return out
 
 

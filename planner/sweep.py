@@ -1138,6 +1138,23 @@ def plain_base(scenario_json: dict) -> tuple[dict, Scenario] | None:
     return None
 
 
+def replaced_split(scenario_json: dict, error: ValueError) -> tuple[Scenario, int | None, str] | None:
+    """A sweep of a scenario whose own split is refused (``error``): (:func:`sweep_start`'s scenario, its
+    GPUs to sweep or None, the note that says so), or None when the fault is not in the split
+    (``error``: the refusal, an InputError or the CLI's UsageError, its ``.lines`` quoted). The
+    rule of ``planner sweep`` and of :func:`sweep` in Python alike (review 44a: the API refused what
+    the CLI swept)."""
+    found = sweep_start(scenario_json)
+    if found is None:
+        return None
+    base, scenario, start_gpus = found
+    p = base["parallelism"]
+    note = (f"the scenario's split does not suit it ({'; '.join(error.lines)}); the sweep replaces the split, "
+            f"starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' (pp·vpp need not divide "
+            "n_layers)")
+    return scenario, start_gpus, note
+
+
 def sweep_start(scenario_json: dict) -> tuple[dict, Scenario, int | None] | None:
     """Where a sweep of a scenario whose own split is not valid starts: :func:`plain_base`, or,
     when no split of its GPU count is valid at all (found by review: 1,000 GPUs and a global
@@ -1628,16 +1645,12 @@ def sweep(
         # and the Explore page do (review 44a: the API refused what the CLI swept)
         data = (scenario.model_dump(mode="json", by_alias=True) if isinstance(scenario, Scenario)
                 else copy.deepcopy(dict(scenario)) if isinstance(scenario, dict) else None)
-        found = sweep_start(data) if data is not None else None
+        found = replaced_split(data, e) if data is not None else None
         if found is None:
             raise
-        base, scenario, start_gpus = found
+        scenario, start_gpus, start_note = found
         if start_gpus is not None and gpus is None:
             gpus = start_gpus  # no split of the scenario's own GPU count is valid: still swept, to say why
-        p = base["parallelism"]
-        start_note = (f"the scenario's split does not suit it ({'; '.join(e.lines)}); the sweep replaces the split, "
-                      f"starting from tp = {p['tp']}, pp = {p['pp']} with layer_split = 'uneven' (pp·vpp need not "
-                      "divide n_layers)")
     if objective not in OBJECTIVES:
         raise InputError([f"sweep: objective {_sh(objective)}: allowed: {', '.join(OBJECTIVES)}"])
     bad = []

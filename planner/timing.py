@@ -2209,7 +2209,7 @@ def explain(row: dict) -> dict[str, str]:
     if r.get("offload_activations"):
         way, m_ = 0.5 * float(T["_t_act"]), float(T["_m"])
         f_win = m_ * (float(T["_t_fwd_mb"]) + float(T["_x_fwd"]))
-        b_win = m_ * (float(T["_t_bwd_mb"]) + float(T["_x_mb"]) - float(T["_x_fwd"]))
+        b_win = m_ * (float(T["_t_bwd_mb"]) + float(T["_x_bwd"]))
         off_parts.append(f"activation swap {T['_t_off_act']:.4g} s ({T['_act_off_bytes'] / 2**30:.4g} GiB = m micro-batches' "
                          f"activations of the busiest rank, each way over the host link: {way:.4g} s out, beyond the "
                          f"{f_win:.4g} s of forward passes it hides in, + {way:.4g} s back, beyond the {b_win:.4g} s of "

@@ -256,9 +256,9 @@ c2.selectbox("Search space", list(SPACES), key="ex_space", help=SPACE_HELP)
 c3.number_input("Top K", step=5, key="ex_top")
 c5.number_input("HBM left free, %", step=5, key="ex_head",
                 help="Share of the usable HBM every split must leave free (planner.sweep's min_headroom). The "
-                     "memory estimate is within 8 % of 22 of the 35 published peaks in the out-of-sample file, "
-                     "and below 6 of them by 36–80 % (docs/memory.md): a margin guards against that; 0 ranks "
-                     "splits up to the last byte.")
+                     "memory estimate is within 8 % of half the published peaks in the out-of-sample file, "
+                     "but 36–80 % below a quarter of them (DeepEP MoE runs, PP 16, KempnerForge, a ZeRO-3 run; "
+                     "docs/memory.md): a margin guards against that; 0 ranks splits up to the last byte.")
 c4.segmented_control("Colour by", list(EXPLORE_COLOR_CHOICES), key="ex_color", format_func=str.upper, required=True)
 C.save_page_widgets("explore", _PAGE_KEYS)
 # the ranges a link takes (C.link_int above, `planner sweep --link`): a value outside them is named, not swept

@@ -172,8 +172,9 @@ Margin (``mem_buffers_bytes`` = comm + ZeRO-3 prefetch + fragmentation), shown o
       units and the unsharded gradients outweigh the saving, as in FSDP; ZeRO-2's transient
       gradient buckets are not counted).
     * ``mem_fragmentation_bytes``: ``FRAGMENTATION_FRAC`` = 5 % of everything else (PyTorch
-      caching allocator). The lower end of the usual 5–10 %: at 7 % one calibration run
-      (MPT-3B, seq 8192, micro-batch 3, no recompute, A100 80GB) would be predicted not to fit.
+      caching allocator). The lower end of the usual 5–10 %: from 7.6 % one calibration run
+      (NeMo's Nemotron-4 340B FP8 on 128 H100, 97.6 % of usable HBM at 5 %) would be predicted
+      not to fit, from about 12.2 % a second (MPT-3B, seq 8192, micro-batch 3, A100 80GB).
 
     How it is set: Fujii et al. 2024 [5] found that none of 454 Llama runs whose estimate
     (model states + activations, without margin) stayed below 80 % of HBM ran out of memory.
@@ -264,6 +265,10 @@ ACT_FP32_SCALE = 4.0 / 2.0
 ACT_OPSAC_INPUT_PER_H = 2.0
 ACT_OPSAC_PER_OUT = 2.0
 ACT_OPSAC_LSE_PER_HEAD = 4.0
+#: ... and in eager PyTorch W2's output too (2 per h, the full width on each TP rank; with TP + SP
+#: its reduce-scatter output 2h/t as well): the selective-checkpoint cache keeps every saved op's
+#: output, the compiled partitioner only what the backward reads (:func:`_common`).
+ACT_OPSAC_W2_OUT_PER_H = 2.0
 ACT_MLP_PLAIN_PER_F = 4.0     # GeLU input + output, 16-bit
 ACT_MLP_GATED_PER_F = 6.0     # fc1 output (2f wide) + fc2 input, 16-bit
 ACT_MOE_ROUTED_IO_PER_H = 4.0  # dispatched input 2h + expert output 2h, per routed copy
@@ -389,7 +394,7 @@ def model_state_bytes(params, dp_shard, zero_stage, *, grad_bytes=4.0, weight_by
 def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, recompute="none",
                                flash_attention=False, n_kv_heads=None, head_dim=None, ffn=None,
                                gated_mlp=False, cp=1, lowp=False, dropout=True, fp32=False,
-                               v_head_dim=None):
+                               v_head_dim=None, eager=False):
     """Activation bytes per GPU of one dense transformer layer and one micro-batch.
 
     Korthikanti et al. 2022 [2] Table 2, generalised to GQA and gated MLPs (derivation in the
@@ -402,7 +407,10 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     * full recompute: ``2·s·b·h`` (``/t`` with SP)
     * ``op_sac`` (TorchTitan per-op SAC): ``s·b·(2h/t_sp + (2·a·d_h + 2·a·d_v + 2·k·d_v + 4·a + 2f)/t)``:
       the layer input, Q, V, the attention output and its log-sum-exp, and W1's output; with
-      TP + SP also the reduce-scatter output after O (``2h/t``); never above no recompute
+      TP + SP also the reduce-scatter output after O (``2h/t``); never above no recompute.
+      ``eager`` (no torch.compile): + ``2h`` for W2's output, full width on each TP rank, and
+      with TP + SP its reduce-scatter output ``2h/t`` (PyTorch's selective-checkpoint cache
+      keeps every saved op's output; the compiled partitioner only what the backward reads)
 
     Parameters
     ----------
@@ -424,6 +432,9 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
         masks stay 1 B, the log-sum-exp of ``op_sac`` is fp32 either way. With dropout, no
         parallelism and no recompute: ``s·b·h·(66 + 9·a·s/h)`` (34 − 2 masks = 32, doubled,
         + 2; 5·a·s − 1 mask = 4, doubled, + 1).
+    eager : bool array-like
+        Elementwise ops and checkpointing in eager PyTorch (``training.elementwise = "eager"``);
+        changes ``op_sac`` only (above).
 
     Returns
     -------
@@ -449,6 +460,7 @@ def activation_bytes_per_layer(s, b, h, a, t=1, *, sequence_parallel=False, reco
     rs_saved = np.asarray(sequence_parallel, dtype=bool) & (t > 1)
     op = ACT_OPSAC_INPUT_PER_H * e16 * h * (1.0 + rs_saved) / np.where(sequence_parallel, t, 1.0) + _opsac_split(
         a * d, np.maximum(k, t) * dv, a, f, e16, a * dv) / t
+    op = op + np.where(eager, ACT_OPSAC_W2_OUT_PER_H * e16 * h * (1.0 + rs_saved / t), 0.0)
     return sl * b * np.where(rc == _RC_FULL, full, np.where(rc == _RC_OP, np.minimum(op, kept), kept))
 
 
@@ -721,7 +733,18 @@ def _common(b: Batch) -> dict:
         rs_saved = np.asarray(sp, dtype=bool) & (np.asarray(t) > 1)
         op_in = sb * (ACT_OPSAC_INPUT_PER_H * h) * (1.0 + rs_saved) / sp_t * e16
         op_attn = _opsac_split(q, kv_eff * dv, a, 0.0, e16, qv)  # Q, V, attention output, log-sum-exp
-        op_keep_dense = np.minimum(op_in + sb * _opsac_split(q, kv_eff * dv, a, f, e16, qv) / t, work_dense)
+        op_save = sb * _opsac_split(q, kv_eff * dv, a, f, e16, qv) / t
+        if "elem_eager" in b and _any(G("elem_eager")):
+            # Eager PyTorch (no torch.compile): the selective-checkpoint cache
+            # (torch.utils.checkpoint._CachingTorchDispatchMode) keeps every MUST_SAVE output from
+            # the forward to the backward, needed or not, so also W2's (the block's 7th matmul, odd,
+            # saved): [sb, h] 16-bit, full width on each TP rank (a row-parallel partial sum), and
+            # with TP + SP the reduce-scatter after it (in the save list), 2h/t. The compiled
+            # partitioner saves only what the backward reads, and W2's output is not (review 45c:
+            # TorchTitan's Llama 3.1 8B, 81.9 GiB eager against 77.0 compiled, 4.0 GiB of it this).
+            w2_out = sb * ACT_OPSAC_W2_OUT_PER_H * h * e16 * (1.0 + rs_saved / np.maximum(t, 1.0))
+            op_save = op_save + w2_out * G("elem_eager")
+        op_keep_dense = np.minimum(op_in + op_save, work_dense)
     if np.ndim(is_full) or np.ndim(is_op):  # x·cond (both finite): the same values as np.where
         full_f = np.asarray(is_full, dtype=np.float64)
         op_f = np.asarray(is_op, dtype=np.float64)
@@ -1012,6 +1035,85 @@ def _interleaved_inflight(cm: dict, j, layers):
     return out
 
 
+def _interleaved_stash_mixed(cm: dict, j, need):
+    """Rank ``j``'s activation stash at its peak under the interleaved schedule when its chunks
+    hold different layer kinds (an MoE model's leading dense layers in chunk 0), [bytes]; the
+    shape of ``need`` (True where computed, NaN elsewhere).
+
+    :func:`_interleaved_inflight` weighs the chunks by their layer counts and multiplies by the
+    rank's mean layer, exact when every layer of the rank keeps the same; chunk 0 (the dense
+    layers of an MoE model) holds the most micro-batches, so that mean was 7–12 % off either way
+    (review 45c: DeepSeek-V3 at pp 8, vpp 2, +11.5 %; four 16,384-wide dense layers before 2,048-wide
+    MoE ones, −11.8 %, a plan shown fitting that does not). Here chunk c (virtual stage
+    ``s = j + c·p``, ``L_c = base + [s < rem]`` layers, ``D_c`` of them dense) costs
+    ``w_c = D_c·keep_dense + (L_c − D_c)·keep_moe`` per micro-batch (partial recompute: its first
+    ``N`` layers checkpointed, the rest kept whole, as ``stage_mb``); after forward ``W + i`` and
+    before backward ``i`` (the schedule of :func:`_interleaved_inflight`) chunk c holds
+    ``n_c(i) = F_c(W + 1 + i) − B_c(i)`` micro-batches, ``F_c(n) = ⌊n/pv⌋·p + clip(n mod pv − c·p,
+    0, p)`` forwards and ``B_c(n)`` the same with ``v − 1 − c`` for c. ``Σ_c w_c·n_c(i)`` is
+    piecewise linear in i with breaks where ``W + 1 + i`` or ``i`` is a multiple of p, so its
+    maximum over ``0 ≤ i ≤ min(m·v − W − 1, pv − 1)`` is at one of 2v + 2 candidates (a loop over
+    chunks and candidates, not rows). With every ``w_c`` its layer count it is
+    :func:`_interleaved_inflight` × layers (tests/test_review45.py)."""
+    shape = np.broadcast(np.asarray(j, dtype=np.float64), need, cm["p"], cm["v"], cm["m"]).shape
+    out = np.full(shape, np.nan)
+    idx = np.flatnonzero(np.broadcast_to(need, shape))
+    if idx.size == 0:
+        return out
+
+    def pick(x):
+        return np.broadcast_to(np.asarray(x, dtype=np.float64), shape)[idx] if shape else np.asarray(
+            x, dtype=np.float64).reshape(1)
+
+    p, v, m, base, rem, nd = (pick(cm[k]) for k in ("p", "v", "m", "base", "rem", "n_dense_tot"))
+    jj = pick(j)
+    kd, km = pick(cm["keep_dense"]), pick(cm["keep_moe"])
+    rcl = cm.get("rc_layers")
+    if rcl is not None:
+        rcl = pick(rcl)
+        wd_x, wm_x = pick(cm["work_dense"]) - pick(cm["full_keep"]), pick(cm["work_moe"]) - pick(cm["full_keep"])
+    P = p * v
+    W = 2.0 * (p - jj - 1.0) + (v - 1.0) * p
+    d = W + 1.0
+    vmax = int(np.max(v))
+    w = []
+    for c in range(vmax):
+        st = jj + c * p
+        Lc = (base + (st < rem)) * (c < v)
+        Dc = np.clip(nd - (st * base + np.minimum(st, rem)), 0.0, Lc)
+        wc = Dc * kd + (Lc - Dc) * km
+        if rcl is not None:  # Megatron "block": the chunk's first N layers recomputed (dense first)
+            part = rcl > 0
+            n_rc = np.minimum(rcl, Lc)
+            rc_d = np.minimum(n_rc, Dc)
+            wc = wc + part * ((Dc - rc_d) * wd_x + ((Lc - Dc) - (n_rc - rc_d)) * wm_x)
+        w.append(wc)
+    i_max = np.maximum(np.minimum(m * v - d, P - 1.0), 0.0)
+
+    def mod(n):
+        return n - P * np.floor(n / P)
+
+    def stash(i):
+        nf, nb = d + i, i
+        tot = 0.0
+        for c in range(vmax):
+            f_c = np.floor(nf / P) * p + np.clip(mod(nf) - c * p, 0.0, p)
+            b_c = np.floor(nb / P) * p + np.clip(mod(nb) - (v - 1.0 - c) * p, 0.0, p)
+            tot = tot + w[c] * (f_c - b_c)
+        return tot
+
+    best = np.maximum(stash(0.0), stash(i_max))
+    for k in range(vmax):
+        for cand in (k * p - d, k * p):
+            best = np.maximum(best, stash(np.minimum(mod(cand), i_max)))
+    all_in = W >= m * v  # every forward in the warm-up: all m micro-batches of every chunk
+    best = np.where(all_in, m * sum(w), best)
+    if not shape:
+        return best.reshape(())
+    out.reshape(-1)[idx] = best
+    return out
+
+
 def _rank_layer_params(cm: dict, j, layers, is_first, is_last, first_known: bool):
     """(dense layers, non-expert and expert parameters of the layers) on pipeline rank ``j``
     holding ``layers`` layers; leading dense layers are placed from rank 0 onwards
@@ -1148,6 +1250,14 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
         stash = _sel(dual, n_own * per_mb + n_mir * per_mb_m, inflight * per_mb)
     else:
         stash = inflight * stash_mb
+    if cm["any_inter"] and cm["any_moe"]:
+        # interleaved, the rank's chunks of different layer kinds: chunk by chunk (review 45c)
+        mixed = cm["inter"] & (n_dense > 0) & (n_dense < layers) & (v > 1)
+        if _any(mixed):
+            ex = _interleaved_stash_mixed(cm, j, mixed)
+            stash = np.where(mixed, ex, stash)
+            # shown as per micro-batch × in flight: the chunk-weighted count (explain)
+            inflight = np.where(mixed, ex / np.where(mixed, stash_mb, 1.0), inflight)
     if cm.get("any_mtp"):
         # the MTP blocks' activations with the head: of the micro-batches in flight on the stage that
         # carries it (1F1B, zero-bubble and interleaved: the last (virtual) stage runs each backward
@@ -1667,7 +1777,8 @@ def explain(row: dict, *, _shared=None) -> dict[str, str]:
             + ("; outputs of TorchTitan's op-SAC save list" if rc == "op_sac" else "; Korthikanti 2022 Table 2, generalised")
             + f") × {inflight:g} micro-batches in flight ({sched}, p = {p}, m = {g['m']:g}"
             + (": p + 1, DeepSeek-V3 Table 2" if dualpipe else "")
-            + ("; the peak of Megatron's interleaved schedule, each chunk's micro-batches weighted by its layers"
+            + ("; the peak of Megatron's interleaved schedule, each chunk's micro-batches weighted by its layers' "
+               "activations"
                if sched == "interleaved" and int(row["vpp"]) > 1 else "") + ")"
             + (f" + the recomputed layer's working set {rec_extra / 2**20:,.1f} MiB" if rec_extra else "")
             + (f" + {mods} with the head: {mtp_mb:g} micro-batch{'es' if mtp_mb != 1 else ''} × "

@@ -126,9 +126,10 @@ def op_sac_recompute_params(h, k, d_h, f, *, a, d_v, tp=1, sequence_parallel=Tru
 
     * Llama block, matmuls Q, K, V, O, W1, W3, W2 → K (attention gradient), W3 (the gate's
       gradient) and O when :func:`op_sac_o_recomputed` (it rebuilds the residual stream whose
-      norm feeds the MLP; the norm's backward needs its input). W2's output is the block's
-      output, kept by the next block as its checkpoint input; a plain MLP's even matmul is
-      its last (fc2), not needed.
+      norm feeds the MLP; the norm's backward needs its input). W2 (odd) is saved, and no
+      backward reads its output, so it never runs again (eager PyTorch holds that output until
+      the backward all the same: memory._common, ``ACT_OPSAC_W2_OUT_PER_H``); a plain MLP's even
+      matmul is its last (fc2), not needed.
     * MLA with a query low-rank (``q_lora_rank > 0``; matmuls wq_a, wq_b, wkv_a, wkv_b, wo):
       the up-projections wq_b ``r_q·a·(d_nope + d_rope)`` and wkv_b ``r_kv·a·(d_nope + d_v)``;
       the MLP's even matmul is then W1 (the same size as W3). Without it (wq, wkv_a, wkv_b,

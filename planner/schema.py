@@ -595,7 +595,8 @@ class Training(_Strict):
         "multiply, cast, multiply (36 B per hidden element instead of 4), RoPE as an fp32 complex "
         "multiply (20 B per query / key element), SwiGLU as silu then multiply (10 B per FFN "
         "element instead of 6). LayerNorm and GeLU are single kernels either way. The extra "
-        "activation memory of eager ops is not counted.",
+        "activation memory of eager ops is not counted, except under op_sac: eager PyTorch keeps "
+        "the output of W2 (saved by the policy, read by no backward) until the backward.",
     )
     tokens_total: float = Field(
         1.0e12, ge=TOKENS_TOTAL_MIN, allow_inf_nan=False, json_schema_extra={"maximum": TOKENS_TOTAL_MAX},

@@ -441,8 +441,8 @@ def test_torchtitan_memory_against_published_peaks():
     (per-op SAC, the eager cross-entropy of its 2024 versions: 12 B per logit, 16 B under TP's
     loss_parallel(); the compiled loss of 2025) every run without pipeline parallelism is
     predicted at 0.75–1.05 of it (reserved ≥ allocated); measured 0.89–1.01, the 8B runs
-    0.90–1.01 (0.906: the uncompiled bf16 run on 128 GPUs, whose eager norms / RoPE / SwiGLU keep
-    intermediates the memory model does not hold; its compiled twin is at 0.977). With 4 B per
+    0.95–1.01 (until review 45 the uncompiled ones 0.906–0.943: eager PyTorch's checkpoint cache
+    keeps op-SAC's W2 output, now counted, tests/test_review45.py). With 4 B per
     logit (a fused loss) the 2024 8B runs would be 0.61–0.79. The pipeline-parallel 405B runs
     are left out: 0.88–1.00 at PP 8 (with PyTorch pipelining's cached logits,
     tests/test_review13b_memory.py) but 0.61–0.64 at PP 16, a miss the model does not explain;
@@ -465,7 +465,7 @@ def test_torchtitan_memory_against_published_peaks():
             continue
         assert 0.75 * r["mem_per_gpu_gb"] <= got <= 1.05 * r["mem_per_gpu_gb"], (r["run_id"], got)
         if "8b" in r["run_id"] and s.training.cross_entropy == "eager":
-            assert got >= 0.90 * r["mem_per_gpu_gb"], (r["run_id"], got)
+            assert got >= 0.95 * r["mem_per_gpu_gb"], (r["run_id"], got)
             fused = s.model_copy(deep=True)
             fused.training.cross_entropy = "fused"
             assert planner.evaluate(fused).results["mem_total_bytes"] / GiB < 0.80 * r["mem_per_gpu_gb"]
@@ -478,7 +478,7 @@ def test_op_sac_memory_against_torchtitan_published_peaks():
     arXiv:2410.06511 Table 1, docs/performance.md, the June 2025 H200 benchmark) and publish
     the peak reserved memory per GPU. Reserved memory is at least what is allocated, so the
     prediction must not exceed it (5 % slack) and should explain most of it (≥ 65 %: the
-    allocator's cache and, in eager runs, unfused intermediates come on top; measured 0.92–1.01
+    allocator's cache and, in eager runs, unfused intermediates come on top; measured 0.95–1.01
     with each run's cross-entropy, 0.67–0.99 with a fused one everywhere). Read as
     Megatron-style 'selective' (attention core only) every row exceeds its published peak
     (the 8-GPU BF16 runs by 34 %: 103 GiB predicted on 95 GiB GPUs)."""

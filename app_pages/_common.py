@@ -33,6 +33,7 @@ SCENARIO_KEY = "scenario"  # canonical scenario JSON (may be invalid while the u
 PRESET_KEY = "w_preset"
 WARN_KEY = "link_warnings"
 LOADED_KEY = "_url_loaded"
+URL_WRITTEN_KEY = "_url_written"  # the query string write_url wrote last (reread_moved_url)
 
 CUSTOM = "custom"
 SYSTEMS_ACC = "(system's)"
@@ -814,6 +815,36 @@ def write_url(sj: dict, extra: dict[str, str] | None = None) -> None:
         params.update({k: str(v) for k, v in extra.items() if v is not None})
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
+    st.session_state[URL_WRITTEN_KEY] = params
+
+
+def reread_moved_url(page_keys: tuple[str, ...] = ()) -> bool:
+    """The browser's Back / Forward: a URL this session did not write.
+
+    Each change of an input writes a new URL (a new history entry); Back brings an earlier one,
+    and Streamlit re-syncs ``st.query_params`` to it on the rerun it sends. A rerun whose query
+    string is not empty (a page switch clears it) and differs from the last one :func:`write_url`
+    wrote is such a step: the link is read again as a new one — the scenario and the page's own
+    keys (``page_keys``, popped so that the page reads them from the link) — instead of being
+    overwritten by the state it left (review 45b: Back changed the address for a moment, then
+    the page wrote the newer state over it). Call before :func:`init_state`. Returns whether it
+    re-read."""
+    ss = st.session_state
+    written = ss.get(URL_WRITTEN_KEY)
+    if not ss.get(LOADED_KEY) or written is None:
+        return False
+    now = st.query_params.to_dict()
+    if not now or now == written:
+        return False
+    # another page's link (Compare's c_* and 1.* keys, Explore's ex_* on Plan, ...): not this page's
+    # history; a page switch in AppTest keeps the old query string where a browser clears it
+    if any("." in k or (k.startswith(PAGE_PREFIXES) and k not in page_keys) for k in now):
+        return False
+    ss[LOADED_KEY] = False
+    ss.pop(URL_WRITTEN_KEY, None)
+    for k in page_keys:
+        ss.pop(k, None)
+    return True
 
 
 # --------------------------------------------------------------------------------------
@@ -1491,7 +1522,7 @@ def errors_text(errs: list[str], head: str = "A box in the sidebar holds a value
     return f"{head}; the other inputs are kept:\n\n" + "\n".join(f"- {code(e)}" for e in errs)
 
 
-def render_sidebar(page: str) -> dict:
+def render_sidebar(page: str, page_keys: tuple[str, ...] = ()) -> dict:
     """The scenario inputs, grouped Model · Hardware · Parallelism · Training · Checkpoints ·
     Reliability. Returns the scenario JSON they describe (not yet validated).
 
@@ -1501,9 +1532,12 @@ def render_sidebar(page: str) -> dict:
     0.005, and pasting "0.01" over it sent nothing (review h28d). Usable HBM keeps 4 decimals.
 
     ``page`` names the calling page: widget identity is per page, so after a page switch every
-    widget is refilled from the canonical scenario."""
+    widget is refilled from the canonical scenario. ``page_keys``: the page's own link keys, read
+    again with the scenario when the browser's Back / Forward brings another link
+    (:func:`reread_moved_url`)."""
+    moved = reread_moved_url(page_keys)
     init_state()
-    if st.session_state.get("_sidebar_page") != page:
+    if moved or st.session_state.get("_sidebar_page") != page:
         load_into_widgets(st.session_state[SCENARIO_KEY], st.session_state.get("preset_id"))
         st.session_state["_sidebar_page"] = page
     _seed_missing()
@@ -1781,28 +1815,28 @@ def render_io(sj: dict, results: dict | None) -> None:
     sb = st.sidebar
     with sb.expander("Export / import", expanded=False):
         st.download_button("Scenario as JSON", json.dumps(sj, indent=2), file_name="scenario.json",
-                           mime="application/json", key="dl_json")
+                           mime="application/json", key="dl_json", on_click="ignore")
         if results:
             # the capacities the verdicts compare with, as `planner evaluate --format csv` writes them
             df = pd.DataFrame([{**results, **pbatch.capacities(sj)}])
             st.download_button("Results as CSV", df.to_csv(index=False), file_name="results.csv",
-                               mime="text/csv", key="dl_csv")
+                               mime="text/csv", key="dl_csv", on_click="ignore")
             try:
                 meg, tt, ds = _launch_exports(json.dumps(sj, sort_keys=True))
             except Exception as e:  # noqa: BLE001 - an invalid scenario has its error on the page
                 st.caption(f"Launch configurations need a valid scenario ({md_text(e)}).")
             else:
                 st.download_button("Megatron-LM arguments", meg.text, file_name="megatron_args.txt",
-                                   mime="text/plain", key="dl_meg",
+                                   mime="text/plain", key="dl_meg", on_click="ignore",
                                    help="Model, split, batch, precision, recompute and the checkpoint interval (in steps) as "
                                    "Megatron-LM flags; what Megatron cannot take as given is listed as '# note:' "
                                    "lines.")
                 st.download_button("TorchTitan job TOML", tt.text, file_name="torchtitan.toml",
-                                   mime="application/toml", key="dl_tt",
+                                   mime="application/toml", key="dl_tt", on_click="ignore",
                                    help="The same for TorchTitan (the checkpoint interval in [checkpoint]); its notes are "
                                    "'# note:' lines.")
                 st.download_button("DeepSpeed config JSON", ds.text, file_name="ds_config.json",
-                                   mime="application/json", key="dl_ds",
+                                   mime="application/json", key="dl_ds", on_click="ignore",
                                    help="Batch, precision, ZeRO, offload and MiCS for DeepSpeed. What the file "
                                    "cannot carry (the split and recompute, set in the model code; the checkpoint "
                                    "steps, called in the training loop): " + " ".join(ds.notes))

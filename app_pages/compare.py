@@ -425,7 +425,7 @@ if results:
     # each slot's capacities beside its results, as `planner evaluate --format csv` writes them
     csv = pd.DataFrame([{"scenario": f"{lab} · {details[lab]}", **res, **slot_caps.get(lab, {})}
                         for lab, res in results.items()]).to_csv(index=False)
-    st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv")
+    st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv", on_click="ignore")
 else:  # review 16d: with every slot refused the page ended on the errors, with no word of what to do
     st.info(f"Nothing to compare: none of the {n} scenarios could be evaluated (the errors above say why). "
             "Choose another preset in a slot, or paste another share link.", icon=":material/info:")

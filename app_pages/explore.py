@@ -206,7 +206,7 @@ if (_open_sj := ss.pop("_ex_open_sj", None)) is not None:  # set below, loaded b
 
 _PAGE_KEYS = EXPLORE_PAGE_KEYS  # planner.sweep: the CLI's --link checks the same keys
 C.keep_page_widgets("explore", _PAGE_KEYS)
-sj = C.render_sidebar("explore")
+sj = C.render_sidebar("explore", _PAGE_KEYS)
 qp = st.query_params
 if "ex_obj" not in ss:
     _w: list[str] = []
@@ -241,12 +241,24 @@ if errs:
                  + "\n".join(f"- {C.code(e)}" for e in errs), icon=":material/error:")
         st.stop()
     base, scen, sweep_gpus = found
-    st.info("The sidebar's split does not suit this model / GPU count ("
-            + "; ".join(C.code(e) for e in errs) + "); the sweep below tries every split instead. "
-            "Pick a row (or Open in Plan) to load a valid one.", icon=":material/info:")
+    # filled once the sweep is done: "pick a row" only when there is one (review 45b: the advice stood
+    # above a "No split found" warning with no table)
+    _replace_info = (st.empty(), "The sidebar's split does not suit this model / GPU count ("
+                     + "; ".join(C.code(e) for e in errs) + "); the sweep below tries every split instead.")
     sweep_src = base
 else:
     sweep_src, sweep_gpus = sj, None
+    _replace_info = None
+
+
+def _show_replace_info(rows: bool | None) -> None:
+    """The replaced-split note, with "pick a row" only when the sweep has rows (None: not run)."""
+    if _replace_info is not None:
+        tail = {True: " Pick a row (or Open in Plan) to load a valid one.", False: " None passes either (below).",
+                None: ""}[rows]
+        _replace_info[0].info(_replace_info[1] + tail, icon=":material/info:")
+
+
 ss["_ex_layer_split"] = (sweep_src.get("parallelism") or {}).get("layer_split")
 
 c1, c2, c3, c5, c4 = st.columns([2, 1, 1, 1, 1])
@@ -267,6 +279,7 @@ _box_errs = [e for e in (
     share.box_value_error("HBM left free, %", ss.get("ex_head"), 0, HEADROOM_MAX_PCT, whole=True,
                           where="link key ex_head")) if e]
 if _box_errs:
+    _show_replace_info(None)
     st.error(C.errors_text(_box_errs, "A box above holds a value outside its range"), icon=":material/error:")
     st.stop()
 
@@ -288,9 +301,11 @@ with st.spinner("Sweeping every split ..."):
     try:
         df = run_sweep(C.sj_key(_sweep_base(sweep_src)), ss["ex_obj"], ss["ex_space"], sweep_gpus, int(ss["ex_head"]))
     except Exception as e:  # noqa: BLE001
+        _show_replace_info(None)
         st.error(f"The sweep failed: {C.md_text(e)}")
         st.stop()
 
+_show_replace_info(df is not None and len(df) > 0)
 if df is None or not len(df):
     n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
     why = empty_reason(C.sj_key(_sweep_base(sweep_src)), ss["ex_space"], sweep_gpus or scen.cluster.n_gpus, n_valid,

@@ -240,7 +240,7 @@ def _clamp_widget(key: str, lo: int, hi: int, default: int) -> None:
 # ---------------------------------------------------------------------------------------
 _PAGE_KEYS = ("pl_mct", "pl_mcs")
 C.keep_page_widgets("plan", _PAGE_KEYS)
-sj = C.render_sidebar("plan")
+sj = C.render_sidebar("plan", _PAGE_KEYS)
 MCT_RANGE, MCS_RANGE = share.PLAN_MC_TRIALS_RANGE, share.PLAN_MC_SEED_RANGE  # planner.share: the CLI reads them too
 MCT_DEFAULT = share.PLAN_MC_TRIALS_DEFAULT
 #: Most trial × failure rounds the page simulates at once (about 20 s on one core).
@@ -517,15 +517,19 @@ with right:
             n_fail = float(expected_rounds(engine.run_batch(pbatch.from_scenarios([scen])), 0))
         except Exception:  # noqa: BLE001 - the estimate only sizes the run; simulate still checks
             n_fail = 0.0
+        cut_note = None
         if math.isfinite(n_fail) and n_fail > 0 and trials * n_fail > MC_PAGE_BUDGET:
             trials = max(MCT_RANGE[0], int(MC_PAGE_BUDGET // n_fail))
             if trials < int(ss["pl_mct"]):
-                st.caption(f"Ran {trials:,} trials, not {int(ss['pl_mct']):,}: each run fails about {n_fail:,.0f} "
-                           "times and every failure is simulated, so more would keep the page busy for minutes "
-                           "(`planner simulate --trials N` has no such limit).")
+                cut_note = (f"Ran {trials:,} trials, not {int(ss['pl_mct']):,}: each run fails about {n_fail:,.0f} "
+                            "times and every failure is simulated, so more would keep the page busy for minutes "
+                            "(`planner simulate --trials N` has no such limit; the share link still asks for "
+                            f"{int(ss['pl_mct']):,}).")
         try:
             sim = planner.simulate(scen, n_trials=trials, seed=int(ss["pl_mcs"]), progress=_progress)
-            ss["pl_mc"] = (mc_key, sim)
+            # the note goes with the result: shown on every rerun that draws it (review 45b: after a page
+            # switch or a download the table stayed, the caption saying it held fewer trials did not)
+            ss["pl_mc"] = (mc_key, sim, cut_note)
         except planner.InputError as e:  # e.g. too many failures per run to simulate one by one
             st.warning("Not simulated. " + " ".join(C.mc_refusal_text(x) for x in e.lines))
         except Exception as e:  # noqa: BLE001
@@ -533,6 +537,8 @@ with right:
         bar.empty()
     if ss.get("pl_mc") and ss["pl_mc"][0] == mc_key:
         sim = ss["pl_mc"][1]
+        if len(ss["pl_mc"]) > 2 and ss["pl_mc"][2]:
+            st.caption(ss["pl_mc"][2])
         from planner.simulate import unfinished_note
 
         if note := unfinished_note(sim):

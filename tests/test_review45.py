@@ -168,3 +168,47 @@ def test_interleaved_mixed_stash_in_the_engine():
     assert st[0]["mem_activations_bytes"] / GIB < 0.9 * 66.93  # the mean before review 45
     d1 = dict(d, parallelism=dict(d["parallelism"], schedule="1f1b", vpp=1))
     assert planner.evaluate(d1).stages[1]["mem_activations_bytes"] > 0
+
+
+# --------------------------------------------------------------------------------------
+# 45b: the app
+# --------------------------------------------------------------------------------------
+
+def test_the_monte_carlo_note_stays_with_its_result_through_a_page_switch():
+    """The Plan page cuts the trials when trials × failures per run exceed its budget and says so;
+    the note is stored with the result and shown wherever the result is drawn (before review 45 it
+    was emitted only on the run that clicked the button: after a page switch or a download the
+    table stayed, its trial count unsaid). The note is set on a stored result here, so that the
+    test does not spend the ~1e8 simulated failures a real cut takes (about a minute)."""
+    from test_app import APP, _run
+    at = _run(APP, {"p": "default", "pl_mct": "300", "n": "512"})
+    at.button(key="pl_mc_run").click().run()
+    key, sim = at.session_state["pl_mc"][:2]
+    note = "Ran 123 trials, not 300: marker"
+    at.session_state["pl_mc"] = (key, sim, note)
+    at.switch_page("app_pages/compare.py").run()
+    at.switch_page("app_pages/plan.py").run()
+    assert not at.exception
+    assert [c.value for c in at.caption].count(note) == 1
+    # the page's own keys and the scenario survive the round trip (Compare's link is not Plan's)
+    assert at.session_state["pl_mct"] == 300 and at.number_input(key="w_n").value == 512
+    # a new result without a cut shows no note
+    at.number_input(key="pl_mct").set_value(400).run()
+    at.button(key="pl_mc_run").click().run()
+    assert not [c.value for c in at.caption if "trials, not" in c.value]
+
+
+def test_explore_asks_to_pick_a_row_only_when_there_is_one():
+    """A sidebar split that does not suit the GPU count makes Explore sweep every split instead; with
+    1,000 GPUs (2³·5³) no split of Llama 3 70B's default scenario passes the sweep's rules (the
+    "No split found" warning says why), so "Pick a row" had nothing to point at (review 45b)."""
+    from test_app import EXPLORE, _run
+    at = _run(EXPLORE, {"p": "default"})
+    at.number_input(key="w_n").set_value(1000).run()
+    assert not at.exception
+    info = [i.value for i in at.info if "does not suit" in i.value]
+    assert len(info) == 1 and "Pick a row" not in info[0] and "None passes either" in info[0]
+    assert any(w.value.startswith("No split found") for w in at.warning)
+    at.number_input(key="w_n").set_value(512).run()
+    info = [i.value for i in at.info if "does not suit" in i.value]
+    assert not info or "Pick a row" in info[0]

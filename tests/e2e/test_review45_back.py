@@ -1,0 +1,68 @@
+"""Review 45b: the browser's Back / Forward buttons. Every input change writes a new share link (a
+history entry); Back used to show the older address for a moment, after which the page wrote the
+newer state over it, so no earlier scenario could be reached. Now a link the session did not write
+is read as a new one (app_pages/_common.reread_moved_url)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from .test_browser import TIMEOUT_MS, _settle
+
+pytestmark = pytest.mark.e2e
+
+
+def _n(page) -> str:
+    return parse_qs(urlparse(page.url).query).get("n", [""])[0]
+
+
+def test_back_and_forward_restore_the_earlier_scenarios(app_url, browser):
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 2200})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/?p=default&n=1024&pl_mct=3000", wait_until="domcontentloaded")
+    _settle(page)
+    box = page.get_by_test_id("stSidebar").get_by_label("GPUs", exact=True)
+    for n in ("2048", "4096"):
+        box.fill(n)
+        box.press("Enter")
+        page.wait_for_url(f"**n={n}**", timeout=TIMEOUT_MS)
+        _settle(page)
+    expect(box).to_have_value("4096")
+
+    page.go_back()
+    _settle(page)
+    page.wait_for_timeout(1500)  # the page would have written n=4096 back by now
+    _settle(page)
+    assert _n(page) == "2048"
+    expect(box).to_have_value("2048", timeout=TIMEOUT_MS)
+
+    page.go_back()
+    _settle(page)
+    page.wait_for_timeout(1500)
+    _settle(page)
+    assert _n(page) == "1024"
+    expect(box).to_have_value("1024", timeout=TIMEOUT_MS)
+    # the page's own key came back with the link
+    assert parse_qs(urlparse(page.url).query).get("pl_mct") == ["3000"]
+    expect(page.get_by_label("Trials", exact=True)).to_have_value("3000", timeout=TIMEOUT_MS)
+
+    page.go_forward()
+    _settle(page)
+    page.wait_for_timeout(1500)
+    _settle(page)
+    assert _n(page) == "2048"
+    expect(box).to_have_value("2048", timeout=TIMEOUT_MS)
+
+    # a change after going back works as before: one new entry, the new value kept
+    box.fill("512")
+    box.press("Enter")
+    page.wait_for_url("**n=512**", timeout=TIMEOUT_MS)
+    _settle(page)
+    page.wait_for_timeout(1000)
+    assert _n(page) == "512"
+    expect(box).to_have_value("512")
+    ctx.close()

@@ -1859,17 +1859,17 @@ def _restart_run(row: dict) -> RestartRun | None:
             res, tier, lam_h, R = _row_model(r)
         except (KeyError, ValueError, TypeError, ZeroDivisionError):
             return None
-        if not (np.isfinite(work) and work > 0) or res["log_wall_per_work"] != np.inf:
+        if not (np.isfinite(work) and work > 0):
             return None
         C, K = len(FAILURE_CLASSES), len(TIER_KINDS)
         lost = {c for c in range(C) if tier[c] < 0 and lam_h[c] > 0}
-        if not lost:
-            return None
         tau = np.array([np.nan if r.get(f"ckpt_{kind}_interval_opt_s") is None
                         else float(r[f"ckpt_{kind}_interval_opt_s"]) for kind in TIER_KINDS])
         unsaved = sorted({int(tier[c]) for c in range(C) if tier[c] >= 0 and lam_h[c] > 0
                           and not tau[tier[c]] < work})
         restart = lost | {c for c in range(C) if tier[c] in unsaved and lam_h[c] > 0}
+        if not restart:
+            return None
         keep = [c not in restart for c in range(C)]
         log_ws = _row_log_wall_without(r, keep)
         if not np.isfinite(log_ws):
@@ -2652,6 +2652,7 @@ def _short_run_note(row: dict) -> str | None:
     k = int(np.argmin(per_tier))
     kind = TIER_KINDS[k]
     others = [TIER_KINDS[j] for j in range(len(TIER_KINDS)) if j != k and lam_k[j] > 0]
+    rr = _restart_run(row)
     try:
         _res, tier, lam_h, _R = _row_model(row)
         y = _first_reload_x(row, tier, lam_h)
@@ -2673,13 +2674,20 @@ def _short_run_note(row: dict) -> str | None:
             f"model's steady-state rate, which {why}; the same "
             f"model for a run of this length (Daly's, finite run) gives about {_g(fin)} d"
             + _finite_run_bill(row, fin / days)
+            # a tier that saves nothing within the run: its failures restart it (review 45d: the grouped
+            # figure and the sentence below were used where the PFS every 1e6 s never saved in a 2-day run)
+            + (f". The {' and '.join(rr.unsaved)} tier saves nothing within the run (its interval is longer), so "
+               f"each {' or '.join(rr.restart)} failure restarts it from the beginning: e^(Σλ·R)·(e^(Λ·T) − 1)/Λ "
+               "(Daly 2006 eq. 5, one segment, no save), "
+               + ("exact" if rr.exact else "T the rest of the run at its mean, a little above the exact figure")
+               if rr is not None and rr.unsaved else "")
             # found by review: 3.88 d against a Monte Carlo 4.22 d (host memory every 2 h, PFS every
             # 1e6 s, 10x the failure rate), 50 d for a run the Monte Carlo never finishes (100x)
             + (f". The {', '.join(others)} tier{'s' if len(others) > 1 else ''} recover{'' if len(others) > 1 else 's'} "
                f"the other failures, and their recoveries lengthen the time the run is exposed to the failures "
                f"only the {kind} tier recovers, which the grouping by tier leaves out: with frequent failures "
                "that figure is low, by orders of magnitude where those recoveries take most of the run"
-               if others else "")
+               if others and rr is None else "")
             + ". The Monte Carlo (planner.simulate, the Plan page) simulates the run as it is.")
 
 

@@ -405,7 +405,9 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
             return None
         cls = rel.finite_run_restart_classes(row)
         days_txt = (_big(10.0 ** lg) if lg < 300 else f"10^{lg:,.0f}" if np.isfinite(lg) else "no end of")
-        return (f"simulate: the analytic goodput is 0, and the model for a run of this length, with each "
+        g0 = float(out["goodput"][i]) if "goodput" in out else 0.0
+        lead = "the analytic goodput is 0, and " if not g0 > 0 else ""
+        return (f"simulate: {lead}the model for a run of this length, with each "
                 f"{', '.join(cls[:-1]) + ' or ' + cls[-1] if len(cls) > 1 else cls[0]} failure restarting it (no tier "
                 "that saves within the run survives "
                 f"{'it' if len(cls) == 1 else 'them'}), gives about {days_txt} days"

@@ -212,3 +212,67 @@ def test_explore_asks_to_pick_a_row_only_when_there_is_one():
     at.number_input(key="w_n").set_value(512).run()
     info = [i.value for i in at.info if "does not suit" in i.value]
     assert not info or "Pick a row" in info[0]
+
+
+# --------------------------------------------------------------------------------------
+# 45d: a tier that saves nothing within the run restarts it, also beside a surviving tier
+# --------------------------------------------------------------------------------------
+
+def _no_save_days(row, W):
+    """Daly 2006 eq. 5, one segment, no save: e^{Σλ_c·R_c}·(e^{Λ·W} − 1)/Λ over every class."""
+    import math
+    from planner import reliability as rel
+    _, _, lam_h, R = rel._row_model(row)
+    lam = [float(x) / 3600.0 for x in lam_h]
+    Lam = sum(lam)
+    return math.exp(sum(l_ * float(r) for l_, r in zip(lam, R))) * math.expm1(Lam * W) / Lam / 86_400.0
+
+
+@pytest.mark.parametrize("tiers", [
+    [{"tier": "host_memory", "interval_s": 3e6}, {"tier": "pfs", "interval_s": 3e6}],
+    [{"tier": "pfs", "interval_s": 1e30}],
+    [{"tier": "host_memory", "interval_s": 1e300}, {"tier": "pfs", "interval_s": 1e300}],
+])
+def test_tiers_that_never_save_within_the_run_give_dalys_no_checkpoint_run(tiers):
+    """Review 45d: the default preset with 2e11 tokens (2.7 days of compute) and every tier's
+    interval beyond that: no tier ever saves, so every failure restarts the run, Daly's
+    no-checkpoint case (5.84 d by hand from the row's rates and recoveries). Two tiers at 3e6 s
+    were refused as 'about 750,299 failures per run' (the grouped steady state), and 1e30 s gave
+    the failure-free 201.6 d through a cancellation (log φ(Λτ) − Λτ at Λτ ≈ 1e25)."""
+    import importlib
+
+    from planner import batch as B, reliability as rel
+    from planner.engine import run_batch
+    from planner.schema import validate_scenario
+    sim = importlib.import_module("planner.simulate")
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = tiers
+    d["training"]["tokens_total"] = 2e11
+    out = run_batch(B.from_scenarios([validate_scenario(d)]))
+    row = B.row(out, 0)
+    W = 2e11 / float(out["tokens_per_s"][0])
+    fin, exact = rel.finite_run(row)
+    assert exact and fin == pytest.approx(_no_save_days(row, W), rel=1e-6)
+    assert 5.5 < fin < 6.2
+    assert sim.too_many_failures(out, 0) is None
+
+
+def test_a_never_saved_tier_beside_a_saving_one_matches_the_monte_carlo():
+    """Review 45d: the default preset at 30x the failure rate, 1e10 tokens, host memory every
+    600 s and the PFS every 1e5 s (beyond the run's 0.14 days of compute): the PFS never saves, so
+    the cluster failures restart the run. It was refused as unsimulable (the grouped steady state);
+    the restart form is within 4 standard errors of the Monte Carlo."""
+    import math
+
+    from planner import batch as B, reliability as rel
+    from planner.engine import run_batch
+    from planner.schema import validate_scenario
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": 600}, {"tier": "pfs", "interval_s": 1e5}]
+    d["training"]["tokens_total"] = 1e10
+    d["reliability"]["rate_scale"] = 30
+    out = run_batch(B.from_scenarios([validate_scenario(d)]))
+    fin, _ = rel.finite_run(B.row(out, 0))
+    assert rel.finite_run_restarts(B.row(out, 0))
+    mc = planner.simulate(d, n_trials=2_000, seed=1)["time_to_train_days"]
+    assert abs(mc.mean() - fin) < 4 * mc.std() / math.sqrt(len(mc))

@@ -493,7 +493,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     head = [f"# Megatron-LM arguments for '{_name(s.name or m.name)}', written by clusterplan",
             f"# (flags of megatron/training/arguments.py at {MEGATRON_COMMIT[:8]}).",
             f"# World size {s.cluster.n_gpus} = TP {p.tp} x PP {p.pp} x CP {p.cp} x DP {p.dp}"
-            + (f" (EP {p.ep} inside DP x CP)" if p.ep > 1 else "") + ".",
+            + ((f" (EP {p.ep} inside DP x CP)" if p.etp is None or p.etp == p.tp else
+                f" (ETP {p.etp} x EP {p.ep} x expert DP {s.cluster.n_gpus // (p.pp * p.etp * p.ep)} = TP x CP x DP "
+                f"per stage: the expert grid folds over the TP ranks)") if p.ep > 1 and m.moe is not None else "") + ".",
             f"# Paste after the launch command on {s.cluster.n_gpus} ranks, e.g. "
             f"torchrun --nnodes {_nodes(s)} --nproc-per-node {_gpus_per_node(s)} ... pretrain_gpt.py \\"]
     notes.extend(_hardware_notes(s))

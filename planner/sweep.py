@@ -141,7 +141,7 @@ REASONS: tuple[str, ...] = (
     "group larger than the NVLink domain (tp > nvlink_domain_size)",
     "cp does not divide seq_len",
     "ep does not divide n_experts",
-    "ep does not divide dp·cp",
+    "ep does not divide dp·cp (with parallelism.etp set: etp·ep does not divide tp·cp·dp)",
     "batch does not divide (global_batch_size % (micro_batch_size·dp))",
     "pp·vpp exceeds n_layers",
     "n_layers not divisible by pp·vpp (uneven split not allowed)",
@@ -401,8 +401,8 @@ class SplitSpace:
         b.pop("dp_shard", None)  # the sweep shards over all DP ranks (HSDP is not swept): no column = dp
         # Expert TP (parallelism.etp, not swept): the scenario's, where it divides the row's tp, i.e.
         # gcd(etp, tp) (etp = 1, parallel folding, on every row); the scenario's etp unset: no
-        # column, etp = tp. gcd(etp, tp) | tp and the EP rule ep | dp·cp give etp·ep | tp·cp·dp,
-        # and SP is on wherever tp > 1. Found by review h27c (2026-12): every row had etp = tp, silently.
+        # column, etp = tp. The EP rule is the schema's etp·ep | tp·cp·dp with etp = gcd(etp, tp)
+        # (build_space; ep | dp·cp without etp, review 45f), and SP is on wherever tp > 1. Found by review h27c (2026-12): every row had etp = tp, silently.
         b.pop("etp", None)
         if self.base_etp is not None:
             b["etp"] = row_expert_tp(self.base_etp, b["tp"], True)
@@ -675,7 +675,10 @@ def build_space(
         _set(CP > 1, R_CP_FLASH)
     if E > 0:
         _set(E % EP != 0, R_EP_EXPERTS)
-        _set((dpsafe * CP) % EP != 0, R_EP_DP)
+        if p.etp is not None:  # the schema's rule with expert TP (rows run gcd(etp, tp)): etp·ep | tp·cp·dp
+            _set((TP * CP * dpsafe) % (np.gcd(int(p.etp), TP) * EP) != 0, R_EP_DP)
+        else:
+            _set((dpsafe * CP) % EP != 0, R_EP_DP)
     # a local_nvme checkpoint tier on a system without NVMe (the schema refuses it for one
     # scenario; a sweep over systems meets it per system)
     ckpt_nvme_bad = np.asarray(base["ckpt_local_nvme_enabled"], dtype=bool) & ~group_has_nvme
@@ -1122,12 +1125,16 @@ def plain_base(scenario_json: dict) -> tuple[dict, Scenario] | None:
     tries = [(cp, sched), (1, "1f1b")] if (cp, sched) != (1, "1f1b") else [(1, "1f1b")]
     mbs = (scenario_json.get("training") or {}).get("micro_batch_size")
     pairs = plain_splits(scenario_json)
+    etp_own = own.get("etp")
     for cp_, sched_ in tries:
         for mb in ((None, 1) if mbs not in (None, 1) else (None,)):
             for tp, pp in pairs:
                 cand = copy.deepcopy(scenario_json)
+                # the scenario's expert TP where the plain TP takes it (rows run gcd(etp, tp)): dropped, the
+                # API and a --set n_gpus sweep ran etp = tp where `--gpus` kept it (review 45f)
+                etp_ = etp_own if isinstance(etp_own, int) and etp_own > 0 and tp % etp_own == 0 else None
                 cand["parallelism"] = {**(cand.get("parallelism") or {}), "tp": tp, "pp": pp, "cp": cp_, "ep": 1,
-                                       "vpp": 1, "dp": None, "dp_shard": None, "etp": None, "schedule": sched_,
+                                       "vpp": 1, "dp": None, "dp_shard": None, "etp": etp_, "schedule": sched_,
                                        "recompute_layers": None, "layer_split": "uneven"}
                 if mb is not None and isinstance(cand.get("training"), dict):
                     cand["training"] = {**cand["training"], "micro_batch_size": mb}
@@ -1208,7 +1215,8 @@ def no_valid_split_reason(scenario: Scenario, gpus: int, *, systems: Sequence[st
                           **space_options) -> str:
     """Why no split of ``gpus`` GPUs passes the sweep's rules, naming the fields that limit it:
     the rules broken by the splits whose TP·PP·CP divides the GPU count
-    (:func:`enumerate_splits` with ``include_invalid``; the last rule checked first), then what a
+    (:func:`build_space` with ``include_invalid``, counted per split layout; the last rule checked
+    first), then what a
     global batch equal to the GPU count or the nearest powers of two of GPUs would allow
     (:func:`count_splits` over the same ``space_options``). Never raises."""
     space_options = {k: v for k, v in space_options.items() if k != "include_invalid"}
@@ -1216,8 +1224,20 @@ def no_valid_split_reason(scenario: Scenario, gpus: int, *, systems: Sequence[st
     vals = {"heads": m.n_heads, "kv": m.n_kv_heads or m.n_heads, "seq": scenario.training.seq_len,
             "gbs": scenario.training.global_batch_size, "layers": m.n_layers, "n": f"{gpus:,}"}
     try:
-        e = enumerate_splits(scenario, gpus=gpus, systems=systems, include_invalid=True, **space_options)
-        codes, counts = np.unique(np.asarray(e["sweep_reason"]), return_counts=True)
+        # counted on the structural rows, each standing for its n_inner (ZeRO × recompute × offload)
+        # rows, plus the one rule an inner row adds (NVMe offload where the group has no NVMe,
+        # SplitSpace.rows): materialising every row (enumerate_splits) took 9–24 GB, or was killed,
+        # for Llama 3 405B at 30,000 or 720,720 GPUs and DeepSeek-V3 at 10,000 (review 45a, 45f)
+        space = build_space(scenario, gpus=gpus, systems=systems, include_invalid=True, **space_options)
+        reason = np.asarray(space.struct["reason"])
+        codes, counts = np.unique(reason, return_counts=True)
+        tally = {int(k): int(c) * space.n_inner for k, c in zip(codes, counts)}
+        n_nvme = int(np.count_nonzero(space.inner["offload_optimizer"] == OFFLOAD.index("nvme")))
+        nvme_bad = int(np.count_nonzero((reason == R_OK) & ~np.asarray(space.group_has_nvme)[space.struct["group"]]))
+        if n_nvme and nvme_bad:
+            tally[R_NVME] = tally.get(R_NVME, 0) + nvme_bad * n_nvme
+            tally[R_OK] -= nvme_bad * n_nvme
+        codes, counts = list(tally), list(tally.values())
     except Exception:  # noqa: BLE001 - the general words then
         return no_split_reason(scenario, 0)
     # the rules are checked in code order: the highest code stops the splits that met every other rule

@@ -276,3 +276,87 @@ def test_a_never_saved_tier_beside_a_saving_one_matches_the_monte_carlo():
     assert rel.finite_run_restarts(B.row(out, 0))
     mc = planner.simulate(d, n_trials=2_000, seed=1)["time_to_train_days"]
     assert abs(mc.mean() - fin) < 4 * mc.std() / math.sqrt(len(mc))
+
+
+# --------------------------------------------------------------------------------------
+# 45a / 45f: the sweep
+# --------------------------------------------------------------------------------------
+
+def _sw():
+    import importlib
+    return importlib.import_module("planner.sweep")
+
+
+@pytest.mark.parametrize("preset,gpus", [("llama3-8b-h100-64", 12), ("llama3-8b-h100-64", 1000),
+                                         ("mixtral-8x7b-h100-64", 1000)])
+def test_no_split_reason_counts_what_every_row_would(preset, gpus):
+    """The 'no split passes' message counts each rule's rows on the split layouts (× their ZeRO ×
+    recompute × offload rows) instead of building every row: the counts are those of the full
+    enumeration (enumerate_splits with include_invalid), rule by rule."""
+    sw = _sw()
+    s = planner.load_preset(preset)
+    e = sw.enumerate_splits(s, gpus=gpus, include_invalid=True)
+    codes, counts = np.unique(np.asarray(e["sweep_reason"]), return_counts=True)
+    text = sw.no_valid_split_reason(s, gpus)
+    listed = 0
+    for k, c in zip(codes, counts):
+        if int(k) not in (sw.R_OK, sw.R_GPUS):
+            assert f"{int(c):,} break the rule" in text, (k, c, text)
+            listed += 1
+    assert listed == text.count("break the rule")
+
+
+def test_no_split_reason_for_a_large_moe_at_an_awkward_count_stays_small():
+    """Review 45a / 45f: DeepSeek-V3 at 10,000 GPUs was killed by the kernel (17.5 GB, no message)
+    and Llama 3 405B at 720,720 GPUs took 23.8 GB: the message built every row to count its rules.
+    Now well under 2 GB of numpy arrays (tracemalloc sees numpy's allocations)."""
+    import tracemalloc
+    sw = _sw()
+    tracemalloc.start()
+    try:
+        text = sw.no_valid_split_reason(planner.load_preset("deepseek-v3-h800-2048"), 10_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert text.startswith("no split of cluster.n_gpus = 10,000 GPUs passes the sweep's rules")
+    assert "break the rule" in text
+    assert peak < 2e9, peak
+
+
+def test_the_sweep_keeps_expert_tp_layouts_the_schema_accepts():
+    """Review 45f: with parallelism.etp set, the schema's EP rule is etp·ep | tp·cp·dp (Megatron's
+    expert grid folds over the TP ranks); the sweep applied ep | dp·cp and left out Megatron-Bridge's
+    published Qwen3-235B layout on 64 GB200, TP 2 · DP 32 · EP 64 · ETP 1 (64 ∤ 32). Now in the table,
+    with the step time and memory of evaluate for the same split."""
+    sw = _sw()
+    df = pd.read_csv(ROOT / "validation" / "out_of_sample.csv")
+    r = df[df["run_id"] == "mbridge_25.09_gb200_qwen3235ba22b_64gpu_tokendrop"].iloc[0].to_dict()
+    s, why = validation.row_to_scenario(r)
+    assert s is not None, why
+    assert (s.parallelism.tp, s.parallelism.dp, s.parallelism.ep, s.parallelism.etp) == (2, 32, 64, 1)
+    tab = sw.sweep(s, top=None)
+    p = s.parallelism
+    hit = tab[(tab["tp"] == 2) & (tab["pp"] == 1) & (tab["cp"] == 1) & (tab["ep"] == 64)
+              & (tab["micro_batch_size"] == s.training.micro_batch_size) & (tab["zero_stage"] == p.zero_stage)
+              & (tab["recompute"] == p.recompute) & (tab["schedule"] == p.schedule) & (tab["vpp"] == p.vpp)
+              & (tab["offload_optimizer"] == p.offload_optimizer)]
+    assert len(hit) == 1
+    res = planner.evaluate(s).results
+    assert float(hit["step_time_s"].iloc[0]) == pytest.approx(res["step_time_s"], rel=1e-9)
+    assert float(hit["mem_total_bytes"].iloc[0]) == pytest.approx(res["mem_total_bytes"], rel=1e-9)
+
+
+def test_a_replaced_split_keeps_the_scenarios_expert_tp():
+    """Review 45f: when the sweep replaces a split that does not suit the GPU count (the API, or
+    `--set cluster.n_gpus`), it dropped parallelism.etp, so its rows ran etp = tp while `--gpus` kept
+    etp: two answers for one cluster. Now the same table both ways."""
+    sw = _sw()
+    d = planner.load_preset("qwen3-235b-gb200-256").to_json_dict()
+    d["parallelism"]["etp"] = 1
+    a = sw.sweep(d, gpus=72, top=None)
+    d2 = dict(d, cluster=dict(d["cluster"], n_gpus=72))
+    with pytest.warns(UserWarning):
+        b = sw.sweep(d2, top=None)
+    assert len(a) == len(b) > 0
+    cols = ["tp", "pp", "dp", "ep", "micro_batch_size", "zero_stage", "recompute", "schedule", "step_time_s"]
+    pd.testing.assert_frame_equal(a[cols].reset_index(drop=True), b[cols].reset_index(drop=True))

@@ -289,7 +289,9 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     -----
     All-to-all across domains: the ``(n−g)/n`` share of the buffer that leaves the domain goes
     through the rank's own NIC share, the ``(g−1)/n`` share over NVLink, concurrently:
-    ``max((g−1)/n·S/NVL, (n−g)/n·S/NIC)``. Latency: ``(g−1)`` NVLink steps plus ``(N−1)``
+    ``max((g−1)/n·S/NVL, (n−g)/n·S/NIC)``; with one network copy per destination domain
+    (``network_frac`` < 1) NVLink also forwards what arrived for the domain's other ranks,
+    ``(g−1)/g·S`` in all (:func:`_a2a_nvl_share`). Latency: ``(g−1)`` NVLink steps plus ``(N−1)``
     network steps per ring pass, at least ``(n−1)`` NVLink steps (one α per collective, not per
     bucket).
     """
@@ -313,7 +315,8 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
         nvl = _f(scaleup_bw) * _f(eff_scaleup)
         nic = _f(nic_bw) * _f(eff_network)
         t_intra = frac * size / nvl
-        t_inter = np.maximum((g - 1.0) / n * size / nvl, (n - g) / n * size * _f(network_frac) / nic)
+        t_inter = np.maximum(_a2a_nvl_share(n, g, network_frac) * size / nvl,
+                             (n - g) / n * size * _f(network_frac) / nic)
         return np.where(intra, t_intra, t_inter) + alpha_pass
     raise ValueError(f"kind = {kind!r}; allowed: all_reduce, reduce_scatter, all_gather, all_to_all")
 
@@ -380,12 +383,29 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
     return bw, alpha, intra
 
 
+def _a2a_nvl_share(n, g, network_frac):
+    """Share of an all-to-all's per-GPU bytes S that crosses NVLink when the group spans domains of
+    ``g`` of its ``n`` ranks: ``(g − 1)/n`` sent to the ranks of its own domain and, where the
+    network copies are one per destination domain (``network_frac`` < 1: node-aware dispatch or
+    node-limited routing, DeepEP's internode kernels), the forwarding inside the destination domain
+    of what arrived for its other ranks, ``(n − g)/n · (g − 1)/g`` (a copy lands on the rank of the
+    sender's local index and goes on over NVLink unless that rank holds the expert, 1 in g):
+    together ``(g − 1)/g``. Review 45e: without the forwarding, an EP 16 group over two 8-GPU H800
+    nodes was costed at half its time inside one 16-GPU domain (0.30 against 0.63 s a step)."""
+    n, g = _f(n), _f(g)
+    own = (g - 1.0) / np.maximum(n, 1.0)
+    fwd = (n - g) / np.maximum(n, 1.0) * (g - 1.0) / np.maximum(g, 1.0)
+    return own + np.where(_f(network_frac) < 1.0, fwd, 0.0)
+
+
 def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s,
                network_frac=1.0, n_total=None):
     """:func:`group_collective_s` ``("all_to_all", ...)`` with pre-multiplied achieved
     bandwidths (see :func:`ring_link`) [s], arrays (N,).
 
-    ``max((g−1)/n · S/NVL, (n−g)/n · S · network_frac/NIC) + (min(n, g) − 1)·α_nvl + (N − 1)·α_net``:
+    ``max(s_nvl · S/NVL, (n−g)/n · S · network_frac/NIC) + (min(n, g) − 1)·α_nvl + (N − 1)·α_net``,
+    ``s_nvl`` = (g−1)/n, or (g−1)/g with one network copy per destination domain
+    (:func:`_a2a_nvl_share`):
     inside one domain ``g = n`` and ``N = 1``, so this is the reference's intra-domain form
     ``(n−1)/n · S/NVL + (n−1)·α_nvl`` without a select.
     """
@@ -397,7 +417,8 @@ def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha
     if intra.all():
         return np.maximum(n - 1.0, 0.0) / nn * size / nvl_eff_bw + np.maximum(n - 1.0, 0.0) * alpha_scaleup_s
     g, nd = group_layout(n, stride, dom, n_total)
-    t = np.maximum((g - 1.0) / nn * size / nvl_eff_bw, (n - g) / nn * size * _f(network_frac) / nic_eff_bw)
+    t = np.maximum(_a2a_nvl_share(nn, g, network_frac) * size / nvl_eff_bw,
+                   (n - g) / nn * size * _f(network_frac) / nic_eff_bw)
     return t + np.maximum((np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s,
                           (n - 1.0) * alpha_scaleup_s)
 

@@ -1647,6 +1647,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 x_ep = x_ep + t_ep_mtp * eco
         # per micro-batch, forward pass ("Windows" below): CP's forward hops, 2 of EP's n_a2a all-to-alls
         x_fwd = layers_stage * (exp_fwd + c_x_ep_s * 2.0 / n_a2a)
+        if has_mtp:
+            # and the MTP blocks' forward remainders (t_fwd_mb holds their forward; review 45e: left out,
+            # they fell in the backward window, and flash attention on made a CP run 1e-4 slower)
+            x_fwd = x_fwd + head_share * D * (exp_fwd + (c_ep_mtp * eco * 2.0 / (4.0 + 2.0 * full_flag)
+                                                        if any_moe else 0.0))
 
         # Windows. The CP ring and (with ep_comm_overlap) the EP all-to-all leave exposed remainders,
         # max(0, comm − compute), per layer; while the GPU waits on them a DP collective keeps running,
@@ -1712,10 +1717,16 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             # never more than the collectives themselves (a stage of very few layers: first / last
             # layer's share plus what the window cannot hide would exceed m·z3_mb)
             z3_exposed = m * np.minimum(np.maximum(z3_mb - ovl * (stage_mb + x_mb), 0.0) + z3_first_last, z3_mb)
+            z3_tail = z3_exposed / m  # ZeRO-3: the last micro-batch's share
             if any_hsdp:  # FSDP HSDP: the replica all-reduce in what the last micro-batch's window leaves
                 left = np.maximum(ovl * (stage_mb + x_mb) - z3_mb, 0.0)
-                z3_exposed = z3_exposed + np.maximum(t_rep * f2 - left, np.minimum(fb_rep, t_rep * f2))
-            dp_tail = _blend(z3, z3_exposed / m, dp_tail)  # ZeRO-3: the last micro-batch's share
+                rep_exposed = np.maximum(t_rep * f2 - left, np.minimum(fb_rep, t_rep * f2))
+                z3_exposed = z3_exposed + rep_exposed
+                # once per step, after the last backward: all of it at the step's end (review 45e: /m
+                # shrank the window the offloaded gradients' copy hides in, so turning dp_comm_overlap
+                # on made an HSDP + CPU-offload step 0.6 % slower)
+                z3_tail = z3_tail + rep_exposed
+            dp_tail = _blend(z3, z3_tail, dp_tail)
             t_dp_zero = _blend(z3, z3_exposed, exp_grad + exp_ag)
         else:
             t_dp_zero = exp_grad + exp_ag
@@ -1828,6 +1839,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     # costed it, so 31 → 32 layers shortened a TP 2 × PP 4 × CP 2 step 6.496 → 6.252 s)
     T = _stage(np.ones_like(first_mb, dtype=bool))
     other = (per_stage_hi > per_stage_lo) | ((zero == 3) & (p > 1.0))
+    if any_moe and any_dense_moe:
+        # and an MoE model's leading dense layers, on the first rank, even on an even split (review 45e:
+        # Mixtral with 8 wide dense layers at PP 2: the first stage's 59.6 ms a micro-batch was never
+        # costed beside the last stage's 53.4 ms)
+        other = other | (is_moe & (n_moe_l < L) & (p > 1.0))
     if any_dual:
         other = np.where(dual, (per_stage_hi > per_stage_lo) & (p > 2.0), other)
     if any_true(other):
@@ -1939,7 +1955,8 @@ def _passes_text(r: dict, T: dict) -> str:
     extra = []
     if r.get("recompute") == _RC_OPSAC:
         extra.append("op_sac's re-run matmuls and elementwise ops")
-    if r.get("fp8_rowwise"):
+    if r.get("fp8_rowwise") and float(np.ravel(T.get("_t_row_layer", 0.0))[0]) > 0:
+        # only where they are charged: FP8 GEMMs (review 45e: also said on BF16 / FP4 runs)
         extra.append("the row-wise FP8 casts")
     if float(r.get("n_experts", 0) or 0) > 0 and float(r.get("n_moe_layers", 0) or 0) > 0:
         extra.append("MoE layers' host time")
@@ -2285,8 +2302,8 @@ def node_dispatch_network_frac(n_experts, top_k, ep, stride, domain_size, n_gpus
     kernels; DeepSeek-V3 report §3.2.2) against ``k·(D − 1)/D`` when every routed copy is sent on
     its own (:func:`planner.comm.a2a_link_s`'s network term). 1 inside one domain (no network).
     E.g. 128 experts, top-8, EP 32 on four 8-GPU nodes: p₀ = Π (96 − i)/(128 − i) = 0.0927, share
-    4 × 0.9073 / 8 = 0.454. Simplifications: routing is taken as uniform over the experts, and the
-    NVLink forwarding inside the destination node is not added to the NVLink term.
+    4 × 0.9073 / 8 = 0.454. Simplification: routing is taken as uniform over the experts. The
+    NVLink forwarding inside the destination node is in the NVLink term (:func:`planner.comm.a2a_link_s`).
     """
     E = np.maximum(np.asarray(n_experts, dtype=float), 1.0)
     k = np.maximum(np.asarray(top_k, dtype=float), 1.0)

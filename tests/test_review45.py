@@ -360,3 +360,96 @@ def test_a_replaced_split_keeps_the_scenarios_expert_tp():
     assert len(a) == len(b) > 0
     cols = ["tp", "pp", "dp", "ep", "micro_batch_size", "zero_stage", "recompute", "schedule", "step_time_s"]
     pd.testing.assert_frame_equal(a[cols].reset_index(drop=True), b[cols].reset_index(drop=True))
+
+
+# --------------------------------------------------------------------------------------
+# 45e: the step time
+# --------------------------------------------------------------------------------------
+
+def _ev(d):
+    r = planner.evaluate(d)
+    return r.results, r.explain
+
+
+def test_hsdp_replica_all_reduce_is_all_at_the_steps_end():
+    """ZeRO-3 with hybrid sharding (dp_shard 1: every rank a replica) and CPU optimizer offload: the
+    replica all-reduce runs once per step after the last backward, so all of its exposed time is at
+    the end of the step, where the offloaded gradients' copy hides behind it. It was divided by the
+    micro-batches (m = 16), so turning dp_comm_overlap on made the step 0.6 % slower (3.3194 →
+    3.3384 s): an overlap option never slows a step."""
+    d = planner.load_preset("mpt-7b-a100-8").to_json_dict()
+    d["cluster"]["system"] = "mi355x-8"
+    d["training"].update(seq_len=1024, micro_batch_size=1, global_batch_size=128)
+    d["parallelism"].update(dp_shard=1, offload_optimizer="cpu")
+    steps = {}
+    for o in (False, True):
+        d["parallelism"]["dp_comm_overlap"] = o
+        steps[o] = _ev(d)[0]["step_time_s"]
+    assert steps[True] <= steps[False] * (1 + 1e-12)
+
+
+def _dense_first_mixtral(ffn):
+    from planner import catalog
+    m = catalog.resolve_model("mixtral-8x7b").model_dump(mode="json")
+    m["moe"]["first_dense_layers"] = 8
+    m["moe"]["top_k"] = 1
+    m["ffn_hidden_size"] = ffn
+    m.pop("published_params_total", None)
+    m.pop("published_params_active", None)
+    m["name"] = "mixtral-dense-first"
+    return {"model": m, "cluster": {"system": "dgx-h100", "n_gpus": 16},
+            "training": {"seq_len": 4096, "global_batch_size": 32, "micro_batch_size": 1},
+            "parallelism": {"tp": 8, "pp": 2, "ep": 1, "dp": 1, "zero_stage": 1, "sequence_parallel": True}}
+
+
+def test_an_moe_models_dense_first_stage_is_costed_on_an_even_split():
+    """Mixtral with its first 8 layers dense (FFN 57,344 wide) at PP 2, 16 layers a stage: the dense
+    layers are all on the first stage, which was never costed on an even split (the last stage's
+    53.4 ms a micro-batch set the step beside the first's 59.6 ms). The dense FFN lives only on the
+    first stage, so widening it must lengthen the step, and the costed stage is the first."""
+    wide, narrow = _ev(_dense_first_mixtral(57344))[0], _ev(_dense_first_mixtral(28672))[0]
+    assert wide["step_time_s"] > narrow["step_time_s"] * 1.02
+    # the wide run's step is the first stage's: above what the last stage alone gives (2.1996 s)
+    assert wide["step_time_s"] > 2.25
+
+
+def test_mtp_forward_remainders_count_in_the_forward_window():
+    """Llama 3 8B with 2 MTP blocks, TP 16 · PP 3 · CP 4 on H800, full recompute, NVMe offload: the
+    MTP blocks' forward CP remainders were left out of the forward window (their forward is in the
+    micro-batch's forward time), so they fell into the backward's and turning flash attention on
+    made the step 1.5e-5 s slower: flash attention is never slower."""
+    import json
+    d = json.loads((ROOT / "tests" / "data" / "review45_mtp_cp_case.json").read_text())
+    steps = {}
+    for fa in (False, True):
+        d["parallelism"]["flash_attention"] = fa
+        steps[fa] = _ev(d)[0]["step_time_s"]
+    assert steps[True] <= steps[False] * (1 + 1e-12)
+
+
+def test_row_wise_fp8_casts_are_named_only_where_charged():
+    """fp8_scaling = rowwise on a BF16 run charges nothing (the notes say it has no effect), and the
+    compute explain no longer lists 'the row-wise FP8 casts' there; on an FP8 run it does."""
+    d = planner.load_preset("default").to_json_dict()
+    d["training"]["fp8_scaling"] = "rowwise"
+    assert "row-wise FP8 casts" not in _ev(d)[1]["t_compute_s"]
+    d["training"]["precision"] = "fp8"
+    assert "row-wise FP8 casts" in _ev(d)[1]["t_compute_s"]
+
+
+def test_node_aware_all_to_all_forwards_over_nvlink_by_hand():
+    """EP 16 over two 8-GPU domains, S = 1 GB per GPU, NVLink 100 GB/s, network 1 TB/s (fast, so
+    NVLink bounds), no latency. Each copy to the other domain sent on its own: NVLink carries the
+    7 peers' share, 7/16 · S / NVL = 4.375 ms. One network copy per destination domain
+    (network_frac < 1): the destination forwards what is not for its receiving rank, 8/16 · 7/8 · S
+    more, (7/16 + 7/16) · S / NVL = 8.75 ms = (g − 1)/g · S / NVL. Inside one 16-GPU domain:
+    15/16 · S / NVL = 9.375 ms."""
+    from planner import comm
+    kw = dict(nvl_eff_bw=1e11, nic_eff_bw=1e12, alpha_scaleup_s=0.0, alpha_network_s=0.0)
+    t = lambda frac, dom: float(comm.a2a_link_s(1e9, 16, 1, dom, network_frac=frac, n_total=64, **kw))  # noqa: E731
+    assert t(1.0, 8) == pytest.approx(4.375e-3)
+    assert t(0.5, 8) == pytest.approx(8.75e-3)
+    assert t(0.5, 16) == pytest.approx(9.375e-3)
+    g = float(comm.group_collective_s("all_to_all", 1e9, 16, 1, 8, 1e11, 1e12, eff_scaleup=1.0, eff_network=1.0,
+                                      alpha_scaleup_s=0.0, alpha_network_s=0.0, network_frac=0.5, n_total=64))
+    assert g == pytest.approx(8.75e-3)

@@ -740,7 +740,10 @@ def cmd_presets(args) -> int:
                 print_frame(pd.DataFrame(frame), "table")
                 sys.stdout.write("\n")
             return 0
-        rows = rows + tiers + profiles
+        # one table for a script: a `kind` column first says which of the three each row is (review
+        # 45a: the joined rows could only be told apart by which fields were blank)
+        rows = ([{"kind": "system", **r} for r in rows] + [{"kind": "storage_tier", **r} for r in tiers]
+                + [{"kind": "failure_profile", **r} for r in profiles])
     else:
         raise UsageError([f"presets: unknown kind '{what}'; allowed: models, scenarios, hardware"])
     # dtype=object from the start: the hardware listing's rows of three shapes would otherwise
@@ -1151,13 +1154,17 @@ def simulate_time_note(s, trials: int) -> str | None:
     tokens (68,700 failures per run, 6.9·10¹⁰ rounds, about 4 h) printed nothing for as long."""
     from . import batch as _batch
     from . import engine as _engine
-    from .simulate import expected_rounds, too_many_failures
+    from .simulate import expected_rounds, too_many_failures, too_many_rounds
 
     try:
         out = _engine.run_batch(_batch.from_scenarios([s]))
         if too_many_failures(out, 0) is not None:  # refused by simulate, with its own reason
             return None
+        if (why := too_many_rounds(out, 0, trials)) is not None:  # refused here, naming --trials
+            raise UsageError(["--trials " + why.removeprefix("n_trials: ")])
         n = float(expected_rounds(out, 0))
+    except UsageError:
+        raise
     except Exception:  # noqa: BLE001 - only an estimate; simulate checks the scenario itself
         return None
     rounds = trials * n

@@ -671,8 +671,16 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
     # --- family rules ----------------------------------------------------------------------
     gpt_like = mtype in GPT_FAMILY
     if not gpt_like and mtype not in LLAMA_FAMILY and mtype not in ("dbrx", "chatglm", "llama4_text"):
-        act = cfg.get("hidden_act") or cfg.get("hidden_activation") or cfg.get("activation_function") or ""
-        act = act if isinstance(act, str) else ""
+        act = ""
+        for k in ("hidden_act", "hidden_activation", "activation_function"):
+            v = cfg.get(k)
+            if v is None:
+                continue
+            if not isinstance(v, str):  # review 45a: 42 was read as '?' without a word
+                raise InputError([f"{fname} {k}: expected a string (got {_shown(v)})"])
+            if v:
+                act = v
+                break
         gpt_like = act.startswith("gelu") and "glu" not in act
         notes.append(f"model_type '{mtype or '?'}' is not in the planner's list: read as a "
                      + ("GPT-style decoder (plain MLP, LayerNorm)" if gpt_like

@@ -48,6 +48,10 @@ MAX_ROUNDS_FLOOR = 10_000
 #: more often than this (e.g. a 16k-GPU run at 100x the failure rate: ~10^7 failures) is refused
 #: up front with the analytic figures instead of running for hours.
 MAX_EXPECTED_FAILURES = 200_000
+#: Most trials × failures per run (one Monte Carlo round each) ``simulate`` runs, about 17 minutes at
+#: 10⁷ rounds a second on a 2-core machine (``too_many_rounds``; the README's million trials of the
+#: Llama 3 405B preset are 6·10⁸). The Plan page's own budget is 10⁸ (``app_pages/plan.py``).
+MAX_TRIAL_ROUNDS = 1e10
 
 
 def _progress_rate(tau_s, enabled, stall_s) -> tuple[float, np.ndarray, np.ndarray]:
@@ -359,7 +363,28 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
     too_many = too_many_failures(out, 0)
     if too_many:
         raise InputError([too_many])
+    if (why := too_many_rounds(out, 0, n_trials)) is not None:
+        raise InputError([why])
     return simulate_batch_row(out, 0, n_trials=n_trials, seed=seed, progress=progress)
+
+
+def too_many_rounds(out: _batch.Batch, i: int, n_trials: int) -> str | None:
+    """Why ``n_trials`` runs of row ``i`` are too many to simulate: trials × the failures per run
+    (:func:`expected_rounds`, one loop round each) above :data:`MAX_TRIAL_ROUNDS`, naming the most
+    trials that stay within it; None otherwise. Review 45a: a million trials of a run of 69,000
+    failures (the default preset at 10¹⁶ tokens) were accepted by the CLI and the API, about 39 hours
+    on a 2-core machine (the Plan page cuts its trials at 10⁸ rounds)."""
+    try:
+        n = float(expected_rounds(out, i))
+    except Exception:  # noqa: BLE001 - only a size check; the run itself says what is wrong
+        return None
+    if not (np.isfinite(n) and n > 0 and n_trials * n > MAX_TRIAL_ROUNDS):
+        return None
+    most = max(1, int(MAX_TRIAL_ROUNDS // n))
+    return (f"n_trials: at most {most:,} for this run (got {n_trials:,}): each run fails about {_big(n)} times and "
+            f"every failure is simulated, and trials × failures is capped at {MAX_TRIAL_ROUNDS:.0e} (about "
+            f"{MAX_TRIAL_ROUNDS / 1e7 / 60:,.0f} minutes at 10⁷ a second on a 2-core machine); the analytic time "
+            "to train and goodput (planner evaluate) need no trials")
 
 
 def expected_rounds(out: _batch.Batch, i: int = 0) -> float:

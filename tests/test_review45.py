@@ -453,3 +453,66 @@ def test_node_aware_all_to_all_forwards_over_nvlink_by_hand():
     g = float(comm.group_collective_s("all_to_all", 1e9, 16, 1, 8, 1e11, 1e12, eff_scaleup=1.0, eff_network=1.0,
                                       alpha_scaleup_s=0.0, alpha_network_s=0.0, network_frac=0.5, n_total=64))
     assert g == pytest.approx(8.75e-3)
+
+
+def test_a_non_string_activation_is_refused_naming_the_key():
+    """Review 45a: a config.json whose model type is not in the planner's list is read by its
+    activation; ``hidden_act: 42`` was read as '?' (a Llama-style decoder) without a word, while
+    every other malformed key is refused naming it."""
+    cfg = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+           "vocab_size": 100, "hidden_act": 42}
+    with pytest.raises(planner.InputError, match=r"hidden_act: expected a string \(got 42\)"):
+        planner.model_from_hf_config(cfg)
+    cfg["hidden_act"] = "gelu"
+    assert planner.model_from_hf_config(cfg).gated_mlp is False
+
+
+def test_simulate_caps_trials_times_failures_in_the_api_and_the_cli(capsys):
+    """Review 45a: a million trials of the default preset at 10¹⁶ tokens (about 69,000 failures per
+    run, 6.9·10¹⁰ rounds, hours) were accepted. Now refused up front, naming the most trials within
+    MAX_TRIAL_ROUNDS = 10¹⁰: ⌊10¹⁰ / failures per run⌋; the CLI names --trials."""
+    import importlib
+
+    from planner import batch as B
+    from planner.cli import main
+    from planner.engine import run_batch
+    from planner.schema import validate_scenario
+    sim = importlib.import_module("planner.simulate")
+    d = planner.load_preset("default").to_json_dict()
+    d["training"]["tokens_total"] = 1e16
+    out = run_batch(B.from_scenarios([validate_scenario(d)]))
+    n = float(sim.expected_rounds(out, 0))
+    assert 6e4 < n < 8e4
+    most = int(1e10 // n)
+    with pytest.raises(planner.InputError, match=rf"n_trials: at most {most:,} for this run \(got 1,000,000\)"):
+        planner.simulate(d, n_trials=1_000_000)
+    assert sim.too_many_rounds(out, 0, most) is None and sim.too_many_rounds(out, 0, most + 1) is not None
+    rc = main(["simulate", "--preset", "default", "--set", "training.tokens_total=1e16", "--trials", "1000000"])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"--trials at most {most:,} for this run" in err and "note:" not in err
+    # the README's million trials of the Llama 3 405B preset (about 615 failures each) stay allowed
+    o405 = run_batch(B.from_scenarios([validate_scenario(planner.load_preset("llama3-405b-h100-16k"))]))
+    assert sim.too_many_rounds(o405, 0, 1_000_000) is None
+
+
+def test_presets_hardware_rows_say_their_kind():
+    """Review 45a: `presets hardware --format json|csv` joins three tables (systems, storage tiers,
+    failure profiles); a `kind` column now says which each row is, and each kind's own key is set
+    exactly on its rows."""
+    import io
+    import json
+    from contextlib import redirect_stdout
+
+    from planner.cli import main
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        assert main(["presets", "hardware", "--format", "json"]) == 0
+    rows = json.loads(buf.getvalue())
+    kinds = {r["kind"] for r in rows}
+    assert kinds == {"system", "storage_tier", "failure_profile"}
+    for r in rows:
+        for k in kinds:
+            assert (r.get(k) is not None) == (r["kind"] == k), r
+    from planner import catalog
+    assert sum(r["kind"] == "system" for r in rows) == len(catalog.systems())
+    assert sum(r["kind"] == "storage_tier" for r in rows) == len(catalog.storage_tiers())

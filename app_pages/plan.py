@@ -523,8 +523,8 @@ with right:
             if trials < int(ss["pl_mct"]):
                 cut_note = (f"Ran {trials:,} trials, not {int(ss['pl_mct']):,}: each run fails about {n_fail:,.0f} "
                             "times and every failure is simulated, so more would keep the page busy for minutes "
-                            "(`planner simulate --trials N` has no such limit; the share link still asks for "
-                            f"{int(ss['pl_mct']):,}).")
+                            "(`planner simulate` runs up to 10¹⁰ trials × failures, `simulate.MAX_TRIAL_ROUNDS`; the share "
+                            f"link still asks for {int(ss['pl_mct']):,}).")
         try:
             sim = planner.simulate(scen, n_trials=trials, seed=int(ss["pl_mcs"]), progress=_progress)
             # the note goes with the result: shown on every rerun that draws it (review 45b: after a page

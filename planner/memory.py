@@ -1250,11 +1250,15 @@ def _stage_parts(cm: dict, j, *, first=None, last=None, detail: bool = False) ->
         stash = _sel(dual, n_own * per_mb + n_mir * per_mb_m, inflight * per_mb)
     else:
         stash = inflight * stash_mb
-    if cm["any_inter"] and cm["any_moe"]:
-        # interleaved, the rank's chunks of different layer kinds: chunk by chunk (review 45c)
-        mixed = cm["inter"] & (n_dense > 0) & (n_dense < layers) & (v > 1)
+    if cm["any_inter"] and (cm["any_moe"] or cm.get("rc_layers") is not None):
+        cond = ((n_dense > 0) & (n_dense < layers)) if cm["any_moe"] else False
+        if cm.get("rc_layers") is not None:
+            Kc = np.clip(np.ceil((cm["rem"] - j) / p), 0.0, v)
+            cond = cond | ((cm["rc_layers"] > 0) & (Kc > 0) & (Kc < v))
+        mixed = cm["inter"] & cond & (v > 1)
         if _any(mixed):
-            ex = _interleaved_stash_mixed(cm, j, mixed)
+            cmx = cm if cm["any_moe"] else {**cm, "keep_moe": cm["keep_dense"], "work_moe": cm["work_dense"]}
+            ex = _interleaved_stash_mixed(cmx, j, mixed)
             stash = np.where(mixed, ex, stash)
             # shown as per micro-batch × in flight: the chunk-weighted count (explain)
             inflight = np.where(mixed, ex / np.where(mixed, stash_mb, 1.0), inflight)

@@ -1841,7 +1841,8 @@ def _restart_run(row: dict) -> RestartRun | None:
     """The finite run of a row some of whose failures restart training from the beginning: a class
     no enabled tier survives, or one whose tier saves nothing within the run (its interval at least
     the run's compute time W; review 41b: such a tier counted as surviving them, +9 % against the
-    Monte Carlo). None where the renewal goodput is not 0 through such a class.
+    Monte Carlo; review 45d: also beside a tier that survives the other classes, where the renewal
+    goodput is above 0). None where no class restarts the run.
 
     The rest of the model (those classes' rates 0, finite-run corrected) gives the run's wall time T
     apart from them; a run of length T that each such failure, of total rate Λ, restarts after its
@@ -3018,7 +3019,7 @@ def notes(row: dict) -> list[str]:
     mc_ok = rate_h <= 0.0 or _simulable(rate_h, days_mc)
     if not mc_ok:  # the finite run can be shorter, and the Monte Carlo sizes the run by it
         fin_days, fin_exact = finite_run(row)
-        if np.isfinite(fin_days) and fin_exact and (not np.isfinite(days_mc)
+        if np.isfinite(fin_days) and (fin_exact or finite_run_restarts(row)) and (not np.isfinite(days_mc)
                                                     or fin_days < days_mc * (1.0 - FINITE_RUN_NOTE_REL)):
             days_mc = fin_days  # (simulate.expected_days, conservative)
             mc_ok = _simulable(rate_h, days_mc)

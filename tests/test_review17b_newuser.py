@@ -93,15 +93,19 @@ def test_simulate_says_first_how_long_a_huge_monte_carlo_takes():
     failures, at 10⁷ a second 6,915 s = 1.9 h; 10⁸ / 69,148 = 1,446 trials stay within 10 s
     (206.98 days, 68,450 failures and 1,461 trials before session 37's flash backward and refit;
     207.9 days, 68,750 failures and 1,454 trials before review 20's refit). cmd_simulate writes
-    this note on stderr before it calls planner.simulate."""
+    this note on stderr before it calls planner.simulate. Since review 45a trials × failures above
+    10¹⁰ are refused instead (10¹⁰ / 69,148 = 144,617 trials at most), so the note is checked at
+    100,000 trials: 6.9·10⁹ failures, 691 s ≈ 12 min."""
     import inspect
 
     import planner
     s = planner.load_preset("default").model_copy(deep=True)
     s.training.tokens_total = 1e16
-    note = cli.simulate_time_note(s, 1_000_000)
-    assert note is not None and note.startswith("1,000,000 trials × about 69,1"), note
-    assert "6.9e+10 simulated failures: roughly 1.9 h" in note and "--trials 1,44" in note
+    note = cli.simulate_time_note(s, 100_000)
+    assert note is not None and note.startswith("100,000 trials × about 69,1"), note
+    assert "6.9e+09 simulated failures: roughly 12 min" in note and "--trials 1,44" in note
+    with pytest.raises(cli.UsageError, match="--trials at most 144,6"):
+        cli.simulate_time_note(s, 1_000_000)
     src = inspect.getsource(cli.cmd_simulate)
     assert src.index("simulate_time_note(") < src.index("df = simulate(")
 

@@ -99,8 +99,7 @@ def _replay_peak(L, nd, p, v, m, j, kd, km):
     chunk (k mod pv) // p, backward k chunk v − 1 − (k mod pv) // p. Chunk c is virtual stage
     j + c·p, of base + [s < rem] layers after s·base + min(s, rem) earlier ones; the model's first
     nd layers are dense (kd bytes per micro-batch each), the rest MoE (km). Peak of the stash."""
-    P = p * v
-    base, rem = divmod(L, P)
+    base, rem = divmod(L, p * v)
     w = []
     for c in range(v):
         s = j + c * p
@@ -108,16 +107,7 @@ def _replay_peak(L, nd, p, v, m, j, kd, km):
         start = s * base + min(s, rem)
         Dc = min(max(nd - start, 0), Lc)
         w.append(Dc * kd + (Lc - Dc) * km)
-    W = min(2 * (p - j - 1) + (v - 1) * p, m * v)
-    cur = peak = 0.0
-    for k in range(W):
-        cur += w[(k % P) // p]
-        peak = max(peak, cur)
-    for i in range(m * v - W):
-        cur += w[((W + i) % P) // p]
-        peak = max(peak, cur)
-        cur -= w[v - 1 - (i % P) // p]
-    return peak
+    return _replay_weights(p, v, m, j, w)
 
 
 def _cm(L, nd, p, v, m, kd, km):
@@ -523,7 +513,8 @@ def test_presets_hardware_rows_say_their_kind():
 
 
 def _replay_weights(p, v, m, j, w):
-    """The interleaved schedule's stash peak on rank j for chunk weights w[c] (the replay above)."""
+    """The interleaved schedule's stash peak on rank j for chunk weights w[c] (:func:`_replay_peak`'s
+    schedule)."""
     P = p * v
     W = min(2 * (p - j - 1) + (v - 1) * p, m * v)
     cur = peak = 0.0

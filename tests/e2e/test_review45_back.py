@@ -18,6 +18,18 @@ def _n(page) -> str:
     return parse_qs(urlparse(page.url).query).get("n", [""])[0]
 
 
+def _history_step(page, step, box, n: str) -> None:
+    """Back or Forward, then wait past the rerun that would write the newer state over the URL."""
+    from playwright.sync_api import expect
+
+    step()
+    _settle(page)
+    page.wait_for_timeout(1500)
+    _settle(page)
+    assert _n(page) == n
+    expect(box).to_have_value(n, timeout=TIMEOUT_MS)
+
+
 def test_back_and_forward_restore_the_earlier_scenarios(app_url, browser):
     from playwright.sync_api import expect
 
@@ -33,29 +45,13 @@ def test_back_and_forward_restore_the_earlier_scenarios(app_url, browser):
         _settle(page)
     expect(box).to_have_value("4096")
 
-    page.go_back()
-    _settle(page)
-    page.wait_for_timeout(1500)  # the page would have written n=4096 back by now
-    _settle(page)
-    assert _n(page) == "2048"
-    expect(box).to_have_value("2048", timeout=TIMEOUT_MS)
-
-    page.go_back()
-    _settle(page)
-    page.wait_for_timeout(1500)
-    _settle(page)
-    assert _n(page) == "1024"
-    expect(box).to_have_value("1024", timeout=TIMEOUT_MS)
+    _history_step(page, page.go_back, box, "2048")  # the page would have written n=4096 back
+    _history_step(page, page.go_back, box, "1024")
     # the page's own key came back with the link
     assert parse_qs(urlparse(page.url).query).get("pl_mct") == ["3000"]
     expect(page.get_by_label("Trials", exact=True)).to_have_value("3000", timeout=TIMEOUT_MS)
 
-    page.go_forward()
-    _settle(page)
-    page.wait_for_timeout(1500)
-    _settle(page)
-    assert _n(page) == "2048"
-    expect(box).to_have_value("2048", timeout=TIMEOUT_MS)
+    _history_step(page, page.go_forward, box, "2048")
 
     # a change after going back works as before: one new entry, the new value kept
     box.fill("512")

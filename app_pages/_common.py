@@ -34,6 +34,7 @@ PRESET_KEY = "w_preset"
 WARN_KEY = "link_warnings"
 LOADED_KEY = "_url_loaded"
 URL_WRITTEN_KEY = "_url_written"  # the query string write_url wrote last (reread_moved_url)
+URL_WIDGETS_KEY = "_url_written_widgets"  # the input widgets' values at that write
 
 CUSTOM = "custom"
 SYSTEMS_ACC = "(system's)"
@@ -816,6 +817,17 @@ def write_url(sj: dict, extra: dict[str, str] | None = None) -> None:
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     st.session_state[URL_WRITTEN_KEY] = params
+    st.session_state[URL_WIDGETS_KEY] = _widget_snapshot(tuple(extra or ()))
+
+
+def _widget_snapshot(page_keys: tuple[str, ...]) -> dict:
+    """The input widgets' values as the URL was written: the sidebar's (``w_*``, the preset box) and
+    the page's own keys; file uploaders left out (their values are not plain data)."""
+    ss = st.session_state
+    plain = (bool, int, float, str, type(None), list, tuple)
+    return {k: ss[k] for k in list(ss.keys())
+            if isinstance(k, str) and ((k.startswith("w_") and k not in ("w_upload", "w_hf")) or k == PRESET_KEY
+                                       or k in page_keys) and isinstance(ss[k], plain)}
 
 
 def reread_moved_url(page_keys: tuple[str, ...] = ()) -> bool:
@@ -835,6 +847,12 @@ def reread_moved_url(page_keys: tuple[str, ...] = ()) -> bool:
         return False
     now = st.query_params.to_dict()
     if not now or now == written:
+        return False
+    # an input changed since the URL was written: this rerun is an edit whose request carried the
+    # address from before the last write (edits in quick succession), not Back / Forward, which
+    # changes no widget (review 45i: 3 of 13 runs of three quick edits lost two of them)
+    snap = ss.get(URL_WIDGETS_KEY) or {}
+    if any(k in ss and ss[k] != v for k, v in snap.items()):  # (a widget not drawn may have left)
         return False
     # another page's link (Compare's c_* and 1.* keys, Explore's ex_* on Plan, ...): not this page's
     # history; a page switch in AppTest keeps the old query string where a browser clears it

@@ -517,19 +517,11 @@ with right:
             n_fail = float(expected_rounds(engine.run_batch(pbatch.from_scenarios([scen])), 0))
         except Exception:  # noqa: BLE001 - the estimate only sizes the run; simulate still checks
             n_fail = 0.0
-        cut_note = None
         if math.isfinite(n_fail) and n_fail > 0 and trials * n_fail > MC_PAGE_BUDGET:
             trials = max(MCT_RANGE[0], int(MC_PAGE_BUDGET // n_fail))
-            if trials < int(ss["pl_mct"]):
-                cut_note = (f"Ran {trials:,} trials, not {int(ss['pl_mct']):,}: each run fails about {n_fail:,.0f} "
-                            "times and every failure is simulated, so more would keep the page busy for minutes "
-                            "(`planner simulate` runs up to 10¹⁰ trials × failures, `simulate.MAX_TRIAL_ROUNDS`; the share "
-                            f"link still asks for {int(ss['pl_mct']):,}).")
         try:
             sim = planner.simulate(scen, n_trials=trials, seed=int(ss["pl_mcs"]), progress=_progress)
-            # the note goes with the result: shown on every rerun that draws it (review 45b: after a page
-            # switch or a download the table stayed, the caption saying it held fewer trials did not)
-            ss["pl_mc"] = (mc_key, sim, cut_note)
+            ss["pl_mc"] = (mc_key, sim)
         except planner.InputError as e:  # e.g. too many failures per run to simulate one by one
             st.warning("Not simulated. " + " ".join(C.mc_refusal_text(x) for x in e.lines))
         except Exception as e:  # noqa: BLE001
@@ -537,8 +529,15 @@ with right:
         bar.empty()
     if ss.get("pl_mc") and ss["pl_mc"][0] == mc_key:
         sim = ss["pl_mc"][1]
-        if len(ss["pl_mc"]) > 2 and ss["pl_mc"][2]:
-            st.caption(ss["pl_mc"][2])
+        # fewer trials than asked (the budget above), read off the result on every rerun that draws it
+        # (review 45b: the caption was written only by the run that clicked the button, so after a page
+        # switch or a download the table stayed and its trial count went unsaid)
+        if len(sim) < mc_key[1]:
+            fails = float(sim["n_failures"].mean()) if "n_failures" in sim else float("nan")
+            st.caption(f"Ran {len(sim):,} trials, not {mc_key[1]:,}: each run fails about {fails:,.0f} times and "
+                       "every failure is simulated, so more would keep the page busy for minutes (`planner "
+                       "simulate` runs up to 10¹⁰ trials × failures, `simulate.MAX_TRIAL_ROUNDS`; the share link "
+                       f"still asks for {mc_key[1]:,}).")
         from planner.simulate import unfinished_note
 
         if note := unfinished_note(sim):

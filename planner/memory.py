@@ -966,10 +966,17 @@ def _dense_on_rank(cm: dict, j):
     base, rem = cm["base"], cm["rem"]
     out = 0.0
     for k in range(int(np.max(v))):
-        s = j + k * p
-        held = np.clip(nd - (s * base + np.minimum(s, rem)), 0.0, base + (s < rem))
+        held = _virtual_stage(base, rem, nd, j + k * p)[1]
         out = out + (held * (k < v) if np.ndim(v) else held)
     return out
+
+
+def _virtual_stage(base, rem, nd, s):
+    """(layers, leading dense layers) of virtual stage ``s``: ``base + [s < rem]`` layers after
+    ``s·base + min(s, rem)`` earlier ones (:func:`model_stats.layers_on_rank`'s layout), the dense
+    ones being the model's first ``nd``."""
+    n = base + (s < rem)
+    return n, np.clip(nd - (s * base + np.minimum(s, rem)), 0.0, n)
 
 
 def _interleaved_inflight(cm: dict, j, layers):
@@ -1078,9 +1085,8 @@ def _interleaved_stash_mixed(cm: dict, j, need):
     vmax = int(np.max(v))
     w = []
     for c in range(vmax):
-        st = jj + c * p
-        Lc = (base + (st < rem)) * (c < v)
-        Dc = np.clip(nd - (st * base + np.minimum(st, rem)), 0.0, Lc)
+        Lc, Dc = _virtual_stage(base, rem, nd, jj + c * p)
+        Lc, Dc = Lc * (c < v), Dc * (c < v)
         wc = Dc * kd + (Lc - Dc) * km
         if rcl is not None:  # Megatron "block": the chunk's first N layers recomputed (dense first)
             part = rcl > 0

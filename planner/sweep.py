@@ -675,8 +675,8 @@ def build_space(
         _set(CP > 1, R_CP_FLASH)
     if E > 0:
         _set(E % EP != 0, R_EP_EXPERTS)
-        if p.etp is not None:  # the schema's rule with expert TP (rows run gcd(etp, tp)): etp·ep | tp·cp·dp
-            _set((TP * CP * dpsafe) % (np.gcd(int(p.etp), TP) * EP) != 0, R_EP_DP)
+        if p.etp is not None:  # the schema's rule with expert TP (the rows' row_expert_tp): etp·ep | tp·cp·dp
+            _set((TP * CP * dpsafe) % (row_expert_tp(p.etp, TP, True) * EP) != 0, R_EP_DP)
         else:
             _set((dpsafe * CP) % EP != 0, R_EP_DP)
     # a local_nvme checkpoint tier on a system without NVMe (the schema refuses it for one

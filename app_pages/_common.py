@@ -865,6 +865,38 @@ def reread_moved_url(page_keys: tuple[str, ...] = ()) -> bool:
     return True
 
 
+def _query_all() -> dict[str, list[str]]:
+    """The query string now, every value of a repeated key (``to_dict`` keeps only the last)."""
+    return {k: st.query_params.get_all(k) for k in st.query_params}
+
+
+def note_page_url(page: str, keys: tuple[str, ...]) -> None:
+    """Record the address a page of its own keys (Compare, Validate) has just written, and its
+    widgets' values at that write, for :func:`page_url_moved`. Call after the page's
+    ``st.query_params`` write."""
+    ss = st.session_state
+    ss[f"_url_written_{page}"] = (_query_all(), {k: ss[k] for k in keys if k in ss})
+
+
+def page_url_moved(page: str, keys: tuple[str, ...], own=lambda k: False) -> bool:
+    """The browser's Back / Forward on a page whose state is its own link keys (Compare,
+    Validate): the rule of :func:`reread_moved_url` for those pages. True when this rerun's query
+    string is not empty (a page switch clears it), differs from the one the page wrote last
+    (:func:`note_page_url`), holds only this page's keys (``own(key)``), and no widget of the
+    page changed since that write (an edit whose request carried the older address, review 45i).
+    The caller then reads its keys from the link again. Call before :func:`keep_page_widgets`:
+    a page switch is never a move (the page's saved widgets win, as before)."""
+    ss = st.session_state
+    rec = ss.get(f"_url_written_{page}")
+    if rec is None or ss.get("_current_page") != page:
+        return False
+    written, snap = rec
+    now = _query_all()
+    if not now or now == written or not all(own(k) for k in now):
+        return False
+    return not any(k in ss and ss[k] != v for k, v in snap.items())
+
+
 # --------------------------------------------------------------------------------------
 # Scenario <-> sidebar widgets
 # --------------------------------------------------------------------------------------

@@ -190,6 +190,11 @@ if ss.pop("_c_goto_plan", False):
     st.switch_page("app_pages/plan.py")
 
 _KEYS = ("c_n",) + tuple(f"c_src{i}" for i in range(MAX_SLOTS)) + tuple(f"c_link{i}" for i in range(MAX_SLOTS))
+if C.page_url_moved("compare", _KEYS, own=lambda k: k.startswith("c_") or "." in k):
+    # Back / Forward: the link is read again, as on the page's first run
+    ss["_c_loaded"] = False
+    for _k in _KEYS:
+        ss.pop(_k, None)
 C.keep_page_widgets("compare", _KEYS)
 _init_from_url()
 # a slot's widgets are not drawn while "Scenarios" is below its number, and Streamlit drops the state
@@ -213,6 +218,7 @@ if _n_err := share.box_value_error("Scenarios (2 to 4)", ss.get("c_n"), 2, MAX_S
     _qp = st.query_params.to_dict()
     if _qp.get("c_n") != str(ss.get("c_n")):
         st.query_params.from_dict({**_qp, "c_n": str(ss.get("c_n"))})
+    C.note_page_url("compare", _KEYS)
     st.stop()
 n = int(ss["c_n"])
 cols = st.columns(n)
@@ -240,6 +246,7 @@ for i in range(n):
 C.save_page_widgets("compare", _KEYS)
 if st.query_params.to_dict() != url:
     st.query_params.from_dict(url)
+C.note_page_url("compare", _KEYS)
 
 def _split_text(par: dict, training: dict) -> str:
     """The split of a (validated, defaults filled) scenario: TP·PP·CP·DP, micro-batch, recompute."""

@@ -108,9 +108,13 @@ if ss.pop("_v_goto_plan", False):  # set by "Open on the Plan page" (below)
     except Exception:  # noqa: BLE001 - this page run on its own (streamlit run app_pages/validate.py): no Plan page
         ss["_v_open_error"] = ("the Plan page is not part of this app: start the dashboard with "
                                "`streamlit run app.py` (README), where the run opens on the Plan page")
+if C.page_url_moved("validate", _KEYS + ("v_open",), own=lambda k: k.startswith("v_")):
+    # Back / Forward: the link is read again, as on a page's first run
+    for _k in ("v_set", "v_metric", "v_groups", "v_open", "_v_set_warnings", "_v_warnings"):
+        ss.pop(_k, None)
 C.keep_page_widgets("validate", _KEYS)
 qp = st.query_params
-if "v_set" not in ss:  # once per session, from the link
+if "v_set" not in ss:  # from the link: on the first run, and again after Back / Forward (above)
     ss["v_set"] = qp.get("v_set") if qp.get("v_set") in SETS else DEFAULT_SET
     ss["_v_set_warnings"] = ([f"v_set={share._show(qp.get('v_set'))} unknown; allowed {', '.join(SETS)}"]
                              if qp.get("v_set") not in (None, *SETS) else [])
@@ -204,6 +208,7 @@ metric = ss.get("v_metric") or (metrics[0] if metrics else None)
 st.query_params.from_dict({"v_set": run_set, "v_metric": metric or "",
                            "v_group": list(ss.get("v_groups") or ["none"]),
                            **({"v_run": str(ss["v_open"])} if ss.get("v_open") else {})})
+C.note_page_url("validate", _KEYS + ("v_open",))
 
 sel = ok[ok["metric"].eq(metric) & ok["group"].isin(ss.get("v_groups") or [])] if metric else ok.iloc[:0]
 # a group whose runs publish another metric has no point on this chart: say which (found by review:

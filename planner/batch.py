@@ -54,6 +54,7 @@ Reliability (for each failure class c in FAILURE_CLASSES; rates already times ra
     fail_{c}_per_gpu_h, fail_{c}_per_node_h, fail_{c}_per_job_h, fail_{c}_restart_s,
     fail_{c}_repair_s; hot_spare_nodes; rate_scale (already in the rates; read by the explain only);
     fail_node_gpus (GPUs per node of the profile's source fleet, 0 = not stated; read by the notes only)
+    fail_accel_family (FAMILIES code of the profile's source fleet, -1 = not stated; read by the notes only)
 """
 
 from __future__ import annotations
@@ -316,6 +317,8 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
     scale = s.reliability.rate_scale
     row["rate_scale"] = float(scale)
     row["fail_node_gpus"] = float(prof.node_gpus or 0)  # the source fleet's node size (0: not stated)
+    # the source fleet's accelerator family (FAMILIES code; -1: not stated), read by the notes only
+    row["fail_accel_family"] = float(FAMILIES.index(prof.accelerator_family)) if prof.accelerator_family else -1.0
     by_class = {fc.failure_class: fc for fc in prof.classes}
     for fc in FAILURE_CLASSES:
         e = by_class.get(fc)

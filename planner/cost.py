@@ -350,9 +350,13 @@ def _catalogue_price_text(row: dict) -> str:
         f", source '{src}' (../shared/reference/hardware.md §8)" if src else "")
     if "price_per_gpu_hour_usd" in (acc.uncertain or []):
         i = (acc.notes or "").find("Price:")
-        said = acc.notes[i:].strip() if i >= 0 else ""
-        # USD, not "$": the Plan page renders notes as markdown (review 16c)
-        said = re.sub(r"\$(\d[\d,.]*)", r"\1 USD", said)
+        # the price's own sentence: the notes go on to the attention knee and the MAMF (B200, GB200,
+        # H200, ...), which review 46a found quoted as the price's words
+        said = re.split(r"(?<=\.)\s+(?=[A-Z])", acc.notes[i:].strip(), maxsplit=1)[0] if i >= 0 else ""
+        # USD, not "$": the Plan page renders notes as markdown (review 16c); the amount with its
+        # k / M suffix and range ("$3-4M" → "3-4M USD"), without a trailing comma or full stop
+        # (review 46a: "~3 USDM", "65 USDk", "2.97, USD")
+        said = re.sub(r"\$(\d(?:[\d,.]*\d)?(?:[-–]\d(?:[\d,.]*\d)?)?[kMB]?)", r"\1 USD", said)
         text += "; marked uncertain" + (f": “{said}”" if said else "")
     return text
 

@@ -2961,6 +2961,23 @@ def _node_size_note(row: dict) -> str | None:
             "class, or give a custom profile.")
 
 
+def _fleet_family_note(row: dict) -> str | None:
+    """A note where the failure profile was measured on another accelerator family than the
+    system's (review 46a: the default H100 fleet's rates applied to an MI300X system unsaid). The
+    rates are applied as given; no fleet figure per family is published for most parts."""
+    from .batch import FAMILIES
+    ref = int(row.get("fail_accel_family", -1.0) if row.get("fail_accel_family") is not None else -1)
+    own = row.get("accel_family")
+    if ref < 0 or own is None or int(own) == ref or not 0 <= ref < len(FAMILIES):
+        return None
+    if float(row.get("failure_rate_per_h", 0.0) or 0.0) <= 0.0:
+        return None
+    art = "an" if FAMILIES[ref][0] in "aeiou" else "a"
+    return (f"The failure profile's rates were measured on {art} {FAMILIES[ref]} fleet; this system's accelerators are "
+            f"{FAMILIES[int(own)]} and take them as given (an assumption: their own field rates are not in "
+            "hardware/failure_profiles.json). reliability.rate_scale scales every class, or give a custom profile.")
+
+
 def notes(row: dict) -> list[str]:
     """Stated simplifications of this stage (and why goodput is 0, when it is)."""
     out = [
@@ -2991,6 +3008,9 @@ def notes(row: dict) -> list[str]:
     node_note = _node_size_note(row)
     if node_note:
         out.append(node_note)
+    fleet_note = _fleet_family_note(row)
+    if fleet_note:
+        out.append(fleet_note)
     why = zero_goodput_reason(row)
     if why:
         out.append(why[0].upper() + why[1:])

@@ -418,6 +418,9 @@ class FailureProfile(_Strict):
     node_gpus: PosInt | None = Field(
         None, description="GPUs per node of the fleet the per-node rates were measured on (None: not stated); "
         "a system with other node sizes gets a note (the rates are applied per node as given).")
+    accelerator_family: AcceleratorFamily | None = Field(
+        None, description="Accelerator family of the fleet the rates were measured on (None: not stated); a "
+        "system of another family gets a note (the rates are applied to its parts as given).")
 
     @field_validator("classes")
     @classmethod
@@ -1185,11 +1188,18 @@ def _loc_str(loc: tuple) -> str:
 
 
 def is_whole_number(v) -> bool:
-    """True for a Python or numpy integer (``bool`` excluded): what counts, trials, seeds and
-    row limits of the public API accept."""
+    """True for a Python or numpy integer (``bool`` excluded), or a float with no fractional part
+    up to 2^53 (``1000.0``, ``1e3``: what pydantic's lax mode takes for the scenario's integer
+    fields, so ``n_trials=1e3`` is read as ``tp=8.0`` is): what counts, trials, seeds and row
+    limits of the public API accept. Callers convert with ``int()`` after the check."""
     import numpy as np
 
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True
+    return isinstance(v, (float, np.floating)) and bool(np.isfinite(v)) and float(v).is_integer() \
+        and abs(float(v)) <= 2.0**53
 
 
 class InputError(ValueError):

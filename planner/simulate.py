@@ -358,6 +358,7 @@ def simulate(scenario: Scenario | dict, n_trials: int = 10_000, seed: int = 0,
         bad = [*bad, f"simulate: progress = {progress!r}: give a function of the finished fraction, or None"]
     if bad:
         raise InputError(bad)
+    n_trials, seed = int(n_trials), int(seed)  # 1e3 passed the check as a whole number
     s = validate_scenario(scenario)
     out = run_batch(_batch.from_scenarios([s]))
     too_many = too_many_failures(out, 0)

@@ -1699,6 +1699,8 @@ def sweep(
         bad.append(f"sweep: include_invalid = {_sh(inv)}: give True or False")
     if bad:
         raise InputError(bad)
+    top = None if top is None else int(top)  # 5.0 passed the check as a whole number
+    chunk_size = int(chunk_size)
     _check_space_options(space_options, fixed=_SWEEP_KEYS)
     if feasible_only:
         space_options["include_invalid"] = False

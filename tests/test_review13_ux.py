@@ -40,7 +40,7 @@ def test_inline_failure_profile_json_names_its_fields_at_their_scenario_path():
     _, warns = share.params_to_scenario({"fpj": json.dumps({"id": "x", "classes": []})})
     assert len(warns) == 1
     w = warns[0]
-    assert "reliability.profile.id: unknown field; allowed: classes, name, node_gpus, notes, reference, source" in w
+    assert "reliability.profile.id: unknown field; allowed: accelerator_family, classes, name, node_gpus, notes, reference, source" in w
     assert "reliability.profile.name: Field required" in w
     assert "allowed: checkpoint, cluster" not in w
 

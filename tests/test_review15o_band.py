@@ -37,7 +37,7 @@ from test_cli import run as _cli  # noqa: E402  (the CLI in-process: status, std
 
 def _family(gpu: str) -> str:
     """The accelerator family from the row's gpu text, by name (the order matters: GB200 has B200)."""
-    for pat, fam in ((r"MI250", "cdna2"), (r"MI35[05]", "cdna4"), (r"MI300", "cdna3"), (r"Gaudi ?2", "gaudi2"),
+    for pat, fam in ((r"MI250", "cdna2"), (r"MI35[05]", "cdna4"), (r"MI3[02][05]", "cdna3"), (r"Gaudi ?2", "gaudi2"),
                      (r"V100", "volta"), (r"A100|A800", "ampere"), (r"H100|H200|H800", "hopper"),
                      (r"B200|B300", "blackwell")):
         if re.search(pat, str(gpu)):

@@ -38,9 +38,10 @@ def test_price_note_names_date_source_and_a_stand_in():
     d["cluster"]["system"] = "mi355x-8"
     n = _price_note(planner.evaluate(d))
     acc = catalog.accelerators()["mi355x"]
-    assert acc.price_date == "2026" and acc.sources["price_per_gpu_hour_usd"] == "price-surveys"
+    # the source names the proxy since review 46a: "price-surveys (proxy: the MI325X high end)"
+    assert acc.price_date == "2026" and acc.sources["price_per_gpu_hour_usd"].startswith("price-surveys (proxy")
     assert "price_per_gpu_hour_usd" in acc.uncertain
-    assert "(mi355x), dated 2026, source 'price-surveys'" in n
+    assert "(mi355x), dated 2026, source 'price-surveys (proxy: the MI325X high end)'" in n
     assert "marked uncertain" in n and "proxy = MI325X 2026 high end 2.25 USD" in n and "likely low" in n
     assert "$" not in n
 

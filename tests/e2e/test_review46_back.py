@@ -1,0 +1,87 @@
+"""Review 46: the browser's Back / Forward on the Compare and Validate pages. Until session 46 these
+pages read their link once per session, so Back showed the older address for a moment and the page
+wrote its current state over it (docs/ui.md, stated limit of review 45). Now a rerun whose address the
+page did not write, with no widget changed since its last write, reads the link again
+(app_pages/_common.page_url_moved)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from .test_browser import TIMEOUT_MS
+
+pytestmark = pytest.mark.e2e
+
+
+def _q(page, key: str) -> list[str]:
+    return parse_qs(urlparse(page.url).query).get(key, [])
+
+
+def _settle(page) -> None:
+    """These pages show tables, not the Plan page's metrics: wait for one, then for the run's end."""
+    from playwright.sync_api import expect
+
+    page.wait_for_selector('[data-testid="stDataFrame"]', timeout=TIMEOUT_MS)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+def _step(page, step) -> None:
+    """Back or Forward, then wait past the rerun that would have written the newer state back."""
+    step()
+    _settle(page)
+    page.wait_for_timeout(1500)
+    _settle(page)
+
+
+def test_compare_back_and_forward_restore_the_number_of_scenarios(app_url, browser):
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 2200})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/compare?c_n=2", wait_until="domcontentloaded")
+    _settle(page)
+    box = page.get_by_label("Scenarios (2 to 4)", exact=True)
+    for n in ("3", "4"):
+        box.fill(n)
+        box.press("Enter")
+        page.wait_for_url(f"**c_n={n}**", timeout=TIMEOUT_MS)
+        _settle(page)
+    expect(page.get_by_label("Scenario 4", exact=True)).to_have_count(1)
+
+    _step(page, page.go_back)
+    assert _q(page, "c_n") == ["3"]  # the page would have written c_n=4 back
+    expect(box).to_have_value("3", timeout=TIMEOUT_MS)
+    expect(page.get_by_label("Scenario 4", exact=True)).to_have_count(0)
+    _step(page, page.go_back)
+    assert _q(page, "c_n") == ["2"]
+    expect(box).to_have_value("2", timeout=TIMEOUT_MS)
+    _step(page, page.go_forward)
+    assert _q(page, "c_n") == ["3"]
+    expect(box).to_have_value("3", timeout=TIMEOUT_MS)
+    ctx.close()
+
+
+def test_validate_back_restores_the_run_set(app_url, browser):
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1600})
+    page = ctx.new_page()
+    page.goto(f"{app_url}/validate?v_set=calibration", wait_until="domcontentloaded")
+    _settle(page)
+    page.get_by_role("radio", name="out-of-sample runs", exact=True).click()
+    page.wait_for_url("**v_set=out_of_sample**", timeout=TIMEOUT_MS)
+    _settle(page)
+
+    _step(page, page.go_back)
+    assert _q(page, "v_set") == ["calibration"]
+    # the calibration set's groups are back as pills (Narayanan is no out-of-sample group)
+    pills = page.get_by_test_id("stButtonGroup").last
+    expect(pills.get_by_role("button", name="Narayanan", exact=True)).to_be_visible(timeout=TIMEOUT_MS)
+    _step(page, page.go_forward)
+    assert _q(page, "v_set") == ["out_of_sample"]
+    expect(pills.get_by_role("button", name="Narayanan", exact=True)).to_have_count(0, timeout=TIMEOUT_MS)
+    ctx.close()

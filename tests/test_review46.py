@@ -1,0 +1,118 @@
+"""Review 46 (2026-12-07): fixes found by the session's reviewers and the items left by
+session 45, each checked against a hand calculation, a source, or the other surface that
+already behaves as asked."""
+import importlib
+
+import pytest
+
+import planner
+
+sweep_mod = importlib.import_module("planner.sweep")
+
+
+# --------------------------------------------------------------------------------------
+# 46: whole-number floats in the API's counts, as pydantic reads the scenario's int fields
+# --------------------------------------------------------------------------------------
+
+def test_whole_number_float_counts_are_read_as_integers():
+    """The scenario's integer fields take ``tp=8.0`` (pydantic lax mode), and the CLI reads
+    ``--trials 1e3`` as 1,000; ``simulate(n_trials=1e3)`` was refused (session 45's note). Now
+    the same trials and seed as floats give the identical table; a fraction is still refused."""
+    d = planner.load_preset("default").model_dump()
+    a = planner.simulate(d, n_trials=2e2, seed=3.0)
+    b = planner.simulate(d, n_trials=200, seed=3)
+    assert len(a) == 200 and a.equals(b)
+    for bad in (100.5, float("nan"), float("inf"), 1e300, True, "100"):
+        with pytest.raises(planner.InputError, match="n_trials: an integer from 1"):
+            planner.simulate(d, n_trials=bad)
+    with pytest.raises(planner.InputError, match="seed: an integer from 0"):
+        planner.simulate(d, n_trials=10, seed=0.5)
+    t5 = planner.sweep(d, top=5.0, chunk_size=1e5)
+    assert len(t5) == 5 and t5.equals(planner.sweep(d, top=5, chunk_size=100_000))
+    with pytest.raises(planner.InputError, match="top = 2.5"):
+        planner.sweep(d, top=2.5)
+
+
+# --------------------------------------------------------------------------------------
+# 46c: CDNA3 FP8 GEMMs at their measured MAMF
+# --------------------------------------------------------------------------------------
+
+def test_cdna3_fp8_mamf_fraction_is_the_published_hipblaslt_figure():
+    """hipBLASLt FP8 GEMM on Azure ND MI300X v5 (samuel-bohman/AI-benchmarking-guide,
+    Azure_Results/ND_MI300X_v5_results.md): 1,159.23 TFLOP/s at 8192^3 over the dense FP8 peak
+    2,614.9 (../shared/reference/hardware.md §2) = 0.4433; the 16-bit fraction stays MI325X's
+    784.9 / 1,307.4 = 0.600."""
+    import json
+    from pathlib import Path
+    cal = json.loads((Path(__file__).resolve().parent.parent / "hardware" / "calibration.json").read_text())
+    frac = cal["mamf_frac"]["value"]["cdna3"]
+    assert frac["fp8"] == pytest.approx(1159.23 / 2614.9, abs=5e-4)
+    assert frac["16bit"] == pytest.approx(784.9 / 1307.4, abs=5e-4)
+
+
+def test_cdna3_fp8_gemm_time_scales_with_the_mamf_fraction():
+    """An FP8 GEMM on MI325X runs at 2 × the 16-bit peak × 0.443 / 0.600 of the 16-bit speed
+    (CDNA3 keeps its 16-bit fitted scale for FP8, review 19), so a compute-bound MLP GEMM takes
+    0.600 / (2 × 0.443) = 0.677 of its BF16 time: Llama 3 70B's per-layer MLP forward, read off
+    the explain string, 2.19 ms in BF16 → 1.48 ms in FP8 (1.48 / 2.19 = 0.676)."""
+    import re
+    tm = importlib.import_module("planner.timing")
+    s16, s8 = tm._family_scales(tm._calibration())
+    fam = list(tm.FAMILIES).index("cdna3")
+    assert s8[fam] == s16[fam]
+    d = planner.load_preset("llama3-70b-h100-1024").to_json_dict()
+    d["cluster"]["system"] = "mi325x-8"
+    mlp, frac = {}, {}
+    for prec in ("bf16", "fp8"):
+        d["training"]["precision"] = prec
+        text = planner.evaluate(d).explain["t_compute_s"]
+        mlp[prec] = float(re.search(r"MLP ([0-9.]+) ms", text).group(1))
+        frac[prec] = float(re.search(r"MAMF fraction ([0-9.]+)", text).group(1))
+    assert frac == {"bf16": 0.6, "fp8": 0.443}
+    assert mlp["fp8"] / mlp["bf16"] == pytest.approx(0.600 / (2 * 0.443), rel=0.01)
+
+
+# --------------------------------------------------------------------------------------
+# 46a: the price note quotes the price's own words; a fleet of another family is said
+# --------------------------------------------------------------------------------------
+
+def test_price_note_quotes_the_price_sentence_with_readable_amounts():
+    """hardware/accelerators.json gb200 notes: "Price: no cloud figure collected (rack ~$3M
+    estimate, press-est); proxy = B200 2026 midpoint $4.875 (U). Attention knee: ..." — the note
+    quotes the first sentence only, "$3M" as "3M USD" (it read "~3 USDM" and went on through the
+    attention knee and the MAMF)."""
+    from planner import catalog, cost
+    keys = list(catalog.accelerators())
+    t = cost._catalogue_price_text({"accelerator_index": keys.index("gb200")})
+    assert t.endswith("“Price: no cloud figure collected (rack ~3M USD estimate, press-est); proxy = B200 2026 "
+                      "midpoint 4.875 USD (U).”")
+    assert "3-4M USD" in cost._catalogue_price_text({"accelerator_index": keys.index("gb300")})
+    assert "8-card kit 65k USD / 8" in cost._catalogue_price_text({"accelerator_index": keys.index("gaudi2")})
+    assert "the A100 entry's 2.97 USD, U." in cost._catalogue_price_text({"accelerator_index": keys.index("a800-sxm-80gb")})
+    for k in keys:
+        text = cost._catalogue_price_text({"accelerator_index": keys.index(k)})
+        assert "Attention knee" not in text and "MAMF" not in text and not __import__("re").search(r"USD[kM]", text), k
+
+
+def test_proxy_prices_name_their_proxy_in_the_source():
+    """../shared/reference/hardware.md §4 has no cloud price for GB200 / GB300 NVL72 ("—"): the
+    catalogue's price is a proxy, and its source says so as the MI350X's does."""
+    from planner import catalog
+    accs = catalog.accelerators()
+    for k in ("gb200", "gb300", "gh200-96gb", "gh200-144gb", "h800-sxm-80gb", "h100-pcie-80gb", "a100-sxm-80gb",
+              "mi355x", "mi250x", "mi350x", "mi250x-gcd"):
+        assert "proxy" in accs[k].sources["price_per_gpu_hour_usd"], k
+        assert "proxy" in accs[k].notes, k  # the notes give the same
+
+
+def test_fleet_of_another_family_gets_a_note():
+    """The default profile is Llama 3's H100 fleet: on an MI300X system the rates are taken as
+    given and a note says so; on the H100 system, none."""
+    d = planner.load_preset("default").to_json_dict()
+    key = "measured on a hopper fleet"
+    assert not any(key in n for n in planner.evaluate(d).notes)
+    d["cluster"]["system"] = "mi300x-8"
+    notes = [n for n in planner.evaluate(d).notes if key in n]
+    assert len(notes) == 1 and "cdna3" in notes[0] and "as given" in notes[0]
+    d["reliability"]["profile"] = "rsc-a100"
+    assert any("measured on an ampere fleet" in n for n in planner.evaluate(d).notes)

@@ -242,6 +242,8 @@ for i in range(n):
         st.button("Open in Plan", key=f"c_open{i}", on_click=_open, args=(i,))
     slots.append((sj, pid))
     url[f"c_src{i + 1}"] = ss[f"c_src{i}"]
+    if ss[f"c_src{i}"] == LINK and not str(ss.get(f"c_link{i}") or "").strip():
+        continue  # an empty link box stays empty when the link is opened (review 46d: it came back filled)
     url.update(share.prefix_params(share.scenario_to_params(C._defaults_full(sj), preset=pid), _slot_prefix(i)))
 C.save_page_widgets("compare", _KEYS)
 if st.query_params.to_dict() != url:
@@ -408,7 +410,7 @@ if results:
                "scenarios, as its link key (cut with … where the column ends: the header's hover has them all; "
                "docs/ui.md). Cost, energy and throughput: one unit a row, the unit of its largest value. Memory in GiB (2³⁰ B); durations in "
                "s, min or h by size, time to train in days (years above 1,000 days). Every number is the "
-               "engine's result for that scenario"
+               "engine's result for that scenario, under the simplifications listed per scenario below the chart"
                + (f"; {NO_FIT_MARK} marks a scenario that does not fit in GPU or host memory (the error above): its "
                   f"{NO_FIT_WORDS} assume that it fits" if no_fit else "")
                + ("; — marks a number the engine reports as infinite or not a number"
@@ -433,6 +435,21 @@ if results:
     csv = pd.DataFrame([{"scenario": f"{lab} · {details[lab]}", **res, **slot_caps.get(lab, {})}
                         for lab, res in results.items()]).to_csv(index=False)
     st.download_button("Results as CSV", csv, file_name="compare.csv", mime="text/csv", key="c_csv", on_click="ignore")
+    # the engine's stated simplifications, as the Plan page's formula view lists them (review 46d: the
+    # page showed none, e.g. the 8-GPU fleet's per-node rates applied to 4-GPU GB200 trays)
+    _notes = {lab: list(reports[lab].get("notes") or []) for lab in results}
+    _shared_notes = [n for n in next(iter(_notes.values())) if all(n in v for v in _notes.values())]
+    with st.expander("Stated simplifications per scenario", expanded=False):
+        st.caption("What the engine assumes for each scenario (the Plan page's formula view lists the same); "
+                   "those that differ between the scenarios first.")
+        for lab, ns in _notes.items():
+            own = [n for n in ns if n not in _shared_notes]
+            st.markdown(f"**{C.md_text(lab, whole=False)}**")
+            st.markdown("\n".join(f"- {n}" for n in own) if own
+                        else "_None beyond those of every scenario._")
+        if _shared_notes:
+            st.markdown("**Every scenario**")
+            st.markdown("\n".join(f"- {n}" for n in _shared_notes))
 else:  # review 16d: with every slot refused the page ended on the errors, with no word of what to do
     st.info(f"Nothing to compare: none of the {n} scenarios could be evaluated (the errors above say why). "
             "Choose another preset in a slot, or paste another share link.", icon=":material/info:")

@@ -921,6 +921,10 @@ def cmd_link(args) -> int:
     addr = url.split('#', 1)[0].split('?', 1)[0]
     if not urlsplit(addr).path:  # http://host:9000 → http://host:9000/?p=… (review 42a), as a browser writes it
         addr += "/"
+    page = urlsplit(addr).path.rstrip("/").rsplit("/", 1)[-1].lower()
+    if page in ("compare", "validate"):  # the link written is a Plan link: on these pages evaluate --link refuses it
+        raise UsageError([f"--base-url {url!r}: ends in the {page.capitalize()} page's path, but the link written is a "
+                          f"Plan page link; give the dashboard's address, {addr.rstrip('/').rsplit('/', 1)[0] + '/'!r}"])
     sys.stdout.write(f"{addr}?{urlencode(params)}\n")
     # a link carries the inputs, not the scenario's label: say so where the label would change (review
     # 24: --set name=my-run came back from the link as the preset's name without a word)
@@ -1372,10 +1376,28 @@ def _fraction_arg(text: str) -> float:
 _fraction_arg.__name__ = "fraction"
 
 
+class _Once(argparse.Action):
+    """An option that takes one value, refused when given twice (review 46b: ``--preset a --preset
+    b`` evaluated b without a word, where a share link's key given twice is refused)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_options_given", {})
+        if self.dest in seen:
+            parser.error(f"{option_string}: given twice ({seen[self.dest]!r}, then {values!r}); give it once")
+        seen[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own errors: one line, status 2
         _err(f"planner: {message}")
         raise SystemExit(2)
+
+    def add_argument(self, *args, **kwargs):
+        # every option with one value (argparse's plain "store"): refused when given twice
+        if args and str(args[0]).startswith("-") and kwargs.get("action") in (None, "store"):
+            kwargs["action"] = _Once
+        return super().add_argument(*args, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:

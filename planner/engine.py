@@ -539,15 +539,40 @@ def evaluate(scenario: Scenario | dict) -> Report:
     return Report(scenario=s.to_json_dict(), results=results, stages=stages, explain=explain, notes=notes)
 
 
+#: Dotted columns that may hold a catalogue id whose fields a deeper column edits (as ``--set``).
+_ID_COLUMNS = {"model": "models", "cluster.system": "systems", "cluster.accelerator": "accelerators",
+               "reliability.profile": "failure_profiles"}
+
+
 def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
+    from . import catalog
+
     nested: dict[str, Any] = {}
-    for key, value in flat.items():
+    # shallow columns first: ``model`` before ``model.n_layers`` whatever the table's column order
+    for key, value in sorted(flat.items(), key=lambda kv: str(kv[0]).count(".")):
         if value is None or (isinstance(value, float) and np.isnan(value)):
             continue
         parts = str(key).split(".")
         cur = nested
-        for p in parts[:-1]:
-            cur = cur.setdefault(p, {})
+        for i, p in enumerate(parts[:-1]):
+            where = ".".join(parts[: i + 1])
+            nxt = cur.get(p)
+            if isinstance(nxt, str) and where in _ID_COLUMNS:  # a catalogue id: its object, then the edit
+                table = getattr(catalog, _ID_COLUMNS[where])()
+                if nxt not in table:
+                    raise InputError([f"{key}: {where} = {nxt!r} is not a catalogue id whose fields a column can "
+                                      f"set; allowed: {', '.join(sorted(table))}"])
+                mid, nxt = nxt, table[nxt].model_dump(mode="json", by_alias=True)
+                if where == "model":  # an edited catalogue model is no longer the published one (as --set)
+                    for k in ("source", "published_params_total", "published_params_active"):
+                        nxt.pop(k, None)
+                    nxt["name"] = f"custom ({mid})"
+                cur[p] = nxt
+            elif nxt is None:
+                nxt = cur[p] = {}
+            elif not isinstance(nxt, dict):
+                raise InputError([f"{key}: {where} is {nxt!r}, not an object whose fields a column can set"])
+            cur = nxt
         if isinstance(value, str) and value[:1] in "[{":
             try:
                 value = json.loads(value)
@@ -570,7 +595,17 @@ def to_batch(items: Sequence[Scenario | dict] | pd.DataFrame) -> tuple[Batch, li
             raise InputError(["evaluate_many: this table has the engine's batch columns (n_layers, tp, n_gpus, …), "
                               "which no schema checks; give dotted scenario fields (parallelism.tp, cluster.n_gpus, "
                               "…) or scenarios (planner.engine.run_batch runs a batch as it is, unchecked)"])
-        scenarios = [_validate_row(i, _unflatten(r)) for i, r in enumerate(items.to_dict("records"))]
+        dup = sorted({str(c) for c in items.columns[items.columns.duplicated()]})
+        if dup:  # review 46b: two parallelism.tp columns, the last silently won
+            raise InputError([f"evaluate_many: column {', '.join(map(repr, dup))} given more than once: give each "
+                              "scenario field in one column"])
+        scenarios = []
+        for i, r in enumerate(items.to_dict("records")):
+            try:
+                flat = _unflatten(r)
+            except InputError as e:  # the row, as a row that fails validation names it
+                raise InputError([f"row {i}: {line}" for line in e.lines]) from None
+            scenarios.append(_validate_row(i, flat))
     else:
         scenarios = [_validate_row(i, s.model_dump(by_alias=True) if isinstance(s, Scenario) else s)
                      for i, s in enumerate(items)]
@@ -620,6 +655,12 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
         items = list(items)
     if len(items) == 0:
         raise InputError(["evaluate_many: no scenarios (an empty list or table): give at least one"])
+    if columns is not None and not isinstance(columns, str):
+        cols = list(columns) if isinstance(columns, Iterable) else None
+        if cols is None or not all(isinstance(c, str) for c in cols):  # review 46b: columns=5 was a TypeError
+            raise InputError([f"evaluate_many: columns = {columns!r:.80}: give a column name or a list of them, "
+                              "or None"])
+        columns = cols
     b, names = to_batch(items)
     out = run_batch(b)
     if "etp" not in out and "tp" in out:

@@ -86,7 +86,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from .schema import COUNT_MAX as HF_INT_MAX  # the schema's bound on every count of a model
-from .schema import MTP_LAYERS_MAX, InputError, ModelSpec, format_errors, read_json_file
+from .schema import MTP_LAYERS_MAX, InputError, JsonTextError, ModelSpec, format_errors, loads_json, read_json_file
 
 #: model_type values read as Llama-style decoders: gated MLP (SwiGLU / GeGLU) and RMSNorm.
 LLAMA_FAMILY = frozenset({
@@ -304,9 +304,11 @@ class _Reader:
 
 
 def _read_file(config: dict | str | Path) -> tuple[Any, str]:
-    if isinstance(config, str) and config.lstrip().startswith("{"):  # the file's text itself
-        try:
-            return json.loads(config), "config.json"
+    if isinstance(config, str) and config.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):  # the file's text itself
+        try:  # as a file is read: a key given twice, 5,000 digits and deep nesting refused (schema.loads_json)
+            return loads_json(config.lstrip("\ufeff")), "config.json"
+        except JsonTextError as e:
+            raise InputError([f"config.json: {e}"]) from None
         except ValueError as e:
             raise InputError([f"config.json: not valid JSON ({e})"]) from None
         except RecursionError:
@@ -669,6 +671,12 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
                          "mtp_layers to 0 to plan the main model alone.")
 
     # --- family rules ----------------------------------------------------------------------
+    for k in ("hidden_act", "hidden_activation", "activation_function"):
+        v = cfg.get(k)
+        # review 45a: 42 was read as '?' without a word; review 46b: for every model type, not only
+        # the unlisted ones (Transformers' ACT2FN lookup fails on a non-string when it builds the model)
+        if v is not None and not isinstance(v, str):
+            raise InputError([f"{fname} {k}: expected a string (got {_shown(v)})"])
     gpt_like = mtype in GPT_FAMILY
     if not gpt_like and mtype not in LLAMA_FAMILY and mtype not in ("dbrx", "chatglm", "llama4_text"):
         act = ""
@@ -676,8 +684,6 @@ def import_hf_config(config: dict | str | Path, name: str | None = None) -> HFIm
             v = cfg.get(k)
             if v is None:
                 continue
-            if not isinstance(v, str):  # review 45a: 42 was read as '?' without a word
-                raise InputError([f"{fname} {k}: expected a string (got {_shown(v)})"])
             if v:
                 act = v
                 break

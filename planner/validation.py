@@ -971,7 +971,7 @@ def parse_zero_stage(cell) -> int | None:
     ``reshard_after_forward=False`` → 2, data parallel → 0."""
     v = parse_number(cell)
     if not math.isnan(v):
-        if v != int(v) or not 0 <= v <= 3:
+        if not math.isfinite(v) or v != int(v) or not 0 <= v <= 3:
             raise ValueError(f"zero_stage '{cell}': expected 0, 1, 2 or 3")
         if re.match(r"^\s*\d\s*/\s*\d", str(cell)):
             raise ValueError(f"zero_stage '{cell}': names more than one stage")

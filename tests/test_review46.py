@@ -116,3 +116,123 @@ def test_fleet_of_another_family_gets_a_note():
     assert len(notes) == 1 and "cdna3" in notes[0] and "as given" in notes[0]
     d["reliability"]["profile"] = "rsc-a100"
     assert any("measured on an ampere fleet" in n for n in planner.evaluate(d).notes)
+
+
+# --------------------------------------------------------------------------------------
+# 46b: bad input on the API and CLI
+# --------------------------------------------------------------------------------------
+
+_BASE = {"cluster.system": "dgx-h100", "cluster.n_gpus": 1024, "parallelism.tp": 8, "parallelism.pp": 4,
+         "parallelism.vpp": 5, "parallelism.schedule": "interleaved"}
+
+
+@pytest.mark.parametrize("order", ["id first", "field first"])
+def test_evaluate_many_edits_a_catalogue_model_as_set_does(order):
+    """A table with a ``model`` id column and ``model.n_layers`` beside it: the id's architecture
+    with 40 layers, as ``--set model.n_layers=40`` gives (it was a TypeError with the id first and
+    80 layers, the edit dropped, with the field first)."""
+    import pandas as pd
+    row = {"model": "llama3-70b", "model.n_layers": 40} if order == "id first" else \
+        {"model.n_layers": 40, "model": "llama3-70b"}
+    r = planner.evaluate_many(pd.DataFrame([{**row, **_BASE}]))
+    assert r["n_dense_layers"].iloc[0] == 40
+
+
+def test_evaluate_many_table_errors_name_the_row_and_the_field():
+    import pandas as pd
+    with pytest.raises(planner.InputError, match=r"row 0: model.n_layers: model = 'nope' is not a catalogue id"):
+        planner.evaluate_many(pd.DataFrame([{"model": "nope", "model.n_layers": 40, **_BASE}]))
+    with pytest.raises(planner.InputError, match=r"column 'parallelism.tp' given more than once"):
+        planner.evaluate_many(pd.DataFrame([[8, 4]], columns=["parallelism.tp", "parallelism.tp"]))
+    for bad in (5, [1, 2]):
+        with pytest.raises(planner.InputError, match=r"evaluate_many: columns = "):
+            planner.evaluate_many(pd.DataFrame([{"model": "llama3-70b", **_BASE}]), columns=bad)
+    assert planner.evaluate_many(pd.DataFrame([{"model": "llama3-70b", **_BASE}]),
+                                 columns=("step_time_s",)).columns.tolist() == ["name", "step_time_s"]
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "1e999"])
+def test_zero_stage_infinite_is_a_named_error_not_an_overflow(cell):
+    from planner import validation
+    with pytest.raises(ValueError, match=r"zero_stage '.*': expected 0"):
+        validation.parse_zero_stage(cell)
+
+
+def test_hf_config_text_is_read_as_a_file_is():
+    """docs/inputs.md: a config.json naming a key twice is refused; given as text it was read,
+    the last value winning. A byte-order mark is skipped; a list is not a config."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent / "data" / "hf_configs14" / "llama31_8b.json").read_text()
+    with pytest.raises(planner.InputError, match="key 'num_hidden_layers' given twice"):
+        planner.model_from_hf_config(text[: text.rindex("}")] + ', "num_hidden_layers": 80}')
+    assert planner.model_from_hf_config("\ufeff" + text).n_layers == 32
+    with pytest.raises(planner.InputError, match="expected a JSON object"):
+        planner.model_from_hf_config("[1, 2]")
+    import json
+    cfg = json.loads(text)
+    with pytest.raises(planner.InputError, match="hidden_act: expected a string"):
+        planner.import_hf_config({**cfg, "hidden_act": 5})
+
+
+def _cli(*argv):
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "planner", *argv], capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_cli_option_given_twice_is_refused_and_set_repeats():
+    rc, out, err = _cli("evaluate", "--preset", "default", "--preset", "mpt-7b-a100-8")
+    assert rc == 2 and "--preset: given twice ('default', then 'mpt-7b-a100-8'); give it once" in err and not out
+    rc, _, err = _cli("simulate", "--preset", "default", "--trials", "100", "--trials=200")
+    assert rc == 2 and "--trials: given twice (100, then 200)" in err
+    rc, out, _ = _cli("evaluate", "--preset", "default", "--set", "parallelism.tp=4", "--set", "parallelism.pp=8",
+                      "--format", "json")
+    import json
+    assert rc == 0 and json.loads(out)["scenario"]["parallelism"]["pp"] == 8
+
+
+def test_link_base_url_of_another_page_is_refused():
+    rc, out, err = _cli("link", "--preset", "default", "--base-url", "http://x/compare")
+    assert rc == 2 and not out and "Compare page's path" in err and "'http://x/'" in err
+
+
+# --------------------------------------------------------------------------------------
+# 46d: ckj takes the ranges ck takes; Compare states the simplifications; an empty link slot
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tier", [
+    {"tier": "pfs", "interval_s": 0.01}, {"tier": "pfs", "interval_s": 1e12}, {"tier": "pfs", "interval_s": 600,
+                                                                               "replicas": 5000}])
+def test_ckj_out_of_range_is_warned_and_the_base_kept(tier):
+    """docs/ui.md: a link value takes the Plan page's range (intervals 0.6 s to 6·10⁸ s, peer
+    copies 0 to 1,000), refused with a warning and the base value kept — as ``ck`` does."""
+    import json
+    from planner import share
+    base, _ = share.params_to_scenario({"p": "default"})
+    sj, warns = share.params_to_scenario({"p": "default", "ckj": json.dumps([tier])})
+    assert len(warns) == 1 and "allowed" in warns[0] and warns[0].endswith("kept the base value")
+    assert sj["checkpoint"] == base["checkpoint"]
+    ok, warns = share.params_to_scenario({"p": "default", "ckj": json.dumps([{"tier": "pfs", "interval_s": 600}])})
+    assert not warns and ok["checkpoint"]["tiers"][0]["interval_s"] == 600
+
+
+def test_compare_lists_each_scenarios_stated_simplifications():
+    """The GB200 preset's 4-GPU-tray note (review h30a C3) is on the Plan page; Compare now lists it
+    under its scenario, and the notes every scenario shares once."""
+    from test_app import COMPARE, _run
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "qwen3-235b-gb200-256"})
+    (exp,) = [e for e in at.expander if e.label == "Stated simplifications per scenario"]
+    text = "\n".join(m.value for m in exp.markdown)
+    rep = planner.evaluate(planner.load_preset("qwen3-235b-gb200-256"))
+    tray = [n for n in rep.notes if "measured on 8-GPU nodes" in n]
+    assert tray and tray[0] in text
+    assert "**Every scenario**" in text
+
+
+def test_compare_empty_link_slot_stays_empty_in_its_link():
+    from test_app import COMPARE, _run
+    at = _run(COMPARE, {"c_n": "2", "c_src1": "default", "c_src2": "link"})
+    q = {k: at.query_params[k] for k in at.query_params}
+    assert q["c_src2"] in ("link", ["link"]) and not any(k.startswith("2.") for k in q)
+    assert any("No link pasted yet" in c.value for c in at.caption)

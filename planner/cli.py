@@ -90,6 +90,7 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
     from .presets import drop_stale_name
 
     before = copy.deepcopy(data)
+    given: dict[str, str] = {}  # path → the value it was given
     for i_set, item in enumerate(sets or ()):
         if "=" not in item:
             raise UsageError([f"--set {item!r}: expected path=value, e.g. parallelism.tp=4"])
@@ -98,6 +99,10 @@ def apply_sets(data: dict, sets: Sequence[str]) -> dict:
         parts = [p for p in path.strip().split(".")]
         if not path.strip() or any(not p for p in parts):
             raise UsageError([f"--set {item!r}: the path before '=' names no field, e.g. parallelism.tp=4"])
+        key = ".".join(p.strip() for p in parts)
+        if key in given:  # review 46e: the last value won without a word, as --preset twice did
+            raise UsageError([f"--set {key}: given twice ({given[key]!r}, then {value!r}); give it once"])
+        given[key] = value
         cur = data
         for depth, p in enumerate(parts[:-1]):
             where = ".".join(parts[: depth + 1])
@@ -897,10 +902,19 @@ def cmd_link(args) -> int:
     if not ok:
         raise UsageError([f"--base-url {url!r}: expected the dashboard's address, http:// or https:// and a host "
                           "(a port 1 to 65,535 if any; no spaces, a path writes %20), e.g. http://localhost:8501/"])
+    # the address without its query or fragment, and without another page's path: the link written
+    # is a Plan page link, which the Compare / Validate pages do not read (review 46b); one suggestion
+    # for both refusals (review 46e: the query's advice kept /compare, then refused in turn)
+    bare = url.split("#", 1)[0].split("?", 1)[0]
+    page = urlsplit(bare).path.rstrip("/").rsplit("/", 1)[-1].lower()
+    if page in ("compare", "validate"):
+        bare = bare.rstrip("/").rsplit("/", 1)[0] + "/"
     if parts.query:  # review 20: 'http://host/?p=foo' lost its query without a word
-        bare = url.split("#", 1)[0].split("?", 1)[0]
         raise UsageError([f"--base-url {url!r}: has a query (?{parts.query}), which the link written replaces; give "
-                          f"the address only, {bare!r}; a share link to read goes in --link"])
+                          f"the dashboard's address only, {bare!r}; a share link to read goes in --link"])
+    if page in ("compare", "validate"):
+        raise UsageError([f"--base-url {url!r}: ends in the {page.capitalize()} page's path, but the link written "
+                          f"is a Plan page link; give the dashboard's address, {bare!r}"])
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     base = args.preset
     if base is None and args.link is not None:
@@ -921,10 +935,6 @@ def cmd_link(args) -> int:
     addr = url.split('#', 1)[0].split('?', 1)[0]
     if not urlsplit(addr).path:  # http://host:9000 → http://host:9000/?p=… (review 42a), as a browser writes it
         addr += "/"
-    page = urlsplit(addr).path.rstrip("/").rsplit("/", 1)[-1].lower()
-    if page in ("compare", "validate"):  # the link written is a Plan link: on these pages evaluate --link refuses it
-        raise UsageError([f"--base-url {url!r}: ends in the {page.capitalize()} page's path, but the link written is a "
-                          f"Plan page link; give the dashboard's address, {addr.rstrip('/').rsplit('/', 1)[0] + '/'!r}"])
     sys.stdout.write(f"{addr}?{urlencode(params)}\n")
     # a link carries the inputs, not the scenario's label: say so where the label would change (review
     # 24: --set name=my-run came back from the link as the preset's name without a word)

@@ -327,6 +327,12 @@ def _price_note(row: dict) -> str:
     if over is not None and bool(over):
         return (f"Price per GPU-hour{val}: the scenario's own (cluster.overrides.price_per_gpu_hour_usd), not the "
                 f"catalogue's; {tail}")
+    idx = row.get("accelerator_index")
+    if over is not None and idx is not None and int(idx) < 0:
+        # an inline (or edited) accelerator: its own price, not a catalogue figure (review 46e: --set
+        # cluster.accelerator.price_per_gpu_hour_usd=3 was called "the catalogue's figure")
+        return (f"Price per GPU-hour{val}: the scenario's inline accelerator's own "
+                f"(cluster.accelerator.price_per_gpu_hour_usd), not a catalogue figure; {tail}")
     if over is not None:
         return (f"Price per GPU-hour{val}: the catalogue's figure for the accelerator (hardware/accelerators.json"
                 f"{_catalogue_price_text(row)}); {tail}")

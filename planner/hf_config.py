@@ -303,8 +303,22 @@ class _Reader:
         return float(v)
 
 
+def _is_json_text(config: str) -> bool:
+    """A string that is a config.json's text, not a path: it starts with ``{``, or with ``[`` and
+    names no file (review 46e: a file named ``[v2]config.json`` was read as text)."""
+    head = config.lstrip("\ufeff \t\r\n")[:1]
+    if head == "{":
+        return True
+    if head != "[":
+        return False
+    try:
+        return "\n" in config or not Path(config).exists()
+    except (OSError, ValueError):  # a name too long or with a NUL byte for the file system: not a path
+        return True
+
+
 def _read_file(config: dict | str | Path) -> tuple[Any, str]:
-    if isinstance(config, str) and config.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):  # the file's text itself
+    if isinstance(config, str) and _is_json_text(config):  # the file's text itself
         try:  # as a file is read: a key given twice, 5,000 digits and deep nesting refused (schema.loads_json)
             return loads_json(config.lstrip("\ufeff")), "config.json"
         except JsonTextError as e:

@@ -445,6 +445,19 @@ def _sh(v) -> str:
     return _shown_value(v, False)
 
 
+def _as_options(v, name: str) -> tuple:
+    """An inner option's candidates, one value or a sequence of them, as a tuple; repeats dropped
+    (order kept). A scalar of any type is one candidate (review 46e: ``zero_stages=2.0`` and
+    ``recompute=1.5`` were TypeErrors; the caller then names what is allowed)."""
+    if isinstance(v, (str, bytes)) or np.isscalar(v) or v is None:
+        return (v,)
+    try:
+        vals = tuple(v)
+    except TypeError:
+        raise InputError([f"sweep: {name} = {_sh(v)}: give one value or a list of them"]) from None
+    return tuple(dict.fromkeys(vals))
+
+
 def _int_candidates(name: str, x) -> np.ndarray:
     """Candidate degrees given by the caller (one integer or a list of them) as int64 (K,);
     anything else (a string, a bool, a fraction, more than ``COUNT_MAX``) raises
@@ -525,13 +538,13 @@ def build_space(
     include_invalid : keep rows that break a rule (with their reason code) instead of
         dropping them.
     """
-    def _opts(v):  # one value or a sequence; repeats dropped (order kept)
-        return tuple(dict.fromkeys((v,) if isinstance(v, (str, int, np.integer)) else tuple(v)))
-
     own = default_options(scenario)
+    if zero_stages is None:  # None = the default, as for recompute / offload / schedules (review 46e)
+        zero_stages = DEFAULT_ZERO_STAGES
     recompute, offload, schedules = (own[name] if v is None else v for name, v in
                                      (("recompute", recompute), ("offload", offload), ("schedules", schedules)))
-    zero_stages, recompute, offload, schedules = (_opts(x) for x in (zero_stages, recompute, offload, schedules))
+    zero_stages, recompute, offload, schedules = (_as_options(x, name) for x, name in (
+        (zero_stages, "zero_stages"), (recompute, "recompute"), (offload, "offload"), (schedules, "schedules")))
     for name, vals, allowed in (
         ("recompute", recompute, RECOMPUTE), ("offload", offload, OFFLOAD), ("schedules", schedules, SCHEDULES),
     ):
@@ -954,7 +967,7 @@ def no_split_reason(scenario, n_valid: int, *, gpus: int | None = None, systems:
         v = space_options.get(name)
         if v is None:
             return tuple(default)
-        return tuple(dict.fromkeys((v,) if isinstance(v, (str, int, np.integer)) else tuple(v)))
+        return _as_options(v, name)
 
     try:  # what a sweep without these options tried: the defaults and the scenario's own modes
         own = default_options(validate_scenario(scenario))

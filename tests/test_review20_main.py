@@ -210,7 +210,7 @@ def test_link_base_url_with_a_query_is_refused(capsys):
     assert cli_main(["link", "--preset", "default", "--base-url", "http://localhost:8600/?p=foo"]) == 2
     err = capsys.readouterr().err
     assert ("--base-url 'http://localhost:8600/?p=foo': has a query (?p=foo), which the link written replaces; "
-            "give the address only, 'http://localhost:8600/'") in err
+            "give the dashboard's address only, 'http://localhost:8600/'") in err
 
 
 def test_set_a_5000_digit_integer_is_bad_input_not_a_traceback(capsys):

@@ -236,3 +236,62 @@ def test_compare_empty_link_slot_stays_empty_in_its_link():
     q = {k: at.query_params[k] for k in at.query_params}
     assert q["c_src2"] in ("link", ["link"]) and not any(k.startswith("2.") for k in q)
     assert any("No link pasted yet" in c.value for c in at.caption)
+
+
+# --------------------------------------------------------------------------------------
+# 46e: the session's diff review
+# --------------------------------------------------------------------------------------
+
+def test_inline_accelerator_price_is_its_own_not_the_catalogues():
+    d = planner.load_preset("default").to_json_dict()
+    acc = planner.catalog.accelerators()["h100-sxm-80gb"].model_dump(mode="json", by_alias=True)
+    d["cluster"]["accelerator"] = {**acc, "price_per_gpu_hour_usd": 3.0}
+    (note,) = [n for n in planner.evaluate(d).notes if n.startswith("Price per GPU-hour")]
+    assert note.startswith("Price per GPU-hour 3 USD: the scenario's inline accelerator's own") and \
+        "the catalogue's figure for" not in note
+
+
+def test_hf_config_path_starting_with_a_bracket_is_a_file(tmp_path):
+    from pathlib import Path
+    src = Path(__file__).resolve().parent / "data" / "hf_configs14" / "llama31_8b.json"
+    f = tmp_path / "[v2]config.json"
+    f.write_text(src.read_text())
+    assert planner.model_from_hf_config(str(f)).n_layers == 32
+
+
+@pytest.mark.parametrize(("kw", "want"), [({"zero_stages": 2.0}, None), ({"zero_stages": None}, None),
+                                          ({"zero_stages": 2.5}, r"zero_stages \[2.5\]: allowed: 0, 1, 2, 3"),
+                                          ({"recompute": 1.5}, r"recompute \[1.5\]: allowed"),
+                                          ({"zero_stages": object()}, r"zero_stages = .*: give one value or a list")])
+def test_sweep_option_scalars_of_any_type(kw, want):
+    d = planner.load_preset("default").to_json_dict()
+    if want is None:
+        t = planner.sweep(d, top=3, **kw)
+        assert len(t) == 3
+        if kw["zero_stages"] is not None:
+            assert set(t["zero_stage"]) == {2}
+    else:
+        with pytest.raises(planner.InputError, match=want):
+            planner.sweep(d, top=3, **kw)
+
+
+def test_ckj_range_message_quotes_the_value_as_given():
+    import json
+    from planner import share
+    _, w = share.params_to_scenario({"p": "default", "ckj": json.dumps([{"tier": "pfs", "interval_s": 0.5999999}])})
+    assert "interval_s = 0.5999999: allowed 0.6" in w[0]
+
+
+def test_link_base_url_advice_is_one_address_that_works():
+    rc, out, err = _cli("link", "--preset", "default", "--base-url", "http://h:1/compare?x=1")
+    assert rc == 2 and "give the dashboard's address only, 'http://h:1/'" in err
+    rc, out, _ = _cli("link", "--preset", "default", "--base-url", "http://h:1/")
+    assert rc == 0 and out.startswith("http://h:1/?p=default")
+
+
+def test_set_of_one_path_twice_is_refused():
+    rc, out, err = _cli("evaluate", "--preset", "default", "--set", "parallelism.tp=4", "--set", "parallelism.tp=8")
+    assert rc == 2 and "--set parallelism.tp: given twice ('4', then '8'); give it once" in err and not out
+    rc, _, err = _cli("evaluate", "--preset", "default", "--set", "checkpoint.tiers[0].interval_s=60",
+                      "--set", "checkpoint.tiers.0.interval_s=70")
+    assert rc == 2 and "checkpoint.tiers.0.interval_s: given twice" in err

@@ -814,8 +814,10 @@ def write_url(sj: dict, extra: dict[str, str] | None = None) -> None:
     params = share.scenario_to_params(_defaults_full(sj), preset=st.session_state.get("preset_id"))
     if extra:
         params.update({k: str(v) for k, v in extra.items() if v is not None})
-    if st.query_params.to_dict() != params:
-        st.query_params.from_dict(params)
+    # always written: st.query_params holds the query string of this rerun's request, which can be older
+    # than the address the browser shows (an interrupted run's write arrived after the request left);
+    # the browser adds no history entry when the address is unchanged
+    st.query_params.from_dict(params)
     st.session_state[URL_WRITTEN_KEY] = params
     st.session_state[URL_WIDGETS_KEY] = _widget_snapshot(tuple(extra or ()))
 
@@ -848,6 +850,8 @@ def reread_moved_url(page_keys: tuple[str, ...] = ()) -> bool:
     now = st.query_params.to_dict()
     if not now or now == written:
         return False
+    if _history_flag() is False:  # an edit, whatever address its request carried
+        return False
     # an input changed since the URL was written: this rerun is an edit whose request carried the
     # address from before the last write (edits in quick succession), not Back / Forward, which
     # changes no widget (review 45i: 3 of 13 runs of three quick edits lost two of them)
@@ -863,6 +867,14 @@ def reread_moved_url(page_keys: tuple[str, ...] = ()) -> bool:
     for k in page_keys:
         ss.pop(k, None)
     return True
+
+
+def _history_flag() -> bool | None:
+    """Whether this rerun was sent by the browser's Back / Forward (Streamlit's own flag), None where unknown."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "is_history_navigation", None) if ctx is not None else None
 
 
 def _query_all() -> dict[str, list[str]]:
@@ -894,6 +906,8 @@ def page_url_moved(page: str, keys: tuple[str, ...], own=lambda k: False) -> boo
     now = _query_all()
     if not now or now == written or not all(own(k) for k in now):
         return False
+    if (flag := _history_flag()) is not None:
+        return flag
     return not any(k in ss and ss[k] != v for k, v in snap.items())
 
 

@@ -175,6 +175,12 @@ def _slot_scenario(i: int) -> tuple[dict, list[str], str | None]:
     return sj, warns, src
 
 
+def _drop_warnings(*prefixes: str) -> None:
+    """on_change of a box: the link's warnings about the value the user has now replaced (review 46g:
+    "c_n='7': refused" stayed through later edits), as the Validate page drops its own."""
+    ss["_c_warnings"] = [w for w in ss.get("_c_warnings", []) if not w.startswith(prefixes)]
+
+
 def _open(i: int) -> None:
     sj, _, pid = _slot_scenario(i)
     C.init_state()
@@ -199,25 +205,29 @@ C.keep_page_widgets("compare", _KEYS)
 _init_from_url()
 # a slot's widgets are not drawn while "Scenarios" is below its number, and Streamlit drops the state
 # of a widget that a run does not draw: re-set as plain state, slots 3 and 4 keep their preset or link
-# through 4 → 2 → 4 (review 16d: they came back as empty link slots showing the default scenario)
-for _k in _KEYS:
-    if _k in ss:
-        ss[_k] = ss[_k]
+# through 4 → 2 → 4 (review 16d: they came back as empty link slots showing the default scenario).
+# Only those: a widget drawn this run and set here gets its value sent back to the browser, which
+# could land in a box while the next value is typed (review 46g: "4" then "3" typed fast read "43").
+_cn = ss.get("c_n")
+_drawn = int(_cn) if share.box_value_error("c_n", _cn, 2, MAX_SLOTS, whole=True) is None else 0
+for _i in range(_drawn, MAX_SLOTS):
+    for _k in (f"c_src{_i}", f"c_link{_i}"):
+        if _k in ss:
+            ss[_k] = ss[_k]
 st.title("Compare scenarios")
 for w in share.capped_warnings(ss.get("_c_warnings", [])):  # not 200 boxes (review 17b)
     st.warning(f"Link: {C.md_text(w)}", icon=":material/link_off:")
 
 presets = C.preset_ids()
 # no browser-side bounds (review h27b, D4: an out-of-range entry stayed red in the box, unsent): named here
-st.columns([1, 3])[0].number_input("Scenarios (2 to 4)", step=1, key="c_n")
+st.columns([1, 3])[0].number_input("Scenarios (2 to 4)", step=1, key="c_n", on_change=_drop_warnings,
+                                   args=("c_n=",))
 if _n_err := share.box_value_error("Scenarios (2 to 4)", ss.get("c_n"), 2, MAX_SLOTS, whole=True, where="link key c_n"):
     st.error(f"{C.code(_n_err)}; the scenarios are kept.", icon=":material/error:")
     C.save_page_widgets("compare", _KEYS)
     # the URL holds what the box holds, as the sidebar's boxes do (review h28d: it kept c_n=2, so a
     # reload quietly showed two scenarios; opened, the link's c_n is refused with a warning)
-    _qp = st.query_params.to_dict()
-    if _qp.get("c_n") != str(ss.get("c_n")):
-        st.query_params.from_dict({**_qp, "c_n": str(ss.get("c_n"))})
+    st.query_params.from_dict({**st.query_params.to_dict(), "c_n": str(ss.get("c_n"))})
     C.note_page_url("compare", _KEYS)
     st.stop()
 n = int(ss["c_n"])
@@ -228,11 +238,13 @@ for i in range(n):
     with cols[i]:
         # the preset id alone (review 16d: "preset: " pushed the end of every id but "default" out of a
         # 4-slot box at 1,280 px, "preset: deepseek-v3-h80"); the help says what the choices are
-        st.selectbox(f"Scenario {i + 1}", [LINK] + presets, key=f"c_src{i}",
+        st.selectbox(f"Scenario {i + 1}", [LINK] + presets, key=f"c_src{i}", on_change=_drop_warnings,
+                     args=(f"c_src{i + 1}=", f"{i + 1}."),
                      format_func=lambda v: "from a share link" if v == LINK else v,
                      help="A scenario preset (`planner presets scenarios`), or a share link pasted below.")
         if ss[f"c_src{i}"] == LINK:
-            st.text_input("Share link (or its ?query)", key=f"c_link{i}",
+            st.text_input("Share link (or its ?query)", key=f"c_link{i}", on_change=_drop_warnings,
+                          args=(f"c_src{i + 1}=", f"{i + 1}."),
                           placeholder="http://localhost:8501/?m=llama3-70b&n=1024&tp=8 ...")
             if not str(ss.get(f"c_link{i}") or "").strip():
                 st.caption("No link pasted yet: this column shows the default preset until one is.")
@@ -246,8 +258,7 @@ for i in range(n):
         continue  # an empty link box stays empty when the link is opened (review 46d: it came back filled)
     url.update(share.prefix_params(share.scenario_to_params(C._defaults_full(sj), preset=pid), _slot_prefix(i)))
 C.save_page_widgets("compare", _KEYS)
-if st.query_params.to_dict() != url:
-    st.query_params.from_dict(url)
+st.query_params.from_dict(url)  # always: this rerun's query string can be older than the browser's
 C.note_page_url("compare", _KEYS)
 
 def _split_text(par: dict, training: dict) -> str:

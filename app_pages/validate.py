@@ -101,14 +101,14 @@ def _open_run() -> None:
     ss["_v_goto_plan"] = True
 
 
-_KEYS = ("v_set", "v_metric", "v_groups")
+_KEYS = ("v_set", "v_metric", "v_groups", "v_open")  # v_open kept across a page switch (review 46g)
 if ss.pop("_v_goto_plan", False):  # set by "Open on the Plan page" (below)
     try:
         st.switch_page("app_pages/plan.py")
     except Exception:  # noqa: BLE001 - this page run on its own (streamlit run app_pages/validate.py): no Plan page
         ss["_v_open_error"] = ("the Plan page is not part of this app: start the dashboard with "
                                "`streamlit run app.py` (README), where the run opens on the Plan page")
-if C.page_url_moved("validate", _KEYS + ("v_open",), own=lambda k: k.startswith("v_")):
+if C.page_url_moved("validate", _KEYS, own=lambda k: k.startswith("v_")):
     # Back / Forward: the link is read again, as on a page's first run
     for _k in ("v_set", "v_metric", "v_groups", "v_open", "_v_set_warnings", "_v_warnings"):
         ss.pop(_k, None)
@@ -153,9 +153,9 @@ if "v_metric" not in ss:
     # v_run: the run picked in "Open a run on the Plan page" (a link to one run of the set)
     _want_run = qp.get("v_run")
     _ids_now = set(ok["run_id"].astype(str)) if "run_id" in ok.columns else set()
-    if _want_run is not None and _want_run in _ids_now:
-        ss["v_open"] = _want_run
-    elif _want_run is not None:
+    # set either way: a popped key leaves the box showing its old pick, which the next edit sends back
+    ss["v_open"] = _want_run if _want_run is not None and _want_run in _ids_now else None
+    if _want_run is not None and _want_run not in _ids_now:
         _w.append(f"v_run={share._show(_want_run)}: no compared run of this set has that id "
                   f"({len(_ids_now)} runs; `planner validate --run` names close ids)")
     ss["_v_warnings"] = _w
@@ -208,7 +208,7 @@ metric = ss.get("v_metric") or (metrics[0] if metrics else None)
 st.query_params.from_dict({"v_set": run_set, "v_metric": metric or "",
                            "v_group": list(ss.get("v_groups") or ["none"]),
                            **({"v_run": str(ss["v_open"])} if ss.get("v_open") else {})})
-C.note_page_url("validate", _KEYS + ("v_open",))
+C.note_page_url("validate", _KEYS)
 
 sel = ok[ok["metric"].eq(metric) & ok["group"].isin(ss.get("v_groups") or [])] if metric else ok.iloc[:0]
 # a group whose runs publish another metric has no point on this chart: say which (found by review:

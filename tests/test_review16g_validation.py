@@ -124,7 +124,8 @@ def test_every_pre_existing_out_of_sample_row_reads_as_without_the_column(oos, t
     # Qwen3-235B rows, whose EP exceeds the data-parallel group at ETP = TP (19a: ETP 1, as the recipe)
     # review 46c: MLPerf v6.0's DeepSeek-V3 on 256 GB200 (Google) states ETP 1
     assert set(later["source_key"]) <= {"MOEZOO_QWEN3_H100", "MCORE_DSV3_GB200", "MOEZOO_QWEN3_GB200",
-                                        "MBRIDGE_25.09", "MLPERF_T60_GOOGLE_DSV3_GB200"}, sorted(later["source_key"])
+                                        "MBRIDGE_25.09", "MLPERF_T60_GOOGLE_DSV3_GB200",
+                                        "MLPERF_T60_NV_DSV3_GB200"}, sorted(later["source_key"])
     dropped = tmp_path / "dropped.csv"
     raw = list(csv.reader(io.StringIO(OOS.read_text(), newline="")))
     k = raw[0].index("etp")

@@ -29,6 +29,15 @@ def _settle(page) -> None:
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=TIMEOUT_MS)
 
 
+def _open(browser, url: str, height: int = 2200):
+    """A fresh context on ``url``, settled: (context, page)."""
+    ctx = browser.new_context(viewport={"width": 1500, "height": height})
+    page = ctx.new_page()
+    page.goto(url, wait_until="domcontentloaded")
+    _settle(page)
+    return ctx, page
+
+
 def _step(page, step) -> None:
     """Back or Forward, then wait past the rerun that would have written the newer state back."""
     step()
@@ -40,10 +49,7 @@ def _step(page, step) -> None:
 def test_compare_back_and_forward_restore_the_number_of_scenarios(app_url, browser):
     from playwright.sync_api import expect
 
-    ctx = browser.new_context(viewport={"width": 1500, "height": 2200})
-    page = ctx.new_page()
-    page.goto(f"{app_url}/compare?c_n=2", wait_until="domcontentloaded")
-    _settle(page)
+    ctx, page = _open(browser, f"{app_url}/compare?c_n=2", 2200)
     box = page.get_by_label("Scenarios (2 to 4)", exact=True)
     for n in ("3", "4"):
         box.fill(n)
@@ -68,10 +74,7 @@ def test_compare_back_and_forward_restore_the_number_of_scenarios(app_url, brows
 def test_validate_back_restores_the_run_set(app_url, browser):
     from playwright.sync_api import expect
 
-    ctx = browser.new_context(viewport={"width": 1500, "height": 1600})
-    page = ctx.new_page()
-    page.goto(f"{app_url}/validate?v_set=calibration", wait_until="domcontentloaded")
-    _settle(page)
+    ctx, page = _open(browser, f"{app_url}/validate?v_set=calibration", 1600)
     page.get_by_role("radio", name="out-of-sample runs", exact=True).click()
     page.wait_for_url("**v_set=out_of_sample**", timeout=TIMEOUT_MS)
     _settle(page)
@@ -96,10 +99,7 @@ def test_compare_quick_edits_in_a_row_are_all_kept(app_url, browser):
     from playwright.sync_api import expect
 
     for _ in range(6):
-        ctx = browser.new_context(viewport={"width": 1500, "height": 2200})
-        page = ctx.new_page()
-        page.goto(f"{app_url}/compare?c_n=2", wait_until="domcontentloaded")
-        _settle(page)
+        ctx, page = _open(browser, f"{app_url}/compare?c_n=2", 2200)
         box = page.get_by_label("Scenarios (2 to 4)", exact=True)
         for n in ("3", "4", "3"):
             box.fill(n)
@@ -119,10 +119,7 @@ def test_validate_back_clears_the_run_pick_it_did_not_have(app_url, browser):
     v_run but the box kept its pick, and the next edit wrote it back into the link."""
     from playwright.sync_api import expect
 
-    ctx = browser.new_context(viewport={"width": 1500, "height": 2200})
-    page = ctx.new_page()
-    page.goto(f"{app_url}/validate?v_set=calibration&v_metric=tokens_per_s_per_gpu", wait_until="domcontentloaded")
-    _settle(page)
+    ctx, page = _open(browser, f"{app_url}/validate?v_set=calibration&v_metric=tokens_per_s_per_gpu", 2200)
     page.get_by_role("combobox", name="Open a run on the Plan page").click()
     page.get_by_role("option").nth(2).click()
     page.wait_for_url("**v_run=**", timeout=TIMEOUT_MS)

@@ -850,13 +850,7 @@ def reread_moved_url(page_keys: tuple[str, ...] = ()) -> bool:
     now = st.query_params.to_dict()
     if not now or now == written:
         return False
-    if _history_flag() is False:  # an edit, whatever address its request carried
-        return False
-    # an input changed since the URL was written: this rerun is an edit whose request carried the
-    # address from before the last write (edits in quick succession), not Back / Forward, which
-    # changes no widget (review 45i: 3 of 13 runs of three quick edits lost two of them)
-    snap = ss.get(URL_WIDGETS_KEY) or {}
-    if any(k in ss and ss[k] != v for k, v in snap.items()):  # (a widget not drawn may have left)
+    if not _is_history_step(ss.get(URL_WIDGETS_KEY) or {}):
         return False
     # another page's link (Compare's c_* and 1.* keys, Explore's ex_* on Plan, ...): not this page's
     # history; a page switch in AppTest keeps the old query string where a browser clears it
@@ -877,6 +871,17 @@ def _history_flag() -> bool | None:
     return getattr(ctx, "is_history_navigation", None) if ctx is not None else None
 
 
+def _is_history_step(snap: dict) -> bool:
+    """Whether this rerun, whose address differs from the one the page wrote last, is the browser's
+    Back / Forward: Streamlit's own flag where it gives one (an edit whose request carried an older
+    address is then never taken for Back: review 46g); else no input widget changed since that write
+    (``snap``, the widgets' values at the write: an edit changes one, Back does not; review 45i)."""
+    if (flag := _history_flag()) is not None:
+        return flag
+    ss = st.session_state
+    return not any(k in ss and ss[k] != v for k, v in snap.items())  # (a widget not drawn may have left)
+
+
 def _query_all() -> dict[str, list[str]]:
     """The query string now, every value of a repeated key (``to_dict`` keeps only the last)."""
     return {k: st.query_params.get_all(k) for k in st.query_params}
@@ -894,8 +899,8 @@ def page_url_moved(page: str, keys: tuple[str, ...], own=lambda k: False) -> boo
     """The browser's Back / Forward on a page whose state is its own link keys (Compare,
     Validate): the rule of :func:`reread_moved_url` for those pages. True when this rerun's query
     string is not empty (a page switch clears it), differs from the one the page wrote last
-    (:func:`note_page_url`), holds only this page's keys (``own(key)``), and no widget of the
-    page changed since that write (an edit whose request carried the older address, review 45i).
+    (:func:`note_page_url`), holds only this page's keys (``own(key)``), and is a history step
+    (:func:`_is_history_step`, the rule Plan and Explore use).
     The caller then reads its keys from the link again. Call before :func:`keep_page_widgets`:
     a page switch is never a move (the page's saved widgets win, as before)."""
     ss = st.session_state
@@ -906,9 +911,7 @@ def page_url_moved(page: str, keys: tuple[str, ...], own=lambda k: False) -> boo
     now = _query_all()
     if not now or now == written or not all(own(k) for k in now):
         return False
-    if (flag := _history_flag()) is not None:
-        return flag
-    return not any(k in ss and ss[k] != v for k, v in snap.items())
+    return _is_history_step(snap)
 
 
 # --------------------------------------------------------------------------------------

@@ -1766,7 +1766,8 @@ def render_sidebar(page: str, page_keys: tuple[str, ...] = ()) -> dict:
                      help=Training.model_fields["fp8_scaling"].description)
         st.checkbox("FP8 attention", key="w_f8a",
                     help=Training.model_fields["fp8_attention"].description)
-        st.selectbox("Gradient accumulation dtype", ["fp32", "bf16"], key="w_gd")
+        st.selectbox("Gradient accumulation dtype", ["fp32", "bf16", "fp16"], key="w_gd",
+                     help=Training.model_fields["grad_dtype"].description)
         st.selectbox("Cross-entropy kernel", ["fused", "eager"], key="w_ce",
                      help="Memory of the logits on the last stage: fused / vocab-parallel / compiled loss "
                           "keeps fp32 logits, 4 B per logit; PyTorch eager F.cross_entropy on fp32 logits "

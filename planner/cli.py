@@ -590,7 +590,9 @@ def print_report(report, fmt: str, out=None) -> None:
         if "stage" in df:
             df["stage"] = df["stage"].astype(int)
         num = df.select_dtypes("number").columns
-        df[[c for c in num if c.endswith("_bytes")]] = df[[c for c in num if c.endswith("_bytes")]] / 2**30
+        # every byte column, host_bytes_per_gpu too (review 47b: it printed raw bytes under "(GiB)")
+        gib_cols = [c for c in num if "bytes" in c]
+        df[gib_cols] = df[gib_cols] / 2**30
         out.write(df.to_string(index=False, float_format=lambda x: f"{x:.2f}") + "\n")
     for n in report.notes + ([accuracy] if accuracy else []):
         out.write(tty_line(f"note: {n}") + "\n")

@@ -480,6 +480,8 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--accumulate-allreduce-grads-in-fp32")
         notes.append("fp32 gradients with --fp16: --accumulate-allreduce-grads-in-fp32 written (Megatron sets it by "
                      "itself only for --bf16; without it the gradient buffers are fp16).")
+    elif t.grad_dtype == "fp16":
+        pass  # precision fp16 (the schema's rule): Megatron's own fp16 gradient buffers, no flag
     elif t.grad_dtype == "bf16":
         notes.append(f"grad_dtype 'bf16' with precision '{t.precision}': Megatron takes --grad-reduce-in-bf16 only "
                      "with --bf16 (validate_args) and keeps the gradient buffers in the parameters' dtype, "
@@ -865,8 +867,8 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
     elif t.precision not in ("bf16", "fp32"):
         notes.append(f"precision '{t.precision}': TorchTitan's parameters are bfloat16 or float32 "
                      "(FP8 through float8 converters): bfloat16 written.")
-    if t.grad_dtype == "bf16":
-        notes.append("bf16 gradient reduction: TorchTitan (at this commit) reduces in float32 only "
+    if t.grad_dtype in ("bf16", "fp16"):
+        notes.append(f"{t.grad_dtype} gradient reduction: TorchTitan (at this commit) reduces in float32 only "
                      "(mixed_precision_reduce); float32 written.")
     if p.offload_optimizer != "none" or p.offload_activations:
         notes.append("offload: TorchTitan's training.enable_cpu_offload offloads FSDP parameters, gradients and "
@@ -1041,7 +1043,7 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
             notes.append(f"hybrid sharding (dp_shard = {p.dp_shard}) with ZeRO-{p.zero_stage}: DeepSpeed shards "
                          "ZeRO-1/2 over all DP ranks; not written.")
     cfg["zero_optimization"] = zero
-    cfg["communication_data_type"] = "bf16" if t.grad_dtype == "bf16" else "fp32"
+    cfg["communication_data_type"] = t.grad_dtype  # fp32, bf16 or fp16 (DeepSpeed's names)
     # DeepSpeedEngine.get_data_types (deepspeed/runtime/engine.py): "if self._config.grad_accum_dtype is
     # None: grad_accum_dtype = model_dtype", so a bf16 model accumulates bf16 gradients unless
     # "data_types": {"grad_accum_dtype"} (runtime/constants.py DATA_TYPES / GRAD_ACCUM_DTYPE) says

@@ -1531,8 +1531,8 @@ def stage(b: Batch) -> Batch:
         ``fits`` (total <= hbm_usable_bytes); ``fits_conservative`` (also model states +
         activations + logits <= 80 % of usable HBM, Fujii et al. 2024);
         ``mem_headroom_bytes`` (usable − total; negative = does not fit);
-        ``host_mem_per_node_bytes`` [bytes] (gpus_per_node × the largest host bytes of a
-        stage), ``host_fits``.
+        ``host_mem_per_node_bytes`` [bytes] (min(gpus_per_node, n_gpus), the job's GPUs on its
+        busiest node, × the largest host bytes of a stage), ``host_fits``.
     """
     n = _size(b)
     cands = _candidates(b)
@@ -1557,7 +1557,13 @@ def stage(b: Batch) -> Batch:
     for k in ("_inflight", "_P_ne", "_P_ex", "_act_traffic", "_rec_extra"):
         out.pop(k)
     out.pop("host_bytes_per_gpu")
-    host_node = _u(b, "gpus_per_node") * host_gpu
+    # the busiest node holds min(gpus_per_node, n_gpus) of the job's GPUs: a job smaller than a node
+    # leaves the rest idle (found by review 47b: ZeRO-Offload's 13B on one V100 of a DGX-2 was
+    # counted 16 × its 194 GiB), as the checkpoint and reload models count their writers
+    gpus_node = _u(b, "gpus_per_node")
+    if "n_gpus" in b:
+        gpus_node = np.minimum(gpus_node, _u(b, "n_gpus"))
+    host_node = gpus_node * host_gpu
     fits = total <= usable
     res = {k: _expand(v, n) for k, v in out.items()}
     # the stage index is an integer (int64 in every batch: a column's dtype must not depend on

@@ -579,7 +579,11 @@ class Training(_Strict):
         "or fp4, flash attention is on with the native kernels and the part is an NVIDIA Hopper or "
         "Blackwell GPU (a note says so).",
     )
-    grad_dtype: Literal["fp32", "bf16"] = Field("fp32", description="Gradient accumulation buffer (Megatron: fp32).")
+    grad_dtype: Literal["fp32", "bf16", "fp16"] = Field(
+        "fp32",
+        description="Gradient accumulation / reduction buffer: 'fp32' 4 B per parameter (Megatron's default "
+        "under --bf16), 'bf16' or 'fp16' 2 B ('fp16' with precision 'fp16' only: an fp16 model's own "
+        "gradient buffers, as in the ZeRO paper's 2Ψ + 2Ψ + 12Ψ and on fp16-only parts such as V100).")
     cross_entropy: Literal["fused", "eager"] = Field(
         "fused",
         description="Loss kernel, for the logits' memory on the last stage: 'fused' = vocab-parallel / "
@@ -799,13 +803,20 @@ def _divisors(n: int) -> list[int]:
 
 def precision_error(training, acc) -> str | None:
     """Why ``training``'s precision or gradient dtype cannot run on accelerator ``acc`` (its
-    ``peak_flop_per_s`` lacks the precision, or BF16 gradients without BF16 units), or None.
+    ``peak_flop_per_s`` lacks the precision, BF16 gradients without BF16 units, or FP16 gradients
+    with another precision), or None.
     Shared by the scenario's checks and the sweep's per-system ones."""
     if training.precision not in acc.peak_flop_per_s:
         return (f"training.precision = '{training.precision}' is not supported by {acc.name} "
                 f"(it has dense {', '.join(acc.peak_flop_per_s)} units); choose one of those")
     if training.grad_dtype == "bf16" and "bf16" not in acc.peak_flop_per_s:
-        return f"training.grad_dtype = 'bf16' is not supported by {acc.name} (no BF16 units); use fp32"
+        return (f"training.grad_dtype = 'bf16' is not supported by {acc.name} (no BF16 units); use fp32"
+                + (" or fp16" if training.precision == "fp16" else ""))
+    if training.grad_dtype == "fp16" and training.precision != "fp16":
+        # review 47b: fp16 gradients are an fp16 model's own buffers (Megatron --fp16 without
+        # --accumulate-allreduce-grads-in-fp32, DeepSpeed's default grad_accum_dtype = the model's)
+        return (f"training.grad_dtype = 'fp16' needs training.precision = 'fp16' (it is "
+                f"'{training.precision}'); use fp32 or bf16")
     return None
 
 

@@ -171,7 +171,7 @@ TRAINING_KEYS: tuple[Field, ...] = (
     _i("gbs", ("training", "global_batch_size")),
     _i("mbs", ("training", "micro_batch_size"), hi=WIDGET_DEGREE_MAX),
     _c("prec", ("training", "precision"), ("fp32", "tf32", "fp16", "bf16", "fp8", "fp4")),
-    _c("gd", ("training", "grad_dtype"), ("fp32", "bf16")),
+    _c("gd", ("training", "grad_dtype"), ("fp32", "bf16", "fp16")),
     _c("f8s", ("training", "fp8_scaling"), ("tensorwise", "rowwise")),
     _b("f8a", ("training", "fp8_attention")),
     _c("ce", ("training", "cross_entropy"), ("fused", "eager")),

@@ -101,7 +101,7 @@ the pace; everything is per GPU of that stage:
   micro-batch exceeds the overlapped prediction by a constant, the modelled collective time
   (docs/timing.md).
 * offload (ZeRO-Offload, Ren et al. 2021; Maurya et al. 2024): gradients down and weights
-  up over the host link, CPU Adam bound by host DRAM bandwidth shared by the node's GPUs;
+  up over the host link, CPU Adam bound by host DRAM bandwidth shared by the job's GPUs on the node;
   the gradient download overlaps the last backward, the CPU step and upload are exposed.
 * optimizer (on GPU): memory bound, ``OPT_BYTES_PER_PARAM`` per parameter of the local shard.
 * multi-token prediction (``mtp_layers`` = D): on the head-carrying stage, per micro-batch
@@ -1524,7 +1524,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     off = off_code > 0
     host_bw = f("host_link_bw_bytes_per_s") * K.eff_host
     if bool(off.any()):
-        gpn = f("gpus_per_node")
+        # the node's DRAM and NVMe are shared by the job's GPUs on it, min(gpus_per_node, n_gpus)
+        # (review 47b: a one-GPU job on a 16-GPU node got 1/16 of them)
+        gpn = np.minimum(f("gpus_per_node"), n_gpus)
         host_mem_share = f("host_memory_bw_bytes_per_s") / gpn
         t_down = P_shard * _mem.HOST_GRAD_BYTES / host_bw  # the fp32 gradient copy the host holds
         # up: the 16-bit weights the CPU step produced; with offload_master_weights off the GPU keeps

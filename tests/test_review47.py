@@ -141,3 +141,18 @@ def test_cli_stage_table_shows_host_bytes_in_gib(tmp_path):
     cols, vals = header.split(), row.split()
     host = float(vals[cols.index("host_bytes_per_gpu")])
     assert host == pytest.approx(16.0 * 13.016e9 / 2**30, rel=2e-3)  # 194 GiB, not 208,253,829,120
+
+
+def test_plan_page_opens_a_link_with_fp16_gradients():
+    """The link from the scenario above opens on the Plan page with the new option selected and
+    the same host memory as the API (194 GiB on one node, not 16 slots' worth)."""
+    from planner import share
+    from test_app import PLAN, _run
+    s = _zero_offload_13b(1)
+    params = share.scenario_to_params(planner.Scenario.model_validate(s).model_dump(mode="json"))
+    at = _run(PLAN, params)
+    assert not at.exception
+    (gd,) = [w for w in at.sidebar.selectbox if w.key == "w_gd"]
+    assert gd.value == "fp16" and "fp16" in gd.options
+    assert at.session_state["scenario"]["training"]["grad_dtype"] == "fp16"
+    assert not [e.value for e in at.error] and not [e.value for e in at.sidebar.error]

@@ -1942,7 +1942,10 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload
     ρ_k -> 1 when x -> 0 or W ≫ τ; a tier saved less often than once per run (``n = 0``)
     gives ``expm1(W·x/τ)/((W/τ)·expm1(x))``: the run pays for what it does, not for a whole
     interval it never reaches (found by review: a 2-day run with the PFS saved every 11.6 days
-    had an analytic time to train of 112 days against 3.56 in the Monte Carlo).
+    had an analytic time to train of 112 days against 3.56 in the Monte Carlo). A tier whose interval
+    is at least the run (``W <= τ_k``: no save starts within it) pays no stall either: its m = 0 form
+    takes ``e^{Λ_k·W} − 1`` for ``e^{N·x} − 1``, and with ``Λ_k = 0`` ρ_k = τ_k/(τ_k + s_k), the steady
+    state's stall factor undone (review 47a; a tier at the "never" interval is left as it is).
 
     Parameters
     ----------
@@ -2001,9 +2004,19 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload
         log_m = np.log(num) - np.log(segs) - np.log(a)
         # m = 0: (e^{N·x} − 1) / (N·e^{xl}(e^x − 1)), divided by e^x (N·x may be far beyond e^709);
         # no save is durable within the run: no failure of this tier pays a reload
-        log_0 = (segs - 1.0) * x + np.log(-np.expm1(-segs * x)) - np.log(segs) - xl - np.log(a) - y
+        # A tier whose interval is at least the run (N <= 1) starts no save in it, so the run pays none
+        # of its stall: e^{Λ·W} − 1 for e^{N·x} − 1 (N·x = Λ·W·(1 + s/τ)); and with Λ_k = 0 the
+        # steady state's stall factor (τ + s)/τ alone, its limit (review 47a: a 3 h run with a sync
+        # 395 s PFS save every 4 h was given 3.299 h, "exact", against 3.208 h, and the Monte Carlo
+        # spread the same stall).
+        nosave = (np.isfinite(tau) & (tau > 0) & np.isfinite(w) & (w > 0) & (w <= tau) & ~is_never_saved(tau)
+                  & np.isfinite(s) & (s > 0))
+        nx = np.where(nosave, lam * w, segs * x)
+        log_0 = nx + np.log(-np.expm1(-nx)) - x - np.log(segs) - xl - np.log(a) - y
         log_rho = np.where(m >= 1.0, log_m, log_0)
         log_rho = np.where(use & np.isfinite(log_rho), np.minimum(log_rho, 0.0), 0.0)
+        log_rho = np.where(nosave & ~use & (lam == 0), -np.log1p(np.where(nosave, s / np.where(nosave, tau, 1.0), 0.0)),
+                           log_rho)
     return log_rho.sum(axis=-1)
 
 
@@ -2668,6 +2681,11 @@ def _short_run_note(row: dict) -> str | None:
     if -np.expm1(-float(y[k])) * tau[k] / work >= 0.5 * FINITE_RUN_NOTE_REL:
         why = (why + " and " if why else "") + ("charges a checkpoint reload to the failures before a tier's first "
                                                 "save, which have nothing to reload")
+    # a tier saved less often than once per run: the steady state still charges its stall (review 47a)
+    st_k = float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0)
+    if work <= tau[k] and np.isfinite(st_k) and st_k > 0:
+        why = (why + " and " if why else "charges ") + (f"the stall of its saves ({_g(st_k)} s each), none of which "
+                                                     "the run reaches")
     if not why:
         why = "charges every interval as one of an endless run"
     return (f"The run is short against the {kind} checkpoint interval ({format_interval_s(tau[k])}; the run is "

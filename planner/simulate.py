@@ -10,7 +10,7 @@ Model of one trial (stated simplifications in brackets):
 * Training needs ``work_s = tokens_total / tokens_per_s`` seconds of compute. Saves of tier k
   happen each time progress crosses a multiple of ``τ_k`` and stall training by ``stall_k``;
   [the stalls are spread evenly: progress advances at ``1 / (1 + Σ_k stall_k/τ_k)`` per wall
-  second]. A save becomes durable ``save_k`` wall seconds after its start (sync or async).
+  second]; a tier whose interval is at least ``work_s`` saves nothing and stalls nothing. A save becomes durable ``save_k`` wall seconds after its start (sync or async).
 * Failures arrive as a Poisson process of rate λ = Σ_c λ_c in wall time (also during a
   recovery, which then ends at the later of its own end and the new failure's: an M/G/∞ busy
   period, as the analytic model's recovery factor); the class is drawn with probability λ_c/λ.
@@ -54,13 +54,17 @@ MAX_EXPECTED_FAILURES = 200_000
 MAX_TRIAL_ROUNDS = 1e10
 
 
-def _progress_rate(tau_s, enabled, stall_s) -> tuple[float, np.ndarray, np.ndarray]:
+def _progress_rate(tau_s, enabled, stall_s, work_s=np.inf) -> tuple[float, np.ndarray, np.ndarray]:
     """(progress per wall second ``1 / (1 + Σ_k stall_k/τ_k)``, τ with disabled tiers at inf,
-    the enabled mask) of one configuration: the saves' stalls spread evenly over progress."""
+    the enabled mask) of one configuration: the saves' stalls spread evenly over progress. A tier
+    whose interval is at least the run's compute time ``work_s`` saves nothing within it (as
+    :func:`restarts_from_beginning`): no stall, nothing to roll back to (review 47a: a 3 h run with a
+    sync 395 s save every 4 h was slowed by 395/14,400 for saves it never takes)."""
     tau = np.asarray(tau_s, dtype=float)
     # a tier at the "never" interval (reliability.is_never_saved) is not saved, as in the analytic
     # model: no stall, nothing to restart from
-    en = np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0) & ~rel.is_never_saved(tau)
+    en = (np.asarray(enabled, dtype=bool) & np.isfinite(tau) & (tau > 0) & ~rel.is_never_saved(tau)
+          & (tau < work_s))
     tau = np.where(en, tau, np.inf)
     # a disabled tier's stall may be inf or NaN (a system without local NVMe): masked, never divided
     stall = np.where(en, np.asarray(stall_s, dtype=float), 0.0)
@@ -82,7 +86,7 @@ def round_cap(work_s, tau_s, enabled, stall_s, lam_per_s, expected_failures=None
     ``MAX_ROUNDS_FACTOR`` (``RESTART_ROUNDS_FACTOR`` where failures restart the run from the
     beginning: :func:`restarts_from_beginning`) × the larger of λ × the failure-free wall time and
     ``expected_failures`` (the analytic model's, when finite), + ``MAX_ROUNDS_FLOOR``."""
-    rate, _, _ = _progress_rate(tau_s, enabled, stall_s)
+    rate, _, _ = _progress_rate(tau_s, enabled, stall_s, work_s)
     expected = float(np.sum(lam_per_s)) * work_s / rate
     if expected_failures is not None and np.isfinite(expected_failures):
         expected = max(expected, float(expected_failures))
@@ -124,7 +128,7 @@ def simulate_params(work_s, tau_s, enabled, stall_s, save_s, lam_per_s, recovery
     (restart, repair and reload), ``finished`` (False if the round cap was hit: time inf).
     """
     rng = np.random.default_rng(seed)
-    rate, tau, en = _progress_rate(tau_s, enabled, stall_s)
+    rate, tau, en = _progress_rate(tau_s, enabled, stall_s, work_s)
     stall = np.asarray(stall_s, dtype=float)
     lam_c = np.asarray(lam_per_s, dtype=float)
     rec_c = np.asarray(recovery_s, dtype=float)

@@ -199,13 +199,16 @@ def test_finite_run_ratio_with_a_lag_by_hand():
 @pytest.mark.parametrize("n", [1, 2, 5, 30])
 def test_finite_run_ratio_is_the_chains_up_time(n):
     """A run of n whole intervals: ρ × the steady state's n·e^{ΛL}(e^{Λs} − 1)/Λ is the chain's
-    expected up time (the last interval's save is never waited for; review 22 found it charged)."""
+    expected up time (the last interval's save is never waited for; review 22 found it charged).
+    A run of one interval starts no save at all, so it pays no stall either: (e^{Λτ} − 1)/Λ, Poisson
+    failures restarting τ seconds of compute (review 47a; the chain charges each interval its stall)."""
     tau, delta, lag, lam = 0.4 * M, 60.0, 0.3 * M, 1 / M
     s = tau + delta
     rho = math.exp(float(rel.finite_run_log_ratio(n * tau, np.array([tau]), np.array([delta]), np.array([lam]),
                                                   np.array([lag]))))
     steady = n * math.exp(lam * lag) * math.expm1(lam * s) / lam
-    assert rho * steady == pytest.approx(_up_time(n, tau, delta, lag, lam), rel=1e-12)
+    want = math.expm1(lam * tau) / lam if n == 1 else _up_time(n, tau, delta, lag, lam)
+    assert rho * steady == pytest.approx(want, rel=1e-12)
 
 
 def test_save_lag_edges():

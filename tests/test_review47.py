@@ -156,3 +156,72 @@ def test_plan_page_opens_a_link_with_fp16_gradients():
     assert gd.value == "fp16" and "fp16" in gd.options
     assert at.session_state["scenario"]["training"]["grad_dtype"] == "fp16"
     assert not [e.value for e in at.error] and not [e.value for e in at.sidebar.error]
+
+
+# --------------------------------------------------------------------------------------
+# 47a: a tier saved less often than once per run stalls nothing in it
+# --------------------------------------------------------------------------------------
+
+def _nfs_run(hours=3.0, rate_scale=None):
+    """Default preset, one sync PFS tier at 2.5 GB/s (a 395 s save) every 4 h, ``hours`` of compute."""
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"] = {"async": False, "tiers": [{"interval_s": 14400, "tier": {
+        "name": "nfs", "kind": "pfs", "scope": "shared", "write_bw_per_node_bytes_per_s": 1e15,
+        "read_bw_per_node_bytes_per_s": 1e15, "aggregate_write_bw_bytes_per_s": 2.5e9,
+        "aggregate_read_bw_bytes_per_s": 2.5e9, "survives": ["software", "gpu", "node", "network", "cluster"]}}]}
+    tps = planner.evaluate(d).results["tokens_per_s"]
+    d["training"]["tokens_total"] = hours * 3600.0 * tps
+    if rate_scale is not None:
+        d["reliability"]["rate_scale"] = rate_scale
+    return d
+
+
+def test_short_run_note_is_daly_eq5_without_the_unreached_saves_stall():
+    """No save starts within a 3 h run saved every 4 h, and every failure restarts it (no durable
+    save to reload): Daly 2006 eq. 5, one segment, E[T] = e^{Σλ_c·R_c}·(e^{Λ·W} − 1)/Λ with W = the
+    compute time. Until review 47a the note used W·(1 + s/τ) (3.299 h for 3.208)."""
+    import math
+    import re
+
+    from planner import batch as B
+    from planner import reliability as rel
+    from planner.engine import run_batch
+    from planner.schema import FAILURE_CLASSES, validate_scenario
+    d = _nfs_run()
+    r = planner.evaluate(d)
+    row = B.row(run_batch(B.from_scenarios([validate_scenario(d)])), 0)
+    W = row["tokens_total"] / row["tokens_per_s"]
+    assert W == pytest.approx(10_800.0, rel=1e-12)
+    lam_h = [row[f"failure_rate_{c}_per_h"] for c in FAILURE_CLASSES]
+    R = [row[f"fail_{c}_restart_s"] + row[f"fail_{c}_repair_s"] for c in FAILURE_CLASSES]  # hot spares 0
+    lam = sum(lam_h) / 3600.0
+    want_d = math.exp(sum(lh * rc for lh, rc in zip(lam_h, R)) / 3600.0) * math.expm1(lam * W) / lam / 86_400.0
+    assert want_d * 24 == pytest.approx(3.208, abs=0.001)  # the reviewer's figure
+    (note,) = [n for n in r.notes if "short against the pfs" in n]
+    got_d = float(re.search(r"gives about ([0-9.]+) d", note).group(1))
+    assert got_d == pytest.approx(want_d, rel=1e-3)  # the note's 4 digits
+    assert "exact" in note and "none of which the run reaches" in note
+    fin, exact = rel.finite_run(row)
+    assert exact and fin == pytest.approx(want_d, rel=1e-9)
+    # the Monte Carlo of the same run: within 3 standard errors of the exact figure
+    mc = planner.simulate(d, n_trials=4000, seed=0)["time_to_train_days"]
+    assert abs(mc.mean() - want_d) < 3 * mc.std() / len(mc) ** 0.5
+
+
+def test_zero_failures_run_shorter_than_the_interval_takes_its_compute_time():
+    """With no failures and no save within the run, the run takes W: the Monte Carlo exactly, the
+    finite-run figure too (the note fires), the headline W·(1 + s/τ) as a steady-state rate."""
+    from planner import batch as B
+    from planner import reliability as rel
+    from planner.engine import run_batch
+    from planner.schema import validate_scenario
+    d = _nfs_run(rate_scale=0.0)
+    r = planner.evaluate(d)
+    row = B.row(run_batch(B.from_scenarios([validate_scenario(d)])), 0)
+    W_d = row["tokens_total"] / row["tokens_per_s"] / 86400
+    s, tau = r.results["ckpt_pfs_stall_s"], 14400.0
+    assert r.results["time_to_train_days"] == pytest.approx(W_d * (1 + s / tau), rel=1e-9)
+    assert rel.finite_run_days(row) == pytest.approx(W_d, rel=1e-12)
+    assert any("short against the pfs" in n for n in r.notes)
+    mc = planner.simulate(d, n_trials=50, seed=0)["time_to_train_days"]
+    assert mc.to_numpy() == pytest.approx(W_d, rel=1e-12)

@@ -949,7 +949,7 @@ def cmd_link(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep import OBJECTIVES, count_splits, no_split_reason, no_valid_split_reason, replaced_split, sweep
+    from .sweep import OBJECTIVES, no_split_reason, no_valid_split_reason, replaced_split, sweep
 
     _sweep_link_options(args)
     data = scenario_input_json(args.preset, args.file, args.set, args.hf_config, sweep_gpus=args.gpus,
@@ -1041,14 +1041,10 @@ def cmd_sweep(args) -> int:
         # the space tried and the fewest GPUs that fit, as the Explore page says (found by review:
         # --recompute selective was answered as if the default recompute list had been tried)
         # with the sweep's objective (review 15l: an mfu sweep was told "no finite time to train")
-        hint = (no_valid_split_reason(s, n, **space) if n_valid == 0
+        hint = (no_valid_split_reason(s, n, uneven_how="--set parallelism.layer_split=uneven", **space)
+                if n_valid == 0
                 else no_split_reason(s, n_valid, gpus=n, memory_rule=args.memory_rule,
                                      min_headroom=args.min_headroom, objective=args.objective, **space))
-        if n_valid == 0 and s.parallelism.layer_split != "uneven":
-            n_uneven = count_splits(s, gpus=args.gpus, allow_uneven=True, **space)
-            if n_uneven:
-                hint = (hint.rstrip(".") + f"; or allow an uneven layer split (--set parallelism.layer_split=uneven: "
-                        f"{n_uneven:,} valid splits)")
         # the message on stderr; stdout stays parseable in the format asked for
         _err(f"planner: no feasible split of {n:,} GPUs ({n_valid:,} valid splits evaluated, "
                          f"{df.attrs.get('n_feasible', 0)} feasible): {hint}")

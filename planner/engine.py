@@ -16,6 +16,7 @@ import json
 import mmap
 import multiprocessing
 import os
+import re
 import signal
 import sys
 import threading
@@ -548,15 +549,36 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
     from . import catalog
 
     nested: dict[str, Any] = {}
+
+    def dotted(key) -> str:  # ``tiers[0]`` is ``tiers.0``, as --set reads it
+        return re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", str(key))
+
+    def index(key, where, lst, p):
+        if not p.isdigit() or int(p) >= len(lst):
+            raise InputError([f"{key}: '{where}' " + (f"needs an index from 0 to {len(lst) - 1}" if lst else
+                                                      "is an index into an empty list (give the whole list)")])
+        return int(p)
+
     # shallow columns first: ``model`` before ``model.n_layers`` whatever the table's column order
-    for key, value in sorted(flat.items(), key=lambda kv: str(kv[0]).count(".")):
+    for key, value in sorted(flat.items(), key=lambda kv: dotted(kv[0]).count(".")):
         if value is None or (isinstance(value, float) and np.isnan(value)):
             continue
-        parts = str(key).split(".")
+        parts = dotted(key).split(".")
         cur = nested
         for i, p in enumerate(parts[:-1]):
             where = ".".join(parts[: i + 1])
+            if isinstance(cur, list):  # an item of a list a shallower column gave (review 47c)
+                cur = cur[index(key, where, cur, p)]
+                if not isinstance(cur, dict):
+                    raise InputError([f"{key}: {where} is {cur!r}, not an object whose fields a column can set"])
+                continue
             nxt = cur.get(p)
+            if nxt is None and parts[i + 1].isdigit():
+                # found by review 47c: "checkpoint.tiers.0.interval_s" was refused as "checkpoint.tiers:
+                # must be a list", a field the table never named
+                raise InputError([f"{key}: {where} is a list, and a column indexes into it only after a '{where}' "
+                                  "column gives the whole list (JSON, e.g. '[{\"tier\": \"pfs\", \"interval_s\": "
+                                  "3600}]'); give that column"])
             if isinstance(nxt, str) and where in _ID_COLUMNS:  # a catalogue id: its object, then the edit
                 table = getattr(catalog, _ID_COLUMNS[where])()
                 if nxt not in table:
@@ -570,7 +592,7 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
                 cur[p] = nxt
             elif nxt is None:
                 nxt = cur[p] = {}
-            elif not isinstance(nxt, dict):
+            elif not isinstance(nxt, (dict, list)):
                 raise InputError([f"{key}: {where} is {nxt!r}, not an object whose fields a column can set"])
             cur = nxt
         if isinstance(value, str) and value[:1] in "[{":
@@ -578,7 +600,10 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
                 value = json.loads(value)
             except (json.JSONDecodeError, RecursionError):
                 pass  # left as the text: validation names the field
-        cur[parts[-1]] = _py(value)
+        if isinstance(cur, list):
+            cur[index(key, dotted(key), cur, parts[-1])] = _py(value)
+        else:
+            cur[parts[-1]] = _py(value)
     return nested
 
 
@@ -630,7 +655,8 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
     ----------
     items : iterable of :class:`Scenario` / JSON-like dicts (mixed is fine), or a
         ``pandas.DataFrame`` of dotted scenario fields (``parallelism.tp``; an empty cell = the
-        schema's default). Every row is validated (Scenario objects too); a table of the
+        schema's default; ``checkpoint.tiers.0.interval_s`` or ``checkpoint.tiers[0].interval_s``
+        edits an item of the list a ``checkpoint.tiers`` column gives, as ``--set`` does). Every row is validated (Scenario objects too); a table of the
         engine's batch columns is refused (:func:`run_batch` takes one unchecked).
     columns : sequence of str, optional — the result columns to return (default: ``name``,
         the key inputs ``KEY_INPUT_COLUMNS`` and every result column: ``RESULT_COLUMNS`` and

@@ -658,7 +658,11 @@ def build_space(
     else:
         ep_c = _divisors(E) if E > 0 else np.asarray([1], dtype=np.int64)
     if E == 0:
-        ep_c = ep_c[ep_c == 1] if np.any(ep_c == 1) else np.asarray([1], dtype=np.int64)
+        if ep is not None and np.any(ep_c != 1):
+            # as the other impossible candidates are refused, not dropped without a word (review 47c)
+            raise InputError([f"sweep: ep candidates {ep_c[ep_c != 1].tolist()}: the model is dense (no routed "
+                              "experts), and EP applies to MoE models only; give 1 or leave ep unset"])
+        ep_c = np.asarray([1], dtype=np.int64)
     for name, arr in (("tp", tp_c), ("pp", pp_c), ("cp", cp_c), ("ep", ep_c)):
         if arr.size == 0 or np.any(arr < 1):
             raise InputError([f"sweep: {name} candidates {arr.tolist()}: give positive integers"])
@@ -1225,13 +1229,16 @@ _RULE_TEXT = {
 
 
 def no_valid_split_reason(scenario: Scenario, gpus: int, *, systems: Sequence[str] | None = None,
+                          uneven_how: str = "parallelism.layer_split = 'uneven', or the sweep's allow_uneven=True",
                           **space_options) -> str:
     """Why no split of ``gpus`` GPUs passes the sweep's rules, naming the fields that limit it:
     the rules broken by the splits whose TP·PP·CP divides the GPU count
     (:func:`build_space` with ``include_invalid``, counted per split layout; the last rule checked
     first), then what a
     global batch equal to the GPU count or the nearest powers of two of GPUs would allow
-    (:func:`count_splits` over the same ``space_options``). Never raises."""
+    (:func:`count_splits` over the same ``space_options``), and, for an even layer split, how many
+    splits an uneven one allows (``uneven_how``: how to ask for it, in the caller's words; review
+    47c: only the CLI said so). Never raises."""
     space_options = {k: v for k, v in space_options.items() if k != "include_invalid"}
     m = scenario.resolved_model()
     vals = {"heads": m.n_heads, "kv": m.n_kv_heads or m.n_heads, "seq": scenario.training.seq_len,
@@ -1283,7 +1290,15 @@ def no_valid_split_reason(scenario: Scenario, gpus: int, *, systems: Sequence[st
         text += " So the limit is the global batch and the GPU count together: " + "; ".join(hints) + "."
     # the rule already listed says it (with its count); else (no CP split reached it) the hint
     hint = "" if any(k == R_CP_FLASH for k, _ in rules) else _flash_cp_hint(scenario, space_options)
-    return text + (hint + "." if hint else "")
+    text += (hint + "." if hint else "")
+    if scenario.parallelism.layer_split != "uneven" and not space_options.get("allow_uneven"):
+        try:
+            opts = {k: v for k, v in space_options.items() if k != "allow_uneven"}
+            if (k := count_splits(scenario, gpus=gpus, systems=systems, allow_uneven=True, **opts)):
+                text += f" An uneven layer split ({uneven_how}) gives {k:,} valid splits."
+        except Exception:  # noqa: BLE001 - a hint only
+            pass
+    return text
 
 
 # ---- evaluation ----------------------------------------------------------------------------

@@ -552,7 +552,7 @@ def test_in_memory_checkpoints_over_host_memory_warn_on_stderr_and_the_split_hin
                      "--format", "csv")
     assert rc == 0 and "planner: warning: Does not fit in host memory: the in-memory checkpoints need" in err
     rc, _, err = run("sweep", "--preset", "default", "--gpus", "7", "--format", "csv")
-    assert rc == 1 and "., or" not in err and "; or allow an uneven layer split" in err
+    assert rc == 1 and "., or" not in err and ". An uneven layer split (--set parallelism.layer_split=uneven) gives " in err
 
 
 def test_validate_says_when_a_csv_has_no_source_or_notes_column(tmp_path):

@@ -225,3 +225,65 @@ def test_zero_failures_run_shorter_than_the_interval_takes_its_compute_time():
     assert any("short against the pfs" in n for n in r.notes)
     mc = planner.simulate(d, n_trials=50, seed=0)["time_to_train_days"]
     assert mc.to_numpy() == pytest.approx(W_d, rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# 47c: a new user's surfaces
+# --------------------------------------------------------------------------------------
+
+def test_python_sweep_reason_names_the_uneven_layer_split_as_the_cli_does():
+    """80 layers on 768 = 2⁸·3 GPUs: no even PP divides them with the batch; an uneven split does.
+    The count is count_splits(..., allow_uneven=True), the CLI's wording its own."""
+    from planner.sweep import count_splits
+    s = planner.load_preset("default")
+    k = count_splits(s, gpus=768, allow_uneven=True)
+    assert k > 0
+    df = planner.sweep(s, gpus=[768])
+    assert df.empty and (f"An uneven layer split (parallelism.layer_split = 'uneven', or the sweep's "
+                         f"allow_uneven=True) gives {k:,} valid splits.") in df.attrs["reason"]
+    out = subprocess.run([sys.executable, "-m", "planner", "sweep", "--preset", "default", "--gpus", "768",
+                          "--format", "csv"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 1
+    assert f"An uneven layer split (--set parallelism.layer_split=uneven) gives {k:,} valid splits." in out.stderr
+    # already uneven: no such hint
+    u = s.model_copy(deep=True)
+    u.parallelism.layer_split = "uneven"
+    assert "An uneven layer split" not in planner.sweep(u, gpus=[7]).attrs.get("reason", "")
+
+
+def test_sweep_refuses_ep_candidates_for_a_dense_model():
+    s = planner.load_preset("default")
+    with pytest.raises(planner.InputError, match=r"sweep: ep candidates \[3\]: the model is dense"):
+        planner.sweep(s, ep=[3], top=1)
+    assert (planner.sweep(s, ep=[1], top=3)["ep"] == 1).all()
+
+
+def test_evaluate_many_columns_index_into_a_list_as_set_does():
+    """A column checkpoint.tiers.0.interval_s (or tiers[0]) edits the list a 'checkpoint.tiers' column
+    gives, as --set checkpoint.tiers.0.interval_s does on a preset; without that column the refusal
+    names the column and says what to give (it said "checkpoint.tiers: must be a list")."""
+    import pandas as pd
+    base = {"model": ["llama3-8b"], "cluster.system": ["dgx-h100"], "cluster.n_gpus": [8]}
+    tiers = '[{"tier": "pfs", "interval_s": 3600}]'
+    for col in ("checkpoint.tiers.0.interval_s", "checkpoint.tiers[0].interval_s"):
+        t = planner.evaluate_many(pd.DataFrame({**base, "checkpoint.tiers": [tiers], col: [100.0]}))
+        assert t["ckpt_pfs_interval_opt_s"].iloc[0] == 100.0
+    with pytest.raises(planner.InputError, match=r"row 0: checkpoint.tiers.0.interval_s: checkpoint.tiers is a "
+                                                 r"list, and a column indexes into it only after"):
+        planner.evaluate_many(pd.DataFrame({**base, "checkpoint.tiers.0.interval_s": [100.0]}))
+    with pytest.raises(planner.InputError, match=r"needs an index from 0 to 0"):
+        planner.evaluate_many(pd.DataFrame({**base, "checkpoint.tiers": [tiers], "checkpoint.tiers.1.interval_s": [1.0]}))
+
+
+def test_every_share_link_key_is_in_the_ui_docs_key_table():
+    """docs/ui.md lists the link keys; 'mn' (a custom model's name) was missing (review 47c)."""
+    import re
+    from pathlib import Path
+
+    from planner import share
+    text = (Path(__file__).resolve().parent.parent / "docs" / "ui.md").read_text()
+    cells = set()
+    for m in re.finditer(r"`([^`]+)`", text):
+        cells.update(m.group(1).split())
+    missing = [k for k in share.ALL_KEYS if k not in cells]
+    assert not missing, missing

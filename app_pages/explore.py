@@ -80,7 +80,8 @@ def empty_reason(sj_json: str, space: str, gpus: int, n_valid: int, headroom_pct
     scen = planner.Scenario.model_validate(copy.deepcopy(sj))
     opts = SPACES[space]
     if n_valid == 0:
-        return no_valid_split_reason(scen, gpus, **opts)
+        return no_valid_split_reason(scen, gpus, uneven_how="sidebar: Parallelism → Layer split over stages: uneven",
+                                     **opts)
     # with the page's "HBM left free" (review 14j: the reason and both hints were counted without it)
     why = no_split_reason(sj, n_valid, gpus=gpus, min_headroom=headroom_pct / 100.0, objective=objective, **opts)
     wide = list(SPACES)[-1]

@@ -11,6 +11,7 @@ sharing their common work (memory, reliability), and :func:`evaluate` calls it w
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import mmap
@@ -545,13 +546,17 @@ _ID_COLUMNS = {"model": "models", "cluster.system": "systems", "cluster.accelera
                "reliability.profile": "failure_profiles"}
 
 
+def _dotted(key) -> str:
+    """A column name in the dotted form: ``checkpoint.tiers[0].interval_s`` is
+    ``checkpoint.tiers.0.interval_s``, as ``--set`` reads it."""
+    return re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", str(key))
+
+
 def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
     from . import catalog
 
     nested: dict[str, Any] = {}
-
-    def dotted(key) -> str:  # ``tiers[0]`` is ``tiers.0``, as --set reads it
-        return re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", str(key))
+    dotted = _dotted
 
     def index(key, where, lst, p):
         if not p.isdigit() or int(p) >= len(lst):
@@ -600,10 +605,12 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
                 value = json.loads(value)
             except (json.JSONDecodeError, RecursionError):
                 pass  # left as the text: validation names the field
+        # a copy: a deeper column edits it, never the caller's own list or dict cell (review 47e)
+        value = copy.deepcopy(_py(value))
         if isinstance(cur, list):
-            cur[index(key, dotted(key), cur, parts[-1])] = _py(value)
+            cur[index(key, dotted(key), cur, parts[-1])] = value
         else:
-            cur[parts[-1]] = _py(value)
+            cur[parts[-1]] = value
     return nested
 
 
@@ -624,6 +631,13 @@ def to_batch(items: Sequence[Scenario | dict] | pd.DataFrame) -> tuple[Batch, li
         if dup:  # review 46b: two parallelism.tp columns, the last silently won
             raise InputError([f"evaluate_many: column {', '.join(map(repr, dup))} given more than once: give each "
                               "scenario field in one column"])
+        spelled: dict[str, str] = {}
+        for c in map(str, items.columns):  # review 47e: tiers.0.x and tiers[0].x are one field
+            d = _dotted(c)
+            if d in spelled:
+                raise InputError([f"evaluate_many: columns {spelled[d]!r} and {c!r} are the same field ({d}): "
+                                  "give it in one column"])
+            spelled[d] = c
         scenarios = []
         for i, r in enumerate(items.to_dict("records")):
             try:
@@ -656,7 +670,8 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
     items : iterable of :class:`Scenario` / JSON-like dicts (mixed is fine), or a
         ``pandas.DataFrame`` of dotted scenario fields (``parallelism.tp``; an empty cell = the
         schema's default; ``checkpoint.tiers.0.interval_s`` or ``checkpoint.tiers[0].interval_s``
-        edits an item of the list a ``checkpoint.tiers`` column gives, as ``--set`` does). Every row is validated (Scenario objects too); a table of the
+        edits an item of the list a ``checkpoint.tiers`` column gives, as ``--set`` does, except that a
+        catalogue id inside the list is not expanded: give the item's object there). Every row is validated (Scenario objects too); a table of the
         engine's batch columns is refused (:func:`run_batch` takes one unchecked).
     columns : sequence of str, optional — the result columns to return (default: ``name``,
         the key inputs ``KEY_INPUT_COLUMNS`` and every result column: ``RESULT_COLUMNS`` and

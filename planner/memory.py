@@ -195,7 +195,8 @@ Offload (ZeRO-Offload [6], ZeRO-Infinity [7]; KARMA, Wahib et al. SC'20 for acti
     local NVMe, with a host staging buffer of ``NVME_STAGING_BYTES_PER_GPU`` (DeepSpeed's
     default 4 buffers of 1e8 fp32 elements). ``offload_activations`` keeps one layer of one
     micro-batch in HBM and moves the stash to host. ``host_mem_per_node_bytes`` =
-    ``gpus_per_node`` × the host bytes of the worst stage; ``host_fits`` compares it with
+    ``min(gpus_per_node, n_gpus)`` (the job's GPUs on its busiest node) × the host bytes of the
+    worst stage; ``host_fits`` compares it with
     ``host_memory_bytes``. Superchips (GH200/GB200, ``host_link_c2c``) offload to their CPU
     memory with the same accounting. Host memory used by the OS, data loaders and
     checkpoints is not counted.

@@ -1942,10 +1942,12 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload
     ρ_k -> 1 when x -> 0 or W ≫ τ; a tier saved less often than once per run (``n = 0``)
     gives ``expm1(W·x/τ)/((W/τ)·expm1(x))``: the run pays for what it does, not for a whole
     interval it never reaches (found by review: a 2-day run with the PFS saved every 11.6 days
-    had an analytic time to train of 112 days against 3.56 in the Monte Carlo). A tier whose interval
-    is at least the run (``W <= τ_k``: no save starts within it) pays no stall either: its m = 0 form
-    takes ``e^{Λ_k·W} − 1`` for ``e^{N·x} − 1``, and with ``Λ_k = 0`` ρ_k = τ_k/(τ_k + s_k), the steady
-    state's stall factor undone (review 47a; a tier at the "never" interval is left as it is).
+    had an analytic time to train of 112 days against 3.56 in the Monte Carlo). The stalls are
+    counted as the run takes them: ``n = ⌈N⌉ − 1`` saves (none at the run's end, none in a run
+    shorter than one interval), so the failure-free wall time is ``E = W + n·s_k`` where the steady
+    state charges ``N·(τ_k + s_k)``: the last segment runs to ``E``, the m = 0 form is
+    ``e^{Λ_k·E} − 1``, and with ``Λ_k = 0`` ρ_k = ``E / (N·(τ_k + s_k))`` (review 47a, 47e; a tier at
+    the "never" interval keeps ``N·s_k``).
 
     Parameters
     ----------
@@ -1982,17 +1984,26 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload
     s = np.asarray(stall_s, dtype=float)
     lam = np.asarray(lam_k_per_s, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        use = (lam > 0) & np.isfinite(tau) & (tau > 0) & np.isfinite(w) & (w > 0)
-        tau1 = np.where(use, tau, 1.0)
+        valid = np.isfinite(tau) & (tau > 0) & np.isfinite(w) & (w > 0)
+        use = (lam > 0) & valid
+        tau1 = np.where(valid, tau, 1.0)
         segs = w / tau1                      # N
-        s1 = tau1 + np.where(np.isfinite(s), s, 0.0)
+        s0 = np.where(np.isfinite(s), s, 0.0)
+        s1 = tau1 + s0
+        # The run starts n = ⌈N⌉ − 1 saves (at τ, 2τ, … below W: none at its end), so its failure-free
+        # wall time is E = W + n·s where the steady state charges N·(τ + s) (review 47a / 47e: a 3 h run
+        # with a sync 395 s PFS save every 4 h was given 3.299 h, "exact", against Daly's 3.208 h, and a
+        # run of 1.99 intervals 1.35 % more than its one save). A tier at the "never" interval keeps N·s.
+        stalls = valid & np.isfinite(s) & (s > 0) & ~is_never_saved(tau)
+        n_saves = np.maximum(np.ceil(segs) - 1.0, 0.0)
+        E = np.where(stalls, w + n_saves * s0, segs * s1)
         x = np.where(use, lam * s1, 1.0)
         L = 0.0 if lag_s is None else np.where(use, np.asarray(lag_s, dtype=float), 0.0)
         L = np.where(np.isfinite(L), L, 0.0)
         xl = lam * L                         # Λ·L (0 for sync saves)
-        # saves durable before the end (j·s + L < N·s) and the wall time after the last of them
-        m = np.maximum(np.ceil(segs - L / s1) - 1.0, 0.0)
-        xd = np.maximum(x * (segs - m) - xl, 0.0)   # Λ·d
+        # saves durable before the end (j·s + L < E) and the wall time after the last of them
+        m = np.maximum(np.ceil((E - L) / s1) - 1.0, 0.0)
+        xd = np.maximum(lam * (E - m * s1 - L), 0.0)   # Λ·d
         a = -np.expm1(-x)                    # 1 − e^{−x}
         # m >= 1: [(e^{xl} − 1) + m·e^{xl}(e^x − 1) + e^{xl}(e^{xd} − 1)] / (N·e^{xl}(e^x − 1)),
         # numerator and denominator divided by e^{x + xl} (xd <= x here: no overflow)
@@ -2002,21 +2013,14 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload
         # the first durable save's period, (e^{x + xl} − 1) divided as above, without the reload
         num = num - (-np.expm1(-y)) * (-np.expm1(-x - xl))
         log_m = np.log(num) - np.log(segs) - np.log(a)
-        # m = 0: (e^{N·x} − 1) / (N·e^{xl}(e^x − 1)), divided by e^x (N·x may be far beyond e^709);
+        # m = 0: (e^{Λ·E} − 1) / (N·e^{xl}(e^x − 1)), divided by e^x (Λ·E may be far beyond e^709);
         # no save is durable within the run: no failure of this tier pays a reload
-        # A tier whose interval is at least the run (N <= 1) starts no save in it, so the run pays none
-        # of its stall: e^{Λ·W} − 1 for e^{N·x} − 1 (N·x = Λ·W·(1 + s/τ)); and with Λ_k = 0 the
-        # steady state's stall factor (τ + s)/τ alone, its limit (review 47a: a 3 h run with a sync
-        # 395 s PFS save every 4 h was given 3.299 h, "exact", against 3.208 h, and the Monte Carlo
-        # spread the same stall).
-        nosave = (np.isfinite(tau) & (tau > 0) & np.isfinite(w) & (w > 0) & (w <= tau) & ~is_never_saved(tau)
-                  & np.isfinite(s) & (s > 0))
-        nx = np.where(nosave, lam * w, segs * x)
+        nx = np.where(use, lam * E, 1.0)
         log_0 = nx + np.log(-np.expm1(-nx)) - x - np.log(segs) - xl - np.log(a) - y
         log_rho = np.where(m >= 1.0, log_m, log_0)
         log_rho = np.where(use & np.isfinite(log_rho), np.minimum(log_rho, 0.0), 0.0)
-        log_rho = np.where(nosave & ~use & (lam == 0), -np.log1p(np.where(nosave, s / np.where(nosave, tau, 1.0), 0.0)),
-                           log_rho)
+        # Λ_k = 0: the stalls alone, E / (N·(τ + s)) (the limit of the forms above)
+        log_rho = np.where(stalls & ~use & (lam == 0), np.log(E) - np.log(segs * s1), log_rho)
     return log_rho.sum(axis=-1)
 
 
@@ -2675,17 +2679,26 @@ def _short_run_note(row: dict) -> str | None:
     # which of the steady state's two charges a finite run does not pay (review 44h: a run of exactly
     # 10 intervals, no partial one, was told its gap came from the partial interval)
     whole = abs(work / tau[k] - round(work / tau[k])) < 1e-9
-    why = ("charges the run's last, partial interval as a whole one" if not whole else "")
+    # each clause a charge of its own (review 47e: "… nothing to reload and the stall …" read as one)
+    why_parts = []
+    if not whole and lam_k[k] > 0:  # with Λ_k = 0 the steady state charges no lost work to that interval
+        why_parts.append("charges the run's last, partial interval as a whole one")
     # the first interval's reload lowers the figure by about (1 − e^{−y_k})/N_k: named where that is at
     # least half the note's threshold
     if -np.expm1(-float(y[k])) * tau[k] / work >= 0.5 * FINITE_RUN_NOTE_REL:
-        why = (why + " and " if why else "") + ("charges a checkpoint reload to the failures before a tier's first "
-                                                "save, which have nothing to reload")
-    # a tier saved less often than once per run: the steady state still charges its stall (review 47a)
+        why_parts.append("charges a checkpoint reload to the failures before a tier's first save, which have "
+                         "nothing to reload")
+    # the stalls: the steady state charges W/τ of them, the run takes ⌈W/τ⌉ − 1 (none at its end; review
+    # 47a, 47e); a tier at the "never" interval has none charged (is_never_saved)
     st_k = float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0)
-    if work <= tau[k] and np.isfinite(st_k) and st_k > 0:
-        why = (why + " and " if why else "charges ") + (f"the stall of its saves ({_g(st_k)} s each), none of which "
-                                                     "the run reaches")
+    if np.isfinite(st_k) and st_k > 0 and not is_never_saved(tau[k]):
+        n_k, taken = work / tau[k], max(np.ceil(work / tau[k]) - 1.0, 0.0)
+        if taken == 0:
+            why_parts.append(f"charges the stall of its saves ({_g(st_k)} s each), none of which the run reaches")
+        elif (n_k - taken) * st_k / work >= 0.5 * FINITE_RUN_NOTE_REL:
+            why_parts.append(f"charges {_g(n_k)} saves' stall ({_g(st_k)} s each) where the run takes "
+                             f"{int(taken):,}, none at its end")
+    why = (", ".join(why_parts[:-1]) + " and " + why_parts[-1]) if len(why_parts) > 1 else "".join(why_parts)
     if not why:
         why = "charges every interval as one of an endless run"
     return (f"The run is short against the {kind} checkpoint interval ({format_interval_s(tau[k])}; the run is "

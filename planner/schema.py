@@ -816,7 +816,7 @@ def precision_error(training, acc) -> str | None:
         # review 47b: fp16 gradients are an fp16 model's own buffers (Megatron --fp16 without
         # --accumulate-allreduce-grads-in-fp32, DeepSpeed's default grad_accum_dtype = the model's)
         return (f"training.grad_dtype = 'fp16' needs training.precision = 'fp16' (it is "
-                f"'{training.precision}'); use fp32 or bf16")
+                f"'{training.precision}'); use fp32" + (" or bf16" if "bf16" in acc.peak_flop_per_s else ""))
     return None
 
 

@@ -8,9 +8,10 @@ next failure (or to the end of training) at once.
 Model of one trial (stated simplifications in brackets):
 
 * Training needs ``work_s = tokens_total / tokens_per_s`` seconds of compute. Saves of tier k
-  happen each time progress crosses a multiple of ``τ_k`` and stall training by ``stall_k``;
-  [the stalls are spread evenly: progress advances at ``1 / (1 + Σ_k stall_k/τ_k)`` per wall
-  second]; a tier whose interval is at least ``work_s`` saves nothing and stalls nothing. A save becomes durable ``save_k`` wall seconds after its start (sync or async).
+  happen each time progress crosses a multiple of ``τ_k`` below ``work_s`` and stall training by
+  ``stall_k``; [the stalls are spread evenly: progress advances at ``1 / (1 + Σ_k n_k·stall_k/work_s)`` per wall
+  second, counting the ``⌈work_s/τ_k⌉ − 1`` saves the run starts]; a tier whose interval is at least
+  ``work_s`` saves nothing and stalls nothing. A save becomes durable ``save_k`` wall seconds after its start (sync or async).
 * Failures arrive as a Poisson process of rate λ = Σ_c λ_c in wall time (also during a
   recovery, which then ends at the later of its own end and the new failure's: an M/G/∞ busy
   period, as the analytic model's recovery factor); the class is drawn with probability λ_c/λ.
@@ -55,11 +56,13 @@ MAX_TRIAL_ROUNDS = 1e10
 
 
 def _progress_rate(tau_s, enabled, stall_s, work_s=np.inf) -> tuple[float, np.ndarray, np.ndarray]:
-    """(progress per wall second ``1 / (1 + Σ_k stall_k/τ_k)``, τ with disabled tiers at inf,
-    the enabled mask) of one configuration: the saves' stalls spread evenly over progress. A tier
-    whose interval is at least the run's compute time ``work_s`` saves nothing within it (as
-    :func:`restarts_from_beginning`): no stall, nothing to roll back to (review 47a: a 3 h run with a
-    sync 395 s save every 4 h was slowed by 395/14,400 for saves it never takes)."""
+    """(progress per wall second, τ with disabled tiers at inf, the enabled mask) of one
+    configuration: the saves' stalls spread evenly over progress, ``1 / (1 + Σ_k n_k·stall_k/W)``
+    with ``n_k = ⌈W/τ_k⌉ − 1`` the saves a run of ``W = work_s`` compute seconds starts (none at its
+    end; ``1 / (1 + Σ_k stall_k/τ_k)`` for an endless run). A tier whose interval is at least the
+    run saves nothing within it (as :func:`restarts_from_beginning`): no stall, nothing to roll back
+    to (review 47a: a 3 h run with a sync 395 s save every 4 h was slowed by 395/14,400 for saves it
+    never takes; review 47e: a run of 1.99 intervals by 1.99 saves' stall for its one)."""
     tau = np.asarray(tau_s, dtype=float)
     # a tier at the "never" interval (reliability.is_never_saved) is not saved, as in the analytic
     # model: no stall, nothing to restart from
@@ -68,6 +71,9 @@ def _progress_rate(tau_s, enabled, stall_s, work_s=np.inf) -> tuple[float, np.nd
     tau = np.where(en, tau, np.inf)
     # a disabled tier's stall may be inf or NaN (a system without local NVMe): masked, never divided
     stall = np.where(en, np.asarray(stall_s, dtype=float), 0.0)
+    if np.isfinite(work_s) and work_s > 0:
+        n_saves = np.where(en, np.maximum(np.ceil(work_s / tau) - 1.0, 0.0), 0.0)
+        return 1.0 / (1.0 + float(np.sum(stall * n_saves)) / work_s), tau, en
     return 1.0 / (1.0 + float(np.sum(stall / tau))), tau, en
 
 

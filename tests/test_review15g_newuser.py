@@ -212,9 +212,9 @@ def test_readme_moe_and_nvfp4_figures(oos):
     assert f"MoE runs (median {_signed(e.median())} %, {_range(e)}" in FLAT
     # NVFP4 only: AMD's MXFP4 MI355X row (review 17a) is an FP4 run but not NVFP4 (review 18c added
     # Megatron-Bridge 26.02.01's GB300 Llama 3 70B NVFP4 row, review 18e Nebius's three B200 rows,
-    # review 46f NVIDIA's two MLPerf v6.0 GB300 Llama 3.1 405B rows)
+    # review 46f NVIDIA's two MLPerf v6.0 GB300 Llama 3.1 405B rows, review 47d Nebius's B300 row)
     nv = oos["fp4"] & oos["precision"].str.contains("NVFP4", case=False)
-    assert nv.sum() == 9
+    assert nv.sum() == 10
     e4 = oos.loc[nv, "rel_err"]
     assert f"NVFP4 runs ({_range(e4)}, median {_signed(e4.median())} %)" in FLAT
 

@@ -33,13 +33,14 @@ M = 36_000.0  # 10 h
 
 
 def _up_time(n, tau, delta, lag, lam):
-    """Expected up time [s] of a run of n intervals of τ compute s (stall δ each), one tier,
-    async lag L, failures at rate λ, by the chain of the module docstring (backwards in j)."""
+    """Expected up time [s] of a run of n intervals of τ compute s (stall δ after each but the last:
+    no save at the run's end, review 47e), one tier, async lag L, failures at rate λ, by the chain of
+    the module docstring (backwards in j)."""
     s = tau + delta
-    a, b = s + lag, s - lag
+    a, b = s + lag, tau - lag
     ps, pb = math.exp(-lam * s), math.exp(-lam * b)
-    v_f = math.expm1(lam * s) / lam                    # F_{n-1}: the last interval, no save to wait for
-    v_r = (1 - pb) / lam + (1 - pb) * v_f              # R_{n-1}: its s − L to go (E[min(t, b)] = (1 − pb)/λ)
+    v_f = math.expm1(lam * tau) / lam                  # F_{n-1}: the last interval, τ: no save, no stall
+    v_r = (1 - pb) / lam + (1 - pb) * v_f              # R_{n-1}: its τ − L to go (E[min(t, b)] = (1 − pb)/λ)
     for _j in range(n - 2, -1, -1):
         v_f = math.expm1(lam * a) / lam + v_r          # F_j: an uninterrupted s + L, then R_{j+1}
         v_r = (1 - ps) / lam + ps * v_r + (1 - ps) * v_f  # R_j: s more, or a failure back to F_j
@@ -200,15 +201,14 @@ def test_finite_run_ratio_with_a_lag_by_hand():
 def test_finite_run_ratio_is_the_chains_up_time(n):
     """A run of n whole intervals: ρ × the steady state's n·e^{ΛL}(e^{Λs} − 1)/Λ is the chain's
     expected up time (the last interval's save is never waited for; review 22 found it charged).
-    A run of one interval starts no save at all, so it pays no stall either: (e^{Λτ} − 1)/Λ, Poisson
-    failures restarting τ seconds of compute (review 47a; the chain charges each interval its stall)."""
+    The last interval ends the run with no save, so it pays no stall (review 47a, 47e); a run of one
+    interval is then (e^{Λτ} − 1)/Λ, Poisson failures restarting τ seconds of compute."""
     tau, delta, lag, lam = 0.4 * M, 60.0, 0.3 * M, 1 / M
     s = tau + delta
     rho = math.exp(float(rel.finite_run_log_ratio(n * tau, np.array([tau]), np.array([delta]), np.array([lam]),
                                                   np.array([lag]))))
     steady = n * math.exp(lam * lag) * math.expm1(lam * s) / lam
-    want = math.expm1(lam * tau) / lam if n == 1 else _up_time(n, tau, delta, lag, lam)
-    assert rho * steady == pytest.approx(want, rel=1e-12)
+    assert rho * steady == pytest.approx(_up_time(n, tau, delta, lag, lam), rel=1e-12)
 
 
 def test_save_lag_edges():

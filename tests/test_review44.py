@@ -186,8 +186,9 @@ def test_finite_run_charges_no_reload_before_the_first_checkpoint():
     δ (sync), interval τ, compute W = N·τ: segments of x = λ(τ + δ); a failure in the first one finds
     no checkpoint and restarts from the initial state with R alone (nothing to reload, as the Monte
     Carlo does), every later one pays R + D. Expected wall time
-        [e^{λR}(e^x − 1) + (m − 1)·e^{λ(R+D)}(e^x − 1) + e^{λ(R+D)}(e^{x(N−m)} − 1)] / λ,
-    m = ⌈N⌉ − 1 saves (the module's convention for the last, partial segment). Review 44's case:
+        [e^{λR}(e^x − 1) + (m − 1)·e^{λ(R+D)}(e^x − 1) + e^{λ(R+D)}(e^{λ(W − m·τ)} − 1)] / λ,
+    m = ⌈N⌉ − 1 saves, the last, partial segment with no save at its end and so no stall (review
+    47e; until then e^{x(N−m)}, its stall too). Review 44's case:
     δ = D = 2 h, MTBF 1 h, R = 600 s, 3e10 tokens (about 10 intervals): 67.1 d before (every segment
     paying the reload), 60.1 d by this formula and 60.0 ± 0.3 d in the Monte Carlo."""
     import math
@@ -205,7 +206,7 @@ def test_finite_run_charges_no_reload_before_the_first_checkpoint():
     m = math.ceil(N) - 1
     x = lam * (tau + delta)
     wall = (math.exp(lam * 600.0) * math.expm1(x) + (m - 1) * math.exp(lam * (600.0 + D)) * math.expm1(x)
-            + math.exp(lam * (600.0 + D)) * math.expm1(x * (N - m))) / lam
+            + math.exp(lam * (600.0 + D)) * math.expm1(lam * (W - m * tau))) / lam
     assert rel.finite_run_days(row) == pytest.approx(wall / 86400, rel=1e-6)
     assert wall / 86400 == pytest.approx(60.1, abs=0.3)
 

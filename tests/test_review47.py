@@ -92,9 +92,10 @@ def test_zero_paper_states_on_v100_with_fp16_gradients(stage, per_param):
     units, so until review 47b only fp32 gradients (18 B per parameter) could be set there."""
     got, psi = _zero_states_gb("dgx2-v100", "fp16", "fp16", stage)
     assert got == pytest.approx(per_param(64) * psi, rel=1e-9)
-    # the paper's own numbers at Ψ = 7.5e9 (the preset's 7.47e9 is 0.4 % under it)
+    # the engine's bytes per parameter at the paper's Ψ = 7.5e9 (the preset's 7.47e9 is 0.4 % under
+    # it) against the paper's own figures (rounded to 3 digits there)
     paper = {0: 120e9, 1: 31.4e9, 2: 16.6e9, 3: 1.9e9}[stage]
-    assert per_param(64) * 7.5e9 == pytest.approx(paper, rel=0.015)
+    assert got / psi * 7.5e9 == pytest.approx(paper, rel=0.015)
 
 
 def test_fp16_gradients_need_fp16_precision_and_bf16_on_v100_suggests_fp16():
@@ -105,6 +106,10 @@ def test_fp16_gradients_need_fp16_precision_and_bf16_on_v100_suggests_fp16():
         planner.evaluate(s)
     s = _zero_offload_13b(1, grad_dtype="bf16")
     with pytest.raises(planner.InputError, match=r"no BF16 units\); use fp32 or fp16"):
+        planner.evaluate(s)
+    # on a part without BF16 the fp16 refusal does not send the user to bf16 (review 47e)
+    s = _zero_offload_13b(1, precision="fp32")
+    with pytest.raises(planner.InputError, match=r"needs training.precision = 'fp16' \(it is 'fp32'\); use fp32$"):
         planner.evaluate(s)
 
 
@@ -245,10 +250,19 @@ def test_python_sweep_reason_names_the_uneven_layer_split_as_the_cli_does():
                           "--format", "csv"], capture_output=True, text=True, timeout=600)
     assert out.returncode == 1
     assert f"An uneven layer split (--set parallelism.layer_split=uneven) gives {k:,} valid splits." in out.stderr
-    # already uneven: no such hint
+    # already uneven, on 1,021 GPUs (a prime above the 80 layers and the 64 heads): no split is valid
+    # either way, and the reason (no_valid_split_reason's) offers no uneven split
     u = s.model_copy(deep=True)
     u.parallelism.layer_split = "uneven"
-    assert "An uneven layer split" not in planner.sweep(u, gpus=[7]).attrs.get("reason", "")
+    for scen in (u, s):
+        r = planner.sweep(scen, gpus=[1021])
+        assert r.empty and r.attrs["reason"].startswith("no split satisfies the divisibility rules")
+        assert "An uneven layer split" not in r.attrs["reason"]
+    # the Explore page words it for its sidebar
+    from planner.sweep import SEARCH_SPACES, no_valid_split_reason
+    page = no_valid_split_reason(s, 768, uneven_how="sidebar: Parallelism → Layer split over stages: uneven",
+                                 **SEARCH_SPACES["focused"])
+    assert "An uneven layer split (sidebar: Parallelism → Layer split over stages: uneven) gives " in page
 
 
 def test_sweep_refuses_ep_candidates_for_a_dense_model():
@@ -287,3 +301,55 @@ def test_every_share_link_key_is_in_the_ui_docs_key_table():
         cells.update(m.group(1).split())
     missing = [k for k in share.ALL_KEYS if k not in cells]
     assert not missing, missing
+
+
+# --------------------------------------------------------------------------------------
+# 47e: the session's diff review
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("hours, taken", [(3.99, 0), (4.01, 1), (7.99, 1), (8.01, 2)])
+def test_zero_failure_run_pays_the_stalls_of_the_saves_it_starts(hours, taken):
+    """No failures, a sync 395 s save every 4 h: the run takes W + (⌈W/τ⌉ − 1)·s, a save at 4 h, 8 h, …
+    below W and none at its end, in the finite-run figure and the Monte Carlo alike (the reviewer's
+    table: 3.9900, 4.1198, 8.0998, 8.2295 h). Review 47a stopped the stall below one interval only;
+    a run of 1.99 intervals paid 1.99 stalls for its one (1.35 % more)."""
+    from planner import batch as B
+    from planner import reliability as rel
+    from planner.engine import run_batch
+    from planner.schema import validate_scenario
+    d = _nfs_run(hours, rate_scale=0.0)
+    row = B.row(run_batch(B.from_scenarios([validate_scenario(d)])), 0)
+    W, s = row["tokens_total"] / row["tokens_per_s"], row["ckpt_pfs_stall_s"]
+    assert W / 3600 == pytest.approx(hours, rel=1e-12)
+    want_h = (W + taken * s) / 3600
+    assert rel.finite_run_days(row) * 24 == pytest.approx(want_h, rel=1e-12)
+    mc = planner.simulate(d, n_trials=20, seed=0)["time_to_train_days"] * 24
+    assert mc.to_numpy() == pytest.approx(want_h, rel=1e-12)
+    notes = [n for n in planner.evaluate(d).notes if "short against the pfs" in n]
+    if hours == 7.99:  # 1.9975 stalls charged where the run takes 1: 1.35 %, above the note's 1 %
+        assert len(notes) == 1 and "charges 1.997 saves' stall (395.1 s each) where the run takes 1, none at its end" in notes[0]
+
+
+def test_short_run_note_on_a_never_saved_tier_does_not_charge_its_stall():
+    """The steady state charges no stall for a tier at the "never" interval (reliability.is_never_saved),
+    so the note must not say it does; each clause is its own charge."""
+    d = _nfs_run()
+    d["checkpoint"]["tiers"][0]["interval_s"] = 1e8
+    (note,) = [n for n in planner.evaluate(d).notes if "short against the pfs" in n]
+    assert "stall" not in note.split("; the same model")[0]
+    assert "charges the run's last, partial interval as a whole one and charges a checkpoint reload" in note
+
+
+def test_evaluate_many_copies_the_callers_cells_and_refuses_one_field_twice():
+    import pandas as pd
+    base = {"model": ["llama3-8b"] * 2, "cluster.system": ["dgx-h100"] * 2, "cluster.n_gpus": [8, 8]}
+    tiers = [{"tier": "pfs", "interval_s": 3600}]
+    df = pd.DataFrame({**base, "checkpoint.tiers": [tiers, tiers], "checkpoint.tiers.0.interval_s": [100.0, 200.0]})
+    t = planner.evaluate_many(df)
+    assert t["ckpt_pfs_interval_opt_s"].tolist() == [100.0, 200.0]
+    assert tiers == [{"tier": "pfs", "interval_s": 3600}]  # the caller's list, untouched
+    with pytest.raises(planner.InputError, match=r"columns 'checkpoint.tiers.0.interval_s' and "
+                                                 r"'checkpoint.tiers\[0\].interval_s' are the same field"):
+        planner.evaluate_many(pd.DataFrame({**base, "checkpoint.tiers": [tiers, tiers],
+                                            "checkpoint.tiers.0.interval_s": [1.0, 2.0],
+                                            "checkpoint.tiers[0].interval_s": [3.0, 4.0]}))

@@ -99,6 +99,14 @@ def _hardware_notes(s: Scenario) -> list[str]:
             f"(nvidia-smi -pl {lim:g})."] if lim else []
 
 
+def _attn_family(s: Scenario) -> str:
+    """The accelerator family the attention-kernel notes name (hopper, blackwell, ampere, ...)."""
+    try:
+        return s.resolved_accelerator().family
+    except Exception:  # noqa: BLE001 - a note only
+        return ""
+
+
 def _steps(s: Scenario) -> int:
     t = s.training
     return max(1, math.ceil(t.tokens_total / (t.global_batch_size * t.seq_len)))
@@ -214,9 +222,14 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     arg("--attention-dropout", f"{m.dropout:g}")
     arg("--hidden-dropout", f"{m.dropout:g}")
     arg("--tokenizer-type", "NullTokenizer")
-    arg("--vocab-size", m.vocab_size)
-    notes.append("NullTokenizer with the model's vocabulary (synthetic data, as Megatron's benchmarks); "
-                 "set your tokenizer and --data-path for real data.")
+    # _NullTokenizer.vocab_size is the given size + 1 (its EOD token; megatron/training/tokenizer/
+    # tokenizer.py): V − 1 gives the model's V, which Megatron then pads to a multiple of
+    # --make-vocab-size-divisible-by × TP (review 47f: Mixtral's 32,000 became 32,128 rows)
+    arg("--vocab-size", m.vocab_size - 1)
+    notes.append(f"NullTokenizer with the model's vocabulary (--vocab-size {m.vocab_size - 1:,}: the tokenizer adds "
+                 f"its EOD token, {m.vocab_size:,} in all; Megatron pads the embedding to a multiple of "
+                 "--make-vocab-size-divisible-by (128) × TP); synthetic data, as Megatron's benchmarks: set your "
+                 "tokenizer and --data-path for real data.")
     notes.append("details the planner's model does not hold are not written: rotary base and scaling, "
                  "activation other than SiLU, router scoring / bias / scaling, optimizer and learning rate.")
     # A window in none of the layers (sliding_window_layer_frac = 0) is full attention everywhere, as
@@ -490,6 +503,17 @@ def megatron_args(scenario: Scenario | dict) -> Export:
                      + "; not written.")
     if t.cross_entropy == "fused":
         arg("--cross-entropy-loss-fusion")
+    else:
+        # review 47f: dropped without a word; Megatron has no eager PyTorch loss
+        notes.append("cross-entropy 'eager' (12-16 B per logit on the last stage): Megatron-LM has no eager "
+                     "PyTorch loss; without --cross-entropy-loss-fusion it runs its vocab-parallel cross-entropy, "
+                     "which keeps fp32 logits, 4 B per logit: the planner's 'fused' memory (evaluate "
+                     "training.cross_entropy = 'fused').")
+    if p.flash_attention and p.attention_kernel == "flash2" and _attn_family(s) in ("hopper", "blackwell"):
+        notes.append("attention kernel 'flash2': Megatron-LM's Transformer Engine attention runs cuDNN fused "
+                     "attention or FlashAttention-3 on Hopper and Blackwell, the planner's 'native' speed; the step "
+                     "time here is for FlashAttention-2-class kernels (evaluate parallelism.attention_kernel = "
+                     "'native').")
     megatron_checkpoint(s, arg, "--ckpt-format fsdp_dtensor" in a, notes, _steps(s))
 
     head = [f"# Megatron-LM arguments for '{_name(s.name or m.name)}', written by clusterplan",
@@ -810,6 +834,13 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                      "turn it off, so it runs TP with sequence parallelism (norm activations divided by tp, "
                      "all-gather / reduce-scatter in place of the all-reduce): evaluate "
                      "parallelism.sequence_parallel = true to see that plan.")
+    if p.flash_attention and p.attention_kernel == "native" and _attn_family(s) in ("hopper", "blackwell"):
+        # review 47f: the kernel the step time assumed was dropped without a word (schema's attention_kernel)
+        notes.append("attention kernel 'native' (FlashAttention-3 / cuDNN speed): TorchTitan's models/attention.py "
+                     "(at 0012170a) asks F.scaled_dot_product_attention for cuDNN attention first, that speed; a "
+                     "stack whose SDPA call sets no priority runs PyTorch's FlashAttention-2 backend on Hopper and "
+                     "Blackwell (cuDNN opt-in since PyTorch 2.5.1, pytorch#138522, the default from 2.11): for such "
+                     "a stack evaluate parallelism.attention_kernel = 'flash2' (about 0.6 of the native core's speed).")
     if not p.flash_attention:
         # Found by review. models/llama3/model/model.py at TORCHTITAN_COMMIT: self.sdpa =
         # build_attention(use_flex_attn, attn_mask_type), F.scaled_dot_product_attention or FlexAttention;
@@ -864,6 +895,11 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                          "experts' grouped GEMMs stay bf16 (the planner runs them in fp8); [float8] "
                          "moe_fqns_prototype = [\"experts\"] converts them (torchao nightly prototype, row-wise, "
                          "PP = 1 and CP = 1 only): not written.")
+    elif t.precision == "tf32":
+        # review 47f: bfloat16 was written, half the bytes and the bf16 GEMM rate of another plan
+        notes.append("precision 'tf32': float32 parameters written (4-byte weights and activations, as planned); "
+                     "TF32 matmuls are PyTorch's torch.backends.cuda.matmul.allow_tf32 / "
+                     "torch.set_float32_matmul_precision(\"high\") in the training script, not a job-config key.")
     elif t.precision not in ("bf16", "fp32"):
         notes.append(f"precision '{t.precision}': TorchTitan's parameters are bfloat16 or float32 "
                      "(FP8 through float8 converters): bfloat16 written.")
@@ -932,7 +968,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
             L += [f"recipe_name = {_toml_str(t.fp8_scaling)}"]
     L += ["", "[training]", f"local_batch_size = {local}",
           f"global_batch_size = {t.global_batch_size}", f"seq_len = {t.seq_len}", f"steps = {_steps(s)}",
-          f"mixed_precision_param = {_toml_str('float32' if t.precision == 'fp32' else 'bfloat16')}",
+          f"mixed_precision_param = {_toml_str('float32' if t.precision in ('fp32', 'tf32') else 'bfloat16')}",
           'mixed_precision_reduce = "float32"',
           f"compile = {'true' if compiled else 'false'}",
           "", "[parallelism]", f"data_parallel_replicate_degree = {rep}", f"data_parallel_shard_degree = {shard}",
@@ -1024,11 +1060,16 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     if p.offload_optimizer != "none" and p.zero_stage == 0:
         notes.append("optimizer offload needs ZeRO ≥ 1 in DeepSpeed: not written for ZeRO-0.")
     elif p.offload_optimizer == "nvme" and p.zero_stage < 3:
-        notes.append("NVMe optimizer offload is ZeRO-Infinity in DeepSpeed (stage 3): written, but DeepSpeed "
-                     f"will refuse it with ZeRO-{p.zero_stage}.")
+        # review 47f: DeepSpeed does not refuse it: DeepSpeedZeroOptimizer.__init__ (runtime/zero/
+        # stage_1_and_2.py) sets cpu_offload for any device but none, and builds DeepSpeedCPUAdam
+        notes.append(f"NVMe optimizer offload is ZeRO-Infinity in DeepSpeed (stage 3); ZeRO-{p.zero_stage} takes any "
+                     "offload device as CPU offload (runtime/zero/stage_1_and_2.py: cpu_offload for every device but "
+                     "none), keeping the optimizer states in host memory: \"device\": \"cpu\" written, what runs; "
+                     "the planner's step time read them from NVMe (evaluate offload_optimizer = 'cpu', or ZeRO-3).")
     if p.offload_optimizer != "none" and p.zero_stage >= 1:
-        off: dict = {"device": p.offload_optimizer, "pin_memory": True}
-        if p.offload_optimizer == "nvme":
+        dev = "cpu" if p.offload_optimizer == "nvme" and p.zero_stage < 3 else p.offload_optimizer
+        off: dict = {"device": dev, "pin_memory": True}
+        if dev == "nvme":
             off["nvme_path"] = "/local_nvme"
             notes.append("offload_optimizer.nvme_path is a placeholder: set your local NVMe mount.")
         zero["offload_optimizer"] = off
@@ -1058,10 +1099,30 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
     acc = "fp32" if t.grad_dtype == "fp32" else "bf16"
     if t.precision in ("bf16", "fp8", "fp4"):
         cfg["data_types"] = {"grad_accum_dtype": acc}
-        if p.zero_stage == 0 and acc == "bf16":
-            notes.append("bf16 gradient accumulation (training.grad_dtype) without ZeRO: DeepSpeed refuses it "
-                         "(engine.py _do_optimizer_sanity_check, 'Bfloat16 wrapper must use a gradient accumulation "
-                         "type of fp32, enable ZeRO'), except under pipeline parallelism, where it warns.")
+        if p.zero_stage == 0:
+            # review 47f: DeepSpeed PR #7515 ("Enable non-ZeRO mode", 2025-08) swapped the two ZeRO-0 cases
+            # of _do_optimizer_sanity_check: before it bf16 + fp32 ran (BF16_Optimizer) and bf16 + bf16
+            # raised; after it bf16 + bf16 runs as DDP_BFLOAT16 and bf16 + fp32 raises "unsupported mix of
+            # {model_dtype=} and {grad_accum_dtype=}" (both read in deepspeed/runtime/engine.py versions)
+            other = "bf16" if acc == "fp32" else "fp32"
+            notes.append(f"{acc} gradient accumulation (training.grad_dtype) with bf16 weights at ZeRO-0: DeepSpeed "
+                         "releases differ (runtime/engine.py _do_optimizer_sanity_check). Before PR #7515 ('Enable "
+                         "non-ZeRO mode', 2025-08) fp32 accumulation runs (its BF16_Optimizer wrapper) and bf16 is "
+                         "refused except under pipeline parallelism ('Bfloat16 wrapper must use a gradient accumulation "
+                         "type of fp32, enable ZeRO'); from it, fp32 accumulation raises ('unsupported mix of "
+                         "model_dtype and grad_accum_dtype') and bf16 runs as plain DDP mixed precision. Written: "
+                         f"{acc}, the planner's; for the other release set training.grad_dtype = '{other}'.")
+        elif (p.zero_stage == 1 and acc == "fp32" and p.offload_optimizer == "none" and p.dp_comm_overlap
+              and p.pp == 1):
+            # _do_optimizer_sanity_check (both versions read): "if model_dtype == torch.bfloat16 and
+            # grad_accum_dtype == torch.float32 and self.zero_optimization_stage() == 1 and not
+            # self.zero_cpu_offload(): return BFLOAT16" (review 47f)
+            notes.append("bf16 weights with fp32 gradient accumulation at ZeRO-1 without offload: DeepSpeed runs its "
+                         "BF16_Optimizer wrapper, not the ZeRO optimizer (runtime/engine.py _do_optimizer_sanity_check), "
+                         "and that wrapper takes no overlap_comm: the gradients are all-reduced after the backward, at "
+                         "the accumulation boundary, where the planner's step time overlapped them; evaluate "
+                         "parallelism.dp_comm_overlap = false to see that plan, or set training.grad_dtype = 'bf16' for "
+                         "the ZeRO optimizer.")
     elif t.precision == "fp16" and t.grad_dtype == "fp32":
         if p.zero_stage >= 1:
             cfg["data_types"] = {"grad_accum_dtype": "fp32"}
@@ -1119,6 +1180,15 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                      "(model.mtp_layers; the planner's step time and memory include them)")
     if split:
         notes.append("set in the model code, not in this file: " + "; ".join(split) + ".")
+    # review 47f: the attention and loss choices were dropped without a word (model code in DeepSpeed)
+    notes.append("attention and loss: set in the model code, not in this file: "
+                 + (f"flash / fused attention (kernel '{p.attention_kernel}': "
+                    + ("FlashAttention-2-class" if p.attention_kernel == "flash2" else "FlashAttention-3 / cuDNN on "
+                       "Hopper and Blackwell, FlashAttention-2 on Ampere") + ")"
+                    if p.flash_attention else "materialised s×s attention scores (no flash attention)")
+                 + "; " + ("a fused / vocab-parallel cross-entropy keeping fp32 logits (4 B per logit)"
+                           if t.cross_entropy == "fused" else "PyTorch's eager F.cross_entropy (12-16 B per logit)")
+                 + ", as the planner's step time and memory assume.")
     if t.elementwise == "fused":
         notes.append("elementwise 'fused': the planner's step time assumes fused norms, RoPE and activations "
                      "(Transformer Engine, Apex or torch.compile in the model code); plain PyTorch modules run them "

@@ -85,7 +85,9 @@ def test_default_preset_by_hand():
     assert ns.num_virtual_stages_per_pipeline_rank == 5 and ns.sequence_parallel
     assert ns.use_distributed_optimizer and ns.recompute_granularity == "selective"
     assert ns.swiglu and ns.normalization == "RMSNorm" and ns.untie_embeddings_and_output_weights
-    assert ns.add_bias_linear is False and ns.vocab_size == 128256 and ns.bf16 and ns.train_iters == 3_576_279
+    # --vocab-size V − 1: Megatron's _NullTokenizer adds its EOD token (vocab_size = given + 1,
+    # megatron/training/tokenizer/tokenizer.py), so the model gets Llama 3's 128,256 (review 47f)
+    assert ns.add_bias_linear is False and ns.vocab_size + 1 == 128256 and ns.bf16 and ns.train_iters == 3_576_279
 
 
 def test_moe_mla_and_fp8_by_hand():

@@ -353,3 +353,67 @@ def test_evaluate_many_copies_the_callers_cells_and_refuses_one_field_twice():
         planner.evaluate_many(pd.DataFrame({**base, "checkpoint.tiers": [tiers, tiers],
                                             "checkpoint.tiers.0.interval_s": [1.0, 2.0],
                                             "checkpoint.tiers[0].interval_s": [3.0, 4.0]}))
+
+
+# --------------------------------------------------------------------------------------
+# 47f: the launch-configuration exports
+# --------------------------------------------------------------------------------------
+
+def _ex(pid, **kw):
+    d = planner.load_preset(pid).to_json_dict()
+    for k, v in kw.items():
+        sec, key = k.split("__")
+        d[sec][key] = v
+    return d
+
+
+def test_deepspeed_zero0_bf16_note_gives_both_releases_and_zero1_names_the_bf16_wrapper():
+    """DeepSpeed's _do_optimizer_sanity_check (runtime/engine.py): before PR #7515 a bf16 model at
+    ZeRO-0 runs fp32 accumulation (BFLOAT16) and refuses bf16 without PP; after it bf16 runs as
+    DDP_BFLOAT16 and fp32 raises "unsupported mix". Both versions return BFLOAT16 for bf16 + fp32 at
+    ZeRO-1 without CPU offload, a wrapper that takes no overlap_comm."""
+    from planner.export import deepspeed_config
+    for gd, other in (("fp32", "bf16"), ("bf16", "fp32")):
+        e = deepspeed_config(_ex("llama3-8b-h100-64", parallelism__zero_stage=0, training__grad_dtype=gd))
+        assert json.loads(e.text)["data_types"] == {"grad_accum_dtype": gd}
+        (n,) = [n for n in e.notes if "at ZeRO-0" in n]
+        assert "PR #7515" in n and "Bfloat16 wrapper must use a gradient accumulation type of fp32" in n
+        assert "unsupported mix" in n and f"set training.grad_dtype = '{other}'" in n
+    z1 = deepspeed_config(_ex("llama3-8b-h100-64"))  # bf16, ZeRO-1, fp32 gradients, PP 1
+    assert any("BF16_Optimizer wrapper" in n and "no overlap_comm" in n for n in z1.notes)
+    z1bf = deepspeed_config(_ex("llama3-8b-h100-64", training__grad_dtype="bf16"))
+    assert not any("BF16_Optimizer wrapper" in n for n in z1bf.notes)
+
+
+def test_deepspeed_nvme_offload_below_zero3_is_written_as_what_runs():
+    """DeepSpeedZeroOptimizer (stage_1_and_2.py) offloads to the CPU for any device but none."""
+    from planner.export import deepspeed_config
+    e = deepspeed_config(_ex("llama3-8b-h100-64", parallelism__offload_optimizer="nvme"))
+    off = json.loads(e.text)["zero_optimization"]["offload_optimizer"]
+    assert off["device"] == "cpu" and "nvme_path" not in off
+    assert any("takes any offload device as CPU offload" in n for n in e.notes)
+    assert not any("will refuse it" in n for n in e.notes)
+
+
+def test_torchtitan_tf32_writes_float32_and_the_attention_kernel_is_named():
+    from planner.export import megatron_args, torchtitan_toml
+    t = torchtitan_toml(_ex("llama31-8b-torchtitan-h100-8", training__precision="tf32"))
+    assert 'mixed_precision_param = "float32"' in t.text and any("precision 'tf32'" in n for n in t.notes)
+    native = torchtitan_toml(_ex("llama31-8b-torchtitan-h100-8", parallelism__attention_kernel="native"))
+    assert any(n.startswith("attention kernel 'native'") for n in native.notes)
+    flash2 = torchtitan_toml(_ex("llama31-8b-torchtitan-h100-8", parallelism__attention_kernel="flash2"))
+    assert not any(n.startswith("attention kernel") for n in flash2.notes)
+    meg = megatron_args(_ex("llama3-8b-h100-64", parallelism__attention_kernel="flash2"))
+    assert any(n.startswith("attention kernel 'flash2'") for n in meg.notes)
+    assert not any(n.startswith("attention kernel") for n in megatron_args(_ex("llama3-8b-h100-64")).notes)
+
+
+def test_megatron_eager_loss_and_deepspeed_model_code_notes():
+    from planner.export import deepspeed_config, megatron_args
+    m = megatron_args(_ex("llama3-8b-h100-64", training__cross_entropy="eager"))
+    assert "--cross-entropy-loss-fusion" not in "\n".join(ln for ln in m.text.splitlines() if not ln.startswith("#"))
+    assert "--cross-entropy-loss-fusion" in megatron_args(_ex("llama3-8b-h100-64")).text
+    assert any(n.startswith("cross-entropy 'eager'") and "4 B per logit" in n for n in m.notes)
+    ds = deepspeed_config(_ex("llama3-8b-h100-64", parallelism__flash_attention=False, training__cross_entropy="eager"))
+    (n,) = [n for n in ds.notes if n.startswith("attention and loss")]
+    assert "materialised s×s attention scores" in n and "eager F.cross_entropy" in n

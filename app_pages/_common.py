@@ -477,7 +477,12 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
                 f"{off / GIB:,.1f} GiB of host memory per node but the node has {have}")
         if ck > 0:
             need += f", before the in-memory checkpoints' {ck / GIB:,.1f} GiB"
-        fix = "Offload less (or to NVMe), use more GPUs or a larger TP / PP, or set a larger host memory override"
+        # review 47g: "use more GPUs or a larger TP / PP" did not help, or made it worse: a node holds its
+        # GPUs' share, min(gpus_per_node, n_gpus) × the per-GPU states, which ZeRO ≥ 1 shards over DP
+        fix = ("Offload less (or to NVMe), spread the job over more nodes (with ZeRO ≥ 1 each node holds its GPUs' "
+               "share of the states; more GPUs on the same node do not help), use ZeRO ≥ 1 or a larger TP / PP in "
+               "place of DP where ZeRO is 0 (it keeps a whole copy on every DP rank), or set a larger host memory "
+               "override")
         stop = "As set, this run stops with a host out-of-memory error"
     else:
         stg = min(num(results, "ckpt_async_staging_per_node_bytes") or 0.0, ck)
@@ -496,12 +501,36 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
         # that held nothing), each a verb (review h29d: "Use save synchronously")
         acts = (["use fewer peer copies or drop the host_memory tier"] if ck - stg > 0 else []) + (
             ["save synchronously (no staging buffers; the host-memory tier may then be chosen instead)"]
-            if stg > 0 else []) + ["use more GPUs", "set a larger host memory override"]
+            if stg > 0 else []) + ["spread the job over more nodes (each holds its GPUs' shards; more GPUs on the "
+                                   "same node do not help)", "set a larger host memory override"]
         fix = ", ".join(acts[:-1]) + ", or " + acts[-1]
         fix = fix[0].upper() + fix[1:]
         stop = "As set, the checkpoints cannot be saved"
     return (f"**Does not fit in host memory:** {need} (GiB = 2³⁰ B). {stop}; the step time, MFU, throughput, "
             f"goodput, days, GPU-hours, cost and energy {what} assume that it fits. {fix}.")
+
+
+def short_run_headline_text(notes: list | None) -> str | None:
+    """Beside the headlines, where the engine's short-run note fires (``reliability._short_run_note``:
+    the steady-state time to train above the finite-run one by more than 1 %): the run's own days and
+    bill, read off that note, and where its reason is. Found by review 47g: the note was one bullet in
+    the collapsed Formulas expander, the headlines 16 % above the run's own figure without a word."""
+    note = next((n for n in notes or [] if str(n).startswith("The run is short against")), None)
+    if note is None:
+        return None
+    m = re.search(r"gives about ([0-9.eE+-]+) d", note)
+    if not m:
+        return None
+    try:
+        days = float(m.group(1))
+    except ValueError:
+        return None
+    when = fmt({"d": days}, "d", "days")
+    bill = re.search(r"the wall time times a rate, about ([^)]*?), where the headline", note)
+    return ("**A run short against its checkpoint interval:** the Days, Cost and Energy above are the renewal "
+            f"model's steady-state rate; for a run of this length the same model gives about {when}"
+            + (f" ({bill.group(1)})" if bill else "") + ". Why: the note under Formulas; the Monte Carlo "
+            "below simulates the run as it is.")
 
 
 def engine_zero_goodput_note(notes: list | None) -> str | None:

@@ -311,6 +311,11 @@ if df is None or not len(df):
     n_valid = int(df.attrs.get("n_configurations", 0)) if df is not None else 0
     why = empty_reason(C.sj_key(_sweep_base(sweep_src)), ss["ex_space"], sweep_gpus or scen.cluster.n_gpus, n_valid,
                        int(ss["ex_head"]), ss["ex_obj"])
+    if ss.get("_ex_layer_split") == "uneven" and (sj.get("parallelism") or {}).get("layer_split") != "uneven":
+        # review 47g: the counts were read as the sidebar's, which keeps an even split and so sweeps fewer
+        why = (why.rstrip(".") + ". These counts are for uneven layer splits, which this sweep ran (its fallback "
+               "base); with the sidebar's even split a GPU count gives fewer: set Parallelism → Layer split over "
+               "stages: uneven to sweep them.")
     if why.startswith("every valid split runs out of memory"):
         # the engine's own hint (planner.sweep.no_split_reason), as `planner sweep` prints it (found by
         # review: the page advised full recompute, which the sweep already tries), for this page's space

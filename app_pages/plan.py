@@ -379,6 +379,8 @@ for row in (HEADLINES[:4], HEADLINES[4:8], HEADLINES[8:]):
             missing.append(f"{label}: {why}")
 if missing and not C.never_finishes(res):
     st.caption("— : " + " · ".join(missing))
+if _short := C.short_run_headline_text(rep.get("notes")):
+    st.info(_short, icon=":material/info:")
 _acc = C.accuracy_note_cached(C.sj_key(sj))
 if _acc:
     st.caption(_acc)

@@ -332,7 +332,8 @@ def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = No
     Parameters
     ----------
     scenario_json : the scenario as JSON-like data (``Scenario.to_json_dict()`` or the raw
-        dict the UI builds; need not be valid).
+        dict the UI builds; need not be valid), or a :class:`~planner.schema.Scenario`; the
+        checkpoint's ``async_`` (the field's Python name) is read as ``async``.
     preset : the preset the user started from, written as ``p`` (the base that keys not in
         the link are taken from, e.g. inline hardware objects).
 
@@ -341,6 +342,13 @@ def scenario_to_params(scenario_json: Mapping[str, Any], preset: str | None = No
     dict of key -> string value; ``None`` fields (catalogue defaults, derived ``dp``) are left out.
     """
     sj = scenario_json
+    if hasattr(sj, "to_json_dict"):  # a Scenario object: its JSON names
+        sj = sj.to_json_dict()
+    ck = sj.get("checkpoint") if isinstance(sj, Mapping) else None
+    if isinstance(ck, Mapping) and "async_" in ck and "async" not in ck:
+        # the field's Python name (Scenario.model_dump() without by_alias): the link's "ca" reads "async"
+        # (review 47g: the key was dropped and the link reopened with the preset's async saves)
+        sj = {**sj, "checkpoint": {**{k: v for k, v in ck.items() if k != "async_"}, "async": ck["async_"]}}
     out: dict[str, str] = {}
     if preset:
         out["p"] = str(preset)

@@ -417,3 +417,64 @@ def test_megatron_eager_loss_and_deepspeed_model_code_notes():
     ds = deepspeed_config(_ex("llama3-8b-h100-64", parallelism__flash_attention=False, training__cross_entropy="eager"))
     (n,) = [n for n in ds.notes if n.startswith("attention and loss")]
     assert "materialised s×s attention scores" in n and "eager F.cross_entropy" in n
+
+
+# --------------------------------------------------------------------------------------
+# 47g: the dashboard's texts
+# --------------------------------------------------------------------------------------
+
+def test_host_no_fit_advice_does_not_send_the_user_to_more_gpus_on_the_same_node():
+    """A node holds min(gpus_per_node, n_gpus) × the per-GPU host bytes (review 47b): more GPUs on the
+    same node or a larger TP / PP under ZeRO ≥ 1 leave it as it is (194 GiB for the 13B ZeRO-Offload
+    job on 1, 2 or 16 GPUs of a DGX-2), and ZeRO-0 with more DP ranks makes it worse."""
+    from app_pages import _common as C
+    d = _zero_offload_13b(1)
+    d["cluster"]["overrides"] = {"host_memory_bytes": 150 * 2**30}
+    r = planner.evaluate(d)
+    for n, tp in ((2, 2), (16, 8)):
+        e = _zero_offload_13b(n)
+        e["parallelism"].update(tp=tp, dp=n // tp)
+        e["cluster"]["overrides"] = {"host_memory_bytes": 150 * 2**30}
+        # equal but for the vocabulary's TP padding (a few embedding rows)
+        assert planner.evaluate(e).results["host_mem_per_node_bytes"] == pytest.approx(
+            r.results["host_mem_per_node_bytes"], rel=1e-5)
+    txt = C.host_no_fit_text(r.results, 150 * 2**30)
+    assert "use more GPUs" not in txt and "more GPUs on the same node do not help" in txt
+    assert "spread the job over more nodes" in txt and "in place of DP where ZeRO is 0" in txt
+
+
+def test_plan_page_says_beside_the_headlines_when_the_run_is_short():
+    """The 3 h run with a save every 4 h: headline 3.34 h, the run's own figure 3.2 h (review 47a);
+    the page said so only inside the collapsed Formulas expander."""
+    from planner import share
+    from test_app import PLAN, _run
+    d = _nfs_run()
+    at = _run(PLAN, share.scenario_to_params(d))
+    assert not at.exception
+    infos = [i.value for i in at.info if "A run short against its checkpoint interval" in i.value]
+    assert len(infos) == 1 and "gives about 3.2 h" in infos[0]
+    at2 = _run(PLAN, {"p": "default"})
+    assert not [i.value for i in at2.info if "A run short against" in i.value]
+
+
+def test_share_link_keeps_the_checkpoint_async_flag_under_its_python_name():
+    from planner import share
+    s = planner.load_preset("default").model_copy(deep=True)
+    s.checkpoint.async_ = False
+    for given in (s.model_dump(mode="json"), s.to_json_dict(), s):
+        params = share.scenario_to_params(given)
+        assert params["ca"] == "0"
+        back, warns = share.params_to_scenario(params)
+        assert not warns and back["checkpoint"]["async"] is False
+
+
+def test_explore_says_its_counts_are_for_uneven_splits_when_its_sweep_ran_them():
+    """Default preset on 1,000 GPUs: the sidebar's split does not hold, the page sweeps from its uneven
+    fallback base and finds none; its "512 GPUs give …" counts are uneven ones, which the sidebar's even
+    split would not sweep (review 47g), and the page now says so."""
+    from test_app import EXPLORE, _run
+    at = _run(EXPLORE, {"p": "default"})
+    at.number_input(key="w_n").set_value(1000).run(timeout=600)
+    assert not at.exception
+    (w,) = [w.value for w in at.warning if w.value.startswith("No split")]
+    assert "These counts are for uneven layer splits" in w and "Layer split over stages: uneven" in w

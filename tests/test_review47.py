@@ -360,11 +360,9 @@ def test_evaluate_many_copies_the_callers_cells_and_refuses_one_field_twice():
 # --------------------------------------------------------------------------------------
 
 def _ex(pid, **kw):
-    d = planner.load_preset(pid).to_json_dict()
-    for k, v in kw.items():
-        sec, key = k.split("__")
-        d[sec][key] = v
-    return d
+    """A preset's JSON with ``section__field=value`` edits (test_review27_export's helper)."""
+    from test_review27_export import _d
+    return _d(pid, **kw)
 
 
 def test_deepspeed_zero0_bf16_note_gives_both_releases_and_zero1_names_the_bf16_wrapper():

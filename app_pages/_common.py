@@ -462,10 +462,46 @@ def host_does_not_fit(results: dict) -> bool:
                for k in ("host_fits", "host_fits_ckpt")) if results else False
 
 
-def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str = "below") -> str | None:
+def _host_fix_split(scenario, results: dict) -> str:
+    """The split advice of :func:`host_no_fit_text` for the offloaded states: what lowers the bytes per
+    node. A node holds min(gpus_per_node, n_gpus) × the per-GPU host bytes (review 47b): ZeRO-0 keeps a
+    whole copy per DP rank (ZeRO ≥ 1 or TP / PP in place of DP help), ZeRO ≥ 1 shards over the job
+    (only more nodes help), and an activation stash is split by CP / TP with SP or a smaller micro-batch,
+    not by ZeRO (review 47h)."""
+    p = getattr(scenario, "parallelism", None)
+    zero = getattr(p, "zero_stage", None)
+    act = num(results, "mem_act_offload_bytes") or 0.0
+    per_gpu = None
+    try:
+        from planner import catalog as _cat
+        gpn = _cat.resolve_system(scenario.cluster.system).gpus_per_node
+        per_gpu = (num(results, "host_mem_per_node_bytes") or 0.0) / max(min(gpn, scenario.cluster.n_gpus), 1)
+    except Exception:  # noqa: BLE001 - the general words then
+        per_gpu = None
+    acts = []
+    if act > 0 and per_gpu and act >= 0.5 * per_gpu:
+        acts.append("offload fewer activations (a smaller micro-batch, or CP / TP with sequence parallelism to split "
+                    "them; ZeRO and more nodes leave them as they are)")
+    if zero == 0:
+        acts.append("use ZeRO ≥ 1 or a larger TP / PP in place of DP (ZeRO-0 keeps a whole copy on every DP rank; "
+                    "more GPUs as DP make it worse)")
+    elif zero is not None:
+        acts.append("spread the job over more nodes (ZeRO shards the states over the job's GPUs, each node holding "
+                    "its GPUs' share; more GPUs on the same node do not help)")
+    else:
+        acts.append("spread the job over more nodes (with ZeRO ≥ 1 each node holds its GPUs' share of the states; more "
+                    "GPUs on the same node do not help), use ZeRO ≥ 1 or a larger TP / PP in place of DP where ZeRO is "
+                    "0 (it keeps a whole copy on every DP rank)")
+    return ", ".join(acts)
+
+
+def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str = "below",
+                     scenario=None) -> str | None:
     """The message for a scenario whose host (CPU) memory per node is exceeded: the bytes needed
     (``host_mem_per_node_bytes``, plus ``ckpt_host_mem_per_node_bytes`` for in-memory checkpoints)
-    against the node's host memory, in GiB. None when both fit (or the columns are absent)."""
+    against the node's host memory, in GiB, and what would lower them (for ``scenario``, a
+    :class:`planner.Scenario`, by its ZeRO stage and what dominates; general words without it). None
+    when both fit (or the columns are absent)."""
     if not host_does_not_fit(results):
         return None
     off = num(results, "host_mem_per_node_bytes") or 0.0
@@ -479,10 +515,8 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
             need += f", before the in-memory checkpoints' {ck / GIB:,.1f} GiB"
         # review 47g: "use more GPUs or a larger TP / PP" did not help, or made it worse: a node holds its
         # GPUs' share, min(gpus_per_node, n_gpus) × the per-GPU states, which ZeRO ≥ 1 shards over DP
-        fix = ("Offload less (or to NVMe), spread the job over more nodes (with ZeRO ≥ 1 each node holds its GPUs' "
-               "share of the states; more GPUs on the same node do not help), use ZeRO ≥ 1 or a larger TP / PP in "
-               "place of DP where ZeRO is 0 (it keeps a whole copy on every DP rank), or set a larger host memory "
-               "override")
+        fix = ("Offload less (or to NVMe), " + _host_fix_split(scenario, results)
+               + ", or set a larger host memory override")
         stop = "As set, this run stops with a host out-of-memory error"
     else:
         stg = min(num(results, "ckpt_async_staging_per_node_bytes") or 0.0, ck)
@@ -501,8 +535,13 @@ def host_no_fit_text(results: dict, host_memory_bytes: float | None, what: str =
         # that held nothing), each a verb (review h29d: "Use save synchronously")
         acts = (["use fewer peer copies or drop the host_memory tier"] if ck - stg > 0 else []) + (
             ["save synchronously (no staging buffers; the host-memory tier may then be chosen instead)"]
-            if stg > 0 else []) + ["spread the job over more nodes (each holds its GPUs' shards; more GPUs on the "
-                                   "same node do not help)", "set a larger host memory override"]
+            if stg > 0 else []) + [
+            # ZeRO-0: one DP replica writes, a node holds min(gpus per node, TP·PP) shards of the whole
+            # checkpoint (review 47h: 689.9 GiB at 1,024, 2,048 and 4,096 GPUs alike)
+            "use ZeRO ≥ 1 (every DP rank then writes its shard) or TP · PP above the GPUs per node"
+            if getattr(getattr(scenario, "parallelism", None), "zero_stage", None) == 0 else
+            "spread the job over more nodes (each holds its GPUs' shards; more GPUs on the same node do not help)",
+            "set a larger host memory override"]
         fix = ", ".join(acts[:-1]) + ", or " + acts[-1]
         fix = fix[0].upper() + fix[1:]
         stop = "As set, the checkpoints cannot be saved"
@@ -526,11 +565,21 @@ def short_run_headline_text(notes: list | None) -> str | None:
     except ValueError:
         return None
     when = fmt({"d": days}, "d", "days")
-    bill = re.search(r"the wall time times a rate, about ([^)]*?), where the headline", note)
+    bill = re.search(r"the wall time times a rate, about ([0-9.eE+-]+) GPU-h, ([0-9.eE+-]+) USD and "
+                     r"([0-9.eE+-]+) MWh", note)
+    bill_txt = ""
+    if bill:
+        try:  # in the headlines' own units (review 47h: "1.893e+07 USD" beside "$18.93 M")
+            vals = {"g": float(bill.group(1)), "u": float(bill.group(2)), "e": float(bill.group(3))}
+            bill_txt = f" ({fmt(vals, 'g', 'gpuh')}, {fmt(vals, 'u', 'usd')}, {fmt(vals, 'e', 'mwh')})"
+        except ValueError:
+            bill_txt = ""
+    # the engine says where the Monte Carlo cannot check it (too many failures per run)
+    mc = ("" if "Monte Carlo cannot check it" in note else
+          "; the Monte Carlo below simulates the run as it is")
     return ("**A run short against its checkpoint interval:** the Days, Cost and Energy above are the renewal "
-            f"model's steady-state rate; for a run of this length the same model gives about {when}"
-            + (f" ({bill.group(1)})" if bill else "") + ". Why: the note under Formulas; the Monte Carlo "
-            "below simulates the run as it is.")
+            f"model's steady-state rate; for a run of this length the same model gives about {when}{bill_txt}. "
+            f"Why: the note under Formulas{mc}.")
 
 
 def engine_zero_goodput_note(notes: list | None) -> str | None:

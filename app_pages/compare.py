@@ -339,7 +339,8 @@ for i, (sj, _) in enumerate(slots):
         if i not in no_fit:
             no_fit.append(i)
         st.error(f"Scenario {i + 1}: " + C.host_no_fit_text(rep["results"], _host,
-                                                            what=f"in its column (marked {NO_FIT_MARK})"),
+                                                            what=f"in its column (marked {NO_FIT_MARK})",
+                                                            scenario=scen),
                  icon=":material/memory:")
     host_mem[label] = _host
     # the header stays short (4 slots fit a 1,280 px window; review 2026-11-30): the split, the

@@ -314,7 +314,7 @@ if df is None or not len(df):
     if ss.get("_ex_layer_split") == "uneven" and (sj.get("parallelism") or {}).get("layer_split") != "uneven":
         # review 47g: the counts were read as the sidebar's, which keeps an even split and so sweeps fewer
         why = (why.rstrip(".") + ". These counts are for uneven layer splits, which this sweep ran (its fallback "
-               "base); with the sidebar's even split a GPU count gives fewer: set Parallelism → Layer split over "
+               "base); with the sidebar's even split a GPU count gives as many or fewer: set Parallelism → Layer split over "
                "stages: uneven to sweep them.")
     if why.startswith("every valid split runs out of memory"):
         # the engine's own hint (planner.sweep.no_split_reason), as `planner sweep` prints it (found by

@@ -329,7 +329,7 @@ HEADLINES = (
 )
 if _no_fit := C.no_fit_text(res, usable, len(rep["stages"]) or None):
     st.error(_no_fit, icon=":material/memory:")
-if _no_host := C.host_no_fit_text(res, _host_memory(scen)):  # found by review: never said on Plan
+if _no_host := C.host_no_fit_text(res, _host_memory(scen), scenario=scen):  # found by review: never said on Plan
     st.error(_no_host, icon=":material/memory:")
 mc_refusal = mc_refusal_of(C.sj_key(sj))  # the Monte Carlo's own refusal (> 200,000 failures per run), or None
 if C.never_finishes(res):

@@ -228,8 +228,9 @@ def megatron_args(scenario: Scenario | dict) -> Export:
     arg("--vocab-size", m.vocab_size - 1)
     notes.append(f"NullTokenizer with the model's vocabulary (--vocab-size {m.vocab_size - 1:,}: the tokenizer adds "
                  f"its EOD token, {m.vocab_size:,} in all; Megatron pads the embedding to a multiple of "
-                 "--make-vocab-size-divisible-by (128) × TP); synthetic data, as Megatron's benchmarks: set your "
-                 "tokenizer and --data-path for real data.")
+                 "--make-vocab-size-divisible-by (128) × TP, where the planner's memory and FLOPs count the "
+                 "unpadded vocabulary); synthetic data, as Megatron's benchmarks: set your tokenizer and "
+                 "--data-path for real data.")
     notes.append("details the planner's model does not hold are not written: rotary base and scaling, "
                  "activation other than SiLU, router scoring / bias / scaling, optimizer and learning rate.")
     # A window in none of the layers (sliding_window_layer_frac = 0) is full attention everywhere, as
@@ -412,6 +413,17 @@ def megatron_args(scenario: Scenario | dict) -> Export:
             notes.append(f"MLA with context parallelism (CP {p.cp}): Transformer Engine (at a0b36d0c) also disables "
                          "FusedAttention (\"does not support context parallelism with MLA\") and the unfused backend "
                          "under CP, leaving no attention backend: check your Transformer Engine version or set cp = 1.")
+    elif p.flash_attention and p.attention_kernel == "native" and _attn_family(s) in ("hopper", "blackwell"):
+        # review 47h: --attention-backend flash sets NVTE_FUSED_ATTN=0 (Megatron's AttnBackend.flash), and
+        # Transformer Engine's get_attention_backend keeps FlashAttention-3 to sm90 with the flash-attn-3
+        # package: on Blackwell (or Hopper without it) that is FlashAttention-2, the planner's 'flash2'.
+        # auto leaves the choice to Transformer Engine, which prefers cuDNN fused attention on Hopper+
+        # ("Disabling FlashAttention to give FusedAttention preference on Hopper+").
+        arg("--attention-backend", "auto")
+        notes.append("--attention-backend auto: Transformer Engine then prefers cuDNN fused attention on Hopper and "
+                     "Blackwell, the planner's 'native' speed; --attention-backend flash would switch cuDNN off and run "
+                     "FlashAttention-2 (FlashAttention-3 only on Hopper with the flash-attn-3 package): the planner's "
+                     "parallelism.attention_kernel = 'flash2'.")
     else:
         arg("--attention-backend", "flash" if p.flash_attention else "unfused")
     if not p.flash_attention and p.cp > 1:
@@ -505,15 +517,17 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--cross-entropy-loss-fusion")
     else:
         # review 47f: dropped without a word; Megatron has no eager PyTorch loss
-        notes.append("cross-entropy 'eager' (12-16 B per logit on the last stage): Megatron-LM has no eager "
+        notes.append("cross-entropy 'eager' (12-16 B per logit on the last stage, + 4 B × micro-batches with PP): "
+                     "Megatron-LM has no eager "
                      "PyTorch loss; without --cross-entropy-loss-fusion it runs its vocab-parallel cross-entropy, "
                      "which keeps fp32 logits, 4 B per logit: the planner's 'fused' memory (evaluate "
                      "training.cross_entropy = 'fused').")
-    if p.flash_attention and p.attention_kernel == "flash2" and _attn_family(s) in ("hopper", "blackwell"):
-        notes.append("attention kernel 'flash2': Megatron-LM's Transformer Engine attention runs cuDNN fused "
-                     "attention or FlashAttention-3 on Hopper and Blackwell, the planner's 'native' speed; the step "
-                     "time here is for FlashAttention-2-class kernels (evaluate parallelism.attention_kernel = "
-                     "'native').")
+    if p.flash_attention and p.attention_kernel == "flash2" and _attn_family(s) in ("hopper", "blackwell") \
+            and not mla_dims:
+        notes.append("attention kernel 'flash2': --attention-backend flash switches cuDNN fused attention off "
+                     "(NVTE_FUSED_ATTN=0), so Transformer Engine runs FlashAttention-2, as planned, except on Hopper "
+                     "with the flash-attn-3 package installed, where FlashAttention-3 runs at the planner's 'native' "
+                     "speed.")
     megatron_checkpoint(s, arg, "--ckpt-format fsdp_dtensor" in a, notes, _steps(s))
 
     head = [f"# Megatron-LM arguments for '{_name(s.name or m.name)}', written by clusterplan",
@@ -779,7 +793,7 @@ def torchtitan_toml(scenario: Scenario | dict) -> Export:
                      "data_parallel_shard_degree 1): TorchTitan applies DDP only when data parallelism is the sole "
                      "parallelism and raises \"DDP has not supported > 1D parallelism\" with TP / PP "
                      "(parallelize_llama): it refuses this split; use ZeRO ≥ 1 with dp_shard ≥ 2.")
-    if not fsdp_on and (p.tp > 1 or p.pp > 1) and t.precision != "fp32":
+    if not fsdp_on and (p.tp > 1 or p.pp > 1) and t.precision not in ("fp32", "tf32"):  # tf32: float32 written (review 47h)
         # Found by review (2026-12, h27a). maybe_enable_amp (torchtitan/distributed/utils.py): without
         # FSDP, "if parallel_dims.tp_enabled or parallel_dims.pp_enabled: logger.warning('Mixed precision
         # training with TP or PP is only supported when FSDP/HSDP/CP is enabled.') ... 'Mixed precision
@@ -1109,8 +1123,10 @@ def deepspeed_config(scenario: Scenario | dict) -> Export:
                          "releases differ (runtime/engine.py _do_optimizer_sanity_check). Before PR #7515 ('Enable "
                          "non-ZeRO mode', 2025-08) fp32 accumulation runs (its BF16_Optimizer wrapper) and bf16 is "
                          "refused except under pipeline parallelism ('Bfloat16 wrapper must use a gradient accumulation "
-                         "type of fp32, enable ZeRO'); from it, fp32 accumulation raises ('unsupported mix of "
-                         "model_dtype and grad_accum_dtype') and bf16 runs as plain DDP mixed precision. Written: "
+                         "type of fp32, enable ZeRO'), and that wrapper shards the fp32 master weights and Adam "
+                         "states over DP, ZeRO-1 memory rather than the planner's ZeRO-0; from it, fp32 accumulation "
+                         "raises ('unsupported mix of model_dtype and grad_accum_dtype') and bf16 runs as plain DDP "
+                         "mixed precision (the BF16_Optimizer wrapper under PP). Written: "
                          f"{acc}, the planner's; for the other release set training.grad_dtype = '{other}'.")
         elif (p.zero_stage == 1 and acc == "fp32" and p.offload_optimizer == "none" and p.dp_comm_overlap
               and p.pp == 1):

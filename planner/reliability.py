@@ -3258,6 +3258,6 @@ def notes(row: dict) -> list[str]:
                    + (f" beside the offloaded states' {off_b / gib:,.2f} GiB" if off_b > 0 else "")
                    + (f" > the node's {float(have) / gib:,.2f} GiB" if have is not None else "")
                    + " (GiB = 2^30 B); the goodput counts the checkpoints as if they did"
-                   + (" (save synchronously, or use more GPUs, to drop or shrink the staging buffers)"
+                   + (" (save synchronously, or spread the job over more nodes, to drop or shrink the staging buffers)"
                       if stg_b > 0 else "") + ".")
     return out

@@ -122,9 +122,13 @@ def test_megatron_mla_uses_the_fused_attention_backend():
     # ... and under CP the same file disables FusedAttention too ("does not support context parallelism with MLA").
     cp = megatron_args(_d("deepseek-v3-h800-2048", parallelism__cp=2, parallelism__dp=None))
     assert any(n.startswith("MLA with context parallelism (CP 2)") for n in cp.notes)
-    # A model with equal head sizes keeps flash.
+    # A model with equal head sizes on H100 with the native kernels: auto, Transformer Engine's choice,
+    # cuDNN fused attention on Hopper+ (review 47h: flash switched cuDNN off, FlashAttention-2 then ran);
+    # flash for the planner's flash2 kernels and on Ampere, whose native kernel is FlashAttention-2.
     ll = _flags_and_values(megatron_args(planner.load_preset("llama3-70b-h100-1024")).text)
-    assert ll[ll.index("--attention-backend") + 1] == "flash"
+    assert ll[ll.index("--attention-backend") + 1] == "auto"
+    f2 = _flags_and_values(megatron_args(_d("llama3-70b-h100-1024", parallelism__attention_kernel="flash2")).text)
+    assert f2[f2.index("--attention-backend") + 1] == "flash"
 
 
 def _flags_and_values(text: str) -> list[str]:

@@ -476,3 +476,74 @@ def test_explore_says_its_counts_are_for_uneven_splits_when_its_sweep_ran_them()
     assert not at.exception
     (w,) = [w.value for w in at.warning if w.value.startswith("No split")]
     assert "These counts are for uneven layer splits" in w and "Layer split over stages: uneven" in w
+
+
+# --------------------------------------------------------------------------------------
+# 47h: the second diff review
+# --------------------------------------------------------------------------------------
+
+def _backend(text):
+    toks = " ".join(ln.rstrip("\\") for ln in text.splitlines() if not ln.startswith("#")).split()
+    return toks[toks.index("--attention-backend") + 1]
+
+
+def test_megatron_attention_backend_follows_the_planned_kernel():
+    """Megatron's AttnBackend.flash sets NVTE_FUSED_ATTN=0 and Transformer Engine keeps FlashAttention-3 to
+    sm90 with the flash-attn-3 package: `flash` runs FlashAttention-2 on Blackwell, the planner's flash2.
+    `auto` leaves Transformer Engine its Hopper+ preference for cuDNN fused attention, the native speed."""
+    from planner.export import megatron_args
+    for pid in ("llama3-8b-h100-64", "qwen3-235b-gb200-256"):
+        nat = megatron_args(_ex(pid, parallelism__attention_kernel="native"))
+        f2 = megatron_args(_ex(pid, parallelism__attention_kernel="flash2"))
+        assert _backend(nat.text) == "auto" and any(n.startswith("--attention-backend auto") for n in nat.notes)
+        assert _backend(f2.text) == "flash"
+        assert any(n.startswith("attention kernel 'flash2'") and "FlashAttention-2, as planned" in n for n in f2.notes)
+    a100 = megatron_args(_ex("llama3-8b-h100-64", cluster__system="dgx-a100-80gb"))
+    assert _backend(a100.text) == "flash"  # Ampere's native kernel is FlashAttention-2
+
+
+def test_torchtitan_tf32_without_fsdp_has_no_contradicting_note():
+    from planner.export import torchtitan_toml
+    d = _ex("llama31-8b-torchtitan-h100-8", training__precision="tf32")
+    d["parallelism"].update(tp=2, zero_stage=0, dp=4, dp_shard=None)
+    e = torchtitan_toml(d)
+    assert 'mixed_precision_param = "float32"' in e.text
+    assert not any("would train in float32" in n for n in e.notes)
+
+
+def test_host_no_fit_advice_follows_the_zero_stage_and_what_dominates():
+    """ZeRO-0 checkpoints: one DP replica writes, so the node holds the whole checkpoint whatever the GPU
+    count (more nodes do not help, ZeRO ≥ 1 does); an activation stash: CP / TP or a smaller micro-batch,
+    not ZeRO (review 47h)."""
+    from app_pages import _common as C
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["zero_stage"] = 0
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": 600, "replicas": 1}, {"tier": "pfs"}]
+    d["cluster"]["overrides"] = {"host_memory_bytes": 8 * 2**30}
+    s = planner.Scenario.model_validate(d)
+    r = planner.evaluate(s)
+    txt = C.host_no_fit_text(r.results, 8 * 2**30, scenario=s)
+    assert "use ZeRO ≥ 1 (every DP rank then writes its shard)" in txt and "more nodes" not in txt
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"]["offload_activations"] = True
+    d["cluster"]["overrides"] = {"host_memory_bytes": 64 * 2**30}
+    s = planner.Scenario.model_validate(d)
+    r = planner.evaluate(s)
+    assert not r.results["host_fits"]
+    txt = C.host_no_fit_text(r.results, 64 * 2**30, scenario=s)
+    assert "offload fewer activations" in txt and "CP / TP with sequence parallelism" in txt
+
+
+def test_short_run_box_formats_the_bill_and_names_the_monte_carlo_only_where_it_runs():
+    from app_pages import _common as C
+    r = planner.evaluate(_nfs_run(rate_scale=100.0))
+    txt = C.short_run_headline_text(r.notes)
+    assert txt and "e+0" not in txt and "USD" not in txt and "$" in txt  # the headlines' units
+    d = planner.load_preset("default").to_json_dict()
+    d["checkpoint"]["tiers"] = [{"tier": "host_memory", "interval_s": 7200}, {"tier": "pfs", "interval_s": 1e6}]
+    d["reliability"]["rate_scale"] = 100.0
+    tps = planner.evaluate(planner.load_preset("default")).results["tokens_per_s"]
+    d["training"]["tokens_total"] = 48 * 3600 * tps
+    notes = planner.evaluate(d).notes
+    if any("Monte Carlo cannot check it" in n for n in notes if n.startswith("The run is short against")):
+        assert "Monte Carlo below" not in (C.short_run_headline_text(notes) or "")

@@ -32,7 +32,7 @@ from . import share as _share
 from .schema import InputError
 from .presets import list_presets, preset_json
 from .schema import INVISIBLE as _schema_invisible
-from .schema import COUNT_MAX, Scenario, format_errors
+from .schema import COUNT_MAX, Scenario, dotted_path, format_errors
 
 
 class UsageError(Exception):
@@ -74,11 +74,8 @@ def _expand_id(where: str, value: str, path: str) -> dict:
     return table[value].model_dump(mode="json", by_alias=True)
 
 
-def _dotted_path(path: str) -> str:
-    """A ``--set`` path in the dotted form: the form the error messages use,
-    ``checkpoint.tiers[0].interval_s``, is ``checkpoint.tiers.0.interval_s`` ([-1], [x] too: "needs
-    an index from 0 to ...", review 20)."""
-    return re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", path)
+#: A ``--set`` path in the dotted form (schema.dotted_path, shared with evaluate_many's columns).
+_dotted_path = dotted_path
 
 
 def apply_sets(data: dict, sets: Sequence[str]) -> dict:

@@ -17,7 +17,6 @@ import json
 import mmap
 import multiprocessing
 import os
-import re
 import signal
 import sys
 import threading
@@ -30,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import batch as _batch
 from .batch import Batch
-from .schema import InputError, Scenario, format_errors, validate_scenario
+from .schema import InputError, Scenario, dotted_path, format_errors, validate_scenario
 
 #: Stage modules in pipeline order; each exposes ``stage(b) -> dict of new columns``.
 STAGE_MODULES: tuple[str, ...] = ("model_stats", "memory", "timing", "reliability", "cost")
@@ -546,17 +545,11 @@ _ID_COLUMNS = {"model": "models", "cluster.system": "systems", "cluster.accelera
                "reliability.profile": "failure_profiles"}
 
 
-def _dotted(key) -> str:
-    """A column name in the dotted form: ``checkpoint.tiers[0].interval_s`` is
-    ``checkpoint.tiers.0.interval_s``, as ``--set`` reads it."""
-    return re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", str(key))
-
-
 def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
     from . import catalog
 
     nested: dict[str, Any] = {}
-    dotted = _dotted
+    dotted = dotted_path  # tiers[0] is tiers.0, as --set reads it
 
     def index(key, where, lst, p):
         if not p.isdigit() or int(p) >= len(lst):
@@ -633,7 +626,7 @@ def to_batch(items: Sequence[Scenario | dict] | pd.DataFrame) -> tuple[Batch, li
                               "scenario field in one column"])
         spelled: dict[str, str] = {}
         for c in map(str, items.columns):  # review 47e: tiers.0.x and tiers[0].x are one field
-            d = _dotted(c)
+            d = dotted_path(c)
             if d in spelled:
                 raise InputError([f"evaluate_many: columns {spelled[d]!r} and {c!r} are the same field ({d}): "
                                   "give it in one column"])

@@ -1924,6 +1924,14 @@ def finite_run_log10_days(row: dict) -> float:
     return float(np.log10(d)) if d > 0 else float("nan")
 
 
+def saves_started(work_s, tau_s) -> np.ndarray:
+    """Saves a run of ``work_s`` compute seconds starts with a tier every ``tau_s`` [s] of compute:
+    ``⌈W/τ⌉ − 1``, one at each multiple of τ below W, none at the run's end (arrays, broadcast; 0
+    where τ ≥ W). The stalls the finite-run figure and the Monte Carlo charge (review 47a, 47e)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.maximum(np.ceil(np.asarray(work_s, dtype=float) / np.asarray(tau_s, dtype=float)) - 1.0, 0.0)
+
+
 def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload_x=None) -> np.ndarray:
     """log of the finite-run correction ``ρ = Π_k ρ_k`` of the renewal model's time to train.
 
@@ -1995,7 +2003,7 @@ def finite_run_log_ratio(work_s, tau_s, stall_s, lam_k_per_s, lag_s=None, reload
         # with a sync 395 s PFS save every 4 h was given 3.299 h, "exact", against Daly's 3.208 h, and a
         # run of 1.99 intervals 1.35 % more than its one save). A tier at the "never" interval keeps N·s.
         stalls = valid & np.isfinite(s) & (s > 0) & ~is_never_saved(tau)
-        n_saves = np.maximum(np.ceil(segs) - 1.0, 0.0)
+        n_saves = saves_started(w, tau1)
         E = np.where(stalls, w + n_saves * s0, segs * s1)
         x = np.where(use, lam * s1, 1.0)
         L = 0.0 if lag_s is None else np.where(use, np.asarray(lag_s, dtype=float), 0.0)
@@ -2692,7 +2700,7 @@ def _short_run_note(row: dict) -> str | None:
     # 47a, 47e); a tier at the "never" interval has none charged (is_never_saved)
     st_k = float(row.get(f"ckpt_{kind}_stall_s", 0.0) or 0.0)
     if np.isfinite(st_k) and st_k > 0 and not is_never_saved(tau[k]):
-        n_k, taken = work / tau[k], max(np.ceil(work / tau[k]) - 1.0, 0.0)
+        n_k, taken = work / tau[k], float(saves_started(work, tau[k]))
         if taken == 0:
             why_parts.append(f"charges the stall of its saves ({_g(st_k)} s each), none of which the run reaches")
         elif (n_k - taken) * st_k / work >= 0.5 * FINITE_RUN_NOTE_REL:

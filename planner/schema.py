@@ -801,6 +801,13 @@ def _divisors(n: int) -> list[int]:
     return sorted({d for k in small for d in (k, n // k)})
 
 
+def dotted_path(path) -> str:
+    """A field path in the dotted form: the form the error messages use,
+    ``checkpoint.tiers[0].interval_s``, is ``checkpoint.tiers.0.interval_s`` ([-1], [x] too: "needs
+    an index from 0 to ...", review 20). Read by ``--set`` and by ``evaluate_many``'s columns."""
+    return re.sub(r"\[\s*([^\[\]]*?)\s*\]", r".\1", str(path))
+
+
 def precision_error(training, acc) -> str | None:
     """Why ``training``'s precision or gradient dtype cannot run on accelerator ``acc`` (its
     ``peak_flop_per_s`` lacks the precision, BF16 gradients without BF16 units, or FP16 gradients

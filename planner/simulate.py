@@ -72,7 +72,7 @@ def _progress_rate(tau_s, enabled, stall_s, work_s=np.inf) -> tuple[float, np.nd
     # a disabled tier's stall may be inf or NaN (a system without local NVMe): masked, never divided
     stall = np.where(en, np.asarray(stall_s, dtype=float), 0.0)
     if np.isfinite(work_s) and work_s > 0:
-        n_saves = np.where(en, np.maximum(np.ceil(work_s / tau) - 1.0, 0.0), 0.0)
+        n_saves = np.where(en, rel.saves_started(work_s, tau), 0.0)
         return 1.0 / (1.0 + float(np.sum(stall * n_saves)) / work_s), tau, en
     return 1.0 / (1.0 + float(np.sum(stall / tau))), tau, en
 

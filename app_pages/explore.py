@@ -37,7 +37,7 @@ OBJECTIVES = {
 SPACES = SEARCH_SPACES
 SPACE_HELP = ("focused: ZeRO-1, selective or full recompute, no offload, 1F1B or interleaved (VPP ≤ 4), "
               "CP ≤ 4, micro-batch ≤ 4. full: the engine's whole default space plus op_sac recompute "
-              "(TorchTitan's per-op selective checkpointing) and the DualPipe schedule (slower).")
+              "(TorchTitan's per-op selective checkpointing) and the GPipe and DualPipe schedules (slower).")
 #: The top-K table's column that each objective ranks on. Goodput × throughput has a column of its own,
 #: shown only under that objective (found by review: the table said it was ranked on goodput %, which was
 #: 96.4 % in every row of the default preset's sweep; the rows were in MFU order).
@@ -434,7 +434,7 @@ if _T != "days":
     TABLE_HELP[_T] = f"wall-clock time to train, {_T} (failures included)"
     _WIDTH[_T] = _WIDTH["days"]
 if _CU != "M USD":
-    TABLE_HELP[_CU] = ("cost to train, " + {"k USD": "thousands of USD", "B USD": "billions of USD"}.get(_CU, "USD"))
+    TABLE_HELP[_CU] = ("cost to train, " + {"k USD": "thousands of USD", "B USD": "billions of USD", "T USD": "trillions of USD"}.get(_CU, "USD"))
     _WIDTH[_CU] = _WIDTH["M USD"]
 _cfg = {c: st.column_config.NumberColumn(c, help=TABLE_HELP[c], format=_FMT[c], width=_WIDTH[c])
         for c in _FMT if c in show.columns}

@@ -32,7 +32,12 @@ Parallelism
     offload_grads, offload_activations, flash_attention, attention_kernel (code,
     ATTENTION_KERNELS), tp_comm_overlap, dp_comm_overlap, ep_comm_overlap, ep_dispatch_fp8, ep_node_dispatch, uneven_layers
 Hardware (system + accelerator, overrides applied)
-    n_gpus, gpus_per_node, n_nodes, nvlink_domain_size, accel_family (code, FAMILIES)
+    n_gpus, gpus_per_node, n_nodes, nvlink_domain_size (an accelerator override: at most the part's own
+    scale-up domain, _fabric), scaleup_mesh_links (domain − 1 on a full-mesh fabric, 0 behind a switch;
+    optional: absent = 0), fabric_adapted (the override changed the domain or NVLS: notes only),
+    rack_domain_size (the system's own NVLink domain, what a provider renting by the rack bills;
+    optional: absent = nvlink_domain_size),
+    accel_family (code, FAMILIES)
     peak_flop_per_s (dense peak at the GEMM precision), peak_16bit_flop_per_s (bf16 or fp16
     dense peak: the MFU denominator), peak_fp8_flop_per_s (dense FP8 peak; 0 = no FP8 units),
     mamf_frac_16bit / mamf_frac_gemm (the part's own MAMF over its peak, 16-bit and at the GEMM
@@ -41,7 +46,7 @@ Hardware (system + accelerator, overrides applied)
     host_link_c2c (bool), host_memory_bytes (per node), host_memory_bw_bytes_per_s (per node),
     local_nvme_bytes, local_nvme_write_bw_bytes_per_s, local_nvme_read_bw_bytes_per_s (per node),
     node_power_w (under a power limit the GPUs' share scales by limit / TDP: _node_power_w), tdp_w,
-    power_limit_w (the override, else tdp_w), in_network_reduction, price_per_gpu_hour_usd, pue, utilisation_power_frac,
+    power_limit_w (the override, else tdp_w), in_network_reduction (NVLS; _fabric), price_per_gpu_hour_usd, pue, utilisation_power_frac,
     accelerator_index (the part's place in hardware/accelerators.json, −1 for an inline part: the notes name its
     price's date and source)
 Checkpoint (for each tier kind k in TIER_KINDS)
@@ -86,17 +91,48 @@ INT_COLUMNS = {
     "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_layers", "seq_len", "global_batch_size",
     "micro_batch_size", "precision", "tp", "pp", "dp", "dp_shard", "cp", "ep", "etp", "vpp", "zero_stage", "recompute", "recompute_layers",
     "schedule", "offload_optimizer", "attention_kernel", "n_gpus", "gpus_per_node", "n_nodes", "nvlink_domain_size",
-    "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window", "accelerator_index",
+    "scaleup_mesh_links", "rack_domain_size", "accel_family", "hot_spare_nodes", "moe_max_nodes_per_token", "sliding_window", "accelerator_index",
 }
 BOOL_PREFIXES = ("ckpt_async",)
 BOOL_COLUMNS = {
     "gated_mlp", "tied_embeddings", "linear_bias", "layernorm", "rope", "mla", "sequence_parallel",
     "offload_master_weights", "offload_grads", "offload_activations", "flash_attention",
-    "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "ep_node_dispatch", "uneven_layers", "host_link_c2c", "in_network_reduction", "ckpt_async",
+    "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap", "ep_dispatch_fp8", "ep_node_dispatch", "uneven_layers", "host_link_c2c", "in_network_reduction", "fabric_adapted", "ckpt_async",
     "ce_eager", "elem_eager", "fp8_rowwise", "fp8_attention", "price_override",
 } | {f"ckpt_{k}_enabled" for k in TIER_KINDS} | {
     f"ckpt_{k}_survives_{c}" for k in TIER_KINDS for c in FAILURE_CLASSES
 }
+
+
+def _fabric(system, acc) -> tuple[int, bool, int, bool]:
+    """The scale-up fabric a row is costed on: ``(domain size, NVLS, mesh links, adapted)``.
+
+    The system's own, unless ``cluster.accelerator`` puts another part in its slots: then the domain
+    is at most that part's own scale-up domain (``Accelerator.scaleup_domain_size``: 2 for H100 PCIe
+    pairs behind NVLink bridges, 1 for a GH200 144 GB on its own; found by review 48c: an H100 PCIe
+    override on a DGX H100 ran a TP 8 all-reduce over a 300 GB/s 8-GPU NVLink domain, about 6×
+    too fast), and NVLink SHARP (an NVSwitch feature) stays only for an NVIDIA Hopper or Blackwell
+    part that fills the whole domain. ``mesh links`` = domain − 1 on a full-mesh fabric
+    (``System.scaleup_topology``; :func:`planner.comm.mesh_share`), 0 behind a switch.
+    ``adapted``: the override changed the domain or dropped NVLS (the notes say so)."""
+    import math
+
+    dom = system.nvlink_domain_size
+    inr = system.in_network_reduction
+    adapted = False
+    own = catalog.resolve_accelerator(system.accelerator)
+    # Another part = another name: a written-out copy of the system's own part, or one with edited
+    # numbers (more HBM, another price), keeps the system's fabric (review 48: an inlined H100 on a
+    # DGX H100 with a 16-GPU domain lost NVLS and ran its DP ring 30 % slower than the catalogue one).
+    if acc is not own and acc.name != own.name:
+        d = min(dom, acc.scaleup_domain_size)
+        if system.gpus_per_node % d and d % system.gpus_per_node:  # keep the schema's divisibility rule
+            d = math.gcd(d, system.gpus_per_node)
+        keep = inr and acc.family in ("hopper", "blackwell") and d == dom
+        adapted = d != dom or keep != inr
+        dom, inr = d, keep
+    mesh = dom - 1 if system.scaleup_topology == "full_mesh" and dom > 1 else 0
+    return dom, inr, mesh, adapted
 
 
 def _mamf_frac(acc, precision: str) -> float:
@@ -171,6 +207,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
     peak16 = peaks.get("bf16", peaks.get("fp16"))
     # GEMM precision peak (the schema refuses a precision the accelerator has no units for).
     peak = peaks[t.precision]
+    fab_domain, fab_inr, fab_mesh, fab_adapted = _fabric(system, acc)
     row: dict[str, float | int | bool] = {
         "n_layers": m.n_layers,
         "hidden_size": m.hidden_size,
@@ -243,7 +280,10 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
         "n_gpus": c.n_gpus,
         "gpus_per_node": system.gpus_per_node,
         "n_nodes": -(-c.n_gpus // system.gpus_per_node),
-        "nvlink_domain_size": system.nvlink_domain_size,
+        "nvlink_domain_size": fab_domain,
+        "scaleup_mesh_links": fab_mesh,
+        "fabric_adapted": fab_adapted,
+        "rack_domain_size": system.nvlink_domain_size,  # the system's own (billing by the rack), not adapted
         "accel_family": FAMILIES.index(acc.family) if acc.family in FAMILIES else FAMILIES.index("other"),
         "peak_flop_per_s": peak,
         "peak_16bit_flop_per_s": peak16,
@@ -267,7 +307,7 @@ def scenario_row(s: Scenario) -> dict[str, float | int | bool]:
                                       catalog.resolve_accelerator(system.accelerator)),
         "tdp_w": acc.tdp_w,
         "power_limit_w": ov.power_limit_w or acc.tdp_w,
-        "in_network_reduction": system.in_network_reduction,
+        "in_network_reduction": fab_inr,
         "price_per_gpu_hour_usd": ov.price_per_gpu_hour_usd or acc.price_per_gpu_hour_usd,
         # the scenario's own price (cost.notes says whose price was charged; review 16c)
         "price_override": ov.price_per_gpu_hour_usd is not None,

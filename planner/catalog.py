@@ -65,6 +65,12 @@ def _load_file(path: Path, cls: type[T]) -> dict[str, T]:
             if bad:
                 raise CatalogError(f"{path.name}: entry '{key}': sources: {', '.join(map(repr, bad))}: a catalogue "
                                    "file gives each number its own non-empty source (no '*' wildcard)")
+            # settings that change the model without being numbers (System.SOURCED_SETTINGS) need one too
+            # (review 48c: in_network_reduction had none in any system)
+            unsourced = [f for f in getattr(cls, "SOURCED_SETTINGS", ()) if f not in entry["sources"]]
+            if unsourced:
+                raise CatalogError(f"{path.name}: entry '{key}': sources: {', '.join(unsourced)}: a catalogue file "
+                                   "names the source of each setting too")
         try:
             out[key] = cls.model_validate(entry)
         except ValidationError as e:

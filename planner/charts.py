@@ -258,7 +258,7 @@ def duration_unit(top_s: float, own: str = "days") -> tuple[str, float]:
 DURATION_DECIMALS = {"years": 1, "days": 1, "h": 1, "min": 1, "s": 2, "ms": 1}
 
 #: Units a cost column may take, largest first: (name, USD per unit); "M USD" is the usual one.
-COST_UNITS: tuple[tuple[str, float], ...] = (("B USD", 1e9), ("M USD", 1e6), ("k USD", 1e3), ("USD", 1.0))
+COST_UNITS: tuple[tuple[str, float], ...] = (("T USD", 1e12), ("B USD", 1e9), ("M USD", 1e6), ("k USD", 1e3), ("USD", 1.0))
 
 
 def _top(values) -> float:
@@ -277,7 +277,8 @@ def days_column(days: Iterable[float]) -> tuple[str, float, int]:
 
 
 def cost_column(usd: Iterable[float]) -> tuple[str, float, int]:
-    """(unit, factor from USD, decimals) for a column of costs: B USD from $1 B on (two decimals; review
+    """(unit, factor from USD, decimals) for a column of costs: T USD from $1 T on (two decimals; review 48b:
+    "3,426 B USD" beside a "$3.43 T" headline), B USD from $1 B on (two decimals; review
     44b: "7,382.42" M USD beside a "$7.4 B" headline), M USD from $1 M on (two decimals),
     k USD from $1,000 (one decimal), else USD with two decimals, or below $1 as many as give the
     largest value three significant digits ($0.00340)."""
@@ -287,7 +288,7 @@ def cost_column(usd: Iterable[float]) -> tuple[str, float, int]:
     name, size = next(((n, u) for n, u in COST_UNITS if top >= u), COST_UNITS[-1])
     if name == "USD" and 0 < top < 1:
         return name, 1.0, min(12, int(np.ceil(-np.log10(top))) + 2)
-    return name, 1.0 / size, {"B USD": 2, "M USD": 2, "k USD": 1, "USD": 2}[name]
+    return name, 1.0 / size, {"T USD": 2, "B USD": 2, "M USD": 2, "k USD": 1, "USD": 2}[name]
 
 
 def time_to_train_hist(sim: pd.DataFrame, analytic_days: float | None = None, bins: int = 40) -> alt.Chart:

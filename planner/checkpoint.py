@@ -154,7 +154,7 @@ def host_copy_bw(host_link_bw_bytes_per_s, host_memory_bw_bytes_per_s, gpus_copy
     The DRAM side binds where GPUs × achieved link exceeds the DRAM bandwidth, e.g. Frontier (8 ×
     0.8 × 36e9 = 230e9 against 204.8e9 B/s of DDR4); not a GB200 tray (4 × 0.8 × 225e9 = 720e9 of
     NVLink-C2C against 777.8e9 B/s of LPDDR5X, hardware.md §3a; at the nominal rate it did) nor a
-    DGX B300 (8 × 50.4e9 against 614e9). Found by review 15a: the async stall counted the link only.
+    DGX B300 (8 × 50.4e9 against 819e9). Found by review 15a: the async stall counted the link only.
     """
     link = np.asarray(host_link_bw_bytes_per_s, dtype=float) * link_eff()["host"]
     dram = np.asarray(host_memory_bw_bytes_per_s, dtype=float) / np.maximum(

@@ -720,7 +720,7 @@ def cmd_presets(args) -> int:
         for k, s in catalog.systems().items():
             a = catalog.accelerators()[s.accelerator]
             rows.append({"system": k, "accelerator": s.accelerator, "gpus_per_node": s.gpus_per_node,
-                         "nvlink_domain": s.nvlink_domain_size,
+                         "nvlink_domain": s.nvlink_domain_size, "scaleup": s.scaleup_topology,
                          "dense_16bit_TFLOPs": a.peak_flop_per_s.get("bf16", a.peak_flop_per_s.get("fp16", 0)) / 1e12,
                          "16bit": "bf16" if "bf16" in a.peak_flop_per_s else "fp16 (no bf16)",
                          "hbm_usable_GiB": round(a.hbm_usable_bytes / 2**30, 1),
@@ -739,14 +739,27 @@ def cmd_presets(args) -> int:
                   "survives": ",".join(t.survives)} for k, t in catalog.storage_tiers().items()]
         profiles = [{"failure_profile": k, "name": p.name, "classes": ",".join(c.failure_class for c in p.classes)}
                     for k, p in catalog.failure_profiles().items()]
+        # every accelerator id (cluster.accelerator), those no system uses too (review 48g: h100-pcie-80gb,
+        # gh200-144gb and mi250x appeared nowhere in this listing)
+        used = {s.accelerator for s in catalog.systems().values()}
+        accs = [{"accelerator": k, "name": a.name, "family": a.family,
+                 "dense_16bit_TFLOPs": a.peak_flop_per_s.get("bf16", a.peak_flop_per_s.get("fp16", 0)) / 1e12,
+                 "hbm_usable_GiB": round(a.hbm_usable_bytes / 2**30, 1),
+                 "scaleup_domain": a.scaleup_domain_size, "usd_per_gpu_h": a.price_per_gpu_hour_usd,
+                 "price_date": a.price_date,
+                 "price_source": (a.sources or {}).get("price_per_gpu_hour_usd", "")
+                 + (" (uncertain)" if "price_per_gpu_hour_usd" in (a.uncertain or []) else ""),
+                 "in_a_system": "yes" if k in used else "no (cluster.accelerator only)"}
+                for k, a in catalog.accelerators().items()]
         if args.format == "table":
-            for frame in (rows, tiers, profiles):
+            for frame in (rows, accs, tiers, profiles):
                 print_frame(pd.DataFrame(frame), "table")
                 sys.stdout.write("\n")
             return 0
         # one table for a script: a `kind` column first says which of the three each row is (review
         # 45a: the joined rows could only be told apart by which fields were blank)
-        rows = ([{"kind": "system", **r} for r in rows] + [{"kind": "storage_tier", **r} for r in tiers]
+        rows = ([{"kind": "system", **r} for r in rows] + [{"kind": "accelerator", **r} for r in accs]
+                + [{"kind": "storage_tier", **r} for r in tiers]
                 + [{"kind": "failure_profile", **r} for r in profiles])
     else:
         raise UsageError([f"presets: unknown kind '{what}'; allowed: models, scenarios, hardware"])
@@ -758,15 +771,22 @@ def cmd_presets(args) -> int:
     return 0
 
 
+def _warn_not_fit(notes) -> None:
+    """The memory verdicts ("Does not fit ...") on stderr, beside the output a script reads (the exit
+    status stays 0): evaluate, export and simulate alike (review 48g: a launch file and a Monte Carlo
+    of a plan that runs out of memory came without a word)."""
+    for n in notes:
+        if n.startswith("Does not fit"):
+            _err(f"planner: warning: {n}")
+
+
 def cmd_evaluate(args) -> int:
     from .engine import evaluate
 
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     report = evaluate(s)
     print_report(report, args.format)
-    for n in report.notes:  # also on stderr, beside the output a script reads (the exit status stays 0)
-        if n.startswith("Does not fit"):
-            _err(f"planner: warning: {n}")
+    _warn_not_fit(report.notes)
     return 0
 
 
@@ -782,6 +802,9 @@ def cmd_export(args) -> int:
     if args.to == "deepspeed":  # JSON has no comments: the notes go to stderr
         for n in out.notes:
             _err(f"note: {n}")
+    from .engine import evaluate
+
+    _warn_not_fit(evaluate(s).notes)
     return 0
 
 
@@ -1132,6 +1155,9 @@ def cmd_simulate(args) -> int:
     long_note = simulate_time_note(s, args.trials)
     if long_note:
         _err(f"note: {long_note}")
+    from .engine import evaluate
+
+    _warn_not_fit(evaluate(s).notes)
     df = simulate(s, n_trials=args.trials, seed=args.seed)
     summary = summarize(df)
     if args.format == "table":

@@ -42,6 +42,18 @@ ranks ``etp·ep`` apart (planner.timing passes those strides).
   (found by a property-test review, 2026-11-30: up to 14 % on short steps; with the floor the
   calibration and out-of-sample medians are unchanged at 4 digits). The same rule for all-to-all.
 
+Full-mesh scale-up fabrics (no switch: AMD Instinct MI300X / MI325X / MI350X / MI355X Infinity
+Fabric, Intel Gaudi 2 / 3 RoCE, the 4-GH200 node): each GPU has one direct link to each of the
+``D − 1`` other GPUs of its domain, ``scaleup_bw / (D − 1)`` apiece. A group of ``g`` of them
+inside the domain can drive only its ``g − 1`` links (RCCL / HCCL run one ring per link
+permutation), so its scale-up bandwidth is ``min(g − 1, D − 1)/(D − 1) · scaleup_bw`` and a
+point-to-point send gets one link. Behind an NVSwitch any group gets the whole ``scaleup_bw``.
+``mesh_links`` = ``D − 1`` on a mesh row, 0 on a switched one. Source: the catalogue's per-peer
+figures (MI300X 64 GB/s per direction per peer, Gaudi 2 3 × 100 GbE = 37.5 GB/s, GH200 quad 150
+GB/s; hardware/accelerators.json notes) and hardware.md §6b: a 2-GPU MI300X all-reduce reaches
+47.7 GB/s busBW, 0.75 of one 64 GB/s link, against 312.9 GB/s over all 7 (found by review 48c:
+TP 2 on MI300X was costed at the whole 448 GB/s, 7× the one link it uses).
+
 In-network reduction (NVLink SHARP, NVLS, inside one NVSwitch domain) raises the achieved
 all-reduce bandwidth by ``IN_NETWORK_ALLREDUCE_SPEEDUP`` (H100: 480 GB/s NVLS busBW vs
 370 GB/s ring, hardware.md §6b, sources nccl-tests-212 and stas-net). A ring that crosses the
@@ -159,6 +171,15 @@ def group_layout(n, stride, domain_size, n_total=None):
                 worst = np.where(few, _present_blocks_worst(*np.broadcast_arrays(span, stride, dom, blocks, few)),
                                  worst)
         g_big = np.where(ragged, np.maximum(np.minimum(worst, g_full), 1.0), g_full)
+    # a stride that does not divide the domain (TP 3 on 8-GPU nodes: DP members 3 apart): a group's
+    # first and last domains can hold fewer than domain // stride members (review 48a: TP 3 × DP 4 on
+    # 24 GPUs, the group {0, 3, 6 | 9} has 1 member on its second node, where 2 NICs were counted)
+    odd = big & ~_divides(stride, dom) & (stride < dom)
+    if odd.any():
+        blocks = (np.maximum(np.floor(_f(n_total) / np.maximum(span, 1.0)), 1.0) if n_total is not None
+                  else np.full(span.shape, np.inf))
+        g_big = np.where(odd, np.maximum(np.minimum(
+            _odd_stride_worst(*np.broadcast_arrays(n1, stride, dom, span, blocks, odd)), g_big), 1.0), g_big)
     aligned = _divides(span, dom) | (n <= 1.0)  # a group of one is in one domain
     straddle = ~big & ~aligned
     if straddle.any():
@@ -170,6 +191,16 @@ def group_layout(n, stride, domain_size, n_total=None):
             if few.any():
                 worst = _present_blocks_worst(*np.broadcast_arrays(span, stride, dom, blocks, few))
                 cut = np.where(few, np.minimum(worst, n1), cut)
+        # a stride that does not divide the domain, the group within one domain's size: the gcd count
+        # is wrong both ways (review 48: n 15, stride 3, domain 64 counted 1 where the worst group has
+        # 6 members on one side; n 4, stride 3, domain 16 a fractional 1.33); the per-group count of
+        # the odd-stride rule above, which a brute-force placement check confirms
+        odd_s = straddle & ~_divides(stride, dom) & (stride < dom)
+        if odd_s.any():
+            blocks_o = (np.maximum(np.floor(_f(n_total) / np.maximum(span, 1.0)), 1.0) if n_total is not None
+                        else np.full(span.shape, np.inf))
+            w = _odd_stride_worst(*np.broadcast_arrays(n1, stride, dom, span, blocks_o, odd_s))
+            cut = np.where(odd_s, np.minimum(w, n1), cut)
         g = np.where(big, g_big, np.where(aligned, n1, np.maximum(cut, 1.0)))
         nd = np.where(big, nd_big, np.where(aligned, 1.0, 2.0))
         return g, nd
@@ -217,15 +248,74 @@ def _present_blocks_worst(span, stride, dom, blocks, sel):
     return out
 
 
-def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network, n_total=None):
+def mesh_share(g, mesh_links):
+    """Share of a GPU's scale-up bandwidth a group of ``g`` members of one domain can use (arrays (N,)).
+
+    ``min(g − 1, D − 1)/(D − 1)`` on a full-mesh fabric (``mesh_links`` = ``D − 1`` > 0: one direct
+    link per peer); 1 behind a switch (``mesh_links`` = 0), with ``mesh_links=None`` (see the module
+    docstring), and for ``g ≤ 1`` (one member per domain: nothing crosses the scale-up links, the
+    network term alone bounds the ring).
+    """
+    if mesh_links is None:
+        return 1.0
+    links = _f(mesh_links)
+    g = _f(g)
+    return np.where((links > 0.0) & (g > 1.0), np.minimum(g - 1.0, links) / np.maximum(links, 1.0), 1.0)
+
+
+def _odd_stride_worst(n, stride, dom, span, blocks, sel):
+    """(N,) array, at ``sel`` rows: the fewest members a group has in one of the domains it spans,
+    for a stride that does not divide the domain (:func:`group_layout`); ``inf`` elsewhere.
+
+    A group of ``n`` members ``stride`` apart starting at ``x0 = r + o`` (``r = b·span mod domain`` the
+    block's offset in its domain, ``o < stride`` the group's in the block) holds ``⌊(D⌈(x0+1)/D⌉ − 1 −
+    x0)/stride⌋ + 1`` members in its first domain, ``⌊(x_last mod D)/stride⌋ + 1`` in its last, and
+    at least ``⌊D/stride⌋`` in each one between. The loops run over ``o`` (fewer than the domain
+    size) and the distinct block offsets (at most ``domain / gcd(span, domain)``, fewer when the job
+    holds fewer blocks), each vectorised over the rows."""
+    N_ = n[sel]
+    S = stride[sel]
+    D = dom[sel]
+    SP = span[sel]
+    B = np.minimum(blocks[sel], D / np.gcd(SP.astype(np.int64), D.astype(np.int64)))
+    worst = np.full(N_.shape, np.inf)
+    interior = np.floor(D / S)
+    n_o = int(np.max(S))
+    # the offsets o as a second axis, rows in chunks of at most ~1M cells (review 48: a Python loop
+    # over o took 3.7 s for one row of stride 511 in a 512-GPU domain)
+    rows = max(1, _FEW_BLOCKS_CELLS // n_o)
+    o = np.arange(n_o, dtype=np.float64)[None, :]
+    for lo in range(0, len(N_), rows):
+        c = slice(lo, lo + rows)
+        Nc, Sc, Dc, SPc, Bc, Ic = (x[c][:, None] for x in (N_, S, D, SP, B, interior))
+        wc = np.full(Nc.shape[0], np.inf)
+        for b in range(int(np.max(np.minimum(Bc, FEW_BLOCKS_MAX)))):
+            x0 = np.mod(b * SPc, Dc) + o
+            last = x0 + (Nc - 1.0) * Sc
+            d0, d1 = np.floor(x0 / Dc), np.floor(last / Dc)
+            first = np.floor((Dc * (d0 + 1.0) - 1.0 - x0) / Sc) + 1.0
+            tail = np.floor((last - Dc * d1) / Sc) + 1.0
+            w = np.minimum(first, tail)
+            w = np.where(d1 - d0 >= 2.0, np.minimum(w, Ic), w)
+            on = (b < Bc) & (o < Sc) & (d1 > d0)
+            wc = np.minimum(wc, np.where(on, w, np.inf).min(axis=1))
+        worst[c] = wc
+    out = np.full(n.shape, np.inf)
+    out[sel] = worst
+    return out
+
+
+def group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network, n_total=None,
+                    mesh_links=None):
     """Achieved ring bandwidth [bytes/s] of a group and whether it stays in one domain.
 
     ``intra``: ``scaleup_bw · eff_scaleup``; else ``min(scaleup_bw · eff_scaleup,
-    g · nic_bw · eff_network)`` (see the module docstring). Returns ``(bw, intra, g, n_domains)``;
-    ``n_total``: the job's GPUs (:func:`group_layout`).
+    g · nic_bw · eff_network)`` (see the module docstring), the scale-up term × :func:`mesh_share` on
+    a full-mesh fabric (``mesh_links``: ``D − 1`` links per GPU, 0 or None behind a switch).
+    Returns ``(bw, intra, g, n_domains)``; ``n_total``: the job's GPUs (:func:`group_layout`).
     """
     g, nd = group_layout(n, stride, domain_size, n_total)
-    nvl = _f(scaleup_bw) * _f(eff_scaleup)
+    nvl = _f(scaleup_bw) * _f(eff_scaleup) * mesh_share(g, mesh_links)
     net = g * _f(nic_bw) * _f(eff_network)
     intra = nd <= 1.0
     bw = np.where(intra, nvl, np.minimum(nvl, net))
@@ -266,7 +356,7 @@ def p2p_s(size_bytes, bw_bytes_per_s, alpha_s=0.0):
 
 def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic_bw, *,
                        eff_scaleup, eff_network, alpha_scaleup_s, alpha_network_s,
-                       in_network_reduction=False, network_frac=1.0, n_total=None):
+                       in_network_reduction=False, network_frac=1.0, n_total=None, mesh_links=None):
     """Time [s] of one collective of a placed group.
 
     Parameters
@@ -284,6 +374,8 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     network_frac : array (N,) — all-to-all only: the share of the bytes bound for other
         domains that actually crosses the network (node-limited MoE routing sends a token once
         per destination node, not once per expert: ``min(top_k, M)/top_k``); 1 by default.
+    mesh_links : array (N,) or None — ``D − 1`` on a full-mesh scale-up fabric, 0 behind a switch
+        (:func:`mesh_share`; the module docstring).
 
     Notes
     -----
@@ -298,7 +390,7 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     size = _f(size_bytes)
     n = _f(n)
     bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network,
-                                       n_total)
+                                       n_total, mesh_links)
     steps_nvl = np.where(intra, n - 1.0, g - 1.0)
     steps_net = np.where(intra, 0.0, nd - 1.0)
     # never below the same ring inside one domain, (n−1)·α_nvl (see the module docstring)
@@ -312,7 +404,7 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
     if kind in ("reduce_scatter", "all_gather"):
         return frac * size / bw + alpha_pass
     if kind == "all_to_all":
-        nvl = _f(scaleup_bw) * _f(eff_scaleup)
+        nvl = _f(scaleup_bw) * _f(eff_scaleup) * mesh_share(g, mesh_links)
         nic = _f(nic_bw) * _f(eff_network)
         t_intra = frac * size / nvl
         t_inter = np.maximum(_a2a_nvl_share(n, g, network_frac) * size / nvl,
@@ -322,21 +414,23 @@ def group_collective_s(kind, size_bytes, n, stride, domain_size, scaleup_bw, nic
 
 
 def group_p2p_s(size_bytes, n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_network,
-                alpha_scaleup_s, alpha_network_s):
+                alpha_scaleup_s, alpha_network_s, mesh_links=None):
     """Point-to-point transfer between neighbours of a placed group (pipeline stages) [s].
 
     The slowest boundary sets the pace: NVLink when the whole group fits in one domain
-    (``stride·n ≤ domain``), else the per-GPU network share.
+    (``stride·n ≤ domain``), else the per-GPU network share. On a full-mesh fabric (``mesh_links``
+    = ``D − 1``) a send inside the domain has one direct link, ``scaleup_bw / (D − 1)``.
     """
     _, nd = group_layout(n, stride, domain_size)
     intra = nd <= 1.0
-    bw = np.where(intra, _f(scaleup_bw) * _f(eff_scaleup), _f(nic_bw) * _f(eff_network))
+    bw = np.where(intra, _f(scaleup_bw) * _f(eff_scaleup) * mesh_share(2.0, mesh_links),
+                  _f(nic_bw) * _f(eff_network))
     alpha = np.where(intra, _f(alpha_scaleup_s), _f(alpha_network_s))
     return np.where(_f(n) > 1.0, p2p_s(size_bytes, bw, alpha), 0.0)
 
 
 def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_network,
-               alpha_scaleup_s, alpha_network_s, n_total=None):
+               alpha_scaleup_s, alpha_network_s, n_total=None, mesh_links=None):
     """Achieved ring bandwidth [bytes/s] and latency of one ring pass [s] of a placed group.
 
     The pieces of :func:`group_collective_s`, computed once per group so that several
@@ -345,7 +439,7 @@ def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_n
     Returns ``(bw, alpha_pass, intra, g)`` (arrays (N,)).
     """
     bw, intra, g, nd = group_bandwidth(n, stride, domain_size, scaleup_bw, nic_bw, eff_scaleup, eff_network,
-                                       n_total)
+                                       n_total, mesh_links)
     n = _f(n)
     alpha = np.where(intra, (n - 1.0) * _f(alpha_scaleup_s),
                      np.maximum((g - 1.0) * _f(alpha_scaleup_s) + (nd - 1.0) * _f(alpha_network_s),
@@ -359,12 +453,14 @@ def group_link(n, stride, domain_size, scaleup_bw, nic_bw, *, eff_scaleup, eff_n
 # ``np.where`` on row values (a data-dependent select costs ~10 array operations when the
 # rows vary at random). Results equal the general functions' to floating-point rounding.
 
-def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s, n_total=None):
+def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s, n_total=None,
+              mesh_links=None):
     """Achieved ring bandwidth [bytes/s], one ring pass' latency [s] and ``intra`` of a group.
 
     As :func:`group_link`, with ``nvl_eff_bw = scaleup_bw · eff_scaleup`` and ``nic_eff_bw =
     nic_bw · eff_network`` given (arrays (N,)); ``stride=None`` means 1 (the TP group); ``n_total``
-    the job's GPUs (:func:`group_layout`: the blocks it holds).
+    the job's GPUs (:func:`group_layout`: the blocks it holds); ``mesh_links`` as
+    :func:`group_bandwidth` (None: every row switched, no work).
 
     ``intra`` (one domain) holds exactly when ``g = n``, so ``bw = min(NVL, max(g·NIC,
     intra·NVL))`` and ``alpha = max((min(n, g) − 1)·α_nvl + (N − 1)·α_net, (n − 1)·α_nvl)`` equal
@@ -375,8 +471,10 @@ def ring_link(n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, a
     span = n if stride is None else n * np.maximum(_f(stride), 1.0)
     intra = _divides(span, dom) | (n <= 1.0)  # aligned blocks inside one domain (group_layout)
     if intra.all():  # every group inside one domain: g = n (or 1 for n < 1), N = 1
-        return nvl_eff_bw, (n - 1.0) * alpha_scaleup_s, intra
+        return nvl_eff_bw * mesh_share(n, mesh_links), (n - 1.0) * alpha_scaleup_s, intra
     g, nd = group_layout(n, 1.0 if stride is None else stride, dom, n_total)
+    if mesh_links is not None:
+        nvl_eff_bw = nvl_eff_bw * mesh_share(g, mesh_links)
     bw = np.minimum(nvl_eff_bw, np.maximum(g * nic_eff_bw, nvl_eff_bw * intra))
     alpha = np.maximum((np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s,
                        (n - 1.0) * alpha_scaleup_s)
@@ -399,7 +497,7 @@ def _a2a_nvl_share(n, g, network_frac):
 
 
 def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s,
-               network_frac=1.0, n_total=None):
+               network_frac=1.0, n_total=None, mesh_links=None):
     """:func:`group_collective_s` ``("all_to_all", ...)`` with pre-multiplied achieved
     bandwidths (see :func:`ring_link`) [s], arrays (N,).
 
@@ -415,21 +513,27 @@ def a2a_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha
     intra = _divides(n * np.maximum(_f(stride), 1.0), dom) | (n <= 1.0)  # group_layout
     nn = np.maximum(n, 1.0)
     if intra.all():
-        return np.maximum(n - 1.0, 0.0) / nn * size / nvl_eff_bw + np.maximum(n - 1.0, 0.0) * alpha_scaleup_s
+        return (np.maximum(n - 1.0, 0.0) / nn * size / (nvl_eff_bw * mesh_share(n, mesh_links))
+                + np.maximum(n - 1.0, 0.0) * alpha_scaleup_s)
     g, nd = group_layout(n, stride, dom, n_total)
+    if mesh_links is not None:
+        nvl_eff_bw = nvl_eff_bw * mesh_share(g, mesh_links)
     t = np.maximum(_a2a_nvl_share(nn, g, network_frac) * size / nvl_eff_bw,
                    (n - g) / nn * size * _f(network_frac) / nic_eff_bw)
     return t + np.maximum((np.minimum(n, g) - 1.0) * alpha_scaleup_s + (nd - 1.0) * alpha_network_s,
                           (n - 1.0) * alpha_scaleup_s)
 
 
-def p2p_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s):
+def p2p_link_s(size_bytes, n, stride, domain_size, nvl_eff_bw, nic_eff_bw, alpha_scaleup_s, alpha_network_s,
+               mesh_links=None):
     """:func:`group_p2p_s` with pre-multiplied achieved bandwidths (see :func:`ring_link`).
 
     The group stays in one domain exactly when ``domain mod (n·stride) == 0`` (group_layout);
-    returns ``(n > 1) · (S / BW + α)`` [s] (arrays (N,)).
+    returns ``(n > 1) · (S / BW + α)`` [s] (arrays (N,)); one direct link on a full mesh.
     """
     n = _f(n)
+    if mesh_links is not None:
+        nvl_eff_bw = nvl_eff_bw * mesh_share(2.0, mesh_links)
     intra = _divides(n * np.maximum(_f(stride), 1.0), _f(domain_size)) | (n <= 1.0)  # group_layout
     if intra.all():
         bw, alpha = nvl_eff_bw, alpha_scaleup_s

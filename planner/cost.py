@@ -200,7 +200,9 @@ def explain(row: dict) -> dict[str, str]:
     if not np.isfinite(days if days is not None else np.nan):
         return {}
     wall_h = row["time_to_train_days"] * 24.0
-    own = " (the scenario's own price)" if row.get("price_override") else ""
+    # an inline accelerator's own price is the scenario's too, as _price_note says (review 48b)
+    own = (" (the scenario's own price)" if row.get("price_override") or int(row.get("accelerator_index", 0) or 0) < 0
+           else "")
     return {
         "time_to_train_days": (
             f"tokens {_g(row['tokens_total'])} / {_g(row['tokens_per_s'])} tok/s / goodput "
@@ -290,7 +292,8 @@ def notes(row: dict) -> list[str]:
         what = "Time, GPU-hours and cost are" if row.get("energy_mwh") == 0.0 else "Time, GPU-hours, cost and energy are"
         if zero_goodput_reason(row) is not None:
             # review 41c: "are infinite: goodput is 0: …" beside a note giving a finite run figure
-            out.append(f"{what} shown as infinite: the steady-state goodput is 0 (the note 'Goodput is 0' gives why, "
+            out.append(f"{what} infinite (— in the tables and on the Plan page, inf in JSON and CSV; the cost per "
+                       "million tokens too): the steady-state goodput is 0 (the note 'Goodput is 0' gives why, "
                        "and the expected time of a run this long where the model has one).")
         else:
             out.append(f"{what} infinite: {_never_short(row)}")
@@ -377,11 +380,20 @@ def _partial_node_note(row: dict) -> str | None:
     try:
         n, gpn = int(row["n_gpus"]), int(row["gpus_per_node"])
         dom = int(row.get("nvlink_domain_size") or gpn)
+        rack = int(row.get("rack_domain_size") or dom)
     except (KeyError, TypeError, ValueError):
         return None
     if n <= 0 or gpn <= 0:
         return None
-    if dom > gpn and n > gpn:  # NVLink racks (NVL72), one or several: filled in blocks, as the step time assumes (review 16i: one rack was left out)
+    if rack != dom and rack > gpn and n > gpn:
+        # another part in the system's slots (cluster.accelerator) with a smaller scale-up domain: the
+        # step runs on that part's domain, but the provider still rents the system's racks (review 48:
+        # B200s in GB200 NVL72 slots were billed by 8-GPU "racks")
+        racks = -(-n // rack)
+        whole = racks * rack
+        where = f"on {racks} rack{'s' if racks != 1 else ''} of {rack} GPUs ({whole - n} idle)"
+        unit = f"whole {rack}-GPU racks"
+    elif dom > gpn and n > gpn:  # NVLink racks (NVL72), one or several: filled in blocks, as the step time assumes (review 16i: one rack was left out)
         from .comm import placement_domain
 
         block = int(placement_domain(np.array([dom]), np.array([gpn]), np.array([n]))[0])
@@ -399,10 +411,17 @@ def _partial_node_note(row: dict) -> str | None:
         unit = "whole nodes"
     if whole == n:
         return None
-    spares = " (hot spares apart)" if int(row.get("hot_spare_nodes") or 0) > 0 else ""
+    spare_gpus = max(int(row.get("hot_spare_nodes") or 0), 0) * gpn
     gpus, are = (f"{n} GPUs", "are") if n != 1 else ("1 GPU", "is")  # not "1 GPUs"
-    return (f"The job's {gpus} {are} {where}: GPU-hours, cost and energy count the {gpus} used (per-GPU "
-            f"billing); a provider that rents {unit} bills {whole} GPUs{spares}, {whole / n:.4g} × the cost.")
+    if not spare_gpus:
+        return (f"The job's {gpus} {are} {where}: GPU-hours, cost and energy count the {gpus} used (per-GPU "
+                f"billing); a provider that rents {unit} bills {whole} GPUs, {whole / n:.4g} × the cost.")
+    # the cost shown already pays the spares (paid_gpus): the factor is over what it pays (review 48b: 12 GPUs +
+    # one 8-GPU spare node read 16/12 = 1.333 ×, where whole nodes bill 16 + 8 of the 20 paid, 1.2 ×)
+    paid, billed = n + spare_gpus, whole + spare_gpus
+    return (f"The job's {gpus} {are} {where}: GPU-hours and cost count the {gpus} used and the {spare_gpus} hot "
+            f"spares' ({paid} GPUs), energy the {gpus} used (per-GPU billing); a provider that rents {unit} bills "
+            f"{whole} GPUs for the job and {spare_gpus} for the spares, {billed} GPUs, {billed / paid:.4g} × the cost.")
 
 
 def _low_node_power_note(row: dict) -> str | None:

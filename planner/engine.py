@@ -56,6 +56,9 @@ KEY_INPUT_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: The inputs a result row's cost and energy are computed from (cost.bill): kept in ``evaluate``'s results.
+_COST_INPUTS: tuple[str, ...] = KEY_INPUT_COLUMNS[-5:]
+
 #: The stage modules once every one of them imported (evaluate asked twice a call, ~10 imports each).
 _ALL_STAGE_MODULES: list | None = None
 
@@ -519,7 +522,11 @@ def evaluate(scenario: Scenario | dict) -> Report:
     b = _batch.from_scenarios([s])
     out = run_batch(b)
     row = _batch.row(out, 0)  # python scalars
-    results = {k: row[k] for k in row if k not in b or k in ("hbm_bytes",)}
+    # the cost inputs too (KEY_INPUT_COLUMNS' last five), so the JSON / CSV of one scenario reproduces its cost
+    # and energy as evaluate_many's rows do (review 48b: with a catalogue price the $2.155 charged was in a note only)
+    results = {k: row[k] for k in row if k not in b or k in ("hbm_bytes",) + _COST_INPUTS}
+    # the capacities fits / host_fits compare with, as every other surface has them (review 48g)
+    results.update({name: row[col] for name, (col, _) in _batch.CAPACITY_COLUMNS.items() if col in row})
     explain: dict[str, str] = {}
     stages: list[dict[str, float]] = []
     notes: list[str] = []
@@ -697,6 +704,9 @@ def evaluate_many(items: Iterable[Scenario | dict] | pd.DataFrame, *, columns: S
         columns = cols
     b, names = to_batch(items)
     out = run_batch(b)
+    for name, (col, _) in _batch.CAPACITY_COLUMNS.items():  # fits / host_fits' capacities (review 48g)
+        if col in out and name != col:
+            out[name] = out[col]
     if "etp" not in out and "tp" in out:
         # the batch leaves etp out where every row runs its experts at TP (batch.from_rows); the
         # table has it whatever the other rows are: each such row's TP (review 16i; review 38: a
@@ -722,9 +732,16 @@ def results_frame(out: Batch, *, names=None, columns=None, inputs: Batch | None 
         keep += [c for c in RESULT_COLUMNS if c in out and c not in keep]
         input_keys = set(inputs) if inputs is not None else set()
         keep += [c for c in out if c not in keep and c not in input_keys]
+        keep += [c for c in _batch.CAPACITY_COLUMNS if c in out and c not in keep]
     else:
         keep = list(columns)
     df = pd.DataFrame({c: out[c] for c in keep})
+    # the batch's integer codes as the names the scenario, the sweep and the CLI use (review 48g:
+    # evaluate_many gave recompute 1, schedule 1, so t[t.recompute == "selective"] matched nothing)
+    for c, labels in (("recompute", _batch.RECOMPUTE), ("schedule", _batch.SCHEDULES),
+                      ("offload_optimizer", _batch.OFFLOAD)):
+        if c in df and df[c].dtype.kind in "iu":
+            df[c] = np.asarray(labels, dtype=object)[df[c].to_numpy()]
     if names is not None:
         df.insert(0, "name", list(names))
     return df

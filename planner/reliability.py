@@ -1737,8 +1737,8 @@ def is_never_saved(interval_s) -> np.ndarray:
 
 
 def format_interval_s(interval_s: float) -> str:
-    """A checkpoint interval [s] in words for display: "9.29 s", "15.5 min (930 s)", "2.5 h",
-    "3.1 d", "not saved" (``INTERVAL_MAX_S``), "disabled" (NaN). Three significant digits in the
+    """A checkpoint interval [s] in words for display: "9.29 s", "15.5 min (930 s)", "2.5 h (9000 s)",
+    "3.1 d (2.678e+05 s)", "not saved (…)" (``INTERVAL_MAX_S``), "disabled" (NaN). Three significant digits in the
     unit chosen, so a short interval is never rounded to "0 h"."""
     x = float(interval_s)
     if np.isnan(x):
@@ -2189,7 +2189,8 @@ def zero_goodput_reason(row: dict) -> str | None:
             return (f"goodput is 0: a checkpoint can be saved at most {how_often} and the job fails every "
                     f"{_g(60.0 / lam)} min (λ = {_g(lam)}/h), so a "
                     "failure loses work faster than the job makes it, whatever the interval"
-                    + (f" (in the steady state; for a run of this length the same model gives about {_g(fin)} d, "
+                    + (f" (in the steady state; for a run of this length the same model gives about {_g(fin)} d"
+                       f"{_days_bill(row, fin)}, "
                        + ("which the Monte Carlo, planner.simulate, simulates)" if _simulable(lam, fin) else
                           "too many failures for the Monte Carlo to simulate: the run does not finish in practice)")
                        if np.isfinite(fin) else "")
@@ -2204,7 +2205,8 @@ def zero_goodput_reason(row: dict) -> str | None:
             return (f"goodput is 0: the checkpoints that recover the failures are saved far less often than the job "
                     f"fails ({tiers}; a failure every {_g(60.0 / lam)} min, λ = {_g(lam)}/h), so in the steady state "
                     "each failure loses the work since the last save and the renewal model's goodput underflows to 0; "
-                    f"this run is shorter than that: for a run of this length the same model gives about {_g(fin)} d "
+                    f"this run is shorter than that: for a run of this length the same model gives about {_g(fin)} d"
+                    f"{_days_bill(row, fin)} "
                     + ("(the Monte Carlo, planner.simulate, simulates it). " if _simulable(lam, fin) else
                        "(too many failures for the Monte Carlo to simulate). ")
                     + "Shorten the interval, or leave it empty for the optimum.")
@@ -2232,13 +2234,14 @@ def zero_goodput_reason(row: dict) -> str | None:
                            f"longer), so the {', '.join(more)} failures it recovers restart it too" if rr.unsaved and more
                            else "")
             run_txt = (f"{unsaved_txt}; for a run of this length ({_g(work_d)} d of compute) the same model, with each "
-                       f"such failure restarting the run, gives about {days_txt} (e^(Σ λ_c·R_c)·(e^(Λ·T) − 1)/Λ, "
+                       f"such failure restarting the run, gives about {days_txt} "
+                       f"(e^(Σ λ_c·R_c)·(e^(Λ·T) − 1)/Λ, "
                        f"Λ = {_g(rr.lam_h)}/h, T the run's time apart from those failures"
                        + ("" if rr.exact else
                           ", taken at its mean: an upper estimate, within 1 % of the Monte Carlo at catalogue failure "
                           "rates, above it by up to 16 % (measured) where the other failures' recoveries fill much of "
                           "the run")
-                       + f"); {sim_txt}")
+                       + f"){_days_bill(row, fin, clause=True)}; {sim_txt}")
         else:
             run_txt = (" (a run much shorter than the time between such failures can still finish: "
                        "planner.simulate shows how often)")
@@ -2729,6 +2732,28 @@ def _short_run_note(row: dict) -> str | None:
                "that figure is low, by orders of magnitude where those recoveries take most of the run"
                if others and rr is None else "")
             + ". The Monte Carlo (planner.simulate, the Plan page) simulates the run as it is.")
+
+
+def _days_bill(row: dict, days: float, clause: bool = False) -> str:
+    """The GPU-hours, cost and energy of ``days`` of wall time (cost.bill), for a goodput-0 scenario
+    whose headlines are inf (so :func:`_finite_run_bill`'s ratio cannot be used); empty where the row
+    lacks the cost inputs or the figure is not finite. Found by review 48b: the goodput-0 note gave a
+    finite run's days but no analytic surface gave its cost."""
+    from . import cost
+
+    keys = ("n_gpus", "gpus_per_node", "price_per_gpu_hour_usd", "node_power_w", "utilisation_power_frac", "pue")
+    if not np.isfinite(days) or any(row.get(k) is None for k in keys):
+        return ""
+    b = {k: np.asarray([float(row[k])]) for k in keys + ("hot_spare_nodes", "power_limit_w", "tdp_w") if row.get(k) is not None}
+    try:
+        _w, gh, usd, mwh = (float(x[0]) for x in cost.bill(b, np.asarray([days * 86_400.0])))
+    except (KeyError, ValueError, TypeError):
+        return ""
+    if not (np.isfinite(gh) and np.isfinite(usd) and np.isfinite(mwh)):
+        return ""
+    if clause:  # after a parenthesis of its own: a clause, not a second parenthesis
+        return f"; at that length, the wall time times a rate, about {_g(gh)} GPU-h, {_g(usd)} USD and {_g(mwh)} MWh"
+    return f" (and, the wall time times a rate, about {_g(gh)} GPU-h, {_g(usd)} USD and {_g(mwh)} MWh)"
 
 
 def _finite_run_bill(row: dict, ratio: float) -> str:

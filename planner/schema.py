@@ -17,7 +17,7 @@ import math
 import re
 import types
 import typing
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 import numpy as np
 from pydantic import (
@@ -334,9 +334,22 @@ class System(_Sourced):
     node_power_w: Annotated[float, Field(ge=NODE_POWER_W_RANGE[0], le=NODE_POWER_W_RANGE[1], allow_inf_nan=False)] = Field(
         description="Whole-node power at full load [W].")
     in_network_reduction: bool = Field(False, description="NVLS (NVLink SHARP) in-network reduction available: speeds up all-reduces inside one NVLink domain.")
+    scaleup_topology: Literal["switched", "full_mesh"] = Field(
+        "switched", description="How the scale-up domain is wired: 'switched' (NVSwitch: any group of GPUs gets each GPU's "
+        "whole scale-up bandwidth) or 'full_mesh' (no switch, one direct link to each of the other "
+        "nvlink_domain_size − 1 GPUs: AMD Instinct Infinity Fabric, Intel Gaudi RoCE, the 4-GH200 node; a group of g "
+        "GPUs uses g − 1 of those links, a point-to-point send one).")
+
+    #: Settings that change the model without being numbers: a catalogue file names their source too
+    #: (review 48c: in_network_reduction scaled every in-domain all-reduce with no source given;
+    #: checked by planner.catalog's loader, so an inline system copied from an older export still reads).
+    SOURCED_SETTINGS: ClassVar[tuple[str, ...]] = ("in_network_reduction", "scaleup_topology")
 
     @model_validator(mode="after")
     def _check(self):
+        if self.scaleup_topology == "full_mesh" and self.in_network_reduction:
+            raise ValueError("in_network_reduction = true with scaleup_topology = 'full_mesh': in-network reduction "
+                             "(NVLS) needs a switch; set one of them the other way")
         if self.nvlink_domain_size % self.gpus_per_node and self.gpus_per_node % self.nvlink_domain_size:
             raise ValueError(
                 f"nvlink_domain_size = {self.nvlink_domain_size} and gpus_per_node = {self.gpus_per_node}: "
@@ -665,8 +678,9 @@ class Parallelism(_Strict):
     )
     schedule: Schedule = Field(
         "1f1b",
-        description="Pipeline schedule: 1f1b; interleaved (with vpp); gpipe; zero_bubble (ZB-H1: 1/3 of the 1F1B "
-        "bubble, 1F1B's activation memory); dualpipe (DeepSeek-V3 §3.2.1: two pipelines in opposite "
+        description="Pipeline schedule: 1f1b; interleaved (with vpp); gpipe; zero_bubble (ZB-H1, Qi et al. 2024: bubble "
+        "(p−1)(F + R), a third of 1F1B's without recompute, at least the critical path's below m = p; 1F1B's "
+        "activation memory); dualpipe (DeepSeek-V3 §3.2.1: two pipelines in opposite "
         "directions, bubble (pp/2 − 1)(F&B + B − 3W), two stages' parameters and pp + 1 micro-batches of "
         "activations per rank; needs an even pp and an even number of micro-batches, at least 2·pp).")
     offload_optimizer: OffloadTarget = "none"
@@ -1322,9 +1336,15 @@ def read_json_file(path: "str | Path", what: str = "a JSON file") -> Any:
 
             data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
             path = "- (standard input)"
-            return loads_json(data.decode("utf-8-sig"))
-        # utf-8-sig: a byte-order mark (Windows Notepad writes one) is dropped, as the CSV reader does
-        return loads_json(p.read_text(encoding="utf-8-sig"))
+            text = data.decode("utf-8-sig")
+        else:
+            # utf-8-sig: a byte-order mark (Windows Notepad writes one) is dropped, as the CSV reader does
+            text = p.read_text(encoding="utf-8-sig")
+        if not text.strip():  # review 48g: "Expecting value at line 2" for an empty pipe
+            raise InputError([f"{path}: empty (no JSON in it); give {what}"])
+        return loads_json(text)
+    except InputError:
+        raise
     except JsonTextError as e:  # a key given twice, a 5,000-digit integer
         raise InputError([f"{path}: {e}"]) from None
     except FileNotFoundError:
@@ -1514,6 +1534,9 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
             # a required number names its range too (found by review 16c: an inline accelerator
             # without a price said only "Field required")
             msg = f"{msg} ({_range_text(loc, '')})"  # no "; ": that separates whole problems
+        elif e.get("type") == "missing" and tuple(loc) in _MISSING_WORDS:
+            # a required catalogue choice says what it takes (review 48g: "model: Field required")
+            msg = f"{msg} ({_MISSING_WORDS[tuple(loc)]()})"
         if msg.startswith("Input should be "):  # pydantic's words, in the ones the other refusals use
             msg = "must be " + msg[len("Input should be "):]  # (review h29d: "Input should be 'a', 'b'")
             if msg.startswith("must be a valid boolean"):
@@ -1525,6 +1548,25 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
             seen.add(line)
             lines.append(line)
     return lines
+
+
+def _ids(kind: str) -> str:
+    """The catalogue's ids of ``kind`` (models, systems), comma-separated, for a refusal's text."""
+    from . import catalog  # local import: catalog imports this module
+
+    try:
+        return ", ".join(getattr(catalog, kind)())
+    except Exception:  # noqa: BLE001 - the message stays useful without the list
+        return "see planner presets hardware"
+
+
+#: What a required field that has no range takes, in words, by its location (review 48g).
+_MISSING_WORDS = {
+    ("model",): lambda: ("a catalogue model id (planner presets models: " + _ids("models")
+                         + ") or an inline architecture object"),
+    ("cluster",): lambda: "an object with system (a catalogue id) and n_gpus",
+    ("cluster", "system"): lambda: "a catalogue system id (" + _ids("systems") + ") or an inline system object",
+}
 
 
 #: The range, in words, of a field whose bounds depend on another field (checked in

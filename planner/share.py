@@ -1361,7 +1361,12 @@ def _tp_cap(sj: dict) -> tuple[int, Any] | None:
     try:
         from . import catalog
 
-        dom = int(catalog.resolve_system((sj.get("cluster") or {}).get("system")).nvlink_domain_size)
+        from .batch import _fabric
+
+        cl = sj.get("cluster") or {}
+        system = catalog.resolve_system(cl.get("system"))
+        acc = catalog.resolve_accelerator(cl.get("accelerator") or system.accelerator)
+        dom = int(_fabric(system, acc)[0])  # an accelerator override's own domain, as the sweep's (review 48c)
     except Exception:  # noqa: BLE001 - an unreadable system: the schema reports it
         return None
     return dom, _get(sj, _PAR_FIELDS["tp"].path)

@@ -84,8 +84,10 @@ OBJECTIVES: tuple[str, ...] = ("time_to_train", "cost", "goodput_tokens_per_s", 
 SEARCH_SPACES: dict[str, dict] = {
     "focused": dict(zero_stages=(1,), recompute=("selective", "full"), offload=("none",),
                     schedules=("1f1b", "interleaved"), cp_max=4, vpp_max=4, micro_batch_max=4),
+    # every schedule: "full" is a superset of the default space, which adds the scenario's own (GPipe
+    # too; review 48e: a GPipe scenario's own schedule dropped out of "full")
     "full": dict(recompute=("none", "selective", "full", "op_sac"),
-                 schedules=("1f1b", "interleaved", "zero_bubble", "dualpipe")),
+                 schedules=("1f1b", "interleaved", "gpipe", "zero_bubble", "dualpipe")),
 }
 #: The Explore page's link keys, their defaults (what the page shows when a key is absent) and
 #: ranges; the page and ``planner sweep --link`` read them.
@@ -129,6 +131,11 @@ R_CKPT_NVME = 16
 R_MEM_TIGHT = 17
 R_HEADROOM = 18
 R_CP_FLASH = 19
+R_SP_SEQ = 20
+#: Most (system, GPU count) × tp × pp × cp × ep layouts, and layouts × micro-batch sizes, a space may
+#: build before its rules filter them (review 48e: unbounded candidate lists were killed for memory).
+SPACE_ROWS_MAX = 50_000_000
+
 #: Codes from R_OOM on mean "OOM on stage (code − R_OOM)".
 R_OOM = 32
 
@@ -154,6 +161,7 @@ REASONS: tuple[str, ...] = (
     "memory rule 'conservative': model states + activations above 80 % of usable HBM (Fujii et al. 2024)",
     "less HBM left free than min_headroom",
     "cp > 1 needs flash attention (no backend runs materialised-score attention under CP)",
+    "sequence parallelism needs tp to divide seq_len / cp (Megatron-LM and TorchTitan refuse it)",
 )
 
 #: Columns of the returned table before the result columns.
@@ -168,6 +176,8 @@ EXTRA_RESULT_COLUMNS: tuple[str, ...] = (
     "goodput_tokens_per_s",
     # MFU of the GEMM precision's own peak (an FP8 / FP4 split's mfu, of the 16-bit peak, can pass 1)
     "mfu_precision_peak",
+    # the cost inputs, so a row's cost and energy can be reproduced (engine.KEY_INPUT_COLUMNS; review 48b)
+    "price_per_gpu_hour_usd", "node_power_w", "pue", "utilisation_power_frac", "hot_spare_nodes",
 )
 
 
@@ -667,6 +677,19 @@ def build_space(
         if arr.size == 0 or np.any(arr < 1):
             raise InputError([f"sweep: {name} candidates {arr.tolist()}: give positive integers"])
 
+    if not include_invalid:
+        # a degree that divides no swept GPU count (or a CP that does not divide seq_len) can never pass
+        # the rules: dropped before the product, exactly (review 48e: tp = pp = range(1, 20_001), each
+        # value allowed, built a 2·10⁹-row meshgrid and the process was killed)
+        def divides_some(a):
+            return a[np.any(g_n[None, :] % a[:, None] == 0, axis=1)]
+        tp_c, pp_c, cp_c = divides_some(tp_c), divides_some(pp_c), cp_c[seq % cp_c == 0]
+        ep_c = ep_c[E % ep_c == 0] if E > 0 else ep_c
+    n_level1 = n_g * tp_c.size * pp_c.size * cp_c.size * ep_c.size
+    if n_level1 > SPACE_ROWS_MAX:
+        raise InputError([f"sweep: {n_level1:,} (system, GPU count) × tp × pp × cp × ep candidate combinations "
+                          f"(tp {tp_c.size:,}, pp {pp_c.size:,}, cp {cp_c.size:,}, ep {ep_c.size:,} values{' that can pass' if not include_invalid else ''}): "
+                          f"allowed at most {SPACE_ROWS_MAX:,}; give fewer candidates"])
     G, TP, PP, CP, EP = (a.ravel() for a in np.meshgrid(
         np.arange(n_g), tp_c, pp_c, cp_c, ep_c, indexing="ij"))
     n_of = g_n[G]
@@ -684,6 +707,12 @@ def build_space(
     if not allow_tp_beyond_nvlink:
         _set(TP > g_nvl[G], R_NVLINK)
     _set(seq % CP != 0, R_CP_SEQ)
+    # the sweep runs sequence parallelism with every TP > 1, which splits each rank's seq / cp tokens over
+    # TP: Megatron-LM (the SP reduce-scatter, "dim_size[0] % world_size == 0") and TorchTitan
+    # (seq_len_divisor) refuse a TP that does not divide them (review 48e: 3,741 of GPT-3 175B's 14,117
+    # feasible splits at 768 GPUs were TP 3 / 6 at seq 2,048, each with the engine's note that no
+    # framework runs it)
+    _set((TP > 1) & ((seq // np.maximum(CP, 1)) % TP != 0), R_SP_SEQ)
     if not p.flash_attention:
         # found by review 24: the GPT-3 175B preset (flash attention off, as its 2021 run) swept to CP 4
         # with materialised scores, a split no framework runs (Transformer Engine disables unfused
@@ -709,9 +738,19 @@ def build_space(
     # --- structural level 2: × micro-batch size × (schedule, vpp) --------------------------
     mbs_c = _int_candidates("micro_batch_size", micro_batch_size) if micro_batch_size is not None else _divisors(B)
     if micro_batch_max is not None:
+        if mbs_c.size and not np.any(mbs_c <= micro_batch_max):  # review 48e: "give positive integers" for [8]
+            raise InputError([f"sweep: micro_batch_max = {micro_batch_max:,} excludes every micro_batch_size "
+                              f"candidate {_sh(mbs_c.tolist())}: raise it or give smaller candidates"])
         mbs_c = mbs_c[mbs_c <= micro_batch_max]
     if mbs_c.size == 0 or np.any(mbs_c < 1):
         raise InputError([f"sweep: micro_batch_size candidates {mbs_c.tolist()}: give positive integers"])
+    if not include_invalid:  # B % (mbs·dp) == 0 needs mbs | B: the others can never pass (review 48e)
+        mbs_c = mbs_c[B % mbs_c == 0]
+        if mbs_c.size == 0:
+            raise InputError([f"sweep: no micro_batch_size candidate divides training.global_batch_size = {B:,}"])
+    if G.size * mbs_c.size > SPACE_ROWS_MAX:
+        raise InputError([f"sweep: {G.size:,} split layouts × {mbs_c.size:,} micro-batch sizes: allowed at most "
+                          f"{SPACE_ROWS_MAX:,} combinations; give fewer candidates"])
     sv_sched, sv_vpp = [], []
     for name in schedules:
         code = SCHEDULES.index(name)
@@ -795,6 +834,15 @@ def build_space(
         np.asarray([RECOMPUTE.index(x) for x in recompute], dtype=np.int64),
         np.asarray([OFFLOAD.index(x) for x in offload], dtype=np.int64),
         indexing="ij"))
+    # ZeRO-0 with the optimizer offloaded is not generated: no framework runs it (DeepSpeed's offload needs
+    # ZeRO >= 1, Megatron's CPU offload the distributed optimizer, TorchTitan's ZeRO-0 replicates; the
+    # export says so; review 48e: 2,408 of the default preset's feasible rows)
+    ok = ~((z == 0) & (off != OFFLOAD.index("none")))
+    if not ok.any():
+        raise InputError(["sweep: zero_stages [0] with offload only to the CPU / NVMe: no framework offloads the "
+                          "optimizer without ZeRO (DeepSpeed needs ZeRO >= 1, Megatron the distributed optimizer); "
+                          "add a ZeRO stage >= 1 or offload 'none'"])
+    z, rc, off = z[ok], rc[ok], off[ok]
     inner = {"zero_stage": z, "recompute": rc, "offload_optimizer": off}
     return SplitSpace(
         groups=groups, base=base, varying=varying, struct=struct, inner=inner,
@@ -1219,6 +1267,9 @@ _RULE_TEXT = {
     R_KV: "TP does not suit model.n_kv_heads = {kv} (neither divides the other)",
     R_NVLINK: "TP is larger than the system's NVLink domain",
     R_CP_SEQ: "CP does not divide training.seq_len = {seq}",
+    R_SP_SEQ: ("TP does not divide training.seq_len / CP = {seq} / CP (the sweep runs sequence parallelism with "
+               "TP > 1, which Megatron-Core's sequence-parallel reduce-scatter refuses then; evaluate accepts such a "
+               "split, and the Megatron export notes it)"),
     R_CP_FLASH: ("CP > 1 needs flash attention (parallelism.flash_attention is off; no framework runs "
                  "materialised-score attention under CP)"),
     R_BATCH: ("micro-batch × DP does not divide training.global_batch_size = {gbs} "

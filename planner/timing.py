@@ -72,7 +72,8 @@ the pace; everything is per GPU of that stage:
   ep ranks etp apart, the expert DP collectives over ``tp·cp·dp/(etp·ep)`` ranks etp·ep apart
   (Megatron-Core parallel_state: expert rank order tp-cp-ep-dp-pp with tp = etp, cp = 1).
 * PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
-  ``(p−1)/(v·m)``, zero-bubble ``ZERO_BUBBLE_RESIDUAL · (p−1)/m``, of the per-stage time;
+  ``(p−1)/(v·m)``, of the per-stage time; zero-bubble ZB-H1 ``(p−1)(F + R)`` per step, at least the
+  critical path's ``(p−1)F + (p−m)B − (p−1)W`` below m = p (:func:`zero_bubble_fraction`);
   DualPipe ``(p/2 − 1)(F + B/2)`` per step, ``(p/2 − 1)(F + B/2 + 3R/2)`` with full recompute (R the
   recomputed forward inside B) (:func:`dualpipe_bubble_fraction`; its ranks hold
   two stages' parameters, so DP collectives and the optimizer step carry twice as many);
@@ -510,8 +511,9 @@ def bubble_fraction(pp, m, vpp, schedule):
     """Pipeline bubble as a fraction of the ideal per-stage time (Narayanan et al. 2021 §2.2).
 
     1F1B and GPipe ``(p−1)/m``; interleaved 1F1B ``(p−1)/(v·m)``; zero-bubble
-    ``ZERO_BUBBLE_RESIDUAL·(p−1)/m`` (stated residual). Shapes broadcast. DualPipe depends on
-    the forward / backward split of a stage: :func:`dualpipe_bubble_fraction`.
+    ``ZERO_BUBBLE_RESIDUAL·(p−1)/m``, ZB-H1 with ``T_F = T_B = T_W`` and ``m ≥ p`` (the engine uses
+    each stage's own passes and recompute: :func:`zero_bubble_fraction`). Shapes broadcast.
+    DualPipe depends on the forward / backward split of a stage: :func:`dualpipe_bubble_fraction`.
     """
     p = np.asarray(pp, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
@@ -538,6 +540,33 @@ def dualpipe_bubble_fraction(pp, m, t_fwd_s, t_bwd_s, t_recompute_s=0.0):
     R = np.asarray(t_recompute_s, dtype=np.float64)
     return (np.maximum(p / 2.0 - 1.0, 0.0) * (F + 0.5 * B + 1.5 * R)
             / (np.asarray(m, dtype=np.float64) * np.maximum(F + B, 1e-30)))
+
+
+def zero_bubble_fraction(pp, m, t_fwd_s, t_bwd_s, t_recompute_s=0.0):
+    """ZB-H1's bubble as a fraction of the step's compute ``m·(F + B)`` (Qi et al., "Zero Bubble
+    Pipeline Parallelism", ICLR'24 §3.1), with a critical-path floor for few micro-batches.
+
+    ``F`` / ``B``: forward / full backward of one micro-batch on one stage [s], ``R`` the recomputed
+    forward inside ``B`` (full recompute; 0 otherwise). The backward splits into the input gradient
+    ``B − W`` (with ``R``) and the weight gradient ``W = (B − R)/2`` (equal GEMM FLOPs, as
+    :func:`dualpipe_bubble_fraction`), so ZB-H1's ``(p−1)(T_F + T_B − T_W)`` is ``(p−1)(F + R)``:
+    a third of 1F1B's ``(p−1)(F + B)`` at ``B = 2F`` without recompute, a half with full recompute
+    (review 48a: a fixed third was charged under recompute too). ZB-H1 assumes ``m ≥ p``; below it
+    no schedule beats the critical path of the last micro-batch, ``(m + p − 1)·F`` of forwards, ``p``
+    input-gradient passes and one weight pass, ``(m + p − 1)F + p(B − W) + W``, so the bubble is at
+    least ``(p−1)F + (p−m)B − (p−1)W`` (review 48a: at m = 1, p = 4 a third of 1F1B's bubble was
+    half that bound). Returns ``max`` of the two over ``m·(F + B)``. The attention core's backward has
+    no weight-gradient part, so W is a little smaller in practice (a simplification). Shapes
+    broadcast."""
+    p = np.asarray(pp, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    F = np.asarray(t_fwd_s, dtype=np.float64)
+    B = np.asarray(t_bwd_s, dtype=np.float64)
+    R = np.asarray(t_recompute_s, dtype=np.float64)
+    W = 0.5 * (B - R)
+    k = np.maximum(p - 1.0, 0.0)
+    bubble = np.maximum(k * (F + R), k * F + (p - m) * B - k * W)
+    return np.maximum(bubble, 0.0) / (m * np.maximum(F + B, 1e-30))
 
 
 def dualpipe_middle_extra_stages(r_hi, pp):
@@ -568,7 +597,7 @@ _TERM_INPUTS: tuple[str, ...] = (
     "shared_expert_ffn_hidden_size", "moe_capacity_factor", "precision", "accel_family", "recompute",
     "flash_attention", "attention_kernel", "sequence_parallel", "zero_stage", "schedule", "peak_flop_per_s",
     "peak_16bit_flop_per_s", "hbm_bw_bytes_per_s", "nvlink_domain_size", "scaleup_bw_bytes_per_s",
-    "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "params_attention", "n_moe_layers",
+    "nic_bw_per_gpu_bytes_per_s", "in_network_reduction", "scaleup_mesh_links", "params_attention", "n_moe_layers",
     "params_total", "params_embedding", "params_expert", "grad_bytes", "tp_comm_overlap", "dp_comm_overlap", "ep_comm_overlap",
     "ep_dispatch_fp8", "ep_node_dispatch", "moe_max_nodes_per_token", "offload_optimizer", "sliding_window", "swa_layer_frac",
     "host_link_bw_bytes_per_s", "host_memory_bw_bytes_per_s", "gpus_per_node",
@@ -732,6 +761,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     n_gpus = f("n_gpus")  # the job: how many group blocks it holds (comm.group_layout)
     dom = comm.placement_domain(f("nvlink_domain_size"), f("gpus_per_node"), n_gpus)
     nvl_e = f("scaleup_bw_bytes_per_s") * K.eff_scaleup
+    # full-mesh scale-up fabrics (MI300X / Gaudi / GH200 quad): a group uses only its own g − 1
+    # links of the domain's D − 1 (planner.comm.mesh_share); None where every row is switched
+    mesh = (f("scaleup_mesh_links") if "scaleup_mesh_links" in b and any_true(np.asarray(b["scaleup_mesh_links"]) > 0)
+            else None)
     nic_e = f("nic_bw_per_gpu_bytes_per_s") * K.eff_network
     a_s, a_n = K.alpha_scaleup_s, K.alpha_network_s
     inr = fl("in_network_reduction")
@@ -1098,7 +1131,11 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             is_dual = sched == _SCHED["dualpipe"]
             msh_hi, msh_lo = np.where(is_dual, moe_share, msh_hi), np.where(is_dual, moe_share, msh_lo)
         layer_moe_fwd = t_attn_proj + t_mlp_moe + t_core + t_elem_moe
-        layer_moe_mb = gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe + t_moe_host
+        # the host time follows the expert kernels' passes: 1 of 1 + BWD_OVER_FWD in the forward, so a
+        # recomputed forward (full recompute) launches them, and syncs, once more (review 48f: charged
+        # once with any recompute)
+        layer_moe_mb = (gp * (t_attn_proj + t_mlp_moe) + ap * t_core + ep_ * t_elem_moe
+                        + t_moe_host * (1.0 + full / (1.0 + BWD_OVER_FWD)))
         if rowwise is not None:  # attention projections and shared experts (routed experts not charged)
             layer_moe_mb = layer_moe_mb + t_row_moe
             layer_moe_fwd = layer_moe_fwd + t_row_moe_fwd
@@ -1178,14 +1215,17 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         nv = f("recompute_layers") * v
         for_hi = np.where(partial, np.minimum(nv, per_stage_hi) / np.maximum(per_stage_hi, 1.0), full)
         for_lo = np.where(partial, np.minimum(nv, per_stage_lo) / np.maximum(per_stage_lo, 1.0), full)
-        first_mb = first_mb + per_stage_hi * (for_hi - full) * layer_fwd_hi
-        last_mb = last_mb + per_stage_lo * (for_lo - full) * layer_fwd_lo
+        # a recomputed MoE forward launches its expert kernels once more: the host time's forward
+        # share per layer rides with it (layer_moe_mb charges it at the average fraction `full`)
+        host_f = t_moe_host / (1.0 + BWD_OVER_FWD)
+        first_mb = first_mb + per_stage_hi * (for_hi - full) * (layer_fwd_hi + msh_hi * host_f)
+        last_mb = last_mb + per_stage_lo * (for_lo - full) * (layer_fwd_lo + msh_lo * host_f)
     # --- TP (0 s when t = 1: no volume and no latency) ----------------------------------
     # b·(s/c)·h values of the activations' width: 16 bits, 32 without mixed precision (fp32 / tf32
     # training keeps fp32 activations; found by review: charged at 2 B)
     abytes = np.where((prec == _FP32) | (prec == _TF32), 4.0, BYTES_16)
     tp_msg = W * (abytes / BYTES_16)
-    tp_bw, tp_alpha, tp_intra = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
+    tp_bw, tp_alpha, tp_intra = comm.ring_link(t, None, dom, nvl_e, nic_e, a_s, a_n, n_gpus, mesh)
     # in-network reduction is NVLink SHARP (NVLS) inside the NVSwitch domain: a ring that crosses
     # the network gets no speed-up (found by review: a DP all-reduce over InfiniBand ran above
     # the NIC's line rate)
@@ -1227,7 +1267,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_moe:
         moe_tp_x = 0.5 + 0.5 * np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
         if etp_diff:
-            e_bw, e_alpha, _ = comm.ring_link(et, None, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
+            e_bw, e_alpha, _ = comm.ring_link(et, None, dom, nvl_e, nic_e, a_s, a_n, n_gpus, mesh)
             etp_ar = 2.0 * (et - 1.0) / et * (et / t) * tp_msg / e_bw + 2.0 * e_alpha
             x_moe = np.where(is_moe, f("moe_top_k") * np.maximum(f("moe_capacity_factor"), 1.0), 1.0)
             moe_tp_x = np.where(et == t, moe_tp_x,
@@ -1247,7 +1287,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if bool((c > 1.0).any()):
         kv_local = np.maximum(f("n_kv_heads") / t, 1.0)
         kv_block = abytes * tok * kv_local * (dqk + dv)  # K and V of the local heads
-        cp_fwd = (c - 1.0) * comm.p2p_link_s(kv_block, c, t, dom, nvl_e, nic_e, a_s, a_n)
+        cp_fwd = (c - 1.0) * comm.p2p_link_s(kv_block, c, t, dom, nvl_e, nic_e, a_s, a_n, mesh)
         cp_bwd = 2.0 * cp_fwd
         exp_fwd = np.maximum(cp_fwd - t_core, 0.0)
         exp_bwd = np.maximum(cp_bwd - attn_bwd * t_core, 0.0)
@@ -1274,7 +1314,15 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         ep_bytes = a2a_elem_bytes * tok * h * topk * cf / np.where(sp, t, 1.0)
         # node-limited routing: a token crosses the network once per destination node
         nodes = f("moe_max_nodes_per_token")
-        net_frac = np.where(nodes > 0, np.minimum(topk, nodes) / np.maximum(topk, 1.0), 1.0)
+        if any_true(nodes > 0):
+            # at most M of the group's D domains, (D − 1)/D of them remote: min(top_k, M, D)/top_k of one
+            # copy per routed expert (review 48a: without D, EP 16 over two nodes with M = 4 sent 2 copies
+            # a token where one remote node exists)
+            _g_ep, d_ep = comm.group_layout(e, et, dom, n_gpus)
+            net_frac = np.where(nodes > 0, np.minimum(np.minimum(topk, nodes), np.maximum(d_ep, 1.0))
+                                / np.maximum(topk, 1.0), 1.0)
+        else:
+            net_frac = np.ones_like(topk * 1.0)
         if "ep_node_dispatch" in b and any_true(b["ep_node_dispatch"]):
             net_frac = np.where(fl("ep_node_dispatch"), np.minimum(net_frac, node_dispatch_network_frac(
                 f("n_experts"), topk, e, et, dom, n_gpus)), net_frac)
@@ -1282,7 +1330,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # expert TP innermost and cp folded away: the expert group etp·ep is a block of consecutive
         # ranks of one pipeline stage)
         a2a = comm.a2a_link_s(ep_bytes, e, et, dom, nvl_e, nic_e, a_s, a_n, network_frac=net_frac,
-                             n_total=n_gpus)
+                             n_total=n_gpus, mesh_links=mesh)
         # With ep_comm_overlap the all-to-all of one micro-batch runs while another computes
         # (DualPipe, DeepSeek-V3 §3.2.1): per MoE layer and micro-batch only what exceeds
         # tp_overlap_frac × that layer's compute stays exposed (the comm-overlap efficiency
@@ -1373,7 +1421,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
             for_j = np.where(partial, np.minimum(nv, n_j) / np.maximum(n_j, 1.0), full)
             rec_j = rec_tp * ((1.0 - msh_j) + msh_j * moe_tp_x)
             ep_j = n_j * _c_ep(for_j, msh_j)
-            out.update(first_mb=out["first_mb"] + n_j * (for_j - full) * lfw,
+            out.update(first_mb=out["first_mb"] + n_j * (for_j - full) * (lfw + msh_j * host_f),
                        cp_hi_mb=out["cp_hi_mb"] + n_j * (for_j - full) * exp_fwd,
                        tp_hi_mb=n_j * (cth + (for_j - full) * rec_j), ep_hi_mb=ep_j,
                        xep_hi_mb=ep_j * eco, for_hi=for_j)
@@ -1390,13 +1438,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         mid_layers = per_stage_lo + 0.5 * k_hi
 
     # --- PP (0 s when p = 1) ------------------------------------------------------------------
-    # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise), × the zero-bubble residual.
+    # Bubble (p−1)/m, over v with interleaving (v = 1 otherwise); zero-bubble's depends on the stage's
+    # passes (zero_bubble_fraction, in _stage)
     frac0 = (p - 1.0) / m / np.maximum(v, 1.0)
     zb = sched == _SCHED["zero_bubble"]
-    if zb.any():
-        frac0 = frac0 * (1.0 + (ZERO_BUBBLE_RESIDUAL - 1.0) * zb)
+    any_zb = bool(zb.any())
     p2p_msg = tp_msg / t
-    p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n)
+    p2p = comm.p2p_link_s(p2p_msg, p, t * c * d, dom, nvl_e, nic_e, a_s, a_n, mesh)
     t_p2p = 2.0 * v * m * p2p
 
     # --- DP ----------------------------------------------------------------------------------
@@ -1421,10 +1469,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
     if any_hsdp:
         n_shard = f("dp_shard") * c
         n_rep = d / f("dp_shard")
-        bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
+        bw_r, al_r, _ = comm.ring_link(n_rep, t * n_shard, dom, nvl_e, nic_e, a_s, a_n, n_gpus, mesh)
     else:
         n_shard = dp_dense_n
-    bw_d, al_d, intra_d = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
+    bw_d, al_d, intra_d = comm.ring_link(n_shard, t, dom, nvl_e, nic_e, a_s, a_n, n_gpus, mesh)
     X = (n_shard - 1.0) / n_shard * P_dense_local / bw_d  # (n−1)/n · params / BW
     inr_any = bool(inr.any())
 
@@ -1447,10 +1495,10 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         # group tp·cp·dp/(etp·ep), ranks etp·ep apart (Megatron-Core parallel_state)
         if etp_diff:
             dp_exp_n = n_shard * (t / et) / e
-            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, et * e, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
+            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, et * e, dom, nvl_e, nic_e, a_s, a_n, n_gpus, mesh)
         else:
             dp_exp_n = n_shard / e
-            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n, n_gpus)
+            bw_e, al_e, intra_e = comm.ring_link(dp_exp_n, t * e, dom, nvl_e, nic_e, a_s, a_n, n_gpus, mesh)
         has_e = P_exp_local > 0
         X_e = (dp_exp_n - 1.0) / np.maximum(dp_exp_n, 1.0) * P_exp_local / bw_e * has_e
         al_e = al_e * has_e
@@ -1667,11 +1715,13 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
         x_mb = (t_cp + x_ep) / m
         x_bwd = x_mb - x_fwd
 
-        frac = frac0  # PP bubble (above); DualPipe's depends on the rank's passes
+        frac = frac0  # PP bubble (above); DualPipe's and zero-bubble's depend on the rank's passes
+        t_rec = full * layers_stage * fwd_layer if (any_dual or any_zb) else 0.0  # the full-recompute forward inside B
+        if any_zb:  # ZB-H1 (p−1)(F + R), at least the critical path's bound below m = p (zero_bubble_fraction)
+            frac = np.where(zb, zero_bubble_fraction(p, m, t_fwd_mb + x_fwd, t_bwd_mb + x_bwd, t_rec), frac)
         if any_dual:  # DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) per step, with F&B = F + B
             # (two chunks' compute, their communication overlapped) and W = half of the backward
             # without its recomputed forward: (p/2 − 1)(F + B/2 + 3R/2) over the step's m·(F + B)
-            t_rec = full * layers_stage * fwd_layer  # the full-recompute forward inside B
             # F and B with the exposed CP / EP-overlap remainders of their own pass (x_fwd, x_bwd):
             # the fraction is applied to compute + communication, so weighing it on compute alone
             # let slower attention (its ring hops hidden instead of exposed) shift the split and
@@ -1811,7 +1861,9 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_eff_gemm_max": eff_gemm_max, "_q": q, "_mamf_own": own_hp, "_clock": clock,
                 # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
                 # (op_sac's re-run O all-reduce without SP is the attention half's: not scaled)
-                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_n_tp_coll": (n_tp_coll - n_attn_only + 2.0 * d_share) * (
+                "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_tp_bw": tp_bw, "_tp_intra": tp_intra, "_tp_inr": tp_inr,
+                "_bw_d": bw_d, "_intra_d": intra_d, "_dp_inr": inr & intra_d, "_fb_grad": fb_grad,
+                "_fb_ag_step": fb_ag_step, "_n_tp_coll": (n_tp_coll - n_attn_only + 2.0 * d_share) * (
                     1.0 if not any_moe else own((1.0 - msh_hi) + msh_hi * moe_tp_x, (1.0 - msh_lo) + msh_lo * moe_tp_x))
                     + n_attn_only,
                 "_tp_exposed_frac": tp_exposed_frac,
@@ -1820,7 +1872,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 "_n_a2a": n_a2a + 2.0 * d_share, "_ep_hide": ep_hide,
                 "_bubble_frac": frac, "_p2p": p2p, "_p2p_msg": p2p_msg, "_v": v,
                 "_t_grad": t_grad, "_t_param_ag": t_param_ag, "_t_ag_step": t_ag_step, "_t_grad_rs": t_grad_rs, "_t_rs_mb": t_rs_mb, "_t_dp_total": t_dp_total, "_P_local": P_local, "_z3_first_last": z3_first_last, "_unit_layer": unit_layer, "_unit_emb": unit_emb, "_X": X, "_X_e": X_e, "_P_dense_local": P_dense_local, "_al_d": al_d, "_al_e": al_e, "_ld": ld, "_le": le, "_has_emb": has_emb,
-                "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec if any_dual else 0.0,
+                "_t_rep": t_rep if any_hsdp else 0.0, "_t_rec": t_rec, "_t_fwd_b": t_fwd_mb + x_fwd, "_t_bwd_b": t_bwd_mb + x_bwd,
                 "_P_shard": P_shard, "_t_fwd_mb": t_fwd_mb, "_t_bwd_mb": t_bwd_mb,
                 "_t_cpu_step": t_cpu_step, "_t_down": t_down, "_t_up": t_up, "_t_down_exp": t_down_exp,
                 "_t_nvme": t_nvme, "_t_off_act": t_off_act, "_t_act": t_act, "_act_off_bytes": act,
@@ -1973,7 +2025,11 @@ def _passes_text(r: dict, T: dict) -> str:
                     f"{fa2_txt}: 5 matmuls against 2, one exp per score element in each pass)")
     else:
         core_txt = f"attention core × {ap:.4g}"
-    return ("passes per micro-batch (forward + backward + recomputed forward): "
+    rc = int(r.get("recompute", 0) or 0)
+    what = ("forward + backward" if rc == RECOMPUTE.index("none") else
+            "forward + backward + recomputed forward" if rc == RECOMPUTE.index("full") else
+            "forward + backward + what the recompute re-runs")  # review 48g: "recomputed forward" without recompute
+    return (f"passes per micro-batch ({what}): "
             + (f"GEMMs and elementwise × {gp:.4g}" if same else f"GEMMs × {gp:.4g}, elementwise × {ep_:.4g}")
             + f", {core_txt}"
             + (f", plus {' and '.join(extra)}" if extra else "") + "; ")
@@ -2109,6 +2165,8 @@ def explain(row: dict) -> dict[str, str]:
         + (f"; MoE layers add the routed experts' host time {r['n_experts'] / r['ep']:.4g} local "
            f"expert{'s' if r['n_experts'] / r['ep'] != 1 else ''} × "
            f"{MOE_HOST_S_PER_LOCAL_EXPERT * 1e3:.3g} ms = {_ms(T['_t_moe_host'])} per layer and micro-batch"
+           + (f" (fwd + bwd; × {1.0 + _full_share(r) / (1.0 + BWD_OVER_FWD):.4g} with the recomputed forward, which "
+              "launches the experts again)" if _full_share(r) > 0 else "")
            if r.get("n_experts") and _moe_dense_layers(r)[0] > 0 else "")  # none charged without MoE layers (15e)
         + (f"; FP8 row-wise scaling adds {FP8_ROWWISE_BYTES:g} B per cast element (every linear: forward M·K + K·N, "
            f"backward 2·M·N + M·K + K·N{(', the forward again with full recompute' + (' of the layers it covers' if r.get('recompute_layers') else '')) if r.get('recompute') == RECOMPUTE.index('full') else ''}) "
@@ -2120,7 +2178,8 @@ def explain(row: dict) -> dict[str, str]:
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.4g} × "
         f"{_ms(T['_tp_ar'])} (ring all-reduce of {_msg_text(r)} = {T['_tp_msg'] / 1e6:.4g} MB over "
-        f"tp = {r['tp']}) × {T['_tp_exposed_frac']:.2f}{_mtp_comm_text(T, '_t_tp_mtp')} = {T['t_tp_comm_s']:.4g} s"
+        f"tp = {r['tp']}{_mesh_text(r, r['tp'])}"
+        f"{'; ' + _link_text(r, T['_tp_bw'], T['_tp_intra'], T['_tp_inr']) if float(r['tp']) > 1 else ''}) × {T['_tp_exposed_frac']:.2f}{_mtp_comm_text(T, '_t_tp_mtp')} = {T['t_tp_comm_s']:.4g} s"
         + _tp_coll_text(r, T)
     )
     ex["t_cp_comm_s"] = _cp_text(r, T)
@@ -2133,7 +2192,7 @@ def explain(row: dict) -> dict[str, str]:
            if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
         + f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
         + (f"network share × {float(T['_ep_net_frac']):.3g} ({_ep_net_why(r, T)}); "
-           if float(T["_ep_net_frac"]) != 1.0 else "")
+           if float(T["_ep_net_frac"]) != 1.0 and _ep_domains(r) > 1 else "")
         + f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap)"
         f"{_mtp_comm_text(T, '_t_ep_mtp')} = {T['t_ep_comm_s']:.4g} s"
     )
@@ -2146,10 +2205,19 @@ def explain(row: dict) -> dict[str, str]:
             f"{T['_bubble_frac']:.4g} of the m = {T['_m']:.4g} micro-batches × (compute + TP + CP + EP) = "
             f"{T['t_pp_bubble_s']:.4g} s")
     elif int(r.get("schedule", 0)) == _SCHED["zero_bubble"]:
+        F_, B_, R_ = float(T["_t_fwd_b"]), float(T["_t_bwd_b"]), float(T["_t_rec"])
+        p_, m_ = float(r["pp"]), float(T["_m"])
+        W_ = 0.5 * (B_ - R_)
+        zb1, floor = (p_ - 1.0) * (F_ + R_), (p_ - 1.0) * F_ + (p_ - m_) * B_ - (p_ - 1.0) * W_
         ex["t_pp_bubble_s"] = (
-            f"bubble fraction {T['_bubble_frac']:.4g} = {ZERO_BUBBLE_RESIDUAL:.4g}·(p−1)/m (ZB-H1: a third of "
-            f"the 1F1B bubble) with p = {r['pp']}, m = {T['_m']:.4g} × (compute + TP + CP + EP) = "
-            f"{T['t_pp_bubble_s']:.4g} s"
+            f"ZB-H1 (Qi et al. 2024): (p−1)(F + R) = ({r['pp']} − 1) × (F {_ms(F_)} + recomputed forward R {_ms(R_)}; "
+            "R is full recompute's only: a selective re-run of the attention core is counted in B, though it has no "
+            f"weight-gradient part) "
+            f"= {_ms(zb1)}, W = (B − R)/2 = {_ms(W_)} of the backward B {_ms(B_)} filling the rest"
+            + (f"; below m = p the critical path's floor (p−1)F + (p−m)B − (p−1)W = {_ms(floor)} binds"
+               if floor > zb1 else "")
+            + f" → bubble fraction {T['_bubble_frac']:.4g} of the m = {m_:.4g} micro-batches × (compute + TP + CP + EP) "
+            f"= {T['t_pp_bubble_s']:.4g} s"
         )
     else:
         ex["t_pp_bubble_s"] = (
@@ -2158,7 +2226,7 @@ def explain(row: dict) -> dict[str, str]:
         )
     ex["t_pp_p2p_s"] = (
         f"2·v·m·t_p2p = 2 × {T['_v']:.0f} × {T['_m']:.4g} × {_ms(T['_p2p'])} ({_msg_text(r, '/t', '/' + format(float(r['tp']), 'g'))} "
-        f"= {T['_p2p_msg'] / 1e6:.4g} MB) = {T['t_pp_p2p_s']:.4g} s"
+        f"= {T['_p2p_msg'] / 1e6:.4g} MB{_p2p_link_text(r)}) = {T['t_pp_p2p_s']:.4g} s"
     )
     ds = r.get("dp_shard", r["dp"])
     where = ("in the grad time" if int(r["zero_stage"]) < 3 else
@@ -2175,18 +2243,21 @@ def explain(row: dict) -> dict[str, str]:
     elif int(r["zero_stage"]) == 0:  # no parameter gather: the backward window alone (review 25)
         x_txt = (f" (widened by the exposed CP / EP remainders it runs alongside, {_ms(T['_x_bwd'])})"
                  if wide else "")
-        win = (f"backward {_ms(T['_t_bwd_mb'])}{x_txt} × {C['dp_overlap_frac']:.2f} except the last bucket")
+        win = (f"backward {_ms(T['_t_bwd_mb'])}{x_txt} × {C['dp_overlap_frac']:.2f} except the last bucket's "
+               f"all-reduce, {_ms(T['_fb_grad'])}, which starts when the backward ends (the floor of what stays "
+               "exposed)")
     else:
         x_txt = (f" (each widened by the exposed CP / EP remainders it runs alongside, "
                  f"{_ms(T['_x_bwd'])} / {_ms(T['_x_fwd'])})" if wide else "")
         win = (f"backward {_ms(T['_t_bwd_mb'])} / forward {_ms(T['_t_fwd_mb'])}{x_txt} × "
-               f"{C['dp_overlap_frac']:.2f} except the last bucket")
+               f"{C['dp_overlap_frac']:.2f} except the last bucket of each, {_ms(T['_fb_grad'])} of the gradient "
+               f"reduce-scatter and {_ms(T['_fb_ag_step'])} of the gather (the floors of what stays exposed)")
     hidden = (f"hidden behind {win}" if r.get("dp_comm_overlap", True) else
               "not overlapped (dp_comm_overlap off): all of it in the step")
     zs = int(r["zero_stage"])
     dual_txt = " (DualPipe: both stages' parameters)" if r.get("schedule") == _SCHED["dualpipe"] else ""
     if zs == 3:
-        parts_txt = (f"m = {T['_m']:.4g} micro-batches × (2 param gathers {T['_t_param_ag']:.4g} s + gradient "
+        parts_txt = (f"m = {T['_m']:.4g} micro-batches × (2 × param gather {T['_t_param_ag']:.4g} s + gradient "
                      f"reduce-scatter {T['_t_grad_rs']:.4g} s) of the stage it runs")
         if ds < r["dp"]:
             rep = float(T["_t_rep"]) * (2.0 if r.get("schedule") == _SCHED["dualpipe"] else 1.0)
@@ -2211,8 +2282,12 @@ def explain(row: dict) -> dict[str, str]:
            f"{float(r['tp']) * r['cp'] * r['dp'] / (_etp(r) * float(r['ep'])):g} ranks, {_etp(r) * float(r['ep']):g} "
            f"apart: expert TP {_etp(r):g} ≠ TP {float(r['tp']):g})"
            if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
-        + f": {parts_txt} = {T['_t_dp_total']:.4g} s in total; "
-        f"{hidden} → exposed {T['t_dp_comm_exposed_s']:.4g} s"
+        + f": {parts_txt} = {T['_t_dp_total']:.4g} s in total"
+        + (f" (the ring {_link_text(r, T['_bw_d'], T['_intra_d'], False)}"
+           + (f"; the all-reduce × NVLS {comm.IN_NETWORK_ALLREDUCE_SPEEDUP:.4g}" if zs == 0 and bool(
+               np.asarray(T['_dp_inr']).reshape(-1)[0]) else "") + ")"
+           if (ds if hsdp else r['dp']) * r['cp'] > 1 else "")
+        + f"; {hidden} → exposed {T['t_dp_comm_exposed_s']:.4g} s"
     )
     off_parts = []
     if r.get("offload_optimizer", 0):
@@ -2243,8 +2318,8 @@ def explain(row: dict) -> dict[str, str]:
     ex["t_offload_s"] = (" + ".join(off_parts) + f" = {T['t_offload_s']:.4g} s") if off_parts else "no offload: 0 s"
     ex["t_optimizer_s"] = (
         "optimizer offloaded: its CPU step is in t_offload_s, 0 s on the GPU" if r.get("offload_optimizer", 0) else
-        f"{T['_P_shard'] / 1e6:.4g} M params of the local shard (sized on the stages' average, params_total / "
-        f"(tp·pp), docs/timing.md) × (grad {r['grad_bytes']:g} + {OPT_BYTES_BASE:g}) B / "
+        f"{T['_P_shard'] / 1e6:.4g} M params of the local shard (sized on the stages' average: {_shard_text(r)}, "
+        f"docs/timing.md) × (grad {r['grad_bytes']:g} + {OPT_BYTES_BASE:g}) B / "
         f"(HBM {r['hbm_bw_bytes_per_s'] / 1e12:.3g} TB/s × {C['hbm_eff']}) = {T['t_optimizer_s']:.4g} s"
     )
     ex["step_time_s"] = " + ".join(
@@ -2279,15 +2354,26 @@ def explain(row: dict) -> dict[str, str]:
     return ex
 
 
+def _ep_domains(r: dict) -> float:
+    """NVLink domains the EP group of row ``r`` spans (comm.group_layout, as the step time places it):
+    1 means nothing of the all-to-all crosses the network (review 48a: a network share was printed
+    for EP 8 inside one node)."""
+    n = np.array([float(r.get("n_gpus", 1) or 1)])
+    dom = comm.placement_domain(np.array([float(r.get("nvlink_domain_size", 1) or 1)]),
+                                np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
+    _g, d = comm.group_layout(np.array([float(r.get("ep", 1) or 1)]), np.array([_etp(r)]), dom, n)
+    return float(np.asarray(d).reshape(-1)[0])
+
+
 def _ep_net_why(r: dict, T: dict) -> str:
     """Why the expert all-to-all's network share is below 1: node-limited routing, node-aware
     dispatch, or both (the smaller share is used)."""
     node = ("node-aware dispatch (DeepEP): one copy per destination node, D·(1 − p₀)/top_k, p₀ = C(E − E/D, k)/C(E, k) "
             "the chance a domain gets none of a token's k experts")
     if not r.get("ep_node_dispatch"):
-        return "node-limited routing: min(top_k, M)/top_k"
+        return "node-limited routing: min(top_k, M, D)/top_k, D the domains the EP group spans"
     if float(r.get("moe_max_nodes_per_token", 0) or 0) > 0:
-        return "the smaller of node-limited routing's min(top_k, M)/top_k and " + node
+        return "the smaller of node-limited routing's min(top_k, M, D)/top_k and " + node
     return node
 
 
@@ -2597,6 +2683,79 @@ def _zero3_scale_note(row: dict) -> str | None:
             "as what a stack with bandwidth-optimal collectives reaches.")
 
 
+def _link_text(r: dict, bw, intra, inr) -> str:
+    """Which link a ring ran over and at what achieved bandwidth (review 48a: no collective's formula
+    said NVLink or network, nor the NVLS factor it carried)."""
+    bw, intra, inr = float(np.asarray(bw).reshape(-1)[0]), bool(np.asarray(intra).reshape(-1)[0]), \
+        bool(np.asarray(inr).reshape(-1)[0])
+    if intra:
+        txt = f"inside one NVLink domain at {bw / 1e9:.4g} GB/s achieved"
+        if inr:
+            txt += (f" (ring {bw / comm.IN_NETWORK_ALLREDUCE_SPEEDUP / 1e9:.4g} GB/s × NVLS "
+                    f"{comm.IN_NETWORK_ALLREDUCE_SPEEDUP:.4g}, NVLink SHARP)")
+        return txt
+    return (f"crossing NVLink domains: min(NVLink, members per domain × network {_nic_e(r) / 1e9:.4g} GB/s) = "
+            f"{bw / 1e9:.4g} GB/s achieved")
+
+
+def _p2p_link_text(r: dict) -> str:
+    """The pipeline send's link, as comm.p2p_link_s picks it: NVLink (one link on a full mesh) when the
+    PP group stays in one domain, else the per-GPU network share (review 48a); "" without a pipeline."""
+    p_ = float(r.get("pp", 1) or 1)
+    if p_ <= 1:
+        return ""
+    n = np.array([float(r.get("n_gpus", 1) or 1)])
+    dom = comm.placement_domain(np.array([float(r.get("nvlink_domain_size", 1) or 1)]),
+                                np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
+    stride = float(r.get("tp", 1) or 1) * float(r.get("cp", 1) or 1) * float(r.get("dp", 1) or 1)
+    _g, nd = comm.group_layout(np.array([p_]), np.array([stride]), dom)
+    if float(np.asarray(nd).reshape(-1)[0]) > 1.0:
+        return f" over the network at {_nic_e(r) / 1e9:.4g} GB/s achieved"
+    links = float(r.get("scaleup_mesh_links", 0) or 0)
+    bw = float(r.get("scaleup_bw_bytes_per_s", 0.0) or 0.0) * _calibration()["link_eff"]["scaleup"]
+    bw = bw / links if links > 0 else bw
+    return f" over NVLink at {bw / 1e9:.4g} GB/s achieved" + (" (one link of the full mesh)" if links > 0 else "")
+
+
+def _nic_e(r: dict) -> float:
+    """The per-GPU network share at the fitted network efficiency [B/s]."""
+    return float(r.get("nic_bw_per_gpu_bytes_per_s", 0.0) or 0.0) * _calibration()["link_eff"]["network"]
+
+
+def _shard_text(r: dict) -> str:
+    """The divisor of the optimizer's local shard as ``_terms`` sizes it (review 48a: the text said
+    params_total / (tp·pp) under every ZeRO stage)."""
+    zs = int(r.get("zero_stage", 0) or 0)
+    dual = " × 2 (DualPipe: two stages)" if int(r.get("schedule", 0)) == _SCHED["dualpipe"] else ""
+    if zs == 0:
+        return f"params_total / (tp·pp), no ZeRO sharding{dual}"
+    ds = float(r.get("dp_shard") or r.get("dp", 1))
+    grp = "dp_shard·cp" if ds < float(r.get("dp", 1)) else "dp·cp"
+    if float(r.get("n_experts", 0) or 0) > 0:
+        return (f"the dense parameters / (tp·pp·{grp}) + the routed experts' / (etp·pp·ep · the expert data-parallel "
+                f"group){dual}")
+    return f"params_total / (tp·pp·{grp}), ZeRO-{zs}{dual}"
+
+
+def _full_share(r: dict) -> float:
+    """Share of the layers full recompute re-runs for row ``r`` (0 without full recompute), the
+    ``full`` of :func:`_terms` (model_stats.full_recompute_fraction)."""
+    if int(r.get("recompute", 0) or 0) != RECOMPUTE.index("full"):
+        return 0.0
+    return float(model_stats.full_recompute_fraction(float(r.get("recompute_layers", 0) or 0), r.get("n_layers", 1),
+                                                     r.get("pp", 1), r.get("vpp", 1), True))
+
+
+def _mesh_text(r: dict, g) -> str:
+    """", on g − 1 of the full mesh's D − 1 links" for a group of ``g`` inside a full-mesh domain
+    smaller than the domain (planner.comm.mesh_share); "" behind a switch or for the whole domain."""
+    links = float(r.get("scaleup_mesh_links", 0) or 0)
+    g = float(g)
+    if links <= 0 or g <= 1 or g - 1 >= links or g > float(r.get("nvlink_domain_size", 0) or 0):
+        return ""
+    return f", on {g - 1:g} of the full mesh's {links:g} links per GPU: {g - 1:g}/{links:g} of its scale-up bandwidth"
+
+
 def notes(row: dict) -> list[str]:
     """Stated simplifications of the step-time model for this scenario."""
     out = [
@@ -2608,6 +2767,22 @@ def notes(row: dict) -> list[str]:
         "blocks of nodes (64 of an NVL72 rack's 72 GPUs); network bandwidth shared per GPU (no congestion "
         "or rail topology).",
     ]
+    links = float(row.get("scaleup_mesh_links", 0) or 0)
+    if links > 0:
+        d_ = links + 1.0
+        out.append(f"Full-mesh scale-up fabric (no switch): each GPU has one direct link to each of the {links:g} "
+                   f"other GPUs of its {d_:g}-GPU domain, 1/{links:g} of its scale-up bandwidth apiece. A group of g "
+                   "GPUs inside the domain drives only its g − 1 links ((g − 1)/"
+                   f"{links:g} of the bandwidth: TP 2 one link, TP 4 three), a pipeline or CP send one link; the "
+                   f"whole bandwidth needs all {d_:g} GPUs in the group (hardware.md §6b: MI300X all-reduce busBW "
+                   "47.7 GB/s on 2 GPUs against 312.9 GB/s on 8).")
+    if row.get("fabric_adapted"):
+        out.append(f"Accelerator override: the node's scale-up fabric was adapted to the part in its slots: NVLink "
+                   f"domain {int(row.get('nvlink_domain_size', 0) or 0)} GPUs (at most the part's own scale-up domain)"
+                   + ("" if row.get("in_network_reduction") else ", no NVLink SHARP (an NVSwitch feature of "
+                      "NVIDIA Hopper / Blackwell parts filling the domain)")
+                   + "; the node's network, host memory and storage are the system's. Groups beyond that domain "
+                   "are costed on the per-GPU network share.")
     tp_, cp_, s_ = float(row.get("tp", 1) or 1), float(row.get("cp", 1) or 1), float(row.get("seq_len", 0) or 0)
     if row.get("sequence_parallel") and tp_ > 1 and s_ > 0 and (s_ / cp_) % tp_:
         # review 42a: seq_len 8191 on TP 8 + SP was costed without a word (the export alone said it)
@@ -2805,8 +2980,10 @@ def notes(row: dict) -> list[str]:
                    "replays O (not counted). TP collectives run again: with sequence parallelism the two all-gathers feeding "
                    "K and W3 (one all-reduce's time), without it O's all-reduce.")
     if row.get("schedule") == _SCHED["zero_bubble"]:
-        out.append(f"Zero-bubble schedule taken as ZB-H1 (Qi et al. 2024): bubble {ZERO_BUBBLE_RESIDUAL:.0%} of the "
-                   "1F1B bubble (weight-gradient work fills it, T_F = T_B = T_W assumed), activation memory as 1F1B.")
+        out.append("Zero-bubble schedule taken as ZB-H1 (Qi et al. 2024): bubble (p−1)(F + R), the weight gradients "
+                   "(taken as half the backward without its recomputed forward R) filling the rest of 1F1B's "
+                   "(p−1)(F + B): a third of it without recompute, a half with full recompute; with fewer micro-batches "
+                   "than stages at least the critical path's (p−1)F + (p−m)B − (p−1)W. Activation memory as 1F1B.")
     if row.get("schedule") == _SCHED["dualpipe"]:
         out.append("DualPipe: bubble (p/2 − 1)(F + B/2) per step (weight gradients taken as half the backward; "
                    "with full recompute (p/2 − 1)(F + B/2 + 3R/2), R the recomputed forward inside B, whose half "

@@ -202,7 +202,9 @@ Published metric, counted as the source counts (validation/README.md):
   throughput) — compared as throughput;
 * else TFLOP/s per GPU: Narayanan 2021 with ``model_stats.narayanan_flop_per_step`` (an HFU
   count, recompute included); Megatron-Core with ``model_flop_per_step`` (model FLOPs,
-  attention in full);
+  attention in full), except the runs logged by 2025 Megatron-LM (:data:`MEGATRON_CAUSAL_TFLOPS_SOURCES`),
+  whose ``num_floating_point_operations`` halves the attention core for the causal mask:
+  ``model_flop_per_step_causal``;
 * else MFU (``mfu_pct``) with ``model_flop_per_step`` over the 16-bit peak;
 * else HFU (``hfu_pct``) with ``hardware_flop_per_step`` (recomputed FLOPs included) over the
   16-bit peak.
@@ -3211,20 +3213,38 @@ def _defaults_note(used: list[str], sub: pd.DataFrame, b, metric, flop_count) ->
                 and not re.search(r"\bmodel\b|\bMFU\b", str(r.get("tflops_per_gpu") or r.get("aggregate_pflops") or ""),
                                   re.I)):
             parts.append("TFLOP/s as model FLOPs (the cell names no recompute)")
+        if (metric[j] == "tflops_per_gpu" and str(r.get("source_key", "")).strip() in MEGATRON_CAUSAL_TFLOPS_SOURCES
+                and flop_count[j] == float(b["model_flop_per_step_causal"][j])):
+            parts.append(f"TFLOP/s as 2025 Megatron-LM counts them: model FLOPs with the causal half of the attention "
+                         f"core, {flop_count[j]:.4g} per step (planner evaluate's tflops_per_gpu counts it in full)")
         out.append("; ".join(parts))
     return out
+
+
+#: Sources whose TFLOP/s were logged by 2025 Megatron-LM, whose ``num_floating_point_operations``
+#: (megatron/training/training.py) halves the attention core, "causal mask (only half of the mask is
+#: non-zero)": counted with ``model_flop_per_step_causal``. The sources' own figures agree: the MoE
+#: Model Zoo's Qwen3-235B 4K table gives 19.7 s × 245 TFLOP/s × 256 GPUs / (2,048 × 4,096 tokens) =
+#: 147.3 GFLOP per token (17.6 s × 276: 148.2), this model's causal count 148.3 against 167.3 in full;
+#: NVIDIA's DeepSeek-V3 GB200 guide states 249.8 GFLOP per token, the causal count 250.4 against 281.2.
+#: Review 48f: counted in full, these rows' predicted TFLOP/s were 1/0.887 too high at 4K and up to
+#: 1/0.548 at 128K, which hid large errors.
+MEGATRON_CAUSAL_TFLOPS_SOURCES = frozenset({"MOEZOO_QWEN3_H100", "MOEZOO_QWEN3_GB200", "MCORE_DSV3_GB200"})
 
 
 def _tflops_count(cell, src: str, b, j: int) -> float:
     """FLOP per step of row ``j`` as its TFLOP/s figure counts them (per GPU or the whole job's
     PFLOP/s alike): hardware FLOPs (recompute included) where the cell says so, Narayanan et
-    al.'s formula for their Table 1 (it counts the recomputed forward), else model FLOPs."""
+    al.'s formula for their Table 1 (it counts the recomputed forward), the causal model count for
+    runs logged by 2025 Megatron-LM (:data:`MEGATRON_CAUSAL_TFLOPS_SOURCES`), else model FLOPs."""
     if _cell_counts_recompute(cell):
         return float(b["hardware_flop_per_step"][j])
     if src == "NARAYANAN21_T1":
         return float(model_stats.narayanan_flop_per_step(
             b["global_batch_size"][j], b["seq_len"][j], b["n_layers"][j], b["hidden_size"][j],
             b["vocab_size"][j]))
+    if src in MEGATRON_CAUSAL_TFLOPS_SOURCES:
+        return float(b["model_flop_per_step_causal"][j])
     return float(b["model_flop_per_step"][j])
 
 

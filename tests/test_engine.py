@@ -121,7 +121,9 @@ def test_public_api_errors_are_one_line_naming_the_field(fn):
             getattr(planner, fn)(d)
     with pytest.raises(planner.InputError) as ei:
         getattr(planner, fn)({})
-    assert ei.value.lines == ["model: Field required", "cluster: Field required"]
+    # each says what it takes (review 48g: "Field required" alone)
+    assert [x.split(" (")[0] for x in ei.value.lines] == ["model: Field required", "cluster: Field required"]
+    assert "a catalogue model id" in ei.value.lines[0] and "system (a catalogue id) and n_gpus" in ei.value.lines[1]
     # an unknown key is named even when it is 'str' (a union tag inside pydantic's locations)
     d = planner.load_preset("default").to_json_dict()
     d["parallelism"]["str"] = 1

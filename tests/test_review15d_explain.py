@@ -210,12 +210,21 @@ def check(rep) -> list[str]:
         if not close(c, V.of(re.match(rf"m·t_mb = {NUM} micro-batches × ({NUM}) ms", t).group(1)), rel=5e-3):
             bad("t_compute_s", f"stage sum {c.v}", t)
     t = ex["t_tp_comm_s"]
-    mm = re.match(rf"m·layers·n_coll·t_AR·exposed = ({NUM}) × ({NUM}) × ({NUM}) × ({NUM}) ms \(ring all-reduce of b·(?:\(s/c\)|s)·h·B = ({NUM})·({NUM})(?:/({NUM}))?·({NUM})·({NUM}) B = ({NUM}) MB over tp = (\d+)\) × ({NUM}) = ({NUM}) s(?:$|; n_coll = )", t)
+    mm = re.match(rf"m·layers·n_coll·t_AR·exposed = ({NUM}) × ({NUM}) × ({NUM}) × ({NUM}) ms \(ring all-reduce of b·(?:\(s/c\)|s)·h·B = ({NUM})·({NUM})(?:/({NUM}))?·({NUM})·({NUM}) B = ({NUM}) MB over tp = (\d+)(?:, on [^;)]*)?(?:; (?:inside one NVLink domain at ({NUM}) GB/s achieved(?: \(ring {NUM} GB/s × NVLS {NUM}, NVLink SHARP\))?|crossing NVLink domains: min\(NVLink, members per domain × network {NUM} GB/s\) = ({NUM}) GB/s achieved))?\) × ({NUM}) = ({NUM}) s(?:$|; n_coll = )", t)
     if mm:
         g = mm.groups()
-        c = V.of(g[0]) * V.of(g[1]) * V.of(g[2]) * V.of(g[3]) / 1000 * V.of(g[11])
-        if not close(c, V.of(g[12]), rel=5e-3): bad("t_tp_comm_s", f"arith {c.v}", t)
+        c = V.of(g[0]) * V.of(g[1]) * V.of(g[2]) * V.of(g[3]) / 1000 * V.of(g[13])
+        if not close(c, V.of(g[14]), rel=5e-3): bad("t_tp_comm_s", f"arith {c.v}", t)
         if int(g[10]) != par["tp"]: bad("t_tp_comm_s", "tp", t)
+        # the link's achieved bandwidth the text states gives t_AR's bandwidth term (review 48a: the
+        # NVLS factor was unstated), the ring's latency (2·(t − 1)·α, α of µs) on top
+        bw = g[11] or g[12]
+        if par["tp"] > 1:
+            if not bw: bad("t_tp_comm_s", "no link stated", t)
+            else:
+                ring = 2.0 * (par["tp"] - 1) / par["tp"] * float(g[9]) * 1e6 / (float(bw) * 1e9) * 1e3  # ms
+                lat = 2.0 * (par["tp"] - 1) * 0.006  # ms: 2·(t − 1) ring steps of at most a few µs
+                if not (ring * 0.995 <= float(g[3]) <= ring * 1.005 + lat): bad("t_tp_comm_s", f"bw {ring} ms", t)
         tr = sc["training"]
         b_, s_, c_, h_, B_ = float(g[4]), float(g[5]), float(g[6] or 1), float(g[7]), float(g[8])
         if (b_, s_, c_, h_) != (tr["micro_batch_size"], tr["seq_len"], par["cp"], rep_h(rep)): bad("t_tp_comm_s", "inputs", t)
@@ -261,7 +270,7 @@ def check(rep) -> list[str]:
     tot = V.of(mm.group(1))
     body = t[:mm.start()]
     if par["zero_stage"] == 3:
-        m3 = re.search(rf"m = ({NUM}) micro-batches × \(2 param gathers ({NUM}) s \+ gradient reduce-scatter ({NUM}) s\) of the stage it runs(?: \+ replica all-reduce ({NUM}) s)?", body)
+        m3 = re.search(rf"m = ({NUM}) micro-batches × \(2 × param gather ({NUM}) s \+ gradient reduce-scatter ({NUM}) s\) of the stage it runs(?: \+ replica all-reduce ({NUM}) s)?", body)
         c = V.of(m3.group(1)) * (2 * V.of(m3.group(2)) + V.of(m3.group(3))) + (V.of(m3.group(4)) if m3.group(4) else V(0))
     elif par["zero_stage"] == 0:
         m0 = re.search(rf"gradient all-reduce ({NUM}) s", body); c = V.of(m0.group(1))
@@ -285,11 +294,16 @@ def check(rep) -> list[str]:
         base = res["t_compute_s"] + res["t_tp_comm_s"] + res["t_cp_comm_s"] + res["t_ep_comm_s"]
         if not close(V.of(f) * base, V.of(tot), rel=5e-3): bad("t_pp_bubble_s", f"frac×base {V.of(f).v*base}", t)
     t = ex["t_pp_p2p_s"]
-    mm = re.match(rf"2·v·m·t_p2p = 2 × ({NUM}) × ({NUM}) × ({NUM}) ms \(b·(?:\(s/c\)|s)·h/t·B = ({NUM})·({NUM})(?:/({NUM}))?·({NUM})/({NUM})·({NUM}) B = ({NUM}) MB\) = ({NUM}) s", t)
+    mm = re.match(rf"2·v·m·t_p2p = 2 × ({NUM}) × ({NUM}) × ({NUM}) ms \(b·(?:\(s/c\)|s)·h/t·B = ({NUM})·({NUM})(?:/({NUM}))?·({NUM})/({NUM})·({NUM}) B = ({NUM}) MB(?: over (?:the network|NVLink) at ({NUM}) GB/s achieved(?: \(one link of the full mesh\))?)?\) = ({NUM}) s", t)
     if mm:
         g = mm.groups()
         c = 2 * V.of(g[0]) * V.of(g[1]) * V.of(g[2]) / 1000
-        if not close(c, V.of(g[10]), rel=5e-3): bad("t_pp_p2p_s", f"arith {c.v}", t)
+        if not close(c, V.of(g[11]), rel=5e-3): bad("t_pp_p2p_s", f"arith {c.v}", t)
+        if par["pp"] > 1:  # the link the text states gives the send's time, S/BW + α (review 48a)
+            if not g[10]: bad("t_pp_p2p_s", "no link stated", t)
+            else:
+                send = float(g[9]) * 1e6 / (float(g[10]) * 1e9) * 1e3  # ms
+                if not (send * 0.995 <= float(g[2]) <= send * 1.005 + 0.006): bad("t_pp_p2p_s", f"bw {send} ms", t)
         b_, s_, c_, h_, t_, B_ = (float(x) if x else 1.0 for x in (g[3], g[4], g[5], g[6], g[7], g[8]))
         tr = sc["training"]
         if (b_, s_, c_, h_, t_) != (tr["micro_batch_size"], tr["seq_len"], par["cp"], rep_h(rep), par["tp"]): bad("t_pp_p2p_s", "inputs", t)

@@ -126,9 +126,11 @@ def test_nvl72_job_placed_64_to_a_rack_says_what_whole_racks_bill():
     assert "on 3 domains of 72 GPUs (72 idle)" in n and "bills 216 GPUs, 1.5 × the cost" in n
 
 
-def test_partial_node_note_mentions_spares_apart():
+def test_partial_node_note_counts_the_spares_the_cost_pays():
+    """12 GPUs on 8-GPU nodes + 2 spare nodes: the cost pays 12 + 16 = 28 GPUs (cost.paid_gpus); whole
+    nodes bill 16 + 16 = 32, 32/28 = 1.143 × (review 48b: 16/12 = 1.333 × was printed)."""
     n = cost._partial_node_note(_row(n_gpus=12, hot_spare_nodes=2))
-    assert "bills 16 GPUs (hot spares apart)" in n
+    assert "(28 GPUs)" in n and "bills 16 GPUs for the job and 16 for the spares, 32 GPUs, 1.143 × the cost" in n
 
 
 # --- hand checks of the headline numbers ---------------------------------------------------------

@@ -58,8 +58,9 @@ def test_price_note_of_a_sourced_part_and_of_an_override():
 def test_presets_hardware_lists_the_price_date_and_source():
     out = subprocess.run([sys.executable, "-m", "planner", "presets", "hardware", "--format", "json"],
                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
-    rows = [r for r in json.loads(out) if r.get("accelerator")]  # the system rows (tiers and profiles follow)
-    assert rows
+    # the system rows and (review 48g) the accelerator rows; storage tiers and failure profiles follow
+    rows = [r for r in json.loads(out) if r.get("accelerator")]
+    assert {r["kind"] for r in rows} == {"system", "accelerator"}
     for r in rows:
         a = catalog.accelerators()[r["accelerator"]]
         assert r["price_date"] == a.price_date

@@ -505,13 +505,17 @@ def test_presets_hardware_rows_say_their_kind():
         assert main(["presets", "hardware", "--format", "json"]) == 0
     rows = json.loads(buf.getvalue())
     kinds = {r["kind"] for r in rows}
-    assert kinds == {"system", "storage_tier", "failure_profile"}
+    # review 48g added the accelerator rows (every part cluster.accelerator takes)
+    assert kinds == {"system", "accelerator", "storage_tier", "failure_profile"}
     for r in rows:
-        for k in kinds:
+        for k in kinds - {"accelerator"}:
             assert (r.get(k) is not None) == (r["kind"] == k), r
+        # a system row names its part too: the accelerator key is set on both
+        assert (r.get("accelerator") is not None) == (r["kind"] in ("system", "accelerator")), r
     from planner import catalog
     assert sum(r["kind"] == "system" for r in rows) == len(catalog.systems())
     assert sum(r["kind"] == "storage_tier" for r in rows) == len(catalog.storage_tiers())
+    assert sum(r["kind"] == "accelerator" for r in rows) == len(catalog.accelerators())
 
 
 def _replay_weights(p, v, m, j, w):

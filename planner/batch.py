@@ -119,6 +119,7 @@ def _fabric(system, acc) -> tuple[int, bool, int, bool]:
 
     dom = system.nvlink_domain_size
     inr = system.in_network_reduction
+    topo = system.scaleup_topology
     adapted = False
     own = catalog.resolve_accelerator(system.accelerator)
     # Another part = another name: a written-out copy of the system's own part, or one with edited
@@ -128,11 +129,28 @@ def _fabric(system, acc) -> tuple[int, bool, int, bool]:
         d = min(dom, acc.scaleup_domain_size)
         if system.gpus_per_node % d and d % system.gpus_per_node:  # keep the schema's divisibility rule
             d = math.gcd(d, system.gpus_per_node)
-        keep = inr and acc.family in ("hopper", "blackwell") and d == dom
-        adapted = d != dom or keep != inr
+        # the part's links are its own: the topology (and NVLS) of a catalogue system built around it
+        # (review 48, new-user check: an MI300X in a DGX H100 ran TP 2 over a switch at 358 GB/s where its
+        # own full mesh gives one link, 51.2 GB/s, about 7× too fast); without one, the host's
+        native = _native_system(acc)
+        if native is not None:
+            topo = native.scaleup_topology
+            keep = native.in_network_reduction and d == min(native.nvlink_domain_size, acc.scaleup_domain_size)
+        else:
+            keep = inr and acc.family in ("hopper", "blackwell") and d == dom
+        adapted = d != dom or keep != inr or topo != system.scaleup_topology
         dom, inr = d, keep
-    mesh = dom - 1 if system.scaleup_topology == "full_mesh" and dom > 1 else 0
+    mesh = dom - 1 if topo == "full_mesh" and dom > 1 else 0
     return dom, inr, mesh, adapted
+
+
+def _native_system(acc):
+    """A catalogue system built around part ``acc`` (matched by name; the one with the largest
+    scale-up domain), or None: the fabric :func:`_fabric` gives the part when it is put in another
+    system's slots."""
+    ids = [k for k, a in catalog.accelerators().items() if a.name == acc.name]
+    hosts = [s for s in catalog.systems().values() if s.accelerator in ids]
+    return max(hosts, key=lambda s: s.nvlink_domain_size) if hosts else None
 
 
 def _mamf_frac(acc, precision: str) -> float:

@@ -1010,7 +1010,8 @@ def cmd_sweep(args) -> int:
         text = getattr(args, opt)
         if text is None:
             continue
-        vals = tuple(x.strip() for x in str(text).split(",") if x.strip())
+        vals = tuple(x.strip() for x in str(text).split(","))
+        # an empty entry ('gpipe,,1f1b', a trailing comma) is refused, not dropped (review 48, new-user check)
         if not vals or any(x not in allowed for x in vals):
             raise UsageError([f"--{opt.replace('_', '-')} {text!r}: a comma-separated list of {', '.join(allowed)}"])
         space[opt] = tuple(int(x) for x in vals) if opt == "zero_stages" else vals
@@ -1021,6 +1022,10 @@ def cmd_sweep(args) -> int:
         if not 1 <= int(v) <= hi:
             raise UsageError([f"--{opt.replace('_', '-')} {v}: allowed 1 to {hi:,}"])
         space[opt] = int(v)
+    if "schedules" in space and "interleaved" in space["schedules"] and space.get("vpp_max") == 1:
+        # review 48 (new-user check): an interleaved schedule needs vpp >= 2; --vpp-max 1 gave none silently
+        _err("note: --schedules interleaved with --vpp-max 1: interleaving needs vpp >= 2, so no interleaved "
+             "split is swept")
     if "schedules" in space and "1f1b" not in space["schedules"]:
         # review 43a: the PP 1 rows a schedule filter keeps (review 42a) came back as 1f1b without a word
         _err(f"note: --schedules {','.join(space['schedules'])}: the PP 1 splits, which have no pipeline to "

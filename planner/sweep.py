@@ -146,7 +146,7 @@ REASONS: tuple[str, ...] = (
     "tp does not divide n_heads",
     "tp incompatible with n_kv_heads (neither divides the other)",
     "group larger than the NVLink domain (tp > nvlink_domain_size)",
-    "cp does not divide seq_len",
+    "cp does not divide seq_len (or 2·cp does not, with cp > 1: causal load balancing's 2·cp chunks)",
     "ep does not divide n_experts",
     "ep does not divide dp·cp (with parallelism.etp set: etp·ep does not divide tp·cp·dp)",
     "batch does not divide (global_batch_size % (micro_batch_size·dp))",
@@ -706,7 +706,10 @@ def build_space(
     _set((kv % TP != 0) & (TP % kv != 0), R_KV)
     if not allow_tp_beyond_nvlink:
         _set(TP > g_nvl[G], R_NVLINK)
-    _set(seq % CP != 0, R_CP_SEQ)
+    # CP > 1 cuts each sequence into 2·CP chunks for causal load balancing (Megatron-Core
+    # get_batch_on_this_cp_rank, PyTorch's load-balanced context_parallel): 2·CP must divide seq_len
+    # (review 48, new-user check: 2,835 CP 2 rows at seq 8,190, which both refuse)
+    _set((seq % CP != 0) | ((CP > 1) & (seq % (2 * CP) != 0)), R_CP_SEQ)
     # the sweep runs sequence parallelism with every TP > 1, which splits each rank's seq / cp tokens over
     # TP: Megatron-LM (the SP reduce-scatter, "dim_size[0] % world_size == 0") and TorchTitan
     # (seq_len_divisor) refuse a TP that does not divide them (review 48e: 3,741 of GPT-3 175B's 14,117
@@ -1242,9 +1245,10 @@ def sweep_start(scenario_json: dict) -> tuple[dict, Scenario, int | None] | None
     found = plain_base(scenario_json)
     if found is not None:
         return found[0], found[1], None
-    try:
-        n = int((scenario_json.get("cluster") or {}).get("n_gpus"))
-    except (TypeError, ValueError):
+    n = (scenario_json.get("cluster") or {}).get("n_gpus")
+    # a whole number as JSON has it, not one the schema refuses (review 48, new-user check: the text
+    # "64" was read as 64 here and swept with a note, where evaluate refuses it, status 2)
+    if not isinstance(n, int) or isinstance(n, bool):
         return None
     if not 1 <= n <= 10_000_000:
         return None
@@ -1266,7 +1270,9 @@ _RULE_TEXT = {
     R_HEADS: "TP does not divide model.n_heads = {heads}",
     R_KV: "TP does not suit model.n_kv_heads = {kv} (neither divides the other)",
     R_NVLINK: "TP is larger than the system's NVLink domain",
-    R_CP_SEQ: "CP does not divide training.seq_len = {seq}",
+    R_CP_SEQ: ("CP does not divide training.seq_len = {seq}, or CP > 1 and 2·CP does not (each sequence is cut into "
+               "2·CP chunks for causal load balancing, which Megatron-Core and TorchTitan assert; evaluate accepts such "
+               "a split with a note)"),
     R_SP_SEQ: ("TP does not divide training.seq_len / CP = {seq} / CP (the sweep runs sequence parallelism with "
                "TP > 1, which Megatron-Core's sequence-parallel reduce-scatter refuses then; evaluate accepts such a "
                "split, and the Megatron export notes it)"),

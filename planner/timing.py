@@ -73,7 +73,7 @@ the pace; everything is per GPU of that stage:
   (Megatron-Core parallel_state: expert rank order tp-cp-ep-dp-pp with tp = etp, cp = 1).
 * PP bubble (Narayanan et al. 2021 §2.2): 1F1B and GPipe ``(p−1)/m``, interleaved
   ``(p−1)/(v·m)``, of the per-stage time; zero-bubble ZB-H1 ``(p−1)(F + R)`` per step, at least the
-  critical path's ``(p−1)F + (p−m)B − (p−1)W`` below m = p (:func:`zero_bubble_fraction`);
+  critical path's ``(p−1)(F + B − W) − (m−1)W`` below m = p (:func:`zero_bubble_fraction`);
   DualPipe ``(p/2 − 1)(F + B/2)`` per step, ``(p/2 − 1)(F + B/2 + 3R/2)`` with full recompute (R the
   recomputed forward inside B) (:func:`dualpipe_bubble_fraction`; its ranks hold
   two stages' parameters, so DP collectives and the optimizer step carry twice as many);
@@ -552,11 +552,15 @@ def zero_bubble_fraction(pp, m, t_fwd_s, t_bwd_s, t_recompute_s=0.0):
     :func:`dualpipe_bubble_fraction`), so ZB-H1's ``(p−1)(T_F + T_B − T_W)`` is ``(p−1)(F + R)``:
     a third of 1F1B's ``(p−1)(F + B)`` at ``B = 2F`` without recompute, a half with full recompute
     (review 48a: a fixed third was charged under recompute too). ZB-H1 assumes ``m ≥ p``; below it
-    no schedule beats the critical path of the last micro-batch, ``(m + p − 1)·F`` of forwards, ``p``
-    input-gradient passes and one weight pass, ``(m + p − 1)F + p(B − W) + W``, so the bubble is at
-    least ``(p−1)F + (p−m)B − (p−1)W`` (review 48a: at m = 1, p = 4 a third of 1F1B's bubble was
-    half that bound). Returns ``max`` of the two over ``m·(F + B)``. The attention core's backward has
-    no weight-gradient part, so W is a little smaller in practice (a simplification). Shapes
+    no schedule beats this critical path: the last stage starts after ``(p−1)F``, runs its ``m``
+    forwards and ``m`` input-gradient passes ``B' = B − W``, and the last of those passes still runs
+    down the other ``p − 1`` stages before stage 0's last weight pass, so the step is at least
+    ``(m + p − 1)(F + B') + W`` and the bubble at least ``(p−1)(F + B − W) − (m−1)W``, which at
+    ``m = p`` is ZB-H1's own ``(p−1)(F + B' − W)`` (review 48a: at m = 1, p = 4 a third of 1F1B's
+    bubble was half that bound; the new-user review then found the first floor, ``(p−1)F + (p−m)B −
+    (p−1)W``, 79 ms short at p = 4, m = 2 on the default preset: it let the last stage's passes
+    overlap). Returns ``max`` of the two over ``m·(F + B)``. The attention core's backward has no
+    weight-gradient part, so W is a little smaller in practice (a simplification). Shapes
     broadcast."""
     p = np.asarray(pp, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
@@ -565,7 +569,7 @@ def zero_bubble_fraction(pp, m, t_fwd_s, t_bwd_s, t_recompute_s=0.0):
     R = np.asarray(t_recompute_s, dtype=np.float64)
     W = 0.5 * (B - R)
     k = np.maximum(p - 1.0, 0.0)
-    bubble = np.maximum(k * (F + R), k * F + (p - m) * B - k * W)
+    bubble = np.maximum(k * (F + R), k * (F + B - W) - np.maximum(m - 1.0, 0.0) * W)
     return np.maximum(bubble, 0.0) / (m * np.maximum(F + B, 1e-30))
 
 
@@ -1490,6 +1494,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
 
     t_grad_rs, t_param_ag, t_grad_ar = dp_colls(X, al_d, intra_d)
     X_e = al_e = 0.0  # the expert share of the ZeRO collectives (MoE rows below)
+    bw_e = intra_e = 0.0  # its ring's achieved bandwidth and link (explain)
     if any_moe:
         # = dp·cp/ep; HSDP rows (ep = 1): the shard group. Expert TP ≠ TP: the expert data-parallel
         # group tp·cp·dp/(etp·ep), ranks etp·ep apart (Megatron-Core parallel_state)
@@ -1862,7 +1867,7 @@ def _terms(b: Batch, C: dict | None = None, detail: bool = True) -> dict[str, np
                 # collectives per layer of the costed stage, its MoE layers' MLP half at × top_k·cf
                 # (op_sac's re-run O all-reduce without SP is the attention half's: not scaled)
                 "_tp_ar": tp_ar, "_tp_msg": tp_msg, "_tp_bw": tp_bw, "_tp_intra": tp_intra, "_tp_inr": tp_inr,
-                "_bw_d": bw_d, "_intra_d": intra_d, "_dp_inr": inr & intra_d, "_fb_grad": fb_grad,
+                "_bw_d": bw_d, "_intra_d": intra_d, "_bw_e": bw_e, "_intra_e": intra_e, "_dp_inr": inr & intra_d, "_fb_grad": fb_grad,
                 "_fb_ag_step": fb_ag_step, "_n_tp_coll": (n_tp_coll - n_attn_only + 2.0 * d_share) * (
                     1.0 if not any_moe else own((1.0 - msh_hi) + msh_hi * moe_tp_x, (1.0 - msh_lo) + msh_lo * moe_tp_x))
                     + n_attn_only,
@@ -2178,7 +2183,7 @@ def explain(row: dict) -> dict[str, str]:
     ex["t_tp_comm_s"] = (
         f"m·layers·n_coll·t_AR·exposed = {T['_m']:.4g} × {T['_layers_stage']:.4g} × {T['_n_tp_coll']:.4g} × "
         f"{_ms(T['_tp_ar'])} (ring all-reduce of {_msg_text(r)} = {T['_tp_msg'] / 1e6:.4g} MB over "
-        f"tp = {r['tp']}{_mesh_text(r, r['tp'])}"
+        f"tp = {r['tp']}{_mesh_text(r, r['tp']) if bool(np.asarray(T['_tp_intra']).reshape(-1)[0]) else ''}"
         f"{'; ' + _link_text(r, T['_tp_bw'], T['_tp_intra'], T['_tp_inr']) if float(r['tp']) > 1 else ''}) × {T['_tp_exposed_frac']:.2f}{_mtp_comm_text(T, '_t_tp_mtp')} = {T['t_tp_comm_s']:.4g} s"
         + _tp_coll_text(r, T)
     )
@@ -2208,13 +2213,13 @@ def explain(row: dict) -> dict[str, str]:
         F_, B_, R_ = float(T["_t_fwd_b"]), float(T["_t_bwd_b"]), float(T["_t_rec"])
         p_, m_ = float(r["pp"]), float(T["_m"])
         W_ = 0.5 * (B_ - R_)
-        zb1, floor = (p_ - 1.0) * (F_ + R_), (p_ - 1.0) * F_ + (p_ - m_) * B_ - (p_ - 1.0) * W_
+        zb1, floor = (p_ - 1.0) * (F_ + R_), (p_ - 1.0) * (F_ + B_ - W_) - max(m_ - 1.0, 0.0) * W_
         ex["t_pp_bubble_s"] = (
             f"ZB-H1 (Qi et al. 2024): (p−1)(F + R) = ({r['pp']} − 1) × (F {_ms(F_)} + recomputed forward R {_ms(R_)}; "
             "R is full recompute's only: a selective re-run of the attention core is counted in B, though it has no "
             f"weight-gradient part) "
             f"= {_ms(zb1)}, W = (B − R)/2 = {_ms(W_)} of the backward B {_ms(B_)} filling the rest"
-            + (f"; below m = p the critical path's floor (p−1)F + (p−m)B − (p−1)W = {_ms(floor)} binds"
+            + (f"; below m = p the critical path's floor (p−1)(F + B − W) − (m−1)W = {_ms(floor)} binds"
                if floor > zb1 else "")
             + f" → bubble fraction {T['_bubble_frac']:.4g} of the m = {m_:.4g} micro-batches × (compute + TP + CP + EP) "
             f"= {T['t_pp_bubble_s']:.4g} s"
@@ -2275,15 +2280,24 @@ def explain(row: dict) -> dict[str, str]:
             parts_txt += (f" + {T['_m'] - 1:.4g} earlier micro-batches' reduce-scatters × {float(T['_t_rs_mb']):.4g} s "
                           "(ZeRO-2 keeps only its gradient shard: every backward reduces, each hidden behind its "
                           "micro-batch's forward + backward except the last bucket or, if smaller, the last layer's)")
+    ring_word = ("the dense parameters' ring" if r.get("n_experts") and (
+        float(r.get("ep", 1) or 1) > 1 or _etp(r) != float(r["tp"])) else "the ring")
     ex["t_dp_comm_exposed_s"] = (
         f"ZeRO-{r['zero_stage']}: {hsdp}DP collectives over {'dp_shard·cp' if hsdp else 'dp·cp'} = "
         f"{(ds if hsdp else r['dp']) * r['cp']:g}"
         + (f" (the routed experts' over the expert data-parallel group tp·cp·dp/(etp·ep) = "
            f"{float(r['tp']) * r['cp'] * r['dp'] / (_etp(r) * float(r['ep'])):g} ranks, {_etp(r) * float(r['ep']):g} "
-           f"apart: expert TP {_etp(r):g} ≠ TP {float(r['tp']):g})"
-           if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
+           f"apart: expert TP {_etp(r):g} ≠ TP {float(r['tp']):g}; {_expert_ring_text(r, T)})"
+           if r.get("n_experts") and _etp(r) != float(r["tp"]) else
+           # review 48 (new-user check): with EP the expert gradients, most of an MoE model's bytes, sync
+           # over dp·cp/ep ranks tp·ep apart on their own link, which the text did not name
+           f" (the routed experts' over the expert data-parallel group dp·cp/ep = "
+           f"{(ds if hsdp else r['dp']) * r['cp'] / float(r['ep']):g} ranks, {float(r['tp']) * float(r['ep']):g} "
+           f"apart; {_expert_ring_text(r, T)})"
+           if r.get("n_experts") and float(r.get("ep", 1) or 1) > 1 else "")
         + f": {parts_txt} = {T['_t_dp_total']:.4g} s in total"
-        + (f" (the ring {_link_text(r, T['_bw_d'], T['_intra_d'], False)}"
+        + (f" ({ring_word} "
+           f"{_link_text(r, T['_bw_d'], T['_intra_d'], False)}"
            + (f"; the all-reduce × NVLS {comm.IN_NETWORK_ALLREDUCE_SPEEDUP:.4g}" if zs == 0 and bool(
                np.asarray(T['_dp_inr']).reshape(-1)[0]) else "") + ")"
            if (ds if hsdp else r['dp']) * r['cp'] > 1 else "")
@@ -2683,6 +2697,13 @@ def _zero3_scale_note(row: dict) -> str | None:
             "as what a stack with bandwidth-optimal collectives reaches.")
 
 
+def _expert_ring_text(r: dict, T: dict) -> str:
+    """The expert data-parallel ring's link and achieved bandwidth (the dense one's words)."""
+    if float(np.asarray(T.get("_bw_e", 0.0)).reshape(-1)[0]) <= 0.0:
+        return "a group of one: no collective"
+    return "their ring " + _link_text(r, T["_bw_e"], T["_intra_e"], False)
+
+
 def _link_text(r: dict, bw, intra, inr) -> str:
     """Which link a ring ran over and at what achieved bandwidth (review 48a: no collective's formula
     said NVLink or network, nor the NVLS factor it carried)."""
@@ -2777,8 +2798,11 @@ def notes(row: dict) -> list[str]:
                    f"whole bandwidth needs all {d_:g} GPUs in the group (hardware.md §6b: MI300X all-reduce busBW "
                    "47.7 GB/s on 2 GPUs against 312.9 GB/s on 8).")
     if row.get("fabric_adapted"):
-        out.append(f"Accelerator override: the node's scale-up fabric was adapted to the part in its slots: NVLink "
-                   f"domain {int(row.get('nvlink_domain_size', 0) or 0)} GPUs (at most the part's own scale-up domain)"
+        mesh_ = int(row.get("scaleup_mesh_links", 0) or 0)
+        out.append(f"Accelerator override: the node's scale-up fabric was adapted to the part in its slots: scale-up "
+                   f"domain {int(row.get('nvlink_domain_size', 0) or 0)} GPUs (at most the part's own scale-up domain), "
+                   + (f"a full mesh of {mesh_} links per GPU (the part's own links, as on the catalogue system built "
+                      "around it)" if mesh_ else "behind a switch")
                    + ("" if row.get("in_network_reduction") else ", no NVLink SHARP (an NVSwitch feature of "
                       "NVIDIA Hopper / Blackwell parts filling the domain)")
                    + "; the node's network, host memory and storage are the system's. Groups beyond that domain "
@@ -2792,6 +2816,12 @@ def notes(row: dict) -> list[str]:
                    f"{tp_:g}: Megatron-LM (the SP reduce-scatter splits the sequence dimension) and TorchTitan "
                    "(seq_len_divisor) refuse this split; it is costed here as s / (cp·tp) tokens per rank, as if "
                    f"it divided. Pad the sequence to a multiple of {tp_ * cp_:g}, or turn sequence parallelism off.")
+    if cp_ > 1 and s_ > 0 and s_ % (2.0 * cp_):
+        # review 48 (new-user check): the sweep leaves these splits out; evaluate costed them without a word
+        out.append(f"Context parallelism with seq_len = {s_:,.0f}, not a multiple of 2·cp = {2 * cp_:g}: Megatron-Core "
+                   "(get_batch_on_this_cp_rank) and PyTorch's load-balanced context_parallel (TorchTitan) cut each "
+                   "sequence into 2·cp chunks for causal load balancing and refuse this split; it is costed here as "
+                   f"s / cp tokens per rank, as if it divided. Pad the sequence to a multiple of {2 * cp_:g}.")
     if float(row.get("mtp_layers", 0) or 0) > 0:
         kind = "the model's MoE-layer kind" if float(row.get("n_experts", 0) or 0) > 0 else "a dense layer"
         rc_txt = ("recomputed whole under full recompute (Megatron's uniform method), not under partial recompute "
@@ -2983,7 +3013,7 @@ def notes(row: dict) -> list[str]:
         out.append("Zero-bubble schedule taken as ZB-H1 (Qi et al. 2024): bubble (p−1)(F + R), the weight gradients "
                    "(taken as half the backward without its recomputed forward R) filling the rest of 1F1B's "
                    "(p−1)(F + B): a third of it without recompute, a half with full recompute; with fewer micro-batches "
-                   "than stages at least the critical path's (p−1)F + (p−m)B − (p−1)W. Activation memory as 1F1B.")
+                   "than stages at least the critical path's (p−1)(F + B − W) − (m−1)W. Activation memory as 1F1B.")
     if row.get("schedule") == _SCHED["dualpipe"]:
         out.append("DualPipe: bubble (p/2 − 1)(F + B/2) per step (weight gradients taken as half the backward; "
                    "with full recompute (p/2 − 1)(F + B/2 + 3R/2), R the recomputed forward inside B, whose half "

@@ -50,7 +50,8 @@ def _brute_structural(s: Scenario, n: int, uneven: bool, nvlink: int, cps, vpps)
     VPP ``vpps``) and its three stated extra rules: TP within the NVLink domain, no schedule
     other than 1F1B without a pipeline, and (review 48e, rule R_SP_SEQ) TP > 1 only where it divides
     seq_len / cp, as the sweep runs sequence parallelism with TP > 1 and Megatron-Core's
-    sequence-parallel reduce-scatter refuses that otherwise (evaluate accepts such a split)."""
+    sequence-parallel reduce-scatter refuses that otherwise (evaluate accepts such a split); and CP > 1
+    only where 2·CP divides seq_len (causal load balancing's 2·CP chunks, review 48)."""
     base = s.to_json_dict()
     m = s.resolved_model()
     E = m.moe.n_experts if m.moe else 1
@@ -66,6 +67,8 @@ def _brute_structural(s: Scenario, n: int, uneven: bool, nvlink: int, cps, vpps)
                 if (n // (tp * pp)) % cp or E % ep or B % mbs:
                     continue
                 if tp > 1 and s.training.seq_len % cp == 0 and (s.training.seq_len // cp) % tp:
+                    continue
+                if cp > 1 and s.training.seq_len % (2 * cp):  # causal load balancing's 2·cp chunks (review 48)
                     continue
                 for sched in ALL_SCHEDULES:
                     for vpp in (vpps if sched == "interleaved" else [1]):

@@ -192,7 +192,7 @@ def test_hfu_minus_mfu_is_the_recomputed_share(s):
 def test_bubble_is_the_documented_fraction_of_the_pipelined_work(s):
     """docs/timing.md: t_pp_bubble_s = fraction × (compute + TP + CP + EP), the fraction (p−1)/m for
     1F1B and GPipe, (p−1)/(v·m) interleaved (Narayanan et al. 2021 §2.2); zero-bubble ZB-H1
-    (Qi et al. 2024 §3.1) max((p−1)(F + R), (p−1)F + (p−m)B − (p−1)W) / (m(F + B)) with W = (B − R)/2
+    (Qi et al. 2024 §3.1) max((p−1)(F + R), (p−1)(F + B − W) − (m−1)W) / (m(F + B)) with W = (B − R)/2
     (review 48a), by hand from the F, R and B its explain states; the explain states the fraction."""
     r = planner.evaluate(s)
     x = r.results
@@ -204,7 +204,7 @@ def test_bubble_is_the_documented_fraction_of_the_pipelined_work(s):
         F, R, B = (ms(r"\(F ([\d.e+-]+) ms"), ms(r"recomputed forward R ([\d.e+-]+) ms"),
                    ms(r"backward B ([\d.e+-]+) ms"))
         W = (B - R) / 2
-        frac = max((p - 1) * (F + R), (p - 1) * F + (p - m) * B - (p - 1) * W) / (m * (F + B))
+        frac = max((p - 1) * (F + R), (p - 1) * (F + B - W) - (m - 1) * W) / (m * (F + B))
         rel = 2e-2  # F, R, B shown to 3 digits
         assert frac <= (p - 1) / m * (1 + rel) or m < p  # at most 1F1B's once m >= p
     else:

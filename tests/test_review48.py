@@ -194,12 +194,17 @@ def test_moe_host_time_per_pass(monkeypatch, recompute, factor):
 
 def test_zero_bubble_fraction_by_hand():
     """ZB-H1 (Qi et al. 2024 §3.1): (p−1)(F + R) over m(F + B), W = (B − R)/2; below m = p at least
-    (p−1)F + (p−m)B − (p−1)W."""
+    (p−1)(F + B − W) − (m−1)W: the last stage's m forwards and m input-gradient passes B' = B − W
+    after (p−1)F, the last B' down p − 1 more stages, then one W. Hand schedule (new-user review,
+    F = B' = W = 1, so B = 2, p = 4, m = 2): 11 units of time for 6 of work, a bubble of 5; the
+    first floor, (p−1)F + (p−m)B − (p−1)W, gave 4."""
     zb = timing.zero_bubble_fraction
     assert zb(4, 16, 1.0, 2.0) == pytest.approx(3 * 1 / (16 * 3))  # a third of 1F1B's 3/16
     assert zb(4, 16, 1.0, 3.0, 1.0) == pytest.approx(3 * 2 / (16 * 4))  # full recompute: a half of 3/16
     assert zb(4, 1, 1.0, 2.0) == pytest.approx((3 * 1 + 3 * 2 - 3 * 1) / 3)  # m = 1: the floor, 6T
     assert zb(4, 4, 1.0, 2.0) == pytest.approx(3 / (4 * 3))  # m = p: ZB-H1 binds
+    assert zb(4, 2, 1.0, 2.0) == pytest.approx(5 / (2 * 3))  # the hand schedule: 11 − 6 = 5
+    assert zb(4, 3, 1.0, 2.0) == pytest.approx((3 * 2 - 2) / (3 * 3))  # the floor 4 over ZB-H1's 3
 
 
 def test_zero_bubble_in_the_engine_follows_the_formula():
@@ -496,3 +501,99 @@ def test_an_accelerator_override_is_billed_by_the_systems_racks():
          "training": {"seq_len": 4096, "global_batch_size": 100}, "parallelism": {"tp": 1, "pp": 1, "dp": 100}}
     (note,) = [n for n in planner.evaluate(d).notes if "bills" in n]
     assert "on 2 racks of 72 GPUs (44 idle)" in note and "rents whole 72-GPU racks bills 144 GPUs, 1.44 ×" in note
+
+
+def test_an_accelerator_override_keeps_the_parts_own_links():
+    """Review 48 (new-user check): an MI300X put in a DGX H100's slots ran TP 2 over the host's switch
+    at 358 GB/s, about 7× the one Infinity Fabric link (51.2 GB/s, 1 of the full mesh's 7) the part
+    has on its own system; the part now takes the topology of the catalogue system built around it
+    (mi300x-8), so its TP time is that system's, and the note says so. An H100 on the MI300X board
+    takes its own (switched) fabric the same way; a B200 on a GB200 NVL72 keeps NVLS, as on DGX B200."""
+    def tp_s(system, acc=None):
+        d = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+        d["cluster"]["system"] = system
+        if acc:
+            d["cluster"]["accelerator"] = acc
+        d["parallelism"].update(tp=2, cp=1, dp=None)
+        return planner.evaluate(d)
+    over, own = tp_s("dgx-h100", "mi300x"), tp_s("mi300x-8")
+    assert over.results["t_tp_comm_s"] == pytest.approx(own.results["t_tp_comm_s"], rel=1e-9)
+    (note,) = [n for n in over.notes if n.startswith("Accelerator override")]
+    assert "a full mesh of 7 links per GPU" in note
+    assert "1 of the full mesh's 7 links" in over.explain["t_tp_comm_s"]
+    h = tp_s("mi300x-8", "h100-sxm-80gb")
+    (note,) = [n for n in h.notes if n.startswith("Accelerator override")]
+    assert "behind a switch" in note and "full mesh" not in h.explain["t_tp_comm_s"]
+    b = tp_s("gb200-nvl72", "b200")
+    (note,) = [n for n in b.notes if n.startswith("Accelerator override")]
+    assert "no NVLink SHARP" not in note
+
+
+def test_the_dp_formula_names_the_expert_groups_ring():
+    """Review 48 (new-user check): with EP > 1 the DP formula named only the dense ring (358.4 GB/s on
+    an MI300X node) while most of Mixtral's bytes, the expert gradients, sync over dp·cp/ep ranks tp·ep
+    apart. Mixtral 8x7B on 64 MI300X, TP 1, DP 16, EP 4: the expert group is 16/4 = 4 ranks 4 apart,
+    2 on each 8-GPU node, so its ring runs at min(2 − 1 of 7 links × 358.4/7, 2 × 46 GB/s network) =
+    51.2 GB/s by hand; the dense ring's 358.4 GB/s stays named as the dense parameters'."""
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["cluster"]["system"] = "mi300x-8"
+    d["parallelism"]["ep"] = 4
+    r = planner.evaluate(d)
+    t = r.explain["t_dp_comm_exposed_s"]
+    m = re.search(r"expert data-parallel group dp·cp/ep = (\d+) ranks, (\d+) apart; their ring .*? = ([\d.]+) GB/s", t)
+    assert m and (m.group(1), m.group(2)) == ("4", "4")
+    dense = float(re.search(r"the dense parameters' ring .*? = ([\d.]+) GB/s achieved", t).group(1))
+    assert dense == pytest.approx(358.4, rel=1e-3)
+    assert float(m.group(3)) == pytest.approx(min(dense / 7, 2 * 46.0), rel=2e-3)
+
+
+def test_cp_needs_two_cp_chunks_in_the_sweep_and_a_note_in_evaluate():
+    """Review 48 (new-user check): Megatron-Core's get_batch_on_this_cp_rank and PyTorch's load-balanced
+    context_parallel cut each sequence into 2·cp chunks, so seq 8,190 with CP 2 (8,190 / 4 not whole)
+    runs in neither; the sweep swept 2,835 such rows and evaluate said nothing. Now the sweep leaves
+    CP 2 out at seq 8,190 (CP 1 stays) and evaluate's note says why; seq 8,192 keeps CP 2."""
+    import importlib
+    sw = importlib.import_module("planner.sweep")
+    s = planner.load_preset("llama3-8b-h100-64").to_json_dict()
+    s["training"]["seq_len"] = 8190
+    s["parallelism"].update(cp=1, dp=None, sequence_parallel=False)
+    opts = dict(tp=[1], pp=[1], cp=[1, 2], zero_stages=(1,), recompute=("full",), offload=("none",))
+    b = sw.enumerate_splits(planner.Scenario.model_validate(s), **opts)
+    assert sorted(set(int(x) for x in b["cp"])) == [1]
+    d = copy.deepcopy(s)
+    d["parallelism"].update(cp=2, tp=1, pp=1, dp=32)
+    (note,) = [n for n in planner.evaluate(d).notes if n.startswith("Context parallelism with seq_len")]
+    assert "not a multiple of 2·cp = 4" in note
+    s["training"]["seq_len"] = 8192
+    b = sw.enumerate_splits(planner.Scenario.model_validate(s), **opts)
+    assert sorted(set(int(x) for x in b["cp"])) == [1, 2]
+    d["training"]["seq_len"] = 8192
+    assert not [n for n in planner.evaluate(d).notes if n.startswith("Context parallelism with seq_len")]
+
+
+def test_a_sweep_refuses_a_gpu_count_written_as_text(tmp_path):
+    """Review 48 (new-user check): cluster.n_gpus "64" (text) was read as 64 by the sweep's fallback and
+    swept with a note, where evaluate refuses it (status 2); both refuse it now."""
+    import contextlib
+    import io
+
+    from planner.cli import main
+    path = tmp_path / "n_gpus_text.json"
+    path.write_text(json.dumps({"model": "llama3-8b", "cluster": {"system": "dgx-h100", "n_gpus": "64"},
+                                "training": {"seq_len": 4096, "global_batch_size": 64}}))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["sweep", str(path), "--top", "2"]) == 2
+    assert "cluster.n_gpus: must be a whole number" in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+def test_sweep_list_options_refuse_an_empty_entry_and_note_interleaving_without_vpp(capsys):
+    """Review 48 (new-user check): `--schedules 'gpipe,,1f1b'` dropped the empty entry without a word,
+    and `--schedules interleaved --vpp-max 1` (interleaving needs vpp >= 2) swept no interleaved split
+    without a word."""
+    from planner.cli import main
+    assert main(["sweep", "--preset", "llama3-8b-h100-64", "--schedules", "gpipe,,1f1b", "--top", "1"]) == 2
+    assert "--schedules 'gpipe,,1f1b': a comma-separated list of" in capsys.readouterr().err
+    main(["sweep", "--preset", "llama3-8b-h100-64", "--schedules", "interleaved", "--vpp-max", "1", "--top", "1",
+          "--format", "csv"])
+    assert "interleaving needs vpp >= 2, so no interleaved split is swept" in capsys.readouterr().err

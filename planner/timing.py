@@ -2195,7 +2195,7 @@ def explain(row: dict) -> dict[str, str]:
         + (f" ranks {_etp(r):g} apart (expert TP {_etp(r):g} ≠ TP {float(r['tp']):g}: the expert group etp·ep = "
            f"{_etp(r) * float(r['ep']):g} consecutive ranks, Megatron's expert rank order)"
            if r.get("n_experts") and _etp(r) != float(r["tp"]) else "")
-        + f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}; "
+        + f"{' (FP8 dispatch: 1 B dispatch, 2 B combine)' if r.get('ep_dispatch_fp8') else ''}{_ep_link_text(r)}; "
         + (f"network share × {float(T['_ep_net_frac']):.3g} ({_ep_net_why(r, T)}); "
            if float(T["_ep_net_frac"]) != 1.0 and _ep_domains(r) > 1 else "")
         + f"hidden = overlap fraction × the MoE layer's compute of another micro-batch when ep_comm_overlap)"
@@ -2377,6 +2377,30 @@ def _ep_domains(r: dict) -> float:
                                 np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
     _g, d = comm.group_layout(np.array([float(r.get("ep", 1) or 1)]), np.array([_etp(r)]), dom, n)
     return float(np.asarray(d).reshape(-1)[0])
+
+
+def _ep_link_text(r: dict) -> str:
+    """The expert all-to-all's links, as comm.a2a_link_s costs them: ", inside one NVLink domain at X GB/s
+    achieved" (on a full mesh the group's share of the links), or the domains it spans, members per
+    domain and the network share per GPU; "" for EP 1. Review 48 (new-user check): the EP formula named
+    no link or bandwidth."""
+    e = float(r.get("ep", 1) or 1)
+    if e <= 1:
+        return ""
+    n = np.array([float(r.get("n_gpus", 1) or 1)])
+    dom = comm.placement_domain(np.array([float(r.get("nvlink_domain_size", 1) or 1)]),
+                                np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
+    g, nd = (float(np.asarray(x).reshape(-1)[0]) for x in comm.group_layout(np.array([e]), np.array([_etp(r)]), dom, n))
+    links = float(r.get("scaleup_mesh_links", 0) or 0)
+    bw = float(r.get("scaleup_bw_bytes_per_s", 0.0) or 0.0) * _calibration()["link_eff"]["scaleup"]
+    if nd <= 1.0:
+        share = float(np.asarray(comm.mesh_share(np.array([e]), np.array([links]))).reshape(-1)[0])
+        mesh = f" ({e - 1:g} of the full mesh's {links:g} links)" if links > 0 and share < 1.0 else ""
+        return f"; inside one {_dom_word(r)} at {bw * share / 1e9:.4g} GB/s achieved{mesh}"
+    share = float(np.asarray(comm.mesh_share(np.array([g]), np.array([links]))).reshape(-1)[0])
+    return (f"; across {nd:g} {_dom_word(r)}s, {g:g} members in the emptiest: the scale-up part at "
+            f"{bw * share / 1e9:.4g} GB/s, the (ep − {g:g})/ep sent over the network at {_nic_e(r) / 1e9:.4g} GB/s "
+            "per GPU, the slower setting the time")
 
 
 def _ep_net_why(r: dict, T: dict) -> str:
@@ -2704,18 +2728,25 @@ def _expert_ring_text(r: dict, T: dict) -> str:
     return "their ring " + _link_text(r, T["_bw_e"], T["_intra_e"], False)
 
 
+def _dom_word(r: dict) -> str:
+    """"NVLink domain", or "scale-up domain" on a full-mesh fabric (AMD Infinity Fabric, Gaudi's RoCE
+    links, the GH200 quad's NVLink without a switch; review 48: the AMD and Gaudi texts said NVLink)."""
+    return "scale-up domain" if float(r.get("scaleup_mesh_links", 0) or 0) > 0 else "NVLink domain"
+
+
 def _link_text(r: dict, bw, intra, inr) -> str:
     """Which link a ring ran over and at what achieved bandwidth (review 48a: no collective's formula
     said NVLink or network, nor the NVLS factor it carried)."""
     bw, intra, inr = float(np.asarray(bw).reshape(-1)[0]), bool(np.asarray(intra).reshape(-1)[0]), \
         bool(np.asarray(inr).reshape(-1)[0])
     if intra:
-        txt = f"inside one NVLink domain at {bw / 1e9:.4g} GB/s achieved"
+        txt = f"inside one {_dom_word(r)} at {bw / 1e9:.4g} GB/s achieved"
         if inr:
             txt += (f" (ring {bw / comm.IN_NETWORK_ALLREDUCE_SPEEDUP / 1e9:.4g} GB/s × NVLS "
                     f"{comm.IN_NETWORK_ALLREDUCE_SPEEDUP:.4g}, NVLink SHARP)")
         return txt
-    return (f"crossing NVLink domains: min(NVLink, members per domain × network {_nic_e(r) / 1e9:.4g} GB/s) = "
+    link = "NVLink" if _dom_word(r) == "NVLink domain" else "scale-up"
+    return (f"crossing {_dom_word(r)}s: min({link}, members per domain × network {_nic_e(r) / 1e9:.4g} GB/s) = "
             f"{bw / 1e9:.4g} GB/s achieved")
 
 

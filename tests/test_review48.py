@@ -597,3 +597,27 @@ def test_sweep_list_options_refuse_an_empty_entry_and_note_interleaving_without_
     main(["sweep", "--preset", "llama3-8b-h100-64", "--schedules", "interleaved", "--vpp-max", "1", "--top", "1",
           "--format", "csv"])
     assert "interleaving needs vpp >= 2, so no interleaved split is swept" in capsys.readouterr().err
+
+
+def test_the_ep_formula_names_its_links_and_they_give_its_time():
+    """Review 48 (new-user check): the EP formula named no link or bandwidth. Mixtral on 64 MI300X at
+    EP 4 stays in one node: 3 of the mesh's 7 links, 3/7 × 358.4 = 153.6 GB/s achieved, and one
+    all-to-all of 67.11 MB takes (4 − 1)/4 × 67.11 MB / 153.6 GB/s + 3 × 2 µs = 0.334 ms by hand.
+    The DeepSeek-V3 preset's EP 64 spans 8 H800 nodes, 8 per node: the network part (64 − 8)/64 ×
+    352.3 MB × 0.5 (node-limited routing) / 46 GB/s, plus 63 × 2 µs of latency, = 3.48 ms by hand."""
+    d = planner.load_preset("mixtral-8x7b-h100-64").to_json_dict()
+    d["cluster"]["system"] = "mi300x-8"
+    d["parallelism"]["ep"] = 4
+    t = planner.evaluate(d).explain["t_ep_comm_s"]
+    bw = float(re.search(r"inside one scale-up domain at ([\d.]+) GB/s achieved \(3 of the full mesh's 7 links\)", t).group(1))
+    assert bw == pytest.approx(358.4 * 3 / 7, rel=1e-3)
+    mb = float(re.search(r"= ([\d.]+) MB over ep = 4", t).group(1))
+    a2a = float(re.search(r"all-to-all × ([\d.]+) ms", t).group(1))
+    assert a2a == pytest.approx((3 / 4 * mb * 1e6 / (bw * 1e9) + 3 * 2e-6) * 1e3, rel=3e-3)
+    t = planner.evaluate(planner.load_preset("deepseek-v3-h800-2048")).explain["t_ep_comm_s"]
+    m = re.search(r"across (\d+) NVLink domains, (\d+) members in the emptiest: .*? network at ([\d.]+) GB/s per GPU", t)
+    assert m and (m.group(1), m.group(2)) == ("8", "8")
+    mb = float(re.search(r"= ([\d.]+) MB over ep = 64", t).group(1))
+    a2a = float(re.search(r"all-to-all × ([\d.]+) ms", t).group(1))
+    by_hand = (64 - 8) / 64 * mb * 1e6 * 0.5 / (float(m.group(3)) * 1e9) + 63 * 2e-6
+    assert a2a == pytest.approx(by_hand * 1e3, rel=5e-3)

@@ -2368,15 +2368,28 @@ def explain(row: dict) -> dict[str, str]:
     return ex
 
 
+def _row_layout(r: dict, n_group: float, stride: float, whole_job: bool = True) -> tuple[float, float]:
+    """(members in the emptiest domain, domains spanned) of a group of ``n_group`` ranks ``stride``
+    apart in row ``r``'s placement (comm.placement_domain, comm.group_layout; ``whole_job``: counting
+    the blocks the job holds), as the step time places it; for the formula strings."""
+    n = np.array([float(r.get("n_gpus", 1) or 1)])
+    dom = comm.placement_domain(np.array([float(r.get("nvlink_domain_size", 1) or 1)]),
+                                np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
+    g, nd = comm.group_layout(np.array([float(n_group)]), np.array([float(stride)]), dom, n if whole_job else None)
+    return float(np.asarray(g).reshape(-1)[0]), float(np.asarray(nd).reshape(-1)[0])
+
+
+def _scaleup_e(r: dict) -> tuple[float, float]:
+    """(a GPU's achieved scale-up bandwidth [B/s], its full-mesh links; 0 behind a switch)."""
+    links = float(r.get("scaleup_mesh_links", 0) or 0)
+    return float(r.get("scaleup_bw_bytes_per_s", 0.0) or 0.0) * _calibration()["link_eff"]["scaleup"], links
+
+
 def _ep_domains(r: dict) -> float:
     """NVLink domains the EP group of row ``r`` spans (comm.group_layout, as the step time places it):
     1 means nothing of the all-to-all crosses the network (review 48a: a network share was printed
     for EP 8 inside one node)."""
-    n = np.array([float(r.get("n_gpus", 1) or 1)])
-    dom = comm.placement_domain(np.array([float(r.get("nvlink_domain_size", 1) or 1)]),
-                                np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
-    _g, d = comm.group_layout(np.array([float(r.get("ep", 1) or 1)]), np.array([_etp(r)]), dom, n)
-    return float(np.asarray(d).reshape(-1)[0])
+    return _row_layout(r, float(r.get("ep", 1) or 1), _etp(r))[1]
 
 
 def _ep_link_text(r: dict) -> str:
@@ -2387,12 +2400,8 @@ def _ep_link_text(r: dict) -> str:
     e = float(r.get("ep", 1) or 1)
     if e <= 1:
         return ""
-    n = np.array([float(r.get("n_gpus", 1) or 1)])
-    dom = comm.placement_domain(np.array([float(r.get("nvlink_domain_size", 1) or 1)]),
-                                np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
-    g, nd = (float(np.asarray(x).reshape(-1)[0]) for x in comm.group_layout(np.array([e]), np.array([_etp(r)]), dom, n))
-    links = float(r.get("scaleup_mesh_links", 0) or 0)
-    bw = float(r.get("scaleup_bw_bytes_per_s", 0.0) or 0.0) * _calibration()["link_eff"]["scaleup"]
+    g, nd = _row_layout(r, e, _etp(r))
+    bw, links = _scaleup_e(r)
     if nd <= 1.0:
         share = float(np.asarray(comm.mesh_share(np.array([e]), np.array([links]))).reshape(-1)[0])
         mesh = f" ({e - 1:g} of the full mesh's {links:g} links)" if links > 0 and share < 1.0 else ""
@@ -2756,15 +2765,10 @@ def _p2p_link_text(r: dict) -> str:
     p_ = float(r.get("pp", 1) or 1)
     if p_ <= 1:
         return ""
-    n = np.array([float(r.get("n_gpus", 1) or 1)])
-    dom = comm.placement_domain(np.array([float(r.get("nvlink_domain_size", 1) or 1)]),
-                                np.array([float(r.get("gpus_per_node", 1) or 1)]), n)
     stride = float(r.get("tp", 1) or 1) * float(r.get("cp", 1) or 1) * float(r.get("dp", 1) or 1)
-    _g, nd = comm.group_layout(np.array([p_]), np.array([stride]), dom)
-    if float(np.asarray(nd).reshape(-1)[0]) > 1.0:
+    if _row_layout(r, p_, stride, whole_job=False)[1] > 1.0:
         return f" over the network at {_nic_e(r) / 1e9:.4g} GB/s achieved"
-    links = float(r.get("scaleup_mesh_links", 0) or 0)
-    bw = float(r.get("scaleup_bw_bytes_per_s", 0.0) or 0.0) * _calibration()["link_eff"]["scaleup"]
+    bw, links = _scaleup_e(r)
     bw = bw / links if links > 0 else bw
     return f" over NVLink at {bw / 1e9:.4g} GB/s achieved" + (" (one link of the full mesh)" if links > 0 else "")
 

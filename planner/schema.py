@@ -184,6 +184,27 @@ def _lax_number(v) -> bool:
         isinstance(v, str) and v.strip().lower().lstrip("+-") not in ("nan", "inf", "infinity"))
 
 
+#: The lax-type rules of each (model class, field), read once from its annotation: validation runs
+#: on every evaluate and share link, and reading the annotations each time was a third of one
+#: evaluate's time (review 49). ``(numeric, int_only, bool_only, literal int options or None,
+#: dict of numbers)``.
+_LAX_RULES: dict[tuple[type, str], tuple[bool, bool, bool, "list[str] | None", bool]] = {}
+
+
+def _lax_rules(cls, name: str) -> tuple[bool, bool, bool, "list[str] | None", bool]:
+    """The rules :meth:`_Strict._no_lax_types` applies to field ``name`` of ``cls`` (cached)."""
+    rules = _LAX_RULES.get((cls, name))
+    if rules is None:
+        ann = cls.model_fields[name].annotation
+        lit_args = typing.get_args(ann) if typing.get_origin(ann) is Literal else ()
+        int_literal = bool(lit_args) and all(type(a) is int for a in lit_args)
+        rules = (_numeric_only(ann), _int_only(ann), _bool_only(ann),
+                 [str(a) for a in lit_args] if int_literal else None,
+                 typing.get_origin(ann) is dict and _numeric_only(typing.get_args(ann)[1]))
+        _LAX_RULES[(cls, name)] = rules
+    return rules
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False, populate_by_name=True)
 
@@ -196,27 +217,25 @@ class _Strict(BaseModel):
         # word, where the Hugging Face import refuses the same): refused, naming the field
         if info.field_name not in cls.model_fields:
             return v
-        ann = cls.model_fields[info.field_name].annotation
+        numeric, int_only, bool_only, int_literal, dict_numeric = _lax_rules(cls, info.field_name)
         if isinstance(v, np.bool_):  # numpy's bool (a pandas / sweep table cell) is a bool (review 38b)
             v = bool(v)
-        if _numeric_only(ann) and _lax_number(v):
-            kind = "a whole number" if _int_only(ann) else "a number"
+        if numeric and _lax_number(v):
+            kind = "a whole number" if int_only else "a number"
             # str(v): numpy's text (np.str_) quoted as the text it is (review 40c D10)
             raise ValueError(f"{kind}, not {str(v).lower()}" if isinstance(v, bool)
                              else f"{kind}, not the text {str(v)!r}")
-        if _numeric_only(ann) and isinstance(v, (complex, np.complexfloating)):
+        if numeric and isinstance(v, (complex, np.complexfloating)):
             # numpy's complex is read by pydantic as its real part, with a warning (review 40c D9:
             # tp = np.complex128(4+1j) ran as TP 4); Python's complex was refused already
-            kind = "a whole number" if _int_only(ann) else "a number"
+            kind = "a whole number" if int_only else "a number"
             raise ValueError(f"{kind}, not the complex number {complex(v)}")
-        if _bool_only(ann) and v is not None and not isinstance(v, bool):
+        if bool_only and v is not None and not isinstance(v, bool):
             raise ValueError(f"must be true or false (got {v!r})")
-        if typing.get_origin(ann) is Literal and isinstance(v, (bool, str)) and all(
-                type(a) is int for a in typing.get_args(ann)):  # zero_stage: false read as 0
-            opts = [str(a) for a in typing.get_args(ann)]
-            raise ValueError(f"must be {', '.join(opts[:-1])} or {opts[-1]} "
+        if int_literal is not None and isinstance(v, (bool, str)):  # zero_stage: false read as 0
+            raise ValueError(f"must be {', '.join(int_literal[:-1])} or {int_literal[-1]} "
                              f"(got {repr(v) if isinstance(v, str) else str(v).lower()})")
-        if typing.get_origin(ann) is dict and isinstance(v, dict) and _numeric_only(typing.get_args(ann)[1]):
+        if dict_numeric and isinstance(v, dict):
             # peak_flop_per_s / mamf_flop_per_s: each value a number, as a number field's
             bad = [f"{k}: a number, not {'the text ' + repr(x) if isinstance(x, str) else str(x).lower()}"
                    for k, x in v.items() if _lax_number(x)]

@@ -219,6 +219,26 @@ def mc_summary_table(summ: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return df, cfg
 
 
+def mc_se_text(summ: pd.DataFrame, n_trials: int) -> str | None:
+    """The uncertainty of the Monte Carlo's means from its number of trials (``summarize``'s
+    ``mean_se``), for the line under its table: the P10–P90 columns are the spread of single runs, not
+    how well the means are known (review 49). None where no standard error is defined (one trial, a
+    run that never finishes)."""
+    if "mean_se" not in summ:
+        return None
+    by = summ.set_index("metric")
+    parts = []
+    for metric, label, scale, unit in (("time_to_train_days", "time to train", 1.0, " days"),
+                                       ("goodput", "goodput", 100.0, " %")):
+        if metric in by.index and math.isfinite(float(by.loc[metric, "mean_se"])):
+            parts.append(f"{label} {float(by.loc[metric, 'mean']) * scale:,.4g} ± "
+                         f"{float(by.loc[metric, 'mean_se']) * scale:.2g}{unit}")
+    if not parts:
+        return None
+    return (f"Means ± their standard error over the {n_trials:,} trials (std / √n; the uncertainty of the "
+            f"mean, not the spread of runs): {'; '.join(parts)}.")
+
+
 def _clamp_widget(key: str, lo: int, hi: int, default: int) -> None:
     """on_change of a Monte Carlo number box: an emptied box gets its last value back, a value out
     of range the nearest bound, so the box, the session and the URL always agree."""
@@ -329,6 +349,9 @@ HEADLINES = (
 )
 if _no_fit := C.no_fit_text(res, usable, len(rep["stages"]) or None):
     st.error(_no_fit, icon=":material/memory:")
+elif _tight := next((n for n in rep.get("notes") or [] if n.startswith("Tight fit")), None):
+    # fits, but past Fujii et al.'s 80 % rule (the engine's own note, planner.memory.notes; review 49)
+    st.info(C.md_text(_tight, None), icon=":material/memory:")
 if _no_host := C.host_no_fit_text(res, _host_memory(scen), scenario=scen):  # found by review: never said on Plan
     st.error(_no_host, icon=":material/memory:")
 mc_refusal = mc_refusal_of(C.sj_key(sj))  # the Monte Carlo's own refusal (> 200,000 failures per run), or None
@@ -562,8 +585,11 @@ with right:
         try:
             from planner.simulate import summarize
 
-            summ, summ_cfg = mc_summary_table(summarize(sim))
+            _summ_raw = summarize(sim)
+            summ, summ_cfg = mc_summary_table(_summ_raw)
             st.dataframe(summ, key="pl_mc_sum", column_config=summ_cfg)
+            if _se_txt := mc_se_text(_summ_raw, len(sim)):
+                st.caption(_se_txt)
         except Exception:  # noqa: BLE001
             st.dataframe(sim.describe().T, key="pl_mc_sum")
         if finite_days is not None:
@@ -625,5 +651,7 @@ with st.expander("All result columns (SI units)", expanded=False):
     st.dataframe(pd.DataFrame({"column": list(res), "value": [
         "— (does not apply)" if isinstance(v, float) and v != v else str(v) for v in res.values()]}),
                  hide_index=True, key="pl_all")
-    st.caption("— : does not apply (e.g. the save and stall of a checkpoint tier not in use); inf: a run "
-               "that never finishes (goodput 0), or an MTBF without failures.")
+    st.caption("In this table, — : does not apply (e.g. the save and stall of a checkpoint tier not in use); "
+               "inf: a run that never finishes (goodput 0), or an MTBF without failures, as `planner evaluate` "
+               "writes them. The headline numbers above show — for any value they cannot state as a number "
+               "and say why in their help.")

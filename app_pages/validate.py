@@ -238,6 +238,14 @@ with st.expander(f"Every run ({len(rows)}; skipped rows say why)", expanded=Fals
                                     help="Predicted memory of the most loaded pipeline stage, GiB = 2^30 bytes"),
                                 "fits": st.column_config.CheckboxColumn(
                                     "fits", help="Predicted memory within the GPU's usable HBM, as the row reads"),
+                                "mem_published": st.column_config.NumberColumn(
+                                    "published memory / GPU", format="%.1f",
+                                    help="The run's own measured memory per GPU where its source publishes one "
+                                         "(GB or GiB; allocated, reserved or nvidia-smi, as the source states)"),
+                                "mem_pred_over_pub": st.column_config.NumberColumn(
+                                    "memory predicted / published", format="%.3f",
+                                    help="memory / GPU (GiB) over the published figure read as GiB "
+                                         "(docs/memory.md tabulates these ratios by framework)"),
                                 "defaults": st.column_config.TextColumn(
                                     "defaults",
                                     help="Settings the run's row leaves empty and the values the default rules "

@@ -375,6 +375,11 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
         shown = "- (standard input)" if file == "-" else file
         if not isinstance(data, dict):
             raise UsageError([f"{shown}: expected a JSON object (a scenario)"])
+        if "model" not in data and "scenario" in data and not isinstance(data["scenario"], dict):
+            # review 49: {"scenario": 5} was read as a scenario with an unknown field "scenario"
+            raise UsageError([f"{shown}: its \"scenario\" is {type(data['scenario']).__name__ if data['scenario'] is not None else 'null'}, "
+                              "not a JSON object (an evaluate result's scenario, or write the scenario's own "
+                              "fields at the top level)"])
         if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
             # `planner evaluate --format json` output: its scenario is read back (a round trip)
             _err(f"note: {shown} is an evaluate result; its \"scenario\" is used")
@@ -483,8 +488,10 @@ def _fmt_value(name: str, value: Any) -> tuple[str, str]:
     if not isinstance(value, (int, float, np.integer, np.floating)):
         return str(value), ""
     v = float(value)
-    if not math.isfinite(v):
+    if math.isnan(v):  # does not apply (a tier not in use): as the Plan page's result table writes it
         return "—", ""
+    if not math.isfinite(v):  # review 49: an infinite MTBF or time read "—" beside its formula's "= inf h"
+        return ("inf" if v > 0 else "-inf"), ""
     if name in NAMED_UNITS:
         unit, div = NAMED_UNITS[name]
         return f"{v / div:,.4g}", unit
@@ -1168,7 +1175,8 @@ def cmd_simulate(args) -> int:
     if args.format == "table":
         print_frame(simulate_table(summary), "table")
         print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed and number of trials give the same runs; "
-              "goodput's mean is pooled, the runs' work over their mean time to train (0 if one never finishes)")
+              "goodput's mean is pooled, the runs' work over their mean time to train (0 if one never finishes); "
+              "mean_se: the standard error of the mean (std / √n), how well the trials fix it")
     else:
         print_frame(df if args.format == "csv" else summary, args.format)
     note = unfinished_note(df)
@@ -1350,6 +1358,12 @@ def _validate_run(run_id: str, path: str | None, fmt: str) -> int:
     for col in ("tflops_per_gpu", "mfu", "mem_total_bytes"):
         if col in ex:
             out.append(f"  {col}: {tty_line(ex[col])}")
+    pub_mem = r.get("mem_published")
+    if pub_mem is not None and np.isfinite(pub_mem) and pub_mem > 0:  # review 49: the prediction alone was shown
+        pred_gib = float(res["mem_total_bytes"]) / 2**30
+        out.append(f"  memory per GPU: published {pub_mem:,.4g} (the row's mem_per_gpu_gb; GB or GiB, allocated, reserved "
+                   f"or nvidia-smi as its source states); predicted {pred_gib:,.2f} GiB on the most loaded stage: "
+                   f"predicted / published {pred_gib / pub_mem:.3f} (published read as GiB; docs/memory.md)")
     if not res.get("fits", True):  # as validate's table and evaluate say (review 19c: --run did not)
         out.append("  does not fit in memory as read: a default the row took (recompute, offload, micro-batch) may not be "
                    "what the run used, or the memory model over-estimates it; the throughput is compared all the same")

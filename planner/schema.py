@@ -38,6 +38,9 @@ from pydantic import (
 #: reversed the page's text, a 10,000-character name filled the Compare page's header); newlines
 #: and tabs fold to spaces. The pages and the CLI also render every name as plain text, one line.
 NAME_MAX_CHARS = 200
+#: Between the problems of one scenario-wide check (Scenario._cross_checks) in its ValueError:
+#: format_errors gives each its own line.
+CROSS_CHECK_SEP = "\n"
 #: Characters that change how text is read without being seen: C0 / C1 controls (ESC sequences,
 #: line breaks), the Arabic letter mark, zero-width characters and marks, line / paragraph
 #: separators, bidirectional embeddings, overrides and isolates, word joiners and the BOM. One
@@ -915,19 +918,23 @@ class Scenario(_Strict):
             catalog.resolve_accelerator(c.accelerator, loc=("cluster", "accelerator"))
         acc = catalog.resolve_accelerator(
             c.accelerator if c.accelerator is not None else system.accelerator, loc=("cluster", "accelerator"))
+        # every problem that does not follow from another is named, one line each (review 49: a
+        # second problem appeared only once the first was fixed); joined by CROSS_CHECK_SEP, which
+        # format_errors splits
+        errs: list[str] = []
         if err := precision_error(self.training, acc):
-            raise ValueError(err)
+            errs.append(err)
         lim = c.overrides.power_limit_w
         lo = POWER_LIMIT_MIN_FRAC * acc.tdp_w
         if lim is not None and not lo <= lim <= acc.tdp_w:
-            raise ValueError(
+            errs.append(
                 f"cluster.overrides.power_limit_w = {lim:g} is outside {acc.name}'s range; allowed: "
                 f"{lo:g} <= power_limit_w <= {acc.tdp_w:g} W ({POWER_LIMIT_MIN_FRAC:g}·TDP to the TDP: "
                 "a limit above the TDP, or far below it, is not modelled)"
             )
         hbm_u = c.overrides.hbm_usable_bytes
         if hbm_u is not None and hbm_u > acc.hbm_bytes:
-            raise ValueError(
+            errs.append(
                 f"cluster.overrides.hbm_usable_bytes = {hbm_u:g} exceeds {acc.name}'s physical HBM; allowed "
                 f"{HBM_BYTES_RANGE[0] / 2**30:g} to {acc.hbm_bytes / 2**30:g} GiB ({_num(HBM_BYTES_RANGE[0])} to "
                 f"{_num(acc.hbm_bytes)} bytes)"  # one unit per range (review 15n: "0.1 GiB <= ... <= 8.58993e+10 bytes")
@@ -935,71 +942,75 @@ class Scenario(_Strict):
         for i, use in enumerate(self.checkpoint.tiers):
             tier = catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
             if tier.kind == "local_nvme" and system.local_nvme_bytes <= 0:
-                raise ValueError(
+                errs.append(
                     f"checkpoint.tiers[{i}].tier = local_nvme but system '{system.name}' has no local NVMe; "
                     "use host_memory, pfs or object_store"
                 )
         if err := replicas_error(self.checkpoint, -(-self.cluster.n_gpus // system.gpus_per_node)):
-            raise ValueError(err)
+            errs.append(err)
         catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
         if err := tier_kind_dup_error([catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]):
-            raise ValueError(err)
+            errs.append(err)
 
         n = c.n_gpus
         mp = p.tp * p.pp * p.cp
+        dp_ok = True  # the checks that need the data-parallel degree run only where it is known
         if p.dp is None:
             if n % mp:
-                raise ValueError(
+                errs.append(
                     f"parallelism: tp·pp·cp = {p.tp}·{p.pp}·{p.cp} = {mp} does not divide "
                     f"cluster.n_gpus = {n}; choose n_gpus as a multiple of {mp}"
                 )
-            object.__setattr__(p, "dp", n // mp)
+                dp_ok = False
+            else:
+                object.__setattr__(p, "dp", n // mp)
         elif err := split_product_error(p.tp, p.pp, p.cp, p.dp, n):
-            raise ValueError(err)
-        dp = p.dp
-        if p.dp_shard is not None:
+            errs.append(err)
+            dp_ok = False  # the stated dp is not the split's: what follows from it would repeat this
+        dp = p.dp if p.dp is not None else 1
+        if p.dp_shard is not None and dp_ok:
             if dp % p.dp_shard:
-                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} must divide dp = {dp}")
+                errs.append(f"parallelism.dp_shard = {p.dp_shard} must divide dp = {dp}")
             if p.dp_shard < dp and p.zero_stage == 0:
-                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} needs zero_stage 1, 2 or 3 "
+                errs.append(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} needs zero_stage 1, 2 or 3 "
                                  "(ZeRO-0 shards nothing)")
             if p.dp_shard < dp and p.ep > 1:
-                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with ep = {p.ep}: hybrid "
+                errs.append(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with ep = {p.ep}: hybrid "
                                  "sharding of expert-parallel models is not modelled; use dp_shard = dp or ep = 1")
             if p.dp_shard < dp and p.etp is not None and p.etp != p.tp:
-                raise ValueError(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with etp = {p.etp} ≠ tp = "
+                errs.append(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with etp = {p.etp} ≠ tp = "
                                  f"{p.tp}: hybrid sharding with expert TP ≠ TP is not modelled; use dp_shard = dp "
                                  "or etp = tp (or leave etp unset)")
         if p.recompute_layers is not None:
             if p.recompute != "full":
-                raise ValueError(f"parallelism.recompute_layers = {p.recompute_layers} needs recompute = 'full' "
+                errs.append(f"parallelism.recompute_layers = {p.recompute_layers} needs recompute = 'full' "
                                  f"(got '{p.recompute}')")
             chunk = -(-model.n_layers // (p.pp * p.vpp))
             if p.recompute_layers > chunk:
-                raise ValueError(f"parallelism.recompute_layers = {p.recompute_layers} exceeds the layers of a "
+                errs.append(f"parallelism.recompute_layers = {p.recompute_layers} exceeds the layers of a "
                                  f"pipeline chunk (ceil(n_layers / (pp·vpp)) = {chunk})")
         if model.n_heads % p.tp:
-            raise ValueError(f"parallelism.tp = {p.tp} must divide model.n_heads = {model.n_heads}")
+            errs.append(f"parallelism.tp = {p.tp} must divide model.n_heads = {model.n_heads}")
         # KV heads: sharded when tp divides them, else replicated (each TP rank keeps a copy).
         if model.kv_heads % p.tp and p.tp % model.kv_heads:
-            raise ValueError(
+            errs.append(
                 f"parallelism.tp = {p.tp}: model.n_kv_heads = {model.kv_heads} must be divisible by tp "
                 f"(sharded) or divide tp (replicated)"
             )
         if model.moe is None:
             if p.ep != 1:
-                raise ValueError(f"parallelism.ep = {p.ep} needs an MoE model; allowed: 1")
+                errs.append(f"parallelism.ep = {p.ep} needs an MoE model; allowed: 1")
             if p.etp is not None and p.etp != p.tp:
-                raise ValueError(f"parallelism.etp = {p.etp} needs an MoE model (expert tensor parallelism splits "
+                errs.append(f"parallelism.etp = {p.etp} needs an MoE model (expert tensor parallelism splits "
                                  f"the routed experts); allowed for a dense model: unset or = tp ({p.tp})")
         else:
             if model.moe.n_experts % p.ep:
-                raise ValueError(
+                errs.append(
                     f"parallelism.ep = {p.ep} must divide model.moe.n_experts = {model.moe.n_experts}"
                 )
             if p.etp is None or p.etp == p.tp:
-                if (dp * p.cp) % p.ep:
-                    raise ValueError(
+                if dp_ok and (dp * p.cp) % p.ep:
+                    errs.append(
                         f"parallelism.ep = {p.ep} must divide dp·cp = {dp * p.cp} (experts are laid out "
                         "over the data-parallel ranks)"
                         + ("; with parallelism.etp < tp the expert group etp·ep may take TP ranks too"
@@ -1011,65 +1022,68 @@ class Scenario(_Strict):
                 # The planner also needs etp | tp (the expert-TP group inside the TP group: the token
                 # all-gather of the dispatcher runs on TP's link; etp > tp is not modelled).
                 if p.tp % p.etp:
-                    raise ValueError(
+                    errs.append(
                         f"parallelism.etp = {p.etp} must divide tp = {p.tp} (allowed: a divisor of tp, "
                         f"{', '.join(str(k) for k in _divisors(p.tp))}; expert TP "
                         "above TP or not dividing it is not modelled)")
-                if (p.tp * p.cp * dp) % (p.etp * p.ep):
-                    raise ValueError(
+                if dp_ok and (p.tp * p.cp * dp) % (p.etp * p.ep):
+                    errs.append(
                         f"parallelism: etp·ep = {p.etp}·{p.ep} = {p.etp * p.ep} must divide tp·cp·dp = "
                         f"{p.tp}·{p.cp}·{dp} = {p.tp * p.cp * dp} (Megatron-Core initialize_model_parallel: "
                         "world_size must be divisible by etp·ep·pp; the expert data-parallel size is "
                         "tp·cp·dp/(etp·ep))")
                 if p.tp > 1 and not p.sequence_parallel:
-                    raise ValueError(
+                    errs.append(
                         f"parallelism.etp = {p.etp} ≠ tp = {p.tp} needs sequence_parallel = true (Megatron-Core's "
                         "MoELayer refuses MoE training with TP > 1 without sequence parallelism; with it each "
                         "TP rank dispatches its own tokens)")
-        if t.global_batch_size % (t.micro_batch_size * dp):
-            raise ValueError(
+        m_ok = dp_ok and not t.global_batch_size % (t.micro_batch_size * dp)  # a whole number of micro-batches
+        if dp_ok and t.global_batch_size % (t.micro_batch_size * dp):
+            errs.append(
                 f"training.global_batch_size = {t.global_batch_size} is not divisible by "
                 f"micro_batch_size·dp = {t.micro_batch_size}·{dp} = {t.micro_batch_size * dp}"
             )
         if t.seq_len % p.cp:
-            raise ValueError(f"parallelism.cp = {p.cp} must divide training.seq_len = {t.seq_len}")
+            errs.append(f"parallelism.cp = {p.cp} must divide training.seq_len = {t.seq_len}")
         if p.vpp > 1 and p.schedule != "interleaved":
-            raise ValueError(f"parallelism.vpp = {p.vpp} needs schedule = 'interleaved' (got '{p.schedule}'): "
+            errs.append(f"parallelism.vpp = {p.vpp} needs schedule = 'interleaved' (got '{p.schedule}'): "
                              "set vpp = 1, or the interleaved schedule (the Plan page's 'interleaved 1F1B (VPP)')")
         if p.schedule == "interleaved" and p.pp == 1:
-            raise ValueError("parallelism.schedule = 'interleaved' needs pp > 1")
+            errs.append("parallelism.schedule = 'interleaved' needs pp > 1")
         if p.schedule == "dualpipe":
             m_dp = t.global_batch_size // (t.micro_batch_size * dp)
             if p.pp < 2 or p.pp % 2:
-                raise ValueError(f"parallelism.schedule = 'dualpipe' needs an even pp >= 2 (got pp = {p.pp}): "
+                errs.append(f"parallelism.schedule = 'dualpipe' needs an even pp >= 2 (got pp = {p.pp}): "
                                  "DualPipe runs two pipelines in opposite directions")
-            if m_dp % 2 or m_dp < 2 * p.pp:
-                raise ValueError(f"parallelism.schedule = 'dualpipe' needs an even number of micro-batches, at "
+            if m_ok and (m_dp % 2 or m_dp < 2 * p.pp):
+                errs.append(f"parallelism.schedule = 'dualpipe' needs an even number of micro-batches, at "
                                  f"least 2·pp = {2 * p.pp} (DeepSeek's dualpipe.py: num_chunks % 2 == 0 and "
                                  f"num_chunks >= num_ranks·2); global_batch_size / (micro_batch_size·dp) = {m_dp}")
         stages = p.pp * p.vpp
         if stages > model.n_layers:
-            raise ValueError(
+            errs.append(
                 f"parallelism: pp·vpp = {stages} exceeds model.n_layers = {model.n_layers}"
             )
-        if model.n_layers % stages and p.layer_split == "even":
-            raise ValueError(
+        if stages <= model.n_layers and model.n_layers % stages and p.layer_split == "even":
+            errs.append(
                 f"parallelism: model.n_layers = {model.n_layers} is not divisible by pp·vpp = {stages}; "
                 "set parallelism.layer_split = 'uneven' to give the first stages one extra layer"
             )
-        if p.schedule == "interleaved" and (t.global_batch_size // (t.micro_batch_size * dp)) % p.pp:
-            raise ValueError(
+        if m_ok and p.schedule == "interleaved" and (t.global_batch_size // (t.micro_batch_size * dp)) % p.pp:
+            errs.append(
                 f"parallelism.schedule = 'interleaved' needs the number of micro-batches "
                 f"({t.global_batch_size // (t.micro_batch_size * dp)}) to be a multiple of pp = {p.pp}"
             )
         if p.offload_optimizer == "nvme" and system.local_nvme_bytes <= 0:
-            raise ValueError(
+            errs.append(
                 f"parallelism.offload_optimizer = 'nvme' but system '{system.name}' has no local NVMe"
             )
         if (p.offload_master_weights or p.offload_grads) and p.offload_optimizer == "none":
-            raise ValueError(
+            errs.append(
                 "parallelism.offload_master_weights / offload_grads need offload_optimizer = 'cpu' or 'nvme'"
             )
+        if errs:
+            raise ValueError(CROSS_CHECK_SEP.join(errs))
         return self
 
     # Convenience -------------------------------------------------------------------------
@@ -1485,6 +1499,14 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
         msg = e.get("msg", "invalid")
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, ") :]
+        if e.get("type") == "value_error" and CROSS_CHECK_SEP in msg:  # several problems of one check
+            for part in msg.split(CROSS_CHECK_SEP):
+                where_p = _loc_str(loc)
+                line = f"{prefix}{where_p}: {part}" if where_p != "(scenario)" else f"{prefix}{part}"
+                if line not in seen:
+                    seen.add(line)
+                    lines.append(line)
+            continue
         where = _loc_str(loc)
         shown = ""
         # a list or object where a number / string / flag is expected is shown too (found by

@@ -472,7 +472,10 @@ def _parse_value(f: Field, raw: str) -> tuple[Any, str | None]:
     """(value, error text). Never raises."""
     r = raw.strip()
     if f.kind == "str":
-        return r[:200], None
+        if len(r) > _schema.NAME_MAX_CHARS:  # review 49: cut to 200 without a word, where --set refused it
+            return None, (f"{len(r):,} characters; allowed at most {_schema.NAME_MAX_CHARS} (a name, as the "
+                          "scenario's name fields take)")
+        return r, None
     if f.kind == "bool":
         low = r.lower()
         if low in ("1", "true", "yes", "on"):

@@ -449,7 +449,7 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
                 f"{'it' if len(cls) == 1 else 'them'}), gives about {days_txt} days"
                 + (f", about {_big(n_fail)} failures per run" if np.isfinite(n_fail) else "")
                 + f" (MTBF {1 / rate_h:.3g} h): more failures than the {MAX_EXPECTED_FAILURES:,} the Monte Carlo "
-                "simulates one by one; the run does not finish in practice")
+                "simulates one by one; " + (rel.restart_tail_text(row) or "the run does not finish in practice"))
     days = expected_days(out, i, conservative=True)
     n = expected_rounds(out, i)
     if not np.isfinite(days):
@@ -508,7 +508,11 @@ def unfinished_note(df: pd.DataFrame) -> str | None:
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """P10 / P50 / P90 and mean of the main per-trial columns, one row per metric.
 
-    Columns: ``metric``, ``mean``, ``p10``, ``p50``, ``p90``. The rows are
+    Columns: ``metric``, ``mean``, ``mean_se``, ``p10``, ``p50``, ``p90``. ``mean_se`` is the
+    standard error of the mean, ``std(ddof=1)/sqrt(n)`` — the uncertainty of the mean from the
+    number of trials, where P10–P90 is the spread of single runs (review 49: no surface stated
+    it); for the pooled goodput, by the delta method on ``1/mean(1/g)``: ``G²·std(1/g)/sqrt(n)``.
+    NaN with one trial or where a run never finishes. The rows are
     ``time_to_train_days``, ``cost_usd`` (where the runs have it), ``goodput``, ``n_failures``,
     ``lost_work_h``, ``recovery_h``.
     The goodput row's ``mean`` is the pooled goodput, the work of all runs over their wall time:
@@ -533,12 +537,16 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
             exact = np.sort(v)[np.floor(pos).astype(int)]
             q = np.where(np.isnan(q), np.where(pos == np.floor(pos), exact, np.inf), q)
         p10, p50, p90 = (float(x) for x in q)
+        finite = v.size > 1 and bool(np.isfinite(v).all())
         if m == "goodput":  # pooled: W / mean(T) = 1 / mean(1 / g); a run that never finishes → 0
             # equal values (one trial): that value itself, not 1 / (1 / g), an ulp off the
             # percentiles beside it (review 14j: 1 trial gave mean 0.9750138071025605, P50 ...604)
             mean = (0.0 if (v <= 0.0).any() else float(v[0]) if (v == v[0]).all()
                     else float(1.0 / np.mean(1.0 / v)))
+            se = (float(mean ** 2 * np.std(1.0 / v, ddof=1) / np.sqrt(v.size))
+                  if finite and (v > 0.0).all() else float("nan"))
         else:
             mean = float(np.mean(v))
-        rows.append({"metric": m, "mean": mean, "p10": p10, "p50": p50, "p90": p90})
-    return pd.DataFrame(rows, columns=["metric", "mean", "p10", "p50", "p90"])
+            se = float(np.std(v, ddof=1) / np.sqrt(v.size)) if finite else float("nan")
+        rows.append({"metric": m, "mean": mean, "mean_se": se, "p10": p10, "p50": p50, "p90": p90})
+    return pd.DataFrame(rows, columns=["metric", "mean", "mean_se", "p10", "p50", "p90"])

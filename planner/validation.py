@@ -3187,6 +3187,10 @@ def calibration_batch(csv_path=None):
         "defaults": [("; ".join(x for x in (d, u) if x)) for d, u in zip(_defaults_note(used, sub, b, metric, count),
                                                                          unread)],
         "status_note": status_note,
+        # the run's own measured memory per GPU where it publishes one (column mem_per_gpu_gb; a
+        # number, else NaN): beside the prediction in validate's rows (review 49)
+        "mem_published": (pd.to_numeric(sub["mem_per_gpu_gb"], errors="coerce").to_numpy(dtype=float)
+                          if "mem_per_gpu_gb" in sub else np.full(len(sub), np.nan)),
     })
     sk = df.iloc[sorted(skipped)]
     skipped_df = pd.DataFrame({
@@ -3314,11 +3318,13 @@ def validate(csv_path=None, consts: dict | None = None, *, require_compared: boo
         settings the row leaves empty and the values the default rules gave them), mem_gib (predicted
         memory per GPU of the most loaded pipeline stage, GiB = 2^30 B) and fits (within the
         GPU's usable HBM; False flags a row whose unpublished settings were filled by default
-        rules the run likely did not use — it is compared all the same), status.
+        rules the run likely did not use — it is compared all the same), mem_published (the
+        row's ``mem_per_gpu_gb`` as written, NaN where it publishes none; its unit and what was
+        measured are the source's) and mem_pred_over_pub (mem_gib / mem_published), status.
     summary : DataFrame — per group and overall: n, median, p90 and max |rel_err|.
     """
     b, meta, skipped, out, pred = _predict_csv(csv_path, consts)
-    rows = meta.drop(columns=["flop_count", "batch_published", "status_note"]).copy()
+    rows = meta.drop(columns=["flop_count", "batch_published", "status_note", "mem_published"]).copy()
     rows["predicted"] = pred
     rows["rel_err"] = relative_error(meta, pred)
     rows["step_time_s"] = out["step_time_s"]
@@ -3331,6 +3337,14 @@ def validate(csv_path=None, consts: dict | None = None, *, require_compared: boo
     if "mem_total_bytes" in b and "fits" in b:
         rows["mem_gib"] = np.asarray(b["mem_total_bytes"], dtype=float) / 2**30
         rows["fits"] = np.asarray(b["fits"], dtype=bool)
+        # what the run measured (the CSV's mem_per_gpu_gb as written: GB or GiB as the row's notes
+        # say, allocated / reserved / nvidia-smi as its source measured) and the ratio docs/memory.md
+        # tabulates, the published figure read as GiB (review 49: the docs named this command for
+        # ratios it did not print)
+        pub_mem = meta["mem_published"].to_numpy(dtype=float)
+        rows["mem_published"] = pub_mem
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rows["mem_pred_over_pub"] = np.where(pub_mem > 0, rows["mem_gib"].to_numpy(dtype=float) / pub_mem, np.nan)
     rows["defaults"] = rows.pop("defaults")  # to the end, before status: the text columns last
     rows["status"] = np.where(np.isfinite(rows["rel_err"]), "ok",
                               np.where(meta["status_note"].to_numpy() != "", meta["status_note"].to_numpy(),

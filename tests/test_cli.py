@@ -96,7 +96,11 @@ def test_module_entry_point_and_console_script():
                         "--set", "parallelism.pp=7"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and "parallelism" in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1
+    # one line per problem (review 49: both, where the second appeared only once the first was fixed):
+    # 8·7·1 = 56 does not divide 1,024 GPUs, and 80 layers do not divide pp·vpp = 7·5 = 35
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 2 and "= 56 does not divide cluster.n_gpus = 1024" in lines[0]
+    assert "model.n_layers = 80 is not divisible by pp·vpp = 35" in lines[1]
 
 
 def test_sweep_table_and_json():

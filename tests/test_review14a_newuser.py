@@ -201,8 +201,10 @@ def test_inputs_md_rule_messages_are_the_whole_cli_line(sets, start, capsys):
     for s in sets:
         args += ["--set", s]
     assert main(args) == 2
-    line = capsys.readouterr().err.strip().removeprefix("planner: ")
-    assert line == doc, (doc, line)
+    # one line per problem (review 49: tp = 3 on 1,024 GPUs also names the heads rules): the quote is
+    # one of them, whole
+    lines = [ln.removeprefix("planner: ") for ln in capsys.readouterr().err.strip().splitlines()]
+    assert doc in lines, (doc, lines)
 
 
 # --- scripts/test.sh: Chromium for the browser tests ----------------------------------------

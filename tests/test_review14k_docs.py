@@ -289,7 +289,7 @@ def test_inputs_messages_as_quoted(sets):
         d["parallelism"]["dp"] = None
     with pytest.raises(InputError) as e:
         planner.evaluate(d)
-    msg = str(e.value).strip().splitlines()[0]
+    msg = e.value.lines[0]  # the first problem (review 49: every independent one has its own line)
     assert f"`{msg}`" in doc, msg
 
 

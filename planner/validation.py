@@ -508,6 +508,15 @@ def _family_of_gpu(r: dict) -> str | None:
 #: (MaxText), cuDNN FMHA / flash. Transformer Engine picks it over the flash-attn package when
 #: ``NVTE_FLASH_ATTN=0``: that flag turns one flash-class backend off, not flash-class attention.
 _CUDNN_FUSED_ATTN = (r"nvte_fused_attn\s*=\s*1\b|cudnn[-_ ]?(?:fused[-_ ]?(?:attention|attn)|flash\w*|fmha)")
+#: Other flash-class (tiled, never materialising the scores) attention kernels named as what ran:
+#: PyTorch SDPA (its flash / efficient backends; ``FusedSDPA``, Habana's), AMD's Composable-Kernel
+#: fused attention (``CK fused attention``, ``fused attention via CK``). Read only for the
+#: defaults column's word: flash attention is on for every such row by the year rule already
+#: (review 49: 28 rows said "flash attention on (source year)", i.e. not stated, beside "SDPA").
+#: A clause that fills in what its source does not state ("taken for what the source does not state:
+#: attention = PyTorch SDPA; ..."), up to the sentence's end: not a statement of what ran.
+_ASSUMED_CLAUSE = re.compile(r"(?:does not state|not stated|unstated|assum\w*|taken for)[^.]*", re.I)
+_FLASH_CLASS_RAN = r"sdpa\b|\bck\b[-_ ]?fused[-_ ]?(?:attention|attn)|fused[-_ ]?(?:attention|attn)\s+(?:via|through|with)\s+ck\b"
 
 
 def flash_statement(r: dict) -> bool | None:
@@ -520,6 +529,8 @@ def flash_statement(r: dict) -> bool | None:
     text = _FLASH_CITED.sub(" ", " ".join(str(r.get(k) or "") for k in ("source", "notes")))
     stated = _stated(text, _FLASH_NAME)
     if stated is not True and _ran(text, _CUDNN_FUSED_ATTN) is True:
+        return True
+    if stated is None and _ran(_ASSUMED_CLAUSE.sub(" ", text), _FLASH_CLASS_RAN) is True:
         return True
     return stated
 
@@ -956,6 +967,52 @@ _ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|\bstage[-_ ]?(
                      # a config's key and value: DeepSpeed '"zero_optimization": {"stage": 3}', accelerate
                      # 'zero_stage: 2', '--zero_stage 3'
                      r"|(?:\b|_)stage[\"']?\s*(?:[:=]\s*|\s+)[\"']?([0-3])(?![\w.])(?!\s+of\b)", re.I)
+
+
+#: A ZeRO / FSDP shard group smaller than the data-parallel degree, as the zero_stage cell states it
+#: (hybrid sharding: states sharded within the group, replicated across groups — HSDP, MiCS,
+#: InternEvo's hybrid ZeRO): InternEvo's ``zero1=8``; "sharded within each 8-GPU node"; "sharded
+#: across 128 GPUs"; "FSDP over the 8 GPUs of a node"; MaxText's ``ici_fsdp_parallelism=8 x
+#: dcn_fsdp_parallelism=16`` (the product). A bare ``FSDP=N`` is not read: Megatron-Bridge's tables
+#: write FSDP=1 for "on" (review 49: the rows stated it and every one was modelled as sharding over
+#: all of dp).
+_SHARD_GROUP = (
+    re.compile(r"\bzero1\s*=\s*(\d+)\b"),
+    re.compile(r"\bsharded\s+(?:with)?in\s+each\s+(\d+)[- ]gpu\s+node\b"),
+    re.compile(r"\bsharded\s+across\s+(\d+)\s+gpus\b"),
+    re.compile(r"\bfsdp\s+over\s+the\s+(\d+)\s+gpus\s+of\s+a\s+node\b"),
+)
+_MAXTEXT_FSDP = re.compile(r"\bici_fsdp_parallelism\s*=\s*(\d+)\s*(?:x|×|\*)\s*dcn_fsdp_parallelism\s*=\s*(\d+)")
+
+
+def parse_shard_group(cell) -> int | None:
+    """The ZeRO / FSDP shard group a ``zero_stage`` cell states (hybrid sharding), or None where it
+    states none (:data:`_SHARD_GROUP`). The caller uses it as ``parallelism.dp_shard`` only where it
+    is smaller than dp and divides it (the engine's HSDP: ZeRO collectives within the group, the
+    gradient shard all-reduced over the dp/dp_shard replicas once per step, docs/timing.md)."""
+    if _is_na(cell):
+        return None
+    text = str(cell).lower()
+    found = {int(m.group(1)) for rx in _SHARD_GROUP for m in rx.finditer(text)}
+    found |= {int(m.group(1)) * int(m.group(2)) for m in _MAXTEXT_FSDP.finditer(text)}
+    found.discard(0)
+    return found.pop() if len(found) == 1 else None
+
+
+#: Activation offload named in a recompute cell: Composer's ``activation_cpu_offload``, "checkpointed
+#: activations offloaded to CPU", "activation offloading" (review 49: read as recompute only, so the
+#: stash was counted in HBM).
+_ACT_OFFLOAD = re.compile(r"activations?[-_ ]cpu[-_ ]offload|activations?\s+offload(?:ed|ing)?\s+to\s+(?:the\s+)?"
+                          r"(?:cpu|host)|activation\s+offloading|offload(?:ed|ing)?\s+(?:the\s+)?"
+                          r"(?:checkpointed\s+)?activations", re.I)
+
+
+def parse_activation_offload(cell) -> bool:
+    """Whether a ``recompute`` cell states that the (checkpointed) activations were offloaded to host
+    memory (:data:`_ACT_OFFLOAD`, not negated): ``parallelism.offload_activations``."""
+    if _is_na(cell):
+        return False
+    return _stated(str(cell), _ACT_OFFLOAD.pattern) is True
 
 
 def parse_zero_stage(cell) -> int | None:
@@ -2513,6 +2570,8 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         if zero is None:
             zero = fw["zero_stage"]
             used.append(f"ZeRO {zero}")
+        shard = parse_shard_group(r.get("zero_stage")) if zero >= 1 else None
+        dp_shard = shard if shard is not None and shard < dp and dp % shard == 0 else None
         prec = parse_precision(r.get("precision"))
         fp8_scaling = parse_fp8_scaling(r.get("precision")) if prec == "fp8" else "tensorwise"
         recompute = parse_recompute(r.get("recompute"))
@@ -2550,7 +2609,9 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "ep": _int(r.get("ep")) or 1, "vpp": vpp,
                         "etp": _int(r.get("etp")),  # empty / no column: None = tp (Megatron-Core's default)
                         "schedule": "interleaved" if vpp > 1 else r.get("_schedule") or "1f1b", "sequence_parallel": sp,
-                        "zero_stage": zero, "recompute": recompute, "recompute_layers": rec_layers,
+                        "zero_stage": zero, "dp_shard": dp_shard,
+                        "offload_activations": parse_activation_offload(r.get("recompute")),
+                        "recompute": recompute, "recompute_layers": rec_layers,
                         "flash_attention": fw["flash_attention"], "attention_kernel": fw["attention_kernel"],
                         "tp_comm_overlap": fw["tp_comm_overlap"], "dp_comm_overlap": fw["dp_comm_overlap"],
                         # stated, else on with DualPipe (its point: the all-to-all beside the other

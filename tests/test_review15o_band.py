@@ -244,7 +244,8 @@ def test_timing_doc_quotes_the_hopper_band_after_the_new_rows(hand_table):
                   r"\s+\(0\.88–1\.16 over 174 runs after review 18; 0\.88–1\.17 over 191 runs after review 19 and "
                   r"over 199 with review 20's 9 runs; 0\.87–1\.17 with review 20's per-query attention overhead; "
                   r"0\.87–1\.15 over 199 since session 21's stated node size: the KempnerForge rows on their 4-GPU "
-                  r"nodes; (\d\.\d\d)–(\d\.\d\d) over (\d+) since session 37's flash backward and refit", text)
+                  r"nodes; 0\.88–1\.14 over 209 since session 37's flash backward and refit \([^)]*\); "
+                  r"(\d\.\d\d)–(\d\.\d\d) over (\d+) since review 49's rows read as stated", text)
     assert m
     r = _row(hand_table, "hopper", "dense")
     assert (m[5], m[6], int(m[7])) == (f"{r['low']:.2f}", f"{r['high']:.2f}", r["runs"])

@@ -219,20 +219,29 @@ def mc_summary_table(summ: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return df, cfg
 
 
+def _mean_pm(mean: float, se: float) -> str:
+    """``mean ± se`` with the mean to the standard error's precision (two significant digits of the
+    error: 209.09 ± 0.049, not 209 ± 0.049)."""
+    dec = max(0, 1 - math.floor(math.log10(se))) if se > 0 else 1
+    return f"{mean:,.{dec}f} ± {se:.{dec}f}"
+
+
 def mc_se_text(summ: pd.DataFrame, n_trials: int) -> str | None:
     """The uncertainty of the Monte Carlo's means from its number of trials (``summarize``'s
-    ``mean_se``), for the line under its table: the P10–P90 columns are the spread of single runs, not
-    how well the means are known (review 49). None where no standard error is defined (one trial, a
-    run that never finishes)."""
+    ``mean_se``), for the line under its table, in the unit of the table's row (:func:`_mc_unit`): the
+    P10–P90 columns are the spread of single runs, not how well the means are known (review 49). None
+    where no standard error is defined (one trial, a run that never finishes)."""
     if "mean_se" not in summ:
         return None
     by = summ.set_index("metric")
     parts = []
-    for metric, label, scale, unit in (("time_to_train_days", "time to train", 1.0, " days"),
-                                       ("goodput", "goodput", 100.0, " %")):
-        if metric in by.index and math.isfinite(float(by.loc[metric, "mean_se"])):
-            parts.append(f"{label} {float(by.loc[metric, 'mean']) * scale:,.4g} ± "
-                         f"{float(by.loc[metric, 'mean_se']) * scale:.2g}{unit}")
+    if "time_to_train_days" in by.index and math.isfinite(float(by.loc["time_to_train_days", "mean_se"])):
+        rec = by.loc["time_to_train_days"]
+        name, size, _dec = _mc_unit([float(rec[c]) * 86400.0 for c in ("mean", "p10", "p50", "p90")], "days")
+        parts.append(f"time to train {_mean_pm(float(rec['mean']) * 86400.0 / size, float(rec['mean_se']) * 86400.0 / size)}"
+                     f" {name}")
+    if "goodput" in by.index and math.isfinite(float(by.loc["goodput", "mean_se"])):
+        parts.append(f"goodput {_mean_pm(100.0 * float(by.loc['goodput', 'mean']), 100.0 * float(by.loc['goodput', 'mean_se']))} %")
     if not parts:
         return None
     return (f"Means ± their standard error over the {n_trials:,} trials (std / √n; the uncertainty of the "

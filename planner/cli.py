@@ -377,7 +377,9 @@ def scenario_input_json(preset: str | None, file: str | None, sets: Sequence[str
             raise UsageError([f"{shown}: expected a JSON object (a scenario)"])
         if "model" not in data and "scenario" in data and not isinstance(data["scenario"], dict):
             # review 49: {"scenario": 5} was read as a scenario with an unknown field "scenario"
-            raise UsageError([f"{shown}: its \"scenario\" is {type(data['scenario']).__name__ if data['scenario'] is not None else 'null'}, "
+            kind = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+                    type(None): "null"}.get(type(data["scenario"]), type(data["scenario"]).__name__)
+            raise UsageError([f"{shown}: its \"scenario\" is {kind}, "
                               "not a JSON object (an evaluate result's scenario, or write the scenario's own "
                               "fields at the top level)"])
         if "model" not in data and isinstance(data.get("scenario"), dict) and "results" in data:
@@ -457,7 +459,8 @@ NAMED_UNITS = {"tflops_per_gpu": ("TFLOP/s", 1.0), "gpu_hours": ("GPU-h", 1.0)}
 def _json_safe(x):
     """NaN and ±inf are not JSON: NaN (not applicable, e.g. the interval of a tier the scenario
     does not use) is written as null, ±inf (e.g. the time to train of a run that never finishes)
-    as the strings "inf" / "-inf", so a reader can tell them apart (the table shows both as '—')."""
+    as the strings "inf" / "-inf", so a reader can tell them apart (the table writes NaN as '—' and ±inf as
+    'inf' / '-inf', review 49)."""
     if isinstance(x, dict):
         return {k: _json_safe(v) for k, v in x.items()}
     if isinstance(x, list):
@@ -1176,7 +1179,8 @@ def cmd_simulate(args) -> int:
         print_frame(simulate_table(summary), "table")
         print(f"{args.trials:,} simulated runs (trials), seed {args.seed}: the same seed and number of trials give the same runs; "
               "goodput's mean is pooled, the runs' work over their mean time to train (0 if one never finishes); "
-              "mean_se: the standard error of the mean (std / √n), how well the trials fix it")
+              "mean_se: the standard error of the mean (std / √n), how well the trials fix it (—: one trial, or a run "
+              "that never finishes)")
     else:
         print_frame(df if args.format == "csv" else summary, args.format)
     note = unfinished_note(df)
@@ -1243,6 +1247,8 @@ def simulate_table(summary: pd.DataFrame) -> pd.DataFrame:
             unit, factor, _dec = cost_column(out.loc[cost, num].to_numpy(float).ravel())
             out.loc[cost, num] = out.loc[cost, num] * factor
             out.loc[cost, "metric"] = "cost_" + unit.replace(" ", "_")
+    if "mean_se" in out and out["mean_se"].isna().any():  # no standard error (one trial, a run that never finishes)
+        out["mean_se"] = out["mean_se"].astype(object).where(out["mean_se"].notna(), "—")
     return out
 
 

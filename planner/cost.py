@@ -292,7 +292,7 @@ def notes(row: dict) -> list[str]:
         what = "Time, GPU-hours and cost are" if row.get("energy_mwh") == 0.0 else "Time, GPU-hours, cost and energy are"
         if zero_goodput_reason(row) is not None:
             # review 41c: "are infinite: goodput is 0: …" beside a note giving a finite run figure
-            out.append(f"{what} infinite (— in the tables and on the Plan page, inf in JSON and CSV; the cost per "
+            out.append(f"{what} infinite (inf in the CLI table, JSON and CSV, — on the Plan page's headline numbers; the cost per "
                        "million tokens too): the steady-state goodput is 0 (the note 'Goodput is 0' gives why, "
                        "and the expected time of a run this long where the model has one).")
         else:

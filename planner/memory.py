@@ -1904,8 +1904,12 @@ def notes(row: dict) -> list[str]:
         core = sum(float(row.get(c, 0.0)) for c in ("mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
                                                      "mem_activations_bytes", "mem_logits_bytes"))
         usable = float(row["hbm_usable_bytes"])
-        out.append(f"Tight fit: model states + activations + logits {core / gib:,.1f} GiB are {core / usable:.0%} of "
-                   f"the usable HBM {usable / gib:,.1f} GiB (GiB = 2^30 B), above the {FUJII_SAFE_FRAC:.0%} below which "
+        d = gib_decimals(core, usable)  # the two read apart, as the other memory texts write them
+        frac = core / usable
+        # whole percent, or one decimal where that would read as the threshold itself (80.09 % → "80.1 %")
+        pct = f"{frac:.0%}" if round(frac * 100) > round(FUJII_SAFE_FRAC * 100) else f"{frac:.1%}"
+        out.append(f"Tight fit: model states + activations + logits {core / gib:,.{d}f} GiB are {pct} of "
+                   f"the usable HBM {usable / gib:,.{d}f} GiB (GiB = 2^30 B), above the {FUJII_SAFE_FRAC:.0%} below which "
                    "none of 454 Llama runs ran out of memory (Fujii et al. 2024; fits_conservative = no). The runs that "
                    "publish their peak memory mostly measured more than this model estimates (docs/memory.md, "
                    "'Predicted / published'): leave room, or try the plan in a short run first.")

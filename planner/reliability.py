@@ -1905,6 +1905,27 @@ def _restart_run(row: dict) -> RestartRun | None:
 RESTART_TAIL_FREE_MIN = 0.5
 
 
+def failure_free_text(row: dict) -> str | None:
+    """Where a run mostly meets no failure at all — ``e^{−λ·W}`` ≥ :data:`RESTART_TAIL_FREE_MIN`, λ the
+    job's failure rate, W its compute time (tokens / throughput; checkpoint stalls left out, so the share
+    is a little high) — words saying so, for the Monte Carlo's refusal of a run whose expected failures
+    come from a rare, very long recovery (review 49b: the same words as :func:`restart_tail_text`, for
+    a run whose failures do not restart it). None otherwise."""
+    try:
+        lam_s = float(row["failure_rate_per_h"]) / 3600.0
+        work = float(row["tokens_total"]) / float(row["tokens_per_s"])
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    if not (np.isfinite(lam_s) and lam_s > 0 and np.isfinite(work) and work > 0):
+        return None
+    free = float(np.exp(-lam_s * work))
+    if not free >= RESTART_TAIL_FREE_MIN:
+        return None
+    t = format_interval_s(work) if work < INTERVAL_MAX_S else f"{work / 86400.0:.3g} d"
+    return (f"most runs finish: about {100.0 * free:.6g} % meet no failure and take about {t} of compute; the "
+            "expected failures come from the rare rest, whose recoveries the failures during them keep extending")
+
+
 def restart_tail_text(row: dict) -> str | None:
     """Where a run some failures restart from the beginning (:func:`_restart_run`) mostly meets none
     of them — ``e^{−Λ·T} ≥`` :data:`RESTART_TAIL_FREE_MIN`, Λ their rate, T the run's wall time apart

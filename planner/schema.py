@@ -918,7 +918,11 @@ class Scenario(_Strict):
             catalog.resolve_accelerator(c.accelerator, loc=("cluster", "accelerator"))
         acc = catalog.resolve_accelerator(
             c.accelerator if c.accelerator is not None else system.accelerator, loc=("cluster", "accelerator"))
-        # every problem that does not follow from another is named, one line each (review 49: a
+        # catalogue ids first: an unknown one is its own error, reported alone (the checks below read them)
+        tiers = [catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
+                 for i, use in enumerate(self.checkpoint.tiers)]
+        catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
+        # every other problem that does not follow from another is named, one line each (review 49: a
         # second problem appeared only once the first was fixed); joined by CROSS_CHECK_SEP, which
         # format_errors splits
         errs: list[str] = []
@@ -939,8 +943,7 @@ class Scenario(_Strict):
                 f"{HBM_BYTES_RANGE[0] / 2**30:g} to {acc.hbm_bytes / 2**30:g} GiB ({_num(HBM_BYTES_RANGE[0])} to "
                 f"{_num(acc.hbm_bytes)} bytes)"  # one unit per range (review 15n: "0.1 GiB <= ... <= 8.58993e+10 bytes")
             )
-        for i, use in enumerate(self.checkpoint.tiers):
-            tier = catalog.resolve_storage(use.tier, loc=("checkpoint", "tiers", i, "tier"))
+        for i, tier in enumerate(tiers):
             if tier.kind == "local_nvme" and system.local_nvme_bytes <= 0:
                 errs.append(
                     f"checkpoint.tiers[{i}].tier = local_nvme but system '{system.name}' has no local NVMe; "
@@ -948,8 +951,7 @@ class Scenario(_Strict):
                 )
         if err := replicas_error(self.checkpoint, -(-self.cluster.n_gpus // system.gpus_per_node)):
             errs.append(err)
-        catalog.resolve_failure_profile(self.reliability.profile, loc=("reliability", "profile"))
-        if err := tier_kind_dup_error([catalog.resolve_storage(u.tier).kind for u in self.checkpoint.tiers]):
+        if err := tier_kind_dup_error([t.kind for t in tiers]):
             errs.append(err)
 
         n = c.n_gpus
@@ -974,10 +976,10 @@ class Scenario(_Strict):
             if p.dp_shard < dp and p.zero_stage == 0:
                 errs.append(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} needs zero_stage 1, 2 or 3 "
                                  "(ZeRO-0 shards nothing)")
-            if p.dp_shard < dp and p.ep > 1:
+            if p.dp_shard < dp and p.ep > 1 and model.moe is not None:  # a dense model's ep is refused below
                 errs.append(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with ep = {p.ep}: hybrid "
                                  "sharding of expert-parallel models is not modelled; use dp_shard = dp or ep = 1")
-            if p.dp_shard < dp and p.etp is not None and p.etp != p.tp:
+            if p.dp_shard < dp and p.etp is not None and p.etp != p.tp and model.moe is not None:
                 errs.append(f"parallelism.dp_shard = {p.dp_shard} < dp = {dp} with etp = {p.etp} ≠ tp = "
                                  f"{p.tp}: hybrid sharding with expert TP ≠ TP is not modelled; use dp_shard = dp "
                                  "or etp = tp (or leave etp unset)")
@@ -986,7 +988,7 @@ class Scenario(_Strict):
                 errs.append(f"parallelism.recompute_layers = {p.recompute_layers} needs recompute = 'full' "
                                  f"(got '{p.recompute}')")
             chunk = -(-model.n_layers // (p.pp * p.vpp))
-            if p.recompute_layers > chunk:
+            if p.recompute_layers > chunk and p.pp * p.vpp <= model.n_layers:  # else pp·vpp > n_layers, below
                 errs.append(f"parallelism.recompute_layers = {p.recompute_layers} exceeds the layers of a "
                                  f"pipeline chunk (ceil(n_layers / (pp·vpp)) = {chunk})")
         if model.n_heads % p.tp:
@@ -1026,7 +1028,7 @@ class Scenario(_Strict):
                         f"parallelism.etp = {p.etp} must divide tp = {p.tp} (allowed: a divisor of tp, "
                         f"{', '.join(str(k) for k in _divisors(p.tp))}; expert TP "
                         "above TP or not dividing it is not modelled)")
-                if dp_ok and (p.tp * p.cp * dp) % (p.etp * p.ep):
+                if dp_ok and not p.tp % p.etp and (p.tp * p.cp * dp) % (p.etp * p.ep):  # etp ∤ tp: said above
                     errs.append(
                         f"parallelism: etp·ep = {p.etp}·{p.ep} = {p.etp * p.ep} must divide tp·cp·dp = "
                         f"{p.tp}·{p.cp}·{dp} = {p.tp * p.cp * dp} (Megatron-Core initialize_model_parallel: "

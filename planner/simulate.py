@@ -478,9 +478,10 @@ def too_many_failures(out: _batch.Batch, i: int = 0) -> str | None:
     d_txt = _big(days)
     stands = ("the analytic time to train and goodput stand for it" if days == head else
               f"the analytic model's {d_txt} days stand for it (its notes say why the headline is longer)")
+    tail = rel.failure_free_text(row)  # review 49b: most runs may meet no failure at all
     return (f"simulate: about {n_txt} failures per run expected (MTBF {1 / rate_h:.3g} h over {d_txt} days "
             f"{model}), more than the {MAX_EXPECTED_FAILURES:,} the Monte Carlo simulates one by one; {stands} "
-            "(docs/reliability.md compares the two where both run)")
+            "(docs/reliability.md compares the two where both run)" + (f"; {tail}" if tail else ""))
 
 
 def unfinished_note(df: pd.DataFrame) -> str | None:

@@ -510,9 +510,9 @@ def _family_of_gpu(r: dict) -> str | None:
 _CUDNN_FUSED_ATTN = (r"nvte_fused_attn\s*=\s*1\b|cudnn[-_ ]?(?:fused[-_ ]?(?:attention|attn)|flash\w*|fmha)")
 #: Other flash-class (tiled, never materialising the scores) attention kernels named as what ran:
 #: PyTorch SDPA (its flash / efficient backends; ``FusedSDPA``, Habana's), AMD's Composable-Kernel
-#: fused attention (``CK fused attention``, ``fused attention via CK``). Read only for the
-#: defaults column's word: flash attention is on for every such row by the year rule already
-#: (review 49: 28 rows said "flash attention on (source year)", i.e. not stated, beside "SDPA").
+#: fused attention (``CK fused attention``, ``fused attention via CK``). Read only where the year rule
+#: turns flash attention on anyway (:func:`_flash_class_ran`), so it changes the defaults column's word,
+#: not the value (review 49: 23 rows said "flash attention on (source year)", i.e. not stated, beside "SDPA").
 #: A clause that fills in what its source does not state ("taken for what the source does not state:
 #: attention = PyTorch SDPA; ..."), up to the sentence's end: not a statement of what ran.
 _ASSUMED_CLAUSE = re.compile(r"(?:does not state|not stated|unstated|assum\w*|taken for)[^.]*", re.I)
@@ -530,9 +530,23 @@ def flash_statement(r: dict) -> bool | None:
     stated = _stated(text, _FLASH_NAME)
     if stated is not True and _ran(text, _CUDNN_FUSED_ATTN) is True:
         return True
-    if stated is None and _ran(_ASSUMED_CLAUSE.sub(" ", text), _FLASH_CLASS_RAN) is True:
+    if stated is None and _flash_class_ran(r, text):
         return True
     return stated
+
+
+def _flash_class_ran(r: dict, text: str) -> bool:
+    """Whether the text names a flash-class kernel other than FlashAttention / cuDNN as what ran
+    (:data:`_FLASH_CLASS_RAN`): not in a sentence that fills in what the source does not state, says
+    it was compared, or names SDPA's math backend (which materialises the scores), and only for a
+    source of 2023 or later or of no known year — where the year rule turns flash attention on anyway,
+    so this changes the defaults column's word, never the value (review 49b)."""
+    year = source_year(r.get("source"))
+    if year is not None and year < FLASH_FIRST_YEAR:
+        return False
+    kept = [seg for seg in re.split(r"[.;]\s", text)
+            if not _ASSUMED_CLAUSE.search(seg) and not re.search(r"\bmath\b|comparison|compared|benchmark", seg, re.I)]
+    return _ran(" . ".join(kept), _FLASH_CLASS_RAN) is True
 
 
 def row_settings(r: dict) -> dict:
@@ -971,48 +985,67 @@ _ZERO_N = re.compile(r"zero[-_ ]?(?:stage[-_ ]?)?([0-3])(?![\w-])|\bstage[-_ ]?(
 
 #: A ZeRO / FSDP shard group smaller than the data-parallel degree, as the zero_stage cell states it
 #: (hybrid sharding: states sharded within the group, replicated across groups — HSDP, MiCS,
-#: InternEvo's hybrid ZeRO): InternEvo's ``zero1=8``; "sharded within each 8-GPU node"; "sharded
-#: across 128 GPUs"; "FSDP over the 8 GPUs of a node"; MaxText's ``ici_fsdp_parallelism=8 x
-#: dcn_fsdp_parallelism=16`` (the product). A bare ``FSDP=N`` is not read: Megatron-Bridge's tables
-#: write FSDP=1 for "on" (review 49: the rows stated it and every one was modelled as sharding over
-#: all of dp).
-_SHARD_GROUP = (
-    re.compile(r"\bzero1\s*=\s*(\d+)\b"),
+#: InternEvo's hybrid ZeRO). In GPUs: "sharded within each 8-GPU node", "sharded across 128 GPUs",
+#: "FSDP over the 8 GPUs of a node"; in data-parallel ranks: InternEvo's ``zero1=8``, MaxText's
+#: ``ici_fsdp_parallelism=8 x dcn_fsdp_parallelism=16`` (the FSDP mesh axes' product). A bare
+#: ``FSDP=N`` is not read: Megatron-Bridge's tables write FSDP=1 for "on" (review 49: the rows stated it
+#: and every one was modelled as sharding over all of dp).
+_SHARD_GROUP_GPUS = (
     re.compile(r"\bsharded\s+(?:with)?in\s+each\s+(\d+)[- ]gpu\s+node\b"),
     re.compile(r"\bsharded\s+across\s+(\d+)\s+gpus\b"),
     re.compile(r"\bfsdp\s+over\s+the\s+(\d+)\s+gpus\s+of\s+a\s+node\b"),
 )
-_MAXTEXT_FSDP = re.compile(r"\bici_fsdp_parallelism\s*=\s*(\d+)\s*(?:x|×|\*)\s*dcn_fsdp_parallelism\s*=\s*(\d+)")
+_ZERO1_GROUP = re.compile(r"\bzero1\s*=\s*(-?\d+(?:\.\d*)?)")
+_MAXTEXT_FSDP = re.compile(r"\bici_fsdp_parallelism\s*=\s*(\d+)\s*(?:x|×|\*)\s*dcn_fsdp_parallelism\s*=\s*(\d+)\b(?!\.)")
+#: Words just before a statement that take it back ("not sharded across", "previously sharded ...").
+_SHARD_NEGATED = re.compile(r"\b(?:not|no|never|without|previously|formerly|earlier|once)\b[\w\s,-]{0,12}$")
 
 
-def parse_shard_group(cell) -> int | None:
-    """The ZeRO / FSDP shard group a ``zero_stage`` cell states (hybrid sharding), or None where it
-    states none (:data:`_SHARD_GROUP`). The caller uses it as ``parallelism.dp_shard`` only where it
-    is smaller than dp and divides it (the engine's HSDP: ZeRO collectives within the group, the
-    gradient shard all-reduced over the dp/dp_shard replicas once per step, docs/timing.md)."""
+def parse_shard_group(cell) -> tuple[int, str] | None:
+    """The ZeRO / FSDP shard group a ``zero_stage`` cell states (hybrid sharding) and its unit, ``"gpus"``
+    or ``"ranks"`` (data-parallel ranks), or None where it states none, states it negated, or states more
+    than one (``zero1=8`` beside ``zero1=-1``, InternEvo's all-of-dp) (:data:`_SHARD_GROUP_GPUS`). The
+    caller turns GPUs into ranks (÷ tp·cp, Megatron's order: TP innermost, then CP, then DP) and uses it
+    as ``parallelism.dp_shard`` only where it is smaller than dp and divides it (the engine's HSDP: ZeRO
+    collectives within the group, the gradient shard all-reduced over the dp/dp_shard replicas once per
+    step, docs/timing.md)."""
     if _is_na(cell):
         return None
     text = str(cell).lower()
-    found = {int(m.group(1)) for rx in _SHARD_GROUP for m in rx.finditer(text)}
-    found |= {int(m.group(1)) * int(m.group(2)) for m in _MAXTEXT_FSDP.finditer(text)}
-    found.discard(0)
-    return found.pop() if len(found) == 1 else None
+    found: set[tuple[int, str]] = set()
+    for rx in _SHARD_GROUP_GPUS:
+        for m in rx.finditer(text):
+            if not _SHARD_NEGATED.search(text[max(0, m.start() - 30):m.start()]):
+                found.add((int(m.group(1)), "gpus"))
+    zero1 = [m.group(1) for m in _ZERO1_GROUP.finditer(text)]
+    if zero1:
+        if len(set(zero1)) > 1 or not zero1[0].isdigit() or int(zero1[0]) < 1:
+            return None  # several, a fraction, or InternEvo's -1 / 0 (all of dp)
+        found.add((int(zero1[0]), "ranks"))
+    found |= {(int(m.group(1)) * int(m.group(2)), "ranks") for m in _MAXTEXT_FSDP.finditer(text)}
+    found = {f for f in found if f[0] > 0}
+    ranks = {f for f in found if f[1] == "ranks"}  # a config value first (zero1=8 beside "each 8-GPU node")
+    pick = ranks or found
+    return pick.pop() if len(pick) == 1 else None
 
 
-#: Activation offload named in a recompute cell: Composer's ``activation_cpu_offload``, "checkpointed
-#: activations offloaded to CPU", "activation offloading" (review 49: read as recompute only, so the
-#: stash was counted in HBM).
+#: Activation offload to host memory named in a recompute cell: Composer's ``activation_cpu_offload``,
+#: "(checkpointed) activations offloaded to CPU / host" (review 49: read as recompute only, so the
+#: stash was counted in HBM). Offload elsewhere (NVMe) or in general words is not read.
 _ACT_OFFLOAD = re.compile(r"activations?[-_ ]cpu[-_ ]offload|activations?\s+offload(?:ed|ing)?\s+to\s+(?:the\s+)?"
-                          r"(?:cpu|host)|activation\s+offloading|offload(?:ed|ing)?\s+(?:the\s+)?"
-                          r"(?:checkpointed\s+)?activations", re.I)
+                          r"(?:cpu|host)\b", re.I)
 
 
 def parse_activation_offload(cell) -> bool:
     """Whether a ``recompute`` cell states that the (checkpointed) activations were offloaded to host
-    memory (:data:`_ACT_OFFLOAD`, not negated): ``parallelism.offload_activations``."""
+    memory (:data:`_ACT_OFFLOAD`, not negated, not compared, not named as what did not run):
+    ``parallelism.offload_activations``."""
     if _is_na(cell):
         return False
-    return _stated(str(cell), _ACT_OFFLOAD.pattern) is True
+    text = str(cell)
+    if re.search(r"\b(?:not\s+used|unused|was\s+slower|considered|tried)\b", text, re.I):
+        return False  # named, but as what did not run
+    return _ran(text, _ACT_OFFLOAD.pattern) is True
 
 
 def parse_zero_stage(cell) -> int | None:
@@ -2570,7 +2603,10 @@ def row_to_scenario(r: dict, used: list | None = None) -> tuple[Scenario | None,
         if zero is None:
             zero = fw["zero_stage"]
             used.append(f"ZeRO {zero}")
-        shard = parse_shard_group(r.get("zero_stage")) if zero >= 1 else None
+        group = parse_shard_group(r.get("zero_stage")) if zero >= 1 else None
+        shard = None
+        if group is not None:  # a group of GPUs holds group / (tp·cp) data-parallel ranks
+            shard = group[0] if group[1] == "ranks" else (group[0] // (tp * cp) if group[0] % (tp * cp) == 0 else None)
         dp_shard = shard if shard is not None and shard < dp and dp % shard == 0 else None
         prec = parse_precision(r.get("precision"))
         fp8_scaling = parse_fp8_scaling(r.get("precision")) if prec == "fp8" else "tensorwise"

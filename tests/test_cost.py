@@ -56,7 +56,7 @@ def test_zero_goodput_says_why():
     why = " ".join(cost.notes(row))
     # the cost note points to reliability's goodput-0 note, which gives the reason (session 41: each
     # repeated it whole, seven times in the CLI's output); the explanation keeps its first clause
-    assert "are infinite (— in the tables" in why and "the note 'Goodput is 0' gives why" in why
+    assert "are infinite (inf in the CLI table" in why and "the note 'Goodput is 0' gives why" in why
     from planner.reliability import zero_goodput_reason
     assert "survives" in zero_goodput_reason(row) and "gpu" in zero_goodput_reason(row)
     assert "survives" in cost.explain(row)["cost_usd"] and "gpu" in cost.explain(row)["cost_usd"]

@@ -79,7 +79,7 @@ def test_the_goodput_0_note_gives_the_finite_run():
     assert "(0.01292/h, 0.002218/h, 0.000463/h)" in note
     assert "Enable a tier that survives them (" in note  # three classes (review 41c: "it")
     cost = next(n for n in r.notes if n.startswith("Time, GPU-hours, cost and energy are"))
-    assert cost.startswith("Time, GPU-hours, cost and energy are infinite (— in the tables and on the Plan page, inf in JSON and CSV; the cost per million tokens too): the steady-state goodput is 0")
+    assert cost.startswith("Time, GPU-hours, cost and energy are infinite (inf in the CLI table, JSON and CSV, — on the Plan page's headline numbers; the cost per million tokens too): the steady-state goodput is 0")
     # a long run: the figure is astronomically long and the Monte Carlo is refused
     sj["training"]["tokens_total"] = 1e13
     note = next(n for n in planner.evaluate(sj).notes if n.startswith("Goodput is 0: no enabled"))

@@ -117,7 +117,15 @@ def test_tight_fit_note_by_hand():
     frac = core / res["hbm_usable_bytes"]
     assert res["fits"] and not res["fits_conservative"] and 0.8 < frac < 1.0
     note = next(n for n in rep.notes if n.startswith("Tight fit"))
-    assert f"{core / 2**30:,.1f} GiB are {frac:.0%} of the usable HBM {res['hbm_usable_bytes'] / 2**30:,.1f} GiB" in note
+    assert f"{core / 2**30:,.2f} GiB are {frac:.0%} of the usable HBM {res['hbm_usable_bytes'] / 2**30:,.2f} GiB" in note
+    # just above the rule the share is written with a decimal, never as the threshold itself (review 49b)
+    d = planner.load_preset("default").to_json_dict()
+    r0 = planner.evaluate(d).results
+    core0 = sum(r0[c] for c in ("mem_weights_bytes", "mem_grads_bytes", "mem_optimizer_bytes",
+                                "mem_activations_bytes", "mem_logits_bytes"))
+    d["cluster"].setdefault("overrides", {})["hbm_usable_bytes"] = core0 / 0.8009
+    edge = next(n for n in planner.evaluate(d).notes if n.startswith("Tight fit"))
+    assert "are 80.1% of the usable HBM" in edge
     # a plan well inside the 80 % rule has no such note; one that does not fit has the "Does not fit" one
     assert not any(n.startswith("Tight fit") for n in planner.evaluate(planner.load_preset("default")).notes)
     d = planner.load_preset("llama3-405b-h100-16k").to_json_dict()
@@ -217,7 +225,7 @@ def test_plan_page_monte_carlo_states_standard_error():
     assert not at.exception, [e.message for e in at.exception]
     cap = [c.value for c in at.caption if "standard error" in c.value]
     assert len(cap) == 1
-    m = re.search(r"over the ([\d,]+) trials .*time to train ([\d,.]+) ± ([\d.e+-]+) days; goodput ([\d.]+) ± ([\d.e+-]+) %",
+    m = re.search(r"over the ([\d,]+) trials .*time to train ([\d,.]+) ± ([\d.]+) days; goodput ([\d.]+) ± ([\d.]+) %",
                   cap[0])
     assert m, cap[0]
     n, se_days = int(m.group(1).replace(",", "")), float(m.group(3))
@@ -229,13 +237,39 @@ def test_plan_page_monte_carlo_states_standard_error():
 # --------------------------------------------------------------------------------------
 # 49d: new-user check — a non-object "scenario" in a JSON file; an over-long name in a link
 # --------------------------------------------------------------------------------------
+def test_dependent_problems_are_not_named_beside_their_cause():
+    # pp·vpp above the layers: the chunk the recompute count is checked against does not exist
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(pp=32, dp=None, recompute="full", recompute_layers=2)
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(d)
+    assert not any("recompute_layers" in ln for ln in e.value.lines), e.value.lines
+    assert any("pp·vpp = 160 exceeds model.n_layers = 80" in ln for ln in e.value.lines)
+    # a dense model's ep is refused; hybrid sharding beside it is not a second problem
+    d = planner.load_preset("default").to_json_dict()
+    d["parallelism"].update(ep=2, dp_shard=8)
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(d)
+    assert e.value.lines == ["parallelism.ep = 2 needs an MoE model; allowed: 1"]
+    # an unknown catalogue id is reported on its own (the other checks read the entry)
+    d = planner.load_preset("default").to_json_dict()
+    d["reliability"]["profile"] = "nope"
+    d["cluster"].setdefault("overrides", {})["power_limit_w"] = 5
+    with pytest.raises(planner.InputError) as e:
+        planner.evaluate(d)
+    assert len(e.value.lines) == 1 and "reliability.profile" in e.value.lines[0]
+
+
 def test_non_object_scenario_key_is_one_clear_line():
     p = subprocess.run([sys.executable, "-m", "planner", "evaluate", "-"], input='{"scenario": 5}',
                        capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
     assert p.returncode == 2
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-    assert lines == ['planner: - (standard input): its "scenario" is int, not a JSON object (an evaluate '
+    assert lines == ['planner: - (standard input): its "scenario" is a number, not a JSON object (an evaluate '
                      "result's scenario, or write the scenario's own fields at the top level)"]
+    q = subprocess.run([sys.executable, "-m", "planner", "evaluate", "-"], input='{"scenario": [1]}',
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert 'its "scenario" is an array, not a JSON object' in q.stderr  # JSON's words, not Python's
 
 
 def test_link_name_over_200_characters_is_refused_not_cut():
@@ -296,12 +330,16 @@ def test_cli_table_writes_inf_for_an_infinite_value():
 # flash-class kernels a row names
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("cell, want", [
-    ("1 (InternEvo zero1=8: optimizer states sharded within each 8-GPU node)", 8),
-    ("3 (ZeRO stage 3 via SageMaker SMP: sharded across 128 GPUs, 4 model copies; MiCS)", 128),
+    ("1 (InternEvo zero1=8: optimizer states sharded within each 8-GPU node)", (8, "ranks")),  # the config value
+    ("3 (ZeRO stage 3 via SageMaker SMP: sharded across 128 GPUs, 4 model copies; MiCS)", (128, "gpus")),
     ("3 (MaxText FSDP: table header 'FSDP=128'; configure.sh ici_fsdp_parallelism=8 x dcn_fsdp_parallelism=16, "
-     "dcn_data_parallelism=4)", 128),  # 8 in the node × 16 across nodes
+     "dcn_data_parallelism=4)", (128, "ranks")),  # the FSDP mesh axes: 8 in the node × 16 across nodes
     ("3 (FSDP+DP per the table header: FSDP over the 8 GPUs of a node (GPT5B ICI_MESH_SHAPE [1,8,1]), DP across "
-     "nodes)", 8),
+     "nodes)", (8, "gpus")),
+    # negated, taken back, fractional or conflicting statements name no group (review 49b)
+    ("ZeRO-3 not sharded across 128 GPUs", None), ("FSDP, was not sharded across 64 GPUs", None),
+    ("FULL_SHARD; previously sharded across 64 GPUs, now all", None), ("zero1=8.5", None),
+    ("zero1 = 8 in the config, overridden to zero1=-1", None), ("zero1=-1", None),
     ("3 (Megatron FSDP, FSDP=1)", None),  # Megatron-Bridge's FSDP column is a flag, not a degree
     ("3 (FSDP+DP; DCN_MESH_SHAPE=[4,16,1]: FSDP over 16 nodes, DP over the rest; in-node ICI mesh not read)", None),
     ("3 (FSDP FULL_SHARD)", None), ("1", None), (None, None),
@@ -347,6 +385,10 @@ def test_flash_class_kernels_named_are_statements():
     assert st({"notes": "Defaults taken for what the source does not state: attention = PyTorch SDPA; fp32 grads."}) is None
     assert st({"notes": "FlashAttention-3 instead of SDPA"}) is True  # FA3 named: the flash-attention statement
     assert st({"notes": "plain data parallel"}) is None
+    for notes in ("attention via SDPA (math backend)", "Eager attention; the SDPA comparison is in the appendix",
+                  "attention = SDPA (assumed)"):
+        assert st({"source": "x 2024", "notes": notes}) is None, notes  # review 49b
+    assert st({"source": "a paper of 2022", "notes": "SDPA attention"}) is None  # before the year rule's flash
 
 
 def test_activation_offload_in_the_recompute_cell():
@@ -354,6 +396,29 @@ def test_activation_offload_in_the_recompute_cell():
     assert f("full (activation checkpointing, checkpointed activations offloaded to CPU: Composer "
              "activation_cpu_offload)") is True
     assert f("full") is False and f(None) is False and f("full, no activation offloading") is False
+    for text in ("full recompute instead of offloading activations", "activation offloading was considered but not used",
+                 "full (offloading the activations was slower)", "offloading activations to NVMe"):
+        assert f(text) is False, text  # compared, not used, or not to host memory (review 49b)
     s, why = validation.row_to_scenario(_oos_row("mpt_mbsweep_a100_80gb_3b_seq2048_8gpu_mbs1_actckpt_cpuoffload_run1"))
     assert s is not None, why
     assert s.parallelism.offload_activations and s.parallelism.recompute == "full"
+
+
+def test_se_caption_in_the_table_unit_and_precision():
+    """A 2e9-token run (about 40 min): the caption gives the time in the table's unit (min), the mean
+    to its standard error's precision (review 49b: "0.02772 ± 0.00019 days" beside "min 39.9")."""
+    from streamlit.testing.v1 import AppTest
+
+    plan = str(Path(__file__).resolve().parents[1] / "app_pages" / "plan.py")
+    at = AppTest.from_file(plan, default_timeout=120)
+    at.query_params.update({"p": "default", "tok": "2e9"})
+    at.run()
+    at.button(key="pl_mc_run").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    cap = next(c.value for c in at.caption if "standard error" in c.value)
+    m = re.search(r"time to train ([\d,.]+) ± ([\d.]+) min; goodput", cap)
+    assert m, cap
+    mean, se = m.group(1), m.group(2)
+    # two significant digits of the error, the mean to the same decimal place
+    assert len(se.replace("0.", "").lstrip("0")) == 2 and len(mean.split(".")[1]) == len(se.split(".")[1])
+    assert 30 < float(mean.replace(",", "")) < 50

@@ -1905,6 +1905,18 @@ def _restart_run(row: dict) -> RestartRun | None:
 RESTART_TAIL_FREE_MIN = 0.5
 
 
+def _mostly_free(lam_t: float, t_s: float) -> tuple[float, str] | None:
+    """(e^{−λ·T}, T in words) where that share of runs meeting no failure over T seconds is at least
+    :data:`RESTART_TAIL_FREE_MIN` (Poisson's zero-count probability, Daly 2006 eq. 5's first term);
+    None otherwise. Shared by :func:`failure_free_text` and :func:`restart_tail_text`."""
+    if not (np.isfinite(lam_t) and lam_t >= 0 and np.isfinite(t_s) and t_s > 0):
+        return None
+    free = float(np.exp(-lam_t))
+    if not free >= RESTART_TAIL_FREE_MIN:
+        return None
+    return free, (format_interval_s(t_s) if t_s < INTERVAL_MAX_S else f"{t_s / 86400.0:.3g} d")
+
+
 def failure_free_text(row: dict) -> str | None:
     """Where a run mostly meets no failure at all — ``e^{−λ·W}`` ≥ :data:`RESTART_TAIL_FREE_MIN`, λ the
     job's failure rate, W its compute time (tokens / throughput; checkpoint stalls left out, so the share
@@ -1916,14 +1928,11 @@ def failure_free_text(row: dict) -> str | None:
         work = float(row["tokens_total"]) / float(row["tokens_per_s"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
-    if not (np.isfinite(lam_s) and lam_s > 0 and np.isfinite(work) and work > 0):
+    got = _mostly_free(lam_s * work, work) if lam_s > 0 else None
+    if got is None:
         return None
-    free = float(np.exp(-lam_s * work))
-    if not free >= RESTART_TAIL_FREE_MIN:
-        return None
-    t = format_interval_s(work) if work < INTERVAL_MAX_S else f"{work / 86400.0:.3g} d"
-    return (f"most runs finish: about {100.0 * free:.6g} % meet no failure and take about {t} of compute; the "
-            "expected failures come from the rare rest, whose recoveries the failures during them keep extending")
+    return (f"most runs finish: about {100.0 * got[0]:.6g} % meet no failure and take about {got[1]} of compute; "
+            "the expected failures come from the rare rest, whose recoveries the failures during them keep extending")
 
 
 def restart_tail_text(row: dict) -> str | None:
@@ -1932,18 +1941,16 @@ def restart_tail_text(row: dict) -> str | None:
     from them — words saying so: its expected time is then set by the rare runs that do meet one
     and wait out its recovery (review 49: a 1.16 s run with a 370-day restart was said not to finish
     "in practice", where 99.9993 % of runs finish in 1.16 s). None otherwise (then most runs do meet
-    one). The chance is Poisson's for the failure-free stretch T (Daly 2006 eq. 5's first term)."""
+    one)."""
     rr = _restart_run(row)
-    if rr is None or not np.isfinite(rr.log_lam_t):
+    if rr is None or not np.isfinite(rr.log_lam_t) or not rr.lam_h > 0:
         return None
     lam_t = float(np.exp(rr.log_lam_t))
-    free = float(np.exp(-lam_t))
-    if not free >= RESTART_TAIL_FREE_MIN:
+    got = _mostly_free(lam_t, lam_t / (rr.lam_h / 3600.0))
+    if got is None:
         return None
-    t_s = lam_t / (rr.lam_h / 3600.0)
-    return (f"most runs finish: about {100.0 * free:.6g} % meet no failure that restarts the run and take "
-            f"about {format_interval_s(t_s) if t_s < INTERVAL_MAX_S else f'{t_s / 86400.0:.3g} d'}; the expected time is set by the rare rest, which wait out a "
-            "recovery and start again")
+    return (f"most runs finish: about {100.0 * got[0]:.6g} % meet no failure that restarts the run and take "
+            f"about {got[1]}; the expected time is set by the rare rest, which wait out a recovery and start again")
 
 
 def finite_run_restarts(row: dict) -> bool:

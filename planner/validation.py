@@ -997,8 +997,9 @@ _SHARD_GROUP_GPUS = (
 )
 _ZERO1_GROUP = re.compile(r"\bzero1\s*=\s*(-?\d+(?:\.\d*)?)")
 _MAXTEXT_FSDP = re.compile(r"\bici_fsdp_parallelism\s*=\s*(\d+)\s*(?:x|×|\*)\s*dcn_fsdp_parallelism\s*=\s*(\d+)\b(?!\.)")
-#: Words just before a statement that take it back ("not sharded across", "previously sharded ...").
-_SHARD_NEGATED = re.compile(r"\b(?:not|no|never|without|previously|formerly|earlier|once)\b[\w\s,-]{0,12}$")
+#: Words just before a statement that make it a past one ("previously sharded across 64 GPUs"), beside the
+#: negations of :data:`_NEG_BEFORE` ("not sharded across").
+_TAKEN_BACK = re.compile(r"\b(?:previously|formerly|earlier|once)\b[-_\s]*(?:[\w/]+[-_\s]+){0,2}$", re.I)
 
 
 def parse_shard_group(cell) -> tuple[int, str] | None:
@@ -1015,7 +1016,8 @@ def parse_shard_group(cell) -> tuple[int, str] | None:
     found: set[tuple[int, str]] = set()
     for rx in _SHARD_GROUP_GPUS:
         for m in rx.finditer(text):
-            if not _SHARD_NEGATED.search(text[max(0, m.start() - 30):m.start()]):
+            before = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]  # as _mentions reads a clause
+            if not (_NEG_BEFORE.search(before) or _TAKEN_BACK.search(before)):
                 found.add((int(m.group(1)), "gpus"))
     zero1 = [m.group(1) for m in _ZERO1_GROUP.finditer(text)]
     if zero1:

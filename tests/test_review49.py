@@ -184,19 +184,27 @@ def test_simulate_cli_prints_standard_error():
     assert 0 < rows["time_to_train_days"]["mean_se"] < rows["time_to_train_days"]["p90"] - rows["time_to_train_days"]["p10"]
 
 
-def test_restart_tail_words_by_hand():
-    """A 1e6-token run on the default preset whose every failure class takes 3.2e7 s to restart: the
-    Monte Carlo refuses (4e74 failures expected), but almost every run meets no failure at all:
-    e^{−λ·T}, λ the profile's 0.02067 /h, T = 1e6 tokens / the throughput."""
+def _slow_restart_scenario(tokens: float) -> dict:
+    """The default preset with every failure class of its profile taking 3.2e7 s (370 days, the
+    schema's largest) to restart, training ``tokens`` tokens."""
     from planner import catalog
-    from planner.simulate import simulate as run_mc
 
     prof = catalog.resolve_failure_profile("llama3-h100").model_dump(mode="json")
     for c in prof["classes"]:
         c["restart_s"] = 3.2e7
     d = planner.load_preset("default").to_json_dict()
     d["reliability"]["profile"] = prof
-    d["training"]["tokens_total"] = 1e6
+    d["training"]["tokens_total"] = tokens
+    return d
+
+
+def test_restart_tail_words_by_hand():
+    """A 1e6-token run on the default preset whose every failure class takes 3.2e7 s to restart: the
+    Monte Carlo refuses (4e74 failures expected), but almost every run meets no failure at all:
+    e^{−λ·T}, λ the profile's 0.02067 /h, T = 1e6 tokens / the throughput."""
+    from planner.simulate import simulate as run_mc
+
+    d = _slow_restart_scenario(1e6)
     rep = planner.evaluate(d)
     res = rep.results
     lam_t = res["failure_rate_per_h"] / 3600.0 * 1e6 / res["tokens_per_s"]  # T = the run's compute: no save within it
@@ -422,3 +430,17 @@ def test_se_caption_in_the_table_unit_and_precision():
     # two significant digits of the error, the mean to the same decimal place
     assert len(se.replace("0.", "").lstrip("0")) == 2 and len(mean.split(".")[1]) == len(se.split(".")[1])
     assert 30 < float(mean.replace(",", "")) < 50
+
+
+def test_failure_free_words_in_the_other_refusal_branch():
+    """1e8 tokens (about 116 s of compute) with 370-day recoveries: failures do not restart this run
+    (a tier saves within it), so the refusal is the expected-failures one; e^{−λ·W} of runs meet none."""
+    from planner.simulate import simulate as run_mc
+
+    d = _slow_restart_scenario(1e8)
+    res = planner.evaluate(d).results
+    work = 1e8 / res["tokens_per_s"]
+    with pytest.raises(ValueError) as e:
+        run_mc(d, n_trials=10)
+    pct = float(re.search(r"about ([\d.]+) % meet no failure and take", str(e.value)).group(1))
+    assert pct == pytest.approx(100.0 * np.exp(-res["failure_rate_per_h"] / 3600.0 * work), abs=1e-4)

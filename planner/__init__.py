@@ -13,7 +13,36 @@ Headless (never imports streamlit)::
 
 from __future__ import annotations
 
-from . import _malloc
+import os as _os
+import signal as _signal
+import sys as _sys
+
+
+def _interrupted_while_loading(signum, frame):  # pragma: no cover (timing: a Ctrl-C in the first 0.6 s)
+    _sys.stderr.write("planner: interrupted\n")
+    raise SystemExit(130)
+
+
+def _restore_sigint() -> None:
+    """Python's own Ctrl-C handler (KeyboardInterrupt) back where :data:`_CLI_START` replaced it;
+    :func:`planner.cli.main` calls it first, inside its own ``except KeyboardInterrupt``."""
+    if _signal.getsignal(_signal.SIGINT) is _interrupted_while_loading:
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+
+
+#: This process is the command line (``planner …``, ``python -m planner …``: while ``-m`` locates
+#: the package, ``sys.argv[0]`` is ``"-m"``). Ctrl-C while the engine's libraries load (pandas:
+#: about 0.6 s) then exits with status 130 and one line, as it does later, instead of a traceback
+#: through ``import pandas`` (review 50); :func:`planner.cli.main` restores Python's handler. An
+#: import from any other program (a script, a notebook, the app) keeps Python's own.
+_CLI_START = bool(_sys.argv) and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]).split(".")[0] == "planner")
+if _CLI_START and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    try:
+        _signal.signal(_signal.SIGINT, _interrupted_while_loading)
+    except ValueError:  # not the main thread: signals are the main thread's
+        pass
+
+from . import _malloc  # noqa: E402
 
 # glibc: keep the engine's 128 KiB temporaries on the heap instead of mmap / trim churn
 # (planner/_malloc.py: the figures and the opt-out).

@@ -167,6 +167,12 @@ TWO_INPUTS = ("give one input: --preset NAME, FILE.json or --link URL, not both 
               "CONFIG.json may go with any of them)")
 
 
+#: The button that takes a page's scenario to the Plan page, by page (review 50: the Validate page's
+#: link was told to use "Compare's Open in Plan", a button the Validate page does not have).
+_OPEN_BUTTON = {"compare": "Compare's Open in Plan under the scenario",
+                "validate": "the Validate page's Open on the Plan page, for the picked run"}
+
+
 def load_scenario_input(preset: str | None, file: str | None, sets: Sequence[str] = (),
                         hf_config: str | None = None, link: str | None = None) -> Scenario:
     """A validated scenario from a preset id, a JSON file or a share link, with ``--set`` overrides.
@@ -286,7 +292,8 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
     page_path = path.rstrip("/").rsplit("/", 1)[-1].lower()
     if page_path in ("compare", "validate"):  # review 39: a /compare link ran its bare keys here
         raise UsageError([f"--link: a {page_path.capitalize()} page link (…/{page_path}?…); this command reads a Plan "
-                          "page link: open the scenario in Plan (Compare's Open in Plan) and copy that page's link"])
+                          f"page link: open the scenario on the Plan page ({_OPEN_BUTTON[page_path]}) and copy that "
+                          "page's link"])
     where = (" before the '#'; what follows a '#' is the address's fragment, not its query"
              if "#" in t and "=" in t.split("#", 1)[1] else "")
     head = t.split("#", 1)[0]
@@ -306,8 +313,9 @@ def link_input(text: str) -> tuple[dict, dict[str, str]]:
         other = sorted({k[:2] for k in page if k.startswith(("v_", "c_"))})
         if other:
             name = "a Validate page link" if other == ["v_"] else "a Compare page link"
+            button = _OPEN_BUTTON["validate" if other == ["v_"] else "compare"]
             raise UsageError([f"--link: {name} ({', '.join(sorted(k for k in page if k.startswith(tuple(other))))}); "
-                              "it holds no scenario: copy the Plan page's link (or Compare's Open in Plan)"])
+                              f"it holds no scenario: open one on the Plan page ({button}) and copy that page's link"])
         if not page and "=" not in t.split("#", 1)[0]:  # 'garbage text': no key=value at all
             raise UsageError([not_link])
         if not page:
@@ -781,12 +789,19 @@ def cmd_presets(args) -> int:
     return 0
 
 
-def _warn_not_fit(notes) -> None:
-    """The memory verdicts ("Does not fit ...") on stderr, beside the output a script reads (the exit
-    status stays 0): evaluate, export and simulate alike (review 48g: a launch file and a Monte Carlo
-    of a plan that runs out of memory came without a word)."""
+#: Notes that are verdicts on the plan, not statements of the model: each goes to stderr too.
+VERDICT_NOTE_PREFIXES = ("Does not fit", "Goodput is 0:")
+
+
+def _warn_verdicts(notes) -> None:
+    """The verdicts that the plan cannot run as given — the memory ones ("Does not fit ...") and a
+    steady-state goodput of 0 ("Goodput is 0: ...", the run never finishes) — on stderr, beside the
+    output a script reads (the exit status stays 0): evaluate, export and simulate alike (review
+    48g: a launch file and a Monte Carlo of a plan that runs out of memory came without a word;
+    review 50: a share link cut inside its checkpoint list, which dropped the tier that recovers
+    node failures, printed goodput 0 and an infinite time with nothing on stderr)."""
     for n in notes:
-        if n.startswith("Does not fit"):
+        if n.startswith(VERDICT_NOTE_PREFIXES):
             _err(f"planner: warning: {n}")
 
 
@@ -796,7 +811,7 @@ def cmd_evaluate(args) -> int:
     s = load_scenario_input(args.preset, args.file, args.set, args.hf_config, link=args.link)
     report = evaluate(s)
     print_report(report, args.format)
-    _warn_not_fit(report.notes)
+    _warn_verdicts(report.notes)
     return 0
 
 
@@ -814,7 +829,7 @@ def cmd_export(args) -> int:
             _err(f"note: {n}")
     from .engine import evaluate
 
-    _warn_not_fit(evaluate(s).notes)
+    _warn_verdicts(evaluate(s).notes)
     return 0
 
 
@@ -1172,7 +1187,7 @@ def cmd_simulate(args) -> int:
         _err(f"note: {long_note}")
     from .engine import evaluate
 
-    _warn_not_fit(evaluate(s).notes)
+    _warn_verdicts(evaluate(s).notes)
     df = simulate(s, n_trials=args.trials, seed=args.seed)
     summary = summarize(df)
     if args.format == "table":
@@ -1598,15 +1613,19 @@ def _join_dash_values(argv: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # a terminal whose encoding cannot show − × ≤ gets ASCII for them, not a UnicodeEncodeError (review 42a)
-    from ._textout import use_ascii_where_needed
-    use_ascii_where_needed()
-    parser = build_parser()
-    if not list(sys.argv[1:] if argv is None else argv):  # bare `planner`: the commands, not one terse line
-        parser.print_help(sys.stderr)
-        return 2
-    args = parser.parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
     try:
+        # Python's own Ctrl-C handler back (planner/__init__.py set one for the command line while the
+        # libraries load); from here the except clause below answers Ctrl-C
+        from . import _restore_sigint
+        _restore_sigint()
+        # a terminal whose encoding cannot show − × ≤ gets ASCII for them, not a UnicodeEncodeError (review 42a)
+        from ._textout import use_ascii_where_needed
+        use_ascii_where_needed()
+        parser = build_parser()
+        if not list(sys.argv[1:] if argv is None else argv):  # bare `planner`: the commands, not one terse line
+            parser.print_help(sys.stderr)
+            return 2
+        args = parser.parse_args(_join_dash_values(list(sys.argv[1:] if argv is None else argv)))
         return args.func(args)
     except UsageError as e:
         for line in e.lines:

@@ -162,26 +162,87 @@ def _init_child(job) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _hold_sigint():
+    """Block SIGINT in this thread (the signal mask the forked workers inherit); the mask before,
+    or None where there is none to change (not the main thread: its signals are the main
+    thread's; no ``pthread_sigmask``)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _release_sigint(held) -> None:
+    """Put back the signal mask :func:`_hold_sigint` returned (a SIGINT held meanwhile is then
+    delivered: KeyboardInterrupt here)."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def forked_results(fn, items, workers: int, job, *, ordered: bool = True):
     """Yield ``fn(item)`` for every item, computed in ``workers`` forked processes that see
     ``job`` as ``engine._CHILD_JOB`` (inherited by the fork, never pickled); in item order
     when ``ordered``, else as they finish. A worker's exception (``SystemExit`` and
     ``KeyboardInterrupt`` included) is raised here; a worker that dies (killed, out of
     memory) raises ``concurrent.futures.process.BrokenProcessPool`` instead of hanging.
-    Leaving early cancels the rest and reaps the workers."""
+    Leaving early (an exception here, Ctrl-C, a caller that stops reading) cancels the rest and
+    stops the workers (SIGTERM), then reaps them; SIGINT is held back meanwhile, so a second
+    Ctrl-C cannot leave the pool half shut (it arrives afterwards, as KeyboardInterrupt)."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                              initializer=_init_child, initargs=(job,))
+    done = False
     try:
-        futs = [ex.submit(_in_child, fn, x) for x in items]
+        # Ctrl-C held back while the pool forks its workers and takes the items (the first submit
+        # forks every worker: the fork context does not spawn them on demand); one sent meanwhile
+        # arrives when the mask is lifted. The workers keep the mask, as they ignore SIGINT anyway
+        # (_init_child).
+        held = _hold_sigint()
+        try:
+            futs = [ex.submit(_in_child, fn, x) for x in items]
+        finally:
+            _release_sigint(held)
         for f in (futs if ordered else as_completed(futs)):
             value, caught = f.result()
             for message, category, filename, lineno in caught:  # as if raised here
                 warnings.warn_explicit(message, category, filename, lineno)
             yield value
+        done = True
     finally:
-        ex.shutdown(wait=True, cancel_futures=True)
+        # Review 50: Ctrl-C 1-2 s into a sweep (timeout -s INT, which signals the process and then
+        # its group: two SIGINTs) printed "planner: interrupted" and hung 1 run in 6: the second
+        # interrupt broke off the polite shutdown, whose workers then waited on the task queue for
+        # ever while the interpreter's exit joined them.
+        held = _hold_sigint()
+        try:
+            if done:
+                ex.shutdown(wait=True)
+            else:
+                _stop_pool(ex)
+        finally:
+            _release_sigint(held)
+
+
+def _stop_pool(ex) -> None:
+    """Cancel what ``ex`` (a ProcessPoolExecutor) has queued, stop its workers with SIGTERM and
+    reap them: what Python 3.14's ``ProcessPoolExecutor.terminate_workers`` does, used where
+    there is one (before 3.14 through the pool's ``_processes``)."""
+    if hasattr(ex, "terminate_workers"):  # Python >= 3.14
+        ex.terminate_workers()
+        return
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            if p.is_alive():
+                p.terminate()
+        except (ValueError, ProcessLookupError):  # closed, or already gone
+            pass
+    for p in procs:
+        try:
+            p.join(timeout=5.0)
+        except (ValueError, AssertionError):
+            pass
 
 
 def _in_child(fn, x):

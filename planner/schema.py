@@ -1577,6 +1577,10 @@ def format_errors(err: ValidationError | ValueError, prefix: str = "", json_spel
             # a required number names its range too (found by review 16c: an inline accelerator
             # without a price said only "Field required")
             msg = f"{msg} ({_range_text(loc, '')})"  # no "; ": that separates whole problems
+        elif e.get("type") == "string_too_long" and isinstance(inp, str):
+            # in the house's words, as a share link's refusal of the same name (review 50: pydantic's
+            # "String should have at most 200 characters")
+            msg = f"{len(inp):,} characters; allowed at most {int((e.get('ctx') or {}).get('max_length', 0)):,}"
         elif e.get("type") == "missing" and tuple(loc) in _MISSING_WORDS:
             # a required catalogue choice says what it takes (review 48g: "model: Field required")
             msg = f"{msg} ({_MISSING_WORDS[tuple(loc)]()})"

@@ -343,7 +343,7 @@ def test_a_name_with_invisible_characters_or_too_long_is_refused_naming_the_fiel
 
     sj = planner.load_preset("default").to_json_dict()
     for bad, needle in (("a\u202eb", "U+202E"), ("a\x1bb", "U+001B"), ("a\u200bb", "U+200B"),
-                        ("z" * (NAME_MAX_CHARS + 1), f"at most {NAME_MAX_CHARS} characters")):
+                        ("z" * (NAME_MAX_CHARS + 1), f"{NAME_MAX_CHARS + 1} characters; allowed at most {NAME_MAX_CHARS}")):
         sj["name"] = bad
         with pytest.raises(ValidationError) as e:
             Scenario.model_validate(sj)

@@ -30,12 +30,31 @@ def _restore_sigint() -> None:
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
-#: This process is the command line (``planner …``, ``python -m planner …``: while ``-m`` locates
-#: the package, ``sys.argv[0]`` is ``"-m"``). Ctrl-C while the engine's libraries load (pandas:
-#: about 0.6 s) then exits with status 130 and one line, as it does later, instead of a traceback
-#: through ``import pandas`` (review 50); :func:`planner.cli.main` restores Python's handler. An
-#: import from any other program (a script, a notebook, the app) keeps Python's own.
-_CLI_START = bool(_sys.argv) and (_sys.argv[0] == "-m" or _os.path.basename(_sys.argv[0]).split(".")[0] == "planner")
+def _cli_start() -> bool:
+    """Whether this process is the command line: the installed ``planner`` script (``sys.argv[0]``
+    named exactly ``planner``), or ``python -m planner`` (while ``-m`` locates the package,
+    ``sys.argv[0]`` is ``"-m"``, and ``sys.orig_argv`` names the module after it). Not a script
+    of another name (``planner.v2.py``), nor ``python -m other`` whose package imports planner
+    (review 50b: both matched the first rule, and their own ``except KeyboardInterrupt`` never ran)."""
+    argv0 = _sys.argv[0] if _sys.argv else ""
+    if _os.path.basename(argv0) in ("planner", "planner.exe"):
+        return True
+    if argv0 != "-m":
+        return False
+    orig = list(getattr(_sys, "orig_argv", ()))
+    for i, a in enumerate(orig[1:], 1):
+        if a == "-m":
+            return i + 1 < len(orig) and orig[i + 1] == "planner"
+        if a.startswith("-m") and not a.startswith("--"):  # -mplanner
+            return a[2:] == "planner"
+    return False
+
+
+#: This process is the command line (:func:`_cli_start`). Ctrl-C while the engine's libraries load
+#: (pandas: about 0.6 s) then exits with status 130 and one line, as it does later, instead of a
+#: traceback through ``import pandas`` (review 50); :func:`planner.cli.main` restores Python's
+#: handler. An import from any other program (a script, a notebook, the app) keeps Python's own.
+_CLI_START = _cli_start()
 if _CLI_START and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     try:
         _signal.signal(_signal.SIGINT, _interrupted_while_loading)

@@ -11,6 +11,7 @@ sharing their common work (memory, reliability), and :func:`evaluate` calls it w
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 import json
@@ -162,20 +163,47 @@ def _init_child(job) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _hold_sigint():
-    """Block SIGINT in this thread (the signal mask the forked workers inherit); the mask before,
-    or None where there is none to change (not the main thread: its signals are the main
-    thread's; no ``pthread_sigmask``)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+class _DeferredSigint:
+    """While a forked pool starts, waits and stops: Ctrl-C (SIGINT) sets a flag instead of raising
+    KeyboardInterrupt at whatever bytecode runs, and :meth:`check` raises it at a safe point.
+
+    Review 50: KeyboardInterrupt raised inside ``ProcessPoolExecutor.submit``, inside
+    ``Future.result`` (which then kept the future's lock: the pool's manager thread waited on it at
+    exit for ever) or inside the shutdown (the workers kept waiting on their task queue, and the
+    interpreter's exit joined them) hung ``planner sweep`` after "planner: interrupted" — with
+    ``timeout -s INT``, which signals the process and then its group, in about 1 run of 6. A
+    Python-level handler runs in the main thread whichever thread the kernel gives the signal to
+    (blocking it in one thread with ``pthread_sigmask`` did not hold it back: numpy's BLAS threads
+    leave it open). Installed only in the main thread and only over Python's own handler (a
+    caller's handler or an ignored SIGINT is left as it is); ``restore`` puts that handler back."""
+
+    def __init__(self):
+        self.hit = False
+        self.prev = None
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self.prev = signal.default_int_handler
+
+    def _on_sigint(self, signum, frame) -> None:
+        self.hit = True
+
+    def install(self) -> None:
+        if self.prev is not None:
+            signal.signal(signal.SIGINT, self._on_sigint)
+
+    def restore(self) -> None:
+        if self.prev is not None:
+            signal.signal(signal.SIGINT, self.prev)
+
+    def check(self) -> None:
+        """KeyboardInterrupt here if a Ctrl-C came since the flag was last cleared."""
+        if self.hit:
+            self.hit = False
+            raise KeyboardInterrupt
 
 
-def _release_sigint(held) -> None:
-    """Put back the signal mask :func:`_hold_sigint` returned (a SIGINT held meanwhile is then
-    delivered: KeyboardInterrupt here)."""
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+#: How often a wait on the workers looks at a deferred Ctrl-C [s] (its longest delay).
+_SIGINT_POLL_S = 0.1
 
 
 def forked_results(fn, items, workers: int, job, *, ordered: bool = True):
@@ -184,53 +212,74 @@ def forked_results(fn, items, workers: int, job, *, ordered: bool = True):
     when ``ordered``, else as they finish. A worker's exception (``SystemExit`` and
     ``KeyboardInterrupt`` included) is raised here; a worker that dies (killed, out of
     memory) raises ``concurrent.futures.process.BrokenProcessPool`` instead of hanging.
-    Leaving early (an exception here, Ctrl-C, a caller that stops reading) cancels the rest and
-    stops the workers (SIGTERM), then reaps them; SIGINT is held back meanwhile, so a second
-    Ctrl-C cannot leave the pool half shut (it arrives afterwards, as KeyboardInterrupt)."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                             initializer=_init_child, initargs=(job,))
-    done = False
+    Ctrl-C: while the pool starts, while this waits on it and while it stops, SIGINT only sets a
+    flag (:class:`_DeferredSigint`), raised as KeyboardInterrupt at the next safe point (within
+    :data:`_SIGINT_POLL_S`); the caller's own code between two results runs under its usual
+    handler. Leaving before every item is done (an exception here or in the caller, Ctrl-C, a
+    caller that stops reading) cancels what is queued, stops the workers (SIGTERM) and reaps them;
+    a Ctrl-C during that stop is raised after it. Callers close the generator themselves
+    (``contextlib.closing``), so that this happens in their frame, not when the generator is
+    garbage-collected, where a KeyboardInterrupt is only printed ("Exception ignored")."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
+    from concurrent.futures import TimeoutError as FuturesTimeout
+    from concurrent.futures import wait
+
+    sig = _DeferredSigint()
+    futs: list = []
+    ex = None
     try:
-        # Ctrl-C held back while the pool forks its workers and takes the items (the first submit
-        # forks every worker: the fork context does not spawn them on demand); one sent meanwhile
-        # arrives when the mask is lifted. The workers keep the mask, as they ignore SIGINT anyway
-        # (_init_child).
-        held = _hold_sigint()
-        try:
-            futs = [ex.submit(_in_child, fn, x) for x in items]
-        finally:
-            _release_sigint(held)
-        for f in (futs if ordered else as_completed(futs)):
-            value, caught = f.result()
-            for message, category, filename, lineno in caught:  # as if raised here
-                warnings.warn_explicit(message, category, filename, lineno)
-            yield value
-        done = True
-    finally:
-        # Review 50: Ctrl-C 1-2 s into a sweep (timeout -s INT, which signals the process and then
-        # its group: two SIGINTs) printed "planner: interrupted" and hung 1 run in 6: the second
-        # interrupt broke off the polite shutdown, whose workers then waited on the task queue for
-        # ever while the interpreter's exit joined them.
-        held = _hold_sigint()
-        try:
-            if done:
-                ex.shutdown(wait=True)
+        sig.install()
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_init_child, initargs=(job,))
+        futs = [ex.submit(_in_child, fn, x) for x in items]  # the first submit forks every worker
+        sig.check()
+        pending = set(futs)
+        nxt = iter(futs)
+        while pending:
+            if ordered:
+                f = next(nxt)
+                while True:
+                    try:
+                        f.result(timeout=_SIGINT_POLL_S)  # a worker's exception is raised here
+                        break
+                    except FuturesTimeout:
+                        sig.check()
+                ready = [f]
             else:
-                _stop_pool(ex)
+                ready, _ = wait(pending, timeout=_SIGINT_POLL_S, return_when=FIRST_COMPLETED)
+                sig.check()
+            for f in ready:
+                pending.discard(f)
+                value, caught = f.result()
+                for message, category, filename, lineno in caught:  # as if raised here
+                    warnings.warn_explicit(message, category, filename, lineno)
+                sig.restore()  # the caller's code runs under its own handler
+                sig.check()
+                yield value
+                sig.install()
+    finally:
+        sig.install()
+        try:
+            if ex is not None:
+                if all(f.done() for f in futs):
+                    ex.shutdown(wait=True)
+                else:
+                    _stop_pool(ex)
         finally:
-            _release_sigint(held)
+            sig.restore()
+        if sys.exc_info()[0] is None:  # a Ctrl-C during the stop, after a normal end
+            sig.check()
 
 
 def _stop_pool(ex) -> None:
     """Cancel what ``ex`` (a ProcessPoolExecutor) has queued, stop its workers with SIGTERM and
-    reap them: what Python 3.14's ``ProcessPoolExecutor.terminate_workers`` does, used where
-    there is one (before 3.14 through the pool's ``_processes``)."""
-    if hasattr(ex, "terminate_workers"):  # Python >= 3.14
-        ex.terminate_workers()
-        return
+    reap them (what Python 3.14's ``terminate_workers`` does, and the join it leaves out), through
+    the pool's ``_processes``; then wait for the pool's manager thread, which reaps a worker too
+    (the two race for each exit status: until its thread ends, a worker it reaped can still read
+    as alive here)."""
     procs = list((getattr(ex, "_processes", None) or {}).values())
+    manager = getattr(ex, "_executor_manager_thread", None)
     ex.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         try:
@@ -243,6 +292,8 @@ def _stop_pool(ex) -> None:
             p.join(timeout=5.0)
         except (ValueError, AssertionError):
             pass
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=10.0)
 
 
 def _in_child(fn, x):
@@ -389,10 +440,12 @@ def _run_parallel(b: Batch, mods, chunk_rows: int, workers: int, progress) -> Ba
             progress(min(chunk_rows, n), n)
         done = min(chunk_rows, n)
         job = (b, mods, chunk_rows, arrays, set(first))
-        for rows in forked_results(_fork_chunk, range(chunk_rows, n, chunk_rows), workers, job, ordered=False):
-            done += rows
-            if progress is not None:
-                progress(done, n)
+        with contextlib.closing(forked_results(_fork_chunk, range(chunk_rows, n, chunk_rows), workers, job,
+                                               ordered=False)) as results:
+            for rows in results:
+                done += rows
+                if progress is not None:
+                    progress(done, n)
         private = _private_map(fd, size)
     finally:
         os.close(fd)

@@ -57,6 +57,7 @@ flags: (time to train, cost) both minimised, and (tokens/s maximised, HBM headro
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 from dataclasses import dataclass, field
@@ -2163,11 +2164,13 @@ def _scan_parallel(space: "SplitSpace", starts: range, workers: int, kw: dict, p
     tasks = [starts[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     total = space.n_rows
     scans = []
-    for task, st in zip(tasks, _engine.forked_results(_fork_scan, range(len(tasks)), min(workers, len(tasks)),
-                                                      (space, tasks, kw))):
-        scans.append(st)
-        if progress is not None:
-            progress(min(task[-1] + kw["step"], total), total)
+    # closed here, not by the garbage collector (engine.forked_results); strict: one result per task
+    with contextlib.closing(_engine.forked_results(_fork_scan, range(len(tasks)), min(workers, len(tasks)),
+                                                   (space, tasks, kw))) as results:
+        for task, st in zip(tasks, results, strict=True):
+            scans.append(st)
+            if progress is not None:
+                progress(min(task[-1] + kw["step"], total), total)
     return _merge_scans(scans)
 
 

@@ -1020,7 +1020,7 @@ def _interleaved_inflight(cm: dict, j, layers):
     shape = np.broadcast(even, layers, base).shape
     if shape:
         idx = np.flatnonzero(np.broadcast_to(uneven, shape))
-        pick = lambda x: np.broadcast_to(x, shape)[idx]  # noqa: E731
+        pick = lambda x: np.broadcast_to(x, shape).reshape(-1)[idx]  # noqa: E731  (flat: j may be (k, N))
         p, v, m, base, P, Kp, W, d, layers = (pick(x) for x in (p, v, m, base, P, Kp, W, d, layers))
     i_max = np.maximum(np.minimum(m * v - d, P - 1.0), 0.0)
 
@@ -1039,7 +1039,7 @@ def _interleaved_inflight(cm: dict, j, layers):
     if not shape:
         return np.where(uneven, exact, even)
     out = np.array(np.broadcast_to(even, shape), dtype=np.float64)
-    out[idx] = exact
+    out.reshape(-1)[idx] = exact
     return out
 
 
@@ -1070,7 +1070,7 @@ def _interleaved_stash_mixed(cm: dict, j, need):
         return out
 
     def pick(x):
-        return np.broadcast_to(np.asarray(x, dtype=np.float64), shape)[idx] if shape else np.asarray(
+        return np.broadcast_to(np.asarray(x, dtype=np.float64), shape).reshape(-1)[idx] if shape else np.asarray(
             x, dtype=np.float64).reshape(1)
 
     p, v, m, base, rem, nd = (pick(cm[k]) for k in ("p", "v", "m", "base", "rem", "n_dense_tot"))
@@ -1441,7 +1441,9 @@ def _candidates(b: Batch) -> list:
     row is the same); see :func:`candidate_stages`."""
     cm = _common(b)
     p = cm["p"]
+    n = _size(b)
     single = p == 1
+    extra: list = []  # the other ranks to try, in order: arrays (k, N) or (k, 1) (:func:`_more_candidates`)
     out = [(0.0, _stage_parts(cm, 0, first=True, last=single if np.ndim(single) else bool(single))),
            (p - 1.0, _stage_parts(cm, p - 1.0, first=single if np.ndim(single) else bool(single), last=True))]
     # The middle candidate exists only where leading dense layers push the first MoE-only rank
@@ -1458,11 +1460,9 @@ def _candidates(b: Batch) -> list:
         # rows without both kinds of layer look at rank 0 again (no change), so a row's result
         # (its worst stage too, on ties) is the same alone and in a batch (found by review)
         both = (nd > 0) & (cm["L"] - nd > 0)
-        for jm in (sd, sd - 1.0):
-            jm = jm - p * np.floor(jm / p)
-            jm = np.where(both, np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0)), 0.0)
-            if not _tried(out, jm):
-                out.append((jm, _stage_parts(cm, jm)))
+        jm = np.stack(np.broadcast_arrays(sd, sd - 1.0)).reshape(2, -1)  # the two ranks, (2, N) or (2, 1)
+        jm = jm - p * np.floor(jm / p)
+        extra.append(np.where(both, np.minimum(np.maximum(jm, 1.0), np.maximum(p - 2.0, 0.0)), 0.0))
     # DualPipe: rank j holds stages j and p−1−j, so with an uneven split or leading dense layers
     # a middle rank can outweigh both ends (found by review: DeepSeek-V3 at pp 16, ranks 3–12).
     # Rank j's layers are constant between the breakpoints where its own or its mirror stage
@@ -1480,11 +1480,38 @@ def _candidates(b: Batch) -> list:
         jd = _first_dense_free_stage(cm)  # v = 1 under DualPipe: stages are ranks
         top = np.maximum(0.5 * p - 1.0, 1.0)  # the last rank of the first half
         starts = (jd - 1.0, jd, p - rem, rem, p - 1.0 - jd, p - jd)
-        for j in starts + tuple(t - 1.0 for t in starts) + (1.0, top):
-            j = np.where(dual, np.clip(np.minimum(j, p - 1.0 - j), 1.0, top), 0.0)
-            if not _tried(out, j):
-                out.append((j, _stage_parts(cm, j)))
-    return out
+        # the 14 ranks as one array (14, N) (or (14, 1): the same in every row), one operation each
+        J = np.stack(np.broadcast_arrays(*starts, *(t - 1.0 for t in starts), 1.0, top)).reshape(14, -1)
+        J = np.where(dual, np.clip(np.minimum(J, p - 1.0 - J), 1.0, top), 0.0)
+        extra.append(J)
+    return out + _more_candidates(cm, out, extra, n)
+
+
+def _more_candidates(cm: dict, out: list, extra: list, n: int) -> list:
+    """The candidates at the ranks ``extra`` (arrays (k, N) or (k, 1): k ranks each, in order) that
+    no earlier candidate (of ``out``, then of ``extra``) is at in every row (:func:`_tried`), as
+    (rank, components). Their components come from one :func:`_stage_parts` call on the ranks
+    stacked as an array (k, N): an operation on k·N elements instead of k operations on N (a batch
+    of one paid ~0.1 ms per call: DeepSeek-V3's DualPipe layout at pp 16 has 4 such ranks). Every
+    operation there is elementwise or broadcasts a column with the ranks (its reductions only
+    choose which exact branches run, the same values either way: a row's result does not depend
+    on the rows beside it), so each candidate's components are the ones a call at its rank alone
+    gives, bit for bit (tests/test_memory.py)."""
+    if not extra:
+        return []
+    E = np.concatenate([np.broadcast_to(np.asarray(j, dtype=np.float64), (j.shape[0], n)) for j in extra])  # (k, N)
+    prior = np.stack([np.broadcast_to(np.asarray(j, dtype=np.float64), (n,)) for j, _ in out])
+    # equal in every row to an earlier rank of ``extra`` or to one of ``out`` (NaN never equals:
+    # such a rank is evaluated); equality in every row is transitive, so "an earlier one" and
+    # "an earlier kept one" are the same test
+    dup = np.tril((E[:, None, :] == E[None, :, :]).all(axis=2), -1).any(axis=1)
+    dup |= (E[:, None, :] == prior[None, :, :]).all(axis=2).any(axis=1)
+    J = E[~dup]
+    if not J.shape[0]:
+        return []
+    parts = _stage_parts(cm, J)
+    split = [(k, v) for k, v in parts.items() if np.ndim(v) == 2]
+    return [(J[i], {**parts, **{k: v[i] for k, v in split}}) for i in range(J.shape[0])]
 
 
 def _tried(cands: list, j) -> bool:

@@ -1940,6 +1940,12 @@ def notes(row: dict) -> list[str]:
                    "none of 454 Llama runs ran out of memory (Fujii et al. 2024; fits_conservative = no). The runs that "
                    "publish their peak memory mostly measured more than this model estimates (docs/memory.md, "
                    "'Predicted / published'): leave room, or try the plan in a short run first.")
+    lpe, seq = int(row.get("learned_pos_embeddings", 0) or 0), int(row.get("seq_len", 0) or 0)
+    if 0 < lpe < seq:  # session 51 (new-user report): a GPT-2/3-style table shorter than the sequence, unsaid
+        out.append(f"The model's learned position table has {lpe:,} rows, fewer than seq_len = {seq:,}: positions "
+                   f"past {lpe:,} have no embedding, so the model as defined cannot train at this length. Parameters, "
+                   f"memory and step time count the table as given ({lpe:,} × hidden); set "
+                   "model.learned_pos_embeddings to at least seq_len for a model that does.")
     if "host_fits" in row and not row["host_fits"]:
         d = gib_decimals(row["host_mem_per_node_bytes"], row["host_memory_bytes"])
         out.append(f"Does not fit in host memory: offload needs {row['host_mem_per_node_bytes'] / gib:,.{d}f} GiB per "

@@ -1489,24 +1489,19 @@ def _candidates(b: Batch) -> list:
 
 def _more_candidates(cm: dict, out: list, extra: list, n: int) -> list:
     """The candidates at the ranks ``extra`` (arrays (k, N) or (k, 1): k ranks each, in order) that
-    no earlier candidate (of ``out``, then of ``extra``) is at in every row (:func:`_tried`), as
+    no earlier candidate (of ``out``, then of ``extra``) is at in every row (:func:`_repeats`), as
     (rank, components). Their components come from one :func:`_stage_parts` call on the ranks
     stacked as an array (k, N): an operation on k·N elements instead of k operations on N (a batch
     of one paid ~0.1 ms per call: DeepSeek-V3's DualPipe layout at pp 16 has 4 such ranks). Every
     operation there is elementwise or broadcasts a column with the ranks (its reductions only
     choose which exact branches run, the same values either way: a row's result does not depend
     on the rows beside it), so each candidate's components are the ones a call at its rank alone
-    gives, bit for bit (tests/test_memory.py)."""
+    gives, bit for bit (tests/test_dualpipe.py)."""
     if not extra:
         return []
     E = np.concatenate([np.broadcast_to(np.asarray(j, dtype=np.float64), (j.shape[0], n)) for j in extra])  # (k, N)
     prior = np.stack([np.broadcast_to(np.asarray(j, dtype=np.float64), (n,)) for j, _ in out])
-    # equal in every row to an earlier rank of ``extra`` or to one of ``out`` (NaN never equals:
-    # such a rank is evaluated); equality in every row is transitive, so "an earlier one" and
-    # "an earlier kept one" are the same test
-    dup = np.tril((E[:, None, :] == E[None, :, :]).all(axis=2), -1).any(axis=1)
-    dup |= (E[:, None, :] == prior[None, :, :]).all(axis=2).any(axis=1)
-    J = E[~dup]
+    J = E[~_repeats(E, prior)]
     if not J.shape[0]:
         return []
     parts = _stage_parts(cm, J)
@@ -1514,17 +1509,15 @@ def _more_candidates(cm: dict, out: list, extra: list, n: int) -> list:
     return [(J[i], {**parts, **{k: v[i] for k, v in split}}) for i in range(J.shape[0])]
 
 
-def _tried(cands: list, j) -> bool:
-    """Whether an earlier candidate of :func:`_candidates` is at rank ``j`` in every row (its
-    components are then the same: a stage is kept only where it is strictly larger, so skipping
-    it changes nothing). DeepSeek-V3's DualPipe layout at pp 16 asks for 10 candidates, 6 of
-    them distinct; a batch of one pays ~0.1 ms per :func:`_stage_parts`."""
-    j = np.asarray(j)
-    for j0, _ in cands:
-        j0 = np.asarray(j0)
-        if (j0.shape == j.shape or j0.ndim == 0 or j.ndim == 0) and (j0 == j).all():
-            return True  # NaN never equals: such a rank is evaluated
-    return False
+def _repeats(E: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Which candidate ranks ``E`` (k, N) are, in every row, at an earlier rank of ``E`` or at one
+    of ``prior`` (m, N): bools (k,). Their components would be the same, and a stage is kept only
+    where it is strictly larger, so skipping them changes nothing (DeepSeek-V3's DualPipe layout
+    at pp 16 asks for 16 ranks past the ends, 4 of them distinct). NaN never equals: such a rank
+    is evaluated. Equality in every row is transitive, so "an earlier rank" and "an earlier kept
+    rank" are the same test."""
+    dup = np.tril((E[:, None, :] == E[None, :, :]).all(axis=2), -1).any(axis=1)
+    return dup | (E[:, None, :] == prior[None, :, :]).all(axis=2).any(axis=1)
 
 
 def candidate_stages(b: Batch) -> list[tuple[np.ndarray, dict]]:

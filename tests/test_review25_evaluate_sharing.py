@@ -78,13 +78,15 @@ def test_evaluate_takes_the_shared_path_and_gives_its_values():
 
 
 def _count_parts(b) -> int:
+    """Ranks evaluated by ``_stage_parts`` (a call on a (k, N) array of ranks counts k: session 51
+    costs the ranks past the two ends in one call)."""
     n = 0
     orig = memory._stage_parts
 
-    def counting(*a, **k):
+    def counting(cm, j, **k):
         nonlocal n
-        n += 1
-        return orig(*a, **k)
+        n += np.shape(j)[0] if np.ndim(j) == 2 else 1
+        return orig(cm, j, **k)
 
     memory._stage_parts = counting
     try:
@@ -112,20 +114,20 @@ def test_dualpipe_repeats_are_not_evaluated_again():
 
 def _stage_counting_skips(b, skip: bool):
     """memory.stage with the skip on or off, and how many candidates it skipped."""
-    orig = memory._tried
+    orig = memory._repeats
     n = 0
 
-    def counting(cands, j):
+    def counting(E, prior):
         nonlocal n
-        hit = orig(cands, j)
-        n += bool(hit)
+        hit = orig(E, prior)
+        n += int(hit.sum())
         return hit
 
-    memory._tried = counting if skip else (lambda cands, j: False)
+    memory._repeats = counting if skip else (lambda E, prior: np.zeros(E.shape[0], dtype=bool))
     try:
         return memory.stage(b), n
     finally:
-        memory._tried = orig
+        memory._repeats = orig
 
 
 def _deepseek_rows():
@@ -174,9 +176,13 @@ def test_skipping_repeated_ranks_changes_nothing():
     assert fired["one layout"] > 0 and fired["single"] > 0, fired
 
 
-def test_tried_compares_whole_rows_and_never_nan():
-    cands = [(0.0, None), (np.array([3.0, 5.0]), None)]
-    assert memory._tried(cands, np.array([0.0, 0.0]))      # the scalar candidate covers every row
-    assert memory._tried(cands, np.array([3.0, 5.0]))
-    assert not memory._tried(cands, np.array([3.0, 4.0]))  # one row differs: evaluated
-    assert not memory._tried([(np.array([np.nan]), None)], np.array([np.nan]))
+def test_repeats_compare_whole_rows_and_never_nan():
+    prior = np.array([[0.0, 0.0], [3.0, 5.0]])  # the first candidate at rank 0 in every row
+    E = np.array([[0.0, 0.0],    # rank 0 in every row: a repeat of the first
+                  [3.0, 5.0],    # a repeat of the second
+                  [3.0, 4.0],    # one row differs: evaluated
+                  [3.0, 4.0],    # a repeat of the row before it
+                  [1.0, 1.0]])
+    assert memory._repeats(E, prior).tolist() == [True, True, False, True, False]
+    nan = np.array([[np.nan]])
+    assert memory._repeats(np.array([[np.nan], [np.nan]]), nan).tolist() == [False, False]

@@ -141,13 +141,18 @@ def checkpoint_plan(scenario: Scenario | dict, *, kinds: Iterable[str] | None = 
     return CheckpointPlan(out, step_s, float(r["goodput"]), float(r["time_to_train_days"]))
 
 
+def _steps_text(n: int) -> str:
+    """"1 step", "3,576,279 steps"."""
+    return "1 step" if n == 1 else f"{n:,} steps"
+
+
 def _every(n: int) -> str:
     return "every step" if n == 1 else f"every {n:,} steps"
 
 
 def _when(t: TierPlan, plan: CheckpointPlan, n_steps: int, past_end: str) -> str:
     """"every 6 steps (the planner's optimum 43.37 s over 6.889 s a step)"."""
-    more = f"; more than the run's {n_steps:,} steps: {past_end}" if t.steps > n_steps else ""
+    more = f"; more than the run's {_steps_text(n_steps)}: {past_end}" if t.steps > n_steps else ""
     sep = ": " if "," in t.why else " "  # "the given 0.001 s, raised to one step: 4.871 s over ..."
     return f"{_every(t.steps)} ({t.why}{sep}{t.interval_s:.4g} s over {plan.step_time_s:.4g} s a step{more})"
 
@@ -244,7 +249,7 @@ def megatron_checkpoint(s: Scenario, arg: Callable, fsdp_format: bool, notes: li
         else:
             text = (f"checkpoint tier {_WORDS[lo.kind]} {_when(lo, plan, n_steps, 'never saved')}: Megatron holds a "
                     f"node-local tier as a non-persistent 'local' checkpoint — add {flags}, with --save DIR and a "
-                    f"--save-interval above the run's {n_steps:,} steps (Megatron saves only with --save, which needs "
+                    f"--save-interval above the run's {_steps_text(n_steps)} (Megatron saves only with --save, which needs "
                     "--save-interval: validate_args; such an interval saves the persistent checkpoint at the end "
                     "only); not written: it needs nvidia_resiliency_ext.")
         if lo.replicas:

@@ -570,8 +570,10 @@ class Report(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     scenario: dict[str, Any]
-    results: dict[str, float | bool] = Field(description="Every result column, SI units.")
-    stages: list[dict[str, float]] = Field(
+    # bool | int | float: pydantic's smart union keeps each value's own type (an integer column,
+    # mem_worst_stage, a stage index, stays an integer: "stage": 0, not 0.0; session 51)
+    results: dict[str, bool | int | float] = Field(description="Every result column, SI units.")
+    stages: list[dict[str, int | float]] = Field(
         default_factory=list, description="Memory per pipeline stage (bytes), first to last."
     )
     explain: dict[str, str] = Field(default_factory=dict, description="Formula strings with numbers plugged in.")

@@ -2206,7 +2206,8 @@ def explain(row: dict) -> dict[str, str]:
             f"DualPipe (DeepSeek-V3 Table 2): (p/2 − 1)(F&B + B − 3W) with F&B = F + B, W = (B − R)/2 → "
             f"({r['pp']}/2 − 1) × (F {_ms(T['_t_fwd_mb'])} + B {_ms(T['_t_bwd_mb'])}/2 + 3/2 · recomputed "
             f"forward R {_ms(float(T['_t_rec']))} (full recompute only; a selective re-run of the attention core "
-            f"is counted in B, like the core's backward, though neither has a weight-gradient part)) = bubble fraction "
+            f"and op_sac's re-run matmuls and elementwise ops are counted in B, like the core's backward, though "
+            f"none of them has a weight-gradient part)) = bubble fraction "
             f"{T['_bubble_frac']:.4g} of the m = {T['_m']:.4g} micro-batches × (compute + TP + CP + EP) = "
             f"{T['t_pp_bubble_s']:.4g} s")
     elif int(r.get("schedule", 0)) == _SCHED["zero_bubble"]:
@@ -2216,8 +2217,8 @@ def explain(row: dict) -> dict[str, str]:
         zb1, floor = (p_ - 1.0) * (F_ + R_), (p_ - 1.0) * (F_ + B_ - W_) - max(m_ - 1.0, 0.0) * W_
         ex["t_pp_bubble_s"] = (
             f"ZB-H1 (Qi et al. 2024): (p−1)(F + R) = ({r['pp']} − 1) × (F {_ms(F_)} + recomputed forward R {_ms(R_)}; "
-            "R is full recompute's only: a selective re-run of the attention core is counted in B, though it has no "
-            f"weight-gradient part) "
+            "R is full recompute's only: a selective re-run of the attention core and op_sac's re-run matmuls and "
+            "elementwise ops are counted in B, though they have no weight-gradient part) "
             f"= {_ms(zb1)}, W = (B − R)/2 = {_ms(W_)} of the backward B {_ms(B_)} filling the rest"
             + (f"; below m = p the critical path's floor (p−1)(F + B − W) − (m−1)W = {_ms(floor)} binds"
                if floor > zb1 else "")

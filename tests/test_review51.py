@@ -37,3 +37,48 @@ def test_no_position_note_at_or_below_the_table_nor_for_rope_models():
     r["training"]["seq_len"] = 32768
     r["training"]["global_batch_size"] = 32
     assert _position_notes(planner.evaluate(r)) == []
+
+
+def test_export_notes_a_position_table_shorter_than_seq_len():
+    from planner import export
+
+    d = preset_json("gpt3-175b-a100-1024")
+    d["training"]["seq_len"] = 4096
+    d["training"]["global_batch_size"] = 768
+    ex = export.megatron_args(d)
+    assert "--max-position-embeddings 4096" in ex.text
+    got = [n for n in ex.notes if "learned position table" in n]
+    # (4,096 − 2,048) rows × hidden 12,288 (GPT-3 175B, Brown et al. 2020 Table 2.1) = 25,165,824
+    assert len(got) == 1 and "2,048 rows, fewer than seq_len 4,096" in got[0] and "25,165,824 more parameters" in got[0]
+    d["training"]["seq_len"], d["training"]["global_batch_size"] = 2048, 1536
+    assert not [n for n in export.megatron_args(d).notes if "learned position table" in n]
+
+
+def test_export_says_one_step_in_the_singular():
+    from planner import export
+
+    d = preset_json("default")
+    d["training"]["tokens_total"] = 1e6  # less than one global batch (4,194,304 tokens): one step
+    text = "\n".join(export.megatron_args(d).notes)
+    import re
+
+    assert "the run's 1 step:" in text and not re.search(r"\b1 steps", text)
+
+
+def test_report_keeps_integer_columns_integers():
+    import json
+
+    rep = planner.evaluate(preset_json("default"))
+    assert type(rep.results["mem_worst_stage"]) is int
+    assert [st["stage"] for st in rep.stages] == list(range(len(rep.stages)))
+    assert all(type(st["stage"]) is int for st in rep.stages)
+    assert type(rep.results["fits"]) is bool and type(rep.results["step_time_s"]) is float
+    dumped = json.loads(rep.model_dump_json())
+    assert dumped["stages"][0]["stage"] == 0 and '"stage":0.0' not in rep.model_dump_json()
+
+
+def test_zero_bubble_text_names_op_sac_reruns_in_b():
+    d = preset_json("mixtral-8x7b-h100-64")
+    d["parallelism"].update(schedule="zero_bubble", recompute="op_sac", vpp=1)
+    text = planner.evaluate(d).explain["t_pp_bubble_s"]
+    assert "op_sac's re-run matmuls and elementwise ops are counted in B" in text

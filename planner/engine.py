@@ -611,7 +611,7 @@ def evaluate(scenario: Scenario | dict) -> Report:
     Returns
     -------
     Report (pydantic model) with
-      * ``results``: dict of every result column (python floats / bools / str) — units in the
+      * ``results``: dict of every result column (python floats, ints for the integer columns such as ``mem_worst_stage``, bools) — units in the
         names: ``*_bytes`` bytes (GiB = 2**30 B only for display), ``*_s`` seconds, ``*_h``
         hours, ``*_days``, ``*_flop*`` FLOP, ``*_usd`` dollars, ``*_mwh`` MWh, ``*_per_s`` /
         ``*_per_h`` rates; ``goodput`` a fraction in [0, 1]; ``mfu``, ``hfu`` fractions of the

@@ -790,12 +790,13 @@ def cmd_presets(args) -> int:
 
 
 #: Notes that are verdicts on the plan, not statements of the model: each goes to stderr too.
-VERDICT_NOTE_PREFIXES = ("Does not fit", "Goodput is 0:")
+VERDICT_NOTE_PREFIXES = ("Does not fit", "Goodput is 0:", "The model's learned position table")
 
 
 def _warn_verdicts(notes) -> None:
-    """The verdicts that the plan cannot run as given — the memory ones ("Does not fit ...") and a
-    steady-state goodput of 0 ("Goodput is 0: ...", the run never finishes) — on stderr, beside the
+    """The verdicts that the plan cannot run as given — the memory ones ("Does not fit ..."), a
+    steady-state goodput of 0 ("Goodput is 0: ...", the run never finishes) and a learned position
+    table shorter than the sequence (the model as defined cannot train at that length; review 51) — on stderr, beside the
     output a script reads (the exit status stays 0): evaluate, export and simulate alike (review
     48g: a launch file and a Monte Carlo of a plan that runs out of memory came without a word;
     review 50: a share link cut inside its checkpoint list, which dropped the tier that recovers

@@ -644,7 +644,7 @@ def evaluate(scenario: Scenario | dict) -> Report:
     # the capacities fits / host_fits compare with, as every other surface has them (review 48g)
     results.update({name: row[col] for name, (col, _) in _batch.CAPACITY_COLUMNS.items() if col in row})
     explain: dict[str, str] = {}
-    stages: list[dict[str, float]] = []
+    stages: list[dict[str, int | float]] = []
     notes: list[str] = []
     for mod in _stage_modules():
         if hasattr(mod, "report"):  # explain, per_stage and notes sharing their common work

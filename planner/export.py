@@ -207,7 +207,7 @@ def megatron_args(scenario: Scenario | dict) -> Export:
         arg("--position-embedding-type", "learned_absolute")
         if m.learned_pos_embeddings < t.seq_len:  # session 51 (new-user report): written longer, unsaid
             notes.append(f"the model's learned position table has {m.learned_pos_embeddings:,} rows, fewer than "
-                         f"seq_len {t.seq_len:,}: written as --max-position-embeddings {t.seq_len} (Megatron needs a "
+                         f"seq_len = {t.seq_len:,}: written as --max-position-embeddings {t.seq_len} (Megatron needs a "
                          f"position for every token), a model with {(t.seq_len - m.learned_pos_embeddings) * m.hidden_size:,} "
                          "more parameters than the planner's, which counts the table as given.")
     elif m.rope:

@@ -1063,7 +1063,12 @@ def _interleaved_stash_mixed(cm: dict, j, need):
     maximum over ``0 ≤ i ≤ min(m·v − W − 1, pv − 1)`` is at one of 2v + 2 candidates (a loop over
     chunks and candidates, not rows). With every ``w_c`` its layer count it is
     :func:`_interleaved_inflight` × layers (tests/test_review45.py)."""
-    shape = np.broadcast(np.asarray(j, dtype=np.float64), need, cm["p"], cm["v"], cm["m"]).shape
+    # the shape of every input read below (found by review 51: the rank, need, p, v and m alike in
+    # every row but keep_dense not, as a batch of two recompute modes has, broke the one-row reading)
+    used = ["p", "v", "m", "base", "rem", "n_dense_tot", "keep_dense", "keep_moe"]
+    if cm.get("rc_layers") is not None:
+        used += ["rc_layers", "work_dense", "work_moe", "full_keep"]
+    shape = np.broadcast_shapes(np.shape(j), np.shape(need), *(np.shape(cm[k]) for k in used))
     out = np.full(shape, np.nan)
     idx = np.flatnonzero(np.broadcast_to(need, shape))
     if idx.size == 0:
@@ -1491,22 +1496,36 @@ def _more_candidates(cm: dict, out: list, extra: list, n: int) -> list:
     """The candidates at the ranks ``extra`` (arrays (k, N) or (k, 1): k ranks each, in order) that
     no earlier candidate (of ``out``, then of ``extra``) is at in every row (:func:`_repeats`), as
     (rank, components). Their components come from one :func:`_stage_parts` call on the ranks
-    stacked as an array (k, N): an operation on k·N elements instead of k operations on N (a batch
-    of one paid ~0.1 ms per call: DeepSeek-V3's DualPipe layout at pp 16 has 4 such ranks). Every
+    stacked as an array (k, N), or (k, 1) where the ranks are alike in every row: an operation on
+    k·N elements instead of k operations on N (a batch of one paid ~0.1 ms per call: DeepSeek-V3's
+    DualPipe layout at pp 16 has 4 such ranks); above :data:`STACK_MAX_ROWS` rows one call per rank. Every
     operation there is elementwise or broadcasts a column with the ranks (its reductions only
     choose which exact branches run, the same values either way: a row's result does not depend
     on the rows beside it), so each candidate's components are the ones a call at its rank alone
     gives, bit for bit (tests/test_dualpipe.py)."""
     if not extra:
         return []
-    E = np.concatenate([np.broadcast_to(np.asarray(j, dtype=np.float64), (j.shape[0], n)) for j in extra])  # (k, N)
-    prior = np.stack([np.broadcast_to(np.asarray(j, dtype=np.float64), (n,)) for j, _ in out])
+    # (k, 1) where every rank is the same in every row (a uniform batch: review 51 found (k, N) made
+    # the stage 6-8x slower on 16,384 like rows), else (k, N)
+    w = max([j.shape[1] for j in extra] + [np.size(j) for j, _ in out])
+    E = np.concatenate([np.broadcast_to(np.asarray(j, dtype=np.float64), (j.shape[0], w)) for j in extra])
+    prior = np.stack([np.broadcast_to(np.asarray(j, dtype=np.float64).reshape(-1), (w,)) for j, _ in out])
     J = E[~_repeats(E, prior)]
     if not J.shape[0]:
         return []
+    if w > STACK_MAX_ROWS:  # a large block: one call per rank (no (k, N) temporaries; the same values)
+        return [(j, _stage_parts(cm, j)) for j in J]
     parts = _stage_parts(cm, J)
     split = [(k, v) for k, v in parts.items() if np.ndim(v) == 2]
     return [(J[i], {**parts, **{k: v[i] for k, v in split}}) for i in range(J.shape[0])]
+
+
+#: Rows up to which :func:`_more_candidates` costs its ranks in one stacked call: a batch of one
+#: saves ~0.1 ms a rank; past a few thousand rows the Python overhead is nothing and the (k, N)
+#: temporaries cost time and memory (review 51: one memory.stage call on 10^6 DeepSeek-V3 rows
+#: took 21 s and 4.0 GiB stacked against 11 s and 2.3 GiB rank by rank). Sweeps run chunks of
+#: engine.DEFAULT_CHUNK_ROWS = 16,384 rows, where both ways cost the same (0.08-0.09 s).
+STACK_MAX_ROWS = 4096
 
 
 def _repeats(E: np.ndarray, prior: np.ndarray) -> np.ndarray:

@@ -329,6 +329,9 @@ def _interleaved_moe_case(rng):
     mm = p * int(rng.integers(1, 4))
     d["training"]["global_batch_size"] = mm * d["training"]["micro_batch_size"] * 128
     d["parallelism"].update(schedule="interleaved", vpp=v, recompute_layers=None)
+    if d["parallelism"]["recompute"] == "full" and rng.random() < 0.5:
+        # partial recompute under interleaving: at most a chunk's layers (the schema's bound)
+        d["parallelism"]["recompute_layers"] = int(rng.integers(1, max(1, L // (p * v)) + 1))
     return d
 
 
@@ -366,3 +369,43 @@ def test_memory_candidates_stacked_equal_each_rank_alone():
     assert check(batch.from_scenarios(cases)) >= 3
     many = [check(batch.from_scenarios([s])) for s in cases]
     assert sum(many[:30]) > 30 and sum(many[30:]) > 10  # DualPipe and middle ranks were stacked
+
+
+def test_memory_candidates_uniform_batch_stays_narrow_and_large_batches_go_rank_by_rank(monkeypatch):
+    """Review 51: a batch of like rows (evaluate_many of one split, a sweep varying only the price)
+    costs its stacked ranks as (k, 1), not (k, N) (6-8x slower on 16,384 rows); above
+    memory.STACK_MAX_ROWS rows the ranks are costed one call each. Both give the same values, bit
+    for bit, as the stacked call on every row."""
+    from planner import batch, memory, model_stats
+
+    s = planner.Scenario.model_validate(preset_json("deepseek-v3-h800-2048"))
+    b = dict(batch.from_scenarios([s] * 50))
+    b.update(model_stats.stats(b))
+    shapes = []
+    orig = memory._stage_parts
+
+    def spy(cm, j, **k):
+        shapes.append(np.shape(j))
+        return orig(cm, j, **k)
+
+    monkeypatch.setattr(memory, "_stage_parts", spy)
+    ref = memory.stage(b)
+    assert (4, 1) in shapes and not any(len(sh) == 2 and sh[1] == 50 for sh in shapes)
+    one = memory.stage({**dict(batch.from_scenarios([s])), **model_stats.stats(dict(batch.from_scenarios([s])))})
+    for k in ref:
+        assert np.array_equal(ref[k], np.broadcast_to(one[k], ref[k].shape)), k
+    # a mixed batch, stacked (default) against rank by rank (STACK_MAX_ROWS 0)
+    rng = np.random.default_rng(7)
+    cases = [planner.Scenario.model_validate(_dual_case(rng)) for _ in range(20)]
+    cases += [planner.Scenario.model_validate(_interleaved_moe_case(rng)) for _ in range(20)]
+    m = dict(batch.from_scenarios(cases))
+    m.update(model_stats.stats(m))
+    shapes.clear()
+    stacked = memory.stage(m)
+    assert any(len(sh) == 2 and sh[1] == 40 for sh in shapes)
+    monkeypatch.setattr(memory, "STACK_MAX_ROWS", 0)
+    shapes.clear()
+    by_rank = memory.stage(m)
+    assert shapes and all(len(sh) <= 1 for sh in shapes)
+    for k in stacked:
+        assert np.array_equal(stacked[k], by_rank[k], equal_nan=True), k

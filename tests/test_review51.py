@@ -49,7 +49,7 @@ def test_export_notes_a_position_table_shorter_than_seq_len():
     assert "--max-position-embeddings 4096" in ex.text
     got = [n for n in ex.notes if "learned position table" in n]
     # (4,096 − 2,048) rows × hidden 12,288 (GPT-3 175B, Brown et al. 2020 Table 2.1) = 25,165,824
-    assert len(got) == 1 and "2,048 rows, fewer than seq_len 4,096" in got[0] and "25,165,824 more parameters" in got[0]
+    assert len(got) == 1 and "2,048 rows, fewer than seq_len = 4,096" in got[0] and "25,165,824 more parameters" in got[0]
     d["training"]["seq_len"], d["training"]["global_batch_size"] = 2048, 1536
     assert not [n for n in export.megatron_args(d).notes if "learned position table" in n]
 
@@ -82,3 +82,43 @@ def test_zero_bubble_text_names_op_sac_reruns_in_b():
     d["parallelism"].update(schedule="zero_bubble", recompute="op_sac", vpp=1)
     text = planner.evaluate(d).explain["t_pp_bubble_s"]
     assert "op_sac's re-run matmuls and elementwise ops are counted in B" in text
+
+
+def test_steps_text_is_singular_for_one_step():
+    from planner._export_checkpoint import _steps_text
+
+    assert _steps_text(1) == "1 step"
+    assert _steps_text(2) == "2 steps" and _steps_text(3576279) == "3,576,279 steps"
+
+
+def test_position_table_warning_goes_to_stderr(capsys):
+    from planner import cli
+
+    assert cli.main(["evaluate", "--preset", "gpt3-175b-a100-1024", "--set", "training.seq_len=4096",
+                     "--set", "training.global_batch_size=768", "--format", "json"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("planner: warning: The model's learned position table has 2,048 rows")
+    assert cli.main(["evaluate", "--preset", "gpt3-175b-a100-1024", "--format", "json"]) == 0
+    assert "position table" not in capsys.readouterr().err
+
+
+def test_batch_of_two_recompute_modes_under_interleaved_moe_evaluates():
+    """Review 51 (an older crash, from a99f41f): DeepSeek-V3 at pp 8, vpp 2, interleaved, in one batch
+    with recompute none and selective: the rank, p, v and m alike in both rows but the kept
+    activations not, and memory._interleaved_stash_mixed read them as one row ("cannot reshape
+    array of size 2 into shape (1,)"). A batch must give each row's own result."""
+    from copy import deepcopy
+
+    d = preset_json("deepseek-v3-h800-2048")
+    d["parallelism"].update(schedule="interleaved", vpp=2, pp=8, dp=None)
+    d["cluster"]["n_gpus"] = 1024
+    rows = []
+    for rc in ("none", "selective", "full"):
+        x = deepcopy(d)
+        x["parallelism"]["recompute"] = rc
+        rows.append(x)
+    df = planner.evaluate_many(rows)
+    for i, x in enumerate(rows):
+        one = planner.evaluate(x).results
+        for col in ("mem_total_bytes", "mem_activations_bytes", "step_time_s"):
+            assert df[col].iloc[i] == one[col], (i, col)

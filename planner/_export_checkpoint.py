@@ -147,7 +147,7 @@ def _steps_text(n: int) -> str:
 
 
 def _every(n: int) -> str:
-    return "every step" if n == 1 else f"every {n:,} steps"
+    return "every step" if n == 1 else f"every {_steps_text(n)}"
 
 
 def _when(t: TierPlan, plan: CheckpointPlan, n_steps: int, past_end: str) -> str:

@@ -1492,6 +1492,14 @@ def _candidates(b: Batch) -> list:
     return out + _more_candidates(cm, out, extra, n)
 
 
+#: Rows up to which :func:`_more_candidates` costs its ranks in one stacked call: a batch of one
+#: saves ~0.1 ms a rank; past a few thousand rows the Python overhead is nothing and the (k, N)
+#: temporaries cost time and memory (review 51: one memory.stage call on 10^6 DeepSeek-V3 rows
+#: took 21 s and 4.0 GiB stacked against 11 s and 2.3 GiB rank by rank). Sweeps run chunks of
+#: engine.DEFAULT_CHUNK_ROWS = 16,384 rows, where both ways cost the same (0.08-0.09 s).
+STACK_MAX_ROWS = 4096
+
+
 def _more_candidates(cm: dict, out: list, extra: list, n: int) -> list:
     """The candidates at the ranks ``extra`` (arrays (k, N) or (k, 1): k ranks each, in order) that
     no earlier candidate (of ``out``, then of ``extra``) is at in every row (:func:`_repeats`), as
@@ -1518,14 +1526,6 @@ def _more_candidates(cm: dict, out: list, extra: list, n: int) -> list:
     parts = _stage_parts(cm, J)
     split = [(k, v) for k, v in parts.items() if np.ndim(v) == 2]
     return [(J[i], {**parts, **{k: v[i] for k, v in split}}) for i in range(J.shape[0])]
-
-
-#: Rows up to which :func:`_more_candidates` costs its ranks in one stacked call: a batch of one
-#: saves ~0.1 ms a rank; past a few thousand rows the Python overhead is nothing and the (k, N)
-#: temporaries cost time and memory (review 51: one memory.stage call on 10^6 DeepSeek-V3 rows
-#: took 21 s and 4.0 GiB stacked against 11 s and 2.3 GiB rank by rank). Sweeps run chunks of
-#: engine.DEFAULT_CHUNK_ROWS = 16,384 rows, where both ways cost the same (0.08-0.09 s).
-STACK_MAX_ROWS = 4096
 
 
 def _repeats(E: np.ndarray, prior: np.ndarray) -> np.ndarray:
